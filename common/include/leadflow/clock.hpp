@@ -1,0 +1,49 @@
+#pragma once
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+
+namespace leadflow {
+
+using SystemTime = std::chrono::system_clock::time_point;
+using SteadyTime = std::chrono::steady_clock::time_point;
+
+/// Source of time for everything that measures or schedules (limiters, caps, deadlines).
+/// Implementations are thread-safe. Production code uses SystemClock; tests use ManualClock.
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  virtual SystemTime now() const = 0;
+  virtual SteadyTime steady_now() const = 0;
+
+  std::int64_t now_ms() const {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(now().time_since_epoch()).count();
+  }
+};
+
+/// The real clocks. Stateless; one shared instance.
+class SystemClock final : public Clock {
+ public:
+  SystemTime now() const override { return std::chrono::system_clock::now(); }
+  SteadyTime steady_now() const override { return std::chrono::steady_clock::now(); }
+  static SystemClock& instance();
+};
+
+/// A clock that moves only when told to. Thread-safe (atomics).
+class ManualClock final : public Clock {
+ public:
+  explicit ManualClock(SystemTime start = SystemTime{std::chrono::seconds{1'700'000'000}})
+      : system_ns_(start.time_since_epoch().count()) {}
+  SystemTime now() const override { return SystemTime{SystemTime::duration{system_ns_.load()}}; }
+  SteadyTime steady_now() const override { return SteadyTime{SteadyTime::duration{steady_ns_.load()}}; }
+  void advance(std::chrono::nanoseconds d) {
+    system_ns_ += std::chrono::duration_cast<SystemTime::duration>(d).count();
+    steady_ns_ += std::chrono::duration_cast<SteadyTime::duration>(d).count();
+  }
+
+ private:
+  std::atomic<SystemTime::rep> system_ns_;
+  std::atomic<SteadyTime::rep> steady_ns_{1'000'000'000};
+};
+
+}  // namespace leadflow

@@ -1,0 +1,15 @@
+#pragma once
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace leadflow {
+
+/// Lower-case hex SHA-256.
+std::string sha256_hex(std::string_view data);
+/// Constant-time equality for secrets and their hashes.
+bool constant_time_equal(std::string_view a, std::string_view b);
+/// `n` bytes from the OS CSPRNG.
+std::string random_bytes(std::size_t n);
+
+}  // namespace leadflow

@@ -1,0 +1,61 @@
+#pragma once
+#include <chrono>
+#include <functional>
+#include <future>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace leadflow {
+
+using Headers = std::vector<std::pair<std::string, std::string>>;
+
+struct HttpRequest {
+  std::string method = "POST";
+  std::string url;
+  Headers headers;
+  std::string body;
+  std::chrono::milliseconds timeout{1000};  // whole exchange, connect included
+};
+
+struct HttpResponse {
+  int status = 0;           // 0 when no HTTP answer came (transport error or timeout)
+  std::string body;
+  bool timed_out = false;
+  std::string error;        // transport error text, "" on an HTTP answer
+  std::chrono::microseconds elapsed{0};
+};
+
+/// Whether a failed exchange may be tried again: transport errors, timeouts, 408, 429 and 5xx are
+/// retryable; every other 4xx is final; 2xx/3xx are not failures (kNone).
+enum class RetryClass { kNone, kRetryable, kFinal };
+RetryClass classify_retry(const HttpResponse& r);
+
+/// Outbound HTTP for buyer pings and posts. Implementations multiplex every in-flight request over
+/// a small fixed set of threads with pooled keep-alive connections: no thread per call.
+/// Thread-safe; `done` runs on the client's own thread and must not block.
+class HttpClient {
+ public:
+  virtual ~HttpClient() = default;
+  virtual void send(HttpRequest request, std::function<void(HttpResponse)> done) = 0;
+
+  std::future<HttpResponse> send(HttpRequest request) {
+    auto promise = std::make_shared<std::promise<HttpResponse>>();
+    auto future = promise->get_future();
+    send(std::move(request), [promise](HttpResponse r) { promise->set_value(std::move(r)); });
+    return future;
+  }
+};
+
+struct CurlClientOptions {
+  long max_connections = 512;          // total open connections
+  long max_host_connections = 64;      // per buyer host
+  bool verify_tls = true;              // false only for loopback test buyers with self-signed certs
+  std::string ca_file;                 // extra CA bundle, "" for the system's
+};
+
+/// libcurl multi interface on one event-loop thread.
+std::unique_ptr<HttpClient> make_curl_client(const CurlClientOptions& options = {});
+
+}  // namespace leadflow

@@ -1,0 +1,85 @@
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace leadflow {
+
+/// The outcome of a produce call. Only kOk means the record is durable (fsync'd in the embedded
+/// queue; acks=all delivery report from Kafka).
+enum class ProduceStatus { kOk, kQueueFull, kUnavailable, kTimedOut };
+std::string_view to_string(ProduceStatus s);
+
+/// One consumed record. `offset` is its position inside (topic, partition).
+struct QueueRecord {
+  std::string topic;
+  int partition = 0;
+  std::int64_t offset = 0;
+  std::string key;
+  std::string payload;
+};
+
+/// Topic names. Configurable through LEADFLOW_TOPIC_PREFIX.
+struct Topics {
+  std::string leads = "leadflow.leads";
+  std::string results = "leadflow.results";
+  std::string retry = "leadflow.leads.retry";
+  std::string dead = "leadflow.leads.dead";
+};
+
+/// Writes records. Thread-safe: many request threads produce at once, and their records share
+/// durability work (group commit / producer batching).
+class QueueProducer {
+ public:
+  virtual ~QueueProducer() = default;
+  /// Blocks until the record is durable or `timeout` passes. The partition is chosen by key hash.
+  virtual ProduceStatus produce(std::string_view topic, std::string_view key,
+                                std::string_view payload, std::chrono::milliseconds timeout) = 0;
+  /// Waits for everything produced so far to be durable.
+  virtual bool flush(std::chrono::milliseconds timeout) = 0;
+  virtual bool healthy() = 0;
+};
+
+/// Reads records of one consumer group. Used by one thread at a time. Records of a partition come
+/// in offset order; a record not committed before the consumer dies is delivered again.
+class QueueConsumer {
+ public:
+  virtual ~QueueConsumer() = default;
+  virtual std::optional<QueueRecord> poll(std::chrono::milliseconds timeout) = 0;
+  /// Marks every offset of (topic, partition) below `next_offset` processed. Callers commit
+  /// contiguously (see OffsetTracker).
+  virtual void commit(std::string_view topic, int partition, std::int64_t next_offset) = 0;
+  virtual void close() = 0;
+};
+
+/// A queue: a producer and consumers. Kafka-shaped: keyed records, partitions, consumer groups,
+/// commit after processing, redelivery of what was not committed.
+class LeadQueue {
+ public:
+  virtual ~LeadQueue() = default;
+  virtual QueueProducer& producer() = 0;
+  virtual std::unique_ptr<QueueConsumer> make_consumer(const std::string& group,
+                                                       const std::vector<std::string>& topics) = 0;
+  /// Records produced but not yet committed by `group` (backlog), summed over partitions.
+  virtual std::int64_t backlog(const std::string& group) = 0;
+  virtual void shutdown() = 0;
+};
+
+/// Tracks offsets completed out of order and yields the highest contiguous one to commit.
+/// Not thread-safe; the worker guards it.
+class OffsetTracker {
+ public:
+  void started(std::int64_t offset);
+  /// Returns the new next-offset to commit, or -1 when the contiguous front did not move.
+  std::int64_t completed(std::int64_t offset);
+  std::size_t in_flight() const { return pending_.size(); }
+
+ private:
+  std::vector<std::pair<std::int64_t, bool>> pending_;  // ascending offsets, done flag
+};
+
+}  // namespace leadflow

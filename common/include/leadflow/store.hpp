@@ -1,0 +1,134 @@
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "leadflow/accounts.hpp"
+#include "leadflow/buyer.hpp"
+#include "leadflow/lead.hpp"
+
+namespace leadflow {
+
+/// What a store call can end in. Adapters translate SQLite/libpq failures into these; handlers map
+/// them to HTTP statuses in one place.
+enum class StoreStatus { kOk, kNotFound, kConflict, kUnavailable };
+
+struct LeadQuery {
+  std::string seller_id;  // "" = any (operator)
+  std::optional<DeliveryStatus> status;
+  std::string vertical, source, buyer_id;
+  std::int64_t created_from_ms = 0;  // inclusive; 0 = open
+  std::int64_t created_to_ms = 0;    // exclusive; 0 = open
+  std::string before_id;             // cursor: only ids < this (newest first)
+  int limit = 25;
+};
+
+struct BuyerQuery {
+  std::optional<bool> active;
+  std::string vertical;
+  std::string after_id;  // cursor: only ids > this (oldest first)
+  int limit = 25;
+};
+
+/// What happened to one lead insert.
+struct LeadInsertResult {
+  bool inserted = false;               // false: a lead with this id already existed
+  DeliveryStatus existing_status = DeliveryStatus::kPending;
+};
+
+/// A pending post: written before the winning buyer is posted, so a worker that takes over a
+/// redelivered lead re-posts to the same buyer (same Idempotency-Key) instead of selling twice.
+struct PostIntent {
+  std::string lead_id;
+  std::string buyer_id;
+  Cents price = 0;
+  std::string ping_id;
+  std::int64_t at_ms = 0;
+};
+
+/// The decided outcome of one lead, written in one transaction with its attempts.
+struct OutcomeRecord {
+  std::string lead_id;
+  Distribution distribution;
+};
+
+struct CampaignStats {
+  std::int64_t received = 0, sold = 0, unsold = 0, duplicates = 0, invalid = 0, queued = 0,
+               errors = 0;
+  Cents payout = 0;
+};
+
+/// The persistence port. One instance per process, shared by all threads: implementations are
+/// thread-safe and own their connection pooling. No SQL or driver detail crosses this interface.
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  /// Applies pending versioned migrations. Idempotent; safe to call at every start.
+  virtual StoreStatus migrate() = 0;
+  virtual bool healthy() = 0;
+
+  // --- accounts -------------------------------------------------------------------------------
+  virtual StoreStatus insert_seller(const Seller& s) = 0;
+  virtual std::optional<Seller> get_seller(std::string_view id) = 0;
+  virtual std::vector<Seller> list_sellers() = 0;
+
+  virtual StoreStatus insert_campaign(const Campaign& c) = 0;
+  virtual std::optional<Campaign> get_campaign(std::string_view id) = 0;
+  virtual std::optional<Campaign> find_campaign_by_key_hash(std::string_view key_hash) = 0;
+  virtual std::vector<Campaign> list_campaigns(std::string_view seller_id) = 0;  // "" = all
+
+  virtual StoreStatus insert_api_key(const ApiKey& k) = 0;  // kConflict if the hash exists
+  virtual std::optional<ApiKey> find_api_key_by_hash(std::string_view key_hash) = 0;
+  virtual std::vector<ApiKey> list_api_keys() = 0;
+  virtual StoreStatus revoke_api_key(std::string_view id, std::int64_t at_ms) = 0;
+
+  // --- buyers ---------------------------------------------------------------------------------
+  virtual StoreStatus insert_buyer(const Buyer& b) = 0;
+  virtual StoreStatus update_buyer(const Buyer& b) = 0;  // kNotFound if absent
+  virtual std::optional<Buyer> get_buyer(std::string_view id) = 0;
+  virtual std::vector<Buyer> list_buyers(const BuyerQuery& q) = 0;
+  /// A number that changes whenever any buyer changes: workers reload their cache when it moves.
+  virtual std::int64_t buyers_version() = 0;
+
+  // --- leads ----------------------------------------------------------------------------------
+  /// Inserts leads as pending, in one transaction. A lead whose id exists is left untouched
+  /// (a redelivery) and reported with its current status.
+  virtual std::vector<LeadInsertResult> insert_leads(std::span<const Lead> leads) = 0;
+  virtual std::optional<LeadRecord> get_lead(std::string_view id) = 0;
+  /// Newest first; the records carry no attempts.
+  virtual std::vector<LeadRecord> list_leads(const LeadQuery& q) = 0;
+  /// The id of an earlier lead of the vertical with this e-mail or phone received at or after
+  /// `since_ms`, other than `lead_id`; "" if none.
+  virtual std::string find_duplicate(std::string_view vertical, std::string_view email,
+                                     std::string_view phone, std::int64_t since_ms,
+                                     std::string_view lead_id) = 0;
+
+  /// Durably records a post intent (kConflict if the lead is already decided).
+  virtual StoreStatus record_post_intent(const PostIntent& p) = 0;
+  virtual std::optional<PostIntent> get_post_intent(std::string_view lead_id) = 0;
+
+  /// Writes outcomes in one transaction. A lead already decided keeps its first outcome (the
+  /// result for it is kConflict); a sale is unique per lead by constraint, never by hope.
+  virtual std::vector<StoreStatus> record_outcomes(std::span<const OutcomeRecord> outcomes) = 0;
+
+  /// Counts the lead ids a buyer bought since `since_ms` (caps).
+  virtual std::int64_t count_sales(std::string_view buyer_id, std::int64_t since_ms) = 0;
+  /// Whether the buyer bought a lead with this e-mail/phone since `since_ms`.
+  virtual bool buyer_bought_person(std::string_view buyer_id, std::string_view email,
+                                   std::string_view phone, std::int64_t since_ms) = 0;
+
+  virtual CampaignStats campaign_stats(std::string_view campaign_id, std::int64_t since_ms) = 0;
+  /// Counts a Surface B post that failed validation (the lead itself is never stored).
+  virtual void count_invalid(std::string_view campaign_id, std::int64_t at_ms) = 0;
+};
+
+/// Opens the store named by LEADFLOW_STORE ("sqlite:PATH"). Returns nullptr and sets `error` when
+/// the store cannot be opened.
+std::unique_ptr<Store> open_store(const std::string& url, std::string& error);
+
+}  // namespace leadflow

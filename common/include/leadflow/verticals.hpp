@@ -1,0 +1,52 @@
+#pragma once
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace leadflow {
+
+/// A typed field a vertical defines for custom_fields (Surface A) or top-level fields (Surface B).
+struct VerticalField {
+  enum class Type { kString, kNumber, kInteger, kBoolean, kEnum };
+  std::string name;
+  Type type = Type::kString;
+  bool required = false;
+  std::optional<double> min;  // numbers: inclusive bounds; strings: length bounds
+  std::optional<double> max;
+  std::vector<std::string> values;  // kEnum
+  std::string description;
+};
+
+/// A line of business and the rules its leads follow.
+struct Vertical {
+  std::string name;
+  std::vector<VerticalField> fields;
+  int duplicate_lookback_days = 30;
+  int max_sales = 1;  // 1: exclusive; N: may be shared with up to N buyers
+
+  const VerticalField* field(std::string_view name) const;
+};
+
+/// The set of verticals leads may name. Read-only after construction, so safe to share between
+/// threads. The defaults are the eleven of SPEC §2, with typed optional fields and no required
+/// custom field; an operator file (LEADFLOW_VERTICALS, JSON) replaces or adds verticals.
+class VerticalRegistry {
+ public:
+  static VerticalRegistry defaults();
+  /// Merges a JSON document {"verticals": [{"name", "fields": [...], "duplicate_lookback_days",
+  /// "max_sales"}]} over the defaults. Returns an error message, or "" on success.
+  std::string load_json(const nlohmann::json& doc);
+
+  const Vertical* find(std::string_view name) const;
+  std::vector<std::string> names() const;
+  nlohmann::json to_json(const Vertical& v) const;  // GET /api/v1/fields/{vertical}
+
+ private:
+  std::map<std::string, Vertical, std::less<>> verticals_;
+};
+
+}  // namespace leadflow

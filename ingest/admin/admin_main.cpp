@@ -1,0 +1,179 @@
+// leadflow-admin: operator tasks straight on the store named by LEADFLOW_STORE — migrations,
+// sellers, campaigns, API keys, buyer import. Prints JSON; secrets are shown once, here.
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "leadflow/accounts.hpp"
+#include "leadflow/buyer.hpp"
+#include "leadflow/clock.hpp"
+#include "leadflow/config.hpp"
+#include "leadflow/ids.hpp"
+#include "leadflow/ingest/management.hpp"
+#include "leadflow/store.hpp"
+#include "leadflow/verticals.hpp"
+
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kUsage = R"(usage: leadflow-admin COMMAND [--flag value ...]
+
+  migrate                                   apply pending store migrations
+  create-seller   --name N
+  create-campaign --seller-id ID --name N --vertical V [--mode sync|async]
+                  [--sync-timeout-ms MS] [--rate-limit-per-minute N]
+                  [--payout-model revshare|fixed] [--payout-value X]
+  create-api-key  [--seller-id ID] [--name N] [--plan standard|enterprise] [--scopes a,b,...]
+  list-api-keys
+  revoke-api-key  --id KEY_ID
+  list-sellers
+  list-campaigns  [--seller-id ID]
+  import-buyers   --file buyers.json        (a JSON array of buyer configurations)
+  list-buyers
+
+The store is LEADFLOW_STORE (default sqlite:leadflow-data/leadflow.db).
+)";
+
+int fail(const std::string& message) {
+  std::fprintf(stderr, "leadflow-admin: %s\n", message.c_str());
+  return 2;
+}
+
+void print(const json& j) { std::printf("%s\n", j.dump(2).c_str()); }
+
+int report(const leadflow::Management::Created& c) {
+  if (!c.errors.empty()) {
+    json errors = json::array();
+    for (const auto& e : c.errors) errors.push_back({{"field", e.field}, {"code", e.code}, {"message", e.message}});
+    std::fprintf(stderr, "%s\n", json{{"errors", errors}}.dump(2).c_str());
+    return 1;
+  }
+  if (c.status != leadflow::StoreStatus::kOk) return fail("the store refused the record");
+  print(c.body);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
+    std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  const std::string command = argv[1];
+  std::map<std::string, std::string> flags;
+  for (int i = 2; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.rfind("--", 0) != 0 || i + 1 >= argc) return fail("expected --flag value, got " + a);
+    flags[a.substr(2)] = argv[++i];
+  }
+  auto flag = [&](const char* name) { auto it = flags.find(name); return it == flags.end() ? std::string() : it->second; };
+
+  std::string error;
+  auto config = leadflow::load_config_from_environment(error);
+  if (!config) return fail(error);
+  auto store = leadflow::open_store(config->store_url, error);
+  if (!store) return fail("LEADFLOW_STORE: " + error);
+  if (store->migrate() != leadflow::StoreStatus::kOk) return fail("LEADFLOW_STORE: migrations failed");
+  const auto verticals = leadflow::VerticalRegistry::defaults();
+  leadflow::Management management(*store, verticals, leadflow::SystemClock::instance());
+
+  if (command == "migrate") {
+    print({{"migrated", true}});
+    return 0;
+  }
+  if (command == "create-seller") return report(management.create_seller({{"name", flag("name")}}));
+  if (command == "create-campaign") {
+    json body = {{"seller_id", flag("seller-id")}, {"name", flag("name")}, {"vertical", flag("vertical")}};
+    if (!flag("mode").empty()) body["mode"] = flag("mode");
+    try {
+      if (!flag("sync-timeout-ms").empty()) body["sync_timeout_ms"] = std::stoi(flag("sync-timeout-ms"));
+      if (!flag("rate-limit-per-minute").empty()) body["rate_limit_per_minute"] = std::stoi(flag("rate-limit-per-minute"));
+      if (!flag("payout-model").empty() || !flag("payout-value").empty())
+        body["payout"] = {{"model", flag("payout-model").empty() ? "revshare" : flag("payout-model")},
+                          {"value", std::stod(flag("payout-value").empty() ? "70" : flag("payout-value"))}};
+    } catch (const std::exception&) {
+      return fail("numeric flags take numbers");
+    }
+    return report(management.create_campaign(body));
+  }
+  if (command == "create-api-key") {
+    json body = json::object();
+    if (!flag("seller-id").empty()) body["seller_id"] = flag("seller-id");
+    if (!flag("name").empty()) body["name"] = flag("name");
+    if (!flag("plan").empty()) body["plan"] = flag("plan");
+    if (!flag("scopes").empty()) {
+      json scopes = json::array();
+      std::stringstream ss(flag("scopes"));
+      for (std::string s; std::getline(ss, s, ',');) scopes.push_back(s);
+      body["scopes"] = scopes;
+    }
+    return report(management.create_api_key(body));
+  }
+  if (command == "list-api-keys") {
+    json out = json::array();
+    for (const auto& k : store->list_api_keys()) out.push_back(leadflow::api_key_to_json(k));
+    print(out);
+    return 0;
+  }
+  if (command == "revoke-api-key") {
+    if (store->revoke_api_key(flag("id"), leadflow::SystemClock::instance().now_ms()) != leadflow::StoreStatus::kOk)
+      return fail("no such key: " + flag("id"));
+    print({{"key_id", flag("id")}, {"revoked", true}});
+    return 0;
+  }
+  if (command == "list-sellers") {
+    json out = json::array();
+    for (const auto& s : store->list_sellers()) out.push_back(leadflow::seller_to_json(s));
+    print(out);
+    return 0;
+  }
+  if (command == "list-campaigns") {
+    json out = json::array();
+    for (const auto& c : store->list_campaigns(flag("seller-id"))) out.push_back(leadflow::campaign_to_json(c));
+    print(out);
+    return 0;
+  }
+  if (command == "import-buyers") {
+    std::ifstream in(flag("file"));
+    std::stringstream text;
+    text << in.rdbuf();
+    const json doc = json::parse(text.str(), nullptr, false);
+    if (!in || !doc.is_array()) return fail("--file must name a JSON array of buyers");
+    json out = json::array();
+    for (std::size_t i = 0; i < doc.size(); ++i) {
+      leadflow::FieldErrors errors;
+      leadflow::Buyer b = leadflow::buyer_from_json(doc[i], nullptr, config->allow_private_buyers, errors);
+      for (std::size_t v = 0; v < b.verticals.size(); ++v)
+        if (!verticals.find(b.verticals[v])) errors.push_back({"verticals[" + std::to_string(v) + "]", "not_allowed", "unknown vertical"});
+      if (!errors.empty()) {
+        for (const auto& e : errors)
+          std::fprintf(stderr, "buyer %zu: %s: %s\n", i, e.field.c_str(), e.message.c_str());
+        return 1;
+      }
+      b.created_at_ms = b.updated_at_ms = leadflow::SystemClock::instance().now_ms();
+      b.id = leadflow::new_id(leadflow::kBuyerPrefix, b.created_at_ms);
+      if (store->insert_buyer(b) != leadflow::StoreStatus::kOk) return fail("the store refused buyer " + std::to_string(i));
+      out.push_back(leadflow::buyer_to_json(b, true));
+    }
+    print(out);
+    return 0;
+  }
+  if (command == "list-buyers") {
+    json out = json::array();
+    leadflow::BuyerQuery q;
+    q.limit = 1000;
+    for (const auto& b : store->list_buyers(q)) out.push_back(leadflow::buyer_to_json(b, true));
+    print(out);
+    return 0;
+  }
+  std::fputs(kUsage, stderr);
+  return fail("unknown command " + command);
+}

@@ -1,0 +1,238 @@
+#include "leadflow/ingest/app.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <httplib.h>
+
+#include "context.hpp"
+#include "leadflow/embedded_queue.hpp"
+#include "leadflow/http_client.hpp"
+#include "leadflow/log.hpp"
+#include "leadflow/workers/distributor.hpp"
+#include "leadflow/workers/worker.hpp"
+#include "tls_cert.hpp"
+
+namespace leadflow {
+
+namespace {
+
+// cpp-httplib's defaults close a keep-alive connection after 5 requests (a new TLS handshake
+// every 5) and leave Nagle on; a lead service wants neither.
+void tune(httplib::Server& s, int threads) {
+  s.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<std::size_t>(threads)); };
+  s.set_tcp_nodelay(true);
+  s.set_keep_alive_max_count(100'000);
+  s.set_keep_alive_timeout(10);
+  s.set_read_timeout(10, 0);  // slow clients cannot hold a thread for long
+  s.set_write_timeout(10, 0);
+  s.set_payload_max_length(64 * 1024);
+}
+
+struct Listener {
+  std::unique_ptr<httplib::Server> server;
+  std::thread thread;
+  int port = 0;
+
+  bool start(const ListenAddress& at, std::string& error, const char* setting) {
+    port = at.port == 0 ? server->bind_to_any_port(at.host) : (server->bind_to_port(at.host, at.port) ? at.port : -1);
+    if (port <= 0) {
+      error = std::string(setting) + ": cannot listen on " + at.host + ":" + std::to_string(at.port);
+      return false;
+    }
+    thread = std::thread([s = server.get()] { s->listen_after_bind(); });
+    return true;
+  }
+  void stop() {
+    if (server) server->stop();
+    if (thread.joinable()) thread.join();
+  }
+};
+
+}  // namespace
+
+struct App::Impl {
+  Config config;
+  const Clock& clock;
+  VerticalRegistry verticals = VerticalRegistry::defaults();
+  std::unique_ptr<Store> store;
+  std::unique_ptr<LeadQueue> queue;
+  std::unique_ptr<HttpClient> http_client;
+  OutcomeWaiters waiters;
+  std::unique_ptr<LocalOutcomePublisher> publisher;
+  std::unique_ptr<BuyerDirectory> buyers;
+  std::unique_ptr<CampaignDirectory> campaign_directory;
+  std::unique_ptr<Distributor> distributor;
+  std::vector<std::unique_ptr<Worker>> workers;
+  std::unique_ptr<RateLimiter> limiter;
+  std::unique_ptr<Management> management;
+  std::unique_ptr<CampaignCache> campaigns;
+  std::unique_ptr<IngestContext> ctx;
+  Listener tls, plain, metrics;
+  bool started = false;
+
+  Impl(Config c, const Clock& k) : config(std::move(c)), clock(k) {}
+};
+
+App::App(Config config, const Clock& clock) : impl_(std::make_unique<Impl>(std::move(config), clock)) {}
+App::~App() { stop(); }
+
+int App::tls_port() const { return impl_->tls.port; }
+int App::http_port() const { return impl_->plain.port; }
+int App::metrics_port() const { return impl_->metrics.port; }
+Store& App::store() { return *impl_->store; }
+Management& App::management() { return *impl_->management; }
+
+bool App::start(std::string& error) {
+  Impl& m = *impl_;
+  const Config& c = m.config;
+  LogLevel level;
+  if (parse_log_level(c.log_level, level)) set_log_level(level);
+
+  if (!c.verticals_file.empty()) {
+    std::ifstream in(c.verticals_file);
+    std::stringstream text;
+    text << in.rdbuf();
+    const auto doc = nlohmann::json::parse(text.str(), nullptr, false);
+    if (!in || doc.is_discarded()) {
+      error = "LEADFLOW_VERTICALS: cannot read JSON from " + c.verticals_file;
+      return false;
+    }
+    if (std::string why = m.verticals.load_json(doc); !why.empty()) {
+      error = "LEADFLOW_VERTICALS: " + why;
+      return false;
+    }
+  }
+
+  std::error_code ec;
+  std::filesystem::create_directories(c.data_dir, ec);
+  m.store = open_store(c.store_url, error);
+  if (!m.store) {
+    error = "LEADFLOW_STORE: " + error;
+    return false;
+  }
+  if (m.store->migrate() != StoreStatus::kOk) {
+    error = "LEADFLOW_STORE: migrations failed";
+    return false;
+  }
+  m.management = std::make_unique<Management>(*m.store, m.verticals, m.clock);
+  if (!c.bootstrap_key.empty() && m.management->ensure_bootstrap_key(c.bootstrap_key) != StoreStatus::kOk) {
+    error = "LEADFLOW_BOOTSTRAP_KEY: cannot store the bootstrap key";
+    return false;
+  }
+
+  if (c.queue_url != "embedded") {
+    error = "LEADFLOW_QUEUE: " + c.queue_url + " needs leadflow-ingest built with Kafka support (not in this build)";
+    return false;
+  }
+  EmbeddedQueueOptions qo;
+  qo.dir = c.data_dir + "/queue";
+  qo.partitions = c.queue_partitions;
+  qo.max_backlog = c.max_backlog;
+  m.queue = open_embedded_queue(qo, error);
+  if (!m.queue) {
+    error = "LEADFLOW_DATA_DIR: " + error;
+    return false;
+  }
+
+  Topics topics;
+  topics.leads = c.topic_prefix + ".leads";
+  topics.results = c.topic_prefix + ".results";
+  topics.retry = c.topic_prefix + ".leads.retry";
+  topics.dead = c.topic_prefix + ".leads.dead";
+
+  CurlClientOptions co;
+  m.http_client = make_curl_client(co);
+  m.publisher = std::make_unique<LocalOutcomePublisher>(m.waiters);
+  m.buyers = std::make_unique<BuyerDirectory>(*m.store, m.clock);
+  m.campaign_directory = std::make_unique<CampaignDirectory>(*m.store);
+  DistributorOptions dopt;
+  dopt.auction_timeout = std::chrono::milliseconds(c.auction_timeout_ms);
+  m.distributor = std::make_unique<Distributor>(*m.store, *m.http_client, *m.buyers,
+                                                *m.campaign_directory, m.verticals, m.clock, dopt);
+  for (int i = 0; i < c.workers; ++i) {
+    WorkerOptions wo;
+    wo.topics = topics;
+    wo.concurrency = c.worker_concurrency;
+    m.workers.push_back(std::make_unique<Worker>(*m.queue, *m.store, *m.distributor, *m.publisher, m.clock, wo));
+    m.workers.back()->start();
+  }
+
+  m.limiter = std::make_unique<RateLimiter>(m.clock);
+  m.campaigns = std::make_unique<CampaignCache>(*m.store, m.clock);
+  m.ctx = std::make_unique<IngestContext>(IngestContext{
+      c, *m.store, m.queue->producer(), topics, m.waiters, m.verticals, *m.limiter, m.clock,
+      *m.management, *m.campaigns, [&m] {
+        for (const auto& w : m.workers)
+          if (!w->healthy()) return false;
+        return true;
+      }});
+
+  std::string cert = c.tls_cert, key = c.tls_key;
+  if (cert.empty()) {
+    cert = c.data_dir + "/tls/cert.pem";
+    key = c.data_dir + "/tls/key.pem";
+    if (std::string why = ensure_self_signed(cert, key); !why.empty()) {
+      error = "LEADFLOW_TLS_CERT: " + why;
+      return false;
+    }
+  }
+  auto tls_server = std::make_unique<httplib::SSLServer>(cert.c_str(), key.c_str());
+  if (!tls_server->is_valid()) {
+    error = "LEADFLOW_TLS_CERT: cannot load " + cert + " / " + key;
+    return false;
+  }
+  m.tls.server = std::move(tls_server);
+  tune(*m.tls.server, c.http_threads);
+  install_common_handlers(*m.tls.server, *m.ctx);
+  register_ops_routes(*m.tls.server, *m.ctx);
+  register_surface_a(*m.tls.server, *m.ctx, true);
+  register_surface_b(*m.tls.server, *m.ctx);
+  if (!m.tls.start(c.listen, error, "LEADFLOW_LISTEN")) return false;
+
+  if (c.http_listen) {
+    m.plain.server = std::make_unique<httplib::Server>();
+    tune(*m.plain.server, c.http_threads);
+    install_common_handlers(*m.plain.server, *m.ctx);
+    register_ops_routes(*m.plain.server, *m.ctx);
+    register_surface_a(*m.plain.server, *m.ctx, false);  // answers 403 unless via a trusted proxy
+    register_surface_b(*m.plain.server, *m.ctx);
+    if (!m.plain.start(*c.http_listen, error, "LEADFLOW_HTTP_LISTEN")) return false;
+  }
+  if (c.metrics_listen) {
+    m.metrics.server = std::make_unique<httplib::Server>();
+    tune(*m.metrics.server, 4);
+    install_common_handlers(*m.metrics.server, *m.ctx);
+    register_ops_routes(*m.metrics.server, *m.ctx);
+    if (!m.metrics.start(*c.metrics_listen, error, "LEADFLOW_METRICS_LISTEN")) return false;
+  }
+  m.started = true;
+  log(LogLevel::kInfo, "started",
+      {{"listen", c.listen.host + ":" + std::to_string(m.tls.port)},
+       {"http_listen", c.http_listen ? c.http_listen->host + ":" + std::to_string(m.plain.port) : ""},
+       {"store", c.store_url.rfind("sqlite:", 0) == 0 ? c.store_url : "postgresql"},
+       {"queue", c.queue_url},
+       {"workers", c.workers}});
+  return true;
+}
+
+void App::stop() {
+  Impl& m = *impl_;
+  // Listeners first (in-flight requests finish, and may still wait for outcomes while the
+  // workers run), then the workers (in-flight auctions finish and commit), then the queue.
+  m.tls.stop();
+  m.plain.stop();
+  m.metrics.stop();
+  for (auto& w : m.workers) w->stop();
+  m.workers.clear();
+  if (m.queue) {
+    m.queue->producer().flush(std::chrono::seconds(5));
+    m.queue->shutdown();
+  }
+  if (m.started) log(LogLevel::kInfo, "stopped");
+  m.started = false;
+}
+
+}  // namespace leadflow

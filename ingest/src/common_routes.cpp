@@ -1,0 +1,154 @@
+// Handlers every listener has: request ids, metrics, error bodies, health and /metrics.
+#include <chrono>
+
+#include "context.hpp"
+#include "http_util.hpp"
+#include "leadflow/crypto.hpp"
+#include "leadflow/ids.hpp"
+#include "leadflow/lead_codec.hpp"
+#include "leadflow/log.hpp"
+#include "leadflow/metrics.hpp"
+
+namespace leadflow {
+
+IngestMetrics& ingest_metrics() {
+  static IngestMetrics m = [] {
+    auto& r = *metrics_registry();
+    auto& produce = prometheus::BuildHistogram()
+                        .Name("leadflow_queue_produce_seconds")
+                        .Help("Time to make a lead durable in the queue")
+                        .Register(r);
+    return IngestMetrics{
+        prometheus::BuildCounter()
+            .Name("leadflow_http_requests_total")
+            .Help("HTTP requests answered, by route, method and status")
+            .Register(r),
+        prometheus::BuildHistogram()
+            .Name("leadflow_http_request_seconds")
+            .Help("HTTP request latency by route and method")
+            .Register(r),
+        prometheus::BuildCounter()
+            .Name("leadflow_leads_received_total")
+            .Help("Lead posts by surface and result (accepted, invalid, unauthorized, "
+                  "rate_limited, unavailable)")
+            .Register(r),
+        produce.Add({}, latency_buckets()),
+        prometheus::BuildCounter()
+            .Name("leadflow_queue_produce_failures_total")
+            .Help("Leads the queue could not make durable, by reason")
+            .Register(r)};
+  }();
+  return m;
+}
+
+std::optional<Campaign> CampaignCache::find_by_key(const std::string& key) {
+  const std::string hash = sha256_hex(key);
+  const SteadyTime now = clock_.steady_now();
+  {
+    std::lock_guard lock(mu_);
+    auto it = cache_.find(hash);
+    if (it != cache_.end() && now - it->second.second < std::chrono::seconds(1))
+      return it->second.first;
+  }
+  auto c = store_.find_campaign_by_key_hash(hash);
+  std::lock_guard lock(mu_);
+  if (cache_.size() > 100'000) cache_.clear();
+  cache_[hash] = {c, now};
+  return c;
+}
+
+AcceptResult accept_lead(IngestContext& ctx, const Lead& lead, int wait_ms) {
+  AcceptResult result;
+  std::unique_ptr<OutcomeWaiters::Ticket> ticket;
+  if (wait_ms > 0) ticket = ctx.waiters.expect(lead.id);  // before producing: no lost wake-up
+  const std::string payload = encode_lead(lead);
+  const SteadyTime started = ctx.clock.steady_now();
+  result.produced = ctx.producer.produce(ctx.topics.leads, lead.id, payload, std::chrono::seconds(5));
+  auto& m = ingest_metrics();
+  m.produce_seconds.Observe(std::chrono::duration<double>(ctx.clock.steady_now() - started).count());
+  if (result.produced != ProduceStatus::kOk) {
+    m.produce_failures.Add({{"reason", std::string(to_string(result.produced))}}).Increment();
+    log(LogLevel::kWarn, "produce_failed", {{"reason", to_string(result.produced)}});
+    return result;
+  }
+  if (ticket) result.outcome = ticket->wait_until(started + std::chrono::milliseconds(wait_ms));
+  return result;
+}
+
+namespace {
+
+thread_local SteadyTime t_request_started;
+
+bool sane_request_id(const std::string& id) {
+  if (id.empty() || id.size() > 64) return false;
+  for (unsigned char c : id)
+    if (!std::isalnum(c) && c != '-' && c != '_' && c != '.') return false;
+  return true;
+}
+
+}  // namespace
+
+void install_common_handlers(httplib::Server& server, IngestContext& ctx) {
+  server.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+    t_request_started = std::chrono::steady_clock::now();
+    const std::string given = req.get_header_value("X-Request-Id");
+    res.set_header("X-Request-Id", sane_request_id(given) ? given : new_id(kRequestPrefix));
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
+  server.set_error_handler(httplib::Server::HandlerWithResponse(
+      [](const httplib::Request& req, httplib::Response& res) {
+    if (!res.has_header("X-Request-Id")) res.set_header("X-Request-Id", new_id(kRequestPrefix));
+    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+    switch (res.status) {
+      case 404: http::send_problem(res, 404, "no such resource"); break;
+      case 405: http::send_problem(res, 405, "method not allowed on this resource"); break;
+      case 413: http::send_problem(res, 413, "the body is larger than the 64 KiB limit"); break;
+      case 414: http::send_problem(res, 414, "the request target is too long"); break;
+      case 400: http::send_problem(res, 400, "the request could not be read"); break;
+      default: http::send_problem(res, res.status, http::status_title(res.status)); break;
+    }
+    return httplib::Server::HandlerResponse::Handled;
+  }));
+  server.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+    std::string what = "unknown";
+    try {
+      if (ep) std::rethrow_exception(ep);
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+    }
+    log(LogLevel::kError, "handler_exception", {{"what", what}});
+    http::send_problem(res, 500, "internal error");
+  });
+  server.set_logger([](const httplib::Request& req, const httplib::Response& res) {
+    auto& m = ingest_metrics();
+    const std::string route = http::route_label(req.method, req.path);
+    m.requests.Add({{"route", route}, {"method", req.method}, {"status", std::to_string(res.status)}})
+        .Increment();
+    m.latency.Add({{"route", route}, {"method", req.method}}, latency_buckets())
+        .Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - t_request_started)
+                     .count());
+  });
+}
+
+void register_ops_routes(httplib::Server& server, IngestContext& ctx) {
+  server.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
+    http::send_json(res, 200, {{"status", "ok"}});
+  });
+  server.Get("/readyz", [&ctx](const httplib::Request&, httplib::Response& res) {
+    const bool store_ok = ctx.store.healthy();
+    const bool queue_ok = ctx.producer.healthy();
+    const bool rest_ok = !ctx.ready || ctx.ready();
+    const bool ok = store_ok && queue_ok && rest_ok;
+    http::send_json(res, ok ? 200 : 503,
+                    {{"status", ok ? "ready" : "not_ready"},
+                     {"store", store_ok ? "ok" : "unavailable"},
+                     {"queue", queue_ok ? "ok" : "unavailable"},
+                     {"workers", rest_ok ? "ok" : "unavailable"}});
+  });
+  server.Get("/metrics", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(render_metrics(), "text/plain; version=0.0.4");
+  });
+}
+
+}  // namespace leadflow

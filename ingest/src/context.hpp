@@ -1,0 +1,82 @@
+#pragma once
+// Private: what the HTTP handlers share, and the registration functions of each surface.
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include <httplib.h>
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/histogram.h>
+
+#include "leadflow/accounts.hpp"
+#include "leadflow/clock.hpp"
+#include "leadflow/config.hpp"
+#include "leadflow/ingest/management.hpp"
+#include "leadflow/outcome.hpp"
+#include "leadflow/queue.hpp"
+#include "leadflow/rate_limiter.hpp"
+#include "leadflow/store.hpp"
+#include "leadflow/verticals.hpp"
+
+namespace leadflow {
+
+/// The front's metric families, registered once.
+struct IngestMetrics {
+  prometheus::Family<prometheus::Counter>& requests;      // leadflow_http_requests_total{route,method,status}
+  prometheus::Family<prometheus::Histogram>& latency;     // leadflow_http_request_seconds{route,method}
+  prometheus::Family<prometheus::Counter>& leads;         // leadflow_leads_received_total{surface,result}
+  prometheus::Histogram& produce_seconds;                 // leadflow_queue_produce_seconds
+  prometheus::Family<prometheus::Counter>& produce_failures;  // leadflow_queue_produce_failures_total{reason}
+
+  void lead(const char* surface, const char* result) {
+    leads.Add({{"surface", surface}, {"result", result}}).Increment();
+  }
+};
+IngestMetrics& ingest_metrics();
+
+/// Campaigns by key hash, cached for a second (so a paused campaign stops within a second)
+/// including misses (so a flood of bad keys does not reach the store). Thread-safe.
+class CampaignCache {
+ public:
+  CampaignCache(Store& store, const Clock& clock) : store_(store), clock_(clock) {}
+  std::optional<Campaign> find_by_key(const std::string& key);
+
+ private:
+  Store& store_;
+  const Clock& clock_;
+  std::mutex mu_;
+  std::unordered_map<std::string, std::pair<std::optional<Campaign>, SteadyTime>> cache_;
+};
+
+struct IngestContext {
+  const Config& config;
+  Store& store;
+  QueueProducer& producer;
+  Topics topics;
+  OutcomeWaiters& waiters;
+  const VerticalRegistry& verticals;
+  RateLimiter& limiter;
+  const Clock& clock;
+  Management& management;
+  CampaignCache& campaigns;
+  std::function<bool()> ready;  // /readyz
+};
+
+/// The result of handing a lead to the queue and, optionally, waiting for its outcome.
+struct AcceptResult {
+  ProduceStatus produced = ProduceStatus::kUnavailable;
+  std::optional<OutcomeMessage> outcome;
+};
+/// Durably enqueues the lead (answered only once durable) and waits up to `wait_ms` for it to be
+/// decided. The lead's id and timestamps must be set.
+AcceptResult accept_lead(IngestContext& ctx, const Lead& lead, int wait_ms);
+
+void install_common_handlers(httplib::Server& server, IngestContext& ctx);
+void register_ops_routes(httplib::Server& server, IngestContext& ctx);
+void register_surface_a(httplib::Server& server, IngestContext& ctx, bool tls);
+void register_surface_b(httplib::Server& server, IngestContext& ctx);
+
+}  // namespace leadflow

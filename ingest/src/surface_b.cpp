@@ -1,0 +1,229 @@
+// Surface B: campaign-key lead posting under /api/v1, and the legacy form POST /{key}.
+#include "context.hpp"
+#include "http_util.hpp"
+#include "leadflow/ids.hpp"
+#include "leadflow/log.hpp"
+#include "leadflow/validation.hpp"
+
+namespace leadflow {
+namespace {
+
+using nlohmann::json;
+using httplib::Request;
+using httplib::Response;
+
+void send_invalid(Response& res, const FieldErrors& errors) {
+  json list = json::array();
+  for (const auto& e : errors) list.push_back({{"field", e.field}, {"code", e.code}, {"message", e.message}});
+  http::send_json(res, 400, {{"status", "invalid"}, {"errors", std::move(list)}});
+}
+
+void send_b_error(Response& res, int status, const char* code, std::string_view message) {
+  http::send_json(res, status, {{"status", code}, {"message", message}});
+}
+
+json sold_body(const OutcomeMessage& m) {
+  const bool sold = m.status == DeliveryStatus::kDelivered;
+  const char* status = sold ? "sold" : m.status == DeliveryStatus::kDuplicate ? "duplicate" : "unsold";
+  return {{"status", status},
+          {"sold", sold},
+          {"price", sold ? cents_to_decimal(m.payout) : 0.0},
+          {"currency", "USD"},
+          {"lead_id", m.lead_id}};
+}
+
+// The body of a Surface B post, in whatever form it came.
+enum class BodyKind { kJson, kForm, kMultipart, kOther };
+
+BodyKind body_kind(const Request& req) {
+  if (http::is_json(req)) return BodyKind::kJson;
+  const std::string mt = http::media_type(req);
+  if (mt == "application/x-www-form-urlencoded") return BodyKind::kForm;
+  if (mt == "multipart/form-data") return BodyKind::kMultipart;
+  return BodyKind::kOther;
+}
+
+std::vector<std::pair<std::string, std::string>> form_fields(const Request& req, BodyKind kind) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (kind == BodyKind::kForm) {
+    // httplib parsed the urlencoded body into params, query string included: only the body
+    // counts, so parse it again on its own.
+    httplib::Params params;
+    httplib::detail::parse_query_text(req.body, params);
+    for (auto& [k, v] : params) out.emplace_back(k, v);
+  } else {
+    for (const auto& [name, file] : req.files) out.emplace_back(name, file.content);
+  }
+  return out;
+}
+
+// One handler for /api/v1/lead (key in the body) and the legacy form (key in the path).
+void post_campaign_lead(IngestContext& ctx, const Request& req, Response& res,
+                        const std::string* path_key) {
+  auto& metrics = ingest_metrics();
+  const BodyKind kind = body_kind(req);
+  if (kind == BodyKind::kOther || (!path_key && kind != BodyKind::kJson)) {
+    send_b_error(res, 415, "unsupported_media_type",
+                 path_key ? "Content-Type must be application/x-www-form-urlencoded, "
+                            "multipart/form-data or application/json"
+                          : "Content-Type must be application/json");
+    return;
+  }
+  std::vector<std::pair<std::string, std::string>> fields;
+  std::string key;
+  if (kind == BodyKind::kJson) {
+    key = peek_campaign_key(req.body);
+  } else {
+    fields = form_fields(req, kind);
+    for (const auto& [k, v] : fields)
+      if (k == "SELLER_CAMPAIGN_KEY") key = v;
+  }
+  if (path_key) {
+    if (!key.empty() && key != *path_key) {
+      send_invalid(res, {{"SELLER_CAMPAIGN_KEY", "mismatch", "differs from the campaign key in the path"}});
+      return;
+    }
+    key = *path_key;
+  }
+  if (key.empty() && kind == BodyKind::kJson && !path_key) {
+    // Either not JSON at all or no key: let validation name what is wrong.
+    ParsedLead parsed = parse_lead_json(req.body, LeadShape::kCampaign, ctx.verticals, "");
+    metrics.lead("campaign", "invalid");
+    send_invalid(res, parsed.errors.empty()
+                          ? FieldErrors{{"SELLER_CAMPAIGN_KEY", "required", "is required"}}
+                          : parsed.errors);
+    return;
+  }
+  auto campaign = key.size() <= 256 ? ctx.campaigns.find_by_key(key) : std::nullopt;
+  if (!campaign || !campaign->active) {
+    metrics.lead("campaign", "unauthorized");
+    send_b_error(res, 401, "unauthorized", "unrecognised or inactive campaign key");
+    return;
+  }
+  const RateDecision d = ctx.limiter.acquire(campaign->id, campaign->rate_limit_per_minute, 0);
+  http::set_rate_headers(res, d);
+  if (!d.allowed) {
+    metrics.lead("campaign", "rate_limited");
+    send_b_error(res, 429, "rate_limited", "the campaign's per-minute ceiling is reached");
+    return;
+  }
+
+  ParsedLead parsed;
+  if (kind == BodyKind::kJson) {
+    parsed = parse_lead_json(req.body, LeadShape::kCampaign, ctx.verticals, campaign->vertical);
+  } else {
+    std::vector<std::pair<std::string, std::string>> without_key;
+    for (auto& f : fields)
+      if (f.first != "SELLER_CAMPAIGN_KEY") without_key.push_back(std::move(f));
+    without_key.emplace_back("SELLER_CAMPAIGN_KEY", key);
+    parsed = parse_lead_form(without_key, ctx.verticals, campaign->vertical);
+  }
+  if (!parsed.errors.empty()) {
+    metrics.lead("campaign", "invalid");
+    ctx.store.count_invalid(campaign->id, ctx.clock.now_ms());
+    send_invalid(res, parsed.errors);
+    return;
+  }
+  Lead& lead = parsed.lead;
+  lead.received_at_ms = ctx.clock.now_ms();
+  lead.id = new_id(kLeadPrefix, lead.received_at_ms);
+  lead.seller_id = campaign->seller_id;
+  lead.campaign_id = campaign->id;
+  lead.surface = Surface::kCampaign;
+  const bool async = campaign->async_mode || http::prefers_async(req);
+  const int wait_ms = async ? 0 : campaign->sync_timeout_ms;
+  lead.sync_wait_ms = wait_ms;
+
+  const AcceptResult r = accept_lead(ctx, lead, wait_ms);
+  if (r.produced != ProduceStatus::kOk) {
+    metrics.lead("campaign", "unavailable");
+    res.set_header("Retry-After", "1");
+    send_b_error(res, 503, "unavailable", "the lead could not be queued durably; nothing was accepted, retry");
+    return;
+  }
+  metrics.lead("campaign", "accepted");
+  if (!r.outcome) {
+    http::send_json(res, 202, {{"status", "queued"}, {"job_id", lead.id}, {"lead_id", lead.id}});
+    return;
+  }
+  http::send_json(res, 200, sold_body(*r.outcome));
+}
+
+std::int64_t period_start_ms(const std::string& period, std::int64_t now_ms) {
+  if (period == "today" || period.empty()) return now_ms - now_ms % 86'400'000;  // UTC day
+  if (period == "24h") return now_ms - 86'400'000LL;
+  if (period == "7d") return now_ms - 7 * 86'400'000LL;
+  if (period == "30d") return now_ms - 30 * 86'400'000LL;
+  if (period == "all") return 0;
+  return -1;
+}
+
+}  // namespace
+
+void register_surface_b(httplib::Server& server, IngestContext& ctx) {
+  auto& c = ctx;
+  server.Post("/api/v1/lead", [&c](const Request& q, Response& r) { post_campaign_lead(c, q, r, nullptr); });
+
+  server.Get(R"(/api/v1/stats/([^/]+))", [&c](const Request& q, Response& r) {
+    const std::string key = q.matches[1];
+    auto campaign = key.size() <= 256 ? c.campaigns.find_by_key(key) : std::nullopt;
+    if (!campaign) return send_b_error(r, 401, "unauthorized", "unrecognised or inactive campaign key");
+    const std::string period = q.has_param("period") ? q.get_param_value("period") : "today";
+    const std::int64_t since = period_start_ms(period, c.clock.now_ms());
+    if (since < 0) {
+      send_invalid(r, {{"period", "not_allowed", "must be today, 24h, 7d, 30d or all"}});
+      return;
+    }
+    const CampaignStats s = c.store.campaign_stats(campaign->id, since);
+    const std::int64_t decided = s.sold + s.unsold + s.errors;
+    http::send_json(r, 200,
+                    {{"campaign_id", campaign->id},
+                     {"period", period},
+                     {"received", s.received},
+                     {"sold", s.sold},
+                     {"unsold", s.unsold},
+                     {"duplicates", s.duplicates},
+                     {"invalid", s.invalid},
+                     {"queued", s.queued},
+                     {"errors", s.errors},
+                     {"acceptance_rate", decided ? static_cast<double>(s.sold) / decided : 0.0},
+                     {"payout", cents_to_decimal(s.payout)},
+                     {"currency", "USD"}});
+  });
+
+  server.Get(R"(/api/v1/jobs/([^/]+))", [&c](const Request& q, Response& r) {
+    const std::string key = q.get_header_value("X-Campaign-Key");
+    auto campaign = !key.empty() && key.size() <= 256 ? c.campaigns.find_by_key(key) : std::nullopt;
+    if (!campaign) return send_b_error(r, 401, "unauthorized", "X-Campaign-Key missing, unrecognised or inactive");
+    const std::string id = q.matches[1];
+    auto record = is_valid_id(id, kLeadPrefix) ? c.store.get_lead(id) : std::nullopt;
+    if (!record) {
+      // Accepted leads reach the store when a worker picks them up; until then the job is queued.
+      // An id this campaign never got is indistinguishable here and also reads as queued only if
+      // it is recent and well-formed; anything else is unknown.
+      const std::int64_t made = id_time_ms(id, kLeadPrefix);
+      if (made > 0 && c.clock.now_ms() - made < 24 * 3'600'000LL)
+        return http::send_json(r, 200, {{"status", "queued"}, {"job_id", id}});
+      return send_b_error(r, 404, "not_found", "no such job");
+    }
+    if (record->lead.campaign_id != campaign->id) return send_b_error(r, 404, "not_found", "no such job");
+    const auto& d = record->distribution;
+    if (d.status == DeliveryStatus::kPending)
+      return http::send_json(r, 200, {{"status", "queued"}, {"job_id", id}});
+    http::send_json(r, 200, sold_body({id, d.status, d.buyer_id, d.price, d.payout}));
+  });
+
+  server.Get(R"(/api/v1/fields/([^/]+))", [&c](const Request& q, Response& r) {
+    const Vertical* v = c.verticals.find(std::string(q.matches[1]));
+    if (!v) return send_b_error(r, 404, "not_found", "unknown vertical");
+    http::send_json(r, 200, c.verticals.to_json(*v));
+  });
+
+  // The legacy form: POST /{seller_campaign_key}. Registered last so every named route wins.
+  server.Post(R"(/([^/]+))", [&c](const Request& q, Response& r) {
+    const std::string key = q.matches[1];
+    post_campaign_lead(c, q, r, &key);
+  });
+}
+
+}  // namespace leadflow

@@ -1,0 +1,143 @@
+// kill -9 of the whole embedded service while leads stream in: every acknowledged lead reaches a
+// final status after restart, and none is sold twice.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "child_process.hpp"
+#include "leadflow/accounts.hpp"
+#include "service_fixture.hpp"
+
+namespace leadflow::testing {
+namespace {
+
+using nlohmann::json;
+
+struct Service {
+  std::unique_ptr<ChildProcess> process;
+  int port = 0;
+};
+
+Service start_service(const TempDir& dir, const std::string& key) {
+  Service s;
+  s.process = std::make_unique<ChildProcess>(
+      binary_path("leadflow-ingest"),
+      std::map<std::string, std::string>{{"LEADFLOW_DATA_DIR", dir.path()},
+                                         {"LEADFLOW_LISTEN", "127.0.0.1:0"},
+                                         {"LEADFLOW_BOOTSTRAP_KEY", key},
+                                         {"LEADFLOW_ALLOW_PRIVATE_BUYERS", "1"},
+                                         {"LEADFLOW_WORKER_CONCURRENCY", "16"},
+                                         {"LEADFLOW_HTTP_THREADS", "16"},
+                                         {"LEADFLOW_LOG_LEVEL", "warn"}});
+  const std::string line = s.process->read_line(std::chrono::seconds(30));
+  if (line.empty()) throw std::runtime_error("the service did not start");
+  s.port = json::parse(line)["port"];
+  return s;
+}
+
+std::unique_ptr<httplib::SSLClient> client(const TempDir& dir, int port) {
+  auto c = std::make_unique<httplib::SSLClient>("127.0.0.1", port);
+  c->set_ca_cert_path((dir.path() + "/tls/cert.pem").c_str());
+  c->enable_server_certificate_verification(true);
+  c->set_connection_timeout(2, 0);
+  c->set_read_timeout(10, 0);
+  return c;
+}
+
+TEST(Crash, Kill9LosesNoAcknowledgedLeadAndSellsNoneTwice) {
+  TempDir dir;
+  const std::string key = new_api_key_secret();
+  auto first = start_buyer("first", 14.0, 5), second = start_buyer("second", 9.0, 5);
+  Service svc = start_service(dir, key);
+  const httplib::Headers auth = {{"Authorization", "Bearer " + key}};
+  for (auto* sim : {first.get(), second.get()}) {
+    json buyer = {{"name", sim->name()}, {"verticals", {"auto_insurance"}},
+                  {"delivery", {{"mode", "ping_post"}, {"ping_url", sim->ping_url()}, {"post_url", sim->post_url()}}},
+                  {"duplicate_lookback_days", 0}};
+    ASSERT_EQ(client(dir, svc.port)->Post("/v1/buyers", auth, buyer.dump(), "application/json")->status, 201);
+  }
+  // The winner rejects some posts, so fallbacks happen around the crash too.
+  first->set_reject_rate(0.2);
+
+  for (int round = 0; round < 2; ++round) {
+    std::mutex mu;
+    std::set<std::string> acked;
+    std::atomic<int> salt{round * 100'000};
+    std::atomic<bool> stop{false};
+    std::vector<std::thread> posters;
+    for (int t = 0; t < 4; ++t) {
+      posters.emplace_back([&] {
+        auto c = client(dir, svc.port);
+        while (!stop) {
+          auto r = c->Post("/v1/leads", {{"Authorization", "Bearer " + key}, {"Prefer", "respond-async"}},
+                           sample_lead(salt++).dump(), "application/json");
+          if (!r) continue;  // the process is gone: not acknowledged, not counted
+          if (r->status == 202) {
+            std::lock_guard lock(mu);
+            acked.insert(json::parse(r->body)["lead_id"].get<std::string>());
+          }
+        }
+      });
+    }
+    // Let a few hundred leads through, then kill the whole service mid-stream.
+    for (int i = 0; i < 400; ++i) {
+      {
+        std::lock_guard lock(mu);
+        if (acked.size() >= 150) break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    svc.process->kill_hard();
+    stop = true;
+    for (auto& t : posters) t.join();
+    ASSERT_GE(acked.size(), 50u);
+
+    svc = start_service(dir, key);
+    auto c = client(dir, svc.port);
+    // Every acknowledged lead reaches a final status.
+    std::set<std::string> pending = acked;
+    for (int i = 0; i < 600 && !pending.empty(); ++i) {
+      for (auto it = pending.begin(); it != pending.end();) {
+        auto r = c->Get(("/v1/leads/" + *it).c_str(), auth);
+        if (r && r->status == 200 && json::parse(r->body)["data"]["status"] != "pending")
+          it = pending.erase(it);
+        else
+          ++it;
+      }
+      if (!pending.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    EXPECT_TRUE(pending.empty()) << pending.size() << " of " << acked.size() << " acknowledged leads never decided";
+
+    // No lead went to two buyers: every sale a buyer accepted (repeats of one Idempotency-Key
+    // count once) is exactly one delivered lead in the store.
+    int delivered = 0;
+    std::string cursor;
+    for (;;) {
+      auto r = c->Get(("/v1/leads?status=delivered&limit=100" + (cursor.empty() ? "" : "&cursor=" + cursor)).c_str(), auth);
+      ASSERT_TRUE(r && r->status == 200);
+      const json page = json::parse(r->body);
+      for (const auto& lead : page["data"]) {
+        ++delivered;
+        EXPECT_TRUE(lead["distribution"]["buyer_id"].is_string());
+      }
+      if (!page["has_more"].get<bool>()) break;
+      cursor = page["next_cursor"];
+    }
+    const auto sales = first->stats().accepted + second->stats().accepted;
+    EXPECT_EQ(sales, static_cast<std::uint64_t>(delivered));
+    EXPECT_GT(delivered, 0);
+    std::cout << "round " << round << ": acknowledged " << acked.size() << ", delivered " << delivered
+              << ", duplicate posts absorbed by buyers " << first->stats().duplicate_posts + second->stats().duplicate_posts
+              << "\n";
+  }
+  EXPECT_EQ(svc.process->terminate(std::chrono::seconds(20)), 0);  // SIGTERM: clean exit
+}
+
+}  // namespace
+}  // namespace leadflow::testing

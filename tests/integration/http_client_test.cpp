@@ -1,0 +1,375 @@
+// The libcurl client against a real BuyerSimulator on loopback.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <future>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "leadflow/buyer_sim.hpp"
+#include "leadflow/http_client.hpp"
+
+namespace leadflow {
+namespace {
+
+using namespace std::chrono_literals;
+using json = nlohmann::json;
+
+int process_threads() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("Threads:", 0) == 0) return std::stoi(line.substr(8));
+  }
+  return -1;
+}
+
+// A port nothing listens on: bind an ephemeral one, then close it.
+int closed_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+HttpRequest ping_request(const BuyerSimulator& sim, int n = 1,
+                         std::chrono::milliseconds timeout = 2000ms) {
+  HttpRequest r;
+  r.url = sim.ping_url();
+  r.headers = {{"Content-Type", "application/json"}};
+  r.body = json{{"ping_id", "pg_" + std::to_string(n)}, {"lead_id", "ld_" + std::to_string(n)},
+                {"vertical", "auto_insurance"}, {"zip_code", "94107"}, {"state", "CA"},
+                {"source", "web"}, {"custom_fields", json::object()}}
+               .dump();
+  r.timeout = timeout;
+  return r;
+}
+
+/// Collects callbacks from the client's thread; waits with a deadline, never a fixed sleep.
+class Collector {
+ public:
+  std::function<void(HttpResponse)> callback() {
+    return [this](HttpResponse r) {
+      std::lock_guard lock(mutex_);
+      responses_.push_back(std::move(r));
+      cv_.notify_all();
+    };
+  }
+  bool wait_for(size_t n, std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mutex_);
+    return cv_.wait_for(lock, timeout, [&] { return responses_.size() >= n; });
+  }
+  std::vector<HttpResponse> responses() {
+    std::lock_guard lock(mutex_);
+    return responses_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::vector<HttpResponse> responses_;
+};
+
+TEST(RetryClassTest, ClassifiesEveryKindOfAnswer) {
+  auto with_status = [](int s) {
+    HttpResponse r;
+    r.status = s;
+    return r;
+  };
+  HttpResponse transport;
+  transport.error = "Connection refused";
+  HttpResponse timeout;
+  timeout.timed_out = true;
+  timeout.error = "Operation timed out";
+
+  EXPECT_EQ(classify_retry(transport), RetryClass::kRetryable);
+  EXPECT_EQ(classify_retry(timeout), RetryClass::kRetryable);
+  EXPECT_EQ(classify_retry(with_status(200)), RetryClass::kNone);
+  EXPECT_EQ(classify_retry(with_status(204)), RetryClass::kNone);
+  EXPECT_EQ(classify_retry(with_status(302)), RetryClass::kNone);
+  EXPECT_EQ(classify_retry(with_status(408)), RetryClass::kRetryable);
+  EXPECT_EQ(classify_retry(with_status(429)), RetryClass::kRetryable);
+  EXPECT_EQ(classify_retry(with_status(500)), RetryClass::kRetryable);
+  EXPECT_EQ(classify_retry(with_status(503)), RetryClass::kRetryable);
+  EXPECT_EQ(classify_retry(with_status(400)), RetryClass::kFinal);
+  EXPECT_EQ(classify_retry(with_status(401)), RetryClass::kFinal);
+  EXPECT_EQ(classify_retry(with_status(404)), RetryClass::kFinal);
+  EXPECT_EQ(classify_retry(with_status(422)), RetryClass::kFinal);
+}
+
+class HttpClientTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    BuyerSimOptions o;
+    o.name = "acme";
+    o.bid = BidModel::fixed(14.25);
+    sim_ = std::make_unique<BuyerSimulator>(o);
+    sim_->start();
+  }
+  void TearDown() override {
+    client_.reset();  // close keep-alive connections first, so the server stops at once
+    sim_->stop();
+  }
+  HttpClient& client(CurlClientOptions o = {}) {
+    if (!client_) client_ = make_curl_client(o);
+    return *client_;
+  }
+
+  std::unique_ptr<BuyerSimulator> sim_;
+  std::unique_ptr<HttpClient> client_;
+};
+
+TEST_F(HttpClientTest, PingRoundTrip) {
+  HttpResponse r = client().send(ping_request(*sim_)).get();
+  ASSERT_EQ(r.status, 200) << r.error;
+  EXPECT_EQ(r.error, "");
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_GT(r.elapsed.count(), 0);
+  EXPECT_EQ(json::parse(r.body).at("bid").get<double>(), 14.25);
+  EXPECT_EQ(classify_retry(r), RetryClass::kNone);
+
+  auto pings = sim_->pings();
+  ASSERT_EQ(pings.size(), 1u);
+  EXPECT_EQ(pings[0].header("content-type"), "application/json");
+  EXPECT_EQ(json::parse(pings[0].body).at("ping_id"), "pg_1");
+  EXPECT_EQ(pings[0].header("Expect"), "");  // no 100-continue round trip
+}
+
+TEST_F(HttpClientTest, PostCarriesHeadersAndFinalStatusIsNotRetried) {
+  HttpRequest post;
+  post.url = sim_->post_url();
+  post.headers = {{"Content-Type", "application/json"}, {"Idempotency-Key", "ld_42"}};
+  post.body = json{{"ping_id", "pg_1"}, {"price", 14.25}, {"email", "a@b.c"}}.dump();
+  HttpResponse r = client().send(post).get();
+  ASSERT_EQ(r.status, 200) << r.error;
+  EXPECT_TRUE(json::parse(r.body).at("accepted").get<bool>());
+  EXPECT_EQ(sim_->posts().at(0).header("Idempotency-Key"), "ld_42");
+
+  sim_->set_fail_next(1, 422);
+  HttpResponse rejected = client().send(ping_request(*sim_)).get();
+  EXPECT_EQ(rejected.status, 422);
+  EXPECT_EQ(rejected.error, "");
+  EXPECT_EQ(classify_retry(rejected), RetryClass::kFinal);
+
+  sim_->set_fail_next(1, 503);
+  EXPECT_EQ(classify_retry(client().send(ping_request(*sim_)).get()), RetryClass::kRetryable);
+}
+
+TEST_F(HttpClientTest, TwoHundredConcurrentRequestsOnOneThread) {
+  sim_->set_latency(50ms);
+  const int threads_before = process_threads();
+  CurlClientOptions o;
+  o.max_host_connections = 32;  // below the simulator's 64 server threads
+  HttpClient& c = client(o);
+
+  Collector done;
+  constexpr int kRequests = 200;
+  const auto started = std::chrono::steady_clock::now();
+  for (int i = 0; i < kRequests; ++i) c.send(ping_request(*sim_, i, 10s), done.callback());
+  ASSERT_TRUE(sim_->wait_for_requests(16, 10s));
+  const int threads_during = process_threads();
+  ASSERT_TRUE(done.wait_for(kRequests, 30s));
+  const auto took = std::chrono::steady_clock::now() - started;
+
+  for (const auto& r : done.responses()) EXPECT_EQ(r.status, 200) << r.error;
+  // One event-loop thread for 200 requests in flight (a thread per call would add hundreds).
+  EXPECT_LE(threads_during - threads_before, 1);
+  // 200 x 50 ms serially would be 10 s; over 32 connections it is about 7 rounds.
+  EXPECT_LT(took, 5s);
+  // At most max_host_connections connections were opened, and they were reused.
+  EXPECT_LE(sim_->stats().connections, 32u);
+  EXPECT_EQ(sim_->stats().pings, static_cast<std::uint64_t>(kRequests));
+}
+
+TEST_F(HttpClientTest, SlowBuyerTimesOutNearTheTimeout) {
+  sim_->set_latency(3000ms);
+  const auto timeout = 200ms;
+  HttpResponse r = client().send(ping_request(*sim_, 1, timeout)).get();
+  EXPECT_EQ(r.status, 0);
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_NE(r.error, "");
+  EXPECT_EQ(classify_retry(r), RetryClass::kRetryable);
+  EXPECT_GE(r.elapsed, std::chrono::microseconds(timeout));
+  EXPECT_LT(r.elapsed, std::chrono::microseconds(timeout + 400ms));
+}
+
+TEST_F(HttpClientTest, TimeoutCountsTimeSpentWaitingForAConnection) {
+  // One connection to a buyer answering in 300 ms: the second and third 400 ms requests cannot
+  // get the connection in time and must fail at their own deadline, not 300 ms later.
+  sim_->set_latency(300ms);
+  CurlClientOptions o;
+  o.max_host_connections = 1;
+  HttpClient& c = client(o);
+  std::vector<std::future<HttpResponse>> answers;
+  for (int i = 0; i < 3; ++i) answers.push_back(c.send(ping_request(*sim_, i, 400ms)));
+  int ok = 0;
+  int timed_out = 0;
+  for (auto& a : answers) {
+    HttpResponse r = a.get();
+    EXPECT_LT(r.elapsed, std::chrono::microseconds(400ms + 300ms)) << r.error;
+    if (r.status == 200) ++ok;
+    if (r.timed_out) {
+      ++timed_out;
+      EXPECT_EQ(r.error.rfind("timed out after 400 ms", 0), 0u) << r.error;
+    }
+  }
+  EXPECT_EQ(ok, 1);
+  EXPECT_EQ(timed_out, 2);
+}
+
+TEST_F(HttpClientTest, ConnectionRefusedIsARetryableTransportError) {
+  HttpRequest r = ping_request(*sim_);
+  r.url = "http://127.0.0.1:" + std::to_string(closed_port()) + "/ping";
+  HttpResponse resp = client().send(r).get();
+  EXPECT_EQ(resp.status, 0);
+  EXPECT_FALSE(resp.timed_out);
+  EXPECT_NE(resp.error, "");
+  EXPECT_EQ(classify_retry(resp), RetryClass::kRetryable);
+}
+
+TEST_F(HttpClientTest, MalformedUrlAndHeaderInjectionFailWithoutSending) {
+  HttpRequest bad_url = ping_request(*sim_);
+  bad_url.url = "file:///etc/passwd";
+  HttpResponse r1 = client().send(bad_url).get();
+  EXPECT_EQ(r1.status, 0);
+  EXPECT_NE(r1.error, "");
+
+  HttpRequest injected = ping_request(*sim_);
+  injected.headers.push_back({"X-Token", "a\r\nX-Evil: 1"});
+  HttpResponse r2 = client().send(injected).get();
+  EXPECT_EQ(r2.status, 0);
+  EXPECT_EQ(r2.error, "invalid header");
+  EXPECT_EQ(sim_->stats().pings, 0u);
+}
+
+TEST_F(HttpClientTest, SequentialRequestsReuseOneKeepAliveConnection) {
+  HttpClient& c = client();
+  for (int i = 0; i < 50; ++i) {
+    HttpResponse r = c.send(ping_request(*sim_, i)).get();
+    ASSERT_EQ(r.status, 200) << r.error;
+  }
+  EXPECT_EQ(sim_->stats().pings, 50u);
+  EXPECT_EQ(sim_->stats().connections, 1u);
+}
+
+TEST_F(HttpClientTest, SimulatorStopsPromptlyWhileTheClientHoldsIdleConnections) {
+  HttpClient& c = client();
+  for (int i = 0; i < 4; ++i) ASSERT_EQ(c.send(ping_request(*sim_, i)).get().status, 200);
+  const auto started = std::chrono::steady_clock::now();
+  sim_->stop();  // the client still pools its keep-alive connection
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 2s);
+
+  // The pooled connection is dead now; the next request fails cleanly instead of hanging.
+  HttpResponse r = c.send(ping_request(*sim_, 9, 1000ms)).get();
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(classify_retry(r), RetryClass::kRetryable);
+}
+
+TEST_F(HttpClientTest, ResponseBodyOverOneMebibyteIsAnError) {
+  sim_->stub("/ping", 200, std::string(2 << 20, 'x'), "text/plain");
+  HttpResponse big = client().send(ping_request(*sim_)).get();
+  EXPECT_EQ(big.status, 0);
+  EXPECT_FALSE(big.timed_out);
+  EXPECT_NE(big.error.find("larger than"), std::string::npos) << big.error;
+  EXPECT_EQ(big.body, "");
+
+  // Just under the cap still arrives whole.
+  sim_->stub("/ping", 200, std::string((1 << 20) - 16, 'y'), "text/plain");
+  HttpResponse fits = client().send(ping_request(*sim_)).get();
+  EXPECT_EQ(fits.status, 200) << fits.error;
+  EXPECT_EQ(fits.body.size(), static_cast<size_t>((1 << 20) - 16));
+}
+
+TEST_F(HttpClientTest, DestructorFailsRequestsStillInFlight) {
+  sim_->set_latency(10s);
+  Collector done;
+  constexpr int kInFlight = 20;
+  client();
+  for (int i = 0; i < kInFlight; ++i) client_->send(ping_request(*sim_, i, 30s), done.callback());
+  ASSERT_TRUE(sim_->wait_for_requests(kInFlight, 10s));
+
+  const auto started = std::chrono::steady_clock::now();
+  client_.reset();
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 2s);  // did not wait for the buyer
+
+  // Every callback ran before the destructor returned.
+  auto responses = done.responses();
+  ASSERT_EQ(responses.size(), static_cast<size_t>(kInFlight));
+  for (const auto& r : responses) {
+    EXPECT_EQ(r.status, 0);
+    EXPECT_EQ(r.error, "client shut down");
+  }
+}
+
+TEST_F(HttpClientTest, CallbackMaySendTheNextRequest) {
+  // A ping's answer triggers the post from the client's own thread, as the auction does.
+  HttpClient& c = client();
+  std::promise<HttpResponse> post_done;
+  c.send(ping_request(*sim_), [&](HttpResponse ping) {
+    HttpRequest post;
+    post.url = sim_->post_url();
+    post.headers = {{"Content-Type", "application/json"}, {"Idempotency-Key", "ld_1"}};
+    post.body = json{{"ping_id", "pg_1"}, {"price", json::parse(ping.body).at("bid")}}.dump();
+    c.send(post, [&](HttpResponse r) { post_done.set_value(std::move(r)); });
+  });
+  auto fut = post_done.get_future();
+  ASSERT_EQ(fut.wait_for(10s), std::future_status::ready);
+  HttpResponse r = fut.get();
+  EXPECT_EQ(r.status, 200);
+  EXPECT_TRUE(json::parse(r.body).at("accepted").get<bool>());
+}
+
+TEST(HttpClientTlsTest, HttpsWithVerificationOffForASelfSignedLoopbackBuyer) {
+  const std::string dir = ::testing::TempDir();
+  const std::string cert = dir + "/leadflow_sim_cert.pem";
+  const std::string key = dir + "/leadflow_sim_key.pem";
+  const std::string cmd = "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 -subj /CN=localhost -keyout " +
+                          key + " -out " + cert + " >/dev/null 2>&1";
+  if (std::system(cmd.c_str()) != 0) GTEST_SKIP() << "openssl CLI not available";
+
+  BuyerSimOptions o;
+  o.tls_cert = cert;
+  o.tls_key = key;
+  o.bid = BidModel::fixed(3.5);
+  BuyerSimulator sim(o);
+  sim.start();
+  ASSERT_EQ(sim.ping_url().rfind("https://", 0), 0u);
+  {
+    CurlClientOptions verify;  // default: verify, and the certificate is self-signed
+    auto strict = make_curl_client(verify);
+    HttpResponse r = strict->send(ping_request(sim)).get();
+    EXPECT_EQ(r.status, 0);
+    EXPECT_NE(r.error, "");
+
+    CurlClientOptions loose;
+    loose.verify_tls = false;
+    auto lax = make_curl_client(loose);
+    HttpResponse ok = lax->send(ping_request(sim)).get();
+    ASSERT_EQ(ok.status, 200) << ok.error;
+    EXPECT_EQ(json::parse(ok.body).at("bid").get<double>(), 3.5);
+  }
+  sim.stop();
+  std::remove(cert.c_str());
+  std::remove(key.c_str());
+}
+
+}  // namespace
+}  // namespace leadflow

@@ -1,0 +1,341 @@
+// The whole pipeline in one process over real HTTPS on loopback: post a lead, see it sold.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "leadflow/lead_codec.hpp"
+#include "service_fixture.hpp"
+
+namespace leadflow::testing {
+namespace {
+
+using nlohmann::json;
+
+json body_of(const httplib::Result& r) { return json::parse(r->body); }
+
+// Polls GET /v1/leads/{id} until the lead leaves pending.
+json wait_decided(ServiceFixture& svc, const std::string& id) {
+  for (int i = 0; i < 400; ++i) {
+    auto r = svc.get("/v1/leads/" + id, svc.operator_key());
+    if (r && r->status == 200) {
+      json j = body_of(r)["data"];
+      if (j["status"] != "pending") return j;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  return json();
+}
+
+class Pipeline : public ::testing::Test {
+ protected:
+  ServiceFixture svc;
+};
+
+TEST_F(Pipeline, SellsToTheHighestBidderAndRecordsEveryAttempt) {
+  auto low = start_buyer("low", 10.00), high = start_buyer("high", 15.00), mid = start_buyer("mid", 12.00);
+  svc.add_buyer(*low);
+  const std::string high_id = svc.add_buyer(*high);
+  svc.add_buyer(*mid);
+
+  auto r = svc.post("/v1/leads", sample_lead(1), svc.operator_key());
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 201) << r->body;
+  const json b = body_of(r);
+  EXPECT_EQ(b["success"], true);
+  EXPECT_EQ(b["distribution"]["accepted"], true);
+  EXPECT_EQ(b["distribution"]["buyer_id"], high_id);
+  EXPECT_EQ(b["distribution"]["price"], 15.0);
+  EXPECT_EQ(b["distribution"]["currency"], "USD");
+  EXPECT_EQ(b["distribution"]["delivery_status"], "delivered");
+  const std::string id = b["lead_id"];
+  EXPECT_EQ(r->get_header_value("Location"), "/v1/leads/" + id);
+  EXPECT_FALSE(r->get_header_value("X-Request-Id").empty());
+  EXPECT_EQ(r->get_header_value("X-RateLimit-Limit"), "1000");  // the bootstrap key is enterprise
+
+  auto detail = svc.get("/v1/leads/" + id, svc.operator_key());
+  ASSERT_EQ(detail->status, 200);
+  const json lead = body_of(detail)["data"];
+  EXPECT_EQ(lead["email"], "ada1@example.com");
+  EXPECT_EQ(lead["phone"], "+12022000001");
+  EXPECT_EQ(lead["state"], "CA");
+  EXPECT_EQ(lead["status"], "delivered");
+  int pings = 0, posts = 0;
+  for (const auto& a : lead["attempts"]) {
+    if (a["kind"] == "ping") {
+      ++pings;
+      EXPECT_EQ(a["outcome"], "bid");
+    } else {
+      ++posts;
+      EXPECT_EQ(a["outcome"], "accepted");
+      EXPECT_EQ(a["buyer_id"], high_id);
+    }
+  }
+  EXPECT_EQ(pings, 3);
+  EXPECT_EQ(posts, 1);
+  EXPECT_EQ(high->stats().accepted, 1u);
+  EXPECT_EQ(low->stats().posts, 0u);
+}
+
+TEST_F(Pipeline, PingsCarryNoPersonalData) {
+  auto sim = start_buyer("b", 9.00);
+  svc.add_buyer(*sim);
+  auto r = svc.post("/v1/leads", sample_lead(2), svc.operator_key());
+  ASSERT_EQ(r->status, 201) << r->body;
+  const auto pings = sim->pings();
+  ASSERT_EQ(pings.size(), 1u);
+  const json ping = json::parse(pings[0].body);
+  for (const char* field : {"first_name", "last_name", "email", "phone", "ip_address", "user_agent"})
+    EXPECT_FALSE(ping.contains(field)) << field;
+  for (const char* value : {"Ada", "Lovelace", "ada2@example.com", "2022000002", "203.0.113.9"})
+    EXPECT_EQ(pings[0].body.find(value), std::string::npos) << value;
+  EXPECT_EQ(sim->stats().pii_pings, 0u);
+  const auto posts = sim->posts();
+  ASSERT_EQ(posts.size(), 1u);
+  EXPECT_EQ(posts[0].header("Idempotency-Key"), body_of(r)["lead_id"]);
+  EXPECT_NE(posts[0].body.find("ada2@example.com"), std::string::npos);
+}
+
+TEST_F(Pipeline, FallsBackToTheNextBidderWhenTheWinnerRejects) {
+  auto first = start_buyer("first", 20.00), second = start_buyer("second", 11.00);
+  svc.add_buyer(*first);
+  const std::string second_id = svc.add_buyer(*second);
+  first->set_reject_next(1, "over capacity");
+  auto r = svc.post("/v1/leads", sample_lead(3), svc.operator_key());
+  ASSERT_EQ(r->status, 201) << r->body;
+  const json b = body_of(r);
+  EXPECT_EQ(b["distribution"]["buyer_id"], second_id);
+  EXPECT_EQ(b["distribution"]["price"], 11.0);
+  const json lead = body_of(svc.get("/v1/leads/" + std::string(b["lead_id"]), svc.operator_key()))["data"];
+  bool saw_rejection = false;
+  for (const auto& a : lead["attempts"])
+    if (a["kind"] == "post" && a["outcome"] == "rejected") {
+      saw_rejection = true;
+      EXPECT_EQ(a["reason"], "over capacity");
+    }
+  EXPECT_TRUE(saw_rejection);
+}
+
+TEST_F(Pipeline, ASlowBuyerTimesOutAndTheOthersStillSell) {
+  auto slow = start_buyer("slow", 50.00, 2000), quick = start_buyer("quick", 8.00);
+  const std::string slow_id = svc.add_buyer(*slow, "auto_insurance", {{"delivery", {{"timeout_ms", 200}}}});
+  const std::string quick_id = svc.add_buyer(*quick);
+  const auto started = std::chrono::steady_clock::now();
+  auto r = svc.post("/v1/leads", sample_lead(4), svc.operator_key());
+  const auto took = std::chrono::steady_clock::now() - started;
+  ASSERT_EQ(r->status, 201) << r->body;
+  EXPECT_EQ(body_of(r)["distribution"]["buyer_id"], quick_id);
+  EXPECT_LT(took, std::chrono::milliseconds(1900));  // did not wait for the slow buyer's answer
+  const json lead = body_of(svc.get("/v1/leads/" + std::string(body_of(r)["lead_id"]), svc.operator_key()))["data"];
+  bool saw_timeout = false;
+  for (const auto& a : lead["attempts"])
+    if (a["buyer_id"] == slow_id) saw_timeout = a["outcome"] == "timeout";
+  EXPECT_TRUE(saw_timeout);
+}
+
+TEST_F(Pipeline, RespondAsyncAnswers202AndTheLeadIsDecidedLater) {
+  auto sim = start_buyer("b", 9.00, 100);
+  svc.add_buyer(*sim);
+  auto r = svc.post("/v1/leads", sample_lead(5), svc.operator_key(), {{"Prefer", "respond-async"}});
+  ASSERT_EQ(r->status, 202) << r->body;
+  const json b = body_of(r);
+  EXPECT_EQ(b["distribution"]["delivery_status"], "pending");
+  EXPECT_EQ(b["distribution"]["accepted"], false);
+  const json decided = wait_decided(svc, b["lead_id"]);
+  EXPECT_EQ(decided["status"], "delivered");
+}
+
+TEST_F(Pipeline, TheWaitBudgetRunsOutInto202) {
+  auto sim = start_buyer("b", 9.00, 1500);
+  svc.add_buyer(*sim, "auto_insurance", {{"delivery", {{"timeout_ms", 3000}}}});
+  auto r = svc.post("/v1/leads", sample_lead(6), svc.operator_key(), {{"Prefer", "wait=1"}});
+  ASSERT_EQ(r->status, 202) << r->body;
+  EXPECT_EQ(wait_decided(svc, body_of(r)["lead_id"])["status"], "delivered");
+}
+
+TEST_F(Pipeline, NoBuyerMeansUnsold) {
+  auto r = svc.post("/v1/leads", sample_lead(7, "solar"), svc.operator_key());
+  ASSERT_EQ(r->status, 201) << r->body;
+  EXPECT_EQ(body_of(r)["distribution"]["delivery_status"], "unsold");
+  EXPECT_EQ(body_of(r)["distribution"]["accepted"], false);
+}
+
+TEST_F(Pipeline, TheSamePersonTwiceIsADuplicate) {
+  auto sim = start_buyer("b", 9.00);
+  svc.add_buyer(*sim);
+  ASSERT_EQ(svc.post("/v1/leads", sample_lead(8), svc.operator_key())->status, 201);
+  auto again = svc.post("/v1/leads", sample_lead(8), svc.operator_key());
+  ASSERT_EQ(again->status, 201);
+  EXPECT_EQ(body_of(again)["distribution"]["delivery_status"], "duplicate");
+  EXPECT_EQ(sim->stats().posts, 1u);
+}
+
+TEST_F(Pipeline, ValidationListsEveryOffendingField) {
+  json lead = sample_lead(9);
+  lead.erase("first_name");
+  lead["email"] = "not-an-email";
+  lead["phone"] = "123";
+  lead["vertical"] = "spaceships";
+  lead["favourite_colour"] = "blue";
+  auto r = svc.post("/v1/leads", lead, svc.operator_key());
+  ASSERT_EQ(r->status, 400);
+  EXPECT_EQ(r->get_header_value("Content-Type"), "application/problem+json");
+  const json b = body_of(r);
+  EXPECT_EQ(b["success"], false);
+  EXPECT_EQ(b["status"], 400);
+  std::set<std::string> fields;
+  for (const auto& e : b["errors"]) fields.insert(e["field"]);
+  for (const char* f : {"first_name", "email", "phone", "vertical", "favourite_colour"})
+    EXPECT_TRUE(fields.count(f)) << f << " in " << r->body;
+}
+
+TEST_F(Pipeline, AuthenticationAndPermissionFailures) {
+  auto missing = svc.post("/v1/leads", sample_lead(10), "");
+  EXPECT_EQ(missing->status, 401);
+  EXPECT_FALSE(missing->get_header_value("X-RateLimit-Limit").empty());
+  EXPECT_EQ(svc.post("/v1/leads", sample_lead(10), "lfk_wrong")->status, 401);
+
+  const std::string seller = svc.add_seller();
+  const std::string seller_key = svc.add_api_key({{"seller_id", seller}});
+  EXPECT_EQ(svc.get("/v1/buyers", seller_key)->status, 403);  // buyers are operator-only
+  const std::string read_only = svc.add_api_key({{"seller_id", seller}, {"scopes", {"leads:read"}}});
+  EXPECT_EQ(svc.post("/v1/leads", sample_lead(10), read_only)->status, 403);
+
+  // Revocation takes effect at once.
+  auto keys = body_of(svc.get("/v1/api-keys", svc.operator_key()))["data"];
+  std::string key_id;
+  for (const auto& k : keys)
+    if (k["seller_id"] == seller && k["scopes"].size() == 1) key_id = k["key_id"];
+  ASSERT_FALSE(key_id.empty());
+  EXPECT_EQ(svc.https()->Delete(("/v1/api-keys/" + key_id).c_str(),
+                                {{"Authorization", "Bearer " + svc.operator_key()}})->status, 200);
+  EXPECT_EQ(svc.get("/v1/leads", read_only)->status, 401);
+}
+
+TEST_F(Pipeline, SellersSeeOnlyTheirOwnLeads) {
+  const std::string a = svc.add_seller("A"), b = svc.add_seller("B");
+  const std::string key_a = svc.add_api_key({{"seller_id", a}}), key_b = svc.add_api_key({{"seller_id", b}});
+  auto r = svc.post("/v1/leads", sample_lead(11), key_a, {{"Prefer", "respond-async"}});
+  ASSERT_EQ(r->status, 202);
+  const std::string id = body_of(r)["lead_id"];
+  wait_decided(svc, id);
+  EXPECT_EQ(svc.get("/v1/leads/" + id, key_a)->status, 200);
+  EXPECT_EQ(svc.get("/v1/leads/" + id, key_b)->status, 404);
+  EXPECT_EQ(body_of(svc.get("/v1/leads", key_a))["data"].size(), 1u);
+  EXPECT_EQ(body_of(svc.get("/v1/leads", key_b))["data"].size(), 0u);
+}
+
+TEST_F(Pipeline, ContentTypeAndSizeLimits) {
+  auto c = svc.https();
+  auto wrong_type = c->Post("/v1/leads", {{"Authorization", "Bearer " + svc.operator_key()}},
+                            sample_lead(12).dump(), "text/plain");
+  EXPECT_EQ(wrong_type->status, 415);
+  json big = sample_lead(12);
+  big["custom_fields"]["notes"] = std::string(70 * 1024, 'x');
+  auto too_big = svc.post("/v1/leads", big, svc.operator_key());
+  ASSERT_TRUE(too_big);
+  EXPECT_EQ(too_big->status, 413);
+  auto not_json = c->Post("/v1/leads", {{"Authorization", "Bearer " + svc.operator_key()}}, "{\"first_name\":",
+                          "application/json");
+  EXPECT_EQ(not_json->status, 400);
+}
+
+TEST_F(Pipeline, ThePerKeyMinuteLimitIsEnforced) {
+  const std::string seller = svc.add_seller();
+  const std::string key = svc.add_api_key({{"seller_id", seller}, {"plan", "standard"}});
+  auto c = svc.https();
+  httplib::Headers h = {{"Authorization", "Bearer " + key}};
+  int last_remaining = 1000;
+  for (int i = 0; i < 100; ++i) {
+    auto r = c->Get("/v1/leads?limit=1", h);
+    ASSERT_EQ(r->status, 200) << i;
+    const int remaining = std::stoi(r->get_header_value("X-RateLimit-Remaining"));
+    EXPECT_LT(remaining, last_remaining);
+    last_remaining = remaining;
+  }
+  auto refused = c->Get("/v1/leads?limit=1", h);
+  EXPECT_EQ(refused->status, 429);
+  EXPECT_EQ(refused->get_header_value("X-RateLimit-Limit"), "100");
+  EXPECT_EQ(refused->get_header_value("X-RateLimit-Remaining"), "0");
+  EXPECT_FALSE(refused->get_header_value("Retry-After").empty());
+  EXPECT_GT(std::stoll(refused->get_header_value("X-RateLimit-Reset")), std::time(nullptr));
+}
+
+TEST_F(Pipeline, ListsLeadsWithFiltersAndCursor) {
+  for (int i = 0; i < 5; ++i)
+    ASSERT_EQ(svc.post("/v1/leads", sample_lead(100 + i, "solar"), svc.operator_key())->status, 201);
+  auto page1 = body_of(svc.get("/v1/leads?limit=2&vertical=solar", svc.operator_key()));
+  ASSERT_EQ(page1["data"].size(), 2u);
+  EXPECT_EQ(page1["has_more"], true);
+  auto page2 = body_of(svc.get("/v1/leads?limit=2&vertical=solar&cursor=" + std::string(page1["next_cursor"]),
+                               svc.operator_key()));
+  ASSERT_EQ(page2["data"].size(), 2u);
+  EXPECT_GT(page1["data"][1]["lead_id"], page2["data"][0]["lead_id"]);  // newest first
+  EXPECT_EQ(svc.get("/v1/leads?limit=500", svc.operator_key())->status, 400);
+  EXPECT_EQ(svc.get("/v1/leads?status=sold", svc.operator_key())->status, 400);
+  EXPECT_EQ(svc.get("/v1/leads?created_from=yesterday", svc.operator_key())->status, 400);
+  EXPECT_EQ(svc.get("/v1/leads?colour=red", svc.operator_key())->status, 400);
+  EXPECT_EQ(body_of(svc.get("/v1/leads?status=unsold&vertical=solar", svc.operator_key()))["data"].size(), 5u);
+}
+
+TEST_F(Pipeline, BuyersCanBeCreatedListedAndUpdated) {
+  auto sim = start_buyer("b", 9.00);
+  const std::string id = svc.add_buyer(*sim, "auto_insurance",
+                                       {{"delivery", {{"headers", {{"X-Api-Key", "supersecretvalue1234"}}}}}});
+  auto got = body_of(svc.get("/v1/buyers/" + id, svc.operator_key()))["data"];
+  EXPECT_EQ(got["delivery"]["headers"]["X-Api-Key"], "****1234");  // masked when read back
+  auto c = svc.https();
+  auto put = c->Put(("/v1/buyers/" + id).c_str(), {{"Authorization", "Bearer " + svc.operator_key()}},
+                    R"({"status": "paused"})", "application/json");
+  ASSERT_EQ(put->status, 200) << put->body;
+  EXPECT_EQ(body_of(put)["data"]["status"], "paused");
+  EXPECT_EQ(body_of(put)["data"]["name"], "b");  // fields it did not name are kept
+  auto list = body_of(svc.get("/v1/buyers?status=paused", svc.operator_key()));
+  EXPECT_EQ(list["data"].size(), 1u);
+  auto bad = svc.post("/v1/buyers", {{"name", "x"}, {"verticals", {"auto_insurance"}},
+                                     {"delivery", {{"mode", "ping_post"}, {"ping_url", "ftp://x"}, {"post_url", "http://127.0.0.1:1/p"}}}},
+                      svc.operator_key());
+  ASSERT_EQ(bad->status, 400);
+  EXPECT_EQ(body_of(bad)["errors"][0]["field"], "delivery.ping_url");
+  EXPECT_EQ(svc.get("/v1/buyers/by_nope", svc.operator_key())->status, 404);
+}
+
+TEST_F(Pipeline, HealthReadinessAndMetrics) {
+  auto c = svc.https();
+  EXPECT_EQ(c->Get("/healthz")->status, 200);
+  EXPECT_EQ(c->Get("/readyz")->status, 200);
+  svc.post("/v1/leads", sample_lead(13, "solar"), svc.operator_key());
+  auto m = c->Get("/metrics");
+  ASSERT_EQ(m->status, 200);
+  for (const char* name : {"leadflow_http_requests_total", "leadflow_http_request_seconds_bucket",
+                           "leadflow_leads_received_total", "leadflow_leads_decided_total",
+                           "leadflow_queue_produce_seconds"})
+    EXPECT_NE(m->body.find(name), std::string::npos) << name;
+  EXPECT_EQ(m->body.find("ada13@example.com"), std::string::npos);  // no PII in metrics
+}
+
+TEST_F(Pipeline, UnknownRoutesAnswerProblem404) {
+  auto r = svc.get("/v1/nothing-here", svc.operator_key());
+  EXPECT_EQ(r->status, 404);
+  EXPECT_EQ(body_of(r)["success"], false);
+}
+
+class PlainListener : public ::testing::Test {
+ protected:
+  ServiceFixture svc{ServiceOptions{.plain_http = true, .trusted_proxies = {"10.0.0.0/8"}}};
+};
+
+TEST_F(PlainListener, RefusesSurfaceAOverPlainHttp) {
+  auto r = svc.plain()->Post("/v1/leads", {{"Authorization", "Bearer " + svc.operator_key()}},
+                             sample_lead(14).dump(), "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 403);
+  EXPECT_NE(r->body.find("HTTPS required"), std::string::npos);
+  // A forwarded header from an untrusted address changes nothing.
+  auto spoofed = svc.plain()->Get("/v1/leads", {{"Authorization", "Bearer " + svc.operator_key()},
+                                                {"X-Forwarded-Proto", "https"}});
+  EXPECT_EQ(spoofed->status, 403);
+  EXPECT_EQ(svc.plain()->Get("/healthz")->status, 200);
+}
+
+}  // namespace
+}  // namespace leadflow::testing

@@ -1,0 +1,187 @@
+// The storage contract against a real SQLite file, plus what only the SQLite adapter promises:
+// LEADFLOW_STORE parsing, the parent directory, durability across reopening.
+
+#include <gtest/gtest.h>
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "leadflow/store.hpp"
+#include "store_contract.hpp"
+
+namespace leadflow::contract {
+namespace {
+
+/// A private directory under the system temp directory, removed with its contents.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "leadflow-store-XXXXXX").string();
+    if (mkdtemp(pattern.data()) != nullptr) path_ = pattern;
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  ~TempDir() {
+    std::error_code ec;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+StoreFactory sqlite_factory() {
+  return {"sqlite", [] {
+            auto dir = std::make_shared<TempDir>();
+            std::string error;
+            // A missing parent directory: open_store creates it.
+            auto store = open_store("sqlite:" + dir->path() + "/data/leadflow.db", error);
+            EXPECT_NE(store, nullptr) << error;
+            return StoreHandle{std::move(store), [dir]() mutable { dir.reset(); }};
+          }};
+}
+
+}  // namespace
+
+#include "store_contract_tests.inc"
+
+INSTANTIATE_TEST_SUITE_P(Sqlite, StoreContract, ::testing::Values(sqlite_factory()),
+                         store_factory_name);
+
+// --- SQLite only --------------------------------------------------------------------------------
+
+namespace {
+
+TEST(SqliteStore, OpenStoreCreatesMissingParentDirectories) {
+  TempDir dir;
+  const std::string file = dir.path() + "/a/b/c/leadflow.db";
+  std::string error;
+  auto store = open_store("sqlite:" + file, error);
+  ASSERT_NE(store, nullptr) << error;
+  EXPECT_TRUE(std::filesystem::exists(file));
+  EXPECT_EQ(store->migrate(), StoreStatus::kOk);
+  EXPECT_TRUE(store->healthy());
+}
+
+TEST(SqliteStore, OpenStoreAcceptsTheUrlSpellingOfAnAbsolutePath) {
+  TempDir dir;
+  std::string error;
+  auto store = open_store("sqlite://" + dir.path() + "/leadflow.db", error);  // sqlite:///tmp/...
+  ASSERT_NE(store, nullptr) << error;
+  EXPECT_TRUE(std::filesystem::exists(dir.path() + "/leadflow.db"));
+}
+
+TEST(SqliteStore, DataSurvivesReopeningAndMigratingAgain) {
+  TempDir dir;
+  const std::string url = "sqlite:" + dir.path() + "/leadflow.db";
+  Lead lead;
+  lead.id = new_id(kLeadPrefix, kT0);
+  lead.email = "reopen@example.com";
+  lead.phone = "+14155550123";
+  lead.vertical = "solar";
+  lead.received_at_ms = kT0;
+  {
+    std::string error;
+    auto store = open_store(url, error);
+    ASSERT_NE(store, nullptr) << error;
+    ASSERT_EQ(store->migrate(), StoreStatus::kOk);
+    ASSERT_EQ(store->insert_leads(std::vector<Lead>{lead}).size(), 1u);
+    Distribution d;
+    d.status = DeliveryStatus::kDelivered;
+    d.buyer_id = "by_x";
+    d.price = 1500;
+    d.decided_at_ms = kT0 + kSecond;
+    ASSERT_EQ(store->record_outcomes(std::vector<OutcomeRecord>{{lead.id, d}}),
+              std::vector<StoreStatus>{StoreStatus::kOk});
+  }
+  std::string error;
+  auto store = open_store(url, error);
+  ASSERT_NE(store, nullptr) << error;
+  EXPECT_EQ(store->migrate(), StoreStatus::kOk);
+  const auto got = store->get_lead(lead.id);
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->distribution.status, DeliveryStatus::kDelivered);
+  EXPECT_EQ(store->count_sales("by_x", 0), 1);
+}
+
+TEST(SqliteStore, TwoStoresOnOneFileShareOneTruth) {
+  // Two processes (here: two stores) on one file: a lead decided by one is decided for both.
+  TempDir dir;
+  const std::string url = "sqlite:" + dir.path() + "/leadflow.db";
+  std::string error;
+  auto a = open_store(url, error);
+  ASSERT_NE(a, nullptr) << error;
+  auto b = open_store(url, error);
+  ASSERT_NE(b, nullptr) << error;
+  ASSERT_EQ(a->migrate(), StoreStatus::kOk);
+  ASSERT_EQ(b->migrate(), StoreStatus::kOk);
+
+  Lead lead;
+  lead.id = new_id(kLeadPrefix, kT0);
+  lead.vertical = "solar";
+  ASSERT_EQ(a->insert_leads(std::vector<Lead>{lead}).size(), 1u);
+  Distribution d;
+  d.status = DeliveryStatus::kDelivered;
+  d.buyer_id = "by_a";
+  EXPECT_EQ(a->record_outcomes(std::vector<OutcomeRecord>{{lead.id, d}}),
+            std::vector<StoreStatus>{StoreStatus::kOk});
+  d.buyer_id = "by_b";
+  EXPECT_EQ(b->record_outcomes(std::vector<OutcomeRecord>{{lead.id, d}}),
+            std::vector<StoreStatus>{StoreStatus::kConflict});
+  EXPECT_EQ(b->get_lead(lead.id)->distribution.buyer_id, "by_a");
+}
+
+TEST(SqliteStore, OpenStoreRefusesAFileThatIsNotADatabase) {
+  TempDir dir;
+  const std::string file = dir.path() + "/not-a-db";
+  std::ofstream(file) << "this is not an SQLite database, just some text long enough to matter";
+  std::string error;
+  EXPECT_EQ(open_store("sqlite:" + file, error), nullptr);
+  EXPECT_NE(error.find(file), std::string::npos) << error;
+}
+
+TEST(SqliteStore, OpenStoreReportsADirectoryItCannotCreate) {
+  TempDir dir;
+  const std::string file = dir.path() + "/plain-file";
+  std::ofstream(file) << "x";
+  std::string error;
+  EXPECT_EQ(open_store("sqlite:" + file + "/sub/leadflow.db", error), nullptr);
+  EXPECT_NE(error.find("cannot create directory"), std::string::npos) << error;
+}
+
+TEST(SqliteStore, OpenStoreRefusesMissingPathsAndMemoryDatabases) {
+  for (const std::string url : {"sqlite:", "sqlite://", "sqlite::memory:", "sqlite:file:x.db"}) {
+    std::string error;
+    EXPECT_EQ(open_store(url, error), nullptr) << url;
+    EXPECT_NE(error.find("sqlite:PATH"), std::string::npos) << url << ": " << error;
+  }
+}
+
+// Callers prefix errors with "LEADFLOW_STORE: "; an unusable value names the setting itself.
+TEST(SqliteStore, OpenStoreNamesTheSettingForUnknownSchemes) {
+  for (const std::string url : {"", "mysql://db/leads", "leadflow.db", "SQLITE:x.db"}) {
+    std::string error;
+    EXPECT_EQ(open_store(url, error), nullptr) << url;
+    EXPECT_NE(error.find("LEADFLOW_STORE"), std::string::npos) << url << ": " << error;
+  }
+}
+
+TEST(SqliteStore, PostgresqlIsNotBuiltYetAndItsPasswordIsNotEchoed) {
+  for (const std::string url : {"postgresql://leadflow:s3cret@db:5432/leadflow",
+                                "postgres://leadflow:s3cret@db/leadflow"}) {
+    std::string error;
+    EXPECT_EQ(open_store(url, error), nullptr);
+    EXPECT_NE(error.find("PostgreSQL store not built yet"), std::string::npos) << error;
+    EXPECT_EQ(error.find("s3cret"), std::string::npos) << error;
+  }
+}
+
+}  // namespace
+}  // namespace leadflow::contract

@@ -1,0 +1,214 @@
+#pragma once
+// The storage contract: one suite of behaviour every Store adapter must show. An adapter's
+// integration test includes this header and store_contract_tests.inc inside namespace
+// leadflow::contract, then instantiates the suite with its factory:
+//
+//   namespace leadflow::contract {
+//   #include "store_contract_tests.inc"
+//   INSTANTIATE_TEST_SUITE_P(Sqlite, StoreContract, ::testing::Values(sqlite_factory()),
+//                            store_factory_name);
+//   }
+//
+// The TEST_P bodies live in an .inc, not in the support library, because a static library's
+// object files are linked only when referenced, and registering tests references nothing.
+// The .inc includes nothing itself (it is read inside a namespace): headers it needs are here.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <latch>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <ostream>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "leadflow/buyer.hpp"
+#include "leadflow/ids.hpp"
+#include "leadflow/lead.hpp"
+#include "leadflow/store.hpp"
+
+namespace leadflow::contract {
+
+/// A fresh, empty (not yet migrated) store for one test, and how to throw its data away.
+struct StoreHandle {
+  std::unique_ptr<Store> store;
+  std::function<void()> cleanup;  // run after the store is destroyed; may be empty
+};
+
+/// How the suite gets stores of one adapter.
+struct StoreFactory {
+  std::string name;  // "sqlite", "postgresql": names the instantiation
+  std::function<StoreHandle()> make;
+};
+
+inline void PrintTo(const StoreFactory& f, std::ostream* os) { *os << f.name; }
+inline std::string store_factory_name(const ::testing::TestParamInfo<StoreFactory>& info) {
+  return info.param.name;
+}
+
+// A fixed instant (2023-11-14T22:13:20Z) and spans, so tests never read the real clock.
+inline constexpr std::int64_t kT0 = 1'700'000'000'000;
+inline constexpr std::int64_t kSecond = 1'000;
+inline constexpr std::int64_t kMinute = 60 * kSecond;
+inline constexpr std::int64_t kHour = 60 * kMinute;
+inline constexpr std::int64_t kDay = 24 * kHour;
+
+/// The fixture: a migrated store per test, removed afterwards.
+class StoreContract : public ::testing::TestWithParam<StoreFactory> {
+ protected:
+  void SetUp() override {
+    handle_ = GetParam().make();
+    ASSERT_NE(handle_.store, nullptr) << "the " << GetParam().name << " factory made no store";
+    ASSERT_EQ(handle_.store->migrate(), StoreStatus::kOk);
+  }
+
+  void TearDown() override {
+    handle_.store.reset();
+    if (handle_.cleanup) handle_.cleanup();
+  }
+
+  Store& store() { return *handle_.store; }
+
+  /// A unique, distinguishable value for e-mails, phones and names.
+  static int next_serial() {
+    static std::atomic<int> serial{0};
+    return ++serial;
+  }
+
+  /// A complete, valid lead received at `at_ms`. Ids are made in creation order, so a lead made
+  /// later has a greater id (ids sort by time; the generator is monotonic).
+  static Lead make_lead(std::int64_t at_ms, std::string vertical = "auto_insurance") {
+    const int n = next_serial();
+    Lead l;
+    l.id = new_id(kLeadPrefix, at_ms);
+    l.seller_id = "sl_contract";
+    l.campaign_id = "";
+    l.api_key_id = "key_contract";
+    l.surface = Surface::kApi;
+    l.first_name = "Ada" + std::to_string(n);
+    l.last_name = "Lovelace";
+    l.email = "person" + std::to_string(n) + "@example.com";
+    std::string digits = std::to_string(1000000 + n);
+    l.phone = "+1415" + digits.substr(digits.size() - 7);
+    l.zip_code = "94107";
+    l.state = "CA";
+    l.vertical = std::move(vertical);
+    l.source = "google";
+    l.received_at_ms = at_ms;
+    return l;
+  }
+
+  /// Inserts leads and asserts every one was new.
+  void insert(const std::vector<Lead>& leads) {
+    const auto results = store().insert_leads(leads);
+    ASSERT_EQ(results.size(), leads.size());
+    for (const auto& r : results) ASSERT_TRUE(r.inserted);
+  }
+
+  static Distribution sold_to(std::string buyer_id, Cents price, Cents payout,
+                              std::int64_t at_ms) {
+    Distribution d;
+    d.status = DeliveryStatus::kDelivered;
+    d.buyer_id = std::move(buyer_id);
+    d.price = price;
+    d.payout = payout;
+    d.buyer_lead_id = "ref-" + std::to_string(next_serial());
+    d.decided_at_ms = at_ms;
+    return d;
+  }
+
+  static Distribution decided(DeliveryStatus status, std::int64_t at_ms,
+                              std::string reason = "") {
+    Distribution d;
+    d.status = status;
+    d.reason = std::move(reason);
+    d.decided_at_ms = at_ms;
+    return d;
+  }
+
+  /// Records one outcome and returns its status.
+  StoreStatus record(const std::string& lead_id, Distribution d) {
+    std::vector<OutcomeRecord> batch{{lead_id, std::move(d)}};
+    const auto results = store().record_outcomes(batch);
+    if (results.size() != 1) return StoreStatus::kUnavailable;
+    return results[0];
+  }
+
+  Seller make_seller(std::string name = "Acme Leads") {
+    Seller s;
+    s.id = new_id(kSellerPrefix, kT0);
+    s.name = std::move(name);
+    s.active = true;
+    s.created_at_ms = kT0;
+    return s;
+  }
+
+  static Campaign make_campaign(const std::string& seller_id) {
+    const int n = next_serial();
+    Campaign c;
+    c.id = new_id(kCampaignPrefix, kT0);
+    c.seller_id = seller_id;
+    c.name = "Campaign " + std::to_string(n);
+    c.vertical = "solar";
+    c.key_hash = std::string(60, 'a') + std::to_string(1000 + n);
+    c.key_hint = "lfc_Ab12";
+    c.created_at_ms = kT0;
+    return c;
+  }
+
+  static ApiKey make_api_key(const std::string& seller_id) {
+    const int n = next_serial();
+    ApiKey k;
+    k.id = new_id(kKeyPrefix, kT0);
+    k.seller_id = seller_id;
+    k.name = "key " + std::to_string(n);
+    k.plan = Plan::kStandard;
+    k.scopes = kScopeLeadsWrite | kScopeLeadsRead;
+    k.key_hash = std::string(60, 'b') + std::to_string(1000 + n);
+    k.key_hint = "lfk_Zz99";
+    k.created_at_ms = kT0;
+    return k;
+  }
+
+  static Buyer make_buyer(std::string name, std::vector<std::string> verticals,
+                          bool active = true) {
+    Buyer b;
+    b.id = new_id(kBuyerPrefix, kT0);
+    b.name = std::move(name);
+    b.active = active;
+    b.verticals = std::move(verticals);
+    b.mode = DeliveryMode::kPingPost;
+    b.ping_url = "https://buyer.example.com/ping";
+    b.post_url = "https://buyer.example.com/post";
+    b.timeout_ms = 800;
+    b.pricing = PricingModel::kBid;
+    b.min_bid = 500;
+    b.priority = 2;
+    b.weight = 3;
+    b.created_at_ms = kT0;
+    b.updated_at_ms = kT0;
+    return b;
+  }
+
+  /// The ids of `records`, in order.
+  static std::vector<std::string> ids_of(const std::vector<LeadRecord>& records) {
+    std::vector<std::string> ids;
+    for (const auto& r : records) ids.push_back(r.lead.id);
+    return ids;
+  }
+
+  StoreHandle handle_;
+};
+
+}  // namespace leadflow::contract

@@ -1,0 +1,83 @@
+#pragma once
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <unordered_map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "leadflow/accounts.hpp"
+#include "leadflow/buyer.hpp"
+#include "leadflow/clock.hpp"
+#include "leadflow/http_client.hpp"
+#include "leadflow/lead.hpp"
+#include "leadflow/store.hpp"
+#include "leadflow/verticals.hpp"
+
+namespace leadflow {
+
+/// The active buyer configurations, reloaded from the store when its buyers_version moves
+/// (checked at most every `refresh`). Readers get an immutable snapshot. Thread-safe.
+class BuyerDirectory {
+ public:
+  BuyerDirectory(Store& store, const Clock& clock,
+                 std::chrono::milliseconds refresh = std::chrono::milliseconds(500))
+      : store_(store), clock_(clock), refresh_(refresh) {}
+  std::shared_ptr<const std::vector<Buyer>> snapshot();
+
+ private:
+  Store& store_;
+  const Clock& clock_;
+  std::chrono::milliseconds refresh_;
+  std::mutex mu_;
+  std::shared_ptr<const std::vector<Buyer>> buyers_;
+  std::int64_t version_ = -1;
+  SteadyTime checked_at_{};
+};
+
+/// Campaign payout rules by id, cached briefly. Thread-safe.
+class CampaignDirectory {
+ public:
+  explicit CampaignDirectory(Store& store) : store_(store) {}
+  std::optional<Campaign> find(const std::string& id);
+
+ private:
+  Store& store_;
+  std::mutex mu_;
+  std::unordered_map<std::string, std::pair<Campaign, SteadyTime>> cache_;
+};
+
+struct DistributorOptions {
+  std::chrono::milliseconds auction_timeout{10000};  // pings + posts, whole auction
+};
+
+/// Decides one lead: intake dedupe, eligibility, concurrent pings, ranking, posts with fallback
+/// down the ranking, and the outcome with every attempt. Recovers a lead redelivered after a crash
+/// mid-post by re-posting to the buyer of the recorded post intent first (same Idempotency-Key).
+/// Thread-safe: many worker threads call decide() at once.
+class Distributor {
+ public:
+  Distributor(Store& store, HttpClient& http, BuyerDirectory& buyers, CampaignDirectory& campaigns,
+              const VerticalRegistry& verticals, const Clock& clock, DistributorOptions options);
+
+  /// Runs the auction for a pending lead (already inserted in the store) and returns the outcome
+  /// to record. Never throws.
+  Distribution decide(const Lead& lead);
+
+ private:
+  Cents payout_for(const Lead& lead, Cents price);
+
+  Store& store_;
+  HttpClient& http_;
+  BuyerDirectory& buyers_;
+  CampaignDirectory& campaigns_;
+  const VerticalRegistry& verticals_;
+  const Clock& clock_;
+  DistributorOptions options_;
+  std::mutex rng_mu_;
+  std::mt19937_64 rng_;
+};
+
+}  // namespace leadflow

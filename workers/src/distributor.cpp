@@ -1,0 +1,275 @@
+#include "leadflow/workers/distributor.hpp"
+
+#include <algorithm>
+
+#include "leadflow/ids.hpp"
+#include "leadflow/log.hpp"
+#include "leadflow/tz.hpp"
+#include "leadflow/workers/auction.hpp"
+#include "leadflow/workers/buyer_protocol.hpp"
+#include "leadflow/workers/worker_metrics.hpp"
+
+namespace leadflow {
+
+std::shared_ptr<const std::vector<Buyer>> BuyerDirectory::snapshot() {
+  std::lock_guard lock(mu_);
+  const SteadyTime now = clock_.steady_now();
+  if (buyers_ && now - checked_at_ < refresh_) return buyers_;
+  checked_at_ = now;
+  const std::int64_t version = store_.buyers_version();
+  if (buyers_ && version == version_) return buyers_;
+  auto fresh = std::make_shared<std::vector<Buyer>>();
+  BuyerQuery q;
+  q.limit = 1000;
+  for (;;) {
+    auto page = store_.list_buyers(q);
+    for (auto& b : page) fresh->push_back(std::move(b));
+    if (static_cast<int>(page.size()) < q.limit) break;
+    q.after_id = fresh->back().id;
+  }
+  buyers_ = std::move(fresh);
+  version_ = version;
+  return buyers_;
+}
+
+std::optional<Campaign> CampaignDirectory::find(const std::string& id) {
+  const SteadyTime now = std::chrono::steady_clock::now();
+  {
+    std::lock_guard lock(mu_);
+    auto it = cache_.find(id);
+    if (it != cache_.end() && now - it->second.second < std::chrono::seconds(5))
+      return it->second.first;
+  }
+  auto c = store_.get_campaign(id);
+  if (c) {
+    std::lock_guard lock(mu_);
+    if (cache_.size() > 10'000) cache_.clear();
+    cache_[id] = {*c, now};
+  }
+  return c;
+}
+
+Distributor::Distributor(Store& store, HttpClient& http, BuyerDirectory& buyers,
+                         CampaignDirectory& campaigns, const VerticalRegistry& verticals,
+                         const Clock& clock, DistributorOptions options)
+    : store_(store),
+      http_(http),
+      buyers_(buyers),
+      campaigns_(campaigns),
+      verticals_(verticals),
+      clock_(clock),
+      options_(options),
+      rng_(std::random_device{}()) {}
+
+Cents Distributor::payout_for(const Lead& lead, Cents price) {
+  if (lead.campaign_id.empty()) return 0;  // Surface A: the seller's terms live outside leadflow
+  auto c = campaigns_.find(lead.campaign_id);
+  if (!c) return 0;
+  const Cents payout = c->payout_fixed ? c->payout_value : apply_basis_points(price, c->payout_value);
+  return std::min(payout, price);  // never pay a seller more than the sale brought
+}
+
+namespace {
+
+// Counts the buyer's sales against its caps, in the buyer's own time zone.
+std::string cap_ineligibility(Store& store, const Buyer& b, std::int64_t unix_s) {
+  if (!b.caps.is_object()) return "";
+  std::string zone = "UTC";
+  if (b.schedule.is_object() && b.schedule.contains("timezone") && b.schedule["timezone"].is_string())
+    zone = b.schedule["timezone"].get<std::string>();
+  auto tz = TimeZone::cached(zone);
+  if (!tz) tz = TimeZone::cached("UTC");
+  struct Window {
+    const char* name;
+    std::int64_t (TimeZone::*start)(std::int64_t) const;
+  };
+  static constexpr Window kWindows[] = {{"hourly", &TimeZone::start_of_hour},
+                                        {"daily", &TimeZone::start_of_day},
+                                        {"weekly", &TimeZone::start_of_week},
+                                        {"monthly", &TimeZone::start_of_month}};
+  for (const auto& w : kWindows) {
+    auto it = b.caps.find(w.name);
+    if (it == b.caps.end() || !it->is_number_integer()) continue;
+    const std::int64_t cap = it->get<std::int64_t>();
+    const std::int64_t since_ms = ((*tz).*(w.start))(unix_s) * 1000;
+    if (store.count_sales(b.id, since_ms) >= cap) return std::string("cap:") + w.name;
+  }
+  return "";
+}
+
+Attempt attempt_from(const std::string& buyer_id, AttemptKind kind, std::int64_t started_ms,
+                     const HttpResponse& r) {
+  Attempt a;
+  a.buyer_id = buyer_id;
+  a.kind = kind;
+  a.started_at_ms = started_ms;
+  a.duration_ms = static_cast<std::int32_t>(r.elapsed.count() / 1000);
+  a.http_status = r.status;
+  if (r.timed_out) a.outcome = AttemptOutcome::kTimeout;
+  else if (r.status == 0 || r.status >= 500) a.outcome = AttemptOutcome::kError;
+  return a;
+}
+
+}  // namespace
+
+Distribution Distributor::decide(const Lead& lead) {
+  auto& metrics = worker_metrics();
+  Distribution d;
+  const std::int64_t now_ms = clock_.now_ms();
+  const std::int64_t now_s = now_ms / 1000;
+  const SteadyTime deadline = clock_.steady_now() + options_.auction_timeout;
+  auto buyers = buyers_.snapshot();
+  auto buyer_by_id = [&](const std::string& id) -> const Buyer* {
+    for (const auto& b : *buyers)
+      if (b.id == id) return &b;
+    return nullptr;
+  };
+
+  auto post_to = [&](const Buyer& b, const std::string& ping_id, Cents price) -> bool {
+    if (store_.record_post_intent({lead.id, b.id, price, ping_id, clock_.now_ms()}) ==
+        StoreStatus::kConflict)
+      return false;
+    const std::int64_t started = clock_.now_ms();
+    const HttpResponse r = http_.send(make_post_request(b, lead, ping_id, price)).get();
+    metrics.observe_buyer(b.id, "post", r);
+    Attempt a = attempt_from(b.id, AttemptKind::kPost, started, r);
+    const PostAnswer answer = read_post_answer(b, r);
+    a.bid = price;
+    if (answer.accepted) {
+      a.outcome = AttemptOutcome::kAccepted;
+    } else {
+      if (a.outcome != AttemptOutcome::kTimeout && a.outcome != AttemptOutcome::kError)
+        a.outcome = AttemptOutcome::kRejected;
+      a.reason = answer.reason;
+    }
+    d.attempts.push_back(std::move(a));
+    if (!answer.accepted) return false;
+    d.status = DeliveryStatus::kDelivered;
+    d.buyer_id = b.id;
+    d.price = price;
+    d.payout = payout_for(lead, price);
+    d.buyer_lead_id = answer.buyer_lead_id;
+    return true;
+  };
+
+  // 1. A redelivered lead whose post may have reached a buyer: ask that buyer again first, with
+  //    the same Idempotency-Key, so a buyer that already took it answers the same and nobody
+  //    else is sold the lead.
+  std::string recovered_buyer;
+  if (auto intent = store_.get_post_intent(lead.id)) {
+    recovered_buyer = intent->buyer_id;
+    if (const Buyer* b = buyer_by_id(intent->buyer_id)) {
+      metrics.recoveries.Increment();
+      if (post_to(*b, intent->ping_id, intent->price)) {
+        d.decided_at_ms = clock_.now_ms();
+        return d;
+      }
+    }
+  }
+
+  // 2. Intake dedupe: the same person in this vertical within the lookback is not sold again.
+  const Vertical* vertical = verticals_.find(lead.vertical);
+  const int lookback_days = vertical ? vertical->duplicate_lookback_days : 30;
+  if (lookback_days > 0) {
+    const std::string earlier = store_.find_duplicate(
+        lead.vertical, lead.email, lead.phone, now_ms - lookback_days * 86'400'000LL, lead.id);
+    if (!earlier.empty()) {
+      d.status = DeliveryStatus::kDuplicate;
+      d.reason = "duplicate of " + earlier;
+      d.decided_at_ms = clock_.now_ms();
+      return d;
+    }
+  }
+
+  // 3. Eligibility.
+  std::vector<const Buyer*> eligible;
+  for (const auto& b : *buyers) {
+    if (b.id == recovered_buyer) continue;
+    std::string why = static_ineligibility(b, lead, now_s);
+    if (why.empty()) why = cap_ineligibility(store_, b, now_s);
+    if (why.empty() && b.duplicate_lookback_days > 0 &&
+        store_.buyer_bought_person(b.id, lead.email, lead.phone,
+                                   now_ms - b.duplicate_lookback_days * 86'400'000LL))
+      why = "duplicate";
+    if (why.empty()) {
+      eligible.push_back(&b);
+    } else if (why != "vertical") {
+      d.ineligible.push_back({b.id, std::move(why)});
+    }
+  }
+  if (eligible.empty()) {
+    d.status = DeliveryStatus::kUnsold;
+    d.reason = "no eligible buyer";
+    d.decided_at_ms = clock_.now_ms();
+    return d;
+  }
+
+  // 4. Pings, all at once, without PII; fixed-price and direct-post buyers bid their price.
+  struct Pending {
+    const Buyer* buyer;
+    std::string ping_id;
+    std::int64_t started_ms;
+    std::future<HttpResponse> response;
+  };
+  std::vector<Pending> pending;
+  std::vector<Bid> bids;
+  for (const Buyer* b : eligible) {
+    if (b->mode == DeliveryMode::kDirectPost || b->pricing == PricingModel::kFixed) {
+      bids.push_back({b, b->price, ""});
+      continue;
+    }
+    std::string ping_id = new_id(kPingPrefix);
+    auto request = make_ping_request(*b, lead, ping_id);
+    pending.push_back({b, std::move(ping_id), clock_.now_ms(), http_.send(std::move(request))});
+  }
+  for (auto& p : pending) {
+    // Each ping carries its buyer's timeout; the auction deadline is a second guard.
+    if (p.response.wait_until(std::chrono::steady_clock::now() +
+                              (deadline - clock_.steady_now())) != std::future_status::ready) {
+      d.attempts.push_back({p.buyer->id, AttemptKind::kPing, p.started_ms, 0,
+                            AttemptOutcome::kTimeout, std::nullopt, 0, "auction deadline"});
+      continue;
+    }
+    const HttpResponse r = p.response.get();
+    metrics.observe_buyer(p.buyer->id, "ping", r);
+    Attempt a = attempt_from(p.buyer->id, AttemptKind::kPing, p.started_ms, r);
+    const PingAnswer answer = read_ping_answer(*p.buyer, r);
+    if (answer.bid) {
+      a.outcome = AttemptOutcome::kBid;
+      a.bid = answer.bid;
+      if (*answer.bid < p.buyer->min_bid) {
+        a.reason = "below min_bid";
+      } else {
+        bids.push_back({p.buyer, *answer.bid, p.ping_id});
+      }
+    } else {
+      if (a.outcome != AttemptOutcome::kTimeout && a.outcome != AttemptOutcome::kError)
+        a.outcome = AttemptOutcome::kNoBid;
+      a.reason = answer.reason;
+    }
+    d.attempts.push_back(std::move(a));
+  }
+
+  // 5. Posts, best bid first, down the ranking until one accepts or the auction runs out of time.
+  std::vector<Bid> ranked;
+  {
+    std::lock_guard lock(rng_mu_);
+    ranked = rank_bids(std::move(bids), rng_);
+  }
+  for (const Bid& bid : ranked) {
+    if (clock_.steady_now() >= deadline) {
+      d.attempts.push_back({bid.buyer->id, AttemptKind::kPost, clock_.now_ms(), 0,
+                            AttemptOutcome::kSkipped, bid.amount, 0, "auction deadline"});
+      continue;
+    }
+    if (post_to(*bid.buyer, bid.ping_id, bid.amount)) break;
+  }
+  if (d.status != DeliveryStatus::kDelivered) {
+    d.status = DeliveryStatus::kUnsold;
+    d.reason = ranked.empty() ? "no bids" : "every post was rejected";
+  }
+  d.decided_at_ms = clock_.now_ms();
+  return d;
+}
+
+}  // namespace leadflow

@@ -1,0 +1,244 @@
+#include "leadflow/workers/worker.hpp"
+
+#include "leadflow/lead_codec.hpp"
+#include "leadflow/log.hpp"
+#include "leadflow/workers/worker_metrics.hpp"
+
+namespace leadflow {
+
+namespace {
+constexpr std::size_t kMaxBatch = 256;
+constexpr auto kStoreRetry = std::chrono::milliseconds(200);
+}  // namespace
+
+OutcomeRecorder::OutcomeRecorder(Store& store) : store_(store), thread_([this] { run(); }) {}
+
+OutcomeRecorder::~OutcomeRecorder() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  work_cv_.notify_all();
+  thread_.join();
+}
+
+StoreStatus OutcomeRecorder::record(OutcomeRecord outcome) {
+  auto item = std::make_shared<Item>();
+  item->record = std::move(outcome);
+  std::unique_lock lock(mu_);
+  if (stopping_) return StoreStatus::kUnavailable;
+  queue_.push_back(item);
+  work_cv_.notify_one();
+  done_cv_.wait(lock, [&] { return item->done; });
+  return item->status;
+}
+
+void OutcomeRecorder::run() {
+  std::unique_lock lock(mu_);
+  for (;;) {
+    work_cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    if (queue_.empty() && stopping_) return;
+    std::vector<std::shared_ptr<Item>> batch;
+    batch.swap(queue_);
+    lock.unlock();
+    std::vector<OutcomeRecord> records;
+    records.reserve(batch.size());
+    for (auto& item : batch) records.push_back(item->record);
+    auto statuses = store_.record_outcomes(records);
+    lock.lock();
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      batch[i]->status = i < statuses.size() ? statuses[i] : StoreStatus::kUnavailable;
+      batch[i]->done = true;
+    }
+    done_cv_.notify_all();
+  }
+}
+
+Worker::Worker(LeadQueue& queue, Store& store, Distributor& distributor,
+               OutcomePublisher& publisher, const Clock& clock, WorkerOptions options)
+    : queue_(queue),
+      store_(store),
+      distributor_(distributor),
+      publisher_(publisher),
+      clock_(clock),
+      options_(std::move(options)),
+      recorder_(store) {}
+
+Worker::~Worker() { stop(); }
+
+void Worker::start() {
+  consumer_ = queue_.make_consumer(options_.group, {options_.topics.leads});
+  consume_thread_ = std::thread([this] { consume_loop(); });
+  for (int i = 0; i < options_.concurrency; ++i)
+    auction_threads_.emplace_back([this] { auction_loop(); });
+  log(LogLevel::kInfo, "worker_started",
+      {{"group", options_.group}, {"concurrency", options_.concurrency}});
+}
+
+void Worker::stop() {
+  if (stopping_.exchange(true)) return;
+  if (consume_thread_.joinable()) consume_thread_.join();
+  {
+    std::lock_guard lock(jobs_mu_);
+    consumer_done_ = true;
+  }
+  jobs_cv_.notify_all();
+  for (auto& t : auction_threads_) t.join();
+  auction_threads_.clear();
+  apply_commits();
+  if (consumer_) consumer_->close();
+  log(LogLevel::kInfo, "worker_stopped", {{"group", options_.group}});
+}
+
+void Worker::consume_loop() {
+  auto& metrics = worker_metrics();
+  std::vector<QueueRecord> batch;
+  std::vector<Lead> leads;
+  while (!stopping_) {
+    apply_commits();
+    {
+      // Read ahead no further than the auction threads can take: the queue, not memory, holds
+      // the backlog.
+      std::unique_lock lock(jobs_mu_);
+      space_cv_.wait_for(lock, std::chrono::milliseconds(100), [&] {
+        return stopping_ || jobs_.size() + busy_ < static_cast<std::size_t>(options_.concurrency) * 2;
+      });
+      if (stopping_) break;
+      if (jobs_.size() + busy_ >= static_cast<std::size_t>(options_.concurrency) * 2) continue;
+    }
+    auto first = consumer_->poll(std::chrono::milliseconds(100));
+    if (!first) continue;
+    batch.clear();
+    leads.clear();
+    batch.push_back(std::move(*first));
+    while (batch.size() < kMaxBatch) {
+      auto more = consumer_->poll(std::chrono::milliseconds(0));
+      if (!more) break;
+      batch.push_back(std::move(*more));
+    }
+    const SteadyTime consumed_at = clock_.steady_now();
+    std::vector<QueueRecord> good;
+    {
+      std::lock_guard lock(offsets_mu_);
+      for (auto& r : batch) trackers_[{r.topic, r.partition}].started(r.offset);
+    }
+    for (auto& r : batch) {
+      auto lead = decode_lead(r.payload);
+      if (!lead) {
+        // A record no worker can read is set aside, never retried forever.
+        log(LogLevel::kError, "undecodable_record",
+            {{"topic", r.topic}, {"partition", r.partition}, {"offset", r.offset}});
+        queue_.producer().produce(options_.topics.dead, r.key, r.payload, std::chrono::seconds(5));
+        finish(r);
+        continue;
+      }
+      leads.push_back(std::move(*lead));
+      good.push_back(std::move(r));
+    }
+    if (leads.empty()) continue;
+
+    // Record the leads as pending, in one transaction, before anything is sold.
+    std::vector<LeadInsertResult> inserted;
+    while (!stopping_) {
+      inserted = store_.insert_leads(leads);
+      if (inserted.size() == leads.size()) break;
+      healthy_ = false;
+      metrics.store_errors.Increment();
+      log(LogLevel::kWarn, "store_unavailable", {{"during", "insert_leads"}});
+      std::this_thread::sleep_for(kStoreRetry);
+    }
+    if (inserted.size() != leads.size()) break;  // stopping: the records stay uncommitted
+    healthy_ = true;
+
+    std::lock_guard lock(jobs_mu_);
+    for (std::size_t i = 0; i < leads.size(); ++i) {
+      if (!inserted[i].inserted && is_final(inserted[i].existing_status)) {
+        // Decided before a crash lost the commit: answer any waiter again, sell nothing.
+        metrics.redeliveries.Increment();
+        jobs_.push_back({std::move(good[i]), std::move(leads[i]), consumed_at, true});
+        continue;
+      }
+      jobs_.push_back({std::move(good[i]), std::move(leads[i]), consumed_at, false});
+    }
+    metrics.in_flight.Set(static_cast<double>(jobs_.size() + busy_));
+    jobs_cv_.notify_all();
+  }
+}
+
+void Worker::auction_loop() {
+  auto& metrics = worker_metrics();
+  for (;;) {
+    Job job;
+    {
+      std::unique_lock lock(jobs_mu_);
+      jobs_cv_.wait(lock, [&] { return !jobs_.empty() || consumer_done_; });
+      if (jobs_.empty()) return;
+      job = std::move(jobs_.front());
+      jobs_.pop_front();
+      ++busy_;
+    }
+    space_cv_.notify_one();
+
+    if (job.already_decided) {
+      publish_stored(job.lead.id);
+    } else {
+      Distribution d = distributor_.decide(job.lead);
+      const Distribution decided = d;
+      StoreStatus status;
+      while ((status = recorder_.record({job.lead.id, std::move(d)})) == StoreStatus::kUnavailable) {
+        metrics.store_errors.Increment();
+        if (stopping_ && consumer_done_) break;
+        std::this_thread::sleep_for(kStoreRetry);
+        d = decided;
+      }
+      if (status == StoreStatus::kOk) {
+        metrics.decided(decided.status);
+        if (decided.status == DeliveryStatus::kDelivered) metrics.revenue_cents.Increment(decided.price);
+        metrics.decide_seconds.Observe(
+            std::chrono::duration<double>(clock_.steady_now() - job.consumed_at).count());
+        publisher_.publish({job.lead.id, decided.status, decided.buyer_id, decided.price, decided.payout});
+        log(LogLevel::kDebug, "lead_decided",
+            {{"lead_id", job.lead.id}, {"status", to_string(decided.status)}});
+      } else if (status == StoreStatus::kConflict) {
+        metrics.redeliveries.Increment();
+        publish_stored(job.lead.id);
+      } else {
+        // Not recorded (store down while stopping): leave it uncommitted for redelivery.
+        std::lock_guard lock(jobs_mu_);
+        --busy_;
+        continue;
+      }
+    }
+    finish(job.record);
+    {
+      std::lock_guard lock(jobs_mu_);
+      --busy_;
+      metrics.in_flight.Set(static_cast<double>(jobs_.size() + busy_));
+    }
+    space_cv_.notify_one();
+  }
+}
+
+void Worker::publish_stored(const std::string& lead_id) {
+  if (auto r = store_.get_lead(lead_id)) {
+    const auto& d = r->distribution;
+    publisher_.publish({lead_id, d.status, d.buyer_id, d.price, d.payout});
+  }
+}
+
+void Worker::finish(const QueueRecord& record) {
+  std::lock_guard lock(offsets_mu_);
+  const std::int64_t next = trackers_[{record.topic, record.partition}].completed(record.offset);
+  if (next >= 0) to_commit_[{record.topic, record.partition}] = next;
+}
+
+void Worker::apply_commits() {
+  std::map<std::pair<std::string, int>, std::int64_t> commits;
+  {
+    std::lock_guard lock(offsets_mu_);
+    commits.swap(to_commit_);
+  }
+  for (const auto& [tp, next] : commits) consumer_->commit(tp.first, tp.second, next);
+}
+
+}  // namespace leadflow

@@ -1,0 +1,70 @@
+#include "leadflow/workers/worker_metrics.hpp"
+
+#include "leadflow/metrics.hpp"
+
+namespace leadflow {
+
+WorkerMetrics& worker_metrics() {
+  static WorkerMetrics m = [] {
+    auto& r = *metrics_registry();
+    auto& decide = prometheus::BuildHistogram()
+                       .Name("leadflow_lead_decide_seconds")
+                       .Help("Time from a lead's consumption to its recorded outcome")
+                       .Register(r);
+    auto& redeliveries = prometheus::BuildCounter()
+                             .Name("leadflow_worker_redeliveries_total")
+                             .Help("Leads delivered to a worker again after they were decided")
+                             .Register(r);
+    auto& recoveries = prometheus::BuildCounter()
+                           .Name("leadflow_worker_post_recoveries_total")
+                           .Help("Redelivered leads re-posted to the buyer of an unfinished post")
+                           .Register(r);
+    auto& store_errors = prometheus::BuildCounter()
+                             .Name("leadflow_worker_store_errors_total")
+                             .Help("Store calls of the worker that failed and will be retried")
+                             .Register(r);
+    auto& in_flight = prometheus::BuildGauge()
+                          .Name("leadflow_worker_leads_in_flight")
+                          .Help("Leads consumed and not yet decided")
+                          .Register(r);
+    auto& revenue = prometheus::BuildCounter()
+                        .Name("leadflow_revenue_cents_total")
+                        .Help("Sum of sale prices recorded, in cents")
+                        .Register(r);
+    return WorkerMetrics{
+        prometheus::BuildCounter()
+            .Name("leadflow_leads_decided_total")
+            .Help("Leads decided by the workers, by final status")
+            .Register(r),
+        prometheus::BuildHistogram()
+            .Name("leadflow_buyer_request_seconds")
+            .Help("Latency of pings and posts to buyers")
+            .Register(r),
+        prometheus::BuildCounter()
+            .Name("leadflow_buyer_requests_total")
+            .Help("Pings and posts to buyers, by result")
+            .Register(r),
+        decide.Add({}, latency_buckets()),
+        redeliveries.Add({}),
+        recoveries.Add({}),
+        store_errors.Add({}),
+        in_flight.Add({}),
+        revenue.Add({})};
+  }();
+  return m;
+}
+
+void WorkerMetrics::decided(DeliveryStatus s) {
+  leads_decided.Add({{"status", std::string(to_string(s))}}).Increment();
+}
+
+void WorkerMetrics::observe_buyer(const std::string& buyer_id, const char* kind,
+                                  const HttpResponse& r) {
+  const char* result = r.timed_out ? "timeout" : r.status == 0 ? "error"
+                       : r.status >= 200 && r.status < 300 ? "ok" : "http_error";
+  buyer_requests.Add({{"buyer_id", buyer_id}, {"kind", kind}, {"result", result}}).Increment();
+  buyer_latency.Add({{"buyer_id", buyer_id}, {"kind", kind}}, latency_buckets())
+      .Observe(std::chrono::duration<double>(r.elapsed).count());
+}
+
+}  // namespace leadflow
