@@ -1,5 +1,7 @@
 #include "leadflow/ingest/app.hpp"
 
+#include <sys/socket.h>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -11,6 +13,7 @@
 #include "leadflow/embedded_queue.hpp"
 #include "leadflow/http_client.hpp"
 #include "leadflow/log.hpp"
+#include "leadflow/socket_util.hpp"
 #include "leadflow/workers/distributor.hpp"
 #include "leadflow/workers/worker.hpp"
 #include "tls_cert.hpp"
@@ -31,6 +34,13 @@ void tune(httplib::Server& s, int threads) {
   s.set_payload_max_length(64 * 1024);
 }
 
+// The listening socket is a protected member of httplib::Server; reach it through a derived type.
+struct ListeningSocket : httplib::Server {
+  static socket_t of(const httplib::Server& server) {
+    return (server.*(&ListeningSocket::svr_sock_)).load();
+  }
+};
+
 struct Listener {
   std::unique_ptr<httplib::Server> server;
   std::thread thread;
@@ -38,7 +48,7 @@ struct Listener {
 
   bool start(const ListenAddress& at, std::string& error, const char* setting) {
     port = at.port == 0 ? server->bind_to_any_port(at.host) : (server->bind_to_port(at.host, at.port) ? at.port : -1);
-    if (port <= 0) {
+    if (port <= 0 || !raise_listen_backlog(ListeningSocket::of(*server))) {
       error = std::string(setting) + ": cannot listen on " + at.host + ":" + std::to_string(at.port);
       return false;
     }
@@ -47,7 +57,11 @@ struct Listener {
   }
   void stop() {
     if (server) server->stop();
-    if (thread.joinable()) thread.join();
+    // Idle keep-alive connections end now; a request in progress still writes its answer.
+    if (thread.joinable()) {
+      shut_down_accepted(port, SHUT_RD);
+      thread.join();
+    }
   }
 };
 

@@ -173,12 +173,13 @@ Management::Created Management::create_api_key(const json& body) {
     } else {
       for (std::size_t i = 0; i < it->size(); ++i) {
         const auto& s = (*it)[i];
-        auto scope = s.is_string() ? parse_scope(s.get<std::string>()) : std::nullopt;
+        const std::uint32_t scope =
+            s.is_string() ? parse_scope(s.get<std::string>()).value_or(Scope{}) : 0u;
         const std::string path = "scopes[" + std::to_string(i) + "]";
-        if (!scope) out.errors.push_back({path, "not_allowed", "unknown scope"});
-        else if (!k.seller_id.empty() && (*scope & seller_allowed) == 0)
+        if (scope == 0) out.errors.push_back({path, "not_allowed", "unknown scope"});
+        else if (!k.seller_id.empty() && (scope & seller_allowed) == 0)
           out.errors.push_back({path, "not_allowed", "a seller key cannot hold this scope"});
-        else k.scopes |= *scope;
+        else k.scopes |= scope;
       }
     }
   } else {

@@ -100,7 +100,8 @@ void post_lead(IngestContext& ctx, const Request& req, Response& res, bool tls) 
   if (!parsed.errors.empty()) {
     metrics.lead("api", "invalid");
     http::send_problem(res, 400,
-                       parsed.malformed ? "the body is not a JSON object" : "the lead failed validation",
+                       parsed.malformed ? "the body could not be read: " + parsed.errors.front().message
+                                        : std::string("the lead failed validation"),
                        parsed.errors);
     return;
   }

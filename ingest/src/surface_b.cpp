@@ -111,6 +111,12 @@ void post_campaign_lead(IngestContext& ctx, const Request& req, Response& res,
   ParsedLead parsed;
   if (kind == BodyKind::kJson) {
     parsed = parse_lead_json(req.body, LeadShape::kCampaign, ctx.verticals, campaign->vertical);
+    if (path_key) {
+      // The legacy form carries the key in its path; a JSON body there need not repeat it.
+      std::erase_if(parsed.errors, [](const FieldError& e) {
+        return e.field == "SELLER_CAMPAIGN_KEY" && e.code == "required";
+      });
+    }
   } else {
     std::vector<std::pair<std::string, std::string>> without_key;
     for (auto& f : fields)

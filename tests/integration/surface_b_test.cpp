@@ -115,6 +115,16 @@ TEST_F(SurfaceB, LegacyUrlencodedFormWorksTheSameWay) {
   EXPECT_EQ(svc.https()->Post("/lfc_not_a_key", form)->status, 401);
 }
 
+TEST_F(SurfaceB, LegacyPathAcceptsJsonWithoutTheKeyInTheBody) {
+  json lead = sample_campaign_lead(40, key);
+  lead.erase("SELLER_CAMPAIGN_KEY");
+  auto r = svc.https()->Post(("/" + key).c_str(), lead.dump(), "application/json");
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(body_of(r)["status"], "sold");
+  lead["SELLER_CAMPAIGN_KEY"] = "lfc_someone_else";
+  EXPECT_EQ(svc.https()->Post(("/" + key).c_str(), lead.dump(), "application/json")->status, 400);
+}
+
 TEST_F(SurfaceB, LegacyMultipartFormWorks) {
   httplib::MultipartFormDataItems items = {{"first_name", "Grace", "", ""}, {"last_name", "Hopper", "", ""},
                                            {"email_address", "multi@example.com", "", ""},

@@ -7,6 +7,8 @@
 #include <signal.h>
 #include <sys/socket.h>
 
+#include "leadflow/socket_util.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <cctype>
@@ -61,38 +63,6 @@ double round_to_cents(double dollars) { return std::round(dollars * 100.0) / 100
 struct ListenSocket : httplib::Server {
   static socket_t of(const httplib::Server& server) { return (server.*(&ListenSocket::svr_sock_)).load(); }
 };
-
-// httplib 0.11's worker waits out the whole keep-alive timeout on an idle connection without
-// watching for stop(), so a client still holding a pooled connection would delay stop() by up to
-// keep_alive_timeout_s. Shut down this server's accepted sockets (TCP, local port == ours, not the
-// listener): each worker then reads EOF and closes its connection at once.
-void hang_up_connections(int port) {
-  DIR* dir = ::opendir("/proc/self/fd");
-  if (dir == nullptr) return;  // not Linux: stop() just takes longer
-  while (const dirent* entry = ::readdir(dir)) {
-    char* end = nullptr;
-    const long fd = std::strtol(entry->d_name, &end, 10);
-    if (end == entry->d_name || *end != '\0' || fd == ::dirfd(dir)) continue;
-    sockaddr_storage addr{};
-    socklen_t len = sizeof addr;
-    if (::getsockname(static_cast<int>(fd), reinterpret_cast<sockaddr*>(&addr), &len) != 0) continue;
-    int local_port = -1;
-    if (addr.ss_family == AF_INET) {
-      local_port = ntohs(reinterpret_cast<const sockaddr_in*>(&addr)->sin_port);
-    } else if (addr.ss_family == AF_INET6) {
-      local_port = ntohs(reinterpret_cast<const sockaddr_in6*>(&addr)->sin6_port);
-    }
-    if (local_port != port) continue;
-    int type = 0;
-    int listening = 0;
-    socklen_t opt_len = sizeof type;
-    if (::getsockopt(static_cast<int>(fd), SOL_SOCKET, SO_TYPE, &type, &opt_len) != 0 || type != SOCK_STREAM) continue;
-    opt_len = sizeof listening;
-    if (::getsockopt(static_cast<int>(fd), SOL_SOCKET, SO_ACCEPTCONN, &listening, &opt_len) != 0 || listening) continue;
-    ::shutdown(static_cast<int>(fd), SHUT_RDWR);
-  }
-  ::closedir(dir);
-}
 
 std::string error_body(std::string_view message) {
   return json{{"error", message}}.dump();
@@ -204,7 +174,7 @@ void BuyerSimulator::start() {
     port_ = options_.port;
   }
 
-  if (::listen(ListenSocket::of(*server_), SOMAXCONN) != 0) {
+  if (!raise_listen_backlog(ListenSocket::of(*server_))) {
     throw std::runtime_error("buyer sim: cannot listen on " + options_.host + ":" + std::to_string(port_));
   }
 
@@ -233,7 +203,7 @@ void BuyerSimulator::stop() {
   stop_cv_.notify_all();  // delayed answers return now
   if (server_) server_->stop();
   if (listener_.joinable()) {
-    hang_up_connections(port_);
+    shut_down_accepted(port_, SHUT_RDWR);
     listener_.join();
   }
 }

@@ -1,0 +1,46 @@
+-- wrk script: POST a realistic Surface B lead, unique per request, and count any answer other
+-- than the expected status as a failure. Set by environment: BENCH_KEY, BENCH_EXPECT (202/200).
+local key = os.getenv("BENCH_KEY") or "none"
+local expect = tonumber(os.getenv("BENCH_EXPECT") or "202")
+local counter = 0
+thread_id = 0
+local threads = {}
+
+function setup(thread)
+  thread:set("thread_id", #threads + 1)
+  table.insert(threads, thread)
+end
+
+function init(args)
+  wrk.method = "POST"
+  wrk.path = "/api/v1/lead"
+  wrk.headers["Content-Type"] = "application/json"
+  failures = 0
+end
+
+local template = '{"SELLER_CAMPAIGN_KEY":"%s","first_name":"Grace","last_name":"Hopper",' ..
+  '"email_address":"grace.%d.%d@example.com","phone_home":"212%03d%04d","zip_code":"10001",' ..
+  '"source":"google","landing_page":"lp-auto-1","ip_address":"203.0.113.9",' ..
+  '"user_agent":"Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120 Safari/537.36",' ..
+  '"tcpa_consent":true,"vehicle_year":2019,"vehicle_make":"Toyota"}'
+
+function request()
+  counter = counter + 1
+  local exchange = 200 + (thread_id * 97 + math.floor(counter / 10000)) % 700
+  local body = string.format(template, key, thread_id, counter, exchange, counter % 10000)
+  return wrk.format(nil, nil, nil, body)
+end
+
+function response(status, headers, body)
+  if status ~= expect then failures = failures + 1 end
+end
+
+function done(summary, latency, requests)
+  local total = 0
+  for _, t in ipairs(threads) do total = total + (t:get("failures") or 0) end
+  io.write(string.format("BENCH_FAILURES %d\n", total + summary.errors.connect + summary.errors.read +
+    summary.errors.write + summary.errors.timeout))
+  io.write(string.format("BENCH_RPS %.1f\n", summary.requests / (summary.duration / 1e6)))
+  io.write(string.format("BENCH_P50_MS %.3f\n", latency:percentile(50) / 1000))
+  io.write(string.format("BENCH_P99_MS %.3f\n", latency:percentile(99) / 1000))
+end

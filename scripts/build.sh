@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Configures and builds leadflow into build/ (or $LEADFLOW_BUILD_DIR). Two jobs: the machine
+# this is made for has two cores. Extra arguments go to cmake --build (e.g. --target leadflow-ingest).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${LEADFLOW_BUILD_DIR:-$root/build}
+type=${LEADFLOW_BUILD_TYPE:-RelWithDebInfo}
+tests=${LEADFLOW_BUILD_TESTS:-ON}
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE="$type" -DLEADFLOW_BUILD_TESTS="$tests" >/dev/null
+cmake --build "$build" -j "${LEADFLOW_JOBS:-2}" "$@"

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs what leadflow needs from Debian's packages, skipping what is already there.
+# Usage: scripts/deps.sh [--bench]   (--bench adds wrk and nginx for scripts/bench.sh)
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config ca-certificates curl openssl tzdata
+  libcpp-httplib-dev libssl-dev zlib1g-dev libbrotli-dev
+  librdkafka-dev libsimdjson-dev nlohmann-json3-dev prometheus-cpp-dev
+  libcurl4-openssl-dev libfmt-dev libsqlite3-dev libpq-dev libgtest-dev
+)
+if [[ "${1:-}" == "--bench" ]]; then
+  packages+=(wrk nginx-light)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+  exit 0
+fi
+
+echo "leadflow: installing ${missing[*]}" >&2
+sudo=""
+if [[ $(id -u) -ne 0 ]]; then sudo="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

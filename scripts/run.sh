@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# The README's first command. Installs what is missing, builds, and runs leadflow's embedded
+# default (SQLite + the durable embedded queue, no external service) on https://127.0.0.1:8443.
+#
+#   scripts/run.sh           the service alone, configured by LEADFLOW_* variables (README)
+#   scripts/run.sh --demo    also three simulated buyers on loopback, seeded buyers, a seller,
+#                            an API key and campaign keys, and curl commands to paste
+#
+# Stops cleanly on Ctrl-C / SIGTERM.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+demo=0
+for arg in "$@"; do
+  case "$arg" in
+    --demo) demo=1 ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    *) echo "run.sh: unknown argument $arg" >&2; exit 2 ;;
+  esac
+done
+
+"$root/scripts/deps.sh"
+LEADFLOW_BUILD_TESTS=${LEADFLOW_BUILD_TESTS:-OFF} "$root/scripts/build.sh" \
+  --target leadflow-ingest leadflow-admin leadflow-worker leadflow-buyer-sim >/dev/null
+build=${LEADFLOW_BUILD_DIR:-$root/build}
+export LEADFLOW_DATA_DIR=${LEADFLOW_DATA_DIR:-$root/leadflow-data}
+mkdir -p "$LEADFLOW_DATA_DIR"
+
+if [[ $demo -eq 0 ]]; then
+  exec "$build/ingest/leadflow-ingest"
+fi
+
+# ---- demo -----------------------------------------------------------------------------------
+state="$LEADFLOW_DATA_DIR/demo.env"
+pids=()
+cleanup() {
+  trap - EXIT INT TERM
+  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+}
+trap cleanup EXIT
+trap 'exit 0' INT TERM
+
+base_port=${LEADFLOW_DEMO_BUYER_PORT:-9101}
+sim="$build/workers/leadflow-buyer-sim"
+"$sim" --name acme-auto   --port "$base_port"         --bid 14.50     --latency-ms 40  --jitter-ms 10 --seed 1 >/dev/null &
+pids+=($!)
+"$sim" --name bluesky     --port $((base_port + 1))   --bid-range 8:16 --latency-ms 80  --jitter-ms 20 --seed 2 >/dev/null &
+pids+=($!)
+"$sim" --name cornerstone --port $((base_port + 2))   --bid 11.00     --latency-ms 150 --jitter-ms 30 --reject-rate 0.1 --seed 3 >/dev/null &
+pids+=($!)
+
+if [[ -f "$state" ]]; then
+  # shellcheck disable=SC1090
+  source "$state"
+else
+  OPERATOR_KEY="lfk_demo_$(openssl rand -hex 20)"
+fi
+export LEADFLOW_BOOTSTRAP_KEY="$OPERATOR_KEY"
+export LEADFLOW_ALLOW_PRIVATE_BUYERS=1  # the demo buyers live on loopback
+listen=${LEADFLOW_LISTEN:-127.0.0.1:8443}
+export LEADFLOW_LISTEN="$listen"
+"$build/ingest/leadflow-ingest" > "$LEADFLOW_DATA_DIR/ingest.out" 2> "$LEADFLOW_DATA_DIR/ingest.log" &
+pids+=($!)
+
+base="https://$listen"
+cacert="$LEADFLOW_DATA_DIR/tls/cert.pem"
+for _ in $(seq 1 100); do
+  if [[ -f "$cacert" ]] && curl -sf --cacert "$cacert" "$base/readyz" >/dev/null 2>&1; then break; fi
+  if ! kill -0 "${pids[-1]}" 2>/dev/null; then echo "run.sh: leadflow-ingest did not start" >&2; exit 1; fi
+  sleep 0.1
+done
+
+api() {  # api METHOD PATH [JSON]
+  curl -sS --cacert "$cacert" -X "$1" "$base$2" -H "Authorization: Bearer $OPERATOR_KEY" \
+    -H 'Content-Type: application/json' ${3:+-d "$3"}
+}
+field() { sed -n "s/.*\"$1\":\"\([^\"]*\)\".*/\1/p"; }
+
+if [[ ! -f "$state" ]]; then
+  for spec in "acme-auto:$base_port:auto_insurance\",\"home_insurance" \
+              "bluesky:$((base_port + 1)):auto_insurance\",\"solar" \
+              "cornerstone:$((base_port + 2)):auto_insurance\",\"mortgage"; do
+    IFS=: read -r name port verticals <<< "$spec"
+    api POST /v1/buyers "{\"name\":\"$name\",\"verticals\":[\"$verticals\"],\"delivery\":{\"mode\":\"ping_post\",\"ping_url\":\"http://127.0.0.1:$port/ping\",\"post_url\":\"http://127.0.0.1:$port/post\",\"timeout_ms\":500},\"pricing\":{\"model\":\"bid\",\"min_bid\":5}}" >/dev/null
+  done
+  SELLER_ID=$(api POST /v1/sellers '{"name":"Demo Seller"}' | field seller_id)
+  SELLER_KEY=$(api POST /v1/api-keys "{\"name\":\"demo seller key\",\"seller_id\":\"$SELLER_ID\",\"plan\":\"standard\"}" | field key)
+  CAMPAIGN_KEY=$(api POST /v1/campaigns "{\"seller_id\":\"$SELLER_ID\",\"name\":\"Demo auto (sync)\",\"vertical\":\"auto_insurance\",\"payout\":{\"model\":\"revshare\",\"value\":70}}" | field campaign_key)
+  ASYNC_CAMPAIGN_KEY=$(api POST /v1/campaigns "{\"seller_id\":\"$SELLER_ID\",\"name\":\"Demo auto (async)\",\"vertical\":\"auto_insurance\",\"mode\":\"async\",\"payout\":{\"model\":\"revshare\",\"value\":70}}" | field campaign_key)
+  if [[ -z "$SELLER_KEY" || -z "$CAMPAIGN_KEY" || -z "$ASYNC_CAMPAIGN_KEY" ]]; then
+    echo "run.sh: seeding the demo failed; see $LEADFLOW_DATA_DIR/ingest.log" >&2
+    exit 1
+  fi
+  umask 077
+  printf 'OPERATOR_KEY=%q\nSELLER_ID=%q\nSELLER_KEY=%q\nCAMPAIGN_KEY=%q\nASYNC_CAMPAIGN_KEY=%q\n' \
+    "$OPERATOR_KEY" "$SELLER_ID" "$SELLER_KEY" "$CAMPAIGN_KEY" "$ASYNC_CAMPAIGN_KEY" > "$state"
+fi
+
+cat <<TXT
+
+leadflow is running at $base (embedded default; data in $LEADFLOW_DATA_DIR)
+Demo buyers: acme-auto :$base_port (bids 14.50), bluesky :$((base_port + 1)) (8-16), cornerstone :$((base_port + 2)) (11.00, rejects 10%)
+
+# Surface A: post a lead as the demo seller (201 when sold within the wait budget)
+resp=$(curl -s --cacert $cacert -X POST $base/v1/leads \
+  -H 'Authorization: Bearer $SELLER_KEY' -H 'Content-Type: application/json' \
+  -d '{"first_name":"Ada","last_name":"Lovelace","email":"ada.'\$RANDOM'@example.com","phone":"202555'\$((1000 + RANDOM % 9000))'","zip_code":"90210","vertical":"auto_insurance","source":"google","custom_fields":{"vehicle_year":2019}}'); echo "\$resp"
+
+# ... then see that lead, with every ping and post
+curl -s --cacert $cacert $base/v1/leads/\$(echo "\$resp" | sed -n 's/.*"lead_id":"\([^"]*\)".*/\1/p') -H 'Authorization: Bearer $SELLER_KEY'
+
+# Surface B: post to a campaign (200 with status sold/unsold and the seller's payout)
+curl -s --cacert $cacert -X POST $base/api/v1/lead -H 'Content-Type: application/json' \\
+  -d '{"SELLER_CAMPAIGN_KEY":"$CAMPAIGN_KEY","first_name":"Grace","last_name":"Hopper","email_address":"grace.'\$RANDOM'@example.com","phone_home":"212555'\$((1000 + RANDOM % 9000))'","zip_code":"10001"}'
+
+# Surface B, async campaign (202 with a job_id), and the legacy form post
+curl -s --cacert $cacert -X POST $base/api/v1/lead -H 'Content-Type: application/json' \\
+  -d '{"SELLER_CAMPAIGN_KEY":"$ASYNC_CAMPAIGN_KEY","first_name":"Alan","last_name":"Turing","email_address":"alan.'\$RANDOM'@example.com","phone_home":"212555'\$((1000 + RANDOM % 9000))'","zip_code":"10001"}'
+curl -s --cacert $cacert -X POST $base/$CAMPAIGN_KEY \\
+  -d first_name=Edsger -d last_name=Dijkstra -d email_address=edsger.\$RANDOM@example.com -d phone_home=212555\$((1000 + RANDOM % 9000)) -d zip_code=10001
+
+# Campaign statistics, buyers (operator key), metrics
+curl -s --cacert $cacert $base/api/v1/stats/$CAMPAIGN_KEY
+curl -s --cacert $cacert $base/v1/buyers -H 'Authorization: Bearer $OPERATOR_KEY'
+curl -s --cacert $cacert $base/metrics | grep ^leadflow_leads
+
+Keys are also in $state; the service logs to $LEADFLOW_DATA_DIR/ingest.log. Ctrl-C stops everything.
+TXT
+
+wait "${pids[-1]}"
