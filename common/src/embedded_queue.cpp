@@ -392,6 +392,7 @@ struct PendingRecord {
   std::string bytes;
   std::uint64_t seq = 0;
   // Guarded by the queue mutex.
+  std::uint64_t generation = 0;  // the writer batch it belongs to; picks the condition variable
   bool taken = false;
   bool abandoned = false;
   bool done = false;
@@ -500,7 +501,10 @@ class QueueCore final : public QueueProducer {
 
   mutable std::mutex mu_;
   std::condition_variable writer_cv_;     // records queued, or stop
-  std::condition_variable producers_cv_;  // records done
+  // Producers of one writer batch wait on one of two condition variables, alternating by batch,
+  // so finishing a batch wakes only its own producers, not those already queued for the next.
+  std::condition_variable producers_cv_[2];  // records done
+  std::uint64_t generation_ = 0;             // guarded by mu_: the batch now being filled
   std::condition_variable flushed_cv_;    // done_seq_ moved
   std::condition_variable records_cv_;    // records visible, assignment changed, or stop
   std::condition_variable flusher_cv_;    // stop the offsets flusher
@@ -841,9 +845,10 @@ ProduceStatus QueueCore::produce(std::string_view topic, std::string_view key,
   ++t.queued;
   rec->topic = &t;
   rec->seq = ++next_seq_;
+  rec->generation = generation_;
   queue_.push_back(rec);
   writer_cv_.notify_one();
-  if (!producers_cv_.wait_until(lock, deadline, [&] { return rec->done; })) {
+  if (!producers_cv_[rec->generation & 1].wait_until(lock, deadline, [&] { return rec->done; })) {
     if (!rec->taken) rec->abandoned = true;  // the writer drops it unwritten
     return ProduceStatus::kTimedOut;
   }
@@ -866,6 +871,7 @@ void QueueCore::writer_loop() {
     writer_cv_.wait(lock, [&] { return !queue_.empty() || writer_stop_; });
     if (queue_.empty()) break;  // stopping, and everything queued is written
     incoming.swap(queue_);
+    ++generation_;
     const std::uint64_t last_seq = incoming.back()->seq;
     for (auto& rec : incoming) {
       if (rec->abandoned) {
@@ -984,7 +990,7 @@ bool QueueCore::commit_chunk(std::vector<std::shared_ptr<PendingRecord>>& batch,
       rec.done = true;
     }
   }
-  producers_cv_.notify_all();
+  producers_cv_[batch[from]->generation & 1].notify_all();
   records_cv_.notify_all();
   return true;
 }
@@ -1000,7 +1006,7 @@ void QueueCore::fail_from(std::vector<std::shared_ptr<PendingRecord>>& batch, st
       rec.done = true;
     }
   }
-  producers_cv_.notify_all();
+  for (auto& cv : producers_cv_) cv.notify_all();
 }
 
 bool QueueCore::roll_segment() {

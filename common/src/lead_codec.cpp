@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "leadflow/json_text.hpp"
 #include "leadflow/time_format.hpp"
 
 namespace leadflow {
@@ -136,31 +137,62 @@ json lead_record_to_json(const LeadRecord& r, bool with_attempts) {
 }
 
 std::string encode_lead(const Lead& l) {
-  json j = {{"id", l.id},
-            {"seller_id", l.seller_id},
-            {"campaign_id", l.campaign_id},
-            {"api_key_id", l.api_key_id},
-            {"surface", l.surface == Surface::kApi ? "api" : "campaign"},
-            {"first_name", l.first_name},
-            {"last_name", l.last_name},
-            {"email", l.email},
-            {"phone", l.phone},
-            {"zip_code", l.zip_code},
-            {"zip4", l.zip4},
-            {"state", l.state},
-            {"vertical", l.vertical},
-            {"source", l.source},
-            {"landing_page", l.landing_page},
-            {"ip_address", l.ip_address},
-            {"user_agent", l.user_agent},
-            {"trustedform_cert_url", l.trustedform_cert_url},
-            {"jornaya_leadid", l.jornaya_leadid},
-            {"tcpa_consent", l.tcpa_consent ? json(*l.tcpa_consent) : json(nullptr)},
-            {"tcpa_consent_text", l.tcpa_consent_text},
-            {"custom_fields", custom_fields_to_json(l.custom_fields)},
-            {"received_at_ms", l.received_at_ms},
-            {"sync_wait_ms", l.sync_wait_ms}};
-  return j.dump();
+  // Hand-written: this runs once per accepted lead on the request thread, and building a JSON
+  // tree first costs more than the rest of the request's own work.
+  std::string out;
+  out.reserve(512 + l.user_agent.size() + l.tcpa_consent_text.size() + 32 * l.custom_fields.size());
+  out.push_back('{');
+  bool first = true;
+  auto key = [&](const char* name) {
+    if (!first) out.push_back(',');
+    first = false;
+    append_json_string(out, name);
+    out.push_back(':');
+  };
+  auto text = [&](const char* name, std::string_view value) {
+    key(name);
+    append_json_string(out, value);
+  };
+  text("id", l.id);
+  text("seller_id", l.seller_id);
+  text("campaign_id", l.campaign_id);
+  text("api_key_id", l.api_key_id);
+  text("surface", l.surface == Surface::kApi ? "api" : "campaign");
+  text("first_name", l.first_name);
+  text("last_name", l.last_name);
+  text("email", l.email);
+  text("phone", l.phone);
+  text("zip_code", l.zip_code);
+  text("zip4", l.zip4);
+  text("state", l.state);
+  text("vertical", l.vertical);
+  text("source", l.source);
+  text("landing_page", l.landing_page);
+  text("ip_address", l.ip_address);
+  text("user_agent", l.user_agent);
+  text("trustedform_cert_url", l.trustedform_cert_url);
+  text("jornaya_leadid", l.jornaya_leadid);
+  key("tcpa_consent");
+  out += l.tcpa_consent ? (*l.tcpa_consent ? "true" : "false") : "null";
+  text("tcpa_consent_text", l.tcpa_consent_text);
+  key("custom_fields");
+  out.push_back('{');
+  for (std::size_t i = 0; i < l.custom_fields.size(); ++i) {
+    if (i) out.push_back(',');
+    append_json_string(out, l.custom_fields[i].first);
+    out.push_back(':');
+    if (const auto* sv = std::get_if<std::string>(&l.custom_fields[i].second))
+      append_json_string(out, *sv);
+    else
+      append_json_number(out, std::get<double>(l.custom_fields[i].second));
+  }
+  out.push_back('}');
+  key("received_at_ms");
+  out += std::to_string(l.received_at_ms);
+  key("sync_wait_ms");
+  out += std::to_string(l.sync_wait_ms);
+  out.push_back('}');
+  return out;
 }
 
 std::optional<Lead> decode_lead(std::string_view payload) {

@@ -1,5 +1,6 @@
 // Handlers every listener has: request ids, metrics, error bodies, health and /metrics.
 #include <chrono>
+#include <unordered_map>
 
 #include "context.hpp"
 #include "http_util.hpp"
@@ -39,6 +40,13 @@ IngestMetrics& ingest_metrics() {
             .Register(r)};
   }();
   return m;
+}
+
+void IngestMetrics::lead(const char* surface, const char* result) {
+  thread_local std::unordered_map<const void*, std::unordered_map<const void*, prometheus::Counter*>> resolved;
+  auto& slot = resolved[surface][result];
+  if (slot == nullptr) slot = &leads.Add({{"surface", surface}, {"result", result}});
+  slot->Increment();
 }
 
 std::optional<Campaign> CampaignCache::find_by_key(const std::string& key) {
@@ -121,13 +129,26 @@ void install_common_handlers(httplib::Server& server, IngestContext& ctx) {
     http::send_problem(res, 500, "internal error");
   });
   server.set_logger([](const httplib::Request& req, const httplib::Response& res) {
-    auto& m = ingest_metrics();
+    // Family::Add builds a label map and takes the family's lock; on the hot path each thread
+    // keeps the metrics it has already resolved.
+    struct Resolved {
+      prometheus::Counter* requests;
+      prometheus::Histogram* latency;
+    };
+    thread_local std::unordered_map<std::string, Resolved> resolved;
     const std::string route = http::route_label(req.method, req.path);
-    m.requests.Add({{"route", route}, {"method", req.method}, {"status", std::to_string(res.status)}})
-        .Increment();
-    m.latency.Add({{"route", route}, {"method", req.method}}, latency_buckets())
-        .Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - t_request_started)
-                     .count());
+    std::string key = route;
+    key.append(1, ' ').append(req.method).append(1, ' ').append(std::to_string(res.status));
+    auto it = resolved.find(key);
+    if (it == resolved.end()) {
+      auto& m = ingest_metrics();
+      Resolved r{&m.requests.Add({{"route", route}, {"method", req.method}, {"status", std::to_string(res.status)}}),
+                 &m.latency.Add({{"route", route}, {"method", req.method}}, latency_buckets())};
+      it = resolved.emplace(std::move(key), r).first;
+    }
+    it->second.requests->Increment();
+    it->second.latency->Observe(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t_request_started).count());
   });
 }
 

@@ -9,7 +9,8 @@
 
 namespace leadflow {
 
-/// The queue payload of a lead: compact JSON of every Lead field. Round-trips exactly.
+/// The queue payload of a lead: compact JSON of every Lead field. Round-trips every field;
+/// custom fields come back ordered by name.
 std::string encode_lead(const Lead& lead);
 std::optional<Lead> decode_lead(std::string_view payload);
 
