@@ -7,7 +7,9 @@
 #        front    the HTTP front alone (LEADFLOW_WORKERS=0: leads pile up durably in the queue)
 #        full     front and in-process workers auctioning every lead to three loopback buyers
 #      against nginx answering a fixed 202 over TLS on the same machine (the ceiling of this box).
-#      Prints requests/s, the ratio to nginx, p50/p99 latency and leadflow's peak RSS.
+#      Prints requests/s, the ratio to nginx, p50/p99 latency and leadflow's peak RSS. nginx and
+#      the front alternate; then nginx and the full service alternate, and after each full run the
+#      bench waits until every accepted lead is decided, so no auction spills into a measurement.
 #   2. Sync path: a sync campaign with three buyers of fixed latency; the added latency is the
 #      median answer minus the floor (the slowest ping + the winner's post).
 #
@@ -118,38 +120,51 @@ $(echo "$out" | awk '/BENCH_P99_MS/ {print $2}') $(echo "$out" | awk '/BENCH_FAI
 }
 median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
 
+# Waits until the full service has decided every lead it accepted, so its auctions do not run
+# into the next measurement.
+drain() {  # drain DIR PORT
+  local m accepted decided
+  for _ in $(seq 1 600); do
+    m=$(curl -s --cacert "$1/tls/cert.pem" "https://127.0.0.1:$2/metrics")
+    accepted=$(echo "$m" | awk '/^leadflow_leads_received_total/ && /result="accepted"/ {s += $2} END {printf "%d", s}')
+    decided=$(echo "$m" | awk '/^leadflow_leads_decided_total/ {s += $2} END {printf "%d", s}')
+    [[ "$decided" -ge "$accepted" ]] && return 0
+    sleep 0.5
+  done
+  echo "bench: the backlog did not drain" >&2
+}
+
 declare -A rps p50 p99 fails
-for name in nginx front full; do rps[$name]=""; p50[$name]=""; p99[$name]=""; fails[$name]=0; done
+for name in nginx front nginx2 full; do rps[$name]=""; p50[$name]=""; p99[$name]=""; fails[$name]=0; done
+measure() {  # measure NAME URL KEY ROUND
+  read -r r a b f <<< "$(run_wrk "$2" "$3" 202 "$connections")"
+  echo "  round $4 $1: ${r} req/s, p50 ${a} ms, p99 ${b} ms, failures ${f}" >&2
+  rps[$1]+="$r "; p50[$1]+="$a "; p99[$1]+="$b "; fails[$1]=$((fails[$1] + f))
+}
 echo "ingest: $rounds rounds x ${seconds}s per target, $connections connections, wrk -t2, TLS, keep-alive" >&2
 for round in $(seq 1 "$rounds"); do
-  for name in nginx front full; do
-    case $name in
-      nginx) url="https://127.0.0.1:$nginx_port"; key=x ;;
-      front) url="https://127.0.0.1:$front_port"; key=$front_key ;;
-      full) url="https://127.0.0.1:$full_port"; key=$full_key ;;
-    esac
-    read -r r a b f <<< "$(run_wrk "$url" "$key" 202 "$connections")"
-    echo "  round $round $name: ${r} req/s, p50 ${a} ms, p99 ${b} ms, failures ${f}" >&2
-    rps[$name]+="$r "; p50[$name]+="$a "; p99[$name]+="$b "; fails[$name]=$((fails[$name] + f))
-  done
+  measure nginx "https://127.0.0.1:$nginx_port" x "$round"
+  measure front "https://127.0.0.1:$front_port" "$front_key" "$round"
+done
+for round in $(seq 1 "$rounds"); do
+  measure nginx2 "https://127.0.0.1:$nginx_port" x "$round"
+  measure full "https://127.0.0.1:$full_port" "$full_key" "$round"
+  drain "$full_dir" "$full_port"
 done
 med() { echo "$1" | tr ' ' '\n' | grep -v '^$' | median; }
-nginx_rps=$(med "${rps[nginx]}")
 echo
 printf '%-34s %10s %8s %9s %9s %9s %9s\n' "ingest (median of $rounds)" "req/s" "ratio" "p50 ms" "p99 ms" "failures" "RSS MB"
-for name in nginx front full; do
-  r=$(med "${rps[$name]}")
-  ratio=$(awk -v a="$r" -v b="$nginx_rps" 'BEGIN {printf "%.2f", a / b}')
-  rss="-"
-  [[ $name == front ]] && rss=$(peak_rss_mb "$front_pid")
-  [[ $name == full ]] && rss=$(peak_rss_mb "$full_pid")
-  label=$name
-  [[ $name == nginx ]] && label="nginx fixed 202 (TLS)"
-  [[ $name == front ]] && label="leadflow front (workers off)"
-  [[ $name == full ]] && label="leadflow front + workers"
-  printf '%-34s %10.0f %8s %9.2f %9.2f %9s %9s\n' "$label" "$r" "$ratio" "$(med "${p50[$name]}")" \
-    "$(med "${p99[$name]}")" "${fails[$name]}" "$rss"
-done
+row() {  # row NAME BASELINE LABEL RSS
+  local r ratio
+  r=$(med "${rps[$1]}")
+  ratio=$(awk -v a="$r" -v b="$(med "${rps[$2]}")" 'BEGIN {printf "%.2f", a / b}')
+  printf '%-34s %10.0f %8s %9.2f %9.2f %9s %9s\n' "$3" "$r" "$ratio" "$(med "${p50[$1]}")" \
+    "$(med "${p99[$1]}")" "${fails[$1]}" "$4"
+}
+row nginx nginx "nginx fixed 202 (TLS)" -
+row front nginx "leadflow front (workers off)" "$(peak_rss_mb "$front_pid")"
+row nginx2 nginx2 "nginx fixed 202 (TLS), 2nd phase" -
+row full nginx2 "leadflow front + workers" "$(peak_rss_mb "$full_pid")"
 
 # Sync path: a fresh service with only sync traffic, few connections.
 kill -TERM "$front_pid" "$full_pid" 2>/dev/null || true

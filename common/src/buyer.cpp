@@ -1013,6 +1013,15 @@ nlohmann::json buyer_to_json(const Buyer& b, bool mask_secrets) {
   };
 }
 
+const char* non_public_address_kind(const sockaddr* address) {
+  if (address == nullptr) return "missing";
+  if (address->sa_family == AF_INET)
+    return ipv4_kind(ntohl(reinterpret_cast<const sockaddr_in*>(address)->sin_addr.s_addr));
+  if (address->sa_family == AF_INET6)
+    return ipv6_kind(reinterpret_cast<const sockaddr_in6*>(address)->sin6_addr.s6_addr);
+  return "unsupported address family";
+}
+
 bool is_public_http_url(const std::string& url, std::string* why) {
   auto refuse = [&](std::string reason) {
     if (why != nullptr) *why = std::move(reason);

@@ -1287,7 +1287,9 @@ bool QueueCore::flush_offsets() {
       for (const auto& [t, values] : s.values) by_name.emplace_back(&t->name, &values);
       std::sort(by_name.begin(), by_name.end(),
                 [](const auto& a, const auto& b) { return *a.first < *b.first; });
-      std::string out = "leadflow-offsets 1\ngroup " + to_hex(name) + "\n";
+      std::string out = "leadflow-offsets 1\ngroup ";
+      out += to_hex(name);
+      out += '\n';
       for (const auto& [topic, values] : by_name) {
         out += "topic " + to_hex(*topic) + " " + std::to_string(values->size());
         for (std::int64_t v : *values) out += " " + std::to_string(v);

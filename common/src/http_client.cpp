@@ -2,6 +2,10 @@
 // the multi's connection cache; other threads only push onto a locked queue and wake the loop.
 #include "leadflow/http_client.hpp"
 
+#include <sys/socket.h>
+
+#include "leadflow/buyer.hpp"
+
 #include <curl/curl.h>
 #include <signal.h>
 
@@ -85,12 +89,28 @@ struct Transfer {
   curl_slist* header_list = nullptr;
   std::string body;
   bool too_large = false;
+  bool allow_private = false;
+  const char* refused_address = nullptr;  // set when the resolved address was not public
   char error_buffer[CURL_ERROR_SIZE] = {0};
 
   ~Transfer() {
     if (header_list != nullptr) curl_slist_free_all(header_list);
   }
 };
+
+// Checks the address libcurl is about to connect to: a buyer's host was public when its URL was
+// saved, but a name can resolve elsewhere later (DNS rebinding).
+curl_socket_t open_socket(void* user, curlsocktype purpose, curl_sockaddr* address) {
+  auto* t = static_cast<Transfer*>(user);
+  if (purpose == CURLSOCKTYPE_IPCXN && !t->allow_private) {
+    const char* kind = non_public_address_kind(&address->addr);
+    if (*kind != '\0') {
+      t->refused_address = kind;
+      return CURL_SOCKET_BAD;
+    }
+  }
+  return ::socket(address->family, address->socktype, address->protocol);
+}
 
 size_t write_body(char* data, size_t size, size_t count, void* user) {
   auto* t = static_cast<Transfer*>(user);
@@ -273,6 +293,9 @@ class CurlClient final : public HttpClient {
     curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, &write_body);
     curl_easy_setopt(easy, CURLOPT_WRITEDATA, t.get());
     curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, t->error_buffer);
+    t->allow_private = options_.allow_private_addresses;
+    curl_easy_setopt(easy, CURLOPT_OPENSOCKETFUNCTION, &open_socket);
+    curl_easy_setopt(easy, CURLOPT_OPENSOCKETDATA, t.get());
     curl_easy_setopt(easy, CURLOPT_HTTPHEADER, t->header_list);
     curl_easy_setopt(easy, CURLOPT_USERAGENT, "leadflow/0.1");
     curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L);
@@ -325,6 +348,8 @@ class CurlClient final : public HttpClient {
         curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
         r.status = static_cast<int>(status);
         r.body = std::move(t->body);
+      } else if (t->refused_address != nullptr) {
+        r.error = std::string("refused to connect to a ") + t->refused_address + " address";
       } else if (t->too_large || code == CURLE_FILESIZE_EXCEEDED) {
         r.error = "response body larger than " + std::to_string(kMaxResponseBytes) + " bytes";
       } else {

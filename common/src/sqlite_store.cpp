@@ -189,6 +189,20 @@ CREATE TABLE invalid_counts (
   PRIMARY KEY (campaign_id, hour_start)
 );
 )sql",
+    // 2: Idempotency-Key claims and answers (POST /v1/leads), kept 24 hours.
+    R"sql(
+CREATE TABLE idempotency_keys (
+  scope         TEXT NOT NULL,
+  key           TEXT NOT NULL,
+  request_hash  TEXT NOT NULL,
+  lead_id       TEXT NOT NULL,
+  status        INTEGER NOT NULL,
+  response      TEXT NOT NULL,
+  created_at    INTEGER NOT NULL,
+  PRIMARY KEY (scope, key)
+);
+CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at);
+)sql",
 };
 
 constexpr std::int64_t kHourMs = 3'600'000;
@@ -1098,6 +1112,55 @@ class SqliteStore final : public Store {
       return exists(c, "SELECT 1 FROM leads WHERE id = ?1", p.lead_id, "record_post_intent",
                     StoreStatus::kConflict);
     });
+  }
+
+  StoreStatus claim_idempotency_key(const IdempotencyRecord& r, std::int64_t expire_before_ms,
+                                    IdempotencyRecord& existing) override {
+    return guarded("claim_idempotency_key", StoreStatus::kUnavailable, [&] {
+      std::lock_guard lock(write_mu_);
+      Connection& c = *writer_;
+      {
+        // Claims the key, or takes it over from an expired claim, in one statement.
+        Query q(c,
+                "INSERT INTO idempotency_keys (scope, key, request_hash, lead_id, status, response,"
+                " created_at) VALUES (?1, ?2, ?3, ?4, 0, '', ?5)"
+                " ON CONFLICT (scope, key) DO UPDATE SET request_hash = excluded.request_hash,"
+                " lead_id = excluded.lead_id, status = 0, response = '',"
+                " created_at = excluded.created_at WHERE idempotency_keys.created_at < ?6");
+        if (int rc = q.bind(r.scope).bind(r.key).bind(r.request_hash).bind(r.lead_id)
+                         .bind(r.created_at_ms).bind(expire_before_ms).run())
+          return report(c, rc, "claim_idempotency_key");
+      }
+      if (c.changes() > 0) return StoreStatus::kOk;
+      Query q(c,
+              "SELECT scope, key, request_hash, lead_id, status, response, created_at"
+              " FROM idempotency_keys WHERE scope = ?1 AND key = ?2");
+      q.bind(r.scope).bind(r.key);
+      const int rc = q.step();
+      if (rc != SQLITE_ROW) return report(c, rc == SQLITE_DONE ? SQLITE_ERROR : rc, "claim_idempotency_key");
+      existing.scope = q.text(0);
+      existing.key = q.text(1);
+      existing.request_hash = q.text(2);
+      existing.lead_id = q.text(3);
+      existing.status = static_cast<int>(q.int64(4));
+      existing.response = q.text(5);
+      existing.created_at_ms = q.int64(6);
+      return StoreStatus::kConflict;
+    });
+  }
+
+  StoreStatus complete_idempotency_key(std::string_view scope, std::string_view key, int status,
+                                       std::string_view response) override {
+    return write_one("complete_idempotency_key",
+                     "UPDATE idempotency_keys SET status = ?3, response = ?4"
+                     " WHERE scope = ?1 AND key = ?2",
+                     [&](Query& q) { q.bind(scope).bind(key).bind(status).bind(response); });
+  }
+
+  StoreStatus release_idempotency_key(std::string_view scope, std::string_view key) override {
+    return write_one("release_idempotency_key",
+                     "DELETE FROM idempotency_keys WHERE scope = ?1 AND key = ?2 AND status = 0",
+                     [&](Query& q) { q.bind(scope).bind(key); });
   }
 
   std::optional<PostIntent> get_post_intent(std::string_view lead_id) override {

@@ -158,6 +158,7 @@ bool App::start(std::string& error) {
   topics.dead = c.topic_prefix + ".leads.dead";
 
   CurlClientOptions co;
+  co.allow_private_addresses = c.allow_private_buyers;
   m.http_client = make_curl_client(co);
   m.publisher = std::make_unique<LocalOutcomePublisher>(m.waiters);
   m.buyers = std::make_unique<BuyerDirectory>(*m.store, m.clock);

@@ -1,4 +1,5 @@
 // Surface A: the key-authenticated REST surface under /v1 (HTTPS only).
+#include <algorithm>
 #include <charconv>
 
 #include "context.hpp"
@@ -91,11 +92,25 @@ void send_store_failure(Response& res, StoreStatus s) {
   else http::send_problem(res, 503, "the store is unavailable; nothing was changed");
 }
 
+bool valid_idempotency_key(const std::string& k) {
+  if (k.empty() || k.size() > 255) return false;
+  for (unsigned char c : k)
+    if (c < 0x21 || c > 0x7e) return false;
+  return true;
+}
+
 void post_lead(IngestContext& ctx, const Request& req, Response& res, bool tls) {
   auto key = authorise(ctx, req, res, tls, kScopeLeadsWrite);
   if (!key) return;
   auto& metrics = ingest_metrics();
   if (!require_json(req, res)) return;
+  const bool has_idempotency_key = req.has_header("Idempotency-Key");
+  const std::string idempotency_key = req.get_header_value("Idempotency-Key");
+  if (has_idempotency_key && !valid_idempotency_key(idempotency_key)) {
+    http::send_problem(res, 400, "invalid Idempotency-Key",
+                       {{"Idempotency-Key", "invalid_format", "1 to 255 printable ASCII characters"}});
+    return;
+  }
   ParsedLead parsed = parse_lead_json(req.body, LeadShape::kApi, ctx.verticals, "");
   if (!parsed.errors.empty()) {
     metrics.lead("api", "invalid");
@@ -114,9 +129,48 @@ void post_lead(IngestContext& ctx, const Request& req, Response& res, bool tls) 
   const int wait_ms = http::wait_budget_ms(req, ctx.config.wait_ms, ctx.config.max_wait_ms);
   lead.sync_wait_ms = wait_ms;
 
+  // Idempotency-Key: the first request claims the key with its body hash and lead id; a repeat
+  // gets the first answer again, a different body 422, a repeat while the first runs 409. A
+  // claim whose request died (the process was killed) is finished by the repeat with the same
+  // lead id, so the lead is queued at most once under that id and workers sell it at most once.
+  if (has_idempotency_key) {
+    IdempotencyRecord claim{key->id, idempotency_key, sha256_hex(req.body), lead.id, 0, "", lead.received_at_ms};
+    IdempotencyRecord existing;
+    const std::int64_t day_ago = lead.received_at_ms - 86'400'000;
+    switch (ctx.store.claim_idempotency_key(claim, day_ago, existing)) {
+      case StoreStatus::kOk:
+        break;
+      case StoreStatus::kConflict: {
+        if (!constant_time_equal(existing.request_hash, claim.request_hash)) {
+          http::send_problem(res, 422, "this Idempotency-Key was used with a different body");
+          return;
+        }
+        if (existing.status != 0) {
+          res.status = existing.status;
+          res.set_content(existing.response, "application/json");
+          res.set_header("Location", "/v1/leads/" + existing.lead_id);
+          res.set_header("Idempotent-Replayed", "true");
+          return;
+        }
+        const std::int64_t stale_after = std::max<std::int64_t>(60'000, ctx.config.max_wait_ms + 15'000);
+        if (lead.received_at_ms - existing.created_at_ms < stale_after) {
+          http::send_problem(res, 409, "a request with this Idempotency-Key is still in progress");
+          return;
+        }
+        lead.id = existing.lead_id;
+        lead.received_at_ms = existing.created_at_ms;
+        break;
+      }
+      default:
+        http::send_problem(res, 503, "the store is unavailable; nothing was accepted, retry");
+        return;
+    }
+  }
+
   const AcceptResult r = accept_lead(ctx, lead, wait_ms);
   if (r.produced != ProduceStatus::kOk) {
     metrics.lead("api", "unavailable");
+    if (has_idempotency_key) ctx.store.release_idempotency_key(key->id, idempotency_key);
     res.set_header("Retry-After", "1");
     http::send_problem(res, 503, "the lead could not be queued durably; nothing was accepted, retry");
     return;
@@ -138,6 +192,9 @@ void post_lead(IngestContext& ctx, const Request& req, Response& res, bool tls) 
                    {"lead_id", lead.id},
                    {"message", message},
                    {"distribution", distribution_to_json(d)}});
+  if (has_idempotency_key &&
+      ctx.store.complete_idempotency_key(key->id, idempotency_key, res.status, res.body) != StoreStatus::kOk)
+    log(LogLevel::kWarn, "idempotency_not_recorded", {{"lead_id", lead.id}});
 }
 
 void get_lead(IngestContext& ctx, const Request& req, Response& res, bool tls) {

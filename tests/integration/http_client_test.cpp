@@ -128,7 +128,9 @@ class HttpClientTest : public ::testing::Test {
     client_.reset();  // close keep-alive connections first, so the server stops at once
     sim_->stop();
   }
+  // The simulators live on loopback, which production clients refuse.
   HttpClient& client(CurlClientOptions o = {}) {
+    o.allow_private_addresses = true;
     if (!client_) client_ = make_curl_client(o);
     return *client_;
   }
@@ -136,6 +138,20 @@ class HttpClientTest : public ::testing::Test {
   std::unique_ptr<BuyerSimulator> sim_;
   std::unique_ptr<HttpClient> client_;
 };
+
+TEST_F(HttpClientTest, RefusesNonPublicAddressesAtConnectTimeByDefault) {
+  // A buyer URL is checked when saved; a name may resolve to a private address later, so the
+  // client checks every address it connects to unless private buyers are allowed.
+  auto strict = make_curl_client(CurlClientOptions{});
+  HttpRequest rq;
+  rq.url = sim_->ping_url();
+  rq.body = "{}";
+  rq.timeout = 2s;
+  HttpResponse r = strict->send(rq).get();
+  EXPECT_EQ(r.status, 0);
+  EXPECT_NE(r.error.find("loopback"), std::string::npos) << r.error;
+  EXPECT_EQ(sim_->stats().pings, 0u);
+}
 
 TEST_F(HttpClientTest, PingRoundTrip) {
   HttpResponse r = client().send(ping_request(*sim_)).get();
@@ -354,6 +370,7 @@ TEST(HttpClientTlsTest, HttpsWithVerificationOffForASelfSignedLoopbackBuyer) {
   ASSERT_EQ(sim.ping_url().rfind("https://", 0), 0u);
   {
     CurlClientOptions verify;  // default: verify, and the certificate is self-signed
+    verify.allow_private_addresses = true;
     auto strict = make_curl_client(verify);
     HttpResponse r = strict->send(ping_request(sim)).get();
     EXPECT_EQ(r.status, 0);
@@ -361,6 +378,7 @@ TEST(HttpClientTlsTest, HttpsWithVerificationOffForASelfSignedLoopbackBuyer) {
 
     CurlClientOptions loose;
     loose.verify_tls = false;
+    loose.allow_private_addresses = true;
     auto lax = make_curl_client(loose);
     HttpResponse ok = lax->send(ping_request(sim)).get();
     ASSERT_EQ(ok.status, 200) << ok.error;

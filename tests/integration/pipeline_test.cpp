@@ -169,6 +169,36 @@ TEST_F(Pipeline, TheSamePersonTwiceIsADuplicate) {
   EXPECT_EQ(sim->stats().posts, 1u);
 }
 
+TEST_F(Pipeline, IdempotencyKeyReplaysTheFirstAnswerAndNeverDistributesTwice) {
+  auto sim = start_buyer("b", 9.00);
+  svc.add_buyer(*sim);
+  const httplib::Headers idem = {{"Idempotency-Key", "order-42"}};
+  auto first = svc.post("/v1/leads", sample_lead(20), svc.operator_key(), idem);
+  ASSERT_EQ(first->status, 201) << first->body;
+  auto again = svc.post("/v1/leads", sample_lead(20), svc.operator_key(), idem);
+  ASSERT_EQ(again->status, 201);
+  EXPECT_EQ(again->get_header_value("Idempotent-Replayed"), "true");
+  EXPECT_EQ(again->body, first->body);
+  EXPECT_EQ(sim->stats().posts, 1u);
+  EXPECT_EQ(body_of(svc.get("/v1/leads", svc.operator_key()))["data"].size(), 1u);
+
+  auto different = svc.post("/v1/leads", sample_lead(21), svc.operator_key(), idem);
+  EXPECT_EQ(different->status, 422);
+  auto bad = svc.post("/v1/leads", sample_lead(22), svc.operator_key(), {{"Idempotency-Key", std::string(300, 'k')}});
+  EXPECT_EQ(bad->status, 400);
+}
+
+TEST_F(Pipeline, IdempotencyKeyInFlightIs409) {
+  auto sim = start_buyer("slow", 9.00, 1500);
+  svc.add_buyer(*sim, "auto_insurance", {{"delivery", {{"timeout_ms", 3000}}}});
+  const httplib::Headers idem = {{"Idempotency-Key", "order-43"}};
+  std::thread first([&] { svc.post("/v1/leads", sample_lead(23), svc.operator_key(), idem); });
+  ASSERT_TRUE(sim->wait_for_requests(1, std::chrono::seconds(10)));  // the first is in its auction
+  auto second = svc.post("/v1/leads", sample_lead(23), svc.operator_key(), idem);
+  first.join();
+  EXPECT_EQ(second->status, 409);
+}
+
 TEST_F(Pipeline, ValidationListsEveryOffendingField) {
   json lead = sample_lead(9);
   lead.erase("first_name");

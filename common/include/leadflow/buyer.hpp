@@ -10,6 +10,8 @@
 #include "leadflow/field_error.hpp"
 #include "leadflow/money.hpp"
 
+struct sockaddr;
+
 namespace leadflow {
 
 enum class DeliveryMode { kPingPost, kDirectPost };
@@ -70,5 +72,9 @@ nlohmann::json buyer_to_json(const Buyer& b, bool mask_secrets);
 
 /// True when the URL is http(s) and its host resolves only to public addresses.
 bool is_public_http_url(const std::string& url, std::string* why);
+
+/// "" for a public address, else what it is ("loopback", "private", "link-local", ...). Used when
+/// saving a buyer and again on every outbound connection (a name may resolve differently later).
+const char* non_public_address_kind(const ::sockaddr* address);
 
 }  // namespace leadflow

@@ -53,6 +53,9 @@ struct CurlClientOptions {
   long max_host_connections = 64;      // per buyer host
   bool verify_tls = true;              // false only for loopback test buyers with self-signed certs
   std::string ca_file;                 // extra CA bundle, "" for the system's
+  /// false: connections to loopback, private, link-local and metadata addresses are refused at
+  /// connect time, whatever the URL said when it was saved (LEADFLOW_ALLOW_PRIVATE_BUYERS).
+  bool allow_private_addresses = false;
 };
 
 /// libcurl multi interface on one event-loop thread.

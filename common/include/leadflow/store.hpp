@@ -56,6 +56,18 @@ struct OutcomeRecord {
   Distribution distribution;
 };
 
+/// A claimed Idempotency-Key of one API key (SPEC §2): the first request's body hash and, once it
+/// was answered, that answer, replayed for repeats within 24 hours.
+struct IdempotencyRecord {
+  std::string scope;         // the API key id
+  std::string key;           // the Idempotency-Key header
+  std::string request_hash;  // hex SHA-256 of the body
+  std::string lead_id;       // the lead the first request made
+  int status = 0;            // 0 while the first request is in flight
+  std::string response;      // the first answer's body
+  std::int64_t created_at_ms = 0;
+};
+
 struct CampaignStats {
   std::int64_t received = 0, sold = 0, unsold = 0, duplicates = 0, invalid = 0, queued = 0,
                errors = 0;
@@ -121,6 +133,18 @@ class Store {
   /// Whether the buyer bought a lead with this e-mail/phone since `since_ms`.
   virtual bool buyer_bought_person(std::string_view buyer_id, std::string_view email,
                                    std::string_view phone, std::int64_t since_ms) = 0;
+
+  // --- idempotency --------------------------------------------------------------------------
+  /// Claims (scope, key) for `record` (status 0). kOk: claimed. kConflict: already held by a
+  /// record younger than `expire_before_ms`, copied into `existing` (an older one is replaced).
+  virtual StoreStatus claim_idempotency_key(const IdempotencyRecord& record,
+                                            std::int64_t expire_before_ms,
+                                            IdempotencyRecord& existing) = 0;
+  /// Stores the answer of a claimed key.
+  virtual StoreStatus complete_idempotency_key(std::string_view scope, std::string_view key,
+                                               int status, std::string_view response) = 0;
+  /// Gives a claim up (the request was not accepted, so a retry must be free to go).
+  virtual StoreStatus release_idempotency_key(std::string_view scope, std::string_view key) = 0;
 
   virtual CampaignStats campaign_stats(std::string_view campaign_id, std::int64_t since_ms) = 0;
   /// Counts a Surface B post that failed validation (the lead itself is never stored).
