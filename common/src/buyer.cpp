@@ -1,4 +1,5 @@
 #include "leadflow/buyer.hpp"
+#include "leadflow/tz.hpp"
 
 #include <arpa/inet.h>
 #include <netdb.h>
@@ -287,19 +288,9 @@ bool valid_timezone(std::string_view name) {
   return in.read(magic, 4) && std::memcmp(magic, "TZif", 4) == 0;
 }
 
-// "HH:MM" to minutes since midnight; "24:00" only as an end.
 std::optional<int> parse_hhmm(const json& v, bool is_end) {
   if (!v.is_string()) return std::nullopt;
-  const auto& s = v.get_ref<const std::string&>();
-  if (s.size() != 5 || !is_digit(s[0]) || !is_digit(s[1]) || s[2] != ':' || !is_digit(s[3]) ||
-      !is_digit(s[4]))
-    return std::nullopt;
-  const int h = (s[0] - '0') * 10 + (s[1] - '0');
-  const int m = (s[3] - '0') * 10 + (s[4] - '0');
-  if (m > 59) return std::nullopt;
-  if (h == 24 && m == 0 && is_end) return 24 * 60;
-  if (h > 23) return std::nullopt;
-  return h * 60 + m;
+  return parse_schedule_time(v.get_ref<const std::string&>(), is_end);
 }
 
 bool valid_json_pointer(const std::string& p) {

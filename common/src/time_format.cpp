@@ -5,19 +5,6 @@
 namespace leadflow {
 namespace {
 
-// Howard Hinnant's civil-from-days, for dates without calling into the C time zone machinery.
-void civil_from_days(std::int64_t z, int& y, unsigned& m, unsigned& d) {
-  z += 719468;
-  const std::int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  const unsigned doe = static_cast<unsigned>(z - era * 146097);
-  const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const unsigned mp = (5 * doy + 2) / 153;
-  d = doy - (153 * mp + 2) / 5 + 1;
-  m = mp < 10 ? mp + 3 : mp - 9;
-  y = static_cast<int>(yoe + era * 400 + (m <= 2));
-}
-
 bool digits(std::string_view s, std::size_t pos, std::size_t n, int& out) {
   if (pos + n > s.size()) return false;
   out = 0;
@@ -36,6 +23,19 @@ unsigned days_in_month(int y, unsigned m) {
 
 }  // namespace
 
+// Howard Hinnant's civil-from-days, for dates without calling into the C time zone machinery.
+CivilDate civil_from_days(std::int64_t z) {
+  z += 719468;
+  const std::int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const unsigned doe = static_cast<unsigned>(z - era * 146097);
+  const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const unsigned mp = (5 * doy + 2) / 153;
+  const unsigned d = doy - (153 * mp + 2) / 5 + 1;
+  const unsigned m = mp < 10 ? mp + 3 : mp - 9;
+  return {static_cast<int>(yoe + era * 400 + (m <= 2)), m, d};
+}
+
 std::int64_t days_from_civil(int y, unsigned m, unsigned d) {
   y -= m <= 2;
   const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
@@ -52,9 +52,7 @@ std::string format_rfc3339_ms(std::int64_t unix_ms) {
     rem += 86'400'000;
     --days;
   }
-  int y;
-  unsigned m, d;
-  civil_from_days(days, y, m, d);
+  const auto [y, m, d] = civil_from_days(days);
   char buf[40];
   std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02d:%02d:%02d.%03dZ", y, m, d,
                 static_cast<int>(rem / 3'600'000), static_cast<int>(rem / 60'000 % 60),

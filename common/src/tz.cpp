@@ -71,23 +71,6 @@ unsigned days_in_month(int y, unsigned m) {
 // 0 = Sunday .. 6 = Saturday; 1970-01-01 was a Thursday.
 int weekday_from_days(std::int64_t days) { return static_cast<int>((days % 7 + 11) % 7); }
 
-struct CivilDate {
-  int year;
-  unsigned month, day;
-};
-
-// Howard Hinnant's civil_from_days (days since 1970-01-01, proleptic Gregorian).
-CivilDate civil_from_days(std::int64_t z) {
-  z += 719468;
-  const std::int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  const unsigned doe = static_cast<unsigned>(z - era * 146097);
-  const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const unsigned mp = (5 * doy + 2) / 153;
-  const unsigned d = doy - (153 * mp + 2) / 5 + 1;
-  const unsigned m = mp < 10 ? mp + 3 : mp - 9;
-  return {static_cast<int>(yoe + era * 400 + (m <= 2)), m, d};
-}
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_alpha(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); }
@@ -511,19 +494,9 @@ std::int64_t utc_of_wall(const TimeZone& tz, std::int64_t wall, std::int64_t lim
   return hi;
 }
 
-// "HH:MM" to minutes since midnight; "24:00" only as an end.
 std::optional<int> parse_hhmm(const json& v, bool is_end) {
   if (!v.is_string()) return std::nullopt;
-  const auto& s = v.get_ref<const std::string&>();
-  if (s.size() != 5 || !is_digit(s[0]) || !is_digit(s[1]) || s[2] != ':' || !is_digit(s[3]) ||
-      !is_digit(s[4]))
-    return std::nullopt;
-  const int h = (s[0] - '0') * 10 + (s[1] - '0');
-  const int m = (s[3] - '0') * 10 + (s[4] - '0');
-  if (m > 59) return std::nullopt;
-  if (h == 24 && m == 0 && is_end) return 24 * 60;
-  if (h > 23) return std::nullopt;
-  return h * 60 + m;
+  return parse_schedule_time(v.get_ref<const std::string&>(), is_end);
 }
 
 }  // namespace
@@ -604,6 +577,18 @@ std::int64_t TimeZone::start_of_month(std::int64_t unix_s) const {
   unix_s = clamp_instant(unix_s);
   const CivilDate date = civil_from_days(floor_div(unix_s + offset_at(unix_s), kSecondsPerDay));
   return utc_of_wall(*this, days_from_civil(date.year, date.month, 1) * kSecondsPerDay, unix_s);
+}
+
+std::optional<int> parse_schedule_time(std::string_view s, bool is_end) {
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  if (s.size() != 5 || !digit(s[0]) || !digit(s[1]) || s[2] != ':' || !digit(s[3]) || !digit(s[4]))
+    return std::nullopt;
+  const int h = (s[0] - '0') * 10 + (s[1] - '0');
+  const int m = (s[3] - '0') * 10 + (s[4] - '0');
+  if (m > 59) return std::nullopt;
+  if (h == 24 && m == 0 && is_end) return 24 * 60;
+  if (h > 23) return std::nullopt;
+  return h * 60 + m;
 }
 
 bool schedule_open(const json& schedule, std::int64_t unix_s) {

@@ -13,5 +13,10 @@ std::string format_rfc3339_ms(std::int64_t unix_ms);
 std::optional<std::int64_t> parse_rfc3339_ms(std::string_view text);
 /// Days since 1970-01-01 for a civil date (proleptic Gregorian), and back.
 std::int64_t days_from_civil(int y, unsigned m, unsigned d);
+struct CivilDate {
+  int year;
+  unsigned month, day;
+};
+CivilDate civil_from_days(std::int64_t days);
 
 }  // namespace leadflow

@@ -1,6 +1,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,5 +49,8 @@ class TimeZone {
 /// is open at `unix_s`. A null schedule is always open; a day absent from "hours" is closed when
 /// "hours" names any day. Unknown zones count as closed (validated at config time).
 bool schedule_open(const nlohmann::json& schedule, std::int64_t unix_s);
+
+/// A schedule time "HH:MM" as minutes since midnight; "24:00" only as the end of a range.
+std::optional<int> parse_schedule_time(std::string_view hhmm, bool is_end);
 
 }  // namespace leadflow
