@@ -1206,36 +1206,43 @@ class SqliteStore final : public Store {
     });
   }
 
-  std::int64_t count_sales(std::string_view buyer_id, std::int64_t since_ms) override {
-    return guarded("count_sales", std::int64_t{0}, [&]() -> std::int64_t {
+  std::optional<std::int64_t> count_sales(std::string_view buyer_id, std::int64_t since_ms) override {
+    return guarded("count_sales", std::optional<std::int64_t>{}, [&]() -> std::optional<std::int64_t> {
       auto conn = readers_.acquire();
-      if (!conn) return 0;
+      if (!conn) return std::nullopt;
       Query q(*conn, "SELECT COUNT(*) FROM sales WHERE buyer_id = ?1 AND sold_at >= ?2");
       const int rc = q.bind(buyer_id).bind(since_ms).step();
       if (rc == SQLITE_ROW) return q.int64(0);
       report(*conn, rc, "count_sales");
-      return 0;
+      return std::nullopt;
     });
   }
 
-  bool buyer_bought_person(std::string_view buyer_id, std::string_view email,
-                           std::string_view phone, std::int64_t since_ms) override {
-    return guarded("buyer_bought_person", false, [&] {
+  std::optional<bool> buyer_bought_person(std::string_view buyer_id, std::string_view email,
+                                          std::string_view phone, std::int64_t since_ms) override {
+    return guarded("buyer_bought_person", std::optional<bool>{}, [&]() -> std::optional<bool> {
       auto conn = readers_.acquire();
-      if (!conn) return false;
+      if (!conn) return std::nullopt;
+      bool failed = false;
       auto probe = [&](const char* sql, std::string_view key) {
-        if (key.empty()) return false;
+        if (key.empty() || failed) return false;
         Query q(*conn, sql);
         const int rc = q.bind(buyer_id).bind(key).bind(since_ms).step();
-        if (rc != SQLITE_ROW && rc != SQLITE_DONE) report(*conn, rc, "buyer_bought_person");
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+          report(*conn, rc, "buyer_bought_person");
+          failed = true;
+        }
         return rc == SQLITE_ROW;
       };
-      return probe("SELECT 1 FROM sales WHERE buyer_id = ?1 AND email = ?2 AND sold_at >= ?3"
-                   " LIMIT 1",
-                   email) ||
-             probe("SELECT 1 FROM sales WHERE buyer_id = ?1 AND phone = ?2 AND sold_at >= ?3"
-                   " LIMIT 1",
-                   phone);
+      const bool bought =
+          probe("SELECT 1 FROM sales WHERE buyer_id = ?1 AND email = ?2 AND sold_at >= ?3"
+                " LIMIT 1",
+                email) ||
+          probe("SELECT 1 FROM sales WHERE buyer_id = ?1 AND phone = ?2 AND sold_at >= ?3"
+                " LIMIT 1",
+                phone);
+      if (failed) return std::nullopt;
+      return bought;
     });
   }
 

@@ -92,7 +92,10 @@ std::string cap_ineligibility(Store& store, const Buyer& b, std::int64_t unix_s)
     if (it == b.caps.end() || !it->is_number_integer()) continue;
     const std::int64_t cap = it->get<std::int64_t>();
     const std::int64_t since_ms = ((*tz).*(w.start))(unix_s) * 1000;
-    if (store.count_sales(b.id, since_ms) >= cap) return std::string("cap:") + w.name;
+    // A count the store cannot give is treated as full: better unsold than over a cap.
+    const auto sold = store.count_sales(b.id, since_ms);
+    if (!sold) return std::string("cap:") + w.name + ":unknown";
+    if (*sold >= cap) return std::string("cap:") + w.name;
   }
   return "";
 }
@@ -187,10 +190,12 @@ Distribution Distributor::decide(const Lead& lead) {
     if (b.id == recovered_buyer) continue;
     std::string why = static_ineligibility(b, lead, now_s);
     if (why.empty()) why = cap_ineligibility(store_, b, now_s);
-    if (why.empty() && b.duplicate_lookback_days > 0 &&
-        store_.buyer_bought_person(b.id, lead.email, lead.phone,
-                                   now_ms - b.duplicate_lookback_days * 86'400'000LL))
-      why = "duplicate";
+    if (why.empty() && b.duplicate_lookback_days > 0) {
+      const auto bought = store_.buyer_bought_person(
+          b.id, lead.email, lead.phone, now_ms - b.duplicate_lookback_days * 86'400'000LL);
+      if (!bought) why = "duplicate:unknown";  // cannot tell: do not risk selling it twice
+      else if (*bought) why = "duplicate";
+    }
     if (why.empty()) {
       eligible.push_back(&b);
     } else if (why != "vertical") {

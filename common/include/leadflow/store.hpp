@@ -128,10 +128,12 @@ class Store {
   /// result for it is kConflict); a sale is unique per lead by constraint, never by hope.
   virtual std::vector<StoreStatus> record_outcomes(std::span<const OutcomeRecord> outcomes) = 0;
 
-  /// Counts the lead ids a buyer bought since `since_ms` (caps).
-  virtual std::int64_t count_sales(std::string_view buyer_id, std::int64_t since_ms) = 0;
-  /// Whether the buyer bought a lead with this e-mail/phone since `since_ms`.
-  virtual bool buyer_bought_person(std::string_view buyer_id, std::string_view email,
+  /// Counts the lead ids a buyer bought since `since_ms` (caps); nullopt when the store cannot
+  /// say, so callers fail closed instead of overselling a cap.
+  virtual std::optional<std::int64_t> count_sales(std::string_view buyer_id, std::int64_t since_ms) = 0;
+  /// Whether the buyer bought a lead with this e-mail/phone since `since_ms`; nullopt when the
+  /// store cannot say.
+  virtual std::optional<bool> buyer_bought_person(std::string_view buyer_id, std::string_view email,
                                    std::string_view phone, std::int64_t since_ms) = 0;
 
   // --- idempotency --------------------------------------------------------------------------
