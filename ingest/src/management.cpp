@@ -50,6 +50,15 @@ bool take_int(const json& body, const char* name, int min, int max, int& out, Fi
   return true;
 }
 
+// "status": "active" | "paused", when present.
+void take_status(const json& body, bool& active, FieldErrors& errors) {
+  auto it = body.find("status");
+  if (it == body.end()) return;
+  if (*it == "active") active = true;
+  else if (*it == "paused") active = false;
+  else errors.push_back({"status", "not_allowed", "must be active or paused"});
+}
+
 std::string hint_of(const std::string& secret) { return secret.substr(0, 8) + "…"; }
 
 }  // namespace
@@ -63,12 +72,7 @@ Management::Created Management::create_seller(const json& body) {
   unknown_fields(body, {"name", "status"}, out.errors);
   Seller s;
   take_string(body, "name", 200, true, s.name, out.errors);
-  if (body.contains("status")) {
-    const auto& st = body["status"];
-    if (st == "active") s.active = true;
-    else if (st == "paused") s.active = false;
-    else out.errors.push_back({"status", "not_allowed", "must be active or paused"});
-  }
+  take_status(body, s.active, out.errors);
   if (!out.errors.empty()) return out;
   s.id = new_id(kSellerPrefix);
   s.created_at_ms = clock_.now_ms();
@@ -93,12 +97,7 @@ Management::Created Management::create_campaign(const json& body) {
   take_string(body, "name", 200, true, c.name, out.errors);
   if (take_string(body, "vertical", 64, true, c.vertical, out.errors) && !verticals_.find(c.vertical))
     out.errors.push_back({"vertical", "not_allowed", "unknown vertical"});
-  if (body.contains("status")) {
-    const auto& st = body["status"];
-    if (st == "active") c.active = true;
-    else if (st == "paused") c.active = false;
-    else out.errors.push_back({"status", "not_allowed", "must be active or paused"});
-  }
+  take_status(body, c.active, out.errors);
   if (body.contains("mode")) {
     const auto& m = body["mode"];
     if (m == "sync") c.async_mode = false;

@@ -210,6 +210,24 @@ void get_lead(IngestContext& ctx, const Request& req, Response& res, bool tls) {
   http::send_json(res, 200, {{"success", true}, {"data", lead_record_to_json(*record, true)}});
 }
 
+// Answers one page of a list, newest or oldest first as the query says: asks for one row more
+// than the page holds, which tells whether another page follows.
+template <typename Query, typename Fetch, typename IdOf, typename View>
+void send_page(Response& res, Query q, Fetch fetch, IdOf id_of, View view) {
+  const int limit = q.limit;
+  q.limit = limit + 1;
+  auto rows = fetch(q);
+  const bool has_more = static_cast<int>(rows.size()) > limit;
+  if (has_more) rows.resize(limit);
+  json data = json::array();
+  for (const auto& r : rows) data.push_back(view(r));
+  http::send_json(res, 200,
+                  {{"success", true},
+                   {"data", std::move(data)},
+                   {"has_more", has_more},
+                   {"next_cursor", has_more ? json(http::encode_cursor(id_of(rows.back()))) : json(nullptr)}});
+}
+
 bool parse_limit(const Request& req, int& limit, FieldErrors& errors) {
   if (!req.has_param("limit")) return true;
   const std::string v = req.get_param_value("limit");
@@ -264,17 +282,10 @@ void list_leads(IngestContext& ctx, const Request& req, Response& res, bool tls)
     http::send_problem(res, 400, "invalid query parameters", errors);
     return;
   }
-  const int limit = q.limit;
-  q.limit = limit + 1;  // one more tells whether there is a next page
-  auto rows = ctx.store.list_leads(q);
-  const bool has_more = static_cast<int>(rows.size()) > limit;
-  if (has_more) rows.resize(limit);
-  json data = json::array();
-  for (const auto& r : rows) data.push_back(lead_record_to_json(r, false));
-  http::send_json(res, 200, {{"success", true},
-                             {"data", std::move(data)},
-                             {"has_more", has_more},
-                             {"next_cursor", has_more ? json(http::encode_cursor(rows.back().lead.id)) : json(nullptr)}});
+  send_page(
+      res, q, [&](const LeadQuery& page) { return ctx.store.list_leads(page); },
+      [](const LeadRecord& r) { return r.lead.id; },
+      [](const LeadRecord& r) { return lead_record_to_json(r, false); });
 }
 
 void check_verticals(IngestContext& ctx, const Buyer& b, FieldErrors& errors) {
@@ -304,17 +315,9 @@ void list_buyers(IngestContext& ctx, const Request& req, Response& res, bool tls
     http::send_problem(res, 400, "invalid query parameters", errors);
     return;
   }
-  const int limit = q.limit;
-  q.limit = limit + 1;
-  auto rows = ctx.store.list_buyers(q);
-  const bool has_more = static_cast<int>(rows.size()) > limit;
-  if (has_more) rows.resize(limit);
-  json data = json::array();
-  for (const auto& b : rows) data.push_back(buyer_to_json(b, true));
-  http::send_json(res, 200, {{"success", true},
-                             {"data", std::move(data)},
-                             {"has_more", has_more},
-                             {"next_cursor", has_more ? json(http::encode_cursor(rows.back().id)) : json(nullptr)}});
+  send_page(
+      res, q, [&](const BuyerQuery& page) { return ctx.store.list_buyers(page); },
+      [](const Buyer& b) { return b.id; }, [](const Buyer& b) { return buyer_to_json(b, true); });
 }
 
 void create_buyer(IngestContext& ctx, const Request& req, Response& res, bool tls) {
