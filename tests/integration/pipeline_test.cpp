@@ -132,6 +132,28 @@ TEST_F(Pipeline, ASlowBuyerTimesOutAndTheOthersStillSell) {
   EXPECT_TRUE(saw_timeout);
 }
 
+TEST_F(Pipeline, AFailingBuyerIsPausedAndTheOthersKeepSelling) {
+  auto broken = start_buyer("broken", 30.00), steady = start_buyer("steady", 8.00);
+  const std::string broken_id = svc.add_buyer(*broken);
+  const std::string steady_id = svc.add_buyer(*steady);
+  broken->set_fail_next(1000, 503);
+  for (int i = 0; i < 10; ++i) {
+    auto r = svc.post("/v1/leads", sample_lead(300 + i), svc.operator_key());
+    ASSERT_EQ(r->status, 201) << r->body;
+    EXPECT_EQ(body_of(r)["distribution"]["buyer_id"], steady_id);
+  }
+  const auto pinged = broken->stats().pings;
+  auto r = svc.post("/v1/leads", sample_lead(310), svc.operator_key());
+  ASSERT_EQ(r->status, 201);
+  EXPECT_EQ(broken->stats().pings, pinged);  // sat out this auction
+  const json lead = body_of(svc.get("/v1/leads/" + std::string(body_of(r)["lead_id"]), svc.operator_key()))["data"];
+  bool unhealthy = false;
+  for (const auto& i : lead["ineligible_buyers"]) unhealthy = unhealthy || (i["buyer_id"] == broken_id && i["reason"] == "unhealthy");
+  EXPECT_TRUE(unhealthy) << lead.dump();
+  auto m = svc.https()->Get("/metrics");
+  EXPECT_NE(m->body.find("leadflow_buyer_pauses_total{buyer_id=\"" + broken_id + "\"} 1"), std::string::npos);
+}
+
 TEST_F(Pipeline, RespondAsyncAnswers202AndTheLeadIsDecidedLater) {
   auto sim = start_buyer("b", 9.00, 100);
   svc.add_buyer(*sim);

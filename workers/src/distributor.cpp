@@ -59,7 +59,17 @@ Distributor::Distributor(Store& store, HttpClient& http, BuyerDirectory& buyers,
       verticals_(verticals),
       clock_(clock),
       options_(options),
+      health_(clock, options.health),
       rng_(std::random_device{}()) {}
+
+void Distributor::observe_health(const std::string& buyer_id, const HttpResponse& r) {
+  if (health_.record(buyer_id, classify_retry(r) == RetryClass::kRetryable)) {
+    worker_metrics().buyer_pauses.Add({{"buyer_id", buyer_id}}).Increment();
+    log(LogLevel::kWarn, "buyer_paused",
+        {{"buyer_id", buyer_id},
+         {"cool_down_ms", static_cast<std::int64_t>(options_.health.cool_down.count())}});
+  }
+}
 
 Cents Distributor::payout_for(const Lead& lead, Cents price) {
   if (lead.campaign_id.empty()) return 0;  // Surface A: the seller's terms live outside leadflow
@@ -135,6 +145,7 @@ Distribution Distributor::decide(const Lead& lead) {
     const std::int64_t started = clock_.now_ms();
     const HttpResponse r = http_.send(make_post_request(b, lead, ping_id, price)).get();
     metrics.observe_buyer(b.id, "post", r);
+    observe_health(b.id, r);
     Attempt a = attempt_from(b.id, AttemptKind::kPost, started, r);
     const PostAnswer answer = read_post_answer(b, r);
     a.bid = price;
@@ -189,6 +200,7 @@ Distribution Distributor::decide(const Lead& lead) {
   for (const auto& b : *buyers) {
     if (b.id == recovered_buyer) continue;
     std::string why = static_ineligibility(b, lead, now_s);
+    if (why.empty() && health_.paused(b.id)) why = "unhealthy";
     if (why.empty()) why = cap_ineligibility(store_, b, now_s);
     if (why.empty() && b.duplicate_lookback_days > 0) {
       const auto bought = store_.buyer_bought_person(
@@ -237,6 +249,7 @@ Distribution Distributor::decide(const Lead& lead) {
     }
     const HttpResponse r = p.response.get();
     metrics.observe_buyer(p.buyer->id, "ping", r);
+    observe_health(p.buyer->id, r);
     Attempt a = attempt_from(p.buyer->id, AttemptKind::kPing, p.started_ms, r);
     const PingAnswer answer = read_ping_answer(*p.buyer, r);
     if (answer.bid) {

@@ -44,6 +44,10 @@ WorkerMetrics& worker_metrics() {
             .Name("leadflow_buyer_requests_total")
             .Help("Pings and posts to buyers, by result")
             .Register(r),
+        prometheus::BuildCounter()
+            .Name("leadflow_buyer_pauses_total")
+            .Help("Times a buyer was taken out of auctions for failing or timing out")
+            .Register(r),
         decide.Add({}, latency_buckets()),
         redeliveries.Add({}),
         recoveries.Add({}),

@@ -15,6 +15,7 @@
 #include "leadflow/lead.hpp"
 #include "leadflow/store.hpp"
 #include "leadflow/verticals.hpp"
+#include "leadflow/workers/buyer_health.hpp"
 
 namespace leadflow {
 
@@ -51,6 +52,7 @@ class CampaignDirectory {
 
 struct DistributorOptions {
   std::chrono::milliseconds auction_timeout{10000};  // pings + posts, whole auction
+  BuyerHealth::Options health;                        // when a failing buyer sits out
 };
 
 /// Decides one lead: intake dedupe, eligibility, concurrent pings, ranking, posts with fallback
@@ -68,6 +70,8 @@ class Distributor {
 
  private:
   Cents payout_for(const Lead& lead, Cents price);
+  /// Counts a ping or post for the buyer's health, and logs and counts a pause it causes.
+  void observe_health(const std::string& buyer_id, const HttpResponse& r);
 
   Store& store_;
   HttpClient& http_;
@@ -76,6 +80,7 @@ class Distributor {
   const VerticalRegistry& verticals_;
   const Clock& clock_;
   DistributorOptions options_;
+  BuyerHealth health_;
   std::mutex rng_mu_;
   std::mt19937_64 rng_;
 };

@@ -16,6 +16,7 @@ struct WorkerMetrics {
   prometheus::Family<prometheus::Counter>& leads_decided;     // leadflow_leads_decided_total{status}
   prometheus::Family<prometheus::Histogram>& buyer_latency;   // leadflow_buyer_request_seconds{buyer_id,kind}
   prometheus::Family<prometheus::Counter>& buyer_requests;    // leadflow_buyer_requests_total{buyer_id,kind,result}
+  prometheus::Family<prometheus::Counter>& buyer_pauses;      // leadflow_buyer_pauses_total{buyer_id}
   prometheus::Histogram& decide_seconds;                      // leadflow_lead_decide_seconds
   prometheus::Counter& redeliveries;                          // leadflow_worker_redeliveries_total
   prometheus::Counter& recoveries;                            // leadflow_worker_post_recoveries_total
