@@ -102,7 +102,7 @@ leadflow is running at $base (embedded default; data in $LEADFLOW_DATA_DIR)
 Demo buyers: acme-auto :$base_port (bids 14.50), bluesky :$((base_port + 1)) (8-16), cornerstone :$((base_port + 2)) (11.00, rejects 10%)
 
 # Surface A: post a lead as the demo seller (201 when sold within the wait budget)
-resp=$(curl -s --cacert $cacert -X POST $base/v1/leads \
+resp=\$(curl -s --cacert $cacert -X POST $base/v1/leads \
   -H 'Authorization: Bearer $SELLER_KEY' -H 'Content-Type: application/json' \
   -d '{"first_name":"Ada","last_name":"Lovelace","email":"ada.'\$RANDOM'@example.com","phone":"202555'\$((1000 + RANDOM % 9000))'","zip_code":"90210","vertical":"auto_insurance","source":"google","custom_fields":{"vehicle_year":2019}}'); echo "\$resp"
 
