@@ -22,6 +22,9 @@ done
 LEADFLOW_BUILD_TESTS=${LEADFLOW_BUILD_TESTS:-OFF} "$root/scripts/build.sh" \
   --target leadflow-ingest leadflow-admin leadflow-worker leadflow-buyer-sim >/dev/null
 build=${LEADFLOW_BUILD_DIR:-$root/build}
+base_port=${LEADFLOW_DEMO_BUYER_PORT:-9101}
+# The service refuses LEADFLOW_* names it does not know; these belong to the scripts alone.
+unset LEADFLOW_BUILD_DIR LEADFLOW_BUILD_TYPE LEADFLOW_BUILD_TESTS LEADFLOW_JOBS LEADFLOW_DEMO_BUYER_PORT
 export LEADFLOW_DATA_DIR=${LEADFLOW_DATA_DIR:-$root/leadflow-data}
 mkdir -p "$LEADFLOW_DATA_DIR"
 
@@ -40,7 +43,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 0' INT TERM
 
-base_port=${LEADFLOW_DEMO_BUYER_PORT:-9101}
 sim="$build/workers/leadflow-buyer-sim"
 "$sim" --name acme-auto   --port "$base_port"         --bid 14.50     --latency-ms 40  --jitter-ms 10 --seed 1 >/dev/null &
 pids+=($!)
@@ -66,7 +68,11 @@ base="https://$listen"
 cacert="$LEADFLOW_DATA_DIR/tls/cert.pem"
 for _ in $(seq 1 100); do
   if [[ -f "$cacert" ]] && curl -sf --cacert "$cacert" "$base/readyz" >/dev/null 2>&1; then break; fi
-  if ! kill -0 "${pids[-1]}" 2>/dev/null; then echo "run.sh: leadflow-ingest did not start" >&2; exit 1; fi
+  if ! kill -0 "${pids[-1]}" 2>/dev/null; then
+    echo "run.sh: leadflow-ingest did not start:" >&2
+    cat "$LEADFLOW_DATA_DIR/ingest.log" >&2
+    exit 1
+  fi
   sleep 0.1
 done
 
