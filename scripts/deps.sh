@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs what leadflow needs from Debian's packages, skipping what is already there.
-# Usage: scripts/deps.sh [--bench]   (--bench adds wrk and nginx for scripts/bench.sh)
+# Usage: scripts/deps.sh [--test] [--bench]
+#   --test   adds a PostgreSQL server and psql (the tests start their own server)
+#   --bench  adds those, wrk and nginx (scripts/bench.sh)
 set -euo pipefail
 
 packages=(
@@ -9,9 +11,13 @@ packages=(
   librdkafka-dev libsimdjson-dev nlohmann-json3-dev prometheus-cpp-dev
   libcurl4-openssl-dev libfmt-dev libsqlite3-dev libpq-dev libgtest-dev
 )
-if [[ "${1:-}" == "--bench" ]]; then
-  packages+=(wrk nginx-light)
-fi
+for arg in "$@"; do
+  case "$arg" in
+    --test) packages+=(postgresql postgresql-client) ;;
+    --bench) packages+=(postgresql postgresql-client wrk nginx-light) ;;
+    *) echo "deps.sh: unknown option $arg" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for p in "${packages[@]}"; do

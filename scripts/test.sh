@@ -4,7 +4,7 @@
 #   scripts/test.sh -L unit    only the unit tests (seconds, no servers)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-"$root/scripts/deps.sh"
+"$root/scripts/deps.sh" --test
 "$root/scripts/build.sh"
 cd "${LEADFLOW_BUILD_DIR:-$root/build}"
 # CTest prints its summary ("100% tests passed, 0 tests failed out of N") at the end.

@@ -203,6 +203,19 @@ CREATE TABLE idempotency_keys (
 );
 CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at);
 )sql",
+    // 3: cap reservations count a buyer's open post intents; shared rate-limit buckets
+    // (scale-out: several ingest processes share one limit per key).
+    R"sql(
+CREATE INDEX post_intents_by_buyer ON post_intents (buyer_id, at);
+
+CREATE TABLE rate_buckets (
+  key          TEXT PRIMARY KEY,
+  tokens       REAL NOT NULL,
+  refilled_at  INTEGER NOT NULL,
+  day          INTEGER NOT NULL,
+  day_count    INTEGER NOT NULL
+);
+)sql",
 };
 
 constexpr std::int64_t kHourMs = 3'600'000;
@@ -360,6 +373,10 @@ class Query {
     return *this;
   }
   Query& bind(int v) { return bind(static_cast<std::int64_t>(v)); }
+  Query& bind(double v) {
+    if (ready()) note(sqlite3_bind_double(stmt_, ++pos_, v));
+    return *this;
+  }
   Query& bind(bool v) { return bind(static_cast<std::int64_t>(v ? 1 : 0)); }
   Query& bind_null() {
     if (ready()) note(sqlite3_bind_null(stmt_, ++pos_));
@@ -389,6 +406,7 @@ class Query {
   }
   std::int64_t int64(int col) const { return sqlite3_column_int64(stmt_, col); }
   int int32(int col) const { return sqlite3_column_int(stmt_, col); }
+  double real(int col) const { return sqlite3_column_double(stmt_, col); }
   bool boolean(int col) const { return sqlite3_column_int64(stmt_, col) != 0; }
   bool is_null(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
 
@@ -1092,12 +1110,40 @@ class SqliteStore final : public Store {
   }
 
   /// A newer intent for the same lead replaces the older one (the auction went down its ranking).
-  StoreStatus record_post_intent(const PostIntent& p) override {
+  /// With caps, the status check, the counts and the write run in one BEGIN IMMEDIATE
+  /// transaction, so two processes reserving a buyer's last slot cannot both see it free.
+  StoreStatus record_post_intent(const PostIntent& p, std::span<const CapWindow> caps) override {
     return guarded("record_post_intent", StoreStatus::kUnavailable, [&] {
       std::lock_guard lock(write_mu_);
       Connection& c = *writer_;
+      Transaction tx(c);
+      if (!caps.empty()) {
+        if (int rc = tx.begin()) return report(c, rc, "record_post_intent");
+        // A decided (or unknown) lead answers as it would without caps, not kLimitReached.
+        {
+          Query q(c, "SELECT status = 'pending' FROM leads WHERE id = ?1");
+          const int rc = q.bind(p.lead_id).step();
+          if (rc == SQLITE_DONE) return StoreStatus::kNotFound;
+          if (rc != SQLITE_ROW) return report(c, rc, "record_post_intent");
+          if (!q.boolean(0)) return StoreStatus::kConflict;
+        }
+        for (const CapWindow& cap : caps) {
+          // Intents of decided leads are not counted: a sale counts through its sales row, and
+          // an unsold lead's intent reserved nothing that was used.
+          Query q(c,
+                  "SELECT (SELECT COUNT(*) FROM sales WHERE buyer_id = ?1 AND sold_at >= ?2)"
+                  " + (SELECT COUNT(*) FROM post_intents"
+                  "    JOIN leads ON leads.id = post_intents.lead_id"
+                  "    WHERE post_intents.buyer_id = ?1 AND post_intents.at >= ?2"
+                  "    AND post_intents.lead_id <> ?3 AND leads.status = 'pending')");
+          const int rc = q.bind(p.buyer_id).bind(cap.since_ms).bind(p.lead_id).step();
+          if (rc != SQLITE_ROW) return report(c, rc, "record_post_intent");
+          if (q.int64(0) >= cap.limit) return StoreStatus::kLimitReached;
+        }
+      }
       {
-        // One statement: the pending check and the write are atomic without a transaction.
+        // One statement: without caps, the pending check and the write are atomic without a
+        // transaction.
         Query q(c,
                 "INSERT INTO post_intents (lead_id, buyer_id, price_cents, ping_id, at)"
                 " SELECT id, ?2, ?3, ?4, ?5 FROM leads WHERE id = ?1 AND status = 'pending'"
@@ -1108,9 +1154,53 @@ class SqliteStore final : public Store {
                          .bind(p.at_ms).run())
           return report(c, rc, "record_post_intent");
       }
-      if (c.changes() > 0) return StoreStatus::kOk;
-      return exists(c, "SELECT 1 FROM leads WHERE id = ?1", p.lead_id, "record_post_intent",
-                    StoreStatus::kConflict);
+      if (c.changes() == 0)
+        return exists(c, "SELECT 1 FROM leads WHERE id = ?1", p.lead_id, "record_post_intent",
+                      StoreStatus::kConflict);
+      if (!caps.empty())
+        if (int rc = tx.commit()) return report(c, rc, "record_post_intent");
+      return StoreStatus::kOk;
+    });
+  }
+
+  /// BEGIN IMMEDIATE takes the database write lock before the read, so the read, `update` and
+  /// the write are one critical section across processes. If `update` throws, nothing is
+  /// written (the transaction rolls back) and the answer is kUnavailable.
+  StoreStatus update_rate_bucket(std::string_view key,
+                                 const std::function<void(RateBucketState&)>& update) override {
+    return guarded("update_rate_bucket", StoreStatus::kUnavailable, [&] {
+      std::lock_guard lock(write_mu_);
+      Connection& c = *writer_;
+      Transaction tx(c);
+      if (int rc = tx.begin()) return report(c, rc, "update_rate_bucket");
+      RateBucketState state;
+      {
+        Query q(c,
+                "SELECT tokens, refilled_at, day, day_count FROM rate_buckets WHERE key = ?1");
+        const int rc = q.bind(key).step();
+        if (rc == SQLITE_ROW) {
+          state.exists = true;
+          state.tokens = q.real(0);
+          state.refilled_at_ms = q.int64(1);
+          state.day = q.int64(2);
+          state.day_count = q.int64(3);
+        } else if (rc != SQLITE_DONE) {
+          return report(c, rc, "update_rate_bucket");
+        }
+      }
+      update(state);
+      {
+        Query q(c,
+                "INSERT INTO rate_buckets (key, tokens, refilled_at, day, day_count)"
+                " VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (key) DO UPDATE SET"
+                " tokens = excluded.tokens, refilled_at = excluded.refilled_at,"
+                " day = excluded.day, day_count = excluded.day_count");
+        if (int rc = q.bind(key).bind(state.tokens).bind(state.refilled_at_ms).bind(state.day)
+                         .bind(state.day_count).run())
+          return report(c, rc, "update_rate_bucket");
+      }
+      if (int rc = tx.commit()) return report(c, rc, "update_rate_bucket");
+      return StoreStatus::kOk;
     });
   }
 

@@ -2,15 +2,61 @@
 // name ("LEADFLOW_STORE: ..."), so messages here do not repeat it, except where the value itself
 // is unusable.
 
+#include <charconv>
 #include <filesystem>
 #include <string>
 #include <string_view>
 #include <system_error>
 
 #include "leadflow/store.hpp"
+#include "pg_store.hpp"
 #include "sqlite_store.hpp"
 
 namespace leadflow {
+namespace {
+
+constexpr int kMaxPoolSize = 1000;
+
+/// Splits leadflow's own `pool_size=N` query parameter (connections kept open; default 8) off a
+/// PostgreSQL URL: libpq refuses URI parameters it does not know, so the rest goes to libpq
+/// without it. "postgresql://u@db/leadflow?pool_size=16&sslmode=require" keeps
+/// "postgresql://u@db/leadflow?sslmode=require". Errors never echo the URL (it may hold a
+/// password).
+bool take_pool_size(const std::string& url, std::string& conninfo, int& pool_size,
+                    std::string& error) {
+  const auto query_start = url.find('?');
+  if (query_start == std::string::npos) {
+    conninfo = url;
+    return true;
+  }
+  conninfo = url.substr(0, query_start);
+  std::string rest;
+  std::string_view query = std::string_view(url).substr(query_start + 1);
+  while (!query.empty()) {
+    const auto amp = query.find('&');
+    const std::string_view param = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
+    constexpr std::string_view kPoolSize = "pool_size=";
+    if (param.starts_with(kPoolSize)) {
+      const std::string_view value = param.substr(kPoolSize.size());
+      int n = 0;
+      const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+      if (ec != std::errc() || end != value.data() + value.size() || n < 1 || n > kMaxPoolSize) {
+        error = "pool_size must be a whole number from 1 to " + std::to_string(kMaxPoolSize);
+        return false;
+      }
+      pool_size = n;
+      continue;
+    }
+    if (param.empty()) continue;
+    rest += rest.empty() ? '?' : '&';
+    rest += param;
+  }
+  conninfo += rest;
+  return true;
+}
+
+}  // namespace
 
 std::unique_ptr<Store> open_store(const std::string& url, std::string& error) {
   constexpr std::string_view kSqlite = "sqlite:";
@@ -43,8 +89,9 @@ std::unique_ptr<Store> open_store(const std::string& url, std::string& error) {
   }
 
   if (u.starts_with("postgresql://") || u.starts_with("postgres://")) {
-    error = "PostgreSQL store not built yet";
-    return nullptr;
+    PgStoreOptions options;
+    if (!take_pool_size(url, options.conninfo, options.pool_size, error)) return nullptr;
+    return open_pg_store(options, error);
   }
 
   // The value itself is not echoed: a mistyped PostgreSQL URL may carry a password.

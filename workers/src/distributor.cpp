@@ -81,9 +81,15 @@ Cents Distributor::payout_for(const Lead& lead, Cents price) {
 
 namespace {
 
-// Counts the buyer's sales against its caps, in the buyer's own time zone.
-std::string cap_ineligibility(Store& store, const Buyer& b, std::int64_t unix_s) {
-  if (!b.caps.is_object()) return "";
+struct NamedCap {
+  const char* name;
+  CapWindow window;
+};
+
+// The buyer's cap windows now, in the buyer's own time zone.
+std::vector<NamedCap> cap_windows(const Buyer& b, std::int64_t unix_s) {
+  std::vector<NamedCap> caps;
+  if (!b.caps.is_object()) return caps;
   std::string zone = "UTC";
   if (b.schedule.is_object() && b.schedule.contains("timezone") && b.schedule["timezone"].is_string())
     zone = b.schedule["timezone"].get<std::string>();
@@ -100,12 +106,20 @@ std::string cap_ineligibility(Store& store, const Buyer& b, std::int64_t unix_s)
   for (const auto& w : kWindows) {
     auto it = b.caps.find(w.name);
     if (it == b.caps.end() || !it->is_number_integer()) continue;
-    const std::int64_t cap = it->get<std::int64_t>();
-    const std::int64_t since_ms = ((*tz).*(w.start))(unix_s) * 1000;
+    caps.push_back({w.name, {((*tz).*(w.start))(unix_s) * 1000, it->get<std::int64_t>()}});
+  }
+  return caps;
+}
+
+// A cheap first look at the caps, so a full buyer is not pinged. It is not the guarantee: the
+// post intent reserves the slot atomically (Store::record_post_intent), because several workers
+// may pass this check for the last slot at once.
+std::string cap_ineligibility(Store& store, const Buyer& b, const std::vector<NamedCap>& caps) {
+  for (const auto& c : caps) {
     // A count the store cannot give is treated as full: better unsold than over a cap.
-    const auto sold = store.count_sales(b.id, since_ms);
-    if (!sold) return std::string("cap:") + w.name + ":unknown";
-    if (*sold >= cap) return std::string("cap:") + w.name;
+    const auto sold = store.count_sales(b.id, c.window.since_ms);
+    if (!sold) return std::string("cap:") + c.name + ":unknown";
+    if (*sold >= c.window.limit) return std::string("cap:") + c.name;
   }
   return "";
 }
@@ -138,10 +152,21 @@ Distribution Distributor::decide(const Lead& lead) {
     return nullptr;
   };
 
-  auto post_to = [&](const Buyer& b, const std::string& ping_id, Cents price) -> bool {
-    if (store_.record_post_intent({lead.id, b.id, price, ping_id, clock_.now_ms()}) ==
-        StoreStatus::kConflict)
+  // `reserve`: take a cap slot with the intent (a new post); a recovered intent already holds one.
+  auto post_to = [&](const Buyer& b, const std::string& ping_id, Cents price, bool reserve) -> bool {
+    std::vector<CapWindow> caps;
+    if (reserve)
+      for (const auto& c : cap_windows(b, clock_.now_ms() / 1000)) caps.push_back(c.window);
+    const StoreStatus intent =
+        store_.record_post_intent({lead.id, b.id, price, ping_id, clock_.now_ms()}, caps);
+    if (intent == StoreStatus::kLimitReached) {
+      d.attempts.push_back({b.id, AttemptKind::kPost, clock_.now_ms(), 0, AttemptOutcome::kSkipped,
+                            price, 0, "cap reached"});
       return false;
+    }
+    // Decided elsewhere (kConflict), or the store cannot record the intent: posting without a
+    // durable intent could sell the lead twice after a crash, so this buyer is not posted.
+    if (intent != StoreStatus::kOk) return false;
     const std::int64_t started = clock_.now_ms();
     const HttpResponse r = http_.send(make_post_request(b, lead, ping_id, price)).get();
     metrics.observe_buyer(b.id, "post", r);
@@ -174,7 +199,7 @@ Distribution Distributor::decide(const Lead& lead) {
     recovered_buyer = intent->buyer_id;
     if (const Buyer* b = buyer_by_id(intent->buyer_id)) {
       metrics.recoveries.Increment();
-      if (post_to(*b, intent->ping_id, intent->price)) {
+      if (post_to(*b, intent->ping_id, intent->price, false)) {
         d.decided_at_ms = clock_.now_ms();
         return d;
       }
@@ -201,7 +226,7 @@ Distribution Distributor::decide(const Lead& lead) {
     if (b.id == recovered_buyer) continue;
     std::string why = static_ineligibility(b, lead, now_s);
     if (why.empty() && health_.paused(b.id)) why = "unhealthy";
-    if (why.empty()) why = cap_ineligibility(store_, b, now_s);
+    if (why.empty()) why = cap_ineligibility(store_, b, cap_windows(b, now_s));
     if (why.empty() && b.duplicate_lookback_days > 0) {
       const auto bought = store_.buyer_bought_person(
           b.id, lead.email, lead.phone, now_ms - b.duplicate_lookback_days * 86'400'000LL);
@@ -280,7 +305,7 @@ Distribution Distributor::decide(const Lead& lead) {
                             AttemptOutcome::kSkipped, bid.amount, 0, "auction deadline"});
       continue;
     }
-    if (post_to(*bid.buyer, bid.ping_id, bid.amount)) break;
+    if (post_to(*bid.buyer, bid.ping_id, bid.amount, true)) break;
   }
   if (d.status != DeliveryStatus::kDelivered) {
     d.status = DeliveryStatus::kUnsold;

@@ -1,5 +1,6 @@
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -15,7 +16,8 @@ namespace leadflow {
 
 /// What a store call can end in. Adapters translate SQLite/libpq failures into these; handlers map
 /// them to HTTP statuses in one place.
-enum class StoreStatus { kOk, kNotFound, kConflict, kUnavailable };
+/// kLimitReached: a buyer cap window is full (record_post_intent).
+enum class StoreStatus { kOk, kNotFound, kConflict, kUnavailable, kLimitReached };
 
 struct LeadQuery {
   std::string seller_id;  // "" = any (operator)
@@ -48,6 +50,22 @@ struct PostIntent {
   Cents price = 0;
   std::string ping_id;
   std::int64_t at_ms = 0;
+};
+
+/// One cap window of a buyer: at most `limit` leads sold (or being posted) since `since_ms`.
+struct CapWindow {
+  std::int64_t since_ms = 0;
+  std::int64_t limit = 0;
+};
+
+/// The shared state of one rate-limit key in scale-out mode: a token bucket and a day counter
+/// (see SharedRateLimiter). `exists` is false for a key seen for the first time.
+struct RateBucketState {
+  bool exists = false;
+  double tokens = 0;
+  std::int64_t refilled_at_ms = 0;
+  std::int64_t day = -1;
+  std::int64_t day_count = 0;
 };
 
 /// The decided outcome of one lead, written in one transaction with its attempts.
@@ -120,8 +138,14 @@ class Store {
                                      std::string_view phone, std::int64_t since_ms,
                                      std::string_view lead_id) = 0;
 
-  /// Durably records a post intent (kConflict if the lead is already decided).
-  virtual StoreStatus record_post_intent(const PostIntent& p) = 0;
+  /// Durably records a post intent (kConflict if the lead is already decided). A newer intent
+  /// for the same lead replaces the older one. With `caps`, the intent is also a reservation:
+  /// atomically with the write, the buyer's sales since each window's `since_ms` plus its other
+  /// open intents (intents of leads still pending) are counted, and if any window is already at
+  /// its limit nothing is written and the answer is kLimitReached. Several workers reserving the
+  /// last slot of a cap at once: exactly one wins.
+  virtual StoreStatus record_post_intent(const PostIntent& p,
+                                         std::span<const CapWindow> caps) = 0;
   virtual std::optional<PostIntent> get_post_intent(std::string_view lead_id) = 0;
 
   /// Writes outcomes in one transaction. A lead already decided keeps its first outcome (the
@@ -148,13 +172,22 @@ class Store {
   /// Gives a claim up (the request was not accepted, so a retry must be free to go).
   virtual StoreStatus release_idempotency_key(std::string_view scope, std::string_view key) = 0;
 
+  // --- shared rate limits (scale-out) --------------------------------------------------------
+  /// Reads the bucket of `key`, lets `update` change it, and writes it back, atomically against
+  /// every other process using the store (row lock / serialised writer). `update` runs once,
+  /// inside the critical section, and must be quick and must not call the store.
+  virtual StoreStatus update_rate_bucket(std::string_view key,
+                                         const std::function<void(RateBucketState&)>& update) = 0;
+
   virtual CampaignStats campaign_stats(std::string_view campaign_id, std::int64_t since_ms) = 0;
   /// Counts a Surface B post that failed validation (the lead itself is never stored).
   virtual void count_invalid(std::string_view campaign_id, std::int64_t at_ms) = 0;
 };
 
-/// Opens the store named by LEADFLOW_STORE ("sqlite:PATH"). Returns nullptr and sets `error` when
-/// the store cannot be opened.
+/// Opens the store named by LEADFLOW_STORE: "sqlite:PATH", or a libpq URI
+/// "postgresql://user:pass@host:port/db[?pool_size=N&...]" (pool_size, default 8, is taken out;
+/// other parameters go to libpq). Returns nullptr and sets `error` (never echoing a password)
+/// when the store cannot be opened.
 std::unique_ptr<Store> open_store(const std::string& url, std::string& error);
 
 }  // namespace leadflow

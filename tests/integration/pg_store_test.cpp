@@ -1,0 +1,423 @@
+// The storage contract against a real PostgreSQL server, plus what only the PostgreSQL adapter
+// promises: recovery from lost connections and outages without reopening, concurrent migration
+// by several processes, cap reservations serialised across stores, URL handling.
+//
+// The server: LEADFLOW_TEST_PG_URL (a superuser URL), else the one scripts/pg_server.sh started
+// for this build (ctest runs it as the postgres_start fixture). Each test gets a database of its
+// own, created with a random name and dropped afterwards.
+
+#include <gtest/gtest.h>
+
+#if __has_include(<libpq-fe.h>)
+#include <libpq-fe.h>
+#else
+#include <postgresql/libpq-fe.h>
+#endif
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <latch>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "leadflow/store.hpp"
+#include "store_contract.hpp"
+
+namespace leadflow::contract {
+namespace {
+
+constexpr const char* kHowToProvideAServer =
+    "no PostgreSQL server for the tests: set LEADFLOW_TEST_PG_URL to a superuser URL "
+    "(postgresql://postgres@127.0.0.1:5432/postgres), or start one for this build with "
+    "scripts/pg_server.sh start " LEADFLOW_BINARY_DIR "/pg (ctest does this itself through its "
+    "postgres_start fixture)";
+
+/// The admin URL of the test server, or "" when none is configured.
+std::string admin_url() {
+  if (const char* env = std::getenv("LEADFLOW_TEST_PG_URL"); env != nullptr && *env != '\0')
+    return env;
+  std::ifstream file(LEADFLOW_BINARY_DIR "/pg/url");
+  std::string url;
+  std::getline(file, url);
+  return url;
+}
+
+/// `url` naming database `name` instead of its own.
+std::string with_database(const std::string& url, const std::string& name) {
+  const auto scheme_end = url.find("://");
+  const auto path = url.find('/', scheme_end == std::string::npos ? 0 : scheme_end + 3);
+  const auto query = url.find('?');
+  std::string base = url.substr(0, std::min(path, query));
+  std::string rest = query == std::string::npos ? "" : url.substr(query);
+  return base + "/" + name + rest;
+}
+
+/// A plain libpq connection for what the Store does not offer: creating and dropping
+/// databases, killing backends. Test-only; fails the test on any error.
+class AdminConnection {
+ public:
+  explicit AdminConnection(const std::string& url) : conn_(PQconnectdb(url.c_str())) {
+    if (PQstatus(conn_) != CONNECTION_OK)
+      ADD_FAILURE() << "cannot connect to the test server: " << PQerrorMessage(conn_);
+  }
+  AdminConnection(const AdminConnection&) = delete;
+  AdminConnection& operator=(const AdminConnection&) = delete;
+  ~AdminConnection() { PQfinish(conn_); }
+
+  bool ok() const { return PQstatus(conn_) == CONNECTION_OK; }
+
+  /// Runs `sql` with text parameters; the first column of the first row, "" if none.
+  std::string exec(const std::string& sql, const std::vector<std::string>& params = {}) {
+    std::vector<const char*> values;
+    for (const auto& p : params) values.push_back(p.c_str());
+    PGresult* r = PQexecParams(conn_, sql.c_str(), static_cast<int>(values.size()), nullptr,
+                               values.data(), nullptr, nullptr, 0);
+    const auto status = PQresultStatus(r);
+    std::string first;
+    if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK)
+      ADD_FAILURE() << "admin query failed: " << PQerrorMessage(conn_);
+    else if (PQntuples(r) > 0 && PQnfields(r) > 0)
+      first = PQgetvalue(r, 0, 0);
+    PQclear(r);
+    return first;
+  }
+
+  /// `name` quoted as an SQL identifier (database names cannot be parameters).
+  std::string identifier(const std::string& name) {
+    char* quoted = PQescapeIdentifier(conn_, name.c_str(), name.size());
+    std::string out = quoted != nullptr ? quoted : "";
+    PQfreemem(quoted);
+    return out;
+  }
+
+ private:
+  PGconn* conn_;
+};
+
+/// A database of its own for one test, dropped (with any connection still open) at the end.
+class TestDatabase {
+ public:
+  TestDatabase() : admin_url_(admin_url()) {
+    if (admin_url_.empty()) return;
+    std::random_device seed;
+    std::mt19937_64 random(seed() ^ (static_cast<std::uint64_t>(getpid()) << 32));
+    name_ = "leadflow_test_" + std::to_string(random() % 1'000'000'000'000ULL);
+    AdminConnection admin(admin_url_);
+    if (!admin.ok()) return;
+    admin.exec("CREATE DATABASE " + admin.identifier(name_));
+    url_ = with_database(admin_url_, name_);
+  }
+  TestDatabase(const TestDatabase&) = delete;
+  TestDatabase& operator=(const TestDatabase&) = delete;
+  ~TestDatabase() {
+    if (url_.empty()) return;
+    AdminConnection admin(admin_url_);
+    if (admin.ok())
+      admin.exec("DROP DATABASE IF EXISTS " + admin.identifier(name_) + " WITH (FORCE)");
+  }
+
+  /// The database's URL; "" when there is no server (the test has failed already).
+  const std::string& url() const { return url_; }
+  const std::string& name() const { return name_; }
+  const std::string& admin() const { return admin_url_; }
+
+ private:
+  std::string admin_url_;
+  std::string name_;
+  std::string url_;
+};
+
+StoreFactory postgresql_factory() {
+  return {"postgresql", [] {
+            if (admin_url().empty()) {
+              ADD_FAILURE() << kHowToProvideAServer;
+              return StoreHandle{};
+            }
+            auto db = std::make_shared<TestDatabase>();
+            std::string error;
+            auto store = db->url().empty() ? nullptr : open_store(db->url(), error);
+            EXPECT_NE(store, nullptr) << error;
+            return StoreHandle{std::move(store), [db]() mutable { db.reset(); }};
+          }};
+}
+
+}  // namespace
+
+#include "store_contract_tests.inc"
+
+INSTANTIATE_TEST_SUITE_P(Postgresql, StoreContract, ::testing::Values(postgresql_factory()),
+                         store_factory_name);
+
+// --- PostgreSQL only ----------------------------------------------------------------------------
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// A migrated store on a fresh database.
+class PgStore : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_FALSE(admin_url().empty()) << kHowToProvideAServer;
+    db_ = std::make_unique<TestDatabase>();
+    ASSERT_FALSE(db_->url().empty());
+    store_ = open(db_->url());
+    ASSERT_NE(store_, nullptr);
+    ASSERT_EQ(store_->migrate(), StoreStatus::kOk);
+  }
+
+  void TearDown() override {
+    store_.reset();
+    db_.reset();
+  }
+
+  static std::unique_ptr<Store> open(const std::string& url) {
+    std::string error;
+    auto store = open_store(url, error);
+    EXPECT_NE(store, nullptr) << error;
+    return store;
+  }
+
+  /// Ends every server process serving this test's database (as a server restart would).
+  int kill_connections() {
+    AdminConnection admin(db_->admin());
+    return std::stoi(admin.exec(
+        "SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity"
+        " WHERE datname = $1 AND pid <> pg_backend_pid()",
+        {db_->name()}));
+  }
+
+  /// Keeps new connections out of this test's database (or lets them in again).
+  void allow_connections(bool allow) {
+    AdminConnection admin(db_->admin());
+    admin.exec("ALTER DATABASE " + admin.identifier(db_->name()) +
+               (allow ? " WITH ALLOW_CONNECTIONS true" : " WITH ALLOW_CONNECTIONS false"));
+  }
+
+  static Seller seller(const std::string& name) {
+    Seller s;
+    s.id = new_id(kSellerPrefix, kT0);
+    s.name = name;
+    s.created_at_ms = kT0;
+    return s;
+  }
+
+  static Lead lead() {
+    Lead l;
+    l.id = new_id(kLeadPrefix, kT0);
+    l.vertical = "solar";
+    l.email = l.id + "@example.com";
+    l.received_at_ms = kT0;
+    return l;
+  }
+
+  /// Calls `call` until it succeeds (at most `attempts` times); the number of failures first.
+  template <class Call>
+  static int failures_before_success(Call&& call, int attempts = 10) {
+    for (int i = 0; i < attempts; ++i)
+      if (call()) return i;
+    return attempts;
+  }
+
+  std::unique_ptr<TestDatabase> db_;
+  std::unique_ptr<Store> store_;
+};
+
+TEST_F(PgStore, RecoversByItselfAfterItsConnectionsAreKilled) {
+  const Seller s = seller("Before");
+  ASSERT_EQ(store_->insert_seller(s), StoreStatus::kOk);
+  // Several connections in the pool, all idle when the server ends them.
+  {
+    std::vector<std::thread> readers;
+    for (int t = 0; t < 6; ++t)
+      readers.emplace_back([&] {
+        for (int i = 0; i < 20; ++i) (void)store_->list_sellers();
+      });
+    for (auto& th : readers) th.join();
+  }
+  ASSERT_GE(kill_connections(), 1);
+
+  // The first calls may fail; then everything works again through the same store.
+  EXPECT_LT(failures_before_success([&] { return store_->get_seller(s.id).has_value(); }), 3);
+  EXPECT_LT(failures_before_success([&] { return store_->healthy(); }), 3);
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_TRUE(store_->get_seller(s.id).has_value()) << i;
+    ASSERT_EQ(store_->insert_seller(seller("After " + std::to_string(i))), StoreStatus::kOk);
+  }
+
+  // Killed again, a writer finds its way back too.
+  ASSERT_GE(kill_connections(), 1);
+  const Lead l = lead();
+  EXPECT_LT(failures_before_success([&] {
+              return store_->insert_leads(std::vector<Lead>{l}).size() == 1;
+            }),
+            3);
+  EXPECT_EQ(store_->get_lead(l.id)->distribution.status, DeliveryStatus::kPending);
+  EXPECT_EQ(store_->list_sellers().size(), 21u);
+}
+
+TEST_F(PgStore, AnswersQuicklyWhileTheDatabaseIsUnreachableAndRecoversAfter) {
+  const Seller s = seller("Outage");
+  ASSERT_EQ(store_->insert_seller(s), StoreStatus::kOk);
+  allow_connections(false);
+  kill_connections();
+
+  const auto started = Clock::now();
+  EXPECT_FALSE(store_->healthy());
+  EXPECT_FALSE(store_->get_seller(s.id).has_value());
+  EXPECT_TRUE(store_->list_sellers().empty());
+  EXPECT_EQ(store_->count_sales("by_x", 0), std::nullopt) << "callers fail closed on caps";
+  EXPECT_EQ(store_->buyer_bought_person("by_x", "a@example.com", "", 0), std::nullopt);
+  EXPECT_EQ(store_->insert_seller(seller("During")), StoreStatus::kUnavailable);
+  EXPECT_TRUE(store_->insert_leads(std::vector<Lead>{lead()}).empty());
+  EXPECT_EQ(store_->update_rate_bucket("key", [](RateBucketState&) {}),
+            StoreStatus::kUnavailable);
+  EXPECT_LT(Clock::now() - started, std::chrono::seconds(5));
+
+  allow_connections(true);
+  EXPECT_LT(failures_before_success([&] { return store_->healthy(); }), 2);
+  EXPECT_TRUE(store_->get_seller(s.id).has_value());
+  EXPECT_EQ(store_->insert_seller(seller("After")), StoreStatus::kOk);
+}
+
+TEST_F(PgStore, StoresMigratingAtOnceAllSucceed) {
+  // Fresh database: several processes start together and race to create the schema.
+  TestDatabase fresh;
+  ASSERT_FALSE(fresh.url().empty());
+  constexpr int kStores = 4;
+  std::vector<std::unique_ptr<Store>> stores;
+  for (int i = 0; i < kStores; ++i) {
+    stores.push_back(open(fresh.url()));
+    ASSERT_NE(stores.back(), nullptr);
+  }
+  std::vector<StoreStatus> results(kStores, StoreStatus::kUnavailable);
+  std::latch start(kStores);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kStores; ++i)
+    threads.emplace_back([&, i] {
+      start.arrive_and_wait();
+      results[i] = stores[i]->migrate();
+    });
+  for (auto& th : threads) th.join();
+  for (int i = 0; i < kStores; ++i) EXPECT_EQ(results[i], StoreStatus::kOk) << i;
+
+  // One schema, shared.
+  const Seller s = seller("Shared");
+  ASSERT_EQ(stores[0]->insert_seller(s), StoreStatus::kOk);
+  for (auto& store : stores) EXPECT_TRUE(store->get_seller(s.id).has_value());
+  EXPECT_EQ(stores[1]->migrate(), StoreStatus::kOk);
+  stores.clear();
+}
+
+TEST_F(PgStore, CapReservationsOfTwoProcessesAdmitExactlyTheLimit) {
+  // Two stores, two connection pools: as two worker processes would reserve.
+  auto other = open(db_->url());
+  ASSERT_NE(other, nullptr);
+  Store* stores[] = {store_.get(), other.get()};
+  constexpr int kLeads = 30;
+  constexpr int kThreads = 8;
+  constexpr int kCap = 7;
+  std::vector<Lead> leads;
+  for (int i = 0; i < kLeads; ++i) leads.push_back(lead());
+  ASSERT_EQ(store_->insert_leads(leads).size(), leads.size());
+  // One earlier sale in the window takes a slot.
+  Distribution sold;
+  sold.status = DeliveryStatus::kDelivered;
+  sold.buyer_id = "by_shared";
+  sold.decided_at_ms = kT0 + kMinute;
+  ASSERT_EQ(other->record_outcomes(std::vector<OutcomeRecord>{{leads[0].id, sold}}),
+            std::vector<StoreStatus>{StoreStatus::kOk});
+  const std::vector<CapWindow> caps{{kT0, kCap}};
+
+  std::atomic<int> admitted{0}, refused{0}, failed{0};
+  std::latch start(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      Store& store = *stores[t % 2];
+      start.arrive_and_wait();
+      for (int i = 1 + t; i < kLeads; i += kThreads) {
+        switch (store.record_post_intent({leads[i].id, "by_shared", 500, "pg", kT0 + kHour},
+                                         caps)) {
+          case StoreStatus::kOk: ++admitted; break;
+          case StoreStatus::kLimitReached: ++refused; break;
+          default: ++failed; break;
+        }
+      }
+    });
+  for (auto& th : threads) th.join();
+
+  EXPECT_EQ(admitted.load(), kCap - 1);
+  EXPECT_EQ(refused.load(), kLeads - 1 - (kCap - 1));
+  EXPECT_EQ(failed.load(), 0);
+}
+
+TEST_F(PgStore, PoolSizeComesFromTheUrlAndOtherParametersPassThrough) {
+  auto small = open(db_->url() + "?pool_size=2&connect_timeout=3");
+  ASSERT_NE(small, nullptr);
+  // More threads than connections: the extra callers wait their turn.
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 6; ++t)
+    threads.emplace_back([&] {
+      for (int i = 0; i < 20; ++i)
+        if (!small->healthy()) ++failures;
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+
+  for (const std::string bad : {"?pool_size=0", "?pool_size=abc", "?sslmode=disable&pool_size="}) {
+    std::string error;
+    EXPECT_EQ(open_store(db_->url() + bad, error), nullptr) << bad;
+    EXPECT_NE(error.find("pool_size"), std::string::npos) << bad << ": " << error;
+  }
+}
+
+/// A loopback port nothing listens on (bound, then closed again).
+int closed_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+TEST(PgStoreOpen, AnUnreachableServerFailsFastWithoutEchoingThePassword) {
+  const std::string port = std::to_string(closed_port());
+  for (const std::string& url : {"postgresql://leadflow:s3cret@127.0.0.1:" + port + "/leadflow",
+                                "postgres://leadflow:s3%63ret@127.0.0.1:" + port + "/leadflow",
+                                "postgresql://leadflow:s3cret@127.0.0.1:" + port +
+                                    "/leadflow?pool_size=3"}) {
+    const auto started = Clock::now();
+    std::string error;
+    EXPECT_EQ(open_store(url, error), nullptr) << url;
+    EXPECT_LT(Clock::now() - started, std::chrono::seconds(5));
+    EXPECT_NE(error.find("PostgreSQL"), std::string::npos) << error;
+    EXPECT_EQ(error.find("s3cret"), std::string::npos) << error;
+    EXPECT_EQ(error.find("s3%63ret"), std::string::npos) << error;
+  }
+}
+
+TEST(PgStoreOpen, AMalformedUrlIsRefusedWithoutEchoingThePassword) {
+  std::string error;
+  EXPECT_EQ(open_store("postgresql://leadflow:s3cret@127.0.0.1:1/db?no_such_option=1", error),
+            nullptr);
+  EXPECT_FALSE(error.empty());
+  EXPECT_EQ(error.find("s3cret"), std::string::npos) << error;
+}
+
+}  // namespace
+}  // namespace leadflow::contract
