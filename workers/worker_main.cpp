@@ -1,10 +1,14 @@
 // leadflow-worker: a distribution worker process for the scale-out shape (Kafka + PostgreSQL).
 // The embedded default runs its workers inside leadflow-ingest, since one process owns the
 // embedded queue's directory.
+#include <signal.h>
+
 #include <cstdio>
 #include <cstring>
 
 #include "leadflow/config.hpp"
+#include "leadflow/log.hpp"
+#include "leadflow/workers/worker_process.hpp"
 
 int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
@@ -21,12 +25,24 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "leadflow-worker: %s\n", error.c_str());
     return 2;
   }
-  if (config->queue_url == "embedded") {
-    std::fprintf(stderr,
-                 "leadflow-worker: LEADFLOW_QUEUE=embedded runs the workers inside leadflow-ingest "
-                 "(LEADFLOW_WORKERS); a separate worker process needs LEADFLOW_QUEUE=kafka://...\n");
-    return 2;
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  leadflow::WorkerProcess worker(*config);
+  if (!worker.start(error)) {
+    leadflow::log(leadflow::LogLevel::kError, "start_failed", {{"error", error}});
+    std::fprintf(stderr, "leadflow-worker: %s\n", error.c_str());
+    return 1;
   }
-  std::fprintf(stderr, "leadflow-worker: LEADFLOW_QUEUE: Kafka support is not in this build yet\n");
-  return 2;
+  std::printf("{\"event\":\"worker_ready\",\"metrics_port\":%d}\n", worker.metrics_port());
+  std::fflush(stdout);
+  int sig = 0;
+  sigwait(&signals, &sig);
+  leadflow::log(leadflow::LogLevel::kInfo, "stopping", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
+  worker.stop();
+  return 0;
 }

@@ -21,7 +21,10 @@ const std::set<std::string, std::less<>>& known_settings() {
       "LEADFLOW_VERTICALS", "LEADFLOW_HTTP_THREADS", "LEADFLOW_WORKERS",
       "LEADFLOW_WORKER_CONCURRENCY", "LEADFLOW_WAIT_MS", "LEADFLOW_MAX_WAIT_MS",
       "LEADFLOW_AUCTION_TIMEOUT_MS", "LEADFLOW_QUEUE_PARTITIONS", "LEADFLOW_MAX_BACKLOG",
-      "LEADFLOW_IP_RATE_LIMIT", "LEADFLOW_LOG_LEVEL", "LEADFLOW_TOPIC_PREFIX"};
+      "LEADFLOW_IP_RATE_LIMIT", "LEADFLOW_LOG_LEVEL", "LEADFLOW_TOPIC_PREFIX",
+      "LEADFLOW_KAFKA_REPLICATION", "LEADFLOW_KAFKA_MESSAGE_TIMEOUT_MS",
+      "LEADFLOW_KAFKA_MAX_BUFFERED", "LEADFLOW_KAFKA_PROPERTIES",
+      "LEADFLOW_WORKER_GROUP"};
   return names;
 }
 
@@ -104,8 +107,21 @@ std::optional<Config> load_config(const Getenv& getenv, const std::vector<std::s
     c.store_url = *v;
   }
   if (auto v = get("LEADFLOW_QUEUE")) {
-    if (*v != "embedded" && (v->rfind("kafka://", 0) != 0 || v->size() <= 8))
-      return fail("LEADFLOW_QUEUE", "expected embedded or kafka://host:port[,host:port]");
+    constexpr const char* kQueueForm = "expected embedded or kafka://host:port[,host:port]";
+    if (*v != "embedded") {
+      if (v->rfind("kafka://", 0) != 0) return fail("LEADFLOW_QUEUE", kQueueForm);
+      std::string brokers = v->substr(8);
+      while (!brokers.empty() && brokers.back() == '/') brokers.pop_back();
+      std::size_t start = 0;
+      do {
+        const auto comma = brokers.find(',', start);
+        const std::string item = brokers.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        const auto l = parse_listen(item);
+        if (!l || l->port == 0 || item.front() == ':') return fail("LEADFLOW_QUEUE", kQueueForm);
+        start = comma == std::string::npos ? std::string::npos : comma + 1;
+      } while (start != std::string::npos);
+      c.kafka_brokers = brokers;
+    }
     c.queue_url = *v;
   }
   if (auto v = get("LEADFLOW_LISTEN")) {
@@ -173,6 +189,29 @@ std::optional<Config> load_config(const Getenv& getenv, const std::vector<std::s
       if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '.' && ch != '_' && ch != '-')
         return fail("LEADFLOW_TOPIC_PREFIX", "letters, digits, '.', '_' and '-' only");
     c.topic_prefix = *v;
+  }
+  if (!int_setting("LEADFLOW_KAFKA_REPLICATION", 1, 32, c.kafka_replication)) return std::nullopt;
+  if (!int_setting("LEADFLOW_KAFKA_MESSAGE_TIMEOUT_MS", 100, 300000, c.kafka_message_timeout_ms))
+    return std::nullopt;
+  if (!int_setting("LEADFLOW_KAFKA_MAX_BUFFERED", 1, 10'000'000, c.kafka_max_buffered)) return std::nullopt;
+  if (auto v = get("LEADFLOW_KAFKA_PROPERTIES"); v && !v->empty()) {
+    // "name=value;name=value": librdkafka properties for a real cluster (TLS, SASL, ...).
+    std::size_t start = 0;
+    while (start < v->size()) {
+      auto semi = v->find(';', start);
+      if (semi == std::string::npos) semi = v->size();
+      const std::string item = v->substr(start, semi - start);
+      start = semi + 1;
+      if (item.empty()) continue;
+      const auto eq = item.find('=');
+      if (eq == std::string::npos || eq == 0)
+        return fail("LEADFLOW_KAFKA_PROPERTIES", "expected name=value;name=value");
+      c.kafka_properties[item.substr(0, eq)] = item.substr(eq + 1);
+    }
+  }
+  if (auto v = get("LEADFLOW_WORKER_GROUP")) {
+    if (v->empty() || v->size() > 200) return fail("LEADFLOW_WORKER_GROUP", "1 to 200 characters");
+    c.worker_group = *v;
   }
   if (c.max_wait_ms < c.wait_ms) return fail("LEADFLOW_MAX_WAIT_MS", "must be at least LEADFLOW_WAIT_MS");
   return c;

@@ -446,6 +446,11 @@ class QueueCore final : public QueueProducer {
 
   ProduceStatus produce(std::string_view topic, std::string_view key, std::string_view payload,
                         std::chrono::milliseconds timeout) override;
+  /// The embedded queue has no asynchronous path: a notice is simply written like a lead.
+  ProduceStatus send(std::string_view topic, std::string_view key,
+                     std::string_view payload) override {
+    return produce(topic, key, payload, std::chrono::seconds(5));
+  }
   bool flush(std::chrono::milliseconds timeout) override;
   bool healthy() override { return healthy_.load(); }
 

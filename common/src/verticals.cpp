@@ -16,6 +16,9 @@
 //   errors naming their path; on error nothing is changed.
 #include "leadflow/verticals.hpp"
 
+#include <fstream>
+#include <sstream>
+
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -511,6 +514,15 @@ nlohmann::json VerticalRegistry::to_json(const Vertical& v) const {
               {"fields", std::move(fields)},
               {"duplicate_lookback_days", v.duplicate_lookback_days},
               {"max_sales", v.max_sales}};
+}
+
+std::string VerticalRegistry::load_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  const auto doc = nlohmann::json::parse(text.str(), nullptr, false);
+  if (!in || doc.is_discarded()) return "cannot read JSON from " + path;
+  return load_json(doc);
 }
 
 }  // namespace leadflow

@@ -10,12 +10,10 @@
 #include <httplib.h>
 
 #include "context.hpp"
-#include "leadflow/embedded_queue.hpp"
-#include "leadflow/http_client.hpp"
+#include "leadflow/queue_factory.hpp"
 #include "leadflow/log.hpp"
 #include "leadflow/socket_util.hpp"
-#include "leadflow/workers/distributor.hpp"
-#include "leadflow/workers/worker.hpp"
+#include "leadflow/workers/worker_pool.hpp"
 #include "tls_cert.hpp"
 
 namespace leadflow {
@@ -73,14 +71,11 @@ struct App::Impl {
   VerticalRegistry verticals = VerticalRegistry::defaults();
   std::unique_ptr<Store> store;
   std::unique_ptr<LeadQueue> queue;
-  std::unique_ptr<HttpClient> http_client;
   OutcomeWaiters waiters;
   std::unique_ptr<LocalOutcomePublisher> publisher;
-  std::unique_ptr<BuyerDirectory> buyers;
-  std::unique_ptr<CampaignDirectory> campaign_directory;
-  std::unique_ptr<Distributor> distributor;
-  std::vector<std::unique_ptr<Worker>> workers;
-  std::unique_ptr<RateLimiter> limiter;
+  std::unique_ptr<ResultsListener> results;
+  std::unique_ptr<WorkerPool> workers;
+  std::unique_ptr<RateLimiter> limiter, ip_limiter;
   std::unique_ptr<Management> management;
   std::unique_ptr<CampaignCache> campaigns;
   std::unique_ptr<IngestContext> ctx;
@@ -106,15 +101,7 @@ bool App::start(std::string& error) {
   if (parse_log_level(c.log_level, level)) set_log_level(level);
 
   if (!c.verticals_file.empty()) {
-    std::ifstream in(c.verticals_file);
-    std::stringstream text;
-    text << in.rdbuf();
-    const auto doc = nlohmann::json::parse(text.str(), nullptr, false);
-    if (!in || doc.is_discarded()) {
-      error = "LEADFLOW_VERTICALS: cannot read JSON from " + c.verticals_file;
-      return false;
-    }
-    if (std::string why = m.verticals.load_json(doc); !why.empty()) {
+    if (std::string why = m.verticals.load_file(c.verticals_file); !why.empty()) {
       error = "LEADFLOW_VERTICALS: " + why;
       return false;
     }
@@ -137,52 +124,34 @@ bool App::start(std::string& error) {
     return false;
   }
 
-  if (c.queue_url != "embedded") {
-    error = "LEADFLOW_QUEUE: " + c.queue_url + " needs leadflow-ingest built with Kafka support (not in this build)";
-    return false;
-  }
-  EmbeddedQueueOptions qo;
-  qo.dir = c.data_dir + "/queue";
-  qo.partitions = c.queue_partitions;
-  qo.max_backlog = c.max_backlog;
-  m.queue = open_embedded_queue(qo, error);
-  if (!m.queue) {
-    error = "LEADFLOW_DATA_DIR: " + error;
-    return false;
-  }
+  m.queue = open_queue(c, error);
+  if (!m.queue) return false;
+  const Topics topics = topics_for(c);
 
-  Topics topics;
-  topics.leads = c.topic_prefix + ".leads";
-  topics.results = c.topic_prefix + ".results";
-  topics.retry = c.topic_prefix + ".leads.retry";
-  topics.dead = c.topic_prefix + ".leads.dead";
-
-  CurlClientOptions co;
-  co.allow_private_addresses = c.allow_private_buyers;
-  m.http_client = make_curl_client(co);
-  m.publisher = std::make_unique<LocalOutcomePublisher>(m.waiters);
-  m.buyers = std::make_unique<BuyerDirectory>(*m.store, m.clock);
-  m.campaign_directory = std::make_unique<CampaignDirectory>(*m.store);
-  DistributorOptions dopt;
-  dopt.auction_timeout = std::chrono::milliseconds(c.auction_timeout_ms);
-  m.distributor = std::make_unique<Distributor>(*m.store, *m.http_client, *m.buyers,
-                                                *m.campaign_directory, m.verticals, m.clock, dopt);
-  for (int i = 0; i < c.workers; ++i) {
-    WorkerOptions wo;
-    wo.topics = topics;
-    wo.concurrency = c.worker_concurrency;
-    m.workers.push_back(std::make_unique<Worker>(*m.queue, *m.store, *m.distributor, *m.publisher, m.clock, wo));
-    m.workers.back()->start();
+  // Scale-out: the workers are leadflow-worker processes; outcomes come back on the results topic.
+  if (c.scale_out()) {
+    auto tail = m.queue->make_tail_consumer({topics.results});
+    if (!tail) {
+      error = "LEADFLOW_QUEUE: cannot read the results topic " + topics.results;
+      return false;
+    }
+    m.results = std::make_unique<ResultsListener>(std::move(tail), m.waiters);
+  } else {
+    m.publisher = std::make_unique<LocalOutcomePublisher>(m.waiters);
+    m.workers = std::make_unique<WorkerPool>(c, *m.store, *m.queue, m.verticals, *m.publisher, m.clock);
+    m.workers->start(c.workers);
   }
 
-  m.limiter = std::make_unique<RateLimiter>(m.clock);
+  if (c.scale_out())
+    m.limiter = std::make_unique<SharedRateLimiter>(m.clock, *m.store);
+  else
+    m.limiter = std::make_unique<RateLimiter>(m.clock);
+  m.ip_limiter = std::make_unique<RateLimiter>(m.clock);
   m.campaigns = std::make_unique<CampaignCache>(*m.store, m.clock);
   m.ctx = std::make_unique<IngestContext>(IngestContext{
-      c, *m.store, m.queue->producer(), topics, m.waiters, m.verticals, *m.limiter, m.clock,
-      *m.management, *m.campaigns, [&m] {
-        for (const auto& w : m.workers)
-          if (!w->healthy()) return false;
-        return true;
+      c, *m.store, m.queue->producer(), topics, m.waiters, m.verticals, *m.limiter,
+      *m.ip_limiter, m.clock, *m.management, *m.campaigns, [&m] {
+        return m.queue->healthy() && (!m.workers || m.workers->healthy());
       }});
 
   std::string cert = c.tls_cert, key = c.tls_key;
@@ -229,7 +198,7 @@ bool App::start(std::string& error) {
        {"http_listen", c.http_listen ? c.http_listen->host + ":" + std::to_string(m.plain.port) : ""},
        {"store", c.store_url.rfind("sqlite:", 0) == 0 ? c.store_url : "postgresql"},
        {"queue", c.queue_url},
-       {"workers", c.workers}});
+       {"workers", m.workers ? m.workers->size() : 0}});
   return true;
 }
 
@@ -240,8 +209,8 @@ void App::stop() {
   m.tls.stop();
   m.plain.stop();
   m.metrics.stop();
-  for (auto& w : m.workers) w->stop();
-  m.workers.clear();
+  if (m.workers) m.workers->stop();
+  if (m.results) m.results->stop();
   if (m.queue) {
     m.queue->producer().flush(std::chrono::seconds(5));
     m.queue->shutdown();

@@ -49,7 +49,8 @@ void IngestMetrics::lead(const char* surface, const char* result) {
   slot->Increment();
 }
 
-std::optional<Campaign> CampaignCache::find_by_key(const std::string& key) {
+std::optional<Campaign> CampaignCache::find_by_key(const std::string& key, bool& unavailable) {
+  unavailable = false;
   const std::string hash = sha256_hex(key);
   const SteadyTime now = clock_.steady_now();
   {
@@ -59,6 +60,11 @@ std::optional<Campaign> CampaignCache::find_by_key(const std::string& key) {
       return it->second.first;
   }
   auto c = store_.find_campaign_by_key_hash(hash);
+  // A miss may be a store that cannot answer: only a healthy store's miss is believed.
+  if (!c && !store_.healthy()) {
+    unavailable = true;
+    return std::nullopt;
+  }
   std::lock_guard lock(mu_);
   if (cache_.size() > 100'000) cache_.clear();
   cache_[hash] = {c, now};
@@ -71,7 +77,11 @@ AcceptResult accept_lead(IngestContext& ctx, const Lead& lead, int wait_ms) {
   if (wait_ms > 0) ticket = ctx.waiters.expect(lead.id);  // before producing: no lost wake-up
   const std::string payload = encode_lead(lead);
   const SteadyTime started = ctx.clock.steady_now();
-  result.produced = ctx.producer.produce(ctx.topics.leads, lead.id, payload, std::chrono::seconds(5));
+  // Kafka reports every record within message.timeout.ms; waiting a little longer than that means
+  // a 503 is never answered for a record that is delivered afterwards.
+  const auto produce_timeout = std::chrono::milliseconds(
+      ctx.config.scale_out() ? ctx.config.kafka_message_timeout_ms + 1000 : 5000);
+  result.produced = ctx.producer.produce(ctx.topics.leads, lead.id, payload, produce_timeout);
   auto& m = ingest_metrics();
   m.produce_seconds.Observe(std::chrono::duration<double>(ctx.clock.steady_now() - started).count());
   if (result.produced != ProduceStatus::kOk) {

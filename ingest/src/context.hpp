@@ -42,7 +42,9 @@ IngestMetrics& ingest_metrics();
 class CampaignCache {
  public:
   CampaignCache(Store& store, const Clock& clock) : store_(store), clock_(clock) {}
-  std::optional<Campaign> find_by_key(const std::string& key);
+  /// The campaign of `key`, or nullopt. `unavailable` is set when the store could not say (a
+  /// miss then is not cached, and the caller answers 503 rather than "unknown key").
+  std::optional<Campaign> find_by_key(const std::string& key, bool& unavailable);
 
  private:
   Store& store_;
@@ -58,7 +60,8 @@ struct IngestContext {
   Topics topics;
   OutcomeWaiters& waiters;
   const VerticalRegistry& verticals;
-  RateLimiter& limiter;
+  RateLimiter& limiter;     // keys and campaigns: shared across replicas in scale-out
+  RateLimiter& ip_limiter;  // unauthenticated requests per address: always this replica's own
   const Clock& clock;
   Management& management;
   CampaignCache& campaigns;

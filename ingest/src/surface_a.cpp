@@ -44,11 +44,17 @@ std::optional<ApiKey> authorise(IngestContext& ctx, const Request& req, Response
     }
   }
   if (!key) {
-    const RateDecision d = ctx.limiter.acquire("ip:" + req.remote_addr,
+    const RateDecision d = ctx.ip_limiter.acquire("ip:" + req.remote_addr,
                                                ctx.config.ip_rate_limit_per_minute, 0);
     http::set_rate_headers(res, d);
     if (!d.allowed) {
       http::send_problem(res, 429, "too many unauthenticated requests from this address");
+      return std::nullopt;
+    }
+    // A miss may be a store that cannot answer; only a healthy store's miss is a 401. (Checked
+    // after the per-address limit, so bad keys cannot turn into a flood of health checks.)
+    if (!ctx.store.healthy()) {
+      http::send_problem(res, 503, "the service cannot check API keys right now; retry");
       return std::nullopt;
     }
     res.set_header("WWW-Authenticate", "Bearer");

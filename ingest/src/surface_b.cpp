@@ -94,7 +94,13 @@ void post_campaign_lead(IngestContext& ctx, const Request& req, Response& res,
                           : parsed.errors);
     return;
   }
-  auto campaign = key.size() <= 256 ? ctx.campaigns.find_by_key(key) : std::nullopt;
+  bool unavailable = false;
+  auto campaign = key.size() <= 256 ? ctx.campaigns.find_by_key(key, unavailable) : std::nullopt;
+  if (unavailable) {
+    metrics.lead("campaign", "unavailable");
+    send_b_error(res, 503, "unavailable", "the service cannot check campaign keys right now; retry");
+    return;
+  }
   if (!campaign || !campaign->active) {
     metrics.lead("campaign", "unauthorized");
     send_b_error(res, 401, "unauthorized", "unrecognised or inactive campaign key");
@@ -175,7 +181,9 @@ void register_surface_b(httplib::Server& server, IngestContext& ctx) {
 
   server.Get(R"(/api/v1/stats/([^/]+))", [&c](const Request& q, Response& r) {
     const std::string key = q.matches[1];
-    auto campaign = key.size() <= 256 ? c.campaigns.find_by_key(key) : std::nullopt;
+    bool unavailable = false;
+    auto campaign = key.size() <= 256 ? c.campaigns.find_by_key(key, unavailable) : std::nullopt;
+    if (unavailable) return send_b_error(r, 503, "unavailable", "the store cannot be reached; retry");
     if (!campaign) return send_b_error(r, 401, "unauthorized", "unrecognised or inactive campaign key");
     const std::string period = q.has_param("period") ? q.get_param_value("period") : "today";
     const std::int64_t since = period_start_ms(period, c.clock.now_ms());
@@ -202,7 +210,9 @@ void register_surface_b(httplib::Server& server, IngestContext& ctx) {
 
   server.Get(R"(/api/v1/jobs/([^/]+))", [&c](const Request& q, Response& r) {
     const std::string key = q.get_header_value("X-Campaign-Key");
-    auto campaign = !key.empty() && key.size() <= 256 ? c.campaigns.find_by_key(key) : std::nullopt;
+    bool unavailable = false;
+    auto campaign = !key.empty() && key.size() <= 256 ? c.campaigns.find_by_key(key, unavailable) : std::nullopt;
+    if (unavailable) return send_b_error(r, 503, "unavailable", "the store cannot be reached; retry");
     if (!campaign) return send_b_error(r, 401, "unauthorized", "X-Campaign-Key missing, unrecognised or inactive");
     const std::string id = q.matches[1];
     auto record = is_valid_id(id, kLeadPrefix) ? c.store.get_lead(id) : std::nullopt;

@@ -1,5 +1,7 @@
 #include "leadflow/workers/worker.hpp"
 
+#include <charconv>
+
 #include "leadflow/lead_codec.hpp"
 #include "leadflow/log.hpp"
 #include "leadflow/workers/worker_metrics.hpp"
@@ -67,7 +69,8 @@ Worker::Worker(LeadQueue& queue, Store& store, Distributor& distributor,
 Worker::~Worker() { stop(); }
 
 void Worker::start() {
-  consumer_ = queue_.make_consumer(options_.group, {options_.topics.leads});
+  consumer_ = queue_.make_consumer(options_.group, {options_.topics.leads, options_.topics.retry});
+  consumer_->set_revoke_handler([this] { drain_for_rebalance(); });
   consume_thread_ = std::thread([this] { consume_loop(); });
   for (int i = 0; i < options_.concurrency; ++i)
     auction_threads_.emplace_back([this] { auction_loop(); });
@@ -117,6 +120,15 @@ void Worker::consume_loop() {
       batch.push_back(std::move(*more));
     }
     const SteadyTime consumed_at = clock_.steady_now();
+    // A rebalance inside poll() may have taken partitions away after some of this batch was
+    // handed out: those records now belong to another worker, which will read them again.
+    const std::uint64_t generation = consumer_->generation();
+    std::erase_if(batch, [&](const QueueRecord& r) {
+      if (r.generation == generation) return false;
+      metrics.stale_records.Increment();
+      return true;
+    });
+    if (batch.empty()) continue;
     std::vector<QueueRecord> good;
     {
       std::lock_guard lock(offsets_mu_);
@@ -152,9 +164,9 @@ void Worker::consume_loop() {
 
     std::lock_guard lock(jobs_mu_);
     for (std::size_t i = 0; i < leads.size(); ++i) {
+      if (!inserted[i].inserted) metrics.redeliveries.Increment();
       if (!inserted[i].inserted && is_final(inserted[i].existing_status)) {
         // Decided before a crash lost the commit: answer any waiter again, sell nothing.
-        metrics.redeliveries.Increment();
         jobs_.push_back({std::move(good[i]), std::move(leads[i]), consumed_at, true});
         continue;
       }
@@ -179,10 +191,12 @@ void Worker::auction_loop() {
     }
     space_cv_.notify_one();
 
+    std::optional<Distribution> outcome;
+    if (!job.already_decided) outcome = decide_or_set_aside(job);
     if (job.already_decided) {
       publish_stored(job.lead.id);
-    } else {
-      Distribution d = distributor_.decide(job.lead);
+    } else if (outcome) {
+      Distribution d = std::move(*outcome);
       const Distribution decided = d;
       StoreStatus status;
       while ((status = recorder_.record({job.lead.id, std::move(d)})) == StoreStatus::kUnavailable) {
@@ -200,12 +214,14 @@ void Worker::auction_loop() {
         log(LogLevel::kDebug, "lead_decided",
             {{"lead_id", job.lead.id}, {"status", to_string(decided.status)}});
       } else if (status == StoreStatus::kConflict) {
-        metrics.redeliveries.Increment();
         publish_stored(job.lead.id);
       } else {
         // Not recorded (store down while stopping): leave it uncommitted for redelivery.
-        std::lock_guard lock(jobs_mu_);
-        --busy_;
+        {
+          std::lock_guard lock(jobs_mu_);
+          --busy_;
+        }
+        drained_cv_.notify_all();
         continue;
       }
     }
@@ -216,7 +232,62 @@ void Worker::auction_loop() {
       metrics.in_flight.Set(static_cast<double>(jobs_.size() + busy_));
     }
     space_cv_.notify_one();
+    drained_cv_.notify_all();
   }
+}
+
+namespace {
+// Retry records are keyed "<lead id>:<attempt>"; a record of the leads topic is attempt 1.
+int attempt_of(const QueueRecord& r, const Topics& topics) {
+  if (r.topic != topics.retry) return 1;
+  const auto colon = r.key.rfind(':');
+  if (colon == std::string::npos) return 1;
+  int n = 1;
+  std::from_chars(r.key.data() + colon + 1, r.key.data() + r.key.size(), n);
+  return std::max(1, n);
+}
+}  // namespace
+
+std::optional<Distribution> Worker::decide_or_set_aside(const Job& job) {
+  try {
+    return distributor_.decide(job.lead);
+  } catch (const std::exception& e) {
+    // A lead whose auction throws must not stall its partition or crash the worker in a loop:
+    // it goes to the retry topic, and after the last attempt it is recorded as failed (so the
+    // seller learns its fate) and copied to the dead-letter topic for the operator.
+    const int attempt = attempt_of(job.record, options_.topics);
+    log(LogLevel::kError, "auction_failed",
+        {{"lead_id", job.lead.id}, {"attempt", attempt}, {"error", e.what()}});
+    if (attempt < options_.max_attempts &&
+        queue_.producer().produce(options_.topics.retry, job.lead.id + ":" + std::to_string(attempt + 1),
+                                  job.record.payload, std::chrono::seconds(10)) == ProduceStatus::kOk) {
+      worker_metrics().retried.Increment();
+      return std::nullopt;
+    }
+    queue_.producer().produce(options_.topics.dead, job.lead.id, job.record.payload,
+                              std::chrono::seconds(10));
+    worker_metrics().dead_lettered.Increment();
+    Distribution d;
+    d.status = DeliveryStatus::kFailed;
+    d.reason = std::string("processing failed: ") + e.what();
+    d.decided_at_ms = clock_.now_ms();
+    return d;
+  }
+}
+
+void Worker::drain_for_rebalance() {
+  // Runs on the consume thread inside poll(), so no new job arrives meanwhile. Whatever is queued
+  // or running is finished and committed before the partitions go to another worker: a lead is
+  // never auctioned by two workers at once.
+  {
+    std::unique_lock lock(jobs_mu_);
+    drained_cv_.wait(lock, [&] { return jobs_.empty() && busy_ == 0; });
+  }
+  apply_commits();
+  std::lock_guard lock(offsets_mu_);
+  trackers_.clear();
+  to_commit_.clear();
+  log(LogLevel::kInfo, "worker_partitions_revoked", {{"group", options_.group}});
 }
 
 void Worker::publish_stored(const std::string& lead_id) {

@@ -13,8 +13,12 @@ WorkerMetrics& worker_metrics() {
                        .Register(r);
     auto& redeliveries = prometheus::BuildCounter()
                              .Name("leadflow_worker_redeliveries_total")
-                             .Help("Leads delivered to a worker again after they were decided")
+                             .Help("Lead records delivered to a worker again (the lead was already stored)")
                              .Register(r);
+    auto& stale = prometheus::BuildCounter()
+                      .Name("leadflow_worker_stale_records_total")
+                      .Help("Records dropped unprocessed because a rebalance took their partition")
+                      .Register(r);
     auto& recoveries = prometheus::BuildCounter()
                            .Name("leadflow_worker_post_recoveries_total")
                            .Help("Redelivered leads re-posted to the buyer of an unfinished post")
@@ -31,6 +35,14 @@ WorkerMetrics& worker_metrics() {
                         .Name("leadflow_revenue_cents_total")
                         .Help("Sum of sale prices recorded, in cents")
                         .Register(r);
+    auto& retried = prometheus::BuildCounter()
+                        .Name("leadflow_worker_retried_total")
+                        .Help("Leads whose auction failed and were sent to the retry topic")
+                        .Register(r);
+    auto& dead = prometheus::BuildCounter()
+                     .Name("leadflow_worker_dead_lettered_total")
+                     .Help("Leads recorded failed after their last attempt and copied to the dead-letter topic")
+                     .Register(r);
     return WorkerMetrics{
         prometheus::BuildCounter()
             .Name("leadflow_leads_decided_total")
@@ -53,7 +65,10 @@ WorkerMetrics& worker_metrics() {
         recoveries.Add({}),
         store_errors.Add({}),
         in_flight.Add({}),
-        revenue.Add({})};
+        revenue.Add({}),
+        stale.Add({}),
+        retried.Add({}),
+        dead.Add({})};
   }();
   return m;
 }

@@ -1,6 +1,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,6 +38,15 @@ struct Config {
   int ip_rate_limit_per_minute = 60;                            // LEADFLOW_IP_RATE_LIMIT: unauthenticated requests
   std::string log_level = "info";                               // LEADFLOW_LOG_LEVEL
   std::string topic_prefix = "leadflow";                        // LEADFLOW_TOPIC_PREFIX
+  // Scale-out (LEADFLOW_QUEUE=kafka://..., LEADFLOW_STORE=postgresql://...).
+  std::string kafka_brokers;                                    // from LEADFLOW_QUEUE: "host:port,host:port"
+  int kafka_replication = 3;                                    // LEADFLOW_KAFKA_REPLICATION: for topics leadflow creates
+  int kafka_message_timeout_ms = 5000;                          // LEADFLOW_KAFKA_MESSAGE_TIMEOUT_MS: unacknowledged → 503
+  int kafka_max_buffered = 100000;                              // LEADFLOW_KAFKA_MAX_BUFFERED: local producer queue bound
+  std::map<std::string, std::string> kafka_properties;          // LEADFLOW_KAFKA_PROPERTIES: "k=v;k=v" librdkafka extras
+  std::string worker_group = "leadflow-workers";                // LEADFLOW_WORKER_GROUP: the workers' consumer group
+
+  bool scale_out() const { return queue_url != "embedded"; }
 };
 
 using Getenv = std::function<const char*(const char*)>;

@@ -1,5 +1,7 @@
 #pragma once
+#include <atomic>
 #include <condition_variable>
+#include <thread>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -78,6 +80,40 @@ class LocalOutcomePublisher final : public OutcomePublisher {
 
  private:
   OutcomeWaiters& waiters_;
+};
+
+class QueueProducer;
+class QueueConsumer;
+
+/// The scale-out publisher: sends each outcome to the results topic, keyed by lead id, without
+/// waiting for it to be durable (a lost notice only costs a waiting request its early answer; the
+/// outcome itself is in the store). Thread-safe.
+class QueueOutcomePublisher final : public OutcomePublisher {
+ public:
+  QueueOutcomePublisher(QueueProducer& producer, std::string topic)
+      : producer_(producer), topic_(std::move(topic)) {}
+  void publish(const OutcomeMessage& m) override;
+
+ private:
+  QueueProducer& producer_;
+  std::string topic_;
+};
+
+/// Tails the results topic on a thread of its own and wakes this process's waiting requests, so a
+/// seller's synchronous wait works whichever worker process decided the lead. Owns the consumer.
+class ResultsListener {
+ public:
+  ResultsListener(std::unique_ptr<QueueConsumer> consumer, OutcomeWaiters& waiters);
+  ~ResultsListener();
+  ResultsListener(const ResultsListener&) = delete;
+  ResultsListener& operator=(const ResultsListener&) = delete;
+  void stop();
+
+ private:
+  std::unique_ptr<QueueConsumer> consumer_;
+  OutcomeWaiters& waiters_;
+  std::atomic<bool> stopping_{false};
+  std::thread thread_;
 };
 
 }  // namespace leadflow

@@ -1,6 +1,7 @@
 #pragma once
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -21,6 +22,10 @@ struct QueueRecord {
   std::int64_t offset = 0;
   std::string key;
   std::string payload;
+  /// The consumer's assignment generation when the record was handed out (see
+  /// QueueConsumer::generation): a record of an older generation may belong to a partition this
+  /// consumer no longer owns and must be neither processed nor committed.
+  std::uint64_t generation = 0;
 };
 
 /// Topic names. Configurable through LEADFLOW_TOPIC_PREFIX.
@@ -39,6 +44,11 @@ class QueueProducer {
   /// Blocks until the record is durable or `timeout` passes. The partition is chosen by key hash.
   virtual ProduceStatus produce(std::string_view topic, std::string_view key,
                                 std::string_view payload, std::chrono::milliseconds timeout) = 0;
+  /// Queues a record without waiting for it to be durable, for notices whose loss costs only
+  /// time (outcome notices to waiting requests). kQueueFull/kUnavailable when it could not even
+  /// be queued.
+  virtual ProduceStatus send(std::string_view topic, std::string_view key,
+                             std::string_view payload) = 0;
   /// Waits for everything produced so far to be durable.
   virtual bool flush(std::chrono::milliseconds timeout) = 0;
   virtual bool healthy() = 0;
@@ -54,6 +64,13 @@ class QueueConsumer {
   /// contiguously (see OffsetTracker).
   virtual void commit(std::string_view topic, int partition, std::int64_t next_offset) = 0;
   virtual void close() = 0;
+  /// Bumped whenever partitions are taken away (a group rebalance). Records handed out under an
+  /// older generation are stale.
+  virtual std::uint64_t generation() const { return 0; }
+  /// Called on the polling thread, inside poll(), before partitions are given up in a group
+  /// rebalance: the handler finishes what is in flight and commits it, so the partition's next
+  /// owner starts after it and no lead is worked on by two consumers at once.
+  virtual void set_revoke_handler(std::function<void()> handler) { (void)handler; }
 };
 
 /// A queue: a producer and consumers. Kafka-shaped: keyed records, partitions, consumer groups,
@@ -64,6 +81,15 @@ class LeadQueue {
   virtual QueueProducer& producer() = 0;
   virtual std::unique_ptr<QueueConsumer> make_consumer(const std::string& group,
                                                        const std::vector<std::string>& topics) = 0;
+  /// A consumer outside any group that reads every partition of `topics` from the end (records
+  /// produced from now on); commit() does nothing. Every ingest replica tails the results topic
+  /// this way. nullptr where the queue has no such reader (the embedded queue needs none).
+  virtual std::unique_ptr<QueueConsumer> make_tail_consumer(const std::vector<std::string>& topics) {
+    (void)topics;
+    return nullptr;
+  }
+  /// Whether the queue's servers are reachable (readiness).
+  virtual bool healthy() { return producer().healthy(); }
   /// Records produced but not yet committed by `group` (backlog), summed over partitions.
   virtual std::int64_t backlog(const std::string& group) = 0;
   virtual void shutdown() = 0;

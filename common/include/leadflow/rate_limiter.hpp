@@ -1,5 +1,6 @@
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -25,7 +26,11 @@ struct RateDecision {
 class RateLimiter {
  public:
   explicit RateLimiter(const Clock& clock) : clock_(clock) {}
-  RateDecision acquire(std::string_view key, int per_minute, int per_day);
+  virtual ~RateLimiter() = default;
+  virtual RateDecision acquire(std::string_view key, int per_minute, int per_day);
+
+ protected:
+  const Clock& clock_;
 
  private:
   struct Bucket {
@@ -37,10 +42,51 @@ class RateLimiter {
   };
   void evict_idle(SteadyTime now);
 
-  const Clock& clock_;
   std::mutex mu_;
   std::unordered_map<std::string, Bucket> buckets_;
   SteadyTime last_eviction_{};
+};
+
+class Store;
+
+/// The same limits held across several ingest replicas (scale-out). The bucket of each key lives
+/// in the store (Store::update_rate_bucket); a replica takes a lease of several tokens at a time
+/// and spends them locally, so most requests cost no database round trip.
+///
+/// A lease is a slice of the shared bucket (about 1/50 of the per-minute limit, at least 1) and
+/// expires unspent after one second. Tokens are taken from the shared bucket when leased, so the
+/// replicas together never spend more than the bucket gave out; a lease spent up to a second after
+/// it was granted lets a key exceed its per-minute limit by at most the tokens refilled in that
+/// second: limit/60 (a standard key: 101 requests in the worst minute instead of 100). The daily
+/// limit is exact (leased tokens count when leased). The price: a lease left unspent on one
+/// replica is lost to the others, so a key spread thinly over many replicas may get slightly less
+/// than its limit.
+///
+/// When the store cannot answer, the replica falls back to its own local bucket (limits then hold
+/// per replica) rather than refusing every seller. Thread-safe.
+class SharedRateLimiter final : public RateLimiter {
+ public:
+  SharedRateLimiter(const Clock& clock, Store& store);
+  RateDecision acquire(std::string_view key, int per_minute, int per_day) override;
+
+  /// Tokens in one lease for a per-minute limit.
+  static int lease_size(int per_minute);
+
+ private:
+  struct Lease {
+    std::mutex mu;
+    int tokens = 0;                 // unspent tokens of the current lease
+    SteadyTime granted_at{};
+    double shared_tokens = 0;       // the shared bucket after the last lease
+    std::int64_t day_left = 0;      // the day's allowance after the last lease
+    SteadyTime used_at{};
+  };
+  std::shared_ptr<Lease> lease_of(std::string_view key);
+
+  Store& store_;
+  std::mutex map_mu_;
+  std::unordered_map<std::string, std::shared_ptr<Lease>> leases_;
+  SteadyTime last_sweep_{};
 };
 
 }  // namespace leadflow

@@ -40,6 +40,8 @@ class VerticalRegistry {
   /// Merges a JSON document {"verticals": [{"name", "fields": [...], "duplicate_lookback_days",
   /// "max_sales"}]} over the defaults. Returns an error message, or "" on success.
   std::string load_json(const nlohmann::json& doc);
+  /// load_json of the file at `path` (LEADFLOW_VERTICALS). Returns an error message, or "".
+  std::string load_file(const std::string& path);
 
   const Vertical* find(std::string_view name) const;
   std::vector<std::string> names() const;

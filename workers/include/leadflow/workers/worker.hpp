@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -46,6 +47,7 @@ struct WorkerOptions {
   std::string group = "leadflow-workers";
   Topics topics;
   int concurrency = 64;  // auctions at once
+  int max_attempts = 3;  // auctions of one lead that may throw before it is recorded failed
 };
 
 /// A distribution worker: consumes leads, records them pending, runs auctions on a pool of
@@ -72,6 +74,9 @@ class Worker {
   void auction_loop();
   void finish(const QueueRecord& record);
   void apply_commits();
+  void drain_for_rebalance();
+  /// The auction's outcome; nullopt when it threw and the lead went to the retry topic.
+  std::optional<Distribution> decide_or_set_aside(const Job& job);
   void publish_stored(const std::string& lead_id);
 
   LeadQueue& queue_;
@@ -89,7 +94,7 @@ class Worker {
   std::vector<std::thread> auction_threads_;
 
   std::mutex jobs_mu_;
-  std::condition_variable jobs_cv_, space_cv_;
+  std::condition_variable jobs_cv_, space_cv_, drained_cv_;
   std::deque<Job> jobs_;
   int busy_ = 0;
   bool consumer_done_ = false;

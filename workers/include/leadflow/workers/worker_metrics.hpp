@@ -23,6 +23,9 @@ struct WorkerMetrics {
   prometheus::Counter& store_errors;                          // leadflow_worker_store_errors_total
   prometheus::Gauge& in_flight;                               // leadflow_worker_leads_in_flight
   prometheus::Counter& revenue_cents;                         // leadflow_revenue_cents_total
+  prometheus::Counter& stale_records;                         // leadflow_worker_stale_records_total
+  prometheus::Counter& retried;                               // leadflow_worker_retried_total
+  prometheus::Counter& dead_lettered;                         // leadflow_worker_dead_lettered_total
 
   void decided(DeliveryStatus s);
   void observe_buyer(const std::string& buyer_id, const char* kind, const HttpResponse& r);
