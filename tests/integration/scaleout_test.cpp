@@ -341,6 +341,40 @@ TEST_F(ScaleOut, SyncAnswersComeBackThroughEitherIngestWhicheverWorkerDecides) {
     ASSERT_TRUE(p) << "no answer";
     EXPECT_EQ(p->status, mode == "sync" ? 200 : 202) << p->body;
   }
+
+  // SIGTERM drains cleanly: each process finishes what it holds and exits 0.
+  EXPECT_EQ(workers_[1].process->terminate(40s), 0);
+  EXPECT_EQ(ingest_[1].process->terminate(40s), 0);
+}
+
+TEST_F(ScaleOut, ReadinessFollowsKafkaReachability) {
+  auto ingest_ready = [&] {
+    auto r = client(0)->Get("/readyz");
+    return r ? r->status : 0;
+  };
+  auto worker_ready = [&] {
+    httplib::Client c("127.0.0.1", workers_[0].metrics_port);
+    auto r = c.Get("/readyz");
+    return r ? r->status : 0;
+  };
+  auto eventually = [](const std::function<int()>& probe, int status) {
+    const auto deadline = std::chrono::steady_clock::now() + 30s;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (probe() == status) return true;
+      std::this_thread::sleep_for(200ms);
+    }
+    return false;
+  };
+  EXPECT_EQ(ingest_ready(), 200);
+  EXPECT_EQ(worker_ready(), 200);
+  ASSERT_TRUE(kafka_->write_line("down -1"));  // every broker
+  ASSERT_EQ(kafka_->read_line(5s), "OK");
+  EXPECT_TRUE(eventually(ingest_ready, 503)) << "ingest still ready with every broker down";
+  EXPECT_TRUE(eventually(worker_ready, 503)) << "worker still ready with every broker down";
+  ASSERT_TRUE(kafka_->write_line("up -1"));
+  ASSERT_EQ(kafka_->read_line(5s), "OK");
+  EXPECT_TRUE(eventually(ingest_ready, 200));
+  EXPECT_TRUE(eventually(worker_ready, 200));
 }
 
 TEST_F(ScaleOut, PerKeyRateLimitsHoldAcrossIngestReplicas) {

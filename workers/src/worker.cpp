@@ -56,7 +56,7 @@ void OutcomeRecorder::run() {
   }
 }
 
-Worker::Worker(LeadQueue& queue, Store& store, Distributor& distributor,
+Worker::Worker(LeadQueue& queue, Store& store, LeadDecider& distributor,
                OutcomePublisher& publisher, const Clock& clock, WorkerOptions options)
     : queue_(queue),
       store_(store),

@@ -55,18 +55,25 @@ struct DistributorOptions {
   BuyerHealth::Options health;                        // when a failing buyer sits out
 };
 
+/// What decides a pending lead: the Distributor in production; tests substitute their own.
+class LeadDecider {
+ public:
+  virtual ~LeadDecider() = default;
+  virtual Distribution decide(const Lead& lead) = 0;
+};
+
 /// Decides one lead: intake dedupe, eligibility, concurrent pings, ranking, posts with fallback
 /// down the ranking, and the outcome with every attempt. Recovers a lead redelivered after a crash
 /// mid-post by re-posting to the buyer of the recorded post intent first (same Idempotency-Key).
 /// Thread-safe: many worker threads call decide() at once.
-class Distributor {
+class Distributor final : public LeadDecider {
  public:
   Distributor(Store& store, HttpClient& http, BuyerDirectory& buyers, CampaignDirectory& campaigns,
               const VerticalRegistry& verticals, const Clock& clock, DistributorOptions options);
 
   /// Runs the auction for a pending lead (already inserted in the store) and returns the outcome
-  /// to record. Never throws.
-  Distribution decide(const Lead& lead);
+  /// to record. Not expected to throw; if it does, the worker retries the lead (retry topic).
+  Distribution decide(const Lead& lead) override;
 
  private:
   Cents payout_for(const Lead& lead, Cents price);

@@ -56,7 +56,7 @@ struct WorkerOptions {
 /// start()/stop() from one thread; stop() finishes what is in flight and commits.
 class Worker {
  public:
-  Worker(LeadQueue& queue, Store& store, Distributor& distributor, OutcomePublisher& publisher,
+  Worker(LeadQueue& queue, Store& store, LeadDecider& distributor, OutcomePublisher& publisher,
          const Clock& clock, WorkerOptions options);
   ~Worker();
   void start();
@@ -81,7 +81,7 @@ class Worker {
 
   LeadQueue& queue_;
   Store& store_;
-  Distributor& distributor_;
+  LeadDecider& distributor_;
   OutcomePublisher& publisher_;
   const Clock& clock_;
   WorkerOptions options_;

@@ -1,0 +1,140 @@
+// A lead whose auction throws: the worker sends it to the retry topic, and after its last attempt
+// records it failed and copies it to the dead-letter topic; the partition is never stalled. Real
+// embedded queue and SQLite store; a decider that throws on purpose stands in for the auction.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+
+#include "leadflow/embedded_queue.hpp"
+#include "leadflow/ids.hpp"
+#include "leadflow/lead_codec.hpp"
+#include "leadflow/metrics.hpp"
+#include "leadflow/outcome.hpp"
+#include "leadflow/store.hpp"
+#include "leadflow/workers/distributor.hpp"
+#include "leadflow/workers/worker.hpp"
+#include "service_fixture.hpp"
+
+namespace leadflow::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+/// Throws for the leads it is told to, a given number of times each; decides the rest unsold.
+class ThrowingDecider final : public LeadDecider {
+ public:
+  void fail(const std::string& lead_id, int times) {
+    std::lock_guard lock(mu_);
+    failures_left_[lead_id] = times;
+  }
+  int calls(const std::string& lead_id) {
+    std::lock_guard lock(mu_);
+    return calls_[lead_id];
+  }
+  Distribution decide(const Lead& lead) override {
+    {
+      std::lock_guard lock(mu_);
+      ++calls_[lead.id];
+      auto it = failures_left_.find(lead.id);
+      if (it != failures_left_.end() && it->second > 0) {
+        --it->second;
+        throw std::runtime_error("buyer configuration exploded");
+      }
+    }
+    Distribution d;
+    d.status = DeliveryStatus::kUnsold;
+    d.reason = "no bids";
+    d.decided_at_ms = 1'700'000'000'000;
+    return d;
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, int> failures_left_, calls_;
+};
+
+Lead make_lead(int n) {
+  Lead l;
+  l.id = new_id(kLeadPrefix);
+  l.seller_id = "sl_test";
+  l.api_key_id = "key_test";
+  l.surface = Surface::kApi;
+  l.first_name = "Ada";
+  l.last_name = "Lovelace";
+  l.email = "ada" + std::to_string(n) + "@example.com";
+  l.phone = "+1415555" + std::to_string(1000 + n);
+  l.zip_code = "94107";
+  l.state = "CA";
+  l.vertical = "auto_insurance";
+  l.received_at_ms = 1'700'000'000'000;
+  return l;
+}
+
+TEST(WorkerRetry, AThrowingAuctionIsRetriedThenRecordedFailedAndDeadLettered) {
+  TempDir dir;
+  std::string error;
+  auto store = open_store("sqlite:" + dir.path() + "/leadflow.db", error);
+  ASSERT_NE(store, nullptr) << error;
+  ASSERT_EQ(store->migrate(), StoreStatus::kOk);
+  EmbeddedQueueOptions qo;
+  qo.dir = dir.path() + "/queue";
+  qo.partitions = 2;
+  auto queue = open_embedded_queue(qo, error);
+  ASSERT_NE(queue, nullptr) << error;
+
+  ThrowingDecider decider;
+  OutcomeWaiters waiters;
+  LocalOutcomePublisher publisher(waiters);
+  WorkerOptions wo;
+  wo.concurrency = 4;
+  wo.max_attempts = 3;
+  Worker worker(*queue, *store, decider, publisher, SystemClock::instance(), wo);
+
+  const Lead poison = make_lead(1), flaky = make_lead(2), fine = make_lead(3);
+  decider.fail(poison.id, 1000);  // throws every time
+  decider.fail(flaky.id, 1);      // throws once
+  for (const Lead* l : {&poison, &flaky, &fine})
+    ASSERT_EQ(queue->producer().produce(wo.topics.leads, l->id, encode_lead(*l), 5s), ProduceStatus::kOk);
+  worker.start();
+
+  auto final_status = [&](const std::string& id) -> std::optional<LeadRecord> {
+    const auto deadline = std::chrono::steady_clock::now() + 30s;
+    while (std::chrono::steady_clock::now() < deadline) {
+      auto r = store->get_lead(id);
+      if (r && is_final(r->distribution.status)) return r;
+      std::this_thread::sleep_for(50ms);
+    }
+    return std::nullopt;
+  };
+  const auto p = final_status(poison.id);
+  const auto f = final_status(flaky.id);
+  const auto ok = final_status(fine.id);
+  worker.stop();
+
+  ASSERT_TRUE(p && f && ok) << "a lead never reached a final status";
+  EXPECT_EQ(p->distribution.status, DeliveryStatus::kFailed);
+  EXPECT_NE(p->distribution.reason.find("processing failed: buyer configuration exploded"), std::string::npos)
+      << p->distribution.reason;
+  EXPECT_EQ(decider.calls(poison.id), 3);  // max_attempts, no more
+  EXPECT_EQ(f->distribution.status, DeliveryStatus::kUnsold);
+  EXPECT_EQ(decider.calls(flaky.id), 2);
+  EXPECT_EQ(ok->distribution.status, DeliveryStatus::kUnsold);
+  EXPECT_EQ(decider.calls(fine.id), 1);
+
+  // The dead-letter topic holds the poison lead, once.
+  auto dead = queue->make_consumer("inspect", {wo.topics.dead});
+  std::vector<std::string> dead_ids;
+  while (auto r = dead->poll(500ms)) dead_ids.push_back(r->key);
+  EXPECT_EQ(dead_ids, std::vector<std::string>{poison.id});
+  // The retry topic carried three attempts (its records are gone once the group committed them).
+  const std::string metrics = render_metrics();
+  EXPECT_NE(metrics.find("leadflow_worker_retried_total 3"), std::string::npos);
+  EXPECT_NE(metrics.find("leadflow_worker_dead_lettered_total 1"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace leadflow::testing
