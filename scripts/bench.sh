@@ -3,33 +3,65 @@
 # runs; this machine is shared and noisy, so no figure here is a test).
 #
 #   1. Ingest: wrk -> POST /api/v1/lead on an async campaign (ceiling raised), 64 keep-alive
-#      connections over TLS, every answer must be 202. Two leadflow shapes:
+#      connections over TLS, every answer must be 202. Three leadflow shapes:
 #        front    the HTTP front alone (LEADFLOW_WORKERS=0: leads pile up durably in the queue)
 #        full     front and in-process workers auctioning every lead to three loopback buyers
+#        kafka    the scale-out front: leadflow-ingest with the Kafka mock cluster
+#                 (leadflow-kafka-mock, 3 brokers, replication 3, 8 partitions) and a PostgreSQL
+#                 store; no worker runs, so leads pile up in Kafka
 #      against nginx answering a fixed 202 over TLS on the same machine (the ceiling of this box).
-#      Prints requests/s, the ratio to nginx, p50/p99 latency and leadflow's peak RSS. nginx and
-#      the front alternate; then nginx and the full service alternate, and after each full run the
-#      bench waits until every accepted lead is decided, so no auction spills into a measurement.
-#   2. Sync path: a sync campaign with three buyers of fixed latency; the added latency is the
+#      Prints requests/s, the ratio to nginx, p50/p99 latency and leadflow's peak RSS (of the
+#      leadflow process alone, not of the Kafka mock or PostgreSQL). Each shape has its own phase
+#      in which it alternates with nginx round by round (nginx/front, nginx2/full, nginx3/kafka);
+#      after each full run the bench waits until every accepted lead is decided, so no auction
+#      spills into a measurement.
+#   2. Worker throughput (scale-out): leads decided per second by 1 and by 2 leadflow-worker
+#      processes (one consumer group, LEADFLOW_WORKER_CONCURRENCY 64 each) auctioning to the same
+#      three buyers as the sync path (20/40/60 ms, the 60 ms one bids best). Each measurement gets
+#      a fresh PostgreSQL database, topic prefix and consumer group: a leadflow-ingest seeded like
+#      the others takes exactly BENCH_WORKER_LEADS leads (wrk with scripts/bench/preload_leads.lua,
+#      the same leads each time) and is stopped; then the workers start on that backlog and the
+#      bench polls the sum of their leadflow_leads_decided_total. "leads/s" is the drain rate
+#      from the first decided lead to the last; "start s" is the time from launching the
+#      processes to the first decided lead (store connection, group join); "with start" counts
+#      it in. 1 and 2 workers alternate (1 first in odd rounds, 2 first in even ones) for
+#      BENCH_ROUNDS rounds; medians. The buyers are the same three simulators (128 threads
+#      each: enough for 2 x 64 concurrent auctions). An auction takes at least 120 ms (pings
+#      in parallel, then the post to the 60 ms buyer), so 64 at once cap one worker at about
+#      530 leads/s; below that cap the workers are bound by CPU, PostgreSQL or Kafka, which the
+#      processes share with everything else on this machine.
+#   3. Sync path: a sync campaign with three buyers of fixed latency; the added latency is the
 #      median answer minus the floor (the slowest ping + the winner's post).
 #
-# Environment: BENCH_SECONDS (default 10), BENCH_ROUNDS (default 3), BENCH_CONNECTIONS (64).
+# Environment: BENCH_SECONDS (default 10), BENCH_ROUNDS (default 3), BENCH_CONNECTIONS (64),
+# BENCH_WORKER_LEADS (the backlog of each worker measurement, default 20000; 0 skips them).
+# The Kafka mock and a throwaway PostgreSQL server (scripts/pg_server.sh, as the postgres user
+# when run as root) live only as long as the bench.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 seconds=${BENCH_SECONDS:-10}
 rounds=${BENCH_ROUNDS:-3}
 connections=${BENCH_CONNECTIONS:-64}
+worker_leads=${BENCH_WORKER_LEADS:-20000}
+partitions=8
 
 "$root/scripts/deps.sh" --bench
 build="$root/build-release"
 LEADFLOW_BUILD_DIR="$build" LEADFLOW_BUILD_TYPE=Release LEADFLOW_BUILD_TESTS=OFF \
-  "$root/scripts/build.sh" --target leadflow-ingest leadflow-buyer-sim >/dev/null
+  "$root/scripts/build.sh" --target leadflow-ingest leadflow-worker leadflow-buyer-sim \
+  leadflow-kafka-mock >/dev/null
 
 work=$(mktemp -d /tmp/leadflow-bench-XXXXXX)
+chmod 711 "$work"  # as root, PostgreSQL runs as the postgres user and must pass through
 pids=()
+mock_pid=""
 cleanup() {
   for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  # The Kafka mock last, so that leadflow processes stopping can still flush to it.
+  if [[ -n "$mock_pid" ]]; then kill -TERM "$mock_pid" 2>/dev/null || true; fi
   wait 2>/dev/null || true
+  if [[ -d "$work/pg" ]]; then "$root/scripts/pg_server.sh" stop "$work/pg" >/dev/null 2>&1 || true; fi
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -48,17 +80,51 @@ for spec in "fast:20:9.00" "medium:40:11.00" "slow:60:14.50"; do
   buyer_ports+=("$port:$name")
 done
 
+# The scale-out pieces: one PostgreSQL server (a database per deployment) and one Kafka mock
+# cluster holding the topics of every prefix used below (the mock cannot create topics).
+"$root/scripts/pg_server.sh" start "$work/pg" >/dev/null
+pg_admin=$(cat "$work/pg/url")
+new_database() {  # new_database NAME -> prints the store URL of a new, empty database
+  psql -q -v ON_ERROR_STOP=1 "$pg_admin" -c "CREATE DATABASE $1" >/dev/null || return 1
+  echo "${pg_admin%/*}/$1?pool_size=16"
+}
+prefixes=(bench-kafka)
+if [[ "$worker_leads" -gt 0 ]]; then
+  for round in $(seq 1 "$rounds"); do prefixes+=("bench-r$round-w1" "bench-r$round-w2"); done
+fi
+topic_args=()
+for prefix in "${prefixes[@]}"; do
+  topic_args+=(--topic "$prefix.leads:$partitions" --topic "$prefix.results:$partitions"
+               --topic "$prefix.leads.retry:$partitions" --topic "$prefix.leads.dead:1")
+done
+mkdir -p "$work/kafka-mock"
+"$build/tests/leadflow-kafka-mock" --brokers 3 "${topic_args[@]}" \
+  < /dev/null > "$work/kafka-mock/out" 2> "$work/kafka-mock/log" &
+mock_pid=$!
+bootstrap=""
+for _ in $(seq 1 100); do
+  bootstrap=$(sed -n 's/^BOOTSTRAP //p' "$work/kafka-mock/out")
+  [[ -n "$bootstrap" ]] && break
+  sleep 0.1
+done
+[[ -n "$bootstrap" ]] || { echo "bench: the Kafka mock did not start" >&2; cat "$work/kafka-mock/log" >&2; exit 1; }
+scale_out=()
+scale_out_env() {  # scale_out_env STORE_URL PREFIX -> sets scale_out to a scale-out process's settings
+  scale_out=("LEADFLOW_STORE=$1" "LEADFLOW_QUEUE=kafka://$bootstrap" "LEADFLOW_QUEUE_PARTITIONS=$partitions"
+             "LEADFLOW_KAFKA_REPLICATION=3" "LEADFLOW_TOPIC_PREFIX=$2")
+}
+
 operator="lfk_bench_$(openssl rand -hex 20)"
-start_leadflow() {  # start_leadflow NAME WORKERS -> sets lf_pid, lf_port
+start_leadflow() {  # start_leadflow NAME WORKERS [VAR=VALUE...] -> sets lf_pid, lf_port
   local dir="$work/$1"
   mkdir -p "$dir"
   lf_port=$(free_port)
   LEADFLOW_DATA_DIR="$dir" LEADFLOW_LISTEN="127.0.0.1:$lf_port" LEADFLOW_BOOTSTRAP_KEY="$operator" \
   LEADFLOW_ALLOW_PRIVATE_BUYERS=1 LEADFLOW_WORKERS="$2" LEADFLOW_LOG_LEVEL=warn \
-    "$build/ingest/leadflow-ingest" > "$dir/out" 2> "$dir/log" &
+    env "${@:3}" "$build/ingest/leadflow-ingest" > "$dir/out" 2> "$dir/log" &
   lf_pid=$!
-  pids+=($lf_pid)
-  for _ in $(seq 1 100); do
+  pids+=("$lf_pid")
+  for _ in $(seq 1 300); do
     curl -sf --cacert "$dir/tls/cert.pem" "https://127.0.0.1:$lf_port/readyz" >/dev/null 2>&1 && return 0
     sleep 0.1
   done
@@ -79,6 +145,9 @@ seed() {  # seed DIR PORT MODE -> prints a campaign key
   api "$1" "$2" POST /v1/campaigns "{\"seller_id\":\"$seller\",\"name\":\"bench\",\"vertical\":\"auto_insurance\",\"mode\":\"$3\",\"rate_limit_per_minute\":10000000}" | field campaign_key
 }
 peak_rss_mb() { awk '/VmHWM/ {printf "%.1f", $2 / 1024}' "/proc/$1/status"; }
+need_key() {  # need_key KEY WHAT: a campaign key, or the bench stops
+  [[ -n "$1" ]] || { echo "bench: seeding $2 gave no campaign key" >&2; exit 1; }
+}
 
 # nginx: a fixed 202 over TLS with leadflow's own certificate, keep-alive without a request cap.
 start_leadflow front 0
@@ -87,6 +156,12 @@ front_key=$(seed "$front_dir" "$front_port" async)
 start_leadflow full 1
 full_pid=$lf_pid full_port=$lf_port full_dir="$work/full"
 full_key=$(seed "$full_dir" "$full_port" async)
+kafka_store=$(new_database lf_bench_kafka)
+scale_out_env "$kafka_store" bench-kafka
+start_leadflow kafka 0 "${scale_out[@]}"
+kafka_pid=$lf_pid kafka_port=$lf_port kafka_dir="$work/kafka"
+kafka_key=$(seed "$kafka_dir" "$kafka_port" async)
+need_key "$front_key" front; need_key "$full_key" full; need_key "$kafka_key" kafka
 
 nginx_port=$(free_port)
 mkdir -p "$work/nginx"
@@ -135,7 +210,7 @@ drain() {  # drain DIR PORT
 }
 
 declare -A rps p50 p99 fails
-for name in nginx front nginx2 full; do rps[$name]=""; p50[$name]=""; p99[$name]=""; fails[$name]=0; done
+for name in nginx front nginx2 full nginx3 kafka; do rps[$name]=""; p50[$name]=""; p99[$name]=""; fails[$name]=0; done
 measure() {  # measure NAME URL KEY ROUND
   read -r r a b f <<< "$(run_wrk "$2" "$3" 202 "$connections")"
   echo "  round $4 $1: ${r} req/s, p50 ${a} ms, p99 ${b} ms, failures ${f}" >&2
@@ -151,29 +226,172 @@ for round in $(seq 1 "$rounds"); do
   measure full "https://127.0.0.1:$full_port" "$full_key" "$round"
   drain "$full_dir" "$full_port"
 done
+for round in $(seq 1 "$rounds"); do
+  measure nginx3 "https://127.0.0.1:$nginx_port" x "$round"
+  measure kafka "https://127.0.0.1:$kafka_port" "$kafka_key" "$round"
+done
 med() { echo "$1" | tr ' ' '\n' | grep -v '^$' | median; }
-echo
-printf '%-34s %10s %8s %9s %9s %9s %9s\n' "ingest (median of $rounds)" "req/s" "ratio" "p50 ms" "p99 ms" "failures" "RSS MB"
-row() {  # row NAME BASELINE LABEL RSS
-  local r ratio
-  r=$(med "${rps[$1]}")
-  ratio=$(awk -v a="$r" -v b="$(med "${rps[$2]}")" 'BEGIN {printf "%.2f", a / b}')
-  printf '%-34s %10.0f %8s %9.2f %9.2f %9s %9s\n' "$3" "$r" "$ratio" "$(med "${p50[$1]}")" \
-    "$(med "${p99[$1]}")" "${fails[$1]}" "$4"
+ingest_table=$(
+  printf '%-34s %10s %8s %9s %9s %9s %9s\n' "ingest (median of $rounds)" "req/s" "ratio" "p50 ms" "p99 ms" "failures" "RSS MB"
+  row() {  # row NAME BASELINE LABEL RSS
+    local r ratio
+    r=$(med "${rps[$1]}")
+    ratio=$(awk -v a="$r" -v b="$(med "${rps[$2]}")" 'BEGIN {printf "%.2f", a / b}')
+    printf '%-34s %10.0f %8s %9.2f %9.2f %9s %9s\n' "$3" "$r" "$ratio" "$(med "${p50[$1]}")" \
+      "$(med "${p99[$1]}")" "${fails[$1]}" "$4"
+  }
+  row nginx nginx "nginx fixed 202 (TLS)" -
+  row front nginx "leadflow front (workers off)" "$(peak_rss_mb "$front_pid")"
+  row nginx2 nginx2 "nginx fixed 202 (TLS), 2nd phase" -
+  row full nginx2 "leadflow front + workers" "$(peak_rss_mb "$full_pid")"
+  row nginx3 nginx3 "nginx fixed 202 (TLS), 3rd phase" -
+  row kafka nginx3 "leadflow front, Kafka + PostgreSQL" "$(peak_rss_mb "$kafka_pid")"
+)
+echo >&2
+echo "$ingest_table" >&2
+kill -TERM "$front_pid" "$full_pid" "$kafka_pid" 2>/dev/null || true
+wait "$front_pid" "$full_pid" "$kafka_pid" 2>/dev/null || true
+
+# Worker throughput. The decided leads (all statuses, and the delivered ones: sold to a buyer)
+# summed over the workers, with one curl for all of them so that polling 2 workers costs what
+# polling 1 does.
+worker_counts() {  # worker_counts METRICS_PORT... -> "decided delivered"
+  local urls=() port
+  for port in "$@"; do urls+=("http://127.0.0.1:$port/metrics"); done
+  curl -s --max-time 2 "${urls[@]}" | awk '
+    /^leadflow_leads_decided_total/ {d += $NF; if (/status="delivered"/) s += $NF}
+    END {printf "%d %d", d, s}'
 }
-row nginx nginx "nginx fixed 202 (TLS)" -
-row front nginx "leadflow front (workers off)" "$(peak_rss_mb "$front_pid")"
-row nginx2 nginx2 "nginx fixed 202 (TLS), 2nd phase" -
-row full nginx2 "leadflow front + workers" "$(peak_rss_mb "$full_pid")"
+# What each worker decided, by status, and the records it saw twice (redelivered: already
+# stored; stale: dropped after a rebalance): "w1 delivered=1490 redelivered=0 stale=0; w2 ...".
+worker_split() {  # worker_split METRICS_PORT...
+  local port i=0
+  for port in "$@"; do
+    i=$((i + 1))
+    curl -s --max-time 2 "http://127.0.0.1:$port/metrics" | awk -v w="w$i" '
+      /^leadflow_leads_decided_total/ {match($0, /status="[a-z]*"/); s = substr($0, RSTART + 8, RLENGTH - 9)
+                                       n[s] += $NF}
+      /^leadflow_worker_redeliveries_total/ {r += $NF}
+      /^leadflow_worker_stale_records_total/ {st += $NF}
+      END {printf "%s", w; for (s in n) printf " %s=%d", s, n[s]; printf " redelivered=%d stale=%d; ", r, st}'
+  done
+}
+now() { date +%s.%N; }
+# One measurement: a fresh database and prefix, a backlog of exactly $worker_leads leads, then
+# WORKERS worker processes until all are decided. Not in a subshell, so that its processes are
+# in pids (cleanup) and a failure stops the bench.
+worker_run() {  # worker_run ROUND WORKERS -> sets w_result to "drain_rate overall_rate start_s sold", w_split
+  local name="bench-r$1-w$2" dir key pid done_line="" wpids=() ports=() port i
+  local t0 t_first="" t_end="" d_first=0 decided=0 sold=0 accepted store
+  store=$(new_database "lf_bench_r$1_w$2")
+  scale_out_env "$store" "$name"
+  start_leadflow "$name" 0 "${scale_out[@]}"
+  dir="$work/$name"
+  key=$(seed "$dir" "$lf_port" async)
+  need_key "$key" "$name"
+  BENCH_LUA_DIR="$root/scripts/bench" BENCH_KEY="$key" BENCH_LEADS="$worker_leads" \
+    wrk -t1 -c32 -d600s --timeout 5s -s "$root/scripts/bench/preload_leads.lua" \
+    "https://127.0.0.1:$lf_port" > "$dir/preload" 2>&1 &
+  pid=$!
+  pids+=("$pid")
+  for _ in $(seq 1 $(((60 + worker_leads / 200) * 5))); do  # at least 200 leads/s, or it failed
+    grep -q BENCH_PRELOAD_DONE "$dir/preload" && done_line=1 && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.2
+  done
+  kill -INT "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+  accepted=$(curl -s --cacert "$dir/tls/cert.pem" "https://127.0.0.1:$lf_port/metrics" |
+    awk '/^leadflow_leads_received_total/ && /result="accepted"/ {s += $2} END {printf "%d", s}')
+  if [[ -z "$done_line" || "$accepted" -ne "$worker_leads" ]]; then
+    echo "bench: $name: the ingest accepted $accepted of $worker_leads leads" >&2
+    cat "$dir/preload" >&2; exit 1
+  fi
+  kill -TERM "$lf_pid"; wait "$lf_pid" 2>/dev/null || true  # flushes its producer
+
+  t0=$(now)
+  for i in $(seq 1 "$2"); do
+    mkdir -p "$dir/worker$i"
+    LEADFLOW_DATA_DIR="$dir/worker$i" LEADFLOW_METRICS_LISTEN=127.0.0.1:0 LEADFLOW_LOG_LEVEL=warn \
+    LEADFLOW_ALLOW_PRIVATE_BUYERS=1 LEADFLOW_WORKER_CONCURRENCY=64 LEADFLOW_WORKER_GROUP="$name" \
+      env "${scale_out[@]}" "$build/workers/leadflow-worker" > "$dir/worker$i/out" 2> "$dir/worker$i/log" &
+    wpids+=("$!")
+    pids+=("$!")
+  done
+  for i in $(seq 1 "$2"); do
+    port=""
+    for _ in $(seq 1 600); do
+      port=$(sed -n 's/.*"worker_ready","metrics_port":\([0-9]*\).*/\1/p' "$dir/worker$i/out")
+      [[ -n "$port" ]] && break
+      kill -0 "${wpids[$((i - 1))]}" 2>/dev/null || break
+      sleep 0.1
+    done
+    [[ -n "$port" ]] || { echo "bench: worker $i of $name did not start" >&2; cat "$dir/worker$i/log" >&2; exit 1; }
+    ports+=("$port")
+  done
+  # Polls every 0.1 s: the timing error is about that, against runs of many seconds. Gives up
+  # below about 50 leads/s.
+  for _ in $(seq 1 $((worker_leads / 5 + 1200))); do
+    read -r decided sold <<< "$(worker_counts "${ports[@]}")"
+    if [[ -z "$t_first" && "$decided" -gt 0 ]]; then t_first=$(now) d_first=$decided; fi
+    if [[ "$decided" -ge "$worker_leads" ]]; then t_end=$(now); break; fi
+    sleep 0.1
+  done
+  w_split=$(worker_split "${ports[@]}")
+  for i in "${wpids[@]}"; do kill -TERM "$i" 2>/dev/null || true; done
+  for i in "${wpids[@]}"; do wait "$i" 2>/dev/null || true; done
+  if [[ -z "$t_end" ]]; then
+    echo "bench: $name: $decided of $worker_leads leads decided before the time limit" >&2; exit 1
+  fi
+  # A backlog drained in one poll leaves no interval to time: count it as one poll long.
+  w_result=$(awk -v n="$worker_leads" -v d0="$d_first" -v t0="$t0" -v t1="$t_first" -v t2="$t_end" -v sold="$sold" \
+    'BEGIN {span = t2 - t1; if (span < 0.1) span = 0.1
+            printf "%.1f %.1f %.2f %d", (n - d0) / span, n / (t2 - t0), t1 - t0, sold}')
+}
+
+declare -A wrate wall wstart wsold
+if [[ "$worker_leads" -gt 0 ]]; then
+  echo >&2
+  echo "worker throughput: $rounds rounds, backlog $worker_leads leads, 1 and 2 worker processes" >&2
+  for round in $(seq 1 "$rounds"); do
+    order="1 2"
+    if ((round % 2 == 0)); then order="2 1"; fi  # neither goes first every time
+    for workers in $order; do
+      worker_run "$round" "$workers"
+      read -r r a s sold <<< "$w_result"
+      echo "  round $round, $workers worker(s): $r leads/s (with start $a), start $s s, delivered $sold of $worker_leads ($w_split)" >&2
+      wrate[$workers]+="$r "; wall[$workers]+="$a "; wstart[$workers]+="$s "; wsold[$workers]+="$sold "
+    done
+  done
+  worker_table=$(
+    printf '%-34s %10s %8s %11s %9s %9s\n' "workers (median of $rounds)" "leads/s" "scaling" "with start" "start s" "sold %"
+    for workers in 1 2; do
+      printf '%-34s %10.0f %8.2f %11.0f %9.2f %9.1f\n' \
+        "$workers leadflow-worker process$([[ $workers -gt 1 ]] && echo es)" "$(med "${wrate[$workers]}")" \
+        "$(awk -v a="$(med "${wrate[$workers]}")" -v b="$(med "${wrate[1]}")" 'BEGIN {print a / b}')" \
+        "$(med "${wall[$workers]}")" "$(med "${wstart[$workers]}")" \
+        "$(awk -v s="$(med "${wsold[$workers]}")" -v n="$worker_leads" 'BEGIN {print 100 * s / n}')"
+    done
+  )
+fi
 
 # Sync path: a fresh service with only sync traffic, few connections.
-kill -TERM "$front_pid" "$full_pid" 2>/dev/null || true
 start_leadflow sync 1
 sync_key=$(seed "$work/sync" "$lf_port" sync)
 read -r r a b f <<< "$(run_wrk "https://127.0.0.1:$lf_port" "$sync_key" 200 8)"
 floor=120  # the slowest ping (60 ms) + the winner's post (the slow buyer bids highest: 60 ms)
+sync_line=$(printf '  %.0f req/s, p50 %.1f ms, p99 %.1f ms, failures %s; floor %d ms -> added latency p50 %.1f ms, p99 %.1f ms' \
+  "$r" "$a" "$b" "$f" "$floor" "$(awk -v x="$a" -v f="$floor" 'BEGIN {print x - f}')" \
+  "$(awk -v x="$b" -v f="$floor" 'BEGIN {print x - f}')")
+
+echo
+echo "$ingest_table"
+if [[ "$worker_leads" -gt 0 ]]; then
+  echo
+  echo "worker throughput (scale-out: Kafka mock + PostgreSQL; backlog of $worker_leads leads, concurrency 64 per"
+  echo "worker, buyers answering in 20/40/60 ms; leads/s from the first decided lead to the last):"
+  echo "$worker_table"
+fi
 echo
 echo "sync path (Surface B, 8 connections, buyers answering in 20/40/60 ms, best bid from the 60 ms buyer):"
-printf '  %.0f req/s, p50 %.1f ms, p99 %.1f ms, failures %s; floor %d ms -> added latency p50 %.1f ms, p99 %.1f ms\n' \
-  "$r" "$a" "$b" "$f" "$floor" "$(awk -v x="$a" -v f="$floor" 'BEGIN {print x - f}')" \
-  "$(awk -v x="$b" -v f="$floor" 'BEGIN {print x - f}')"
+echo "$sync_line"
