@@ -7,6 +7,8 @@
 #                              and its data thrown away first.
 #   pg_server.sh stop DIR      stop the server (if running) and remove DIR.
 #   pg_server.sh restart DIR   restart the server, keeping its data and port (fault tests).
+#   pg_server.sh halt DIR      stop the server, keeping its data and port (an outage) ...
+#   pg_server.sh resume DIR    ... and start it again.
 #
 # PostgreSQL refuses to run as root: as root, DIR belongs to the `postgres` system user and the
 # server runs as that user; otherwise it runs as the caller, with `postgres` as superuser name.
@@ -15,7 +17,7 @@
 set -euo pipefail
 
 usage() {
-  echo "usage: $0 start|stop|restart DIR" >&2
+  echo "usage: $0 start|stop|restart|halt|resume DIR" >&2
   exit 2
 }
 
@@ -149,9 +151,23 @@ restart() {
     >/dev/null || die "the server did not restart; see $dir/server.log"
 }
 
+halt() {
+  [[ -f "$data/postgresql.conf" ]] || die "no server in $dir; run: $0 start $dir"
+  stop_server
+}
+
+resume() {
+  [[ -f "$data/postgresql.conf" ]] || die "no server in $dir; run: $0 start $dir"
+  is_running && return 0
+  as_server_user "$bin/pg_ctl" start -D "$data" -l "$dir/server.log" -w -t 60 \
+    >/dev/null || die "the server did not start; see $dir/server.log"
+}
+
 case "$command" in
   start) start ;;
   stop) stop ;;
   restart) restart ;;
+  halt) halt ;;
+  resume) resume ;;
   *) usage ;;
 esac

@@ -433,6 +433,35 @@ class ScaleOutOwnPostgres : public ScaleOut {
   bool own_postgres() const override { return true; }
 };
 
+TEST_F(ScaleOutOwnPostgres, ReadinessFollowsPostgresqlAndKeysAreNot401sDuringAnOutage) {
+  auto ready = [&](int i) {
+    httplib::Client c("127.0.0.1", workers_[i].metrics_port);
+    auto w = c.Get("/readyz");
+    auto r = client(i)->Get("/readyz");
+    return std::pair{r ? r->status : 0, w ? w->status : 0};
+  };
+  auto eventually = [&](int status) {
+    const auto deadline = std::chrono::steady_clock::now() + 30s;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (ready(0) == std::pair{status, status}) return true;
+      std::this_thread::sleep_for(200ms);
+    }
+    return false;
+  };
+  ASSERT_TRUE(eventually(200));
+  ASSERT_EQ(std::system((pg_script("halt") + " >/dev/null").c_str()), 0);
+  EXPECT_TRUE(eventually(503)) << "ingest or worker still ready with PostgreSQL down";
+  // A valid key the store cannot check is "try again", not "unauthorized".
+  auto r = client(0)->Post("/v1/leads", auth(), sample_lead(42).dump(), "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 503) << r->body;
+  ASSERT_EQ(std::system((pg_script("resume") + " >/dev/null").c_str()), 0);
+  EXPECT_TRUE(eventually(200)) << "not ready again after PostgreSQL came back";
+  r = client(0)->Post("/v1/leads", auth(), sample_lead(43).dump(), "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 201) << r->body;
+}
+
 TEST_F(ScaleOutOwnPostgres, APostgresqlRestartLosesNoAcknowledgedLead) {
   stream_through([&] { ASSERT_EQ(std::system((pg_script("restart") + " >/dev/null").c_str()), 0); });
 }
