@@ -209,6 +209,7 @@ class KafkaProducer final : public QueueProducer {
                      std::string_view payload) override;
   bool flush(std::chrono::milliseconds timeout) override;
   bool healthy() override;
+  bool broken() override;
 
  private:
   static void on_delivery(rd_kafka_t* rk, const rd_kafka_message_t* msg, void* opaque);
@@ -412,6 +413,12 @@ bool KafkaProducer::healthy() {
   if (closed_ || !brokers_up_ || !rk_) return false;
   char why[256];
   return rd_kafka_fatal_error(rk_.get(), why, sizeof why) == RD_KAFKA_RESP_ERR_NO_ERROR;
+}
+
+bool KafkaProducer::broken() {
+  if (!rk_) return false;
+  char why[256];
+  return rd_kafka_fatal_error(rk_.get(), why, sizeof why) != RD_KAFKA_RESP_ERR_NO_ERROR;
 }
 
 void KafkaProducer::poll_loop() {

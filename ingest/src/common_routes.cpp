@@ -163,7 +163,11 @@ void install_common_handlers(httplib::Server& server, IngestContext& ctx) {
 }
 
 void register_ops_routes(httplib::Server& server, IngestContext& ctx) {
-  server.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
+  server.Get("/healthz", [&ctx](const httplib::Request&, httplib::Response& res) {
+    if (ctx.producer.broken()) {
+      http::send_json(res, 503, {{"status", "broken"}, {"queue", "the producer needs a restart"}});
+      return;
+    }
     http::send_json(res, 200, {{"status", "ok"}});
   });
   server.Get("/readyz", [&ctx](const httplib::Request&, httplib::Response& res) {

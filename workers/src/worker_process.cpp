@@ -76,8 +76,13 @@ bool WorkerProcess::start(std::string& error) {
   m.ops.set_read_timeout(5, 0);
   m.ops.set_write_timeout(5, 0);
   m.ops.new_task_queue = [] { return new httplib::ThreadPool(4); };
-  m.ops.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content(R"({"status":"ok"})", "application/json");
+  m.ops.Get("/healthz", [&m](const httplib::Request&, httplib::Response& res) {
+    // A producer only a restart cures (a fatal Kafka error) fails liveness, not just readiness.
+    const bool broken = m.queue->producer().broken();
+    res.status = broken ? 503 : 200;
+    res.set_content(broken ? R"({"status":"broken","queue":"the producer needs a restart"})"
+                           : R"({"status":"ok"})",
+                    "application/json");
   });
   m.ops.Get("/readyz", [&m](const httplib::Request&, httplib::Response& res) {
     const bool store_ok = m.store->healthy();

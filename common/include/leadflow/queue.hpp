@@ -52,6 +52,9 @@ class QueueProducer {
   /// Waits for everything produced so far to be durable.
   virtual bool flush(std::chrono::milliseconds timeout) = 0;
   virtual bool healthy() = 0;
+  /// True once the producer is in a state only a restart cures (Kafka: a fatal error of the
+  /// idempotent producer). /healthz then fails, so an orchestrator restarts the process.
+  virtual bool broken() { return false; }
 };
 
 /// Reads records of one consumer group. Used by one thread at a time. Records of a partition come
