@@ -210,6 +210,11 @@ class KafkaProducer final : public QueueProducer {
   bool flush(std::chrono::milliseconds timeout) override;
   bool healthy() override;
   bool broken() override;
+  /// Raises a fatal error as a fenced idempotent producer would (tests).
+  bool raise_fatal_for_test() {
+    return rk_ && rd_kafka_test_fatal_error(rk_.get(), RD_KAFKA_RESP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER,
+                                            "raised by a test") == RD_KAFKA_RESP_ERR_NO_ERROR;
+  }
 
  private:
   static void on_delivery(rd_kafka_t* rk, const rd_kafka_message_t* msg, void* opaque);
@@ -739,6 +744,7 @@ class KafkaQueue final : public LeadQueue {
   bool open(std::string& error) { return producer_->open(error); }
 
   QueueProducer& producer() override { return *producer_; }
+  KafkaProducer& kafka_producer() { return *producer_; }
 
   // Throws std::runtime_error if librdkafka refuses the consumer: configuration was checked at
   // open, so this is the impossible case, and a worker without its consumer must not run on.
@@ -834,6 +840,11 @@ std::string KafkaQueue::unique_group_id() {
 }
 
 }  // namespace
+
+bool raise_fatal_producer_error_for_test(LeadQueue& queue) {
+  auto* kafka = dynamic_cast<KafkaQueue*>(&queue);
+  return kafka != nullptr && kafka->kafka_producer().raise_fatal_for_test();
+}
 
 std::unique_ptr<LeadQueue> open_kafka_queue(const KafkaQueueOptions& options, std::string& error) {
   // Settings librdkafka would accept but that break the adapter's promises.

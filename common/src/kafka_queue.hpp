@@ -29,4 +29,9 @@ struct KafkaQueueOptions {
 /// nullptr and sets `error` when the cluster cannot be reached within the timeout.
 std::unique_ptr<LeadQueue> open_kafka_queue(const KafkaQueueOptions& options, std::string& error);
 
+/// Test support: makes the producer of a queue from open_kafka_queue hit a fatal error, as a
+/// fenced idempotent producer would (librdkafka's rd_kafka_test_fatal_error). False for any
+/// other queue.
+bool raise_fatal_producer_error_for_test(LeadQueue& queue);
+
 }  // namespace leadflow

@@ -181,6 +181,17 @@ TEST_F(KafkaQueueTest, RoundTripKeepsKeysOnOnePartitionInOrder) {
   c->close();
 }
 
+TEST_F(KafkaQueueTest, AFatalProducerErrorMarksTheProducerBrokenAndRefusesLeads) {
+  auto q = open(options());
+  ASSERT_TRUE(q);
+  ASSERT_EQ(q->producer().produce(topics_.leads, "before", "x", 5s), ProduceStatus::kOk);
+  EXPECT_FALSE(q->producer().broken());
+  ASSERT_TRUE(raise_fatal_producer_error_for_test(*q));
+  EXPECT_TRUE(q->producer().broken());  // /healthz fails: only a restart cures it
+  EXPECT_FALSE(q->healthy());           // /readyz fails
+  EXPECT_NE(q->producer().produce(topics_.leads, "after", "x", 5s), ProduceStatus::kOk);
+}
+
 TEST_F(KafkaQueueTest, CloseRunsRevokeHandlerCommitsAndNextConsumerResumes) {
   auto q = open(options());
   ASSERT_TRUE(q);
