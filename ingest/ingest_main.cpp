@@ -1,13 +1,12 @@
 // leadflow-ingest: the HTTP front. In the embedded default it also runs the distribution workers
 // (LEADFLOW_WORKERS, default 1), so one process is the whole service.
-#include <signal.h>
-
 #include <cstdio>
 #include <cstring>
 
 #include "leadflow/config.hpp"
 #include "leadflow/ingest/app.hpp"
 #include "leadflow/log.hpp"
+#include "leadflow/stop_signals.hpp"
 
 int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
@@ -24,13 +23,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "leadflow-ingest: %s\n", error.c_str());
     return 2;
   }
-  // Signals are taken by this thread alone, with sigwait: every other thread blocks them.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  signal(SIGPIPE, SIG_IGN);
+  const leadflow::StopSignals signals;  // before any thread starts
 
   leadflow::App app(*config);
   if (!app.start(error)) {
@@ -41,9 +34,7 @@ int main(int argc, char** argv) {
   std::printf("{\"event\":\"listening\",\"port\":%d,\"http_port\":%d,\"metrics_port\":%d}\n",
               app.tls_port(), app.http_port(), app.metrics_port());
   std::fflush(stdout);
-  int sig = 0;
-  sigwait(&signals, &sig);
-  leadflow::log(leadflow::LogLevel::kInfo, "stopping", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
+  leadflow::log(leadflow::LogLevel::kInfo, "stopping", {{"signal", signals.wait()}});
   app.stop();
   return 0;
 }

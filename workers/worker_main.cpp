@@ -1,13 +1,12 @@
 // leadflow-worker: a distribution worker process for the scale-out shape (Kafka + PostgreSQL).
 // The embedded default runs its workers inside leadflow-ingest, since one process owns the
 // embedded queue's directory.
-#include <signal.h>
-
 #include <cstdio>
 #include <cstring>
 
 #include "leadflow/config.hpp"
 #include "leadflow/log.hpp"
+#include "leadflow/stop_signals.hpp"
 #include "leadflow/workers/worker_process.hpp"
 
 int main(int argc, char** argv) {
@@ -25,12 +24,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "leadflow-worker: %s\n", error.c_str());
     return 2;
   }
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  signal(SIGPIPE, SIG_IGN);
+  const leadflow::StopSignals signals;  // before any thread starts
 
   leadflow::WorkerProcess worker(*config);
   if (!worker.start(error)) {
@@ -40,9 +34,7 @@ int main(int argc, char** argv) {
   }
   std::printf("{\"event\":\"worker_ready\",\"metrics_port\":%d}\n", worker.metrics_port());
   std::fflush(stdout);
-  int sig = 0;
-  sigwait(&signals, &sig);
-  leadflow::log(leadflow::LogLevel::kInfo, "stopping", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
+  leadflow::log(leadflow::LogLevel::kInfo, "stopping", {{"signal", signals.wait()}});
   worker.stop();
   return 0;
 }

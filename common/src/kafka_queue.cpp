@@ -210,6 +210,10 @@ class KafkaProducer final : public QueueProducer {
   bool flush(std::chrono::milliseconds timeout) override;
   bool healthy() override;
   bool broken() override;
+  /// Every record is reported within message.timeout.ms; a second more covers the report's trip.
+  std::chrono::milliseconds answer_within() const override {
+    return std::chrono::milliseconds(options_.message_timeout_ms + 1000);
+  }
   /// Raises a fatal error as a fenced idempotent producer would (tests).
   bool raise_fatal_for_test() {
     return rk_ && rd_kafka_test_fatal_error(rk_.get(), RD_KAFKA_RESP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER,

@@ -99,4 +99,17 @@ std::unique_ptr<Store> open_store(const std::string& url, std::string& error) {
   return nullptr;
 }
 
+std::unique_ptr<Store> open_migrated_store(const std::string& url, std::string& error) {
+  auto store = open_store(url, error);
+  if (!store) {
+    error = "LEADFLOW_STORE: " + error;
+    return nullptr;
+  }
+  if (store->migrate() != StoreStatus::kOk) {
+    error = "LEADFLOW_STORE: migrations failed";
+    return nullptr;
+  }
+  return store;
+}
+
 }  // namespace leadflow

@@ -79,9 +79,8 @@ int main(int argc, char** argv) {
   std::string error;
   auto config = leadflow::load_config_from_environment(error);
   if (!config) return fail(error);
-  auto store = leadflow::open_store(config->store_url, error);
-  if (!store) return fail("LEADFLOW_STORE: " + error);
-  if (store->migrate() != leadflow::StoreStatus::kOk) return fail("LEADFLOW_STORE: migrations failed");
+  auto store = leadflow::open_migrated_store(config->store_url, error);
+  if (!store) return fail(error);
   const auto verticals = leadflow::VerticalRegistry::defaults();
   leadflow::Management management(*store, verticals, leadflow::SystemClock::instance());
 

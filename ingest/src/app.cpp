@@ -109,15 +109,8 @@ bool App::start(std::string& error) {
 
   std::error_code ec;
   std::filesystem::create_directories(c.data_dir, ec);
-  m.store = open_store(c.store_url, error);
-  if (!m.store) {
-    error = "LEADFLOW_STORE: " + error;
-    return false;
-  }
-  if (m.store->migrate() != StoreStatus::kOk) {
-    error = "LEADFLOW_STORE: migrations failed";
-    return false;
-  }
+  m.store = open_migrated_store(c.store_url, error);
+  if (!m.store) return false;
   m.management = std::make_unique<Management>(*m.store, m.verticals, m.clock);
   if (!c.bootstrap_key.empty() && m.management->ensure_bootstrap_key(c.bootstrap_key) != StoreStatus::kOk) {
     error = "LEADFLOW_BOOTSTRAP_KEY: cannot store the bootstrap key";

@@ -77,11 +77,9 @@ AcceptResult accept_lead(IngestContext& ctx, const Lead& lead, int wait_ms) {
   if (wait_ms > 0) ticket = ctx.waiters.expect(lead.id);  // before producing: no lost wake-up
   const std::string payload = encode_lead(lead);
   const SteadyTime started = ctx.clock.steady_now();
-  // Kafka reports every record within message.timeout.ms; waiting a little longer than that means
-  // a 503 is never answered for a record that is delivered afterwards.
-  const auto produce_timeout = std::chrono::milliseconds(
-      ctx.config.scale_out() ? ctx.config.kafka_message_timeout_ms + 1000 : 5000);
-  result.produced = ctx.producer.produce(ctx.topics.leads, lead.id, payload, produce_timeout);
+  // Waiting as long as the queue needs for a certain answer means a 503 is never given for a
+  // record that is made durable afterwards.
+  result.produced = ctx.producer.produce(ctx.topics.leads, lead.id, payload, ctx.producer.answer_within());
   auto& m = ingest_metrics();
   m.produce_seconds.Observe(std::chrono::duration<double>(ctx.clock.steady_now() - started).count());
   if (result.produced != ProduceStatus::kOk) {

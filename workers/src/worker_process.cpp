@@ -55,15 +55,8 @@ bool WorkerProcess::start(std::string& error) {
       return false;
     }
   }
-  m.store = open_store(c.store_url, error);
-  if (!m.store) {
-    error = "LEADFLOW_STORE: " + error;
-    return false;
-  }
-  if (m.store->migrate() != StoreStatus::kOk) {
-    error = "LEADFLOW_STORE: migrations failed";
-    return false;
-  }
+  m.store = open_migrated_store(c.store_url, error);
+  if (!m.store) return false;
   m.queue = open_queue(c, error);
   if (!m.queue) return false;
   const Topics topics = topics_for(c);

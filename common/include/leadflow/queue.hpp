@@ -49,6 +49,9 @@ class QueueProducer {
   /// be queued.
   virtual ProduceStatus send(std::string_view topic, std::string_view key,
                              std::string_view payload) = 0;
+  /// How long a produce() may take to give a certain answer: callers that want "durable" or
+  /// "failed", never "unknown", pass this as the timeout.
+  virtual std::chrono::milliseconds answer_within() const { return std::chrono::seconds(5); }
   /// Waits for everything produced so far to be durable.
   virtual bool flush(std::chrono::milliseconds timeout) = 0;
   virtual bool healthy() = 0;

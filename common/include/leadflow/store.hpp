@@ -190,4 +190,8 @@ class Store {
 /// when the store cannot be opened.
 std::unique_ptr<Store> open_store(const std::string& url, std::string& error);
 
+/// open_store, then Store::migrate(): what every process does at start. `error` names the
+/// setting ("LEADFLOW_STORE: ...").
+std::unique_ptr<Store> open_migrated_store(const std::string& url, std::string& error);
+
 }  // namespace leadflow
