@@ -397,6 +397,8 @@ struct PendingRecord {
   bool abandoned = false;
   bool done = false;
   ProduceStatus status = ProduceStatus::kUnavailable;
+  // produce_async: called by the writer, outside the mutex, once `done` is set.
+  QueueProducer::ProduceCallback on_done;
   // Writer thread only.
   std::int64_t offset = 0;
   std::uint32_t segment = 0;
@@ -446,6 +448,8 @@ class QueueCore final : public QueueProducer {
 
   ProduceStatus produce(std::string_view topic, std::string_view key, std::string_view payload,
                         std::chrono::milliseconds timeout) override;
+  void produce_async(std::string_view topic, std::string_view key, std::string_view payload,
+                     ProduceCallback done) override;
   /// The embedded queue has no asynchronous path: a notice is simply written like a lead.
   ProduceStatus send(std::string_view topic, std::string_view key,
                      std::string_view payload) override {
@@ -493,6 +497,11 @@ class QueueCore final : public QueueProducer {
   bool commit_chunk(std::vector<std::shared_ptr<PendingRecord>>& batch, std::size_t from,
                     std::size_t to);
   void fail_from(std::vector<std::shared_ptr<PendingRecord>>& batch, std::size_t from);
+  // Runs the produce_async callbacks of records [from, to), which are done.
+  void answer_async(std::vector<std::shared_ptr<PendingRecord>>& batch, std::size_t from,
+                    std::size_t to);
+  ProduceStatus enqueue(std::string_view topic, std::string_view key, std::string_view payload,
+                        std::shared_ptr<PendingRecord>& rec, std::unique_lock<std::mutex>& lock);
   bool roll_segment();
   void flusher_loop();
   bool flush_offsets();
@@ -828,9 +837,10 @@ QueueCore::~QueueCore() {
 // ---------------------------------------------------------------------------------------------
 // Producing.
 
-ProduceStatus QueueCore::produce(std::string_view topic, std::string_view key,
-                                 std::string_view payload, std::chrono::milliseconds timeout) {
-  const auto deadline = deadline_after(timeout);
+// Builds the record and queues it for the writer; kOk means queued, not yet durable.
+ProduceStatus QueueCore::enqueue(std::string_view topic, std::string_view key,
+                                 std::string_view payload, std::shared_ptr<PendingRecord>& rec,
+                                 std::unique_lock<std::mutex>& lock) {
   if (!healthy_.load()) return ProduceStatus::kUnavailable;
   if (topic.size() > 0xFFFF ||
       kHeaderBytes + topic.size() + key.size() + payload.size() > kMaxRecordBytes) {
@@ -839,11 +849,10 @@ ProduceStatus QueueCore::produce(std::string_view topic, std::string_view key,
     return ProduceStatus::kUnavailable;
   }
   const int partition = partition_for(key, opts_.partitions);
-  auto rec = std::make_shared<PendingRecord>();
   rec->bytes = encode_record(topic, partition, key, payload);
   rec->partition = partition;
 
-  std::unique_lock lock(mu_);
+  lock.lock();
   if (stopping_ || !healthy_.load()) return ProduceStatus::kUnavailable;
   Topic& t = topic_locked(topic);
   if (t.retained + t.queued >= opts_.max_backlog) return ProduceStatus::kQueueFull;
@@ -853,11 +862,32 @@ ProduceStatus QueueCore::produce(std::string_view topic, std::string_view key,
   rec->generation = generation_;
   queue_.push_back(rec);
   writer_cv_.notify_one();
+  return ProduceStatus::kOk;
+}
+
+ProduceStatus QueueCore::produce(std::string_view topic, std::string_view key,
+                                 std::string_view payload, std::chrono::milliseconds timeout) {
+  const auto deadline = deadline_after(timeout);
+  auto rec = std::make_shared<PendingRecord>();
+  std::unique_lock lock(mu_, std::defer_lock);
+  if (const ProduceStatus s = enqueue(topic, key, payload, rec, lock); s != ProduceStatus::kOk) return s;
   if (!producers_cv_[rec->generation & 1].wait_until(lock, deadline, [&] { return rec->done; })) {
     if (!rec->taken) rec->abandoned = true;  // the writer drops it unwritten
     return ProduceStatus::kTimedOut;
   }
   return rec->status;
+}
+
+void QueueCore::produce_async(std::string_view topic, std::string_view key,
+                              std::string_view payload, ProduceCallback done) {
+  auto rec = std::make_shared<PendingRecord>();
+  rec->on_done = std::move(done);
+  std::unique_lock lock(mu_, std::defer_lock);
+  const ProduceStatus s = enqueue(topic, key, payload, rec, lock);
+  if (lock.owns_lock()) lock.unlock();
+  // Refused at once: answered here. Queued: the writer answers once the batch is synced; it
+  // always does (success, or failure when the disk fails or the queue stops), so no deadline.
+  if (s != ProduceStatus::kOk) rec->on_done(s);
 }
 
 bool QueueCore::flush(std::chrono::milliseconds timeout) {
@@ -997,7 +1027,17 @@ bool QueueCore::commit_chunk(std::vector<std::shared_ptr<PendingRecord>>& batch,
   }
   producers_cv_[batch[from]->generation & 1].notify_all();
   records_cv_.notify_all();
+  answer_async(batch, from, to);
   return true;
+}
+
+void QueueCore::answer_async(std::vector<std::shared_ptr<PendingRecord>>& batch, std::size_t from,
+                             std::size_t to) {
+  // done and status were set under the mutex; the writer owns the records' callbacks.
+  for (std::size_t i = from; i < to; ++i) {
+    PendingRecord& rec = *batch[i];
+    if (rec.on_done) std::exchange(rec.on_done, nullptr)(rec.status);
+  }
 }
 
 void QueueCore::fail_from(std::vector<std::shared_ptr<PendingRecord>>& batch, std::size_t from) {
@@ -1012,6 +1052,7 @@ void QueueCore::fail_from(std::vector<std::shared_ptr<PendingRecord>>& batch, st
     }
   }
   for (auto& cv : producers_cv_) cv.notify_all();
+  answer_async(batch, from, batch.size());
 }
 
 bool QueueCore::roll_segment() {

@@ -205,6 +205,8 @@ class KafkaProducer final : public QueueProducer {
 
   ProduceStatus produce(std::string_view topic, std::string_view key, std::string_view payload,
                         std::chrono::milliseconds timeout) override;
+  void produce_async(std::string_view topic, std::string_view key, std::string_view payload,
+                     ProduceCallback done) override;
   ProduceStatus send(std::string_view topic, std::string_view key,
                      std::string_view payload) override;
   bool flush(std::chrono::milliseconds timeout) override;
@@ -243,7 +245,14 @@ class KafkaProducer final : public QueueProducer {
   std::mutex shutdown_mu_;
 };
 
-using DeliveryPromise = std::promise<rd_kafka_resp_err_t>;
+// A record's opaque: what to do with its delivery report. Deleted by the report's handler.
+using DeliveryReport = std::function<void(rd_kafka_resp_err_t)>;
+
+ProduceStatus to_produce_status(rd_kafka_resp_err_t err) {
+  if (!err) return ProduceStatus::kOk;
+  if (err == RD_KAFKA_RESP_ERR__MSG_TIMED_OUT) return ProduceStatus::kTimedOut;
+  return ProduceStatus::kUnavailable;
+}
 
 bool KafkaProducer::open(std::string& error) {
   const Properties role = {
@@ -351,8 +360,8 @@ bool KafkaProducer::ensure_topics(std::string& error) {
 
 void KafkaProducer::on_delivery(rd_kafka_t*, const rd_kafka_message_t* msg, void*) {
   // send() passes no promise: its reports are dropped.
-  if (auto* done = static_cast<DeliveryPromise*>(msg->_private)) {
-    done->set_value(msg->err);
+  if (auto* done = static_cast<DeliveryReport*>(msg->_private)) {
+    (*done)(msg->err);
     delete done;
   } else if (msg->err && log_enabled(LogLevel::kDebug)) {
     log(LogLevel::kDebug, "kafka_send_failed", {{"error", rd_kafka_err2name(msg->err)}});
@@ -389,8 +398,10 @@ ProduceStatus KafkaProducer::enqueue(std::string_view topic, std::string_view ke
 
 ProduceStatus KafkaProducer::produce(std::string_view topic, std::string_view key,
                                      std::string_view payload, std::chrono::milliseconds timeout) {
-  auto done = std::make_unique<DeliveryPromise>();
-  std::future<rd_kafka_resp_err_t> delivered = done->get_future();
+  auto promise = std::make_shared<std::promise<rd_kafka_resp_err_t>>();
+  std::future<rd_kafka_resp_err_t> delivered = promise->get_future();
+  auto done = std::make_unique<DeliveryReport>(
+      [promise](rd_kafka_resp_err_t err) { promise->set_value(err); });
   const ProduceStatus queued = enqueue(topic, key, payload, done.get());
   if (queued != ProduceStatus::kOk) return queued;
   done.release();  // the delivery report deletes it
@@ -402,10 +413,21 @@ ProduceStatus KafkaProducer::produce(std::string_view topic, std::string_view ke
     // Outcome unknown: the record may still be delivered, until message.timeout.ms.
     return ProduceStatus::kTimedOut;
   }
-  const rd_kafka_resp_err_t err = delivered.get();
-  if (!err) return ProduceStatus::kOk;
-  if (err == RD_KAFKA_RESP_ERR__MSG_TIMED_OUT) return ProduceStatus::kTimedOut;
-  return ProduceStatus::kUnavailable;
+  return to_produce_status(delivered.get());
+}
+
+void KafkaProducer::produce_async(std::string_view topic, std::string_view key,
+                                  std::string_view payload, ProduceCallback done) {
+  // The delivery report comes within message.timeout.ms (served by the poll thread), or at
+  // shutdown when librdkafka purges what it could not deliver.
+  auto report = std::make_unique<DeliveryReport>(
+      [done](rd_kafka_resp_err_t err) { done(to_produce_status(err)); });
+  const ProduceStatus queued = enqueue(topic, key, payload, report.get());
+  if (queued != ProduceStatus::kOk) {
+    done(queued);
+    return;
+  }
+  report.release();
 }
 
 ProduceStatus KafkaProducer::send(std::string_view topic, std::string_view key,

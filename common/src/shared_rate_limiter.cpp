@@ -39,6 +39,16 @@ std::shared_ptr<SharedRateLimiter::Lease> SharedRateLimiter::lease_of(std::strin
 }
 
 RateDecision SharedRateLimiter::acquire(std::string_view key, int per_minute, int per_day) {
+  return *take(key, per_minute, per_day, true);
+}
+
+std::optional<RateDecision> SharedRateLimiter::try_acquire(std::string_view key, int per_minute,
+                                                           int per_day) {
+  return take(key, per_minute, per_day, false);
+}
+
+std::optional<RateDecision> SharedRateLimiter::take(std::string_view key, int per_minute,
+                                                    int per_day, bool may_block) {
   auto lease = lease_of(key);
   std::lock_guard lock(lease->mu);
   const SteadyTime now = clock_.steady_now();
@@ -52,6 +62,8 @@ RateDecision SharedRateLimiter::acquire(std::string_view key, int per_minute, in
   if (lease->tokens > 0) {
     --lease->tokens;
     allowed = true;
+  } else if (!may_block) {
+    return std::nullopt;
   } else {
     // Take a new lease from the shared bucket: the same token bucket and day counter as the
     // local limiter, with wall-clock time because replicas share it.

@@ -1,18 +1,14 @@
 #include "leadflow/ingest/app.hpp"
 
-#include <sys/socket.h>
-
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
 
-#include <httplib.h>
-
 #include "context.hpp"
+#include "http_server.hpp"
 #include "leadflow/queue_factory.hpp"
 #include "leadflow/log.hpp"
-#include "leadflow/socket_util.hpp"
 #include "leadflow/workers/worker_pool.hpp"
 #include "tls_cert.hpp"
 
@@ -20,46 +16,33 @@ namespace leadflow {
 
 namespace {
 
-// cpp-httplib's defaults close a keep-alive connection after 5 requests (a new TLS handshake
-// every 5) and leave Nagle on; a lead service wants neither.
-void tune(httplib::Server& s, int threads) {
-  s.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<std::size_t>(threads)); };
-  s.set_tcp_nodelay(true);
-  s.set_keep_alive_max_count(100'000);
-  s.set_keep_alive_timeout(10);
-  s.set_read_timeout(10, 0);  // slow clients cannot hold a thread for long
-  s.set_write_timeout(10, 0);
-  s.set_payload_max_length(64 * 1024);
-}
-
-// The listening socket is a protected member of httplib::Server; reach it through a derived type.
-struct ListeningSocket : httplib::Server {
-  static socket_t of(const httplib::Server& server) {
-    return (server.*(&ListeningSocket::svr_sock_)).load();
-  }
-};
-
+// One listener: its routes, then the server. `port` is set once listening.
 struct Listener {
-  std::unique_ptr<httplib::Server> server;
-  std::thread thread;
+  std::unique_ptr<HttpServer> server;
   int port = 0;
 
-  bool start(const ListenAddress& at, std::string& error, const char* setting) {
-    port = at.port == 0 ? server->bind_to_any_port(at.host) : (server->bind_to_port(at.host, at.port) ? at.port : -1);
-    if (port <= 0 || !raise_listen_backlog(ListeningSocket::of(*server))) {
-      error = std::string(setting) + ": cannot listen on " + at.host + ":" + std::to_string(at.port);
+  bool start(Routes routes, const ListenAddress& at, const Config& c, int blocking_threads,
+             const std::string& cert, const std::string& key, std::string& error, const char* setting) {
+    HttpServerOptions o;
+    o.host = at.host;
+    o.port = at.port;
+    o.loops = c.http_loops;
+    o.blocking_threads = blocking_threads;
+    o.tls_cert = cert;
+    o.tls_key = key;
+    o.name = setting;
+    server = std::make_unique<HttpServer>(std::move(routes), std::move(o));
+    if (!server->start(error)) {
+      const bool certificate = error.rfind("cannot load", 0) == 0;
+      error = std::string(certificate ? "LEADFLOW_TLS_CERT" : setting) + ": " + error;
+      server.reset();
       return false;
     }
-    thread = std::thread([s = server.get()] { s->listen_after_bind(); });
+    port = server->port();
     return true;
   }
   void stop() {
     if (server) server->stop();
-    // Idle keep-alive connections end now; a request in progress still writes its answer.
-    if (thread.joinable()) {
-      shut_down_accepted(port, SHUT_RD);
-      thread.join();
-    }
   }
 };
 
@@ -156,34 +139,30 @@ bool App::start(std::string& error) {
       return false;
     }
   }
-  auto tls_server = std::make_unique<httplib::SSLServer>(cert.c_str(), key.c_str());
-  if (!tls_server->is_valid()) {
-    error = "LEADFLOW_TLS_CERT: cannot load " + cert + " / " + key;
-    return false;
+  {
+    Routes routes;
+    install_common_handlers(routes, *m.ctx);
+    register_ops_routes(routes, *m.ctx);
+    register_surface_a(routes, *m.ctx, true);
+    register_surface_b(routes, *m.ctx);
+    if (!m.tls.start(std::move(routes), c.listen, c, c.http_threads, cert, key, error, "LEADFLOW_LISTEN"))
+      return false;
   }
-  m.tls.server = std::move(tls_server);
-  tune(*m.tls.server, c.http_threads);
-  install_common_handlers(*m.tls.server, *m.ctx);
-  register_ops_routes(*m.tls.server, *m.ctx);
-  register_surface_a(*m.tls.server, *m.ctx, true);
-  register_surface_b(*m.tls.server, *m.ctx);
-  if (!m.tls.start(c.listen, error, "LEADFLOW_LISTEN")) return false;
-
   if (c.http_listen) {
-    m.plain.server = std::make_unique<httplib::Server>();
-    tune(*m.plain.server, c.http_threads);
-    install_common_handlers(*m.plain.server, *m.ctx);
-    register_ops_routes(*m.plain.server, *m.ctx);
-    register_surface_a(*m.plain.server, *m.ctx, false);  // answers 403 unless via a trusted proxy
-    register_surface_b(*m.plain.server, *m.ctx);
-    if (!m.plain.start(*c.http_listen, error, "LEADFLOW_HTTP_LISTEN")) return false;
+    Routes routes;
+    install_common_handlers(routes, *m.ctx);
+    register_ops_routes(routes, *m.ctx);
+    register_surface_a(routes, *m.ctx, false);  // answers 403 unless via a trusted proxy
+    register_surface_b(routes, *m.ctx);
+    if (!m.plain.start(std::move(routes), *c.http_listen, c, c.http_threads, "", "", error, "LEADFLOW_HTTP_LISTEN"))
+      return false;
   }
   if (c.metrics_listen) {
-    m.metrics.server = std::make_unique<httplib::Server>();
-    tune(*m.metrics.server, 4);
-    install_common_handlers(*m.metrics.server, *m.ctx);
-    register_ops_routes(*m.metrics.server, *m.ctx);
-    if (!m.metrics.start(*c.metrics_listen, error, "LEADFLOW_METRICS_LISTEN")) return false;
+    Routes routes;
+    install_common_handlers(routes, *m.ctx);
+    register_ops_routes(routes, *m.ctx);
+    if (!m.metrics.start(std::move(routes), *c.metrics_listen, c, 2, "", "", error, "LEADFLOW_METRICS_LISTEN"))
+      return false;
   }
   m.started = true;
   log(LogLevel::kInfo, "started",

@@ -71,6 +71,36 @@ std::optional<Campaign> CampaignCache::find_by_key(const std::string& key, bool&
   return c;
 }
 
+bool CampaignCache::find_cached(const std::string& key, std::optional<Campaign>& out) {
+  const std::string hash = sha256_hex(key);
+  const SteadyTime now = clock_.steady_now();
+  std::lock_guard lock(mu_);
+  auto it = cache_.find(hash);
+  if (it == cache_.end() || now - it->second.second >= std::chrono::seconds(1)) return false;
+  out = it->second.first;
+  return true;
+}
+
+namespace {
+void count_produce(IngestContext& ctx, SteadyTime started, ProduceStatus status) {
+  auto& m = ingest_metrics();
+  m.produce_seconds.Observe(std::chrono::duration<double>(ctx.clock.steady_now() - started).count());
+  if (status != ProduceStatus::kOk) {
+    m.produce_failures.Add({{"reason", std::string(to_string(status))}}).Increment();
+    log(LogLevel::kWarn, "produce_failed", {{"reason", to_string(status)}});
+  }
+}
+}  // namespace
+
+void accept_lead_async(IngestContext& ctx, const Lead& lead, std::function<void(ProduceStatus)> done) {
+  const SteadyTime started = ctx.clock.steady_now();
+  ctx.producer.produce_async(ctx.topics.leads, lead.id, encode_lead(lead),
+                             [&ctx, started, done = std::move(done)](ProduceStatus status) {
+                               count_produce(ctx, started, status);
+                               done(status);
+                             });
+}
+
 AcceptResult accept_lead(IngestContext& ctx, const Lead& lead, int wait_ms) {
   AcceptResult result;
   std::unique_ptr<OutcomeWaiters::Ticket> ticket;
@@ -80,20 +110,13 @@ AcceptResult accept_lead(IngestContext& ctx, const Lead& lead, int wait_ms) {
   // Waiting as long as the queue needs for a certain answer means a 503 is never given for a
   // record that is made durable afterwards.
   result.produced = ctx.producer.produce(ctx.topics.leads, lead.id, payload, ctx.producer.answer_within());
-  auto& m = ingest_metrics();
-  m.produce_seconds.Observe(std::chrono::duration<double>(ctx.clock.steady_now() - started).count());
-  if (result.produced != ProduceStatus::kOk) {
-    m.produce_failures.Add({{"reason", std::string(to_string(result.produced))}}).Increment();
-    log(LogLevel::kWarn, "produce_failed", {{"reason", to_string(result.produced)}});
-    return result;
-  }
+  count_produce(ctx, started, result.produced);
+  if (result.produced != ProduceStatus::kOk) return result;
   if (ticket) result.outcome = ticket->wait_until(started + std::chrono::milliseconds(wait_ms));
   return result;
 }
 
 namespace {
-
-thread_local SteadyTime t_request_started;
 
 bool sane_request_id(const std::string& id) {
   if (id.empty() || id.size() > 64) return false;
@@ -104,39 +127,30 @@ bool sane_request_id(const std::string& id) {
 
 }  // namespace
 
-void install_common_handlers(httplib::Server& server, IngestContext& ctx) {
-  server.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
-    t_request_started = std::chrono::steady_clock::now();
+void install_common_handlers(Routes& routes, IngestContext&) {
+  routes.before = [](const httplib::Request& req, httplib::Response& res) {
     const std::string given = req.get_header_value("X-Request-Id");
     res.set_header("X-Request-Id", sane_request_id(given) ? given : new_id(kRequestPrefix));
-    return httplib::Server::HandlerResponse::Unhandled;
-  });
-  server.set_error_handler(httplib::Server::HandlerWithResponse(
-      [](const httplib::Request& req, httplib::Response& res) {
+  };
+  routes.on_error = [](const httplib::Request&, httplib::Response& res) {
     if (!res.has_header("X-Request-Id")) res.set_header("X-Request-Id", new_id(kRequestPrefix));
-    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+    // The server puts what its parser found in `reason` (a request it could not read).
+    const std::string detail = std::move(res.reason);
+    res.reason.clear();
     switch (res.status) {
       case 404: http::send_problem(res, 404, "no such resource"); break;
       case 405: http::send_problem(res, 405, "method not allowed on this resource"); break;
       case 413: http::send_problem(res, 413, "the body is larger than the 64 KiB limit"); break;
       case 414: http::send_problem(res, 414, "the request target is too long"); break;
-      case 400: http::send_problem(res, 400, "the request could not be read"); break;
-      default: http::send_problem(res, res.status, http::status_title(res.status)); break;
+      case 431: http::send_problem(res, 431, detail.empty() ? "the request's header section is too large" : detail); break;
+      case 400: http::send_problem(res, 400, detail.empty() ? "the request could not be read" : detail); break;
+      default: http::send_problem(res, res.status, detail.empty() ? http::status_title(res.status) : detail); break;
     }
-    return httplib::Server::HandlerResponse::Handled;
-  }));
-  server.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
-    std::string what = "unknown";
-    try {
-      if (ep) std::rethrow_exception(ep);
-    } catch (const std::exception& e) {
-      what = e.what();
-    } catch (...) {
-    }
-    log(LogLevel::kError, "handler_exception", {{"what", what}});
+  };
+  routes.on_exception = [](httplib::Response& res, const std::string&) {
     http::send_problem(res, 500, "internal error");
-  });
-  server.set_logger([](const httplib::Request& req, const httplib::Response& res) {
+  };
+  routes.after = [](const httplib::Request& req, const httplib::Response& res, double seconds) {
     // Family::Add builds a label map and takes the family's lock; on the hot path each thread
     // keeps the metrics it has already resolved.
     struct Resolved {
@@ -144,31 +158,35 @@ void install_common_handlers(httplib::Server& server, IngestContext& ctx) {
       prometheus::Histogram* latency;
     };
     thread_local std::unordered_map<std::string, Resolved> resolved;
-    const std::string route = http::route_label(req.method, req.path);
+    // Methods are whatever a client sends: only the known ones become label values.
+    static const char* kMethods[] = {"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"};
+    std::string method = "other";
+    for (const char* m : kMethods)
+      if (req.method == m) method = m;
+    const std::string route = http::route_label(method, req.path);
     std::string key = route;
-    key.append(1, ' ').append(req.method).append(1, ' ').append(std::to_string(res.status));
+    key.append(1, ' ').append(method).append(1, ' ').append(std::to_string(res.status));
     auto it = resolved.find(key);
     if (it == resolved.end()) {
       auto& m = ingest_metrics();
-      Resolved r{&m.requests.Add({{"route", route}, {"method", req.method}, {"status", std::to_string(res.status)}}),
-                 &m.latency.Add({{"route", route}, {"method", req.method}}, latency_buckets())};
+      Resolved r{&m.requests.Add({{"route", route}, {"method", method}, {"status", std::to_string(res.status)}}),
+                 &m.latency.Add({{"route", route}, {"method", method}}, latency_buckets())};
       it = resolved.emplace(std::move(key), r).first;
     }
     it->second.requests->Increment();
-    it->second.latency->Observe(
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t_request_started).count());
-  });
+    it->second.latency->Observe(seconds);
+  };
 }
 
-void register_ops_routes(httplib::Server& server, IngestContext& ctx) {
-  server.Get("/healthz", [&ctx](const httplib::Request&, httplib::Response& res) {
+void register_ops_routes(Routes& routes, IngestContext& ctx) {
+  routes.get("/healthz", [&ctx](const httplib::Request&, httplib::Response& res) {
     if (ctx.producer.broken()) {
       http::send_json(res, 503, {{"status", "broken"}, {"queue", "the producer needs a restart"}});
       return;
     }
     http::send_json(res, 200, {{"status", "ok"}});
   });
-  server.Get("/readyz", [&ctx](const httplib::Request&, httplib::Response& res) {
+  routes.get("/readyz", [&ctx](const httplib::Request&, httplib::Response& res) {
     const bool store_ok = ctx.store.healthy();
     const bool queue_ok = ctx.producer.healthy();
     const bool rest_ok = !ctx.ready || ctx.ready();
@@ -179,7 +197,7 @@ void register_ops_routes(httplib::Server& server, IngestContext& ctx) {
                      {"queue", queue_ok ? "ok" : "unavailable"},
                      {"workers", rest_ok ? "ok" : "unavailable"}});
   });
-  server.Get("/metrics", [](const httplib::Request&, httplib::Response& res) {
+  routes.get("/metrics", [](const httplib::Request&, httplib::Response& res) {
     res.set_content(render_metrics(), "text/plain; version=0.0.4");
   });
 }

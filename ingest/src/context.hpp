@@ -7,6 +7,8 @@
 #include <unordered_map>
 
 #include <httplib.h>
+
+#include "routes.hpp"
 #include <prometheus/counter.h>
 #include <prometheus/family.h>
 #include <prometheus/histogram.h>
@@ -45,6 +47,9 @@ class CampaignCache {
   /// The campaign of `key`, or nullopt. `unavailable` is set when the store could not say (a
   /// miss then is not cached, and the caller answers 503 rather than "unknown key").
   std::optional<Campaign> find_by_key(const std::string& key, bool& unavailable);
+  /// find_by_key without asking the store (for the event loop): false when only the store can
+  /// say, and then `out` is untouched.
+  bool find_cached(const std::string& key, std::optional<Campaign>& out);
 
  private:
   Store& store_;
@@ -76,10 +81,13 @@ struct AcceptResult {
 /// Durably enqueues the lead (answered only once durable) and waits up to `wait_ms` for it to be
 /// decided. The lead's id and timestamps must be set.
 AcceptResult accept_lead(IngestContext& ctx, const Lead& lead, int wait_ms);
+/// accept_lead without waiting for an outcome or blocking: `done` runs once, on a queue thread,
+/// when the lead is durable or refused.
+void accept_lead_async(IngestContext& ctx, const Lead& lead, std::function<void(ProduceStatus)> done);
 
-void install_common_handlers(httplib::Server& server, IngestContext& ctx);
-void register_ops_routes(httplib::Server& server, IngestContext& ctx);
-void register_surface_a(httplib::Server& server, IngestContext& ctx, bool tls);
-void register_surface_b(httplib::Server& server, IngestContext& ctx);
+void install_common_handlers(Routes& routes, IngestContext& ctx);
+void register_ops_routes(Routes& routes, IngestContext& ctx);
+void register_surface_a(Routes& routes, IngestContext& ctx, bool tls);
+void register_surface_b(Routes& routes, IngestContext& ctx);
 
 }  // namespace leadflow

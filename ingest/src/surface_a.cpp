@@ -383,47 +383,47 @@ void created(Response& res, const Management::Created& c, const char* what) {
 
 }  // namespace
 
-void register_surface_a(httplib::Server& server, IngestContext& ctx, bool tls) {
+void register_surface_a(Routes& routes, IngestContext& ctx, bool tls) {
   auto& c = ctx;
-  server.Post("/v1/leads", [&c, tls](const Request& q, Response& r) { post_lead(c, q, r, tls); });
-  server.Get("/v1/leads", [&c, tls](const Request& q, Response& r) { list_leads(c, q, r, tls); });
-  server.Get(R"(/v1/leads/([^/]+))", [&c, tls](const Request& q, Response& r) { get_lead(c, q, r, tls); });
-  server.Get("/v1/buyers", [&c, tls](const Request& q, Response& r) { list_buyers(c, q, r, tls); });
-  server.Post("/v1/buyers", [&c, tls](const Request& q, Response& r) { create_buyer(c, q, r, tls); });
-  server.Get(R"(/v1/buyers/([^/]+))", [&c, tls](const Request& q, Response& r) { get_buyer(c, q, r, tls); });
-  server.Put(R"(/v1/buyers/([^/]+))", [&c, tls](const Request& q, Response& r) { update_buyer(c, q, r, tls); });
+  routes.post("/v1/leads", [&c, tls](const Request& q, Response& r) { post_lead(c, q, r, tls); });
+  routes.get("/v1/leads", [&c, tls](const Request& q, Response& r) { list_leads(c, q, r, tls); });
+  routes.get(R"(/v1/leads/([^/]+))", [&c, tls](const Request& q, Response& r) { get_lead(c, q, r, tls); });
+  routes.get("/v1/buyers", [&c, tls](const Request& q, Response& r) { list_buyers(c, q, r, tls); });
+  routes.post("/v1/buyers", [&c, tls](const Request& q, Response& r) { create_buyer(c, q, r, tls); });
+  routes.get(R"(/v1/buyers/([^/]+))", [&c, tls](const Request& q, Response& r) { get_buyer(c, q, r, tls); });
+  routes.put(R"(/v1/buyers/([^/]+))", [&c, tls](const Request& q, Response& r) { update_buyer(c, q, r, tls); });
 
-  server.Post("/v1/sellers", [&c, tls](const Request& q, Response& r) {
+  routes.post("/v1/sellers", [&c, tls](const Request& q, Response& r) {
     if (!authorise(c, q, r, tls, kScopeAdmin, true) || !require_json(q, r)) return;
     if (auto body = parse_body(q, r)) created(r, c.management.create_seller(*body), "seller");
   });
-  server.Get("/v1/sellers", [&c, tls](const Request& q, Response& r) {
+  routes.get("/v1/sellers", [&c, tls](const Request& q, Response& r) {
     if (!authorise(c, q, r, tls, kScopeAdmin, true)) return;
     json data = json::array();
     for (const auto& s : c.store.list_sellers()) data.push_back(seller_to_json(s));
     http::send_json(r, 200, {{"success", true}, {"data", data}});
   });
-  server.Post("/v1/campaigns", [&c, tls](const Request& q, Response& r) {
+  routes.post("/v1/campaigns", [&c, tls](const Request& q, Response& r) {
     if (!authorise(c, q, r, tls, kScopeAdmin, true) || !require_json(q, r)) return;
     if (auto body = parse_body(q, r)) created(r, c.management.create_campaign(*body), "campaign");
   });
-  server.Get("/v1/campaigns", [&c, tls](const Request& q, Response& r) {
+  routes.get("/v1/campaigns", [&c, tls](const Request& q, Response& r) {
     if (!authorise(c, q, r, tls, kScopeAdmin, true)) return;
     json data = json::array();
     for (const auto& cp : c.store.list_campaigns(q.get_param_value("seller_id"))) data.push_back(campaign_to_json(cp));
     http::send_json(r, 200, {{"success", true}, {"data", data}});
   });
-  server.Post("/v1/api-keys", [&c, tls](const Request& q, Response& r) {
+  routes.post("/v1/api-keys", [&c, tls](const Request& q, Response& r) {
     if (!authorise(c, q, r, tls, kScopeAdmin, true) || !require_json(q, r)) return;
     if (auto body = parse_body(q, r)) created(r, c.management.create_api_key(*body), "API key");
   });
-  server.Get("/v1/api-keys", [&c, tls](const Request& q, Response& r) {
+  routes.get("/v1/api-keys", [&c, tls](const Request& q, Response& r) {
     if (!authorise(c, q, r, tls, kScopeAdmin, true)) return;
     json data = json::array();
     for (const auto& k : c.store.list_api_keys()) data.push_back(api_key_to_json(k));
     http::send_json(r, 200, {{"success", true}, {"data", data}});
   });
-  server.Delete(R"(/v1/api-keys/([^/]+))", [&c, tls](const Request& q, Response& r) {
+  routes.remove(R"(/v1/api-keys/([^/]+))", [&c, tls](const Request& q, Response& r) {
     if (!authorise(c, q, r, tls, kScopeAdmin, true)) return;
     const auto s = c.store.revoke_api_key(std::string(q.matches[1]), c.clock.now_ms());
     if (s != StoreStatus::kOk) return send_store_failure(r, s);

@@ -57,9 +57,25 @@ std::vector<std::pair<std::string, std::string>> form_fields(const Request& req,
   return out;
 }
 
-// One handler for /api/v1/lead (key in the body) and the legacy form (key in the path).
-void post_campaign_lead(IngestContext& ctx, const Request& req, Response& res,
-                        const std::string* path_key) {
+// Where a lead post stands after its checks.
+enum class Intake {
+  kAnswered,   // `res` is the answer (an error)
+  kAccept,     // the lead passed: hand it to the queue
+  kMustBlock,  // (may_block false) only the store can answer a check; nothing was spent
+};
+
+struct LeadIntake {
+  Lead lead;
+  int wait_ms = 0;
+  std::string invalid_campaign;  // (may_block false) count an invalid lead for this campaign
+  std::int64_t invalid_at_ms = 0;
+};
+
+// The checks of /api/v1/lead (key in the body) and the legacy form (key in the path): media
+// type, key, campaign, rate limit, validation. With may_block false it never waits on I/O (the
+// event loop runs it) and says kMustBlock where it would.
+Intake take_campaign_lead(IngestContext& ctx, const Request& req, Response& res,
+                          const std::string* path_key, bool may_block, LeadIntake& out) {
   auto& metrics = ingest_metrics();
   const BodyKind kind = body_kind(req);
   if (kind == BodyKind::kOther || (!path_key && kind != BodyKind::kJson)) {
@@ -67,7 +83,7 @@ void post_campaign_lead(IngestContext& ctx, const Request& req, Response& res,
                  path_key ? "Content-Type must be application/x-www-form-urlencoded, "
                             "multipart/form-data or application/json"
                           : "Content-Type must be application/json");
-    return;
+    return Intake::kAnswered;
   }
   std::vector<std::pair<std::string, std::string>> fields;
   std::string key;
@@ -81,7 +97,7 @@ void post_campaign_lead(IngestContext& ctx, const Request& req, Response& res,
   if (path_key) {
     if (!key.empty() && key != *path_key) {
       send_invalid(res, {{"SELLER_CAMPAIGN_KEY", "mismatch", "differs from the campaign key in the path"}});
-      return;
+      return Intake::kAnswered;
     }
     key = *path_key;
   }
@@ -92,26 +108,36 @@ void post_campaign_lead(IngestContext& ctx, const Request& req, Response& res,
     send_invalid(res, parsed.errors.empty()
                           ? FieldErrors{{"SELLER_CAMPAIGN_KEY", "required", "is required"}}
                           : parsed.errors);
-    return;
+    return Intake::kAnswered;
   }
   bool unavailable = false;
-  auto campaign = key.size() <= 256 ? ctx.campaigns.find_by_key(key, unavailable) : std::nullopt;
+  std::optional<Campaign> campaign;
+  if (key.size() <= 256) {
+    if (may_block)
+      campaign = ctx.campaigns.find_by_key(key, unavailable);
+    else if (!ctx.campaigns.find_cached(key, campaign))
+      return Intake::kMustBlock;
+  }
   if (unavailable) {
     metrics.lead("campaign", "unavailable");
     send_b_error(res, 503, "unavailable", "the service cannot check campaign keys right now; retry");
-    return;
+    return Intake::kAnswered;
   }
   if (!campaign || !campaign->active) {
     metrics.lead("campaign", "unauthorized");
     send_b_error(res, 401, "unauthorized", "unrecognised or inactive campaign key");
-    return;
+    return Intake::kAnswered;
   }
-  const RateDecision d = ctx.limiter.acquire(campaign->id, campaign->rate_limit_per_minute, 0);
+  const std::optional<RateDecision> decided =
+      may_block ? ctx.limiter.acquire(campaign->id, campaign->rate_limit_per_minute, 0)
+                : ctx.limiter.try_acquire(campaign->id, campaign->rate_limit_per_minute, 0);
+  if (!decided) return Intake::kMustBlock;
+  const RateDecision& d = *decided;
   http::set_rate_headers(res, d);
   if (!d.allowed) {
     metrics.lead("campaign", "rate_limited");
     send_b_error(res, 429, "rate_limited", "the campaign's per-minute ceiling is reached");
-    return;
+    return Intake::kAnswered;
   }
 
   ParsedLead parsed;
@@ -132,9 +158,14 @@ void post_campaign_lead(IngestContext& ctx, const Request& req, Response& res,
   }
   if (!parsed.errors.empty()) {
     metrics.lead("campaign", "invalid");
-    ctx.store.count_invalid(campaign->id, ctx.clock.now_ms());
+    if (may_block) {
+      ctx.store.count_invalid(campaign->id, ctx.clock.now_ms());
+    } else {
+      out.invalid_campaign = campaign->id;
+      out.invalid_at_ms = ctx.clock.now_ms();
+    }
     send_invalid(res, parsed.errors);
-    return;
+    return Intake::kAnswered;
   }
   Lead& lead = parsed.lead;
   lead.received_at_ms = ctx.clock.now_ms();
@@ -145,8 +176,14 @@ void post_campaign_lead(IngestContext& ctx, const Request& req, Response& res,
   const bool async = campaign->async_mode || http::prefers_async(req);
   const int wait_ms = async ? 0 : campaign->sync_timeout_ms;
   lead.sync_wait_ms = wait_ms;
+  out.wait_ms = wait_ms;
+  out.lead = std::move(lead);
+  return Intake::kAccept;
+}
 
-  const AcceptResult r = accept_lead(ctx, lead, wait_ms);
+// The answer to a lead handed to the queue.
+void answer_accepted(Response& res, const std::string& lead_id, const AcceptResult& r) {
+  auto& metrics = ingest_metrics();
   if (r.produced != ProduceStatus::kOk) {
     metrics.lead("campaign", "unavailable");
     res.set_header("Retry-After", "1");
@@ -157,11 +194,56 @@ void post_campaign_lead(IngestContext& ctx, const Request& req, Response& res,
   if (!r.outcome) {
     // The hot path of an async campaign: ids are plain ASCII, so no JSON tree is needed.
     res.status = 202;
-    res.set_content("{\"status\":\"queued\",\"job_id\":\"" + lead.id + "\",\"lead_id\":\"" + lead.id + "\"}",
+    res.set_content("{\"status\":\"queued\",\"job_id\":\"" + lead_id + "\",\"lead_id\":\"" + lead_id + "\"}",
                     "application/json");
     return;
   }
   http::send_json(res, 200, sold_body(*r.outcome));
+}
+
+// On a blocking thread.
+void post_campaign_lead(IngestContext& ctx, const Request& req, Response& res,
+                        const std::string* path_key) {
+  LeadIntake in;
+  if (take_campaign_lead(ctx, req, res, path_key, true, in) != Intake::kAccept) return;
+  answer_accepted(res, in.lead.id, accept_lead(ctx, in.lead, in.wait_ms));
+}
+
+// On the event loop: the checks run here when they need no I/O, and an async campaign's lead is
+// answered by the queue's writer once durable. Anything that must wait moves to the pool.
+void post_campaign_lead_inline(IngestContext& ctx, const std::shared_ptr<Exchange>& ex,
+                               std::optional<std::string> path_key) {
+  LeadIntake in;
+  switch (take_campaign_lead(ctx, ex->req, ex->res, path_key ? &*path_key : nullptr, false, in)) {
+    case Intake::kMustBlock:
+      ex->run_blocking([&ctx, path_key](Exchange& e) {
+        post_campaign_lead(ctx, e.req, e.res, path_key ? &*path_key : nullptr);
+      });
+      return;
+    case Intake::kAnswered:
+      if (!in.invalid_campaign.empty()) {
+        ex->run_detached([&ctx, id = std::move(in.invalid_campaign), at = in.invalid_at_ms] {
+          ctx.store.count_invalid(id, at);
+        });
+      }
+      ex->done();
+      return;
+    case Intake::kAccept:
+      break;
+  }
+  if (in.wait_ms > 0) {
+    // A sync campaign waits for its auction: on the pool, bounded by the campaign's timeout.
+    ex->run_blocking([&ctx, in = std::move(in)](Exchange& e) {
+      answer_accepted(e.res, in.lead.id, accept_lead(ctx, in.lead, in.wait_ms));
+    });
+    return;
+  }
+  accept_lead_async(ctx, in.lead, [ex, id = in.lead.id](ProduceStatus status) {
+    AcceptResult r;
+    r.produced = status;
+    answer_accepted(ex->res, id, r);
+    ex->done();
+  });
 }
 
 std::int64_t period_start_ms(const std::string& period, std::int64_t now_ms) {
@@ -175,11 +257,13 @@ std::int64_t period_start_ms(const std::string& period, std::int64_t now_ms) {
 
 }  // namespace
 
-void register_surface_b(httplib::Server& server, IngestContext& ctx) {
+void register_surface_b(Routes& routes, IngestContext& ctx) {
   auto& c = ctx;
-  server.Post("/api/v1/lead", [&c](const Request& q, Response& r) { post_campaign_lead(c, q, r, nullptr); });
+  routes.post_inline("/api/v1/lead", [&c](const std::shared_ptr<Exchange>& ex) {
+    post_campaign_lead_inline(c, ex, std::nullopt);
+  });
 
-  server.Get(R"(/api/v1/stats/([^/]+))", [&c](const Request& q, Response& r) {
+  routes.get(R"(/api/v1/stats/([^/]+))", [&c](const Request& q, Response& r) {
     const std::string key = q.matches[1];
     bool unavailable = false;
     auto campaign = key.size() <= 256 ? c.campaigns.find_by_key(key, unavailable) : std::nullopt;
@@ -208,7 +292,7 @@ void register_surface_b(httplib::Server& server, IngestContext& ctx) {
                      {"currency", "USD"}});
   });
 
-  server.Get(R"(/api/v1/jobs/([^/]+))", [&c](const Request& q, Response& r) {
+  routes.get(R"(/api/v1/jobs/([^/]+))", [&c](const Request& q, Response& r) {
     const std::string key = q.get_header_value("X-Campaign-Key");
     bool unavailable = false;
     auto campaign = !key.empty() && key.size() <= 256 ? c.campaigns.find_by_key(key, unavailable) : std::nullopt;
@@ -232,16 +316,15 @@ void register_surface_b(httplib::Server& server, IngestContext& ctx) {
     http::send_json(r, 200, sold_body({id, d.status, d.buyer_id, d.price, d.payout}));
   });
 
-  server.Get(R"(/api/v1/fields/([^/]+))", [&c](const Request& q, Response& r) {
+  routes.get(R"(/api/v1/fields/([^/]+))", [&c](const Request& q, Response& r) {
     const Vertical* v = c.verticals.find(std::string(q.matches[1]));
     if (!v) return send_b_error(r, 404, "not_found", "unknown vertical");
     http::send_json(r, 200, c.verticals.to_json(*v));
   });
 
   // The legacy form: POST /{seller_campaign_key}. Registered last so every named route wins.
-  server.Post(R"(/([^/]+))", [&c](const Request& q, Response& r) {
-    const std::string key = q.matches[1];
-    post_campaign_lead(c, q, r, &key);
+  routes.post_inline(R"(/([^/]+))", [&c](const std::shared_ptr<Exchange>& ex) {
+    post_campaign_lead_inline(c, ex, std::string(ex->req.matches[1]));
   });
 }
 

@@ -27,7 +27,8 @@ struct Config {
   bool allow_private_buyers = false;                            // LEADFLOW_ALLOW_PRIVATE_BUYERS
   std::vector<std::string> trusted_proxies;                     // LEADFLOW_TRUSTED_PROXIES (CIDRs)
   std::string verticals_file;                                   // LEADFLOW_VERTICALS
-  int http_threads = 128;                                       // LEADFLOW_HTTP_THREADS
+  int http_threads = 128;                                       // LEADFLOW_HTTP_THREADS: handlers that may wait (per listener)
+  int http_loops = 0;                                           // LEADFLOW_HTTP_LOOPS: event loops per listener; 0: one per core
   int workers = 1;                                              // LEADFLOW_WORKERS: in-process worker loops (embedded)
   int worker_concurrency = 64;                                  // LEADFLOW_WORKER_CONCURRENCY: auctions at once per worker
   int wait_ms = 3000;                                           // LEADFLOW_WAIT_MS: default sync budget (Surface A)

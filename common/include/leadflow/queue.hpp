@@ -44,6 +44,16 @@ class QueueProducer {
   /// Blocks until the record is durable or `timeout` passes. The partition is chosen by key hash.
   virtual ProduceStatus produce(std::string_view topic, std::string_view key,
                                 std::string_view payload, std::chrono::milliseconds timeout) = 0;
+  /// Called once with the record's fate: kOk once durable, otherwise why it is not.
+  using ProduceCallback = std::function<void(ProduceStatus)>;
+  /// Like produce(), without blocking the caller: `done` runs exactly once, on a queue thread
+  /// (or on the caller's thread when the record is refused at once), within answer_within().
+  /// It must be quick and must not produce. Event-driven fronts use this so a thread never
+  /// waits on a disk or a broker. The default blocks in produce().
+  virtual void produce_async(std::string_view topic, std::string_view key, std::string_view payload,
+                             ProduceCallback done) {
+    done(produce(topic, key, payload, answer_within()));
+  }
   /// Queues a record without waiting for it to be durable, for notices whose loss costs only
   /// time (outcome notices to waiting requests). kQueueFull/kUnavailable when it could not even
   /// be queued.

@@ -2,6 +2,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -28,6 +29,11 @@ class RateLimiter {
   explicit RateLimiter(const Clock& clock) : clock_(clock) {}
   virtual ~RateLimiter() = default;
   virtual RateDecision acquire(std::string_view key, int per_minute, int per_day);
+  /// acquire() when it can answer without waiting on I/O (an event loop calls this); nullopt
+  /// when it would have to wait, and then nothing was taken. This one always answers.
+  virtual std::optional<RateDecision> try_acquire(std::string_view key, int per_minute, int per_day) {
+    return acquire(key, per_minute, per_day);
+  }
 
  protected:
   const Clock& clock_;
@@ -68,11 +74,15 @@ class SharedRateLimiter final : public RateLimiter {
  public:
   SharedRateLimiter(const Clock& clock, Store& store);
   RateDecision acquire(std::string_view key, int per_minute, int per_day) override;
+  /// Answers from a live lease only; nullopt when a new lease must be taken from the store.
+  std::optional<RateDecision> try_acquire(std::string_view key, int per_minute, int per_day) override;
 
   /// Tokens in one lease for a per-minute limit.
   static int lease_size(int per_minute);
 
  private:
+  std::optional<RateDecision> take(std::string_view key, int per_minute, int per_day, bool may_block);
+
   struct Lease {
     std::mutex mu;
     int tokens = 0;                 // unspent tokens of the current lease

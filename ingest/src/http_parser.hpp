@@ -1,0 +1,58 @@
+#pragma once
+// Private: an HTTP/1.1 request parser for the event-driven front (RFC 9112). Stateless: it is
+// handed everything received so far on a connection and says whether a whole request is there.
+// Strict where laxness lets requests be smuggled (Content-Length with Transfer-Encoding, bad
+// lengths, bare CR), and bounded everywhere (header section, target, body).
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace leadflow::http {
+
+struct ParseLimits {
+  std::size_t max_header_bytes = 16 * 1024;  // request line + header fields; over it: 431
+  std::size_t max_target_bytes = 8 * 1024;   // over it: 414
+  std::size_t max_body_bytes = 64 * 1024;    // decoded body; over it: 413
+  std::size_t max_header_count = 100;        // over it: 431
+};
+
+struct ParsedRequest {
+  std::string method;  // as sent (methods are case-sensitive)
+  std::string target;  // the raw request-target ("/api/v1/lead?x=1")
+  std::string path;    // the target's path, percent-decoded ("+" stays "+")
+  std::string query;   // the raw query after '?', without it ("" if none)
+  int version_minor = 1;  // HTTP/1.<minor>: 0 or 1
+  std::vector<std::pair<std::string, std::string>> headers;  // names as sent, values trimmed
+  std::string body;       // de-chunked when chunked
+  bool keep_alive = true;        // 1.1 unless "Connection: close"; 1.0 only with "keep-alive"
+  bool expect_continue = false;  // "Expect: 100-continue"
+};
+
+enum class ParseStatus {
+  kIncomplete,  // need more bytes
+  kComplete,    // `request` holds one request; `consumed` bytes of the input belong to it
+  kError,       // `error_status` (400, 413, 414, 431, 501, 505) and `error_detail` say why
+};
+
+struct ParseResult {
+  ParseStatus status = ParseStatus::kIncomplete;
+  std::size_t consumed = 0;      // with kComplete: the request's length in the input
+  bool headers_complete = false; // the header section is all there (so 100-continue may be sent)
+  int error_status = 0;
+  std::string error_detail;      // one short sentence for the problem body
+};
+
+/// Parses the first request in `input` (bytes received on a connection, possibly with more
+/// pipelined requests after it). On kComplete fills `request`; with kIncomplete or kError
+/// `request` is unspecified. kIncomplete never hides an error that the bytes already show: an
+/// oversized header section, target or declared body is an error as soon as it is seen. With
+/// kIncomplete and headers_complete, the request line and header fields of `request` are filled
+/// in (so the caller can answer "Expect: 100-continue"); its body is not.
+ParseResult parse_request(std::string_view input, const ParseLimits& limits, ParsedRequest& request);
+
+/// Percent-decodes `s` ("%2F" -> "/"); malformed escapes are kept as they are.
+std::string percent_decode(std::string_view s);
+
+}  // namespace leadflow::http
