@@ -22,6 +22,7 @@
 #include <ctime>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -329,6 +330,7 @@ class Loop {
   std::mutex inbox_mu_;
   std::vector<std::shared_ptr<Exchange>> inbox_;
   bool listening_ = true;
+  std::optional<SteadyClock::time_point> accept_paused_until_;
   char buf_[kReadChunk];
 };
 
@@ -344,7 +346,7 @@ void Loop::run() {
   epoll_event events[256];
   SteadyClock::time_point last_sweep = SteadyClock::now();
   for (;;) {
-    const int n = epoll_wait(epfd_, events, 256, 250);
+    const int n = epoll_wait(epfd_, events, 256, accept_paused_until_ ? 20 : 250);
     for (int i = 0; i < n; ++i) {
       const std::uint64_t tag = events[i].data.u64;
       if (tag == kListenerTag) {
@@ -364,6 +366,15 @@ void Loop::run() {
       drain_ready();
     }
     const auto now = SteadyClock::now();
+    if (accept_paused_until_ && now >= *accept_paused_until_) {
+      accept_paused_until_.reset();
+      if (listening_) {
+        epoll_event ev{};
+        ev.events = EPOLLIN | EPOLLEXCLUSIVE;
+        ev.data.u64 = kListenerTag;
+        epoll_ctl(epfd_, EPOLL_CTL_ADD, server_.listen_fd, &ev);
+      }
+    }
     if (now - last_sweep >= std::chrono::milliseconds(250)) {
       last_sweep = now;
       sweep(now);
@@ -380,7 +391,7 @@ void Loop::run() {
 
 void Loop::begin_stop() {
   listening_ = false;
-  epoll_ctl(epfd_, EPOLL_CTL_DEL, server_.listen_fd, nullptr);
+  epoll_ctl(epfd_, EPOLL_CTL_DEL, server_.listen_fd, nullptr);  // ENOENT when paused: fine
   std::vector<Conn*> idle;
   for (auto& [id, c] : conns_) {
     c->close_after_write = true;
@@ -395,7 +406,19 @@ void Loop::accept_some() {
     socklen_t len = sizeof addr;
     const int fd = ::accept4(server_.listen_fd, reinterpret_cast<sockaddr*>(&addr), &len,
                              SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) return;  // EAGAIN: another loop took it, or none left
+    if (fd < 0) {
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+        // Out of descriptors: the pending connection stays queued and the level-triggered
+        // listener would wake this loop at once, forever. Stop listening for a moment.
+        epoll_ctl(epfd_, EPOLL_CTL_DEL, server_.listen_fd, nullptr);
+        accept_paused_until_ = SteadyClock::now() + std::chrono::milliseconds(100);
+        static std::atomic<std::int64_t> last_logged{0};
+        const std::int64_t now_s = std::time(nullptr);
+        if (last_logged.exchange(now_s) != now_s)
+          log(LogLevel::kWarn, "accept_failed", {{"error", std::strerror(errno)}, {"server", server_.options.name}});
+      }
+      return;  // EAGAIN: another loop took it, or none left
+    }
     const int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     auto c = std::make_unique<Conn>();

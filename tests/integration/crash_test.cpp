@@ -64,23 +64,37 @@ TEST(Crash, Kill9LosesNoAcknowledgedLeadAndSellsNoneTwice) {
   }
   // The winner rejects some posts, so fallbacks happen around the crash too.
   first->set_reject_rate(0.2);
+  // Surface B's async campaign: its leads are answered from the event loop once the queue's
+  // writer made them durable, a different path from Surface A's.
+  auto seller = client(dir, svc.port)->Post("/v1/sellers", auth, json{{"name", "Acme"}}.dump(), "application/json");
+  ASSERT_TRUE(seller && seller->status == 201);
+  json campaign = {{"seller_id", json::parse(seller->body)["data"]["seller_id"]}, {"name", "async"},
+                   {"vertical", "auto_insurance"}, {"mode", "async"}, {"rate_limit_per_minute", 1'000'000},
+                   {"payout", {{"model", "revshare"}, {"value", 70}}}};
+  auto made = client(dir, svc.port)->Post("/v1/campaigns", auth, campaign.dump(), "application/json");
+  ASSERT_TRUE(made && made->status == 201) << (made ? made->body : "no answer");
+  const std::string campaign_key = json::parse(made->body)["data"]["campaign_key"];
 
   for (int round = 0; round < 2; ++round) {
     std::mutex mu;
     std::set<std::string> acked;
     std::atomic<int> salt{round * 100'000};
     std::atomic<bool> stop{false};
+    std::atomic<int> acked_b{0};
     std::vector<std::thread> posters;
     for (int t = 0; t < 4; ++t) {
-      posters.emplace_back([&] {
+      posters.emplace_back([&, surface_b = t % 2 == 1] {
         auto c = client(dir, svc.port);
         while (!stop) {
-          auto r = c->Post("/v1/leads", {{"Authorization", "Bearer " + key}, {"Prefer", "respond-async"}},
-                           sample_lead(salt++).dump(), "application/json");
+          auto r = surface_b
+                       ? c->Post("/api/v1/lead", sample_campaign_lead(salt++, campaign_key).dump(), "application/json")
+                       : c->Post("/v1/leads", {{"Authorization", "Bearer " + key}, {"Prefer", "respond-async"}},
+                                 sample_lead(salt++).dump(), "application/json");
           if (!r) continue;  // the process is gone: not acknowledged, not counted
           if (r->status == 202) {
             std::lock_guard lock(mu);
             acked.insert(json::parse(r->body)["lead_id"].get<std::string>());
+            if (surface_b) ++acked_b;
           }
         }
       });
@@ -97,6 +111,7 @@ TEST(Crash, Kill9LosesNoAcknowledgedLeadAndSellsNoneTwice) {
     stop = true;
     for (auto& t : posters) t.join();
     ASSERT_GE(acked.size(), 50u);
+    EXPECT_GT(acked_b.load(), 10) << "too few Surface B leads to prove its path";
 
     svc = start_service(dir, key);
     auto c = client(dir, svc.port);
@@ -132,7 +147,8 @@ TEST(Crash, Kill9LosesNoAcknowledgedLeadAndSellsNoneTwice) {
     const auto sales = first->stats().accepted + second->stats().accepted;
     EXPECT_EQ(sales, static_cast<std::uint64_t>(delivered));
     EXPECT_GT(delivered, 0);
-    std::cout << "round " << round << ": acknowledged " << acked.size() << ", delivered " << delivered
+    std::cout << "round " << round << ": acknowledged " << acked.size() << " (" << acked_b << " on Surface B)"
+              << ", delivered " << delivered
               << ", duplicate posts absorbed by buyers " << first->stats().duplicate_posts + second->stats().duplicate_posts
               << "\n";
   }
