@@ -249,28 +249,43 @@ class ScaleOut : public ::testing::Test {
   /// Streams async Surface A posts over both ingest processes while `fault` runs, then checks
   /// that every acknowledged lead reached a final status and none was sold twice.
   void stream_through(const std::function<void()>& fault) {
+    // Surface A (blocking handlers) and Surface B's async campaign (answered from the event loop
+    // by the producer's delivery report) side by side.
+    auto seller = client(0)->Post("/v1/sellers", auth(), json{{"name", "Acme"}}.dump(), "application/json");
+    ASSERT_TRUE(seller && seller->status == 201);
+    json campaign = {{"seller_id", json::parse(seller->body)["data"]["seller_id"]}, {"name", "async"},
+                     {"vertical", "auto_insurance"}, {"mode", "async"},
+                     {"payout", {{"model", "revshare"}, {"value", 70}}}};
+    auto made = client(0)->Post("/v1/campaigns", auth(), campaign.dump(), "application/json");
+    ASSERT_TRUE(made && made->status == 201) << (made ? made->body : "no answer");
+    const std::string campaign_key = json::parse(made->body)["data"]["campaign_key"];
+
     std::mutex mu;
     std::set<std::string> acked;
     std::atomic<bool> stop{false};
     std::atomic<int> salt{1000};
-    std::atomic<int> answered{0}, refused{0};
+    std::atomic<int> answered{0}, refused{0}, acked_b{0};
     std::vector<std::thread> posters;
     for (int t = 0; t < 2; ++t) {
       posters.emplace_back([&, t] {
         int turn = t;
         while (!stop) {
           const int i = turn++ % 2;
+          const bool surface_b = (turn / 2) % 2 == 1;
           httplib::SSLClient c("127.0.0.1", ingest_[i].port);
           c.set_ca_cert_path((dir_.path() + "/ingest0/tls/cert.pem").c_str());
           c.enable_server_certificate_verification(true);
           c.set_connection_timeout(1, 0);
           c.set_read_timeout(15, 0);
-          auto r = c.Post("/v1/leads", {{"Authorization", "Bearer " + key_}, {"Prefer", "respond-async"}},
-                          sample_lead(salt++).dump(), "application/json");
+          auto r = surface_b
+                       ? c.Post("/api/v1/lead", sample_campaign_lead(salt++, campaign_key).dump(), "application/json")
+                       : c.Post("/v1/leads", {{"Authorization", "Bearer " + key_}, {"Prefer", "respond-async"}},
+                                sample_lead(salt++).dump(), "application/json");
           if (r && r->status == 202) {
             std::lock_guard lock(mu);
             acked.insert(json::parse(r->body)["lead_id"].get<std::string>());
             ++answered;
+            if (surface_b) ++acked_b;
           } else {
             ++refused;  // no answer or a 503: not acknowledged, so the seller retries
             std::this_thread::sleep_for(50ms);
@@ -286,6 +301,7 @@ class ScaleOut : public ::testing::Test {
     for (auto& p : posters) p.join();
 
     ASSERT_GT(acked.size(), 50u) << "too few leads were acknowledged to prove anything";
+    EXPECT_GT(acked_b.load(), 10) << "too few Surface B leads to prove its path";
     const auto missing = not_final_after(acked, 90s);
     EXPECT_TRUE(missing.empty()) << missing.size() << " of " << acked.size()
                                  << " acknowledged leads never reached a final status, e.g. "
@@ -294,7 +310,7 @@ class ScaleOut : public ::testing::Test {
     EXPECT_TRUE(twice.empty()) << twice.size() << " leads were posted to two buyers, e.g. " << twice.front();
     double redeliveries = 0;
     for (int i = 0; i < 2; ++i) redeliveries += std::max(0.0, worker_metric(i, "leadflow_worker_redeliveries_total"));
-    std::cout << "acknowledged " << acked.size() << ", not acknowledged " << refused
+    std::cout << "acknowledged " << acked.size() << " (" << acked_b << " on Surface B), not acknowledged " << refused
               << ", duplicates delivered to workers " << redeliveries << "\n";
   }
 
