@@ -193,7 +193,7 @@ struct Conn {
   std::size_t out_off = 0;
   std::uint32_t interest = 0;  // the epoll events registered
   bool busy = false;           // a request is being answered
-  bool peer_closed = false;
+  bool read_closed = false;  // the peer sent all it will (EOF, close_notify) or the read failed
   bool close_after_write = false;
   bool continue_sent = false;
   bool keep_alive = true;
@@ -458,12 +458,13 @@ void Loop::on_event(std::uint64_t id, std::uint32_t events) {
   }
   if (!read_in(c)) return;
   process(c);
+
 }
 
 // Reads what the socket has. false: the connection was closed (and is gone).
 bool Loop::read_in(Conn& c) {
   const std::size_t cap = server_.options.limits.max_header_bytes + server_.options.limits.max_body_bytes + 64 * 1024;
-  for (;;) {
+  while (!c.read_closed) {
     if (c.in.size() >= cap) break;  // a flood of pipelined requests: read again once parsed
     int n;
     if (c.ssl) {
@@ -473,24 +474,23 @@ bool Loop::read_in(Conn& c) {
         const int err = SSL_get_error(c.ssl, n);
         c.tls_wants_write = err == SSL_ERROR_WANT_WRITE;
         if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) break;
-        c.peer_closed = true;  // close_notify, reset, or a failed handshake
+        // close_notify, a reset, or a failed handshake. Requests already read are still
+        // answered (a client may half-close after its request); a write to a dead peer fails
+        // and closes the connection then.
+        c.read_closed = true;
         break;
       }
     } else {
       n = static_cast<int>(::recv(c.fd, buf_, sizeof buf_, 0));
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) break;
       if (n <= 0) {
-        c.peer_closed = true;
+        c.read_closed = true;
         break;
       }
     }
     c.in.append(buf_, static_cast<std::size_t>(n));
     c.last_active = SteadyClock::now();
     if (!c.ssl && static_cast<std::size_t>(n) < sizeof buf_) break;  // drained
-  }
-  if (c.peer_closed && !c.busy) {
-    close_conn(c);
-    return false;
   }
   update_interest(c);
   return true;
@@ -542,21 +542,18 @@ bool Loop::flush_out(Conn& c) {
 
 void Loop::update_interest(Conn& c) {
   const std::size_t cap = server_.options.limits.max_header_bytes + server_.options.limits.max_body_bytes + 64 * 1024;
-  if (c.peer_closed) {
-    // Busy with an answer nobody will read: hear nothing more from this socket (a reset would
-    // otherwise report EPOLLHUP on every wait) until the answer comes back and closes it.
-    if (c.interest != 0) epoll_ctl(epfd_, EPOLL_CTL_DEL, c.fd, nullptr);
-    c.interest = 0;
-    return;
-  }
   std::uint32_t want = 0;
-  if (c.in.size() < cap) want |= EPOLLIN;
+  if ((!c.read_closed && c.in.size() < cap) || c.tls_wants_read) want |= EPOLLIN;
   if (c.out_off < c.out.size() || c.tls_wants_write) want |= EPOLLOUT;
   if (want == c.interest) return;
+  // With nothing to wait for (input closed, an answer still being made) the socket leaves the
+  // set: a reset would otherwise report EPOLLHUP on every wait until the answer is ready.
   epoll_event ev{};
-  ev.events = c.interest = want;
+  ev.events = want;
   ev.data.u64 = c.id;
-  epoll_ctl(epfd_, EPOLL_CTL_MOD, c.fd, &ev);
+  const int op = want == 0 ? EPOLL_CTL_DEL : c.interest == 0 ? EPOLL_CTL_ADD : EPOLL_CTL_MOD;
+  epoll_ctl(epfd_, op, c.fd, &ev);
+  c.interest = want;
 }
 
 // Parses and dispatches what has arrived, one request at a time per connection. false: closed.
@@ -567,7 +564,8 @@ bool Loop::process(Conn& c) {
     http::ParsedRequest pr;
     const http::ParseResult r = http::parse_request(c.in, server_.options.limits, pr);
     if (r.status == http::ParseStatus::kIncomplete) {
-      if (r.headers_complete && !c.continue_sent && pr.expect_continue) {
+      // HTTP/1.0 clients do not know 100 (RFC 9110 §10.1.1): they just send the body.
+      if (r.headers_complete && !c.continue_sent && pr.expect_continue && pr.version_minor == 1) {
         c.continue_sent = true;
         c.out.append("HTTP/1.1 100 Continue\r\n\r\n");
         return flush_out(c);
@@ -589,14 +587,16 @@ bool Loop::process(Conn& c) {
   }
   // Bytes OpenSSL decrypted but read_in left for later (the input was full) raise no epoll
   // event: read them now that there is room.
-  if (c.ssl && !c.busy && !c.close_after_write && c.out.empty() && !c.peer_closed &&
+  if (c.ssl && !c.busy && !c.close_after_write && c.out.empty() && !c.read_closed &&
       c.in.size() < cap && SSL_pending(c.ssl) > 0) {
     if (!read_in(c)) return false;
     continue;
   }
   break;
   }
-  if (c.peer_closed && !c.busy) {
+  // Input is over and every request read so far is answered (what is left is a partial
+  // request that will never complete): done.
+  if (c.read_closed && !c.busy && c.out_off >= c.out.size()) {
     close_conn(c);
     return false;
   }
@@ -686,10 +686,6 @@ void Loop::finish(const std::shared_ptr<Exchange>& ex) {
   if (it == conns_.end()) return;  // the connection was closed meanwhile
   Conn& c = *it->second;
   c.busy = false;
-  if (c.peer_closed) {
-    close_conn(c);
-    return;
-  }
   const Routes& routes = server_.routes;
   httplib::Response& res = ex->res;
   if (res.status == -1) res.status = 200;
@@ -705,15 +701,12 @@ void Loop::finish(const std::shared_ptr<Exchange>& ex) {
 }
 
 void Loop::close_conn(Conn& c) {
-  if (c.busy) {
-    // The exchange still comes back to finish(); it finds the connection gone.
-    c.peer_closed = true;
-  }
-  if (c.ssl && !c.peer_closed) {
+  // A busy connection's exchange still comes back to finish(), and finds the connection gone.
+  if (c.ssl && SSL_is_init_finished(c.ssl)) {
     ERR_clear_error();
     SSL_shutdown(c.ssl);  // best effort close_notify; never waits
   }
-  epoll_ctl(epfd_, EPOLL_CTL_DEL, c.fd, nullptr);
+  if (c.interest != 0) epoll_ctl(epfd_, EPOLL_CTL_DEL, c.fd, nullptr);
   conns_.erase(c.id);  // destroys c
 }
 

@@ -1,8 +1,9 @@
 #pragma once
 // Private: leadflow's HTTP/1.1 server (TLS or plain), event-driven.
 //
-// A few event loops (one per core by default), each with its own listening socket on the same
-// port (SO_REUSEPORT, so the kernel spreads connections), epoll, and non-blocking OpenSSL. A loop
+// A few event loops (one per core by default), each with its own epoll set, all waiting on one
+// listening socket (EPOLLEXCLUSIVE: one loop wakes per burst, and accepts a few connections at
+// a time so the others take the rest). Sockets are non-blocking, TLS is OpenSSL on them. A loop
 // reads, parses and routes requests itself. Handlers that never wait on I/O run right there
 // (Routes::post_inline: the lead post of an async campaign, whose answer comes from the queue's
 // writer once the lead is durable); every other handler runs on a pool of blocking threads. An
