@@ -52,6 +52,9 @@ struct ParseResult {
 /// in (so the caller can answer "Expect: 100-continue"); its body is not.
 ParseResult parse_request(std::string_view input, const ParseLimits& limits, ParsedRequest& request);
 
+/// The reason phrase of a status code (RFC 9110): "Content Too Large" for 413.
+std::string_view reason_phrase(int status);
+
 /// Percent-decodes `s` ("%2F" -> "/"); malformed escapes are kept as they are.
 std::string percent_decode(std::string_view s);
 

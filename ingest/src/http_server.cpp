@@ -74,36 +74,6 @@ std::string openssl_error() {
   return buf;
 }
 
-const char* reason_phrase(int status) {
-  switch (status) {
-    case 100: return "Continue";
-    case 200: return "OK";
-    case 201: return "Created";
-    case 202: return "Accepted";
-    case 204: return "No Content";
-    case 301: return "Moved Permanently";
-    case 304: return "Not Modified";
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 408: return "Request Timeout";
-    case 409: return "Conflict";
-    case 413: return "Content Too Large";
-    case 414: return "URI Too Long";
-    case 415: return "Unsupported Media Type";
-    case 422: return "Unprocessable Content";
-    case 429: return "Too Many Requests";
-    case 431: return "Request Header Fields Too Large";
-    case 500: return "Internal Server Error";
-    case 501: return "Not Implemented";
-    case 503: return "Service Unavailable";
-    case 505: return "HTTP Version Not Supported";
-    default: return status < 400 ? "OK" : status < 500 ? "Error" : "Server Error";
-  }
-}
-
 // "Sun, 22 Nov 2026 11:26:49 GMT", rebuilt once a second per thread.
 const std::string& http_date() {
   thread_local std::time_t cached_at = 0;
@@ -125,7 +95,7 @@ void serialize(std::string& out, const httplib::Response& res, bool head_only, b
   const bool bodiless = res.status < 200 || res.status == 204 || res.status == 304;
   out.reserve(out.size() + 256 + res.body.size());
   out.append("HTTP/1.1 ").append(std::to_string(res.status)).append(1, ' ');
-  out.append(reason_phrase(res.status)).append("\r\n");
+  out.append(http::reason_phrase(res.status)).append("\r\n");
   for (const auto& [name, value] : res.headers) {
     if (iequals(name, "Content-Length") ||
         iequals(name, "Connection"))
@@ -201,6 +171,8 @@ struct Conn {
   bool head_only = false;
   bool tls_wants_write = false;  // a read (handshake) needs the socket writable
   bool tls_wants_read = false;   // a write needs the socket readable
+  bool lingering = false;        // answered and half-closed: dropping input until the peer closes
+  std::size_t lingered = 0;      // bytes dropped so far
   SteadyClock::time_point last_active;
   std::string remote_addr;
   int remote_port = 0;
@@ -314,6 +286,8 @@ class Loop {
   void drain_ready();
   void update_interest(Conn& c);
   void close_conn(Conn& c);
+  void linger(Conn& c);
+  void drain_linger(Conn& c);
   void sweep(SteadyClock::time_point now);
   void begin_stop();
 
@@ -453,6 +427,10 @@ void Loop::on_event(std::uint64_t id, std::uint32_t events) {
   auto it = conns_.find(id);
   if (it == conns_.end()) return;
   Conn& c = *it->second;
+  if (c.lingering) {
+    drain_linger(c);
+    return;
+  }
   if ((events & EPOLLOUT) || c.tls_wants_read) {
     if (c.out_off < c.out.size() && !flush_out(c)) return;
   }
@@ -533,7 +511,7 @@ bool Loop::flush_out(Conn& c) {
   c.out.clear();
   c.out_off = 0;
   if (c.close_after_write && !c.busy) {
-    close_conn(c);
+    linger(c);
     return false;
   }
   update_interest(c);
@@ -702,7 +680,7 @@ void Loop::finish(const std::shared_ptr<Exchange>& ex) {
 
 void Loop::close_conn(Conn& c) {
   // A busy connection's exchange still comes back to finish(), and finds the connection gone.
-  if (c.ssl && SSL_is_init_finished(c.ssl)) {
+  if (c.ssl && !c.lingering && SSL_is_init_finished(c.ssl)) {
     ERR_clear_error();
     SSL_shutdown(c.ssl);  // best effort close_notify; never waits
   }
@@ -710,11 +688,51 @@ void Loop::close_conn(Conn& c) {
   conns_.erase(c.id);  // destroys c
 }
 
+// Closing a socket with unread input makes the kernel answer with a reset, and a reset can
+// destroy the answer still on its way to the client: a client still sending the body we refused
+// with 413 would see no answer at all. So: close_notify and FIN after the answer, then read and
+// drop what comes until the client closes too (at most 2 s or 1 MiB), then close.
+void Loop::linger(Conn& c) {
+  if (c.ssl && SSL_is_init_finished(c.ssl)) {
+    ERR_clear_error();
+    SSL_shutdown(c.ssl);
+  }
+  if (c.read_closed || ::shutdown(c.fd, SHUT_WR) != 0) {
+    close_conn(c);
+    return;
+  }
+  c.lingering = true;
+  c.last_active = SteadyClock::now();
+  c.in.clear();
+  c.in.shrink_to_fit();
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.u64 = c.id;
+  epoll_ctl(epfd_, c.interest == 0 ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, c.fd, &ev);
+  c.interest = EPOLLIN;
+  drain_linger(c);
+}
+
+void Loop::drain_linger(Conn& c) {
+  for (;;) {
+    const ssize_t n = ::recv(c.fd, buf_, sizeof buf_, 0);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
+    if (n <= 0) break;  // the client closed (or reset): done
+    c.lingered += static_cast<std::size_t>(n);
+    if (c.lingered > (1u << 20)) break;
+  }
+  close_conn(c);
+}
+
 void Loop::sweep(SteadyClock::time_point now) {
   const auto& o = server_.options;
   std::vector<Conn*> expired;
   for (auto& [id, cp] : conns_) {
     Conn& c = *cp;
+    if (c.lingering) {
+      if (now - c.last_active > std::chrono::seconds(2)) expired.push_back(&c);
+      continue;
+    }
     if (c.busy) continue;  // the handler's own deadlines bound it
     const auto quiet = now - c.last_active;
     const bool handshaking = c.ssl && !SSL_is_init_finished(c.ssl);

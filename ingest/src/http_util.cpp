@@ -1,5 +1,7 @@
 #include "http_util.hpp"
 
+#include "http_parser.hpp"
+
 #include <arpa/inet.h>
 
 #include <algorithm>
@@ -15,28 +17,7 @@ void send_json(httplib::Response& res, int status, const nlohmann::json& body,
   res.set_content(body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), content_type);
 }
 
-std::string_view status_title(int status) {
-  switch (status) {
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 409: return "Conflict";
-    case 408: return "Request Timeout";
-    case 413: return "Payload Too Large";
-    case 414: return "URI Too Long";
-    case 415: return "Unsupported Media Type";
-    case 422: return "Unprocessable Content";
-    case 429: return "Too Many Requests";
-    case 431: return "Request Header Fields Too Large";
-    case 500: return "Internal Server Error";
-    case 501: return "Not Implemented";
-    case 505: return "HTTP Version Not Supported";
-    case 503: return "Service Unavailable";
-    default: return status >= 500 ? "Server Error" : "Error";
-  }
-}
+std::string_view status_title(int status) { return reason_phrase(status); }
 
 void send_problem(httplib::Response& res, int status, std::string_view detail,
                   const FieldErrors& errors) {

@@ -1008,6 +1008,28 @@ TEST_P(HostileInput, ErrorAfterAPipelinedGoodRequest) {
   EXPECT_TRUE(serves_normally(server->port(), tls));
 }
 
+// A client that sends a body over the limit without waiting for an answer is still writing when
+// the 413 is sent: the server must read and drop the rest rather than close on unread input (the
+// kernel would answer that with a reset, which can destroy the 413 before the client reads it).
+TEST_P(HostileInput, AnOversizedBodySentAnywayStillGetsIts413) {
+  const bool tls = GetParam();
+  auto server = start_server(base_routes(), server_options(tls));
+  ASSERT_TRUE(server);
+  const std::string body(300 * 1024, 'x');
+  for (int i = 0; i < 10; ++i) {
+    RawClient c;
+    ASSERT_TRUE(c.connect(server->port(), tls)) << c.error();
+    ASSERT_TRUE(c.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(body.size()) +
+                       "\r\n\r\n" + body))
+        << c.error();
+    const RawResponse r = c.read_response();
+    ASSERT_TRUE(r.ok) << "try " << i << ": " << r.error;
+    EXPECT_EQ(r.status, 413);
+    EXPECT_EQ(c.wait_closed(3000ms), RawClient::Eof::kClosed);
+  }
+  EXPECT_TRUE(serves_normally(server->port(), tls));
+}
+
 INSTANTIATE_TEST_SUITE_P(Transports, HostileInput, ::testing::Values(true, false),
                          [](const auto& info) { return info.param ? "Tls" : "Plain"; });
 
