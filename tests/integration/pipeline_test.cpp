@@ -132,6 +132,39 @@ TEST_F(Pipeline, ASlowBuyerTimesOutAndTheOthersStillSell) {
   EXPECT_TRUE(saw_timeout);
 }
 
+// A post that gets no answer may have been taken: the buyer is asked again with the same
+// Idempotency-Key (and answers as it did the first time), and the next bidder is never offered
+// the lead meanwhile.
+TEST_F(Pipeline, APostWithoutAnAnswerIsAskedAgainNotOfferedToTheNextBidder) {
+  BuyerSimOptions o;
+  o.name = "late";
+  o.hang_ms = 1500;
+  o.threads = 8;
+  auto late = std::make_unique<BuyerSimulator>(o);
+  late->start();
+  auto next = start_buyer("next", 9.00);
+  // A fixed-price buyer is posted without a ping, so the one request that hangs is the post.
+  const std::string late_id = svc.add_buyer(
+      *late, "auto_insurance",
+      {{"delivery", {{"timeout_ms", 300}}}, {"pricing", {{"model", "fixed"}, {"price", 20.0}, {"min_bid", nullptr}}}});
+  svc.add_buyer(*next);
+  late->set_hang_next(1);
+  auto r = svc.post("/v1/leads", sample_lead(40), svc.operator_key());
+  ASSERT_EQ(r->status, 201) << r->body;
+  EXPECT_EQ(body_of(r)["distribution"]["buyer_id"], late_id);
+  EXPECT_EQ(body_of(r)["distribution"]["price"], 20.0);
+  EXPECT_EQ(next->stats().posts, 0u) << "the lead was offered to a second buyer";
+  EXPECT_EQ(late->stats().accepted, 1u);
+  EXPECT_GE(late->stats().duplicate_posts, 1u);  // the repeat got the first answer back
+  const json lead = body_of(svc.get("/v1/leads/" + std::string(body_of(r)["lead_id"]), svc.operator_key()))["data"];
+  std::vector<std::string> outcomes;
+  for (const auto& a : lead["attempts"])
+    if (a["kind"] == "post") outcomes.push_back(a["outcome"]);
+  ASSERT_GE(outcomes.size(), 2u);
+  EXPECT_EQ(outcomes.front(), "timeout");
+  EXPECT_EQ(outcomes.back(), "accepted");
+}
+
 TEST_F(Pipeline, AFailingBuyerIsPausedAndTheOthersKeepSelling) {
   auto broken = start_buyer("broken", 30.00), steady = start_buyer("steady", 8.00);
   const std::string broken_id = svc.add_buyer(*broken);

@@ -1,6 +1,8 @@
 #include "leadflow/workers/distributor.hpp"
 
 #include <algorithm>
+#include <stdexcept>
+#include <thread>
 
 #include "leadflow/ids.hpp"
 #include "leadflow/log.hpp"
@@ -152,8 +154,13 @@ Distribution Distributor::decide(const Lead& lead) {
     return nullptr;
   };
 
-  // `reserve`: take a cap slot with the intent (a new post); a recovered intent already holds one.
-  auto post_to = [&](const Buyer& b, const std::string& ping_id, Cents price, bool reserve) -> bool {
+  // What a post came to. kUnknown: no answer (a timeout, or a connection lost once the request may
+  // have been sent), so the buyer may have taken the lead; kNotPosted: no intent could be recorded.
+  enum class Posted { kAccepted, kDeclined, kUnknown, kNotPosted };
+
+  // One post. `reserve`: take a cap slot with the intent (a new post); a recovered intent
+  // already holds one.
+  auto post_once = [&](const Buyer& b, const std::string& ping_id, Cents price, bool reserve) -> Posted {
     std::vector<CapWindow> caps;
     if (reserve)
       for (const auto& c : cap_windows(b, clock_.now_ms() / 1000)) caps.push_back(c.window);
@@ -162,11 +169,11 @@ Distribution Distributor::decide(const Lead& lead) {
     if (intent == StoreStatus::kLimitReached) {
       d.attempts.push_back({b.id, AttemptKind::kPost, clock_.now_ms(), 0, AttemptOutcome::kSkipped,
                             price, 0, "cap reached"});
-      return false;
+      return Posted::kNotPosted;
     }
     // Decided elsewhere (kConflict), or the store cannot record the intent: posting without a
     // durable intent could sell the lead twice after a crash, so this buyer is not posted.
-    if (intent != StoreStatus::kOk) return false;
+    if (intent != StoreStatus::kOk) return Posted::kNotPosted;
     const std::int64_t started = clock_.now_ms();
     const HttpResponse r = http_.send(make_post_request(b, lead, ping_id, price)).get();
     metrics.observe_buyer(b.id, "post", r);
@@ -181,14 +188,36 @@ Distribution Distributor::decide(const Lead& lead) {
         a.outcome = AttemptOutcome::kRejected;
       a.reason = answer.reason;
     }
+    const bool unknown = !answer.accepted && (r.timed_out || r.status == 0);
     d.attempts.push_back(std::move(a));
-    if (!answer.accepted) return false;
+    if (unknown) return Posted::kUnknown;
+    if (!answer.accepted) return Posted::kDeclined;
     d.status = DeliveryStatus::kDelivered;
     d.buyer_id = b.id;
     d.price = price;
     d.payout = payout_for(lead, price);
     d.buyer_lead_id = answer.buyer_lead_id;
-    return true;
+    return Posted::kAccepted;
+  };
+
+  // A post, asked again with the same Idempotency-Key while its outcome is unknown. Moving down
+  // the ranking after a timeout could sell the lead twice: the buyer may have taken it and only
+  // its answer was late. A buyer that answers at all (taken, refused, an HTTP error) settles it.
+  // Still unknown at the auction deadline: the lead goes back to the queue (retry topic) with its
+  // post intent, so the next attempt asks this buyer first again; after the last attempt it is
+  // recorded as failed and dead-lettered for the operator to settle with the buyer.
+  auto post_to = [&](const Buyer& b, const std::string& ping_id, Cents price, bool reserve) -> bool {
+    Posted result = post_once(b, ping_id, price, reserve);
+    while (result == Posted::kUnknown && clock_.steady_now() + options_.post_retry_pause < deadline) {
+      std::this_thread::sleep_for(options_.post_retry_pause);
+      result = post_once(b, ping_id, price, false);  // the intent already holds the slot
+    }
+    if (result == Posted::kUnknown) {
+      metrics.post_outcome_unknown.Increment();
+      throw std::runtime_error("no answer from buyer " + b.id + " to the post of lead " + lead.id +
+                               "; it may have taken the lead, so no other buyer is offered it");
+    }
+    return result == Posted::kAccepted;
   };
 
   // 1. A redelivered lead whose post may have reached a buyer: ask that buyer again first, with

@@ -43,6 +43,10 @@ WorkerMetrics& worker_metrics() {
                      .Name("leadflow_worker_dead_lettered_total")
                      .Help("Leads recorded failed after their last attempt and copied to the dead-letter topic")
                      .Register(r);
+    auto& unknown = prometheus::BuildCounter()
+                        .Name("leadflow_worker_post_outcome_unknown_total")
+                        .Help("Auctions stopped because a buyer never answered a post (the lead goes to the retry topic, not to another buyer)")
+                        .Register(r);
     return WorkerMetrics{
         prometheus::BuildCounter()
             .Name("leadflow_leads_decided_total")
@@ -68,7 +72,8 @@ WorkerMetrics& worker_metrics() {
         revenue.Add({}),
         stale.Add({}),
         retried.Add({}),
-        dead.Add({})};
+        dead.Add({}),
+        unknown.Add({})};
   }();
   return m;
 }

@@ -53,6 +53,7 @@ class CampaignDirectory {
 struct DistributorOptions {
   std::chrono::milliseconds auction_timeout{10000};  // pings + posts, whole auction
   BuyerHealth::Options health;                        // when a failing buyer sits out
+  std::chrono::milliseconds post_retry_pause{200};    // between re-asks of a post that got no answer
 };
 
 /// What decides a pending lead: the Distributor in production; tests substitute their own.
@@ -63,8 +64,11 @@ class LeadDecider {
 };
 
 /// Decides one lead: intake dedupe, eligibility, concurrent pings, ranking, posts with fallback
-/// down the ranking, and the outcome with every attempt. Recovers a lead redelivered after a crash
-/// mid-post by re-posting to the buyer of the recorded post intent first (same Idempotency-Key).
+/// down the ranking when a buyer refuses, and the outcome with every attempt. A post that gets
+/// no answer is asked again (same Idempotency-Key) until the auction deadline, never passed on
+/// to the next bidder; still unanswered, decide() throws so the worker retries the lead later.
+/// Recovers a lead redelivered after a crash mid-post by re-posting to the buyer of the recorded
+/// post intent first.
 /// Thread-safe: many worker threads call decide() at once.
 class Distributor final : public LeadDecider {
  public:

@@ -26,6 +26,7 @@ struct WorkerMetrics {
   prometheus::Counter& stale_records;                         // leadflow_worker_stale_records_total
   prometheus::Counter& retried;                               // leadflow_worker_retried_total
   prometheus::Counter& dead_lettered;                         // leadflow_worker_dead_lettered_total
+  prometheus::Counter& post_outcome_unknown;                  // leadflow_worker_post_outcome_unknown_total
 
   void decided(DeliveryStatus s);
   void observe_buyer(const std::string& buyer_id, const char* kind, const HttpResponse& r);
