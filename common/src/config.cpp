@@ -18,7 +18,7 @@ const std::set<std::string, std::less<>>& known_settings() {
       "LEADFLOW_STORE", "LEADFLOW_QUEUE", "LEADFLOW_DATA_DIR", "LEADFLOW_LISTEN",
       "LEADFLOW_HTTP_LISTEN", "LEADFLOW_METRICS_LISTEN", "LEADFLOW_TLS_CERT", "LEADFLOW_TLS_KEY",
       "LEADFLOW_BOOTSTRAP_KEY", "LEADFLOW_ALLOW_PRIVATE_BUYERS", "LEADFLOW_TRUSTED_PROXIES",
-      "LEADFLOW_VERTICALS", "LEADFLOW_HTTP_THREADS", "LEADFLOW_HTTP_LOOPS", "LEADFLOW_WORKERS",
+      "LEADFLOW_VERTICALS", "LEADFLOW_HTTP_THREADS", "LEADFLOW_HTTP_LOOPS", "LEADFLOW_WORKER_NICE", "LEADFLOW_WORKERS",
       "LEADFLOW_WORKER_CONCURRENCY", "LEADFLOW_WAIT_MS", "LEADFLOW_MAX_WAIT_MS",
       "LEADFLOW_AUCTION_TIMEOUT_MS", "LEADFLOW_QUEUE_PARTITIONS", "LEADFLOW_MAX_BACKLOG",
       "LEADFLOW_IP_RATE_LIMIT", "LEADFLOW_LOG_LEVEL", "LEADFLOW_TOPIC_PREFIX",
@@ -170,6 +170,7 @@ std::optional<Config> load_config(const Getenv& getenv, const std::vector<std::s
   c.verticals_file = get("LEADFLOW_VERTICALS").value_or("");
   if (!int_setting("LEADFLOW_HTTP_THREADS", 4, 4096, c.http_threads)) return std::nullopt;
   if (!int_setting("LEADFLOW_HTTP_LOOPS", 0, 64, c.http_loops)) return std::nullopt;
+  if (!int_setting("LEADFLOW_WORKER_NICE", 0, 19, c.worker_nice)) return std::nullopt;
   if (!int_setting("LEADFLOW_WORKERS", 0, 64, c.workers)) return std::nullopt;
   if (!int_setting("LEADFLOW_WORKER_CONCURRENCY", 1, 10000, c.worker_concurrency)) return std::nullopt;
   if (!int_setting("LEADFLOW_WAIT_MS", 0, 600000, c.wait_ms)) return std::nullopt;

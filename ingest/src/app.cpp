@@ -1,5 +1,9 @@
 #include "leadflow/ingest/app.hpp"
 
+#include <sys/resource.h>
+
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -114,8 +118,16 @@ bool App::start(std::string& error) {
     m.results = std::make_unique<ResultsListener>(std::move(tail), m.waiters);
   } else {
     m.publisher = std::make_unique<LocalOutcomePublisher>(m.waiters);
-    m.workers = std::make_unique<WorkerPool>(c, *m.store, *m.queue, m.verticals, *m.publisher, m.clock);
-    m.workers->start(c.workers);
+    // The auctions run at a lower CPU priority than the front: when the cores are saturated,
+    // sellers are acknowledged promptly and the auctions catch up from the durable queue. A
+    // thread's nice value is inherited by the threads it starts, so every worker thread (the
+    // consumers, the auction pool, the HTTP client's loop) is made from one lowered thread.
+    std::thread([&] {
+      if (c.worker_nice > 0 && setpriority(PRIO_PROCESS, 0, c.worker_nice) != 0)
+        log(LogLevel::kWarn, "worker_nice_failed", {{"nice", c.worker_nice}, {"error", std::strerror(errno)}});
+      m.workers = std::make_unique<WorkerPool>(c, *m.store, *m.queue, m.verticals, *m.publisher, m.clock);
+      m.workers->start(c.workers);
+    }).join();
   }
 
   if (c.scale_out())

@@ -1,6 +1,9 @@
 // The whole pipeline in one process over real HTTPS on loopback: post a lead, see it sold.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "leadflow/lead_codec.hpp"
@@ -163,6 +166,29 @@ TEST_F(Pipeline, APostWithoutAnAnswerIsAskedAgainNotOfferedToTheNextBidder) {
   ASSERT_GE(outcomes.size(), 2u);
   EXPECT_EQ(outcomes.front(), "timeout");
   EXPECT_EQ(outcomes.back(), "accepted");
+}
+
+// The in-process workers run niced (LEADFLOW_WORKER_NICE, 10 by default) and the front does
+// not: with the cores saturated, acknowledging posts comes before auctions.
+TEST_F(Pipeline, WorkerThreadsRunAtALowerCpuPriorityThanTheFront) {
+  int niced = 0, normal = 0;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream in(task.path() / "stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // Fields after the command (which may hold spaces) start after the last ')'; nice is the
+    // 19th field of the file, the 17th after it.
+    std::istringstream rest(stat.substr(stat.rfind(')') + 2));
+    std::string field;
+    for (int i = 0; i < 17 && rest >> field; ++i) {
+    }
+    (std::stoi(field) == 10 ? niced : normal)++;
+  }
+  EXPECT_GE(niced, 3) << "the consumer, auction and HTTP-client threads";
+  EXPECT_GE(normal, 3) << "the test, the event loops and the queue writer";
+  auto buyer = start_buyer("acme", 12.00);
+  svc.add_buyer(*buyer);
+  auto r = svc.post("/v1/leads", sample_lead(41), svc.operator_key());
+  EXPECT_EQ(r->status, 201) << r->body;  // the niced workers still decide leads
 }
 
 TEST_F(Pipeline, AFailingBuyerIsPausedAndTheOthersKeepSelling) {
