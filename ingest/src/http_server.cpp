@@ -222,7 +222,8 @@ struct HttpServer::Impl final : ExchangeHost {
 /// One event loop: a thread, an epoll set, and the connections it accepted.
 class Loop {
  public:
-  Loop(HttpServer::Impl& server, int index) : server_(server), index_(index) {}
+  Loop(HttpServer::Impl& server, int index, std::size_t max_connections)
+      : server_(server), index_(index), max_connections_(max_connections) {}
   ~Loop() {
     if (epfd_ >= 0) ::close(epfd_);
     if (wakefd_ >= 0) ::close(wakefd_);
@@ -304,6 +305,7 @@ class Loop {
   std::mutex inbox_mu_;
   std::vector<std::shared_ptr<Exchange>> inbox_;
   bool listening_ = true;
+  std::size_t max_connections_ = 0;  // this loop's share of HttpServerOptions::max_connections
   std::optional<SteadyClock::time_point> accept_paused_until_;
   char buf_[kReadChunk];
 };
@@ -392,6 +394,16 @@ void Loop::accept_some() {
           log(LogLevel::kWarn, "accept_failed", {{"error", std::strerror(errno)}, {"server", server_.options.name}});
       }
       return;  // EAGAIN: another loop took it, or none left
+    }
+    if (conns_.size() >= max_connections_) {
+      // Full: each connection holds buffers and TLS state, so a flood of idle ones must not
+      // grow without bound. Closing at once tells the client to come back (or go elsewhere).
+      ::close(fd);
+      static std::atomic<std::int64_t> last_logged{0};
+      const std::int64_t now_s = std::time(nullptr);
+      if (last_logged.exchange(now_s) != now_s)
+        log(LogLevel::kWarn, "connections_full", {{"server", server_.options.name}, {"open", conns_.size()}});
+      continue;
     }
     const int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -510,6 +522,7 @@ bool Loop::flush_out(Conn& c) {
   }
   c.out.clear();
   c.out_off = 0;
+  if (c.out.capacity() > kReadChunk * 4) c.out.shrink_to_fit();
   if (c.close_after_write && !c.busy) {
     linger(c);
     return false;
@@ -560,6 +573,8 @@ bool Loop::process(Conn& c) {
       c.in.clear();
     else
       c.in.erase(0, r.consumed);
+    // A large body leaves a large buffer behind; an idle keep-alive connection should not keep it.
+    if (c.in.capacity() > kReadChunk * 4 && c.in.size() < kReadChunk) c.in.shrink_to_fit();
     c.continue_sent = false;
     dispatch(c, std::move(pr));
   }
@@ -814,7 +829,7 @@ bool HttpServer::start(std::string& error) {
   int loops = m.options.loops > 0 ? m.options.loops : static_cast<int>(std::thread::hardware_concurrency());
   loops = std::clamp(loops, 1, kMaxLoops);
   for (int i = 0; i < loops; ++i) {
-    auto loop = std::make_unique<Loop>(m, i);
+    auto loop = std::make_unique<Loop>(m, i, std::max<std::size_t>(1, m.options.max_connections / loops));
     if (!loop->open(error)) return false;
     m.loops.push_back(std::move(loop));
   }

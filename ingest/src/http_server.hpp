@@ -31,6 +31,7 @@ struct HttpServerOptions {
   http::ParseLimits limits;
   std::chrono::milliseconds idle_timeout{10'000};  // keep-alive connection with no request
   std::chrono::milliseconds io_timeout{10'000};    // handshake, a request arriving, an answer leaving
+  std::size_t max_connections = 10'000;            // open at once; beyond, new ones are closed
   std::string name = "http";                       // for logs
 };
 

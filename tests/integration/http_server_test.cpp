@@ -1360,6 +1360,27 @@ TEST(HttpServer, Http10ExpectContinueIsIgnored) {
   EXPECT_EQ(r.body, "post:abc");
 }
 
+// Connections beyond the limit are closed at once; one slot freed, the next client is served.
+TEST(HttpServer, ConnectionsBeyondTheLimitAreClosedAtOnce) {
+  HttpServerOptions o = server_options(false);
+  o.loops = 1;
+  o.max_connections = 4;
+  auto server = start_server(base_routes(), o);
+  ASSERT_TRUE(server);
+  std::vector<std::unique_ptr<RawClient>> held;
+  for (int i = 0; i < 4; ++i) {
+    held.push_back(std::make_unique<RawClient>());
+    ASSERT_TRUE(held.back()->connect(server->port(), false)) << held.back()->error();
+    ASSERT_TRUE(held.back()->send(get_request("/hello")));
+    ASSERT_TRUE(held.back()->read_response().ok);  // accepted and served: it holds a slot
+  }
+  RawClient extra;
+  ASSERT_TRUE(extra.connect(server->port(), false)) << extra.error();  // the kernel accepts it
+  EXPECT_EQ(extra.wait_closed(2000ms), RawClient::Eof::kClosed);
+  held.front().reset();
+  EXPECT_TRUE(eventually([&] { return static_cast<bool>(serves_normally(server->port(), false)); }, 3000ms));
+}
+
 // A client may send its request and then close its sending side: the request is still answered
 // (then the connection ends), over either transport.
 class HalfClose : public ::testing::TestWithParam<bool> {};
