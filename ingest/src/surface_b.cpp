@@ -1,8 +1,11 @@
 // Surface B: campaign-key lead posting under /api/v1, and the legacy form POST /{key}.
+#include <atomic>
+
 #include "context.hpp"
 #include "http_util.hpp"
 #include "leadflow/ids.hpp"
 #include "leadflow/log.hpp"
+#include "leadflow/metrics.hpp"
 #include "leadflow/validation.hpp"
 
 namespace leadflow {
@@ -209,6 +212,27 @@ void post_campaign_lead(IngestContext& ctx, const Request& req, Response& res,
   answer_accepted(res, in.lead.id, accept_lead(ctx, in.lead, in.wait_ms));
 }
 
+// Counts an invalid post for the campaign's stats on the blocking pool. A flood of invalid posts
+// arrives faster than the store takes single counts: beyond 1,000 counts waiting, they are
+// dropped (the stats undercount, the answers stay right) rather than queued without bound.
+void count_invalid_later(IngestContext& ctx, Exchange& ex, std::string campaign_id, std::int64_t at_ms) {
+  static std::atomic<int> waiting{0};
+  static prometheus::Counter& dropped = prometheus::BuildCounter()
+                                            .Name("leadflow_invalid_counts_dropped_total")
+                                            .Help("Invalid posts left out of campaign stats because too many counts were waiting")
+                                            .Register(*metrics_registry())
+                                            .Add({});
+  if (waiting.fetch_add(1) >= 1000) {
+    waiting.fetch_sub(1);
+    dropped.Increment();
+    return;
+  }
+  ex.run_detached([&ctx, id = std::move(campaign_id), at_ms] {
+    ctx.store.count_invalid(id, at_ms);
+    waiting.fetch_sub(1);
+  });
+}
+
 // On the event loop: the checks run here when they need no I/O, and an async campaign's lead is
 // answered by the queue's writer once durable. Anything that must wait moves to the pool.
 void post_campaign_lead_inline(IngestContext& ctx, const std::shared_ptr<Exchange>& ex,
@@ -221,11 +245,7 @@ void post_campaign_lead_inline(IngestContext& ctx, const std::shared_ptr<Exchang
       });
       return;
     case Intake::kAnswered:
-      if (!in.invalid_campaign.empty()) {
-        ex->run_detached([&ctx, id = std::move(in.invalid_campaign), at = in.invalid_at_ms] {
-          ctx.store.count_invalid(id, at);
-        });
-      }
+      if (!in.invalid_campaign.empty()) count_invalid_later(ctx, *ex, std::move(in.invalid_campaign), in.invalid_at_ms);
       ex->done();
       return;
     case Intake::kAccept:
