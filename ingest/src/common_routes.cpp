@@ -3,6 +3,7 @@
 #include <unordered_map>
 
 #include "context.hpp"
+#include "http_parser.hpp"
 #include "http_util.hpp"
 #include "leadflow/crypto.hpp"
 #include "leadflow/ids.hpp"
@@ -144,7 +145,7 @@ void install_common_handlers(Routes& routes, IngestContext&) {
       case 414: http::send_problem(res, 414, "the request target is too long"); break;
       case 431: http::send_problem(res, 431, detail.empty() ? "the request's header section is too large" : detail); break;
       case 400: http::send_problem(res, 400, detail.empty() ? "the request could not be read" : detail); break;
-      default: http::send_problem(res, res.status, detail.empty() ? http::status_title(res.status) : detail); break;
+      default: http::send_problem(res, res.status, detail.empty() ? http::reason_phrase(res.status) : detail); break;
     }
   };
   routes.on_exception = [](httplib::Response& res, const std::string&) {

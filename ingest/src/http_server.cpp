@@ -223,7 +223,10 @@ struct HttpServer::Impl final : ExchangeHost {
 class Loop {
  public:
   Loop(HttpServer::Impl& server, int index, std::size_t max_connections)
-      : server_(server), index_(index), max_connections_(max_connections) {}
+      : server_(server),
+        index_(index),
+        input_cap_(server.options.limits.max_header_bytes + server.options.limits.max_body_bytes + 64 * 1024),
+        max_connections_(max_connections) {}
   ~Loop() {
     if (epfd_ >= 0) ::close(epfd_);
     if (wakefd_ >= 0) ::close(wakefd_);
@@ -294,6 +297,9 @@ class Loop {
 
   HttpServer::Impl& server_;
   const int index_;
+  // Received bytes a connection may hold unparsed (a request of the largest size, and room for
+  // pipelined ones); beyond it reading pauses until the front is parsed.
+  const std::size_t input_cap_;
   int epfd_ = -1;
   int wakefd_ = -1;
   std::thread thread_;
@@ -453,9 +459,8 @@ void Loop::on_event(std::uint64_t id, std::uint32_t events) {
 
 // Reads what the socket has. false: the connection was closed (and is gone).
 bool Loop::read_in(Conn& c) {
-  const std::size_t cap = server_.options.limits.max_header_bytes + server_.options.limits.max_body_bytes + 64 * 1024;
   while (!c.read_closed) {
-    if (c.in.size() >= cap) break;  // a flood of pipelined requests: read again once parsed
+    if (c.in.size() >= input_cap_) break;  // a flood of pipelined requests: read again once parsed
     int n;
     if (c.ssl) {
       ERR_clear_error();
@@ -532,9 +537,8 @@ bool Loop::flush_out(Conn& c) {
 }
 
 void Loop::update_interest(Conn& c) {
-  const std::size_t cap = server_.options.limits.max_header_bytes + server_.options.limits.max_body_bytes + 64 * 1024;
   std::uint32_t want = 0;
-  if ((!c.read_closed && c.in.size() < cap) || c.tls_wants_read) want |= EPOLLIN;
+  if ((!c.read_closed && c.in.size() < input_cap_) || c.tls_wants_read) want |= EPOLLIN;
   if (c.out_off < c.out.size() || c.tls_wants_write) want |= EPOLLOUT;
   if (want == c.interest) return;
   // With nothing to wait for (input closed, an answer still being made) the socket leaves the
@@ -549,7 +553,6 @@ void Loop::update_interest(Conn& c) {
 
 // Parses and dispatches what has arrived, one request at a time per connection. false: closed.
 bool Loop::process(Conn& c) {
-  const std::size_t cap = server_.options.limits.max_header_bytes + server_.options.limits.max_body_bytes + 64 * 1024;
   for (;;) {
   while (!c.busy && !c.close_after_write && c.out.empty() && !c.in.empty()) {
     http::ParsedRequest pr;
@@ -581,7 +584,7 @@ bool Loop::process(Conn& c) {
   // Bytes OpenSSL decrypted but read_in left for later (the input was full) raise no epoll
   // event: read them now that there is room.
   if (c.ssl && !c.busy && !c.close_after_write && c.out.empty() && !c.read_closed &&
-      c.in.size() < cap && SSL_pending(c.ssl) > 0) {
+      c.in.size() < input_cap_ && SSL_pending(c.ssl) > 0) {
     if (!read_in(c)) return false;
     continue;
   }
@@ -599,14 +602,9 @@ bool Loop::process(Conn& c) {
 
 void Loop::answer_error(Conn& c, int status, const std::string& detail) {
   auto ex = std::make_shared<Exchange>(server_, c.id);
-  ex->req.method = "";
-  ex->req.path = "";
   ex->res.status = status;
+  ex->res.reason = detail;  // Routes::on_error puts what the parser found in the problem body
   if (server_.routes.before) server_.routes.before(ex->req, ex->res);
-  if (server_.routes.on_error) {
-    // The problem body says what the parser found.
-    ex->res.reason = detail;
-  }
   c.busy = true;
   c.close_after_write = true;
   c.keep_alive = false;

@@ -17,12 +17,10 @@ void send_json(httplib::Response& res, int status, const nlohmann::json& body,
   res.set_content(body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), content_type);
 }
 
-std::string_view status_title(int status) { return reason_phrase(status); }
-
 void send_problem(httplib::Response& res, int status, std::string_view detail,
                   const FieldErrors& errors) {
   nlohmann::json body = {{"type", "about:blank"},
-                         {"title", status_title(status)},
+                         {"title", reason_phrase(status)},
                          {"status", status},
                          {"detail", detail},
                          {"success", false}};

@@ -18,7 +18,6 @@ void send_json(httplib::Response& res, int status, const nlohmann::json& body,
 /// RFC 9457 problem+json with success:false, and `errors` when there are field errors.
 void send_problem(httplib::Response& res, int status, std::string_view detail,
                   const FieldErrors& errors = {});
-std::string_view status_title(int status);
 
 /// Adds X-RateLimit-* (and Retry-After on a refusal).
 void set_rate_headers(httplib::Response& res, const RateDecision& d);
