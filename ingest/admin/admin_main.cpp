@@ -10,14 +10,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "leadflow/accounts.hpp"
-#include "leadflow/buyer.hpp"
-#include "leadflow/clock.hpp"
-#include "leadflow/config.hpp"
-#include "leadflow/ids.hpp"
-#include "leadflow/ingest/management.hpp"
-#include "leadflow/store.hpp"
-#include "leadflow/verticals.hpp"
+#include "leadflow/domain/accounts.hpp"
+#include "leadflow/domain/buyer.hpp"
+#include "leadflow/base/clock.hpp"
+#include "leadflow/base/config.hpp"
+#include "leadflow/base/ids.hpp"
+#include "leadflow/management/management.hpp"
+#include "leadflow/store/store.hpp"
+#include "leadflow/domain/verticals.hpp"
 
 namespace {
 

@@ -19,7 +19,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "leadflow/buyer_sim.hpp"
+#include "leadflow/sim/buyer_sim.hpp"
 
 namespace leadflow {
 namespace {

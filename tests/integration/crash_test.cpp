@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "child_process.hpp"
-#include "leadflow/accounts.hpp"
+#include "leadflow/domain/accounts.hpp"
 #include "service_fixture.hpp"
 
 namespace leadflow::testing {

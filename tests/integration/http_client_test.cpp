@@ -18,8 +18,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "leadflow/buyer_sim.hpp"
-#include "leadflow/http_client.hpp"
+#include "leadflow/sim/buyer_sim.hpp"
+#include "leadflow/delivery/http_client.hpp"
 
 namespace leadflow {
 namespace {

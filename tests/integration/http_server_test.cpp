@@ -37,8 +37,8 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
-#include "http_server.hpp"
-#include "tls_cert.hpp"
+#include "leadflow/http/server.hpp"
+#include "leadflow/http/tls_cert.hpp"
 
 namespace leadflow {
 namespace {

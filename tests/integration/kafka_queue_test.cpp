@@ -19,8 +19,8 @@
 #include "child_process.hpp"
 // The adapter's header is private to common/ and integration tests do not have common/src on
 // their include path.
-#include "kafka_queue.hpp"
-#include "leadflow/log.hpp"
+#include "leadflow/queue/kafka_queue.hpp"
+#include "leadflow/base/log.hpp"
 
 namespace leadflow {
 namespace {

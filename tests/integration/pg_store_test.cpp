@@ -29,7 +29,7 @@
 #include <thread>
 #include <vector>
 
-#include "leadflow/store.hpp"
+#include "leadflow/store/store.hpp"
 #include "store_contract.hpp"
 
 namespace leadflow::contract {

@@ -6,7 +6,7 @@
 #include <sstream>
 #include <thread>
 
-#include "leadflow/lead_codec.hpp"
+#include "leadflow/domain/lead_codec.hpp"
 #include "service_fixture.hpp"
 
 namespace leadflow::testing {

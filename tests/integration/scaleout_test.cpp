@@ -20,9 +20,9 @@
 #include <nlohmann/json.hpp>
 
 #include "child_process.hpp"
-#include "leadflow/accounts.hpp"
-#include "leadflow/ids.hpp"
-#include "leadflow/store.hpp"
+#include "leadflow/domain/accounts.hpp"
+#include "leadflow/base/ids.hpp"
+#include "leadflow/store/store.hpp"
 #include "service_fixture.hpp"
 
 namespace leadflow::testing {

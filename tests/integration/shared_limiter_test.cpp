@@ -6,9 +6,9 @@
 #include <memory>
 #include <string>
 
-#include "leadflow/clock.hpp"
-#include "leadflow/rate_limiter.hpp"
-#include "leadflow/store.hpp"
+#include "leadflow/base/clock.hpp"
+#include "leadflow/limits/rate_limiter.hpp"
+#include "leadflow/store/store.hpp"
 #include "service_fixture.hpp"
 
 namespace leadflow::testing {

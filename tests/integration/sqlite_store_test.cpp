@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "leadflow/store.hpp"
+#include "leadflow/store/store.hpp"
 #include "store_contract.hpp"
 
 namespace leadflow::contract {

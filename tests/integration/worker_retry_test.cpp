@@ -9,14 +9,14 @@
 #include <stdexcept>
 #include <thread>
 
-#include "leadflow/embedded_queue.hpp"
-#include "leadflow/ids.hpp"
-#include "leadflow/lead_codec.hpp"
-#include "leadflow/metrics.hpp"
-#include "leadflow/outcome.hpp"
-#include "leadflow/store.hpp"
-#include "leadflow/workers/distributor.hpp"
-#include "leadflow/workers/worker.hpp"
+#include "leadflow/queue/embedded_queue.hpp"
+#include "leadflow/base/ids.hpp"
+#include "leadflow/domain/lead_codec.hpp"
+#include "leadflow/base/metrics.hpp"
+#include "leadflow/outcomes/outcomes.hpp"
+#include "leadflow/store/store.hpp"
+#include "leadflow/auction/distributor.hpp"
+#include "leadflow/runtime/worker.hpp"
 #include "service_fixture.hpp"
 
 namespace leadflow::testing {

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "leadflow/accounts.hpp"
+#include "leadflow/domain/accounts.hpp"
 
 namespace leadflow::testing {
 

@@ -8,9 +8,9 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
-#include "leadflow/buyer_sim.hpp"
-#include "leadflow/config.hpp"
-#include "leadflow/ingest/app.hpp"
+#include "leadflow/sim/buyer_sim.hpp"
+#include "leadflow/base/config.hpp"
+#include "leadflow/ingest_app/ingest_app.hpp"
 
 namespace leadflow::testing {
 

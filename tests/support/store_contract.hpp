@@ -33,10 +33,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "leadflow/buyer.hpp"
-#include "leadflow/ids.hpp"
-#include "leadflow/lead.hpp"
-#include "leadflow/store.hpp"
+#include "leadflow/domain/buyer.hpp"
+#include "leadflow/base/ids.hpp"
+#include "leadflow/domain/lead.hpp"
+#include "leadflow/store/store.hpp"
 
 namespace leadflow::contract {
 

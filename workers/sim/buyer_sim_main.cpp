@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "leadflow/buyer_sim.hpp"
+#include "leadflow/sim/buyer_sim.hpp"
 
 namespace {
 

@@ -1,0 +1,35 @@
+#include "leadflow/base/crypto.hpp"
+
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
+#include <openssl/sha.h>
+
+#include <stdexcept>
+
+namespace leadflow {
+
+std::string sha256_hex(std::string_view data) {
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(), digest);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out(2 * SHA256_DIGEST_LENGTH, '0');
+  for (int i = 0; i < SHA256_DIGEST_LENGTH; ++i) {
+    out[2 * i] = kHex[digest[i] >> 4];
+    out[2 * i + 1] = kHex[digest[i] & 15];
+  }
+  return out;
+}
+
+bool constant_time_equal(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  return CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
+}
+
+std::string random_bytes(std::size_t n) {
+  std::string out(n, '\0');
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(out.data()), static_cast<int>(n)) != 1)
+    throw std::runtime_error("the system random generator failed");
+  return out;
+}
+
+}  // namespace leadflow

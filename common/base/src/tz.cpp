@@ -1,0 +1,619 @@
+#include "leadflow/base/tz.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "leadflow/base/log.hpp"
+#include "leadflow/base/time_format.hpp"
+
+// IANA time zones read from TZif files (RFC 8536, RFC 9636) by hand: libstdc++ 12 has no
+// std::chrono::tzdb, and setenv("TZ") + localtime_r is process-wide state, unsafe with workers.
+//
+// What a loaded TimeZone holds:
+// - transitions_/offsets_: the file's transitions, then the footer's DST rule unrolled up to
+//   kUnrollUntilYear, so the usual lookup is a single binary search. Debian may ship "slim" files
+//   whose transitions stop in 2007 (New York): without the footer they would freeze DST forever.
+// - posix_tail_: the footer, kept only when it has DST rules, evaluated (parsed again, it is a few
+//   dozen bytes) for instants after the last entry of transitions_, or for every instant when the
+//   file has no transitions at all (RFC 8536 §3.2). A footer without DST ("IST-5:30") only
+//   repeats the last transition's offset, so it is dropped (for a file without transitions it
+//   becomes initial_offset_).
+//
+// Zone files are looked up under $TZDIR when it is set (as glibc and tzcode do; the tests point it
+// at generated files), else /usr/share/zoneinfo.
+
+namespace leadflow {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::int64_t kSecondsPerDay = 86'400;
+// 400 Gregorian years are exactly 146097 days, a whole number of weeks: the calendar, weekdays
+// included, repeats, and so does any POSIX TZ rule.
+constexpr std::int64_t kSecondsPer400Years = 146'097 * kSecondsPerDay;
+constexpr int kUnrollUntilYear = 2200;
+constexpr int kUnrollFromYear = 1900;
+constexpr std::size_t kMaxNameLength = 255;
+constexpr std::size_t kMaxFileBytes = 1 << 20;  // real TZif files are under 4 KiB
+constexpr std::size_t kMaxCachedZones = 1024;   // tzdata has about 600 names
+// RFC 8536 §3.2: utoff must be in [-89999, 93599] (just over +-25 hours).
+constexpr int kMinUtoff = -89'999;
+constexpr int kMaxUtoff = 93'599;
+// The civil arithmetic uses int years: instants are clamped to about +-1 million years.
+constexpr std::int64_t kMaxAbsInstant = 31'556'952LL * 1'000'000;
+constexpr const char* kDefaultZoneDir = "/usr/share/zoneinfo";
+
+std::int64_t floor_div(std::int64_t a, std::int64_t b) {
+  std::int64_t q = a / b;
+  if (a % b != 0 && (a < 0) != (b < 0)) --q;
+  return q;
+}
+
+std::int64_t clamp_instant(std::int64_t unix_s) {
+  return std::clamp(unix_s, -kMaxAbsInstant, kMaxAbsInstant);
+}
+
+bool is_leap(int y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
+
+unsigned days_in_month(int y, unsigned m) {
+  static constexpr unsigned kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  return m == 2 && is_leap(y) ? 29 : kDays[m - 1];
+}
+
+// 0 = Sunday .. 6 = Saturday; 1970-01-01 was a Thursday.
+int weekday_from_days(std::int64_t days) { return static_cast<int>((days % 7 + 11) % 7); }
+
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_alpha(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); }
+
+// ---------------------------------------------------------------------------------------------
+// POSIX TZ strings (the TZif footer), with the RFC 8536 §3.3.1 extension: rule times from -167 to
+// 167 hours. "EST5EDT,M3.2.0,M11.1.0", "<+0330>-3:30", "<-02>2<-01>,M3.5.0/-1,M10.5.0/0".
+
+/// One "date[/time]" of a rule: when a change happens, in the local time in force before it.
+struct RuleDate {
+  enum class Kind { kJulian, kZeroBased, kMonthWeekDay };  // "Jn", "n", "Mm.w.d"
+  Kind kind = Kind::kMonthWeekDay;
+  int day = 0;    // Jn: 1..365, February 29 never counted; n: 0..365; Mm.w.d: weekday 0..6
+  int month = 0;  // Mm.w.d only
+  int week = 0;   // Mm.w.d only; 5 = the last such weekday of the month
+  int time = 2 * 3600;
+};
+
+struct PosixTz {
+  int std_offset = 0;  // seconds east of UTC (the string itself counts west)
+  bool has_dst = false;
+  int dst_offset = 0;
+  RuleDate start, end;  // DST starts, DST ends
+};
+
+class PosixTzParser {
+ public:
+  explicit PosixTzParser(std::string_view s) : s_(s) {}
+
+  std::optional<PosixTz> parse() {
+    PosixTz tz;
+    if (!name()) return std::nullopt;
+    const auto std_west = duration(24);
+    if (!std_west) return std::nullopt;
+    tz.std_offset = -*std_west;
+    if (done()) return tz;
+    if (!name()) return std::nullopt;
+    tz.has_dst = true;
+    tz.dst_offset = tz.std_offset + 3600;
+    if (!done() && peek() != ',') {
+      const auto dst_west = duration(24);
+      if (!dst_west) return std::nullopt;
+      tz.dst_offset = -*dst_west;
+    }
+    if (done()) {
+      // No rule: POSIX leaves it to the implementation; glibc and tzcode use the US rules.
+      tz.start = {RuleDate::Kind::kMonthWeekDay, 0, 3, 2, 2 * 3600};
+      tz.end = {RuleDate::Kind::kMonthWeekDay, 0, 11, 1, 2 * 3600};
+      return tz;
+    }
+    if (!eat(',') || !rule_date(tz.start) || !eat(',') || !rule_date(tz.end) || !done())
+      return std::nullopt;
+    return tz;
+  }
+
+ private:
+  bool done() const { return i_ == s_.size(); }
+  char peek() const { return done() ? '\0' : s_[i_]; }
+  bool eat(char c) {
+    if (peek() != c) return false;
+    ++i_;
+    return true;
+  }
+
+  // "EST" (three or more letters) or "<+0330>" (three or more of [A-Za-z0-9+-]).
+  bool name() {
+    const bool quoted = eat('<');
+    const std::size_t begin = i_;
+    while (!done() &&
+           (is_alpha(s_[i_]) || (quoted && (is_digit(s_[i_]) || s_[i_] == '+' || s_[i_] == '-'))))
+      ++i_;
+    if (i_ - begin < 3) return false;
+    return !quoted || eat('>');
+  }
+
+  std::optional<int> number(int max_digits, int max_value) {
+    const std::size_t begin = i_;
+    int value = 0;
+    while (!done() && is_digit(s_[i_]) && i_ - begin < static_cast<std::size_t>(max_digits))
+      value = value * 10 + (s_[i_++] - '0');
+    if (i_ == begin || value > max_value) return std::nullopt;
+    return value;
+  }
+
+  // [+-]hh[:mm[:ss]] in seconds.
+  std::optional<int> duration(int max_hours) {
+    int sign = 1;
+    if (eat('-'))
+      sign = -1;
+    else
+      eat('+');
+    const auto hours = number(3, max_hours);
+    if (!hours) return std::nullopt;
+    int seconds = *hours * 3600;
+    if (eat(':')) {
+      const auto minutes = number(2, 59);
+      if (!minutes) return std::nullopt;
+      seconds += *minutes * 60;
+      if (eat(':')) {
+        const auto secs = number(2, 59);
+        if (!secs) return std::nullopt;
+        seconds += *secs;
+      }
+    }
+    return sign * seconds;
+  }
+
+  bool rule_date(RuleDate& out) {
+    if (eat('J')) {
+      const auto n = number(3, 365);
+      if (!n || *n < 1) return false;
+      out.kind = RuleDate::Kind::kJulian;
+      out.day = *n;
+    } else if (eat('M')) {
+      const auto m = number(2, 12);
+      if (!m || *m < 1 || !eat('.')) return false;
+      const auto w = number(1, 5);
+      if (!w || *w < 1 || !eat('.')) return false;
+      const auto d = number(1, 6);
+      if (!d) return false;
+      out.kind = RuleDate::Kind::kMonthWeekDay;
+      out.month = *m;
+      out.week = *w;
+      out.day = *d;
+    } else {
+      const auto n = number(3, 365);
+      if (!n) return false;
+      out.kind = RuleDate::Kind::kZeroBased;
+      out.day = *n;
+    }
+    if (eat('/')) {
+      const auto t = duration(167);
+      if (!t) return false;
+      out.time = *t;
+    }
+    return true;
+  }
+
+  std::string_view s_;
+  std::size_t i_ = 0;
+};
+
+// Days since 1970-01-01 of the rule's date in `year`.
+std::int64_t rule_day(const RuleDate& r, int year) {
+  const std::int64_t jan1 = days_from_civil(year, 1, 1);
+  switch (r.kind) {
+    case RuleDate::Kind::kJulian:
+      return jan1 + r.day - 1 + (is_leap(year) && r.day >= 60 ? 1 : 0);
+    case RuleDate::Kind::kZeroBased:
+      return jan1 + r.day;
+    case RuleDate::Kind::kMonthWeekDay: {
+      const std::int64_t first = days_from_civil(year, static_cast<unsigned>(r.month), 1);
+      std::int64_t day = first + (r.day - weekday_from_days(first) + 7) % 7 + (r.week - 1) * 7LL;
+      const std::int64_t next_month = first + days_in_month(year, static_cast<unsigned>(r.month));
+      while (day >= next_month) day -= 7;  // week 5: the last one
+      return day;
+    }
+  }
+  return jan1;
+}
+
+/// A change of offset produced by a rule: from `at` on, `offset` is in force.
+struct RuleEvent {
+  std::int64_t at;
+  int offset;
+};
+
+// The rule's two changes of `year`, DST start first. Each time is local time before the change.
+std::array<RuleEvent, 2> rule_events(const PosixTz& tz, int year) {
+  return {RuleEvent{rule_day(tz.start, year) * kSecondsPerDay + tz.start.time - tz.std_offset,
+                    tz.dst_offset},
+          RuleEvent{rule_day(tz.end, year) * kSecondsPerDay + tz.end.time - tz.dst_offset,
+                    tz.std_offset}};
+}
+
+// Rule events of years [first, last], ascending. A stable sort keeps rule order on ties, so a rule
+// with DST all year ("EST5EDT,0/0,J365/25": DST ends exactly when next year's starts) stays DST.
+std::vector<RuleEvent> rule_events(const PosixTz& tz, int first, int last) {
+  std::vector<RuleEvent> events;
+  for (int year = first; year <= last; ++year)
+    for (const RuleEvent& e : rule_events(tz, year)) events.push_back(e);
+  std::stable_sort(events.begin(), events.end(),
+                   [](const RuleEvent& a, const RuleEvent& b) { return a.at < b.at; });
+  return events;
+}
+
+int posix_offset_at(const PosixTz& tz, std::int64_t unix_s) {
+  if (!tz.has_dst) return tz.std_offset;
+  // Into 1970..2369: the answer only depends on the position in the 400-year cycle.
+  std::int64_t t = unix_s % kSecondsPer400Years;
+  if (t < 0) t += kSecondsPer400Years;
+  const int year = civil_from_days(t / kSecondsPerDay).year;
+  // A year's changes lie within a week or so of its own dates (rule times reach +-167 h), so the
+  // last change at or before t is among those of the years year-2 .. year+1, and year-2's are all
+  // before t.
+  int offset = tz.std_offset;
+  for (const RuleEvent& e : rule_events(tz, year - 2, year + 1))
+    if (e.at <= t) offset = e.offset;
+  return offset;
+}
+
+// ---------------------------------------------------------------------------------------------
+// TZif
+
+bool valid_zone_name(std::string_view name) {
+  if (name.empty() || name.size() > kMaxNameLength || name.front() == '/' ||
+      name.find("..") != std::string_view::npos)
+    return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return is_alpha(c) || is_digit(c) || c == '_' || c == '+' || c == '-' || c == '/';
+  });
+}
+
+std::optional<std::string> read_zone_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::string data;
+  char buf[4096];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    data.append(buf, static_cast<std::size_t>(in.gcount()));
+    if (data.size() > kMaxFileBytes) return std::nullopt;
+  }
+  if (in.bad()) return std::nullopt;  // a directory ("America") ends here
+  return data;
+}
+
+/// Big-endian reads over the file; every read is bounds-checked by the caller through has().
+class ByteReader {
+ public:
+  explicit ByteReader(std::string_view data) : data_(data) {}
+  bool has(std::uint64_t n) const { return data_.size() - pos_ >= n; }
+  std::size_t pos() const { return pos_; }
+  void skip(std::size_t n) { pos_ += n; }
+  std::uint8_t u8() { return static_cast<std::uint8_t>(data_[pos_++]); }
+  std::uint32_t u32() {
+    std::uint32_t v = 0;
+    for (int i = 0; i < 4; ++i) v = (v << 8) | u8();
+    return v;
+  }
+  std::int64_t i64() {
+    std::uint64_t v = 0;
+    for (int i = 0; i < 8; ++i) v = (v << 8) | u8();
+    return static_cast<std::int64_t>(v);
+  }
+  std::int32_t i32() { return static_cast<std::int32_t>(u32()); }
+  std::string_view rest() const { return data_.substr(pos_); }
+
+ private:
+  std::string_view data_;
+  std::size_t pos_ = 0;
+};
+
+struct TzifHeader {
+  char version;  // '\0' for version 1, else '2', '3', '4'...
+  std::uint32_t isutcnt, isstdcnt, leapcnt, timecnt, typecnt, charcnt;
+
+  // Size of the data block that follows, with 4-byte (v1) or 8-byte (v2+) times.
+  std::uint64_t block_size(std::uint64_t time_size) const {
+    return std::uint64_t{timecnt} * (time_size + 1) + std::uint64_t{typecnt} * 6 + charcnt +
+           std::uint64_t{leapcnt} * (time_size + 4) + isstdcnt + isutcnt;
+  }
+};
+
+std::optional<TzifHeader> read_header(ByteReader& r) {
+  if (!r.has(44) || r.rest().substr(0, 4) != "TZif") return std::nullopt;
+  r.skip(4);
+  TzifHeader h{};
+  h.version = static_cast<char>(r.u8());
+  if (h.version != '\0' && h.version < '2') return std::nullopt;
+  r.skip(15);
+  h.isutcnt = r.u32();
+  h.isstdcnt = r.u32();
+  h.leapcnt = r.u32();
+  h.timecnt = r.u32();
+  h.typecnt = r.u32();
+  h.charcnt = r.u32();
+  // RFC 8536 §3.1. Leap-second files ("right/...") count time in TAI-like seconds, not Unix
+  // seconds: refused rather than misread.
+  if (h.typecnt == 0 || h.typecnt > 256 || h.charcnt == 0 || h.leapcnt != 0 ||
+      (h.isutcnt != 0 && h.isutcnt != h.typecnt) || (h.isstdcnt != 0 && h.isstdcnt != h.typecnt))
+    return std::nullopt;
+  return h;
+}
+
+}  // namespace
+
+/// Builds TimeZone objects from TZif bytes or nothing (UTC); the only writer of their fields.
+struct TzParser {
+  static std::shared_ptr<const TimeZone> utc(std::string_view name) {
+    auto zone = std::make_shared<TimeZone>();
+    zone->name_ = std::string(name);
+    return zone;
+  }
+
+  static std::shared_ptr<const TimeZone> parse(std::string_view name, std::string_view data) {
+    ByteReader r(data);
+    auto header = read_header(r);
+    if (!header) return nullptr;
+    std::uint64_t time_size = 4;
+    if (header->version != '\0') {
+      // Version 2+: skip the 32-bit block, read the second header and the 64-bit block.
+      if (!r.has(header->block_size(4))) return nullptr;
+      r.skip(static_cast<std::size_t>(header->block_size(4)));
+      header = read_header(r);
+      if (!header || header->version == '\0') return nullptr;
+      time_size = 8;
+    }
+    const TzifHeader& h = *header;
+    if (!r.has(h.block_size(time_size))) return nullptr;
+
+    auto zone = std::make_shared<TimeZone>();
+    zone->name_ = std::string(name);
+    zone->transitions_.reserve(h.timecnt);
+    for (std::uint32_t i = 0; i < h.timecnt; ++i) {
+      const std::int64_t at = time_size == 8 ? r.i64() : r.i32();
+      if (!zone->transitions_.empty() && at <= zone->transitions_.back()) return nullptr;
+      zone->transitions_.push_back(at);
+    }
+    std::vector<std::uint8_t> type_of(h.timecnt);
+    for (auto& t : type_of) {
+      t = r.u8();
+      if (t >= h.typecnt) return nullptr;
+    }
+    std::vector<int> utoffs(h.typecnt);
+    for (int& utoff : utoffs) {
+      utoff = r.i32();
+      r.skip(1);  // isdst: we only need offsets
+      const std::uint8_t desigidx = r.u8();
+      if (utoff < kMinUtoff || utoff > kMaxUtoff || desigidx >= h.charcnt) return nullptr;
+    }
+    r.skip(h.charcnt + h.isstdcnt + h.isutcnt);  // no leap records: refused in read_header
+
+    zone->offsets_.reserve(h.timecnt);
+    for (std::uint8_t t : type_of) zone->offsets_.push_back(utoffs[t]);
+    zone->initial_offset_ = utoffs[0];  // RFC 8536 §3.2: time type 0 before the first transition
+
+    if (time_size == 8) {
+      // Footer: "\n" TZ-string "\n"; an empty string means no rule beyond the last transition.
+      const std::string_view rest = r.rest();
+      const std::size_t close = rest.find('\n', 1);
+      if (rest.empty() || rest[0] != '\n' || close == std::string_view::npos) return nullptr;
+      zone->posix_tail_ = std::string(rest.substr(1, close - 1));
+    }
+    if (!zone->posix_tail_.empty() && !apply_footer(*zone)) return nullptr;
+    return zone;
+  }
+
+ private:
+  static bool apply_footer(TimeZone& zone) {
+    const auto rule = PosixTzParser(zone.posix_tail_).parse();
+    if (!rule) return false;
+    auto& transitions = zone.transitions_;
+    auto& offsets = zone.offsets_;
+    // After the last transition its offset stays until the footer's next change, as tzcode's
+    // localtime.c does. That only matters when a file contradicts its own footer, as Ojinaga's
+    // does when an older zic writes it "slim": CST from 2022-10-30, while "CST6CDT,M3.2.0,M11.1.0"
+    // alone would say CDT until 2022-11-06. CST is what the clocks there showed.
+    if (!rule->has_dst) {
+      if (transitions.empty()) zone.initial_offset_ = rule->std_offset;
+      zone.posix_tail_.clear();
+      return true;
+    }
+    // With no transitions the footer governs every instant; offset_at evaluates it directly.
+    if (transitions.empty()) return true;
+    const std::int64_t last = transitions.back();
+    const std::int64_t until = days_from_civil(kUnrollUntilYear, 1, 1) * kSecondsPerDay;
+    // Files ending outside these years (none in tzdata) get the footer evaluated directly.
+    if (last < days_from_civil(kUnrollFromYear, 1, 1) * kSecondsPerDay || last >= until)
+      return true;
+    const int last_year = civil_from_days(floor_div(last, kSecondsPerDay)).year;
+    // Years around the ends too: a change can fall up to a week into the neighbouring year.
+    const std::size_t from_file = transitions.size();
+    for (const RuleEvent& e : rule_events(*rule, last_year - 1, kUnrollUntilYear + 1)) {
+      if (e.at <= last || e.at >= until) continue;
+      if (transitions.size() > from_file && transitions.back() == e.at) {
+        transitions.pop_back();  // two changes at one instant: the later in rule order wins
+        offsets.pop_back();
+      }
+      if (offsets.back() == e.offset) continue;
+      transitions.push_back(e.at);
+      offsets.push_back(e.offset);
+    }
+    return true;
+  }
+};
+
+namespace {
+
+// The instant, at or before `limit`, when the zone's clock last read `wall` (local seconds counted
+// as if local time were UTC). If the clock jumped over `wall` — New York has no 02:30 on
+// 2026-03-08, Santiago no midnight on 2026-09-06 — the instant of that jump, when the first local
+// time after `wall` began. Callers pass a `wall` at or before the local time at `limit`.
+std::int64_t utc_of_wall(const TimeZone& tz, std::int64_t wall, std::int64_t limit) {
+  std::array<int, 4> tried{};
+  std::size_t n_tried = 0;
+  int offset = tz.offset_at(limit);
+  while (n_tried < tried.size()) {
+    tried[n_tried++] = offset;
+    const std::int64_t u = wall - offset;
+    const int actual = tz.offset_at(u);
+    if (actual == offset && u <= limit) return u;
+    if (std::find(tried.begin(), tried.begin() + n_tried, actual) != tried.begin() + n_tried)
+      break;  // back to an offset already tried: `wall` is in a gap
+    offset = actual;
+  }
+  // Gap: the first instant whose local time is at or after `wall`. With the offsets on both sides
+  // of the jump, wall - larger maps before `wall` and wall - smaller after it; fall back to the
+  // widest possible bracket if a zone manages something stranger.
+  const auto local_at = [&](std::int64_t s) { return s + tz.offset_at(s); };
+  const auto [lo_off, hi_off] = std::minmax_element(tried.begin(), tried.begin() + n_tried);
+  std::int64_t lo = wall - *hi_off;
+  std::int64_t hi = std::min(limit, wall - *lo_off);
+  if (!(local_at(lo) < wall && local_at(hi) >= wall)) {
+    lo = wall - kMaxUtoff - 1;
+    hi = limit;
+  }
+  while (hi - lo > 1) {  // local_at(lo) < wall <= local_at(hi)
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    (local_at(mid) < wall ? lo : hi) = mid;
+  }
+  return hi;
+}
+
+std::optional<int> parse_hhmm(const json& v, bool is_end) {
+  if (!v.is_string()) return std::nullopt;
+  return parse_schedule_time(v.get_ref<const std::string&>(), is_end);
+}
+
+}  // namespace
+
+std::shared_ptr<const TimeZone> TimeZone::load(std::string_view name) {
+  if (!valid_zone_name(name)) return nullptr;
+  if (name == "UTC" || name == "Etc/UTC") return TzParser::utc(name);
+  const char* dir = std::getenv("TZDIR");
+  const std::string path =
+      std::string(dir != nullptr && *dir != '\0' ? dir : kDefaultZoneDir) + "/" + std::string(name);
+  const auto data = read_zone_file(path);
+  // No such zone, or a directory ("America") or other non-zone file: an ordinary answer.
+  if (!data || !data->starts_with("TZif")) return nullptr;
+  auto zone = TzParser::parse(name, *data);
+  if (!zone) log(LogLevel::kWarn, "tz_file_invalid", {{"zone", std::string(name)}});
+  return zone;
+}
+
+std::shared_ptr<const TimeZone> TimeZone::cached(std::string_view name) {
+  struct Cache {
+    std::mutex mutex;
+    std::map<std::string, std::shared_ptr<const TimeZone>, std::less<>> zones;
+  };
+  static Cache* const cache = new Cache;  // never destroyed: workers may still ask during exit
+  {
+    std::lock_guard lock(cache->mutex);
+    if (auto it = cache->zones.find(name); it != cache->zones.end()) return it->second;
+  }
+  auto zone = load(name);  // outside the lock, so a file read never stalls other lookups
+  std::lock_guard lock(cache->mutex);
+  if (cache->zones.size() >= kMaxCachedZones)
+    std::erase_if(cache->zones, [](const auto& entry) { return entry.second == nullptr; });
+  if (cache->zones.size() >= kMaxCachedZones) return zone;  // more real zones than tzdata has
+  return cache->zones.try_emplace(std::string(name), std::move(zone)).first->second;
+}
+
+int TimeZone::offset_at(std::int64_t unix_s) const {
+  const auto footer = [&] {
+    const auto rule = PosixTzParser(posix_tail_).parse();  // validated by load()
+    return rule ? posix_offset_at(*rule, unix_s) : initial_offset_;
+  };
+  if (transitions_.empty()) return posix_tail_.empty() ? initial_offset_ : footer();
+  if (unix_s < transitions_.front()) return initial_offset_;
+  if (unix_s > transitions_.back() && !posix_tail_.empty()) return footer();
+  const auto it = std::upper_bound(transitions_.begin(), transitions_.end(), unix_s);
+  return offsets_[static_cast<std::size_t>(it - transitions_.begin()) - 1];
+}
+
+TimeZone::LocalTime TimeZone::local(std::int64_t unix_s) const {
+  unix_s = clamp_instant(unix_s);
+  const std::int64_t wall = unix_s + offset_at(unix_s);
+  const std::int64_t days = floor_div(wall, kSecondsPerDay);
+  const CivilDate date = civil_from_days(days);
+  return {date.year, static_cast<int>(date.month), static_cast<int>(date.day),
+          weekday_from_days(days), static_cast<int>((wall - days * kSecondsPerDay) / 60)};
+}
+
+std::int64_t TimeZone::start_of_hour(std::int64_t unix_s) const {
+  unix_s = clamp_instant(unix_s);
+  const std::int64_t wall = unix_s + offset_at(unix_s);
+  return utc_of_wall(*this, floor_div(wall, 3600) * 3600, unix_s);
+}
+
+std::int64_t TimeZone::start_of_day(std::int64_t unix_s) const {
+  unix_s = clamp_instant(unix_s);
+  const std::int64_t wall = unix_s + offset_at(unix_s);
+  return utc_of_wall(*this, floor_div(wall, kSecondsPerDay) * kSecondsPerDay, unix_s);
+}
+
+std::int64_t TimeZone::start_of_week(std::int64_t unix_s) const {
+  unix_s = clamp_instant(unix_s);
+  const std::int64_t days = floor_div(unix_s + offset_at(unix_s), kSecondsPerDay);
+  const int since_monday = (weekday_from_days(days) + 6) % 7;
+  return utc_of_wall(*this, (days - since_monday) * kSecondsPerDay, unix_s);
+}
+
+std::int64_t TimeZone::start_of_month(std::int64_t unix_s) const {
+  unix_s = clamp_instant(unix_s);
+  const CivilDate date = civil_from_days(floor_div(unix_s + offset_at(unix_s), kSecondsPerDay));
+  return utc_of_wall(*this, days_from_civil(date.year, date.month, 1) * kSecondsPerDay, unix_s);
+}
+
+std::optional<int> parse_schedule_time(std::string_view s, bool is_end) {
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  if (s.size() != 5 || !digit(s[0]) || !digit(s[1]) || s[2] != ':' || !digit(s[3]) || !digit(s[4]))
+    return std::nullopt;
+  const int h = (s[0] - '0') * 10 + (s[1] - '0');
+  const int m = (s[3] - '0') * 10 + (s[4] - '0');
+  if (m > 59) return std::nullopt;
+  if (h == 24 && m == 0 && is_end) return 24 * 60;
+  if (h > 23) return std::nullopt;
+  return h * 60 + m;
+}
+
+bool schedule_open(const json& schedule, std::int64_t unix_s) {
+  if (!schedule.is_object()) return true;
+  const auto hours = schedule.find("hours");
+  if (hours == schedule.end() || hours->is_null() || (hours->is_object() && hours->empty()))
+    return true;
+  if (!hours->is_object()) return false;  // malformed: the validator never lets this through
+  // Hours without a zone mean nothing; like an unknown zone, closed (the validator requires one).
+  const auto zone_name = schedule.find("timezone");
+  if (zone_name == schedule.end() || !zone_name->is_string()) return false;
+  const auto zone = TimeZone::cached(zone_name->get_ref<const std::string&>());
+  if (!zone) return false;
+
+  static constexpr const char* kDayKeys[] = {"sun", "mon", "tue", "wed", "thu", "fri", "sat"};
+  const TimeZone::LocalTime now = zone->local(unix_s);
+  const auto ranges = hours->find(kDayKeys[now.weekday]);
+  if (ranges == hours->end() || !ranges->is_array()) return false;
+  for (const json& range : *ranges) {
+    if (!range.is_array() || range.size() != 2) continue;
+    const auto start = parse_hhmm(range[0], false);
+    const auto end = parse_hhmm(range[1], true);
+    if (start && end && *start <= now.minute_of_day && now.minute_of_day < *end) return true;
+  }
+  return false;
+}
+
+}  // namespace leadflow

@@ -1,0 +1,86 @@
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "leadflow/base/money.hpp"
+
+namespace leadflow {
+
+/// A seller: posts leads through API keys (Surface A) and campaigns (Surface B).
+struct Seller {
+  std::string id;
+  std::string name;
+  bool active = true;
+  std::int64_t created_at_ms = 0;
+};
+
+/// A seller's posting channel on Surface B. The campaign key is shown once at creation and
+/// stored only as its SHA-256.
+struct Campaign {
+  std::string id;
+  std::string seller_id;
+  std::string name;
+  std::string vertical;
+  bool active = true;
+  bool async_mode = false;  // mode "async": always 202
+  int sync_timeout_ms = 3000;
+  int rate_limit_per_minute = 600;
+  bool payout_fixed = false;        // payout model: revshare (percent of price) or fixed
+  std::int64_t payout_value = 0;    // revshare: basis points (7000 = 70%); fixed: cents
+  std::string key_hash;             // hex SHA-256 of the campaign key
+  std::string key_hint;             // first characters of the key, for people
+  std::int64_t created_at_ms = 0;
+};
+
+/// What an API key may do.
+enum Scope : std::uint32_t {
+  kScopeLeadsWrite = 1u << 0,
+  kScopeLeadsRead = 1u << 1,
+  kScopeBuyersRead = 1u << 2,
+  kScopeBuyersWrite = 1u << 3,
+  kScopeReportsRead = 1u << 4,
+  kScopeAdmin = 1u << 5,
+  kScopeAll = 0x3f,
+};
+std::optional<Scope> parse_scope(std::string_view s);
+std::string scopes_to_string(std::uint32_t scopes);  // "leads:write leads:read"
+
+enum class Plan { kStandard, kEnterprise };
+std::string_view to_string(Plan p);
+std::optional<Plan> parse_plan(std::string_view s);
+struct PlanLimits {
+  int per_minute;
+  int per_day;
+};
+PlanLimits limits_of(Plan p);
+
+/// A Surface A key. `seller_id` empty means the operator's account.
+struct ApiKey {
+  std::string id;
+  std::string seller_id;
+  std::string name;
+  Plan plan = Plan::kStandard;
+  std::uint32_t scopes = 0;
+  std::string key_hash;  // hex SHA-256 of the key
+  std::string key_hint;  // "lfk_Ab12…"
+  std::int64_t created_at_ms = 0;
+  std::int64_t revoked_at_ms = 0;  // 0: live
+
+  bool is_operator() const { return seller_id.empty(); }
+  bool has(Scope s) const { return (scopes & s) != 0; }
+};
+
+/// Fresh secrets: "lfk_" + 43 base62 characters (256 bits) for API keys, "lfc_" + the same for
+/// campaign keys.
+std::string new_api_key_secret();
+std::string new_campaign_key_secret();
+
+nlohmann::json seller_to_json(const Seller& s);
+nlohmann::json campaign_to_json(const Campaign& c);
+nlohmann::json api_key_to_json(const ApiKey& k);  // masked: never the secret
+
+}  // namespace leadflow

@@ -1,0 +1,80 @@
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "leadflow/domain/field_error.hpp"
+#include "leadflow/base/money.hpp"
+
+struct sockaddr;
+
+namespace leadflow {
+
+enum class DeliveryMode { kPingPost, kDirectPost };
+enum class PricingModel { kFixed, kBid };
+
+struct CustomRule {
+  enum class Op { kEq, kNe, kIn, kNin, kGt, kGte, kLt, kLte, kExists };
+  std::string field;
+  Op op = Op::kEq;
+  nlohmann::json value;
+};
+
+/// A buyer's configuration (SPEC §2 "Buyers"). Plain data; validated by buyer_from_json.
+struct Buyer {
+  std::string id;
+  std::string name;
+  bool active = true;
+  std::vector<std::string> verticals;
+
+  DeliveryMode mode = DeliveryMode::kPingPost;
+  std::string ping_url;
+  std::string post_url;
+  int timeout_ms = 1000;
+  std::vector<std::pair<std::string, std::string>> headers;
+  nlohmann::json mapping;  // null when the default protocol is used
+
+  PricingModel pricing = PricingModel::kBid;
+  Cents price = 0;    // fixed price
+  Cents min_bid = 0;  // bids below are ignored
+
+  std::vector<std::string> states;
+  std::vector<std::string> exclude_states;
+  std::vector<std::string> zip_prefixes;
+  std::vector<std::string> sources;
+  std::vector<CustomRule> custom_rules;
+
+  nlohmann::json schedule;  // {"timezone": "...", "hours": {...}} or null (always open)
+  nlohmann::json caps;      // {"hourly":n, "daily":n, ...} or null
+
+  int priority = 0;  // higher wins ties
+  int weight = 1;    // rotation weight inside a priority
+  int duplicate_lookback_days = 30;
+  double max_return_rate = 0;  // 0: returns not limited
+
+  std::int64_t created_at_ms = 0;
+  std::int64_t updated_at_ms = 0;
+};
+
+/// Builds a buyer from a request body. With `base` (PUT), fields the body does not name keep the
+/// base's value. Every offending field is appended to `errors` with its JSON path; the result is
+/// meaningful only when `errors` stayed empty. `allow_private_urls` lifts the loopback/private
+/// address refusal (LEADFLOW_ALLOW_PRIVATE_BUYERS).
+Buyer buyer_from_json(const nlohmann::json& body, const Buyer* base, bool allow_private_urls,
+                      FieldErrors& errors);
+
+/// The API view. With `mask_secrets`, header values of Authorization-like headers read back masked.
+nlohmann::json buyer_to_json(const Buyer& b, bool mask_secrets);
+
+/// True when the URL is http(s) and its host resolves only to public addresses.
+bool is_public_http_url(const std::string& url, std::string* why);
+
+/// "" for a public address, else what it is ("loopback", "private", "link-local", ...). Used when
+/// saving a buyer and again on every outbound connection (a name may resolve differently later).
+const char* non_public_address_kind(const ::sockaddr* address);
+
+}  // namespace leadflow

@@ -1,0 +1,103 @@
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "leadflow/base/money.hpp"
+
+namespace leadflow {
+
+/// The whole set of delivery states (SPEC §2). pending -> delivered | unsold | duplicate |
+/// rejected | failed; delivered -> returned. `accepted` is true exactly when delivered.
+enum class DeliveryStatus { kPending, kDelivered, kUnsold, kDuplicate, kRejected, kFailed, kReturned };
+
+std::string_view to_string(DeliveryStatus s);
+std::optional<DeliveryStatus> parse_delivery_status(std::string_view s);
+inline bool is_final(DeliveryStatus s) { return s != DeliveryStatus::kPending; }
+
+/// A custom field value: the seed allows numbers or strings only.
+using CustomValue = std::variant<std::string, double>;
+using CustomFields = std::vector<std::pair<std::string, CustomValue>>;
+
+/// Where a lead came in.
+enum class Surface { kApi, kCampaign };
+
+/// A validated, normalised lead. Owned by value; carries no behaviour.
+struct Lead {
+  std::string id;           // ld_...
+  std::string seller_id;    // sl_... ("" for the operator's own keys)
+  std::string campaign_id;  // cp_... (Surface B only)
+  std::string api_key_id;   // key_... (Surface A only)
+  Surface surface = Surface::kApi;
+
+  std::string first_name;
+  std::string last_name;
+  std::string email;     // lower-cased
+  std::string phone;     // E.164, "+15551234567"
+  std::string zip_code;  // five digits
+  std::string zip4;      // four digits or ""
+  std::string state;     // two-letter USPS code derived from the ZIP, or ""
+  std::string vertical;
+  std::string source;
+  std::string landing_page;
+  std::string ip_address;
+  std::string user_agent;
+  std::string trustedform_cert_url;
+  std::string jornaya_leadid;
+  std::optional<bool> tcpa_consent;
+  std::string tcpa_consent_text;
+  CustomFields custom_fields;
+
+  std::int64_t received_at_ms = 0;
+  int sync_wait_ms = 0;  // how long the seller's request waits for the outcome (0: async)
+};
+
+enum class AttemptKind { kPing, kPost };
+enum class AttemptOutcome { kBid, kNoBid, kAccepted, kRejected, kTimeout, kError, kSkipped };
+std::string_view to_string(AttemptKind k);
+std::string_view to_string(AttemptOutcome o);
+std::optional<AttemptKind> parse_attempt_kind(std::string_view s);
+std::optional<AttemptOutcome> parse_attempt_outcome(std::string_view s);
+
+/// One ping or post to one buyer.
+struct Attempt {
+  std::string buyer_id;
+  AttemptKind kind = AttemptKind::kPing;
+  std::int64_t started_at_ms = 0;
+  std::int32_t duration_ms = 0;
+  AttemptOutcome outcome = AttemptOutcome::kNoBid;
+  std::optional<Cents> bid;
+  int http_status = 0;
+  std::string reason;
+};
+
+/// Why a buyer took no part in a lead's auction.
+struct Ineligibility {
+  std::string buyer_id;
+  std::string reason;  // "vertical", "paused", "filter:states", "schedule", "cap:daily", "duplicate", ...
+};
+
+/// A lead's outcome, written once by the worker that decided it.
+struct Distribution {
+  DeliveryStatus status = DeliveryStatus::kPending;
+  std::string buyer_id;       // "" unless delivered
+  Cents price = 0;            // what the buyer paid
+  Cents payout = 0;           // what the seller earns
+  std::string buyer_lead_id;  // the buyer's reference, if it gave one
+  std::string reason;         // for unsold/rejected/failed/duplicate: a short cause
+  std::int64_t decided_at_ms = 0;
+  std::vector<Attempt> attempts;
+  std::vector<Ineligibility> ineligible;
+};
+
+/// A lead as stored, with its distribution (pending until decided).
+struct LeadRecord {
+  Lead lead;
+  Distribution distribution;
+};
+
+}  // namespace leadflow

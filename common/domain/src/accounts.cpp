@@ -1,0 +1,111 @@
+#include "leadflow/domain/accounts.hpp"
+
+#include <array>
+
+#include <nlohmann/json.hpp>
+
+#include "leadflow/base/crypto.hpp"
+#include "leadflow/base/time_format.hpp"
+
+namespace leadflow {
+namespace {
+
+constexpr std::array<std::pair<std::string_view, Scope>, 6> kScopes = {{
+    {"leads:write", kScopeLeadsWrite},
+    {"leads:read", kScopeLeadsRead},
+    {"buyers:read", kScopeBuyersRead},
+    {"buyers:write", kScopeBuyersWrite},
+    {"reports:read", kScopeReportsRead},
+    {"admin", kScopeAdmin},
+}};
+
+// 43 base62 characters carry 256 bits. Rejection sampling keeps every character uniform.
+std::string base62_secret(std::string_view prefix) {
+  static constexpr char kAlphabet[] =
+      "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+  std::string out(prefix);
+  while (out.size() < prefix.size() + 43) {
+    for (unsigned char c : random_bytes(64)) {
+      if (c >= 248) continue;  // 248 = 4 * 62: keeps c % 62 unbiased
+      out.push_back(kAlphabet[c % 62]);
+      if (out.size() == prefix.size() + 43) break;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<Scope> parse_scope(std::string_view s) {
+  for (const auto& [name, scope] : kScopes)
+    if (name == s) return scope;
+  return std::nullopt;
+}
+
+std::string scopes_to_string(std::uint32_t scopes) {
+  std::string out;
+  for (const auto& [name, scope] : kScopes) {
+    if ((scopes & scope) == 0) continue;
+    if (!out.empty()) out += ' ';
+    out += name;
+  }
+  return out;
+}
+
+std::string_view to_string(Plan p) { return p == Plan::kEnterprise ? "enterprise" : "standard"; }
+
+std::optional<Plan> parse_plan(std::string_view s) {
+  if (s == "standard") return Plan::kStandard;
+  if (s == "enterprise") return Plan::kEnterprise;
+  return std::nullopt;
+}
+
+PlanLimits limits_of(Plan p) {
+  return p == Plan::kEnterprise ? PlanLimits{1000, 100'000} : PlanLimits{100, 10'000};
+}
+
+std::string new_api_key_secret() { return base62_secret("lfk_"); }
+std::string new_campaign_key_secret() { return base62_secret("lfc_"); }
+
+nlohmann::json seller_to_json(const Seller& s) {
+  return {{"seller_id", s.id},
+          {"name", s.name},
+          {"status", s.active ? "active" : "paused"},
+          {"created_at", format_rfc3339_ms(s.created_at_ms)}};
+}
+
+nlohmann::json campaign_to_json(const Campaign& c) {
+  nlohmann::json payout = {{"model", c.payout_fixed ? "fixed" : "revshare"}};
+  if (c.payout_fixed)
+    payout["value"] = cents_to_decimal(c.payout_value);
+  else
+    payout["value"] = static_cast<double>(c.payout_value) / 100.0;  // percent
+  return {{"campaign_id", c.id},
+          {"seller_id", c.seller_id},
+          {"name", c.name},
+          {"vertical", c.vertical},
+          {"status", c.active ? "active" : "paused"},
+          {"mode", c.async_mode ? "async" : "sync"},
+          {"sync_timeout_ms", c.sync_timeout_ms},
+          {"rate_limit_per_minute", c.rate_limit_per_minute},
+          {"payout", payout},
+          {"campaign_key_hint", c.key_hint},
+          {"created_at", format_rfc3339_ms(c.created_at_ms)}};
+}
+
+nlohmann::json api_key_to_json(const ApiKey& k) {
+  nlohmann::json scopes = nlohmann::json::array();
+  for (const auto& [name, scope] : kScopes)
+    if (k.scopes & scope) scopes.push_back(name);
+  return {{"key_id", k.id},
+          {"seller_id", k.seller_id.empty() ? nlohmann::json(nullptr) : nlohmann::json(k.seller_id)},
+          {"name", k.name},
+          {"plan", to_string(k.plan)},
+          {"scopes", scopes},
+          {"key_hint", k.key_hint},
+          {"created_at", format_rfc3339_ms(k.created_at_ms)},
+          {"revoked_at", k.revoked_at_ms ? nlohmann::json(format_rfc3339_ms(k.revoked_at_ms))
+                                         : nlohmann::json(nullptr)}};
+}
+
+}  // namespace leadflow

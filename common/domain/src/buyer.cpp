@@ -1,0 +1,1055 @@
+#include "leadflow/domain/buyer.hpp"
+#include "leadflow/base/tz.hpp"
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <initializer_list>
+#include <limits>
+#include <string_view>
+
+#include "leadflow/base/time_format.hpp"
+
+// Buyer configuration: parse/validate (POST and PUT), serialise, and the outbound-URL safety check
+// (SPEC §2 "Buyers", §5, §6).
+//
+// Internal representation notes that other components rely on:
+// - `Buyer::schedule` is null or {"timezone": "<IANA>", "hours": {"mon": [["09:00","17:00"]],
+//   ..., "sun": []}} with all seven days present (a day with no range is closed). Times are
+//   "HH:MM"; an end may be "24:00"; start < end always (overnight is two ranges on two days).
+// - `Buyer::caps` is null or an object with any of "hourly", "daily", "weekly", "monthly"
+//   (integers) and "daily_budget_cents", "monthly_budget_cents" (integer cents: money is never a
+//   double inside). buyer_to_json turns the budgets back into dollars under the API names.
+// - `Buyer::mapping` is null or the validated mapping object with only the documented keys.
+
+namespace leadflow {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::size_t kMaxName = 200;
+constexpr std::size_t kMaxVerticals = 50;
+constexpr std::size_t kMaxVerticalName = 64;
+constexpr std::size_t kMaxUrl = 2048;
+constexpr std::size_t kMaxHeaders = 20;
+constexpr std::size_t kMaxHeaderName = 128;
+constexpr std::size_t kMaxHeaderValue = 4096;
+constexpr std::size_t kMaxMappingEntries = 100;
+constexpr std::size_t kMaxMappingName = 128;
+constexpr std::size_t kMaxMappingString = 1024;
+constexpr std::size_t kMaxPointer = 256;
+constexpr std::size_t kMaxStates = 100;
+constexpr std::size_t kMaxZipPrefixes = 10'000;
+constexpr std::size_t kMaxSources = 200;
+constexpr std::size_t kMaxSource = 512;
+constexpr std::size_t kMaxCustomRules = 50;
+constexpr std::size_t kMaxRuleField = 128;
+constexpr std::size_t kMaxRuleValues = 1000;
+constexpr std::size_t kMaxRuleString = 1024;
+constexpr std::size_t kMaxRangesPerDay = 24;
+constexpr std::size_t kMaxTimezone = 64;
+constexpr std::int64_t kMaxCapCount = 1'000'000'000;
+
+constexpr int kDefaultTimeoutMs = 1000;
+constexpr int kDefaultWeight = 1;
+constexpr int kDefaultLookbackDays = 30;
+
+constexpr std::array<std::string_view, 7> kDays = {"mon", "tue", "wed", "thu", "fri", "sat", "sun"};
+
+// USPS codes: 50 states, DC, territories, freely associated states, armed forces.
+constexpr std::array<std::string_view, 62> kUspsCodes = {
+    "AL", "AK", "AZ", "AR", "CA", "CO", "CT", "DE", "FL", "GA", "HI", "ID", "IL", "IN", "IA", "KS",
+    "KY", "LA", "ME", "MD", "MA", "MI", "MN", "MS", "MO", "MT", "NE", "NV", "NH", "NJ", "NM", "NY",
+    "NC", "ND", "OH", "OK", "OR", "PA", "RI", "SC", "SD", "TN", "TX", "UT", "VT", "VA", "WA", "WV",
+    "WI", "WY", "DC", "PR", "VI", "GU", "AS", "MP", "FM", "MH", "PW", "AA", "AE", "AP"};
+
+// Headers the HTTP client owns: letting a buyer config set them would break framing or the
+// per-lead Idempotency-Key (SPEC §4.6).
+constexpr std::array<std::string_view, 11> kReservedHeaders = {
+    "host",    "content-length", "transfer-encoding", "connection",       "keep-alive", "upgrade",
+    "te",      "trailer",        "expect",            "proxy-connection", "idempotency-key"};
+
+constexpr std::array<std::string_view, 9> kOpNames = {"eq",  "ne", "in",  "nin",   "gt",
+                                                      "gte", "lt", "lte", "exists"};
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return out;
+}
+
+std::string upper(std::string_view s) {
+  std::string out(s);
+  for (char& c : out)
+    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+  return out;
+}
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
+// Code points, not bytes: "200 characters" means what a person counts.
+std::size_t utf8_length(std::string_view s) {
+  std::size_t n = 0;
+  for (unsigned char c : s)
+    if ((c & 0xC0) != 0x80) ++n;
+  return n;
+}
+
+bool has_control_chars(std::string_view s) {
+  return std::any_of(s.begin(), s.end(), [](unsigned char c) { return c < 0x20 || c == 0x7F; });
+}
+
+std::string join(std::string_view path, std::string_view key) {
+  std::string out(path);
+  if (!out.empty()) out += '.';
+  out += key;
+  return out;
+}
+
+std::string at_index(std::string_view path, std::size_t i) {
+  return std::string(path) + "[" + std::to_string(i) + "]";
+}
+
+const json* member(const json& obj, std::string_view key) {
+  const auto it = obj.find(key);
+  return it == obj.end() ? nullptr : &*it;
+}
+
+// RFC 7230 tchar.
+bool is_token(std::string_view s) {
+  if (s.empty()) return false;
+  static constexpr std::string_view kExtra = "!#$%&'*+-.^_`|~";
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return is_alpha(c) || is_digit(c) || kExtra.find(c) != std::string_view::npos;
+  });
+}
+
+bool is_secret_header(std::string_view name) {
+  const std::string n = lower(name);
+  for (std::string_view word : {"auth", "key", "token", "secret", "password", "passwd", "cookie",
+                                "credential", "signature", "session"})
+    if (n.find(word) != std::string::npos) return true;
+  return false;
+}
+
+// "****" + the last four characters, so an operator can tell keys apart without reading them.
+// Values under 12 bytes show nothing: four characters of an eight-character secret is half of it.
+std::string mask_secret(std::string_view value) {
+  if (value.size() < 12) return "****";
+  return "****" + std::string(value.substr(value.size() - 4));
+}
+
+// ---------------------------------------------------------------------------------------------
+// URLs
+
+struct HttpUrl {
+  std::string scheme;  // "http" | "https"
+  std::string host;    // lower-cased; an IPv6 literal without brackets
+  int port = 0;        // 0: scheme default
+};
+
+std::optional<HttpUrl> parse_http_url(std::string_view url, std::string* why) {
+  auto fail = [&](const char* reason) -> std::optional<HttpUrl> {
+    if (why != nullptr) *why = reason;
+    return std::nullopt;
+  };
+  if (url.size() > kMaxUrl) return fail("URL is too long");
+  for (unsigned char c : url)
+    if (c <= 0x20 || c >= 0x7F || c == '\\')
+      return fail("URL must be ASCII without spaces, control characters or backslashes");
+  const auto sep = url.find("://");
+  if (sep == std::string_view::npos) return fail("URL must start with http:// or https://");
+  HttpUrl out;
+  out.scheme = lower(url.substr(0, sep));
+  if (out.scheme != "http" && out.scheme != "https") return fail("scheme must be http or https");
+  const std::string_view rest = url.substr(sep + 3);
+  const std::string_view authority = rest.substr(0, rest.find_first_of("/?#"));
+  if (authority.find('@') != std::string_view::npos)
+    return fail("credentials in the URL (user:password@) are not allowed; use headers");
+  if (authority.empty()) return fail("URL has no host");
+
+  std::string_view host;
+  std::string_view after;
+  if (authority.front() == '[') {
+    const auto close = authority.find(']');
+    if (close == std::string_view::npos) return fail("unterminated IPv6 literal");
+    host = authority.substr(1, close - 1);
+    after = authority.substr(close + 1);
+    in6_addr addr{};
+    if (host.empty() || host.size() >= INET6_ADDRSTRLEN ||
+        inet_pton(AF_INET6, std::string(host).c_str(), &addr) != 1)
+      return fail("invalid IPv6 literal");
+  } else {
+    const auto colon = authority.find(':');
+    host = authority.substr(0, colon);
+    after = colon == std::string_view::npos ? std::string_view{} : authority.substr(colon);
+    if (host.empty()) return fail("URL has no host");
+    if (host.size() > 253) return fail("host name is too long");
+    // Labels of letters, digits, '-' and '_'; one trailing dot (a rooted name) is allowed.
+    std::size_t label = 0;
+    for (std::size_t i = 0; i < host.size(); ++i) {
+      const char c = host[i];
+      if (c == '.') {
+        if (label == 0) return fail("host has an empty label");
+        label = 0;
+        continue;
+      }
+      if (!is_alpha(c) && !is_digit(c) && c != '-' && c != '_') return fail("invalid host name");
+      if (++label > 63) return fail("host label is too long");
+    }
+  }
+  if (!after.empty()) {
+    if (after.front() != ':' || after.size() < 2 || after.size() > 6)
+      return fail("invalid port");
+    int port = 0;
+    for (char c : after.substr(1)) {
+      if (!is_digit(c)) return fail("invalid port");
+      port = port * 10 + (c - '0');
+    }
+    if (port < 1 || port > 65535) return fail("port out of range");
+    out.port = port;
+  }
+  out.host = lower(host);
+  return out;
+}
+
+// "" for a public IPv4 address (host byte order), else what it is.
+const char* ipv4_kind(std::uint32_t a) {
+  if ((a >> 24) == 0) return "unspecified";  // 0.0.0.0/8 "this network"
+  if ((a >> 24) == 10) return "private";
+  if ((a >> 24) == 127) return "loopback";
+  if ((a & 0xFFC00000u) == 0x64400000u) return "carrier-grade NAT";  // 100.64/10
+  if ((a & 0xFFFF0000u) == 0xA9FE0000u) return "link-local";         // 169.254/16, metadata
+  if ((a & 0xFFF00000u) == 0xAC100000u) return "private";            // 172.16/12
+  if ((a & 0xFFFFFF00u) == 0xC0000000u) return "reserved";           // 192.0.0/24
+  if ((a & 0xFFFF0000u) == 0xC0A80000u) return "private";            // 192.168/16
+  if ((a & 0xFFFE0000u) == 0xC6120000u) return "reserved";           // 198.18/15 benchmarking
+  if ((a & 0xF0000000u) == 0xE0000000u) return "multicast";          // 224/4
+  if ((a & 0xF0000000u) == 0xF0000000u) return "reserved";           // 240/4, broadcast
+  return "";
+}
+
+std::uint32_t ipv4_at(const unsigned char* b) {
+  return (std::uint32_t{b[0]} << 24) | (std::uint32_t{b[1]} << 16) | (std::uint32_t{b[2]} << 8) |
+         std::uint32_t{b[3]};
+}
+
+// Forms that embed an IPv4 address are judged by it: ::ffff:127.0.0.1 reaches 127.0.0.1.
+const char* ipv6_kind(const unsigned char* b) {
+  static constexpr unsigned char kZero[16] = {};
+  if (std::memcmp(b, kZero, 10) == 0 && b[10] == 0xFF && b[11] == 0xFF) return ipv4_kind(ipv4_at(b + 12));
+  if (std::memcmp(b, kZero, 12) == 0) {
+    if (std::memcmp(b, kZero, 16) == 0) return "unspecified";
+    if (std::memcmp(b, kZero, 15) == 0 && b[15] == 1) return "loopback";
+    return "IPv4-compatible";  // ::a.b.c.d, deprecated and never public
+  }
+  static constexpr unsigned char kNat64[12] = {0x00, 0x64, 0xFF, 0x9B};  // 64:ff9b::/96
+  if (std::memcmp(b, kNat64, 12) == 0) return ipv4_kind(ipv4_at(b + 12));
+  if (b[0] == 0x00 && b[1] == 0x64 && b[2] == 0xFF && b[3] == 0x9B && b[4] == 0 && b[5] == 1)
+    return "private";  // 64:ff9b:1::/48 local-use NAT64
+  if (b[0] == 0x20 && b[1] == 0x02) return ipv4_kind(ipv4_at(b + 2));  // 6to4
+  if (b[0] == 0x01 && b[1] == 0x00 && std::memcmp(b + 2, kZero, 6) == 0) return "reserved";  // 100::/64
+  if ((b[0] & 0xFE) == 0xFC) return "private";                           // fc00::/7
+  if (b[0] == 0xFE && (b[1] & 0xC0) == 0x80) return "link-local";         // fe80::/10
+  if (b[0] == 0xFE && (b[1] & 0xC0) == 0xC0) return "site-local";         // fec0::/10
+  if (b[0] == 0xFF) return "multicast";
+  return "";
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parsing
+
+bool valid_timezone(std::string_view name) {
+  if (name.empty() || name.size() > kMaxTimezone || name.find("..") != std::string_view::npos ||
+      name.front() == '/' || name.back() == '/')
+    return false;
+  // IANA names use letters, digits and "/_+-" only; this also keeps out zone.tab and friends.
+  if (!std::all_of(name.begin(), name.end(), [](char c) {
+        return is_alpha(c) || is_digit(c) || c == '/' || c == '_' || c == '+' || c == '-';
+      }))
+    return false;
+  // Files in zoneinfo that are not IANA names: the host's own zone, and the leap-second variants.
+  if (name == "localtime" || name == "posixrules" || name.starts_with("posix/") ||
+      name.starts_with("right/"))
+    return false;
+  // A directory ("America") or a non-zone file ("leapseconds") is not a zone: require TZif data.
+  std::ifstream in("/usr/share/zoneinfo/" + std::string(name), std::ios::binary);
+  char magic[4] = {};
+  return in.read(magic, 4) && std::memcmp(magic, "TZif", 4) == 0;
+}
+
+std::optional<int> parse_hhmm(const json& v, bool is_end) {
+  if (!v.is_string()) return std::nullopt;
+  return parse_schedule_time(v.get_ref<const std::string&>(), is_end);
+}
+
+bool valid_json_pointer(const std::string& p) {
+  if (p.empty() || p.front() != '/' || p.size() > kMaxPointer || has_control_chars(p)) return false;
+  for (std::size_t i = 0; i < p.size(); ++i)
+    if (p[i] == '~' && (i + 1 == p.size() || (p[i + 1] != '0' && p[i + 1] != '1'))) return false;
+  return true;
+}
+
+/// Collects every offending field of one buyer body; never stops at the first.
+class BuyerParser {
+ public:
+  BuyerParser(const Buyer* base, bool allow_private_urls, FieldErrors& errors)
+      : base_(base), allow_private_urls_(allow_private_urls), errors_(errors) {}
+
+  void parse(const json& body, Buyer& out) {
+    if (base_ == nullptr)
+      for (const char* key : {"name", "verticals", "delivery"})
+        if (!body.contains(key)) fail(key, "required", "is required");
+    for (const auto& [key, v] : body.items()) {
+      if (key == "id") {
+        if (base_ == nullptr || !v.is_string() || v.get_ref<const std::string&>() != base_->id)
+          fail(key, "not_allowed", "the buyer id is assigned by the service");
+      } else if (key == "buyer_id" || key == "created_at" || key == "updated_at") {
+        // Read-only fields of the API view: a client may send back what it read.
+      } else if (key == "name") {
+        if (auto s = text(v, key, kMaxName, true)) out.name = *s;
+      } else if (key == "status") {
+        if (v.is_null()) {
+          out.active = true;
+        } else if (auto s = one_of(v, key, {"active", "paused"})) {
+          out.active = *s == 0;
+        }
+      } else if (key == "verticals") {
+        parse_verticals(v, out);
+      } else if (key == "delivery") {
+        parse_delivery(v, out);
+      } else if (key == "pricing") {
+        parse_pricing(v, out);
+      } else if (key == "filters") {
+        parse_filters(v, out);
+      } else if (key == "schedule") {
+        parse_schedule(v, out);
+      } else if (key == "caps") {
+        parse_caps(v, out);
+      } else if (key == "priority") {
+        out.priority = v.is_null() ? 0 : static_cast<int>(integer(v, key, -1000, 1000).value_or(0));
+      } else if (key == "weight") {
+        out.weight = v.is_null() ? kDefaultWeight
+                                 : static_cast<int>(integer(v, key, 1, 1000).value_or(kDefaultWeight));
+      } else if (key == "duplicate_lookback_days") {
+        out.duplicate_lookback_days =
+            v.is_null() ? kDefaultLookbackDays
+                        : static_cast<int>(integer(v, key, 0, 365).value_or(kDefaultLookbackDays));
+      } else if (key == "max_return_rate") {
+        out.max_return_rate = v.is_null() ? 0.0 : number(v, key, 0.0, 1.0).value_or(0.0);
+      } else {
+        fail(key, "unknown_field", "is not a buyer field");
+      }
+    }
+  }
+
+ private:
+  void fail(std::string field, std::string code, std::string message) {
+    errors_.push_back(FieldError{std::move(field), std::move(code), std::move(message)});
+  }
+
+  bool object(const json& v, const std::string& path) {
+    if (v.is_object()) return true;
+    fail(path, "invalid_type", "must be an object");
+    return false;
+  }
+
+  bool array(const json& v, const std::string& path, std::size_t max_items) {
+    if (!v.is_array()) {
+      fail(path, "invalid_type", "must be an array");
+      return false;
+    }
+    if (v.size() > max_items) {
+      fail(path, "too_long", "at most " + std::to_string(max_items) + " entries");
+      return false;
+    }
+    return true;
+  }
+
+  void reject_unknown(const json& obj, const std::string& path,
+                      std::initializer_list<std::string_view> known) {
+    for (const auto& [key, v] : obj.items())
+      if (std::find(known.begin(), known.end(), key) == known.end())
+        fail(join(path, key), "unknown_field", "is not a known field");
+  }
+
+  // The member if present and not null.
+  static const json* present(const json& obj, std::string_view key) {
+    const json* v = member(obj, key);
+    return v == nullptr || v->is_null() ? nullptr : v;
+  }
+
+  std::optional<std::string> text(const json& v, const std::string& path, std::size_t max_chars,
+                                  bool non_empty) {
+    if (v.is_null() && non_empty) {
+      fail(path, "required", "is required");
+      return std::nullopt;
+    }
+    if (!v.is_string()) {
+      fail(path, "invalid_type", "must be a string");
+      return std::nullopt;
+    }
+    const auto& s = v.get_ref<const std::string&>();
+    if (non_empty && s.empty()) {
+      fail(path, "required", "must not be empty");
+      return std::nullopt;
+    }
+    if (utf8_length(s) > max_chars) {
+      fail(path, "too_long", "at most " + std::to_string(max_chars) + " characters");
+      return std::nullopt;
+    }
+    if (has_control_chars(s)) {
+      fail(path, "invalid_format", "must not contain control characters");
+      return std::nullopt;
+    }
+    return s;
+  }
+
+  // Index of the matching name.
+  std::optional<std::size_t> one_of(const json& v, const std::string& path,
+                                    std::initializer_list<std::string_view> names) {
+    if (!v.is_string()) {
+      fail(path, "invalid_type", "must be a string");
+      return std::nullopt;
+    }
+    const auto& s = v.get_ref<const std::string&>();
+    std::string allowed;
+    std::size_t i = 0;
+    for (std::string_view n : names) {
+      if (s == n) return i;
+      allowed += (i++ == 0 ? "" : ", ");
+      allowed += n;
+    }
+    fail(path, "invalid_format", "must be one of: " + allowed);
+    return std::nullopt;
+  }
+
+  std::optional<std::int64_t> integer(const json& v, const std::string& path, std::int64_t lo,
+                                      std::int64_t hi) {
+    std::optional<std::int64_t> value;
+    if (v.is_number_unsigned()) {
+      const auto u = v.get<std::uint64_t>();
+      value = u > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())
+                  ? std::numeric_limits<std::int64_t>::max()
+                  : static_cast<std::int64_t>(u);
+    } else if (v.is_number_integer()) {
+      value = v.get<std::int64_t>();
+    } else if (v.is_number_float()) {
+      // JSON has one number type: 30.0 is an integer, 30.5 is not.
+      const double d = v.get<double>();
+      if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9e15)
+        value = static_cast<std::int64_t>(d);
+    }
+    if (!value) {
+      fail(path, "invalid_type", "must be an integer");
+      return std::nullopt;
+    }
+    if (*value < lo || *value > hi) {
+      fail(path, "out_of_range",
+           "must be between " + std::to_string(lo) + " and " + std::to_string(hi));
+      return std::nullopt;
+    }
+    return value;
+  }
+
+  std::optional<double> number(const json& v, const std::string& path, double lo, double hi) {
+    if (!v.is_number()) {
+      fail(path, "invalid_type", "must be a number");
+      return std::nullopt;
+    }
+    const double d = v.get<double>();
+    if (!std::isfinite(d) || d < lo || d > hi) {
+      char msg[64];
+      std::snprintf(msg, sizeof msg, "must be between %g and %g", lo, hi);
+      fail(path, "out_of_range", msg);
+      return std::nullopt;
+    }
+    return d;
+  }
+
+  // Dollars (a JSON number) to cents.
+  std::optional<Cents> money(const json& v, const std::string& path, bool positive) {
+    if (!v.is_number()) {
+      fail(path, "invalid_type", "must be a number (dollars)");
+      return std::nullopt;
+    }
+    const auto cents = cents_from_decimal(v.get<double>());
+    if (!cents || (positive && *cents <= 0)) {
+      fail(path, "out_of_range",
+           std::string(positive ? "must be greater than 0" : "must not be negative") +
+               " and at most " + format_cents(kMaxPriceCents));
+      return std::nullopt;
+    }
+    return cents;
+  }
+
+  std::optional<std::string> url(const json& v, const std::string& path) {
+    auto s = text(v, path, kMaxUrl, true);
+    if (!s) return std::nullopt;
+    std::string why;
+    if (!parse_http_url(*s, &why)) {
+      fail(path, "invalid_format", why);
+      return std::nullopt;
+    }
+    if (!allow_private_urls_ && !is_public_http_url(*s, &why)) {
+      fail(path, "not_allowed", why);
+      return std::nullopt;
+    }
+    return s;
+  }
+
+  void parse_verticals(const json& v, Buyer& out) {
+    const std::string path = "verticals";
+    if (v.is_null()) return fail(path, "required", "is required");
+    if (!array(v, path, kMaxVerticals)) return;
+    if (v.empty()) return fail(path, "required", "must name at least one vertical");
+    std::vector<std::string> verticals;
+    for (std::size_t i = 0; i < v.size(); ++i)
+      if (auto s = text(v[i], at_index(path, i), kMaxVerticalName, true))
+        if (std::find(verticals.begin(), verticals.end(), *s) == verticals.end())
+          verticals.push_back(*s);
+    out.verticals = std::move(verticals);
+  }
+
+  // A named "delivery" replaces the whole object: absent members take their defaults.
+  void parse_delivery(const json& v, Buyer& out) {
+    const std::string path = "delivery";
+    if (v.is_null()) return fail(path, "required", "is required");
+    if (!object(v, path)) return;
+    reject_unknown(v, path, {"mode", "ping_url", "post_url", "timeout_ms", "headers", "mapping"});
+    out.mode = DeliveryMode::kPingPost;
+    out.ping_url.clear();
+    out.post_url.clear();
+    out.timeout_ms = kDefaultTimeoutMs;
+    out.headers.clear();
+    out.mapping = nullptr;
+
+    std::optional<std::size_t> mode;
+    if (const json* m = present(v, "mode")) {
+      mode = one_of(*m, join(path, "mode"), {"ping_post", "direct_post"});
+      if (mode) out.mode = *mode == 0 ? DeliveryMode::kPingPost : DeliveryMode::kDirectPost;
+    } else {
+      fail(join(path, "mode"), "required", "is required (ping_post or direct_post)");
+    }
+    if (const json* u = present(v, "ping_url")) {
+      if (auto s = url(*u, join(path, "ping_url"))) out.ping_url = *s;
+    } else if (mode == 0) {
+      fail(join(path, "ping_url"), "required", "is required for ping_post");
+    }
+    if (const json* u = present(v, "post_url")) {
+      if (auto s = url(*u, join(path, "post_url"))) out.post_url = *s;
+    } else {
+      fail(join(path, "post_url"), "required", "is required");
+    }
+    if (const json* t = present(v, "timeout_ms"))
+      out.timeout_ms = static_cast<int>(
+          integer(*t, join(path, "timeout_ms"), 50, 30'000).value_or(kDefaultTimeoutMs));
+    if (const json* h = present(v, "headers")) parse_headers(*h, join(path, "headers"), out);
+    if (const json* m = present(v, "mapping")) out.mapping = parse_mapping(*m, join(path, "mapping"));
+  }
+
+  void parse_headers(const json& v, const std::string& path, Buyer& out) {
+    if (!object(v, path)) return;
+    if (v.size() > kMaxHeaders)
+      return fail(path, "too_long", "at most " + std::to_string(kMaxHeaders) + " headers");
+    for (const auto& [name, value] : v.items()) {
+      const std::string field = join(path, name);
+      const std::string lname = lower(name);
+      if (!is_token(name) || name.size() > kMaxHeaderName) {
+        fail(field, "invalid_format", "header names use HTTP token characters (at most 128)");
+        continue;
+      }
+      if (std::find(kReservedHeaders.begin(), kReservedHeaders.end(), lname) !=
+          kReservedHeaders.end()) {
+        fail(field, "not_allowed", "this header is set by the service");
+        continue;
+      }
+      if (std::any_of(out.headers.begin(), out.headers.end(),
+                      [&](const auto& h) { return lower(h.first) == lname; })) {
+        fail(field, "invalid_format", "duplicate header name (names are case-insensitive)");
+        continue;
+      }
+      if (!value.is_string()) {
+        fail(field, "invalid_type", "header values are strings");
+        continue;
+      }
+      std::string s = value.get<std::string>();
+      if (s.size() > kMaxHeaderValue) {
+        fail(field, "too_long", "at most " + std::to_string(kMaxHeaderValue) + " bytes");
+        continue;
+      }
+      if (s.find_first_of(std::string_view("\r\n\0", 3)) != std::string::npos) {
+        fail(field, "invalid_format", "header values must not contain CR, LF or NUL");
+        continue;
+      }
+      // A client that GETs a buyer and PUTs it back sends the masked secret: keep the real one.
+      if (is_secret_header(name) && s.rfind("****", 0) == 0) {
+        const std::string* kept = nullptr;
+        if (base_ != nullptr)
+          for (const auto& [bn, bv] : base_->headers)
+            if (lower(bn) == lname && mask_secret(bv) == s) kept = &bv;
+        if (kept == nullptr) {
+          fail(field, "invalid_format", "looks like a masked value; send the full secret");
+          continue;
+        }
+        s = *kept;
+      }
+      out.headers.emplace_back(name, std::move(s));
+    }
+  }
+
+  json parse_mapping(const json& v, const std::string& path) {
+    if (!object(v, path)) return nullptr;
+    reject_unknown(v, path, {"request", "response"});
+    json out = json::object();
+    if (const json* req = present(v, "request")) {
+      const std::string rpath = join(path, "request");
+      if (object(*req, rpath)) {
+        reject_unknown(*req, rpath, {"format", "rename", "constants"});
+        json r = json::object();
+        if (const json* f = present(*req, "format"))
+          if (auto i = one_of(*f, join(rpath, "format"), {"json", "form"}))
+            r["format"] = *i == 0 ? "json" : "form";
+        if (const json* ren = present(*req, "rename")) {
+          const std::string npath = join(rpath, "rename");
+          if (object(*ren, npath)) {
+            if (ren->size() > kMaxMappingEntries) {
+              fail(npath, "too_long", "at most " + std::to_string(kMaxMappingEntries) + " entries");
+            } else {
+              json names = json::object();
+              for (const auto& [ours, theirs] : ren->items()) {
+                if (!mapping_name(ours, join(npath, ours))) continue;
+                if (auto s = text(theirs, join(npath, ours), kMaxMappingName, true)) names[ours] = *s;
+              }
+              r["rename"] = std::move(names);
+            }
+          }
+        }
+        if (const json* con = present(*req, "constants")) {
+          const std::string cpath = join(rpath, "constants");
+          if (object(*con, cpath)) {
+            if (con->size() > kMaxMappingEntries) {
+              fail(cpath, "too_long", "at most " + std::to_string(kMaxMappingEntries) + " entries");
+            } else {
+              json constants = json::object();
+              for (const auto& [name, value] : con->items()) {
+                const std::string field = join(cpath, name);
+                if (!mapping_name(name, field)) continue;
+                if (value.is_number()) {
+                  if (number(value, field, -1e15, 1e15)) constants[name] = value;
+                } else if (value.is_string()) {
+                  if (text(value, field, kMaxMappingString, false)) constants[name] = value;
+                } else {
+                  fail(field, "invalid_type", "constants are strings or numbers");
+                }
+              }
+              r["constants"] = std::move(constants);
+            }
+          }
+        }
+        out["request"] = std::move(r);
+      }
+    }
+    if (const json* resp = present(v, "response")) {
+      const std::string rpath = join(path, "response");
+      if (object(*resp, rpath)) {
+        reject_unknown(*resp, rpath, {"accepted", "bid", "reference", "reason"});
+        json r = json::object();
+        for (const char* key : {"accepted", "bid", "reference", "reason"}) {
+          const json* p = present(*resp, key);
+          if (p == nullptr) continue;
+          const std::string field = join(rpath, key);
+          if (!p->is_string()) {
+            fail(field, "invalid_type", "must be a JSON pointer string");
+          } else if (!valid_json_pointer(p->get_ref<const std::string&>())) {
+            fail(field, "invalid_format", "must be a JSON pointer starting with \"/\" (RFC 6901)");
+          } else {
+            r[key] = *p;
+          }
+        }
+        out["response"] = std::move(r);
+      }
+    }
+    return out;
+  }
+
+  bool mapping_name(const std::string& name, const std::string& field) {
+    if (name.empty() || name.size() > kMaxMappingName || has_control_chars(name)) {
+      fail(field, "invalid_format", "field names are 1 to 128 characters without control characters");
+      return false;
+    }
+    return true;
+  }
+
+  void parse_pricing(const json& v, Buyer& out) {
+    const std::string path = "pricing";
+    out.pricing = PricingModel::kBid;
+    out.price = 0;
+    out.min_bid = 0;
+    if (v.is_null()) return;
+    if (!object(v, path)) return;
+    reject_unknown(v, path, {"model", "price", "min_bid"});
+    std::optional<std::size_t> model;
+    if (const json* m = present(v, "model")) {
+      model = one_of(*m, join(path, "model"), {"fixed", "bid"});
+      if (model) out.pricing = *model == 0 ? PricingModel::kFixed : PricingModel::kBid;
+    } else {
+      fail(join(path, "model"), "required", "is required (fixed or bid)");
+    }
+    if (const json* p = present(v, "price")) {
+      if (model == 1)
+        fail(join(path, "price"), "not_allowed", "only a fixed-price buyer has a price");
+      else if (auto c = money(*p, join(path, "price"), true))
+        out.price = *c;
+    } else if (model == 0) {
+      fail(join(path, "price"), "required", "is required for the fixed model");
+    }
+    if (const json* b = present(v, "min_bid"))
+      out.min_bid = money(*b, join(path, "min_bid"), false).value_or(0);
+  }
+
+  void parse_filters(const json& v, Buyer& out) {
+    const std::string path = "filters";
+    out.states.clear();
+    out.exclude_states.clear();
+    out.zip_prefixes.clear();
+    out.sources.clear();
+    out.custom_rules.clear();
+    if (v.is_null()) return;
+    if (!object(v, path)) return;
+    reject_unknown(v, path, {"states", "exclude_states", "zip_prefixes", "sources", "custom"});
+    if (const json* s = present(v, "states")) out.states = parse_states(*s, join(path, "states"));
+    if (const json* s = present(v, "exclude_states"))
+      out.exclude_states = parse_states(*s, join(path, "exclude_states"));
+    if (const json* z = present(v, "zip_prefixes")) {
+      const std::string zpath = join(path, "zip_prefixes");
+      if (array(*z, zpath, kMaxZipPrefixes)) {
+        for (std::size_t i = 0; i < z->size(); ++i) {
+          const json& e = (*z)[i];
+          if (!e.is_string()) {
+            fail(at_index(zpath, i), "invalid_type", "ZIP prefixes are strings (\"021\")");
+            continue;
+          }
+          const auto& p = e.get_ref<const std::string&>();
+          if (p.empty() || p.size() > 5 || !std::all_of(p.begin(), p.end(), is_digit)) {
+            fail(at_index(zpath, i), "invalid_format", "must be 1 to 5 digits");
+            continue;
+          }
+          if (std::find(out.zip_prefixes.begin(), out.zip_prefixes.end(), p) == out.zip_prefixes.end())
+            out.zip_prefixes.push_back(p);
+        }
+      }
+    }
+    if (const json* s = present(v, "sources")) {
+      const std::string spath = join(path, "sources");
+      if (array(*s, spath, kMaxSources))
+        for (std::size_t i = 0; i < s->size(); ++i)
+          if (auto src = text((*s)[i], at_index(spath, i), kMaxSource, true))
+            if (std::find(out.sources.begin(), out.sources.end(), *src) == out.sources.end())
+              out.sources.push_back(*src);
+    }
+    if (const json* c = present(v, "custom")) {
+      const std::string cpath = join(path, "custom");
+      if (array(*c, cpath, kMaxCustomRules))
+        for (std::size_t i = 0; i < c->size(); ++i)
+          if (auto rule = parse_rule((*c)[i], at_index(cpath, i))) out.custom_rules.push_back(*rule);
+    }
+  }
+
+  std::vector<std::string> parse_states(const json& v, const std::string& path) {
+    std::vector<std::string> states;
+    if (!array(v, path, kMaxStates)) return states;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (!v[i].is_string()) {
+        fail(at_index(path, i), "invalid_type", "must be a string");
+        continue;
+      }
+      const std::string code = upper(v[i].get_ref<const std::string&>());
+      if (std::find(kUspsCodes.begin(), kUspsCodes.end(), code) == kUspsCodes.end()) {
+        fail(at_index(path, i), "invalid_format", "must be a two-letter USPS state code");
+        continue;
+      }
+      if (std::find(states.begin(), states.end(), code) == states.end()) states.push_back(code);
+    }
+    return states;
+  }
+
+  static bool scalar(const json& v) { return v.is_string() || v.is_number() || v.is_boolean(); }
+
+  std::optional<CustomRule> parse_rule(const json& v, const std::string& path) {
+    if (!object(v, path)) return std::nullopt;
+    reject_unknown(v, path, {"field", "op", "value"});
+    const std::size_t before = errors_.size();
+    CustomRule rule;
+    if (const json* f = member(v, "field")) {
+      if (auto s = text(*f, join(path, "field"), kMaxRuleField, true)) rule.field = *s;
+    } else {
+      fail(join(path, "field"), "required", "is required");
+    }
+    std::optional<std::size_t> op;
+    if (const json* o = present(v, "op")) {
+      op = one_of(*o, join(path, "op"), {"eq", "ne", "in", "nin", "gt", "gte", "lt", "lte", "exists"});
+      if (op) rule.op = static_cast<CustomRule::Op>(*op);
+    } else {
+      fail(join(path, "op"), "required", "is required");
+    }
+    const json* value = present(v, "value");
+    const std::string vpath = join(path, "value");
+    if (op) {
+      switch (rule.op) {
+        case CustomRule::Op::kEq:
+        case CustomRule::Op::kNe:
+          if (value == nullptr)
+            fail(vpath, "required", "is required");
+          else if (!scalar(*value))
+            fail(vpath, "invalid_type", "must be a string, number or boolean");
+          else if (value->is_string() && value->get_ref<const std::string&>().size() > kMaxRuleString)
+            fail(vpath, "too_long", "at most " + std::to_string(kMaxRuleString) + " bytes");
+          break;
+        case CustomRule::Op::kIn:
+        case CustomRule::Op::kNin:
+          if (value == nullptr) {
+            fail(vpath, "required", "is required");
+          } else if (array(*value, vpath, kMaxRuleValues)) {
+            if (value->empty()) fail(vpath, "required", "must list at least one value");
+            for (std::size_t i = 0; i < value->size(); ++i) {
+              const json& e = (*value)[i];
+              if (!scalar(e))
+                fail(at_index(vpath, i), "invalid_type", "must be a string, number or boolean");
+              else if (e.is_string() && e.get_ref<const std::string&>().size() > kMaxRuleString)
+                fail(at_index(vpath, i), "too_long",
+                     "at most " + std::to_string(kMaxRuleString) + " bytes");
+            }
+          }
+          break;
+        case CustomRule::Op::kGt:
+        case CustomRule::Op::kGte:
+        case CustomRule::Op::kLt:
+        case CustomRule::Op::kLte:
+          if (value == nullptr)
+            fail(vpath, "required", "is required");
+          else
+            number(*value, vpath, -1e15, 1e15);
+          break;
+        case CustomRule::Op::kExists:
+          // No value: the field must be present. A boolean says which way (false: absent).
+          if (value != nullptr && !value->is_boolean())
+            fail(vpath, "invalid_type", "must be a boolean or absent");
+          break;
+      }
+    }
+    if (errors_.size() != before) return std::nullopt;
+    rule.value = value == nullptr ? json(nullptr) : *value;
+    return rule;
+  }
+
+  void parse_schedule(const json& v, Buyer& out) {
+    const std::string path = "schedule";
+    out.schedule = nullptr;
+    if (v.is_null()) return;
+    if (!object(v, path)) return;
+    reject_unknown(v, path, {"timezone", "hours"});
+    json schedule = json::object();
+    if (const json* tz = present(v, "timezone")) {
+      if (auto s = text(*tz, join(path, "timezone"), kMaxTimezone, true)) {
+        if (valid_timezone(*s))
+          schedule["timezone"] = *s;
+        else
+          fail(join(path, "timezone"), "invalid_format",
+               "must be an IANA time zone name (\"America/New_York\")");
+      }
+    } else {
+      fail(join(path, "timezone"), "required", "is required");
+    }
+    const json* hours = present(v, "hours");
+    const std::string hpath = join(path, "hours");
+    if (hours == nullptr) {
+      fail(hpath, "required", "is required (weekday -> [[\"09:00\", \"17:00\"], ...])");
+    } else if (object(*hours, hpath)) {
+      json normal = json::object();
+      for (std::string_view day : kDays) normal[std::string(day)] = json::array();
+      for (const auto& [day, ranges] : hours->items()) {
+        const std::string dpath = join(hpath, day);
+        if (std::find(kDays.begin(), kDays.end(), day) == kDays.end()) {
+          fail(dpath, "unknown_field", "days are mon, tue, wed, thu, fri, sat, sun");
+          continue;
+        }
+        if (ranges.is_null()) continue;
+        if (!array(ranges, dpath, kMaxRangesPerDay)) continue;
+        for (std::size_t i = 0; i < ranges.size(); ++i) {
+          const json& r = ranges[i];
+          std::optional<int> start;
+          std::optional<int> end;
+          if (r.is_array() && r.size() == 2) {
+            start = parse_hhmm(r[0], false);
+            end = parse_hhmm(r[1], true);
+          }
+          if (!start || !end || *start >= *end) {
+            fail(at_index(dpath, i), "invalid_format",
+                 "must be [\"HH:MM\", \"HH:MM\"] with start before end (end may be \"24:00\")");
+            continue;
+          }
+          normal[day].push_back(r);
+        }
+      }
+      schedule["hours"] = std::move(normal);
+    }
+    out.schedule = std::move(schedule);
+  }
+
+  void parse_caps(const json& v, Buyer& out) {
+    const std::string path = "caps";
+    out.caps = nullptr;
+    if (v.is_null()) return;
+    if (!object(v, path)) return;
+    reject_unknown(v, path,
+                   {"hourly", "daily", "weekly", "monthly", "daily_budget", "monthly_budget"});
+    json caps = json::object();
+    for (const char* key : {"hourly", "daily", "weekly", "monthly"})
+      if (const json* n = present(v, key))
+        if (auto count = integer(*n, join(path, key), 0, kMaxCapCount)) caps[key] = *count;
+    for (const char* key : {"daily_budget", "monthly_budget"})
+      if (const json* m = present(v, key))
+        if (auto cents = money(*m, join(path, key), false)) caps[std::string(key) + "_cents"] = *cents;
+    out.caps = std::move(caps);
+  }
+
+  const Buyer* base_;
+  bool allow_private_urls_;
+  FieldErrors& errors_;
+};
+
+json caps_to_json(const json& caps) {
+  if (!caps.is_object()) return caps;
+  json out = json::object();
+  for (const auto& [key, v] : caps.items()) {
+    static constexpr std::string_view kSuffix = "_cents";
+    if (key.size() > kSuffix.size() && key.ends_with(kSuffix) && v.is_number_integer())
+      out[key.substr(0, key.size() - kSuffix.size())] = cents_to_decimal(v.get<Cents>());
+    else
+      out[key] = v;
+  }
+  return out;
+}
+
+}  // namespace
+
+Buyer buyer_from_json(const nlohmann::json& body, const Buyer* base, bool allow_private_urls,
+                      FieldErrors& errors) {
+  Buyer out = base != nullptr ? *base : Buyer{};
+  if (!body.is_object()) {
+    errors.push_back(FieldError{"body", "invalid_type", "the body must be a JSON object"});
+    return out;
+  }
+  BuyerParser(base, allow_private_urls, errors).parse(body, out);
+  return out;
+}
+
+nlohmann::json buyer_to_json(const Buyer& b, bool mask_secrets) {
+  json headers = json::object();
+  for (const auto& [name, value] : b.headers)
+    headers[name] = mask_secrets && is_secret_header(name) ? mask_secret(value) : value;
+
+  json delivery = {
+      {"mode", b.mode == DeliveryMode::kPingPost ? "ping_post" : "direct_post"},
+      {"post_url", b.post_url},
+      {"timeout_ms", b.timeout_ms},
+      {"headers", std::move(headers)},
+      {"mapping", b.mapping},
+  };
+  if (!b.ping_url.empty()) delivery["ping_url"] = b.ping_url;
+
+  json pricing = {{"model", b.pricing == PricingModel::kFixed ? "fixed" : "bid"},
+                  {"min_bid", cents_to_decimal(b.min_bid)}};
+  if (b.pricing == PricingModel::kFixed) pricing["price"] = cents_to_decimal(b.price);
+
+  json custom = json::array();
+  for (const auto& r : b.custom_rules) {
+    json rule = {{"field", r.field}, {"op", kOpNames[static_cast<std::size_t>(r.op)]}};
+    if (!r.value.is_null()) rule["value"] = r.value;
+    custom.push_back(std::move(rule));
+  }
+
+  return json{
+      {"buyer_id", b.id},
+      {"name", b.name},
+      {"status", b.active ? "active" : "paused"},
+      {"verticals", b.verticals},
+      {"delivery", std::move(delivery)},
+      {"pricing", std::move(pricing)},
+      {"filters",
+       {{"states", b.states},
+        {"exclude_states", b.exclude_states},
+        {"zip_prefixes", b.zip_prefixes},
+        {"sources", b.sources},
+        {"custom", std::move(custom)}}},
+      {"schedule", b.schedule},
+      {"caps", caps_to_json(b.caps)},
+      {"priority", b.priority},
+      {"weight", b.weight},
+      {"duplicate_lookback_days", b.duplicate_lookback_days},
+      {"max_return_rate", b.max_return_rate},
+      {"created_at", format_rfc3339_ms(b.created_at_ms)},
+      {"updated_at", format_rfc3339_ms(b.updated_at_ms)},
+  };
+}
+
+const char* non_public_address_kind(const sockaddr* address) {
+  if (address == nullptr) return "missing";
+  if (address->sa_family == AF_INET)
+    return ipv4_kind(ntohl(reinterpret_cast<const sockaddr_in*>(address)->sin_addr.s_addr));
+  if (address->sa_family == AF_INET6)
+    return ipv6_kind(reinterpret_cast<const sockaddr_in6*>(address)->sin6_addr.s6_addr);
+  return "unsupported address family";
+}
+
+bool is_public_http_url(const std::string& url, std::string* why) {
+  auto refuse = [&](std::string reason) {
+    if (why != nullptr) *why = std::move(reason);
+    return false;
+  };
+  const auto parsed = parse_http_url(url, why);
+  if (!parsed) return false;
+  std::string host = parsed->host;
+  if (!host.empty() && host.back() == '.') host.pop_back();  // "localhost." is localhost
+  if (host == "localhost" || host.ends_with(".localhost") || host == "metadata.google.internal")
+    return refuse("host " + host + " is not allowed (loopback or cloud metadata)");
+
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  if (getaddrinfo(parsed->host.c_str(), nullptr, &hints, &res) != 0 || res == nullptr)
+    return refuse("cannot resolve host");
+  std::string refused;
+  for (const addrinfo* ai = res; ai != nullptr && refused.empty(); ai = ai->ai_next) {
+    char text[INET6_ADDRSTRLEN] = {};
+    const char* kind = "unsupported address family";
+    if (ai->ai_family == AF_INET) {
+      const auto* sin = reinterpret_cast<const sockaddr_in*>(ai->ai_addr);
+      kind = ipv4_kind(ntohl(sin->sin_addr.s_addr));
+      inet_ntop(AF_INET, &sin->sin_addr, text, sizeof text);
+    } else if (ai->ai_family == AF_INET6) {
+      const auto* sin6 = reinterpret_cast<const sockaddr_in6*>(ai->ai_addr);
+      kind = ipv6_kind(sin6->sin6_addr.s6_addr);
+      inet_ntop(AF_INET6, &sin6->sin6_addr, text, sizeof text);
+    }
+    if (*kind != '\0') refused = std::string("host resolves to a ") + kind + " address (" + text + ")";
+  }
+  freeaddrinfo(res);
+  if (!refused.empty()) return refuse(refused);
+  if (why != nullptr) why->clear();
+  return true;
+}
+
+}  // namespace leadflow

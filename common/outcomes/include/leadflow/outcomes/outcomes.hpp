@@ -1,0 +1,119 @@
+#pragma once
+#include <atomic>
+#include <condition_variable>
+#include <thread>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "leadflow/base/clock.hpp"
+#include "leadflow/domain/lead.hpp"
+
+namespace leadflow {
+
+/// What a waiting seller request needs to know about a decided lead.
+struct OutcomeMessage {
+  std::string lead_id;
+  DeliveryStatus status = DeliveryStatus::kPending;
+  std::string buyer_id;
+  Cents price = 0;
+  Cents payout = 0;
+};
+std::string encode_outcome(const OutcomeMessage& m);
+std::optional<OutcomeMessage> decode_outcome(std::string_view payload);
+
+/// The requests of this process that wait for an outcome, by lead id. Register before producing
+/// (no lost wake-up), wait with a deadline, and the ticket unregisters on destruction.
+/// Thread-safe.
+class OutcomeWaiters {
+ public:
+  struct Slot {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::optional<OutcomeMessage> outcome;
+  };
+
+  class Ticket {
+   public:
+    Ticket(OutcomeWaiters& owner, std::string lead_id, std::shared_ptr<Slot> slot)
+        : owner_(&owner), lead_id_(std::move(lead_id)), slot_(std::move(slot)) {}
+    Ticket(const Ticket&) = delete;
+    Ticket& operator=(const Ticket&) = delete;
+    ~Ticket();
+    /// The outcome if it arrives before `deadline`.
+    std::optional<OutcomeMessage> wait_until(SteadyTime deadline);
+
+   private:
+    OutcomeWaiters* owner_;
+    std::string lead_id_;
+    std::shared_ptr<Slot> slot_;
+  };
+
+  std::unique_ptr<Ticket> expect(const std::string& lead_id);
+  /// Wakes the request waiting for this lead, if it is in this process. Returns whether one was.
+  bool deliver(const OutcomeMessage& m);
+  std::size_t waiting() const;
+
+ private:
+  friend class Ticket;
+  void forget(const std::string& lead_id);
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, std::shared_ptr<Slot>> slots_;
+};
+
+/// Where workers send outcomes. Embedded: straight to this process's waiters. Scale-out: the
+/// results topic, read by every ingest replica.
+class OutcomePublisher {
+ public:
+  virtual ~OutcomePublisher() = default;
+  virtual void publish(const OutcomeMessage& m) = 0;
+};
+
+/// The embedded publisher: delivers to waiters in the same process.
+class LocalOutcomePublisher final : public OutcomePublisher {
+ public:
+  explicit LocalOutcomePublisher(OutcomeWaiters& waiters) : waiters_(waiters) {}
+  void publish(const OutcomeMessage& m) override { waiters_.deliver(m); }
+
+ private:
+  OutcomeWaiters& waiters_;
+};
+
+class QueueProducer;
+class QueueConsumer;
+
+/// The scale-out publisher: sends each outcome to the results topic, keyed by lead id, without
+/// waiting for it to be durable (a lost notice only costs a waiting request its early answer; the
+/// outcome itself is in the store). Thread-safe.
+class QueueOutcomePublisher final : public OutcomePublisher {
+ public:
+  QueueOutcomePublisher(QueueProducer& producer, std::string topic)
+      : producer_(producer), topic_(std::move(topic)) {}
+  void publish(const OutcomeMessage& m) override;
+
+ private:
+  QueueProducer& producer_;
+  std::string topic_;
+};
+
+/// Tails the results topic on a thread of its own and wakes this process's waiting requests, so a
+/// seller's synchronous wait works whichever worker process decided the lead. Owns the consumer.
+class ResultsListener {
+ public:
+  ResultsListener(std::unique_ptr<QueueConsumer> consumer, OutcomeWaiters& waiters);
+  ~ResultsListener();
+  ResultsListener(const ResultsListener&) = delete;
+  ResultsListener& operator=(const ResultsListener&) = delete;
+  void stop();
+
+ private:
+  std::unique_ptr<QueueConsumer> consumer_;
+  OutcomeWaiters& waiters_;
+  std::atomic<bool> stopping_{false};
+  std::thread thread_;
+};
+
+}  // namespace leadflow

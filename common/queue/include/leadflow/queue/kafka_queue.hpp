@@ -1,0 +1,37 @@
+#pragma once
+#include <map>
+#include <memory>
+#include <string>
+
+#include "leadflow/queue/queue.hpp"
+
+namespace leadflow {
+
+/// Options of the Kafka adapter (librdkafka).
+struct KafkaQueueOptions {
+  std::string brokers;           // "host:port,host:port" (bootstrap.servers)
+  std::string client_id = "leadflow";
+  Topics topics;                 // the names created/checked at open
+  int partitions = 8;            // for topics the adapter creates
+  int replication_factor = 3;    // for topics the adapter creates (min(brokers, this) is not
+                                 // guessed: creation fails loudly if the cluster is smaller)
+  int message_timeout_ms = 10000;       // message.timeout.ms: after it an unacknowledged record is
+                                        // reported failed (the seller gets a 503, never a silent loss)
+  int max_buffered_messages = 100000;   // queue.buffering.max.messages: beyond it produce() answers
+                                        // kQueueFull at once (bounded memory)
+  int session_timeout_ms = 10000;       // consumer group session timeout
+  std::map<std::string, std::string> extra;  // further librdkafka properties, applied last
+};
+
+/// Opens a Kafka-backed LeadQueue: an idempotent producer (enable.idempotence, acks=all) whose
+/// delivery reports are served by a poll thread, consumer groups that store offsets only when
+/// told (commit), and tail consumers for the results topic. Creates missing topics. Returns
+/// nullptr and sets `error` when the cluster cannot be reached within the timeout.
+std::unique_ptr<LeadQueue> open_kafka_queue(const KafkaQueueOptions& options, std::string& error);
+
+/// Test support: makes the producer of a queue from open_kafka_queue hit a fatal error, as a
+/// fenced idempotent producer would (librdkafka's rd_kafka_test_fatal_error). False for any
+/// other queue.
+bool raise_fatal_producer_error_for_test(LeadQueue& queue);
+
+}  // namespace leadflow

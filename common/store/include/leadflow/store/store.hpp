@@ -1,0 +1,197 @@
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "leadflow/domain/accounts.hpp"
+#include "leadflow/domain/buyer.hpp"
+#include "leadflow/domain/lead.hpp"
+
+namespace leadflow {
+
+/// What a store call can end in. Adapters translate SQLite/libpq failures into these; handlers map
+/// them to HTTP statuses in one place.
+/// kLimitReached: a buyer cap window is full (record_post_intent).
+enum class StoreStatus { kOk, kNotFound, kConflict, kUnavailable, kLimitReached };
+
+struct LeadQuery {
+  std::string seller_id;  // "" = any (operator)
+  std::optional<DeliveryStatus> status;
+  std::string vertical, source, buyer_id;
+  std::int64_t created_from_ms = 0;  // inclusive; 0 = open
+  std::int64_t created_to_ms = 0;    // exclusive; 0 = open
+  std::string before_id;             // cursor: only ids < this (newest first)
+  int limit = 25;
+};
+
+struct BuyerQuery {
+  std::optional<bool> active;
+  std::string vertical;
+  std::string after_id;  // cursor: only ids > this (oldest first)
+  int limit = 25;
+};
+
+/// What happened to one lead insert.
+struct LeadInsertResult {
+  bool inserted = false;               // false: a lead with this id already existed
+  DeliveryStatus existing_status = DeliveryStatus::kPending;
+};
+
+/// A pending post: written before the winning buyer is posted, so a worker that takes over a
+/// redelivered lead re-posts to the same buyer (same Idempotency-Key) instead of selling twice.
+struct PostIntent {
+  std::string lead_id;
+  std::string buyer_id;
+  Cents price = 0;
+  std::string ping_id;
+  std::int64_t at_ms = 0;
+};
+
+/// One cap window of a buyer: at most `limit` leads sold (or being posted) since `since_ms`.
+struct CapWindow {
+  std::int64_t since_ms = 0;
+  std::int64_t limit = 0;
+};
+
+/// The shared state of one rate-limit key in scale-out mode: a token bucket and a day counter
+/// (see SharedRateLimiter). `exists` is false for a key seen for the first time.
+struct RateBucketState {
+  bool exists = false;
+  double tokens = 0;
+  std::int64_t refilled_at_ms = 0;
+  std::int64_t day = -1;
+  std::int64_t day_count = 0;
+};
+
+/// The decided outcome of one lead, written in one transaction with its attempts.
+struct OutcomeRecord {
+  std::string lead_id;
+  Distribution distribution;
+};
+
+/// A claimed Idempotency-Key of one API key (SPEC §2): the first request's body hash and, once it
+/// was answered, that answer, replayed for repeats within 24 hours.
+struct IdempotencyRecord {
+  std::string scope;         // the API key id
+  std::string key;           // the Idempotency-Key header
+  std::string request_hash;  // hex SHA-256 of the body
+  std::string lead_id;       // the lead the first request made
+  int status = 0;            // 0 while the first request is in flight
+  std::string response;      // the first answer's body
+  std::int64_t created_at_ms = 0;
+};
+
+struct CampaignStats {
+  std::int64_t received = 0, sold = 0, unsold = 0, duplicates = 0, invalid = 0, queued = 0,
+               errors = 0;
+  Cents payout = 0;
+};
+
+/// The persistence port. One instance per process, shared by all threads: implementations are
+/// thread-safe and own their connection pooling. No SQL or driver detail crosses this interface.
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  /// Applies pending versioned migrations. Idempotent; safe to call at every start.
+  virtual StoreStatus migrate() = 0;
+  virtual bool healthy() = 0;
+
+  // --- accounts -------------------------------------------------------------------------------
+  virtual StoreStatus insert_seller(const Seller& s) = 0;
+  virtual std::optional<Seller> get_seller(std::string_view id) = 0;
+  virtual std::vector<Seller> list_sellers() = 0;
+
+  virtual StoreStatus insert_campaign(const Campaign& c) = 0;
+  virtual std::optional<Campaign> get_campaign(std::string_view id) = 0;
+  virtual std::optional<Campaign> find_campaign_by_key_hash(std::string_view key_hash) = 0;
+  virtual std::vector<Campaign> list_campaigns(std::string_view seller_id) = 0;  // "" = all
+
+  virtual StoreStatus insert_api_key(const ApiKey& k) = 0;  // kConflict if the hash exists
+  virtual std::optional<ApiKey> find_api_key_by_hash(std::string_view key_hash) = 0;
+  virtual std::vector<ApiKey> list_api_keys() = 0;
+  virtual StoreStatus revoke_api_key(std::string_view id, std::int64_t at_ms) = 0;
+
+  // --- buyers ---------------------------------------------------------------------------------
+  virtual StoreStatus insert_buyer(const Buyer& b) = 0;
+  virtual StoreStatus update_buyer(const Buyer& b) = 0;  // kNotFound if absent
+  virtual std::optional<Buyer> get_buyer(std::string_view id) = 0;
+  virtual std::vector<Buyer> list_buyers(const BuyerQuery& q) = 0;
+  /// A number that changes whenever any buyer changes: workers reload their cache when it moves.
+  virtual std::int64_t buyers_version() = 0;
+
+  // --- leads ----------------------------------------------------------------------------------
+  /// Inserts leads as pending, in one transaction. A lead whose id exists is left untouched
+  /// (a redelivery) and reported with its current status.
+  virtual std::vector<LeadInsertResult> insert_leads(std::span<const Lead> leads) = 0;
+  virtual std::optional<LeadRecord> get_lead(std::string_view id) = 0;
+  /// Newest first; the records carry no attempts.
+  virtual std::vector<LeadRecord> list_leads(const LeadQuery& q) = 0;
+  /// The id of an earlier lead of the vertical with this e-mail or phone received at or after
+  /// `since_ms`, other than `lead_id`; "" if none.
+  virtual std::string find_duplicate(std::string_view vertical, std::string_view email,
+                                     std::string_view phone, std::int64_t since_ms,
+                                     std::string_view lead_id) = 0;
+
+  /// Durably records a post intent (kConflict if the lead is already decided). A newer intent
+  /// for the same lead replaces the older one. With `caps`, the intent is also a reservation:
+  /// atomically with the write, the buyer's sales since each window's `since_ms` plus its other
+  /// open intents (intents of leads still pending) are counted, and if any window is already at
+  /// its limit nothing is written and the answer is kLimitReached. Several workers reserving the
+  /// last slot of a cap at once: exactly one wins.
+  virtual StoreStatus record_post_intent(const PostIntent& p,
+                                         std::span<const CapWindow> caps) = 0;
+  virtual std::optional<PostIntent> get_post_intent(std::string_view lead_id) = 0;
+
+  /// Writes outcomes in one transaction. A lead already decided keeps its first outcome (the
+  /// result for it is kConflict); a sale is unique per lead by constraint, never by hope.
+  virtual std::vector<StoreStatus> record_outcomes(std::span<const OutcomeRecord> outcomes) = 0;
+
+  /// Counts the lead ids a buyer bought since `since_ms` (caps); nullopt when the store cannot
+  /// say, so callers fail closed instead of overselling a cap.
+  virtual std::optional<std::int64_t> count_sales(std::string_view buyer_id, std::int64_t since_ms) = 0;
+  /// Whether the buyer bought a lead with this e-mail/phone since `since_ms`; nullopt when the
+  /// store cannot say.
+  virtual std::optional<bool> buyer_bought_person(std::string_view buyer_id, std::string_view email,
+                                   std::string_view phone, std::int64_t since_ms) = 0;
+
+  // --- idempotency --------------------------------------------------------------------------
+  /// Claims (scope, key) for `record` (status 0). kOk: claimed. kConflict: already held by a
+  /// record younger than `expire_before_ms`, copied into `existing` (an older one is replaced).
+  virtual StoreStatus claim_idempotency_key(const IdempotencyRecord& record,
+                                            std::int64_t expire_before_ms,
+                                            IdempotencyRecord& existing) = 0;
+  /// Stores the answer of a claimed key.
+  virtual StoreStatus complete_idempotency_key(std::string_view scope, std::string_view key,
+                                               int status, std::string_view response) = 0;
+  /// Gives a claim up (the request was not accepted, so a retry must be free to go).
+  virtual StoreStatus release_idempotency_key(std::string_view scope, std::string_view key) = 0;
+
+  // --- shared rate limits (scale-out) --------------------------------------------------------
+  /// Reads the bucket of `key`, lets `update` change it, and writes it back, atomically against
+  /// every other process using the store (row lock / serialised writer). `update` runs once,
+  /// inside the critical section, and must be quick and must not call the store.
+  virtual StoreStatus update_rate_bucket(std::string_view key,
+                                         const std::function<void(RateBucketState&)>& update) = 0;
+
+  virtual CampaignStats campaign_stats(std::string_view campaign_id, std::int64_t since_ms) = 0;
+  /// Counts a Surface B post that failed validation (the lead itself is never stored).
+  virtual void count_invalid(std::string_view campaign_id, std::int64_t at_ms) = 0;
+};
+
+/// Opens the store named by LEADFLOW_STORE: "sqlite:PATH", or a libpq URI
+/// "postgresql://user:pass@host:port/db[?pool_size=N&...]" (pool_size, default 8, is taken out;
+/// other parameters go to libpq). Returns nullptr and sets `error` (never echoing a password)
+/// when the store cannot be opened.
+std::unique_ptr<Store> open_store(const std::string& url, std::string& error);
+
+/// open_store, then Store::migrate(): what every process does at start. `error` names the
+/// setting ("LEADFLOW_STORE: ...").
+std::unique_ptr<Store> open_migrated_store(const std::string& url, std::string& error);
+
+}  // namespace leadflow

@@ -1,0 +1,171 @@
+#pragma once
+// What the SQLite and PostgreSQL adapters share: the column lists their statements name, and the
+// decoding of a result row into domain types. The schemas differ (types, DDL); the columns and
+// their order do not. Readers are templates over the adapter's row type, which offers
+// text(i), int64(i), int32(i), boolean(i) and is_null(i).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "leadflow/domain/accounts.hpp"
+#include "leadflow/domain/buyer.hpp"
+#include "leadflow/domain/lead.hpp"
+#include "leadflow/domain/lead_codec.hpp"
+#include "leadflow/base/log.hpp"
+
+// Column lists shared by the statements that read and write rows; the readers below depend on
+// their order.
+#define LF_LEAD_COLUMNS                                                                          \
+  "id, seller_id, campaign_id, api_key_id, surface, first_name, last_name, email, phone, "       \
+  "zip_code, zip4, state, vertical, source, landing_page, ip_address, user_agent, "              \
+  "trustedform_cert_url, jornaya_leadid, tcpa_consent, tcpa_consent_text, custom_fields, "       \
+  "received_at, sync_wait_ms"
+#define LF_DISTRIBUTION_COLUMNS \
+  "status, buyer_id, price_cents, payout_cents, buyer_lead_id, reason, decided_at"
+#define LF_CAMPAIGN_COLUMNS                                                                      \
+  "id, seller_id, name, vertical, active, async_mode, sync_timeout_ms, rate_limit_per_minute, " \
+  "payout_fixed, payout_value, key_hash, key_hint, created_at"
+#define LF_API_KEY_COLUMNS \
+  "id, seller_id, name, plan, scopes, key_hash, key_hint, created_at, revoked_at"
+#define LF_BUYER_COLUMNS "id, active, doc, created_at, updated_at"
+
+namespace leadflow::store_rows {
+
+using json = nlohmann::json;
+
+inline std::string dump(const json& j) {
+  // replace: a stray invalid UTF-8 byte must not make a lead unstorable.
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+inline json parse_json(const std::string& text) {
+  return json::parse(text, nullptr, /*allow_exceptions=*/false);
+}
+
+inline std::string_view surface_name(Surface s) { return s == Surface::kCampaign ? "campaign" : "api"; }
+
+template <typename Row>
+Seller read_seller(const Row& q) {
+  Seller s;
+  s.id = q.text(0);
+  s.name = q.text(1);
+  s.active = q.boolean(2);
+  s.created_at_ms = q.int64(3);
+  return s;
+}
+
+template <typename Row>
+Campaign read_campaign(const Row& q) {
+  Campaign c;
+  c.id = q.text(0);
+  c.seller_id = q.text(1);
+  c.name = q.text(2);
+  c.vertical = q.text(3);
+  c.active = q.boolean(4);
+  c.async_mode = q.boolean(5);
+  c.sync_timeout_ms = q.int32(6);
+  c.rate_limit_per_minute = q.int32(7);
+  c.payout_fixed = q.boolean(8);
+  c.payout_value = q.int64(9);
+  c.key_hash = q.text(10);
+  c.key_hint = q.text(11);
+  c.created_at_ms = q.int64(12);
+  return c;
+}
+
+template <typename Row>
+ApiKey read_api_key(const Row& q) {
+  ApiKey k;
+  k.id = q.text(0);
+  k.seller_id = q.text(1);  // NULL (operator) reads as ""
+  k.name = q.text(2);
+  k.plan = parse_plan(q.text(3)).value_or(Plan::kStandard);
+  k.scopes = static_cast<std::uint32_t>(q.int64(4));
+  k.key_hash = q.text(5);
+  k.key_hint = q.text(6);
+  k.created_at_ms = q.int64(7);
+  k.revoked_at_ms = q.int64(8);
+  return k;
+}
+
+/// Fields of the API view that are not configuration: removed before re-reading the document.
+inline constexpr const char* kBuyerViewOnlyFields[] = {"id", "buyer_id", "created_at", "updated_at"};
+
+/// The stored buyer, or nullopt when its document no longer decodes (logged: a buyer that cannot
+/// be read exactly is kept out of distribution rather than used half-understood).
+template <typename Row>
+std::optional<Buyer> read_buyer(const Row& q) {
+  const std::string id = q.text(0);
+  json doc = parse_json(q.text(2));
+  if (!doc.is_object()) {
+    log(LogLevel::kError, "store_buyer_unreadable",
+        {{"buyer_id", id}, {"detail", "not a JSON object"}});
+    return std::nullopt;
+  }
+  for (const char* field : kBuyerViewOnlyFields) doc.erase(field);
+  FieldErrors errors;
+  Buyer b = buyer_from_json(doc, nullptr, /*allow_private_urls=*/true, errors);
+  if (!errors.empty()) {
+    log(LogLevel::kError, "store_buyer_unreadable",
+        {{"buyer_id", id}, {"field", errors.front().field}, {"code", errors.front().code}});
+    return std::nullopt;
+  }
+  b.id = id;
+  b.active = q.boolean(1);
+  b.created_at_ms = q.int64(3);
+  b.updated_at_ms = q.int64(4);
+  return b;
+}
+
+/// Reads LF_LEAD_COLUMNS, LF_DISTRIBUTION_COLUMNS and, with `with_attempts`, attempts and
+/// ineligible, in that order.
+template <typename Row>
+LeadRecord read_lead(const Row& q, bool with_attempts) {
+  LeadRecord r;
+  Lead& l = r.lead;
+  int c = 0;
+  l.id = q.text(c++);
+  l.seller_id = q.text(c++);
+  l.campaign_id = q.text(c++);
+  l.api_key_id = q.text(c++);
+  l.surface = q.text(c++) == "campaign" ? Surface::kCampaign : Surface::kApi;
+  l.first_name = q.text(c++);
+  l.last_name = q.text(c++);
+  l.email = q.text(c++);
+  l.phone = q.text(c++);
+  l.zip_code = q.text(c++);
+  l.zip4 = q.text(c++);
+  l.state = q.text(c++);
+  l.vertical = q.text(c++);
+  l.source = q.text(c++);
+  l.landing_page = q.text(c++);
+  l.ip_address = q.text(c++);
+  l.user_agent = q.text(c++);
+  l.trustedform_cert_url = q.text(c++);
+  l.jornaya_leadid = q.text(c++);
+  if (!q.is_null(c)) l.tcpa_consent = q.boolean(c);
+  ++c;
+  l.tcpa_consent_text = q.text(c++);
+  l.custom_fields = custom_fields_from_json(parse_json(q.text(c++)));
+  l.received_at_ms = q.int64(c++);
+  l.sync_wait_ms = q.int32(c++);
+
+  Distribution& d = r.distribution;
+  d.status = parse_delivery_status(q.text(c++)).value_or(DeliveryStatus::kPending);
+  d.buyer_id = q.text(c++);
+  d.price = q.int64(c++);
+  d.payout = q.int64(c++);
+  d.buyer_lead_id = q.text(c++);
+  d.reason = q.text(c++);
+  d.decided_at_ms = q.int64(c++);
+  if (with_attempts) {
+    d.attempts = attempts_from_json(parse_json(q.text(c++)));
+    d.ineligible = ineligible_from_json(parse_json(q.text(c++)));
+  }
+  return r;
+}
+
+}  // namespace leadflow::store_rows

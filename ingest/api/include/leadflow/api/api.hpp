@@ -1,0 +1,93 @@
+#pragma once
+// Private: what the HTTP handlers share, and the registration functions of each surface.
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include <httplib.h>
+
+#include "leadflow/http/routes.hpp"
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/histogram.h>
+
+#include "leadflow/domain/accounts.hpp"
+#include "leadflow/base/clock.hpp"
+#include "leadflow/base/config.hpp"
+#include "leadflow/management/management.hpp"
+#include "leadflow/outcomes/outcomes.hpp"
+#include "leadflow/queue/queue.hpp"
+#include "leadflow/limits/rate_limiter.hpp"
+#include "leadflow/store/store.hpp"
+#include "leadflow/domain/verticals.hpp"
+
+namespace leadflow {
+
+/// The front's metric families, registered once.
+struct IngestMetrics {
+  prometheus::Family<prometheus::Counter>& requests;      // leadflow_http_requests_total{route,method,status}
+  prometheus::Family<prometheus::Histogram>& latency;     // leadflow_http_request_seconds{route,method}
+  prometheus::Family<prometheus::Counter>& leads;         // leadflow_leads_received_total{surface,result}
+  prometheus::Histogram& produce_seconds;                 // leadflow_queue_produce_seconds
+  prometheus::Family<prometheus::Counter>& produce_failures;  // leadflow_queue_produce_failures_total{reason}
+
+  /// Counts a lead post. `surface` and `result` are string literals: their addresses key a
+  /// per-thread cache of resolved counters.
+  void lead(const char* surface, const char* result);
+};
+IngestMetrics& ingest_metrics();
+
+/// Campaigns by key hash, cached for a second (so a paused campaign stops within a second)
+/// including misses (so a flood of bad keys does not reach the store). Thread-safe.
+class CampaignCache {
+ public:
+  CampaignCache(Store& store, const Clock& clock) : store_(store), clock_(clock) {}
+  /// The campaign of `key`, or nullopt. `unavailable` is set when the store could not say (a
+  /// miss then is not cached, and the caller answers 503 rather than "unknown key").
+  std::optional<Campaign> find_by_key(const std::string& key, bool& unavailable);
+  /// find_by_key without asking the store (for the event loop): false when only the store can
+  /// say, and then `out` is untouched.
+  bool find_cached(const std::string& key, std::optional<Campaign>& out);
+
+ private:
+  Store& store_;
+  const Clock& clock_;
+  std::mutex mu_;
+  std::unordered_map<std::string, std::pair<std::optional<Campaign>, SteadyTime>> cache_;
+};
+
+struct IngestContext {
+  const Config& config;
+  Store& store;
+  QueueProducer& producer;
+  Topics topics;
+  OutcomeWaiters& waiters;
+  const VerticalRegistry& verticals;
+  RateLimiter& limiter;     // keys and campaigns: shared across replicas in scale-out
+  RateLimiter& ip_limiter;  // unauthenticated requests per address: always this replica's own
+  const Clock& clock;
+  Management& management;
+  CampaignCache& campaigns;
+  std::function<bool()> ready;  // /readyz
+};
+
+/// The result of handing a lead to the queue and, optionally, waiting for its outcome.
+struct AcceptResult {
+  ProduceStatus produced = ProduceStatus::kUnavailable;
+  std::optional<OutcomeMessage> outcome;
+};
+/// Durably enqueues the lead (answered only once durable) and waits up to `wait_ms` for it to be
+/// decided. The lead's id and timestamps must be set.
+AcceptResult accept_lead(IngestContext& ctx, const Lead& lead, int wait_ms);
+/// accept_lead without waiting for an outcome or blocking: `done` runs once, on a queue thread,
+/// when the lead is durable or refused.
+void accept_lead_async(IngestContext& ctx, const Lead& lead, std::function<void(ProduceStatus)> done);
+
+void install_common_handlers(Routes& routes, IngestContext& ctx);
+void register_ops_routes(Routes& routes, IngestContext& ctx);
+void register_surface_a(Routes& routes, IngestContext& ctx, bool tls);
+void register_surface_b(Routes& routes, IngestContext& ctx);
+
+}  // namespace leadflow

@@ -1,0 +1,43 @@
+#pragma once
+// Private helpers of the HTTP front: problem bodies, headers every response carries, content
+// types, Prefer, route labels for metrics.
+#include <string>
+#include <string_view>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "leadflow/domain/field_error.hpp"
+#include "leadflow/limits/rate_limiter.hpp"
+
+namespace leadflow::http {
+
+/// Sends a JSON body with the given status.
+void send_json(httplib::Response& res, int status, const nlohmann::json& body,
+               const char* content_type = "application/json");
+/// RFC 9457 problem+json with success:false, and `errors` when there are field errors.
+void send_problem(httplib::Response& res, int status, std::string_view detail,
+                  const FieldErrors& errors = {});
+
+/// Adds X-RateLimit-* (and Retry-After on a refusal).
+void set_rate_headers(httplib::Response& res, const RateDecision& d);
+
+/// The media type without parameters, lower-cased ("application/json").
+std::string media_type(const httplib::Request& req);
+bool is_json(const httplib::Request& req);
+
+/// Prefer: respond-async -> 0; Prefer: wait=N -> N*1000 clamped to max_ms; otherwise default_ms.
+int wait_budget_ms(const httplib::Request& req, int default_ms, int max_ms);
+bool prefers_async(const httplib::Request& req);
+
+/// A bounded label for metrics: "/v1/leads/{id}" rather than the raw path.
+std::string route_label(const std::string& method, const std::string& path);
+
+/// Opaque list cursors: base64url of the last id seen.
+std::string encode_cursor(std::string_view id);
+std::string decode_cursor(std::string_view cursor);
+
+/// Whether `addr` falls in one of the CIDRs ("10.0.0.0/8", "::1/128", "192.0.2.7").
+bool address_in_cidrs(const std::string& addr, const std::vector<std::string>& cidrs);
+
+}  // namespace leadflow::http

@@ -1,0 +1,206 @@
+// Handlers every listener has: request ids, metrics, error bodies, health and /metrics.
+#include <chrono>
+#include <unordered_map>
+
+#include "leadflow/api/api.hpp"
+#include "leadflow/http/parser.hpp"
+#include "leadflow/api/http_util.hpp"
+#include "leadflow/base/crypto.hpp"
+#include "leadflow/base/ids.hpp"
+#include "leadflow/domain/lead_codec.hpp"
+#include "leadflow/base/log.hpp"
+#include "leadflow/base/metrics.hpp"
+
+namespace leadflow {
+
+IngestMetrics& ingest_metrics() {
+  static IngestMetrics m = [] {
+    auto& r = *metrics_registry();
+    auto& produce = prometheus::BuildHistogram()
+                        .Name("leadflow_queue_produce_seconds")
+                        .Help("Time to make a lead durable in the queue")
+                        .Register(r);
+    return IngestMetrics{
+        prometheus::BuildCounter()
+            .Name("leadflow_http_requests_total")
+            .Help("HTTP requests answered, by route, method and status")
+            .Register(r),
+        prometheus::BuildHistogram()
+            .Name("leadflow_http_request_seconds")
+            .Help("HTTP request latency by route and method")
+            .Register(r),
+        prometheus::BuildCounter()
+            .Name("leadflow_leads_received_total")
+            .Help("Lead posts by surface and result (accepted, invalid, unauthorized, "
+                  "rate_limited, unavailable)")
+            .Register(r),
+        produce.Add({}, latency_buckets()),
+        prometheus::BuildCounter()
+            .Name("leadflow_queue_produce_failures_total")
+            .Help("Leads the queue could not make durable, by reason")
+            .Register(r)};
+  }();
+  return m;
+}
+
+void IngestMetrics::lead(const char* surface, const char* result) {
+  thread_local std::unordered_map<const void*, std::unordered_map<const void*, prometheus::Counter*>> resolved;
+  auto& slot = resolved[surface][result];
+  if (slot == nullptr) slot = &leads.Add({{"surface", surface}, {"result", result}});
+  slot->Increment();
+}
+
+std::optional<Campaign> CampaignCache::find_by_key(const std::string& key, bool& unavailable) {
+  unavailable = false;
+  const std::string hash = sha256_hex(key);
+  const SteadyTime now = clock_.steady_now();
+  {
+    std::lock_guard lock(mu_);
+    auto it = cache_.find(hash);
+    if (it != cache_.end() && now - it->second.second < std::chrono::seconds(1))
+      return it->second.first;
+  }
+  auto c = store_.find_campaign_by_key_hash(hash);
+  // A miss may be a store that cannot answer: only a healthy store's miss is believed.
+  if (!c && !store_.healthy()) {
+    unavailable = true;
+    return std::nullopt;
+  }
+  std::lock_guard lock(mu_);
+  if (cache_.size() > 100'000) cache_.clear();
+  cache_[hash] = {c, now};
+  return c;
+}
+
+bool CampaignCache::find_cached(const std::string& key, std::optional<Campaign>& out) {
+  const std::string hash = sha256_hex(key);
+  const SteadyTime now = clock_.steady_now();
+  std::lock_guard lock(mu_);
+  auto it = cache_.find(hash);
+  if (it == cache_.end() || now - it->second.second >= std::chrono::seconds(1)) return false;
+  out = it->second.first;
+  return true;
+}
+
+namespace {
+void count_produce(IngestContext& ctx, SteadyTime started, ProduceStatus status) {
+  auto& m = ingest_metrics();
+  m.produce_seconds.Observe(std::chrono::duration<double>(ctx.clock.steady_now() - started).count());
+  if (status != ProduceStatus::kOk) {
+    m.produce_failures.Add({{"reason", std::string(to_string(status))}}).Increment();
+    log(LogLevel::kWarn, "produce_failed", {{"reason", to_string(status)}});
+  }
+}
+}  // namespace
+
+void accept_lead_async(IngestContext& ctx, const Lead& lead, std::function<void(ProduceStatus)> done) {
+  const SteadyTime started = ctx.clock.steady_now();
+  ctx.producer.produce_async(ctx.topics.leads, lead.id, encode_lead(lead),
+                             [&ctx, started, done = std::move(done)](ProduceStatus status) {
+                               count_produce(ctx, started, status);
+                               done(status);
+                             });
+}
+
+AcceptResult accept_lead(IngestContext& ctx, const Lead& lead, int wait_ms) {
+  AcceptResult result;
+  std::unique_ptr<OutcomeWaiters::Ticket> ticket;
+  if (wait_ms > 0) ticket = ctx.waiters.expect(lead.id);  // before producing: no lost wake-up
+  const std::string payload = encode_lead(lead);
+  const SteadyTime started = ctx.clock.steady_now();
+  // Waiting as long as the queue needs for a certain answer means a 503 is never given for a
+  // record that is made durable afterwards.
+  result.produced = ctx.producer.produce(ctx.topics.leads, lead.id, payload, ctx.producer.answer_within());
+  count_produce(ctx, started, result.produced);
+  if (result.produced != ProduceStatus::kOk) return result;
+  if (ticket) result.outcome = ticket->wait_until(started + std::chrono::milliseconds(wait_ms));
+  return result;
+}
+
+namespace {
+
+bool sane_request_id(const std::string& id) {
+  if (id.empty() || id.size() > 64) return false;
+  for (unsigned char c : id)
+    if (!std::isalnum(c) && c != '-' && c != '_' && c != '.') return false;
+  return true;
+}
+
+}  // namespace
+
+void install_common_handlers(Routes& routes, IngestContext&) {
+  routes.before = [](const httplib::Request& req, httplib::Response& res) {
+    const std::string given = req.get_header_value("X-Request-Id");
+    res.set_header("X-Request-Id", sane_request_id(given) ? given : new_id(kRequestPrefix));
+  };
+  routes.on_error = [](const httplib::Request&, httplib::Response& res) {
+    if (!res.has_header("X-Request-Id")) res.set_header("X-Request-Id", new_id(kRequestPrefix));
+    // The server puts what its parser found in `reason` (a request it could not read).
+    const std::string detail = std::move(res.reason);
+    res.reason.clear();
+    switch (res.status) {
+      case 404: http::send_problem(res, 404, "no such resource"); break;
+      case 405: http::send_problem(res, 405, "method not allowed on this resource"); break;
+      case 413: http::send_problem(res, 413, "the body is larger than the 64 KiB limit"); break;
+      case 414: http::send_problem(res, 414, "the request target is too long"); break;
+      case 431: http::send_problem(res, 431, detail.empty() ? "the request's header section is too large" : detail); break;
+      case 400: http::send_problem(res, 400, detail.empty() ? "the request could not be read" : detail); break;
+      default: http::send_problem(res, res.status, detail.empty() ? http::reason_phrase(res.status) : detail); break;
+    }
+  };
+  routes.on_exception = [](httplib::Response& res, const std::string&) {
+    http::send_problem(res, 500, "internal error");
+  };
+  routes.after = [](const httplib::Request& req, const httplib::Response& res, double seconds) {
+    // Family::Add builds a label map and takes the family's lock; on the hot path each thread
+    // keeps the metrics it has already resolved.
+    struct Resolved {
+      prometheus::Counter* requests;
+      prometheus::Histogram* latency;
+    };
+    thread_local std::unordered_map<std::string, Resolved> resolved;
+    // Methods are whatever a client sends: only the known ones become label values.
+    static const char* kMethods[] = {"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"};
+    std::string method = "other";
+    for (const char* m : kMethods)
+      if (req.method == m) method = m;
+    const std::string route = http::route_label(method, req.path);
+    std::string key = route;
+    key.append(1, ' ').append(method).append(1, ' ').append(std::to_string(res.status));
+    auto it = resolved.find(key);
+    if (it == resolved.end()) {
+      auto& m = ingest_metrics();
+      Resolved r{&m.requests.Add({{"route", route}, {"method", method}, {"status", std::to_string(res.status)}}),
+                 &m.latency.Add({{"route", route}, {"method", method}}, latency_buckets())};
+      it = resolved.emplace(std::move(key), r).first;
+    }
+    it->second.requests->Increment();
+    it->second.latency->Observe(seconds);
+  };
+}
+
+void register_ops_routes(Routes& routes, IngestContext& ctx) {
+  routes.get("/healthz", [&ctx](const httplib::Request&, httplib::Response& res) {
+    if (ctx.producer.broken()) {
+      http::send_json(res, 503, {{"status", "broken"}, {"queue", "the producer needs a restart"}});
+      return;
+    }
+    http::send_json(res, 200, {{"status", "ok"}});
+  });
+  routes.get("/readyz", [&ctx](const httplib::Request&, httplib::Response& res) {
+    const bool store_ok = ctx.store.healthy();
+    const bool queue_ok = ctx.producer.healthy();
+    const bool rest_ok = !ctx.ready || ctx.ready();
+    const bool ok = store_ok && queue_ok && rest_ok;
+    http::send_json(res, ok ? 200 : 503,
+                    {{"status", ok ? "ready" : "not_ready"},
+                     {"store", store_ok ? "ok" : "unavailable"},
+                     {"queue", queue_ok ? "ok" : "unavailable"},
+                     {"workers", rest_ok ? "ok" : "unavailable"}});
+  });
+  routes.get("/metrics", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(render_metrics(), "text/plain; version=0.0.4");
+  });
+}
+
+}  // namespace leadflow

@@ -1,0 +1,186 @@
+#include "leadflow/api/http_util.hpp"
+
+#include "leadflow/http/parser.hpp"
+
+#include <arpa/inet.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cstring>
+
+namespace leadflow::http {
+
+void send_json(httplib::Response& res, int status, const nlohmann::json& body,
+               const char* content_type) {
+  res.status = status;
+  res.set_content(body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), content_type);
+}
+
+void send_problem(httplib::Response& res, int status, std::string_view detail,
+                  const FieldErrors& errors) {
+  nlohmann::json body = {{"type", "about:blank"},
+                         {"title", reason_phrase(status)},
+                         {"status", status},
+                         {"detail", detail},
+                         {"success", false}};
+  if (!errors.empty()) {
+    auto& list = body["errors"] = nlohmann::json::array();
+    for (const auto& e : errors)
+      list.push_back({{"field", e.field}, {"code", e.code}, {"message", e.message}});
+  }
+  send_json(res, status, body, "application/problem+json");
+}
+
+void set_rate_headers(httplib::Response& res, const RateDecision& d) {
+  res.set_header("X-RateLimit-Limit", std::to_string(d.limit));
+  res.set_header("X-RateLimit-Remaining", std::to_string(d.remaining));
+  res.set_header("X-RateLimit-Reset", std::to_string(d.reset_unix));
+  if (!d.allowed) res.set_header("Retry-After", std::to_string(d.retry_after_s));
+}
+
+std::string media_type(const httplib::Request& req) {
+  std::string ct = req.get_header_value("Content-Type");
+  ct = ct.substr(0, ct.find(';'));
+  while (!ct.empty() && std::isspace(static_cast<unsigned char>(ct.back()))) ct.pop_back();
+  std::size_t start = 0;
+  while (start < ct.size() && std::isspace(static_cast<unsigned char>(ct[start]))) ++start;
+  ct = ct.substr(start);
+  std::transform(ct.begin(), ct.end(), ct.begin(), [](unsigned char c) { return std::tolower(c); });
+  return ct;
+}
+
+bool is_json(const httplib::Request& req) {
+  const std::string mt = media_type(req);
+  return mt == "application/json" ||
+         (mt.rfind("application/", 0) == 0 && mt.size() > 5 && mt.ends_with("+json"));
+}
+
+namespace {
+// Splits a Prefer header into its preferences ("respond-async", "wait=5").
+std::vector<std::string> preferences(const httplib::Request& req) {
+  std::vector<std::string> out;
+  const auto count = req.get_header_value_count("Prefer");
+  for (std::size_t i = 0; i < count; ++i) {
+    std::string v = req.get_header_value("Prefer", i);
+    std::size_t start = 0;
+    while (start <= v.size()) {
+      auto comma = v.find(',', start);
+      std::string item = v.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      item.erase(std::remove_if(item.begin(), item.end(), [](unsigned char c) { return std::isspace(c); }),
+                 item.end());
+      std::transform(item.begin(), item.end(), item.begin(), [](unsigned char c) { return std::tolower(c); });
+      if (!item.empty()) out.push_back(item);
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+  return out;
+}
+}  // namespace
+
+bool prefers_async(const httplib::Request& req) {
+  for (const auto& p : preferences(req))
+    if (p == "respond-async") return true;
+  return false;
+}
+
+int wait_budget_ms(const httplib::Request& req, int default_ms, int max_ms) {
+  int budget = default_ms;
+  for (const auto& p : preferences(req)) {
+    if (p == "respond-async") return 0;
+    if (p.rfind("wait=", 0) == 0) {
+      int seconds = 0;
+      auto [ptr, ec] = std::from_chars(p.data() + 5, p.data() + p.size(), seconds);
+      if (ec == std::errc{} && ptr == p.data() + p.size() && seconds >= 0)
+        budget = seconds > max_ms / 1000 ? max_ms : seconds * 1000;
+    }
+  }
+  return std::min(budget, max_ms);
+}
+
+std::string route_label(const std::string& method, const std::string& path) {
+  static const std::pair<const char*, const char*> kPrefixes[] = {
+      {"/v1/leads/", "/v1/leads/{id}"},     {"/v1/buyers/", "/v1/buyers/{id}"},
+      {"/v1/sellers/", "/v1/sellers/{id}"}, {"/v1/campaigns/", "/v1/campaigns/{id}"},
+      {"/v1/api-keys/", "/v1/api-keys/{id}"}, {"/api/v1/stats/", "/api/v1/stats/{key}"},
+      {"/api/v1/jobs/", "/api/v1/jobs/{id}"}, {"/api/v1/fields/", "/api/v1/fields/{vertical}"},
+  };
+  static const char* kExact[] = {"/v1/leads",     "/v1/buyers",  "/v1/sellers", "/v1/campaigns",
+                                 "/v1/api-keys",  "/api/v1/lead", "/healthz",   "/readyz",
+                                 "/metrics",      "/v1/reports/performance", "/v1/reports/revenue"};
+  for (const char* e : kExact)
+    if (path == e) return path;
+  for (const auto& [prefix, label] : kPrefixes) {
+    if (path.rfind(prefix, 0) == 0) {
+      if (path.ends_with("/return")) return "/v1/leads/{id}/return";
+      return label;
+    }
+  }
+  if (method == "POST" && path.size() > 1 && path.find('/', 1) == std::string::npos)
+    return "/{seller_campaign_key}";
+  return "other";
+}
+
+namespace {
+constexpr char kB64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+}
+
+std::string encode_cursor(std::string_view id) {
+  std::string out;
+  std::uint32_t buf = 0;
+  int bits = 0;
+  for (unsigned char c : id) {
+    buf = (buf << 8) | c;
+    bits += 8;
+    while (bits >= 6) {
+      bits -= 6;
+      out.push_back(kB64[(buf >> bits) & 63]);
+    }
+  }
+  if (bits > 0) out.push_back(kB64[(buf << (6 - bits)) & 63]);
+  return out;
+}
+
+std::string decode_cursor(std::string_view cursor) {
+  std::string out;
+  std::uint32_t buf = 0;
+  int bits = 0;
+  for (char c : cursor) {
+    const char* p = std::strchr(kB64, c);
+    if (p == nullptr || c == '\0') return "";
+    buf = (buf << 6) | static_cast<std::uint32_t>(p - kB64);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<char>((buf >> bits) & 0xff));
+    }
+  }
+  return out;
+}
+
+bool address_in_cidrs(const std::string& addr, const std::vector<std::string>& cidrs) {
+  unsigned char a[16];
+  int family = AF_INET;
+  if (inet_pton(AF_INET, addr.c_str(), a) != 1) {
+    family = AF_INET6;
+    if (inet_pton(AF_INET6, addr.c_str(), a) != 1) return false;
+  }
+  for (const auto& cidr : cidrs) {
+    const auto slash = cidr.find('/');
+    const std::string net = cidr.substr(0, slash);
+    unsigned char n[16];
+    if (inet_pton(family, net.c_str(), n) != 1) continue;
+    const int max_bits = family == AF_INET ? 32 : 128;
+    int bits = slash == std::string::npos ? max_bits : std::atoi(cidr.c_str() + slash + 1);
+    bool match = true;
+    for (int i = 0; i < bits && match; ++i) {
+      const int byte = i / 8, bit = 7 - i % 8;
+      match = ((a[byte] >> bit) & 1) == ((n[byte] >> bit) & 1);
+    }
+    if (match) return true;
+  }
+  return false;
+}
+
+}  // namespace leadflow::http

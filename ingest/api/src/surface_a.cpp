@@ -1,0 +1,435 @@
+// Surface A: the key-authenticated REST surface under /v1 (HTTPS only).
+#include <algorithm>
+#include <charconv>
+
+#include "leadflow/api/api.hpp"
+#include "leadflow/api/http_util.hpp"
+#include "leadflow/base/crypto.hpp"
+#include "leadflow/base/ids.hpp"
+#include "leadflow/domain/lead_codec.hpp"
+#include "leadflow/base/log.hpp"
+#include "leadflow/base/time_format.hpp"
+#include "leadflow/validation/validation.hpp"
+
+namespace leadflow {
+namespace {
+
+using nlohmann::json;
+using httplib::Request;
+using httplib::Response;
+
+// Authenticates, rate-limits and authorises one request. Every answer, refusals included,
+// carries the X-RateLimit headers. Returns the key when the handler may go on.
+std::optional<ApiKey> authorise(IngestContext& ctx, const Request& req, Response& res, bool tls,
+                                Scope scope, bool operator_only = false) {
+  if (!tls) {
+    const bool forwarded = req.get_header_value("X-Forwarded-Proto") == "https" &&
+                           http::address_in_cidrs(req.remote_addr, ctx.config.trusted_proxies);
+    if (!forwarded) {
+      http::send_problem(res, 403, "HTTPS required");
+      return std::nullopt;
+    }
+  }
+  const std::string auth = req.get_header_value("Authorization");
+  std::optional<ApiKey> key;
+  if (auth.size() > 7 && (auth.rfind("Bearer ", 0) == 0 || auth.rfind("bearer ", 0) == 0)) {
+    std::string secret = auth.substr(7);
+    while (!secret.empty() && secret.front() == ' ') secret.erase(secret.begin());
+    // Only a well-formed key reaches the store; the lookup is by SHA-256, so timing reveals
+    // nothing about stored keys.
+    if (secret.size() <= 256) {
+      key = ctx.store.find_api_key_by_hash(sha256_hex(secret));
+      if (key && (key->revoked_at_ms != 0 || !constant_time_equal(key->key_hash, sha256_hex(secret))))
+        key.reset();
+    }
+  }
+  if (!key) {
+    const RateDecision d = ctx.ip_limiter.acquire("ip:" + req.remote_addr,
+                                               ctx.config.ip_rate_limit_per_minute, 0);
+    http::set_rate_headers(res, d);
+    if (!d.allowed) {
+      http::send_problem(res, 429, "too many unauthenticated requests from this address");
+      return std::nullopt;
+    }
+    // A miss may be a store that cannot answer; only a healthy store's miss is a 401. (Checked
+    // after the per-address limit, so bad keys cannot turn into a flood of health checks.)
+    if (!ctx.store.healthy()) {
+      http::send_problem(res, 503, "the service cannot check API keys right now; retry");
+      return std::nullopt;
+    }
+    res.set_header("WWW-Authenticate", "Bearer");
+    http::send_problem(res, 401, auth.empty() ? "missing API key (Authorization: Bearer <key>)"
+                                              : "invalid or revoked API key");
+    return std::nullopt;
+  }
+  const PlanLimits limits = limits_of(key->plan);
+  const RateDecision d = ctx.limiter.acquire(key->id, limits.per_minute, limits.per_day);
+  http::set_rate_headers(res, d);
+  if (!d.allowed) {
+    http::send_problem(res, 429, "rate limit exceeded for this API key");
+    return std::nullopt;
+  }
+  if (!key->has(scope) || (operator_only && !key->is_operator())) {
+    http::send_problem(res, 403, "this API key lacks permission for the operation");
+    return std::nullopt;
+  }
+  return key;
+}
+
+bool require_json(const Request& req, Response& res) {
+  if (http::is_json(req)) return true;
+  http::send_problem(res, 415, "Content-Type must be application/json");
+  return false;
+}
+
+std::optional<json> parse_body(const Request& req, Response& res) {
+  json body = json::parse(req.body, nullptr, false);
+  if (body.is_discarded() || !body.is_object()) {
+    http::send_problem(res, 400, "the body must be a JSON object",
+                       {{"body", "invalid_json", "not a JSON object"}});
+    return std::nullopt;
+  }
+  return body;
+}
+
+void send_store_failure(Response& res, StoreStatus s) {
+  if (s == StoreStatus::kConflict) http::send_problem(res, 409, "conflicts with an existing record");
+  else if (s == StoreStatus::kNotFound) http::send_problem(res, 404, "no such resource");
+  else http::send_problem(res, 503, "the store is unavailable; nothing was changed");
+}
+
+bool valid_idempotency_key(const std::string& k) {
+  if (k.empty() || k.size() > 255) return false;
+  for (unsigned char c : k)
+    if (c < 0x21 || c > 0x7e) return false;
+  return true;
+}
+
+void post_lead(IngestContext& ctx, const Request& req, Response& res, bool tls) {
+  auto key = authorise(ctx, req, res, tls, kScopeLeadsWrite);
+  if (!key) return;
+  auto& metrics = ingest_metrics();
+  if (!require_json(req, res)) return;
+  const bool has_idempotency_key = req.has_header("Idempotency-Key");
+  const std::string idempotency_key = req.get_header_value("Idempotency-Key");
+  if (has_idempotency_key && !valid_idempotency_key(idempotency_key)) {
+    http::send_problem(res, 400, "invalid Idempotency-Key",
+                       {{"Idempotency-Key", "invalid_format", "1 to 255 printable ASCII characters"}});
+    return;
+  }
+  ParsedLead parsed = parse_lead_json(req.body, LeadShape::kApi, ctx.verticals, "");
+  if (!parsed.errors.empty()) {
+    metrics.lead("api", "invalid");
+    http::send_problem(res, 400,
+                       parsed.malformed ? "the body could not be read: " + parsed.errors.front().message
+                                        : std::string("the lead failed validation"),
+                       parsed.errors);
+    return;
+  }
+  Lead& lead = parsed.lead;
+  lead.received_at_ms = ctx.clock.now_ms();
+  lead.id = new_id(kLeadPrefix, lead.received_at_ms);
+  lead.seller_id = key->seller_id;
+  lead.api_key_id = key->id;
+  lead.surface = Surface::kApi;
+  const int wait_ms = http::wait_budget_ms(req, ctx.config.wait_ms, ctx.config.max_wait_ms);
+  lead.sync_wait_ms = wait_ms;
+
+  // Idempotency-Key: the first request claims the key with its body hash and lead id; a repeat
+  // gets the first answer again, a different body 422, a repeat while the first runs 409. A
+  // claim whose request died (the process was killed) is finished by the repeat with the same
+  // lead id, so the lead is queued at most once under that id and workers sell it at most once.
+  if (has_idempotency_key) {
+    IdempotencyRecord claim{key->id, idempotency_key, sha256_hex(req.body), lead.id, 0, "", lead.received_at_ms};
+    IdempotencyRecord existing;
+    const std::int64_t day_ago = lead.received_at_ms - 86'400'000;
+    switch (ctx.store.claim_idempotency_key(claim, day_ago, existing)) {
+      case StoreStatus::kOk:
+        break;
+      case StoreStatus::kConflict: {
+        if (!constant_time_equal(existing.request_hash, claim.request_hash)) {
+          http::send_problem(res, 422, "this Idempotency-Key was used with a different body");
+          return;
+        }
+        if (existing.status != 0) {
+          res.status = existing.status;
+          res.set_content(existing.response, "application/json");
+          res.set_header("Location", "/v1/leads/" + existing.lead_id);
+          res.set_header("Idempotent-Replayed", "true");
+          return;
+        }
+        const std::int64_t stale_after = std::max<std::int64_t>(60'000, ctx.config.max_wait_ms + 15'000);
+        if (lead.received_at_ms - existing.created_at_ms < stale_after) {
+          http::send_problem(res, 409, "a request with this Idempotency-Key is still in progress");
+          return;
+        }
+        lead.id = existing.lead_id;
+        lead.received_at_ms = existing.created_at_ms;
+        break;
+      }
+      default:
+        http::send_problem(res, 503, "the store is unavailable; nothing was accepted, retry");
+        return;
+    }
+  }
+
+  const AcceptResult r = accept_lead(ctx, lead, wait_ms);
+  if (r.produced != ProduceStatus::kOk) {
+    metrics.lead("api", "unavailable");
+    if (has_idempotency_key) ctx.store.release_idempotency_key(key->id, idempotency_key);
+    res.set_header("Retry-After", "1");
+    http::send_problem(res, 503, "the lead could not be queued durably; nothing was accepted, retry");
+    return;
+  }
+  metrics.lead("api", "accepted");
+  res.set_header("Location", "/v1/leads/" + lead.id);
+  Distribution d;
+  if (r.outcome) {
+    d.status = r.outcome->status;
+    d.buyer_id = r.outcome->buyer_id;
+    d.price = r.outcome->price;
+  }
+  const char* message = !r.outcome ? "Lead accepted; distribution in progress"
+                        : d.status == DeliveryStatus::kDelivered ? "Lead accepted and sold"
+                        : d.status == DeliveryStatus::kDuplicate ? "Lead accepted; duplicate of an earlier lead"
+                                                                 : "Lead accepted; no buyer took it";
+  http::send_json(res, r.outcome ? 201 : 202,
+                  {{"success", true},
+                   {"lead_id", lead.id},
+                   {"message", message},
+                   {"distribution", distribution_to_json(d)}});
+  if (has_idempotency_key &&
+      ctx.store.complete_idempotency_key(key->id, idempotency_key, res.status, res.body) != StoreStatus::kOk)
+    log(LogLevel::kWarn, "idempotency_not_recorded", {{"lead_id", lead.id}});
+}
+
+void get_lead(IngestContext& ctx, const Request& req, Response& res, bool tls) {
+  auto key = authorise(ctx, req, res, tls, kScopeLeadsRead);
+  if (!key) return;
+  const std::string id = req.matches[1];
+  auto record = is_valid_id(id, kLeadPrefix) ? ctx.store.get_lead(id) : std::nullopt;
+  // Another seller's lead is a 404: its existence is not theirs to know.
+  if (!record || (!key->is_operator() && record->lead.seller_id != key->seller_id)) {
+    http::send_problem(res, 404, "no such lead");
+    return;
+  }
+  http::send_json(res, 200, {{"success", true}, {"data", lead_record_to_json(*record, true)}});
+}
+
+// Answers one page of a list, newest or oldest first as the query says: asks for one row more
+// than the page holds, which tells whether another page follows.
+template <typename Query, typename Fetch, typename IdOf, typename View>
+void send_page(Response& res, Query q, Fetch fetch, IdOf id_of, View view) {
+  const int limit = q.limit;
+  q.limit = limit + 1;
+  auto rows = fetch(q);
+  const bool has_more = static_cast<int>(rows.size()) > limit;
+  if (has_more) rows.resize(limit);
+  json data = json::array();
+  for (const auto& r : rows) data.push_back(view(r));
+  http::send_json(res, 200,
+                  {{"success", true},
+                   {"data", std::move(data)},
+                   {"has_more", has_more},
+                   {"next_cursor", has_more ? json(http::encode_cursor(id_of(rows.back()))) : json(nullptr)}});
+}
+
+bool parse_limit(const Request& req, int& limit, FieldErrors& errors) {
+  if (!req.has_param("limit")) return true;
+  const std::string v = req.get_param_value("limit");
+  auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), limit);
+  if (ec != std::errc{} || ptr != v.data() + v.size() || limit < 1 || limit > 100) {
+    errors.push_back({"limit", "out_of_range", "must be an integer from 1 to 100"});
+    return false;
+  }
+  return true;
+}
+
+void unknown_params(const Request& req, std::initializer_list<const char*> allowed, FieldErrors& errors) {
+  for (const auto& [name, value] : req.params) {
+    bool ok = false;
+    for (const char* a : allowed) ok = ok || name == a;
+    if (!ok) errors.push_back({name, "unknown_parameter", "unknown query parameter"});
+  }
+}
+
+void list_leads(IngestContext& ctx, const Request& req, Response& res, bool tls) {
+  auto key = authorise(ctx, req, res, tls, kScopeLeadsRead);
+  if (!key) return;
+  FieldErrors errors;
+  unknown_params(req, {"status", "vertical", "source", "buyer_id", "seller_id", "created_from",
+                       "created_to", "limit", "cursor"},
+                 errors);
+  LeadQuery q;
+  parse_limit(req, q.limit, errors);
+  if (req.has_param("status")) {
+    q.status = parse_delivery_status(req.get_param_value("status"));
+    if (!q.status) errors.push_back({"status", "not_allowed", "unknown delivery status"});
+  }
+  q.vertical = req.get_param_value("vertical");
+  q.source = req.get_param_value("source");
+  q.buyer_id = req.get_param_value("buyer_id");
+  if (req.has_param("seller_id")) {
+    if (!key->is_operator()) errors.push_back({"seller_id", "not_allowed", "operator keys only"});
+    q.seller_id = req.get_param_value("seller_id");
+  }
+  if (!key->is_operator()) q.seller_id = key->seller_id;
+  for (auto [name, out] : {std::pair{"created_from", &q.created_from_ms}, std::pair{"created_to", &q.created_to_ms}}) {
+    if (!req.has_param(name)) continue;
+    auto ms = parse_rfc3339_ms(req.get_param_value(name));
+    if (!ms) errors.push_back({name, "invalid_format", "must be an RFC 3339 date-time"});
+    else *out = *ms;
+  }
+  if (req.has_param("cursor")) {
+    q.before_id = http::decode_cursor(req.get_param_value("cursor"));
+    if (!is_valid_id(q.before_id, kLeadPrefix)) errors.push_back({"cursor", "invalid_format", "not a cursor of this list"});
+  }
+  if (!errors.empty()) {
+    http::send_problem(res, 400, "invalid query parameters", errors);
+    return;
+  }
+  send_page(
+      res, q, [&](const LeadQuery& page) { return ctx.store.list_leads(page); },
+      [](const LeadRecord& r) { return r.lead.id; },
+      [](const LeadRecord& r) { return lead_record_to_json(r, false); });
+}
+
+void check_verticals(IngestContext& ctx, const Buyer& b, FieldErrors& errors) {
+  for (std::size_t i = 0; i < b.verticals.size(); ++i)
+    if (!ctx.verticals.find(b.verticals[i]))
+      errors.push_back({"verticals[" + std::to_string(i) + "]", "not_allowed", "unknown vertical"});
+}
+
+void list_buyers(IngestContext& ctx, const Request& req, Response& res, bool tls) {
+  if (!authorise(ctx, req, res, tls, kScopeBuyersRead, true)) return;
+  FieldErrors errors;
+  unknown_params(req, {"status", "vertical", "limit", "cursor"}, errors);
+  BuyerQuery q;
+  parse_limit(req, q.limit, errors);
+  if (req.has_param("status")) {
+    const std::string s = req.get_param_value("status");
+    if (s == "active") q.active = true;
+    else if (s == "paused") q.active = false;
+    else errors.push_back({"status", "not_allowed", "must be active or paused"});
+  }
+  q.vertical = req.get_param_value("vertical");
+  if (req.has_param("cursor")) {
+    q.after_id = http::decode_cursor(req.get_param_value("cursor"));
+    if (!is_valid_id(q.after_id, kBuyerPrefix)) errors.push_back({"cursor", "invalid_format", "not a cursor of this list"});
+  }
+  if (!errors.empty()) {
+    http::send_problem(res, 400, "invalid query parameters", errors);
+    return;
+  }
+  send_page(
+      res, q, [&](const BuyerQuery& page) { return ctx.store.list_buyers(page); },
+      [](const Buyer& b) { return b.id; }, [](const Buyer& b) { return buyer_to_json(b, true); });
+}
+
+void create_buyer(IngestContext& ctx, const Request& req, Response& res, bool tls) {
+  if (!authorise(ctx, req, res, tls, kScopeBuyersWrite, true)) return;
+  if (!require_json(req, res)) return;
+  auto body = parse_body(req, res);
+  if (!body) return;
+  FieldErrors errors;
+  Buyer b = buyer_from_json(*body, nullptr, ctx.config.allow_private_buyers, errors);
+  if (errors.empty()) check_verticals(ctx, b, errors);
+  if (!errors.empty()) {
+    http::send_problem(res, 400, "the buyer configuration is invalid", errors);
+    return;
+  }
+  b.created_at_ms = b.updated_at_ms = ctx.clock.now_ms();
+  b.id = new_id(kBuyerPrefix, b.created_at_ms);
+  if (auto s = ctx.store.insert_buyer(b); s != StoreStatus::kOk) return send_store_failure(res, s);
+  log(LogLevel::kInfo, "buyer_created", {{"buyer_id", b.id}});
+  res.set_header("Location", "/v1/buyers/" + b.id);
+  http::send_json(res, 201, {{"success", true}, {"data", buyer_to_json(b, true)}});
+}
+
+void get_buyer(IngestContext& ctx, const Request& req, Response& res, bool tls) {
+  if (!authorise(ctx, req, res, tls, kScopeBuyersRead, true)) return;
+  auto b = ctx.store.get_buyer(std::string(req.matches[1]));
+  if (!b) return http::send_problem(res, 404, "no such buyer");
+  http::send_json(res, 200, {{"success", true}, {"data", buyer_to_json(*b, true)}});
+}
+
+void update_buyer(IngestContext& ctx, const Request& req, Response& res, bool tls) {
+  if (!authorise(ctx, req, res, tls, kScopeBuyersWrite, true)) return;
+  if (!require_json(req, res)) return;
+  auto base = ctx.store.get_buyer(std::string(req.matches[1]));
+  if (!base) return http::send_problem(res, 404, "no such buyer");
+  auto body = parse_body(req, res);
+  if (!body) return;
+  FieldErrors errors;
+  Buyer b = buyer_from_json(*body, &*base, ctx.config.allow_private_buyers, errors);
+  if (errors.empty()) check_verticals(ctx, b, errors);
+  if (!errors.empty()) {
+    http::send_problem(res, 400, "the buyer configuration is invalid", errors);
+    return;
+  }
+  b.id = base->id;
+  b.created_at_ms = base->created_at_ms;
+  b.updated_at_ms = ctx.clock.now_ms();
+  if (auto s = ctx.store.update_buyer(b); s != StoreStatus::kOk) return send_store_failure(res, s);
+  log(LogLevel::kInfo, "buyer_updated", {{"buyer_id", b.id}});
+  http::send_json(res, 200, {{"success", true}, {"data", buyer_to_json(b, true)}});
+}
+
+void created(Response& res, const Management::Created& c, const char* what) {
+  if (!c.errors.empty()) return http::send_problem(res, 400, std::string("the ") + what + " is invalid", c.errors);
+  if (c.status != StoreStatus::kOk) return send_store_failure(res, c.status);
+  http::send_json(res, 201, {{"success", true}, {"data", c.body}});
+}
+
+}  // namespace
+
+void register_surface_a(Routes& routes, IngestContext& ctx, bool tls) {
+  auto& c = ctx;
+  routes.post("/v1/leads", [&c, tls](const Request& q, Response& r) { post_lead(c, q, r, tls); });
+  routes.get("/v1/leads", [&c, tls](const Request& q, Response& r) { list_leads(c, q, r, tls); });
+  routes.get(R"(/v1/leads/([^/]+))", [&c, tls](const Request& q, Response& r) { get_lead(c, q, r, tls); });
+  routes.get("/v1/buyers", [&c, tls](const Request& q, Response& r) { list_buyers(c, q, r, tls); });
+  routes.post("/v1/buyers", [&c, tls](const Request& q, Response& r) { create_buyer(c, q, r, tls); });
+  routes.get(R"(/v1/buyers/([^/]+))", [&c, tls](const Request& q, Response& r) { get_buyer(c, q, r, tls); });
+  routes.put(R"(/v1/buyers/([^/]+))", [&c, tls](const Request& q, Response& r) { update_buyer(c, q, r, tls); });
+
+  routes.post("/v1/sellers", [&c, tls](const Request& q, Response& r) {
+    if (!authorise(c, q, r, tls, kScopeAdmin, true) || !require_json(q, r)) return;
+    if (auto body = parse_body(q, r)) created(r, c.management.create_seller(*body), "seller");
+  });
+  routes.get("/v1/sellers", [&c, tls](const Request& q, Response& r) {
+    if (!authorise(c, q, r, tls, kScopeAdmin, true)) return;
+    json data = json::array();
+    for (const auto& s : c.store.list_sellers()) data.push_back(seller_to_json(s));
+    http::send_json(r, 200, {{"success", true}, {"data", data}});
+  });
+  routes.post("/v1/campaigns", [&c, tls](const Request& q, Response& r) {
+    if (!authorise(c, q, r, tls, kScopeAdmin, true) || !require_json(q, r)) return;
+    if (auto body = parse_body(q, r)) created(r, c.management.create_campaign(*body), "campaign");
+  });
+  routes.get("/v1/campaigns", [&c, tls](const Request& q, Response& r) {
+    if (!authorise(c, q, r, tls, kScopeAdmin, true)) return;
+    json data = json::array();
+    for (const auto& cp : c.store.list_campaigns(q.get_param_value("seller_id"))) data.push_back(campaign_to_json(cp));
+    http::send_json(r, 200, {{"success", true}, {"data", data}});
+  });
+  routes.post("/v1/api-keys", [&c, tls](const Request& q, Response& r) {
+    if (!authorise(c, q, r, tls, kScopeAdmin, true) || !require_json(q, r)) return;
+    if (auto body = parse_body(q, r)) created(r, c.management.create_api_key(*body), "API key");
+  });
+  routes.get("/v1/api-keys", [&c, tls](const Request& q, Response& r) {
+    if (!authorise(c, q, r, tls, kScopeAdmin, true)) return;
+    json data = json::array();
+    for (const auto& k : c.store.list_api_keys()) data.push_back(api_key_to_json(k));
+    http::send_json(r, 200, {{"success", true}, {"data", data}});
+  });
+  routes.remove(R"(/v1/api-keys/([^/]+))", [&c, tls](const Request& q, Response& r) {
+    if (!authorise(c, q, r, tls, kScopeAdmin, true)) return;
+    const auto s = c.store.revoke_api_key(std::string(q.matches[1]), c.clock.now_ms());
+    if (s != StoreStatus::kOk) return send_store_failure(r, s);
+    log(LogLevel::kInfo, "api_key_revoked", {{"key_id", std::string(q.matches[1])}});
+    http::send_json(r, 200, {{"success", true}, {"key_id", std::string(q.matches[1])}, {"revoked", true}});
+  });
+}
+
+}  // namespace leadflow

@@ -1,0 +1,351 @@
+// Surface B: campaign-key lead posting under /api/v1, and the legacy form POST /{key}.
+#include <atomic>
+
+#include "leadflow/api/api.hpp"
+#include "leadflow/api/http_util.hpp"
+#include "leadflow/base/ids.hpp"
+#include "leadflow/base/log.hpp"
+#include "leadflow/base/metrics.hpp"
+#include "leadflow/validation/validation.hpp"
+
+namespace leadflow {
+namespace {
+
+using nlohmann::json;
+using httplib::Request;
+using httplib::Response;
+
+void send_invalid(Response& res, const FieldErrors& errors) {
+  json list = json::array();
+  for (const auto& e : errors) list.push_back({{"field", e.field}, {"code", e.code}, {"message", e.message}});
+  http::send_json(res, 400, {{"status", "invalid"}, {"errors", std::move(list)}});
+}
+
+void send_b_error(Response& res, int status, const char* code, std::string_view message) {
+  http::send_json(res, status, {{"status", code}, {"message", message}});
+}
+
+json sold_body(const OutcomeMessage& m) {
+  const bool sold = m.status == DeliveryStatus::kDelivered;
+  const char* status = sold ? "sold" : m.status == DeliveryStatus::kDuplicate ? "duplicate" : "unsold";
+  return {{"status", status},
+          {"sold", sold},
+          {"price", sold ? cents_to_decimal(m.payout) : 0.0},
+          {"currency", "USD"},
+          {"lead_id", m.lead_id}};
+}
+
+// The body of a Surface B post, in whatever form it came.
+enum class BodyKind { kJson, kForm, kMultipart, kOther };
+
+BodyKind body_kind(const Request& req) {
+  if (http::is_json(req)) return BodyKind::kJson;
+  const std::string mt = http::media_type(req);
+  if (mt == "application/x-www-form-urlencoded") return BodyKind::kForm;
+  if (mt == "multipart/form-data") return BodyKind::kMultipart;
+  return BodyKind::kOther;
+}
+
+std::vector<std::pair<std::string, std::string>> form_fields(const Request& req, BodyKind kind) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (kind == BodyKind::kForm) {
+    // httplib parsed the urlencoded body into params, query string included: only the body
+    // counts, so parse it again on its own.
+    httplib::Params params;
+    httplib::detail::parse_query_text(req.body, params);
+    for (auto& [k, v] : params) out.emplace_back(k, v);
+  } else {
+    for (const auto& [name, file] : req.files) out.emplace_back(name, file.content);
+  }
+  return out;
+}
+
+// Where a lead post stands after its checks.
+enum class Intake {
+  kAnswered,   // `res` is the answer (an error)
+  kAccept,     // the lead passed: hand it to the queue
+  kMustBlock,  // (may_block false) only the store can answer a check; nothing was spent
+};
+
+struct LeadIntake {
+  Lead lead;
+  int wait_ms = 0;
+  std::string invalid_campaign;  // (may_block false) count an invalid lead for this campaign
+  std::int64_t invalid_at_ms = 0;
+};
+
+// The checks of /api/v1/lead (key in the body) and the legacy form (key in the path): media
+// type, key, campaign, rate limit, validation. With may_block false it never waits on I/O (the
+// event loop runs it) and says kMustBlock where it would.
+Intake take_campaign_lead(IngestContext& ctx, const Request& req, Response& res,
+                          const std::string* path_key, bool may_block, LeadIntake& out) {
+  auto& metrics = ingest_metrics();
+  const BodyKind kind = body_kind(req);
+  if (kind == BodyKind::kOther || (!path_key && kind != BodyKind::kJson)) {
+    send_b_error(res, 415, "unsupported_media_type",
+                 path_key ? "Content-Type must be application/x-www-form-urlencoded, "
+                            "multipart/form-data or application/json"
+                          : "Content-Type must be application/json");
+    return Intake::kAnswered;
+  }
+  std::vector<std::pair<std::string, std::string>> fields;
+  std::string key;
+  if (kind == BodyKind::kJson) {
+    key = peek_campaign_key(req.body);
+  } else {
+    fields = form_fields(req, kind);
+    for (const auto& [k, v] : fields)
+      if (k == "SELLER_CAMPAIGN_KEY") key = v;
+  }
+  if (path_key) {
+    if (!key.empty() && key != *path_key) {
+      send_invalid(res, {{"SELLER_CAMPAIGN_KEY", "mismatch", "differs from the campaign key in the path"}});
+      return Intake::kAnswered;
+    }
+    key = *path_key;
+  }
+  if (key.empty() && kind == BodyKind::kJson && !path_key) {
+    // Either not JSON at all or no key: let validation name what is wrong.
+    ParsedLead parsed = parse_lead_json(req.body, LeadShape::kCampaign, ctx.verticals, "");
+    metrics.lead("campaign", "invalid");
+    send_invalid(res, parsed.errors.empty()
+                          ? FieldErrors{{"SELLER_CAMPAIGN_KEY", "required", "is required"}}
+                          : parsed.errors);
+    return Intake::kAnswered;
+  }
+  bool unavailable = false;
+  std::optional<Campaign> campaign;
+  if (key.size() <= 256) {
+    if (may_block)
+      campaign = ctx.campaigns.find_by_key(key, unavailable);
+    else if (!ctx.campaigns.find_cached(key, campaign))
+      return Intake::kMustBlock;
+  }
+  if (unavailable) {
+    metrics.lead("campaign", "unavailable");
+    send_b_error(res, 503, "unavailable", "the service cannot check campaign keys right now; retry");
+    return Intake::kAnswered;
+  }
+  if (!campaign || !campaign->active) {
+    metrics.lead("campaign", "unauthorized");
+    send_b_error(res, 401, "unauthorized", "unrecognised or inactive campaign key");
+    return Intake::kAnswered;
+  }
+  const std::optional<RateDecision> decided =
+      may_block ? ctx.limiter.acquire(campaign->id, campaign->rate_limit_per_minute, 0)
+                : ctx.limiter.try_acquire(campaign->id, campaign->rate_limit_per_minute, 0);
+  if (!decided) return Intake::kMustBlock;
+  const RateDecision& d = *decided;
+  http::set_rate_headers(res, d);
+  if (!d.allowed) {
+    metrics.lead("campaign", "rate_limited");
+    send_b_error(res, 429, "rate_limited", "the campaign's per-minute ceiling is reached");
+    return Intake::kAnswered;
+  }
+
+  ParsedLead parsed;
+  if (kind == BodyKind::kJson) {
+    parsed = parse_lead_json(req.body, LeadShape::kCampaign, ctx.verticals, campaign->vertical);
+    if (path_key) {
+      // The legacy form carries the key in its path; a JSON body there need not repeat it.
+      std::erase_if(parsed.errors, [](const FieldError& e) {
+        return e.field == "SELLER_CAMPAIGN_KEY" && e.code == "required";
+      });
+    }
+  } else {
+    std::vector<std::pair<std::string, std::string>> without_key;
+    for (auto& f : fields)
+      if (f.first != "SELLER_CAMPAIGN_KEY") without_key.push_back(std::move(f));
+    without_key.emplace_back("SELLER_CAMPAIGN_KEY", key);
+    parsed = parse_lead_form(without_key, ctx.verticals, campaign->vertical);
+  }
+  if (!parsed.errors.empty()) {
+    metrics.lead("campaign", "invalid");
+    if (may_block) {
+      ctx.store.count_invalid(campaign->id, ctx.clock.now_ms());
+    } else {
+      out.invalid_campaign = campaign->id;
+      out.invalid_at_ms = ctx.clock.now_ms();
+    }
+    send_invalid(res, parsed.errors);
+    return Intake::kAnswered;
+  }
+  Lead& lead = parsed.lead;
+  lead.received_at_ms = ctx.clock.now_ms();
+  lead.id = new_id(kLeadPrefix, lead.received_at_ms);
+  lead.seller_id = campaign->seller_id;
+  lead.campaign_id = campaign->id;
+  lead.surface = Surface::kCampaign;
+  const bool async = campaign->async_mode || http::prefers_async(req);
+  const int wait_ms = async ? 0 : campaign->sync_timeout_ms;
+  lead.sync_wait_ms = wait_ms;
+  out.wait_ms = wait_ms;
+  out.lead = std::move(lead);
+  return Intake::kAccept;
+}
+
+// The answer to a lead handed to the queue.
+void answer_accepted(Response& res, const std::string& lead_id, const AcceptResult& r) {
+  auto& metrics = ingest_metrics();
+  if (r.produced != ProduceStatus::kOk) {
+    metrics.lead("campaign", "unavailable");
+    res.set_header("Retry-After", "1");
+    send_b_error(res, 503, "unavailable", "the lead could not be queued durably; nothing was accepted, retry");
+    return;
+  }
+  metrics.lead("campaign", "accepted");
+  if (!r.outcome) {
+    // The hot path of an async campaign: ids are plain ASCII, so no JSON tree is needed.
+    res.status = 202;
+    res.set_content("{\"status\":\"queued\",\"job_id\":\"" + lead_id + "\",\"lead_id\":\"" + lead_id + "\"}",
+                    "application/json");
+    return;
+  }
+  http::send_json(res, 200, sold_body(*r.outcome));
+}
+
+// On a blocking thread.
+void post_campaign_lead(IngestContext& ctx, const Request& req, Response& res,
+                        const std::string* path_key) {
+  LeadIntake in;
+  if (take_campaign_lead(ctx, req, res, path_key, true, in) != Intake::kAccept) return;
+  answer_accepted(res, in.lead.id, accept_lead(ctx, in.lead, in.wait_ms));
+}
+
+// Counts an invalid post for the campaign's stats on the blocking pool. A flood of invalid posts
+// arrives faster than the store takes single counts: beyond 1,000 counts waiting, they are
+// dropped (the stats undercount, the answers stay right) rather than queued without bound.
+void count_invalid_later(IngestContext& ctx, Exchange& ex, std::string campaign_id, std::int64_t at_ms) {
+  static std::atomic<int> waiting{0};
+  static prometheus::Counter& dropped = prometheus::BuildCounter()
+                                            .Name("leadflow_invalid_counts_dropped_total")
+                                            .Help("Invalid posts left out of campaign stats because too many counts were waiting")
+                                            .Register(*metrics_registry())
+                                            .Add({});
+  if (waiting.fetch_add(1) >= 1000) {
+    waiting.fetch_sub(1);
+    dropped.Increment();
+    return;
+  }
+  ex.run_detached([&ctx, id = std::move(campaign_id), at_ms] {
+    ctx.store.count_invalid(id, at_ms);
+    waiting.fetch_sub(1);
+  });
+}
+
+// On the event loop: the checks run here when they need no I/O, and an async campaign's lead is
+// answered by the queue's writer once durable. Anything that must wait moves to the pool.
+void post_campaign_lead_inline(IngestContext& ctx, const std::shared_ptr<Exchange>& ex,
+                               std::optional<std::string> path_key) {
+  LeadIntake in;
+  switch (take_campaign_lead(ctx, ex->req, ex->res, path_key ? &*path_key : nullptr, false, in)) {
+    case Intake::kMustBlock:
+      ex->run_blocking([&ctx, path_key](Exchange& e) {
+        post_campaign_lead(ctx, e.req, e.res, path_key ? &*path_key : nullptr);
+      });
+      return;
+    case Intake::kAnswered:
+      if (!in.invalid_campaign.empty()) count_invalid_later(ctx, *ex, std::move(in.invalid_campaign), in.invalid_at_ms);
+      ex->done();
+      return;
+    case Intake::kAccept:
+      break;
+  }
+  if (in.wait_ms > 0) {
+    // A sync campaign waits for its auction: on the pool, bounded by the campaign's timeout.
+    ex->run_blocking([&ctx, in = std::move(in)](Exchange& e) {
+      answer_accepted(e.res, in.lead.id, accept_lead(ctx, in.lead, in.wait_ms));
+    });
+    return;
+  }
+  accept_lead_async(ctx, in.lead, [ex, id = in.lead.id](ProduceStatus status) {
+    AcceptResult r;
+    r.produced = status;
+    answer_accepted(ex->res, id, r);
+    ex->done();
+  });
+}
+
+std::int64_t period_start_ms(const std::string& period, std::int64_t now_ms) {
+  if (period == "today" || period.empty()) return now_ms - now_ms % 86'400'000;  // UTC day
+  if (period == "24h") return now_ms - 86'400'000LL;
+  if (period == "7d") return now_ms - 7 * 86'400'000LL;
+  if (period == "30d") return now_ms - 30 * 86'400'000LL;
+  if (period == "all") return 0;
+  return -1;
+}
+
+}  // namespace
+
+void register_surface_b(Routes& routes, IngestContext& ctx) {
+  auto& c = ctx;
+  routes.post_inline("/api/v1/lead", [&c](const std::shared_ptr<Exchange>& ex) {
+    post_campaign_lead_inline(c, ex, std::nullopt);
+  });
+
+  routes.get(R"(/api/v1/stats/([^/]+))", [&c](const Request& q, Response& r) {
+    const std::string key = q.matches[1];
+    bool unavailable = false;
+    auto campaign = key.size() <= 256 ? c.campaigns.find_by_key(key, unavailable) : std::nullopt;
+    if (unavailable) return send_b_error(r, 503, "unavailable", "the store cannot be reached; retry");
+    if (!campaign) return send_b_error(r, 401, "unauthorized", "unrecognised or inactive campaign key");
+    const std::string period = q.has_param("period") ? q.get_param_value("period") : "today";
+    const std::int64_t since = period_start_ms(period, c.clock.now_ms());
+    if (since < 0) {
+      send_invalid(r, {{"period", "not_allowed", "must be today, 24h, 7d, 30d or all"}});
+      return;
+    }
+    const CampaignStats s = c.store.campaign_stats(campaign->id, since);
+    const std::int64_t decided = s.sold + s.unsold + s.errors;
+    http::send_json(r, 200,
+                    {{"campaign_id", campaign->id},
+                     {"period", period},
+                     {"received", s.received},
+                     {"sold", s.sold},
+                     {"unsold", s.unsold},
+                     {"duplicates", s.duplicates},
+                     {"invalid", s.invalid},
+                     {"queued", s.queued},
+                     {"errors", s.errors},
+                     {"acceptance_rate", decided ? static_cast<double>(s.sold) / decided : 0.0},
+                     {"payout", cents_to_decimal(s.payout)},
+                     {"currency", "USD"}});
+  });
+
+  routes.get(R"(/api/v1/jobs/([^/]+))", [&c](const Request& q, Response& r) {
+    const std::string key = q.get_header_value("X-Campaign-Key");
+    bool unavailable = false;
+    auto campaign = !key.empty() && key.size() <= 256 ? c.campaigns.find_by_key(key, unavailable) : std::nullopt;
+    if (unavailable) return send_b_error(r, 503, "unavailable", "the store cannot be reached; retry");
+    if (!campaign) return send_b_error(r, 401, "unauthorized", "X-Campaign-Key missing, unrecognised or inactive");
+    const std::string id = q.matches[1];
+    auto record = is_valid_id(id, kLeadPrefix) ? c.store.get_lead(id) : std::nullopt;
+    if (!record) {
+      // Accepted leads reach the store when a worker picks them up; until then the job is queued.
+      // An id this campaign never got is indistinguishable here and also reads as queued only if
+      // it is recent and well-formed; anything else is unknown.
+      const std::int64_t made = id_time_ms(id, kLeadPrefix);
+      if (made > 0 && c.clock.now_ms() - made < 24 * 3'600'000LL)
+        return http::send_json(r, 200, {{"status", "queued"}, {"job_id", id}});
+      return send_b_error(r, 404, "not_found", "no such job");
+    }
+    if (record->lead.campaign_id != campaign->id) return send_b_error(r, 404, "not_found", "no such job");
+    const auto& d = record->distribution;
+    if (d.status == DeliveryStatus::kPending)
+      return http::send_json(r, 200, {{"status", "queued"}, {"job_id", id}});
+    http::send_json(r, 200, sold_body({id, d.status, d.buyer_id, d.price, d.payout}));
+  });
+
+  routes.get(R"(/api/v1/fields/([^/]+))", [&c](const Request& q, Response& r) {
+    const Vertical* v = c.verticals.find(std::string(q.matches[1]));
+    if (!v) return send_b_error(r, 404, "not_found", "unknown vertical");
+    http::send_json(r, 200, c.verticals.to_json(*v));
+  });
+
+  // The legacy form: POST /{seller_campaign_key}. Registered last so every named route wins.
+  routes.post_inline(R"(/([^/]+))", [&c](const std::shared_ptr<Exchange>& ex) {
+    post_campaign_lead_inline(c, ex, std::string(ex->req.matches[1]));
+  });
+}
+
+}  // namespace leadflow

@@ -1,0 +1,206 @@
+#include "leadflow/ingest_app/ingest_app.hpp"
+
+#include <sys/resource.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "leadflow/api/api.hpp"
+#include "leadflow/http/server.hpp"
+#include "leadflow/queue/open_queue.hpp"
+#include "leadflow/base/log.hpp"
+#include "leadflow/runtime/worker_pool.hpp"
+#include "leadflow/http/tls_cert.hpp"
+
+namespace leadflow {
+
+namespace {
+
+// One listener: its routes, then the server. `port` is set once listening.
+struct Listener {
+  std::unique_ptr<HttpServer> server;
+  int port = 0;
+
+  bool start(Routes routes, const ListenAddress& at, const Config& c, int blocking_threads,
+             const std::string& cert, const std::string& key, std::string& error, const char* setting) {
+    HttpServerOptions o;
+    o.host = at.host;
+    o.port = at.port;
+    o.loops = c.http_loops;
+    o.blocking_threads = blocking_threads;
+    o.tls_cert = cert;
+    o.tls_key = key;
+    o.name = setting;
+    server = std::make_unique<HttpServer>(std::move(routes), std::move(o));
+    if (!server->start(error)) {
+      const bool certificate = error.rfind("cannot load", 0) == 0;
+      error = std::string(certificate ? "LEADFLOW_TLS_CERT" : setting) + ": " + error;
+      server.reset();
+      return false;
+    }
+    port = server->port();
+    return true;
+  }
+  void stop() {
+    if (server) server->stop();
+  }
+};
+
+}  // namespace
+
+struct App::Impl {
+  Config config;
+  const Clock& clock;
+  VerticalRegistry verticals = VerticalRegistry::defaults();
+  std::unique_ptr<Store> store;
+  std::unique_ptr<LeadQueue> queue;
+  OutcomeWaiters waiters;
+  std::unique_ptr<LocalOutcomePublisher> publisher;
+  std::unique_ptr<ResultsListener> results;
+  std::unique_ptr<WorkerPool> workers;
+  std::unique_ptr<RateLimiter> limiter, ip_limiter;
+  std::unique_ptr<Management> management;
+  std::unique_ptr<CampaignCache> campaigns;
+  std::unique_ptr<IngestContext> ctx;
+  Listener tls, plain, metrics;
+  bool started = false;
+
+  Impl(Config c, const Clock& k) : config(std::move(c)), clock(k) {}
+};
+
+App::App(Config config, const Clock& clock) : impl_(std::make_unique<Impl>(std::move(config), clock)) {}
+App::~App() { stop(); }
+
+int App::tls_port() const { return impl_->tls.port; }
+int App::http_port() const { return impl_->plain.port; }
+int App::metrics_port() const { return impl_->metrics.port; }
+Store& App::store() { return *impl_->store; }
+Management& App::management() { return *impl_->management; }
+
+bool App::start(std::string& error) {
+  Impl& m = *impl_;
+  const Config& c = m.config;
+  LogLevel level;
+  if (parse_log_level(c.log_level, level)) set_log_level(level);
+
+  if (!c.verticals_file.empty()) {
+    if (std::string why = m.verticals.load_file(c.verticals_file); !why.empty()) {
+      error = "LEADFLOW_VERTICALS: " + why;
+      return false;
+    }
+  }
+
+  std::error_code ec;
+  std::filesystem::create_directories(c.data_dir, ec);
+  m.store = open_migrated_store(c.store_url, error);
+  if (!m.store) return false;
+  m.management = std::make_unique<Management>(*m.store, m.verticals, m.clock);
+  if (!c.bootstrap_key.empty() && m.management->ensure_bootstrap_key(c.bootstrap_key) != StoreStatus::kOk) {
+    error = "LEADFLOW_BOOTSTRAP_KEY: cannot store the bootstrap key";
+    return false;
+  }
+
+  m.queue = open_queue(c, error);
+  if (!m.queue) return false;
+  const Topics topics = topics_for(c);
+
+  // Scale-out: the workers are leadflow-worker processes; outcomes come back on the results topic.
+  if (c.scale_out()) {
+    auto tail = m.queue->make_tail_consumer({topics.results});
+    if (!tail) {
+      error = "LEADFLOW_QUEUE: cannot read the results topic " + topics.results;
+      return false;
+    }
+    m.results = std::make_unique<ResultsListener>(std::move(tail), m.waiters);
+  } else {
+    m.publisher = std::make_unique<LocalOutcomePublisher>(m.waiters);
+    // The auctions run at a lower CPU priority than the front: when the cores are saturated,
+    // sellers are acknowledged promptly and the auctions catch up from the durable queue. A
+    // thread's nice value is inherited by the threads it starts, so every worker thread (the
+    // consumers, the auction pool, the HTTP client's loop) is made from one lowered thread.
+    std::thread([&] {
+      if (c.worker_nice > 0 && setpriority(PRIO_PROCESS, 0, c.worker_nice) != 0)
+        log(LogLevel::kWarn, "worker_nice_failed", {{"nice", c.worker_nice}, {"error", std::strerror(errno)}});
+      m.workers = std::make_unique<WorkerPool>(c, *m.store, *m.queue, m.verticals, *m.publisher, m.clock);
+      m.workers->start(c.workers);
+    }).join();
+  }
+
+  if (c.scale_out())
+    m.limiter = std::make_unique<SharedRateLimiter>(m.clock, *m.store);
+  else
+    m.limiter = std::make_unique<RateLimiter>(m.clock);
+  m.ip_limiter = std::make_unique<RateLimiter>(m.clock);
+  m.campaigns = std::make_unique<CampaignCache>(*m.store, m.clock);
+  m.ctx = std::make_unique<IngestContext>(IngestContext{
+      c, *m.store, m.queue->producer(), topics, m.waiters, m.verticals, *m.limiter,
+      *m.ip_limiter, m.clock, *m.management, *m.campaigns, [&m] {
+        return m.queue->healthy() && (!m.workers || m.workers->healthy());
+      }});
+
+  std::string cert = c.tls_cert, key = c.tls_key;
+  if (cert.empty()) {
+    cert = c.data_dir + "/tls/cert.pem";
+    key = c.data_dir + "/tls/key.pem";
+    if (std::string why = ensure_self_signed(cert, key); !why.empty()) {
+      error = "LEADFLOW_TLS_CERT: " + why;
+      return false;
+    }
+  }
+  {
+    Routes routes;
+    install_common_handlers(routes, *m.ctx);
+    register_ops_routes(routes, *m.ctx);
+    register_surface_a(routes, *m.ctx, true);
+    register_surface_b(routes, *m.ctx);
+    if (!m.tls.start(std::move(routes), c.listen, c, c.http_threads, cert, key, error, "LEADFLOW_LISTEN"))
+      return false;
+  }
+  if (c.http_listen) {
+    Routes routes;
+    install_common_handlers(routes, *m.ctx);
+    register_ops_routes(routes, *m.ctx);
+    register_surface_a(routes, *m.ctx, false);  // answers 403 unless via a trusted proxy
+    register_surface_b(routes, *m.ctx);
+    if (!m.plain.start(std::move(routes), *c.http_listen, c, c.http_threads, "", "", error, "LEADFLOW_HTTP_LISTEN"))
+      return false;
+  }
+  if (c.metrics_listen) {
+    Routes routes;
+    install_common_handlers(routes, *m.ctx);
+    register_ops_routes(routes, *m.ctx);
+    if (!m.metrics.start(std::move(routes), *c.metrics_listen, c, 2, "", "", error, "LEADFLOW_METRICS_LISTEN"))
+      return false;
+  }
+  m.started = true;
+  log(LogLevel::kInfo, "started",
+      {{"listen", c.listen.host + ":" + std::to_string(m.tls.port)},
+       {"http_listen", c.http_listen ? c.http_listen->host + ":" + std::to_string(m.plain.port) : ""},
+       {"store", c.store_url.rfind("sqlite:", 0) == 0 ? c.store_url : "postgresql"},
+       {"queue", c.queue_url},
+       {"workers", m.workers ? m.workers->size() : 0}});
+  return true;
+}
+
+void App::stop() {
+  Impl& m = *impl_;
+  // Listeners first (in-flight requests finish, and may still wait for outcomes while the
+  // workers run), then the workers (in-flight auctions finish and commit), then the queue.
+  m.tls.stop();
+  m.plain.stop();
+  m.metrics.stop();
+  if (m.workers) m.workers->stop();
+  if (m.results) m.results->stop();
+  if (m.queue) {
+    m.queue->producer().flush(std::chrono::seconds(5));
+    m.queue->shutdown();
+  }
+  if (m.started) log(LogLevel::kInfo, "stopped");
+  m.started = false;
+}
+
+}  // namespace leadflow

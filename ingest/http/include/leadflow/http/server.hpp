@@ -1,0 +1,65 @@
+#pragma once
+// Private: leadflow's HTTP/1.1 server (TLS or plain), event-driven.
+//
+// A few event loops (one per core by default), each with its own epoll set, all waiting on one
+// listening socket (EPOLLEXCLUSIVE: one loop wakes per burst, and accepts a few connections at
+// a time so the others take the rest). Sockets are non-blocking, TLS is OpenSSL on them. A loop
+// reads, parses and routes requests itself. Handlers that never wait on I/O run right there
+// (Routes::post_inline: the lead post of an async campaign, whose answer comes from the queue's
+// writer once the lead is durable); every other handler runs on a pool of blocking threads. An
+// answer finished on another thread comes back through the loop's inbox, one wake-up per batch,
+// so a group commit of N leads costs one wake-up per loop rather than N.
+//
+// Why not cpp-httplib's server: it holds a thread per connection and wakes it per request; with
+// the group commit's wake-up on top, the kernel's scheduling was most of the CPU (README,
+// "Benchmark").
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "leadflow/http/parser.hpp"
+#include "leadflow/http/routes.hpp"
+
+namespace leadflow {
+
+struct HttpServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 0;                 // 0: any free port (see HttpServer::port)
+  int loops = 0;                // event loops; 0: one per core
+  int blocking_threads = 64;    // the pool for handlers that wait
+  std::string tls_cert, tls_key;  // PEM files; both empty: plain HTTP
+  http::ParseLimits limits;
+  std::chrono::milliseconds idle_timeout{10'000};  // keep-alive connection with no request
+  std::chrono::milliseconds io_timeout{10'000};    // handshake, a request arriving, an answer leaving
+  std::size_t max_connections = 10'000;            // open at once; beyond, new ones are closed
+  std::string name = "http";                       // for logs
+};
+
+/// Owns its loops, pool and sockets. start() once, stop() once (the destructor stops).
+class HttpServer {
+ public:
+  HttpServer(Routes routes, HttpServerOptions options);
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  /// Binds and starts serving. false with `error` naming the address or the certificate.
+  bool start(std::string& error);
+  /// The bound port.
+  int port() const;
+  /// Stops accepting, closes idle connections, writes the answers still in progress (waiting for
+  /// handlers to finish), then closes everything and joins the threads.
+  void stop();
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Parses a multipart/form-data body into httplib's form fields (name -> content). false when
+/// the body does not follow the boundary.
+bool parse_multipart(const std::string& content_type, const std::string& body,
+                     httplib::MultipartFormDataMap& out);
+
+}  // namespace leadflow

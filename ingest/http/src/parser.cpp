@@ -1,0 +1,521 @@
+#include "leadflow/http/parser.hpp"
+
+#include <array>
+#include <charconv>
+#include <cstdint>
+
+namespace leadflow::http {
+namespace {
+
+// Clients may send stray CRLFs after a previous body (RFC 9112 2.2); a flood of them is not that.
+constexpr std::size_t kMaxLeadingEmptyLines = 8;
+// 16 hex digits already cover 64 bits; longer sizes only serve overflow tricks.
+constexpr std::size_t kMaxChunkSizeDigits = 16;
+// Per message: nobody uses chunk extensions, so they only need to be bounded, not honoured.
+constexpr std::size_t kMaxChunkExtBytes = 4096;
+// Chunk framing may be as large as the body limit, plus slack so that tiny limits still leave
+// room for a few chunks.
+constexpr std::size_t kChunkFramingSlack = 1024;
+constexpr std::string_view kVersionPattern = "HTTP/d.d";
+
+constexpr std::array<bool, 256> make_tchar_table() {
+  std::array<bool, 256> table{};
+  for (int c = '0'; c <= '9'; ++c) table[c] = true;
+  for (int c = 'a'; c <= 'z'; ++c) table[c] = true;
+  for (int c = 'A'; c <= 'Z'; ++c) table[c] = true;
+  for (char c : std::string_view("!#$%&'*+-.^_`|~")) table[static_cast<unsigned char>(c)] = true;
+  return table;
+}
+constexpr std::array<bool, 256> kTchar = make_tchar_table();
+
+// HTAB is the one control character field values may carry; obs-text (0x80 and up) is allowed.
+constexpr std::array<bool, 256> make_value_char_table() {
+  std::array<bool, 256> table{};
+  for (int c = 0x20; c < 0x100; ++c) table[c] = c != 0x7F;
+  table['\t'] = true;
+  return table;
+}
+constexpr std::array<bool, 256> kValueChar = make_value_char_table();
+
+bool is_tchar(char c) { return kTchar[static_cast<unsigned char>(c)]; }
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_ows(char c) { return c == ' ' || c == '\t'; }
+bool is_bad_value_char(char c) { return !kValueChar[static_cast<unsigned char>(c)]; }
+
+// The scanners below work on locals so that the hot loops stay in registers.
+std::size_t skip_tchars(std::string_view s, std::size_t i, std::size_t end) {
+  const char* const data = s.data();
+  while (i < end && is_tchar(data[i])) ++i;
+  return i;
+}
+
+// Stops at CR, LF or any other byte a field value may not hold.
+std::size_t skip_value_chars(std::string_view s, std::size_t i, std::size_t end) {
+  const char* const data = s.data();
+  while (i < end && !is_bad_value_char(data[i])) ++i;
+  return i;
+}
+
+// Stops at SP or any control character; bytes from 0x80 up are left to the router to judge.
+std::size_t skip_target_chars(std::string_view s, std::size_t i, std::size_t end) {
+  const char* const data = s.data();
+  for (; i < end; ++i) {
+    const auto u = static_cast<unsigned char>(data[i]);
+    if (u <= 0x20 || u == 0x7F) break;
+  }
+  return i;
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+char ascii_lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + ('a' - 'A')) : c; }
+
+bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (ascii_lower(a[i]) != ascii_lower(b[i])) return false;
+  }
+  return true;
+}
+
+bool istarts_with(std::string_view s, std::string_view prefix) {
+  return s.size() >= prefix.size() && iequals(s.substr(0, prefix.size()), prefix);
+}
+
+std::string_view trim_ows(std::string_view s) {
+  while (!s.empty() && is_ows(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_ows(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+// Calls fn on each OWS-trimmed element of a comma-separated list, empty ones included so that
+// callers can decide whether those are acceptable.
+template <typename Fn>
+void for_each_element(std::string_view list, Fn&& fn) {
+  for (;;) {
+    const std::size_t comma = list.find(',');
+    fn(trim_ows(list.substr(0, comma)));
+    if (comma == std::string_view::npos) return;
+    list.remove_prefix(comma + 1);
+  }
+}
+
+// Whether `v`, possibly cut short, can still become "HTTP/" DIGIT "." DIGIT.
+bool version_prefix_ok(std::string_view v) {
+  if (v.size() > kVersionPattern.size()) return false;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const char p = kVersionPattern[i];
+    if (p == 'd' ? !is_digit(v[i]) : v[i] != p) return false;
+  }
+  return true;
+}
+
+void percent_decode_into(std::string_view s, std::string& out) {
+  out.clear();
+  if (s.find('%') == std::string_view::npos) {
+    out.assign(s);
+    return;
+  }
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size()) {
+      const int hi = hex_value(s[i + 1]);
+      const int lo = hex_value(s[i + 2]);
+      if (hi >= 0 && lo >= 0) {
+        out.push_back(static_cast<char>(hi * 16 + lo));
+        i += 2;
+        continue;
+      }
+    }
+    out.push_back(s[i]);
+  }
+}
+
+enum class Step { kOk, kNeedMore, kFail };
+
+class RequestParser {
+ public:
+  RequestParser(std::string_view input, const ParseLimits& limits, ParsedRequest& request)
+      : in_(input), limits_(limits), req_(request) {}
+
+  ParseResult run() {
+    reset_request();
+    Step step = skip_leading_empty_lines();
+    if (step != Step::kOk) return finish(step);
+
+    // Scanning stops at the header limit, so running out of bytes there means the section is
+    // over the limit, whatever the rest of the input holds.
+    const std::size_t start = pos_;
+    const bool capped = in_.size() - start >= limits_.max_header_bytes;
+    const std::size_t end = capped ? start + limits_.max_header_bytes : in_.size();
+    step = request_line(end);
+    if (step == Step::kOk) step = field_section(end, true);
+    if (step == Step::kNeedMore && capped) step = fail(431, "Header section is too large.");
+    if (step != Step::kOk) return finish(step);
+
+    result_.headers_complete = true;
+    step = check_framing();
+    if (step == Step::kOk) {
+      if (has_transfer_encoding_) {
+        step = chunked_body();
+      } else if (has_content_length_) {
+        if (in_.size() - pos_ < content_length_) {
+          step = Step::kNeedMore;
+        } else {
+          req_.body.assign(in_.substr(pos_, static_cast<std::size_t>(content_length_)));
+          pos_ += static_cast<std::size_t>(content_length_);
+        }
+      }
+    }
+    if (step != Step::kOk) return finish(step);
+    result_.status = ParseStatus::kComplete;
+    result_.consumed = pos_;
+    return std::move(result_);
+  }
+
+ private:
+  void reset_request() {
+    req_.method.clear();
+    req_.target.clear();
+    req_.path.clear();
+    req_.query.clear();
+    req_.version_minor = 1;
+    req_.headers.clear();
+    req_.headers.reserve(16);
+    req_.body.clear();
+    req_.keep_alive = true;
+    req_.expect_continue = false;
+  }
+
+  ParseResult finish(Step step) {
+    if (step == Step::kNeedMore) result_.status = ParseStatus::kIncomplete;
+    return std::move(result_);
+  }
+
+  Step fail(int status, const char* detail) {
+    result_.status = ParseStatus::kError;
+    result_.error_status = status;
+    result_.error_detail = detail;
+    return Step::kFail;
+  }
+
+  // Consumes CRLF or a bare LF at pos_; anything else there is reported with `detail`.
+  Step line_end(std::size_t end, const char* detail) {
+    if (pos_ >= end) return Step::kNeedMore;
+    if (in_[pos_] == '\n') {
+      ++pos_;
+      return Step::kOk;
+    }
+    if (in_[pos_] != '\r') return fail(400, detail);
+    if (pos_ + 1 >= end) return Step::kNeedMore;
+    if (in_[pos_ + 1] != '\n') return fail(400, "Bare CR not followed by LF.");
+    pos_ += 2;
+    return Step::kOk;
+  }
+
+  Step skip_leading_empty_lines() {
+    for (std::size_t lines = 0; pos_ < in_.size(); ++lines) {
+      const char c = in_[pos_];
+      if (c != '\r' && c != '\n') return Step::kOk;
+      if (lines == kMaxLeadingEmptyLines) return fail(400, "Too many empty lines before the request line.");
+      if (const Step step = line_end(in_.size(), ""); step != Step::kOk) return step;
+    }
+    return Step::kNeedMore;
+  }
+
+  Step request_line(std::size_t end) {
+    const std::size_t method_start = pos_;
+    pos_ = skip_tchars(in_, pos_, end);
+    if (pos_ >= end) return Step::kNeedMore;
+    if (pos_ == method_start || in_[pos_] != ' ') return fail(400, "Malformed method in the request line.");
+    req_.method.assign(in_.substr(method_start, pos_ - method_start));
+    ++pos_;
+
+    const std::size_t target_start = pos_;
+    pos_ = skip_target_chars(in_, pos_, end);
+    if (pos_ - target_start > limits_.max_target_bytes) return fail(414, "Request target is too long.");
+    if (pos_ >= end) return Step::kNeedMore;
+    if (in_[pos_] == '\r' || in_[pos_] == '\n') return fail(400, "Request line has no HTTP version.");
+    if (in_[pos_] != ' ') return fail(400, "Control character in the request target.");
+    if (pos_ == target_start) return fail(400, "Empty request target or more than one space.");
+    const std::string_view target = in_.substr(target_start, pos_ - target_start);
+    if (const Step step = split_target(target); step != Step::kOk) return step;
+    req_.target.assign(target);
+    ++pos_;
+
+    const std::size_t version_start = pos_;
+    while (pos_ < end && in_[pos_] != '\r' && in_[pos_] != '\n' &&
+           pos_ - version_start <= kVersionPattern.size()) {
+      ++pos_;
+    }
+    const std::string_view version = in_.substr(version_start, pos_ - version_start);
+    if (!version_prefix_ok(version)) return fail(400, "Malformed HTTP version in the request line.");
+    if (pos_ >= end) return Step::kNeedMore;
+    if (version.size() != kVersionPattern.size()) return fail(400, "Malformed HTTP version in the request line.");
+    if (version[5] != '1' || version[7] > '1') return fail(505, "HTTP version not supported.");
+    req_.version_minor = version[7] - '0';
+    return line_end(end, "Malformed request line.");
+  }
+
+  Step split_target(std::string_view target) {
+    std::string_view rest = target;
+    if (target == "*") {
+      req_.path.assign(target);
+      return Step::kOk;
+    }
+    if (target.front() != '/') {
+      // Absolute-form: only the path and query matter to routing here.
+      std::size_t scheme = 0;
+      if (istarts_with(target, "http://")) {
+        scheme = 7;
+      } else if (istarts_with(target, "https://")) {
+        scheme = 8;
+      } else {
+        return fail(400, "Request target is not in origin, absolute or asterisk form.");
+      }
+      rest = target.substr(scheme);
+      const std::size_t authority_end = rest.find_first_of("/?#");
+      if (authority_end == 0 || rest.empty()) return fail(400, "Absolute request target has no host.");
+      rest = authority_end == std::string_view::npos ? std::string_view() : rest.substr(authority_end);
+    }
+    const std::size_t question = rest.find('?');
+    std::string_view path = rest.substr(0, question);
+    if (path.empty()) path = "/";
+    percent_decode_into(path, req_.path);
+    if (question != std::string_view::npos) req_.query.assign(rest.substr(question + 1));
+    return Step::kOk;
+  }
+
+  // Reads field lines up to and including the blank line that ends them; `keep` is false for
+  // trailers, which are checked for syntax and bounded but otherwise dropped.
+  Step field_section(std::size_t end, bool keep) {
+    std::size_t count = 0;
+    for (;;) {
+      if (pos_ >= end) return Step::kNeedMore;
+      const char c = in_[pos_];
+      if (c == '\r' || c == '\n') return line_end(end, "");
+      if (is_ows(c)) return fail(400, "Obsolete line folding or whitespace at the start of a field line.");
+      if (++count > limits_.max_header_count) return fail(431, "Too many header fields.");
+
+      const std::size_t name_start = pos_;
+      pos_ = skip_tchars(in_, pos_, end);
+      if (pos_ >= end) return Step::kNeedMore;
+      if (in_[pos_] != ':') {
+        if (is_ows(in_[pos_])) return fail(400, "Whitespace between a header field name and the colon.");
+        if (in_[pos_] == '\r' || in_[pos_] == '\n') return fail(400, "Header field line without a colon.");
+        return fail(400, "Invalid character in a header field name.");
+      }
+      if (pos_ == name_start) return fail(400, "Empty header field name.");
+      const std::string_view name = in_.substr(name_start, pos_ - name_start);
+      ++pos_;
+
+      const std::size_t value_start = pos_;
+      pos_ = skip_value_chars(in_, pos_, end);
+      if (pos_ >= end) return Step::kNeedMore;
+      if (in_[pos_] != '\r' && in_[pos_] != '\n') return fail(400, "Control character in a header field value.");
+      const std::string_view value = trim_ows(in_.substr(value_start, pos_ - value_start));
+      if (const Step step = line_end(end, ""); step != Step::kOk) return step;
+      if (keep) {
+        req_.headers.emplace_back(name, value);
+        if (const Step step = on_header(name, value); step != Step::kOk) return step;
+      }
+    }
+  }
+
+  // Framing conflicts are reported as soon as the offending field is complete.
+  Step on_header(std::string_view name, std::string_view value) {
+    if (iequals(name, "host")) {
+      if (++host_count_ > 1) return fail(400, "More than one Host header.");
+    } else if (iequals(name, "content-length")) {
+      if (has_transfer_encoding_) return fail(400, "Content-Length and Transfer-Encoding together.");
+      return on_content_length(value);
+    } else if (iequals(name, "transfer-encoding")) {
+      if (has_content_length_) return fail(400, "Content-Length and Transfer-Encoding together.");
+      if (req_.version_minor == 0) return fail(400, "Transfer-Encoding in an HTTP/1.0 request.");
+      has_transfer_encoding_ = true;
+      for_each_element(value, [&](std::string_view coding) {
+        if (coding.empty()) return;
+        const bool chunked = iequals(coding, "chunked");
+        ++coding_count_;
+        chunked_count_ += chunked ? 1 : 0;
+        last_coding_chunked_ = chunked;
+      });
+    } else if (iequals(name, "connection")) {
+      for_each_element(value, [&](std::string_view option) {
+        if (iequals(option, "close")) connection_close_ = true;
+        if (iequals(option, "keep-alive")) connection_keep_alive_ = true;
+      });
+    } else if (iequals(name, "expect")) {
+      if (iequals(value, "100-continue")) req_.expect_continue = true;
+    }
+    return Step::kOk;
+  }
+
+  // Lists of identical values are tolerated (RFC 9110 8.6); anything that could be read as two
+  // different lengths is not, since that is how requests get smuggled.
+  Step on_content_length(std::string_view value) {
+    bool ok = true;
+    for_each_element(value, [&](std::string_view element) {
+      if (!ok) return;
+      if (element.empty()) {
+        ok = false;
+        return;
+      }
+      for (const char c : element) {
+        if (!is_digit(c)) {
+          ok = false;
+          return;
+        }
+      }
+      std::uint64_t length = 0;
+      const auto [ptr, ec] = std::from_chars(element.data(), element.data() + element.size(), length);
+      if (ec != std::errc() || ptr != element.data() + element.size()) {
+        ok = false;
+        return;
+      }
+      if (has_content_length_ && length != content_length_) {
+        conflicting_lengths_ = true;
+        return;
+      }
+      has_content_length_ = true;
+      content_length_ = length;
+    });
+    if (!ok) return fail(400, "Invalid Content-Length.");
+    if (conflicting_lengths_) return fail(400, "Conflicting Content-Length values.");
+    return Step::kOk;
+  }
+
+  Step check_framing() {
+    if (req_.version_minor == 1 && host_count_ == 0) return fail(400, "HTTP/1.1 request without a Host header.");
+    if (has_transfer_encoding_) {
+      if (coding_count_ == 0) return fail(400, "Empty Transfer-Encoding.");
+      // RFC 9112 6.3: without chunked last the body length cannot be known.
+      if (!last_coding_chunked_) return fail(400, "Transfer-Encoding does not end with chunked.");
+      if (chunked_count_ > 1) return fail(400, "Transfer-Encoding applies chunked more than once.");
+      if (coding_count_ > 1) return fail(501, "Transfer codings other than chunked are not supported.");
+    }
+    if (has_content_length_ && content_length_ > limits_.max_body_bytes) {
+      return fail(413, "Content-Length exceeds the body limit.");
+    }
+    req_.keep_alive = req_.version_minor == 1 ? !connection_close_ : connection_keep_alive_ && !connection_close_;
+    return Step::kOk;
+  }
+
+  Step chunked_body() {
+    const std::size_t end = in_.size();
+    const std::size_t body_start = pos_;
+    for (;;) {
+      const std::size_t digits_start = pos_;
+      std::uint64_t size = 0;
+      for (; pos_ < end; ++pos_) {
+        const int digit = hex_value(in_[pos_]);
+        if (digit < 0) break;
+        if (pos_ - digits_start >= kMaxChunkSizeDigits) return fail(400, "Chunk size has too many digits.");
+        size = size * 16 + static_cast<std::uint64_t>(digit);
+      }
+      // Hex digits only ever grow the size, so a partial size already over the limit is final.
+      if (size > limits_.max_body_bytes - req_.body.size()) return fail(413, "Chunked body exceeds the body limit.");
+      if (pos_ >= end) return Step::kNeedMore;
+      if (pos_ == digits_start) return fail(400, "Missing or malformed chunk size.");
+
+      if (is_ows(in_[pos_]) || in_[pos_] == ';') {
+        // The whitespace before ';' counts too, or a stream of it would never end the line.
+        bool seen_semicolon = false;
+        for (; pos_ < end && in_[pos_] != '\r' && in_[pos_] != '\n'; ++pos_) {
+          if (++chunk_ext_bytes_ > kMaxChunkExtBytes) return fail(400, "Chunk extensions are too long.");
+          if (in_[pos_] == ';') seen_semicolon = true;
+          if (!seen_semicolon && !is_ows(in_[pos_])) return fail(400, "Malformed chunk extension.");
+          if (is_bad_value_char(in_[pos_])) return fail(400, "Control character in a chunk extension.");
+        }
+        if (pos_ < end && !seen_semicolon) return fail(400, "Malformed chunk extension.");
+      }
+      if (const Step step = line_end(end, "Malformed chunk size line."); step != Step::kOk) return step;
+      // Tiny chunks with padded sizes would let the raw body grow far beyond the decoded limit.
+      if (pos_ - body_start - req_.body.size() > limits_.max_body_bytes + kChunkFramingSlack) {
+        return fail(413, "Chunked body framing is too large.");
+      }
+      if (size == 0) break;
+
+      if (end - pos_ < size) return Step::kNeedMore;
+      req_.body.append(in_.substr(pos_, static_cast<std::size_t>(size)));
+      pos_ += static_cast<std::size_t>(size);
+      if (const Step step = line_end(end, "Missing CRLF after chunk data."); step != Step::kOk) return step;
+    }
+
+    const std::size_t trailer_start = pos_;
+    const bool capped = end - trailer_start >= limits_.max_header_bytes;
+    const std::size_t trailer_end = capped ? trailer_start + limits_.max_header_bytes : end;
+    const Step step = field_section(trailer_end, false);
+    if (step == Step::kNeedMore && capped) return fail(431, "Trailer section is too large.");
+    return step;
+  }
+
+  std::string_view in_;
+  const ParseLimits& limits_;
+  ParsedRequest& req_;
+  ParseResult result_;
+  std::size_t pos_ = 0;
+
+  // Framing facts gathered from the header fields as they are read.
+  std::size_t host_count_ = 0;
+  bool has_content_length_ = false;
+  bool conflicting_lengths_ = false;
+  std::uint64_t content_length_ = 0;
+  bool has_transfer_encoding_ = false;
+  std::size_t coding_count_ = 0;
+  std::size_t chunked_count_ = 0;
+  bool last_coding_chunked_ = false;
+  bool connection_close_ = false;
+  bool connection_keep_alive_ = false;
+  std::size_t chunk_ext_bytes_ = 0;
+};
+
+}  // namespace
+
+ParseResult parse_request(std::string_view input, const ParseLimits& limits, ParsedRequest& request) {
+  return RequestParser(input, limits, request).run();
+}
+
+std::string percent_decode(std::string_view s) {
+  std::string out;
+  percent_decode_into(s, out);
+  return out;
+}
+
+std::string_view reason_phrase(int status) {
+  switch (status) {
+    case 100: return "Continue";
+    case 200: return "OK";
+    case 201: return "Created";
+    case 202: return "Accepted";
+    case 204: return "No Content";
+    case 301: return "Moved Permanently";
+    case 304: return "Not Modified";
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 408: return "Request Timeout";
+    case 409: return "Conflict";
+    case 413: return "Content Too Large";
+    case 414: return "URI Too Long";
+    case 415: return "Unsupported Media Type";
+    case 422: return "Unprocessable Content";
+    case 429: return "Too Many Requests";
+    case 431: return "Request Header Fields Too Large";
+    case 500: return "Internal Server Error";
+    case 501: return "Not Implemented";
+    case 503: return "Service Unavailable";
+    case 505: return "HTTP Version Not Supported";
+    default: return status < 400 ? "OK" : status < 500 ? "Error" : "Server Error";
+  }
+}
+
+
+}  // namespace leadflow::http

@@ -1,0 +1,46 @@
+#pragma once
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "leadflow/domain/accounts.hpp"
+#include "leadflow/base/clock.hpp"
+#include "leadflow/domain/field_error.hpp"
+#include "leadflow/store/store.hpp"
+#include "leadflow/domain/verticals.hpp"
+
+namespace leadflow {
+
+/// Creating sellers, campaigns and API keys: shared by the /v1 management endpoints and
+/// leadflow-admin, so both apply the same rules. Thread-safe (stateless over the store).
+class Management {
+ public:
+  Management(Store& store, const VerticalRegistry& verticals, const Clock& clock)
+      : store_(store), verticals_(verticals), clock_(clock) {}
+
+  struct Created {
+    StoreStatus status = StoreStatus::kOk;
+    FieldErrors errors;
+    nlohmann::json body;  // the created record; for keys, includes the secret once
+  };
+
+  /// {"name"}.
+  Created create_seller(const nlohmann::json& body);
+  /// {"seller_id", "name", "vertical", "status", "mode", "sync_timeout_ms",
+  ///  "rate_limit_per_minute", "payout": {"model": "revshare"|"fixed", "value"}}.
+  Created create_campaign(const nlohmann::json& body);
+  /// {"name", "seller_id" (omit for an operator key), "plan", "scopes": [...]}. Seller keys may
+  /// hold leads:write, leads:read and reports:read only.
+  Created create_api_key(const nlohmann::json& body);
+  /// Makes sure an operator key with every scope and the enterprise plan exists whose secret is
+  /// exactly `secret` (LEADFLOW_BOOTSTRAP_KEY). Idempotent.
+  StoreStatus ensure_bootstrap_key(const std::string& secret);
+
+ private:
+  Store& store_;
+  const VerticalRegistry& verticals_;
+  const Clock& clock_;
+};
+
+}  // namespace leadflow

@@ -1,0 +1,252 @@
+// Ids, money, time formats, rate limiter (simulated clock), config, outcome waiters.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "leadflow/base/clock.hpp"
+#include "leadflow/base/config.hpp"
+#include "leadflow/base/ids.hpp"
+#include "leadflow/base/money.hpp"
+#include "leadflow/outcomes/outcomes.hpp"
+#include "leadflow/limits/rate_limiter.hpp"
+#include "leadflow/base/time_format.hpp"
+
+namespace leadflow {
+namespace {
+
+TEST(Ids, HavePrefixAndLengthAndAreValid) {
+  const std::string id = new_id(kLeadPrefix);
+  EXPECT_EQ(id.size(), 3u + 26u);
+  EXPECT_EQ(id.substr(0, 3), "ld_");
+  EXPECT_TRUE(is_valid_id(id, kLeadPrefix));
+  EXPECT_FALSE(is_valid_id(id, kBuyerPrefix));
+  EXPECT_FALSE(is_valid_id("ld_", kLeadPrefix));
+  EXPECT_FALSE(is_valid_id("ld_0000000000000000000000000U", kLeadPrefix));  // U is not base32
+  EXPECT_FALSE(is_valid_id("ld_80000000000000000000000000", kLeadPrefix));  // overflows 128 bits
+}
+
+TEST(Ids, SortInCreationOrderEvenWithinOneMillisecond) {
+  std::string previous = new_id(kLeadPrefix, 1'700'000'000'000);
+  for (int i = 0; i < 10'000; ++i) {
+    const std::string next = new_id(kLeadPrefix, 1'700'000'000'000 + i / 1000);
+    ASSERT_LT(previous, next);
+    previous = next;
+  }
+}
+
+TEST(Ids, CarryTheirTimestamp) {
+  // The generator never goes back in time (a clock stepping backwards reuses the last
+  // millisecond), so use the present rather than a fixed instant other tests may have passed.
+  const std::int64_t now = SystemClock::instance().now_ms() + 5;
+  const std::string id = new_id(kBuyerPrefix, now);
+  EXPECT_EQ(id_time_ms(id, kBuyerPrefix), now);
+  EXPECT_EQ(id_time_ms("nonsense", kBuyerPrefix), -1);
+}
+
+TEST(Ids, AreUniqueAcrossThreads) {
+  std::vector<std::vector<std::string>> made(4);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 5000; ++i) made[t].push_back(new_id(kLeadPrefix));
+    });
+  for (auto& t : threads) t.join();
+  std::set<std::string> all;
+  for (auto& v : made) all.insert(v.begin(), v.end());
+  EXPECT_EQ(all.size(), 20'000u);
+}
+
+TEST(Money, DecimalsBecomeCentsRoundedHalfAwayFromZero) {
+  EXPECT_EQ(cents_from_decimal(14.25), 1425);
+  EXPECT_EQ(cents_from_decimal(0.1 + 0.2), 30);
+  EXPECT_EQ(cents_from_decimal(19.999), 2000);
+  EXPECT_EQ(cents_from_decimal(0.005), 1);
+  EXPECT_EQ(cents_from_decimal(0), 0);
+  EXPECT_FALSE(cents_from_decimal(-1));
+  EXPECT_FALSE(cents_from_decimal(std::nan("")));
+  EXPECT_FALSE(cents_from_decimal(1e300));
+  EXPECT_FALSE(cents_from_decimal(1'000'000.01));
+}
+
+TEST(Money, FormatsAndSplits) {
+  EXPECT_EQ(format_cents(1425), "14.25");
+  EXPECT_EQ(format_cents(5), "0.05");
+  EXPECT_EQ(format_cents(-310), "-3.10");
+  EXPECT_DOUBLE_EQ(cents_to_decimal(1425), 14.25);
+  EXPECT_EQ(apply_basis_points(1425, 7000), 998);  // 70% of 14.25 = 9.975 -> 9.98
+  EXPECT_EQ(apply_basis_points(1000, 3333), 333);
+  EXPECT_EQ(apply_basis_points(1, 5000), 1);  // half up
+  EXPECT_EQ(apply_basis_points(0, 7000), 0);
+}
+
+TEST(TimeFormat, RoundTripsAndRefusesNonsense) {
+  EXPECT_EQ(format_rfc3339_ms(0), "1970-01-01T00:00:00.000Z");
+  EXPECT_EQ(format_rfc3339_ms(1'763'793'145'123), "2025-11-22T06:32:25.123Z");
+  EXPECT_EQ(parse_rfc3339_ms("2025-11-22T06:32:25.123Z"), 1'763'793'145'123);
+  EXPECT_EQ(parse_rfc3339_ms("2025-11-22T07:32:25.123+01:00"), 1'763'793'145'123);
+  EXPECT_EQ(parse_rfc3339_ms("2025-11-22"), 1'763'769'600'000);
+  EXPECT_FALSE(parse_rfc3339_ms("2025-02-30"));
+  EXPECT_FALSE(parse_rfc3339_ms("2025-11-22T06:32:25"));  // no offset
+  EXPECT_FALSE(parse_rfc3339_ms("yesterday"));
+  EXPECT_FALSE(parse_rfc3339_ms(""));
+  EXPECT_FALSE(parse_rfc3339_ms("2025-11-22T25:00:00Z"));
+}
+
+TEST(RateLimiter, AllowsTheMinuteLimitThenRefusesWithHeaders) {
+  ManualClock clock;
+  RateLimiter limiter(clock);
+  for (int i = 0; i < 100; ++i) {
+    const auto d = limiter.acquire("k", 100, 10'000);
+    ASSERT_TRUE(d.allowed) << i;
+    EXPECT_EQ(d.limit, 100);
+    EXPECT_EQ(d.remaining, 99 - i);
+  }
+  const auto refused = limiter.acquire("k", 100, 10'000);
+  EXPECT_FALSE(refused.allowed);
+  EXPECT_EQ(refused.remaining, 0);
+  EXPECT_EQ(refused.retry_after_s, 1);  // one token comes back every 0.6 s
+  EXPECT_EQ(refused.reset_unix, clock.now_ms() / 1000 + 60);
+  // Keys are independent.
+  EXPECT_TRUE(limiter.acquire("other", 100, 10'000).allowed);
+}
+
+TEST(RateLimiter, RefillsEvenlyOverTheMinute) {
+  ManualClock clock;
+  RateLimiter limiter(clock);
+  for (int i = 0; i < 100; ++i) ASSERT_TRUE(limiter.acquire("k", 100, 0).allowed);
+  clock.advance(std::chrono::milliseconds(590));
+  EXPECT_FALSE(limiter.acquire("k", 100, 0).allowed);
+  clock.advance(std::chrono::milliseconds(20));
+  EXPECT_TRUE(limiter.acquire("k", 100, 0).allowed);
+  EXPECT_FALSE(limiter.acquire("k", 100, 0).allowed);
+  clock.advance(std::chrono::minutes(5));
+  const auto d = limiter.acquire("k", 100, 0);
+  EXPECT_TRUE(d.allowed);
+  EXPECT_EQ(d.remaining, 99);  // full again, never more than the limit
+}
+
+TEST(RateLimiter, DailyLimitBindsAndResetsAtUtcMidnight) {
+  ManualClock clock(SystemTime{std::chrono::seconds{1'763'769'600}});  // 2025-11-22T00:00:00Z
+  RateLimiter limiter(clock);
+  int allowed = 0;
+  for (int minute = 0; minute < 30; ++minute) {
+    for (int i = 0; i < 10; ++i) allowed += limiter.acquire("k", 10, 50).allowed ? 1 : 0;
+    clock.advance(std::chrono::minutes(1));
+  }
+  EXPECT_EQ(allowed, 50);
+  auto d = limiter.acquire("k", 10, 50);
+  EXPECT_FALSE(d.allowed);
+  EXPECT_EQ(d.reset_unix, 1'763'769'600 + 86'400);
+  EXPECT_GT(d.retry_after_s, 60);
+  clock.advance(std::chrono::hours(24));
+  EXPECT_TRUE(limiter.acquire("k", 10, 50).allowed);
+}
+
+TEST(RateLimiter, RemainingIsTheSmallerAllowance) {
+  ManualClock clock;
+  RateLimiter limiter(clock);
+  const auto d = limiter.acquire("k", 100, 3);
+  EXPECT_EQ(d.remaining, 2);
+}
+
+Getenv env_of(std::map<std::string, std::string>& vars) {
+  return [&vars](const char* n) -> const char* {
+    auto it = vars.find(n);
+    return it == vars.end() ? nullptr : it->second.c_str();
+  };
+}
+
+std::vector<std::string> names_of(const std::map<std::string, std::string>& vars) {
+  std::vector<std::string> out;
+  for (const auto& [k, v] : vars) out.push_back(k);
+  return out;
+}
+
+TEST(Config, DefaultsAreTheEmbeddedShape) {
+  std::map<std::string, std::string> vars;
+  std::string error;
+  auto c = load_config(env_of(vars), names_of(vars), error);
+  ASSERT_TRUE(c) << error;
+  EXPECT_EQ(c->queue_url, "embedded");
+  EXPECT_EQ(c->store_url, "sqlite:leadflow-data/leadflow.db");
+  EXPECT_EQ(c->listen.host, "127.0.0.1");
+  EXPECT_EQ(c->listen.port, 8443);
+  EXPECT_FALSE(c->http_listen);
+}
+
+TEST(Config, BadSettingsNameThemselves) {
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"LEADFLOW_LISTEN", "nowhere"},
+      {"LEADFLOW_STORE", "mysql://x"},
+      {"LEADFLOW_QUEUE", "rabbit://x"},
+      {"LEADFLOW_HTTP_THREADS", "many"},
+      {"LEADFLOW_WAIT_MS", "-1"},
+      {"LEADFLOW_ALLOW_PRIVATE_BUYERS", "maybe"},
+      {"LEADFLOW_TRUSTED_PROXIES", "10.0.0.0/99"},
+      {"LEADFLOW_BOOTSTRAP_KEY", "short"},
+      {"LEADFLOW_TLS_CERT", "/only/cert.pem"},
+      {"LEADFLOW_LOG_LEVEL", "loud"},
+      {"LEADFLOW_NO_SUCH_THING", "1"},
+  };
+  for (const auto& [name, value] : bad) {
+    std::map<std::string, std::string> vars = {{name, value}};
+    std::string error;
+    EXPECT_FALSE(load_config(env_of(vars), names_of(vars), error)) << name;
+    EXPECT_NE(error.find(name), std::string::npos) << error;
+  }
+}
+
+TEST(Config, ParsesEverySetting) {
+  std::map<std::string, std::string> vars = {
+      {"LEADFLOW_STORE", "sqlite:/tmp/x.db"},     {"LEADFLOW_LISTEN", "0.0.0.0:9443"},
+      {"LEADFLOW_HTTP_LISTEN", "127.0.0.1:8080"}, {"LEADFLOW_METRICS_LISTEN", ":9100"},
+      {"LEADFLOW_TRUSTED_PROXIES", "10.0.0.0/8,::1"}, {"LEADFLOW_ALLOW_PRIVATE_BUYERS", "1"},
+      {"LEADFLOW_BOOTSTRAP_KEY", "lfk_0123456789abcdefghijklmnop"}, {"LEADFLOW_WORKERS", "2"}};
+  std::string error;
+  auto c = load_config(env_of(vars), names_of(vars), error);
+  ASSERT_TRUE(c) << error;
+  EXPECT_EQ(c->store_url, "sqlite:/tmp/x.db");
+  EXPECT_EQ(c->listen.port, 9443);
+  ASSERT_TRUE(c->http_listen);
+  EXPECT_EQ(c->http_listen->port, 8080);
+  ASSERT_TRUE(c->metrics_listen);
+  EXPECT_EQ(c->metrics_listen->host, "0.0.0.0");
+  EXPECT_EQ(c->trusted_proxies.size(), 2u);
+  EXPECT_TRUE(c->allow_private_buyers);
+  EXPECT_EQ(c->workers, 2);
+}
+
+TEST(OutcomeWaiters, DeliversToTheWaiterAndForgetsIt) {
+  OutcomeWaiters waiters;
+  auto ticket = waiters.expect("ld_1");
+  EXPECT_EQ(waiters.waiting(), 1u);
+  std::thread t([&] { waiters.deliver({"ld_1", DeliveryStatus::kDelivered, "by_1", 1425, 998}); });
+  auto got = ticket->wait_until(std::chrono::steady_clock::now() + std::chrono::seconds(5));
+  t.join();
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->price, 1425);
+  ticket.reset();
+  EXPECT_EQ(waiters.waiting(), 0u);
+  EXPECT_FALSE(waiters.deliver({"ld_1", DeliveryStatus::kDelivered, "", 0, 0}));
+}
+
+TEST(OutcomeWaiters, TimesOutWithoutAnOutcome) {
+  OutcomeWaiters waiters;
+  auto ticket = waiters.expect("ld_2");
+  EXPECT_FALSE(ticket->wait_until(std::chrono::steady_clock::now()));
+}
+
+TEST(Outcome, EncodesAndDecodes) {
+  const OutcomeMessage m{"ld_3", DeliveryStatus::kUnsold, "", 0, 0};
+  auto back = decode_outcome(encode_outcome(m));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->status, DeliveryStatus::kUnsold);
+  EXPECT_FALSE(decode_outcome("{}"));
+  EXPECT_FALSE(decode_outcome("not json"));
+}
+
+}  // namespace
+}  // namespace leadflow

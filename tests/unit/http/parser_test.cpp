@@ -1,0 +1,728 @@
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <string_view>
+
+#include "leadflow/http/parser.hpp"
+
+namespace leadflow::http {
+namespace {
+
+constexpr std::string_view kJsonBody =
+    R"({"first_name":"Ada","last_name":"Lovelace","email":"ada@example.com","phone":"+15551234567"})";
+
+std::string post_with_body(std::string_view body) {
+  return "POST /api/v1/leads?src=x HTTP/1.1\r\n"
+         "Host: leads.example.com\r\n"
+         "Content-Type: application/json\r\n"
+         "Content-Length: " +
+         std::to_string(body.size()) + "\r\n\r\n" + std::string(body);
+}
+
+ParseResult parse(std::string_view input, ParsedRequest& request, const ParseLimits& limits = {}) {
+  return parse_request(input, limits, request);
+}
+
+ParseResult parse(std::string_view input, const ParseLimits& limits = {}) {
+  ParsedRequest request;
+  return parse_request(input, limits, request);
+}
+
+// The error status for `input`, or 0 (with a test failure) when it does not fail.
+int error_status(std::string_view input, const ParseLimits& limits = {}) {
+  const ParseResult result = parse(input, limits);
+  EXPECT_EQ(result.status, ParseStatus::kError) << "input: " << input;
+  if (result.status != ParseStatus::kError) return 0;
+  EXPECT_FALSE(result.error_detail.empty());
+  return result.error_status;
+}
+
+// A string literal with its embedded NULs.
+template <std::size_t N>
+std::string bytes(const char (&literal)[N]) {
+  return std::string(literal, N - 1);
+}
+
+const std::string* find_header(const ParsedRequest& request, std::string_view name) {
+  for (const auto& [n, v] : request.headers) {
+    if (n == name) return &v;
+  }
+  return nullptr;
+}
+
+// --- Complete requests ---------------------------------------------------------------------
+
+TEST(HttpParser, SimpleGet) {
+  const std::string input = "GET /api/v1/leads/ld_1?expand=buyer&x=%41 HTTP/1.1\r\nHost: a.example\r\n"
+                            "Accept: */*\r\n\r\n";
+  ParsedRequest req;
+  const ParseResult result = parse(input, req);
+  ASSERT_EQ(result.status, ParseStatus::kComplete) << result.error_detail;
+  EXPECT_EQ(result.consumed, input.size());
+  EXPECT_TRUE(result.headers_complete);
+  EXPECT_EQ(req.method, "GET");
+  EXPECT_EQ(req.target, "/api/v1/leads/ld_1?expand=buyer&x=%41");
+  EXPECT_EQ(req.path, "/api/v1/leads/ld_1");
+  EXPECT_EQ(req.query, "expand=buyer&x=%41");
+  EXPECT_EQ(req.version_minor, 1);
+  ASSERT_EQ(req.headers.size(), 2u);
+  EXPECT_EQ(req.headers[0].first, "Host");
+  EXPECT_EQ(req.headers[0].second, "a.example");
+  EXPECT_EQ(req.headers[1].first, "Accept");
+  EXPECT_EQ(req.headers[1].second, "*/*");
+  EXPECT_TRUE(req.body.empty());
+  EXPECT_TRUE(req.keep_alive);
+  EXPECT_FALSE(req.expect_continue);
+}
+
+TEST(HttpParser, SimplePostWithJsonBody) {
+  const std::string input = post_with_body(kJsonBody);
+  ParsedRequest req;
+  const ParseResult result = parse(input, req);
+  ASSERT_EQ(result.status, ParseStatus::kComplete) << result.error_detail;
+  EXPECT_EQ(result.consumed, input.size());
+  EXPECT_EQ(req.method, "POST");
+  EXPECT_EQ(req.path, "/api/v1/leads");
+  EXPECT_EQ(req.query, "src=x");
+  EXPECT_EQ(req.body, kJsonBody);
+}
+
+TEST(HttpParser, MethodIsKeptAsSent) {
+  ParsedRequest req;
+  ASSERT_EQ(parse("get / HTTP/1.1\r\nHost: h\r\n\r\n", req).status, ParseStatus::kComplete);
+  EXPECT_EQ(req.method, "get");
+  ASSERT_EQ(parse("M-SEARCH * HTTP/1.1\r\nHost: h\r\n\r\n", req).status, ParseStatus::kComplete);
+  EXPECT_EQ(req.method, "M-SEARCH");
+  EXPECT_EQ(req.target, "*");
+  EXPECT_EQ(req.path, "*");
+}
+
+TEST(HttpParser, HeaderNamesKeptAsSentButMatchedCaseInsensitively) {
+  const std::string input = "POST /x HTTP/1.1\r\nhOsT: h\r\ncontent-LENGTH: 3\r\nX-Custom-Thing:  a b \t\r\n"
+                            "X-Empty:\r\nX-Tab:\tv\r\n\r\nabc";
+  ParsedRequest req;
+  const ParseResult result = parse(input, req);
+  ASSERT_EQ(result.status, ParseStatus::kComplete) << result.error_detail;
+  EXPECT_EQ(req.body, "abc");
+  ASSERT_NE(find_header(req, "hOsT"), nullptr);
+  ASSERT_NE(find_header(req, "content-LENGTH"), nullptr);
+  EXPECT_EQ(*find_header(req, "X-Custom-Thing"), "a b");
+  EXPECT_EQ(*find_header(req, "X-Empty"), "");
+  EXPECT_EQ(*find_header(req, "X-Tab"), "v");
+}
+
+TEST(HttpParser, ValueMayCarryObsTextAndHtab) {
+  ParsedRequest req;
+  const std::string input = "GET / HTTP/1.1\r\nHost: h\r\nX-Name: J\xc3\xbcrgen\tM\r\n\r\n";
+  ASSERT_EQ(parse(input, req).status, ParseStatus::kComplete);
+  EXPECT_EQ(*find_header(req, "X-Name"), "J\xc3\xbcrgen\tM");
+}
+
+TEST(HttpParser, AbsoluteFormTargetYieldsPathAndQuery) {
+  ParsedRequest req;
+  ASSERT_EQ(parse("GET http://leads.example.com/a%20b?q=1 HTTP/1.1\r\nHost: h\r\n\r\n", req).status,
+            ParseStatus::kComplete);
+  EXPECT_EQ(req.target, "http://leads.example.com/a%20b?q=1");
+  EXPECT_EQ(req.path, "/a b");
+  EXPECT_EQ(req.query, "q=1");
+  ASSERT_EQ(parse("GET HTTPS://h:8443 HTTP/1.1\r\nHost: h\r\n\r\n", req).status, ParseStatus::kComplete);
+  EXPECT_EQ(req.path, "/");
+  EXPECT_EQ(req.query, "");
+  ASSERT_EQ(parse("GET http://h?z HTTP/1.1\r\nHost: h\r\n\r\n", req).status, ParseStatus::kComplete);
+  EXPECT_EQ(req.path, "/");
+  EXPECT_EQ(req.query, "z");
+}
+
+TEST(HttpParser, PathIsPercentDecodedQueryStaysRaw) {
+  ParsedRequest req;
+  ASSERT_EQ(parse("GET /a%2Fb+c%zz?x=%20+y HTTP/1.1\r\nHost: h\r\n\r\n", req).status, ParseStatus::kComplete);
+  EXPECT_EQ(req.path, "/a/b+c%zz");
+  EXPECT_EQ(req.query, "x=%20+y");
+  ASSERT_EQ(parse("GET /? HTTP/1.1\r\nHost: h\r\n\r\n", req).status, ParseStatus::kComplete);
+  EXPECT_EQ(req.path, "/");
+  EXPECT_EQ(req.query, "");
+}
+
+TEST(HttpParser, Http10WithoutHost) {
+  ParsedRequest req;
+  const ParseResult result = parse("GET /health HTTP/1.0\r\n\r\n", req);
+  ASSERT_EQ(result.status, ParseStatus::kComplete) << result.error_detail;
+  EXPECT_EQ(req.version_minor, 0);
+  EXPECT_FALSE(req.keep_alive);
+}
+
+TEST(HttpParser, BareLfIsALineTerminator) {
+  ParsedRequest req;
+  const std::string input = "POST /x HTTP/1.1\nHost: h\nContent-Length: 2\n\nok";
+  const ParseResult result = parse(input, req);
+  ASSERT_EQ(result.status, ParseStatus::kComplete) << result.error_detail;
+  EXPECT_EQ(result.consumed, input.size());
+  EXPECT_EQ(req.body, "ok");
+}
+
+TEST(HttpParser, LeadingEmptyLinesAreSkippedAndConsumed) {
+  const std::string input = "\r\n\n\r\nGET / HTTP/1.1\r\nHost: h\r\n\r\n";
+  ParsedRequest req;
+  const ParseResult result = parse(input, req);
+  ASSERT_EQ(result.status, ParseStatus::kComplete) << result.error_detail;
+  EXPECT_EQ(result.consumed, input.size());
+  EXPECT_EQ(req.method, "GET");
+  EXPECT_EQ(parse("\r\n").status, ParseStatus::kIncomplete);
+  EXPECT_EQ(parse("\r").status, ParseStatus::kIncomplete);
+  std::string flood;
+  for (int i = 0; i < 50; ++i) flood += "\r\n";
+  EXPECT_EQ(error_status(flood + "GET / HTTP/1.1\r\nHost: h\r\n\r\n"), 400);
+  EXPECT_EQ(error_status("\rGET / HTTP/1.1\r\nHost: h\r\n\r\n"), 400);
+}
+
+TEST(HttpParser, EmptyInputIsIncomplete) {
+  const ParseResult result = parse("");
+  EXPECT_EQ(result.status, ParseStatus::kIncomplete);
+  EXPECT_FALSE(result.headers_complete);
+}
+
+// --- Incremental and pipelined input -------------------------------------------------------
+
+void expect_every_prefix_incomplete(const std::string& input) {
+  for (std::size_t n = 0; n < input.size(); ++n) {
+    const ParseResult result = parse(std::string_view(input).substr(0, n));
+    ASSERT_EQ(result.status, ParseStatus::kIncomplete) << "prefix length " << n << ": " << result.error_detail;
+  }
+  const ParseResult whole = parse(input);
+  ASSERT_EQ(whole.status, ParseStatus::kComplete) << whole.error_detail;
+  EXPECT_EQ(whole.consumed, input.size());
+}
+
+TEST(HttpParser, ByteByByteContentLength) { expect_every_prefix_incomplete(post_with_body(kJsonBody)); }
+
+TEST(HttpParser, ByteByByteChunkedWithTrailers) {
+  expect_every_prefix_incomplete(
+      "POST /c HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "5;name=val\r\nhello\r\n1A\r\nabcdefghijklmnopqrstuvwxyz\r\n0\r\nX-Trailer: t\r\n\r\n");
+}
+
+TEST(HttpParser, ByteByByteBareLfAndLeadingEmptyLine) {
+  expect_every_prefix_incomplete("\r\nGET / HTTP/1.0\nX: y\n\n");
+}
+
+TEST(HttpParser, HeadersCompleteWhileBodyIsPartial) {
+  const std::string input = post_with_body(kJsonBody);
+  const std::size_t header_end = input.find("\r\n\r\n") + 4;
+  EXPECT_FALSE(parse(std::string_view(input).substr(0, header_end - 1)).headers_complete);
+  const ParseResult at_end = parse(std::string_view(input).substr(0, header_end));
+  EXPECT_EQ(at_end.status, ParseStatus::kIncomplete);
+  EXPECT_TRUE(at_end.headers_complete);
+  const ParseResult partial = parse(std::string_view(input).substr(0, header_end + 10));
+  EXPECT_EQ(partial.status, ParseStatus::kIncomplete);
+  EXPECT_TRUE(partial.headers_complete);
+}
+
+TEST(HttpParser, ExpectContinue) {
+  const std::string head = "POST /x HTTP/1.1\r\nHost: h\r\nExpect:  100-Continue \r\nContent-Length: 4\r\n\r\n";
+  ParsedRequest req;
+  const ParseResult waiting = parse(head, req);
+  EXPECT_EQ(waiting.status, ParseStatus::kIncomplete);
+  EXPECT_TRUE(waiting.headers_complete);
+  // The caller decides on "100 Continue" before the body is there, so the header part is filled.
+  EXPECT_TRUE(req.expect_continue);
+  EXPECT_EQ(req.path, "/x");
+  const ParseResult done = parse(head + "data", req);
+  ASSERT_EQ(done.status, ParseStatus::kComplete);
+  EXPECT_TRUE(req.expect_continue);
+  ASSERT_EQ(parse("POST /x HTTP/1.1\r\nHost: h\r\nExpect: 100-continue-ish\r\n\r\n", req).status,
+            ParseStatus::kComplete);
+  EXPECT_FALSE(req.expect_continue);
+  ASSERT_EQ(parse("POST /x HTTP/1.1\r\nHost: h\r\n\r\n", req).status, ParseStatus::kComplete);
+  EXPECT_FALSE(req.expect_continue);
+}
+
+TEST(HttpParser, PipelinedRequests) {
+  const std::string first = post_with_body(kJsonBody);
+  const std::string second = "GET /second HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n";
+  const std::string third = "POST /third HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n";
+  std::string buffer = first + second + third;
+
+  ParsedRequest req;
+  ParseResult result = parse(buffer, req);
+  ASSERT_EQ(result.status, ParseStatus::kComplete);
+  EXPECT_EQ(result.consumed, first.size());
+  EXPECT_EQ(req.body, kJsonBody);
+  buffer.erase(0, result.consumed);
+
+  result = parse(buffer, req);
+  ASSERT_EQ(result.status, ParseStatus::kComplete);
+  EXPECT_EQ(result.consumed, second.size());
+  EXPECT_EQ(req.path, "/second");
+  EXPECT_FALSE(req.keep_alive);
+  EXPECT_TRUE(req.body.empty());
+  buffer.erase(0, result.consumed);
+
+  result = parse(buffer, req);
+  EXPECT_EQ(result.status, ParseStatus::kIncomplete);
+  EXPECT_TRUE(result.headers_complete);
+  buffer += "0\r\n\r\nGET /fourth";
+  result = parse(buffer, req);
+  ASSERT_EQ(result.status, ParseStatus::kComplete);
+  EXPECT_EQ(result.consumed, third.size() + 5);
+  EXPECT_EQ(req.body, "abc");
+  buffer.erase(0, result.consumed);
+  EXPECT_EQ(buffer, "GET /fourth");
+  EXPECT_EQ(parse(buffer, req).status, ParseStatus::kIncomplete);
+}
+
+TEST(HttpParser, ReusedRequestObjectIsReset) {
+  ParsedRequest req;
+  ASSERT_EQ(parse(post_with_body("abc"), req).status, ParseStatus::kComplete);
+  ASSERT_EQ(parse("GET /b HTTP/1.1\r\nHost: h\r\n\r\n", req).status, ParseStatus::kComplete);
+  EXPECT_TRUE(req.body.empty());
+  EXPECT_EQ(req.query, "");
+  EXPECT_EQ(req.headers.size(), 1u);
+}
+
+// --- Request line errors -------------------------------------------------------------------
+
+TEST(HttpParser, MalformedRequestLineIs400) {
+  for (const char* input : {
+           " GET / HTTP/1.1\r\nHost: h\r\n\r\n",        // no method
+           "GE(T / HTTP/1.1\r\nHost: h\r\n\r\n",        // non-token method
+           "GET  / HTTP/1.1\r\nHost: h\r\n\r\n",        // two spaces
+           "GET\t/ HTTP/1.1\r\nHost: h\r\n\r\n",        // tab separator
+           "GET / HTTP/1.1 \r\nHost: h\r\n\r\n",        // trailing space
+           "GET /  HTTP/1.1\r\nHost: h\r\n\r\n",        // two spaces before the version
+           "GET /\r\nHost: h\r\n\r\n",                  // HTTP/0.9 style
+           "GET / \r\nHost: h\r\n\r\n",                 // empty version
+           "GET / http/1.1\r\nHost: h\r\n\r\n",         // lowercase protocol
+           "GET / HTTP/1.10\r\nHost: h\r\n\r\n",        // two-digit minor
+           "GET / HTTP/11\r\nHost: h\r\n\r\n",          // no dot
+           "GET / FOO\r\nHost: h\r\n\r\n",              // not a version
+           "GET a/b HTTP/1.1\r\nHost: h\r\n\r\n",       // not origin-form
+           "CONNECT h:443 HTTP/1.1\r\nHost: h\r\n\r\n", // authority-form
+           "GET ftp://h/x HTTP/1.1\r\nHost: h\r\n\r\n", // other scheme
+           "GET http:///x HTTP/1.1\r\nHost: h\r\n\r\n", // absolute-form without host
+           "GET /a\x01 HTTP/1.1\r\nHost: h\r\n\r\n",    // control char in target
+           "GET /a\x7f HTTP/1.1\r\nHost: h\r\n\r\n",    // DEL in target
+           "GET /a\tb HTTP/1.1\r\nHost: h\r\n\r\n",     // tab in target
+           "GET / HTTP/1.1\rHost: h\r\n\r\n",           // bare CR ending the line
+       }) {
+    EXPECT_EQ(error_status(input), 400) << input;
+  }
+  EXPECT_EQ(error_status(bytes("GET /a\0b HTTP/1.1\r\nHost: h\r\n\r\n")), 400);
+}
+
+TEST(HttpParser, GarbageVersionIsReportedBeforeTheLineEnds) {
+  EXPECT_EQ(error_status("GET / HTTQ"), 400);
+  EXPECT_EQ(error_status("GET / HTTP/1.1x"), 400);
+  EXPECT_EQ(parse("GET / HTTP/1.").status, ParseStatus::kIncomplete);
+}
+
+TEST(HttpParser, UnsupportedVersionIs505) {
+  for (const char* version : {"HTTP/2.0", "HTTP/1.2", "HTTP/3.0", "HTTP/0.9", "HTTP/9.9"}) {
+    EXPECT_EQ(error_status(std::string("GET / ") + version + "\r\nHost: h\r\n\r\n"), 505) << version;
+  }
+}
+
+TEST(HttpParser, LongTargetIs414) {
+  ParseLimits limits;
+  limits.max_target_bytes = 64;
+  const std::string exact = "/" + std::string(63, 'a');
+  EXPECT_EQ(parse("GET " + exact + " HTTP/1.1\r\nHost: h\r\n\r\n", limits).status, ParseStatus::kComplete);
+  EXPECT_EQ(error_status("GET " + exact + "b HTTP/1.1\r\nHost: h\r\n\r\n", limits), 414);
+  // Detected before the request line is complete.
+  EXPECT_EQ(parse("GET " + exact, limits).status, ParseStatus::kIncomplete);
+  EXPECT_EQ(error_status("GET " + exact + "b", limits), 414);
+  // Default limit.
+  EXPECT_EQ(error_status("GET /" + std::string(9000, 'x')), 414);
+}
+
+// --- Header section errors -----------------------------------------------------------------
+
+TEST(HttpParser, MalformedHeaderFieldsAre400) {
+  for (const char* fields : {
+           "Host : h\r\n",                   // space before colon
+           "Host\t: h\r\n",                  // tab before colon
+           "Host: h\r\nX-A: 1\r\n  folded\r\n",  // obs-fold
+           "Host: h\r\nX-A: 1\r\n\tfolded\r\n",  // obs-fold with tab
+           " Host: h\r\n",                   // first field line starts with whitespace
+           "Host: h\r\nNoColon\r\n",         // no colon
+           "Host: h\r\n: value\r\n",         // empty name
+           "Host: h\r\nX(A): 1\r\n",         // non-token name
+           "Host: h\r\nX-A: a\rb\r\n",       // bare CR in value
+           "Host: h\r\nX-A: a\x01\r\n",      // control char in value
+           "Host: h\r\nX-A: a\x7f\r\n",      // DEL in value
+           "Host: h\r\nX-A: 1\r\r\n",        // CR CR LF
+           "Host: h\r\n\r\r\n",              // bare CR in the blank line
+       }) {
+    EXPECT_EQ(error_status(std::string("GET / HTTP/1.1\r\n") + fields + "\r\n"), 400) << fields;
+  }
+}
+
+TEST(HttpParser, NulInHeaderValueIs400) {
+  const std::string input = bytes("GET / HTTP/1.1\r\nHost: h\r\nX-A: a\0b\r\n\r\n");
+  EXPECT_EQ(error_status(input), 400);
+  // The NUL is reported before the line is complete.
+  EXPECT_EQ(error_status(std::string_view(input).substr(0, input.find('\0') + 1)), 400);
+}
+
+TEST(HttpParser, NulInHeaderNameIs400) {
+  EXPECT_EQ(error_status(bytes("GET / HTTP/1.1\r\nHost: h\r\nX\0A: b\r\n\r\n")), 400);
+}
+
+TEST(HttpParser, LargeHeaderSectionIs431) {
+  ParseLimits limits;
+  limits.max_header_bytes = 200;
+  const std::string head = "GET / HTTP/1.1\r\nHost: h\r\nX-Pad: ";
+  // Exactly at the limit, blank line included.
+  const std::string fits = head + std::string(200 - head.size() - 4, 'p') + "\r\n\r\n";
+  ASSERT_EQ(fits.size(), 200u);
+  EXPECT_EQ(parse(fits, limits).status, ParseStatus::kComplete);
+  const std::string over = head + std::string(200 - head.size() - 3, 'p') + "\r\n\r\n";
+  EXPECT_EQ(error_status(over, limits), 431);
+  // Reported as soon as the limit is reached without the blank line, body bytes or not.
+  EXPECT_EQ(parse(std::string_view(over).substr(0, 199), limits).status, ParseStatus::kIncomplete);
+  EXPECT_EQ(error_status(std::string_view(over).substr(0, 200), limits), 431);
+  EXPECT_EQ(error_status(head + std::string(100000, 'p')), 431);
+  // Leading empty lines do not count towards the section.
+  EXPECT_EQ(parse("\r\n\r\n" + fits, limits).status, ParseStatus::kComplete);
+}
+
+TEST(HttpParser, TooManyHeaderFieldsIs431) {
+  ParseLimits limits;
+  limits.max_header_count = 5;
+  std::string input = "GET / HTTP/1.1\r\nHost: h\r\n";
+  for (int i = 0; i < 4; ++i) input += "X-" + std::to_string(i) + ": v\r\n";
+  EXPECT_EQ(parse(input + "\r\n", limits).status, ParseStatus::kComplete);
+  EXPECT_EQ(error_status(input + "X-5: v\r\n\r\n", limits), 431);
+  EXPECT_EQ(error_status(input + "X", limits), 431);
+  std::string many = "GET / HTTP/1.1\r\nHost: h\r\n";
+  for (int i = 0; i < 200; ++i) many += "A: b\r\n";
+  EXPECT_EQ(error_status(many + "\r\n"), 431);
+}
+
+TEST(HttpParser, HostRules) {
+  EXPECT_EQ(error_status("GET / HTTP/1.1\r\nAccept: */*\r\n\r\n"), 400);
+  EXPECT_EQ(error_status("GET / HTTP/1.1\r\nHost: a\r\nhost: b\r\n\r\n"), 400);
+  EXPECT_EQ(error_status("GET / HTTP/1.1\r\nHost: a\r\nHOST: a\r\n\r\n"), 400);
+  EXPECT_EQ(error_status("GET / HTTP/1.0\r\nHost: a\r\nHost: a\r\n\r\n"), 400);
+  EXPECT_EQ(parse("GET / HTTP/1.1\r\nHost:\r\n\r\n").status, ParseStatus::kComplete);
+}
+
+// --- Body framing --------------------------------------------------------------------------
+
+TEST(HttpParser, ContentLengthListsMustAgree) {
+  ParsedRequest req;
+  ASSERT_EQ(parse("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\nabc", req).status,
+            ParseStatus::kComplete);
+  EXPECT_EQ(req.body, "abc");
+  ASSERT_EQ(parse("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3 , 3\r\n\r\nabc", req).status,
+            ParseStatus::kComplete);
+  EXPECT_EQ(req.body, "abc");
+  ASSERT_EQ(parse("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 0003\r\n\r\nabc", req).status,
+            ParseStatus::kComplete);
+  EXPECT_EQ(error_status("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd"), 400);
+  EXPECT_EQ(error_status("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3, 4\r\n\r\nabcd"), 400);
+}
+
+TEST(HttpParser, InvalidContentLengthIs400) {
+  for (const char* value : {"", "+5", "-5", "5a", "0x5", "5 5", "5,", ",5", "5.0", "1e3",
+                            "99999999999999999999999999", "18446744073709551616"}) {
+    EXPECT_EQ(error_status(std::string("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: ") + value + "\r\n\r\n"),
+              400)
+        << value;
+  }
+}
+
+TEST(HttpParser, DeclaredBodyOverLimitIs413AtHeaderCompletion) {
+  ParseLimits limits;
+  limits.max_body_bytes = 10;
+  EXPECT_EQ(parse(post_with_body("0123456789"), limits).status, ParseStatus::kComplete);
+  const ParseResult result = parse("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 11\r\n\r\n", limits);
+  EXPECT_EQ(result.status, ParseStatus::kError);
+  EXPECT_EQ(result.error_status, 413);
+  EXPECT_EQ(error_status("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 18446744073709551615\r\n\r\n"), 413);
+}
+
+TEST(HttpParser, ContentLengthWithTransferEncodingIsSmuggling) {
+  const ParseResult result = parse(
+      "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n");
+  ASSERT_EQ(result.status, ParseStatus::kError);
+  EXPECT_EQ(result.error_status, 400);
+  EXPECT_EQ(result.error_detail, "Content-Length and Transfer-Encoding together.");
+  EXPECT_EQ(error_status("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n"),
+            400);
+  EXPECT_EQ(error_status("POST / HTTP/1.1\r\nHost: h\r\ntransfer-encoding: chunked\r\ncontent-length: 0\r\n\r\n"),
+            400);
+}
+
+TEST(HttpParser, TransferEncodingRules) {
+  const std::string head = "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: ";
+  EXPECT_EQ(parse(head + "Chunked\r\n\r\n0\r\n\r\n").status, ParseStatus::kComplete);
+  EXPECT_EQ(parse(head + " chunked \r\n\r\n0\r\n\r\n").status, ParseStatus::kComplete);
+  EXPECT_EQ(error_status(head + "gzip, chunked\r\n\r\n0\r\n\r\n"), 501);
+  EXPECT_EQ(error_status(head + "gzip\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"), 501);
+  EXPECT_EQ(error_status(head + "deflate,chunked\r\n\r\n"), 501);
+  // Without chunked last the body length is unknowable (RFC 9112 6.3): 400.
+  EXPECT_EQ(error_status(head + "gzip\r\n\r\n"), 400);
+  EXPECT_EQ(error_status(head + "chunked, gzip\r\n\r\n"), 400);
+  EXPECT_EQ(error_status(head + "chunked;q=1\r\n\r\n"), 400);
+  EXPECT_EQ(error_status(head + "\r\n\r\n"), 400);
+  EXPECT_EQ(error_status(head + "chunked, chunked\r\n\r\n"), 400);
+  EXPECT_EQ(error_status("POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"), 400);
+}
+
+TEST(HttpParser, NoFramingMeansEmptyBody) {
+  const std::string input = "POST /x HTTP/1.1\r\nHost: h\r\n\r\nGET /y HTTP/1.1\r\n";
+  ParsedRequest req;
+  const ParseResult result = parse(input, req);
+  ASSERT_EQ(result.status, ParseStatus::kComplete);
+  EXPECT_EQ(result.consumed, input.find("GET"));
+  EXPECT_TRUE(req.body.empty());
+}
+
+// --- Chunked bodies ------------------------------------------------------------------------
+
+std::string chunked(std::string_view chunks) {
+  return "POST /c HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n" + std::string(chunks);
+}
+
+TEST(HttpParser, ChunkedDecoding) {
+  ParsedRequest req;
+  const std::string input = chunked("4\r\nWiki\r\n5\r\npedia\r\nE\r\n in\r\n\r\nchunks.\r\n0\r\n\r\n");
+  const ParseResult result = parse(input, req);
+  ASSERT_EQ(result.status, ParseStatus::kComplete) << result.error_detail;
+  EXPECT_EQ(result.consumed, input.size());
+  EXPECT_EQ(req.body, "Wikipedia in\r\n\r\nchunks.");
+}
+
+TEST(HttpParser, ChunkedExtensionsAndTrailersAreIgnored) {
+  ParsedRequest req;
+  const std::string input =
+      chunked("3;ext=1;other=\"q v\"\r\nabc\r\n2 ; x\r\nde\r\n0;last\r\nX-Checksum: 1\r\nX-More: 2\r\n\r\n");
+  const ParseResult result = parse(input, req);
+  ASSERT_EQ(result.status, ParseStatus::kComplete) << result.error_detail;
+  EXPECT_EQ(result.consumed, input.size());
+  EXPECT_EQ(req.body, "abcde");
+  EXPECT_EQ(find_header(req, "X-Checksum"), nullptr);
+}
+
+TEST(HttpParser, ChunkedWithBareLf) {
+  ParsedRequest req;
+  ASSERT_EQ(parse(chunked("3\nabc\n0\n\n"), req).status, ParseStatus::kComplete);
+  EXPECT_EQ(req.body, "abc");
+}
+
+TEST(HttpParser, ChunkedIncompleteUntilFinalCrlf) {
+  EXPECT_EQ(parse(chunked("3\r\nabc\r\n0\r\n")).status, ParseStatus::kIncomplete);
+  EXPECT_EQ(parse(chunked("3\r\nabc\r\n0\r\nX-T: 1\r\n")).status, ParseStatus::kIncomplete);
+  EXPECT_EQ(parse(chunked("3\r\nab")).status, ParseStatus::kIncomplete);
+}
+
+TEST(HttpParser, MalformedChunksAre400) {
+  for (const char* chunks : {
+           "3\r\nabcX\r\n0\r\n\r\n",      // data longer than the size
+           "3\r\nabc0\r\n\r\n",            // missing CRLF after data
+           "3\r\nabc\rX0\r\n\r\n",        // bare CR after data
+           "xyz\r\nabc\r\n0\r\n\r\n",     // not hex
+           "\r\nabc\r\n0\r\n\r\n",        // empty size
+           "-3\r\nabc\r\n0\r\n\r\n",      // sign
+           "0x3\r\nabc\r\n0\r\n\r\n",     // hex prefix
+           "3 \r\nabc\r\n0\r\n\r\n",      // whitespace without an extension
+           "3;a\x01\r\nabc\r\n0\r\n\r\n", // control char in an extension
+           "3\rabc\r\n0\r\n\r\n",         // bare CR in the size line
+           "3\r\nabc\r\n0\r\nBad Trailer: x\r\n\r\n",  // malformed trailer
+           "3\r\nabc\r\n0\r\nX: a\x01\r\n\r\n",        // control char in a trailer
+       }) {
+    EXPECT_EQ(error_status(chunked(chunks)), 400) << chunks;
+  }
+}
+
+TEST(HttpParser, HugeChunkSizeIsRejected) {
+  // More hex digits than 64 bits hold: overflow attempt.
+  EXPECT_EQ(error_status(chunked("1FFFFFFFFFFFFFFFF\r\nabc\r\n0\r\n\r\n")), 400);
+  EXPECT_EQ(error_status(chunked("00000000000000000003\r\nabc\r\n0\r\n\r\n")), 400);
+  EXPECT_EQ(error_status(chunked("FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF\r\n")), 400);
+  // Fits 64 bits but is over the body limit.
+  EXPECT_EQ(error_status(chunked("FFFFFFFFFFFFFFFF\r\n")), 413);
+}
+
+TEST(HttpParser, ChunkedBodyOverLimitIs413AsSoonAsKnown) {
+  ParseLimits limits;
+  limits.max_body_bytes = 10;
+  EXPECT_EQ(parse(chunked("5\r\n01234\r\n5\r\n56789\r\n0\r\n\r\n"), limits).status, ParseStatus::kComplete);
+  // The second size line already takes the body over the limit; its data never arrives.
+  EXPECT_EQ(error_status(chunked("5\r\n01234\r\n6\r\n"), limits), 413);
+  EXPECT_EQ(error_status(chunked("B"), limits), 413);
+}
+
+TEST(HttpParser, ChunkFramingIsBounded) {
+  ParseLimits limits;
+  limits.max_body_bytes = 1000;
+  // One-byte chunks with padded sizes: the raw body grows far beyond the decoded one.
+  std::string chunks;
+  for (int i = 0; i < 200; ++i) chunks += "000000000000001\r\na\r\n";
+  const ParseResult result = parse(chunked(chunks), limits);
+  ASSERT_EQ(result.status, ParseStatus::kError);
+  EXPECT_EQ(result.error_status, 413);
+  EXPECT_EQ(result.error_detail, "Chunked body framing is too large.");
+  // Ordinary small chunks stay well within the bound.
+  std::string small_chunks;
+  for (int i = 0; i < 100; ++i) small_chunks += "a\r\n0123456789\r\n";
+  EXPECT_EQ(parse(chunked(small_chunks + "0\r\n\r\n"), limits).status, ParseStatus::kComplete);
+  // Extensions are bounded in total, whitespace before them included.
+  std::string extended;
+  for (int i = 0; i < 10; ++i) extended += "1;" + std::string(1000, 'e') + "\r\na\r\n";
+  EXPECT_EQ(error_status(chunked(extended + "0\r\n\r\n")), 400);
+  EXPECT_EQ(error_status(chunked("1" + std::string(5000, ' '))), 400);
+  EXPECT_EQ(parse(chunked("1 \t ")).status, ParseStatus::kIncomplete);
+}
+
+TEST(HttpParser, LargeTrailerSectionIs431) {
+  ParseLimits limits;
+  limits.max_header_bytes = 200;
+  EXPECT_EQ(error_status(chunked("1\r\na\r\n0\r\nX-Pad: " + std::string(300, 'p')), limits), 431);
+  limits.max_header_count = 3;
+  EXPECT_EQ(error_status(chunked("1\r\na\r\n0\r\nA: 1\r\nB: 2\r\nC: 3\r\nD: 4\r\n\r\n"), limits), 431);
+}
+
+// --- Connection handling -------------------------------------------------------------------
+
+bool keep_alive_of(const std::string& version, const std::string& connection_headers) {
+  ParsedRequest req;
+  const ParseResult result = parse("GET / HTTP/" + version + "\r\nHost: h\r\n" + connection_headers + "\r\n", req);
+  EXPECT_EQ(result.status, ParseStatus::kComplete) << result.error_detail;
+  return req.keep_alive;
+}
+
+TEST(HttpParser, KeepAliveRules) {
+  EXPECT_TRUE(keep_alive_of("1.1", ""));
+  EXPECT_TRUE(keep_alive_of("1.1", "Connection: keep-alive\r\n"));
+  EXPECT_FALSE(keep_alive_of("1.1", "Connection: close\r\n"));
+  EXPECT_FALSE(keep_alive_of("1.1", "Connection: Upgrade, CLOSE\r\n"));
+  EXPECT_FALSE(keep_alive_of("1.1", "Connection: te\r\nconnection: close\r\n"));
+  EXPECT_TRUE(keep_alive_of("1.1", "Connection: closed\r\n"));
+  EXPECT_FALSE(keep_alive_of("1.0", ""));
+  EXPECT_TRUE(keep_alive_of("1.0", "Connection: Keep-Alive\r\n"));
+  EXPECT_TRUE(keep_alive_of("1.0", "Connection: foo , keep-alive\r\n"));
+  EXPECT_FALSE(keep_alive_of("1.0", "Connection: close\r\n"));
+  EXPECT_FALSE(keep_alive_of("1.0", "Connection: keep-alive-ish\r\n"));
+}
+
+// --- Robustness ----------------------------------------------------------------------------
+
+// A peer that never stops sending must get an error within a bounded number of bytes, or the
+// caller would buffer forever.
+TEST(HttpParser, EndlessStreamsEndInAnError) {
+  ParseLimits limits;
+  limits.max_header_bytes = 256;
+  limits.max_target_bytes = 64;
+  limits.max_body_bytes = 256;
+  limits.max_header_count = 8;
+  const std::string chunked_head = "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n";
+  const struct {
+    std::string prefix;
+    std::string repeated;
+    int status;
+  } streams[] = {
+      {"", "\r\n", 400},
+      {"", "GET", 431},
+      {"GET /", "a", 414},
+      {"GET / HTTP/1.1\r\nHost: h\r\nX: ", "v", 431},
+      {"GET / HTTP/1.1\r\n", "X: v\r\n", 431},
+      {chunked_head, "1\r\na\r\n", 413},
+      {chunked_head, "000000000000001\r\na\r\n", 413},
+      {chunked_head + "1", " ", 400},
+      {chunked_head + "1;", "e", 400},
+      {chunked_head + "0\r\n", "X: v\r\n", 431},
+      {chunked_head + "0\r\nX: ", "v", 431},
+  };
+  for (const auto& stream : streams) {
+    std::string input = stream.prefix;
+    while (input.size() < 16 * 1024) input += stream.repeated;
+    const ParseResult result = parse(input, limits);
+    ASSERT_EQ(result.status, ParseStatus::kError) << stream.prefix << stream.repeated;
+    EXPECT_EQ(result.error_status, stream.status) << stream.prefix << stream.repeated;
+  }
+}
+
+TEST(HttpParser, RandomMutationsNeverCrash) {
+  const std::vector<std::string> seeds = {
+      post_with_body(kJsonBody),
+      chunked("5;e=1\r\nhello\r\n3\r\nabc\r\n0\r\nX-T: 1\r\n\r\n"),
+      "GET /a%20b?c=d HTTP/1.0\r\nConnection: keep-alive\r\nExpect: 100-continue\r\n\r\n",
+  };
+  const std::string interesting = bytes("\r\n :;\t\0%0123456789abcdefABCDEF,\x7f\xff");
+  std::mt19937 rng(20240611);
+  ParseLimits small;
+  small.max_header_bytes = 128;
+  small.max_target_bytes = 16;
+  small.max_body_bytes = 32;
+  small.max_header_count = 4;
+  ParsedRequest req;
+  for (int iteration = 0; iteration < 5000; ++iteration) {
+    std::string input = seeds[rng() % seeds.size()];
+    const int mutations = 1 + static_cast<int>(rng() % 4);
+    for (int m = 0; m < mutations && !input.empty(); ++m) {
+      const std::size_t at = rng() % input.size();
+      switch (rng() % 5) {
+        case 0: input[at] = static_cast<char>(rng() % 256); break;
+        case 1: input.insert(at, 1, interesting[rng() % interesting.size()]); break;
+        case 2: input.erase(at, 1 + rng() % 8); break;
+        case 3: input.resize(at); break;
+        case 4: input.insert(at, input.substr(at, rng() % 32)); break;
+      }
+    }
+    const ParseLimits limits = (iteration % 3 == 0) ? small : ParseLimits{};
+    const ParseResult result = parse_request(input, limits, req);
+    ASSERT_LE(result.consumed, input.size());
+    switch (result.status) {
+      case ParseStatus::kIncomplete:
+        break;
+      case ParseStatus::kComplete: {
+        ASSERT_GT(result.consumed, 0u);
+        ASSERT_TRUE(result.headers_complete);
+        ASSERT_LE(req.body.size(), limits.max_body_bytes);
+        // The request is self-delimiting: the same bytes alone parse the same way.
+        ParsedRequest again;
+        const ParseResult alone = parse_request(std::string_view(input).substr(0, result.consumed), limits, again);
+        ASSERT_EQ(alone.status, ParseStatus::kComplete) << input;
+        ASSERT_EQ(alone.consumed, result.consumed);
+        ASSERT_EQ(again.body, req.body);
+        break;
+      }
+      case ParseStatus::kError:
+        ASSERT_TRUE(result.error_status == 400 || result.error_status == 413 || result.error_status == 414 ||
+                    result.error_status == 431 || result.error_status == 501 || result.error_status == 505)
+            << result.error_status;
+        ASSERT_FALSE(result.error_detail.empty());
+        break;
+      default:
+        FAIL() << "unexpected status";
+    }
+  }
+}
+
+// --- percent_decode ------------------------------------------------------------------------
+
+TEST(PercentDecode, DecodesEscapes) {
+  EXPECT_EQ(percent_decode("%2F"), "/");
+  EXPECT_EQ(percent_decode("a%20b%2fc"), "a b/c");
+  EXPECT_EQ(percent_decode("%41%42%43"), "ABC");
+  EXPECT_EQ(percent_decode("%e2%82%AC"), "\xe2\x82\xac");
+  EXPECT_EQ(percent_decode("%00"), std::string(1, '\0'));
+}
+
+TEST(PercentDecode, KeepsMalformedEscapesAndPlus) {
+  EXPECT_EQ(percent_decode(""), "");
+  EXPECT_EQ(percent_decode("plain/path"), "plain/path");
+  EXPECT_EQ(percent_decode("a+b"), "a+b");
+  EXPECT_EQ(percent_decode("%"), "%");
+  EXPECT_EQ(percent_decode("%4"), "%4");
+  EXPECT_EQ(percent_decode("ab%"), "ab%");
+  EXPECT_EQ(percent_decode("%zz"), "%zz");
+  EXPECT_EQ(percent_decode("%4g%41"), "%4gA");
+  EXPECT_EQ(percent_decode("%%41"), "%A");
+  EXPECT_EQ(percent_decode("100%"), "100%");
+}
+
+}  // namespace
+}  // namespace leadflow::http

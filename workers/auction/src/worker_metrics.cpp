@@ -1,0 +1,94 @@
+#include "leadflow/auction/worker_metrics.hpp"
+
+#include "leadflow/base/metrics.hpp"
+
+namespace leadflow {
+
+WorkerMetrics& worker_metrics() {
+  static WorkerMetrics m = [] {
+    auto& r = *metrics_registry();
+    auto& decide = prometheus::BuildHistogram()
+                       .Name("leadflow_lead_decide_seconds")
+                       .Help("Time from a lead's consumption to its recorded outcome")
+                       .Register(r);
+    auto& redeliveries = prometheus::BuildCounter()
+                             .Name("leadflow_worker_redeliveries_total")
+                             .Help("Lead records delivered to a worker again (the lead was already stored)")
+                             .Register(r);
+    auto& stale = prometheus::BuildCounter()
+                      .Name("leadflow_worker_stale_records_total")
+                      .Help("Records dropped unprocessed because a rebalance took their partition")
+                      .Register(r);
+    auto& recoveries = prometheus::BuildCounter()
+                           .Name("leadflow_worker_post_recoveries_total")
+                           .Help("Redelivered leads re-posted to the buyer of an unfinished post")
+                           .Register(r);
+    auto& store_errors = prometheus::BuildCounter()
+                             .Name("leadflow_worker_store_errors_total")
+                             .Help("Store calls of the worker that failed and will be retried")
+                             .Register(r);
+    auto& in_flight = prometheus::BuildGauge()
+                          .Name("leadflow_worker_leads_in_flight")
+                          .Help("Leads consumed and not yet decided")
+                          .Register(r);
+    auto& revenue = prometheus::BuildCounter()
+                        .Name("leadflow_revenue_cents_total")
+                        .Help("Sum of sale prices recorded, in cents")
+                        .Register(r);
+    auto& retried = prometheus::BuildCounter()
+                        .Name("leadflow_worker_retried_total")
+                        .Help("Leads whose auction failed and were sent to the retry topic")
+                        .Register(r);
+    auto& dead = prometheus::BuildCounter()
+                     .Name("leadflow_worker_dead_lettered_total")
+                     .Help("Leads recorded failed after their last attempt and copied to the dead-letter topic")
+                     .Register(r);
+    auto& unknown = prometheus::BuildCounter()
+                        .Name("leadflow_worker_post_outcome_unknown_total")
+                        .Help("Auctions stopped because a buyer never answered a post (the lead goes to the retry topic, not to another buyer)")
+                        .Register(r);
+    return WorkerMetrics{
+        prometheus::BuildCounter()
+            .Name("leadflow_leads_decided_total")
+            .Help("Leads decided by the workers, by final status")
+            .Register(r),
+        prometheus::BuildHistogram()
+            .Name("leadflow_buyer_request_seconds")
+            .Help("Latency of pings and posts to buyers")
+            .Register(r),
+        prometheus::BuildCounter()
+            .Name("leadflow_buyer_requests_total")
+            .Help("Pings and posts to buyers, by result")
+            .Register(r),
+        prometheus::BuildCounter()
+            .Name("leadflow_buyer_pauses_total")
+            .Help("Times a buyer was taken out of auctions for failing or timing out")
+            .Register(r),
+        decide.Add({}, latency_buckets()),
+        redeliveries.Add({}),
+        recoveries.Add({}),
+        store_errors.Add({}),
+        in_flight.Add({}),
+        revenue.Add({}),
+        stale.Add({}),
+        retried.Add({}),
+        dead.Add({}),
+        unknown.Add({})};
+  }();
+  return m;
+}
+
+void WorkerMetrics::decided(DeliveryStatus s) {
+  leads_decided.Add({{"status", std::string(to_string(s))}}).Increment();
+}
+
+void WorkerMetrics::observe_buyer(const std::string& buyer_id, const char* kind,
+                                  const HttpResponse& r) {
+  const char* result = r.timed_out ? "timeout" : r.status == 0 ? "error"
+                       : r.status >= 200 && r.status < 300 ? "ok" : "http_error";
+  buyer_requests.Add({{"buyer_id", buyer_id}, {"kind", kind}, {"result", result}}).Increment();
+  buyer_latency.Add({{"buyer_id", buyer_id}, {"kind", kind}}, latency_buckets())
+      .Observe(std::chrono::duration<double>(r.elapsed).count());
+}
+
+}  // namespace leadflow

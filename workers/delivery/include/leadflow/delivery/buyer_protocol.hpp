@@ -1,0 +1,31 @@
+#pragma once
+#include <optional>
+#include <string>
+
+#include "leadflow/domain/buyer.hpp"
+#include "leadflow/delivery/http_client.hpp"
+#include "leadflow/domain/lead.hpp"
+
+namespace leadflow {
+
+/// The ping a buyer gets: no name, e-mail, phone, street or IP (SPEC §5), shaped by its mapping.
+HttpRequest make_ping_request(const Buyer& buyer, const Lead& lead, const std::string& ping_id);
+/// The post with the full lead, the ping id and the price; carries Idempotency-Key: <lead_id>.
+HttpRequest make_post_request(const Buyer& buyer, const Lead& lead, const std::string& ping_id,
+                              Cents price);
+
+/// A parsed ping answer. No bid for non-2xx, bad JSON, a missing/invalid bid or a timeout.
+struct PingAnswer {
+  std::optional<Cents> bid;
+  std::string reason;  // why there is no bid
+};
+PingAnswer read_ping_answer(const Buyer& buyer, const HttpResponse& response);
+
+struct PostAnswer {
+  bool accepted = false;
+  std::string buyer_lead_id;
+  std::string reason;
+};
+PostAnswer read_post_answer(const Buyer& buyer, const HttpResponse& response);
+
+}  // namespace leadflow

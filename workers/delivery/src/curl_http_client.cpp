@@ -1,0 +1,406 @@
+// Outbound HTTP over libcurl's multi interface: one event-loop thread owns every easy handle and
+// the multi's connection cache; other threads only push onto a locked queue and wake the loop.
+#include "leadflow/delivery/http_client.hpp"
+
+#include <sys/socket.h>
+
+#include "leadflow/domain/buyer.hpp"
+
+#include <curl/curl.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <cctype>
+#include <csignal>
+#include <cstddef>
+#include <deque>
+#include <exception>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+namespace leadflow {
+
+RetryClass classify_retry(const HttpResponse& r) {
+  if (r.status == 0) return RetryClass::kRetryable;  // transport error or timeout: no answer came
+  if (r.status < 400) return RetryClass::kNone;
+  if (r.status == 408 || r.status == 429 || r.status >= 500) return RetryClass::kRetryable;
+  return RetryClass::kFinal;
+}
+
+namespace {
+
+// A buyer answers a ping or a post in a few hundred bytes; anything past this is a misbehaving
+// endpoint, and we refuse to buffer it rather than let one buyer grow a worker's memory.
+constexpr std::size_t kMaxResponseBytes = 1 << 20;
+// Easy handles kept for reuse between requests (each holds a few KiB of state).
+constexpr std::size_t kMaxIdleHandles = 256;
+// How long the loop sleeps with nothing to do; a wakeup or a curl timer ends it sooner.
+constexpr int kIdlePollMs = 1000;
+constexpr const char* kShutDownError = "client shut down";
+
+void global_init_once() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+      throw std::runtime_error("curl_global_init failed");
+    }
+    // CURLOPT_NOSIGNAL stops libcurl from touching signal dispositions, which also means it no
+    // longer ignores SIGPIPE around TLS writes to a peer that hung up. A service never wants to
+    // die of SIGPIPE, so ignore it once here unless the program installed its own handler.
+    struct sigaction current {};
+    if (sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL) {
+      std::signal(SIGPIPE, SIG_IGN);
+    }
+  });
+}
+
+bool has_header(const Headers& headers, std::string_view name) {
+  return std::any_of(headers.begin(), headers.end(), [&](const auto& h) {
+    return h.first.size() == name.size() &&
+           std::equal(h.first.begin(), h.first.end(), name.begin(), [](char a, char b) {
+             return std::tolower(static_cast<unsigned char>(a)) ==
+                    std::tolower(static_cast<unsigned char>(b));
+           });
+  });
+}
+
+std::string timeout_error(const HttpRequest& rq) {
+  return "timed out after " + std::to_string(rq.timeout.count()) + " ms";
+}
+
+bool has_line_break(std::string_view s) { return s.find_first_of("\r\n") != std::string_view::npos; }
+
+using Clock = std::chrono::steady_clock;
+
+/// One request from hand-over to completion. Owned by the queue, then by the loop.
+struct Transfer {
+  HttpRequest request;
+  std::function<void(HttpResponse)> done;
+  Clock::time_point submitted;
+  Clock::time_point deadline;  // submitted + request.timeout
+  std::multimap<Clock::time_point, CURL*>::iterator deadline_entry;
+  CURL* easy = nullptr;
+  curl_slist* header_list = nullptr;
+  std::string body;
+  bool too_large = false;
+  bool allow_private = false;
+  const char* refused_address = nullptr;  // set when the resolved address was not public
+  char error_buffer[CURL_ERROR_SIZE] = {0};
+
+  ~Transfer() {
+    if (header_list != nullptr) curl_slist_free_all(header_list);
+  }
+};
+
+// Checks the address libcurl is about to connect to: a buyer's host was public when its URL was
+// saved, but a name can resolve elsewhere later (DNS rebinding).
+curl_socket_t open_socket(void* user, curlsocktype purpose, curl_sockaddr* address) {
+  auto* t = static_cast<Transfer*>(user);
+  if (purpose == CURLSOCKTYPE_IPCXN && !t->allow_private) {
+    const char* kind = non_public_address_kind(&address->addr);
+    if (*kind != '\0') {
+      t->refused_address = kind;
+      return CURL_SOCKET_BAD;
+    }
+  }
+  return ::socket(address->family, address->socktype, address->protocol);
+}
+
+size_t write_body(char* data, size_t size, size_t count, void* user) {
+  auto* t = static_cast<Transfer*>(user);
+  const size_t n = size * count;
+  if (t->body.size() + n > kMaxResponseBytes) {
+    t->too_large = true;
+    return 0;  // anything but n aborts the transfer with CURLE_WRITE_ERROR
+  }
+  t->body.append(data, n);
+  return n;
+}
+
+class CurlClient final : public HttpClient {
+ public:
+  explicit CurlClient(const CurlClientOptions& options) : options_(options) {
+    global_init_once();
+    multi_ = curl_multi_init();
+    if (multi_ == nullptr) throw std::runtime_error("curl_multi_init failed");
+    curl_multi_setopt(multi_, CURLMOPT_MAX_TOTAL_CONNECTIONS, options_.max_connections);
+    curl_multi_setopt(multi_, CURLMOPT_MAX_HOST_CONNECTIONS, options_.max_host_connections);
+    // The idle-connection cache: keep as many open as we may use, so keep-alive survives bursts.
+    curl_multi_setopt(multi_, CURLMOPT_MAXCONNECTS, options_.max_connections);
+    loop_ = std::thread([this] { run(); });
+  }
+
+  ~CurlClient() override {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    curl_multi_wakeup(multi_);
+    loop_.join();
+    for (CURL* easy : idle_handles_) curl_easy_cleanup(easy);
+    curl_multi_cleanup(multi_);
+  }
+
+  using HttpClient::send;
+
+  void send(HttpRequest request, std::function<void(HttpResponse)> done) override {
+    auto t = std::make_unique<Transfer>();
+    t->request = std::move(request);
+    t->done = std::move(done);
+    t->submitted = Clock::now();
+    t->deadline = t->submitted + std::max(t->request.timeout, std::chrono::milliseconds(1));
+    {
+      std::lock_guard lock(mutex_);
+      if (!stopping_) {
+        queue_.push_back(std::move(t));
+      }
+    }
+    if (t) {  // refused: the client is shutting down; answer on the caller's thread
+      fail(*t, kShutDownError);
+      return;
+    }
+    curl_multi_wakeup(multi_);
+  }
+
+ private:
+  void run() {
+    for (;;) {
+      std::deque<std::unique_ptr<Transfer>> incoming;
+      bool stopping = false;
+      {
+        std::lock_guard lock(mutex_);
+        incoming.swap(queue_);
+        stopping = stopping_;
+      }
+      if (stopping) {
+        for (auto& t : incoming) fail(*t, kShutDownError);
+        break;
+      }
+      for (auto& t : incoming) start(std::move(t));
+
+      int running = 0;
+      curl_multi_perform(multi_, &running);
+      collect_finished();
+      expire_overdue();
+      curl_multi_poll(multi_, nullptr, 0, poll_timeout_ms(), nullptr);
+    }
+    // Fail whatever is still on the wire. Callbacks may call send() again; stopping_ makes those
+    // fail at once, so this loop ends.
+    while (!active_.empty()) {
+      auto it = active_.begin();
+      std::unique_ptr<Transfer> t = std::move(it->second);
+      active_.erase(it);
+      deadlines_.erase(t->deadline_entry);
+      curl_multi_remove_handle(multi_, t->easy);
+      recycle(t->easy);
+      t->easy = nullptr;
+      fail(*t, kShutDownError);
+    }
+  }
+
+  // libcurl starts a transfer's clock only when it leaves the queue for a free connection
+  // (CURLMOPT_MAX_HOST_CONNECTIONS). With one connection to a buyer answering in 300 ms, three
+  // 400 ms requests sent together would otherwise see the last two fail only at about 600 ms. The
+  // caller's timeout covers the whole exchange, so the loop enforces it from submission on.
+  void expire_overdue() {
+    const auto now = Clock::now();
+    while (!deadlines_.empty() && deadlines_.begin()->first <= now) {
+      CURL* easy = deadlines_.begin()->second;
+      deadlines_.erase(deadlines_.begin());
+      auto it = active_.find(easy);
+      if (it == active_.end()) continue;
+      std::unique_ptr<Transfer> t = std::move(it->second);
+      active_.erase(it);
+      curl_multi_remove_handle(multi_, easy);
+      t->easy = nullptr;
+      recycle(easy);
+      HttpResponse r;
+      r.timed_out = true;
+      r.error = timeout_error(t->request) + " (waiting for a connection)";
+      finish(*t, std::move(r));
+    }
+  }
+
+  // Sleep until libcurl's next timer (curl_multi_poll applies it), a wakeup, or the next deadline.
+  int poll_timeout_ms() const {
+    if (deadlines_.empty()) return kIdlePollMs;
+    const auto until = deadlines_.begin()->first - Clock::now();
+    const auto ms = std::chrono::ceil<std::chrono::milliseconds>(until).count();
+    return static_cast<int>(std::clamp<long long>(ms, 0, kIdlePollMs));
+  }
+
+  CURL* take_handle() {
+    if (!idle_handles_.empty()) {
+      CURL* easy = idle_handles_.back();
+      idle_handles_.pop_back();
+      return easy;
+    }
+    return curl_easy_init();
+  }
+
+  void recycle(CURL* easy) {
+    if (easy == nullptr) return;
+    if (idle_handles_.size() >= kMaxIdleHandles) {
+      curl_easy_cleanup(easy);
+      return;
+    }
+    curl_easy_reset(easy);  // options go; the multi keeps the connections
+    idle_handles_.push_back(easy);
+  }
+
+  // Configures an easy handle for `t` and hands it to the multi; answers at once if it cannot.
+  void start(std::unique_ptr<Transfer> t) {
+    const HttpRequest& rq = t->request;
+    for (const auto& [name, value] : rq.headers) {
+      if (name.empty() || has_line_break(name) || has_line_break(value)) {
+        fail(*t, "invalid header");
+        return;
+      }
+    }
+    CURL* easy = take_handle();
+    if (easy == nullptr) {
+      fail(*t, "curl_easy_init failed");
+      return;
+    }
+    t->easy = easy;
+
+    for (const auto& [name, value] : rq.headers) {
+      // "Name;" is curl's way of sending a header with an empty value; "Name:" would drop it.
+      std::string line = value.empty() ? name + ";" : name + ": " + value;
+      t->header_list = curl_slist_append(t->header_list, line.c_str());
+    }
+    // libcurl would otherwise add "Expect: 100-continue" to larger bodies and wait a round trip.
+    if (!has_header(rq.headers, "Expect")) {
+      t->header_list = curl_slist_append(t->header_list, "Expect:");
+    }
+
+    // What is left of the caller's budget after waiting in our queue.
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(t->deadline - Clock::now());
+    const long timeout_ms = std::max<long>(1, static_cast<long>(left.count()));
+    curl_easy_setopt(easy, CURLOPT_URL, rq.url.c_str());
+    curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(easy, CURLOPT_TCP_NODELAY, 1L);
+    curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, timeout_ms);
+    curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
+    curl_easy_setopt(easy, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(kMaxResponseBytes));
+    curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, &write_body);
+    curl_easy_setopt(easy, CURLOPT_WRITEDATA, t.get());
+    curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, t->error_buffer);
+    t->allow_private = options_.allow_private_addresses;
+    curl_easy_setopt(easy, CURLOPT_OPENSOCKETFUNCTION, &open_socket);
+    curl_easy_setopt(easy, CURLOPT_OPENSOCKETDATA, t.get());
+    curl_easy_setopt(easy, CURLOPT_HTTPHEADER, t->header_list);
+    curl_easy_setopt(easy, CURLOPT_USERAGENT, "leadflow/0.1");
+    curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, options_.verify_tls ? 1L : 0L);
+    curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, options_.verify_tls ? 2L : 0L);
+    if (!options_.ca_file.empty()) curl_easy_setopt(easy, CURLOPT_CAINFO, options_.ca_file.c_str());
+
+    const bool has_body = !rq.body.empty();
+    if (rq.method == "GET" && !has_body) {
+      curl_easy_setopt(easy, CURLOPT_HTTPGET, 1L);
+    } else if (rq.method == "HEAD") {
+      curl_easy_setopt(easy, CURLOPT_NOBODY, 1L);
+    } else {
+      // POST fields carry the body for every method; CUSTOMREQUEST renames the verb if needed.
+      curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(rq.body.size()));
+      curl_easy_setopt(easy, CURLOPT_POSTFIELDS, rq.body.data());
+      if (rq.method != "POST") curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, rq.method.c_str());
+    }
+
+    CURLMcode rc = curl_multi_add_handle(multi_, easy);
+    if (rc != CURLM_OK) {
+      t->easy = nullptr;
+      recycle(easy);
+      fail(*t, std::string("curl_multi_add_handle: ") + curl_multi_strerror(rc));
+      return;
+    }
+    t->deadline_entry = deadlines_.emplace(t->deadline, easy);
+    active_.emplace(easy, std::move(t));
+  }
+
+  void collect_finished() {
+    int left = 0;
+    while (CURLMsg* msg = curl_multi_info_read(multi_, &left)) {
+      if (msg->msg != CURLMSG_DONE) continue;
+      CURL* easy = msg->easy_handle;
+      const CURLcode code = msg->data.result;  // read before remove_handle frees msg
+      auto it = active_.find(easy);
+      curl_multi_remove_handle(multi_, easy);
+      if (it == active_.end()) {
+        recycle(easy);
+        continue;
+      }
+      std::unique_ptr<Transfer> t = std::move(it->second);
+      active_.erase(it);
+      deadlines_.erase(t->deadline_entry);
+
+      HttpResponse r;
+      if (code == CURLE_OK) {
+        long status = 0;
+        curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
+        r.status = static_cast<int>(status);
+        r.body = std::move(t->body);
+      } else if (t->refused_address != nullptr) {
+        r.error = std::string("refused to connect to a ") + t->refused_address + " address";
+      } else if (t->too_large || code == CURLE_FILESIZE_EXCEEDED) {
+        r.error = "response body larger than " + std::to_string(kMaxResponseBytes) + " bytes";
+      } else {
+        std::string detail = t->error_buffer[0] != '\0' ? std::string(t->error_buffer)
+                                                        : std::string(curl_easy_strerror(code));
+        r.timed_out = code == CURLE_OPERATION_TIMEDOUT;
+        // libcurl names the stage its timer fired in ("Failed to resolve host ... with timeout"
+        // for a request still waiting for a connection); lead with what happened.
+        r.error = r.timed_out ? timeout_error(t->request) + " (" + detail + ")" : std::move(detail);
+      }
+      t->easy = nullptr;
+      recycle(easy);
+      finish(*t, std::move(r));
+    }
+  }
+
+  static void fail(Transfer& t, std::string error) {
+    HttpResponse r;
+    r.error = std::move(error);
+    finish(t, std::move(r));
+  }
+
+  static void finish(Transfer& t, HttpResponse r) {
+    r.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t.submitted);
+    if (!t.done) return;
+    try {
+      t.done(std::move(r));
+    } catch (...) {
+      // A callback must not throw; if one does, the loop still has other requests to serve.
+    }
+  }
+
+  const CurlClientOptions options_;
+  CURLM* multi_ = nullptr;
+
+  std::mutex mutex_;
+  std::deque<std::unique_ptr<Transfer>> queue_;  // guarded by mutex_
+  bool stopping_ = false;                        // guarded by mutex_
+
+  // Loop thread only.
+  std::unordered_map<CURL*, std::unique_ptr<Transfer>> active_;
+  std::multimap<Clock::time_point, CURL*> deadlines_;  // every transfer in active_, by deadline
+  std::vector<CURL*> idle_handles_;
+
+  std::thread loop_;  // last: starts after everything above exists
+};
+
+}  // namespace
+
+std::unique_ptr<HttpClient> make_curl_client(const CurlClientOptions& options) {
+  return std::make_unique<CurlClient>(options);
+}
+
+}  // namespace leadflow

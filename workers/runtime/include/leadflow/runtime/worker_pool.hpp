@@ -1,0 +1,52 @@
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "leadflow/base/clock.hpp"
+#include "leadflow/base/config.hpp"
+#include "leadflow/outcomes/outcomes.hpp"
+#include "leadflow/queue/queue.hpp"
+#include "leadflow/store/store.hpp"
+#include "leadflow/domain/verticals.hpp"
+
+namespace leadflow {
+
+class HttpClient;
+class BuyerDirectory;
+class CampaignDirectory;
+class Distributor;
+class Worker;
+
+/// The distribution side of one process: the outbound HTTP client, the buyer and campaign caches,
+/// the distributor, and `count` Worker loops of the consumer group LEADFLOW_WORKER_GROUP. Built by
+/// App (embedded: inside leadflow-ingest) and by WorkerProcess (scale-out). The store, queue,
+/// registry and publisher must outlive it. start()/stop() from one thread.
+class WorkerPool {
+ public:
+  WorkerPool(const Config& config, Store& store, LeadQueue& queue, const VerticalRegistry& verticals,
+             OutcomePublisher& publisher, const Clock& clock);
+  ~WorkerPool();
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+
+  void start(int count);
+  /// Stops consuming; in-flight auctions finish, are recorded and committed.
+  void stop();
+  /// False while a worker is retrying a store it cannot reach.
+  bool healthy() const;
+  int size() const { return static_cast<int>(workers_.size()); }
+
+ private:
+  const Config& config_;
+  Store& store_;
+  LeadQueue& queue_;
+  OutcomePublisher& publisher_;
+  const Clock& clock_;
+  std::unique_ptr<HttpClient> http_client_;
+  std::unique_ptr<BuyerDirectory> buyers_;
+  std::unique_ptr<CampaignDirectory> campaigns_;
+  std::unique_ptr<Distributor> distributor_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+};
+
+}  // namespace leadflow
