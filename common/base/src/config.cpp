@@ -15,7 +15,7 @@ namespace {
 
 const std::set<std::string, std::less<>>& known_settings() {
   static const std::set<std::string, std::less<>> names = {
-      "LEADFLOW_STORE", "LEADFLOW_QUEUE", "LEADFLOW_DATA_DIR", "LEADFLOW_LISTEN",
+      "LEADFLOW_STORE", "LEADFLOW_QUEUE", "LEADFLOW_SHAPE", "LEADFLOW_DATA_DIR", "LEADFLOW_LISTEN",
       "LEADFLOW_HTTP_LISTEN", "LEADFLOW_METRICS_LISTEN", "LEADFLOW_TLS_CERT", "LEADFLOW_TLS_KEY",
       "LEADFLOW_BOOTSTRAP_KEY", "LEADFLOW_ALLOW_PRIVATE_BUYERS", "LEADFLOW_TRUSTED_PROXIES",
       "LEADFLOW_VERTICALS", "LEADFLOW_HTTP_THREADS", "LEADFLOW_HTTP_LOOPS", "LEADFLOW_WORKER_NICE", "LEADFLOW_WORKERS",
@@ -124,6 +124,19 @@ std::optional<Config> load_config(const Getenv& getenv, const std::vector<std::s
     }
     c.queue_url = *v;
   }
+  // The shape is a setting of its own; left unset, it follows the queue (Kafka means the
+  // scale-out shape), which is decided here and nowhere else.
+  c.shape = c.kafka_queue() ? Shape::kScaleOut : Shape::kEmbedded;
+  if (auto v = get("LEADFLOW_SHAPE")) {
+    if (*v == "embedded")
+      c.shape = Shape::kEmbedded;
+    else if (*v == "scale-out")
+      c.shape = Shape::kScaleOut;
+    else
+      return fail("LEADFLOW_SHAPE", "expected embedded or scale-out");
+  }
+  if (c.shape == Shape::kScaleOut && !c.kafka_queue())
+    return fail("LEADFLOW_SHAPE", "scale-out needs a shared queue: LEADFLOW_QUEUE=kafka://host:port");
   if (auto v = get("LEADFLOW_LISTEN")) {
     auto l = parse_listen(*v);
     if (!l) return fail("LEADFLOW_LISTEN", "expected host:port");

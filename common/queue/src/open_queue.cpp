@@ -16,7 +16,7 @@ Topics topics_for(const Config& c) {
 }
 
 std::unique_ptr<LeadQueue> open_queue(const Config& c, std::string& error) {
-  if (!c.scale_out()) {
+  if (!c.kafka_queue()) {
     EmbeddedQueueOptions qo;
     qo.dir = c.data_dir + "/queue";
     qo.partitions = c.queue_partitions;

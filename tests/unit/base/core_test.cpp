@@ -175,6 +175,31 @@ TEST(Config, DefaultsAreTheEmbeddedShape) {
   EXPECT_EQ(c->listen.host, "127.0.0.1");
   EXPECT_EQ(c->listen.port, 8443);
   EXPECT_FALSE(c->http_listen);
+  EXPECT_EQ(c->shape, Shape::kEmbedded);
+  EXPECT_FALSE(c->kafka_queue());
+}
+
+TEST(Config, TheShapeIsASettingOfItsOwn) {
+  std::string error;
+  // Unset, it follows the queue: Kafka means scale-out.
+  std::map<std::string, std::string> kafka = {{"LEADFLOW_QUEUE", "kafka://k1:9092,k2:9092"}};
+  auto c = load_config(env_of(kafka), names_of(kafka), error);
+  ASSERT_TRUE(c) << error;
+  EXPECT_EQ(c->shape, Shape::kScaleOut);
+  EXPECT_TRUE(c->kafka_queue());
+  // One process with its workers inside, on Kafka.
+  kafka["LEADFLOW_SHAPE"] = "embedded";
+  c = load_config(env_of(kafka), names_of(kafka), error);
+  ASSERT_TRUE(c) << error;
+  EXPECT_EQ(c->shape, Shape::kEmbedded);
+  EXPECT_TRUE(c->kafka_queue());
+  // The embedded queue lives in one process: it cannot be shared by a scale-out shape.
+  std::map<std::string, std::string> bad = {{"LEADFLOW_SHAPE", "scale-out"}};
+  EXPECT_FALSE(load_config(env_of(bad), names_of(bad), error));
+  EXPECT_NE(error.find("LEADFLOW_SHAPE"), std::string::npos) << error;
+  bad = {{"LEADFLOW_SHAPE", "cluster"}};
+  EXPECT_FALSE(load_config(env_of(bad), names_of(bad), error));
+  EXPECT_NE(error.find("LEADFLOW_SHAPE"), std::string::npos) << error;
 }
 
 TEST(Config, BadSettingsNameThemselves) {

@@ -45,8 +45,9 @@ bool WorkerProcess::start(std::string& error) {
   LogLevel level;
   if (parse_log_level(c.log_level, level)) set_log_level(level);
   if (!c.scale_out()) {
-    error = "LEADFLOW_QUEUE: embedded runs the workers inside leadflow-ingest (LEADFLOW_WORKERS); "
-            "a separate worker process needs LEADFLOW_QUEUE=kafka://...";
+    error = "LEADFLOW_SHAPE: the embedded shape runs the workers inside leadflow-ingest "
+            "(LEADFLOW_WORKERS); a separate worker process needs LEADFLOW_QUEUE=kafka://... "
+            "(LEADFLOW_SHAPE=scale-out)";
     return false;
   }
   if (!c.verticals_file.empty()) {

@@ -8,6 +8,13 @@
 
 namespace leadflow {
 
+/// How the processes are arranged (LEADFLOW_SHAPE). Embedded: leadflow-ingest is the whole
+/// service (front and distribution workers in one process, outcomes handed over in memory, rate
+/// limits per process). Scale-out: leadflow-ingest is a front only, leadflow-worker processes
+/// distribute, outcomes travel over the results topic, and rate limits are shared through the
+/// store.
+enum class Shape { kEmbedded, kScaleOut };
+
 struct ListenAddress {
   std::string host;
   int port = 0;
@@ -18,6 +25,7 @@ struct ListenAddress {
 struct Config {
   std::string store_url = "sqlite:leadflow-data/leadflow.db";  // LEADFLOW_STORE
   std::string queue_url = "embedded";                           // LEADFLOW_QUEUE
+  Shape shape = Shape::kEmbedded;                               // LEADFLOW_SHAPE (default: scale-out with Kafka)
   std::string data_dir = "leadflow-data";                       // LEADFLOW_DATA_DIR (embedded queue, generated cert)
   ListenAddress listen{"127.0.0.1", 8443};                      // LEADFLOW_LISTEN (TLS)
   std::optional<ListenAddress> http_listen;                     // LEADFLOW_HTTP_LISTEN (plain, Surface B)
@@ -48,7 +56,9 @@ struct Config {
   std::map<std::string, std::string> kafka_properties;          // LEADFLOW_KAFKA_PROPERTIES: "k=v;k=v" librdkafka extras
   std::string worker_group = "leadflow-workers";                // LEADFLOW_WORKER_GROUP: the workers' consumer group
 
-  bool scale_out() const { return queue_url != "embedded"; }
+  bool scale_out() const { return shape == Shape::kScaleOut; }
+  /// The queue adapter: Kafka when LEADFLOW_QUEUE names brokers, otherwise the embedded log.
+  bool kafka_queue() const { return !kafka_brokers.empty(); }
 };
 
 using Getenv = std::function<const char*(const char*)>;
