@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what leadflow needs from Debian's packages, skipping what is already there.
 # Usage: scripts/deps.sh [--test] [--bench]
-#   --test   adds a PostgreSQL server and psql (the tests start their own server)
+#   --test   adds a PostgreSQL server and psql (the tests start their own server) and
+#            clang-format (scripts/check_format.sh)
 #   --bench  adds those, wrk and nginx (scripts/bench.sh)
 set -euo pipefail
 
@@ -13,7 +14,7 @@ packages=(
 )
 for arg in "$@"; do
   case "$arg" in
-    --test) packages+=(postgresql postgresql-client) ;;
+    --test) packages+=(postgresql postgresql-client clang-format) ;;
     --bench) packages+=(postgresql postgresql-client wrk nginx-light) ;;
     *) echo "deps.sh: unknown option $arg" >&2; exit 2 ;;
   esac
