@@ -32,9 +32,14 @@
 #      processes share with everything else on this machine.
 #   3. Sync path: a sync campaign with three buyers of fixed latency; the added latency is the
 #      median answer minus the floor (the slowest ping + the winner's post).
+#   4. Distribution (scripts/bench/distribution.sh): leads decided per second by one embedded
+#      worker with default settings when three nginx buyers (echo module: almost no CPU) answer
+#      after 0, 100 and 500 ms; leadflow's CPU per decided lead, peak RSS, and how many sold.
 #
 # Environment: BENCH_SECONDS (default 10), BENCH_ROUNDS (default 3), BENCH_CONNECTIONS (64),
-# BENCH_WORKER_LEADS (the backlog of each worker measurement, default 20000; 0 skips them).
+# BENCH_WORKER_LEADS (the backlog of each worker measurement, default 20000; 0 skips them),
+# BENCH_DISTRIBUTION_LEADS (the backlog of each distribution measurement, default 2000; 0 skips
+# them).
 # The Kafka mock and a throwaway PostgreSQL server (scripts/pg_server.sh, as the postgres user
 # when run as root) live only as long as the bench.
 set -euo pipefail
@@ -395,3 +400,9 @@ fi
 echo
 echo "sync path (Surface B, 8 connections, buyers answering in 20/40/60 ms, best bid from the 60 ms buyer):"
 echo "$sync_line"
+
+# Distribution: one worker against cheap buyers answering after 0, 100 and 500 ms.
+if [[ "${BENCH_DISTRIBUTION_LEADS:-2000}" -gt 0 ]]; then
+  echo
+  BENCH_BUILD="$build" BENCH_ROUNDS="$rounds" "$root/scripts/bench/distribution.sh"
+fi

@@ -3,7 +3,7 @@
 # Usage: scripts/deps.sh [--test] [--bench]
 #   --test   adds a PostgreSQL server and psql (the tests start their own server) and
 #            clang-format (scripts/check_format.sh)
-#   --bench  adds those, wrk and nginx (scripts/bench.sh)
+#   --bench  adds those, wrk, nginx and its echo module (scripts/bench.sh)
 set -euo pipefail
 
 packages=(
@@ -15,7 +15,7 @@ packages=(
 for arg in "$@"; do
   case "$arg" in
     --test) packages+=(postgresql postgresql-client clang-format) ;;
-    --bench) packages+=(postgresql postgresql-client wrk nginx-light) ;;
+    --bench) packages+=(postgresql postgresql-client wrk nginx-light libnginx-mod-http-echo) ;;
     *) echo "deps.sh: unknown option $arg" >&2; exit 2 ;;
   esac
 done

@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# The distribution phase of scripts/bench.sh: how fast one worker decides leads when buyers answer
+# at real-world speed. Runs alone too (it builds what it needs).
+#
+# Buyers are nginx with Debian's echo module (libnginx-mod-http-echo): three of them, each on a
+# port of its own, answering every ping with a bid (9.00, 11.00, 14.50) and every post with
+# "accepted" after the same delay (0, 100 and 500 ms in turn), so they cost almost no CPU and every
+# lead can be sold. For each delay, in each round: an embedded leadflow-ingest with no worker
+# takes BENCH_DISTRIBUTION_LEADS leads (wrk, scripts/bench/preload_leads.lua) and stops; then the
+# same data directory is opened with one worker (LEADFLOW_WORKERS=1, every other setting at its
+# default) and the phase polls /metrics until every lead is decided. Figures, medians of rounds:
+#   leads/s     decided from the first decided lead to the last
+#   CPU ms/lead the process's user+system CPU over that span, per decided lead
+#   peak RSS    the process's VmHWM
+#   sold        leads decided "delivered" (every buyer bids and accepts: all of them should be)
+#
+# Environment: BENCH_DISTRIBUTION_LEADS (default 2000), BENCH_ROUNDS (3), BENCH_DELAYS_MS
+# ("0 100 500"). Set by bench.sh: BENCH_BUILD (a release build dir with leadflow-ingest).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+leads=${BENCH_DISTRIBUTION_LEADS:-2000}
+rounds=${BENCH_ROUNDS:-3}
+delays=${BENCH_DELAYS_MS:-"0 100 500"}
+build=${BENCH_BUILD:-}
+if [[ -z "$build" ]]; then
+  "$root/scripts/deps.sh" --bench
+  build="$root/build-release"
+  LEADFLOW_BUILD_DIR="$build" LEADFLOW_BUILD_TYPE=Release LEADFLOW_BUILD_TESTS=OFF \
+    "$root/scripts/build.sh" --target leadflow-ingest >/dev/null
+fi
+echo_module=/usr/lib/nginx/modules/ngx_http_echo_module.so
+[[ -f "$echo_module" ]] || { echo "distribution bench: $echo_module is missing (scripts/deps.sh --bench)" >&2; exit 1; }
+
+work=$(mktemp -d /tmp/leadflow-dist-XXXXXX)
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+now() { date +%s.%N; }
+clk_tck=$(getconf CLK_TCK)
+cpu_seconds() { awk -v t="$clk_tck" '{print ($14 + $15) / t}' "/proc/$1/stat"; }
+
+# The buyers: one nginx, three servers, one per bid.
+start_buyers() {  # start_buyers DELAY_MS -> sets buyer_ports, buyers_pid
+  local delay_ms=$1 conf="$work/nginx-$1" sleep_line="" bid port
+  [[ "$delay_ms" -gt 0 ]] && sleep_line="echo_sleep $(awk -v d="$delay_ms" 'BEGIN {printf "%.3f", d / 1000}');"
+  mkdir -p "$conf"
+  buyer_ports=()
+  {
+    echo "load_module $echo_module;"
+    echo "worker_processes 1; pid $conf/nginx.pid; error_log $conf/error.log;"
+    echo "events { worker_connections 20000; }"
+    echo "http { access_log off; keepalive_requests 1000000; keepalive_timeout 60s; default_type application/json;"
+    for bid in 9.00 11.00 14.50; do
+      port=$(free_port)
+      buyer_ports+=("$port")
+      echo "  server { listen 127.0.0.1:$port;"
+      echo "    location /ping { $sleep_line echo '{\"bid\":$bid}'; }"
+      echo "    location /post { $sleep_line echo '{\"accepted\":true,\"buyer_lead_id\":\"b$port\"}'; } }"
+    done
+    echo "}"
+  } > "$conf/nginx.conf"
+  nginx -c "$conf/nginx.conf" -g 'daemon off;' &
+  buyers_pid=$!
+  pids+=("$buyers_pid")
+  for port in "${buyer_ports[@]}"; do
+    for _ in $(seq 1 50); do curl -sf -X POST -d '{}' "http://127.0.0.1:$port/ping" >/dev/null && break; sleep 0.1; done
+  done
+}
+
+operator="lfk_bench_$(openssl rand -hex 20)"
+start_leadflow() {  # start_leadflow DIR WORKERS -> sets lf_pid, lf_port
+  lf_port=$(free_port)
+  LEADFLOW_DATA_DIR="$1" LEADFLOW_LISTEN="127.0.0.1:$lf_port" LEADFLOW_BOOTSTRAP_KEY="$operator" \
+  LEADFLOW_ALLOW_PRIVATE_BUYERS=1 LEADFLOW_WORKERS="$2" LEADFLOW_LOG_LEVEL=warn \
+    "$build/ingest/leadflow-ingest" >> "$1/out" 2>> "$1/log" &
+  lf_pid=$!
+  pids+=("$lf_pid")
+  for _ in $(seq 1 300); do
+    curl -sf --cacert "$1/tls/cert.pem" "https://127.0.0.1:$lf_port/readyz" >/dev/null 2>&1 && return 0
+    sleep 0.1
+  done
+  echo "distribution bench: leadflow did not start" >&2; cat "$1/log" >&2; exit 1
+}
+api() {  # api DIR METHOD PATH JSON
+  curl -sS --cacert "$1/tls/cert.pem" -X "$2" "https://127.0.0.1:$lf_port$3" \
+    -H "Authorization: Bearer $operator" -H 'Content-Type: application/json' -d "$4"
+}
+field() { sed -n "s/.*\"$1\":\"\([^\"]*\)\".*/\1/p"; }
+metrics() { curl -s --cacert "$1/tls/cert.pem" "https://127.0.0.1:$lf_port/metrics"; }
+
+run() {  # run DELAY_MS ROUND -> sets result "rate cpu_ms_per_lead rss_mb sold"
+  local dir="$work/d$1-r$2" seller key port pid t_first="" t_end="" c_first c_end d_first=0 decided=0 sold=0 m
+  mkdir -p "$dir"
+  start_leadflow "$dir" 0
+  for port in "${buyer_ports[@]}"; do
+    api "$dir" POST /v1/buyers "{\"name\":\"b$port\",\"verticals\":[\"auto_insurance\"],\"delivery\":{\"mode\":\"ping_post\",\"ping_url\":\"http://127.0.0.1:$port/ping\",\"post_url\":\"http://127.0.0.1:$port/post\",\"timeout_ms\":2000},\"duplicate_lookback_days\":0}" >/dev/null
+  done
+  seller=$(api "$dir" POST /v1/sellers '{"name":"bench"}' | field seller_id)
+  key=$(api "$dir" POST /v1/campaigns "{\"seller_id\":\"$seller\",\"name\":\"bench\",\"vertical\":\"auto_insurance\",\"mode\":\"async\",\"rate_limit_per_minute\":10000000}" | field campaign_key)
+  [[ -n "$key" ]] || { echo "distribution bench: seeding gave no campaign key" >&2; exit 1; }
+  BENCH_LUA_DIR="$root/scripts/bench" BENCH_KEY="$key" BENCH_LEADS="$leads" \
+    wrk -t1 -c32 -d600s --timeout 5s -s "$root/scripts/bench/preload_leads.lua" \
+    "https://127.0.0.1:$lf_port" > "$dir/preload" 2>&1 &
+  pid=$!
+  for _ in $(seq 1 3000); do
+    grep -q BENCH_PRELOAD_DONE "$dir/preload" && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  kill -INT "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+  grep -q BENCH_PRELOAD_DONE "$dir/preload" || { echo "distribution bench: preload failed" >&2; cat "$dir/preload" >&2; exit 1; }
+  kill -TERM "$lf_pid"; wait "$lf_pid" 2>/dev/null || true
+
+  start_leadflow "$dir" 1
+  for _ in $(seq 1 $((leads * 2 + 1200))); do
+    m=$(metrics "$dir")
+    decided=$(echo "$m" | awk '/^leadflow_leads_decided_total/ {s += $NF} END {printf "%d", s}')
+    if [[ -z "$t_first" && "$decided" -gt 0 ]]; then t_first=$(now) c_first=$(cpu_seconds "$lf_pid") d_first=$decided; fi
+    if [[ "$decided" -ge "$leads" ]]; then
+      t_end=$(now) c_end=$(cpu_seconds "$lf_pid")
+      sold=$(echo "$m" | awk '/^leadflow_leads_decided_total/ && /status="delivered"/ {s += $NF} END {printf "%d", s}')
+      break
+    fi
+    sleep 0.1
+  done
+  [[ -n "$t_end" ]] || { echo "distribution bench: $decided of $leads decided before the time limit" >&2; exit 1; }
+  result=$(awk -v n="$leads" -v d0="$d_first" -v t1="$t_first" -v t2="$t_end" -v c1="$c_first" -v c2="$c_end" \
+    -v rss="$(awk '/VmHWM/ {print $2 / 1024}' "/proc/$lf_pid/status")" -v sold="$sold" \
+    'BEGIN {span = t2 - t1; if (span < 0.1) span = 0.1; k = n - d0; if (k < 1) k = 1
+            printf "%.1f %.3f %.1f %d", k / span, 1000 * (c2 - c1) / k, rss, sold}')
+  kill -TERM "$lf_pid"; wait "$lf_pid" 2>/dev/null || true
+  rm -rf "$dir"
+}
+
+declare -A rate cpu rss sold
+echo "distribution: $rounds rounds, $leads leads queued, then one embedded worker (default settings);" >&2
+echo "three nginx buyers that bid and accept everything after a fixed delay" >&2
+for delay in $delays; do
+  start_buyers "$delay"
+  for round in $(seq 1 "$rounds"); do
+    run "$delay" "$round"
+    read -r r c m s <<< "$result"
+    echo "  buyers at $delay ms, round $round: $r leads/s, $c ms CPU per lead, peak RSS $m MB, sold $s of $leads" >&2
+    rate[$delay]+="$r "; cpu[$delay]+="$c "; rss[$delay]+="$m "; sold[$delay]+="$s "
+  done
+  kill -TERM "$buyers_pid"; wait "$buyers_pid" 2>/dev/null || true
+done
+echo
+echo "distribution (embedded, one worker, default settings; $leads leads queued first; medians of $rounds):"
+printf '%-26s %10s %13s %13s %12s\n' "buyers answer after" "leads/s" "CPU ms/lead" "peak RSS MB" "sold"
+for delay in $delays; do
+  printf '%-26s %10.0f %13.3f %13.1f %7d/%d\n' "$delay ms" "$(echo "${rate[$delay]}" | median)" \
+    "$(echo "${cpu[$delay]}" | median)" "$(echo "${rss[$delay]}" | median)" "$(echo "${sold[$delay]}" | median)" "$leads"
+done
