@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "child_process.hpp"
 #include "fake_queue.hpp"
@@ -108,4 +109,61 @@ INSTANTIATE_TEST_SUITE_P(Queues, QueueContract,
                          ::testing::Values(embedded_factory(), kafka_factory(), fake_factory()),
                          queue_factory_name);
 
+// --- FakeQueue only: the rebalances the worker's unit tests trigger -----------------------------
+
+namespace {
+
+TEST(FakeQueue, AJoiningMemberGetsPartitionsOnlyOnceTheirOwnerHasRevokedAndCommitted) {
+  testing::FakeQueue q(kPartitions);
+  const Topics t = contract_topics();
+  for (int i = 0; i < 8; ++i)
+    ASSERT_EQ(q.producer().produce(t.leads, "key-" + std::to_string(i), std::to_string(i), 1s),
+              ProduceStatus::kOk);
+  auto a = q.make_consumer("g", {t.leads});
+  std::vector<QueueRecord> read_by_a;
+  a->set_revoke_handler([&] {
+    // What the owner finished is committed before its partitions go.
+    for (const auto& r : read_by_a) a->commit(r.topic, r.partition, r.offset + 1);
+  });
+  while (auto r = a->poll(0ms)) read_by_a.push_back(*r);
+  ASSERT_EQ(read_by_a.size(), 8u);
+  EXPECT_EQ(a->generation(), 0u);
+
+  auto b = q.make_consumer("g", {t.leads});
+  EXPECT_FALSE(b->poll(0ms)) << "a partition moved before its owner gave it up";
+  EXPECT_FALSE(a->poll(0ms));  // the revoke: handler, commit, then the partitions are let go
+  EXPECT_EQ(a->generation(), 1u);
+  ASSERT_EQ(q.revokes().size(), 1u);
+  for (int p = 0; p < kPartitions; ++p) EXPECT_EQ(q.committed("g", t.leads, p), q.revokes()[0].committed.at({t.leads, p}));
+
+  ASSERT_EQ(q.producer().produce(t.leads, "late", "late", 1s), ProduceStatus::kOk);
+  std::vector<QueueRecord> after;
+  for (int i = 0; i < 4; ++i) {
+    if (auto r = a->poll(0ms)) after.push_back(*r);
+    if (auto r = b->poll(0ms)) after.push_back(*r);
+  }
+  ASSERT_EQ(after.size(), 1u);  // only the new record: everything else was committed
+  EXPECT_EQ(after[0].key, "late");
+  EXPECT_EQ(q.backlog("g"), 1);
+}
+
+TEST(FakeQueue, RecordsHandedOutBeforeARevokeCarryTheOldGeneration) {
+  testing::FakeQueue q(1);
+  const Topics t = contract_topics();
+  for (int i = 0; i < 3; ++i)
+    ASSERT_EQ(q.producer().produce(t.leads, "k", std::to_string(i), 1s), ProduceStatus::kOk);
+  auto c = q.make_consumer("g", {t.leads});
+  q.rebalance_after("g", 2);
+  std::vector<QueueRecord> got;
+  while (auto r = c->poll(0ms)) got.push_back(*r);
+  // Two records, the revoke inside the third poll, then all three again from the committed offset.
+  ASSERT_EQ(got.size(), 5u);
+  EXPECT_EQ(got[0].generation, 0u);
+  EXPECT_EQ(got[1].generation, 0u);
+  for (std::size_t i = 2; i < got.size(); ++i) EXPECT_EQ(got[i].generation, 1u);
+  EXPECT_EQ(got[2].offset, 0);
+  EXPECT_EQ(c->generation(), 1u);
+}
+
+}  // namespace
 }  // namespace leadflow::contract

@@ -240,6 +240,35 @@ TEST_F(WorkerTest, RecordsHandedOutBeforeARevokeAreDroppedForTheNextOwner) {
   EXPECT_EQ(queue_.backlog(options_.group), 0);
 }
 
+TEST_F(WorkerTest, AWorkerJoiningTheGroupTakesPartitionsOverWithoutALeadHandledTwice) {
+  ScriptedDecider decider;
+  options_.concurrency = 4;
+  std::vector<Lead> leads;
+  for (int i = 0; i < 20; ++i) leads.push_back(produce_lead(i));
+  auto& redeliveries = worker_metrics().redeliveries;
+  const double redeliveries_before = redeliveries.Value();
+  auto all_decided = [&] {
+    for (const Lead& l : leads)
+      if (!decided(l.id)) return false;
+    return true;
+  };
+
+  auto first = make_worker(decider);
+  first->start();
+  ASSERT_TRUE(eventually([&] { return decided(leads[0].id) || decided(leads[1].id); }));
+  auto second = make_worker(decider);  // joins: the first drains, commits and gives up half
+  second->start();
+  for (int i = 20; i < 40; ++i) leads.push_back(produce_lead(i));
+  ASSERT_TRUE(eventually(all_decided));
+  second->stop();
+  first->stop();
+
+  for (const Lead& l : leads) EXPECT_EQ(decider.calls(l.id), 1) << l.id;
+  EXPECT_EQ(redeliveries.Value(), redeliveries_before);  // no record was handled twice
+  EXPECT_GE(queue_.revokes().size(), 1u);
+  EXPECT_EQ(queue_.backlog(options_.group), 0);
+}
+
 TEST_F(WorkerTest, AnAuctionThatKeepsThrowingIsRetriedThenRecordedFailedAndDeadLettered) {
   ScriptedDecider decider;
   options_.max_attempts = 3;
