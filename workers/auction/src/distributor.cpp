@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <stdexcept>
-#include <thread>
 
 #include "leadflow/base/ids.hpp"
 #include "leadflow/base/log.hpp"
 #include "leadflow/base/tz.hpp"
 #include "leadflow/auction/auction.hpp"
 #include "leadflow/delivery/buyer_protocol.hpp"
+#include "leadflow/delivery/pending_responses.hpp"
 #include "leadflow/auction/worker_metrics.hpp"
 
 namespace leadflow {
@@ -35,7 +35,7 @@ std::shared_ptr<const std::vector<Buyer>> BuyerDirectory::snapshot() {
 }
 
 std::optional<Campaign> CampaignDirectory::find(const std::string& id) {
-  const SteadyTime now = std::chrono::steady_clock::now();
+  const SteadyTime now = clock_.steady_now();
   {
     std::lock_guard lock(mu_);
     auto it = cache_.find(id);
@@ -175,7 +175,7 @@ Distribution Distributor::decide(const Lead& lead) {
     // durable intent could sell the lead twice after a crash, so this buyer is not posted.
     if (intent != StoreStatus::kOk) return Posted::kNotPosted;
     const std::int64_t started = clock_.now_ms();
-    const HttpResponse r = http_.send(make_post_request(b, lead, ping_id, price)).get();
+    const HttpResponse r = send_and_wait(http_, clock_, make_post_request(b, lead, ping_id, price));
     metrics.observe_buyer(b.id, "post", r);
     observe_health(b.id, r);
     Attempt a = attempt_from(b.id, AttemptKind::kPost, started, r);
@@ -209,7 +209,7 @@ Distribution Distributor::decide(const Lead& lead) {
   auto post_to = [&](const Buyer& b, const std::string& ping_id, Cents price, bool reserve) -> bool {
     Posted result = post_once(b, ping_id, price, reserve);
     while (result == Posted::kUnknown && clock_.steady_now() + options_.post_retry_pause < deadline) {
-      std::this_thread::sleep_for(options_.post_retry_pause);
+      clock_.sleep_for(options_.post_retry_pause);
       result = post_once(b, ping_id, price, false);  // the intent already holds the slot
     }
     if (result == Posted::kUnknown) {
@@ -280,8 +280,9 @@ Distribution Distributor::decide(const Lead& lead) {
     const Buyer* buyer;
     std::string ping_id;
     std::int64_t started_ms;
-    std::future<HttpResponse> response;
+    std::size_t response;  // its index in `answers`
   };
+  PendingResponses answers(clock_);
   std::vector<Pending> pending;
   std::vector<Bid> bids;
   for (const Buyer* b : eligible) {
@@ -291,17 +292,18 @@ Distribution Distributor::decide(const Lead& lead) {
     }
     std::string ping_id = new_id(kPingPrefix);
     auto request = make_ping_request(*b, lead, ping_id);
-    pending.push_back({b, std::move(ping_id), clock_.now_ms(), http_.send(std::move(request))});
+    const std::int64_t started_ms = clock_.now_ms();
+    pending.push_back({b, std::move(ping_id), started_ms, answers.send(http_, std::move(request))});
   }
   for (auto& p : pending) {
     // Each ping carries its buyer's timeout; the auction deadline is a second guard.
-    if (p.response.wait_until(std::chrono::steady_clock::now() +
-                              (deadline - clock_.steady_now())) != std::future_status::ready) {
+    const std::optional<HttpResponse> answer_in = answers.wait(p.response, deadline);
+    if (!answer_in) {
       d.attempts.push_back({p.buyer->id, AttemptKind::kPing, p.started_ms, 0,
                             AttemptOutcome::kTimeout, std::nullopt, 0, "auction deadline"});
       continue;
     }
-    const HttpResponse r = p.response.get();
+    const HttpResponse& r = *answer_in;
     metrics.observe_buyer(p.buyer->id, "ping", r);
     observe_health(p.buyer->id, r);
     Attempt a = attempt_from(p.buyer->id, AttemptKind::kPing, p.started_ms, r);

@@ -101,7 +101,8 @@ void Worker::consume_loop() {
     apply_commits();
     {
       // Read ahead no further than the auction threads can take: the queue, not memory, holds
-      // the backlog.
+      // the backlog. This wait and the poll timeouts below are only how often the loop looks at
+      // `stopping_` (real time); what the worker schedules (the store retry pause) runs on clock_.
       std::unique_lock lock(jobs_mu_);
       space_cv_.wait_for(lock, std::chrono::milliseconds(100), [&] {
         return stopping_ || jobs_.size() + busy_ < static_cast<std::size_t>(options_.concurrency) * 2;
@@ -157,7 +158,7 @@ void Worker::consume_loop() {
       healthy_ = false;
       metrics.store_errors.Increment();
       log(LogLevel::kWarn, "store_unavailable", {{"during", "insert_leads"}});
-      std::this_thread::sleep_for(kStoreRetry);
+      clock_.sleep_for(kStoreRetry);
     }
     if (inserted.size() != leads.size()) break;  // stopping: the records stay uncommitted
     healthy_ = true;
@@ -202,7 +203,7 @@ void Worker::auction_loop() {
       while ((status = recorder_.record({job.lead.id, std::move(d)})) == StoreStatus::kUnavailable) {
         metrics.store_errors.Increment();
         if (stopping_ && consumer_done_) break;
-        std::this_thread::sleep_for(kStoreRetry);
+        clock_.sleep_for(kStoreRetry);
         d = decided;
       }
       if (status == StoreStatus::kOk) {

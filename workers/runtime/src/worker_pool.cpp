@@ -15,7 +15,7 @@ WorkerPool::WorkerPool(const Config& config, Store& store, LeadQueue& queue,
   co.allow_private_addresses = config.allow_private_buyers;
   http_client_ = make_curl_client(co);
   buyers_ = std::make_unique<BuyerDirectory>(store, clock);
-  campaigns_ = std::make_unique<CampaignDirectory>(store);
+  campaigns_ = std::make_unique<CampaignDirectory>(store, clock);
   DistributorOptions dopt;
   dopt.auction_timeout = std::chrono::milliseconds(config.auction_timeout_ms);
   distributor_ = std::make_unique<Distributor>(store, *http_client_, *buyers_, *campaigns_,

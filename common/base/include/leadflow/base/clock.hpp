@@ -1,7 +1,10 @@
 #pragma once
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <functional>
+#include <mutex>
 
 namespace leadflow {
 
@@ -19,6 +22,17 @@ class Clock {
   std::int64_t now_ms() const {
     return std::chrono::duration_cast<std::chrono::milliseconds>(now().time_since_epoch()).count();
   }
+
+  /// Waits until `done()` holds or this clock's steady time reaches `deadline`, whichever comes
+  /// first, and returns done(). `lock` (held on entry and on return) guards what done() reads;
+  /// other threads notify `cv` when it may have changed. SteadyTime::max() waits without a
+  /// deadline. The default waits in real time for the clock's remaining time; a simulated clock
+  /// moves its own time on instead, so a retry pause or an auction deadline costs a test nothing.
+  virtual bool wait_until(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
+                          SteadyTime deadline, const std::function<bool()>& done) const;
+
+  /// Pauses the calling thread for `d` of this clock's time (through wait_until).
+  void sleep_for(std::chrono::nanoseconds d) const;
 };
 
 /// The real clocks. Stateless; one shared instance.

@@ -38,14 +38,15 @@ class BuyerDirectory {
   SteadyTime checked_at_{};
 };
 
-/// Campaign payout rules by id, cached briefly. Thread-safe.
+/// Campaign payout rules by id, cached for 5 s of `clock`'s time. Thread-safe.
 class CampaignDirectory {
  public:
-  explicit CampaignDirectory(Store& store) : store_(store) {}
+  CampaignDirectory(Store& store, const Clock& clock) : store_(store), clock_(clock) {}
   std::optional<Campaign> find(const std::string& id);
 
  private:
   Store& store_;
+  const Clock& clock_;
   std::mutex mu_;
   std::unordered_map<std::string, std::pair<Campaign, SteadyTime>> cache_;
 };
@@ -68,7 +69,8 @@ class LeadDecider {
 /// no answer is asked again (same Idempotency-Key) until the auction deadline, never passed on
 /// to the next bidder; still unanswered, decide() throws so the worker retries the lead later.
 /// Recovers a lead redelivered after a crash mid-post by re-posting to the buyer of the recorded
-/// post intent first.
+/// post intent first. Every wait (a ping, a post, the pause between re-asks, the deadline) runs
+/// on `clock`, so a test drives a whole auction on simulated time.
 /// Thread-safe: many worker threads call decide() at once.
 class Distributor final : public LeadDecider {
  public:

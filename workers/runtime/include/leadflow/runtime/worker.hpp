@@ -53,7 +53,8 @@ struct WorkerOptions {
 /// A distribution worker: consumes leads, records them pending, runs auctions on a pool of
 /// threads, records outcomes, publishes them, and commits offsets only after the outcome is
 /// recorded (at-least-once; the store keeps a redelivered lead from being sold twice).
-/// start()/stop() from one thread; stop() finishes what is in flight and commits.
+/// start()/stop() from one thread; stop() finishes what is in flight and commits. Pauses (a store
+/// it cannot reach) and the decide time it measures run on `clock`.
 class Worker {
  public:
   Worker(LeadQueue& queue, Store& store, LeadDecider& distributor, OutcomePublisher& publisher,

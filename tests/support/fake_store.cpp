@@ -1,0 +1,181 @@
+#include "fake_store.hpp"
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <stdexcept>
+
+namespace leadflow::testing {
+
+FakeStore::FakeStore(const Clock& clock) : clock_(clock) {
+  std::string pattern = (std::filesystem::temp_directory_path() / "leadflow-fake-store-XXXXXX").string();
+  if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("FakeStore: mkdtemp failed");
+  dir_ = pattern;
+  std::string error;
+  real_ = open_migrated_store("sqlite:" + dir_ + "/leadflow.db", error);
+  if (!real_) throw std::runtime_error("FakeStore: " + error);
+}
+
+FakeStore::~FakeStore() {
+  real_.reset();
+  std::error_code ec;
+  std::filesystem::remove_all(dir_, ec);
+}
+
+void FakeStore::fail_next_post_intents(int n) {
+  std::lock_guard lock(mu_);
+  failing_intents_ = n;
+}
+
+void FakeStore::refuse_reservations(const std::string& buyer_id) {
+  std::lock_guard lock(mu_);
+  refused_reservations_.insert(buyer_id);
+}
+
+void FakeStore::unavailable_for(std::chrono::milliseconds d) {
+  std::lock_guard lock(mu_);
+  down_until_ = clock_.steady_now() + d;
+}
+
+int FakeStore::post_intents_written() const {
+  std::lock_guard lock(mu_);
+  return intents_written_;
+}
+
+int FakeStore::unavailable_calls() const {
+  std::lock_guard lock(mu_);
+  return unavailable_calls_;
+}
+
+bool FakeStore::down() {
+  std::lock_guard lock(mu_);
+  if (clock_.steady_now() >= down_until_) return false;
+  ++unavailable_calls_;
+  return true;
+}
+
+StoreStatus FakeStore::migrate() { return down() ? StoreStatus::kUnavailable : real_->migrate(); }
+bool FakeStore::healthy() { return !down() && real_->healthy(); }
+
+StoreStatus FakeStore::insert_seller(const Seller& s) {
+  return down() ? StoreStatus::kUnavailable : real_->insert_seller(s);
+}
+std::optional<Seller> FakeStore::get_seller(std::string_view id) {
+  return down() ? std::nullopt : real_->get_seller(id);
+}
+std::vector<Seller> FakeStore::list_sellers() {
+  return down() ? std::vector<Seller>{} : real_->list_sellers();
+}
+StoreStatus FakeStore::insert_campaign(const Campaign& c) {
+  return down() ? StoreStatus::kUnavailable : real_->insert_campaign(c);
+}
+std::optional<Campaign> FakeStore::get_campaign(std::string_view id) {
+  return down() ? std::nullopt : real_->get_campaign(id);
+}
+std::optional<Campaign> FakeStore::find_campaign_by_key_hash(std::string_view key_hash) {
+  return down() ? std::nullopt : real_->find_campaign_by_key_hash(key_hash);
+}
+std::vector<Campaign> FakeStore::list_campaigns(std::string_view seller_id) {
+  return down() ? std::vector<Campaign>{} : real_->list_campaigns(seller_id);
+}
+StoreStatus FakeStore::insert_api_key(const ApiKey& k) {
+  return down() ? StoreStatus::kUnavailable : real_->insert_api_key(k);
+}
+std::optional<ApiKey> FakeStore::find_api_key_by_hash(std::string_view key_hash) {
+  return down() ? std::nullopt : real_->find_api_key_by_hash(key_hash);
+}
+std::vector<ApiKey> FakeStore::list_api_keys() {
+  return down() ? std::vector<ApiKey>{} : real_->list_api_keys();
+}
+StoreStatus FakeStore::revoke_api_key(std::string_view id, std::int64_t at_ms) {
+  return down() ? StoreStatus::kUnavailable : real_->revoke_api_key(id, at_ms);
+}
+
+StoreStatus FakeStore::insert_buyer(const Buyer& b) {
+  return down() ? StoreStatus::kUnavailable : real_->insert_buyer(b);
+}
+StoreStatus FakeStore::update_buyer(const Buyer& b) {
+  return down() ? StoreStatus::kUnavailable : real_->update_buyer(b);
+}
+std::optional<Buyer> FakeStore::get_buyer(std::string_view id) {
+  return down() ? std::nullopt : real_->get_buyer(id);
+}
+std::vector<Buyer> FakeStore::list_buyers(const BuyerQuery& q) {
+  return down() ? std::vector<Buyer>{} : real_->list_buyers(q);
+}
+std::int64_t FakeStore::buyers_version() { return down() ? -1 : real_->buyers_version(); }
+
+std::vector<LeadInsertResult> FakeStore::insert_leads(std::span<const Lead> leads) {
+  return down() ? std::vector<LeadInsertResult>{} : real_->insert_leads(leads);
+}
+std::optional<LeadRecord> FakeStore::get_lead(std::string_view id) {
+  return down() ? std::nullopt : real_->get_lead(id);
+}
+std::vector<LeadRecord> FakeStore::list_leads(const LeadQuery& q) {
+  return down() ? std::vector<LeadRecord>{} : real_->list_leads(q);
+}
+std::string FakeStore::find_duplicate(std::string_view vertical, std::string_view email,
+                                      std::string_view phone, std::int64_t since_ms,
+                                      std::string_view lead_id) {
+  return down() ? std::string() : real_->find_duplicate(vertical, email, phone, since_ms, lead_id);
+}
+
+StoreStatus FakeStore::record_post_intent(const PostIntent& p, std::span<const CapWindow> caps) {
+  if (down()) return StoreStatus::kUnavailable;
+  {
+    std::lock_guard lock(mu_);
+    if (failing_intents_ > 0) {
+      --failing_intents_;
+      ++unavailable_calls_;
+      return StoreStatus::kUnavailable;
+    }
+    if (!caps.empty() && refused_reservations_.count(p.buyer_id)) return StoreStatus::kLimitReached;
+  }
+  const StoreStatus s = real_->record_post_intent(p, caps);
+  if (s == StoreStatus::kOk) {
+    std::lock_guard lock(mu_);
+    ++intents_written_;
+  }
+  return s;
+}
+std::optional<PostIntent> FakeStore::get_post_intent(std::string_view lead_id) {
+  return down() ? std::nullopt : real_->get_post_intent(lead_id);
+}
+std::vector<StoreStatus> FakeStore::record_outcomes(std::span<const OutcomeRecord> outcomes) {
+  if (down()) return std::vector<StoreStatus>(outcomes.size(), StoreStatus::kUnavailable);
+  return real_->record_outcomes(outcomes);
+}
+std::optional<std::int64_t> FakeStore::count_sales(std::string_view buyer_id, std::int64_t since_ms) {
+  return down() ? std::nullopt : real_->count_sales(buyer_id, since_ms);
+}
+std::optional<bool> FakeStore::buyer_bought_person(std::string_view buyer_id, std::string_view email,
+                                                   std::string_view phone, std::int64_t since_ms) {
+  return down() ? std::nullopt : real_->buyer_bought_person(buyer_id, email, phone, since_ms);
+}
+
+StoreStatus FakeStore::claim_idempotency_key(const IdempotencyRecord& record,
+                                             std::int64_t expire_before_ms,
+                                             IdempotencyRecord& existing) {
+  return down() ? StoreStatus::kUnavailable
+                : real_->claim_idempotency_key(record, expire_before_ms, existing);
+}
+StoreStatus FakeStore::complete_idempotency_key(std::string_view scope, std::string_view key,
+                                                int status, std::string_view response) {
+  return down() ? StoreStatus::kUnavailable
+                : real_->complete_idempotency_key(scope, key, status, response);
+}
+StoreStatus FakeStore::release_idempotency_key(std::string_view scope, std::string_view key) {
+  return down() ? StoreStatus::kUnavailable : real_->release_idempotency_key(scope, key);
+}
+StoreStatus FakeStore::update_rate_bucket(std::string_view key,
+                                          const std::function<void(RateBucketState&)>& update) {
+  return down() ? StoreStatus::kUnavailable : real_->update_rate_bucket(key, update);
+}
+CampaignStats FakeStore::campaign_stats(std::string_view campaign_id, std::int64_t since_ms) {
+  return down() ? CampaignStats{} : real_->campaign_stats(campaign_id, since_ms);
+}
+void FakeStore::count_invalid(std::string_view campaign_id, std::int64_t at_ms) {
+  if (!down()) real_->count_invalid(campaign_id, at_ms);
+}
+
+}  // namespace leadflow::testing

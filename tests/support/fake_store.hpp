@@ -1,0 +1,100 @@
+#pragma once
+// A store for unit tests: the real SQLite adapter on a private temporary database, with faults
+// injected on demand.
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "leadflow/base/clock.hpp"
+#include "leadflow/store/store.hpp"
+
+namespace leadflow::testing {
+
+/// The Store port backed by open_store("sqlite:<temp dir>") and migrated, so every answer is the
+/// real adapter's, plus faults a test switches on:
+///   - fail_next_post_intents(n): the next n record_post_intent calls answer kUnavailable and
+///     write nothing (a lost connection);
+///   - refuse_reservations(buyer): record_post_intent with caps for that buyer answers
+///     kLimitReached and writes nothing (its cap is full elsewhere);
+///   - unavailable_for(d): every call fails as the adapters fail with the server gone (empty
+///     results, kUnavailable, nullopt) until `clock` has moved on by `d`.
+/// The directory is removed with the store. Thread-safe.
+class FakeStore final : public Store {
+ public:
+  explicit FakeStore(const Clock& clock);
+  ~FakeStore() override;
+  FakeStore(const FakeStore&) = delete;
+  FakeStore& operator=(const FakeStore&) = delete;
+
+  void fail_next_post_intents(int n);
+  void refuse_reservations(const std::string& buyer_id);
+  void unavailable_for(std::chrono::milliseconds d);
+
+  /// record_post_intent calls that wrote an intent.
+  int post_intents_written() const;
+  /// Calls refused because the store was unavailable.
+  int unavailable_calls() const;
+
+  StoreStatus migrate() override;
+  bool healthy() override;
+
+  StoreStatus insert_seller(const Seller& s) override;
+  std::optional<Seller> get_seller(std::string_view id) override;
+  std::vector<Seller> list_sellers() override;
+  StoreStatus insert_campaign(const Campaign& c) override;
+  std::optional<Campaign> get_campaign(std::string_view id) override;
+  std::optional<Campaign> find_campaign_by_key_hash(std::string_view key_hash) override;
+  std::vector<Campaign> list_campaigns(std::string_view seller_id) override;
+  StoreStatus insert_api_key(const ApiKey& k) override;
+  std::optional<ApiKey> find_api_key_by_hash(std::string_view key_hash) override;
+  std::vector<ApiKey> list_api_keys() override;
+  StoreStatus revoke_api_key(std::string_view id, std::int64_t at_ms) override;
+
+  StoreStatus insert_buyer(const Buyer& b) override;
+  StoreStatus update_buyer(const Buyer& b) override;
+  std::optional<Buyer> get_buyer(std::string_view id) override;
+  std::vector<Buyer> list_buyers(const BuyerQuery& q) override;
+  std::int64_t buyers_version() override;
+
+  std::vector<LeadInsertResult> insert_leads(std::span<const Lead> leads) override;
+  std::optional<LeadRecord> get_lead(std::string_view id) override;
+  std::vector<LeadRecord> list_leads(const LeadQuery& q) override;
+  std::string find_duplicate(std::string_view vertical, std::string_view email,
+                             std::string_view phone, std::int64_t since_ms,
+                             std::string_view lead_id) override;
+  StoreStatus record_post_intent(const PostIntent& p, std::span<const CapWindow> caps) override;
+  std::optional<PostIntent> get_post_intent(std::string_view lead_id) override;
+  std::vector<StoreStatus> record_outcomes(std::span<const OutcomeRecord> outcomes) override;
+  std::optional<std::int64_t> count_sales(std::string_view buyer_id, std::int64_t since_ms) override;
+  std::optional<bool> buyer_bought_person(std::string_view buyer_id, std::string_view email,
+                                          std::string_view phone, std::int64_t since_ms) override;
+
+  StoreStatus claim_idempotency_key(const IdempotencyRecord& record, std::int64_t expire_before_ms,
+                                    IdempotencyRecord& existing) override;
+  StoreStatus complete_idempotency_key(std::string_view scope, std::string_view key, int status,
+                                       std::string_view response) override;
+  StoreStatus release_idempotency_key(std::string_view scope, std::string_view key) override;
+  StoreStatus update_rate_bucket(std::string_view key,
+                                 const std::function<void(RateBucketState&)>& update) override;
+  CampaignStats campaign_stats(std::string_view campaign_id, std::int64_t since_ms) override;
+  void count_invalid(std::string_view campaign_id, std::int64_t at_ms) override;
+
+ private:
+  /// True (and counted) while the store is unavailable.
+  bool down();
+
+  const Clock& clock_;
+  std::string dir_;
+  std::unique_ptr<Store> real_;
+  mutable std::mutex mu_;
+  int failing_intents_ = 0;
+  std::set<std::string> refused_reservations_;
+  SteadyTime down_until_{};
+  int intents_written_ = 0;
+  int unavailable_calls_ = 0;
+};
+
+}  // namespace leadflow::testing

@@ -1,0 +1,353 @@
+// The auction on simulated time: a real SQLite store behind FakeStore, buyers answering from a
+// script through FakeHttpClient, no network and no real waiting.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core_samples.hpp"
+#include "fake_http_client.hpp"
+#include "fake_store.hpp"
+#include "leadflow/auction/distributor.hpp"
+#include "leadflow/auction/worker_metrics.hpp"
+#include "leadflow/domain/verticals.hpp"
+#include "simulated_clock.hpp"
+
+namespace leadflow::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using nlohmann::json;
+
+class DistributorTest : public ::testing::Test {
+ protected:
+  Distributor& distributor() {
+    if (!distributor_)
+      distributor_ = std::make_unique<Distributor>(store_, http_, buyers_, campaigns_, verticals_,
+                                                   clock_, options_);
+    return *distributor_;
+  }
+
+  Buyer add_buyer(const std::string& name, void (*tweak)(Buyer&) = nullptr) {
+    Buyer b = sample_core_buyer(name);
+    if (tweak) tweak(b);
+    EXPECT_EQ(store_.insert_buyer(b), StoreStatus::kOk);
+    return b;
+  }
+
+  Lead add_lead(int n) {
+    Lead l = sample_core_lead(n, clock_.now_ms());
+    const std::vector<Lead> one{l};
+    EXPECT_EQ(store_.insert_leads(one).size(), 1u);
+    return l;
+  }
+
+  static std::vector<Attempt> attempts_of(const Distribution& d, AttemptKind kind) {
+    std::vector<Attempt> out;
+    for (const auto& a : d.attempts)
+      if (a.kind == kind) out.push_back(a);
+    return out;
+  }
+
+  SimulatedClock clock_;
+  FakeStore store_{clock_};
+  FakeHttpClient http_{clock_};
+  VerticalRegistry verticals_ = VerticalRegistry::defaults();
+  BuyerDirectory buyers_{store_, clock_};
+  CampaignDirectory campaigns_{store_, clock_};
+  DistributorOptions options_;
+  std::unique_ptr<Distributor> distributor_;
+};
+
+TEST_F(DistributorTest, PingsEveryoneAtOnceWithoutPiiAndSellsToTheHighestBid) {
+  const Buyer low = add_buyer("low"), high = add_buyer("high"), mid = add_buyer("mid");
+  http_.answer(low.ping_url, FakeAnswer::bid(10.00, 40ms));
+  http_.answer(high.ping_url, FakeAnswer::bid(15.00, 120ms));
+  http_.answer(mid.ping_url, FakeAnswer::bid(12.00, 80ms));
+  http_.answer(high.post_url, FakeAnswer::accept("high-991", 50ms));
+  const Lead lead = add_lead(1);
+
+  const Distribution d = distributor().decide(lead);
+
+  EXPECT_EQ(d.status, DeliveryStatus::kDelivered);
+  EXPECT_EQ(d.buyer_id, high.id);
+  EXPECT_EQ(d.price, 1500);
+  EXPECT_EQ(d.buyer_lead_id, "high-991");
+  const auto pings = attempts_of(d, AttemptKind::kPing);
+  ASSERT_EQ(pings.size(), 3u);
+  for (const auto& a : pings) EXPECT_EQ(a.outcome, AttemptOutcome::kBid) << a.buyer_id;
+  const auto posts = attempts_of(d, AttemptKind::kPost);
+  ASSERT_EQ(posts.size(), 1u);
+  EXPECT_EQ(posts[0].outcome, AttemptOutcome::kAccepted);
+  EXPECT_EQ(posts[0].duration_ms, 50);
+  // The pings ran at once: the slowest (120 ms) and then the post (50 ms).
+  EXPECT_EQ(clock_.elapsed(), 170ms);
+  EXPECT_EQ(http_.count(low.post_url) + http_.count(mid.post_url), 0u);
+  for (const auto& sent : http_.requests()) {
+    if (sent.request.url.ends_with("/ping")) {
+      EXPECT_EQ(sent.request.body.find(lead.email), std::string::npos);
+      EXPECT_EQ(sent.request.body.find(lead.phone), std::string::npos);
+      EXPECT_EQ(sent.at, 0ms);
+    }
+  }
+  const auto post = http_.requests_to(high.post_url);
+  ASSERT_EQ(post.size(), 1u);
+  EXPECT_EQ(post[0].header("Idempotency-Key"), lead.id);
+  EXPECT_EQ(json::parse(post[0].request.body)["email"], lead.email);
+  EXPECT_EQ(json::parse(post[0].request.body)["price"], 15.0);
+}
+
+TEST_F(DistributorTest, FallsDownTheRankingWhenPostsAreRefused) {
+  const Buyer first = add_buyer("first"), second = add_buyer("second"), third = add_buyer("third");
+  http_.answer(first.ping_url, FakeAnswer::bid(20.00));
+  http_.answer(second.ping_url, FakeAnswer::bid(15.00));
+  http_.answer(third.ping_url, FakeAnswer::bid(11.00));
+  http_.answer(first.post_url, FakeAnswer::reject("over capacity"));
+  http_.answer(second.post_url, FakeAnswer::http_error(503));
+  http_.answer(third.post_url, FakeAnswer::accept());
+
+  const Distribution d = distributor().decide(add_lead(2));
+
+  EXPECT_EQ(d.status, DeliveryStatus::kDelivered);
+  EXPECT_EQ(d.buyer_id, third.id);
+  EXPECT_EQ(d.price, 1100);
+  const auto posts = attempts_of(d, AttemptKind::kPost);
+  ASSERT_EQ(posts.size(), 3u);
+  EXPECT_EQ(posts[0].buyer_id, first.id);
+  EXPECT_EQ(posts[0].outcome, AttemptOutcome::kRejected);
+  EXPECT_EQ(posts[0].reason, "over capacity");
+  EXPECT_EQ(posts[1].buyer_id, second.id);
+  EXPECT_EQ(posts[1].outcome, AttemptOutcome::kError);
+  EXPECT_EQ(posts[1].http_status, 503);
+  EXPECT_EQ(posts[2].outcome, AttemptOutcome::kAccepted);
+  // Each buyer is posted once: a refusal is an answer, not a reason to ask again.
+  EXPECT_EQ(http_.count(first.post_url), 1u);
+  EXPECT_EQ(http_.count(second.post_url), 1u);
+}
+
+TEST_F(DistributorTest, EveryPostRefusedIsUnsold) {
+  const Buyer only = add_buyer("only");
+  http_.answer(only.ping_url, FakeAnswer::bid(9.00));
+  http_.answer(only.post_url, FakeAnswer::reject("not today"));
+  const Distribution d = distributor().decide(add_lead(3));
+  EXPECT_EQ(d.status, DeliveryStatus::kUnsold);
+  EXPECT_EQ(d.reason, "every post was rejected");
+}
+
+// A fixed-price buyer is posted without a ping, so the one request that hangs is the post.
+void fixed_at_20(Buyer& b) {
+  b.pricing = PricingModel::kFixed;
+  b.price = 2000;
+}
+
+TEST_F(DistributorTest, AnUnansweredPostIsAskedAgainWithTheSameKeyNotOfferedToTheNextBidder) {
+  const Buyer late = add_buyer("late", fixed_at_20), next = add_buyer("next");
+  http_.answer(next.ping_url, FakeAnswer::bid(9.00));
+  http_.answer(next.post_url, FakeAnswer::accept());
+  http_.answer_next(late.post_url, FakeAnswer::no_answer());
+  http_.answer(late.post_url, FakeAnswer::accept("late-1"));
+  const Lead lead = add_lead(4);
+
+  const Distribution d = distributor().decide(lead);
+
+  EXPECT_EQ(d.status, DeliveryStatus::kDelivered);
+  EXPECT_EQ(d.buyer_id, late.id);
+  EXPECT_EQ(d.price, 2000);
+  EXPECT_EQ(http_.count(next.post_url), 0u) << "the lead was offered to a second buyer";
+  const auto posts = http_.requests_to(late.post_url);
+  ASSERT_EQ(posts.size(), 2u);
+  EXPECT_EQ(posts[0].header("Idempotency-Key"), lead.id);
+  EXPECT_EQ(posts[1].header("Idempotency-Key"), lead.id);
+  EXPECT_EQ(posts[1].request.body, posts[0].request.body);
+  // Asked again once its timeout (1 s) and the pause between re-asks (200 ms) had passed.
+  EXPECT_EQ(posts[1].at - posts[0].at, 1200ms);
+  const auto attempts = attempts_of(d, AttemptKind::kPost);
+  ASSERT_EQ(attempts.size(), 2u);
+  EXPECT_EQ(attempts[0].outcome, AttemptOutcome::kTimeout);
+  EXPECT_EQ(attempts[1].outcome, AttemptOutcome::kAccepted);
+}
+
+TEST_F(DistributorTest, APostNeverAnsweredStopsTheAuctionAndTheRetryAsksThatBuyerFirst) {
+  const Buyer late = add_buyer("late", fixed_at_20), next = add_buyer("next");
+  http_.answer(next.ping_url, FakeAnswer::bid(9.00));
+  http_.answer(next.post_url, FakeAnswer::accept());
+  http_.answer(late.post_url, FakeAnswer::no_answer());
+  const Lead lead = add_lead(5);
+  auto& metrics = worker_metrics();
+  const double unknown_before = metrics.post_outcome_unknown.Value();
+  const double recoveries_before = metrics.recoveries.Value();
+
+  EXPECT_THROW(distributor().decide(lead), std::runtime_error);
+
+  EXPECT_EQ(metrics.post_outcome_unknown.Value(), unknown_before + 1);
+  EXPECT_EQ(http_.count(next.post_url), 0u) << "the lead was offered to a second buyer";
+  // Posts start every 1.2 s (1 s timeout + 200 ms pause) while another fits before the 10 s
+  // deadline: at 0, 1.2, ... 9.6 s; the last times out at 10.6 s.
+  EXPECT_EQ(http_.count(late.post_url), 9u);
+  for (const auto& p : http_.requests_to(late.post_url)) EXPECT_EQ(p.header("Idempotency-Key"), lead.id);
+  EXPECT_EQ(clock_.elapsed(), 10600ms);
+  const auto intent = store_.get_post_intent(lead.id);
+  ASSERT_TRUE(intent);
+  EXPECT_EQ(intent->buyer_id, late.id);
+
+  // The lead comes back from the retry topic: the buyer that may hold it is asked first.
+  http_.answer(late.post_url, FakeAnswer::accept("late-2"));
+  const std::size_t sent_before = http_.requests().size();
+  const Distribution d = distributor().decide(lead);
+  EXPECT_EQ(d.status, DeliveryStatus::kDelivered);
+  EXPECT_EQ(d.buyer_id, late.id);
+  EXPECT_EQ(metrics.recoveries.Value(), recoveries_before + 1);
+  const auto sent = http_.requests();
+  ASSERT_EQ(sent.size(), sent_before + 1) << "nobody else was pinged or posted";
+  EXPECT_EQ(sent.back().request.url, late.post_url);
+  EXPECT_EQ(sent.back().header("Idempotency-Key"), lead.id);
+}
+
+TEST_F(DistributorTest, ALeadRedeliveredMidPostIsRepostedToTheBuyerOfItsIntent) {
+  const Buyer holder = add_buyer("holder"), other = add_buyer("other");
+  http_.answer(holder.post_url, FakeAnswer::accept("held"));
+  http_.answer(other.ping_url, FakeAnswer::bid(30.00));
+  const Lead lead = add_lead(6);
+  // A worker recorded the intent and died before it knew the answer.
+  ASSERT_EQ(store_.record_post_intent({lead.id, holder.id, 1700, "pg_before_crash", clock_.now_ms()}, {}),
+            StoreStatus::kOk);
+
+  const Distribution d = distributor().decide(lead);
+
+  EXPECT_EQ(d.status, DeliveryStatus::kDelivered);
+  EXPECT_EQ(d.buyer_id, holder.id);
+  EXPECT_EQ(d.price, 1700);
+  ASSERT_EQ(http_.requests().size(), 1u);  // no ping: the lead may already be sold
+  const json body = json::parse(http_.requests()[0].request.body);
+  EXPECT_EQ(body["ping_id"], "pg_before_crash");
+  EXPECT_EQ(body["price"], 17.0);
+}
+
+void capped(Buyer& b) { b.caps = {{"daily", 100}}; }
+
+TEST_F(DistributorTest, ABuyerWhoseCapReservationIsRefusedIsSkippedWithoutAPost) {
+  const Buyer full = add_buyer("full", capped), open = add_buyer("open");
+  http_.answer(full.ping_url, FakeAnswer::bid(25.00));
+  http_.answer(full.post_url, FakeAnswer::accept());
+  http_.answer(open.ping_url, FakeAnswer::bid(10.00));
+  http_.answer(open.post_url, FakeAnswer::accept());
+  store_.refuse_reservations(full.id);  // another worker took the last slot after the cap check
+
+  const Distribution d = distributor().decide(add_lead(7));
+
+  EXPECT_EQ(d.status, DeliveryStatus::kDelivered);
+  EXPECT_EQ(d.buyer_id, open.id);
+  EXPECT_EQ(http_.count(full.post_url), 0u);
+  const auto posts = attempts_of(d, AttemptKind::kPost);
+  ASSERT_EQ(posts.size(), 2u);
+  EXPECT_EQ(posts[0].buyer_id, full.id);
+  EXPECT_EQ(posts[0].outcome, AttemptOutcome::kSkipped);
+  EXPECT_EQ(posts[0].reason, "cap reached");
+  EXPECT_EQ(store_.post_intents_written(), 1);  // only the sale's
+}
+
+TEST_F(DistributorTest, ABuyerWhosePostIntentCannotBeWrittenIsNotPosted) {
+  const Buyer first = add_buyer("first"), second = add_buyer("second");
+  http_.answer(first.ping_url, FakeAnswer::bid(25.00));
+  http_.answer(first.post_url, FakeAnswer::accept());
+  http_.answer(second.ping_url, FakeAnswer::bid(10.00));
+  http_.answer(second.post_url, FakeAnswer::accept());
+  store_.fail_next_post_intents(1);
+
+  const Distribution d = distributor().decide(add_lead(8));
+
+  // Without a durable intent a crash could sell the lead twice: the first is passed over.
+  EXPECT_EQ(d.buyer_id, second.id);
+  EXPECT_EQ(http_.count(first.post_url), 0u);
+}
+
+void slow_timeout(Buyer& b) { b.timeout_ms = 3000; }
+
+TEST_F(DistributorTest, TheAuctionDeadlineEndsWaitingForPingsAndSkipsThePosts) {
+  options_.auction_timeout = 1s;
+  const Buyer slow = add_buyer("slow", slow_timeout), quick = add_buyer("quick");
+  http_.answer(slow.ping_url, FakeAnswer::bid(50.00, 2s));
+  http_.answer(quick.ping_url, FakeAnswer::bid(8.00, 10ms));
+  http_.answer(quick.post_url, FakeAnswer::accept());
+
+  const Distribution d = distributor().decide(add_lead(9));
+
+  EXPECT_EQ(clock_.elapsed(), 1s);
+  EXPECT_EQ(d.status, DeliveryStatus::kUnsold);
+  EXPECT_EQ(http_.count(quick.post_url), 0u);
+  bool slow_timed_out = false, quick_skipped = false;
+  for (const auto& a : d.attempts) {
+    if (a.buyer_id == slow.id && a.kind == AttemptKind::kPing)
+      slow_timed_out = a.outcome == AttemptOutcome::kTimeout && a.reason == "auction deadline";
+    if (a.buyer_id == quick.id && a.kind == AttemptKind::kPost)
+      quick_skipped = a.outcome == AttemptOutcome::kSkipped && a.reason == "auction deadline";
+  }
+  EXPECT_TRUE(slow_timed_out);
+  EXPECT_TRUE(quick_skipped);
+}
+
+void short_timeout(Buyer& b) { b.timeout_ms = 200; }
+
+TEST_F(DistributorTest, ASlowBuyerTimesOutOnItsOwnTimeoutAndTheOthersStillSell) {
+  const Buyer slow = add_buyer("slow", short_timeout), quick = add_buyer("quick");
+  http_.answer(slow.ping_url, FakeAnswer::bid(50.00, 2s));
+  http_.answer(quick.ping_url, FakeAnswer::bid(8.00));
+  http_.answer(quick.post_url, FakeAnswer::accept());
+
+  const Distribution d = distributor().decide(add_lead(10));
+
+  EXPECT_EQ(d.buyer_id, quick.id);
+  EXPECT_EQ(clock_.elapsed(), 200ms);  // did not wait for the slow buyer's answer
+  const auto pings = attempts_of(d, AttemptKind::kPing);
+  bool slow_timed_out = false;
+  for (const auto& a : pings)
+    if (a.buyer_id == slow.id) slow_timed_out = a.outcome == AttemptOutcome::kTimeout && a.duration_ms == 200;
+  EXPECT_TRUE(slow_timed_out);
+}
+
+TEST_F(DistributorTest, AFailingBuyerSitsOutForTheCoolDownThenComesBack) {
+  const Buyer broken = add_buyer("broken"), steady = add_buyer("steady");
+  http_.answer(broken.ping_url, FakeAnswer::http_error(503));
+  http_.answer(steady.ping_url, FakeAnswer::bid(8.00));
+  http_.answer(steady.post_url, FakeAnswer::accept());
+  auto& pauses = worker_metrics().buyer_pauses.Add({{"buyer_id", broken.id}});
+  const double paused_before = pauses.Value();
+
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(distributor().decide(add_lead(100 + i)).buyer_id, steady.id);
+  EXPECT_EQ(pauses.Value(), paused_before + 1);  // 10 known, all failed
+
+  const Distribution d = distributor().decide(add_lead(110));
+  EXPECT_EQ(http_.count(broken.ping_url), 10u);  // sat this one out
+  bool unhealthy = false;
+  for (const auto& i : d.ineligible) unhealthy = unhealthy || (i.buyer_id == broken.id && i.reason == "unhealthy");
+  EXPECT_TRUE(unhealthy);
+
+  clock_.advance(30s);
+  distributor().decide(add_lead(111));
+  EXPECT_EQ(http_.count(broken.ping_url), 11u);  // back after the cool-down
+}
+
+TEST_F(DistributorTest, TheSamePersonAgainIsADuplicateAndNobodyIsAsked) {
+  const Buyer b = add_buyer("b");
+  http_.answer(b.ping_url, FakeAnswer::bid(8.00));
+  http_.answer(b.post_url, FakeAnswer::accept());
+  const Lead first = add_lead(12);
+  ASSERT_EQ(distributor().decide(first).status, DeliveryStatus::kDelivered);
+  Lead again = sample_core_lead(12, clock_.now_ms());
+  const std::vector<Lead> one{again};
+  ASSERT_EQ(store_.insert_leads(one).size(), 1u);
+  const std::size_t sent = http_.requests().size();
+
+  const Distribution d = distributor().decide(again);
+
+  EXPECT_EQ(d.status, DeliveryStatus::kDuplicate);
+  EXPECT_EQ(d.reason, "duplicate of " + first.id);
+  EXPECT_EQ(http_.requests().size(), sent);
+}
+
+}  // namespace
+}  // namespace leadflow::testing

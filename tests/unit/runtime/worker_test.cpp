@@ -1,0 +1,296 @@
+// The worker loop on fakes: an in-memory queue whose rebalances the test triggers, the real
+// SQLite store behind FakeStore, buyers from a script, and simulated time for every pause.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core_samples.hpp"
+#include "fake_http_client.hpp"
+#include "fake_queue.hpp"
+#include "fake_store.hpp"
+#include "leadflow/auction/distributor.hpp"
+#include "leadflow/auction/worker_metrics.hpp"
+#include "leadflow/domain/lead_codec.hpp"
+#include "leadflow/domain/verticals.hpp"
+#include "leadflow/outcomes/outcomes.hpp"
+#include "leadflow/runtime/worker.hpp"
+#include "simulated_clock.hpp"
+
+namespace leadflow::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+/// Waits (in real time: the worker's threads are real) until `done` holds, or 10 s.
+bool eventually(const std::function<bool()>& done) {
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(2ms);
+  }
+  return true;
+}
+
+class RecordingPublisher final : public OutcomePublisher {
+ public:
+  void publish(const OutcomeMessage& m) override {
+    std::lock_guard lock(mu_);
+    published_.push_back(m);
+  }
+  std::vector<OutcomeMessage> published() const {
+    std::lock_guard lock(mu_);
+    return published_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<OutcomeMessage> published_;
+};
+
+/// Decides every lead unsold, counting calls per lead; holds each auction until opened when
+/// gated, and throws for the leads it is told to.
+class ScriptedDecider final : public LeadDecider {
+ public:
+  explicit ScriptedDecider(bool gated = false) : open_(!gated) {}
+  Distribution decide(const Lead& lead) override {
+    std::unique_lock lock(mu_);
+    ++calls_[lead.id];
+    ++running_;
+    cv_.notify_all();
+    cv_.wait(lock, [&] { return open_; });
+    --running_;
+    if (poison_.count(lead.id)) throw std::runtime_error("buyer configuration exploded");
+    Distribution d;
+    d.status = DeliveryStatus::kUnsold;
+    d.reason = "no bids";
+    d.decided_at_ms = 1'700'000'000'000;
+    return d;
+  }
+  void open() {
+    {
+      std::lock_guard lock(mu_);
+      open_ = true;
+    }
+    cv_.notify_all();
+  }
+  void poison(const std::string& lead_id) {
+    std::lock_guard lock(mu_);
+    poison_[lead_id] = true;
+  }
+  int calls(const std::string& lead_id) {
+    std::lock_guard lock(mu_);
+    return calls_[lead_id];
+  }
+  int running() {
+    std::lock_guard lock(mu_);
+    return running_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool open_;
+  int running_ = 0;
+  std::map<std::string, int> calls_;
+  std::map<std::string, bool> poison_;
+};
+
+class WorkerTest : public ::testing::Test {
+ protected:
+  WorkerTest() { options_.concurrency = 1; }
+
+  Lead produce_lead(int n) {
+    Lead l = sample_core_lead(n, clock_.now_ms());
+    EXPECT_EQ(queue_.producer().produce(options_.topics.leads, l.id, encode_lead(l), 1s), ProduceStatus::kOk);
+    return l;
+  }
+
+  std::unique_ptr<Worker> make_worker(LeadDecider& decider) {
+    return std::make_unique<Worker>(queue_, store_, decider, publisher_, clock_, options_);
+  }
+
+  bool decided(const std::string& lead_id) {
+    auto r = store_.get_lead(lead_id);
+    return r && is_final(r->distribution.status);
+  }
+
+  SimulatedClock clock_;
+  FakeStore store_{clock_};
+  FakeQueue queue_{2};
+  RecordingPublisher publisher_;
+  WorkerOptions options_;
+};
+
+TEST_F(WorkerTest, RecordsDecidesPublishesAndCommitsEveryLead) {
+  FakeHttpClient http(clock_);
+  VerticalRegistry verticals = VerticalRegistry::defaults();
+  BuyerDirectory buyers(store_, clock_);
+  CampaignDirectory campaigns(store_, clock_);
+  Distributor distributor(store_, http, buyers, campaigns, verticals, clock_, {});
+  const Buyer b = sample_core_buyer("acme");
+  ASSERT_EQ(store_.insert_buyer(b), StoreStatus::kOk);
+  http.answer(b.ping_url, FakeAnswer::bid(12.00, 30ms));
+  http.answer(b.post_url, FakeAnswer::accept("acme-1", 20ms));
+  auto& metrics = worker_metrics();
+  auto& delivered = metrics.leads_decided.Add({{"status", "delivered"}});
+  const double delivered_before = delivered.Value();
+  const double revenue_before = metrics.revenue_cents.Value();
+
+  std::vector<Lead> leads;
+  for (int i = 0; i < 3; ++i) leads.push_back(produce_lead(i));
+  auto worker = make_worker(distributor);
+  worker->start();
+  ASSERT_TRUE(eventually([&] { return decided(leads[0].id) && decided(leads[1].id) && decided(leads[2].id); }));
+  ASSERT_TRUE(eventually([&] { return publisher_.published().size() == 3; }));
+  worker->stop();
+
+  for (const Lead& l : leads) {
+    const auto r = store_.get_lead(l.id);
+    EXPECT_EQ(r->distribution.status, DeliveryStatus::kDelivered);
+    EXPECT_EQ(r->distribution.buyer_id, b.id);
+    EXPECT_EQ(r->distribution.attempts.size(), 2u);  // the ping and the post, recorded with it
+  }
+  for (const auto& m : publisher_.published()) {
+    EXPECT_EQ(m.status, DeliveryStatus::kDelivered);
+    EXPECT_EQ(m.price, 1200);
+  }
+  EXPECT_EQ(delivered.Value(), delivered_before + 3);
+  EXPECT_EQ(metrics.revenue_cents.Value(), revenue_before + 3600);
+  EXPECT_EQ(queue_.backlog(options_.group), 0);  // every offset committed
+  EXPECT_EQ(clock_.elapsed(), 150ms);            // three auctions of 50 ms, one after the other
+}
+
+TEST_F(WorkerTest, RetriesAStoreItCannotReachUntilItComesBack) {
+  ScriptedDecider decider;
+  const Lead lead = produce_lead(1);
+  auto& metrics = worker_metrics();
+  const double errors_before = metrics.store_errors.Value();
+  store_.unavailable_for(1s);
+
+  auto worker = make_worker(decider);
+  worker->start();
+  // Watched through the publisher: a look at the store would count against it while it is down.
+  ASSERT_TRUE(eventually([&] { return publisher_.published().size() == 1; }));
+  EXPECT_TRUE(worker->healthy());
+  worker->stop();
+
+  // Tried at 0, 200, ... 800 ms of simulated time; recorded at 1 s.
+  EXPECT_EQ(store_.unavailable_calls(), 5);
+  EXPECT_EQ(metrics.store_errors.Value(), errors_before + 5);
+  EXPECT_TRUE(decided(lead.id));
+  EXPECT_EQ(clock_.elapsed(), 1s);
+  EXPECT_EQ(decider.calls(lead.id), 1);
+  EXPECT_EQ(queue_.backlog(options_.group), 0);
+}
+
+TEST_F(WorkerTest, ARebalanceWaitsForTheAuctionInFlightThenCommitsBeforeThePartitionsGo) {
+  ScriptedDecider decider(/*gated=*/true);
+  const Lead lead = produce_lead(1);
+  const int partition = queue_.partition_of(lead.id);
+  auto worker = make_worker(decider);
+  worker->start();
+  ASSERT_TRUE(eventually([&] { return decider.running() == 1; }));
+
+  queue_.rebalance(options_.group);
+  ASSERT_TRUE(eventually([&] { return queue_.revoking() == 1; }));
+  // The partitions are held while the auction runs: nobody else can read the lead yet.
+  EXPECT_TRUE(queue_.revokes().empty());
+  EXPECT_FALSE(decided(lead.id));
+
+  decider.open();
+  ASSERT_TRUE(eventually([&] { return queue_.revokes().size() == 1; }));
+  const auto committed_at_revoke = queue_.revokes()[0].committed;
+  const auto it = committed_at_revoke.find({options_.topics.leads, partition});
+  ASSERT_NE(it, committed_at_revoke.end());
+  EXPECT_EQ(it->second, 1) << "the lead's offset was not committed before its partition went";
+  EXPECT_TRUE(decided(lead.id));
+  worker->stop();
+
+  EXPECT_EQ(decider.calls(lead.id), 1);  // not delivered again after the rebalance
+  EXPECT_EQ(queue_.backlog(options_.group), 0);
+}
+
+TEST_F(WorkerTest, RecordsHandedOutBeforeARevokeAreDroppedForTheNextOwner) {
+  ScriptedDecider decider;
+  options_.concurrency = 4;
+  std::vector<Lead> leads;
+  for (int i = 0; i < 3; ++i) leads.push_back(produce_lead(i));
+  // The revoke comes inside the worker's third poll, after two records of its first batch.
+  queue_.rebalance_after(options_.group, 2);
+  auto& stale = worker_metrics().stale_records;
+  const double stale_before = stale.Value();
+
+  auto worker = make_worker(decider);
+  worker->start();
+  ASSERT_TRUE(eventually([&] { return decided(leads[0].id) && decided(leads[1].id) && decided(leads[2].id); }));
+  worker->stop();
+
+  EXPECT_EQ(stale.Value(), stale_before + 2);
+  for (const Lead& l : leads) EXPECT_EQ(decider.calls(l.id), 1) << l.id;
+  EXPECT_EQ(queue_.revokes().size(), 1u);
+  EXPECT_EQ(queue_.backlog(options_.group), 0);
+}
+
+TEST_F(WorkerTest, AWorkerJoiningTheGroupTakesPartitionsOverWithoutALeadHandledTwice) {
+  ScriptedDecider decider;
+  options_.concurrency = 4;
+  std::vector<Lead> leads;
+  for (int i = 0; i < 20; ++i) leads.push_back(produce_lead(i));
+  auto& redeliveries = worker_metrics().redeliveries;
+  const double redeliveries_before = redeliveries.Value();
+  auto all_decided = [&] {
+    for (const Lead& l : leads)
+      if (!decided(l.id)) return false;
+    return true;
+  };
+
+  auto first = make_worker(decider);
+  first->start();
+  ASSERT_TRUE(eventually([&] { return decided(leads[0].id) || decided(leads[1].id); }));
+  auto second = make_worker(decider);  // joins: the first drains, commits and gives up half
+  second->start();
+  for (int i = 20; i < 40; ++i) leads.push_back(produce_lead(i));
+  ASSERT_TRUE(eventually(all_decided));
+  second->stop();
+  first->stop();
+
+  for (const Lead& l : leads) EXPECT_EQ(decider.calls(l.id), 1) << l.id;
+  EXPECT_EQ(redeliveries.Value(), redeliveries_before);  // no record was handled twice
+  EXPECT_GE(queue_.revokes().size(), 1u);
+  EXPECT_EQ(queue_.backlog(options_.group), 0);
+}
+
+TEST_F(WorkerTest, AnAuctionThatKeepsThrowingIsRetriedThenRecordedFailedAndDeadLettered) {
+  ScriptedDecider decider;
+  options_.max_attempts = 3;
+  const Lead poison = produce_lead(1), fine = produce_lead(2);
+  decider.poison(poison.id);
+
+  auto worker = make_worker(decider);
+  worker->start();
+  ASSERT_TRUE(eventually([&] { return decided(poison.id) && decided(fine.id); }));
+  worker->stop();
+
+  EXPECT_EQ(store_.get_lead(poison.id)->distribution.status, DeliveryStatus::kFailed);
+  EXPECT_EQ(store_.get_lead(fine.id)->distribution.status, DeliveryStatus::kUnsold);
+  EXPECT_EQ(decider.calls(poison.id), 3);
+  std::vector<std::string> retry_keys;
+  for (const auto& r : queue_.records(options_.topics.retry)) retry_keys.push_back(r.key);
+  EXPECT_EQ(retry_keys, (std::vector<std::string>{poison.id + ":2", poison.id + ":3"}));
+  const auto dead = queue_.records(options_.topics.dead);
+  ASSERT_EQ(dead.size(), 1u);
+  EXPECT_EQ(dead[0].key, poison.id);
+  EXPECT_EQ(queue_.backlog(options_.group), 0);
+}
+
+}  // namespace
+}  // namespace leadflow::testing
