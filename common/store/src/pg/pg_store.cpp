@@ -13,24 +13,18 @@
 // (unnest), so a batch costs a few round trips, not one per row. Every libpq failure becomes a
 // StoreStatus here: integrity violations (SQLSTATE class 23) are kConflict, everything else is
 // kUnavailable. Internally failures are thrown as PgError and caught at the port: no exception
-// leaves this file.
+// leaves the adapter. The schema is in schema.cpp, the libpq wrapper in driver.hpp.
 
 #include "leadflow/store/pg_store.hpp"
 
-#include <libpq-fe.h>
-
 #include <algorithm>
 #include <atomic>
-#include <charconv>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <exception>
 #include <functional>
 #include <iterator>
-#include <limits>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -46,6 +40,9 @@
 #include "leadflow/domain/buyer.hpp"
 #include "leadflow/domain/lead_codec.hpp"
 #include "leadflow/base/log.hpp"
+#include "pg/driver.hpp"
+#include "pg/redact.hpp"
+#include "pg/schema.hpp"
 #include "rows.hpp"
 
 namespace leadflow {
@@ -53,660 +50,18 @@ namespace {
 
 using nlohmann::json;
 using namespace store_rows;  // the column lists and row readers shared with SQLite
-
-// ------------------------------------------------------------------------------------------------
-// Schema. Entry i is schema version i + 1, the same versions as the SQLite adapter's. Append
-// only: a released migration is never edited, because databases in the field have applied it.
-//
-// Every TEXT column holding an id is COLLATE "C": listings order by id and page with id < / >
-// cursors, and ids sort by time only in byte order (the database's own collation may be a
-// natural-language one). Times are BIGINT milliseconds, money BIGINT cents, flags BOOLEAN, JSON
-// documents TEXT (decoded by the adapter, as in SQLite).
-// ------------------------------------------------------------------------------------------------
-
-constexpr const char* kMigrations[] = {
-    // 1: the initial schema.
-    R"sql(
-CREATE TABLE sellers (
-  id          TEXT COLLATE "C" PRIMARY KEY,
-  name        TEXT NOT NULL,
-  active      BOOLEAN NOT NULL,
-  created_at  BIGINT NOT NULL
-);
-
-CREATE TABLE campaigns (
-  id                    TEXT COLLATE "C" PRIMARY KEY,
-  seller_id             TEXT COLLATE "C" NOT NULL REFERENCES sellers (id),
-  name                  TEXT NOT NULL,
-  vertical              TEXT NOT NULL,
-  active                BOOLEAN NOT NULL,
-  async_mode            BOOLEAN NOT NULL,
-  sync_timeout_ms       INTEGER NOT NULL,
-  rate_limit_per_minute INTEGER NOT NULL,
-  payout_fixed          BOOLEAN NOT NULL,
-  payout_value          BIGINT NOT NULL,
-  key_hash              TEXT NOT NULL UNIQUE,
-  key_hint              TEXT NOT NULL,
-  created_at            BIGINT NOT NULL
-);
-CREATE INDEX campaigns_by_seller ON campaigns (seller_id, id);
-
--- seller_id NULL: a key of the operator's own account.
-CREATE TABLE api_keys (
-  id          TEXT COLLATE "C" PRIMARY KEY,
-  seller_id   TEXT COLLATE "C" REFERENCES sellers (id),
-  name        TEXT NOT NULL,
-  plan        TEXT NOT NULL,
-  scopes      BIGINT NOT NULL,
-  key_hash    TEXT NOT NULL UNIQUE,
-  key_hint    TEXT NOT NULL,
-  created_at  BIGINT NOT NULL,
-  revoked_at  BIGINT NOT NULL DEFAULT 0
-);
-
--- doc holds the whole configuration (buyer_to_json); active and verticals (a JSON array) are
--- copied out of it so that listing can filter without decoding every document.
-CREATE TABLE buyers (
-  id          TEXT COLLATE "C" PRIMARY KEY,
-  active      BOOLEAN NOT NULL,
-  verticals   TEXT NOT NULL,
-  doc         TEXT NOT NULL,
-  created_at  BIGINT NOT NULL,
-  updated_at  BIGINT NOT NULL
-);
-
--- Bumped in the same transaction as every buyer change; workers reload when it moves.
-CREATE TABLE buyers_version (
-  id       INTEGER PRIMARY KEY CHECK (id = 1),
-  version  BIGINT NOT NULL
-);
-INSERT INTO buyers_version (id, version) VALUES (1, 0);
-
--- Leads reference no account by foreign key: a lead arrives from the queue after it was
--- acknowledged to the seller, and storing it must never fail on a reference.
-CREATE TABLE leads (
-  id                    TEXT COLLATE "C" PRIMARY KEY,
-  seller_id             TEXT COLLATE "C" NOT NULL,
-  campaign_id           TEXT COLLATE "C" NOT NULL,
-  api_key_id            TEXT COLLATE "C" NOT NULL,
-  surface               TEXT NOT NULL CHECK (surface IN ('api', 'campaign')),
-  first_name            TEXT NOT NULL,
-  last_name             TEXT NOT NULL,
-  email                 TEXT NOT NULL,
-  phone                 TEXT NOT NULL,
-  zip_code              TEXT NOT NULL,
-  zip4                  TEXT NOT NULL,
-  state                 TEXT NOT NULL,
-  vertical              TEXT NOT NULL,
-  source                TEXT NOT NULL,
-  landing_page          TEXT NOT NULL,
-  ip_address            TEXT NOT NULL,
-  user_agent            TEXT NOT NULL,
-  trustedform_cert_url  TEXT NOT NULL,
-  jornaya_leadid        TEXT NOT NULL,
-  tcpa_consent          BOOLEAN,
-  tcpa_consent_text     TEXT NOT NULL,
-  custom_fields         TEXT NOT NULL,
-  received_at           BIGINT NOT NULL,
-  sync_wait_ms          INTEGER NOT NULL,
-  status                TEXT NOT NULL DEFAULT 'pending' CHECK (status IN
-                          ('pending', 'delivered', 'unsold', 'duplicate', 'rejected', 'failed',
-                           'returned')),
-  buyer_id              TEXT COLLATE "C" NOT NULL DEFAULT '',
-  price_cents           BIGINT NOT NULL DEFAULT 0,
-  payout_cents          BIGINT NOT NULL DEFAULT 0,
-  buyer_lead_id         TEXT NOT NULL DEFAULT '',
-  reason                TEXT NOT NULL DEFAULT '',
-  decided_at            BIGINT NOT NULL DEFAULT 0,
-  attempts              TEXT NOT NULL DEFAULT '[]',
-  ineligible            TEXT NOT NULL DEFAULT '[]'
-);
--- Listing is newest first by id (ids sort by time), under one equality filter at a time.
-CREATE INDEX leads_by_seller   ON leads (seller_id, id);
-CREATE INDEX leads_by_status   ON leads (status, id);
-CREATE INDEX leads_by_vertical ON leads (vertical, id);
-CREATE INDEX leads_by_source   ON leads (source, id);
-CREATE INDEX leads_by_buyer    ON leads (buyer_id, id);
-CREATE INDEX leads_by_received ON leads (received_at);
--- Intake dedupe.
-CREATE INDEX leads_dup_email   ON leads (vertical, email, received_at);
-CREATE INDEX leads_dup_phone   ON leads (vertical, phone, received_at);
--- Campaign stats: covering, so the stats page never reads lead rows.
-CREATE INDEX leads_by_campaign ON leads (campaign_id, received_at, status, payout_cents);
-
--- One row per sale. Exclusive sales always use slot 0, so the primary key alone guarantees a
--- lead is sold once; shared sales (a later change) will use slots 0..N-1, still at most once
--- per buyer. email and phone are copied from the lead so that the per-buyer "already bought
--- this person" check is one index probe without a join.
-CREATE TABLE sales (
-  lead_id       TEXT COLLATE "C" NOT NULL REFERENCES leads (id),
-  slot          INTEGER NOT NULL DEFAULT 0,
-  buyer_id      TEXT COLLATE "C" NOT NULL,
-  price_cents   BIGINT NOT NULL,
-  payout_cents  BIGINT NOT NULL,
-  sold_at       BIGINT NOT NULL,
-  email         TEXT NOT NULL,
-  phone         TEXT NOT NULL,
-  PRIMARY KEY (lead_id, slot),
-  UNIQUE (lead_id, buyer_id)
-);
-CREATE INDEX sales_by_buyer       ON sales (buyer_id, sold_at);
-CREATE INDEX sales_by_buyer_email ON sales (buyer_id, email, sold_at);
-CREATE INDEX sales_by_buyer_phone ON sales (buyer_id, phone, sold_at);
-
-CREATE TABLE post_intents (
-  lead_id      TEXT COLLATE "C" PRIMARY KEY REFERENCES leads (id),
-  buyer_id     TEXT COLLATE "C" NOT NULL,
-  price_cents  BIGINT NOT NULL,
-  ping_id      TEXT NOT NULL,
-  at           BIGINT NOT NULL
-);
-
--- Surface B posts that failed validation, counted per campaign per hour (the lead itself is never
--- stored).
-CREATE TABLE invalid_counts (
-  campaign_id  TEXT COLLATE "C" NOT NULL,
-  hour_start   BIGINT NOT NULL,
-  count        BIGINT NOT NULL,
-  PRIMARY KEY (campaign_id, hour_start)
-);
-)sql",
-    // 2: Idempotency-Key claims and answers (POST /v1/leads), kept 24 hours.
-    R"sql(
-CREATE TABLE idempotency_keys (
-  scope         TEXT COLLATE "C" NOT NULL,
-  key           TEXT COLLATE "C" NOT NULL,
-  request_hash  TEXT NOT NULL,
-  lead_id       TEXT COLLATE "C" NOT NULL,
-  status        INTEGER NOT NULL,
-  response      TEXT NOT NULL,
-  created_at    BIGINT NOT NULL,
-  PRIMARY KEY (scope, key)
-);
-CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at);
-)sql",
-    // 3: cap reservations count a buyer's open post intents; shared rate-limit buckets.
-    R"sql(
-CREATE INDEX post_intents_by_buyer ON post_intents (buyer_id, at);
-
-CREATE TABLE rate_buckets (
-  key          TEXT COLLATE "C" PRIMARY KEY,
-  tokens       DOUBLE PRECISION NOT NULL,
-  refilled_at  BIGINT NOT NULL,
-  day          BIGINT NOT NULL,
-  day_count    BIGINT NOT NULL
-);
-)sql",
-};
+using namespace pg;          // the libpq wrapper (driver.hpp)
 
 constexpr std::int64_t kHourMs = 3'600'000;
 // Serialises migrate() across processes ("leadflow" in ASCII); transaction-scoped, so a process
 // that dies mid-migration releases it with its connection.
 constexpr std::int64_t kMigrationLockKey = 0x6c656164666c6f77;
-// A caller waits this long for a free connection before the call answers kUnavailable.
-constexpr auto kAcquireTimeout = std::chrono::seconds(30);
 // libpq settings bounding every wait on a dead server or network: keepalives find a silent peer
 // within about a minute of idleness, tcp_user_timeout fails a send the peer never acknowledges.
 constexpr const char* kKeepalivesIdleS = "30";
 constexpr const char* kKeepalivesIntervalS = "10";
 constexpr const char* kKeepalivesCount = "3";
 constexpr const char* kTcpUserTimeoutMs = "15000";
-
-
-// ------------------------------------------------------------------------------------------------
-// Secrets
-// ------------------------------------------------------------------------------------------------
-
-/// The spellings of the password in `conninfo`: as written in a URL (percent-encoded) and as
-/// libpq decodes it. Messages are scrubbed of both before they are logged or returned.
-std::vector<std::string> password_forms(const std::string& conninfo) {
-  std::vector<std::string> forms;
-  const auto scheme_end = conninfo.find("://");
-  if (scheme_end != std::string::npos) {
-    const std::string_view rest = std::string_view(conninfo).substr(scheme_end + 3);
-    const std::string_view authority = rest.substr(0, rest.find_first_of("/?"));
-    const auto at = authority.rfind('@');
-    if (at != std::string_view::npos) {
-      const std::string_view userinfo = authority.substr(0, at);
-      const auto colon = userinfo.find(':');
-      if (colon != std::string_view::npos && colon + 1 < userinfo.size())
-        forms.emplace_back(userinfo.substr(colon + 1));
-    }
-  }
-  char* parse_error = nullptr;
-  if (PQconninfoOption* options = PQconninfoParse(conninfo.c_str(), &parse_error)) {
-    for (PQconninfoOption* o = options; o->keyword != nullptr; ++o)
-      if (std::string_view(o->keyword) == "password" && o->val != nullptr && *o->val != '\0')
-        forms.emplace_back(o->val);
-    PQconninfoFree(options);
-  }
-  if (parse_error != nullptr) PQfreemem(parse_error);
-  return forms;
-}
-
-std::string redact(std::string message, const std::vector<std::string>& secrets) {
-  for (const std::string& secret : secrets) {
-    if (secret.empty()) continue;
-    for (auto pos = message.find(secret); pos != std::string::npos;
-         pos = message.find(secret, pos + 3))
-      message.replace(pos, secret.size(), "***");
-  }
-  // libpq ends its messages with a newline and indents continuation lines; a log field is one line.
-  std::replace(message.begin(), message.end(), '\n', ' ');
-  std::replace(message.begin(), message.end(), '\t', ' ');
-  while (!message.empty() && message.back() == ' ') message.pop_back();
-  return message;
-}
-
-// ------------------------------------------------------------------------------------------------
-// Parameters and results
-// ------------------------------------------------------------------------------------------------
-
-/// PostgreSQL text cannot hold NUL; libpq would cut a C string there (and an array literal would
-/// break). Dropping the byte keeps the rest of the value.
-std::string without_nul(std::string_view v) {
-  std::string s(v);
-  std::erase(s, '\0');
-  return s;
-}
-
-std::string format_double(double v) {
-  char buf[64];
-  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);  // shortest exact form
-  return ec == std::errc() ? std::string(buf, end) : std::string("0");
-}
-
-/// The text-format parameters of one statement, in order ($1, $2, ...). Values are copied.
-class Params {
- public:
-  Params& add(std::string_view v) {
-    values_.push_back(without_nul(v));
-    nulls_.push_back(false);
-    return *this;
-  }
-  Params& add(const std::string& v) { return add(std::string_view(v)); }
-  Params& add(const char* v) { return add(std::string_view(v)); }
-  Params& add(std::int64_t v) { return add(std::to_string(v)); }
-  Params& add(int v) { return add(static_cast<std::int64_t>(v)); }
-  Params& add(bool v) { return add(v ? "t" : "f"); }
-  Params& add(double v) { return add(format_double(v)); }
-  Params& add_null() {
-    values_.emplace_back();
-    nulls_.push_back(true);
-    return *this;
-  }
-  /// "" as SQL NULL (optional references).
-  Params& add_or_null(std::string_view v) { return v.empty() ? add_null() : add(v); }
-
-  int size() const { return static_cast<int>(values_.size()); }
-  /// The value pointers libpq takes; valid while this object is unchanged.
-  std::vector<const char*> pointers() const {
-    std::vector<const char*> p(values_.size());
-    for (std::size_t i = 0; i < values_.size(); ++i)
-      p[i] = nulls_[i] ? nullptr : values_[i].c_str();
-    return p;
-  }
-
- private:
-  std::vector<std::string> values_;
-  std::vector<bool> nulls_;
-};
-
-/// Builds the text form of a one-dimensional array parameter ({"a","b",NULL} / {1,2}), for
-/// statements that take a whole batch as arrays and unnest them.
-class ArrayText {
- public:
-  ArrayText& add(std::string_view v) {
-    sep();
-    text_ += '"';
-    for (char ch : v) {
-      if (ch == '\0') continue;
-      if (ch == '"' || ch == '\\') text_ += '\\';
-      text_ += ch;
-    }
-    text_ += '"';
-    return *this;
-  }
-  ArrayText& add(std::int64_t v) {
-    sep();
-    text_ += std::to_string(v);
-    return *this;
-  }
-  ArrayText& add(int v) { return add(static_cast<std::int64_t>(v)); }
-  ArrayText& add(bool v) {
-    sep();
-    text_ += v ? 't' : 'f';
-    return *this;
-  }
-  ArrayText& add_null() {
-    sep();
-    text_ += "NULL";
-    return *this;
-  }
-  std::string str() const { return text_ + '}'; }
-
- private:
-  void sep() {
-    if (text_.size() > 1) text_ += ',';
-  }
-  std::string text_ = "{";
-};
-
-/// A failed libpq call, thrown inside this file and translated at the port (see PgStore::run).
-struct PgError : std::exception {
-  std::string sqlstate;
-  std::string message;
-  bool connection_lost = false;
-
-  const char* what() const noexcept override { return message.c_str(); }
-  /// SQLSTATE class 23: unique, foreign key, check and not-null violations.
-  bool integrity_violation() const { return sqlstate.starts_with("23"); }
-};
-
-/// One result, owned.
-class Result {
- public:
-  explicit Result(PGresult* r) : r_(r) {}
-  Result(Result&& o) noexcept : r_(std::exchange(o.r_, nullptr)) {}
-  Result& operator=(Result&&) = delete;
-  ~Result() {
-    if (r_ != nullptr) PQclear(r_);
-  }
-
-  int rows() const { return PQntuples(r_); }
-  std::string text(int row, int col) const {
-    return std::string(PQgetvalue(r_, row, col),
-                       static_cast<std::size_t>(PQgetlength(r_, row, col)));
-  }
-  bool is_null(int row, int col) const { return PQgetisnull(r_, row, col) != 0; }
-  std::int64_t int64(int row, int col) const {
-    const char* v = PQgetvalue(r_, row, col);
-    std::int64_t out = 0;
-    std::from_chars(v, v + PQgetlength(r_, row, col), out);
-    return out;
-  }
-  double real(int row, int col) const {
-    const char* v = PQgetvalue(r_, row, col);
-    double out = 0;
-    std::from_chars(v, v + PQgetlength(r_, row, col), out);
-    return out;
-  }
-  bool boolean(int row, int col) const { return PQgetvalue(r_, row, col)[0] == 't'; }
-
- private:
-  PGresult* r_;
-};
-
-/// One row of a Result, so the row codecs below read like the SQLite adapter's.
-struct Row {
-  const Result& r;
-  int row;
-  std::string text(int col) const { return r.text(row, col); }
-  std::int64_t int64(int col) const { return r.int64(row, col); }
-  int int32(int col) const { return static_cast<int>(r.int64(row, col)); }
-  bool boolean(int col) const { return r.boolean(row, col); }
-  bool is_null(int col) const { return r.is_null(row, col); }
-};
-
-// ------------------------------------------------------------------------------------------------
-// Connections
-// ------------------------------------------------------------------------------------------------
-
-/// Whether a statement changes data. A call whose connection breaks may be retried on another
-/// only if nothing it sent could have been committed: reads and anything inside a transaction
-/// not yet committed (the server rolls back a transaction whose connection is gone).
-enum class Effect { kRead, kWrite };
-
-/// How to connect: libpq keywords and values, the caller's conninfo last (expanded), so that
-/// settings named in the URL override the defaults before it.
-struct ConnectSettings {
-  std::vector<std::string> keywords;
-  std::vector<std::string> values;
-  // Password spellings to scrub from messages; shared with every connection made.
-  std::shared_ptr<const std::vector<std::string>> secrets;
-};
-
-/// One libpq connection. Not thread-safe: one thread uses it at a time, leased from the pool.
-class Connection {
- public:
-  Connection(const Connection&) = delete;
-  Connection& operator=(const Connection&) = delete;
-  ~Connection() { PQfinish(conn_); }
-
-  /// A connected connection, or nullptr with `error` set (password scrubbed).
-  static std::unique_ptr<Connection> open(const ConnectSettings& settings, std::string& error) {
-    std::vector<const char*> keywords, values;
-    for (const auto& k : settings.keywords) keywords.push_back(k.c_str());
-    for (const auto& v : settings.values) values.push_back(v.c_str());
-    keywords.push_back(nullptr);
-    values.push_back(nullptr);
-    PGconn* conn = PQconnectdbParams(keywords.data(), values.data(), /*expand_dbname=*/1);
-    if (conn == nullptr) {
-      error = "out of memory";
-      return nullptr;
-    }
-    std::unique_ptr<Connection> c(new Connection(conn, settings.secrets));
-    if (PQstatus(conn) != CONNECTION_OK) {
-      error = redact(PQerrorMessage(conn), *settings.secrets);
-      return nullptr;
-    }
-    // NOTICEs ("relation already exists, skipping") would go to stderr, outside the log format.
-    PQsetNoticeProcessor(conn, [](void*, const char*) {}, nullptr);
-    return c;
-  }
-
-  /// Runs one parameterised statement; throws PgError on failure.
-  Result exec(const char* sql, const Params& params, Effect effect) {
-    note_send(effect);
-    const auto values = params.pointers();
-    return check(PQexecParams(conn_, sql, params.size(), nullptr, values.data(), nullptr,
-                              nullptr, /*resultFormat=*/0));
-  }
-  Result exec(const char* sql, Effect effect) { return exec(sql, Params{}, effect); }
-  /// Runs statements without parameters, several allowed (migrations, BEGIN, COMMIT).
-  Result exec_script(const char* sql, Effect effect) {
-    note_send(effect);
-    return check(PQexec(conn_, sql));
-  }
-
-  /// Usable for another call: connected and not found broken by an earlier one.
-  bool usable() const { return !broken_ && PQstatus(conn_) == CONNECTION_OK; }
-  /// usable(), after reading whatever the server sent while the connection was idle, without
-  /// blocking (libpq sockets are non-blocking): a backend ended by a server restart or
-  /// pg_terminate_backend leaves its FATAL message and end-of-stream there, so its connection
-  /// is replaced before a call fails on it.
-  bool alive() {
-    if (!usable()) return false;
-    if (PQconsumeInput(conn_) == 0) broken_ = true;
-    return usable();
-  }
-  bool in_transaction() const { return PQtransactionStatus(conn_) != PQTRANS_IDLE; }
-
-  /// The pool's generation when this connection was opened (see ConnectionPool).
-  std::uint64_t generation() const { return generation_; }
-  void set_generation(std::uint64_t g) { generation_ = g; }
-
-  /// Starts a call: nothing sent yet that could have committed.
-  void start_call() { committed_something_ = false; }
-  /// Something sent by this call may have been committed; it must not be retried.
-  bool maybe_committed() const { return committed_something_; }
-  /// For steps with effects outside the database (a caller's callback that must run once).
-  void mark_not_retryable() { committed_something_ = true; }
-
-  /// Rolls back an open transaction, quietly; false if the connection must be dropped.
-  bool reset_transaction() noexcept {
-    if (!usable()) return false;
-    if (!in_transaction()) return true;
-    if (PGresult* r = PQexec(conn_, "ROLLBACK")) PQclear(r);
-    return usable() && !in_transaction();
-  }
-
- private:
-  Connection(PGconn* conn, std::shared_ptr<const std::vector<std::string>> secrets)
-      : conn_(conn), secrets_(std::move(secrets)) {}
-
-  void note_send(Effect effect) {
-    if (effect == Effect::kWrite && !in_transaction()) committed_something_ = true;
-  }
-
-  Result check(PGresult* r) {
-    Result result(r);
-    const ExecStatusType status = r != nullptr ? PQresultStatus(r) : PGRES_FATAL_ERROR;
-    if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return result;
-    PgError e;
-    if (r != nullptr) {
-      if (const char* s = PQresultErrorField(r, PG_DIAG_SQLSTATE)) e.sqlstate = s;
-      if (const char* m = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY)) e.message = m;
-    }
-    if (e.message.empty()) e.message = PQerrorMessage(conn_);
-    e.message = redact(std::move(e.message), *secrets_);
-    // 08: connection exceptions; 57P01-57P03: the server is shutting down or restarting.
-    e.connection_lost = PQstatus(conn_) != CONNECTION_OK || e.sqlstate.starts_with("08") ||
-                        e.sqlstate == "57P01" || e.sqlstate == "57P02" ||
-                        e.sqlstate == "57P03";
-    if (e.connection_lost) broken_ = true;
-    throw e;
-  }
-
-  PGconn* conn_;
-  std::shared_ptr<const std::vector<std::string>> secrets_;
-  std::uint64_t generation_ = 0;
-  bool broken_ = false;
-  bool committed_something_ = false;
-};
-
-/// A transaction on one connection: BEGIN now, ROLLBACK on scope exit unless committed.
-class Transaction {
- public:
-  explicit Transaction(Connection& conn) : conn_(conn) {
-    conn_.exec_script("BEGIN", Effect::kRead);
-  }
-  Transaction(const Transaction&) = delete;
-  Transaction& operator=(const Transaction&) = delete;
-  ~Transaction() {
-    if (!committed_) conn_.reset_transaction();
-  }
-  void commit() {
-    // From here the outcome is unknown if the connection breaks: never retried.
-    conn_.mark_not_retryable();
-    committed_ = true;
-    conn_.exec_script("COMMIT", Effect::kWrite);
-  }
-
- private:
-  Connection& conn_;
-  bool committed_ = false;
-};
-
-/// A bounded pool of connections, opened lazily and lent to one thread at a time. A broken
-/// connection is dropped when it comes back, and a new one is opened on a later demand. One lost
-/// connection usually means the server restarted and every other one is gone too (their sockets
-/// may not show it yet), so it also retires every connection opened before it: the pool moves to
-/// a new generation. Thread-safe.
-class ConnectionPool {
- public:
-  class Lease {
-   public:
-    Lease() = default;
-    Lease(ConnectionPool* pool, std::unique_ptr<Connection> conn)
-        : pool_(pool), conn_(std::move(conn)) {}
-    Lease(Lease&& o) noexcept = default;
-    Lease& operator=(Lease&&) = delete;
-    ~Lease() {
-      if (conn_) pool_->give_back(std::move(conn_));
-    }
-    explicit operator bool() const { return conn_ != nullptr; }
-    Connection& operator*() const { return *conn_; }
-    Connection* operator->() const { return conn_.get(); }
-
-   private:
-    ConnectionPool* pool_ = nullptr;
-    std::unique_ptr<Connection> conn_;
-  };
-
-  ConnectionPool(ConnectSettings settings, std::size_t size)
-      : settings_(std::move(settings)), size_(std::max<std::size_t>(size, 1)) {}
-
-  /// Adds a connection opened elsewhere (the one open_pg_store checked the server with).
-  void adopt(std::unique_ptr<Connection> conn) {
-    std::lock_guard lock(mu_);
-    ++opened_;
-    free_.push_back(std::move(conn));
-  }
-
-  /// A usable connection, waiting while all are lent; an empty lease when none can be had (the
-  /// server is unreachable, or every connection stayed busy for kAcquireTimeout).
-  Lease acquire() {
-    std::unique_ptr<Connection> stale;
-    std::uint64_t generation = 0;
-    {
-      std::unique_lock lock(mu_);
-      if (!cv_.wait_for(lock, kAcquireTimeout,
-                        [&] { return !free_.empty() || opened_ < size_; })) {
-        log(LogLevel::kError, "store_unavailable",
-            {{"op", "acquire"}, {"detail", "every connection stayed busy"}});
-        return {};
-      }
-      if (!free_.empty()) {
-        auto conn = std::move(free_.back());
-        free_.pop_back();
-        if (conn->generation() == generation_ && conn->alive()) return Lease(this, std::move(conn));
-        stale = std::move(conn);  // its slot is reused for a new connection below
-      } else {
-        ++opened_;
-      }
-      generation = generation_;
-    }
-    stale.reset();  // PQfinish outside the lock
-    std::string error;
-    auto conn = Connection::open(settings_, error);
-    if (!conn) {
-      {
-        std::lock_guard lock(mu_);
-        --opened_;
-      }
-      cv_.notify_one();
-      // Logged once per outage, not once per call while the server is down.
-      if (!down_.exchange(true))
-        log(LogLevel::kError, "store_unavailable", {{"op", "connect"}, {"detail", error}});
-      return {};
-    }
-    if (down_.exchange(false)) log(LogLevel::kInfo, "store_reconnected", {});
-    conn->set_generation(generation);
-    return Lease(this, std::move(conn));
-  }
-
- private:
-  void give_back(std::unique_ptr<Connection> conn) {
-    const bool healthy = conn->reset_transaction();
-    std::vector<std::unique_ptr<Connection>> retired;  // closed outside the lock
-    {
-      std::lock_guard lock(mu_);
-      if (!healthy && conn->generation() == generation_) {
-        ++generation_;
-        retired = std::move(free_);
-        free_.clear();
-        opened_ -= retired.size();
-      }
-      if (healthy && conn->generation() == generation_) {
-        free_.push_back(std::move(conn));
-      } else {
-        retired.push_back(std::move(conn));
-        --opened_;
-      }
-    }
-    cv_.notify_all();
-  }
-
-  const ConnectSettings settings_;
-  const std::size_t size_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<std::unique_ptr<Connection>> free_;
-  std::size_t opened_ = 0;
-  std::uint64_t generation_ = 0;
-  std::atomic<bool> down_{false};
-};
 
 // ------------------------------------------------------------------------------------------------
 // The store
@@ -715,12 +70,12 @@ class ConnectionPool {
 /// The PostgreSQL Store. Thread-safe: every call leases a connection from the pool; several
 /// processes may share one database (atomicity comes from transactions, row locks and advisory
 /// locks, never from in-process mutexes).
-class PgStore final : public Store {
+class PgStore final : public Store, private PgCalls {
  public:
   explicit PgStore(ConnectSettings settings, std::size_t pool_size)
-      : pool_(std::move(settings), pool_size) {}
+      : PgCalls(std::move(settings), pool_size) {}
 
-  ConnectionPool& pool() { return pool_; }
+  using PgCalls::pool;
 
   // --- schema -----------------------------------------------------------------------------------
 
@@ -736,7 +91,7 @@ class PgStore final : public Store {
       const std::int64_t current =
           c.exec("SELECT COALESCE(MAX(version), 0) FROM schema_migrations", Effect::kRead)
               .int64(0, 0);
-      const auto latest = static_cast<std::int64_t>(std::size(kMigrations));
+      const auto latest = static_cast<std::int64_t>(migrations().size());
       if (current > latest) {
         // A newer binary migrated this database; running old code on it could corrupt data.
         log(LogLevel::kError, "store_schema_too_new",
@@ -744,7 +99,7 @@ class PgStore final : public Store {
         return StoreStatus::kUnavailable;
       }
       for (std::int64_t v = current + 1; v <= latest; ++v) {
-        c.exec_script(kMigrations[v - 1], Effect::kRead);  // inside the transaction
+        c.exec_script(migrations()[v - 1].sql, Effect::kRead);  // inside the transaction
         c.exec("INSERT INTO schema_migrations (version, applied_at)"
                " VALUES ($1, (EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::BIGINT)",
                Params().add(v), Effect::kWrite);
@@ -1434,74 +789,6 @@ class PgStore final : public Store {
     return h * kHourMs;
   }
 
-  /// Runs `body` on a leased connection and translates every failure into `fallback` (or
-  /// kConflict for an integrity violation of a call answering a StoreStatus), logged without
-  /// SQL or values. A call whose connection turned out dead is retried once on a new one if
-  /// nothing it sent can have been committed.
-  template <class R, class Body>
-  R run(const char* op, R fallback, Body&& body) noexcept {
-    try {
-      for (int attempt = 0;; ++attempt) {
-        auto lease = pool_.acquire();
-        if (!lease) return fallback;
-        try {
-          lease->start_call();
-          return body(*lease);
-        } catch (const PgError& e) {
-          if (e.connection_lost && attempt == 0 && !lease->maybe_committed()) {
-            log(LogLevel::kWarn, "store_retry", {{"op", op}, {"detail", e.message}});
-            continue;  // the lease drops the dead connection on its way back
-          }
-          if (e.integrity_violation()) {
-            if (log_enabled(LogLevel::kDebug))
-              log(LogLevel::kDebug, "store_conflict", {{"op", op}, {"code", e.sqlstate}});
-            if constexpr (std::is_same_v<R, StoreStatus>) return StoreStatus::kConflict;
-            return fallback;
-          }
-          log(LogLevel::kError, "store_unavailable",
-              {{"op", op}, {"code", e.sqlstate}, {"detail", e.message}});
-          return fallback;
-        }
-      }
-    } catch (const std::exception& e) {
-      try {
-        log(LogLevel::kError, "store_unavailable", {{"op", op}, {"detail", e.what()}});
-      } catch (...) {
-      }
-    } catch (...) {
-    }
-    return fallback;
-  }
-
-  /// One writing statement in autocommit mode.
-  StoreStatus write(const char* op, const char* sql, const Params& params) {
-    return run(op, StoreStatus::kUnavailable, [&](Connection& c) {
-      c.exec(sql, params, Effect::kWrite);
-      return StoreStatus::kOk;
-    });
-  }
-
-  template <class T, class Read>
-  std::optional<T> read_one(const char* op, const char* sql, const Params& params, Read&& read) {
-    return run(op, std::optional<T>{}, [&](Connection& c) -> std::optional<T> {
-      const Result r = c.exec(sql, params, Effect::kRead);
-      if (r.rows() == 0) return std::nullopt;
-      return read(Row{r, 0});
-    });
-  }
-
-  template <class T, class Read>
-  std::vector<T> read_all(const char* op, const char* sql, const Params& params, Read&& read) {
-    return run(op, std::vector<T>{}, [&](Connection& c) {
-      const Result r = c.exec(sql, params, Effect::kRead);
-      std::vector<T> out;
-      out.reserve(static_cast<std::size_t>(r.rows()));
-      for (int i = 0; i < r.rows(); ++i) out.push_back(read(Row{r, i}));
-      return out;
-    });
-  }
-
-  ConnectionPool pool_;
   std::atomic<std::int64_t> last_buyers_version_{0};
 };
 

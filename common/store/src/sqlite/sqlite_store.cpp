@@ -4,11 +4,10 @@
 // serialising in-process avoids busy-waiting on the file lock), and a small pool of readers that
 // WAL lets run beside the writer. Every connection caches its prepared statements. Every SQLite
 // failure becomes a StoreStatus here: constraint violations are kConflict, everything else
-// (busy, I/O, corruption, a missing schema) is kUnavailable. No exception leaves this file.
+// (busy, I/O, corruption, a missing schema) is kUnavailable. No exception leaves the adapter.
+// The schema is in schema.cpp, the SQLite wrapper in driver.hpp.
 
 #include "leadflow/store/sqlite_store.hpp"
-
-#include <sqlite3.h>
 
 #include <algorithm>
 #include <atomic>
@@ -31,513 +30,18 @@
 #include "leadflow/domain/lead_codec.hpp"
 #include "leadflow/base/log.hpp"
 #include "rows.hpp"
+#include "sqlite/driver.hpp"
+#include "sqlite/schema.hpp"
 
 namespace leadflow {
 namespace {
 
 using nlohmann::json;
 using namespace store_rows;  // the column lists and row readers shared with PostgreSQL
-
-// ------------------------------------------------------------------------------------------------
-// Schema. Entry i is schema version i + 1. Append only: a released migration is never edited,
-// because databases in the field have already applied it.
-// ------------------------------------------------------------------------------------------------
-
-constexpr const char* kMigrations[] = {
-    // 1: the initial schema.
-    R"sql(
-CREATE TABLE sellers (
-  id          TEXT PRIMARY KEY,
-  name        TEXT NOT NULL,
-  active      INTEGER NOT NULL,
-  created_at  INTEGER NOT NULL
-);
-
-CREATE TABLE campaigns (
-  id                    TEXT PRIMARY KEY,
-  seller_id             TEXT NOT NULL REFERENCES sellers (id),
-  name                  TEXT NOT NULL,
-  vertical              TEXT NOT NULL,
-  active                INTEGER NOT NULL,
-  async_mode            INTEGER NOT NULL,
-  sync_timeout_ms       INTEGER NOT NULL,
-  rate_limit_per_minute INTEGER NOT NULL,
-  payout_fixed          INTEGER NOT NULL,
-  payout_value          INTEGER NOT NULL,
-  key_hash              TEXT NOT NULL UNIQUE,
-  key_hint              TEXT NOT NULL,
-  created_at            INTEGER NOT NULL
-);
-CREATE INDEX campaigns_by_seller ON campaigns (seller_id, id);
-
--- seller_id NULL: a key of the operator's own account.
-CREATE TABLE api_keys (
-  id          TEXT PRIMARY KEY,
-  seller_id   TEXT REFERENCES sellers (id),
-  name        TEXT NOT NULL,
-  plan        TEXT NOT NULL,
-  scopes      INTEGER NOT NULL,
-  key_hash    TEXT NOT NULL UNIQUE,
-  key_hint    TEXT NOT NULL,
-  created_at  INTEGER NOT NULL,
-  revoked_at  INTEGER NOT NULL DEFAULT 0
-);
-
--- doc holds the whole configuration (buyer_to_json); active and verticals are copied out of it
--- so that listing can filter without decoding every document.
-CREATE TABLE buyers (
-  id          TEXT PRIMARY KEY,
-  active      INTEGER NOT NULL,
-  verticals   TEXT NOT NULL,
-  doc         TEXT NOT NULL,
-  created_at  INTEGER NOT NULL,
-  updated_at  INTEGER NOT NULL
-);
-
--- Bumped in the same transaction as every buyer change; workers reload when it moves.
-CREATE TABLE buyers_version (
-  id       INTEGER PRIMARY KEY CHECK (id = 1),
-  version  INTEGER NOT NULL
-);
-INSERT INTO buyers_version (id, version) VALUES (1, 0);
-
--- Leads reference no account by foreign key: a lead arrives from the queue after it was
--- acknowledged to the seller, and storing it must never fail on a reference.
-CREATE TABLE leads (
-  id                    TEXT PRIMARY KEY,
-  seller_id             TEXT NOT NULL,
-  campaign_id           TEXT NOT NULL,
-  api_key_id            TEXT NOT NULL,
-  surface               TEXT NOT NULL CHECK (surface IN ('api', 'campaign')),
-  first_name            TEXT NOT NULL,
-  last_name             TEXT NOT NULL,
-  email                 TEXT NOT NULL,
-  phone                 TEXT NOT NULL,
-  zip_code              TEXT NOT NULL,
-  zip4                  TEXT NOT NULL,
-  state                 TEXT NOT NULL,
-  vertical              TEXT NOT NULL,
-  source                TEXT NOT NULL,
-  landing_page          TEXT NOT NULL,
-  ip_address            TEXT NOT NULL,
-  user_agent            TEXT NOT NULL,
-  trustedform_cert_url  TEXT NOT NULL,
-  jornaya_leadid        TEXT NOT NULL,
-  tcpa_consent          INTEGER,
-  tcpa_consent_text     TEXT NOT NULL,
-  custom_fields         TEXT NOT NULL,
-  received_at           INTEGER NOT NULL,
-  sync_wait_ms          INTEGER NOT NULL,
-  status                TEXT NOT NULL DEFAULT 'pending' CHECK (status IN
-                          ('pending', 'delivered', 'unsold', 'duplicate', 'rejected', 'failed',
-                           'returned')),
-  buyer_id              TEXT NOT NULL DEFAULT '',
-  price_cents           INTEGER NOT NULL DEFAULT 0,
-  payout_cents          INTEGER NOT NULL DEFAULT 0,
-  buyer_lead_id         TEXT NOT NULL DEFAULT '',
-  reason                TEXT NOT NULL DEFAULT '',
-  decided_at            INTEGER NOT NULL DEFAULT 0,
-  attempts              TEXT NOT NULL DEFAULT '[]',
-  ineligible            TEXT NOT NULL DEFAULT '[]'
-);
--- Listing is newest first by id (ids sort by time), under one equality filter at a time.
-CREATE INDEX leads_by_seller   ON leads (seller_id, id);
-CREATE INDEX leads_by_status   ON leads (status, id);
-CREATE INDEX leads_by_vertical ON leads (vertical, id);
-CREATE INDEX leads_by_source   ON leads (source, id);
-CREATE INDEX leads_by_buyer    ON leads (buyer_id, id);
-CREATE INDEX leads_by_received ON leads (received_at);
--- Intake dedupe.
-CREATE INDEX leads_dup_email   ON leads (vertical, email, received_at);
-CREATE INDEX leads_dup_phone   ON leads (vertical, phone, received_at);
--- Campaign stats: covering, so the stats page never reads lead rows.
-CREATE INDEX leads_by_campaign ON leads (campaign_id, received_at, status, payout_cents);
-
--- One row per sale. Exclusive sales always use slot 0, so the primary key alone guarantees a
--- lead is sold once; shared sales (a later change) will use slots 0..N-1, still at most once
--- per buyer. email and phone are copied from the lead so that the per-buyer "already bought
--- this person" check, run for every lead and buyer, is one index probe without a join.
-CREATE TABLE sales (
-  lead_id       TEXT NOT NULL REFERENCES leads (id),
-  slot          INTEGER NOT NULL DEFAULT 0,
-  buyer_id      TEXT NOT NULL,
-  price_cents   INTEGER NOT NULL,
-  payout_cents  INTEGER NOT NULL,
-  sold_at       INTEGER NOT NULL,
-  email         TEXT NOT NULL,
-  phone         TEXT NOT NULL,
-  PRIMARY KEY (lead_id, slot),
-  UNIQUE (lead_id, buyer_id)
-);
-CREATE INDEX sales_by_buyer       ON sales (buyer_id, sold_at);
-CREATE INDEX sales_by_buyer_email ON sales (buyer_id, email, sold_at);
-CREATE INDEX sales_by_buyer_phone ON sales (buyer_id, phone, sold_at);
-
-CREATE TABLE post_intents (
-  lead_id      TEXT PRIMARY KEY REFERENCES leads (id),
-  buyer_id     TEXT NOT NULL,
-  price_cents  INTEGER NOT NULL,
-  ping_id      TEXT NOT NULL,
-  at           INTEGER NOT NULL
-);
-
--- Surface B posts that failed validation, counted per campaign per hour (the lead itself is never
--- stored). Hourly rather than daily buckets keep "24h" and local-midnight "today" windows exact
--- to the hour.
-CREATE TABLE invalid_counts (
-  campaign_id  TEXT NOT NULL,
-  hour_start   INTEGER NOT NULL,
-  count        INTEGER NOT NULL,
-  PRIMARY KEY (campaign_id, hour_start)
-);
-)sql",
-    // 2: Idempotency-Key claims and answers (POST /v1/leads), kept 24 hours.
-    R"sql(
-CREATE TABLE idempotency_keys (
-  scope         TEXT NOT NULL,
-  key           TEXT NOT NULL,
-  request_hash  TEXT NOT NULL,
-  lead_id       TEXT NOT NULL,
-  status        INTEGER NOT NULL,
-  response      TEXT NOT NULL,
-  created_at    INTEGER NOT NULL,
-  PRIMARY KEY (scope, key)
-);
-CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at);
-)sql",
-    // 3: cap reservations count a buyer's open post intents; shared rate-limit buckets
-    // (scale-out: several ingest processes share one limit per key).
-    R"sql(
-CREATE INDEX post_intents_by_buyer ON post_intents (buyer_id, at);
-
-CREATE TABLE rate_buckets (
-  key          TEXT PRIMARY KEY,
-  tokens       REAL NOT NULL,
-  refilled_at  INTEGER NOT NULL,
-  day          INTEGER NOT NULL,
-  day_count    INTEGER NOT NULL
-);
-)sql",
-};
+using namespace sqlite;      // the SQLite wrapper (driver.hpp)
 
 constexpr std::int64_t kHourMs = 3'600'000;
 constexpr std::size_t kReaderPoolSize = 4;
-constexpr int kBusyTimeoutMs = 5000;
-// Negative cache sizes are KiB: 64 MiB for the writer, 16 MiB per reader.
-constexpr const char* kWriterCacheSize = "PRAGMA cache_size = -65536";
-constexpr const char* kReaderCacheSize = "PRAGMA cache_size = -16384";
-
-// ------------------------------------------------------------------------------------------------
-// Connections and statements
-// ------------------------------------------------------------------------------------------------
-
-struct StringHash {
-  using is_transparent = void;
-  std::size_t operator()(std::string_view s) const noexcept {
-    return std::hash<std::string_view>{}(s);
-  }
-};
-
-/// One SQLite connection with its cache of prepared statements. Not thread-safe: one thread uses
-/// it at a time (the writer under the store's mutex, a reader while leased from the pool).
-class Connection {
- public:
-  Connection(const Connection&) = delete;
-  Connection& operator=(const Connection&) = delete;
-
-  /// Opens `path` as the writer (creating the file, switching it to WAL) or as a reader.
-  static std::unique_ptr<Connection> open(const std::string& path, bool writer,
-                                          std::string& error) {
-    sqlite3* db = nullptr;
-    const int flags =
-        SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (writer ? SQLITE_OPEN_CREATE : 0);
-    int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
-    std::unique_ptr<Connection> conn(new Connection(db));  // closes db on every exit
-    if (rc != SQLITE_OK) {
-      error = "cannot open SQLite database '" + path + "': " + sqlite3_errstr(rc);
-      return nullptr;
-    }
-    sqlite3_extended_result_codes(db, 1);
-    sqlite3_busy_timeout(db, kBusyTimeoutMs);
-    if (writer) {
-      // journal_mode answers with the mode in force; anything but "wal" means WAL is unavailable
-      // here (e.g. a file system without shared memory), and the reader pool would block.
-      std::string mode;
-      rc = conn->pragma("PRAGMA journal_mode = WAL", &mode);
-      if (rc == SQLITE_OK && mode != "wal") {
-        error = "SQLite database '" + path + "' cannot use WAL mode (got '" + mode + "')";
-        return nullptr;
-      }
-      // FULL: the worker commits queue offsets after the outcome is written, so a committed
-      // outcome must survive power loss, not only a process crash.
-      if (rc == SQLITE_OK) rc = conn->pragma("PRAGMA synchronous = FULL", nullptr);
-      if (rc == SQLITE_OK) rc = conn->pragma("PRAGMA foreign_keys = ON", nullptr);
-      // The writer touches every lead index on each insert and outcome: keep them in memory.
-      if (rc == SQLITE_OK) rc = conn->pragma(kWriterCacheSize, nullptr);
-    } else {
-      rc = conn->pragma("PRAGMA query_only = ON", nullptr);
-      if (rc == SQLITE_OK) rc = conn->pragma(kReaderCacheSize, nullptr);
-    }
-    // No mmap_size: an I/O error on a mapped page is a SIGBUS, not an error code to translate.
-    if (rc != SQLITE_OK) {
-      error = "cannot use SQLite database '" + path + "': " + sqlite3_errstr(rc);
-      return nullptr;
-    }
-    return conn;
-  }
-
-  ~Connection() {
-    for (auto& [sql, stmt] : statements_) sqlite3_finalize(stmt);
-    sqlite3_close_v2(db_);
-  }
-
-  /// The cached statement for `sql`, prepared on first use; nullptr on failure (see last_error).
-  sqlite3_stmt* statement(std::string_view sql) {
-    if (auto it = statements_.find(sql); it != statements_.end()) return it->second;
-    sqlite3_stmt* stmt = nullptr;
-    const int rc = sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()),
-                                      SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
-    if (rc != SQLITE_OK || stmt == nullptr) {
-      last_error_ = rc != SQLITE_OK ? rc : SQLITE_MISUSE;
-      sqlite3_finalize(stmt);
-      return nullptr;
-    }
-    statements_.emplace(std::string(sql), stmt);
-    return stmt;
-  }
-
-  /// Runs one or more statements without caching (migrations).
-  int exec(const char* sql) { return sqlite3_exec(db_, sql, nullptr, nullptr, nullptr); }
-
-  int last_error() const { return last_error_; }
-  std::int64_t changes() const { return sqlite3_changes64(db_); }
-  bool in_transaction() const { return sqlite3_get_autocommit(db_) == 0; }
-  const char* message() const { return sqlite3_errmsg(db_); }
-
- private:
-  explicit Connection(sqlite3* db) : db_(db) {}
-
-  int pragma(const char* sql, std::string* answer) {
-    sqlite3_stmt* stmt = nullptr;
-    int rc = sqlite3_prepare_v2(db_, sql, -1, &stmt, nullptr);
-    if (rc != SQLITE_OK) return rc;
-    rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW && answer != nullptr) {
-      const auto* text = sqlite3_column_text(stmt, 0);
-      *answer = text ? reinterpret_cast<const char*>(text) : "";
-    }
-    sqlite3_finalize(stmt);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_OK : rc;
-  }
-
-  sqlite3* db_;
-  int last_error_ = SQLITE_OK;
-  std::unordered_map<std::string, sqlite3_stmt*, StringHash, std::equal_to<>> statements_;
-};
-
-/// A cached statement in use. Parameters bind in order (?1, ?2, ...); the statement is reset on
-/// scope exit, so the connection holds no read snapshot and no pending write afterwards.
-/// Strings are bound without copying: they must outlive the Query.
-class Query {
- public:
-  Query(Connection& conn, std::string_view sql) : stmt_(conn.statement(sql)) {
-    if (stmt_ == nullptr) rc_ = conn.last_error();
-  }
-  Query(const Query&) = delete;
-  Query& operator=(const Query&) = delete;
-  ~Query() {
-    if (stmt_ != nullptr) {
-      sqlite3_reset(stmt_);
-      sqlite3_clear_bindings(stmt_);
-    }
-  }
-
-  Query& bind(std::string_view v) {
-    // A null data pointer would bind SQL NULL; an empty string must stay an empty string.
-    if (ready()) note(sqlite3_bind_text(stmt_, ++pos_, v.data() ? v.data() : "",
-                                        static_cast<int>(v.size()), SQLITE_STATIC));
-    return *this;
-  }
-  Query& bind(const std::string& v) { return bind(std::string_view(v)); }
-  Query& bind(const char* v) { return bind(std::string_view(v)); }
-  Query& bind(std::int64_t v) {
-    if (ready()) note(sqlite3_bind_int64(stmt_, ++pos_, v));
-    return *this;
-  }
-  Query& bind(int v) { return bind(static_cast<std::int64_t>(v)); }
-  Query& bind(double v) {
-    if (ready()) note(sqlite3_bind_double(stmt_, ++pos_, v));
-    return *this;
-  }
-  Query& bind(bool v) { return bind(static_cast<std::int64_t>(v ? 1 : 0)); }
-  Query& bind_null() {
-    if (ready()) note(sqlite3_bind_null(stmt_, ++pos_));
-    return *this;
-  }
-  /// "" as SQL NULL (optional references).
-  Query& bind_or_null(std::string_view v) { return v.empty() ? bind_null() : bind(v); }
-
-  /// SQLITE_ROW, SQLITE_DONE, or the first error of binding or stepping.
-  int step() {
-    if (rc_ != SQLITE_OK) return rc_;
-    const int rc = sqlite3_step(stmt_);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE) rc_ = rc;
-    return rc;
-  }
-  /// Steps a statement that returns no row: SQLITE_OK or the error.
-  int run() {
-    const int rc = step();
-    return rc == SQLITE_DONE || rc == SQLITE_ROW ? SQLITE_OK : rc;
-  }
-
-  std::string text(int col) const {
-    const auto* p = sqlite3_column_text(stmt_, col);
-    const int n = sqlite3_column_bytes(stmt_, col);
-    return p ? std::string(reinterpret_cast<const char*>(p), static_cast<std::size_t>(n))
-             : std::string();
-  }
-  std::int64_t int64(int col) const { return sqlite3_column_int64(stmt_, col); }
-  int int32(int col) const { return sqlite3_column_int(stmt_, col); }
-  double real(int col) const { return sqlite3_column_double(stmt_, col); }
-  bool boolean(int col) const { return sqlite3_column_int64(stmt_, col) != 0; }
-  bool is_null(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
-
- private:
-  bool ready() const { return stmt_ != nullptr && rc_ == SQLITE_OK; }
-  void note(int rc) {
-    if (rc != SQLITE_OK) rc_ = rc;
-  }
-
-  sqlite3_stmt* stmt_;
-  int rc_ = SQLITE_OK;
-  int pos_ = 0;
-};
-
-/// A write transaction on the writer connection. BEGIN IMMEDIATE takes the write lock up front
-/// (waiting up to the busy timeout for another process), so a transaction never fails half-way
-/// on lock upgrade. Rolls back on scope exit unless committed.
-class Transaction {
- public:
-  explicit Transaction(Connection& conn) : conn_(conn) {}
-  Transaction(const Transaction&) = delete;
-  Transaction& operator=(const Transaction&) = delete;
-  ~Transaction() {
-    // exec, not a cached statement: nothing here may allocate or throw.
-    if (begun_ && !committed_ && conn_.in_transaction()) conn_.exec("ROLLBACK");
-  }
-  int begin() {
-    const int rc = Query(conn_, "BEGIN IMMEDIATE").run();
-    begun_ = rc == SQLITE_OK;
-    return rc;
-  }
-  int commit() {
-    const int rc = Query(conn_, "COMMIT").run();
-    committed_ = rc == SQLITE_OK;
-    return rc;
-  }
-
- private:
-  Connection& conn_;
-  bool begun_ = false;
-  bool committed_ = false;
-};
-
-/// Reader connections, opened lazily up to a bound and lent to one thread at a time.
-/// Thread-safe.
-class ReaderPool {
- public:
-  class Lease {
-   public:
-    Lease(ReaderPool* pool, std::unique_ptr<Connection> conn)
-        : pool_(pool), conn_(std::move(conn)) {}
-    Lease(Lease&&) noexcept = default;
-    Lease& operator=(Lease&&) = delete;
-    ~Lease() {
-      if (conn_) pool_->give_back(std::move(conn_));
-    }
-    explicit operator bool() const { return conn_ != nullptr; }
-    Connection& operator*() const { return *conn_; }
-
-   private:
-    ReaderPool* pool_;
-    std::unique_ptr<Connection> conn_;
-  };
-
-  ReaderPool(std::string path, std::size_t size) : path_(std::move(path)), size_(size) {}
-
-  /// A connection, waiting while all are lent; an empty lease if a new one cannot be opened.
-  Lease acquire() {
-    std::unique_lock lock(mu_);
-    cv_.wait(lock, [&] { return !free_.empty() || opened_ < size_; });
-    if (!free_.empty()) {
-      auto conn = std::move(free_.back());
-      free_.pop_back();
-      return Lease(this, std::move(conn));
-    }
-    ++opened_;
-    lock.unlock();
-    std::string error;
-    auto conn = Connection::open(path_, /*writer=*/false, error);
-    if (!conn) {
-      log(LogLevel::kError, "store_unavailable", {{"op", "open_reader"}, {"detail", error}});
-      lock.lock();
-      --opened_;
-      lock.unlock();
-      cv_.notify_one();
-    }
-    return Lease(this, std::move(conn));
-  }
-
- private:
-  void give_back(std::unique_ptr<Connection> conn) {
-    {
-      std::lock_guard lock(mu_);
-      free_.push_back(std::move(conn));
-    }
-    cv_.notify_one();
-  }
-
-  const std::string path_;
-  const std::size_t size_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<std::unique_ptr<Connection>> free_;
-  std::size_t opened_ = 0;
-};
-
-// ------------------------------------------------------------------------------------------------
-// Translation
-// ------------------------------------------------------------------------------------------------
-
-bool is_constraint(int rc) { return (rc & 0xff) == SQLITE_CONSTRAINT; }
-
-/// Maps a failed SQLite call to the port's vocabulary, and logs it (without SQL text or values).
-StoreStatus report(const Connection& conn, int rc, const char* op) {
-  if (is_constraint(rc)) {
-    if (log_enabled(LogLevel::kDebug))
-      log(LogLevel::kDebug, "store_conflict", {{"op", op}, {"code", rc}});
-    return StoreStatus::kConflict;
-  }
-  log(LogLevel::kError, "store_unavailable",
-      {{"op", op}, {"code", rc}, {"error", sqlite3_errstr(rc)}, {"detail", conn.message()}});
-  return StoreStatus::kUnavailable;
-}
-
-/// Runs `body`, turning any escaping exception (bad_alloc, a JSON codec throwing) into
-/// `fallback`: nothing thrown crosses the port.
-template <class R, class F>
-R guarded(const char* op, R fallback, F&& body) noexcept {
-  try {
-    return body();
-  } catch (const std::exception& e) {
-    try {
-      log(LogLevel::kError, "store_unavailable", {{"op", op}, {"detail", e.what()}});
-    } catch (...) {
-    }
-  } catch (...) {
-  }
-  return fallback;
-}
 
 // ------------------------------------------------------------------------------------------------
 // Row codecs
@@ -578,10 +82,10 @@ void bind_lead(Query& q, const Lead& l, const std::string& custom_fields) {
 // ------------------------------------------------------------------------------------------------
 
 /// The SQLite Store. Thread-safe: writes serialise on one connection, reads use the pool.
-class SqliteStore final : public Store {
+class SqliteStore final : public Store, private SqliteCalls {
  public:
   SqliteStore(std::string path, std::unique_ptr<Connection> writer)
-      : writer_(std::move(writer)), readers_(std::move(path), kReaderPoolSize) {}
+      : SqliteCalls(std::move(path), std::move(writer), kReaderPoolSize) {}
 
   ~SqliteStore() override {
     // Refreshes the planner's statistics where they drifted; cheap when nothing changed.
@@ -607,7 +111,7 @@ class SqliteStore final : public Store {
         if (rc != SQLITE_ROW) return report(c, rc, "migrate");
         current = q.int64(0);
       }
-      const auto latest = static_cast<std::int64_t>(std::size(kMigrations));
+      const auto latest = static_cast<std::int64_t>(migrations().size());
       if (current > latest) {
         // A newer binary migrated this database; running old code on it could corrupt data.
         log(LogLevel::kError, "store_schema_too_new",
@@ -615,7 +119,7 @@ class SqliteStore final : public Store {
         return StoreStatus::kUnavailable;
       }
       for (std::int64_t v = current + 1; v <= latest; ++v) {
-        if (int rc = c.exec(kMigrations[v - 1])) return report(c, rc, "migrate");
+        if (int rc = c.exec(migrations()[v - 1].sql)) return report(c, rc, "migrate");
         Query q(c,
                 "INSERT INTO schema_migrations (version, applied_at) "
                 "VALUES (?1, CAST(strftime('%s', 'now') AS INTEGER) * 1000)");
@@ -1331,19 +835,6 @@ class SqliteStore final : public Store {
     return SQLITE_OK;
   }
 
-  /// One writing statement in autocommit mode.
-  template <class Bind>
-  StoreStatus write_one(const char* op, std::string_view sql, Bind&& bind) {
-    return guarded(op, StoreStatus::kUnavailable, [&] {
-      std::lock_guard lock(write_mu_);
-      Connection& c = *writer_;
-      Query q(c, sql);
-      bind(q);
-      if (int rc = q.run()) return report(c, rc, op);
-      return StoreStatus::kOk;
-    });
-  }
-
   /// A buyer change and the version bump, in one transaction.
   template <class Body>
   StoreStatus write_buyer(const char* op, Body&& body) {
@@ -1359,41 +850,6 @@ class SqliteStore final : public Store {
     return StoreStatus::kOk;
   }
 
-  template <class T, class Bind, class Read>
-  std::optional<T> read_optional(const char* op, std::string_view sql, Bind&& bind, Read&& read) {
-    return guarded(op, std::optional<T>{}, [&]() -> std::optional<T> {
-      auto conn = readers_.acquire();
-      if (!conn) return std::nullopt;
-      Query q(*conn, sql);
-      bind(q);
-      const int rc = q.step();
-      if (rc == SQLITE_ROW) return read(q);
-      if (rc != SQLITE_DONE) report(*conn, rc, op);
-      return std::nullopt;
-    });
-  }
-
-  template <class T, class Bind, class Read>
-  std::vector<T> read_all(const char* op, std::string_view sql, Bind&& bind, Read&& read) {
-    return guarded(op, std::vector<T>{}, [&] {
-      std::vector<T> out;
-      auto conn = readers_.acquire();
-      if (!conn) return out;
-      Query q(*conn, sql);
-      bind(q);
-      int rc;
-      while ((rc = q.step()) == SQLITE_ROW) out.push_back(read(q));
-      if (rc != SQLITE_DONE) {
-        report(*conn, rc, op);
-        out.clear();
-      }
-      return out;
-    });
-  }
-
-  std::mutex write_mu_;
-  std::unique_ptr<Connection> writer_;
-  ReaderPool readers_;
   std::atomic<std::int64_t> last_buyers_version_{0};
 };
 

@@ -1,0 +1,11 @@
+#pragma once
+#include <span>
+
+#include "migration.hpp"
+
+namespace leadflow::pg {
+
+/// The PostgreSQL migrations, oldest first; entry i brings a database to version i + 1.
+std::span<const store_schema::Migration> migrations();
+
+}  // namespace leadflow::pg
