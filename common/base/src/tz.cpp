@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "leadflow/base/log.hpp"
+#include "leadflow/base/text.hpp"
 #include "leadflow/base/time_format.hpp"
 
 // IANA time zones read from TZif files (RFC 8536, RFC 9636) by hand: libstdc++ 12 has no
@@ -72,8 +73,6 @@ unsigned days_in_month(int y, unsigned m) {
 int weekday_from_days(std::int64_t days) { return static_cast<int>((days % 7 + 11) % 7); }
 
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_alpha(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); }
 
 // ---------------------------------------------------------------------------------------------
 // POSIX TZ strings (the TZif footer), with the RFC 8536 §3.3.1 extension: rule times from -167 to
@@ -494,11 +493,6 @@ std::int64_t utc_of_wall(const TimeZone& tz, std::int64_t wall, std::int64_t lim
   return hi;
 }
 
-std::optional<int> parse_hhmm(const json& v, bool is_end) {
-  if (!v.is_string()) return std::nullopt;
-  return parse_schedule_time(v.get_ref<const std::string&>(), is_end);
-}
-
 }  // namespace
 
 std::shared_ptr<const TimeZone> TimeZone::load(std::string_view name) {
@@ -579,18 +573,6 @@ std::int64_t TimeZone::start_of_month(std::int64_t unix_s) const {
   return utc_of_wall(*this, days_from_civil(date.year, date.month, 1) * kSecondsPerDay, unix_s);
 }
 
-std::optional<int> parse_schedule_time(std::string_view s, bool is_end) {
-  auto digit = [](char c) { return c >= '0' && c <= '9'; };
-  if (s.size() != 5 || !digit(s[0]) || !digit(s[1]) || s[2] != ':' || !digit(s[3]) || !digit(s[4]))
-    return std::nullopt;
-  const int h = (s[0] - '0') * 10 + (s[1] - '0');
-  const int m = (s[3] - '0') * 10 + (s[4] - '0');
-  if (m > 59) return std::nullopt;
-  if (h == 24 && m == 0 && is_end) return 24 * 60;
-  if (h > 23) return std::nullopt;
-  return h * 60 + m;
-}
-
 bool schedule_open(const json& schedule, std::int64_t unix_s) {
   if (!schedule.is_object()) return true;
   const auto hours = schedule.find("hours");
@@ -609,8 +591,8 @@ bool schedule_open(const json& schedule, std::int64_t unix_s) {
   if (ranges == hours->end() || !ranges->is_array()) return false;
   for (const json& range : *ranges) {
     if (!range.is_array() || range.size() != 2) continue;
-    const auto start = parse_hhmm(range[0], false);
-    const auto end = parse_hhmm(range[1], true);
+    const auto start = parse_hhmm_json(range[0], false);
+    const auto end = parse_hhmm_json(range[1], true);
     if (start && end && *start <= now.minute_of_day && now.minute_of_day < *end) return true;
   }
   return false;

@@ -16,6 +16,7 @@
 #include <limits>
 #include <string_view>
 
+#include "leadflow/base/text.hpp"
 #include "leadflow/base/time_format.hpp"
 
 // Buyer configuration: parse/validate (POST and PUT), serialise, and the outbound-URL safety check
@@ -80,31 +81,6 @@ constexpr std::array<std::string_view, 11> kReservedHeaders = {
 constexpr std::array<std::string_view, 9> kOpNames = {"eq",  "ne", "in",  "nin",   "gt",
                                                       "gte", "lt", "lte", "exists"};
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out)
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  return out;
-}
-
-std::string upper(std::string_view s) {
-  std::string out(s);
-  for (char& c : out)
-    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
-  return out;
-}
-
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-
-// Code points, not bytes: "200 characters" means what a person counts.
-std::size_t utf8_length(std::string_view s) {
-  std::size_t n = 0;
-  for (unsigned char c : s)
-    if ((c & 0xC0) != 0x80) ++n;
-  return n;
-}
-
 bool has_control_chars(std::string_view s) {
   return std::any_of(s.begin(), s.end(), [](unsigned char c) { return c < 0x20 || c == 0x7F; });
 }
@@ -135,7 +111,7 @@ bool is_token(std::string_view s) {
 }
 
 bool is_secret_header(std::string_view name) {
-  const std::string n = lower(name);
+  const std::string n = ascii_lower(name);
   for (std::string_view word : {"auth", "key", "token", "secret", "password", "passwd", "cookie",
                                 "credential", "signature", "session"})
     if (n.find(word) != std::string::npos) return true;
@@ -170,7 +146,7 @@ std::optional<HttpUrl> parse_http_url(std::string_view url, std::string* why) {
   const auto sep = url.find("://");
   if (sep == std::string_view::npos) return fail("URL must start with http:// or https://");
   HttpUrl out;
-  out.scheme = lower(url.substr(0, sep));
+  out.scheme = ascii_lower(url.substr(0, sep));
   if (out.scheme != "http" && out.scheme != "https") return fail("scheme must be http or https");
   const std::string_view rest = url.substr(sep + 3);
   const std::string_view authority = rest.substr(0, rest.find_first_of("/?#"));
@@ -219,7 +195,7 @@ std::optional<HttpUrl> parse_http_url(std::string_view url, std::string* why) {
     if (port < 1 || port > 65535) return fail("port out of range");
     out.port = port;
   }
-  out.host = lower(host);
+  out.host = ascii_lower(host);
   return out;
 }
 
@@ -286,11 +262,6 @@ bool valid_timezone(std::string_view name) {
   std::ifstream in("/usr/share/zoneinfo/" + std::string(name), std::ios::binary);
   char magic[4] = {};
   return in.read(magic, 4) && std::memcmp(magic, "TZif", 4) == 0;
-}
-
-std::optional<int> parse_hhmm(const json& v, bool is_end) {
-  if (!v.is_string()) return std::nullopt;
-  return parse_schedule_time(v.get_ref<const std::string&>(), is_end);
 }
 
 bool valid_json_pointer(const std::string& p) {
@@ -564,7 +535,7 @@ class BuyerParser {
       return fail(path, "too_long", "at most " + std::to_string(kMaxHeaders) + " headers");
     for (const auto& [name, value] : v.items()) {
       const std::string field = join(path, name);
-      const std::string lname = lower(name);
+      const std::string lname = ascii_lower(name);
       if (!is_token(name) || name.size() > kMaxHeaderName) {
         fail(field, "invalid_format", "header names use HTTP token characters (at most 128)");
         continue;
@@ -575,7 +546,7 @@ class BuyerParser {
         continue;
       }
       if (std::any_of(out.headers.begin(), out.headers.end(),
-                      [&](const auto& h) { return lower(h.first) == lname; })) {
+                      [&](const auto& h) { return ascii_lower(h.first) == lname; })) {
         fail(field, "invalid_format", "duplicate header name (names are case-insensitive)");
         continue;
       }
@@ -597,7 +568,7 @@ class BuyerParser {
         const std::string* kept = nullptr;
         if (base_ != nullptr)
           for (const auto& [bn, bv] : base_->headers)
-            if (lower(bn) == lname && mask_secret(bv) == s) kept = &bv;
+            if (ascii_lower(bn) == lname && mask_secret(bv) == s) kept = &bv;
         if (kept == nullptr) {
           fail(field, "invalid_format", "looks like a masked value; send the full secret");
           continue;
@@ -774,7 +745,7 @@ class BuyerParser {
         fail(at_index(path, i), "invalid_type", "must be a string");
         continue;
       }
-      const std::string code = upper(v[i].get_ref<const std::string&>());
+      const std::string code = ascii_upper(v[i].get_ref<const std::string&>());
       if (std::find(kUspsCodes.begin(), kUspsCodes.end(), code) == kUspsCodes.end()) {
         fail(at_index(path, i), "invalid_format", "must be a two-letter USPS state code");
         continue;
@@ -891,8 +862,8 @@ class BuyerParser {
           std::optional<int> start;
           std::optional<int> end;
           if (r.is_array() && r.size() == 2) {
-            start = parse_hhmm(r[0], false);
-            end = parse_hhmm(r[1], true);
+            start = parse_hhmm_json(r[0], false);
+            end = parse_hhmm_json(r[1], true);
           }
           if (!start || !end || *start >= *end) {
             fail(at_index(dpath, i), "invalid_format",

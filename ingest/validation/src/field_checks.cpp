@@ -65,6 +65,8 @@
 #include <optional>
 #include <utility>
 
+#include "leadflow/base/text.hpp"
+
 namespace leadflow {
 namespace {
 
@@ -76,104 +78,6 @@ constexpr std::size_t kMaxZipInput = 32;
 
 // ---------------------------------------------------------------------------------------------
 // Text helpers
-
-constexpr bool is_space(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-}
-constexpr bool is_digit(char c) { return c >= '0' && c <= '9'; }
-constexpr bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-constexpr bool is_alnum(char c) { return is_digit(c) || is_alpha(c); }
-constexpr char to_lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-
-std::string_view trim(std::string_view s) {
-  std::size_t b = 0;
-  std::size_t e = s.size();
-  while (b < e && is_space(s[b])) ++b;
-  while (e > b && is_space(s[e - 1])) --e;
-  return s.substr(b, e - b);
-}
-
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (to_lower(a[i]) != to_lower(b[i])) return false;
-  }
-  return true;
-}
-
-enum class TextProblem { kNone, kBadUtf8, kControl };
-
-struct TextInfo {
-  TextProblem problem = TextProblem::kNone;
-  std::size_t chars = 0;  // code points
-};
-
-// Decodes one UTF-8 sequence at s[i]; returns its length (0 if invalid) and the code point.
-std::size_t decode_utf8(std::string_view s, std::size_t i, std::uint32_t& cp) {
-  const auto c = static_cast<unsigned char>(s[i]);
-  if (c < 0x80) {
-    cp = c;
-    return 1;
-  }
-  std::size_t len;
-  if (c >= 0xC2 && c <= 0xDF) {
-    len = 2;
-    cp = c & 0x1Fu;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    len = 3;
-    cp = c & 0x0Fu;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    len = 4;
-    cp = c & 0x07u;
-  } else {
-    return 0;
-  }
-  if (i + len > s.size()) return 0;
-  for (std::size_t k = 1; k < len; ++k) {
-    const auto cc = static_cast<unsigned char>(s[i + k]);
-    if ((cc & 0xC0u) != 0x80u) return 0;
-    cp = (cp << 6) | (cc & 0x3Fu);
-  }
-  if (len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) return 0;  // overlong, surrogate
-  if (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) return 0;
-  return len;
-}
-
-constexpr bool is_control(std::uint32_t cp, bool allow_tab) {
-  if (cp == '\t') return !allow_tab;
-  return cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F);
-}
-
-// One pass: UTF-8 validity, control characters and the length in code points.
-TextInfo inspect_text(std::string_view s, bool allow_tab) {
-  TextInfo info;
-  std::size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {  // ASCII fast path
-      if (is_control(c, allow_tab)) {
-        info.problem = TextProblem::kControl;
-        return info;
-      }
-      ++i;
-      ++info.chars;
-      continue;
-    }
-    std::uint32_t cp = 0;
-    const std::size_t len = decode_utf8(s, i, cp);
-    if (len == 0) {
-      info.problem = TextProblem::kBadUtf8;
-      return info;
-    }
-    if (is_control(cp, allow_tab)) {
-      info.problem = TextProblem::kControl;
-      return info;
-    }
-    i += len;
-    ++info.chars;
-  }
-  return info;
-}
 
 // A key as it may be echoed in an error: valid UTF-8, no control characters, bounded.
 std::string display_key(std::string_view key) {
@@ -187,7 +91,7 @@ std::string display_key(std::string_view key) {
     }
     std::uint32_t cp = 0;
     const std::size_t len = decode_utf8(key, i, cp);
-    if (len == 0 || is_control(cp, false)) {
+    if (len == 0 || is_control_code_point(cp, false)) {
       out += '?';
       i += len == 0 ? 1 : len;
     } else {
@@ -514,7 +418,7 @@ class LeadBuilder {
     raw = trim(raw);
     std::array<char, 64> lower{};
     if (raw.empty() || raw.size() > lower.size()) return nullptr;
-    for (std::size_t i = 0; i < raw.size(); ++i) lower[i] = to_lower(raw[i]);
+    for (std::size_t i = 0; i < raw.size(); ++i) lower[i] = ascii_lower(raw[i]);
     return registry_.find(std::string_view(lower.data(), raw.size()));
   }
 
@@ -1167,7 +1071,7 @@ std::string normalize_email(std::string_view in) {
   if (labels < 2) return {};
 
   std::string out(s);
-  for (char& c : out) c = to_lower(c);
+  for (char& c : out) c = ascii_lower(c);
   return out;
 }
 
@@ -1208,7 +1112,6 @@ std::string normalize_phone(std::string_view in) {
 
 bool normalize_zip(std::string_view in, std::string& zip, std::string& zip4) {
   const std::string_view s = trim(in);
-  auto all_digits = [](std::string_view t) { return std::all_of(t.begin(), t.end(), is_digit); };
   if (s.size() == 5 && all_digits(s)) {
     zip.assign(s);
     zip4.clear();

@@ -15,6 +15,7 @@
 #include "embedded/queue_core.hpp"
 #include "embedded/record_format.hpp"
 #include "leadflow/base/log.hpp"
+#include "leadflow/base/text.hpp"
 
 namespace leadflow::embedded {
 
@@ -216,8 +217,7 @@ bool QueueCore::open(std::string& error) {
     if (name.size() > 4 && name.ends_with(".tmp")) {
       std::filesystem::remove(entry.path(), ec);  // an offsets write cut short by a crash
     } else if (name.starts_with("seg-") && name.ends_with(".log") && name.size() == 28 &&
-               std::all_of(name.begin() + 4, name.begin() + 24,
-                           [](char c) { return c >= '0' && c <= '9'; })) {
+               all_digits(std::string_view(name).substr(4, 20))) {
       segment_files.emplace_back(static_cast<std::uint32_t>(std::stoull(name.substr(4, 20))),
                                  entry.path().string());
     } else if (name.starts_with("group-") && name.ends_with(".offsets")) {
