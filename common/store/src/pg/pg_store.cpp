@@ -53,9 +53,6 @@ using namespace store_rows;  // the column lists and row readers shared with SQL
 using namespace pg;          // the libpq wrapper (driver.hpp)
 
 constexpr std::int64_t kHourMs = 3'600'000;
-// Serialises migrate() across processes ("leadflow" in ASCII); transaction-scoped, so a process
-// that dies mid-migration releases it with its connection.
-constexpr std::int64_t kMigrationLockKey = 0x6c656164666c6f77;
 // libpq settings bounding every wait on a dead server or network: keepalives find a silent peer
 // within about a minute of idleness, tcp_user_timeout fails a send the peer never acknowledges.
 constexpr const char* kKeepalivesIdleS = "30";
@@ -80,36 +77,10 @@ class PgStore final : public Store, private PgCalls {
   // --- schema -----------------------------------------------------------------------------------
 
   StoreStatus migrate() override {
-    return run("migrate", StoreStatus::kUnavailable, [&](Connection& c) {
-      Transaction tx(c);
-      // Processes starting together take turns; the later ones find nothing left to do.
-      c.exec("SELECT pg_advisory_xact_lock($1::BIGINT)", Params().add(kMigrationLockKey),
-             Effect::kRead);
-      c.exec_script("CREATE TABLE IF NOT EXISTS schema_migrations ("
-                    "version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)",
-                    Effect::kRead);
-      const std::int64_t current =
-          c.exec("SELECT COALESCE(MAX(version), 0) FROM schema_migrations", Effect::kRead)
-              .int64(0, 0);
-      const auto latest = static_cast<std::int64_t>(migrations().size());
-      if (current > latest) {
-        // A newer binary migrated this database; running old code on it could corrupt data.
-        log(LogLevel::kError, "store_schema_too_new",
-            {{"schema_version", current}, {"known_version", latest}});
-        return StoreStatus::kUnavailable;
-      }
-      for (std::int64_t v = current + 1; v <= latest; ++v) {
-        c.exec_script(migrations()[v - 1].sql, Effect::kRead);  // inside the transaction
-        c.exec("INSERT INTO schema_migrations (version, applied_at)"
-               " VALUES ($1, (EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::BIGINT)",
-               Params().add(v), Effect::kWrite);
-      }
-      tx.commit();
-      if (latest > current)
-        log(LogLevel::kInfo, "store_migrated", {{"from_version", current}, {"to_version", latest}});
-      return StoreStatus::kOk;
-    });
+    return run("migrate", StoreStatus::kUnavailable,
+               [&](Connection& c) { return apply_migrations(c); });
   }
+
 
   bool healthy() override {
     return run("healthy", false, [&](Connection& c) {

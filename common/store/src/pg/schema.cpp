@@ -1,5 +1,7 @@
-// The PostgreSQL schema: the DDL migrations PgStore::migrate applies in order.
+// The PostgreSQL schema: the DDL migrations, and the step that brings a database up to date.
 #include "pg/schema.hpp"
+
+#include "leadflow/base/log.hpp"
 
 #include <iterator>
 
@@ -9,6 +11,10 @@ namespace leadflow::pg {
 namespace {
 
 using store_schema::Migration;
+
+// Serialises migrate() across processes ("leadflow" in ASCII); transaction-scoped, so a process
+// that dies mid-migration releases it with its connection.
+constexpr std::int64_t kMigrationLockKey = 0x6c656164666c6f77;
 
 // ------------------------------------------------------------------------------------------------
 // Schema. Versions run 1, 2, 3... and are the same as the SQLite adapter's (a unit test holds the
@@ -199,6 +205,36 @@ CREATE TABLE rate_buckets (
 }  // namespace
 
 std::span<const Migration> migrations() { return kMigrations; }
+
+StoreStatus apply_migrations(Connection& c) {
+  Transaction tx(c);
+  // Processes starting together take turns; the later ones find nothing left to do.
+  c.exec("SELECT pg_advisory_xact_lock($1::BIGINT)", Params().add(kMigrationLockKey),
+         Effect::kRead);
+  c.exec_script("CREATE TABLE IF NOT EXISTS schema_migrations ("
+                "version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)",
+                Effect::kRead);
+  const std::int64_t current =
+      c.exec("SELECT COALESCE(MAX(version), 0) FROM schema_migrations", Effect::kRead)
+          .int64(0, 0);
+  const auto latest = static_cast<std::int64_t>(migrations().size());
+  if (current > latest) {
+    // A newer binary migrated this database; running old code on it could corrupt data.
+    log(LogLevel::kError, "store_schema_too_new",
+        {{"schema_version", current}, {"known_version", latest}});
+    return StoreStatus::kUnavailable;
+  }
+  for (std::int64_t v = current + 1; v <= latest; ++v) {
+    c.exec_script(migrations()[v - 1].sql, Effect::kRead);  // inside the transaction
+    c.exec("INSERT INTO schema_migrations (version, applied_at)"
+           " VALUES ($1, (EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::BIGINT)",
+           Params().add(v), Effect::kWrite);
+  }
+  tx.commit();
+  if (latest > current)
+    log(LogLevel::kInfo, "store_migrated", {{"from_version", current}, {"to_version", latest}});
+  return StoreStatus::kOk;
+}
 
 }  // namespace leadflow::pg
 

@@ -1,5 +1,7 @@
-// The SQLite schema: the DDL migrations SqliteStore::migrate applies in order.
+// The SQLite schema: the DDL migrations, and the step that brings a database up to date.
 #include "sqlite/schema.hpp"
+
+#include "leadflow/base/log.hpp"
 
 #include "leadflow/store/schema_versions.hpp"
 
@@ -194,6 +196,39 @@ CREATE TABLE rate_buckets (
 }  // namespace
 
 std::span<const Migration> migrations() { return kMigrations; }
+
+StoreStatus apply_migrations(Connection& c) {
+  Transaction tx(c);
+  if (int rc = tx.begin()) return report(c, rc, "migrate");
+  if (int rc = c.exec("CREATE TABLE IF NOT EXISTS schema_migrations ("
+                      "version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)"))
+    return report(c, rc, "migrate");
+  std::int64_t current = 0;
+  {
+    Query q(c, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations");
+    const int rc = q.step();
+    if (rc != SQLITE_ROW) return report(c, rc, "migrate");
+    current = q.int64(0);
+  }
+  const auto latest = static_cast<std::int64_t>(migrations().size());
+  if (current > latest) {
+    // A newer binary migrated this database; running old code on it could corrupt data.
+    log(LogLevel::kError, "store_schema_too_new",
+        {{"schema_version", current}, {"known_version", latest}});
+    return StoreStatus::kUnavailable;
+  }
+  for (std::int64_t v = current + 1; v <= latest; ++v) {
+    if (int rc = c.exec(migrations()[v - 1].sql)) return report(c, rc, "migrate");
+    Query q(c,
+            "INSERT INTO schema_migrations (version, applied_at) "
+            "VALUES (?1, CAST(strftime('%s', 'now') AS INTEGER) * 1000)");
+    if (int rc = q.bind(v).run()) return report(c, rc, "migrate");
+  }
+  if (int rc = tx.commit()) return report(c, rc, "migrate");
+  if (latest > current)
+    log(LogLevel::kInfo, "store_migrated", {{"from_version", current}, {"to_version", latest}});
+  return StoreStatus::kOk;
+}
 
 }  // namespace leadflow::sqlite
 

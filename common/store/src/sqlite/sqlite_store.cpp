@@ -31,6 +31,7 @@
 #include "leadflow/base/log.hpp"
 #include "rows.hpp"
 #include "sqlite/driver.hpp"
+#include "sqlite/lead_rows.hpp"
 #include "sqlite/schema.hpp"
 
 namespace leadflow {
@@ -44,38 +45,10 @@ constexpr std::int64_t kHourMs = 3'600'000;
 constexpr std::size_t kReaderPoolSize = 4;
 
 // ------------------------------------------------------------------------------------------------
-// Row codecs
+// Row codecs (a lead's own rows: lead_rows.cpp)
 // ------------------------------------------------------------------------------------------------
 
 std::string verticals_json(const Buyer& b) { return dump(json(b.verticals)); }
-
-/// Binds the LF_LEAD_COLUMNS of `l`, in order. `custom_fields` must outlive the query.
-void bind_lead(Query& q, const Lead& l, const std::string& custom_fields) {
-  q.bind(l.id)
-      .bind(l.seller_id)
-      .bind(l.campaign_id)
-      .bind(l.api_key_id)
-      .bind(surface_name(l.surface))
-      .bind(l.first_name)
-      .bind(l.last_name)
-      .bind(l.email)
-      .bind(l.phone)
-      .bind(l.zip_code)
-      .bind(l.zip4)
-      .bind(l.state)
-      .bind(l.vertical)
-      .bind(l.source)
-      .bind(l.landing_page)
-      .bind(l.ip_address)
-      .bind(l.user_agent)
-      .bind(l.trustedform_cert_url)
-      .bind(l.jornaya_leadid);
-  if (l.tcpa_consent)
-    q.bind(*l.tcpa_consent);
-  else
-    q.bind_null();
-  q.bind(l.tcpa_consent_text).bind(custom_fields).bind(l.received_at_ms).bind(l.sync_wait_ms);
-}
 
 // ------------------------------------------------------------------------------------------------
 // The store
@@ -98,39 +71,10 @@ class SqliteStore final : public Store, private SqliteCalls {
   StoreStatus migrate() override {
     return guarded("migrate", StoreStatus::kUnavailable, [&] {
       std::lock_guard lock(write_mu_);
-      Connection& c = *writer_;
-      Transaction tx(c);
-      if (int rc = tx.begin()) return report(c, rc, "migrate");
-      if (int rc = c.exec("CREATE TABLE IF NOT EXISTS schema_migrations ("
-                          "version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)"))
-        return report(c, rc, "migrate");
-      std::int64_t current = 0;
-      {
-        Query q(c, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations");
-        const int rc = q.step();
-        if (rc != SQLITE_ROW) return report(c, rc, "migrate");
-        current = q.int64(0);
-      }
-      const auto latest = static_cast<std::int64_t>(migrations().size());
-      if (current > latest) {
-        // A newer binary migrated this database; running old code on it could corrupt data.
-        log(LogLevel::kError, "store_schema_too_new",
-            {{"schema_version", current}, {"known_version", latest}});
-        return StoreStatus::kUnavailable;
-      }
-      for (std::int64_t v = current + 1; v <= latest; ++v) {
-        if (int rc = c.exec(migrations()[v - 1].sql)) return report(c, rc, "migrate");
-        Query q(c,
-                "INSERT INTO schema_migrations (version, applied_at) "
-                "VALUES (?1, CAST(strftime('%s', 'now') AS INTEGER) * 1000)");
-        if (int rc = q.bind(v).run()) return report(c, rc, "migrate");
-      }
-      if (int rc = tx.commit()) return report(c, rc, "migrate");
-      if (latest > current)
-        log(LogLevel::kInfo, "store_migrated", {{"from_version", current}, {"to_version", latest}});
-      return StoreStatus::kOk;
+      return apply_migrations(*writer_);
     });
   }
+
 
   bool healthy() override {
     return guarded("healthy", false, [&] {
@@ -764,75 +708,6 @@ class SqliteStore final : public Store, private SqliteCalls {
     if (rc == SQLITE_ROW) return found;
     if (rc == SQLITE_DONE) return StoreStatus::kNotFound;
     return report(c, rc, op);
-  }
-
-  /// Writes one outcome inside the caller's transaction. Returns SQLITE_OK with `result` set,
-  /// or the error that must abort the whole transaction.
-  static int record_outcome(Connection& c, const OutcomeRecord& o, const std::string& attempts,
-                            const std::string& ineligible, StoreStatus& result) {
-    const Distribution& d = o.distribution;
-    if (d.status == DeliveryStatus::kPending) {
-      result = StoreStatus::kConflict;  // decides nothing; there is no "invalid" status
-      return SQLITE_OK;
-    }
-    const bool sale = d.status == DeliveryStatus::kDelivered;
-    // The sale row is written after the lead row; a savepoint undoes the lead row if the sale
-    // constraint refuses it, so a lead is never marked delivered without its one sale.
-    if (sale)
-      if (int rc = Query(c, "SAVEPOINT outcome").run()) return rc;
-    {
-      Query q(c,
-              "UPDATE leads SET status = ?2, buyer_id = ?3, price_cents = ?4, payout_cents = ?5,"
-              " buyer_lead_id = ?6, reason = ?7, decided_at = ?8, attempts = ?9, ineligible = ?10"
-              " WHERE id = ?1 AND status = 'pending'");
-      q.bind(o.lead_id)
-          .bind(to_string(d.status))
-          .bind(d.buyer_id)
-          .bind(d.price)
-          .bind(d.payout)
-          .bind(d.buyer_lead_id)
-          .bind(d.reason)
-          .bind(d.decided_at_ms)
-          .bind(attempts)
-          .bind(ineligible);
-      if (int rc = q.run()) return rc;
-    }
-    if (c.changes() == 0) {
-      if (sale)
-        if (int rc = Query(c, "RELEASE outcome").run()) return rc;
-      Query q(c, "SELECT 1 FROM leads WHERE id = ?1");
-      const int rc = q.bind(o.lead_id).step();
-      if (rc == SQLITE_ROW) {
-        result = StoreStatus::kConflict;
-      } else if (rc == SQLITE_DONE) {
-        result = StoreStatus::kNotFound;
-      } else {
-        return rc;
-      }
-      return SQLITE_OK;
-    }
-    if (sale) {
-      int rc;
-      {
-        Query q(c,
-                "INSERT INTO sales (lead_id, slot, buyer_id, price_cents, payout_cents, sold_at,"
-                " email, phone) SELECT id, 0, ?2, ?3, ?4, ?5, email, phone FROM leads"
-                " WHERE id = ?1");
-        rc = q.bind(o.lead_id).bind(d.buyer_id).bind(d.price).bind(d.payout)
-                 .bind(d.decided_at_ms).run();
-      }
-      if (is_constraint(rc)) {
-        if (int rb = Query(c, "ROLLBACK TO outcome").run()) return rb;
-        result = StoreStatus::kConflict;
-      } else if (rc != SQLITE_OK) {
-        return rc;
-      } else {
-        result = StoreStatus::kOk;
-      }
-      return Query(c, "RELEASE outcome").run();
-    }
-    result = StoreStatus::kOk;
-    return SQLITE_OK;
   }
 
   /// A buyer change and the version bump, in one transaction.
