@@ -37,6 +37,7 @@
 #include "leadflow/base/ids.hpp"
 #include "leadflow/domain/lead.hpp"
 #include "leadflow/store/store.hpp"
+#include "lead_fields.hpp"
 
 namespace leadflow::contract {
 

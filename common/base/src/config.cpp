@@ -2,11 +2,12 @@
 
 #include <arpa/inet.h>
 
-#include <cctype>
 #include <charconv>
 #include <cstdlib>
 #include <set>
 #include <string_view>
+
+#include "leadflow/base/text.hpp"
 
 extern char** environ;
 
@@ -201,7 +202,7 @@ std::optional<Config> load_config(const Getenv& getenv, const std::vector<std::s
   if (auto v = get("LEADFLOW_TOPIC_PREFIX")) {
     if (v->empty() || v->size() > 100) return fail("LEADFLOW_TOPIC_PREFIX", "1 to 100 characters");
     for (char ch : *v)
-      if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '.' && ch != '_' && ch != '-')
+      if (!is_alnum(ch) && ch != '.' && ch != '_' && ch != '-')
         return fail("LEADFLOW_TOPIC_PREFIX", "letters, digits, '.', '_' and '-' only");
     c.topic_prefix = *v;
   }

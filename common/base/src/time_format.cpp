@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "leadflow/base/text.hpp"
+
 namespace leadflow {
 namespace {
 
@@ -9,7 +11,7 @@ bool digits(std::string_view s, std::size_t pos, std::size_t n, int& out) {
   if (pos + n > s.size()) return false;
   out = 0;
   for (std::size_t i = pos; i < pos + n; ++i) {
-    if (s[i] < '0' || s[i] > '9') return false;
+    if (!is_digit(s[i])) return false;
     out = out * 10 + (s[i] - '0');
   }
   return true;
@@ -80,7 +82,7 @@ std::optional<std::int64_t> parse_rfc3339_ms(std::string_view s) {
     ++pos;
     int scale = 100, frac = 0;
     const std::size_t start = pos;
-    while (pos < s.size() && s[pos] >= '0' && s[pos] <= '9') {
+    while (pos < s.size() && is_digit(s[pos])) {
       frac += (s[pos] - '0') * scale;
       scale /= 10;
       ++pos;

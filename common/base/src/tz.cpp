@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <cstdlib>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -12,7 +11,9 @@
 #include <nlohmann/json.hpp>
 
 #include "leadflow/base/log.hpp"
+#include "leadflow/base/text.hpp"
 #include "leadflow/base/time_format.hpp"
+#include "tzif.hpp"
 
 // IANA time zones read from TZif files (RFC 8536, RFC 9636) by hand: libstdc++ 12 has no
 // std::chrono::tzdb, and setenv("TZ") + localtime_r is process-wide state, unsafe with workers.
@@ -26,6 +27,8 @@
 //   file has no transitions at all (RFC 8536 §3.2). A footer without DST ("IST-5:30") only
 //   repeats the last transition's offset, so it is dropped (for a file without transitions it
 //   becomes initial_offset_).
+//
+// Reading and decoding the files is tzif.cpp; this file is the zone logic.
 //
 // Zone files are looked up under $TZDIR when it is set (as glibc and tzcode do; the tests point it
 // at generated files), else /usr/share/zoneinfo.
@@ -41,12 +44,7 @@ constexpr std::int64_t kSecondsPerDay = 86'400;
 constexpr std::int64_t kSecondsPer400Years = 146'097 * kSecondsPerDay;
 constexpr int kUnrollUntilYear = 2200;
 constexpr int kUnrollFromYear = 1900;
-constexpr std::size_t kMaxNameLength = 255;
-constexpr std::size_t kMaxFileBytes = 1 << 20;  // real TZif files are under 4 KiB
 constexpr std::size_t kMaxCachedZones = 1024;   // tzdata has about 600 names
-// RFC 8536 §3.2: utoff must be in [-89999, 93599] (just over +-25 hours).
-constexpr int kMinUtoff = -89'999;
-constexpr int kMaxUtoff = 93'599;
 // The civil arithmetic uses int years: instants are clamped to about +-1 million years.
 constexpr std::int64_t kMaxAbsInstant = 31'556'952LL * 1'000'000;
 constexpr const char* kDefaultZoneDir = "/usr/share/zoneinfo";
@@ -72,8 +70,6 @@ unsigned days_in_month(int y, unsigned m) {
 int weekday_from_days(std::int64_t days) { return static_cast<int>((days % 7 + 11) % 7); }
 
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_alpha(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); }
 
 // ---------------------------------------------------------------------------------------------
 // POSIX TZ strings (the TZif footer), with the RFC 8536 §3.3.1 extension: rule times from -167 to
@@ -272,89 +268,6 @@ int posix_offset_at(const PosixTz& tz, std::int64_t unix_s) {
   return offset;
 }
 
-// ---------------------------------------------------------------------------------------------
-// TZif
-
-bool valid_zone_name(std::string_view name) {
-  if (name.empty() || name.size() > kMaxNameLength || name.front() == '/' ||
-      name.find("..") != std::string_view::npos)
-    return false;
-  return std::all_of(name.begin(), name.end(), [](char c) {
-    return is_alpha(c) || is_digit(c) || c == '_' || c == '+' || c == '-' || c == '/';
-  });
-}
-
-std::optional<std::string> read_zone_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::string data;
-  char buf[4096];
-  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
-    data.append(buf, static_cast<std::size_t>(in.gcount()));
-    if (data.size() > kMaxFileBytes) return std::nullopt;
-  }
-  if (in.bad()) return std::nullopt;  // a directory ("America") ends here
-  return data;
-}
-
-/// Big-endian reads over the file; every read is bounds-checked by the caller through has().
-class ByteReader {
- public:
-  explicit ByteReader(std::string_view data) : data_(data) {}
-  bool has(std::uint64_t n) const { return data_.size() - pos_ >= n; }
-  std::size_t pos() const { return pos_; }
-  void skip(std::size_t n) { pos_ += n; }
-  std::uint8_t u8() { return static_cast<std::uint8_t>(data_[pos_++]); }
-  std::uint32_t u32() {
-    std::uint32_t v = 0;
-    for (int i = 0; i < 4; ++i) v = (v << 8) | u8();
-    return v;
-  }
-  std::int64_t i64() {
-    std::uint64_t v = 0;
-    for (int i = 0; i < 8; ++i) v = (v << 8) | u8();
-    return static_cast<std::int64_t>(v);
-  }
-  std::int32_t i32() { return static_cast<std::int32_t>(u32()); }
-  std::string_view rest() const { return data_.substr(pos_); }
-
- private:
-  std::string_view data_;
-  std::size_t pos_ = 0;
-};
-
-struct TzifHeader {
-  char version;  // '\0' for version 1, else '2', '3', '4'...
-  std::uint32_t isutcnt, isstdcnt, leapcnt, timecnt, typecnt, charcnt;
-
-  // Size of the data block that follows, with 4-byte (v1) or 8-byte (v2+) times.
-  std::uint64_t block_size(std::uint64_t time_size) const {
-    return std::uint64_t{timecnt} * (time_size + 1) + std::uint64_t{typecnt} * 6 + charcnt +
-           std::uint64_t{leapcnt} * (time_size + 4) + isstdcnt + isutcnt;
-  }
-};
-
-std::optional<TzifHeader> read_header(ByteReader& r) {
-  if (!r.has(44) || r.rest().substr(0, 4) != "TZif") return std::nullopt;
-  r.skip(4);
-  TzifHeader h{};
-  h.version = static_cast<char>(r.u8());
-  if (h.version != '\0' && h.version < '2') return std::nullopt;
-  r.skip(15);
-  h.isutcnt = r.u32();
-  h.isstdcnt = r.u32();
-  h.leapcnt = r.u32();
-  h.timecnt = r.u32();
-  h.typecnt = r.u32();
-  h.charcnt = r.u32();
-  // RFC 8536 §3.1. Leap-second files ("right/...") count time in TAI-like seconds, not Unix
-  // seconds: refused rather than misread.
-  if (h.typecnt == 0 || h.typecnt > 256 || h.charcnt == 0 || h.leapcnt != 0 ||
-      (h.isutcnt != 0 && h.isutcnt != h.typecnt) || (h.isstdcnt != 0 && h.isstdcnt != h.typecnt))
-    return std::nullopt;
-  return h;
-}
-
 }  // namespace
 
 /// Builds TimeZone objects from TZif bytes or nothing (UTC); the only writer of their fields.
@@ -366,54 +279,14 @@ struct TzParser {
   }
 
   static std::shared_ptr<const TimeZone> parse(std::string_view name, std::string_view data) {
-    ByteReader r(data);
-    auto header = read_header(r);
-    if (!header) return nullptr;
-    std::uint64_t time_size = 4;
-    if (header->version != '\0') {
-      // Version 2+: skip the 32-bit block, read the second header and the 64-bit block.
-      if (!r.has(header->block_size(4))) return nullptr;
-      r.skip(static_cast<std::size_t>(header->block_size(4)));
-      header = read_header(r);
-      if (!header || header->version == '\0') return nullptr;
-      time_size = 8;
-    }
-    const TzifHeader& h = *header;
-    if (!r.has(h.block_size(time_size))) return nullptr;
-
+    auto file = parse_tzif(data);
+    if (!file) return nullptr;
     auto zone = std::make_shared<TimeZone>();
     zone->name_ = std::string(name);
-    zone->transitions_.reserve(h.timecnt);
-    for (std::uint32_t i = 0; i < h.timecnt; ++i) {
-      const std::int64_t at = time_size == 8 ? r.i64() : r.i32();
-      if (!zone->transitions_.empty() && at <= zone->transitions_.back()) return nullptr;
-      zone->transitions_.push_back(at);
-    }
-    std::vector<std::uint8_t> type_of(h.timecnt);
-    for (auto& t : type_of) {
-      t = r.u8();
-      if (t >= h.typecnt) return nullptr;
-    }
-    std::vector<int> utoffs(h.typecnt);
-    for (int& utoff : utoffs) {
-      utoff = r.i32();
-      r.skip(1);  // isdst: we only need offsets
-      const std::uint8_t desigidx = r.u8();
-      if (utoff < kMinUtoff || utoff > kMaxUtoff || desigidx >= h.charcnt) return nullptr;
-    }
-    r.skip(h.charcnt + h.isstdcnt + h.isutcnt);  // no leap records: refused in read_header
-
-    zone->offsets_.reserve(h.timecnt);
-    for (std::uint8_t t : type_of) zone->offsets_.push_back(utoffs[t]);
-    zone->initial_offset_ = utoffs[0];  // RFC 8536 §3.2: time type 0 before the first transition
-
-    if (time_size == 8) {
-      // Footer: "\n" TZ-string "\n"; an empty string means no rule beyond the last transition.
-      const std::string_view rest = r.rest();
-      const std::size_t close = rest.find('\n', 1);
-      if (rest.empty() || rest[0] != '\n' || close == std::string_view::npos) return nullptr;
-      zone->posix_tail_ = std::string(rest.substr(1, close - 1));
-    }
+    zone->transitions_ = std::move(file->transitions);
+    zone->offsets_ = std::move(file->offsets);
+    zone->initial_offset_ = file->initial_offset;
+    zone->posix_tail_ = std::move(file->footer);
     if (!zone->posix_tail_.empty() && !apply_footer(*zone)) return nullptr;
     return zone;
   }
@@ -492,11 +365,6 @@ std::int64_t utc_of_wall(const TimeZone& tz, std::int64_t wall, std::int64_t lim
     (local_at(mid) < wall ? lo : hi) = mid;
   }
   return hi;
-}
-
-std::optional<int> parse_hhmm(const json& v, bool is_end) {
-  if (!v.is_string()) return std::nullopt;
-  return parse_schedule_time(v.get_ref<const std::string&>(), is_end);
 }
 
 }  // namespace
@@ -579,18 +447,6 @@ std::int64_t TimeZone::start_of_month(std::int64_t unix_s) const {
   return utc_of_wall(*this, days_from_civil(date.year, date.month, 1) * kSecondsPerDay, unix_s);
 }
 
-std::optional<int> parse_schedule_time(std::string_view s, bool is_end) {
-  auto digit = [](char c) { return c >= '0' && c <= '9'; };
-  if (s.size() != 5 || !digit(s[0]) || !digit(s[1]) || s[2] != ':' || !digit(s[3]) || !digit(s[4]))
-    return std::nullopt;
-  const int h = (s[0] - '0') * 10 + (s[1] - '0');
-  const int m = (s[3] - '0') * 10 + (s[4] - '0');
-  if (m > 59) return std::nullopt;
-  if (h == 24 && m == 0 && is_end) return 24 * 60;
-  if (h > 23) return std::nullopt;
-  return h * 60 + m;
-}
-
 bool schedule_open(const json& schedule, std::int64_t unix_s) {
   if (!schedule.is_object()) return true;
   const auto hours = schedule.find("hours");
@@ -609,8 +465,8 @@ bool schedule_open(const json& schedule, std::int64_t unix_s) {
   if (ranges == hours->end() || !ranges->is_array()) return false;
   for (const json& range : *ranges) {
     if (!range.is_array() || range.size() != 2) continue;
-    const auto start = parse_hhmm(range[0], false);
-    const auto end = parse_hhmm(range[1], true);
+    const auto start = parse_hhmm_json(range[0], false);
+    const auto end = parse_hhmm_json(range[1], true);
     if (start && end && *start <= now.minute_of_day && now.minute_of_day < *end) return true;
   }
   return false;

@@ -26,6 +26,8 @@
 #include <string>
 #include <utility>
 
+#include "leadflow/base/text.hpp"
+
 namespace leadflow {
 namespace {
 
@@ -122,15 +124,14 @@ bool parse_type(std::string_view s, Type& out) {
 
 bool valid_vertical_name(std::string_view s) {
   if (s.empty() || s.size() > kMaxNameLength) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'; });
+  return std::all_of(s.begin(), s.end(), [](char c) { return (c >= 'a' && c <= 'z') || is_digit(c) || c == '_'; });
 }
 
-// The same syntax custom_fields keys must have (validation.cpp), so every field is postable.
+// The same syntax custom_fields keys must have (validation's field_checks.cpp), so every field is postable.
 bool valid_field_name(std::string_view s) {
   if (s.empty() || s.size() > kMaxNameLength) return false;
   return std::all_of(s.begin(), s.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
-           c == '-';
+    return is_alnum(c) || c == '_' || c == '.' || c == '-';
   });
 }
 

@@ -10,6 +10,7 @@
 #include <array>
 #include <string_view>
 
+#include "leadflow/base/text.hpp"
 #include "leadflow/validation/validation.hpp"
 
 namespace leadflow {
@@ -61,8 +62,6 @@ constexpr StateTable build_table() {
 }
 
 constexpr StateTable kTable = build_table();
-
-constexpr bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 }  // namespace
 

@@ -21,7 +21,7 @@
 namespace leadflow {
 
 namespace embedded_queue_detail {
-// Defined in common/src/embedded_queue.cpp for tests and benchmarks.
+// Defined in common/queue/src/embedded/embedded_queue.cpp for tests and benchmarks.
 struct WriterStats {
   std::uint64_t syncs = 0;
   std::uint64_t records = 0;

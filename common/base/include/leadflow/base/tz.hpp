@@ -50,7 +50,4 @@ class TimeZone {
 /// "hours" names any day. Unknown zones count as closed (validated at config time).
 bool schedule_open(const nlohmann::json& schedule, std::int64_t unix_s);
 
-/// A schedule time "HH:MM" as minutes since midnight; "24:00" only as the end of a range.
-std::optional<int> parse_schedule_time(std::string_view hhmm, bool is_end);
-
 }  // namespace leadflow

@@ -7,10 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "leadflow/domain/address_policy.hpp"
 #include "leadflow/domain/field_error.hpp"
 #include "leadflow/base/money.hpp"
-
-struct sockaddr;
 
 namespace leadflow {
 
@@ -69,12 +68,5 @@ Buyer buyer_from_json(const nlohmann::json& body, const Buyer* base, bool allow_
 
 /// The API view. With `mask_secrets`, header values of Authorization-like headers read back masked.
 nlohmann::json buyer_to_json(const Buyer& b, bool mask_secrets);
-
-/// True when the URL is http(s) and its host resolves only to public addresses.
-bool is_public_http_url(const std::string& url, std::string* why);
-
-/// "" for a public address, else what it is ("loopback", "private", "link-local", ...). Used when
-/// saving a buyer and again on every outbound connection (a name may resolve differently later).
-const char* non_public_address_kind(const ::sockaddr* address);
 
 }  // namespace leadflow

@@ -1,10 +1,4 @@
 #include "leadflow/domain/buyer.hpp"
-#include "leadflow/base/tz.hpp"
-
-#include <arpa/inet.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 
 #include <algorithm>
 #include <array>
@@ -16,10 +10,15 @@
 #include <limits>
 #include <string_view>
 
+#include "buyer_fields.hpp"
+#include "http_url.hpp"
+#include "leadflow/base/text.hpp"
 #include "leadflow/base/time_format.hpp"
+#include "leadflow/base/tz.hpp"
+#include "leadflow/domain/address_policy.hpp"
 
-// Buyer configuration: parse/validate (POST and PUT), serialise, and the outbound-URL safety check
-// (SPEC §2 "Buyers", §5, §6).
+// Buyer configuration: parse and validate (POST and PUT) (SPEC §2 "Buyers", §5, §6). The API
+// view is buyer_json.cpp, the outbound-URL safety check address_policy.cpp.
 //
 // Internal representation notes that other components rely on:
 // - `Buyer::schedule` is null or {"timezone": "<IANA>", "hours": {"mon": [["09:00","17:00"]],
@@ -38,7 +37,6 @@ using nlohmann::json;
 constexpr std::size_t kMaxName = 200;
 constexpr std::size_t kMaxVerticals = 50;
 constexpr std::size_t kMaxVerticalName = 64;
-constexpr std::size_t kMaxUrl = 2048;
 constexpr std::size_t kMaxHeaders = 20;
 constexpr std::size_t kMaxHeaderName = 128;
 constexpr std::size_t kMaxHeaderValue = 4096;
@@ -77,34 +75,6 @@ constexpr std::array<std::string_view, 11> kReservedHeaders = {
     "host",    "content-length", "transfer-encoding", "connection",       "keep-alive", "upgrade",
     "te",      "trailer",        "expect",            "proxy-connection", "idempotency-key"};
 
-constexpr std::array<std::string_view, 9> kOpNames = {"eq",  "ne", "in",  "nin",   "gt",
-                                                      "gte", "lt", "lte", "exists"};
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out)
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  return out;
-}
-
-std::string upper(std::string_view s) {
-  std::string out(s);
-  for (char& c : out)
-    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
-  return out;
-}
-
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-
-// Code points, not bytes: "200 characters" means what a person counts.
-std::size_t utf8_length(std::string_view s) {
-  std::size_t n = 0;
-  for (unsigned char c : s)
-    if ((c & 0xC0) != 0x80) ++n;
-  return n;
-}
-
 bool has_control_chars(std::string_view s) {
   return std::any_of(s.begin(), s.end(), [](unsigned char c) { return c < 0x20 || c == 0x7F; });
 }
@@ -134,138 +104,6 @@ bool is_token(std::string_view s) {
   });
 }
 
-bool is_secret_header(std::string_view name) {
-  const std::string n = lower(name);
-  for (std::string_view word : {"auth", "key", "token", "secret", "password", "passwd", "cookie",
-                                "credential", "signature", "session"})
-    if (n.find(word) != std::string::npos) return true;
-  return false;
-}
-
-// "****" + the last four characters, so an operator can tell keys apart without reading them.
-// Values under 12 bytes show nothing: four characters of an eight-character secret is half of it.
-std::string mask_secret(std::string_view value) {
-  if (value.size() < 12) return "****";
-  return "****" + std::string(value.substr(value.size() - 4));
-}
-
-// ---------------------------------------------------------------------------------------------
-// URLs
-
-struct HttpUrl {
-  std::string scheme;  // "http" | "https"
-  std::string host;    // lower-cased; an IPv6 literal without brackets
-  int port = 0;        // 0: scheme default
-};
-
-std::optional<HttpUrl> parse_http_url(std::string_view url, std::string* why) {
-  auto fail = [&](const char* reason) -> std::optional<HttpUrl> {
-    if (why != nullptr) *why = reason;
-    return std::nullopt;
-  };
-  if (url.size() > kMaxUrl) return fail("URL is too long");
-  for (unsigned char c : url)
-    if (c <= 0x20 || c >= 0x7F || c == '\\')
-      return fail("URL must be ASCII without spaces, control characters or backslashes");
-  const auto sep = url.find("://");
-  if (sep == std::string_view::npos) return fail("URL must start with http:// or https://");
-  HttpUrl out;
-  out.scheme = lower(url.substr(0, sep));
-  if (out.scheme != "http" && out.scheme != "https") return fail("scheme must be http or https");
-  const std::string_view rest = url.substr(sep + 3);
-  const std::string_view authority = rest.substr(0, rest.find_first_of("/?#"));
-  if (authority.find('@') != std::string_view::npos)
-    return fail("credentials in the URL (user:password@) are not allowed; use headers");
-  if (authority.empty()) return fail("URL has no host");
-
-  std::string_view host;
-  std::string_view after;
-  if (authority.front() == '[') {
-    const auto close = authority.find(']');
-    if (close == std::string_view::npos) return fail("unterminated IPv6 literal");
-    host = authority.substr(1, close - 1);
-    after = authority.substr(close + 1);
-    in6_addr addr{};
-    if (host.empty() || host.size() >= INET6_ADDRSTRLEN ||
-        inet_pton(AF_INET6, std::string(host).c_str(), &addr) != 1)
-      return fail("invalid IPv6 literal");
-  } else {
-    const auto colon = authority.find(':');
-    host = authority.substr(0, colon);
-    after = colon == std::string_view::npos ? std::string_view{} : authority.substr(colon);
-    if (host.empty()) return fail("URL has no host");
-    if (host.size() > 253) return fail("host name is too long");
-    // Labels of letters, digits, '-' and '_'; one trailing dot (a rooted name) is allowed.
-    std::size_t label = 0;
-    for (std::size_t i = 0; i < host.size(); ++i) {
-      const char c = host[i];
-      if (c == '.') {
-        if (label == 0) return fail("host has an empty label");
-        label = 0;
-        continue;
-      }
-      if (!is_alpha(c) && !is_digit(c) && c != '-' && c != '_') return fail("invalid host name");
-      if (++label > 63) return fail("host label is too long");
-    }
-  }
-  if (!after.empty()) {
-    if (after.front() != ':' || after.size() < 2 || after.size() > 6)
-      return fail("invalid port");
-    int port = 0;
-    for (char c : after.substr(1)) {
-      if (!is_digit(c)) return fail("invalid port");
-      port = port * 10 + (c - '0');
-    }
-    if (port < 1 || port > 65535) return fail("port out of range");
-    out.port = port;
-  }
-  out.host = lower(host);
-  return out;
-}
-
-// "" for a public IPv4 address (host byte order), else what it is.
-const char* ipv4_kind(std::uint32_t a) {
-  if ((a >> 24) == 0) return "unspecified";  // 0.0.0.0/8 "this network"
-  if ((a >> 24) == 10) return "private";
-  if ((a >> 24) == 127) return "loopback";
-  if ((a & 0xFFC00000u) == 0x64400000u) return "carrier-grade NAT";  // 100.64/10
-  if ((a & 0xFFFF0000u) == 0xA9FE0000u) return "link-local";         // 169.254/16, metadata
-  if ((a & 0xFFF00000u) == 0xAC100000u) return "private";            // 172.16/12
-  if ((a & 0xFFFFFF00u) == 0xC0000000u) return "reserved";           // 192.0.0/24
-  if ((a & 0xFFFF0000u) == 0xC0A80000u) return "private";            // 192.168/16
-  if ((a & 0xFFFE0000u) == 0xC6120000u) return "reserved";           // 198.18/15 benchmarking
-  if ((a & 0xF0000000u) == 0xE0000000u) return "multicast";          // 224/4
-  if ((a & 0xF0000000u) == 0xF0000000u) return "reserved";           // 240/4, broadcast
-  return "";
-}
-
-std::uint32_t ipv4_at(const unsigned char* b) {
-  return (std::uint32_t{b[0]} << 24) | (std::uint32_t{b[1]} << 16) | (std::uint32_t{b[2]} << 8) |
-         std::uint32_t{b[3]};
-}
-
-// Forms that embed an IPv4 address are judged by it: ::ffff:127.0.0.1 reaches 127.0.0.1.
-const char* ipv6_kind(const unsigned char* b) {
-  static constexpr unsigned char kZero[16] = {};
-  if (std::memcmp(b, kZero, 10) == 0 && b[10] == 0xFF && b[11] == 0xFF) return ipv4_kind(ipv4_at(b + 12));
-  if (std::memcmp(b, kZero, 12) == 0) {
-    if (std::memcmp(b, kZero, 16) == 0) return "unspecified";
-    if (std::memcmp(b, kZero, 15) == 0 && b[15] == 1) return "loopback";
-    return "IPv4-compatible";  // ::a.b.c.d, deprecated and never public
-  }
-  static constexpr unsigned char kNat64[12] = {0x00, 0x64, 0xFF, 0x9B};  // 64:ff9b::/96
-  if (std::memcmp(b, kNat64, 12) == 0) return ipv4_kind(ipv4_at(b + 12));
-  if (b[0] == 0x00 && b[1] == 0x64 && b[2] == 0xFF && b[3] == 0x9B && b[4] == 0 && b[5] == 1)
-    return "private";  // 64:ff9b:1::/48 local-use NAT64
-  if (b[0] == 0x20 && b[1] == 0x02) return ipv4_kind(ipv4_at(b + 2));  // 6to4
-  if (b[0] == 0x01 && b[1] == 0x00 && std::memcmp(b + 2, kZero, 6) == 0) return "reserved";  // 100::/64
-  if ((b[0] & 0xFE) == 0xFC) return "private";                           // fc00::/7
-  if (b[0] == 0xFE && (b[1] & 0xC0) == 0x80) return "link-local";         // fe80::/10
-  if (b[0] == 0xFE && (b[1] & 0xC0) == 0xC0) return "site-local";         // fec0::/10
-  if (b[0] == 0xFF) return "multicast";
-  return "";
-}
-
 // ---------------------------------------------------------------------------------------------
 // Parsing
 
@@ -286,11 +124,6 @@ bool valid_timezone(std::string_view name) {
   std::ifstream in("/usr/share/zoneinfo/" + std::string(name), std::ios::binary);
   char magic[4] = {};
   return in.read(magic, 4) && std::memcmp(magic, "TZif", 4) == 0;
-}
-
-std::optional<int> parse_hhmm(const json& v, bool is_end) {
-  if (!v.is_string()) return std::nullopt;
-  return parse_schedule_time(v.get_ref<const std::string&>(), is_end);
 }
 
 bool valid_json_pointer(const std::string& p) {
@@ -564,7 +397,7 @@ class BuyerParser {
       return fail(path, "too_long", "at most " + std::to_string(kMaxHeaders) + " headers");
     for (const auto& [name, value] : v.items()) {
       const std::string field = join(path, name);
-      const std::string lname = lower(name);
+      const std::string lname = ascii_lower(name);
       if (!is_token(name) || name.size() > kMaxHeaderName) {
         fail(field, "invalid_format", "header names use HTTP token characters (at most 128)");
         continue;
@@ -575,7 +408,7 @@ class BuyerParser {
         continue;
       }
       if (std::any_of(out.headers.begin(), out.headers.end(),
-                      [&](const auto& h) { return lower(h.first) == lname; })) {
+                      [&](const auto& h) { return ascii_lower(h.first) == lname; })) {
         fail(field, "invalid_format", "duplicate header name (names are case-insensitive)");
         continue;
       }
@@ -597,7 +430,7 @@ class BuyerParser {
         const std::string* kept = nullptr;
         if (base_ != nullptr)
           for (const auto& [bn, bv] : base_->headers)
-            if (lower(bn) == lname && mask_secret(bv) == s) kept = &bv;
+            if (ascii_lower(bn) == lname && mask_secret(bv) == s) kept = &bv;
         if (kept == nullptr) {
           fail(field, "invalid_format", "looks like a masked value; send the full secret");
           continue;
@@ -774,7 +607,7 @@ class BuyerParser {
         fail(at_index(path, i), "invalid_type", "must be a string");
         continue;
       }
-      const std::string code = upper(v[i].get_ref<const std::string&>());
+      const std::string code = ascii_upper(v[i].get_ref<const std::string&>());
       if (std::find(kUspsCodes.begin(), kUspsCodes.end(), code) == kUspsCodes.end()) {
         fail(at_index(path, i), "invalid_format", "must be a two-letter USPS state code");
         continue;
@@ -891,8 +724,8 @@ class BuyerParser {
           std::optional<int> start;
           std::optional<int> end;
           if (r.is_array() && r.size() == 2) {
-            start = parse_hhmm(r[0], false);
-            end = parse_hhmm(r[1], true);
+            start = parse_hhmm_json(r[0], false);
+            end = parse_hhmm_json(r[1], true);
           }
           if (!start || !end || *start >= *end) {
             fail(at_index(dpath, i), "invalid_format",
@@ -929,19 +762,6 @@ class BuyerParser {
   FieldErrors& errors_;
 };
 
-json caps_to_json(const json& caps) {
-  if (!caps.is_object()) return caps;
-  json out = json::object();
-  for (const auto& [key, v] : caps.items()) {
-    static constexpr std::string_view kSuffix = "_cents";
-    if (key.size() > kSuffix.size() && key.ends_with(kSuffix) && v.is_number_integer())
-      out[key.substr(0, key.size() - kSuffix.size())] = cents_to_decimal(v.get<Cents>());
-    else
-      out[key] = v;
-  }
-  return out;
-}
-
 }  // namespace
 
 Buyer buyer_from_json(const nlohmann::json& body, const Buyer* base, bool allow_private_urls,
@@ -953,103 +773,6 @@ Buyer buyer_from_json(const nlohmann::json& body, const Buyer* base, bool allow_
   }
   BuyerParser(base, allow_private_urls, errors).parse(body, out);
   return out;
-}
-
-nlohmann::json buyer_to_json(const Buyer& b, bool mask_secrets) {
-  json headers = json::object();
-  for (const auto& [name, value] : b.headers)
-    headers[name] = mask_secrets && is_secret_header(name) ? mask_secret(value) : value;
-
-  json delivery = {
-      {"mode", b.mode == DeliveryMode::kPingPost ? "ping_post" : "direct_post"},
-      {"post_url", b.post_url},
-      {"timeout_ms", b.timeout_ms},
-      {"headers", std::move(headers)},
-      {"mapping", b.mapping},
-  };
-  if (!b.ping_url.empty()) delivery["ping_url"] = b.ping_url;
-
-  json pricing = {{"model", b.pricing == PricingModel::kFixed ? "fixed" : "bid"},
-                  {"min_bid", cents_to_decimal(b.min_bid)}};
-  if (b.pricing == PricingModel::kFixed) pricing["price"] = cents_to_decimal(b.price);
-
-  json custom = json::array();
-  for (const auto& r : b.custom_rules) {
-    json rule = {{"field", r.field}, {"op", kOpNames[static_cast<std::size_t>(r.op)]}};
-    if (!r.value.is_null()) rule["value"] = r.value;
-    custom.push_back(std::move(rule));
-  }
-
-  return json{
-      {"buyer_id", b.id},
-      {"name", b.name},
-      {"status", b.active ? "active" : "paused"},
-      {"verticals", b.verticals},
-      {"delivery", std::move(delivery)},
-      {"pricing", std::move(pricing)},
-      {"filters",
-       {{"states", b.states},
-        {"exclude_states", b.exclude_states},
-        {"zip_prefixes", b.zip_prefixes},
-        {"sources", b.sources},
-        {"custom", std::move(custom)}}},
-      {"schedule", b.schedule},
-      {"caps", caps_to_json(b.caps)},
-      {"priority", b.priority},
-      {"weight", b.weight},
-      {"duplicate_lookback_days", b.duplicate_lookback_days},
-      {"max_return_rate", b.max_return_rate},
-      {"created_at", format_rfc3339_ms(b.created_at_ms)},
-      {"updated_at", format_rfc3339_ms(b.updated_at_ms)},
-  };
-}
-
-const char* non_public_address_kind(const sockaddr* address) {
-  if (address == nullptr) return "missing";
-  if (address->sa_family == AF_INET)
-    return ipv4_kind(ntohl(reinterpret_cast<const sockaddr_in*>(address)->sin_addr.s_addr));
-  if (address->sa_family == AF_INET6)
-    return ipv6_kind(reinterpret_cast<const sockaddr_in6*>(address)->sin6_addr.s6_addr);
-  return "unsupported address family";
-}
-
-bool is_public_http_url(const std::string& url, std::string* why) {
-  auto refuse = [&](std::string reason) {
-    if (why != nullptr) *why = std::move(reason);
-    return false;
-  };
-  const auto parsed = parse_http_url(url, why);
-  if (!parsed) return false;
-  std::string host = parsed->host;
-  if (!host.empty() && host.back() == '.') host.pop_back();  // "localhost." is localhost
-  if (host == "localhost" || host.ends_with(".localhost") || host == "metadata.google.internal")
-    return refuse("host " + host + " is not allowed (loopback or cloud metadata)");
-
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* res = nullptr;
-  if (getaddrinfo(parsed->host.c_str(), nullptr, &hints, &res) != 0 || res == nullptr)
-    return refuse("cannot resolve host");
-  std::string refused;
-  for (const addrinfo* ai = res; ai != nullptr && refused.empty(); ai = ai->ai_next) {
-    char text[INET6_ADDRSTRLEN] = {};
-    const char* kind = "unsupported address family";
-    if (ai->ai_family == AF_INET) {
-      const auto* sin = reinterpret_cast<const sockaddr_in*>(ai->ai_addr);
-      kind = ipv4_kind(ntohl(sin->sin_addr.s_addr));
-      inet_ntop(AF_INET, &sin->sin_addr, text, sizeof text);
-    } else if (ai->ai_family == AF_INET6) {
-      const auto* sin6 = reinterpret_cast<const sockaddr_in6*>(ai->ai_addr);
-      kind = ipv6_kind(sin6->sin6_addr.s6_addr);
-      inet_ntop(AF_INET6, &sin6->sin6_addr, text, sizeof text);
-    }
-    if (*kind != '\0') refused = std::string("host resolves to a ") + kind + " address (" + text + ")";
-  }
-  freeaddrinfo(res);
-  if (!refused.empty()) return refuse(refused);
-  if (why != nullptr) why->clear();
-  return true;
 }
 
 }  // namespace leadflow

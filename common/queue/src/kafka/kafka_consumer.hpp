@@ -1,0 +1,54 @@
+#pragma once
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kafka/rdkafka_handles.hpp"
+#include "leadflow/queue/kafka_queue.hpp"
+
+namespace leadflow::kafka {
+
+/// A consumer over its own rd_kafka_t: either a group member (subscribe, rebalance callback,
+/// commits) or a tail reader (assign at the end of every partition, no commits). Owned by the
+/// caller of make_consumer/make_tail_consumer; used by one thread at a time, except generation(),
+/// which any thread may read.
+class KafkaConsumer final : public QueueConsumer {
+ public:
+  enum class Mode { kGroup, kTail };
+
+  KafkaConsumer(Mode mode, std::string group) : mode_(mode), group_(std::move(group)) {}
+  ~KafkaConsumer() override { close(); }
+
+  bool open(const KafkaQueueOptions& options, const std::vector<std::string>& topics,
+            std::string& error);
+
+  std::optional<QueueRecord> poll(std::chrono::milliseconds timeout) override;
+  void commit(std::string_view topic, int partition, std::int64_t next_offset) override;
+  void close() override;
+  std::uint64_t generation() const override { return generation_.load(); }
+  void set_revoke_handler(std::function<void()> handler) override {
+    revoke_handler_ = std::move(handler);
+  }
+
+ private:
+  static void on_rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,
+                           rd_kafka_topic_partition_list_t* partitions, void* opaque);
+  void assign(rd_kafka_topic_partition_list_t* partitions);
+  void revoke(rd_kafka_topic_partition_list_t* partitions);
+  bool assign_tail(const std::vector<std::string>& topics, std::string& error);
+  bool cooperative() const;
+
+  const Mode mode_;
+  const std::string group_;
+  Handle rk_;
+  std::atomic<std::uint64_t> generation_{0};
+  std::function<void()> revoke_handler_;
+  bool closing_ = false;
+};
+
+}  // namespace leadflow::kafka

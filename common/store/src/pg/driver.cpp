@@ -1,0 +1,124 @@
+#include "pg/driver.hpp"
+
+#include <algorithm>
+#include <charconv>
+
+#include "leadflow/base/log.hpp"
+#include "pg/redact.hpp"
+
+namespace leadflow::pg {
+
+std::string without_nul(std::string_view v) {
+  std::string s(v);
+  std::erase(s, '\0');
+  return s;
+}
+
+std::string format_double(double v) {
+  char buf[64];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);  // shortest exact form
+  return ec == std::errc() ? std::string(buf, end) : std::string("0");
+}
+
+std::unique_ptr<Connection> Connection::open(const ConnectSettings& settings, std::string& error) {
+  std::vector<const char*> keywords, values;
+  for (const auto& k : settings.keywords) keywords.push_back(k.c_str());
+  for (const auto& v : settings.values) values.push_back(v.c_str());
+  keywords.push_back(nullptr);
+  values.push_back(nullptr);
+  PGconn* conn = PQconnectdbParams(keywords.data(), values.data(), /*expand_dbname=*/1);
+  if (conn == nullptr) {
+    error = "out of memory";
+    return nullptr;
+  }
+  std::unique_ptr<Connection> c(new Connection(conn, settings.secrets));
+  if (PQstatus(conn) != CONNECTION_OK) {
+    error = redact(PQerrorMessage(conn), *settings.secrets);
+    return nullptr;
+  }
+  // NOTICEs ("relation already exists, skipping") would go to stderr, outside the log format.
+  PQsetNoticeProcessor(conn, [](void*, const char*) {}, nullptr);
+  return c;
+}
+
+Result Connection::check(PGresult* r) {
+  Result result(r);
+  const ExecStatusType status = r != nullptr ? PQresultStatus(r) : PGRES_FATAL_ERROR;
+  if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return result;
+  PgError e;
+  if (r != nullptr) {
+    if (const char* s = PQresultErrorField(r, PG_DIAG_SQLSTATE)) e.sqlstate = s;
+    if (const char* m = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY)) e.message = m;
+  }
+  if (e.message.empty()) e.message = PQerrorMessage(conn_);
+  e.message = redact(std::move(e.message), *secrets_);
+  // 08: connection exceptions; 57P01-57P03: the server is shutting down or restarting.
+  e.connection_lost = PQstatus(conn_) != CONNECTION_OK || e.sqlstate.starts_with("08") ||
+                      e.sqlstate == "57P01" || e.sqlstate == "57P02" ||
+                      e.sqlstate == "57P03";
+  if (e.connection_lost) broken_ = true;
+  throw e;
+}
+
+ConnectionPool::Lease ConnectionPool::acquire() {
+  std::unique_ptr<Connection> stale;
+  std::uint64_t generation = 0;
+  {
+    std::unique_lock lock(mu_);
+    if (!cv_.wait_for(lock, kAcquireTimeout,
+                      [&] { return !free_.empty() || opened_ < size_; })) {
+      log(LogLevel::kError, "store_unavailable",
+          {{"op", "acquire"}, {"detail", "every connection stayed busy"}});
+      return {};
+    }
+    if (!free_.empty()) {
+      auto conn = std::move(free_.back());
+      free_.pop_back();
+      if (conn->generation() == generation_ && conn->alive()) return Lease(this, std::move(conn));
+      stale = std::move(conn);  // its slot is reused for a new connection below
+    } else {
+      ++opened_;
+    }
+    generation = generation_;
+  }
+  stale.reset();  // PQfinish outside the lock
+  std::string error;
+  auto conn = Connection::open(settings_, error);
+  if (!conn) {
+    {
+      std::lock_guard lock(mu_);
+      --opened_;
+    }
+    cv_.notify_one();
+    // Logged once per outage, not once per call while the server is down.
+    if (!down_.exchange(true))
+      log(LogLevel::kError, "store_unavailable", {{"op", "connect"}, {"detail", error}});
+    return {};
+  }
+  if (down_.exchange(false)) log(LogLevel::kInfo, "store_reconnected", {});
+  conn->set_generation(generation);
+  return Lease(this, std::move(conn));
+}
+
+void ConnectionPool::give_back(std::unique_ptr<Connection> conn) {
+  const bool healthy = conn->reset_transaction();
+  std::vector<std::unique_ptr<Connection>> retired;  // closed outside the lock
+  {
+    std::lock_guard lock(mu_);
+    if (!healthy && conn->generation() == generation_) {
+      ++generation_;
+      retired = std::move(free_);
+      free_.clear();
+      opened_ -= retired.size();
+    }
+    if (healthy && conn->generation() == generation_) {
+      free_.push_back(std::move(conn));
+    } else {
+      retired.push_back(std::move(conn));
+      --opened_;
+    }
+  }
+  cv_.notify_all();
+}
+
+}  // namespace leadflow::pg

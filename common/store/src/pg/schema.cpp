@@ -1,0 +1,249 @@
+// The PostgreSQL schema: the DDL migrations, and the step that brings a database up to date.
+#include "pg/schema.hpp"
+
+#include "leadflow/base/log.hpp"
+
+#include <iterator>
+
+#include "leadflow/store/schema_versions.hpp"
+
+namespace leadflow::pg {
+namespace {
+
+using store_schema::Migration;
+
+// Serialises migrate() across processes ("leadflow" in ASCII); transaction-scoped, so a process
+// that dies mid-migration releases it with its connection.
+constexpr std::int64_t kMigrationLockKey = 0x6c656164666c6f77;
+
+// ------------------------------------------------------------------------------------------------
+// Schema. Versions run 1, 2, 3... and are the same as the SQLite adapter's (a unit test holds the
+// two lists to it). Append only: a released migration is never edited, because databases in the
+// field have applied it.
+//
+// Every TEXT column holding an id is COLLATE "C": listings order by id and page with id < / >
+// cursors, and ids sort by time only in byte order (the database's own collation may be a
+// natural-language one). Times are BIGINT milliseconds, money BIGINT cents, flags BOOLEAN, JSON
+// documents TEXT (decoded by the adapter, as in SQLite).
+// ------------------------------------------------------------------------------------------------
+
+constexpr Migration kMigrations[] = {
+    // the initial schema.
+    {1, R"sql(
+CREATE TABLE sellers (
+  id          TEXT COLLATE "C" PRIMARY KEY,
+  name        TEXT NOT NULL,
+  active      BOOLEAN NOT NULL,
+  created_at  BIGINT NOT NULL
+);
+
+CREATE TABLE campaigns (
+  id                    TEXT COLLATE "C" PRIMARY KEY,
+  seller_id             TEXT COLLATE "C" NOT NULL REFERENCES sellers (id),
+  name                  TEXT NOT NULL,
+  vertical              TEXT NOT NULL,
+  active                BOOLEAN NOT NULL,
+  async_mode            BOOLEAN NOT NULL,
+  sync_timeout_ms       INTEGER NOT NULL,
+  rate_limit_per_minute INTEGER NOT NULL,
+  payout_fixed          BOOLEAN NOT NULL,
+  payout_value          BIGINT NOT NULL,
+  key_hash              TEXT NOT NULL UNIQUE,
+  key_hint              TEXT NOT NULL,
+  created_at            BIGINT NOT NULL
+);
+CREATE INDEX campaigns_by_seller ON campaigns (seller_id, id);
+
+-- seller_id NULL: a key of the operator's own account.
+CREATE TABLE api_keys (
+  id          TEXT COLLATE "C" PRIMARY KEY,
+  seller_id   TEXT COLLATE "C" REFERENCES sellers (id),
+  name        TEXT NOT NULL,
+  plan        TEXT NOT NULL,
+  scopes      BIGINT NOT NULL,
+  key_hash    TEXT NOT NULL UNIQUE,
+  key_hint    TEXT NOT NULL,
+  created_at  BIGINT NOT NULL,
+  revoked_at  BIGINT NOT NULL DEFAULT 0
+);
+
+-- doc holds the whole configuration (buyer_to_json); active and verticals (a JSON array) are
+-- copied out of it so that listing can filter without decoding every document.
+CREATE TABLE buyers (
+  id          TEXT COLLATE "C" PRIMARY KEY,
+  active      BOOLEAN NOT NULL,
+  verticals   TEXT NOT NULL,
+  doc         TEXT NOT NULL,
+  created_at  BIGINT NOT NULL,
+  updated_at  BIGINT NOT NULL
+);
+
+-- Bumped in the same transaction as every buyer change; workers reload when it moves.
+CREATE TABLE buyers_version (
+  id       INTEGER PRIMARY KEY CHECK (id = 1),
+  version  BIGINT NOT NULL
+);
+INSERT INTO buyers_version (id, version) VALUES (1, 0);
+
+-- Leads reference no account by foreign key: a lead arrives from the queue after it was
+-- acknowledged to the seller, and storing it must never fail on a reference.
+CREATE TABLE leads (
+  id                    TEXT COLLATE "C" PRIMARY KEY,
+  seller_id             TEXT COLLATE "C" NOT NULL,
+  campaign_id           TEXT COLLATE "C" NOT NULL,
+  api_key_id            TEXT COLLATE "C" NOT NULL,
+  surface               TEXT NOT NULL CHECK (surface IN ('api', 'campaign')),
+  first_name            TEXT NOT NULL,
+  last_name             TEXT NOT NULL,
+  email                 TEXT NOT NULL,
+  phone                 TEXT NOT NULL,
+  zip_code              TEXT NOT NULL,
+  zip4                  TEXT NOT NULL,
+  state                 TEXT NOT NULL,
+  vertical              TEXT NOT NULL,
+  source                TEXT NOT NULL,
+  landing_page          TEXT NOT NULL,
+  ip_address            TEXT NOT NULL,
+  user_agent            TEXT NOT NULL,
+  trustedform_cert_url  TEXT NOT NULL,
+  jornaya_leadid        TEXT NOT NULL,
+  tcpa_consent          BOOLEAN,
+  tcpa_consent_text     TEXT NOT NULL,
+  custom_fields         TEXT NOT NULL,
+  received_at           BIGINT NOT NULL,
+  sync_wait_ms          INTEGER NOT NULL,
+  status                TEXT NOT NULL DEFAULT 'pending' CHECK (status IN
+                          ('pending', 'delivered', 'unsold', 'duplicate', 'rejected', 'failed',
+                           'returned')),
+  buyer_id              TEXT COLLATE "C" NOT NULL DEFAULT '',
+  price_cents           BIGINT NOT NULL DEFAULT 0,
+  payout_cents          BIGINT NOT NULL DEFAULT 0,
+  buyer_lead_id         TEXT NOT NULL DEFAULT '',
+  reason                TEXT NOT NULL DEFAULT '',
+  decided_at            BIGINT NOT NULL DEFAULT 0,
+  attempts              TEXT NOT NULL DEFAULT '[]',
+  ineligible            TEXT NOT NULL DEFAULT '[]'
+);
+-- Listing is newest first by id (ids sort by time), under one equality filter at a time.
+CREATE INDEX leads_by_seller   ON leads (seller_id, id);
+CREATE INDEX leads_by_status   ON leads (status, id);
+CREATE INDEX leads_by_vertical ON leads (vertical, id);
+CREATE INDEX leads_by_source   ON leads (source, id);
+CREATE INDEX leads_by_buyer    ON leads (buyer_id, id);
+CREATE INDEX leads_by_received ON leads (received_at);
+-- Intake dedupe.
+CREATE INDEX leads_dup_email   ON leads (vertical, email, received_at);
+CREATE INDEX leads_dup_phone   ON leads (vertical, phone, received_at);
+-- Campaign stats: covering, so the stats page never reads lead rows.
+CREATE INDEX leads_by_campaign ON leads (campaign_id, received_at, status, payout_cents);
+
+-- One row per sale. Exclusive sales always use slot 0, so the primary key alone guarantees a
+-- lead is sold once; shared sales (a later change) will use slots 0..N-1, still at most once
+-- per buyer. email and phone are copied from the lead so that the per-buyer "already bought
+-- this person" check is one index probe without a join.
+CREATE TABLE sales (
+  lead_id       TEXT COLLATE "C" NOT NULL REFERENCES leads (id),
+  slot          INTEGER NOT NULL DEFAULT 0,
+  buyer_id      TEXT COLLATE "C" NOT NULL,
+  price_cents   BIGINT NOT NULL,
+  payout_cents  BIGINT NOT NULL,
+  sold_at       BIGINT NOT NULL,
+  email         TEXT NOT NULL,
+  phone         TEXT NOT NULL,
+  PRIMARY KEY (lead_id, slot),
+  UNIQUE (lead_id, buyer_id)
+);
+CREATE INDEX sales_by_buyer       ON sales (buyer_id, sold_at);
+CREATE INDEX sales_by_buyer_email ON sales (buyer_id, email, sold_at);
+CREATE INDEX sales_by_buyer_phone ON sales (buyer_id, phone, sold_at);
+
+CREATE TABLE post_intents (
+  lead_id      TEXT COLLATE "C" PRIMARY KEY REFERENCES leads (id),
+  buyer_id     TEXT COLLATE "C" NOT NULL,
+  price_cents  BIGINT NOT NULL,
+  ping_id      TEXT NOT NULL,
+  at           BIGINT NOT NULL
+);
+
+-- Surface B posts that failed validation, counted per campaign per hour (the lead itself is never
+-- stored).
+CREATE TABLE invalid_counts (
+  campaign_id  TEXT COLLATE "C" NOT NULL,
+  hour_start   BIGINT NOT NULL,
+  count        BIGINT NOT NULL,
+  PRIMARY KEY (campaign_id, hour_start)
+);
+)sql"},
+    // Idempotency-Key claims and answers (POST /v1/leads), kept 24 hours.
+    {2, R"sql(
+CREATE TABLE idempotency_keys (
+  scope         TEXT COLLATE "C" NOT NULL,
+  key           TEXT COLLATE "C" NOT NULL,
+  request_hash  TEXT NOT NULL,
+  lead_id       TEXT COLLATE "C" NOT NULL,
+  status        INTEGER NOT NULL,
+  response      TEXT NOT NULL,
+  created_at    BIGINT NOT NULL,
+  PRIMARY KEY (scope, key)
+);
+CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at);
+)sql"},
+    // cap reservations count a buyer's open post intents; shared rate-limit buckets.
+    {3, R"sql(
+CREATE INDEX post_intents_by_buyer ON post_intents (buyer_id, at);
+
+CREATE TABLE rate_buckets (
+  key          TEXT COLLATE "C" PRIMARY KEY,
+  tokens       DOUBLE PRECISION NOT NULL,
+  refilled_at  BIGINT NOT NULL,
+  day          BIGINT NOT NULL,
+  day_count    BIGINT NOT NULL
+);
+)sql"},
+};
+
+}  // namespace
+
+std::span<const Migration> migrations() { return kMigrations; }
+
+StoreStatus apply_migrations(Connection& c) {
+  Transaction tx(c);
+  // Processes starting together take turns; the later ones find nothing left to do.
+  c.exec("SELECT pg_advisory_xact_lock($1::BIGINT)", Params().add(kMigrationLockKey),
+         Effect::kRead);
+  c.exec_script("CREATE TABLE IF NOT EXISTS schema_migrations ("
+                "version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)",
+                Effect::kRead);
+  const std::int64_t current =
+      c.exec("SELECT COALESCE(MAX(version), 0) FROM schema_migrations", Effect::kRead)
+          .int64(0, 0);
+  const auto latest = static_cast<std::int64_t>(migrations().size());
+  if (current > latest) {
+    // A newer binary migrated this database; running old code on it could corrupt data.
+    log(LogLevel::kError, "store_schema_too_new",
+        {{"schema_version", current}, {"known_version", latest}});
+    return StoreStatus::kUnavailable;
+  }
+  for (std::int64_t v = current + 1; v <= latest; ++v) {
+    c.exec_script(migrations()[v - 1].sql, Effect::kRead);  // inside the transaction
+    c.exec("INSERT INTO schema_migrations (version, applied_at)"
+           " VALUES ($1, (EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::BIGINT)",
+           Params().add(v), Effect::kWrite);
+  }
+  tx.commit();
+  if (latest > current)
+    log(LogLevel::kInfo, "store_migrated", {{"from_version", current}, {"to_version", latest}});
+  return StoreStatus::kOk;
+}
+
+}  // namespace leadflow::pg
+
+namespace leadflow {
+
+std::vector<std::int64_t> pg_schema_versions() {
+  std::vector<std::int64_t> versions;
+  for (const auto& m : pg::migrations()) versions.push_back(m.version);
+  return versions;
+}
+
+}  // namespace leadflow

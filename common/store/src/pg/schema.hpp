@@ -1,0 +1,19 @@
+#pragma once
+#include <span>
+
+#include "leadflow/store/store.hpp"
+#include "migration.hpp"
+#include "pg/driver.hpp"
+
+namespace leadflow::pg {
+
+/// The PostgreSQL migrations, oldest first; entry i brings a database to version i + 1.
+std::span<const store_schema::Migration> migrations();
+
+/// Applies, in one transaction on `c` and under an advisory lock (processes starting together
+/// take turns), the migrations the database has not had yet, and records them in
+/// schema_migrations. kUnavailable (logged) if the database is newer than this binary; a failed
+/// statement throws PgError, as every call on `c` does.
+StoreStatus apply_migrations(Connection& c);
+
+}  // namespace leadflow::pg

@@ -1,0 +1,105 @@
+// The rows a lead is written as: its leads row on insert, and on its outcome the decided columns
+// and, for a sale, the sales row.
+#include "sqlite/lead_rows.hpp"
+
+#include "rows.hpp"
+
+namespace leadflow::sqlite {
+
+using store_rows::surface_name;
+
+void bind_lead(Query& q, const Lead& l, const std::string& custom_fields) {
+  q.bind(l.id)
+      .bind(l.seller_id)
+      .bind(l.campaign_id)
+      .bind(l.api_key_id)
+      .bind(surface_name(l.surface))
+      .bind(l.first_name)
+      .bind(l.last_name)
+      .bind(l.email)
+      .bind(l.phone)
+      .bind(l.zip_code)
+      .bind(l.zip4)
+      .bind(l.state)
+      .bind(l.vertical)
+      .bind(l.source)
+      .bind(l.landing_page)
+      .bind(l.ip_address)
+      .bind(l.user_agent)
+      .bind(l.trustedform_cert_url)
+      .bind(l.jornaya_leadid);
+  if (l.tcpa_consent)
+    q.bind(*l.tcpa_consent);
+  else
+    q.bind_null();
+  q.bind(l.tcpa_consent_text).bind(custom_fields).bind(l.received_at_ms).bind(l.sync_wait_ms);
+}
+
+int record_outcome(Connection& c, const OutcomeRecord& o, const std::string& attempts,
+                   const std::string& ineligible, StoreStatus& result) {
+  const Distribution& d = o.distribution;
+  if (d.status == DeliveryStatus::kPending) {
+    result = StoreStatus::kConflict;  // decides nothing; there is no "invalid" status
+    return SQLITE_OK;
+  }
+  const bool sale = d.status == DeliveryStatus::kDelivered;
+  // The sale row is written after the lead row; a savepoint undoes the lead row if the sale
+  // constraint refuses it, so a lead is never marked delivered without its one sale.
+  if (sale)
+    if (int rc = Query(c, "SAVEPOINT outcome").run()) return rc;
+  {
+    Query q(c,
+            "UPDATE leads SET status = ?2, buyer_id = ?3, price_cents = ?4, payout_cents = ?5,"
+            " buyer_lead_id = ?6, reason = ?7, decided_at = ?8, attempts = ?9, ineligible = ?10"
+            " WHERE id = ?1 AND status = 'pending'");
+    q.bind(o.lead_id)
+        .bind(to_string(d.status))
+        .bind(d.buyer_id)
+        .bind(d.price)
+        .bind(d.payout)
+        .bind(d.buyer_lead_id)
+        .bind(d.reason)
+        .bind(d.decided_at_ms)
+        .bind(attempts)
+        .bind(ineligible);
+    if (int rc = q.run()) return rc;
+  }
+  if (c.changes() == 0) {
+    if (sale)
+      if (int rc = Query(c, "RELEASE outcome").run()) return rc;
+    Query q(c, "SELECT 1 FROM leads WHERE id = ?1");
+    const int rc = q.bind(o.lead_id).step();
+    if (rc == SQLITE_ROW) {
+      result = StoreStatus::kConflict;
+    } else if (rc == SQLITE_DONE) {
+      result = StoreStatus::kNotFound;
+    } else {
+      return rc;
+    }
+    return SQLITE_OK;
+  }
+  if (sale) {
+    int rc;
+    {
+      Query q(c,
+              "INSERT INTO sales (lead_id, slot, buyer_id, price_cents, payout_cents, sold_at,"
+              " email, phone) SELECT id, 0, ?2, ?3, ?4, ?5, email, phone FROM leads"
+              " WHERE id = ?1");
+      rc = q.bind(o.lead_id).bind(d.buyer_id).bind(d.price).bind(d.payout)
+               .bind(d.decided_at_ms).run();
+    }
+    if (is_constraint(rc)) {
+      if (int rb = Query(c, "ROLLBACK TO outcome").run()) return rb;
+      result = StoreStatus::kConflict;
+    } else if (rc != SQLITE_OK) {
+      return rc;
+    } else {
+      result = StoreStatus::kOk;
+    }
+    return Query(c, "RELEASE outcome").run();
+  }
+  result = StoreStatus::kOk;
+  return SQLITE_OK;
+}
+
+}  // namespace leadflow::sqlite

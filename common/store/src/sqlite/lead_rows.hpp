@@ -1,0 +1,22 @@
+#pragma once
+#include <string>
+
+#include "leadflow/domain/lead.hpp"
+#include "leadflow/store/store.hpp"
+#include "sqlite/driver.hpp"
+
+namespace leadflow::sqlite {
+
+/// Binds the LF_LEAD_COLUMNS (rows.hpp) of `l`, in order. `custom_fields`, the JSON text of the
+/// lead's custom fields, must outlive the query.
+void bind_lead(Query& q, const Lead& l, const std::string& custom_fields);
+
+/// Writes one outcome inside the caller's transaction: the lead's decided columns, and for a sale
+/// the sales row, under a savepoint so that a lead is never marked delivered without its one sale.
+/// Returns SQLITE_OK with `result` set (kOk, kConflict when already decided or the sale is
+/// refused, kNotFound), or the error that must abort the whole transaction. `attempts` and
+/// `ineligible` are the JSON texts of the distribution's lists.
+int record_outcome(Connection& c, const OutcomeRecord& o, const std::string& attempts,
+                   const std::string& ineligible, StoreStatus& result);
+
+}  // namespace leadflow::sqlite

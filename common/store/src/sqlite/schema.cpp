@@ -1,0 +1,243 @@
+// The SQLite schema: the DDL migrations, and the step that brings a database up to date.
+#include "sqlite/schema.hpp"
+
+#include "leadflow/base/log.hpp"
+
+#include "leadflow/store/schema_versions.hpp"
+
+namespace leadflow::sqlite {
+namespace {
+
+using store_schema::Migration;
+
+// ------------------------------------------------------------------------------------------------
+// Schema. Versions run 1, 2, 3... and are the same as the PostgreSQL adapter's (a unit test holds
+// the two lists to it). Append only: a released migration is never edited, because databases in
+// the field have already applied it.
+// ------------------------------------------------------------------------------------------------
+
+constexpr Migration kMigrations[] = {
+    // the initial schema.
+    {1, R"sql(
+CREATE TABLE sellers (
+  id          TEXT PRIMARY KEY,
+  name        TEXT NOT NULL,
+  active      INTEGER NOT NULL,
+  created_at  INTEGER NOT NULL
+);
+
+CREATE TABLE campaigns (
+  id                    TEXT PRIMARY KEY,
+  seller_id             TEXT NOT NULL REFERENCES sellers (id),
+  name                  TEXT NOT NULL,
+  vertical              TEXT NOT NULL,
+  active                INTEGER NOT NULL,
+  async_mode            INTEGER NOT NULL,
+  sync_timeout_ms       INTEGER NOT NULL,
+  rate_limit_per_minute INTEGER NOT NULL,
+  payout_fixed          INTEGER NOT NULL,
+  payout_value          INTEGER NOT NULL,
+  key_hash              TEXT NOT NULL UNIQUE,
+  key_hint              TEXT NOT NULL,
+  created_at            INTEGER NOT NULL
+);
+CREATE INDEX campaigns_by_seller ON campaigns (seller_id, id);
+
+-- seller_id NULL: a key of the operator's own account.
+CREATE TABLE api_keys (
+  id          TEXT PRIMARY KEY,
+  seller_id   TEXT REFERENCES sellers (id),
+  name        TEXT NOT NULL,
+  plan        TEXT NOT NULL,
+  scopes      INTEGER NOT NULL,
+  key_hash    TEXT NOT NULL UNIQUE,
+  key_hint    TEXT NOT NULL,
+  created_at  INTEGER NOT NULL,
+  revoked_at  INTEGER NOT NULL DEFAULT 0
+);
+
+-- doc holds the whole configuration (buyer_to_json); active and verticals are copied out of it
+-- so that listing can filter without decoding every document.
+CREATE TABLE buyers (
+  id          TEXT PRIMARY KEY,
+  active      INTEGER NOT NULL,
+  verticals   TEXT NOT NULL,
+  doc         TEXT NOT NULL,
+  created_at  INTEGER NOT NULL,
+  updated_at  INTEGER NOT NULL
+);
+
+-- Bumped in the same transaction as every buyer change; workers reload when it moves.
+CREATE TABLE buyers_version (
+  id       INTEGER PRIMARY KEY CHECK (id = 1),
+  version  INTEGER NOT NULL
+);
+INSERT INTO buyers_version (id, version) VALUES (1, 0);
+
+-- Leads reference no account by foreign key: a lead arrives from the queue after it was
+-- acknowledged to the seller, and storing it must never fail on a reference.
+CREATE TABLE leads (
+  id                    TEXT PRIMARY KEY,
+  seller_id             TEXT NOT NULL,
+  campaign_id           TEXT NOT NULL,
+  api_key_id            TEXT NOT NULL,
+  surface               TEXT NOT NULL CHECK (surface IN ('api', 'campaign')),
+  first_name            TEXT NOT NULL,
+  last_name             TEXT NOT NULL,
+  email                 TEXT NOT NULL,
+  phone                 TEXT NOT NULL,
+  zip_code              TEXT NOT NULL,
+  zip4                  TEXT NOT NULL,
+  state                 TEXT NOT NULL,
+  vertical              TEXT NOT NULL,
+  source                TEXT NOT NULL,
+  landing_page          TEXT NOT NULL,
+  ip_address            TEXT NOT NULL,
+  user_agent            TEXT NOT NULL,
+  trustedform_cert_url  TEXT NOT NULL,
+  jornaya_leadid        TEXT NOT NULL,
+  tcpa_consent          INTEGER,
+  tcpa_consent_text     TEXT NOT NULL,
+  custom_fields         TEXT NOT NULL,
+  received_at           INTEGER NOT NULL,
+  sync_wait_ms          INTEGER NOT NULL,
+  status                TEXT NOT NULL DEFAULT 'pending' CHECK (status IN
+                          ('pending', 'delivered', 'unsold', 'duplicate', 'rejected', 'failed',
+                           'returned')),
+  buyer_id              TEXT NOT NULL DEFAULT '',
+  price_cents           INTEGER NOT NULL DEFAULT 0,
+  payout_cents          INTEGER NOT NULL DEFAULT 0,
+  buyer_lead_id         TEXT NOT NULL DEFAULT '',
+  reason                TEXT NOT NULL DEFAULT '',
+  decided_at            INTEGER NOT NULL DEFAULT 0,
+  attempts              TEXT NOT NULL DEFAULT '[]',
+  ineligible            TEXT NOT NULL DEFAULT '[]'
+);
+-- Listing is newest first by id (ids sort by time), under one equality filter at a time.
+CREATE INDEX leads_by_seller   ON leads (seller_id, id);
+CREATE INDEX leads_by_status   ON leads (status, id);
+CREATE INDEX leads_by_vertical ON leads (vertical, id);
+CREATE INDEX leads_by_source   ON leads (source, id);
+CREATE INDEX leads_by_buyer    ON leads (buyer_id, id);
+CREATE INDEX leads_by_received ON leads (received_at);
+-- Intake dedupe.
+CREATE INDEX leads_dup_email   ON leads (vertical, email, received_at);
+CREATE INDEX leads_dup_phone   ON leads (vertical, phone, received_at);
+-- Campaign stats: covering, so the stats page never reads lead rows.
+CREATE INDEX leads_by_campaign ON leads (campaign_id, received_at, status, payout_cents);
+
+-- One row per sale. Exclusive sales always use slot 0, so the primary key alone guarantees a
+-- lead is sold once; shared sales (a later change) will use slots 0..N-1, still at most once
+-- per buyer. email and phone are copied from the lead so that the per-buyer "already bought
+-- this person" check, run for every lead and buyer, is one index probe without a join.
+CREATE TABLE sales (
+  lead_id       TEXT NOT NULL REFERENCES leads (id),
+  slot          INTEGER NOT NULL DEFAULT 0,
+  buyer_id      TEXT NOT NULL,
+  price_cents   INTEGER NOT NULL,
+  payout_cents  INTEGER NOT NULL,
+  sold_at       INTEGER NOT NULL,
+  email         TEXT NOT NULL,
+  phone         TEXT NOT NULL,
+  PRIMARY KEY (lead_id, slot),
+  UNIQUE (lead_id, buyer_id)
+);
+CREATE INDEX sales_by_buyer       ON sales (buyer_id, sold_at);
+CREATE INDEX sales_by_buyer_email ON sales (buyer_id, email, sold_at);
+CREATE INDEX sales_by_buyer_phone ON sales (buyer_id, phone, sold_at);
+
+CREATE TABLE post_intents (
+  lead_id      TEXT PRIMARY KEY REFERENCES leads (id),
+  buyer_id     TEXT NOT NULL,
+  price_cents  INTEGER NOT NULL,
+  ping_id      TEXT NOT NULL,
+  at           INTEGER NOT NULL
+);
+
+-- Surface B posts that failed validation, counted per campaign per hour (the lead itself is never
+-- stored). Hourly rather than daily buckets keep "24h" and local-midnight "today" windows exact
+-- to the hour.
+CREATE TABLE invalid_counts (
+  campaign_id  TEXT NOT NULL,
+  hour_start   INTEGER NOT NULL,
+  count        INTEGER NOT NULL,
+  PRIMARY KEY (campaign_id, hour_start)
+);
+)sql"},
+    // Idempotency-Key claims and answers (POST /v1/leads), kept 24 hours.
+    {2, R"sql(
+CREATE TABLE idempotency_keys (
+  scope         TEXT NOT NULL,
+  key           TEXT NOT NULL,
+  request_hash  TEXT NOT NULL,
+  lead_id       TEXT NOT NULL,
+  status        INTEGER NOT NULL,
+  response      TEXT NOT NULL,
+  created_at    INTEGER NOT NULL,
+  PRIMARY KEY (scope, key)
+);
+CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at);
+)sql"},
+    // cap reservations count a buyer's open post intents; shared rate-limit buckets
+    // (scale-out: several ingest processes share one limit per key).
+    {3, R"sql(
+CREATE INDEX post_intents_by_buyer ON post_intents (buyer_id, at);
+
+CREATE TABLE rate_buckets (
+  key          TEXT PRIMARY KEY,
+  tokens       REAL NOT NULL,
+  refilled_at  INTEGER NOT NULL,
+  day          INTEGER NOT NULL,
+  day_count    INTEGER NOT NULL
+);
+)sql"},
+};
+
+}  // namespace
+
+std::span<const Migration> migrations() { return kMigrations; }
+
+StoreStatus apply_migrations(Connection& c) {
+  Transaction tx(c);
+  if (int rc = tx.begin()) return report(c, rc, "migrate");
+  if (int rc = c.exec("CREATE TABLE IF NOT EXISTS schema_migrations ("
+                      "version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)"))
+    return report(c, rc, "migrate");
+  std::int64_t current = 0;
+  {
+    Query q(c, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations");
+    const int rc = q.step();
+    if (rc != SQLITE_ROW) return report(c, rc, "migrate");
+    current = q.int64(0);
+  }
+  const auto latest = static_cast<std::int64_t>(migrations().size());
+  if (current > latest) {
+    // A newer binary migrated this database; running old code on it could corrupt data.
+    log(LogLevel::kError, "store_schema_too_new",
+        {{"schema_version", current}, {"known_version", latest}});
+    return StoreStatus::kUnavailable;
+  }
+  for (std::int64_t v = current + 1; v <= latest; ++v) {
+    if (int rc = c.exec(migrations()[v - 1].sql)) return report(c, rc, "migrate");
+    Query q(c,
+            "INSERT INTO schema_migrations (version, applied_at) "
+            "VALUES (?1, CAST(strftime('%s', 'now') AS INTEGER) * 1000)");
+    if (int rc = q.bind(v).run()) return report(c, rc, "migrate");
+  }
+  if (int rc = tx.commit()) return report(c, rc, "migrate");
+  if (latest > current)
+    log(LogLevel::kInfo, "store_migrated", {{"from_version", current}, {"to_version", latest}});
+  return StoreStatus::kOk;
+}
+
+}  // namespace leadflow::sqlite
+
+namespace leadflow {
+
+std::vector<std::int64_t> sqlite_schema_versions() {
+  std::vector<std::int64_t> versions;
+  for (const auto& m : sqlite::migrations()) versions.push_back(m.version);
+  return versions;
+}
+
+}  // namespace leadflow

@@ -1,0 +1,18 @@
+#pragma once
+#include <span>
+
+#include "leadflow/store/store.hpp"
+#include "migration.hpp"
+#include "sqlite/driver.hpp"
+
+namespace leadflow::sqlite {
+
+/// The SQLite migrations, oldest first; entry i brings a database to version i + 1.
+std::span<const store_schema::Migration> migrations();
+
+/// Applies, in one write transaction on `writer`, the migrations a database has not had yet, and
+/// records them in schema_migrations. kUnavailable (logged) if the database is newer than this
+/// binary or a step fails; the caller holds the writer.
+StoreStatus apply_migrations(Connection& writer);
+
+}  // namespace leadflow::sqlite
