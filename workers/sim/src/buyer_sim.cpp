@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 
 #include "leadflow/base/socket_util.hpp"
+#include "leadflow/base/text.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -45,13 +46,6 @@ bool carries_pii(const json& ping) {
     }
   }
   return false;
-}
-
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
 }
 
 double round_to_cents(double dollars) { return std::round(dollars * 100.0) / 100.0; }
