@@ -58,6 +58,9 @@ constexpr std::int64_t kMaxCapCount = 1'000'000'000;
 
 constexpr int kDefaultTimeoutMs = 1000;
 constexpr int kDefaultWeight = 1;
+constexpr int kDefaultTier = 1;
+constexpr int kMaxTier = 10;
+constexpr int kMaxConcurrency = 100'000;
 constexpr int kDefaultLookbackDays = 30;
 
 constexpr std::array<std::string_view, 7> kDays = {"mon", "tue", "wed", "thu", "fri", "sat", "sun"};
@@ -174,6 +177,12 @@ class BuyerParser {
       } else if (key == "weight") {
         out.weight = v.is_null() ? kDefaultWeight
                                  : static_cast<int>(integer(v, key, 1, 1000).value_or(kDefaultWeight));
+      } else if (key == "tier") {
+        out.tier = v.is_null() ? kDefaultTier
+                               : static_cast<int>(integer(v, key, 1, kMaxTier).value_or(kDefaultTier));
+      } else if (key == "max_concurrency") {
+        out.max_concurrency =
+            v.is_null() ? 0 : static_cast<int>(integer(v, key, 0, kMaxConcurrency).value_or(0));
       } else if (key == "duplicate_lookback_days") {
         out.duplicate_lookback_days =
             v.is_null() ? kDefaultLookbackDays

@@ -83,6 +83,8 @@ nlohmann::json buyer_to_json(const Buyer& b, bool mask_secrets) {
       {"caps", caps_to_json(b.caps)},
       {"priority", b.priority},
       {"weight", b.weight},
+      {"tier", b.tier},
+      {"max_concurrency", b.max_concurrency},
       {"duplicate_lookback_days", b.duplicate_lookback_days},
       {"max_return_rate", b.max_return_rate},
       {"created_at", format_rfc3339_ms(b.created_at_ms)},

@@ -61,6 +61,8 @@ json full_body() {
              "monthly_budget": 10000},
     "priority": -5,
     "weight": 3,
+    "tier": 2,
+    "max_concurrency": 40,
     "duplicate_lookback_days": 45,
     "max_return_rate": 0.15
   })");
@@ -128,6 +130,8 @@ void expect_same_config(const Buyer& a, const Buyer& b) {
   EXPECT_EQ(a.caps, b.caps);
   EXPECT_EQ(a.priority, b.priority);
   EXPECT_EQ(a.weight, b.weight);
+  EXPECT_EQ(a.tier, b.tier);
+  EXPECT_EQ(a.max_concurrency, b.max_concurrency);
   EXPECT_EQ(a.duplicate_lookback_days, b.duplicate_lookback_days);
   EXPECT_EQ(a.max_return_rate, b.max_return_rate);
 }
@@ -152,6 +156,8 @@ TEST(BuyerFromJson, MinimalBodyGetsDefaults) {
   EXPECT_TRUE(b.caps.is_null());
   EXPECT_EQ(b.priority, 0);
   EXPECT_EQ(b.weight, 1);
+  EXPECT_EQ(b.tier, 1);
+  EXPECT_EQ(b.max_concurrency, 0);
   EXPECT_EQ(b.duplicate_lookback_days, 30);
   EXPECT_EQ(b.max_return_rate, 0.0);
   EXPECT_TRUE(b.id.empty());
@@ -186,6 +192,8 @@ TEST(BuyerFromJson, FullBodyIsNormalised) {
   EXPECT_EQ(b.mapping["response"]["bid"], "/price");
   EXPECT_EQ(b.priority, -5);
   EXPECT_EQ(b.weight, 3);
+  EXPECT_EQ(b.tier, 2);
+  EXPECT_EQ(b.max_concurrency, 40);
   EXPECT_EQ(b.duplicate_lookback_days, 45);
   EXPECT_DOUBLE_EQ(b.max_return_rate, 0.15);
 }
@@ -536,6 +544,13 @@ TEST(BuyerFromJson, Numbers) {
   EXPECT_TRUE(errors_with("/priority", -1000).empty());
   EXPECT_TRUE(errors_with("/max_return_rate", 1).empty());
   EXPECT_TRUE(errors_with("/duplicate_lookback_days", 0).empty());
+  EXPECT_FIELD_ERROR(errors_with("/tier", 0), "tier", "out_of_range");
+  EXPECT_FIELD_ERROR(errors_with("/tier", 11), "tier", "out_of_range");
+  EXPECT_FIELD_ERROR(errors_with("/tier", "1"), "tier", "invalid_type");
+  EXPECT_FIELD_ERROR(errors_with("/max_concurrency", -1), "max_concurrency", "out_of_range");
+  EXPECT_FIELD_ERROR(errors_with("/max_concurrency", 100001), "max_concurrency", "out_of_range");
+  EXPECT_TRUE(errors_with("/tier", 10).empty());
+  EXPECT_TRUE(errors_with("/max_concurrency", 0).empty());
 }
 
 TEST(BuyerFromJson, EveryErrorIsReportedTogether) {
@@ -741,6 +756,20 @@ TEST(BuyerToJson, Shape) {
   EXPECT_EQ(j["delivery"]["headers"]["Authorization"], "Bearer abcdef1234567890");
   EXPECT_EQ(j["filters"]["custom"][2], json::parse(R"({"field": "homeowner", "op": "exists"})"));
   EXPECT_EQ(j["schedule"]["timezone"], "America/New_York");
+  EXPECT_EQ(j["tier"], 2);
+  EXPECT_EQ(j["max_concurrency"], 40);
+}
+
+TEST(BuyerToJson, StoredBuyersWithoutTheNewerFieldsReadBackWithDefaults) {
+  // Buyers saved before tier and max_concurrency existed have documents without them.
+  json doc = buyer_to_json(stored_buyer(), false);
+  doc.erase("tier");
+  doc.erase("max_concurrency");
+  FieldErrors errors;
+  const Buyer b = buyer_from_json(doc, nullptr, true, errors);
+  EXPECT_TRUE(errors.empty()) << dump(errors);
+  EXPECT_EQ(b.tier, 1);
+  EXPECT_EQ(b.max_concurrency, 0);
 }
 
 TEST(BuyerToJson, BidBuyerHasNoPrice) {

@@ -52,6 +52,12 @@ struct Buyer {
 
   int priority = 0;  // higher wins ties
   int weight = 1;    // rotation weight inside a priority
+  /// The ping tree: tier 1 is pinged first; a lead moves to tier 2 only when tier 1 does not
+  /// sell it, and so on (1-10).
+  int tier = 1;
+  /// Pings and posts to this buyer in flight at once (0: no limit). A buyer at capacity sits
+  /// out an auction with the reason at_capacity, which is not a failure.
+  int max_concurrency = 0;
   int duplicate_lookback_days = 30;
   double max_return_rate = 0;  // 0: returns not limited
 
