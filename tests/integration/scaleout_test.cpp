@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -361,6 +363,25 @@ TEST_F(ScaleOut, SyncAnswersComeBackThroughEitherIngestWhicheverWorkerDecides) {
   // SIGTERM drains cleanly: each process finishes what it holds and exits 0.
   EXPECT_EQ(workers_[1].process->terminate(40s), 0);
   EXPECT_EQ(ingest_[1].process->terminate(40s), 0);
+}
+
+TEST_F(ScaleOut, SyncAnswersFollowTheBuyersWithinMilliseconds) {
+  // The buyers answer pings and posts in 5 ms, so a sync lead is decided about 10 ms after a
+  // worker reads it. Its answer crosses Kafka twice (the leads topic to a worker, the results
+  // topic back to the ingest); neither crossing may wait out a consumer's idle fetch, which
+  // once made every sync answer take hundreds of milliseconds. The bound is far above what a
+  // healthy run takes and far below what a waited-out fetch costs.
+  std::vector<double> ms;
+  for (int n = 0; n < 15; ++n) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = client(n % 2)->Post("/v1/leads", auth(), sample_lead(300 + n).dump(), "application/json");
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    ASSERT_TRUE(r) << "no answer";
+    ASSERT_EQ(r->status, 201) << r->body;
+  }
+  std::sort(ms.begin(), ms.end());
+  EXPECT_LT(ms[ms.size() / 2], 150.0) << "median sync answer in ms; fastest " << ms.front()
+                                      << ", slowest " << ms.back();
 }
 
 TEST_F(ScaleOut, ReadinessFollowsKafkaReachability) {

@@ -37,9 +37,11 @@ bool KafkaConsumer::open(const KafkaQueueOptions& options, const std::vector<std
             {"partition.assignment.strategy", "roundrobin"},
             {"session.timeout.ms", std::to_string(options.session_timeout_ms)},
             {"heartbeat.interval.ms", std::to_string(heartbeat_ms)},
+            {"fetch.wait.max.ms", "10"},
         });
   } else {
     role.push_back({"enable.auto.commit", "false"});
+    role.push_back({"fetch.wait.max.ms", "10"});
   }
   Conf conf = make_conf(options, role, this, error);
   if (!conf) return false;
