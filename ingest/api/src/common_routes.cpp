@@ -119,7 +119,7 @@ AcceptResult accept_lead(IngestContext& ctx, const Lead& lead, int wait_ms) {
 
 namespace {
 
-bool sane_request_id(const std::string& id) {
+bool sane_request_id(std::string_view id) {
   if (id.empty() || id.size() > 64) return false;
   for (unsigned char c : id)
     if (!std::isalnum(c) && c != '-' && c != '_' && c != '.') return false;
@@ -129,15 +129,12 @@ bool sane_request_id(const std::string& id) {
 }  // namespace
 
 void install_common_handlers(Routes& routes, IngestContext&) {
-  routes.before = [](const httplib::Request& req, httplib::Response& res) {
-    const std::string given = req.get_header_value("X-Request-Id");
-    res.set_header("X-Request-Id", sane_request_id(given) ? given : new_id(kRequestPrefix));
+  routes.before = [](const http::Request& req, http::Response& res) {
+    const std::string_view given = req.header("X-Request-Id");
+    res.set_header("X-Request-Id", sane_request_id(given) ? std::string(given) : new_id(kRequestPrefix));
   };
-  routes.on_error = [](const httplib::Request&, httplib::Response& res) {
+  routes.on_error = [](const http::Request&, http::Response& res, std::string_view detail) {
     if (!res.has_header("X-Request-Id")) res.set_header("X-Request-Id", new_id(kRequestPrefix));
-    // The server puts what its parser found in `reason` (a request it could not read).
-    const std::string detail = std::move(res.reason);
-    res.reason.clear();
     switch (res.status) {
       case 404: http::send_problem(res, 404, "no such resource"); break;
       case 405: http::send_problem(res, 405, "method not allowed on this resource"); break;
@@ -148,10 +145,10 @@ void install_common_handlers(Routes& routes, IngestContext&) {
       default: http::send_problem(res, res.status, detail.empty() ? http::reason_phrase(res.status) : detail); break;
     }
   };
-  routes.on_exception = [](httplib::Response& res, const std::string&) {
+  routes.on_exception = [](http::Response& res, const std::string&) {
     http::send_problem(res, 500, "internal error");
   };
-  routes.after = [](const httplib::Request& req, const httplib::Response& res, double seconds) {
+  routes.after = [](const http::Request& req, const http::Response& res, double seconds) {
     // Family::Add builds a label map and takes the family's lock; on the hot path each thread
     // keeps the metrics it has already resolved.
     struct Resolved {
@@ -163,8 +160,8 @@ void install_common_handlers(Routes& routes, IngestContext&) {
     static const char* kMethods[] = {"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"};
     std::string method = "other";
     for (const char* m : kMethods)
-      if (req.method == m) method = m;
-    const std::string route = http::route_label(method, req.path);
+      if (req.method() == m) method = m;
+    const std::string route = http::route_label(method, req.path());
     std::string key = route;
     key.append(1, ' ').append(method).append(1, ' ').append(std::to_string(res.status));
     auto it = resolved.find(key);
@@ -180,14 +177,14 @@ void install_common_handlers(Routes& routes, IngestContext&) {
 }
 
 void register_ops_routes(Routes& routes, IngestContext& ctx) {
-  routes.get("/healthz", [&ctx](const httplib::Request&, httplib::Response& res) {
+  routes.get("/healthz", [&ctx](const http::Request&, http::Response& res) {
     if (ctx.producer.broken()) {
       http::send_json(res, 503, {{"status", "broken"}, {"queue", "the producer needs a restart"}});
       return;
     }
     http::send_json(res, 200, {{"status", "ok"}});
   });
-  routes.get("/readyz", [&ctx](const httplib::Request&, httplib::Response& res) {
+  routes.get("/readyz", [&ctx](const http::Request&, http::Response& res) {
     const bool store_ok = ctx.store.healthy();
     const bool queue_ok = ctx.producer.healthy();
     const bool rest_ok = !ctx.ready || ctx.ready();
@@ -198,7 +195,7 @@ void register_ops_routes(Routes& routes, IngestContext& ctx) {
                      {"queue", queue_ok ? "ok" : "unavailable"},
                      {"workers", rest_ok ? "ok" : "unavailable"}});
   });
-  routes.get("/metrics", [](const httplib::Request&, httplib::Response& res) {
+  routes.get("/metrics", [](const http::Request&, http::Response& res) {
     res.set_content(render_metrics(), "text/plain; version=0.0.4");
   });
 }

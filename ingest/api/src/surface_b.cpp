@@ -3,6 +3,7 @@
 
 #include "leadflow/api/api.hpp"
 #include "leadflow/api/http_util.hpp"
+#include "leadflow/http/forms.hpp"
 #include "leadflow/base/ids.hpp"
 #include "leadflow/base/log.hpp"
 #include "leadflow/base/metrics.hpp"
@@ -12,16 +13,14 @@ namespace leadflow {
 namespace {
 
 using nlohmann::json;
-using httplib::Request;
-using httplib::Response;
 
-void send_invalid(Response& res, const FieldErrors& errors) {
+void send_invalid(http::Response& res, const FieldErrors& errors) {
   json list = json::array();
   for (const auto& e : errors) list.push_back({{"field", e.field}, {"code", e.code}, {"message", e.message}});
   http::send_json(res, 400, {{"status", "invalid"}, {"errors", std::move(list)}});
 }
 
-void send_b_error(Response& res, int status, const char* code, std::string_view message) {
+void send_b_error(http::Response& res, int status, const char* code, std::string_view message) {
   http::send_json(res, status, {{"status", code}, {"message", message}});
 }
 
@@ -38,7 +37,7 @@ json sold_body(const OutcomeMessage& m) {
 // The body of a Surface B post, in whatever form it came.
 enum class BodyKind { kJson, kForm, kMultipart, kOther };
 
-BodyKind body_kind(const Request& req) {
+BodyKind body_kind(const http::Request& req) {
   if (http::is_json(req)) return BodyKind::kJson;
   const std::string mt = http::media_type(req);
   if (mt == "application/x-www-form-urlencoded") return BodyKind::kForm;
@@ -46,16 +45,12 @@ BodyKind body_kind(const Request& req) {
   return BodyKind::kOther;
 }
 
-std::vector<std::pair<std::string, std::string>> form_fields(const Request& req, BodyKind kind) {
+std::vector<std::pair<std::string, std::string>> form_fields(const http::Request& req, BodyKind kind) {
   std::vector<std::pair<std::string, std::string>> out;
   if (kind == BodyKind::kForm) {
-    // httplib parsed the urlencoded body into params, query string included: only the body
-    // counts, so parse it again on its own.
-    httplib::Params params;
-    httplib::detail::parse_query_text(req.body, params);
-    for (auto& [k, v] : params) out.emplace_back(k, v);
+    http::parse_urlencoded(req.body(), out);
   } else {
-    for (const auto& [name, file] : req.files) out.emplace_back(name, file.content);
+    for (const http::FormPart& part : req.form_parts()) out.emplace_back(part.name, part.content);
   }
   return out;
 }
@@ -77,7 +72,7 @@ struct LeadIntake {
 // The checks of /api/v1/lead (key in the body) and the legacy form (key in the path): media
 // type, key, campaign, rate limit, validation. With may_block false it never waits on I/O (the
 // event loop runs it) and says kMustBlock where it would.
-Intake take_campaign_lead(IngestContext& ctx, const Request& req, Response& res,
+Intake take_campaign_lead(IngestContext& ctx, const http::Request& req, http::Response& res,
                           const std::string* path_key, bool may_block, LeadIntake& out) {
   auto& metrics = ingest_metrics();
   const BodyKind kind = body_kind(req);
@@ -91,7 +86,7 @@ Intake take_campaign_lead(IngestContext& ctx, const Request& req, Response& res,
   std::vector<std::pair<std::string, std::string>> fields;
   std::string key;
   if (kind == BodyKind::kJson) {
-    key = peek_campaign_key(req.body);
+    key = peek_campaign_key(req.body());
   } else {
     fields = form_fields(req, kind);
     for (const auto& [k, v] : fields)
@@ -106,7 +101,7 @@ Intake take_campaign_lead(IngestContext& ctx, const Request& req, Response& res,
   }
   if (key.empty() && kind == BodyKind::kJson && !path_key) {
     // Either not JSON at all or no key: let validation name what is wrong.
-    ParsedLead parsed = parse_lead_json(req.body, LeadShape::kCampaign, ctx.verticals, "");
+    ParsedLead parsed = parse_lead_json(req.body(), LeadShape::kCampaign, ctx.verticals, "");
     metrics.lead("campaign", "invalid");
     send_invalid(res, parsed.errors.empty()
                           ? FieldErrors{{"SELLER_CAMPAIGN_KEY", "required", "is required"}}
@@ -145,7 +140,7 @@ Intake take_campaign_lead(IngestContext& ctx, const Request& req, Response& res,
 
   ParsedLead parsed;
   if (kind == BodyKind::kJson) {
-    parsed = parse_lead_json(req.body, LeadShape::kCampaign, ctx.verticals, campaign->vertical);
+    parsed = parse_lead_json(req.body(), LeadShape::kCampaign, ctx.verticals, campaign->vertical);
     if (path_key) {
       // The legacy form carries the key in its path; a JSON body there need not repeat it.
       std::erase_if(parsed.errors, [](const FieldError& e) {
@@ -185,7 +180,7 @@ Intake take_campaign_lead(IngestContext& ctx, const Request& req, Response& res,
 }
 
 // The answer to a lead handed to the queue.
-void answer_accepted(Response& res, const std::string& lead_id, const AcceptResult& r) {
+void answer_accepted(http::Response& res, const std::string& lead_id, const AcceptResult& r) {
   auto& metrics = ingest_metrics();
   if (r.produced != ProduceStatus::kOk) {
     metrics.lead("campaign", "unavailable");
@@ -205,7 +200,7 @@ void answer_accepted(Response& res, const std::string& lead_id, const AcceptResu
 }
 
 // On a blocking thread.
-void post_campaign_lead(IngestContext& ctx, const Request& req, Response& res,
+void post_campaign_lead(IngestContext& ctx, const http::Request& req, http::Response& res,
                         const std::string* path_key) {
   LeadIntake in;
   if (take_campaign_lead(ctx, req, res, path_key, true, in) != Intake::kAccept) return;
@@ -283,13 +278,13 @@ void register_surface_b(Routes& routes, IngestContext& ctx) {
     post_campaign_lead_inline(c, ex, std::nullopt);
   });
 
-  routes.get(R"(/api/v1/stats/([^/]+))", [&c](const Request& q, Response& r) {
-    const std::string key = q.matches[1];
+  routes.get("/api/v1/stats/{key}", [&c](const http::Request& q, http::Response& r) {
+    const std::string key(q.match(1));
     bool unavailable = false;
     auto campaign = key.size() <= 256 ? c.campaigns.find_by_key(key, unavailable) : std::nullopt;
     if (unavailable) return send_b_error(r, 503, "unavailable", "the store cannot be reached; retry");
     if (!campaign) return send_b_error(r, 401, "unauthorized", "unrecognised or inactive campaign key");
-    const std::string period = q.has_param("period") ? q.get_param_value("period") : "today";
+    const std::string period = q.has_param("period") ? q.param("period") : "today";
     const std::int64_t since = period_start_ms(period, c.clock.now_ms());
     if (since < 0) {
       send_invalid(r, {{"period", "not_allowed", "must be today, 24h, 7d, 30d or all"}});
@@ -312,13 +307,13 @@ void register_surface_b(Routes& routes, IngestContext& ctx) {
                      {"currency", "USD"}});
   });
 
-  routes.get(R"(/api/v1/jobs/([^/]+))", [&c](const Request& q, Response& r) {
-    const std::string key = q.get_header_value("X-Campaign-Key");
+  routes.get("/api/v1/jobs/{id}", [&c](const http::Request& q, http::Response& r) {
+    const std::string key(q.header("X-Campaign-Key"));
     bool unavailable = false;
     auto campaign = !key.empty() && key.size() <= 256 ? c.campaigns.find_by_key(key, unavailable) : std::nullopt;
     if (unavailable) return send_b_error(r, 503, "unavailable", "the store cannot be reached; retry");
     if (!campaign) return send_b_error(r, 401, "unauthorized", "X-Campaign-Key missing, unrecognised or inactive");
-    const std::string id = q.matches[1];
+    const std::string id(q.match(1));
     auto record = is_valid_id(id, kLeadPrefix) ? c.store.get_lead(id) : std::nullopt;
     if (!record) {
       // Accepted leads reach the store when a worker picks them up; until then the job is queued.
@@ -336,15 +331,15 @@ void register_surface_b(Routes& routes, IngestContext& ctx) {
     http::send_json(r, 200, sold_body({id, d.status, d.buyer_id, d.price, d.payout}));
   });
 
-  routes.get(R"(/api/v1/fields/([^/]+))", [&c](const Request& q, Response& r) {
-    const Vertical* v = c.verticals.find(std::string(q.matches[1]));
+  routes.get("/api/v1/fields/{vertical}", [&c](const http::Request& q, http::Response& r) {
+    const Vertical* v = c.verticals.find(std::string(q.match(1)));
     if (!v) return send_b_error(r, 404, "not_found", "unknown vertical");
     http::send_json(r, 200, c.verticals.to_json(*v));
   });
 
   // The legacy form: POST /{seller_campaign_key}. Registered last so every named route wins.
-  routes.post_inline(R"(/([^/]+))", [&c](const std::shared_ptr<Exchange>& ex) {
-    post_campaign_lead_inline(c, ex, std::string(ex->req.matches[1]));
+  routes.post_inline("/{seller_campaign_key}", [&c](const std::shared_ptr<Exchange>& ex) {
+    post_campaign_lead_inline(c, ex, std::string(ex->req.match(1)));
   });
 }
 

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "leadflow/base/log.hpp"
+#include "leadflow/http/forms.hpp"
 
 namespace leadflow {
 
@@ -41,30 +42,6 @@ constexpr std::uint64_t kFirstConnection = 1 << 8;  // ids below are tags; low 8
 constexpr int kMaxLoops = 255;
 constexpr std::size_t kReadChunk = 16 * 1024;
 constexpr int kAcceptBatch = 8;  // per wake-up, so another loop takes part of a burst
-
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i])))
-      return false;
-  return true;
-}
-
-// The boundary parameter of a multipart Content-Type, unquoted; "" when absent.
-std::string multipart_boundary(const std::string& content_type) {
-  std::string lower = content_type;
-  for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  const std::size_t at = lower.find("boundary=");
-  if (at == std::string::npos) return "";
-  std::string b = content_type.substr(at + 9);
-  if (!b.empty() && b.front() == '"') {
-    const std::size_t end = b.find('"', 1);
-    return end == std::string::npos ? "" : b.substr(1, end - 1);
-  }
-  b = b.substr(0, b.find(';'));
-  while (!b.empty() && (b.back() == ' ' || b.back() == '\t')) b.pop_back();
-  return b.size() <= 70 ? b : "";  // RFC 2046: at most 70 characters
-}
 
 std::string openssl_error() {
   const unsigned long e = ERR_get_error();
@@ -90,18 +67,12 @@ const std::string& http_date() {
   return cached;
 }
 
-void serialize(std::string& out, const httplib::Response& res, bool head_only, bool close,
-               bool http10) {
+void serialize(std::string& out, const http::Response& res, bool head_only, bool close, bool http10) {
   const bool bodiless = res.status < 200 || res.status == 204 || res.status == 304;
-  out.reserve(out.size() + 256 + res.body.size());
+  out.reserve(out.size() + 128 + res.header_block().size() + res.body.size());
   out.append("HTTP/1.1 ").append(std::to_string(res.status)).append(1, ' ');
   out.append(http::reason_phrase(res.status)).append("\r\n");
-  for (const auto& [name, value] : res.headers) {
-    if (iequals(name, "Content-Length") ||
-        iequals(name, "Connection"))
-      continue;
-    out.append(name).append(": ").append(value).append("\r\n");
-  }
+  out.append(res.header_block());
   if (!bodiless) out.append("Content-Length: ").append(std::to_string(res.body.size())).append("\r\n");
   if (close)
     out.append("Connection: close\r\n");
@@ -185,7 +156,9 @@ struct Conn {
 
 }  // namespace
 
-class Loop;
+namespace http {
+class EventLoop;
+}  // namespace http
 
 struct HttpServer::Impl final : ExchangeHost {
   Routes routes;
@@ -194,7 +167,7 @@ struct HttpServer::Impl final : ExchangeHost {
   int listen_fd = -1;
   int port = 0;
   BlockingPool pool;
-  std::vector<std::unique_ptr<Loop>> loops;
+  std::vector<std::unique_ptr<http::EventLoop>> loops;
   std::atomic<bool> stopping{false};
   bool started = false;
 
@@ -208,7 +181,7 @@ struct HttpServer::Impl final : ExchangeHost {
   void run_blocking(std::function<void()> task) override { pool.post(std::move(task)); }
   void handler_failed(Exchange& ex, const std::string& what) override {
     log(LogLevel::kError, "handler_exception", {{"what", what}});
-    ex.res = httplib::Response();
+    ex.res = http::Response();
     if (routes.on_exception) {
       routes.on_exception(ex.res, what);
     } else {
@@ -219,15 +192,17 @@ struct HttpServer::Impl final : ExchangeHost {
   bool bind_listener(std::string& error);
 };
 
+namespace http {
+
 /// One event loop: a thread, an epoll set, and the connections it accepted.
-class Loop {
+class EventLoop {
  public:
-  Loop(HttpServer::Impl& server, int index, std::size_t max_connections)
+  EventLoop(HttpServer::Impl& server, int index, std::size_t max_connections)
       : server_(server),
         index_(index),
         input_cap_(server.options.limits.max_header_bytes + server.options.limits.max_body_bytes + 64 * 1024),
         max_connections_(max_connections) {}
-  ~Loop() {
+  ~EventLoop() {
     if (epfd_ >= 0) ::close(epfd_);
     if (wakefd_ >= 0) ::close(wakefd_);
   }
@@ -284,7 +259,7 @@ class Loop {
   bool read_in(Conn& c);
   bool flush_out(Conn& c);
   bool process(Conn& c);
-  void dispatch(Conn& c, http::ParsedRequest&& pr);
+  void dispatch(Conn& c);
   void answer_error(Conn& c, int status, const std::string& detail);
   void finish(const std::shared_ptr<Exchange>& ex);
   void drain_ready();
@@ -303,7 +278,7 @@ class Loop {
   int epfd_ = -1;
   int wakefd_ = -1;
   std::thread thread_;
-  static thread_local Loop* t_current_loop;
+  static thread_local EventLoop* t_current_loop;
   std::uint64_t next_id_ = 0;
   std::unordered_map<std::uint64_t, std::unique_ptr<Conn>> conns_;
   std::size_t inflight_ = 0;  // exchanges handed out, not yet finished
@@ -313,17 +288,22 @@ class Loop {
   bool listening_ = true;
   std::size_t max_connections_ = 0;  // this loop's share of HttpServerOptions::max_connections
   std::optional<SteadyClock::time_point> accept_paused_until_;
+  http::Request parsing_;  // the request being read; its buffers are reused until one is whole
   char buf_[kReadChunk];
 };
 
-thread_local Loop* Loop::t_current_loop = nullptr;
+thread_local EventLoop* EventLoop::t_current_loop = nullptr;
+
+}  // namespace http
+
+using http::EventLoop;
 
 void HttpServer::Impl::complete(std::shared_ptr<Exchange> exchange) {
   const std::size_t loop = exchange->connection() & 0xff;
   loops[loop]->post(std::move(exchange));
 }
 
-void Loop::run() {
+void EventLoop::run() {
   t_current_loop = this;
   epoll_event events[256];
   SteadyClock::time_point last_sweep = SteadyClock::now();
@@ -371,7 +351,7 @@ void Loop::run() {
   }
 }
 
-void Loop::begin_stop() {
+void EventLoop::begin_stop() {
   listening_ = false;
   epoll_ctl(epfd_, EPOLL_CTL_DEL, server_.listen_fd, nullptr);  // ENOENT when paused: fine
   std::vector<Conn*> idle;
@@ -382,7 +362,7 @@ void Loop::begin_stop() {
   for (Conn* c : idle) close_conn(*c);
 }
 
-void Loop::accept_some() {
+void EventLoop::accept_some() {
   for (int i = 0; i < kAcceptBatch; ++i) {
     sockaddr_storage addr{};
     socklen_t len = sizeof addr;
@@ -441,7 +421,7 @@ void Loop::accept_some() {
   }
 }
 
-void Loop::on_event(std::uint64_t id, std::uint32_t events) {
+void EventLoop::on_event(std::uint64_t id, std::uint32_t events) {
   auto it = conns_.find(id);
   if (it == conns_.end()) return;
   Conn& c = *it->second;
@@ -458,7 +438,7 @@ void Loop::on_event(std::uint64_t id, std::uint32_t events) {
 }
 
 // Reads what the socket has. false: the connection was closed (and is gone).
-bool Loop::read_in(Conn& c) {
+bool EventLoop::read_in(Conn& c) {
   while (!c.read_closed) {
     if (c.in.size() >= input_cap_) break;  // a flood of pipelined requests: read again once parsed
     int n;
@@ -492,7 +472,7 @@ bool Loop::read_in(Conn& c) {
 }
 
 // Sends what is queued. false: the connection was closed (and is gone).
-bool Loop::flush_out(Conn& c) {
+bool EventLoop::flush_out(Conn& c) {
   c.tls_wants_read = false;
   while (c.out_off < c.out.size()) {
     const char* p = c.out.data() + c.out_off;
@@ -536,7 +516,7 @@ bool Loop::flush_out(Conn& c) {
   return true;
 }
 
-void Loop::update_interest(Conn& c) {
+void EventLoop::update_interest(Conn& c) {
   std::uint32_t want = 0;
   if ((!c.read_closed && c.in.size() < input_cap_) || c.tls_wants_read) want |= EPOLLIN;
   if (c.out_off < c.out.size() || c.tls_wants_write) want |= EPOLLOUT;
@@ -552,21 +532,20 @@ void Loop::update_interest(Conn& c) {
 }
 
 // Parses and dispatches what has arrived, one request at a time per connection. false: closed.
-bool Loop::process(Conn& c) {
+bool EventLoop::process(Conn& c) {
   for (;;) {
   while (!c.busy && !c.close_after_write && c.out.empty() && !c.in.empty()) {
-    http::ParsedRequest pr;
-    const http::ParseResult r = http::parse_request(c.in, server_.options.limits, pr);
-    if (r.status == http::ParseStatus::kIncomplete) {
+    const ParseResult r = parse_request(c.in, server_.options.limits, parsing_);
+    if (r.status == ParseStatus::kIncomplete) {
       // HTTP/1.0 clients do not know 100 (RFC 9110 §10.1.1): they just send the body.
-      if (r.headers_complete && !c.continue_sent && pr.expect_continue && pr.version_minor == 1) {
+      if (r.headers_complete && !c.continue_sent && parsing_.expect_continue() && parsing_.version_minor() == 1) {
         c.continue_sent = true;
         c.out.append("HTTP/1.1 100 Continue\r\n\r\n");
         return flush_out(c);
       }
       break;
     }
-    if (r.status == http::ParseStatus::kError) {
+    if (r.status == ParseStatus::kError) {
       // The stream cannot be resynchronised: answer, then close.
       c.in.clear();
       answer_error(c, r.error_status, r.error_detail);
@@ -579,7 +558,7 @@ bool Loop::process(Conn& c) {
     // A large body leaves a large buffer behind; an idle keep-alive connection should not keep it.
     if (c.in.capacity() > kReadChunk * 4 && c.in.size() < kReadChunk) c.in.shrink_to_fit();
     c.continue_sent = false;
-    dispatch(c, std::move(pr));
+    dispatch(c);
   }
   // Bytes OpenSSL decrypted but read_in left for later (the input was full) raise no epoll
   // event: read them now that there is room.
@@ -600,10 +579,10 @@ bool Loop::process(Conn& c) {
   return true;
 }
 
-void Loop::answer_error(Conn& c, int status, const std::string& detail) {
+void EventLoop::answer_error(Conn& c, int status, const std::string& detail) {
   auto ex = std::make_shared<Exchange>(server_, c.id);
   ex->res.status = status;
-  ex->res.reason = detail;  // Routes::on_error puts what the parser found in the problem body
+  ex->refusal = detail;  // Routes::on_error puts what the parser found in the problem body
   if (server_.routes.before) server_.routes.before(ex->req, ex->res);
   c.busy = true;
   c.close_after_write = true;
@@ -613,22 +592,18 @@ void Loop::answer_error(Conn& c, int status, const std::string& detail) {
   ready_.push_back(std::move(ex));
 }
 
-void Loop::dispatch(Conn& c, http::ParsedRequest&& pr) {
-  auto ex = std::make_shared<Exchange>(server_, c.id);
-  httplib::Request& req = ex->req;
-  req.method = std::move(pr.method);
-  req.target = std::move(pr.target);
-  req.path = std::move(pr.path);
-  req.version = pr.version_minor == 0 ? "HTTP/1.0" : "HTTP/1.1";
-  for (auto& [name, value] : pr.headers) req.headers.emplace(std::move(name), std::move(value));
-  req.body = std::move(pr.body);
-  if (!pr.query.empty()) httplib::detail::parse_query_text(pr.query, req.params);
-  req.remote_addr = c.remote_addr;
-  req.remote_port = c.remote_port;
+// Routes the request just parsed (in parsing_) and hands it to its handler.
+void EventLoop::dispatch(Conn& c) {
+  auto ex = std::make_shared<Exchange>(server_, c.id, std::move(parsing_));
+  parsing_ = http::Request();
+  http::Request& req = ex->req;
+  req.remote_addr_ = c.remote_addr;
+  req.remote_port_ = c.remote_port;
+  req.tls_ = c.ssl != nullptr;
   c.busy = true;
-  c.keep_alive = pr.keep_alive;
-  c.http10 = pr.version_minor == 0;
-  c.head_only = req.method == "HEAD";
+  c.keep_alive = req.keep_alive();
+  c.http10 = req.version_minor() == 0;
+  c.head_only = req.method() == "HEAD";
   ++inflight_;
 
   const Routes& routes = server_.routes;
@@ -639,10 +614,9 @@ void Loop::dispatch(Conn& c, http::ParsedRequest&& pr) {
     ready_.push_back(std::move(ex));
     return;
   }
-  const std::string content_type = req.get_header_value("Content-Type");
-  if (content_type.size() >= 19 &&
-      iequals(content_type.substr(0, 19), "multipart/form-data") &&
-      !parse_multipart(content_type, req.body, req.files)) {
+  const std::string_view content_type = req.header("Content-Type");
+  if (content_type.size() >= 19 && http::iequals_ascii(content_type.substr(0, 19), "multipart/form-data") &&
+      !http::parse_multipart(content_type, req.body(), req.form_parts_)) {
     ex->res.status = 400;
     ready_.push_back(std::move(ex));
     return;
@@ -662,7 +636,7 @@ void Loop::dispatch(Conn& c, http::ParsedRequest&& pr) {
   });
 }
 
-void Loop::drain_ready() {
+void EventLoop::drain_ready() {
   while (!ready_.empty()) {
     std::vector<std::shared_ptr<Exchange>> batch;
     batch.swap(ready_);
@@ -671,16 +645,15 @@ void Loop::drain_ready() {
 }
 
 // Writes an answer. On the loop thread.
-void Loop::finish(const std::shared_ptr<Exchange>& ex) {
+void EventLoop::finish(const std::shared_ptr<Exchange>& ex) {
   --inflight_;
   auto it = conns_.find(ex->connection());
   if (it == conns_.end()) return;  // the connection was closed meanwhile
   Conn& c = *it->second;
   c.busy = false;
   const Routes& routes = server_.routes;
-  httplib::Response& res = ex->res;
-  if (res.status == -1) res.status = 200;
-  if (res.status >= 400 && res.body.empty() && routes.on_error) routes.on_error(ex->req, res);
+  http::Response& res = ex->res;
+  if (res.status >= 400 && res.body.empty() && routes.on_error) routes.on_error(ex->req, res, ex->refusal);
   if (server_.stopping.load(std::memory_order_relaxed)) c.close_after_write = true;
   const bool close = !c.keep_alive || c.close_after_write;
   c.close_after_write = close;
@@ -691,7 +664,7 @@ void Loop::finish(const std::shared_ptr<Exchange>& ex) {
   process(c);  // a pipelined request may be waiting
 }
 
-void Loop::close_conn(Conn& c) {
+void EventLoop::close_conn(Conn& c) {
   // A busy connection's exchange still comes back to finish(), and finds the connection gone.
   if (c.ssl && !c.lingering && SSL_is_init_finished(c.ssl)) {
     ERR_clear_error();
@@ -705,7 +678,7 @@ void Loop::close_conn(Conn& c) {
 // destroy the answer still on its way to the client: a client still sending the body we refused
 // with 413 would see no answer at all. So: close_notify and FIN after the answer, then read and
 // drop what comes until the client closes too (at most 2 s or 1 MiB), then close.
-void Loop::linger(Conn& c) {
+void EventLoop::linger(Conn& c) {
   if (c.ssl && SSL_is_init_finished(c.ssl)) {
     ERR_clear_error();
     SSL_shutdown(c.ssl);
@@ -726,7 +699,7 @@ void Loop::linger(Conn& c) {
   drain_linger(c);
 }
 
-void Loop::drain_linger(Conn& c) {
+void EventLoop::drain_linger(Conn& c) {
   for (;;) {
     const ssize_t n = ::recv(c.fd, buf_, sizeof buf_, 0);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
@@ -737,7 +710,7 @@ void Loop::drain_linger(Conn& c) {
   close_conn(c);
 }
 
-void Loop::sweep(SteadyClock::time_point now) {
+void EventLoop::sweep(SteadyClock::time_point now) {
   const auto& o = server_.options;
   std::vector<Conn*> expired;
   for (auto& [id, cp] : conns_) {
@@ -827,7 +800,7 @@ bool HttpServer::start(std::string& error) {
   int loops = m.options.loops > 0 ? m.options.loops : static_cast<int>(std::thread::hardware_concurrency());
   loops = std::clamp(loops, 1, kMaxLoops);
   for (int i = 0; i < loops; ++i) {
-    auto loop = std::make_unique<Loop>(m, i, std::max<std::size_t>(1, m.options.max_connections / loops));
+    auto loop = std::make_unique<EventLoop>(m, i, std::max<std::size_t>(1, m.options.max_connections / loops));
     if (!loop->open(error)) return false;
     m.loops.push_back(std::move(loop));
   }
@@ -849,59 +822,6 @@ void HttpServer::stop() {
   if (m.listen_fd >= 0) {
     ::close(m.listen_fd);
     m.listen_fd = -1;
-  }
-}
-
-bool parse_multipart(const std::string& content_type, const std::string& body,
-                     httplib::MultipartFormDataMap& out) {
-  const std::string boundary = multipart_boundary(content_type);
-  if (boundary.empty()) return false;
-  const std::string delimiter = "--" + boundary;
-  std::size_t at = body.find(delimiter);
-  if (at == std::string::npos) return false;
-  for (;;) {
-    at += delimiter.size();
-    if (body.compare(at, 2, "--") == 0) return true;  // the closing delimiter
-    if (body.compare(at, 2, "\r\n") != 0) return false;
-    at += 2;
-    const std::size_t head_end = body.find("\r\n\r\n", at);
-    if (head_end == std::string::npos) return false;
-    httplib::MultipartFormData part;
-    std::size_t line = at;
-    while (line < head_end) {
-      std::size_t eol = body.find("\r\n", line);
-      if (eol == std::string::npos || eol > head_end) eol = head_end;
-      const std::string field = body.substr(line, eol - line);
-      const std::size_t colon = field.find(':');
-      if (colon != std::string::npos) {
-        const std::string name = field.substr(0, colon);
-        std::string value = field.substr(colon + 1);
-        value.erase(0, value.find_first_not_of(" \t"));
-        if (iequals(name, "Content-Type")) {
-          part.content_type = value;
-        } else if (iequals(name, "Content-Disposition")) {
-          for (const char* key : {"name=\"", "filename=\""}) {
-            std::size_t k = 0;
-            // "name=" must not match inside "filename=".
-            while ((k = value.find(key, k)) != std::string::npos && k > 0 && value[k - 1] != ' ' &&
-                   value[k - 1] != ';')
-              ++k;
-            if (k == std::string::npos) continue;
-            const std::size_t from = k + std::strlen(key), to = value.find('"', from);
-            if (to == std::string::npos) return false;
-            (key[0] == 'n' ? part.name : part.filename) = value.substr(from, to - from);
-          }
-        }
-      }
-      line = eol + 2;
-    }
-    const std::size_t content_from = head_end + 4;
-    const std::size_t next = body.find("\r\n" + delimiter, content_from);
-    if (next == std::string::npos) return false;
-    part.content = body.substr(content_from, next - content_from);
-    if (part.name.empty()) return false;
-    out.emplace(part.name, std::move(part));
-    at = next + 2;
   }
 }
 

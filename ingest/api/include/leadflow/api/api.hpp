@@ -6,7 +6,7 @@
 #include <string>
 #include <unordered_map>
 
-#include <httplib.h>
+#include "leadflow/http/message.hpp"
 
 #include "leadflow/http/routes.hpp"
 #include <prometheus/counter.h>
@@ -87,7 +87,8 @@ void accept_lead_async(IngestContext& ctx, const Lead& lead, std::function<void(
 
 void install_common_handlers(Routes& routes, IngestContext& ctx);
 void register_ops_routes(Routes& routes, IngestContext& ctx);
-void register_surface_a(Routes& routes, IngestContext& ctx, bool tls);
+/// Surface A. A request that did not come over TLS is refused unless a trusted proxy forwarded it.
+void register_surface_a(Routes& routes, IngestContext& ctx);
 void register_surface_b(Routes& routes, IngestContext& ctx);
 
 }  // namespace leadflow
