@@ -3,6 +3,7 @@
 #include <unordered_map>
 
 #include "leadflow/api/api.hpp"
+#include "leadflow/http/ops_routes.hpp"
 #include "leadflow/http/parser.hpp"
 #include "leadflow/api/http_util.hpp"
 #include "leadflow/base/crypto.hpp"
@@ -177,27 +178,14 @@ void install_common_handlers(Routes& routes, IngestContext&) {
 }
 
 void register_ops_routes(Routes& routes, IngestContext& ctx) {
-  routes.get("/healthz", [&ctx](const http::Request&, http::Response& res) {
-    if (ctx.producer.broken()) {
-      http::send_json(res, 503, {{"status", "broken"}, {"queue", "the producer needs a restart"}});
-      return;
-    }
-    http::send_json(res, 200, {{"status", "ok"}});
-  });
-  routes.get("/readyz", [&ctx](const http::Request&, http::Response& res) {
-    const bool store_ok = ctx.store.healthy();
-    const bool queue_ok = ctx.producer.healthy();
-    const bool rest_ok = !ctx.ready || ctx.ready();
-    const bool ok = store_ok && queue_ok && rest_ok;
-    http::send_json(res, ok ? 200 : 503,
-                    {{"status", ok ? "ready" : "not_ready"},
-                     {"store", store_ok ? "ok" : "unavailable"},
-                     {"queue", queue_ok ? "ok" : "unavailable"},
-                     {"workers", rest_ok ? "ok" : "unavailable"}});
-  });
-  routes.get("/metrics", [](const http::Request&, http::Response& res) {
-    res.set_content(render_metrics(), "text/plain; version=0.0.4");
-  });
+  OpsProbes probes;
+  probes.broken = [&ctx] { return ctx.producer.broken(); };
+  probes.readiness = {
+      {"store", [&ctx] { return ctx.store.healthy(); }},
+      {"queue", [&ctx] { return ctx.producer.healthy(); }},
+      {"workers", [&ctx] { return !ctx.ready || ctx.ready(); }},
+  };
+  leadflow::register_ops_routes(routes, std::move(probes));
 }
 
 }  // namespace leadflow

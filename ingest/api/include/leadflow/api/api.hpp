@@ -86,6 +86,8 @@ AcceptResult accept_lead(IngestContext& ctx, const Lead& lead, int wait_ms);
 void accept_lead_async(IngestContext& ctx, const Lead& lead, std::function<void(ProduceStatus)> done);
 
 void install_common_handlers(Routes& routes, IngestContext& ctx);
+/// The ops routes (leadflow/http/ops_routes.hpp) with the front's probes: the producer for
+/// liveness; the store, the producer and the in-process workers for readiness.
 void register_ops_routes(Routes& routes, IngestContext& ctx);
 /// Surface A. A request that did not come over TLS is refused unless a trusted proxy forwarded it.
 void register_surface_a(Routes& routes, IngestContext& ctx);
