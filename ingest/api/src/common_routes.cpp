@@ -1,4 +1,5 @@
 // Handlers every listener has: request ids, metrics, error bodies, health and /metrics.
+#include <charconv>
 #include <chrono>
 #include <unordered_map>
 
@@ -157,20 +158,25 @@ void install_common_handlers(Routes& routes, IngestContext&) {
       prometheus::Histogram* latency;
     };
     thread_local std::unordered_map<std::string, Resolved> resolved;
+    thread_local std::string key;  // reused: a known series costs no allocation
     // Methods are whatever a client sends: only the known ones become label values.
     static const char* kMethods[] = {"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"};
-    std::string method = "other";
+    const char* method = "other";
     for (const char* m : kMethods)
       if (req.method() == m) method = m;
-    const std::string route = http::route_label(method, req.path());
-    std::string key = route;
-    key.append(1, ' ').append(method).append(1, ' ').append(std::to_string(res.status));
+    // The route's pattern is its label ("/v1/leads/{id}"): bounded, and never out of step with
+    // the routes. A request no route took is "other".
+    const std::string_view route = req.route().empty() ? std::string_view("other") : req.route();
+    char status[8];
+    const auto status_end = std::to_chars(status, status + sizeof status, res.status).ptr;
+    key.assign(route).append(1, ' ').append(method).append(1, ' ').append(status, status_end);
     auto it = resolved.find(key);
     if (it == resolved.end()) {
       auto& m = ingest_metrics();
-      Resolved r{&m.requests.Add({{"route", route}, {"method", method}, {"status", std::to_string(res.status)}}),
-                 &m.latency.Add({{"route", route}, {"method", method}}, latency_buckets())};
-      it = resolved.emplace(std::move(key), r).first;
+      const std::string route_label(route);
+      Resolved r{&m.requests.Add({{"route", route_label}, {"method", method}, {"status", std::string(status, status_end)}}),
+                 &m.latency.Add({{"route", route_label}, {"method", method}}, latency_buckets())};
+      it = resolved.emplace(key, r).first;
     }
     it->second.requests->Increment();
     it->second.latency->Observe(seconds);

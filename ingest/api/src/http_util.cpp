@@ -99,29 +99,6 @@ int wait_budget_ms(const http::Request& req, int default_ms, int max_ms) {
   return std::min(budget, max_ms);
 }
 
-std::string route_label(const std::string& method, const std::string& path) {
-  static const std::pair<const char*, const char*> kPrefixes[] = {
-      {"/v1/leads/", "/v1/leads/{id}"},     {"/v1/buyers/", "/v1/buyers/{id}"},
-      {"/v1/sellers/", "/v1/sellers/{id}"}, {"/v1/campaigns/", "/v1/campaigns/{id}"},
-      {"/v1/api-keys/", "/v1/api-keys/{id}"}, {"/api/v1/stats/", "/api/v1/stats/{key}"},
-      {"/api/v1/jobs/", "/api/v1/jobs/{id}"}, {"/api/v1/fields/", "/api/v1/fields/{vertical}"},
-  };
-  static const char* kExact[] = {"/v1/leads",     "/v1/buyers",  "/v1/sellers", "/v1/campaigns",
-                                 "/v1/api-keys",  "/api/v1/lead", "/healthz",   "/readyz",
-                                 "/metrics",      "/v1/reports/performance", "/v1/reports/revenue"};
-  for (const char* e : kExact)
-    if (path == e) return path;
-  for (const auto& [prefix, label] : kPrefixes) {
-    if (path.rfind(prefix, 0) == 0) {
-      if (path.ends_with("/return")) return "/v1/leads/{id}/return";
-      return label;
-    }
-  }
-  if (method == "POST" && path.size() > 1 && path.find('/', 1) == std::string::npos)
-    return "/{seller_campaign_key}";
-  return "other";
-}
-
 namespace {
 constexpr char kB64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 }

@@ -1,6 +1,6 @@
 #pragma once
 // Private helpers of the HTTP front: problem bodies, headers every response carries, content
-// types, Prefer, route labels for metrics.
+// types, Prefer.
 #include <string>
 #include <string_view>
 
@@ -29,9 +29,6 @@ bool is_json(const http::Request& req);
 /// Prefer: respond-async -> 0; Prefer: wait=N -> N*1000 clamped to max_ms; otherwise default_ms.
 int wait_budget_ms(const http::Request& req, int default_ms, int max_ms);
 bool prefers_async(const http::Request& req);
-
-/// A bounded label for metrics: "/v1/leads/{id}" rather than the raw path.
-std::string route_label(const std::string& method, const std::string& path);
 
 /// Opaque list cursors: base64url of the last id seen.
 std::string encode_cursor(std::string_view id);
