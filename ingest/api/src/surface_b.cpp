@@ -3,6 +3,7 @@
 
 #include "leadflow/api/api.hpp"
 #include "leadflow/api/http_util.hpp"
+#include "intake.hpp"
 #include "leadflow/http/forms.hpp"
 #include "leadflow/base/ids.hpp"
 #include "leadflow/base/log.hpp"

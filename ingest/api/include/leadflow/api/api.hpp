@@ -73,18 +73,6 @@ struct IngestContext {
   std::function<bool()> ready;  // /readyz
 };
 
-/// The result of handing a lead to the queue and, optionally, waiting for its outcome.
-struct AcceptResult {
-  ProduceStatus produced = ProduceStatus::kUnavailable;
-  std::optional<OutcomeMessage> outcome;
-};
-/// Durably enqueues the lead (answered only once durable) and waits up to `wait_ms` for it to be
-/// decided. The lead's id and timestamps must be set.
-AcceptResult accept_lead(IngestContext& ctx, const Lead& lead, int wait_ms);
-/// accept_lead without waiting for an outcome or blocking: `done` runs once, on a queue thread,
-/// when the lead is durable or refused.
-void accept_lead_async(IngestContext& ctx, const Lead& lead, std::function<void(ProduceStatus)> done);
-
 void install_common_handlers(Routes& routes, IngestContext& ctx);
 /// The ops routes (leadflow/http/ops_routes.hpp) with the front's probes: the producer for
 /// liveness; the store, the producer and the in-process workers for readiness.
