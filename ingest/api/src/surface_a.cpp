@@ -4,6 +4,7 @@
 
 #include "leadflow/api/api.hpp"
 #include "leadflow/api/http_util.hpp"
+#include "errors.hpp"
 #include "intake.hpp"
 #include "leadflow/base/crypto.hpp"
 #include "leadflow/base/ids.hpp"
@@ -53,7 +54,7 @@ std::optional<ApiKey> authorise(IngestContext& ctx, const http::Request& req, ht
     // A miss may be a store that cannot answer; only a healthy store's miss is a 401. (Checked
     // after the per-address limit, so bad keys cannot turn into a flood of health checks.)
     if (!ctx.store.healthy()) {
-      http::send_problem(res, 503, "the service cannot check API keys right now; retry");
+      send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kCheckApiKey));
       return std::nullopt;
     }
     res.set_header("WWW-Authenticate", "Bearer");
@@ -91,11 +92,7 @@ std::optional<json> parse_body(const http::Request& req, http::Response& res) {
   return body;
 }
 
-void send_store_failure(http::Response& res, StoreStatus s) {
-  if (s == StoreStatus::kConflict) http::send_problem(res, 409, "conflicts with an existing record");
-  else if (s == StoreStatus::kNotFound) http::send_problem(res, 404, "no such resource");
-  else http::send_problem(res, 503, "the store is unavailable; nothing was changed");
-}
+void send_store_failure(http::Response& res, StoreStatus s) { send_problem(res, refusal_for(s, StoreStep::kWrite)); }
 
 bool valid_idempotency_key(const std::string& k) {
   if (k.empty() || k.size() > 255) return false;
@@ -167,7 +164,7 @@ void post_lead(IngestContext& ctx, const http::Request& req, http::Response& res
         break;
       }
       default:
-        http::send_problem(res, 503, "the store is unavailable; nothing was accepted, retry");
+        send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kClaimLead));
         return;
     }
   }
@@ -176,8 +173,7 @@ void post_lead(IngestContext& ctx, const http::Request& req, http::Response& res
   if (r.produced != ProduceStatus::kOk) {
     metrics.lead("api", "unavailable");
     if (has_idempotency_key) ctx.store.release_idempotency_key(key->id, idempotency_key);
-    res.set_header("Retry-After", "1");
-    http::send_problem(res, 503, "the lead could not be queued durably; nothing was accepted, retry");
+    send_problem(res, refusal_for(r.produced));
     return;
   }
   metrics.lead("api", "accepted");

@@ -3,6 +3,7 @@
 
 #include "leadflow/api/api.hpp"
 #include "leadflow/api/http_util.hpp"
+#include "errors.hpp"
 #include "intake.hpp"
 #include "leadflow/http/forms.hpp"
 #include "leadflow/base/ids.hpp"
@@ -21,8 +22,13 @@ void send_invalid(http::Response& res, const FieldErrors& errors) {
   http::send_json(res, 400, {{"status", "invalid"}, {"errors", std::move(list)}});
 }
 
-void send_b_error(http::Response& res, int status, const char* code, std::string_view message) {
+void send_b_error(http::Response& res, int status, std::string_view code, std::string_view message) {
   http::send_json(res, status, {{"status", code}, {"message", message}});
+}
+
+void send_b_error(http::Response& res, const Refusal& refusal) {
+  if (refusal.retry_after) res.set_header("Retry-After", "1");
+  send_b_error(res, refusal.status, refusal.code, refusal.detail);
 }
 
 json sold_body(const OutcomeMessage& m) {
@@ -119,7 +125,7 @@ Intake take_campaign_lead(IngestContext& ctx, const http::Request& req, http::Re
   }
   if (unavailable) {
     metrics.lead("campaign", "unavailable");
-    send_b_error(res, 503, "unavailable", "the service cannot check campaign keys right now; retry");
+    send_b_error(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kCheckCampaignKey));
     return Intake::kAnswered;
   }
   if (!campaign || !campaign->active) {
@@ -185,8 +191,7 @@ void answer_accepted(http::Response& res, const std::string& lead_id, const Acce
   auto& metrics = ingest_metrics();
   if (r.produced != ProduceStatus::kOk) {
     metrics.lead("campaign", "unavailable");
-    res.set_header("Retry-After", "1");
-    send_b_error(res, 503, "unavailable", "the lead could not be queued durably; nothing was accepted, retry");
+    send_b_error(res, refusal_for(r.produced));
     return;
   }
   metrics.lead("campaign", "accepted");
@@ -283,7 +288,7 @@ void register_surface_b(Routes& routes, IngestContext& ctx) {
     const std::string key(q.match(1));
     bool unavailable = false;
     auto campaign = key.size() <= 256 ? c.campaigns.find_by_key(key, unavailable) : std::nullopt;
-    if (unavailable) return send_b_error(r, 503, "unavailable", "the store cannot be reached; retry");
+    if (unavailable) return send_b_error(r, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
     if (!campaign) return send_b_error(r, 401, "unauthorized", "unrecognised or inactive campaign key");
     const std::string period = q.has_param("period") ? q.param("period") : "today";
     const std::int64_t since = period_start_ms(period, c.clock.now_ms());
@@ -312,7 +317,7 @@ void register_surface_b(Routes& routes, IngestContext& ctx) {
     const std::string key(q.header("X-Campaign-Key"));
     bool unavailable = false;
     auto campaign = !key.empty() && key.size() <= 256 ? c.campaigns.find_by_key(key, unavailable) : std::nullopt;
-    if (unavailable) return send_b_error(r, 503, "unavailable", "the store cannot be reached; retry");
+    if (unavailable) return send_b_error(r, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
     if (!campaign) return send_b_error(r, 401, "unauthorized", "X-Campaign-Key missing, unrecognised or inactive");
     const std::string id(q.match(1));
     auto record = is_valid_id(id, kLeadPrefix) ? c.store.get_lead(id) : std::nullopt;
