@@ -62,6 +62,46 @@ std::vector<std::pair<std::string, std::string>> form_fields(const http::Request
   return out;
 }
 
+// A Surface B post's body, read once and carried from the event loop to the pool when a check
+// must wait there. A JSON body is parsed once, against a guess of its campaign's vertical (the
+// vertical of the last JSON post this thread took: a front's campaigns share few verticals),
+// and again only when the campaign turns out to have another.
+struct PostBody {
+  bool read = false;
+  BodyKind kind = BodyKind::kOther;
+  std::string key;                                          // SELLER_CAMPAIGN_KEY as sent, or ""
+  std::vector<std::pair<std::string, std::string>> fields;  // a form post's fields
+  ParsedLead parsed;                                        // a JSON post, validated against...
+  std::string parsed_for;                                   // ...this vertical ("": unknown)
+};
+
+thread_local std::string t_last_vertical;
+
+void read_body(IngestContext& ctx, const http::Request& req, PostBody& body) {
+  body.read = true;
+  if (body.kind == BodyKind::kJson) {
+    body.parsed_for = t_last_vertical;
+    body.parsed = parse_lead_json(req.body(), LeadShape::kCampaign, ctx.verticals, body.parsed_for);
+    // A body that is not a readable JSON object may still show its key to an on-demand scan;
+    // the key is checked (401, 429) before the body's errors are reported.
+    body.key = body.parsed.malformed ? peek_campaign_key(req.body()) : body.parsed.campaign_key;
+  } else {
+    body.fields = form_fields(req, body.kind);
+    for (const auto& [k, v] : body.fields)
+      if (k == "SELLER_CAMPAIGN_KEY") body.key = v;
+  }
+}
+
+// The JSON lead validated against `vertical`: the parse already made, unless it guessed another
+// vertical. (An unreadable body reads the same for every vertical.)
+ParsedLead& validated_for(IngestContext& ctx, const http::Request& req, PostBody& body, std::string_view vertical) {
+  if (!body.parsed.malformed && body.parsed_for != vertical) {
+    body.parsed = parse_lead_json(req.body(), LeadShape::kCampaign, ctx.verticals, vertical);
+    body.parsed_for = std::string(vertical);
+  }
+  return body.parsed;
+}
+
 // Where a lead post stands after its checks.
 enum class Intake {
   kAnswered,   // `res` is the answer (an error)
@@ -78,11 +118,12 @@ struct LeadIntake {
 
 // The checks of /api/v1/lead (key in the body) and the legacy form (key in the path): media
 // type, key, campaign, rate limit, validation. With may_block false it never waits on I/O (the
-// event loop runs it) and says kMustBlock where it would.
+// event loop runs it) and says kMustBlock where it would, with `body` read for the retry.
 Intake take_campaign_lead(IngestContext& ctx, const http::Request& req, http::Response& res,
-                          const std::string* path_key, bool may_block, LeadIntake& out) {
+                          const std::string* path_key, bool may_block, PostBody& body, LeadIntake& out) {
   auto& metrics = ingest_metrics();
-  const BodyKind kind = body_kind(req);
+  if (!body.read) body.kind = body_kind(req);
+  const BodyKind kind = body.kind;
   if (kind == BodyKind::kOther || (!path_key && kind != BodyKind::kJson)) {
     send_b_error(res, 415, "unsupported_media_type",
                  path_key ? "Content-Type must be application/x-www-form-urlencoded, "
@@ -90,15 +131,8 @@ Intake take_campaign_lead(IngestContext& ctx, const http::Request& req, http::Re
                           : "Content-Type must be application/json");
     return Intake::kAnswered;
   }
-  std::vector<std::pair<std::string, std::string>> fields;
-  std::string key;
-  if (kind == BodyKind::kJson) {
-    key = peek_campaign_key(req.body());
-  } else {
-    fields = form_fields(req, kind);
-    for (const auto& [k, v] : fields)
-      if (k == "SELLER_CAMPAIGN_KEY") key = v;
-  }
+  if (!body.read) read_body(ctx, req, body);
+  std::string key = body.key;
   if (path_key) {
     if (!key.empty() && key != *path_key) {
       send_invalid(res, {{"SELLER_CAMPAIGN_KEY", "mismatch", "differs from the campaign key in the path"}});
@@ -108,7 +142,7 @@ Intake take_campaign_lead(IngestContext& ctx, const http::Request& req, http::Re
   }
   if (key.empty() && kind == BodyKind::kJson && !path_key) {
     // Either not JSON at all or no key: let validation name what is wrong.
-    ParsedLead parsed = parse_lead_json(req.body(), LeadShape::kCampaign, ctx.verticals, "");
+    const ParsedLead& parsed = validated_for(ctx, req, body, "");
     metrics.lead("campaign", "invalid");
     send_invalid(res, parsed.errors.empty()
                           ? FieldErrors{{"SELLER_CAMPAIGN_KEY", "required", "is required"}}
@@ -145,9 +179,11 @@ Intake take_campaign_lead(IngestContext& ctx, const http::Request& req, http::Re
     return Intake::kAnswered;
   }
 
+  // No check waits from here on: what the body holds may be moved out of it.
   ParsedLead parsed;
   if (kind == BodyKind::kJson) {
-    parsed = parse_lead_json(req.body(), LeadShape::kCampaign, ctx.verticals, campaign->vertical);
+    t_last_vertical = campaign->vertical;
+    parsed = std::move(validated_for(ctx, req, body, campaign->vertical));
     if (path_key) {
       // The legacy form carries the key in its path; a JSON body there need not repeat it.
       std::erase_if(parsed.errors, [](const FieldError& e) {
@@ -156,7 +192,7 @@ Intake take_campaign_lead(IngestContext& ctx, const http::Request& req, http::Re
     }
   } else {
     std::vector<std::pair<std::string, std::string>> without_key;
-    for (auto& f : fields)
+    for (auto& f : body.fields)
       if (f.first != "SELLER_CAMPAIGN_KEY") without_key.push_back(std::move(f));
     without_key.emplace_back("SELLER_CAMPAIGN_KEY", key);
     parsed = parse_lead_form(without_key, ctx.verticals, campaign->vertical);
@@ -205,11 +241,11 @@ void answer_accepted(http::Response& res, const std::string& lead_id, const Acce
   http::send_json(res, 200, sold_body(*r.outcome));
 }
 
-// On a blocking thread.
+// On a blocking thread; `body` is what the event loop already read of the request, if anything.
 void post_campaign_lead(IngestContext& ctx, const http::Request& req, http::Response& res,
-                        const std::string* path_key) {
+                        const std::string* path_key, PostBody& body) {
   LeadIntake in;
-  if (take_campaign_lead(ctx, req, res, path_key, true, in) != Intake::kAccept) return;
+  if (take_campaign_lead(ctx, req, res, path_key, true, body, in) != Intake::kAccept) return;
   answer_accepted(res, in.lead.id, accept_lead(ctx, in.lead, in.wait_ms));
 }
 
@@ -239,10 +275,11 @@ void count_invalid_later(IngestContext& ctx, Exchange& ex, std::string campaign_
 void post_campaign_lead_inline(IngestContext& ctx, const std::shared_ptr<Exchange>& ex,
                                std::optional<std::string> path_key) {
   LeadIntake in;
-  switch (take_campaign_lead(ctx, ex->req, ex->res, path_key ? &*path_key : nullptr, false, in)) {
+  PostBody body;
+  switch (take_campaign_lead(ctx, ex->req, ex->res, path_key ? &*path_key : nullptr, false, body, in)) {
     case Intake::kMustBlock:
-      ex->run_blocking([&ctx, path_key](Exchange& e) {
-        post_campaign_lead(ctx, e.req, e.res, path_key ? &*path_key : nullptr);
+      ex->run_blocking([&ctx, path_key, body = std::move(body)](Exchange& e) mutable {
+        post_campaign_lead(ctx, e.req, e.res, path_key ? &*path_key : nullptr, body);
       });
       return;
     case Intake::kAnswered:
