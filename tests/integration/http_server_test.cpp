@@ -1,4 +1,4 @@
-// leadflow's own HTTP/1.1 server (ingest/src/http_server.hpp) over real TLS and plain TCP on
+// leadflow's own HTTP/1.1 server (ingest/http/include/leadflow/http/server.hpp) over real TLS and plain TCP on
 // loopback: framing, keep-alive, pipelining, inline / async / blocking handlers, hostile input,
 // timeouts and stop(). The raw client below speaks bytes (through OpenSSL for TLS) so that the
 // tests can send what no well-behaved client would, and see exactly what the server writes.
@@ -14,6 +14,7 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -37,6 +38,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include "leadflow/http/forms.hpp"
 #include "leadflow/http/server.hpp"
 #include "leadflow/http/tls_cert.hpp"
 
@@ -571,23 +573,23 @@ RawResponse roundtrip(RawClient& c, const std::string& request, bool head = fals
 // and inline, and hooks that put the server's reason into error bodies.
 Routes base_routes() {
   Routes r;
-  r.get("/hello", [](const httplib::Request&, httplib::Response& res) {
+  r.get("/hello", [](const http::Request&, http::Response& res) {
     res.set_content("hello world", "text/plain");
   });
-  r.get("/echo", [](const httplib::Request& req, httplib::Response& res) {
-    res.set_content("get:" + req.get_param_value("t"), "text/plain");
+  r.get("/echo", [](const http::Request& req, http::Response& res) {
+    res.set_content("get:" + req.param("t"), "text/plain");
   });
-  r.post("/echo", [](const httplib::Request& req, httplib::Response& res) {
-    res.set_content("post:" + req.body, "text/plain");
+  r.post("/echo", [](const http::Request& req, http::Response& res) {
+    res.set_content("post:" + std::string(req.body()), "text/plain");
   });
   r.post_inline("/inline", [](const std::shared_ptr<Exchange>& ex) {
-    ex->res.set_content("inline:" + ex->req.body, "text/plain");
+    ex->res.set_content("inline:" + std::string(ex->req.body()), "text/plain");
     ex->done();
   });
-  r.on_error = [](const httplib::Request&, httplib::Response& res) {
-    res.set_content("problem: " + res.reason, "text/plain");
+  r.on_error = [](const http::Request&, http::Response& res, std::string_view refusal) {
+    res.set_content("problem: " + std::string(refusal), "text/plain");
   };
-  r.on_exception = [](httplib::Response& res, const std::string& what) {
+  r.on_exception = [](http::Response& res, const std::string& what) {
     res.status = 500;
     res.set_content("failed: " + what, "text/plain");
   };
@@ -694,7 +696,7 @@ TEST(HttpServer, PlainHttpServesTheSameRoutes) {
 TEST(HttpServer, LargeBodiesBothWays) {
   Routes routes = base_routes();
   const std::string big(2 * 1024 * 1024, 'b');
-  routes.get("/big", [&big](const httplib::Request&, httplib::Response& res) {
+  routes.get("/big", [&big](const http::Request&, http::Response& res) {
     res.set_content(big, "application/octet-stream");
   });
   auto server = start_server(std::move(routes), server_options(true));
@@ -777,7 +779,7 @@ TEST(HttpServer, PipelinedRequestsAreAnsweredInOrder) {
   DelayedAnswerer answerer;
   Routes routes = base_routes();
   routes.post_inline("/slow", [&answerer](const std::shared_ptr<Exchange>& ex) {
-    answerer.answer_later(ex, 50ms, "slow:" + ex->req.body);
+    answerer.answer_later(ex, 50ms, "slow:" + std::string(ex->req.body()));
   });
   auto server = start_server(std::move(routes), server_options(true));
   ASSERT_TRUE(server);
@@ -801,8 +803,8 @@ class PipelineFlood : public ::testing::TestWithParam<bool> {};
 TEST_P(PipelineFlood, EveryRequestIsAnsweredInOrder) {
   const bool tls = GetParam();
   Routes routes = base_routes();
-  routes.post_inline(R"(/n/(\d+))", [](const std::shared_ptr<Exchange>& ex) {
-    ex->res.set_content(ex->req.matches[1].str(), "text/plain");
+  routes.post_inline("/n/{n}", [](const std::shared_ptr<Exchange>& ex) {
+    ex->res.set_content(std::string(ex->req.match(1)), "text/plain");
     ex->done();
   });
   auto server = start_server(std::move(routes), server_options(tls));
@@ -836,7 +838,7 @@ TEST(HttpServer, InlineHandlerAnsweredLaterFromAnotherThread) {
     threads.add(std::thread([ex] {
       std::this_thread::sleep_for(50ms);
       ex->res.status = 202;
-      ex->res.set_content("later:" + ex->req.body, "text/plain");
+      ex->res.set_content("later:" + std::string(ex->req.body()), "text/plain");
       ex->done();
     }));
   });
@@ -845,7 +847,7 @@ TEST(HttpServer, InlineHandlerAnsweredLaterFromAnotherThread) {
     ex->run_blocking([&](Exchange& e) {
       pool_thread = std::this_thread::get_id();
       std::this_thread::sleep_for(20ms);  // waits, as a store call would
-      e.res.set_content("pool:" + e.req.body, "text/plain");
+      e.res.set_content("pool:" + std::string(e.req.body()), "text/plain");
     });
   });
   auto server = start_server(std::move(routes), server_options(true));
@@ -886,8 +888,8 @@ TEST(HttpServer, ManyConcurrentConnectionsEachGetTheirOwnAnswers) {
   DelayedAnswerer answerer;
   Routes routes = base_routes();
   routes.post_inline("/async", [&answerer](const std::shared_ptr<Exchange>& ex) {
-    const milliseconds delay(ex->req.body.size() % 4);  // 0-3 ms, so answers finish out of order
-    answerer.answer_later(ex, delay, "async:" + ex->req.body);
+    const milliseconds delay(ex->req.body().size() % 4);  // 0-3 ms, so answers finish out of order
+    answerer.answer_later(ex, delay, "async:" + std::string(ex->req.body()));
   });
   auto server = start_server(std::move(routes), server_options(true));
   ASSERT_TRUE(server);
@@ -1123,9 +1125,9 @@ TEST(HttpServer, ExpectContinueGetsA100BeforeTheBodyIsSent) {
 TEST(HttpServer, ChunkedRequestBodyIsDechunkedForTheHandler) {
   std::atomic<bool> saw_content_length{true};
   Routes routes = base_routes();
-  routes.post("/chunked", [&](const httplib::Request& req, httplib::Response& res) {
+  routes.post("/chunked", [&](const http::Request& req, http::Response& res) {
     saw_content_length = req.has_header("Content-Length");
-    res.set_content("got " + std::to_string(req.body.size()) + ":" + req.body, "text/plain");
+    res.set_content("got " + std::to_string(req.body().size()) + ":" + std::string(req.body()), "text/plain");
   });
   auto server = start_server(std::move(routes), server_options(true));
   ASSERT_TRUE(server);
@@ -1158,7 +1160,7 @@ TEST(HttpServer, IdleAndSlowConnectionsAreClosedAfterTheirTimeouts) {
   o.idle_timeout = 300ms;
   o.io_timeout = 300ms;
   Routes routes = base_routes();
-  routes.get("/slower-than-the-timeouts", [](const httplib::Request&, httplib::Response& res) {
+  routes.get("/slower-than-the-timeouts", [](const http::Request&, http::Response& res) {
     std::this_thread::sleep_for(600ms);
     res.set_content("worth the wait", "text/plain");
   });
@@ -1266,7 +1268,7 @@ TEST(HttpServer, StopFinishesTheAnswerInProgressThenRefusesConnections) {
   std::atomic<bool> handler_started{false};
   std::atomic<Clock::rep> handler_finished{0};
   Routes routes = base_routes();
-  routes.get("/slow", [&](const httplib::Request&, httplib::Response& res) {
+  routes.get("/slow", [&](const http::Request&, http::Response& res) {
     handler_started = true;
     std::this_thread::sleep_for(300ms);
     res.set_content("slow done", "text/plain");
@@ -1312,10 +1314,10 @@ TEST(HttpServer, HooksSeeEveryRequestIncludingRejectedOnes) {
   std::mutex mu;
   std::vector<int> after_statuses;
   Routes routes = base_routes();
-  routes.before = [&](const httplib::Request&, httplib::Response& res) {
+  routes.before = [&](const http::Request&, http::Response& res) {
     res.set_header("X-Request-Id", "rq-" + std::to_string(++before_calls));
   };
-  routes.after = [&](const httplib::Request&, const httplib::Response& res, double seconds) {
+  routes.after = [&](const http::Request&, const http::Response& res, double seconds) {
     EXPECT_GE(seconds, 0.0);
     std::lock_guard lock(mu);
     after_statuses.push_back(res.status);
@@ -1405,6 +1407,15 @@ TEST_P(HalfClose, TheRequestSentBeforeIsStillAnswered) {
 // ---------------------------------------------------------------------------------------------
 // 11. Multipart
 
+std::size_t count_parts(const std::vector<http::FormPart>& parts, std::string_view name) {
+  return static_cast<std::size_t>(
+      std::count_if(parts.begin(), parts.end(), [&](const http::FormPart& p) { return p.name == name; }));
+}
+
+const http::FormPart& part_named(const std::vector<http::FormPart>& parts, std::string_view name) {
+  return *std::find_if(parts.begin(), parts.end(), [&](const http::FormPart& p) { return p.name == name; });
+}
+
 TEST(HttpServer, ParseMultipartReadsFieldsAndFiles) {
   const std::string body =
       "--XyZ\r\n"
@@ -1420,15 +1431,15 @@ TEST(HttpServer, ParseMultipartReadsFieldsAndFiles) {
   for (const char* ct : {"multipart/form-data; boundary=XyZ", "multipart/form-data; boundary=\"XyZ\"",
                          "Multipart/Form-Data; BOUNDARY=XyZ; charset=utf-8"}) {
     SCOPED_TRACE(ct);
-    httplib::MultipartFormDataMap out;
-    ASSERT_TRUE(parse_multipart(ct, body, out));
+    std::vector<http::FormPart> out;
+    ASSERT_TRUE(http::parse_multipart(ct, body, out));
     ASSERT_EQ(out.size(), 2u);
-    ASSERT_EQ(out.count("title"), 1u);
-    ASSERT_EQ(out.count("file"), 1u);
-    const auto& title = out.find("title")->second;
+    ASSERT_EQ(count_parts(out, "title"), 1u);
+    ASSERT_EQ(count_parts(out, "file"), 1u);
+    const auto& title = part_named(out, "title");
     EXPECT_EQ(title.content, "hello");
     EXPECT_EQ(title.filename, "");
-    const auto& file = out.find("file")->second;
+    const auto& file = part_named(out, "file");
     EXPECT_EQ(file.filename, "leads.csv");
     EXPECT_EQ(file.content_type, "text/csv");
     EXPECT_EQ(file.content, "a,b\r\n1,2");  // CRLF inside the content is content
@@ -1453,16 +1464,16 @@ TEST(HttpServer, ParseMultipartRejectsMalformedBodies) {
       {"garbage after a delimiter", ct, "--XyZ garbage\r\n"},
   };
   for (const Case& c : cases) {
-    httplib::MultipartFormDataMap out;
-    EXPECT_FALSE(parse_multipart(c.content_type, c.body, out)) << c.name;
+    std::vector<http::FormPart> out;
+    EXPECT_FALSE(http::parse_multipart(c.content_type, c.body, out)) << c.name;
   }
 }
 
 TEST(HttpServer, MultipartPostReachesTheHandlerParsed) {
   Routes routes = base_routes();
-  routes.post("/upload", [](const httplib::Request& req, httplib::Response& res) {
-    const auto title = req.get_file_value("title");
-    const auto file = req.get_file_value("file");
+  routes.post("/upload", [](const http::Request& req, http::Response& res) {
+    const http::FormPart& title = part_named(req.form_parts(), "title");
+    const http::FormPart& file = part_named(req.form_parts(), "file");
     res.set_content(title.content + "|" + file.filename + "|" + file.content_type + "|" + file.content,
                     "text/plain");
   });
@@ -1489,7 +1500,7 @@ TEST(HttpServer, MultipartPostReachesTheHandlerParsed) {
 
 TEST(HttpServer, ThrowingHandlersGive500AndTheConnectionStaysUsable) {
   Routes routes = base_routes();
-  routes.get("/throw", [](const httplib::Request&, httplib::Response& res) {
+  routes.get("/throw", [](const http::Request&, http::Response& res) {
     res.set_content("half-built answer", "text/plain");  // must not leak into the 500
     throw std::runtime_error("boom");
   });
@@ -1530,10 +1541,10 @@ TEST(HttpServer, ThrowingHandlersGive500AndTheConnectionStaysUsable) {
 
 TEST(HttpServer, ThrowingHandlerWithoutOnExceptionGivesABare500) {
   Routes routes;
-  routes.get("/hello", [](const httplib::Request&, httplib::Response& res) {
+  routes.get("/hello", [](const http::Request&, http::Response& res) {
     res.set_content("hello world", "text/plain");
   });
-  routes.get("/throw", [](const httplib::Request&, httplib::Response&) { throw std::logic_error("bad"); });
+  routes.get("/throw", [](const http::Request&, http::Response&) { throw std::logic_error("bad"); });
   auto server = start_server(std::move(routes), server_options(false));
   ASSERT_TRUE(server);
   RawClient c;

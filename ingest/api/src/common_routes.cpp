@@ -1,13 +1,15 @@
-// Handlers every listener has: request ids, metrics, error bodies, health and /metrics.
+// Handlers every listener has: request ids, metrics, error bodies, health and /metrics; the
+// front's metric families and its campaign cache.
+#include <charconv>
 #include <chrono>
 #include <unordered_map>
 
 #include "leadflow/api/api.hpp"
+#include "leadflow/http/ops_routes.hpp"
 #include "leadflow/http/parser.hpp"
 #include "leadflow/api/http_util.hpp"
 #include "leadflow/base/crypto.hpp"
 #include "leadflow/base/ids.hpp"
-#include "leadflow/domain/lead_codec.hpp"
 #include "leadflow/base/log.hpp"
 #include "leadflow/base/metrics.hpp"
 
@@ -83,43 +85,8 @@ bool CampaignCache::find_cached(const std::string& key, std::optional<Campaign>&
 }
 
 namespace {
-void count_produce(IngestContext& ctx, SteadyTime started, ProduceStatus status) {
-  auto& m = ingest_metrics();
-  m.produce_seconds.Observe(std::chrono::duration<double>(ctx.clock.steady_now() - started).count());
-  if (status != ProduceStatus::kOk) {
-    m.produce_failures.Add({{"reason", std::string(to_string(status))}}).Increment();
-    log(LogLevel::kWarn, "produce_failed", {{"reason", to_string(status)}});
-  }
-}
-}  // namespace
 
-void accept_lead_async(IngestContext& ctx, const Lead& lead, std::function<void(ProduceStatus)> done) {
-  const SteadyTime started = ctx.clock.steady_now();
-  ctx.producer.produce_async(ctx.topics.leads, lead.id, encode_lead(lead),
-                             [&ctx, started, done = std::move(done)](ProduceStatus status) {
-                               count_produce(ctx, started, status);
-                               done(status);
-                             });
-}
-
-AcceptResult accept_lead(IngestContext& ctx, const Lead& lead, int wait_ms) {
-  AcceptResult result;
-  std::unique_ptr<OutcomeWaiters::Ticket> ticket;
-  if (wait_ms > 0) ticket = ctx.waiters.expect(lead.id);  // before producing: no lost wake-up
-  const std::string payload = encode_lead(lead);
-  const SteadyTime started = ctx.clock.steady_now();
-  // Waiting as long as the queue needs for a certain answer means a 503 is never given for a
-  // record that is made durable afterwards.
-  result.produced = ctx.producer.produce(ctx.topics.leads, lead.id, payload, ctx.producer.answer_within());
-  count_produce(ctx, started, result.produced);
-  if (result.produced != ProduceStatus::kOk) return result;
-  if (ticket) result.outcome = ticket->wait_until(started + std::chrono::milliseconds(wait_ms));
-  return result;
-}
-
-namespace {
-
-bool sane_request_id(const std::string& id) {
+bool sane_request_id(std::string_view id) {
   if (id.empty() || id.size() > 64) return false;
   for (unsigned char c : id)
     if (!std::isalnum(c) && c != '-' && c != '_' && c != '.') return false;
@@ -129,15 +96,12 @@ bool sane_request_id(const std::string& id) {
 }  // namespace
 
 void install_common_handlers(Routes& routes, IngestContext&) {
-  routes.before = [](const httplib::Request& req, httplib::Response& res) {
-    const std::string given = req.get_header_value("X-Request-Id");
-    res.set_header("X-Request-Id", sane_request_id(given) ? given : new_id(kRequestPrefix));
+  routes.before = [](const http::Request& req, http::Response& res) {
+    const std::string_view given = req.header("X-Request-Id");
+    res.set_header("X-Request-Id", sane_request_id(given) ? std::string(given) : new_id(kRequestPrefix));
   };
-  routes.on_error = [](const httplib::Request&, httplib::Response& res) {
+  routes.on_error = [](const http::Request&, http::Response& res, std::string_view detail) {
     if (!res.has_header("X-Request-Id")) res.set_header("X-Request-Id", new_id(kRequestPrefix));
-    // The server puts what its parser found in `reason` (a request it could not read).
-    const std::string detail = std::move(res.reason);
-    res.reason.clear();
     switch (res.status) {
       case 404: http::send_problem(res, 404, "no such resource"); break;
       case 405: http::send_problem(res, 405, "method not allowed on this resource"); break;
@@ -148,10 +112,10 @@ void install_common_handlers(Routes& routes, IngestContext&) {
       default: http::send_problem(res, res.status, detail.empty() ? http::reason_phrase(res.status) : detail); break;
     }
   };
-  routes.on_exception = [](httplib::Response& res, const std::string&) {
+  routes.on_exception = [](http::Response& res, const std::string&) {
     http::send_problem(res, 500, "internal error");
   };
-  routes.after = [](const httplib::Request& req, const httplib::Response& res, double seconds) {
+  routes.after = [](const http::Request& req, const http::Response& res, double seconds) {
     // Family::Add builds a label map and takes the family's lock; on the hot path each thread
     // keeps the metrics it has already resolved.
     struct Resolved {
@@ -159,20 +123,25 @@ void install_common_handlers(Routes& routes, IngestContext&) {
       prometheus::Histogram* latency;
     };
     thread_local std::unordered_map<std::string, Resolved> resolved;
+    thread_local std::string key;  // reused: a known series costs no allocation
     // Methods are whatever a client sends: only the known ones become label values.
     static const char* kMethods[] = {"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"};
-    std::string method = "other";
+    const char* method = "other";
     for (const char* m : kMethods)
-      if (req.method == m) method = m;
-    const std::string route = http::route_label(method, req.path);
-    std::string key = route;
-    key.append(1, ' ').append(method).append(1, ' ').append(std::to_string(res.status));
+      if (req.method() == m) method = m;
+    // The route's pattern is its label ("/v1/leads/{id}"): bounded, and never out of step with
+    // the routes. A request no route took is "other".
+    const std::string_view route = req.route().empty() ? std::string_view("other") : req.route();
+    char status[8];
+    const auto status_end = std::to_chars(status, status + sizeof status, res.status).ptr;
+    key.assign(route).append(1, ' ').append(method).append(1, ' ').append(status, status_end);
     auto it = resolved.find(key);
     if (it == resolved.end()) {
       auto& m = ingest_metrics();
-      Resolved r{&m.requests.Add({{"route", route}, {"method", method}, {"status", std::to_string(res.status)}}),
-                 &m.latency.Add({{"route", route}, {"method", method}}, latency_buckets())};
-      it = resolved.emplace(std::move(key), r).first;
+      const std::string route_label(route);
+      Resolved r{&m.requests.Add({{"route", route_label}, {"method", method}, {"status", std::string(status, status_end)}}),
+                 &m.latency.Add({{"route", route_label}, {"method", method}}, latency_buckets())};
+      it = resolved.emplace(key, r).first;
     }
     it->second.requests->Increment();
     it->second.latency->Observe(seconds);
@@ -180,27 +149,14 @@ void install_common_handlers(Routes& routes, IngestContext&) {
 }
 
 void register_ops_routes(Routes& routes, IngestContext& ctx) {
-  routes.get("/healthz", [&ctx](const httplib::Request&, httplib::Response& res) {
-    if (ctx.producer.broken()) {
-      http::send_json(res, 503, {{"status", "broken"}, {"queue", "the producer needs a restart"}});
-      return;
-    }
-    http::send_json(res, 200, {{"status", "ok"}});
-  });
-  routes.get("/readyz", [&ctx](const httplib::Request&, httplib::Response& res) {
-    const bool store_ok = ctx.store.healthy();
-    const bool queue_ok = ctx.producer.healthy();
-    const bool rest_ok = !ctx.ready || ctx.ready();
-    const bool ok = store_ok && queue_ok && rest_ok;
-    http::send_json(res, ok ? 200 : 503,
-                    {{"status", ok ? "ready" : "not_ready"},
-                     {"store", store_ok ? "ok" : "unavailable"},
-                     {"queue", queue_ok ? "ok" : "unavailable"},
-                     {"workers", rest_ok ? "ok" : "unavailable"}});
-  });
-  routes.get("/metrics", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content(render_metrics(), "text/plain; version=0.0.4");
-  });
+  OpsProbes probes;
+  probes.broken = [&ctx] { return ctx.producer.broken(); };
+  probes.readiness = {
+      {"store", [&ctx] { return ctx.store.healthy(); }},
+      {"queue", [&ctx] { return ctx.producer.healthy(); }},
+      {"workers", [&ctx] { return !ctx.ready || ctx.ready(); }},
+  };
+  leadflow::register_ops_routes(routes, std::move(probes));
 }
 
 }  // namespace leadflow

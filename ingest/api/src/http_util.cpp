@@ -11,13 +11,13 @@
 
 namespace leadflow::http {
 
-void send_json(httplib::Response& res, int status, const nlohmann::json& body,
+void send_json(http::Response& res, int status, const nlohmann::json& body,
                const char* content_type) {
   res.status = status;
   res.set_content(body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), content_type);
 }
 
-void send_problem(httplib::Response& res, int status, std::string_view detail,
+void send_problem(http::Response& res, int status, std::string_view detail,
                   const FieldErrors& errors) {
   nlohmann::json body = {{"type", "about:blank"},
                          {"title", reason_phrase(status)},
@@ -32,15 +32,15 @@ void send_problem(httplib::Response& res, int status, std::string_view detail,
   send_json(res, status, body, "application/problem+json");
 }
 
-void set_rate_headers(httplib::Response& res, const RateDecision& d) {
+void set_rate_headers(http::Response& res, const RateDecision& d) {
   res.set_header("X-RateLimit-Limit", std::to_string(d.limit));
   res.set_header("X-RateLimit-Remaining", std::to_string(d.remaining));
   res.set_header("X-RateLimit-Reset", std::to_string(d.reset_unix));
   if (!d.allowed) res.set_header("Retry-After", std::to_string(d.retry_after_s));
 }
 
-std::string media_type(const httplib::Request& req) {
-  std::string ct = req.get_header_value("Content-Type");
+std::string media_type(const http::Request& req) {
+  std::string ct(req.header("Content-Type"));
   ct = ct.substr(0, ct.find(';'));
   while (!ct.empty() && std::isspace(static_cast<unsigned char>(ct.back()))) ct.pop_back();
   std::size_t start = 0;
@@ -50,7 +50,7 @@ std::string media_type(const httplib::Request& req) {
   return ct;
 }
 
-bool is_json(const httplib::Request& req) {
+bool is_json(const http::Request& req) {
   const std::string mt = media_type(req);
   return mt == "application/json" ||
          (mt.rfind("application/", 0) == 0 && mt.size() > 5 && mt.ends_with("+json"));
@@ -58,11 +58,11 @@ bool is_json(const httplib::Request& req) {
 
 namespace {
 // Splits a Prefer header into its preferences ("respond-async", "wait=5").
-std::vector<std::string> preferences(const httplib::Request& req) {
+std::vector<std::string> preferences(const http::Request& req) {
   std::vector<std::string> out;
-  const auto count = req.get_header_value_count("Prefer");
+  const auto count = req.header_count("Prefer");
   for (std::size_t i = 0; i < count; ++i) {
-    std::string v = req.get_header_value("Prefer", i);
+    std::string v(req.header("Prefer", i));
     std::size_t start = 0;
     while (start <= v.size()) {
       auto comma = v.find(',', start);
@@ -79,13 +79,13 @@ std::vector<std::string> preferences(const httplib::Request& req) {
 }
 }  // namespace
 
-bool prefers_async(const httplib::Request& req) {
+bool prefers_async(const http::Request& req) {
   for (const auto& p : preferences(req))
     if (p == "respond-async") return true;
   return false;
 }
 
-int wait_budget_ms(const httplib::Request& req, int default_ms, int max_ms) {
+int wait_budget_ms(const http::Request& req, int default_ms, int max_ms) {
   int budget = default_ms;
   for (const auto& p : preferences(req)) {
     if (p == "respond-async") return 0;
@@ -97,29 +97,6 @@ int wait_budget_ms(const httplib::Request& req, int default_ms, int max_ms) {
     }
   }
   return std::min(budget, max_ms);
-}
-
-std::string route_label(const std::string& method, const std::string& path) {
-  static const std::pair<const char*, const char*> kPrefixes[] = {
-      {"/v1/leads/", "/v1/leads/{id}"},     {"/v1/buyers/", "/v1/buyers/{id}"},
-      {"/v1/sellers/", "/v1/sellers/{id}"}, {"/v1/campaigns/", "/v1/campaigns/{id}"},
-      {"/v1/api-keys/", "/v1/api-keys/{id}"}, {"/api/v1/stats/", "/api/v1/stats/{key}"},
-      {"/api/v1/jobs/", "/api/v1/jobs/{id}"}, {"/api/v1/fields/", "/api/v1/fields/{vertical}"},
-  };
-  static const char* kExact[] = {"/v1/leads",     "/v1/buyers",  "/v1/sellers", "/v1/campaigns",
-                                 "/v1/api-keys",  "/api/v1/lead", "/healthz",   "/readyz",
-                                 "/metrics",      "/v1/reports/performance", "/v1/reports/revenue"};
-  for (const char* e : kExact)
-    if (path == e) return path;
-  for (const auto& [prefix, label] : kPrefixes) {
-    if (path.rfind(prefix, 0) == 0) {
-      if (path.ends_with("/return")) return "/v1/leads/{id}/return";
-      return label;
-    }
-  }
-  if (method == "POST" && path.size() > 1 && path.find('/', 1) == std::string::npos)
-    return "/{seller_campaign_key}";
-  return "other";
 }
 
 namespace {

@@ -4,6 +4,8 @@
 
 #include "leadflow/api/api.hpp"
 #include "leadflow/api/http_util.hpp"
+#include "errors.hpp"
+#include "intake.hpp"
 #include "leadflow/base/crypto.hpp"
 #include "leadflow/base/ids.hpp"
 #include "leadflow/domain/lead_codec.hpp"
@@ -15,22 +17,20 @@ namespace leadflow {
 namespace {
 
 using nlohmann::json;
-using httplib::Request;
-using httplib::Response;
 
 // Authenticates, rate-limits and authorises one request. Every answer, refusals included,
 // carries the X-RateLimit headers. Returns the key when the handler may go on.
-std::optional<ApiKey> authorise(IngestContext& ctx, const Request& req, Response& res, bool tls,
-                                Scope scope, bool operator_only = false) {
-  if (!tls) {
-    const bool forwarded = req.get_header_value("X-Forwarded-Proto") == "https" &&
-                           http::address_in_cidrs(req.remote_addr, ctx.config.trusted_proxies);
+std::optional<ApiKey> authorise(IngestContext& ctx, const http::Request& req, http::Response& res, Scope scope,
+                                bool operator_only = false) {
+  if (!req.tls()) {
+    const bool forwarded = req.header("X-Forwarded-Proto") == "https" &&
+                           http::address_in_cidrs(req.remote_addr(), ctx.config.trusted_proxies);
     if (!forwarded) {
       http::send_problem(res, 403, "HTTPS required");
       return std::nullopt;
     }
   }
-  const std::string auth = req.get_header_value("Authorization");
+  const std::string auth(req.header("Authorization"));
   std::optional<ApiKey> key;
   if (auth.size() > 7 && (auth.rfind("Bearer ", 0) == 0 || auth.rfind("bearer ", 0) == 0)) {
     std::string secret = auth.substr(7);
@@ -44,7 +44,7 @@ std::optional<ApiKey> authorise(IngestContext& ctx, const Request& req, Response
     }
   }
   if (!key) {
-    const RateDecision d = ctx.ip_limiter.acquire("ip:" + req.remote_addr,
+    const RateDecision d = ctx.ip_limiter.acquire("ip:" + req.remote_addr(),
                                                ctx.config.ip_rate_limit_per_minute, 0);
     http::set_rate_headers(res, d);
     if (!d.allowed) {
@@ -54,7 +54,7 @@ std::optional<ApiKey> authorise(IngestContext& ctx, const Request& req, Response
     // A miss may be a store that cannot answer; only a healthy store's miss is a 401. (Checked
     // after the per-address limit, so bad keys cannot turn into a flood of health checks.)
     if (!ctx.store.healthy()) {
-      http::send_problem(res, 503, "the service cannot check API keys right now; retry");
+      send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kCheckApiKey));
       return std::nullopt;
     }
     res.set_header("WWW-Authenticate", "Bearer");
@@ -76,14 +76,14 @@ std::optional<ApiKey> authorise(IngestContext& ctx, const Request& req, Response
   return key;
 }
 
-bool require_json(const Request& req, Response& res) {
+bool require_json(const http::Request& req, http::Response& res) {
   if (http::is_json(req)) return true;
   http::send_problem(res, 415, "Content-Type must be application/json");
   return false;
 }
 
-std::optional<json> parse_body(const Request& req, Response& res) {
-  json body = json::parse(req.body, nullptr, false);
+std::optional<json> parse_body(const http::Request& req, http::Response& res) {
+  json body = json::parse(req.body(), nullptr, false);
   if (body.is_discarded() || !body.is_object()) {
     http::send_problem(res, 400, "the body must be a JSON object",
                        {{"body", "invalid_json", "not a JSON object"}});
@@ -92,11 +92,7 @@ std::optional<json> parse_body(const Request& req, Response& res) {
   return body;
 }
 
-void send_store_failure(Response& res, StoreStatus s) {
-  if (s == StoreStatus::kConflict) http::send_problem(res, 409, "conflicts with an existing record");
-  else if (s == StoreStatus::kNotFound) http::send_problem(res, 404, "no such resource");
-  else http::send_problem(res, 503, "the store is unavailable; nothing was changed");
-}
+void send_store_failure(http::Response& res, StoreStatus s) { send_problem(res, refusal_for(s, StoreStep::kWrite)); }
 
 bool valid_idempotency_key(const std::string& k) {
   if (k.empty() || k.size() > 255) return false;
@@ -105,19 +101,19 @@ bool valid_idempotency_key(const std::string& k) {
   return true;
 }
 
-void post_lead(IngestContext& ctx, const Request& req, Response& res, bool tls) {
-  auto key = authorise(ctx, req, res, tls, kScopeLeadsWrite);
+void post_lead(IngestContext& ctx, const http::Request& req, http::Response& res) {
+  auto key = authorise(ctx, req, res, kScopeLeadsWrite);
   if (!key) return;
   auto& metrics = ingest_metrics();
   if (!require_json(req, res)) return;
   const bool has_idempotency_key = req.has_header("Idempotency-Key");
-  const std::string idempotency_key = req.get_header_value("Idempotency-Key");
+  const std::string idempotency_key(req.header("Idempotency-Key"));
   if (has_idempotency_key && !valid_idempotency_key(idempotency_key)) {
     http::send_problem(res, 400, "invalid Idempotency-Key",
                        {{"Idempotency-Key", "invalid_format", "1 to 255 printable ASCII characters"}});
     return;
   }
-  ParsedLead parsed = parse_lead_json(req.body, LeadShape::kApi, ctx.verticals, "");
+  ParsedLead parsed = parse_lead_json(req.body(), LeadShape::kApi, ctx.verticals, "");
   if (!parsed.errors.empty()) {
     metrics.lead("api", "invalid");
     http::send_problem(res, 400,
@@ -140,7 +136,7 @@ void post_lead(IngestContext& ctx, const Request& req, Response& res, bool tls) 
   // claim whose request died (the process was killed) is finished by the repeat with the same
   // lead id, so the lead is queued at most once under that id and workers sell it at most once.
   if (has_idempotency_key) {
-    IdempotencyRecord claim{key->id, idempotency_key, sha256_hex(req.body), lead.id, 0, "", lead.received_at_ms};
+    IdempotencyRecord claim{key->id, idempotency_key, sha256_hex(req.body()), lead.id, 0, "", lead.received_at_ms};
     IdempotencyRecord existing;
     const std::int64_t day_ago = lead.received_at_ms - 86'400'000;
     switch (ctx.store.claim_idempotency_key(claim, day_ago, existing)) {
@@ -168,7 +164,7 @@ void post_lead(IngestContext& ctx, const Request& req, Response& res, bool tls) 
         break;
       }
       default:
-        http::send_problem(res, 503, "the store is unavailable; nothing was accepted, retry");
+        send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kClaimLead));
         return;
     }
   }
@@ -177,8 +173,7 @@ void post_lead(IngestContext& ctx, const Request& req, Response& res, bool tls) 
   if (r.produced != ProduceStatus::kOk) {
     metrics.lead("api", "unavailable");
     if (has_idempotency_key) ctx.store.release_idempotency_key(key->id, idempotency_key);
-    res.set_header("Retry-After", "1");
-    http::send_problem(res, 503, "the lead could not be queued durably; nothing was accepted, retry");
+    send_problem(res, refusal_for(r.produced));
     return;
   }
   metrics.lead("api", "accepted");
@@ -203,10 +198,10 @@ void post_lead(IngestContext& ctx, const Request& req, Response& res, bool tls) 
     log(LogLevel::kWarn, "idempotency_not_recorded", {{"lead_id", lead.id}});
 }
 
-void get_lead(IngestContext& ctx, const Request& req, Response& res, bool tls) {
-  auto key = authorise(ctx, req, res, tls, kScopeLeadsRead);
+void get_lead(IngestContext& ctx, const http::Request& req, http::Response& res) {
+  auto key = authorise(ctx, req, res, kScopeLeadsRead);
   if (!key) return;
-  const std::string id = req.matches[1];
+  const std::string id(req.match(1));
   auto record = is_valid_id(id, kLeadPrefix) ? ctx.store.get_lead(id) : std::nullopt;
   // Another seller's lead is a 404: its existence is not theirs to know.
   if (!record || (!key->is_operator() && record->lead.seller_id != key->seller_id)) {
@@ -219,7 +214,7 @@ void get_lead(IngestContext& ctx, const Request& req, Response& res, bool tls) {
 // Answers one page of a list, newest or oldest first as the query says: asks for one row more
 // than the page holds, which tells whether another page follows.
 template <typename Query, typename Fetch, typename IdOf, typename View>
-void send_page(Response& res, Query q, Fetch fetch, IdOf id_of, View view) {
+void send_page(http::Response& res, Query q, Fetch fetch, IdOf id_of, View view) {
   const int limit = q.limit;
   q.limit = limit + 1;
   auto rows = fetch(q);
@@ -234,9 +229,9 @@ void send_page(Response& res, Query q, Fetch fetch, IdOf id_of, View view) {
                    {"next_cursor", has_more ? json(http::encode_cursor(id_of(rows.back()))) : json(nullptr)}});
 }
 
-bool parse_limit(const Request& req, int& limit, FieldErrors& errors) {
+bool parse_limit(const http::Request& req, int& limit, FieldErrors& errors) {
   if (!req.has_param("limit")) return true;
-  const std::string v = req.get_param_value("limit");
+  const std::string v = req.param("limit");
   auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), limit);
   if (ec != std::errc{} || ptr != v.data() + v.size() || limit < 1 || limit > 100) {
     errors.push_back({"limit", "out_of_range", "must be an integer from 1 to 100"});
@@ -245,16 +240,16 @@ bool parse_limit(const Request& req, int& limit, FieldErrors& errors) {
   return true;
 }
 
-void unknown_params(const Request& req, std::initializer_list<const char*> allowed, FieldErrors& errors) {
-  for (const auto& [name, value] : req.params) {
+void unknown_params(const http::Request& req, std::initializer_list<const char*> allowed, FieldErrors& errors) {
+  for (const auto& [name, value] : req.params()) {
     bool ok = false;
     for (const char* a : allowed) ok = ok || name == a;
     if (!ok) errors.push_back({name, "unknown_parameter", "unknown query parameter"});
   }
 }
 
-void list_leads(IngestContext& ctx, const Request& req, Response& res, bool tls) {
-  auto key = authorise(ctx, req, res, tls, kScopeLeadsRead);
+void list_leads(IngestContext& ctx, const http::Request& req, http::Response& res) {
+  auto key = authorise(ctx, req, res, kScopeLeadsRead);
   if (!key) return;
   FieldErrors errors;
   unknown_params(req, {"status", "vertical", "source", "buyer_id", "seller_id", "created_from",
@@ -263,25 +258,25 @@ void list_leads(IngestContext& ctx, const Request& req, Response& res, bool tls)
   LeadQuery q;
   parse_limit(req, q.limit, errors);
   if (req.has_param("status")) {
-    q.status = parse_delivery_status(req.get_param_value("status"));
+    q.status = parse_delivery_status(req.param("status"));
     if (!q.status) errors.push_back({"status", "not_allowed", "unknown delivery status"});
   }
-  q.vertical = req.get_param_value("vertical");
-  q.source = req.get_param_value("source");
-  q.buyer_id = req.get_param_value("buyer_id");
+  q.vertical = req.param("vertical");
+  q.source = req.param("source");
+  q.buyer_id = req.param("buyer_id");
   if (req.has_param("seller_id")) {
     if (!key->is_operator()) errors.push_back({"seller_id", "not_allowed", "operator keys only"});
-    q.seller_id = req.get_param_value("seller_id");
+    q.seller_id = req.param("seller_id");
   }
   if (!key->is_operator()) q.seller_id = key->seller_id;
   for (auto [name, out] : {std::pair{"created_from", &q.created_from_ms}, std::pair{"created_to", &q.created_to_ms}}) {
     if (!req.has_param(name)) continue;
-    auto ms = parse_rfc3339_ms(req.get_param_value(name));
+    auto ms = parse_rfc3339_ms(req.param(name));
     if (!ms) errors.push_back({name, "invalid_format", "must be an RFC 3339 date-time"});
     else *out = *ms;
   }
   if (req.has_param("cursor")) {
-    q.before_id = http::decode_cursor(req.get_param_value("cursor"));
+    q.before_id = http::decode_cursor(req.param("cursor"));
     if (!is_valid_id(q.before_id, kLeadPrefix)) errors.push_back({"cursor", "invalid_format", "not a cursor of this list"});
   }
   if (!errors.empty()) {
@@ -300,21 +295,21 @@ void check_verticals(IngestContext& ctx, const Buyer& b, FieldErrors& errors) {
       errors.push_back({"verticals[" + std::to_string(i) + "]", "not_allowed", "unknown vertical"});
 }
 
-void list_buyers(IngestContext& ctx, const Request& req, Response& res, bool tls) {
-  if (!authorise(ctx, req, res, tls, kScopeBuyersRead, true)) return;
+void list_buyers(IngestContext& ctx, const http::Request& req, http::Response& res) {
+  if (!authorise(ctx, req, res, kScopeBuyersRead, true)) return;
   FieldErrors errors;
   unknown_params(req, {"status", "vertical", "limit", "cursor"}, errors);
   BuyerQuery q;
   parse_limit(req, q.limit, errors);
   if (req.has_param("status")) {
-    const std::string s = req.get_param_value("status");
+    const std::string s = req.param("status");
     if (s == "active") q.active = true;
     else if (s == "paused") q.active = false;
     else errors.push_back({"status", "not_allowed", "must be active or paused"});
   }
-  q.vertical = req.get_param_value("vertical");
+  q.vertical = req.param("vertical");
   if (req.has_param("cursor")) {
-    q.after_id = http::decode_cursor(req.get_param_value("cursor"));
+    q.after_id = http::decode_cursor(req.param("cursor"));
     if (!is_valid_id(q.after_id, kBuyerPrefix)) errors.push_back({"cursor", "invalid_format", "not a cursor of this list"});
   }
   if (!errors.empty()) {
@@ -326,8 +321,8 @@ void list_buyers(IngestContext& ctx, const Request& req, Response& res, bool tls
       [](const Buyer& b) { return b.id; }, [](const Buyer& b) { return buyer_to_json(b, true); });
 }
 
-void create_buyer(IngestContext& ctx, const Request& req, Response& res, bool tls) {
-  if (!authorise(ctx, req, res, tls, kScopeBuyersWrite, true)) return;
+void create_buyer(IngestContext& ctx, const http::Request& req, http::Response& res) {
+  if (!authorise(ctx, req, res, kScopeBuyersWrite, true)) return;
   if (!require_json(req, res)) return;
   auto body = parse_body(req, res);
   if (!body) return;
@@ -346,17 +341,17 @@ void create_buyer(IngestContext& ctx, const Request& req, Response& res, bool tl
   http::send_json(res, 201, {{"success", true}, {"data", buyer_to_json(b, true)}});
 }
 
-void get_buyer(IngestContext& ctx, const Request& req, Response& res, bool tls) {
-  if (!authorise(ctx, req, res, tls, kScopeBuyersRead, true)) return;
-  auto b = ctx.store.get_buyer(std::string(req.matches[1]));
+void get_buyer(IngestContext& ctx, const http::Request& req, http::Response& res) {
+  if (!authorise(ctx, req, res, kScopeBuyersRead, true)) return;
+  auto b = ctx.store.get_buyer(std::string(req.match(1)));
   if (!b) return http::send_problem(res, 404, "no such buyer");
   http::send_json(res, 200, {{"success", true}, {"data", buyer_to_json(*b, true)}});
 }
 
-void update_buyer(IngestContext& ctx, const Request& req, Response& res, bool tls) {
-  if (!authorise(ctx, req, res, tls, kScopeBuyersWrite, true)) return;
+void update_buyer(IngestContext& ctx, const http::Request& req, http::Response& res) {
+  if (!authorise(ctx, req, res, kScopeBuyersWrite, true)) return;
   if (!require_json(req, res)) return;
-  auto base = ctx.store.get_buyer(std::string(req.matches[1]));
+  auto base = ctx.store.get_buyer(std::string(req.match(1)));
   if (!base) return http::send_problem(res, 404, "no such buyer");
   auto body = parse_body(req, res);
   if (!body) return;
@@ -375,7 +370,7 @@ void update_buyer(IngestContext& ctx, const Request& req, Response& res, bool tl
   http::send_json(res, 200, {{"success", true}, {"data", buyer_to_json(b, true)}});
 }
 
-void created(Response& res, const Management::Created& c, const char* what) {
+void created(http::Response& res, const Management::Created& c, const char* what) {
   if (!c.errors.empty()) return http::send_problem(res, 400, std::string("the ") + what + " is invalid", c.errors);
   if (c.status != StoreStatus::kOk) return send_store_failure(res, c.status);
   http::send_json(res, 201, {{"success", true}, {"data", c.body}});
@@ -383,52 +378,52 @@ void created(Response& res, const Management::Created& c, const char* what) {
 
 }  // namespace
 
-void register_surface_a(Routes& routes, IngestContext& ctx, bool tls) {
+void register_surface_a(Routes& routes, IngestContext& ctx) {
   auto& c = ctx;
-  routes.post("/v1/leads", [&c, tls](const Request& q, Response& r) { post_lead(c, q, r, tls); });
-  routes.get("/v1/leads", [&c, tls](const Request& q, Response& r) { list_leads(c, q, r, tls); });
-  routes.get(R"(/v1/leads/([^/]+))", [&c, tls](const Request& q, Response& r) { get_lead(c, q, r, tls); });
-  routes.get("/v1/buyers", [&c, tls](const Request& q, Response& r) { list_buyers(c, q, r, tls); });
-  routes.post("/v1/buyers", [&c, tls](const Request& q, Response& r) { create_buyer(c, q, r, tls); });
-  routes.get(R"(/v1/buyers/([^/]+))", [&c, tls](const Request& q, Response& r) { get_buyer(c, q, r, tls); });
-  routes.put(R"(/v1/buyers/([^/]+))", [&c, tls](const Request& q, Response& r) { update_buyer(c, q, r, tls); });
+  routes.post("/v1/leads", [&c](const http::Request& q, http::Response& r) { post_lead(c, q, r); });
+  routes.get("/v1/leads", [&c](const http::Request& q, http::Response& r) { list_leads(c, q, r); });
+  routes.get("/v1/leads/{id}", [&c](const http::Request& q, http::Response& r) { get_lead(c, q, r); });
+  routes.get("/v1/buyers", [&c](const http::Request& q, http::Response& r) { list_buyers(c, q, r); });
+  routes.post("/v1/buyers", [&c](const http::Request& q, http::Response& r) { create_buyer(c, q, r); });
+  routes.get("/v1/buyers/{id}", [&c](const http::Request& q, http::Response& r) { get_buyer(c, q, r); });
+  routes.put("/v1/buyers/{id}", [&c](const http::Request& q, http::Response& r) { update_buyer(c, q, r); });
 
-  routes.post("/v1/sellers", [&c, tls](const Request& q, Response& r) {
-    if (!authorise(c, q, r, tls, kScopeAdmin, true) || !require_json(q, r)) return;
+  routes.post("/v1/sellers", [&c](const http::Request& q, http::Response& r) {
+    if (!authorise(c, q, r, kScopeAdmin, true) || !require_json(q, r)) return;
     if (auto body = parse_body(q, r)) created(r, c.management.create_seller(*body), "seller");
   });
-  routes.get("/v1/sellers", [&c, tls](const Request& q, Response& r) {
-    if (!authorise(c, q, r, tls, kScopeAdmin, true)) return;
+  routes.get("/v1/sellers", [&c](const http::Request& q, http::Response& r) {
+    if (!authorise(c, q, r, kScopeAdmin, true)) return;
     json data = json::array();
     for (const auto& s : c.store.list_sellers()) data.push_back(seller_to_json(s));
     http::send_json(r, 200, {{"success", true}, {"data", data}});
   });
-  routes.post("/v1/campaigns", [&c, tls](const Request& q, Response& r) {
-    if (!authorise(c, q, r, tls, kScopeAdmin, true) || !require_json(q, r)) return;
+  routes.post("/v1/campaigns", [&c](const http::Request& q, http::Response& r) {
+    if (!authorise(c, q, r, kScopeAdmin, true) || !require_json(q, r)) return;
     if (auto body = parse_body(q, r)) created(r, c.management.create_campaign(*body), "campaign");
   });
-  routes.get("/v1/campaigns", [&c, tls](const Request& q, Response& r) {
-    if (!authorise(c, q, r, tls, kScopeAdmin, true)) return;
+  routes.get("/v1/campaigns", [&c](const http::Request& q, http::Response& r) {
+    if (!authorise(c, q, r, kScopeAdmin, true)) return;
     json data = json::array();
-    for (const auto& cp : c.store.list_campaigns(q.get_param_value("seller_id"))) data.push_back(campaign_to_json(cp));
+    for (const auto& cp : c.store.list_campaigns(q.param("seller_id"))) data.push_back(campaign_to_json(cp));
     http::send_json(r, 200, {{"success", true}, {"data", data}});
   });
-  routes.post("/v1/api-keys", [&c, tls](const Request& q, Response& r) {
-    if (!authorise(c, q, r, tls, kScopeAdmin, true) || !require_json(q, r)) return;
+  routes.post("/v1/api-keys", [&c](const http::Request& q, http::Response& r) {
+    if (!authorise(c, q, r, kScopeAdmin, true) || !require_json(q, r)) return;
     if (auto body = parse_body(q, r)) created(r, c.management.create_api_key(*body), "API key");
   });
-  routes.get("/v1/api-keys", [&c, tls](const Request& q, Response& r) {
-    if (!authorise(c, q, r, tls, kScopeAdmin, true)) return;
+  routes.get("/v1/api-keys", [&c](const http::Request& q, http::Response& r) {
+    if (!authorise(c, q, r, kScopeAdmin, true)) return;
     json data = json::array();
     for (const auto& k : c.store.list_api_keys()) data.push_back(api_key_to_json(k));
     http::send_json(r, 200, {{"success", true}, {"data", data}});
   });
-  routes.remove(R"(/v1/api-keys/([^/]+))", [&c, tls](const Request& q, Response& r) {
-    if (!authorise(c, q, r, tls, kScopeAdmin, true)) return;
-    const auto s = c.store.revoke_api_key(std::string(q.matches[1]), c.clock.now_ms());
+  routes.remove("/v1/api-keys/{id}", [&c](const http::Request& q, http::Response& r) {
+    if (!authorise(c, q, r, kScopeAdmin, true)) return;
+    const auto s = c.store.revoke_api_key(std::string(q.match(1)), c.clock.now_ms());
     if (s != StoreStatus::kOk) return send_store_failure(r, s);
-    log(LogLevel::kInfo, "api_key_revoked", {{"key_id", std::string(q.matches[1])}});
-    http::send_json(r, 200, {{"success", true}, {"key_id", std::string(q.matches[1])}, {"revoked", true}});
+    log(LogLevel::kInfo, "api_key_revoked", {{"key_id", std::string(q.match(1))}});
+    http::send_json(r, 200, {{"success", true}, {"key_id", std::string(q.match(1))}, {"revoked", true}});
   });
 }
 

@@ -3,6 +3,9 @@
 
 #include "leadflow/api/api.hpp"
 #include "leadflow/api/http_util.hpp"
+#include "errors.hpp"
+#include "intake.hpp"
+#include "leadflow/http/forms.hpp"
 #include "leadflow/base/ids.hpp"
 #include "leadflow/base/log.hpp"
 #include "leadflow/base/metrics.hpp"
@@ -12,17 +15,20 @@ namespace leadflow {
 namespace {
 
 using nlohmann::json;
-using httplib::Request;
-using httplib::Response;
 
-void send_invalid(Response& res, const FieldErrors& errors) {
+void send_invalid(http::Response& res, const FieldErrors& errors) {
   json list = json::array();
   for (const auto& e : errors) list.push_back({{"field", e.field}, {"code", e.code}, {"message", e.message}});
   http::send_json(res, 400, {{"status", "invalid"}, {"errors", std::move(list)}});
 }
 
-void send_b_error(Response& res, int status, const char* code, std::string_view message) {
+void send_b_error(http::Response& res, int status, std::string_view code, std::string_view message) {
   http::send_json(res, status, {{"status", code}, {"message", message}});
+}
+
+void send_b_error(http::Response& res, const Refusal& refusal) {
+  if (refusal.retry_after) res.set_header("Retry-After", "1");
+  send_b_error(res, refusal.status, refusal.code, refusal.detail);
 }
 
 json sold_body(const OutcomeMessage& m) {
@@ -38,7 +44,7 @@ json sold_body(const OutcomeMessage& m) {
 // The body of a Surface B post, in whatever form it came.
 enum class BodyKind { kJson, kForm, kMultipart, kOther };
 
-BodyKind body_kind(const Request& req) {
+BodyKind body_kind(const http::Request& req) {
   if (http::is_json(req)) return BodyKind::kJson;
   const std::string mt = http::media_type(req);
   if (mt == "application/x-www-form-urlencoded") return BodyKind::kForm;
@@ -46,18 +52,54 @@ BodyKind body_kind(const Request& req) {
   return BodyKind::kOther;
 }
 
-std::vector<std::pair<std::string, std::string>> form_fields(const Request& req, BodyKind kind) {
+std::vector<std::pair<std::string, std::string>> form_fields(const http::Request& req, BodyKind kind) {
   std::vector<std::pair<std::string, std::string>> out;
   if (kind == BodyKind::kForm) {
-    // httplib parsed the urlencoded body into params, query string included: only the body
-    // counts, so parse it again on its own.
-    httplib::Params params;
-    httplib::detail::parse_query_text(req.body, params);
-    for (auto& [k, v] : params) out.emplace_back(k, v);
+    http::parse_urlencoded(req.body(), out);
   } else {
-    for (const auto& [name, file] : req.files) out.emplace_back(name, file.content);
+    for (const http::FormPart& part : req.form_parts()) out.emplace_back(part.name, part.content);
   }
   return out;
+}
+
+// A Surface B post's body, read once and carried from the event loop to the pool when a check
+// must wait there. A JSON body is parsed once, against a guess of its campaign's vertical (the
+// vertical of the last JSON post this thread took: a front's campaigns share few verticals),
+// and again only when the campaign turns out to have another.
+struct PostBody {
+  bool read = false;
+  BodyKind kind = BodyKind::kOther;
+  std::string key;                                          // SELLER_CAMPAIGN_KEY as sent, or ""
+  std::vector<std::pair<std::string, std::string>> fields;  // a form post's fields
+  ParsedLead parsed;                                        // a JSON post, validated against...
+  std::string parsed_for;                                   // ...this vertical ("": unknown)
+};
+
+thread_local std::string t_last_vertical;
+
+void read_body(IngestContext& ctx, const http::Request& req, PostBody& body) {
+  body.read = true;
+  if (body.kind == BodyKind::kJson) {
+    body.parsed_for = t_last_vertical;
+    body.parsed = parse_lead_json(req.body(), LeadShape::kCampaign, ctx.verticals, body.parsed_for);
+    // A body that is not a readable JSON object may still show its key to an on-demand scan;
+    // the key is checked (401, 429) before the body's errors are reported.
+    body.key = body.parsed.malformed ? peek_campaign_key(req.body()) : body.parsed.campaign_key;
+  } else {
+    body.fields = form_fields(req, body.kind);
+    for (const auto& [k, v] : body.fields)
+      if (k == "SELLER_CAMPAIGN_KEY") body.key = v;
+  }
+}
+
+// The JSON lead validated against `vertical`: the parse already made, unless it guessed another
+// vertical. (An unreadable body reads the same for every vertical.)
+ParsedLead& validated_for(IngestContext& ctx, const http::Request& req, PostBody& body, std::string_view vertical) {
+  if (!body.parsed.malformed && body.parsed_for != vertical) {
+    body.parsed = parse_lead_json(req.body(), LeadShape::kCampaign, ctx.verticals, vertical);
+    body.parsed_for = std::string(vertical);
+  }
+  return body.parsed;
 }
 
 // Where a lead post stands after its checks.
@@ -76,11 +118,12 @@ struct LeadIntake {
 
 // The checks of /api/v1/lead (key in the body) and the legacy form (key in the path): media
 // type, key, campaign, rate limit, validation. With may_block false it never waits on I/O (the
-// event loop runs it) and says kMustBlock where it would.
-Intake take_campaign_lead(IngestContext& ctx, const Request& req, Response& res,
-                          const std::string* path_key, bool may_block, LeadIntake& out) {
+// event loop runs it) and says kMustBlock where it would, with `body` read for the retry.
+Intake take_campaign_lead(IngestContext& ctx, const http::Request& req, http::Response& res,
+                          const std::string* path_key, bool may_block, PostBody& body, LeadIntake& out) {
   auto& metrics = ingest_metrics();
-  const BodyKind kind = body_kind(req);
+  if (!body.read) body.kind = body_kind(req);
+  const BodyKind kind = body.kind;
   if (kind == BodyKind::kOther || (!path_key && kind != BodyKind::kJson)) {
     send_b_error(res, 415, "unsupported_media_type",
                  path_key ? "Content-Type must be application/x-www-form-urlencoded, "
@@ -88,15 +131,8 @@ Intake take_campaign_lead(IngestContext& ctx, const Request& req, Response& res,
                           : "Content-Type must be application/json");
     return Intake::kAnswered;
   }
-  std::vector<std::pair<std::string, std::string>> fields;
-  std::string key;
-  if (kind == BodyKind::kJson) {
-    key = peek_campaign_key(req.body);
-  } else {
-    fields = form_fields(req, kind);
-    for (const auto& [k, v] : fields)
-      if (k == "SELLER_CAMPAIGN_KEY") key = v;
-  }
+  if (!body.read) read_body(ctx, req, body);
+  std::string key = body.key;
   if (path_key) {
     if (!key.empty() && key != *path_key) {
       send_invalid(res, {{"SELLER_CAMPAIGN_KEY", "mismatch", "differs from the campaign key in the path"}});
@@ -106,7 +142,7 @@ Intake take_campaign_lead(IngestContext& ctx, const Request& req, Response& res,
   }
   if (key.empty() && kind == BodyKind::kJson && !path_key) {
     // Either not JSON at all or no key: let validation name what is wrong.
-    ParsedLead parsed = parse_lead_json(req.body, LeadShape::kCampaign, ctx.verticals, "");
+    const ParsedLead& parsed = validated_for(ctx, req, body, "");
     metrics.lead("campaign", "invalid");
     send_invalid(res, parsed.errors.empty()
                           ? FieldErrors{{"SELLER_CAMPAIGN_KEY", "required", "is required"}}
@@ -123,7 +159,7 @@ Intake take_campaign_lead(IngestContext& ctx, const Request& req, Response& res,
   }
   if (unavailable) {
     metrics.lead("campaign", "unavailable");
-    send_b_error(res, 503, "unavailable", "the service cannot check campaign keys right now; retry");
+    send_b_error(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kCheckCampaignKey));
     return Intake::kAnswered;
   }
   if (!campaign || !campaign->active) {
@@ -143,9 +179,11 @@ Intake take_campaign_lead(IngestContext& ctx, const Request& req, Response& res,
     return Intake::kAnswered;
   }
 
+  // No check waits from here on: what the body holds may be moved out of it.
   ParsedLead parsed;
   if (kind == BodyKind::kJson) {
-    parsed = parse_lead_json(req.body, LeadShape::kCampaign, ctx.verticals, campaign->vertical);
+    t_last_vertical = campaign->vertical;
+    parsed = std::move(validated_for(ctx, req, body, campaign->vertical));
     if (path_key) {
       // The legacy form carries the key in its path; a JSON body there need not repeat it.
       std::erase_if(parsed.errors, [](const FieldError& e) {
@@ -154,7 +192,7 @@ Intake take_campaign_lead(IngestContext& ctx, const Request& req, Response& res,
     }
   } else {
     std::vector<std::pair<std::string, std::string>> without_key;
-    for (auto& f : fields)
+    for (auto& f : body.fields)
       if (f.first != "SELLER_CAMPAIGN_KEY") without_key.push_back(std::move(f));
     without_key.emplace_back("SELLER_CAMPAIGN_KEY", key);
     parsed = parse_lead_form(without_key, ctx.verticals, campaign->vertical);
@@ -185,12 +223,11 @@ Intake take_campaign_lead(IngestContext& ctx, const Request& req, Response& res,
 }
 
 // The answer to a lead handed to the queue.
-void answer_accepted(Response& res, const std::string& lead_id, const AcceptResult& r) {
+void answer_accepted(http::Response& res, const std::string& lead_id, const AcceptResult& r) {
   auto& metrics = ingest_metrics();
   if (r.produced != ProduceStatus::kOk) {
     metrics.lead("campaign", "unavailable");
-    res.set_header("Retry-After", "1");
-    send_b_error(res, 503, "unavailable", "the lead could not be queued durably; nothing was accepted, retry");
+    send_b_error(res, refusal_for(r.produced));
     return;
   }
   metrics.lead("campaign", "accepted");
@@ -204,11 +241,11 @@ void answer_accepted(Response& res, const std::string& lead_id, const AcceptResu
   http::send_json(res, 200, sold_body(*r.outcome));
 }
 
-// On a blocking thread.
-void post_campaign_lead(IngestContext& ctx, const Request& req, Response& res,
-                        const std::string* path_key) {
+// On a blocking thread; `body` is what the event loop already read of the request, if anything.
+void post_campaign_lead(IngestContext& ctx, const http::Request& req, http::Response& res,
+                        const std::string* path_key, PostBody& body) {
   LeadIntake in;
-  if (take_campaign_lead(ctx, req, res, path_key, true, in) != Intake::kAccept) return;
+  if (take_campaign_lead(ctx, req, res, path_key, true, body, in) != Intake::kAccept) return;
   answer_accepted(res, in.lead.id, accept_lead(ctx, in.lead, in.wait_ms));
 }
 
@@ -238,10 +275,11 @@ void count_invalid_later(IngestContext& ctx, Exchange& ex, std::string campaign_
 void post_campaign_lead_inline(IngestContext& ctx, const std::shared_ptr<Exchange>& ex,
                                std::optional<std::string> path_key) {
   LeadIntake in;
-  switch (take_campaign_lead(ctx, ex->req, ex->res, path_key ? &*path_key : nullptr, false, in)) {
+  PostBody body;
+  switch (take_campaign_lead(ctx, ex->req, ex->res, path_key ? &*path_key : nullptr, false, body, in)) {
     case Intake::kMustBlock:
-      ex->run_blocking([&ctx, path_key](Exchange& e) {
-        post_campaign_lead(ctx, e.req, e.res, path_key ? &*path_key : nullptr);
+      ex->run_blocking([&ctx, path_key, body = std::move(body)](Exchange& e) mutable {
+        post_campaign_lead(ctx, e.req, e.res, path_key ? &*path_key : nullptr, body);
       });
       return;
     case Intake::kAnswered:
@@ -283,13 +321,13 @@ void register_surface_b(Routes& routes, IngestContext& ctx) {
     post_campaign_lead_inline(c, ex, std::nullopt);
   });
 
-  routes.get(R"(/api/v1/stats/([^/]+))", [&c](const Request& q, Response& r) {
-    const std::string key = q.matches[1];
+  routes.get("/api/v1/stats/{key}", [&c](const http::Request& q, http::Response& r) {
+    const std::string key(q.match(1));
     bool unavailable = false;
     auto campaign = key.size() <= 256 ? c.campaigns.find_by_key(key, unavailable) : std::nullopt;
-    if (unavailable) return send_b_error(r, 503, "unavailable", "the store cannot be reached; retry");
+    if (unavailable) return send_b_error(r, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
     if (!campaign) return send_b_error(r, 401, "unauthorized", "unrecognised or inactive campaign key");
-    const std::string period = q.has_param("period") ? q.get_param_value("period") : "today";
+    const std::string period = q.has_param("period") ? q.param("period") : "today";
     const std::int64_t since = period_start_ms(period, c.clock.now_ms());
     if (since < 0) {
       send_invalid(r, {{"period", "not_allowed", "must be today, 24h, 7d, 30d or all"}});
@@ -312,13 +350,13 @@ void register_surface_b(Routes& routes, IngestContext& ctx) {
                      {"currency", "USD"}});
   });
 
-  routes.get(R"(/api/v1/jobs/([^/]+))", [&c](const Request& q, Response& r) {
-    const std::string key = q.get_header_value("X-Campaign-Key");
+  routes.get("/api/v1/jobs/{id}", [&c](const http::Request& q, http::Response& r) {
+    const std::string key(q.header("X-Campaign-Key"));
     bool unavailable = false;
     auto campaign = !key.empty() && key.size() <= 256 ? c.campaigns.find_by_key(key, unavailable) : std::nullopt;
-    if (unavailable) return send_b_error(r, 503, "unavailable", "the store cannot be reached; retry");
+    if (unavailable) return send_b_error(r, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
     if (!campaign) return send_b_error(r, 401, "unauthorized", "X-Campaign-Key missing, unrecognised or inactive");
-    const std::string id = q.matches[1];
+    const std::string id(q.match(1));
     auto record = is_valid_id(id, kLeadPrefix) ? c.store.get_lead(id) : std::nullopt;
     if (!record) {
       // Accepted leads reach the store when a worker picks them up; until then the job is queued.
@@ -336,15 +374,15 @@ void register_surface_b(Routes& routes, IngestContext& ctx) {
     http::send_json(r, 200, sold_body({id, d.status, d.buyer_id, d.price, d.payout}));
   });
 
-  routes.get(R"(/api/v1/fields/([^/]+))", [&c](const Request& q, Response& r) {
-    const Vertical* v = c.verticals.find(std::string(q.matches[1]));
+  routes.get("/api/v1/fields/{vertical}", [&c](const http::Request& q, http::Response& r) {
+    const Vertical* v = c.verticals.find(std::string(q.match(1)));
     if (!v) return send_b_error(r, 404, "not_found", "unknown vertical");
     http::send_json(r, 200, c.verticals.to_json(*v));
   });
 
   // The legacy form: POST /{seller_campaign_key}. Registered last so every named route wins.
-  routes.post_inline(R"(/([^/]+))", [&c](const std::shared_ptr<Exchange>& ex) {
-    post_campaign_lead_inline(c, ex, std::string(ex->req.matches[1]));
+  routes.post_inline("/{seller_campaign_key}", [&c](const std::shared_ptr<Exchange>& ex) {
+    post_campaign_lead_inline(c, ex, std::string(ex->req.match(1)));
   });
 }
 

@@ -155,7 +155,7 @@ bool App::start(std::string& error) {
     Routes routes;
     install_common_handlers(routes, *m.ctx);
     register_ops_routes(routes, *m.ctx);
-    register_surface_a(routes, *m.ctx, true);
+    register_surface_a(routes, *m.ctx);
     register_surface_b(routes, *m.ctx);
     if (!m.tls.start(std::move(routes), c.listen, c, c.http_threads, cert, key, error, "LEADFLOW_LISTEN"))
       return false;
@@ -164,7 +164,7 @@ bool App::start(std::string& error) {
     Routes routes;
     install_common_handlers(routes, *m.ctx);
     register_ops_routes(routes, *m.ctx);
-    register_surface_a(routes, *m.ctx, false);  // answers 403 unless via a trusted proxy
+    register_surface_a(routes, *m.ctx);  // answers 403 unless via a trusted proxy
     register_surface_b(routes, *m.ctx);
     if (!m.plain.start(std::move(routes), *c.http_listen, c, c.http_threads, "", "", error, "LEADFLOW_HTTP_LISTEN"))
       return false;

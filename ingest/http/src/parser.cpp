@@ -4,6 +4,8 @@
 #include <charconv>
 #include <cstdint>
 
+#include "leadflow/http/forms.hpp"
+
 namespace leadflow::http {
 namespace {
 
@@ -138,9 +140,13 @@ void percent_decode_into(std::string_view s, std::string& out) {
 
 enum class Step { kOk, kNeedMore, kFail };
 
+}  // namespace
+
+// Reads one request from the front of its input into an http::Request: offsets into the input
+// while it reads, and once the request is whole, a copy of its bytes for the request to own.
 class RequestParser {
  public:
-  RequestParser(std::string_view input, const ParseLimits& limits, ParsedRequest& request)
+  RequestParser(std::string_view input, const ParseLimits& limits, http::Request& request)
       : in_(input), limits_(limits), req_(request) {}
 
   ParseResult run() {
@@ -159,20 +165,28 @@ class RequestParser {
     if (step != Step::kOk) return finish(step);
 
     result_.headers_complete = true;
+    head_end_ = pos_;
     step = check_framing();
     if (step == Step::kOk) {
       if (has_transfer_encoding_) {
+        // Decoded chunks go right behind the head, in the request's own buffer.
+        req_.storage_.assign(in_.substr(0, head_end_));
         step = chunked_body();
-      } else if (has_content_length_) {
-        if (in_.size() - pos_ < content_length_) {
+        req_.body_ = span(head_end_, req_.storage_.size() - head_end_);
+      } else {
+        const auto length = static_cast<std::size_t>(content_length_);  // 0 without framing
+        if (in_.size() - pos_ < length) {
           step = Step::kNeedMore;
         } else {
-          req_.body.assign(in_.substr(pos_, static_cast<std::size_t>(content_length_)));
-          pos_ += static_cast<std::size_t>(content_length_);
+          req_.storage_.reserve(head_end_ + length);
+          req_.storage_.assign(in_.substr(0, head_end_ + length));
+          req_.body_ = span(head_end_, length);
+          pos_ += length;
         }
       }
     }
     if (step != Step::kOk) return finish(step);
+    if (req_.query_.size > 0) parse_urlencoded(req_.query(), req_.params_);
     result_.status = ParseStatus::kComplete;
     result_.consumed = pos_;
     return std::move(result_);
@@ -180,16 +194,26 @@ class RequestParser {
 
  private:
   void reset_request() {
-    req_.method.clear();
-    req_.target.clear();
-    req_.path.clear();
-    req_.query.clear();
-    req_.version_minor = 1;
-    req_.headers.clear();
-    req_.headers.reserve(16);
-    req_.body.clear();
-    req_.keep_alive = true;
-    req_.expect_continue = false;
+    req_.storage_.clear();
+    req_.method_ = req_.target_ = req_.query_ = req_.body_ = {};
+    req_.path_.clear();
+    req_.version_minor_ = 1;
+    req_.headers_.clear();
+    req_.headers_.reserve(16);
+    req_.params_.clear();
+    req_.form_parts_.clear();
+    req_.keep_alive_ = true;
+    req_.expect_continue_ = false;
+    req_.route_ = {};
+    req_.match_count_ = 0;
+  }
+
+  // Offsets into the input, which are offsets into the request's copy of it too.
+  http::Request::Span span(std::size_t offset, std::size_t size) const {
+    return {static_cast<std::uint32_t>(offset), static_cast<std::uint32_t>(size)};
+  }
+  http::Request::Span span_of(std::string_view part) const {
+    return span(static_cast<std::size_t>(part.data() - in_.data()), part.size());
   }
 
   ParseResult finish(Step step) {
@@ -233,7 +257,7 @@ class RequestParser {
     pos_ = skip_tchars(in_, pos_, end);
     if (pos_ >= end) return Step::kNeedMore;
     if (pos_ == method_start || in_[pos_] != ' ') return fail(400, "Malformed method in the request line.");
-    req_.method.assign(in_.substr(method_start, pos_ - method_start));
+    req_.method_ = span(method_start, pos_ - method_start);
     ++pos_;
 
     const std::size_t target_start = pos_;
@@ -245,7 +269,7 @@ class RequestParser {
     if (pos_ == target_start) return fail(400, "Empty request target or more than one space.");
     const std::string_view target = in_.substr(target_start, pos_ - target_start);
     if (const Step step = split_target(target); step != Step::kOk) return step;
-    req_.target.assign(target);
+    req_.target_ = span_of(target);
     ++pos_;
 
     const std::size_t version_start = pos_;
@@ -258,14 +282,14 @@ class RequestParser {
     if (pos_ >= end) return Step::kNeedMore;
     if (version.size() != kVersionPattern.size()) return fail(400, "Malformed HTTP version in the request line.");
     if (version[5] != '1' || version[7] > '1') return fail(505, "HTTP version not supported.");
-    req_.version_minor = version[7] - '0';
+    req_.version_minor_ = version[7] - '0';
     return line_end(end, "Malformed request line.");
   }
 
   Step split_target(std::string_view target) {
     std::string_view rest = target;
     if (target == "*") {
-      req_.path.assign(target);
+      req_.path_.assign(target);
       return Step::kOk;
     }
     if (target.front() != '/') {
@@ -286,8 +310,8 @@ class RequestParser {
     const std::size_t question = rest.find('?');
     std::string_view path = rest.substr(0, question);
     if (path.empty()) path = "/";
-    percent_decode_into(path, req_.path);
-    if (question != std::string_view::npos) req_.query.assign(rest.substr(question + 1));
+    percent_decode_into(path, req_.path_);
+    if (question != std::string_view::npos) req_.query_ = span_of(rest.substr(question + 1));
     return Step::kOk;
   }
 
@@ -321,7 +345,7 @@ class RequestParser {
       const std::string_view value = trim_ows(in_.substr(value_start, pos_ - value_start));
       if (const Step step = line_end(end, ""); step != Step::kOk) return step;
       if (keep) {
-        req_.headers.emplace_back(name, value);
+        req_.headers_.push_back({span_of(name), span_of(value)});
         if (const Step step = on_header(name, value); step != Step::kOk) return step;
       }
     }
@@ -336,7 +360,7 @@ class RequestParser {
       return on_content_length(value);
     } else if (iequals(name, "transfer-encoding")) {
       if (has_content_length_) return fail(400, "Content-Length and Transfer-Encoding together.");
-      if (req_.version_minor == 0) return fail(400, "Transfer-Encoding in an HTTP/1.0 request.");
+      if (req_.version_minor_ == 0) return fail(400, "Transfer-Encoding in an HTTP/1.0 request.");
       has_transfer_encoding_ = true;
       for_each_element(value, [&](std::string_view coding) {
         if (coding.empty()) return;
@@ -351,7 +375,7 @@ class RequestParser {
         if (iequals(option, "keep-alive")) connection_keep_alive_ = true;
       });
     } else if (iequals(name, "expect")) {
-      if (iequals(value, "100-continue")) req_.expect_continue = true;
+      if (iequals(value, "100-continue")) req_.expect_continue_ = true;
     }
     return Step::kOk;
   }
@@ -391,7 +415,7 @@ class RequestParser {
   }
 
   Step check_framing() {
-    if (req_.version_minor == 1 && host_count_ == 0) return fail(400, "HTTP/1.1 request without a Host header.");
+    if (req_.version_minor_ == 1 && host_count_ == 0) return fail(400, "HTTP/1.1 request without a Host header.");
     if (has_transfer_encoding_) {
       if (coding_count_ == 0) return fail(400, "Empty Transfer-Encoding.");
       // RFC 9112 6.3: without chunked last the body length cannot be known.
@@ -402,7 +426,7 @@ class RequestParser {
     if (has_content_length_ && content_length_ > limits_.max_body_bytes) {
       return fail(413, "Content-Length exceeds the body limit.");
     }
-    req_.keep_alive = req_.version_minor == 1 ? !connection_close_ : connection_keep_alive_ && !connection_close_;
+    req_.keep_alive_ = req_.version_minor_ == 1 ? !connection_close_ : connection_keep_alive_ && !connection_close_;
     return Step::kOk;
   }
 
@@ -419,7 +443,7 @@ class RequestParser {
         size = size * 16 + static_cast<std::uint64_t>(digit);
       }
       // Hex digits only ever grow the size, so a partial size already over the limit is final.
-      if (size > limits_.max_body_bytes - req_.body.size()) return fail(413, "Chunked body exceeds the body limit.");
+      if (size > limits_.max_body_bytes - decoded_size()) return fail(413, "Chunked body exceeds the body limit.");
       if (pos_ >= end) return Step::kNeedMore;
       if (pos_ == digits_start) return fail(400, "Missing or malformed chunk size.");
 
@@ -436,13 +460,13 @@ class RequestParser {
       }
       if (const Step step = line_end(end, "Malformed chunk size line."); step != Step::kOk) return step;
       // Tiny chunks with padded sizes would let the raw body grow far beyond the decoded limit.
-      if (pos_ - body_start - req_.body.size() > limits_.max_body_bytes + kChunkFramingSlack) {
+      if (pos_ - body_start - decoded_size() > limits_.max_body_bytes + kChunkFramingSlack) {
         return fail(413, "Chunked body framing is too large.");
       }
       if (size == 0) break;
 
       if (end - pos_ < size) return Step::kNeedMore;
-      req_.body.append(in_.substr(pos_, static_cast<std::size_t>(size)));
+      req_.storage_.append(in_.substr(pos_, static_cast<std::size_t>(size)));
       pos_ += static_cast<std::size_t>(size);
       if (const Step step = line_end(end, "Missing CRLF after chunk data."); step != Step::kOk) return step;
     }
@@ -455,11 +479,14 @@ class RequestParser {
     return step;
   }
 
+  std::size_t decoded_size() const { return req_.storage_.size() - head_end_; }
+
   std::string_view in_;
   const ParseLimits& limits_;
-  ParsedRequest& req_;
+  http::Request& req_;
   ParseResult result_;
   std::size_t pos_ = 0;
+  std::size_t head_end_ = 0;  // where the header section ends (and the body starts) in the input
 
   // Framing facts gathered from the header fields as they are read.
   std::size_t host_count_ = 0;
@@ -475,9 +502,7 @@ class RequestParser {
   std::size_t chunk_ext_bytes_ = 0;
 };
 
-}  // namespace
-
-ParseResult parse_request(std::string_view input, const ParseLimits& limits, ParsedRequest& request) {
+ParseResult parse_request(std::string_view input, const ParseLimits& limits, http::Request& request) {
   return RequestParser(input, limits, request).run();
 }
 

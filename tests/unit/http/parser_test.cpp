@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <random>
 #include <string>
 #include <string_view>
@@ -20,12 +21,12 @@ std::string post_with_body(std::string_view body) {
          std::to_string(body.size()) + "\r\n\r\n" + std::string(body);
 }
 
-ParseResult parse(std::string_view input, ParsedRequest& request, const ParseLimits& limits = {}) {
+ParseResult parse(std::string_view input, http::Request& request, const ParseLimits& limits = {}) {
   return parse_request(input, limits, request);
 }
 
 ParseResult parse(std::string_view input, const ParseLimits& limits = {}) {
-  ParsedRequest request;
+  http::Request request;
   return parse_request(input, limits, request);
 }
 
@@ -44,11 +45,12 @@ std::string bytes(const char (&literal)[N]) {
   return std::string(literal, N - 1);
 }
 
-const std::string* find_header(const ParsedRequest& request, std::string_view name) {
-  for (const auto& [n, v] : request.headers) {
-    if (n == name) return &v;
+// The value of the field whose name is exactly `name` (case as sent), or nullopt.
+std::optional<std::string_view> find_header(const http::Request& request, std::string_view name) {
+  for (std::size_t i = 0; i < request.header_fields(); ++i) {
+    if (request.header_at(i).name == name) return request.header_at(i).value;
   }
-  return nullptr;
+  return std::nullopt;
 }
 
 // --- Complete requests ---------------------------------------------------------------------
@@ -56,118 +58,118 @@ const std::string* find_header(const ParsedRequest& request, std::string_view na
 TEST(HttpParser, SimpleGet) {
   const std::string input = "GET /api/v1/leads/ld_1?expand=buyer&x=%41 HTTP/1.1\r\nHost: a.example\r\n"
                             "Accept: */*\r\n\r\n";
-  ParsedRequest req;
+  http::Request req;
   const ParseResult result = parse(input, req);
   ASSERT_EQ(result.status, ParseStatus::kComplete) << result.error_detail;
   EXPECT_EQ(result.consumed, input.size());
   EXPECT_TRUE(result.headers_complete);
-  EXPECT_EQ(req.method, "GET");
-  EXPECT_EQ(req.target, "/api/v1/leads/ld_1?expand=buyer&x=%41");
-  EXPECT_EQ(req.path, "/api/v1/leads/ld_1");
-  EXPECT_EQ(req.query, "expand=buyer&x=%41");
-  EXPECT_EQ(req.version_minor, 1);
-  ASSERT_EQ(req.headers.size(), 2u);
-  EXPECT_EQ(req.headers[0].first, "Host");
-  EXPECT_EQ(req.headers[0].second, "a.example");
-  EXPECT_EQ(req.headers[1].first, "Accept");
-  EXPECT_EQ(req.headers[1].second, "*/*");
-  EXPECT_TRUE(req.body.empty());
-  EXPECT_TRUE(req.keep_alive);
-  EXPECT_FALSE(req.expect_continue);
+  EXPECT_EQ(req.method(), "GET");
+  EXPECT_EQ(req.target(), "/api/v1/leads/ld_1?expand=buyer&x=%41");
+  EXPECT_EQ(req.path(), "/api/v1/leads/ld_1");
+  EXPECT_EQ(req.query(), "expand=buyer&x=%41");
+  EXPECT_EQ(req.version_minor(), 1);
+  ASSERT_EQ(req.header_fields(), 2u);
+  EXPECT_EQ(req.header_at(0).name, "Host");
+  EXPECT_EQ(req.header_at(0).value, "a.example");
+  EXPECT_EQ(req.header_at(1).name, "Accept");
+  EXPECT_EQ(req.header_at(1).value, "*/*");
+  EXPECT_TRUE(req.body().empty());
+  EXPECT_TRUE(req.keep_alive());
+  EXPECT_FALSE(req.expect_continue());
 }
 
 TEST(HttpParser, SimplePostWithJsonBody) {
   const std::string input = post_with_body(kJsonBody);
-  ParsedRequest req;
+  http::Request req;
   const ParseResult result = parse(input, req);
   ASSERT_EQ(result.status, ParseStatus::kComplete) << result.error_detail;
   EXPECT_EQ(result.consumed, input.size());
-  EXPECT_EQ(req.method, "POST");
-  EXPECT_EQ(req.path, "/api/v1/leads");
-  EXPECT_EQ(req.query, "src=x");
-  EXPECT_EQ(req.body, kJsonBody);
+  EXPECT_EQ(req.method(), "POST");
+  EXPECT_EQ(req.path(), "/api/v1/leads");
+  EXPECT_EQ(req.query(), "src=x");
+  EXPECT_EQ(req.body(), kJsonBody);
 }
 
 TEST(HttpParser, MethodIsKeptAsSent) {
-  ParsedRequest req;
+  http::Request req;
   ASSERT_EQ(parse("get / HTTP/1.1\r\nHost: h\r\n\r\n", req).status, ParseStatus::kComplete);
-  EXPECT_EQ(req.method, "get");
+  EXPECT_EQ(req.method(), "get");
   ASSERT_EQ(parse("M-SEARCH * HTTP/1.1\r\nHost: h\r\n\r\n", req).status, ParseStatus::kComplete);
-  EXPECT_EQ(req.method, "M-SEARCH");
-  EXPECT_EQ(req.target, "*");
-  EXPECT_EQ(req.path, "*");
+  EXPECT_EQ(req.method(), "M-SEARCH");
+  EXPECT_EQ(req.target(), "*");
+  EXPECT_EQ(req.path(), "*");
 }
 
 TEST(HttpParser, HeaderNamesKeptAsSentButMatchedCaseInsensitively) {
   const std::string input = "POST /x HTTP/1.1\r\nhOsT: h\r\ncontent-LENGTH: 3\r\nX-Custom-Thing:  a b \t\r\n"
                             "X-Empty:\r\nX-Tab:\tv\r\n\r\nabc";
-  ParsedRequest req;
+  http::Request req;
   const ParseResult result = parse(input, req);
   ASSERT_EQ(result.status, ParseStatus::kComplete) << result.error_detail;
-  EXPECT_EQ(req.body, "abc");
-  ASSERT_NE(find_header(req, "hOsT"), nullptr);
-  ASSERT_NE(find_header(req, "content-LENGTH"), nullptr);
+  EXPECT_EQ(req.body(), "abc");
+  ASSERT_NE(find_header(req, "hOsT"), std::nullopt);
+  ASSERT_NE(find_header(req, "content-LENGTH"), std::nullopt);
   EXPECT_EQ(*find_header(req, "X-Custom-Thing"), "a b");
   EXPECT_EQ(*find_header(req, "X-Empty"), "");
   EXPECT_EQ(*find_header(req, "X-Tab"), "v");
 }
 
 TEST(HttpParser, ValueMayCarryObsTextAndHtab) {
-  ParsedRequest req;
+  http::Request req;
   const std::string input = "GET / HTTP/1.1\r\nHost: h\r\nX-Name: J\xc3\xbcrgen\tM\r\n\r\n";
   ASSERT_EQ(parse(input, req).status, ParseStatus::kComplete);
   EXPECT_EQ(*find_header(req, "X-Name"), "J\xc3\xbcrgen\tM");
 }
 
 TEST(HttpParser, AbsoluteFormTargetYieldsPathAndQuery) {
-  ParsedRequest req;
+  http::Request req;
   ASSERT_EQ(parse("GET http://leads.example.com/a%20b?q=1 HTTP/1.1\r\nHost: h\r\n\r\n", req).status,
             ParseStatus::kComplete);
-  EXPECT_EQ(req.target, "http://leads.example.com/a%20b?q=1");
-  EXPECT_EQ(req.path, "/a b");
-  EXPECT_EQ(req.query, "q=1");
+  EXPECT_EQ(req.target(), "http://leads.example.com/a%20b?q=1");
+  EXPECT_EQ(req.path(), "/a b");
+  EXPECT_EQ(req.query(), "q=1");
   ASSERT_EQ(parse("GET HTTPS://h:8443 HTTP/1.1\r\nHost: h\r\n\r\n", req).status, ParseStatus::kComplete);
-  EXPECT_EQ(req.path, "/");
-  EXPECT_EQ(req.query, "");
+  EXPECT_EQ(req.path(), "/");
+  EXPECT_EQ(req.query(), "");
   ASSERT_EQ(parse("GET http://h?z HTTP/1.1\r\nHost: h\r\n\r\n", req).status, ParseStatus::kComplete);
-  EXPECT_EQ(req.path, "/");
-  EXPECT_EQ(req.query, "z");
+  EXPECT_EQ(req.path(), "/");
+  EXPECT_EQ(req.query(), "z");
 }
 
 TEST(HttpParser, PathIsPercentDecodedQueryStaysRaw) {
-  ParsedRequest req;
+  http::Request req;
   ASSERT_EQ(parse("GET /a%2Fb+c%zz?x=%20+y HTTP/1.1\r\nHost: h\r\n\r\n", req).status, ParseStatus::kComplete);
-  EXPECT_EQ(req.path, "/a/b+c%zz");
-  EXPECT_EQ(req.query, "x=%20+y");
+  EXPECT_EQ(req.path(), "/a/b+c%zz");
+  EXPECT_EQ(req.query(), "x=%20+y");
   ASSERT_EQ(parse("GET /? HTTP/1.1\r\nHost: h\r\n\r\n", req).status, ParseStatus::kComplete);
-  EXPECT_EQ(req.path, "/");
-  EXPECT_EQ(req.query, "");
+  EXPECT_EQ(req.path(), "/");
+  EXPECT_EQ(req.query(), "");
 }
 
 TEST(HttpParser, Http10WithoutHost) {
-  ParsedRequest req;
+  http::Request req;
   const ParseResult result = parse("GET /health HTTP/1.0\r\n\r\n", req);
   ASSERT_EQ(result.status, ParseStatus::kComplete) << result.error_detail;
-  EXPECT_EQ(req.version_minor, 0);
-  EXPECT_FALSE(req.keep_alive);
+  EXPECT_EQ(req.version_minor(), 0);
+  EXPECT_FALSE(req.keep_alive());
 }
 
 TEST(HttpParser, BareLfIsALineTerminator) {
-  ParsedRequest req;
+  http::Request req;
   const std::string input = "POST /x HTTP/1.1\nHost: h\nContent-Length: 2\n\nok";
   const ParseResult result = parse(input, req);
   ASSERT_EQ(result.status, ParseStatus::kComplete) << result.error_detail;
   EXPECT_EQ(result.consumed, input.size());
-  EXPECT_EQ(req.body, "ok");
+  EXPECT_EQ(req.body(), "ok");
 }
 
 TEST(HttpParser, LeadingEmptyLinesAreSkippedAndConsumed) {
   const std::string input = "\r\n\n\r\nGET / HTTP/1.1\r\nHost: h\r\n\r\n";
-  ParsedRequest req;
+  http::Request req;
   const ParseResult result = parse(input, req);
   ASSERT_EQ(result.status, ParseStatus::kComplete) << result.error_detail;
   EXPECT_EQ(result.consumed, input.size());
-  EXPECT_EQ(req.method, "GET");
+  EXPECT_EQ(req.method(), "GET");
   EXPECT_EQ(parse("\r\n").status, ParseStatus::kIncomplete);
   EXPECT_EQ(parse("\r").status, ParseStatus::kIncomplete);
   std::string flood;
@@ -220,21 +222,21 @@ TEST(HttpParser, HeadersCompleteWhileBodyIsPartial) {
 
 TEST(HttpParser, ExpectContinue) {
   const std::string head = "POST /x HTTP/1.1\r\nHost: h\r\nExpect:  100-Continue \r\nContent-Length: 4\r\n\r\n";
-  ParsedRequest req;
+  http::Request req;
   const ParseResult waiting = parse(head, req);
   EXPECT_EQ(waiting.status, ParseStatus::kIncomplete);
   EXPECT_TRUE(waiting.headers_complete);
   // The caller decides on "100 Continue" before the body is there, so the header part is filled.
-  EXPECT_TRUE(req.expect_continue);
-  EXPECT_EQ(req.path, "/x");
+  EXPECT_TRUE(req.expect_continue());
+  EXPECT_EQ(req.path(), "/x");
   const ParseResult done = parse(head + "data", req);
   ASSERT_EQ(done.status, ParseStatus::kComplete);
-  EXPECT_TRUE(req.expect_continue);
+  EXPECT_TRUE(req.expect_continue());
   ASSERT_EQ(parse("POST /x HTTP/1.1\r\nHost: h\r\nExpect: 100-continue-ish\r\n\r\n", req).status,
             ParseStatus::kComplete);
-  EXPECT_FALSE(req.expect_continue);
+  EXPECT_FALSE(req.expect_continue());
   ASSERT_EQ(parse("POST /x HTTP/1.1\r\nHost: h\r\n\r\n", req).status, ParseStatus::kComplete);
-  EXPECT_FALSE(req.expect_continue);
+  EXPECT_FALSE(req.expect_continue());
 }
 
 TEST(HttpParser, PipelinedRequests) {
@@ -243,19 +245,19 @@ TEST(HttpParser, PipelinedRequests) {
   const std::string third = "POST /third HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n";
   std::string buffer = first + second + third;
 
-  ParsedRequest req;
+  http::Request req;
   ParseResult result = parse(buffer, req);
   ASSERT_EQ(result.status, ParseStatus::kComplete);
   EXPECT_EQ(result.consumed, first.size());
-  EXPECT_EQ(req.body, kJsonBody);
+  EXPECT_EQ(req.body(), kJsonBody);
   buffer.erase(0, result.consumed);
 
   result = parse(buffer, req);
   ASSERT_EQ(result.status, ParseStatus::kComplete);
   EXPECT_EQ(result.consumed, second.size());
-  EXPECT_EQ(req.path, "/second");
-  EXPECT_FALSE(req.keep_alive);
-  EXPECT_TRUE(req.body.empty());
+  EXPECT_EQ(req.path(), "/second");
+  EXPECT_FALSE(req.keep_alive());
+  EXPECT_TRUE(req.body().empty());
   buffer.erase(0, result.consumed);
 
   result = parse(buffer, req);
@@ -265,19 +267,19 @@ TEST(HttpParser, PipelinedRequests) {
   result = parse(buffer, req);
   ASSERT_EQ(result.status, ParseStatus::kComplete);
   EXPECT_EQ(result.consumed, third.size() + 5);
-  EXPECT_EQ(req.body, "abc");
+  EXPECT_EQ(req.body(), "abc");
   buffer.erase(0, result.consumed);
   EXPECT_EQ(buffer, "GET /fourth");
   EXPECT_EQ(parse(buffer, req).status, ParseStatus::kIncomplete);
 }
 
 TEST(HttpParser, ReusedRequestObjectIsReset) {
-  ParsedRequest req;
+  http::Request req;
   ASSERT_EQ(parse(post_with_body("abc"), req).status, ParseStatus::kComplete);
   ASSERT_EQ(parse("GET /b HTTP/1.1\r\nHost: h\r\n\r\n", req).status, ParseStatus::kComplete);
-  EXPECT_TRUE(req.body.empty());
-  EXPECT_EQ(req.query, "");
-  EXPECT_EQ(req.headers.size(), 1u);
+  EXPECT_TRUE(req.body().empty());
+  EXPECT_EQ(req.query(), "");
+  EXPECT_EQ(req.header_fields(), 1u);
 }
 
 // --- Request line errors -------------------------------------------------------------------
@@ -410,13 +412,13 @@ TEST(HttpParser, HostRules) {
 // --- Body framing --------------------------------------------------------------------------
 
 TEST(HttpParser, ContentLengthListsMustAgree) {
-  ParsedRequest req;
+  http::Request req;
   ASSERT_EQ(parse("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\nabc", req).status,
             ParseStatus::kComplete);
-  EXPECT_EQ(req.body, "abc");
+  EXPECT_EQ(req.body(), "abc");
   ASSERT_EQ(parse("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3 , 3\r\n\r\nabc", req).status,
             ParseStatus::kComplete);
-  EXPECT_EQ(req.body, "abc");
+  EXPECT_EQ(req.body(), "abc");
   ASSERT_EQ(parse("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 0003\r\n\r\nabc", req).status,
             ParseStatus::kComplete);
   EXPECT_EQ(error_status("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd"), 400);
@@ -472,11 +474,11 @@ TEST(HttpParser, TransferEncodingRules) {
 
 TEST(HttpParser, NoFramingMeansEmptyBody) {
   const std::string input = "POST /x HTTP/1.1\r\nHost: h\r\n\r\nGET /y HTTP/1.1\r\n";
-  ParsedRequest req;
+  http::Request req;
   const ParseResult result = parse(input, req);
   ASSERT_EQ(result.status, ParseStatus::kComplete);
   EXPECT_EQ(result.consumed, input.find("GET"));
-  EXPECT_TRUE(req.body.empty());
+  EXPECT_TRUE(req.body().empty());
 }
 
 // --- Chunked bodies ------------------------------------------------------------------------
@@ -486,29 +488,29 @@ std::string chunked(std::string_view chunks) {
 }
 
 TEST(HttpParser, ChunkedDecoding) {
-  ParsedRequest req;
+  http::Request req;
   const std::string input = chunked("4\r\nWiki\r\n5\r\npedia\r\nE\r\n in\r\n\r\nchunks.\r\n0\r\n\r\n");
   const ParseResult result = parse(input, req);
   ASSERT_EQ(result.status, ParseStatus::kComplete) << result.error_detail;
   EXPECT_EQ(result.consumed, input.size());
-  EXPECT_EQ(req.body, "Wikipedia in\r\n\r\nchunks.");
+  EXPECT_EQ(req.body(), "Wikipedia in\r\n\r\nchunks.");
 }
 
 TEST(HttpParser, ChunkedExtensionsAndTrailersAreIgnored) {
-  ParsedRequest req;
+  http::Request req;
   const std::string input =
       chunked("3;ext=1;other=\"q v\"\r\nabc\r\n2 ; x\r\nde\r\n0;last\r\nX-Checksum: 1\r\nX-More: 2\r\n\r\n");
   const ParseResult result = parse(input, req);
   ASSERT_EQ(result.status, ParseStatus::kComplete) << result.error_detail;
   EXPECT_EQ(result.consumed, input.size());
-  EXPECT_EQ(req.body, "abcde");
-  EXPECT_EQ(find_header(req, "X-Checksum"), nullptr);
+  EXPECT_EQ(req.body(), "abcde");
+  EXPECT_EQ(find_header(req, "X-Checksum"), std::nullopt);
 }
 
 TEST(HttpParser, ChunkedWithBareLf) {
-  ParsedRequest req;
+  http::Request req;
   ASSERT_EQ(parse(chunked("3\nabc\n0\n\n"), req).status, ParseStatus::kComplete);
-  EXPECT_EQ(req.body, "abc");
+  EXPECT_EQ(req.body(), "abc");
 }
 
 TEST(HttpParser, ChunkedIncompleteUntilFinalCrlf) {
@@ -587,10 +589,10 @@ TEST(HttpParser, LargeTrailerSectionIs431) {
 // --- Connection handling -------------------------------------------------------------------
 
 bool keep_alive_of(const std::string& version, const std::string& connection_headers) {
-  ParsedRequest req;
+  http::Request req;
   const ParseResult result = parse("GET / HTTP/" + version + "\r\nHost: h\r\n" + connection_headers + "\r\n", req);
   EXPECT_EQ(result.status, ParseStatus::kComplete) << result.error_detail;
-  return req.keep_alive;
+  return req.keep_alive();
 }
 
 TEST(HttpParser, KeepAliveRules) {
@@ -657,7 +659,7 @@ TEST(HttpParser, RandomMutationsNeverCrash) {
   small.max_target_bytes = 16;
   small.max_body_bytes = 32;
   small.max_header_count = 4;
-  ParsedRequest req;
+  http::Request req;
   for (int iteration = 0; iteration < 5000; ++iteration) {
     std::string input = seeds[rng() % seeds.size()];
     const int mutations = 1 + static_cast<int>(rng() % 4);
@@ -680,13 +682,13 @@ TEST(HttpParser, RandomMutationsNeverCrash) {
       case ParseStatus::kComplete: {
         ASSERT_GT(result.consumed, 0u);
         ASSERT_TRUE(result.headers_complete);
-        ASSERT_LE(req.body.size(), limits.max_body_bytes);
+        ASSERT_LE(req.body().size(), limits.max_body_bytes);
         // The request is self-delimiting: the same bytes alone parse the same way.
-        ParsedRequest again;
+        http::Request again;
         const ParseResult alone = parse_request(std::string_view(input).substr(0, result.consumed), limits, again);
         ASSERT_EQ(alone.status, ParseStatus::kComplete) << input;
         ASSERT_EQ(alone.consumed, result.consumed);
-        ASSERT_EQ(again.body, req.body);
+        ASSERT_EQ(again.body(), req.body());
         break;
       }
       case ParseStatus::kError:

@@ -1,17 +1,12 @@
 #include "leadflow/worker_app/worker_process.hpp"
 
-#include <sys/socket.h>
-
-#include <thread>
 #include <vector>
 
-#include <httplib.h>
-
 #include "leadflow/base/log.hpp"
-#include "leadflow/base/metrics.hpp"
+#include "leadflow/http/ops_routes.hpp"
+#include "leadflow/http/server.hpp"
 #include "leadflow/outcomes/outcomes.hpp"
 #include "leadflow/queue/open_queue.hpp"
-#include "leadflow/base/socket_util.hpp"
 #include "leadflow/store/store.hpp"
 #include "leadflow/domain/verticals.hpp"
 #include "leadflow/runtime/worker_pool.hpp"
@@ -26,13 +21,49 @@ struct WorkerProcess::Impl {
   std::unique_ptr<LeadQueue> queue;
   std::unique_ptr<QueueOutcomePublisher> publisher;
   std::unique_ptr<WorkerPool> workers;
-  httplib::Server ops;
-  std::thread ops_thread;
+  std::unique_ptr<HttpServer> ops;  // /healthz, /readyz, /metrics
   int ops_port = 0;
   bool started = false;
 
   Impl(Config c, const Clock& k) : config(std::move(c)), clock(k) {}
 };
+
+namespace {
+
+ListenAddress ops_address(const Config& c) { return c.metrics_listen.value_or(ListenAddress{"127.0.0.1", 9464}); }
+
+// The ops port: leadflow's own HTTP server, with the ops routes ingest serves too. A small one:
+// probes and scrapes are a few requests a second.
+std::unique_ptr<HttpServer> start_ops(const Config& c, LeadQueue& queue, Store& store, WorkerPool& workers,
+                                      std::string& error) {
+  OpsProbes probes;
+  // A producer only a restart cures (a fatal Kafka error) fails liveness, not just readiness.
+  probes.broken = [&queue] { return queue.producer().broken(); };
+  probes.readiness = {
+      {"store", [&store] { return store.healthy(); }},
+      {"queue", [&queue] { return queue.healthy(); }},
+      {"workers", [&workers] { return workers.healthy(); }, "retrying"},
+  };
+  Routes routes;
+  register_ops_routes(routes, std::move(probes));
+  const ListenAddress at = ops_address(c);
+  HttpServerOptions o;
+  o.host = at.host;
+  o.port = at.port;
+  o.loops = 1;
+  o.blocking_threads = 4;
+  o.idle_timeout = std::chrono::seconds(5);
+  o.io_timeout = std::chrono::seconds(5);
+  o.name = "LEADFLOW_METRICS_LISTEN";
+  auto server = std::make_unique<HttpServer>(std::move(routes), std::move(o));
+  if (!server->start(error)) {
+    error = "LEADFLOW_METRICS_LISTEN: " + error;
+    return nullptr;
+  }
+  return server;
+}
+
+}  // namespace
 
 WorkerProcess::WorkerProcess(Config config, const Clock& clock)
     : impl_(std::make_unique<Impl>(std::move(config), clock)) {}
@@ -66,44 +97,12 @@ bool WorkerProcess::start(std::string& error) {
   m.workers = std::make_unique<WorkerPool>(c, *m.store, *m.queue, m.verticals, *m.publisher, m.clock);
   m.workers->start(std::max(1, c.workers));
 
-  m.ops.set_tcp_nodelay(true);
-  m.ops.set_read_timeout(5, 0);
-  m.ops.set_write_timeout(5, 0);
-  m.ops.new_task_queue = [] { return new httplib::ThreadPool(4); };
-  m.ops.Get("/healthz", [&m](const httplib::Request&, httplib::Response& res) {
-    // A producer only a restart cures (a fatal Kafka error) fails liveness, not just readiness.
-    const bool broken = m.queue->producer().broken();
-    res.status = broken ? 503 : 200;
-    res.set_content(broken ? R"({"status":"broken","queue":"the producer needs a restart"})"
-                           : R"({"status":"ok"})",
-                    "application/json");
-  });
-  m.ops.Get("/readyz", [&m](const httplib::Request&, httplib::Response& res) {
-    const bool store_ok = m.store->healthy();
-    const bool queue_ok = m.queue->healthy();
-    const bool workers_ok = m.workers->healthy();
-    const bool ok = store_ok && queue_ok && workers_ok;
-    res.status = ok ? 200 : 503;
-    res.set_content(std::string(R"({"status":")") + (ok ? "ready" : "not_ready") +
-                        R"(","store":")" + (store_ok ? "ok" : "unavailable") +
-                        R"(","queue":")" + (queue_ok ? "ok" : "unavailable") +
-                        R"(","workers":")" + (workers_ok ? "ok" : "retrying") + R"("})",
-                    "application/json");
-  });
-  m.ops.Get("/metrics", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content(render_metrics(), "text/plain; version=0.0.4");
-  });
-  const ListenAddress at = c.metrics_listen.value_or(ListenAddress{"127.0.0.1", 9464});
-  m.ops_port = at.port == 0 ? m.ops.bind_to_any_port(at.host)
-                            : (m.ops.bind_to_port(at.host, at.port) ? at.port : -1);
-  if (m.ops_port <= 0) {
-    error = "LEADFLOW_METRICS_LISTEN: cannot listen on " + at.host + ":" + std::to_string(at.port);
-    return false;
-  }
-  m.ops_thread = std::thread([&m] { m.ops.listen_after_bind(); });
+  m.ops = start_ops(c, *m.queue, *m.store, *m.workers, error);
+  if (!m.ops) return false;
+  m.ops_port = m.ops->port();
   m.started = true;
   log(LogLevel::kInfo, "worker_process_started",
-      {{"metrics_listen", at.host + ":" + std::to_string(m.ops_port)},
+      {{"metrics_listen", ops_address(c).host + ":" + std::to_string(m.ops_port)},
        {"group", c.worker_group},
        {"workers", m.workers->size()},
        {"concurrency", c.worker_concurrency}});
@@ -120,11 +119,7 @@ void WorkerProcess::stop() {
     m.queue->producer().flush(std::chrono::seconds(5));
     m.queue->shutdown();
   }
-  m.ops.stop();
-  if (m.ops_thread.joinable()) {
-    shut_down_accepted(m.ops_port, SHUT_RD);
-    m.ops_thread.join();
-  }
+  if (m.ops) m.ops->stop();
   if (m.started) log(LogLevel::kInfo, "worker_process_stopped");
   m.started = false;
 }

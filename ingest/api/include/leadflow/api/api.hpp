@@ -6,7 +6,7 @@
 #include <string>
 #include <unordered_map>
 
-#include <httplib.h>
+#include "leadflow/http/message.hpp"
 
 #include "leadflow/http/routes.hpp"
 #include <prometheus/counter.h>
@@ -73,21 +73,12 @@ struct IngestContext {
   std::function<bool()> ready;  // /readyz
 };
 
-/// The result of handing a lead to the queue and, optionally, waiting for its outcome.
-struct AcceptResult {
-  ProduceStatus produced = ProduceStatus::kUnavailable;
-  std::optional<OutcomeMessage> outcome;
-};
-/// Durably enqueues the lead (answered only once durable) and waits up to `wait_ms` for it to be
-/// decided. The lead's id and timestamps must be set.
-AcceptResult accept_lead(IngestContext& ctx, const Lead& lead, int wait_ms);
-/// accept_lead without waiting for an outcome or blocking: `done` runs once, on a queue thread,
-/// when the lead is durable or refused.
-void accept_lead_async(IngestContext& ctx, const Lead& lead, std::function<void(ProduceStatus)> done);
-
 void install_common_handlers(Routes& routes, IngestContext& ctx);
+/// The ops routes (leadflow/http/ops_routes.hpp) with the front's probes: the producer for
+/// liveness; the store, the producer and the in-process workers for readiness.
 void register_ops_routes(Routes& routes, IngestContext& ctx);
-void register_surface_a(Routes& routes, IngestContext& ctx, bool tls);
+/// Surface A. A request that did not come over TLS is refused unless a trusted proxy forwarded it.
+void register_surface_a(Routes& routes, IngestContext& ctx);
 void register_surface_b(Routes& routes, IngestContext& ctx);
 
 }  // namespace leadflow

@@ -1,10 +1,10 @@
 #pragma once
 // Private helpers of the HTTP front: problem bodies, headers every response carries, content
-// types, Prefer, route labels for metrics.
+// types, Prefer.
 #include <string>
 #include <string_view>
 
-#include <httplib.h>
+#include "leadflow/http/message.hpp"
 #include <nlohmann/json.hpp>
 
 #include "leadflow/domain/field_error.hpp"
@@ -13,25 +13,22 @@
 namespace leadflow::http {
 
 /// Sends a JSON body with the given status.
-void send_json(httplib::Response& res, int status, const nlohmann::json& body,
+void send_json(http::Response& res, int status, const nlohmann::json& body,
                const char* content_type = "application/json");
 /// RFC 9457 problem+json with success:false, and `errors` when there are field errors.
-void send_problem(httplib::Response& res, int status, std::string_view detail,
+void send_problem(http::Response& res, int status, std::string_view detail,
                   const FieldErrors& errors = {});
 
 /// Adds X-RateLimit-* (and Retry-After on a refusal).
-void set_rate_headers(httplib::Response& res, const RateDecision& d);
+void set_rate_headers(http::Response& res, const RateDecision& d);
 
 /// The media type without parameters, lower-cased ("application/json").
-std::string media_type(const httplib::Request& req);
-bool is_json(const httplib::Request& req);
+std::string media_type(const http::Request& req);
+bool is_json(const http::Request& req);
 
 /// Prefer: respond-async -> 0; Prefer: wait=N -> N*1000 clamped to max_ms; otherwise default_ms.
-int wait_budget_ms(const httplib::Request& req, int default_ms, int max_ms);
-bool prefers_async(const httplib::Request& req);
-
-/// A bounded label for metrics: "/v1/leads/{id}" rather than the raw path.
-std::string route_label(const std::string& method, const std::string& path);
+int wait_budget_ms(const http::Request& req, int default_ms, int max_ms);
+bool prefers_async(const http::Request& req);
 
 /// Opaque list cursors: base64url of the last id seen.
 std::string encode_cursor(std::string_view id);

@@ -6,8 +6,8 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
-#include <utility>
-#include <vector>
+
+#include "leadflow/http/message.hpp"
 
 namespace leadflow::http {
 
@@ -16,18 +16,6 @@ struct ParseLimits {
   std::size_t max_target_bytes = 8 * 1024;   // over it: 414
   std::size_t max_body_bytes = 64 * 1024;    // decoded body; over it: 413
   std::size_t max_header_count = 100;        // over it: 431
-};
-
-struct ParsedRequest {
-  std::string method;  // as sent (methods are case-sensitive)
-  std::string target;  // the raw request-target ("/api/v1/lead?x=1")
-  std::string path;    // the target's path, percent-decoded ("+" stays "+")
-  std::string query;   // the raw query after '?', without it ("" if none)
-  int version_minor = 1;  // HTTP/1.<minor>: 0 or 1
-  std::vector<std::pair<std::string, std::string>> headers;  // names as sent, values trimmed
-  std::string body;       // de-chunked when chunked
-  bool keep_alive = true;        // 1.1 unless "Connection: close"; 1.0 only with "keep-alive"
-  bool expect_continue = false;  // "Expect: 100-continue"
 };
 
 enum class ParseStatus {
@@ -45,12 +33,14 @@ struct ParseResult {
 };
 
 /// Parses the first request in `input` (bytes received on a connection, possibly with more
-/// pipelined requests after it). On kComplete fills `request`; with kIncomplete or kError
-/// `request` is unspecified. kIncomplete never hides an error that the bytes already show: an
-/// oversized header section, target or declared body is an error as soon as it is seen. With
-/// kIncomplete and headers_complete, the request line and header fields of `request` are filled
-/// in (so the caller can answer "Expect: 100-continue"); its body is not.
-ParseResult parse_request(std::string_view input, const ParseLimits& limits, ParsedRequest& request);
+/// pipelined requests after it). On kComplete fills `request` (method, target, path, query and
+/// its parameters, header fields, body; it keeps its own copy of the bytes); with kIncomplete or
+/// kError `request` is unspecified. kIncomplete never hides an error that the bytes already
+/// show: an oversized header section, target or declared body is an error as soon as it is
+/// seen. With kIncomplete and headers_complete, path(), version_minor(), keep_alive() and
+/// expect_continue() are filled in (so the caller can answer "Expect: 100-continue").
+/// Keep-alive is HTTP/1.1's default unless "Connection: close"; HTTP/1.0 needs "keep-alive".
+ParseResult parse_request(std::string_view input, const ParseLimits& limits, http::Request& request);
 
 /// The reason phrase of a status code (RFC 9110): "Content Too Large" for 413.
 std::string_view reason_phrase(int status);

@@ -1,17 +1,16 @@
 #pragma once
-// Private: the routing table of the HTTP front, and the exchange (one request and its answer)
-// that handlers complete. Handlers keep cpp-httplib's Request/Response types; the server that
-// runs them is leadflow's own event-driven one (http_server.hpp).
+// The routing table of a leadflow HTTP listener, and the exchange (one request and its answer)
+// that handlers complete. The server that runs them is leadflow's own event-driven one
+// (server.hpp).
 #include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
-#include <regex>
 #include <string>
-#include <unordered_map>
+#include <string_view>
 #include <vector>
 
-#include <httplib.h>
+#include "leadflow/http/message.hpp"
 
 namespace leadflow {
 
@@ -33,10 +32,14 @@ class ExchangeHost {
 class Exchange : public std::enable_shared_from_this<Exchange> {
  public:
   Exchange(ExchangeHost& host, std::uint64_t connection) : host_(host), connection_(connection) {}
+  Exchange(ExchangeHost& host, std::uint64_t connection, http::Request request)
+      : req(std::move(request)), host_(host), connection_(connection) {}
 
-  httplib::Request req;
-  httplib::Response res;
+  http::Request req;
+  http::Response res;
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+  /// Why the server refused a request it could not read (the parser's words), for Routes::on_error.
+  std::string refusal;
 
   /// `res` is the whole answer: the server writes it. Exactly once, from any thread.
   void done() {
@@ -63,46 +66,53 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
   std::atomic<bool> answered_{false};
 };
 
-/// The routes of a listener. Built once before the server starts, then read-only.
+/// The routes of a listener. Built once before the server starts, then read-only (so any number
+/// of threads may route at once).
+///
+/// A pattern is a path whose segments may be parameters: "/v1/leads/{id}" takes "/v1/leads/ld_1"
+/// (a parameter is one non-empty segment, http::Request::match(1) here). The pattern is also the
+/// route's name in metrics (http::Request::route()), so a label can never drift from its route.
 class Routes {
  public:
   /// Runs on the blocking pool: may wait on the store, the queue or an outcome.
-  using Handler = std::function<void(const httplib::Request&, httplib::Response&)>;
+  using Handler = std::function<void(const http::Request&, http::Response&)>;
   /// Runs on the event loop: must not wait on I/O. Answers through the exchange (done(), at once
   /// or later from another thread) or moves to the pool with Exchange::run_blocking.
   using InlineHandler = std::function<void(const std::shared_ptr<Exchange>&)>;
 
-  void get(const std::string& pattern, Handler h) { add("GET", pattern, std::move(h), nullptr); }
-  void post(const std::string& pattern, Handler h) { add("POST", pattern, std::move(h), nullptr); }
-  void put(const std::string& pattern, Handler h) { add("PUT", pattern, std::move(h), nullptr); }
-  void patch(const std::string& pattern, Handler h) { add("PATCH", pattern, std::move(h), nullptr); }
-  void remove(const std::string& pattern, Handler h) { add("DELETE", pattern, std::move(h), nullptr); }
-  void post_inline(const std::string& pattern, InlineHandler h) { add("POST", pattern, nullptr, std::move(h)); }
+  void get(std::string pattern, Handler h) { add("GET", std::move(pattern), std::move(h), nullptr); }
+  void post(std::string pattern, Handler h) { add("POST", std::move(pattern), std::move(h), nullptr); }
+  void put(std::string pattern, Handler h) { add("PUT", std::move(pattern), std::move(h), nullptr); }
+  void patch(std::string pattern, Handler h) { add("PATCH", std::move(pattern), std::move(h), nullptr); }
+  void remove(std::string pattern, Handler h) { add("DELETE", std::move(pattern), std::move(h), nullptr); }
+  void post_inline(std::string pattern, InlineHandler h) {
+    add("POST", std::move(pattern), nullptr, std::move(h));
+  }
 
   struct Route {
     std::string method;
-    bool literal = false;  // the pattern has no regex syntax: compared as a string
     std::string pattern;
-    std::regex re;
+    std::vector<std::string> segments;  // the pattern split at '/'; "{...}" takes any segment
     Handler handler;
     InlineHandler inline_handler;
   };
   /// The first route registered for the method whose pattern matches the whole path (HEAD uses
-  /// GET's); fills req.matches. nullptr: none.
-  const Route* find(httplib::Request& req) const;
+  /// GET's); records the route and its parameters in `req`. nullptr: none.
+  const Route* find(http::Request& req) const;
 
   // Hooks, all optional.
   /// Every request, before routing (request ids).
-  std::function<void(const httplib::Request&, httplib::Response&)> before;
-  /// Every answer with status >= 400 and no body yet (problem bodies).
-  std::function<void(const httplib::Request&, httplib::Response&)> on_error;
+  std::function<void(const http::Request&, http::Response&)> before;
+  /// Every answer with status >= 400 and no body yet (problem bodies). `refusal` says why the
+  /// server refused a request it could not read ("" otherwise).
+  std::function<void(const http::Request&, http::Response&, std::string_view refusal)> on_error;
   /// A handler threw: fill a 500.
-  std::function<void(httplib::Response&, const std::string& what)> on_exception;
+  std::function<void(http::Response&, const std::string& what)> on_exception;
   /// Every answer once handed to the connection, with the time since the request was read.
-  std::function<void(const httplib::Request&, const httplib::Response&, double seconds)> after;
+  std::function<void(const http::Request&, const http::Response&, double seconds)> after;
 
  private:
-  void add(const char* method, const std::string& pattern, Handler h, InlineHandler ih);
+  void add(const char* method, std::string pattern, Handler h, InlineHandler ih);
   std::vector<Route> routes_;
 };
 

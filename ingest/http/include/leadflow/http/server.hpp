@@ -1,5 +1,5 @@
 #pragma once
-// Private: leadflow's HTTP/1.1 server (TLS or plain), event-driven.
+// leadflow's HTTP/1.1 server (TLS or plain), event-driven.
 //
 // A few event loops (one per core by default), each with its own epoll set, all waiting on one
 // listening socket (EPOLLEXCLUSIVE: one loop wakes per burst, and accepts a few connections at
@@ -56,10 +56,5 @@ class HttpServer {
  private:
   std::unique_ptr<Impl> impl_;
 };
-
-/// Parses a multipart/form-data body into httplib's form fields (name -> content). false when
-/// the body does not follow the boundary.
-bool parse_multipart(const std::string& content_type, const std::string& body,
-                     httplib::MultipartFormDataMap& out);
 
 }  // namespace leadflow

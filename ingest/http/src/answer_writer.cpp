@@ -1,0 +1,43 @@
+#include "answer_writer.hpp"
+
+#include <ctime>
+
+#include "leadflow/http/parser.hpp"
+
+namespace leadflow::http {
+namespace {
+
+// "Sun, 22 Nov 2026 11:26:49 GMT", rebuilt once a second per thread.
+const std::string& http_date() {
+  thread_local std::time_t cached_at = 0;
+  thread_local std::string cached;
+  const std::time_t now = std::time(nullptr);
+  if (now != cached_at) {
+    cached_at = now;
+    std::tm tm{};
+    gmtime_r(&now, &tm);
+    char buf[64];
+    const std::size_t n = std::strftime(buf, sizeof buf, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+    cached.assign(buf, n);
+  }
+  return cached;
+}
+
+}  // namespace
+
+void serialize(std::string& out, const Response& res, bool head_only, bool close, bool http10) {
+  const bool bodiless = res.status < 200 || res.status == 204 || res.status == 304;
+  out.reserve(out.size() + 128 + res.header_block().size() + res.body.size());
+  out.append("HTTP/1.1 ").append(std::to_string(res.status)).append(1, ' ');
+  out.append(reason_phrase(res.status)).append("\r\n");
+  out.append(res.header_block());
+  if (!bodiless) out.append("Content-Length: ").append(std::to_string(res.body.size())).append("\r\n");
+  if (close)
+    out.append("Connection: close\r\n");
+  else if (http10)
+    out.append("Connection: keep-alive\r\n");
+  out.append("Date: ").append(http_date()).append("\r\n\r\n");
+  if (!head_only && !bodiless) out.append(res.body);
+}
+
+}  // namespace leadflow::http

@@ -1,0 +1,54 @@
+#pragma once
+// Private: one accepted connection of an event loop, and the loop's constants.
+#include <unistd.h>
+
+#include <openssl/ssl.h>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace leadflow::http {
+
+using SteadyClock = std::chrono::steady_clock;
+
+constexpr std::uint64_t kListenerTag = 1;
+constexpr std::uint64_t kWakeTag = 2;
+constexpr std::uint64_t kFirstConnection = 1 << 8;  // ids below are tags; low 8 bits: the loop
+constexpr int kMaxLoops = 255;
+constexpr std::size_t kReadChunk = 16 * 1024;
+constexpr int kAcceptBatch = 8;  // per wake-up, so another loop takes part of a burst
+
+/// A socket (and its TLS session) with what was read and not yet parsed, and what is to be
+/// written. Owned by the loop that accepted it; only that loop's thread touches it.
+struct Conn {
+  std::uint64_t id = 0;
+  int fd = -1;
+  SSL* ssl = nullptr;
+  std::string in;   // received, not yet parsed
+  std::string out;  // answers not yet sent
+  std::size_t out_off = 0;
+  std::uint32_t interest = 0;  // the epoll events registered
+  bool busy = false;           // a request is being answered
+  bool read_closed = false;  // the peer sent all it will (EOF, close_notify) or the read failed
+  bool close_after_write = false;
+  bool continue_sent = false;
+  bool keep_alive = true;
+  bool http10 = false;
+  bool head_only = false;
+  bool tls_wants_write = false;  // a read (handshake) needs the socket writable
+  bool tls_wants_read = false;   // a write needs the socket readable
+  bool lingering = false;        // answered and half-closed: dropping input until the peer closes
+  std::size_t lingered = 0;      // bytes dropped so far
+  SteadyClock::time_point last_active;
+  std::string remote_addr;
+  int remote_port = 0;
+
+  ~Conn() {
+    if (ssl) SSL_free(ssl);
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+}  // namespace leadflow::http

@@ -1,0 +1,446 @@
+#include "event_loop.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include <openssl/err.h>
+
+#include <atomic>
+#include <ctime>
+
+#include "answer_writer.hpp"
+#include "leadflow/base/log.hpp"
+#include "leadflow/http/forms.hpp"
+
+namespace leadflow::http {
+
+thread_local EventLoop* EventLoop::t_current_loop = nullptr;
+
+void EventLoop::run() {
+  t_current_loop = this;
+  epoll_event events[256];
+  SteadyClock::time_point last_sweep = SteadyClock::now();
+  for (;;) {
+    const int n = epoll_wait(epfd_, events, 256, accept_paused_until_ ? 20 : 250);
+    for (int i = 0; i < n; ++i) {
+      const std::uint64_t tag = events[i].data.u64;
+      if (tag == kListenerTag) {
+        if (listening_) accept_some();
+      } else if (tag == kWakeTag) {
+        std::uint64_t count;
+        [[maybe_unused]] const ssize_t r = ::read(wakefd_, &count, sizeof count);
+        std::vector<std::shared_ptr<Exchange>> batch;
+        {
+          std::lock_guard lock(inbox_mu_);
+          batch.swap(inbox_);
+        }
+        for (auto& ex : batch) finish(ex);
+      } else {
+        on_event(tag, events[i].events);
+      }
+      drain_ready();
+    }
+    const auto now = SteadyClock::now();
+    if (accept_paused_until_ && now >= *accept_paused_until_) {
+      accept_paused_until_.reset();
+      if (listening_) {
+        epoll_event ev{};
+        ev.events = EPOLLIN | EPOLLEXCLUSIVE;
+        ev.data.u64 = kListenerTag;
+        epoll_ctl(epfd_, EPOLL_CTL_ADD, server_.listen_fd, &ev);
+      }
+    }
+    if (now - last_sweep >= std::chrono::milliseconds(250)) {
+      last_sweep = now;
+      sweep(now);
+    }
+    if (server_.stopping.load(std::memory_order_relaxed)) {
+      if (listening_) begin_stop();
+      if (conns_.empty() && inflight_ == 0) {
+        std::lock_guard lock(inbox_mu_);
+        if (inbox_.empty()) break;
+      }
+    }
+  }
+}
+
+void EventLoop::begin_stop() {
+  listening_ = false;
+  epoll_ctl(epfd_, EPOLL_CTL_DEL, server_.listen_fd, nullptr);  // ENOENT when paused: fine
+  std::vector<Conn*> idle;
+  for (auto& [id, c] : conns_) {
+    c->close_after_write = true;
+    if (!c->busy && c->out_off >= c->out.size()) idle.push_back(c.get());
+  }
+  for (Conn* c : idle) close_conn(*c);
+}
+
+void EventLoop::accept_some() {
+  for (int i = 0; i < kAcceptBatch; ++i) {
+    sockaddr_storage addr{};
+    socklen_t len = sizeof addr;
+    const int fd = ::accept4(server_.listen_fd, reinterpret_cast<sockaddr*>(&addr), &len,
+                             SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+        // Out of descriptors: the pending connection stays queued and the level-triggered
+        // listener would wake this loop at once, forever. Stop listening for a moment.
+        epoll_ctl(epfd_, EPOLL_CTL_DEL, server_.listen_fd, nullptr);
+        accept_paused_until_ = SteadyClock::now() + std::chrono::milliseconds(100);
+        static std::atomic<std::int64_t> last_logged{0};
+        const std::int64_t now_s = std::time(nullptr);
+        if (last_logged.exchange(now_s) != now_s)
+          log(LogLevel::kWarn, "accept_failed", {{"error", std::strerror(errno)}, {"server", server_.options.name}});
+      }
+      return;  // EAGAIN: another loop took it, or none left
+    }
+    if (conns_.size() >= max_connections_) {
+      // Full: each connection holds buffers and TLS state, so a flood of idle ones must not
+      // grow without bound. Closing at once tells the client to come back (or go elsewhere).
+      ::close(fd);
+      static std::atomic<std::int64_t> last_logged{0};
+      const std::int64_t now_s = std::time(nullptr);
+      if (last_logged.exchange(now_s) != now_s)
+        log(LogLevel::kWarn, "connections_full", {{"server", server_.options.name}, {"open", conns_.size()}});
+      continue;
+    }
+    const int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    auto c = std::make_unique<Conn>();
+    c->fd = fd;
+    c->id = ((++next_id_) << 8) | static_cast<std::uint64_t>(index_);
+    c->last_active = SteadyClock::now();
+    char host[INET6_ADDRSTRLEN] = "";
+    if (addr.ss_family == AF_INET) {
+      auto* a = reinterpret_cast<sockaddr_in*>(&addr);
+      inet_ntop(AF_INET, &a->sin_addr, host, sizeof host);
+      c->remote_port = ntohs(a->sin_port);
+    } else if (addr.ss_family == AF_INET6) {
+      auto* a = reinterpret_cast<sockaddr_in6*>(&addr);
+      inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof host);
+      c->remote_port = ntohs(a->sin6_port);
+    }
+    c->remote_addr = host;
+    if (server_.tls) {
+      c->ssl = SSL_new(server_.tls);
+      if (!c->ssl || SSL_set_fd(c->ssl, fd) != 1) continue;  // ~Conn closes the socket
+      SSL_set_accept_state(c->ssl);
+    }
+    epoll_event ev{};
+    ev.events = c->interest = EPOLLIN;
+    ev.data.u64 = c->id;
+    if (epoll_ctl(epfd_, EPOLL_CTL_ADD, fd, &ev) != 0) continue;
+    conns_.emplace(c->id, std::move(c));
+  }
+}
+
+void EventLoop::on_event(std::uint64_t id, std::uint32_t events) {
+  auto it = conns_.find(id);
+  if (it == conns_.end()) return;
+  Conn& c = *it->second;
+  if (c.lingering) {
+    drain_linger(c);
+    return;
+  }
+  if ((events & EPOLLOUT) || c.tls_wants_read) {
+    if (c.out_off < c.out.size() && !flush_out(c)) return;
+  }
+  if (!read_in(c)) return;
+  process(c);
+
+}
+
+// Reads what the socket has. false: the connection was closed (and is gone).
+bool EventLoop::read_in(Conn& c) {
+  while (!c.read_closed) {
+    if (c.in.size() >= input_cap_) break;  // a flood of pipelined requests: read again once parsed
+    int n;
+    if (c.ssl) {
+      ERR_clear_error();
+      n = SSL_read(c.ssl, buf_, sizeof buf_);
+      if (n <= 0) {
+        const int err = SSL_get_error(c.ssl, n);
+        c.tls_wants_write = err == SSL_ERROR_WANT_WRITE;
+        if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) break;
+        // close_notify, a reset, or a failed handshake. Requests already read are still
+        // answered (a client may half-close after its request); a write to a dead peer fails
+        // and closes the connection then.
+        c.read_closed = true;
+        break;
+      }
+    } else {
+      n = static_cast<int>(::recv(c.fd, buf_, sizeof buf_, 0));
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) break;
+      if (n <= 0) {
+        c.read_closed = true;
+        break;
+      }
+    }
+    c.in.append(buf_, static_cast<std::size_t>(n));
+    c.last_active = SteadyClock::now();
+    if (!c.ssl && static_cast<std::size_t>(n) < sizeof buf_) break;  // drained
+  }
+  update_interest(c);
+  return true;
+}
+
+// Sends what is queued. false: the connection was closed (and is gone).
+bool EventLoop::flush_out(Conn& c) {
+  c.tls_wants_read = false;
+  while (c.out_off < c.out.size()) {
+    const char* p = c.out.data() + c.out_off;
+    const std::size_t left = c.out.size() - c.out_off;
+    int n;
+    if (c.ssl) {
+      ERR_clear_error();
+      n = SSL_write(c.ssl, p, static_cast<int>(std::min<std::size_t>(left, 1 << 30)));
+      if (n <= 0) {
+        const int err = SSL_get_error(c.ssl, n);
+        if (err == SSL_ERROR_WANT_WRITE || err == SSL_ERROR_WANT_READ) {
+          c.tls_wants_read = err == SSL_ERROR_WANT_READ;
+          update_interest(c);
+          return true;
+        }
+        close_conn(c);
+        return false;
+      }
+    } else {
+      n = static_cast<int>(::send(c.fd, p, left, MSG_NOSIGNAL));
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+        update_interest(c);
+        return true;
+      }
+      if (n <= 0) {
+        close_conn(c);
+        return false;
+      }
+    }
+    c.out_off += static_cast<std::size_t>(n);
+    c.last_active = SteadyClock::now();
+  }
+  c.out.clear();
+  c.out_off = 0;
+  if (c.out.capacity() > kReadChunk * 4) c.out.shrink_to_fit();
+  if (c.close_after_write && !c.busy) {
+    linger(c);
+    return false;
+  }
+  update_interest(c);
+  return true;
+}
+
+void EventLoop::update_interest(Conn& c) {
+  std::uint32_t want = 0;
+  if ((!c.read_closed && c.in.size() < input_cap_) || c.tls_wants_read) want |= EPOLLIN;
+  if (c.out_off < c.out.size() || c.tls_wants_write) want |= EPOLLOUT;
+  if (want == c.interest) return;
+  // With nothing to wait for (input closed, an answer still being made) the socket leaves the
+  // set: a reset would otherwise report EPOLLHUP on every wait until the answer is ready.
+  epoll_event ev{};
+  ev.events = want;
+  ev.data.u64 = c.id;
+  const int op = want == 0 ? EPOLL_CTL_DEL : c.interest == 0 ? EPOLL_CTL_ADD : EPOLL_CTL_MOD;
+  epoll_ctl(epfd_, op, c.fd, &ev);
+  c.interest = want;
+}
+
+// Parses and dispatches what has arrived, one request at a time per connection. false: closed.
+bool EventLoop::process(Conn& c) {
+  for (;;) {
+  while (!c.busy && !c.close_after_write && c.out.empty() && !c.in.empty()) {
+    const ParseResult r = parse_request(c.in, server_.options.limits, parsing_);
+    if (r.status == ParseStatus::kIncomplete) {
+      // HTTP/1.0 clients do not know 100 (RFC 9110 §10.1.1): they just send the body.
+      if (r.headers_complete && !c.continue_sent && parsing_.expect_continue() && parsing_.version_minor() == 1) {
+        c.continue_sent = true;
+        c.out.append("HTTP/1.1 100 Continue\r\n\r\n");
+        return flush_out(c);
+      }
+      break;
+    }
+    if (r.status == ParseStatus::kError) {
+      // The stream cannot be resynchronised: answer, then close.
+      c.in.clear();
+      answer_error(c, r.error_status, r.error_detail);
+      break;
+    }
+    if (r.consumed >= c.in.size())
+      c.in.clear();
+    else
+      c.in.erase(0, r.consumed);
+    // A large body leaves a large buffer behind; an idle keep-alive connection should not keep it.
+    if (c.in.capacity() > kReadChunk * 4 && c.in.size() < kReadChunk) c.in.shrink_to_fit();
+    c.continue_sent = false;
+    dispatch(c);
+  }
+  // Bytes OpenSSL decrypted but read_in left for later (the input was full) raise no epoll
+  // event: read them now that there is room.
+  if (c.ssl && !c.busy && !c.close_after_write && c.out.empty() && !c.read_closed &&
+      c.in.size() < input_cap_ && SSL_pending(c.ssl) > 0) {
+    if (!read_in(c)) return false;
+    continue;
+  }
+  break;
+  }
+  // Input is over and every request read so far is answered (what is left is a partial
+  // request that will never complete): done.
+  if (c.read_closed && !c.busy && c.out_off >= c.out.size()) {
+    close_conn(c);
+    return false;
+  }
+  update_interest(c);
+  return true;
+}
+
+void EventLoop::answer_error(Conn& c, int status, const std::string& detail) {
+  auto ex = std::make_shared<Exchange>(server_, c.id);
+  ex->res.status = status;
+  ex->refusal = detail;  // Routes::on_error puts what the parser found in the problem body
+  if (server_.routes.before) server_.routes.before(ex->req, ex->res);
+  c.busy = true;
+  c.close_after_write = true;
+  c.keep_alive = false;
+  c.head_only = false;
+  ++inflight_;
+  ready_.push_back(std::move(ex));
+}
+
+// Routes the request just parsed (in parsing_) and hands it to its handler.
+void EventLoop::dispatch(Conn& c) {
+  auto ex = std::make_shared<Exchange>(server_, c.id, std::move(parsing_));
+  parsing_ = http::Request();
+  http::Request& req = ex->req;
+  req.remote_addr_ = c.remote_addr;
+  req.remote_port_ = c.remote_port;
+  req.tls_ = c.ssl != nullptr;
+  c.busy = true;
+  c.keep_alive = req.keep_alive();
+  c.http10 = req.version_minor() == 0;
+  c.head_only = req.method() == "HEAD";
+  ++inflight_;
+
+  const Routes& routes = server_.routes;
+  if (routes.before) routes.before(req, ex->res);
+  const Routes::Route* route = routes.find(req);
+  if (!route) {
+    ex->res.status = 404;
+    ready_.push_back(std::move(ex));
+    return;
+  }
+  const std::string_view content_type = req.header("Content-Type");
+  if (content_type.size() >= 19 && http::iequals_ascii(content_type.substr(0, 19), "multipart/form-data") &&
+      !http::parse_multipart(content_type, req.body(), req.form_parts_)) {
+    ex->res.status = 400;
+    ready_.push_back(std::move(ex));
+    return;
+  }
+  if (route->inline_handler) {
+    try {
+      route->inline_handler(ex);
+    } catch (const std::exception& e) {
+      server_.handler_failed(*ex, e.what());
+      ex->done();
+    }
+    return;
+  }
+  server_.pool.post([ex = std::move(ex), route] {
+    ex->run_guarded([route](Exchange& e) { route->handler(e.req, e.res); });
+    ex->done();
+  });
+}
+
+void EventLoop::drain_ready() {
+  while (!ready_.empty()) {
+    std::vector<std::shared_ptr<Exchange>> batch;
+    batch.swap(ready_);
+    for (auto& ex : batch) finish(ex);
+  }
+}
+
+// Writes an answer. On the loop thread.
+void EventLoop::finish(const std::shared_ptr<Exchange>& ex) {
+  --inflight_;
+  auto it = conns_.find(ex->connection());
+  if (it == conns_.end()) return;  // the connection was closed meanwhile
+  Conn& c = *it->second;
+  c.busy = false;
+  const Routes& routes = server_.routes;
+  http::Response& res = ex->res;
+  if (res.status >= 400 && res.body.empty() && routes.on_error) routes.on_error(ex->req, res, ex->refusal);
+  if (server_.stopping.load(std::memory_order_relaxed)) c.close_after_write = true;
+  const bool close = !c.keep_alive || c.close_after_write;
+  c.close_after_write = close;
+  serialize(c.out, res, c.head_only, close, c.http10);
+  if (routes.after)
+    routes.after(ex->req, res, std::chrono::duration<double>(SteadyClock::now() - ex->started).count());
+  if (!flush_out(c)) return;
+  process(c);  // a pipelined request may be waiting
+}
+
+void EventLoop::close_conn(Conn& c) {
+  // A busy connection's exchange still comes back to finish(), and finds the connection gone.
+  if (c.ssl && !c.lingering && SSL_is_init_finished(c.ssl)) {
+    ERR_clear_error();
+    SSL_shutdown(c.ssl);  // best effort close_notify; never waits
+  }
+  if (c.interest != 0) epoll_ctl(epfd_, EPOLL_CTL_DEL, c.fd, nullptr);
+  conns_.erase(c.id);  // destroys c
+}
+
+// Closing a socket with unread input makes the kernel answer with a reset, and a reset can
+// destroy the answer still on its way to the client: a client still sending the body we refused
+// with 413 would see no answer at all. So: close_notify and FIN after the answer, then read and
+// drop what comes until the client closes too (at most 2 s or 1 MiB), then close.
+void EventLoop::linger(Conn& c) {
+  if (c.ssl && SSL_is_init_finished(c.ssl)) {
+    ERR_clear_error();
+    SSL_shutdown(c.ssl);
+  }
+  if (c.read_closed || ::shutdown(c.fd, SHUT_WR) != 0) {
+    close_conn(c);
+    return;
+  }
+  c.lingering = true;
+  c.last_active = SteadyClock::now();
+  c.in.clear();
+  c.in.shrink_to_fit();
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.u64 = c.id;
+  epoll_ctl(epfd_, c.interest == 0 ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, c.fd, &ev);
+  c.interest = EPOLLIN;
+  drain_linger(c);
+}
+
+void EventLoop::drain_linger(Conn& c) {
+  for (;;) {
+    const ssize_t n = ::recv(c.fd, buf_, sizeof buf_, 0);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
+    if (n <= 0) break;  // the client closed (or reset): done
+    c.lingered += static_cast<std::size_t>(n);
+    if (c.lingered > (1u << 20)) break;
+  }
+  close_conn(c);
+}
+
+void EventLoop::sweep(SteadyClock::time_point now) {
+  const auto& o = server_.options;
+  std::vector<Conn*> expired;
+  for (auto& [id, cp] : conns_) {
+    Conn& c = *cp;
+    if (c.lingering) {
+      if (now - c.last_active > std::chrono::seconds(2)) expired.push_back(&c);
+      continue;
+    }
+    if (c.busy) continue;  // the handler's own deadlines bound it
+    const auto quiet = now - c.last_active;
+    const bool handshaking = c.ssl && !SSL_is_init_finished(c.ssl);
+    const bool mid_io = handshaking || !c.in.empty() || c.out_off < c.out.size();
+    if (quiet > (mid_io ? o.io_timeout : o.idle_timeout)) expired.push_back(&c);
+  }
+  for (Conn* c : expired) close_conn(*c);
+}
+
+}  // namespace leadflow::http

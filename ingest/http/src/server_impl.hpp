@@ -1,0 +1,44 @@
+#pragma once
+// Private: what an HttpServer holds, shared by its event loops.
+#include <openssl/ssl.h>
+
+#include <atomic>
+#include <memory>
+#include <vector>
+
+#include "blocking_pool.hpp"
+#include "leadflow/http/server.hpp"
+
+namespace leadflow {
+
+namespace http {
+class EventLoop;
+}  // namespace http
+
+/// The listener, its TLS context, the loops and the pool. Built by start(), read by the loops;
+/// `stopping` is the one field written while they run.
+struct HttpServer::Impl final : ExchangeHost {
+  Routes routes;
+  HttpServerOptions options;
+  SSL_CTX* tls = nullptr;
+  int listen_fd = -1;
+  int port = 0;
+  http::BlockingPool pool;
+  std::vector<std::unique_ptr<http::EventLoop>> loops;
+  std::atomic<bool> stopping{false};
+  bool started = false;
+
+  Impl(Routes r, HttpServerOptions o) : routes(std::move(r)), options(std::move(o)) {}
+  ~Impl() override {
+    if (tls) SSL_CTX_free(tls);
+    if (listen_fd >= 0) ::close(listen_fd);
+  }
+
+  void complete(std::shared_ptr<Exchange> exchange) override;
+  void run_blocking(std::function<void()> task) override { pool.post(std::move(task)); }
+  void handler_failed(Exchange& ex, const std::string& what) override;
+  bool make_tls(std::string& error);
+  bool bind_listener(std::string& error);
+};
+
+}  // namespace leadflow

@@ -1,0 +1,37 @@
+#include "tls.hpp"
+
+#include <openssl/err.h>
+
+namespace leadflow::http {
+namespace {
+
+std::string openssl_error() {
+  const unsigned long e = ERR_get_error();
+  if (e == 0) return "unknown TLS error";
+  char buf[256];
+  ERR_error_string_n(e, buf, sizeof buf);
+  return buf;
+}
+
+}  // namespace
+
+SSL_CTX* new_server_tls(const std::string& cert, const std::string& key, std::string& error) {
+  SSL_CTX* tls = SSL_CTX_new(TLS_server_method());
+  if (!tls) {
+    error = "TLS: " + openssl_error();
+    return nullptr;
+  }
+  SSL_CTX_set_min_proto_version(tls, TLS1_2_VERSION);
+  SSL_CTX_set_options(tls, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
+  SSL_CTX_set_mode(tls, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+  if (SSL_CTX_use_certificate_chain_file(tls, cert.c_str()) != 1 ||
+      SSL_CTX_use_PrivateKey_file(tls, key.c_str(), SSL_FILETYPE_PEM) != 1 ||
+      SSL_CTX_check_private_key(tls) != 1) {
+    error = "cannot load " + cert + " / " + key + ": " + openssl_error();
+    SSL_CTX_free(tls);
+    return nullptr;
+  }
+  return tls;
+}
+
+}  // namespace leadflow::http

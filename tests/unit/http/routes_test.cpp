@@ -1,0 +1,70 @@
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "leadflow/http/parser.hpp"
+#include "leadflow/http/routes.hpp"
+
+namespace leadflow {
+namespace {
+
+// A request read by the server's own parser.
+http::Request request(const std::string& method, const std::string& target) {
+  http::Request req;
+  const std::string raw = method + " " + target + " HTTP/1.1\r\nHost: test\r\n\r\n";
+  EXPECT_EQ(http::parse_request(raw, http::ParseLimits{}, req).status, http::ParseStatus::kComplete);
+  return req;
+}
+
+// Some of the front's routes, registered in its order (the legacy form last).
+Routes front_routes() {
+  const Routes::Handler none = [](const http::Request&, http::Response&) {};
+  Routes routes;
+  routes.get("/healthz", none);
+  routes.post("/v1/leads", none);
+  routes.get("/v1/leads", none);
+  routes.get("/v1/leads/{id}", none);
+  routes.get("/api/v1/stats/{key}", none);
+  routes.post_inline("/api/v1/lead", [](const std::shared_ptr<Exchange>&) {});
+  routes.post_inline("/{seller_campaign_key}", [](const std::shared_ptr<Exchange>&) {});
+  return routes;
+}
+
+// The matched route's pattern, which the metrics use as the route label ("" when unmatched).
+std::string routed(const Routes& routes, const std::string& method, const std::string& target) {
+  http::Request req = request(method, target);
+  const Routes::Route* route = routes.find(req);
+  EXPECT_EQ(route != nullptr, !req.route().empty());
+  return std::string(req.route());
+}
+
+TEST(Routes, ThePatternIsTheRouteLabel) {
+  const Routes routes = front_routes();
+  EXPECT_EQ(routed(routes, "GET", "/v1/leads/ld_123"), "/v1/leads/{id}");
+  EXPECT_EQ(routed(routes, "POST", "/v1/leads"), "/v1/leads");
+  EXPECT_EQ(routed(routes, "POST", "/lfc_secret"), "/{seller_campaign_key}");
+  EXPECT_EQ(routed(routes, "GET", "/api/v1/stats/lfc_secret"), "/api/v1/stats/{key}");
+  EXPECT_EQ(routed(routes, "POST", "/api/v1/lead"), "/api/v1/lead");  // named routes win over the legacy form
+  EXPECT_EQ(routed(routes, "HEAD", "/healthz"), "/healthz");             // HEAD takes GET's route
+  EXPECT_EQ(routed(routes, "GET", "/random/deep/path"), "");
+  EXPECT_EQ(routed(routes, "DELETE", "/v1/leads"), "");
+}
+
+TEST(Routes, AParameterIsOneNonEmptySegment) {
+  const Routes routes = front_routes();
+  http::Request req = request("GET", "/v1/leads/ld%2F1?x=1");  // decoded: "/v1/leads/ld/1"
+  EXPECT_EQ(routes.find(req), nullptr);
+  req = request("GET", "/v1/leads/ld_1?x=1");
+  ASSERT_NE(routes.find(req), nullptr);
+  EXPECT_EQ(req.match(1), "ld_1");
+  EXPECT_EQ(routed(routes, "GET", "/v1/leads/"), "");
+  EXPECT_EQ(routed(routes, "GET", "/v1/leads/a/b"), "");
+  EXPECT_EQ(routed(routes, "POST", "/"), "");
+  EXPECT_EQ(routed(routes, "POST", "/a/b"), "");
+  req = request("POST", "/key%20with%20space");
+  ASSERT_NE(routes.find(req), nullptr);
+  EXPECT_EQ(req.match(1), "key with space");
+}
+
+}  // namespace
+}  // namespace leadflow
