@@ -63,25 +63,41 @@ std::vector<std::pair<std::string, std::string>> form_fields(const http::Request
 }
 
 // A Surface B post's body, read once and carried from the event loop to the pool when a check
-// must wait there. A JSON body is parsed once, against a guess of its campaign's vertical (the
-// vertical of the last JSON post this thread took: a front's campaigns share few verticals),
-// and again only when the campaign turns out to have another.
+// must wait there. A JSON body is parsed once: its key is read first and the lead validated
+// against that key's campaign's vertical, known from the campaign cache. Only when the cache
+// cannot say (at most once a second per key) does the loop leave the lead unvalidated, and the
+// pool parses it again once the campaign is found.
 struct PostBody {
   bool read = false;
   BodyKind kind = BodyKind::kOther;
   std::string key;                                          // SELLER_CAMPAIGN_KEY as sent, or ""
   std::vector<std::pair<std::string, std::string>> fields;  // a form post's fields
-  ParsedLead parsed;                                        // a JSON post, validated against...
-  std::string parsed_for;                                   // ...this vertical ("": unknown)
+  ParsedLead parsed;                                        // a JSON post (see validated_for)
 };
 
-thread_local std::string t_last_vertical;
+// The vertical a key's campaign has, for validation: "" for no usable campaign (the key check
+// answers first anyway), nullopt when only the store can say and `may_block` is false.
+std::optional<std::string> campaign_vertical(IngestContext& ctx, std::string_view sent,
+                                             const std::string* path_key, bool may_block) {
+  const std::string key = path_key ? *path_key : std::string(sent);
+  if (key.empty() || key.size() > 256) return std::string();
+  std::optional<Campaign> campaign;
+  if (may_block) {
+    bool unavailable = false;
+    campaign = ctx.campaigns.find_by_key(key, unavailable);
+  } else if (!ctx.campaigns.find_cached(key, campaign)) {
+    return std::nullopt;
+  }
+  return campaign && campaign->active ? campaign->vertical : std::string();
+}
 
-void read_body(IngestContext& ctx, const http::Request& req, PostBody& body) {
+void read_body(IngestContext& ctx, const http::Request& req, PostBody& body, const std::string* path_key,
+               bool may_block) {
   body.read = true;
   if (body.kind == BodyKind::kJson) {
-    body.parsed_for = t_last_vertical;
-    body.parsed = parse_lead_json(req.body(), LeadShape::kCampaign, ctx.verticals, body.parsed_for);
+    body.parsed = parse_campaign_lead_json(req.body(), ctx.verticals, [&](std::string_view sent) {
+      return campaign_vertical(ctx, sent, path_key, may_block);
+    });
     // A body that is not a readable JSON object may still show its key to an on-demand scan;
     // the key is checked (401, 429) before the body's errors are reported.
     body.key = body.parsed.malformed ? peek_campaign_key(req.body()) : body.parsed.campaign_key;
@@ -92,13 +108,12 @@ void read_body(IngestContext& ctx, const http::Request& req, PostBody& body) {
   }
 }
 
-// The JSON lead validated against `vertical`: the parse already made, unless it guessed another
-// vertical. (An unreadable body reads the same for every vertical.)
+// The JSON lead validated against `vertical`: the one parse already made, unless the loop could
+// not know the campaign then, or the campaign changed its vertical since. (An unreadable body
+// reads the same for every vertical.)
 ParsedLead& validated_for(IngestContext& ctx, const http::Request& req, PostBody& body, std::string_view vertical) {
-  if (!body.parsed.malformed && body.parsed_for != vertical) {
+  if (!body.parsed.malformed && body.parsed.validated_for != vertical)
     body.parsed = parse_lead_json(req.body(), LeadShape::kCampaign, ctx.verticals, vertical);
-    body.parsed_for = std::string(vertical);
-  }
   return body.parsed;
 }
 
@@ -131,7 +146,7 @@ Intake take_campaign_lead(IngestContext& ctx, const http::Request& req, http::Re
                           : "Content-Type must be application/json");
     return Intake::kAnswered;
   }
-  if (!body.read) read_body(ctx, req, body);
+  if (!body.read) read_body(ctx, req, body, path_key, may_block);
   std::string key = body.key;
   if (path_key) {
     if (!key.empty() && key != *path_key) {
@@ -182,7 +197,6 @@ Intake take_campaign_lead(IngestContext& ctx, const http::Request& req, http::Re
   // No check waits from here on: what the body holds may be moved out of it.
   ParsedLead parsed;
   if (kind == BodyKind::kJson) {
-    t_last_vertical = campaign->vertical;
     parsed = std::move(validated_for(ctx, req, body, campaign->vertical));
     if (path_key) {
       // The legacy form carries the key in its path; a JSON body there need not repeat it.

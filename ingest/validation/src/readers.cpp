@@ -94,8 +94,13 @@ void walk(simdjson::dom::object root, LeadBuilder& builder) {
 // ---------------------------------------------------------------------------------------------
 // Public entry points
 
-ParsedLead parse_lead_json(std::string_view body, LeadShape shape, const VerticalRegistry& verticals,
-                           std::string_view campaign_vertical, const ValidationLimits& limits) {
+namespace {
+
+// The one parse of a JSON body. For kCampaign, the vertical comes from `vertical_of` once the
+// body's SELLER_CAMPAIGN_KEY is known.
+ParsedLead read_json(std::string_view body, LeadShape shape, const VerticalRegistry& verticals,
+                     const VerticalOf* vertical_of, std::string_view campaign_vertical,
+                     const ValidationLimits& limits) {
   try {
     ParsedLead out;
     out.lead.surface = shape == LeadShape::kApi ? Surface::kApi : Surface::kCampaign;
@@ -143,8 +148,21 @@ ParsedLead parse_lead_json(std::string_view body, LeadShape shape, const Vertica
           break;
         }
       }
+    } else if (vertical_of) {
+      std::string_view key;
+      simdjson::dom::element sent;
+      if (obj["SELLER_CAMPAIGN_KEY"].get(sent) || sent.get_string().get(key)) key = {};
+      const std::string trimmed(trim(key));
+      std::optional<std::string> vertical = (*vertical_of)(trimmed);
+      if (!vertical) {  // the campaign must be found first: validate then
+        out.campaign_key = trimmed;
+        return out;
+      }
+      builder.campaign_vertical(*vertical);
+      out.validated_for = std::move(vertical);
     } else {
       builder.campaign_vertical(campaign_vertical);
+      out.validated_for = std::string(campaign_vertical);
     }
     walk(obj, builder);
     builder.finish();
@@ -156,6 +174,18 @@ ParsedLead parse_lead_json(std::string_view body, LeadShape shape, const Vertica
       return ParsedLead{};
     }
   }
+}
+
+}  // namespace
+
+ParsedLead parse_lead_json(std::string_view body, LeadShape shape, const VerticalRegistry& verticals,
+                           std::string_view campaign_vertical, const ValidationLimits& limits) {
+  return read_json(body, shape, verticals, nullptr, campaign_vertical, limits);
+}
+
+ParsedLead parse_campaign_lead_json(std::string_view body, const VerticalRegistry& verticals,
+                                    const VerticalOf& vertical_of, const ValidationLimits& limits) {
+  return read_json(body, LeadShape::kCampaign, verticals, &vertical_of, "", limits);
 }
 
 ParsedLead parse_lead_form(const std::vector<std::pair<std::string, std::string>>& fields,

@@ -897,6 +897,58 @@ TEST(ParseCampaignLeadTest, ValidLeadWithTopLevelVerticalFields) {
   EXPECT_EQ(p.lead.custom_fields.size(), 4u);
 }
 
+TEST(ParseCampaignLeadTest, OneParseAsksForTheKeysVerticalOnce) {
+  json body = valid_campaign_body();
+  body["SELLER_CAMPAIGN_KEY"] = "  ck_test_123 ";
+  body["monthly_electric_bill"] = 150.5;
+  int asked = 0;
+  std::string asked_for;
+  const ParsedLead p = parse_campaign_lead_json(body.dump(), registry(), [&](std::string_view key) {
+    ++asked;
+    asked_for = std::string(key);
+    return std::optional<std::string>("solar");
+  });
+  EXPECT_EQ(asked, 1);
+  EXPECT_EQ(asked_for, "ck_test_123");  // trimmed, as the key check sees it
+  ASSERT_TRUE(p.errors.empty()) << errors_text(p);
+  EXPECT_EQ(p.validated_for, std::optional<std::string>("solar"));
+  EXPECT_EQ(p.lead.vertical, "solar");
+  EXPECT_EQ(custom_number(p.lead, "monthly_electric_bill"), 150.5);
+  // The same lead as a parse told the vertical up front.
+  const ParsedLead direct = campaign(body, "solar");
+  EXPECT_EQ(direct.lead.email, p.lead.email);
+  EXPECT_EQ(direct.lead.custom_fields.size(), p.lead.custom_fields.size());
+}
+
+TEST(ParseCampaignLeadTest, AnUnknownCampaignLeavesTheLeadUnvalidated) {
+  json body = valid_campaign_body();
+  body["no_such_field"] = 1;  // would be an error, once validated
+  const ParsedLead p = parse_campaign_lead_json(body.dump(), registry(),
+                                                [](std::string_view) { return std::optional<std::string>(); });
+  EXPECT_FALSE(p.malformed);
+  EXPECT_FALSE(p.validated_for.has_value());
+  EXPECT_EQ(p.campaign_key, "ck_test_123");
+  EXPECT_TRUE(p.errors.empty());
+  // Without a campaign ("" from the resolver) the body is validated as one whose vertical is
+  // not known: its standard fields are checked, other names are not reported.
+  body.erase("phone_home");
+  const ParsedLead none = parse_campaign_lead_json(body.dump(), registry(),
+                                                   [](std::string_view) { return std::optional<std::string>(""); });
+  EXPECT_EQ(none.validated_for, std::optional<std::string>(""));
+  ASSERT_EQ(none.errors.size(), 1u) << errors_text(none);
+  EXPECT_EQ(none.errors[0].field, "phone_home");
+}
+
+TEST(ParseCampaignLeadTest, AnUnreadableBodyIsMalformedWhateverTheCampaign) {
+  int asked = 0;
+  const ParsedLead p = parse_campaign_lead_json("{\"SELLER_CAMPAIGN_KEY\": ", registry(), [&](std::string_view) {
+    ++asked;
+    return std::optional<std::string>("solar");
+  });
+  EXPECT_TRUE(p.malformed);
+  EXPECT_EQ(asked, 0);
+}
+
 TEST(ParseCampaignLeadTest, MissingFieldsUseSurfaceBNames) {
   const ParsedLead p = campaign(std::string("{}"));
   ASSERT_EQ(p.errors.size(), 6u) << errors_text(p);

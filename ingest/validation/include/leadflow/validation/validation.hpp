@@ -1,5 +1,7 @@
 #pragma once
 #include <cstddef>
+#include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -35,12 +37,26 @@ struct ParsedLead {
   FieldErrors errors;         // every offending field, in body order
   std::string campaign_key;   // Surface B: SELLER_CAMPAIGN_KEY as sent ("" if absent)
   bool malformed = false;     // the body is not a JSON object at all (errors has one entry "body")
+  /// Surface B: the vertical the lead was validated against. nullopt when the reader was told
+  /// the campaign is not known yet (see VerticalOf): then only campaign_key and malformed hold.
+  std::optional<std::string> validated_for;
 };
+
+/// Surface B's campaign vertical for a SELLER_CAMPAIGN_KEY as sent, asked in the middle of the
+/// one parse of a body: the vertical to validate against ("" when there is no such campaign:
+/// the lead is validated as one without a campaign), or nullopt when only a wait (a store
+/// lookup) could say. Then the lead is left unvalidated and the caller finds the campaign first.
+using VerticalOf = std::function<std::optional<std::string>(std::string_view key)>;
 
 /// Parses and validates a JSON body (simdjson). `campaign_vertical` is the campaign's vertical for
 /// kCampaign and ignored for kApi. Never throws; hostile input yields errors.
 ParsedLead parse_lead_json(std::string_view body, LeadShape shape, const VerticalRegistry& verticals,
                            std::string_view campaign_vertical, const ValidationLimits& limits = {});
+
+/// A Surface B JSON body in one parse: SELLER_CAMPAIGN_KEY is read first and `vertical_of`
+/// names the vertical the lead is validated against.
+ParsedLead parse_campaign_lead_json(std::string_view body, const VerticalRegistry& verticals,
+                                    const VerticalOf& vertical_of, const ValidationLimits& limits = {});
 
 /// The same for a form post (urlencoded or multipart), all values strings; numbers in vertical
 /// fields are converted by the field's type. Always kCampaign shape.
