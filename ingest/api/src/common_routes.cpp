@@ -12,6 +12,7 @@
 #include "leadflow/base/ids.hpp"
 #include "leadflow/base/log.hpp"
 #include "leadflow/base/metrics.hpp"
+#include "leadflow/base/text.hpp"
 
 namespace leadflow {
 
@@ -89,7 +90,7 @@ namespace {
 bool sane_request_id(std::string_view id) {
   if (id.empty() || id.size() > 64) return false;
   for (unsigned char c : id)
-    if (!std::isalnum(c) && c != '-' && c != '_' && c != '.') return false;
+    if (!is_alnum(c) && c != '-' && c != '_' && c != '.') return false;
   return true;
 }
 

@@ -1,6 +1,7 @@
 #include "leadflow/api/http_util.hpp"
 
 #include "leadflow/http/parser.hpp"
+#include "leadflow/base/text.hpp"
 
 #include <arpa/inet.h>
 
@@ -40,14 +41,8 @@ void set_rate_headers(http::Response& res, const RateDecision& d) {
 }
 
 std::string media_type(const http::Request& req) {
-  std::string ct(req.header("Content-Type"));
-  ct = ct.substr(0, ct.find(';'));
-  while (!ct.empty() && std::isspace(static_cast<unsigned char>(ct.back()))) ct.pop_back();
-  std::size_t start = 0;
-  while (start < ct.size() && std::isspace(static_cast<unsigned char>(ct[start]))) ++start;
-  ct = ct.substr(start);
-  std::transform(ct.begin(), ct.end(), ct.begin(), [](unsigned char c) { return std::tolower(c); });
-  return ct;
+  const std::string_view ct = req.header("Content-Type");
+  return ascii_lower(trim(ct.substr(0, ct.find(';'))));
 }
 
 bool is_json(const http::Request& req) {
@@ -67,9 +62,8 @@ std::vector<std::string> preferences(const http::Request& req) {
     while (start <= v.size()) {
       auto comma = v.find(',', start);
       std::string item = v.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-      item.erase(std::remove_if(item.begin(), item.end(), [](unsigned char c) { return std::isspace(c); }),
-                 item.end());
-      std::transform(item.begin(), item.end(), item.begin(), [](unsigned char c) { return std::tolower(c); });
+      std::erase_if(item, is_space);
+      item = ascii_lower(item);
       if (!item.empty()) out.push_back(item);
       if (comma == std::string::npos) break;
       start = comma + 1;

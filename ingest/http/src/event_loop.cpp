@@ -13,6 +13,7 @@
 #include "answer_writer.hpp"
 #include "leadflow/base/log.hpp"
 #include "leadflow/http/forms.hpp"
+#include "leadflow/base/text.hpp"
 
 namespace leadflow::http {
 
@@ -330,7 +331,7 @@ void EventLoop::dispatch(Conn& c) {
     return;
   }
   const std::string_view content_type = req.header("Content-Type");
-  if (content_type.size() >= 19 && http::iequals_ascii(content_type.substr(0, 19), "multipart/form-data") &&
+  if (content_type.size() >= 19 && iequals(content_type.substr(0, 19), "multipart/form-data") &&
       !http::parse_multipart(content_type, req.body(), req.form_parts_)) {
     ex->res.status = 400;
     ready_.push_back(std::move(ex));

@@ -1,4 +1,5 @@
 #include "leadflow/http/forms.hpp"
+#include "leadflow/base/text.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -62,12 +63,6 @@ std::string form_decode(std::string_view s) {
     }
   }
   return out;
-}
-
-std::string_view trim_blanks(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
 }
 
 // Calls fn on each non-empty, trimmed piece of `s` between `delimiter`s.
@@ -168,9 +163,9 @@ bool parse_multipart(std::string_view content_type, std::string_view body, std::
         const std::string_view name = field.substr(0, colon);
         std::string_view value = field.substr(colon + 1);
         while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
-        if (http::iequals_ascii(name, "Content-Type")) {
+        if (iequals(name, "Content-Type")) {
           part.content_type = std::string(value);
-        } else if (http::iequals_ascii(name, "Content-Disposition") && !read_disposition(value, part)) {
+        } else if (iequals(name, "Content-Disposition") && !read_disposition(value, part)) {
           return false;
         }
       }

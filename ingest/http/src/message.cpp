@@ -1,17 +1,17 @@
 #include "leadflow/http/message.hpp"
+#include "leadflow/base/text.hpp"
 
 #include <algorithm>
 
 namespace leadflow::http {
 namespace {
 
-char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + ('a' - 'A')) : c; }
 
 // The order httplib kept response fields in (a case-insensitive multimap), so answers keep
 // their byte layout.
 bool iless(std::string_view a, std::string_view b) {
   return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end(),
-                                      [](char x, char y) { return lower(x) < lower(y); });
+                                      [](char x, char y) { return ascii_lower(x) < ascii_lower(y); });
 }
 
 // One "Name: value\r\n" line of a header block, found by its name.
@@ -29,7 +29,7 @@ Line find_line(std::string_view block, std::string_view name) {
     const std::size_t colon = block.find(':', at);
     const std::size_t eol = block.find("\r\n", colon);
     const std::string_view line_name = block.substr(at, colon - at);
-    if (http::iequals_ascii(line_name, name)) {
+    if (iequals(line_name, name)) {
       found.start = at;
       found.end = eol + 2;
       found.value = block.substr(colon + 2, eol - colon - 2);
@@ -44,26 +44,18 @@ Line find_line(std::string_view block, std::string_view name) {
 
 }  // namespace
 
-bool iequals_ascii(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (lower(a[i]) != lower(b[i])) return false;
-  }
-  return true;
-}
-
 std::string_view Request::header(std::string_view name) const { return header(name, 0); }
 
 std::string_view Request::header(std::string_view name, std::size_t index) const {
   for (const Field& f : headers_) {
-    if (http::iequals_ascii(view(f.name), name) && index-- == 0) return view(f.value);
+    if (iequals(view(f.name), name) && index-- == 0) return view(f.value);
   }
   return {};
 }
 
 std::size_t Request::header_count(std::string_view name) const {
   std::size_t n = 0;
-  for (const Field& f : headers_) n += http::iequals_ascii(view(f.name), name) ? 1 : 0;
+  for (const Field& f : headers_) n += iequals(view(f.name), name) ? 1 : 0;
   return n;
 }
 
@@ -102,8 +94,8 @@ void Response::set_header(std::string_view name, std::string_view value) {
       value.find_first_of("\r\n") != std::string_view::npos) {
     return;
   }
-  if (http::iequals_ascii(name, "Content-Length") || http::iequals_ascii(name, "Connection") ||
-      http::iequals_ascii(name, "Date")) {
+  if (iequals(name, "Content-Length") || iequals(name, "Connection") ||
+      iequals(name, "Date")) {
     return;
   }
   if (headers_.empty()) headers_.reserve(256);

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "leadflow/http/forms.hpp"
+#include "leadflow/base/text.hpp"
 
 namespace leadflow::http {
 namespace {
@@ -40,7 +41,6 @@ constexpr std::array<bool, 256> make_value_char_table() {
 constexpr std::array<bool, 256> kValueChar = make_value_char_table();
 
 bool is_tchar(char c) { return kTchar[static_cast<unsigned char>(c)]; }
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_ows(char c) { return c == ' ' || c == '\t'; }
 bool is_bad_value_char(char c) { return !kValueChar[static_cast<unsigned char>(c)]; }
 
@@ -75,24 +75,8 @@ int hex_value(char c) {
   return -1;
 }
 
-char ascii_lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + ('a' - 'A')) : c; }
-
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (ascii_lower(a[i]) != ascii_lower(b[i])) return false;
-  }
-  return true;
-}
-
 bool istarts_with(std::string_view s, std::string_view prefix) {
   return s.size() >= prefix.size() && iequals(s.substr(0, prefix.size()), prefix);
-}
-
-std::string_view trim_ows(std::string_view s) {
-  while (!s.empty() && is_ows(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_ows(s.back())) s.remove_suffix(1);
-  return s;
 }
 
 // Calls fn on each OWS-trimmed element of a comma-separated list, empty ones included so that
@@ -101,7 +85,7 @@ template <typename Fn>
 void for_each_element(std::string_view list, Fn&& fn) {
   for (;;) {
     const std::size_t comma = list.find(',');
-    fn(trim_ows(list.substr(0, comma)));
+    fn(trim_blanks(list.substr(0, comma)));
     if (comma == std::string_view::npos) return;
     list.remove_prefix(comma + 1);
   }
@@ -342,7 +326,7 @@ class RequestParser {
       pos_ = skip_value_chars(in_, pos_, end);
       if (pos_ >= end) return Step::kNeedMore;
       if (in_[pos_] != '\r' && in_[pos_] != '\n') return fail(400, "Control character in a header field value.");
-      const std::string_view value = trim_ows(in_.substr(value_start, pos_ - value_start));
+      const std::string_view value = trim_blanks(in_.substr(value_start, pos_ - value_start));
       if (const Step step = line_end(end, ""); step != Step::kOk) return step;
       if (keep) {
         req_.headers_.push_back({span_of(name), span_of(value)});

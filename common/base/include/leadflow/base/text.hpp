@@ -49,6 +49,13 @@ constexpr std::string_view trim(std::string_view s) {
   return s.substr(b, e - b);
 }
 
+/// `s` without leading and trailing spaces and tabs only (HTTP's optional white space).
+constexpr std::string_view trim_blanks(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
 /// Equality with A-Z and a-z folded ("Content-Type" == "content-type"); other bytes exact.
 constexpr bool iequals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;

@@ -21,8 +21,6 @@ namespace leadflow::http {
 class RequestParser;
 class EventLoop;
 
-/// Case-insensitive ASCII comparison, as header names and media types are compared.
-bool iequals_ascii(std::string_view a, std::string_view b);
 
 /// One header field of a request: views into the request that holds it.
 struct HeaderField {
