@@ -37,6 +37,20 @@ void FakeStore::unavailable_for(std::chrono::milliseconds d) {
   down_until_ = clock_.steady_now() + d;
 }
 
+void FakeStore::fail_next_lookups(int n) {
+  std::lock_guard lock(mu_);
+  failing_lookups_ = n;
+}
+
+bool FakeStore::lookup_fails() {
+  if (down()) return true;
+  std::lock_guard lock(mu_);
+  if (failing_lookups_ <= 0) return false;
+  --failing_lookups_;
+  ++unavailable_calls_;
+  return true;
+}
+
 int FakeStore::post_intents_written() const {
   std::lock_guard lock(mu_);
   return intents_written_;
@@ -72,8 +86,8 @@ StoreStatus FakeStore::insert_campaign(const Campaign& c) {
 std::optional<Campaign> FakeStore::get_campaign(std::string_view id) {
   return down() ? std::nullopt : real_->get_campaign(id);
 }
-std::optional<Campaign> FakeStore::find_campaign_by_key_hash(std::string_view key_hash) {
-  return down() ? std::nullopt : real_->find_campaign_by_key_hash(key_hash);
+Lookup<Campaign> FakeStore::find_campaign_by_key_hash(std::string_view key_hash) {
+  return lookup_fails() ? Lookup<Campaign>{} : real_->find_campaign_by_key_hash(key_hash);
 }
 std::vector<Campaign> FakeStore::list_campaigns(std::string_view seller_id) {
   return down() ? std::vector<Campaign>{} : real_->list_campaigns(seller_id);
@@ -81,8 +95,8 @@ std::vector<Campaign> FakeStore::list_campaigns(std::string_view seller_id) {
 StoreStatus FakeStore::insert_api_key(const ApiKey& k) {
   return down() ? StoreStatus::kUnavailable : real_->insert_api_key(k);
 }
-std::optional<ApiKey> FakeStore::find_api_key_by_hash(std::string_view key_hash) {
-  return down() ? std::nullopt : real_->find_api_key_by_hash(key_hash);
+Lookup<ApiKey> FakeStore::find_api_key_by_hash(std::string_view key_hash) {
+  return lookup_fails() ? Lookup<ApiKey>{} : real_->find_api_key_by_hash(key_hash);
 }
 std::vector<ApiKey> FakeStore::list_api_keys() {
   return down() ? std::vector<ApiKey>{} : real_->list_api_keys();

@@ -19,6 +19,8 @@ namespace leadflow::testing {
 ///     write nothing (a lost connection);
 ///   - refuse_reservations(buyer): record_post_intent with caps for that buyer answers
 ///     kLimitReached and writes nothing (its cap is full elsewhere);
+///   - fail_next_lookups(n): the next n key lookups (campaign or API key) answer kUnavailable
+///     while healthy() stays true (the server came back right after the failed call);
 ///   - unavailable_for(d): every call fails as the adapters fail with the server gone (empty
 ///     results, kUnavailable, nullopt) until `clock` has moved on by `d`.
 /// The directory is removed with the store. Thread-safe.
@@ -32,6 +34,7 @@ class FakeStore final : public Store {
   void fail_next_post_intents(int n);
   void refuse_reservations(const std::string& buyer_id);
   void unavailable_for(std::chrono::milliseconds d);
+  void fail_next_lookups(int n);
 
   /// record_post_intent calls that wrote an intent.
   int post_intents_written() const;
@@ -46,10 +49,10 @@ class FakeStore final : public Store {
   std::vector<Seller> list_sellers() override;
   StoreStatus insert_campaign(const Campaign& c) override;
   std::optional<Campaign> get_campaign(std::string_view id) override;
-  std::optional<Campaign> find_campaign_by_key_hash(std::string_view key_hash) override;
+  Lookup<Campaign> find_campaign_by_key_hash(std::string_view key_hash) override;
   std::vector<Campaign> list_campaigns(std::string_view seller_id) override;
   StoreStatus insert_api_key(const ApiKey& k) override;
-  std::optional<ApiKey> find_api_key_by_hash(std::string_view key_hash) override;
+  Lookup<ApiKey> find_api_key_by_hash(std::string_view key_hash) override;
   std::vector<ApiKey> list_api_keys() override;
   StoreStatus revoke_api_key(std::string_view id, std::int64_t at_ms) override;
 
@@ -85,12 +88,15 @@ class FakeStore final : public Store {
  private:
   /// True (and counted) while the store is unavailable.
   bool down();
+  /// True (and counted) while a lookup is to fail.
+  bool lookup_fails();
 
   const Clock& clock_;
   std::string dir_;
   std::unique_ptr<Store> real_;
   mutable std::mutex mu_;
   int failing_intents_ = 0;
+  int failing_lookups_ = 0;
   std::set<std::string> refused_reservations_;
   SteadyTime down_until_{};
   int intents_written_ = 0;

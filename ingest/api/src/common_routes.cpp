@@ -63,12 +63,13 @@ std::optional<Campaign> CampaignCache::find_by_key(const std::string& key, bool&
     if (it != cache_.end() && now - it->second.second < std::chrono::seconds(1))
       return it->second.first;
   }
-  auto c = store_.find_campaign_by_key_hash(hash);
-  // A miss may be a store that cannot answer: only a healthy store's miss is believed.
-  if (!c && !store_.healthy()) {
+  Lookup<Campaign> found = store_.find_campaign_by_key_hash(hash);
+  // A store that cannot answer has said nothing: neither believed nor cached.
+  if (found.status == StoreStatus::kUnavailable) {
     unavailable = true;
     return std::nullopt;
   }
+  std::optional<Campaign>& c = found.value;
   std::lock_guard lock(mu_);
   if (cache_.size() > 100'000) cache_.clear();
   cache_[hash] = {c, now};

@@ -32,13 +32,16 @@ std::optional<ApiKey> authorise(IngestContext& ctx, const http::Request& req, ht
   }
   const std::string auth(req.header("Authorization"));
   std::optional<ApiKey> key;
+  bool unavailable = false;  // the store could not say whether the key exists
   if (auth.size() > 7 && (auth.rfind("Bearer ", 0) == 0 || auth.rfind("bearer ", 0) == 0)) {
     std::string secret = auth.substr(7);
     while (!secret.empty() && secret.front() == ' ') secret.erase(secret.begin());
     // Only a well-formed key reaches the store; the lookup is by SHA-256, so timing reveals
     // nothing about stored keys.
     if (secret.size() <= 256) {
-      key = ctx.store.find_api_key_by_hash(sha256_hex(secret));
+      Lookup<ApiKey> found = ctx.store.find_api_key_by_hash(sha256_hex(secret));
+      unavailable = found.status == StoreStatus::kUnavailable;
+      key = std::move(found.value);
       if (key && (key->revoked_at_ms != 0 || !constant_time_equal(key->key_hash, sha256_hex(secret))))
         key.reset();
     }
@@ -51,9 +54,9 @@ std::optional<ApiKey> authorise(IngestContext& ctx, const http::Request& req, ht
       http::send_problem(res, 429, "too many unauthenticated requests from this address");
       return std::nullopt;
     }
-    // A miss may be a store that cannot answer; only a healthy store's miss is a 401. (Checked
-    // after the per-address limit, so bad keys cannot turn into a flood of health checks.)
-    if (!ctx.store.healthy()) {
+    // A lookup the store could not answer is no answer: 503, never a 401 (and after the
+    // per-address limit, so bad keys cannot turn into a flood of store calls).
+    if (unavailable) {
       send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kCheckApiKey));
       return std::nullopt;
     }

@@ -198,8 +198,9 @@ Management::Created Management::create_api_key(const json& body) {
 
 StoreStatus Management::ensure_bootstrap_key(const std::string& secret) {
   const std::string hash = sha256_hex(secret);
-  if (auto existing = store_.find_api_key_by_hash(hash); existing && existing->revoked_at_ms == 0)
-    return StoreStatus::kOk;
+  const Lookup<ApiKey> existing = store_.find_api_key_by_hash(hash);
+  if (existing.status == StoreStatus::kUnavailable) return StoreStatus::kUnavailable;
+  if (existing.value && existing.value->revoked_at_ms == 0) return StoreStatus::kOk;
   ApiKey k;
   k.id = new_id(kKeyPrefix);
   k.name = "bootstrap";

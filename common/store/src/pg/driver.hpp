@@ -401,6 +401,15 @@ class PgCalls {
   }
 
   template <class T, class Read>
+  Lookup<T> lookup(const char* op, const char* sql, const Params& params, Read&& read) {
+    return run(op, Lookup<T>{}, [&](Connection& c) -> Lookup<T> {
+      const Result r = c.exec(sql, params, Effect::kRead);
+      if (r.rows() == 0) return {StoreStatus::kNotFound, std::nullopt};
+      return {StoreStatus::kOk, read(Row{r, 0})};
+    });
+  }
+
+  template <class T, class Read>
   std::vector<T> read_all(const char* op, const char* sql, const Params& params, Read&& read) {
     return run(op, std::vector<T>{}, [&](Connection& c) {
       const Result r = c.exec(sql, params, Effect::kRead);

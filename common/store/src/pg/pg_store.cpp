@@ -134,8 +134,8 @@ class PgStore final : public Store, private PgCalls {
                               Params().add(id), read_campaign<Row>);
   }
 
-  std::optional<Campaign> find_campaign_by_key_hash(std::string_view key_hash) override {
-    return read_one<Campaign>("find_campaign_by_key_hash",
+  Lookup<Campaign> find_campaign_by_key_hash(std::string_view key_hash) override {
+    return lookup<Campaign>("find_campaign_by_key_hash",
                               "SELECT " LF_CAMPAIGN_COLUMNS " FROM campaigns WHERE key_hash = $1",
                               Params().add(key_hash), read_campaign<Row>);
   }
@@ -163,8 +163,8 @@ class PgStore final : public Store, private PgCalls {
                      .add(k.revoked_at_ms));
   }
 
-  std::optional<ApiKey> find_api_key_by_hash(std::string_view key_hash) override {
-    return read_one<ApiKey>("find_api_key_by_hash",
+  Lookup<ApiKey> find_api_key_by_hash(std::string_view key_hash) override {
+    return lookup<ApiKey>("find_api_key_by_hash",
                             "SELECT " LF_API_KEY_COLUMNS " FROM api_keys WHERE key_hash = $1",
                             Params().add(key_hash), read_api_key<Row>);
   }

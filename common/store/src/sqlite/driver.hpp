@@ -266,6 +266,21 @@ class SqliteCalls {
   }
 
   template <class T, class Bind, class Read>
+  Lookup<T> lookup(const char* op, std::string_view sql, Bind&& bind, Read&& read) {
+    return guarded(op, Lookup<T>{}, [&]() -> Lookup<T> {
+      auto conn = readers_.acquire();
+      if (!conn) return {};
+      Query q(*conn, sql);
+      bind(q);
+      const int rc = q.step();
+      if (rc == SQLITE_ROW) return {StoreStatus::kOk, read(q)};
+      if (rc == SQLITE_DONE) return {StoreStatus::kNotFound, std::nullopt};
+      report(*conn, rc, op);
+      return {};
+    });
+  }
+
+  template <class T, class Bind, class Read>
   std::vector<T> read_all(const char* op, std::string_view sql, Bind&& bind, Read&& read) {
     return guarded(op, std::vector<T>{}, [&] {
       std::vector<T> out;

@@ -135,8 +135,8 @@ class SqliteStore final : public Store, private SqliteCalls {
         [&](Query& q) { q.bind(id); }, read_campaign<Query>);
   }
 
-  std::optional<Campaign> find_campaign_by_key_hash(std::string_view key_hash) override {
-    return read_optional<Campaign>(
+  Lookup<Campaign> find_campaign_by_key_hash(std::string_view key_hash) override {
+    return lookup<Campaign>(
         "find_campaign_by_key_hash",
         "SELECT " LF_CAMPAIGN_COLUMNS " FROM campaigns WHERE key_hash = ?1",
         [&](Query& q) { q.bind(key_hash); }, read_campaign<Query>);
@@ -167,8 +167,8 @@ class SqliteStore final : public Store, private SqliteCalls {
                      });
   }
 
-  std::optional<ApiKey> find_api_key_by_hash(std::string_view key_hash) override {
-    return read_optional<ApiKey>(
+  Lookup<ApiKey> find_api_key_by_hash(std::string_view key_hash) override {
+    return lookup<ApiKey>(
         "find_api_key_by_hash", "SELECT " LF_API_KEY_COLUMNS " FROM api_keys WHERE key_hash = ?1",
         [&](Query& q) { q.bind(key_hash); }, read_api_key<Query>);
   }

@@ -19,6 +19,15 @@ namespace leadflow {
 /// kLimitReached: a buyer cap window is full (record_post_intent).
 enum class StoreStatus { kOk, kNotFound, kConflict, kUnavailable, kLimitReached };
 
+/// A lookup's answer: the record (kOk), none (kNotFound), or kUnavailable when the store could
+/// not say. A miss is only a kNotFound: asking healthy() afterwards would race a store that came
+/// back in between, and a failed lookup would be believed (and cached) as "no such record".
+template <class T>
+struct Lookup {
+  StoreStatus status = StoreStatus::kUnavailable;
+  std::optional<T> value;
+};
+
 struct LeadQuery {
   std::string seller_id;  // "" = any (operator)
   std::optional<DeliveryStatus> status;
@@ -109,11 +118,11 @@ class Store {
 
   virtual StoreStatus insert_campaign(const Campaign& c) = 0;
   virtual std::optional<Campaign> get_campaign(std::string_view id) = 0;
-  virtual std::optional<Campaign> find_campaign_by_key_hash(std::string_view key_hash) = 0;
+  virtual Lookup<Campaign> find_campaign_by_key_hash(std::string_view key_hash) = 0;
   virtual std::vector<Campaign> list_campaigns(std::string_view seller_id) = 0;  // "" = all
 
   virtual StoreStatus insert_api_key(const ApiKey& k) = 0;  // kConflict if the hash exists
-  virtual std::optional<ApiKey> find_api_key_by_hash(std::string_view key_hash) = 0;
+  virtual Lookup<ApiKey> find_api_key_by_hash(std::string_view key_hash) = 0;
   virtual std::vector<ApiKey> list_api_keys() = 0;
   virtual StoreStatus revoke_api_key(std::string_view id, std::int64_t at_ms) = 0;
 
