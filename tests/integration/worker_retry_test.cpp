@@ -17,6 +17,7 @@
 #include "leadflow/store/store.hpp"
 #include "leadflow/auction/distributor.hpp"
 #include "leadflow/runtime/worker.hpp"
+#include "core_samples.hpp"
 #include "service_fixture.hpp"
 
 namespace leadflow::testing {
@@ -57,23 +58,6 @@ class ThrowingDecider final : public LeadDecider {
   std::map<std::string, int> failures_left_, calls_;
 };
 
-Lead make_lead(int n) {
-  Lead l;
-  l.id = new_id(kLeadPrefix);
-  l.seller_id = "sl_test";
-  l.api_key_id = "key_test";
-  l.surface = Surface::kApi;
-  l.first_name = "Ada";
-  l.last_name = "Lovelace";
-  l.email = "ada" + std::to_string(n) + "@example.com";
-  l.phone = "+1415555" + std::to_string(1000 + n);
-  l.zip_code = "94107";
-  l.state = "CA";
-  l.vertical = "auto_insurance";
-  l.received_at_ms = 1'700'000'000'000;
-  return l;
-}
-
 TEST(WorkerRetry, AThrowingAuctionIsRetriedThenRecordedFailedAndDeadLettered) {
   TempDir dir;
   std::string error;
@@ -94,7 +78,7 @@ TEST(WorkerRetry, AThrowingAuctionIsRetriedThenRecordedFailedAndDeadLettered) {
   wo.max_attempts = 3;
   Worker worker(*queue, *store, decider, publisher, SystemClock::instance(), wo);
 
-  const Lead poison = make_lead(1), flaky = make_lead(2), fine = make_lead(3);
+  const Lead poison = sample_core_lead(1), flaky = sample_core_lead(2), fine = sample_core_lead(3);
   decider.fail(poison.id, 1000);  // throws every time
   decider.fail(flaky.id, 1);      // throws once
   for (const Lead* l : {&poison, &flaky, &fine})
