@@ -619,11 +619,20 @@ bool QueueCore::flush_offsets() {
       out += to_hex(name);
       out += '\n';
       for (const auto& [topic, values] : by_name) {
-        out += "topic " + to_hex(*topic) + " " + std::to_string(values->size());
-        for (std::int64_t v : *values) out += " " + std::to_string(v);
-        out += "\n";
+        // Appended piece by piece: g++ 12 at -O3 warns (-Wrestrict, falsely) on `" " + string`.
+        out += "topic ";
+        out += to_hex(*topic);
+        out += ' ';
+        out += std::to_string(values->size());
+        for (std::int64_t v : *values) {
+          out += ' ';
+          out += std::to_string(v);
+        }
+        out += '\n';
       }
-      out += "end " + std::to_string(by_name.size()) + "\n";
+      out += "end ";
+      out += std::to_string(by_name.size());
+      out += '\n';
       s.content = std::move(out);
       snapshots.push_back(std::move(s));
     }
