@@ -250,19 +250,41 @@ TEST_F(DistributorTest, ABuyerWhoseCapReservationIsRefusedIsSkippedWithoutAPost)
   EXPECT_EQ(store_.post_intents_written(), 1);  // only the sale's
 }
 
-TEST_F(DistributorTest, ABuyerWhosePostIntentCannotBeWrittenIsNotPosted) {
+TEST_F(DistributorTest, APostIntentTheStoreCouldNotTakeIsTriedAgainAndTheBestBidStillWins) {
   const Buyer first = add_buyer("first"), second = add_buyer("second");
   http_.answer(first.ping_url, FakeAnswer::bid(25.00));
   http_.answer(first.post_url, FakeAnswer::accept());
   http_.answer(second.ping_url, FakeAnswer::bid(10.00));
   http_.answer(second.post_url, FakeAnswer::accept());
-  store_.fail_next_post_intents(1);
+  store_.fail_next_post_intents(2);  // the store cannot answer for a moment
 
   const Distribution d = distributor().decide(add_lead(8));
 
-  // Without a durable intent a crash could sell the lead twice: the first is passed over.
-  EXPECT_EQ(d.buyer_id, second.id);
-  EXPECT_EQ(http_.count(first.post_url), 0u);
+  // Our store's hiccup is not the buyer's refusal: the intent is written again after a pause
+  // (200 ms, twice), and only then is the best bidder posted.
+  EXPECT_EQ(d.status, DeliveryStatus::kDelivered);
+  EXPECT_EQ(d.buyer_id, first.id);
+  EXPECT_EQ(http_.count(second.post_url), 0u);
+  const auto posts = http_.requests_to(first.post_url);
+  ASSERT_EQ(posts.size(), 1u);
+  EXPECT_EQ(posts[0].at, 400ms);
+  EXPECT_EQ(store_.post_intents_written(), 1);
+}
+
+TEST_F(DistributorTest, AStoreThatCannotTakeAnyPostIntentNeverDecidesTheLead) {
+  const Buyer first = add_buyer("first"), second = add_buyer("second");
+  http_.answer(first.ping_url, FakeAnswer::bid(25.00));
+  http_.answer(first.post_url, FakeAnswer::accept());
+  http_.answer(second.ping_url, FakeAnswer::bid(10.00));
+  http_.answer(second.post_url, FakeAnswer::accept());
+  store_.fail_next_post_intents(1'000'000);  // down for the whole auction
+  const Lead lead = add_lead(13);
+
+  // Without a durable intent a crash could sell the lead twice, so nobody is posted; and since
+  // no buyer refused it, it is not unsold either: it goes back for a later attempt.
+  EXPECT_THROW(distributor().decide(lead), AuctionDeferred);
+  EXPECT_EQ(http_.count(first.post_url) + http_.count(second.post_url), 0u);
+  EXPECT_EQ(store_.post_intents_written(), 0);
 }
 
 void slow_timeout(Buyer& b) { b.timeout_ms = 3000; }

@@ -19,7 +19,8 @@ std::shared_ptr<const std::vector<Buyer>> BuyerDirectory::snapshot() {
   if (buyers_ && now - checked_at_ < refresh_) return buyers_;
   checked_at_ = now;
   const std::int64_t version = store_.buyers_version();
-  if (buyers_ && version == version_) return buyers_;
+  // The store cannot answer (-1): keep the buyers we know rather than an empty list.
+  if (buyers_ && (version == version_ || version < 0)) return buyers_;
   auto fresh = std::make_shared<std::vector<Buyer>>();
   BuyerQuery q;
   q.limit = 1000;
@@ -156,7 +157,9 @@ Distribution Distributor::decide(const Lead& lead) {
 
   // What a post came to. kUnknown: no answer (a timeout, or a connection lost once the request may
   // have been sent), so the buyer may have taken the lead; kNotPosted: no intent could be recorded.
-  enum class Posted { kAccepted, kDeclined, kUnknown, kNotPosted };
+  // kStoreDown: our store could not answer for the intent, so nothing was posted and the buyer
+  // did nothing: it never counts as a refusal.
+  enum class Posted { kAccepted, kDeclined, kUnknown, kNotPosted, kStoreDown };
 
   // One post. `reserve`: take a cap slot with the intent (a new post); a recovered intent
   // already holds one.
@@ -171,8 +174,12 @@ Distribution Distributor::decide(const Lead& lead) {
                             price, 0, "cap reached"});
       return Posted::kNotPosted;
     }
-    // Decided elsewhere (kConflict), or the store cannot record the intent: posting without a
-    // durable intent could sell the lead twice after a crash, so this buyer is not posted.
+    // Posting without a durable intent could sell the lead twice after a crash, so this buyer is
+    // not posted: decided elsewhere (kConflict), or the store cannot answer now (kStoreDown).
+    if (intent == StoreStatus::kUnavailable) {
+      metrics.store_errors.Increment();
+      return Posted::kStoreDown;
+    }
     if (intent != StoreStatus::kOk) return Posted::kNotPosted;
     const std::int64_t started = clock_.now_ms();
     const HttpResponse r = send_and_wait(http_, clock_, make_post_request(b, lead, ping_id, price));
@@ -208,10 +215,16 @@ Distribution Distributor::decide(const Lead& lead) {
   // recorded as failed and dead-lettered for the operator to settle with the buyer.
   auto post_to = [&](const Buyer& b, const std::string& ping_id, Cents price, bool reserve) -> bool {
     Posted result = post_once(b, ping_id, price, reserve);
-    while (result == Posted::kUnknown && clock_.steady_now() + options_.post_retry_pause < deadline) {
+    while ((result == Posted::kUnknown || result == Posted::kStoreDown) &&
+           clock_.steady_now() + options_.post_retry_pause < deadline) {
       clock_.sleep_for(options_.post_retry_pause);
-      result = post_once(b, ping_id, price, false);  // the intent already holds the slot
+      // After a timeout the intent already holds the slot; after a store failure nothing was
+      // written, so the slot is asked for again.
+      result = post_once(b, ping_id, price, result == Posted::kStoreDown && reserve);
     }
+    if (result == Posted::kStoreDown)
+      throw AuctionDeferred("the store could not record the post intent of lead " + lead.id +
+                            " before the auction deadline; no buyer was posted");
     if (result == Posted::kUnknown) {
       metrics.post_outcome_unknown.Increment();
       throw std::runtime_error("no answer from buyer " + b.id + " to the post of lead " + lead.id +

@@ -252,6 +252,17 @@ int attempt_of(const QueueRecord& r, const Topics& topics) {
 std::optional<Distribution> Worker::decide_or_set_aside(const Job& job) {
   try {
     return distributor_.decide(job.lead);
+  } catch (const AuctionDeferred& e) {
+    // Our store, not a buyer, stopped the auction: the lead is not decided and the attempt does
+    // not count. It goes back through the retry topic under the same attempt number.
+    const int attempt = attempt_of(job.record, options_.topics);
+    log(LogLevel::kWarn, "auction_deferred", {{"lead_id", job.lead.id}, {"error", e.what()}});
+    while (queue_.producer().produce(options_.topics.retry, job.lead.id + ":" + std::to_string(attempt),
+                                     job.record.payload, std::chrono::seconds(10)) != ProduceStatus::kOk) {
+      clock_.sleep_for(kStoreRetry);
+    }
+    worker_metrics().retried.Increment();
+    return std::nullopt;
   } catch (const std::exception& e) {
     // A lead whose auction throws must not stall its partition or crash the worker in a loop:
     // it goes to the retry topic, and after the last attempt it is recorded as failed (so the

@@ -5,6 +5,7 @@
 #include <optional>
 #include <unordered_map>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,14 @@ struct DistributorOptions {
   std::chrono::milliseconds auction_timeout{10000};  // pings + posts, whole auction
   BuyerHealth::Options health;                        // when a failing buyer sits out
   std::chrono::milliseconds post_retry_pause{200};    // between re-asks of a post that got no answer
+};
+
+/// Thrown by an auction that cannot go on because our own store cannot answer (a post intent it
+/// cannot write): the lead is not decided, it goes back to the queue for a later attempt, which
+/// does not count against its attempts (the buyers did nothing wrong).
+class AuctionDeferred : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
 };
 
 /// What decides a pending lead: the Distributor in production; tests substitute their own.
