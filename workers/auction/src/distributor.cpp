@@ -387,10 +387,10 @@ class Auction : public std::enable_shared_from_this<Auction> {
     if (current_.reserve)
       for (const auto& c : cap_windows(*current_.buyer, clock_.now_ms() / 1000)) caps.push_back(c.window);
     PostIntent intent{lead_.id, current_.buyer->id, current_.price, current_.ping_id, clock_.now_ms()};
-    loop_.blocking([self = shared_from_this(), intent = std::move(intent), caps = std::move(caps)] {
-      const StoreStatus s = self->dist_.store_.record_post_intent(intent, caps);
-      return self->step([self = self.get(), s] { self->on_intent(s); });
-    });
+    auto then = [self = shared_from_this()](StoreStatus s) {
+      self->step([self = self.get(), s] { self->on_intent(s); })();
+    };
+    dist_.write_intent({std::move(intent), std::move(caps)}, std::move(then));
   }
 
   void on_intent(StoreStatus s) {
@@ -517,6 +517,30 @@ class Auction : public std::enable_shared_from_this<Auction> {
   bool store_trouble_ = false;  // our store kept a buyer out or unposted
   bool finished_ = false;
 };
+
+void Distributor::write_intent(Store::PostIntentWrite write, std::function<void(StoreStatus)> then) {
+  intents_waiting_.push_back({std::move(write), std::move(then)});
+  if (intent_batches_out_ < kMaxIntentBatches) write_intents();
+}
+
+void Distributor::write_intents() {
+  // Every intent waiting goes in one batch: one transaction (one fsync) for many auctions.
+  ++intent_batches_out_;
+  auto batch = std::make_shared<std::vector<PendingIntent>>(std::move(intents_waiting_));
+  intents_waiting_.clear();
+  loop_->blocking([this, batch] {
+    std::vector<Store::PostIntentWrite> writes;
+    writes.reserve(batch->size());
+    for (auto& p : *batch) writes.push_back(std::move(p.write));
+    auto statuses = store_.record_post_intents(writes);
+    return [this, batch, statuses = std::move(statuses)] {
+      --intent_batches_out_;
+      for (std::size_t i = 0; i < batch->size(); ++i)
+        (*batch)[i].then(i < statuses.size() ? statuses[i] : StoreStatus::kUnavailable);
+      if (!intents_waiting_.empty() && intent_batches_out_ < kMaxIntentBatches) write_intents();
+    };
+  });
+}
 
 void Distributor::decide(const Lead& lead, std::function<void(Decision)> done) {
   std::make_shared<Auction>(*this, lead, std::move(done))->start();

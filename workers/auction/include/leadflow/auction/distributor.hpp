@@ -118,6 +118,18 @@ class Distributor final : public LeadDecider {
   Cents payout_for(const std::optional<Campaign>& campaign, Cents price) const;
   /// Counts a ping or post for the buyer's health, and logs and counts a pause it causes.
   void observe_health(const std::string& buyer_id, const HttpResponse& r);
+  /// Writes a post intent with others waiting at the same time, in one batch; `then` runs on
+  /// the loop with the store's answer. Loop thread only.
+  void write_intent(Store::PostIntentWrite write, std::function<void(StoreStatus)> then);
+  void write_intents();
+
+  struct PendingIntent {
+    Store::PostIntentWrite write;
+    std::function<void(StoreStatus)> then;
+  };
+  // At most this many batches at the store at once (SQLite writes them one after the other
+  // anyway); the rest gather into the next batch meanwhile.
+  static constexpr int kMaxIntentBatches = 2;
 
   Store& store_;
   HttpClient& http_;
@@ -129,6 +141,8 @@ class Distributor final : public LeadDecider {
   BuyerHealth health_;
   std::mutex rng_mu_;
   std::mt19937_64 rng_;
+  std::vector<PendingIntent> intents_waiting_;  // loop thread only
+  int intent_batches_out_ = 0;                  // loop thread only
   std::unique_ptr<EventLoop> loop_;  // last: stops first, before what its auctions use
 };
 
