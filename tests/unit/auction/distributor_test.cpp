@@ -355,6 +355,21 @@ TEST_F(DistributorTest, AFailingBuyerSitsOutForTheCoolDownThenComesBack) {
   EXPECT_EQ(http_.count(broken.ping_url), 11u);  // back after the cool-down
 }
 
+TEST_F(DistributorTest, ARequestOurClientNeverSentDoesNotCountAgainstTheBuyer) {
+  const Buyer queued = add_buyer("queued"), steady = add_buyer("steady");
+  http_.answer(queued.ping_url, FakeAnswer::not_sent(100ms));
+  http_.answer(steady.ping_url, FakeAnswer::bid(8.00));
+  http_.answer(steady.post_url, FakeAnswer::accept());
+  auto& pauses = worker_metrics().buyer_pauses.Add({{"buyer_id", queued.id}});
+  const double paused_before = pauses.Value();
+
+  for (int i = 0; i < 12; ++i) EXPECT_EQ(distributor().decide_and_wait(add_lead(200 + i)).buyer_id, steady.id);
+
+  // Twelve pings that never left our process: the buyer did nothing, so it is never paused.
+  EXPECT_EQ(pauses.Value(), paused_before);
+  EXPECT_EQ(http_.count(queued.ping_url), 12u);
+}
+
 TEST_F(DistributorTest, TheSamePersonAgainIsADuplicateAndNobodyIsAsked) {
   const Buyer b = add_buyer("b");
   http_.answer(b.ping_url, FakeAnswer::bid(8.00));
