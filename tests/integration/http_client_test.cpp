@@ -228,25 +228,26 @@ TEST_F(HttpClientTest, SlowBuyerTimesOutNearTheTimeout) {
 }
 
 TEST_F(HttpClientTest, ABuyersTimeoutRunsFromWhenTheRequestIsSentNotWhileItWaitsForAConnection) {
-  // One connection to a buyer answering in 300 ms and three 400 ms requests at once: they wait
-  // their turn in our own queue, and each is answered well within its timeout once sent. The
-  // buyer did nothing wrong, so none may be reported timed out (and so count against it).
-  sim_->set_latency(300ms);
+  // One connection to a buyer answering in 200 ms and six 600 ms requests at once: they wait
+  // their turn in our own queue (the last one 1 s, longer than its timeout), and each is
+  // answered well within its timeout once sent. The buyer did nothing wrong, so none may be
+  // reported timed out (and so count against it).
+  sim_->set_latency(200ms);
   CurlClientOptions o;
   o.max_host_connections = 1;
   HttpClient& c = client(o);
   const auto started = std::chrono::steady_clock::now();
   std::vector<std::future<HttpResponse>> answers;
-  for (int i = 0; i < 3; ++i) answers.push_back(c.send(ping_request(*sim_, i, 400ms)));
+  for (int i = 0; i < 6; ++i) answers.push_back(c.send(ping_request(*sim_, i, 600ms)));
   for (auto& a : answers) {
     HttpResponse r = a.get();
     EXPECT_EQ(r.status, 200) << r.error;
     EXPECT_FALSE(r.timed_out) << r.error;
     EXPECT_FALSE(r.not_sent);
-    EXPECT_GE(r.elapsed, std::chrono::microseconds(300ms));  // the buyer's own time...
-    EXPECT_LT(r.elapsed, std::chrono::microseconds(400ms));  // ...not our queue's
+    EXPECT_GE(r.elapsed, std::chrono::microseconds(200ms));  // the buyer's own time...
+    EXPECT_LT(r.elapsed, std::chrono::microseconds(600ms));  // ...not our queue's
   }
-  EXPECT_GE(std::chrono::steady_clock::now() - started, 900ms);  // one after the other
+  EXPECT_GE(std::chrono::steady_clock::now() - started, 1200ms);  // one after the other
 }
 
 TEST_F(HttpClientTest, ARequestThatNeverGetsAConnectionFailsAsNotSent) {
