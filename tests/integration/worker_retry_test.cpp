@@ -25,7 +25,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-/// Throws for the leads it is told to, a given number of times each; decides the rest unsold.
+/// Fails the auctions of the leads it is told to, a given number of times each; decides the rest unsold.
 class ThrowingDecider final : public LeadDecider {
  public:
   void fail(const std::string& lead_id, int times) {
@@ -36,21 +36,24 @@ class ThrowingDecider final : public LeadDecider {
     std::lock_guard lock(mu_);
     return calls_[lead_id];
   }
-  Distribution decide(const Lead& lead) override {
+  void decide(const Lead& lead, std::function<void(Decision)> done) override {
+    Decision d;
     {
       std::lock_guard lock(mu_);
       ++calls_[lead.id];
       auto it = failures_left_.find(lead.id);
       if (it != failures_left_.end() && it->second > 0) {
         --it->second;
-        throw std::runtime_error("buyer configuration exploded");
+        d.kind = Decision::Kind::kFailed;
+        d.error = "buyer configuration exploded";
       }
     }
-    Distribution d;
-    d.status = DeliveryStatus::kUnsold;
-    d.reason = "no bids";
-    d.decided_at_ms = 1'700'000'000'000;
-    return d;
+    if (d.kind == Decision::Kind::kDecided) {
+      d.distribution.status = DeliveryStatus::kUnsold;
+      d.distribution.reason = "no bids";
+      d.distribution.decided_at_ms = 1'700'000'000'000;
+    }
+    done(std::move(d));
   }
 
  private:

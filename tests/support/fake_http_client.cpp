@@ -57,6 +57,15 @@ FakeAnswer FakeAnswer::no_answer() {
   return a;
 }
 
+FakeAnswer FakeAnswer::not_sent(std::chrono::milliseconds delay) {
+  FakeAnswer a;
+  a.kind = Kind::kNotSent;
+  a.status = 0;
+  a.error = "not sent: no connection to the buyer came free";
+  a.delay = delay;
+  return a;
+}
+
 std::string FakeHttpClient::Sent::header(const std::string& name) const {
   for (const auto& [k, v] : request.headers)
     if (strcasecmp(k.c_str(), name.c_str()) == 0) return v;
@@ -97,6 +106,9 @@ void FakeHttpClient::send(HttpRequest request, std::function<void(HttpResponse)>
     r.error = "timeout";
   } else if (a.kind == FakeAnswer::Kind::kTransportError) {
     r.error = a.error;
+  } else if (a.kind == FakeAnswer::Kind::kNotSent) {
+    r.error = a.error;
+    r.not_sent = true;
   } else {
     r.status = a.status;
     r.body = a.body;

@@ -17,7 +17,7 @@ namespace leadflow::testing {
 
 /// What a scripted endpoint does with one request.
 struct FakeAnswer {
-  enum class Kind { kHttp, kTransportError, kNoAnswer };
+  enum class Kind { kHttp, kTransportError, kNoAnswer, kNotSent };
   Kind kind = Kind::kHttp;
   int status = 200;
   std::string body;
@@ -39,6 +39,8 @@ struct FakeAnswer {
                                     std::chrono::milliseconds delay = {});
   /// Never answers: the request times out after its own timeout, as the real client reports it.
   static FakeAnswer no_answer();
+  /// Never sent: the client gave up waiting for a connection of its own (not_sent, status 0).
+  static FakeAnswer not_sent(std::chrono::milliseconds delay = {});
 };
 
 /// An HttpClient whose endpoints answer from a script, per URL: one-off answers queued with

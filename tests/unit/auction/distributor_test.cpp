@@ -2,7 +2,9 @@
 // script through FakeHttpClient, no network and no real waiting.
 #include <gtest/gtest.h>
 
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -71,7 +73,7 @@ TEST_F(DistributorTest, PingsEveryoneAtOnceWithoutPiiAndSellsToTheHighestBid) {
   http_.answer(high.post_url, FakeAnswer::accept("high-991", 50ms));
   const Lead lead = add_lead(1);
 
-  const Distribution d = distributor().decide(lead);
+  const Distribution d = distributor().decide_and_wait(lead);
 
   EXPECT_EQ(d.status, DeliveryStatus::kDelivered);
   EXPECT_EQ(d.buyer_id, high.id);
@@ -110,7 +112,7 @@ TEST_F(DistributorTest, FallsDownTheRankingWhenPostsAreRefused) {
   http_.answer(second.post_url, FakeAnswer::http_error(503));
   http_.answer(third.post_url, FakeAnswer::accept());
 
-  const Distribution d = distributor().decide(add_lead(2));
+  const Distribution d = distributor().decide_and_wait(add_lead(2));
 
   EXPECT_EQ(d.status, DeliveryStatus::kDelivered);
   EXPECT_EQ(d.buyer_id, third.id);
@@ -133,7 +135,7 @@ TEST_F(DistributorTest, EveryPostRefusedIsUnsold) {
   const Buyer only = add_buyer("only");
   http_.answer(only.ping_url, FakeAnswer::bid(9.00));
   http_.answer(only.post_url, FakeAnswer::reject("not today"));
-  const Distribution d = distributor().decide(add_lead(3));
+  const Distribution d = distributor().decide_and_wait(add_lead(3));
   EXPECT_EQ(d.status, DeliveryStatus::kUnsold);
   EXPECT_EQ(d.reason, "every post was rejected");
 }
@@ -152,7 +154,7 @@ TEST_F(DistributorTest, AnUnansweredPostIsAskedAgainWithTheSameKeyNotOfferedToTh
   http_.answer(late.post_url, FakeAnswer::accept("late-1"));
   const Lead lead = add_lead(4);
 
-  const Distribution d = distributor().decide(lead);
+  const Distribution d = distributor().decide_and_wait(lead);
 
   EXPECT_EQ(d.status, DeliveryStatus::kDelivered);
   EXPECT_EQ(d.buyer_id, late.id);
@@ -181,7 +183,7 @@ TEST_F(DistributorTest, APostNeverAnsweredStopsTheAuctionAndTheRetryAsksThatBuye
   const double unknown_before = metrics.post_outcome_unknown.Value();
   const double recoveries_before = metrics.recoveries.Value();
 
-  EXPECT_THROW(distributor().decide(lead), std::runtime_error);
+  EXPECT_THROW(distributor().decide_and_wait(lead), std::runtime_error);
 
   EXPECT_EQ(metrics.post_outcome_unknown.Value(), unknown_before + 1);
   EXPECT_EQ(http_.count(next.post_url), 0u) << "the lead was offered to a second buyer";
@@ -197,7 +199,7 @@ TEST_F(DistributorTest, APostNeverAnsweredStopsTheAuctionAndTheRetryAsksThatBuye
   // The lead comes back from the retry topic: the buyer that may hold it is asked first.
   http_.answer(late.post_url, FakeAnswer::accept("late-2"));
   const std::size_t sent_before = http_.requests().size();
-  const Distribution d = distributor().decide(lead);
+  const Distribution d = distributor().decide_and_wait(lead);
   EXPECT_EQ(d.status, DeliveryStatus::kDelivered);
   EXPECT_EQ(d.buyer_id, late.id);
   EXPECT_EQ(metrics.recoveries.Value(), recoveries_before + 1);
@@ -216,7 +218,7 @@ TEST_F(DistributorTest, ALeadRedeliveredMidPostIsRepostedToTheBuyerOfItsIntent) 
   ASSERT_EQ(store_.record_post_intent({lead.id, holder.id, 1700, "pg_before_crash", clock_.now_ms()}, {}),
             StoreStatus::kOk);
 
-  const Distribution d = distributor().decide(lead);
+  const Distribution d = distributor().decide_and_wait(lead);
 
   EXPECT_EQ(d.status, DeliveryStatus::kDelivered);
   EXPECT_EQ(d.buyer_id, holder.id);
@@ -237,7 +239,7 @@ TEST_F(DistributorTest, ABuyerWhoseCapReservationIsRefusedIsSkippedWithoutAPost)
   http_.answer(open.post_url, FakeAnswer::accept());
   store_.refuse_reservations(full.id);  // another worker took the last slot after the cap check
 
-  const Distribution d = distributor().decide(add_lead(7));
+  const Distribution d = distributor().decide_and_wait(add_lead(7));
 
   EXPECT_EQ(d.status, DeliveryStatus::kDelivered);
   EXPECT_EQ(d.buyer_id, open.id);
@@ -250,19 +252,41 @@ TEST_F(DistributorTest, ABuyerWhoseCapReservationIsRefusedIsSkippedWithoutAPost)
   EXPECT_EQ(store_.post_intents_written(), 1);  // only the sale's
 }
 
-TEST_F(DistributorTest, ABuyerWhosePostIntentCannotBeWrittenIsNotPosted) {
+TEST_F(DistributorTest, APostIntentTheStoreCouldNotTakeIsTriedAgainAndTheBestBidStillWins) {
   const Buyer first = add_buyer("first"), second = add_buyer("second");
   http_.answer(first.ping_url, FakeAnswer::bid(25.00));
   http_.answer(first.post_url, FakeAnswer::accept());
   http_.answer(second.ping_url, FakeAnswer::bid(10.00));
   http_.answer(second.post_url, FakeAnswer::accept());
-  store_.fail_next_post_intents(1);
+  store_.fail_next_post_intents(2);  // the store cannot answer for a moment
 
-  const Distribution d = distributor().decide(add_lead(8));
+  const Distribution d = distributor().decide_and_wait(add_lead(8));
 
-  // Without a durable intent a crash could sell the lead twice: the first is passed over.
-  EXPECT_EQ(d.buyer_id, second.id);
-  EXPECT_EQ(http_.count(first.post_url), 0u);
+  // Our store's hiccup is not the buyer's refusal: the intent is written again after a pause
+  // (200 ms, twice), and only then is the best bidder posted.
+  EXPECT_EQ(d.status, DeliveryStatus::kDelivered);
+  EXPECT_EQ(d.buyer_id, first.id);
+  EXPECT_EQ(http_.count(second.post_url), 0u);
+  const auto posts = http_.requests_to(first.post_url);
+  ASSERT_EQ(posts.size(), 1u);
+  EXPECT_EQ(posts[0].at, 400ms);
+  EXPECT_EQ(store_.post_intents_written(), 1);
+}
+
+TEST_F(DistributorTest, AStoreThatCannotTakeAnyPostIntentNeverDecidesTheLead) {
+  const Buyer first = add_buyer("first"), second = add_buyer("second");
+  http_.answer(first.ping_url, FakeAnswer::bid(25.00));
+  http_.answer(first.post_url, FakeAnswer::accept());
+  http_.answer(second.ping_url, FakeAnswer::bid(10.00));
+  http_.answer(second.post_url, FakeAnswer::accept());
+  store_.fail_next_post_intents(1'000'000);  // down for the whole auction
+  const Lead lead = add_lead(13);
+
+  // Without a durable intent a crash could sell the lead twice, so nobody is posted; and since
+  // no buyer refused it, it is not unsold either: it goes back for a later attempt.
+  EXPECT_THROW(distributor().decide_and_wait(lead), AuctionDeferred);
+  EXPECT_EQ(http_.count(first.post_url) + http_.count(second.post_url), 0u);
+  EXPECT_EQ(store_.post_intents_written(), 0);
 }
 
 void slow_timeout(Buyer& b) { b.timeout_ms = 3000; }
@@ -274,7 +298,7 @@ TEST_F(DistributorTest, TheAuctionDeadlineEndsWaitingForPingsAndSkipsThePosts) {
   http_.answer(quick.ping_url, FakeAnswer::bid(8.00, 10ms));
   http_.answer(quick.post_url, FakeAnswer::accept());
 
-  const Distribution d = distributor().decide(add_lead(9));
+  const Distribution d = distributor().decide_and_wait(add_lead(9));
 
   EXPECT_EQ(clock_.elapsed(), 1s);
   EXPECT_EQ(d.status, DeliveryStatus::kUnsold);
@@ -298,7 +322,7 @@ TEST_F(DistributorTest, ASlowBuyerTimesOutOnItsOwnTimeoutAndTheOthersStillSell) 
   http_.answer(quick.ping_url, FakeAnswer::bid(8.00));
   http_.answer(quick.post_url, FakeAnswer::accept());
 
-  const Distribution d = distributor().decide(add_lead(10));
+  const Distribution d = distributor().decide_and_wait(add_lead(10));
 
   EXPECT_EQ(d.buyer_id, quick.id);
   EXPECT_EQ(clock_.elapsed(), 200ms);  // did not wait for the slow buyer's answer
@@ -317,18 +341,33 @@ TEST_F(DistributorTest, AFailingBuyerSitsOutForTheCoolDownThenComesBack) {
   auto& pauses = worker_metrics().buyer_pauses.Add({{"buyer_id", broken.id}});
   const double paused_before = pauses.Value();
 
-  for (int i = 0; i < 10; ++i) EXPECT_EQ(distributor().decide(add_lead(100 + i)).buyer_id, steady.id);
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(distributor().decide_and_wait(add_lead(100 + i)).buyer_id, steady.id);
   EXPECT_EQ(pauses.Value(), paused_before + 1);  // 10 known, all failed
 
-  const Distribution d = distributor().decide(add_lead(110));
+  const Distribution d = distributor().decide_and_wait(add_lead(110));
   EXPECT_EQ(http_.count(broken.ping_url), 10u);  // sat this one out
   bool unhealthy = false;
   for (const auto& i : d.ineligible) unhealthy = unhealthy || (i.buyer_id == broken.id && i.reason == "unhealthy");
   EXPECT_TRUE(unhealthy);
 
   clock_.advance(30s);
-  distributor().decide(add_lead(111));
+  distributor().decide_and_wait(add_lead(111));
   EXPECT_EQ(http_.count(broken.ping_url), 11u);  // back after the cool-down
+}
+
+TEST_F(DistributorTest, ARequestOurClientNeverSentDoesNotCountAgainstTheBuyer) {
+  const Buyer queued = add_buyer("queued"), steady = add_buyer("steady");
+  http_.answer(queued.ping_url, FakeAnswer::not_sent(100ms));
+  http_.answer(steady.ping_url, FakeAnswer::bid(8.00));
+  http_.answer(steady.post_url, FakeAnswer::accept());
+  auto& pauses = worker_metrics().buyer_pauses.Add({{"buyer_id", queued.id}});
+  const double paused_before = pauses.Value();
+
+  for (int i = 0; i < 12; ++i) EXPECT_EQ(distributor().decide_and_wait(add_lead(200 + i)).buyer_id, steady.id);
+
+  // Twelve pings that never left our process: the buyer did nothing, so it is never paused.
+  EXPECT_EQ(pauses.Value(), paused_before);
+  EXPECT_EQ(http_.count(queued.ping_url), 12u);
 }
 
 TEST_F(DistributorTest, TheSamePersonAgainIsADuplicateAndNobodyIsAsked) {
@@ -336,17 +375,50 @@ TEST_F(DistributorTest, TheSamePersonAgainIsADuplicateAndNobodyIsAsked) {
   http_.answer(b.ping_url, FakeAnswer::bid(8.00));
   http_.answer(b.post_url, FakeAnswer::accept());
   const Lead first = add_lead(12);
-  ASSERT_EQ(distributor().decide(first).status, DeliveryStatus::kDelivered);
+  ASSERT_EQ(distributor().decide_and_wait(first).status, DeliveryStatus::kDelivered);
   Lead again = sample_core_lead(12, clock_.now_ms());
   const std::vector<Lead> one{again};
   ASSERT_EQ(store_.insert_leads(one).size(), 1u);
   const std::size_t sent = http_.requests().size();
 
-  const Distribution d = distributor().decide(again);
+  const Distribution d = distributor().decide_and_wait(again);
 
   EXPECT_EQ(d.status, DeliveryStatus::kDuplicate);
   EXPECT_EQ(d.reason, "duplicate of " + first.id);
   EXPECT_EQ(http_.requests().size(), sent);
+}
+
+TEST_F(DistributorTest, RunsManyAuctionsAtOnceOnOneLoop) {
+  const Buyer slow = add_buyer("slow"), slower = add_buyer("slower");
+  http_.answer(slow.ping_url, FakeAnswer::bid(9.00, 300ms));
+  http_.answer(slower.ping_url, FakeAnswer::bid(11.00, 500ms));
+  http_.answer(slower.post_url, FakeAnswer::accept("s-1", 500ms));
+  std::vector<Lead> leads;
+  for (int i = 0; i < 300; ++i) leads.push_back(add_lead(1000 + i));
+
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<Decision> decisions;
+  for (const Lead& l : leads) {
+    distributor().decide(l, [&](Decision d) {
+      std::lock_guard lock(mu);
+      decisions.push_back(std::move(d));
+      cv.notify_all();
+    });
+  }
+  std::unique_lock lock(mu);
+  ASSERT_TRUE(cv.wait_for(lock, 60s, [&] { return decisions.size() == leads.size(); }));
+
+  for (const Decision& d : decisions) {
+    ASSERT_EQ(d.kind, Decision::Kind::kDecided) << d.error;
+    EXPECT_EQ(d.distribution.status, DeliveryStatus::kDelivered);
+    EXPECT_EQ(d.distribution.buyer_id, slower.id);
+  }
+  EXPECT_EQ(http_.count(slower.post_url), leads.size());
+  // One auction takes 1 s (a 500 ms ping, then a 500 ms post); 300 of them one after the other
+  // would take 300 s. They overlap: the whole run takes little more than one auction.
+  EXPECT_GE(clock_.elapsed(), 1s);
+  EXPECT_LT(clock_.elapsed(), 3s);
 }
 
 }  // namespace

@@ -57,30 +57,28 @@ class RecordingPublisher final : public OutcomePublisher {
 };
 
 /// Decides every lead unsold, counting calls per lead; holds each auction until opened when
-/// gated, and throws for the leads it is told to.
+/// gated (an auction in flight, waiting for its buyers), and fails the leads it is told to.
 class ScriptedDecider final : public LeadDecider {
  public:
   explicit ScriptedDecider(bool gated = false) : open_(!gated) {}
-  Distribution decide(const Lead& lead) override {
+  void decide(const Lead& lead, std::function<void(Decision)> done) override {
     std::unique_lock lock(mu_);
     ++calls_[lead.id];
-    ++running_;
-    cv_.notify_all();
-    cv_.wait(lock, [&] { return open_; });
-    --running_;
-    if (poison_.count(lead.id)) throw std::runtime_error("buyer configuration exploded");
-    Distribution d;
-    d.status = DeliveryStatus::kUnsold;
-    d.reason = "no bids";
-    d.decided_at_ms = 1'700'000'000'000;
-    return d;
+    if (!open_) {
+      held_.push_back({lead.id, std::move(done)});
+      return;
+    }
+    lock.unlock();
+    done(decision_for(lead.id));
   }
   void open() {
+    std::vector<std::pair<std::string, std::function<void(Decision)>>> held;
     {
       std::lock_guard lock(mu_);
       open_ = true;
+      held.swap(held_);
     }
-    cv_.notify_all();
+    for (auto& [id, done] : held) done(decision_for(id));
   }
   void poison(const std::string& lead_id) {
     std::lock_guard lock(mu_);
@@ -90,16 +88,32 @@ class ScriptedDecider final : public LeadDecider {
     std::lock_guard lock(mu_);
     return calls_[lead_id];
   }
+  /// Auctions started and not yet answered.
   int running() {
     std::lock_guard lock(mu_);
-    return running_;
+    return static_cast<int>(held_.size());
   }
 
  private:
+  Decision decision_for(const std::string& lead_id) {
+    Decision d;
+    {
+      std::lock_guard lock(mu_);
+      if (poison_.count(lead_id)) {
+        d.kind = Decision::Kind::kFailed;
+        d.error = "buyer configuration exploded";
+        return d;
+      }
+    }
+    d.distribution.status = DeliveryStatus::kUnsold;
+    d.distribution.reason = "no bids";
+    d.distribution.decided_at_ms = 1'700'000'000'000;
+    return d;
+  }
+
   std::mutex mu_;
-  std::condition_variable cv_;
   bool open_;
-  int running_ = 0;
+  std::vector<std::pair<std::string, std::function<void(Decision)>>> held_;
   std::map<std::string, int> calls_;
   std::map<std::string, bool> poison_;
 };
@@ -289,6 +303,48 @@ TEST_F(WorkerTest, AnAuctionThatKeepsThrowingIsRetriedThenRecordedFailedAndDeadL
   const auto dead = queue_.records(options_.topics.dead);
   ASSERT_EQ(dead.size(), 1u);
   EXPECT_EQ(dead[0].key, poison.id);
+  EXPECT_EQ(queue_.backlog(options_.group), 0);
+}
+
+TEST_F(WorkerTest, HoldsThousandsOfAuctionsInFlightWithoutAThreadEach) {
+  ScriptedDecider decider(/*gated=*/true);
+  options_.concurrency = 2000;
+  std::vector<Lead> leads;
+  for (int i = 0; i < 2000; ++i) leads.push_back(produce_lead(i));
+
+  auto worker = make_worker(decider);
+  worker->start();
+  // Every lead is in flight at once: each waits for its buyers, none holds a thread.
+  ASSERT_TRUE(eventually([&] { return decider.running() == 2000; }));
+  EXPECT_EQ(worker->held(), 2000);
+  decider.open();
+  ASSERT_TRUE(eventually([&] { return queue_.backlog(options_.group) == 0; }));
+  worker->stop();
+  for (const Lead& l : leads) EXPECT_EQ(decider.calls(l.id), 1) << l.id;
+}
+
+TEST_F(WorkerTest, ReadsAheadNoFurtherThanItsConcurrency) {
+  ScriptedDecider decider(/*gated=*/true);
+  options_.concurrency = 8;
+  std::vector<Lead> leads;
+  for (int i = 0; i < 50; ++i) leads.push_back(produce_lead(i));
+
+  auto worker = make_worker(decider);
+  worker->start();
+  ASSERT_TRUE(eventually([&] { return decider.running() == 8; }));
+  // Backpressure: with 8 auctions in flight and one batch read ahead, nothing more is read; the
+  // queue holds the rest.
+  std::this_thread::sleep_for(300ms);
+  EXPECT_EQ(decider.running(), 8);
+  EXPECT_EQ(worker->held(), 16);  // 8 in flight and 8 read ahead, waiting for a slot
+
+  decider.open();
+  ASSERT_TRUE(eventually([&] {
+    for (const Lead& l : leads)
+      if (!decided(l.id)) return false;
+    return true;
+  }));
+  worker->stop();
   EXPECT_EQ(queue_.backlog(options_.group), 0);
 }
 

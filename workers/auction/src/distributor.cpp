@@ -1,6 +1,7 @@
 #include "leadflow/auction/distributor.hpp"
 
 #include <algorithm>
+#include <condition_variable>
 #include <stdexcept>
 
 #include "leadflow/base/ids.hpp"
@@ -8,7 +9,6 @@
 #include "leadflow/base/tz.hpp"
 #include "leadflow/auction/auction.hpp"
 #include "leadflow/delivery/buyer_protocol.hpp"
-#include "leadflow/delivery/pending_responses.hpp"
 #include "leadflow/auction/worker_metrics.hpp"
 
 namespace leadflow {
@@ -19,7 +19,8 @@ std::shared_ptr<const std::vector<Buyer>> BuyerDirectory::snapshot() {
   if (buyers_ && now - checked_at_ < refresh_) return buyers_;
   checked_at_ = now;
   const std::int64_t version = store_.buyers_version();
-  if (buyers_ && version == version_) return buyers_;
+  // The store cannot answer (-1): keep the buyers we know rather than an empty list.
+  if (buyers_ && (version == version_ || version < 0)) return buyers_;
   auto fresh = std::make_shared<std::vector<Buyer>>();
   BuyerQuery q;
   q.limit = 1000;
@@ -49,36 +50,6 @@ std::optional<Campaign> CampaignDirectory::find(const std::string& id) {
     cache_[id] = {*c, now};
   }
   return c;
-}
-
-Distributor::Distributor(Store& store, HttpClient& http, BuyerDirectory& buyers,
-                         CampaignDirectory& campaigns, const VerticalRegistry& verticals,
-                         const Clock& clock, DistributorOptions options)
-    : store_(store),
-      http_(http),
-      buyers_(buyers),
-      campaigns_(campaigns),
-      verticals_(verticals),
-      clock_(clock),
-      options_(options),
-      health_(clock, options.health),
-      rng_(std::random_device{}()) {}
-
-void Distributor::observe_health(const std::string& buyer_id, const HttpResponse& r) {
-  if (health_.record(buyer_id, classify_retry(r) == RetryClass::kRetryable)) {
-    worker_metrics().buyer_pauses.Add({{"buyer_id", buyer_id}}).Increment();
-    log(LogLevel::kWarn, "buyer_paused",
-        {{"buyer_id", buyer_id},
-         {"cool_down_ms", static_cast<std::int64_t>(options_.health.cool_down.count())}});
-  }
-}
-
-Cents Distributor::payout_for(const Lead& lead, Cents price) {
-  if (lead.campaign_id.empty()) return 0;  // Surface A: the seller's terms live outside leadflow
-  auto c = campaigns_.find(lead.campaign_id);
-  if (!c) return 0;
-  const Cents payout = c->payout_fixed ? c->payout_value : apply_basis_points(price, c->payout_value);
-  return std::min(payout, price);  // never pay a seller more than the sale brought
 }
 
 namespace {
@@ -141,171 +112,199 @@ Attempt attempt_from(const std::string& buyer_id, AttemptKind kind, std::int64_t
 
 }  // namespace
 
-Distribution Distributor::decide(const Lead& lead) {
-  auto& metrics = worker_metrics();
-  Distribution d;
-  const std::int64_t now_ms = clock_.now_ms();
-  const std::int64_t now_s = now_ms / 1000;
-  const SteadyTime deadline = clock_.steady_now() + options_.auction_timeout;
-  auto buyers = buyers_.snapshot();
-  auto buyer_by_id = [&](const std::string& id) -> const Buyer* {
-    for (const auto& b : *buyers)
-      if (b.id == id) return &b;
-    return nullptr;
-  };
 
-  // What a post came to. kUnknown: no answer (a timeout, or a connection lost once the request may
-  // have been sent), so the buyer may have taken the lead; kNotPosted: no intent could be recorded.
-  enum class Posted { kAccepted, kDeclined, kUnknown, kNotPosted };
+Distributor::Distributor(Store& store, HttpClient& http, BuyerDirectory& buyers,
+                         CampaignDirectory& campaigns, const VerticalRegistry& verticals,
+                         const Clock& clock, DistributorOptions options)
+    : store_(store),
+      http_(http),
+      buyers_(buyers),
+      campaigns_(campaigns),
+      verticals_(verticals),
+      clock_(clock),
+      options_(options),
+      health_(clock, options.health),
+      rng_(std::random_device{}()),
+      loop_(std::make_unique<EventLoop>(clock, options.store_threads)) {}
 
-  // One post. `reserve`: take a cap slot with the intent (a new post); a recovered intent
-  // already holds one.
-  auto post_once = [&](const Buyer& b, const std::string& ping_id, Cents price, bool reserve) -> Posted {
-    std::vector<CapWindow> caps;
-    if (reserve)
-      for (const auto& c : cap_windows(b, clock_.now_ms() / 1000)) caps.push_back(c.window);
-    const StoreStatus intent =
-        store_.record_post_intent({lead.id, b.id, price, ping_id, clock_.now_ms()}, caps);
-    if (intent == StoreStatus::kLimitReached) {
-      d.attempts.push_back({b.id, AttemptKind::kPost, clock_.now_ms(), 0, AttemptOutcome::kSkipped,
-                            price, 0, "cap reached"});
-      return Posted::kNotPosted;
-    }
-    // Decided elsewhere (kConflict), or the store cannot record the intent: posting without a
-    // durable intent could sell the lead twice after a crash, so this buyer is not posted.
-    if (intent != StoreStatus::kOk) return Posted::kNotPosted;
-    const std::int64_t started = clock_.now_ms();
-    const HttpResponse r = send_and_wait(http_, clock_, make_post_request(b, lead, ping_id, price));
-    metrics.observe_buyer(b.id, "post", r);
-    observe_health(b.id, r);
-    Attempt a = attempt_from(b.id, AttemptKind::kPost, started, r);
-    const PostAnswer answer = read_post_answer(b, r);
-    a.bid = price;
-    if (answer.accepted) {
-      a.outcome = AttemptOutcome::kAccepted;
-    } else {
-      if (a.outcome != AttemptOutcome::kTimeout && a.outcome != AttemptOutcome::kError)
-        a.outcome = AttemptOutcome::kRejected;
-      a.reason = answer.reason;
-    }
-    const bool unknown = !answer.accepted && (r.timed_out || r.status == 0);
-    d.attempts.push_back(std::move(a));
-    if (unknown) return Posted::kUnknown;
-    if (!answer.accepted) return Posted::kDeclined;
-    d.status = DeliveryStatus::kDelivered;
-    d.buyer_id = b.id;
-    d.price = price;
-    d.payout = payout_for(lead, price);
-    d.buyer_lead_id = answer.buyer_lead_id;
-    return Posted::kAccepted;
-  };
+Distributor::~Distributor() = default;
 
-  // A post, asked again with the same Idempotency-Key while its outcome is unknown. Moving down
-  // the ranking after a timeout could sell the lead twice: the buyer may have taken it and only
-  // its answer was late. A buyer that answers at all (taken, refused, an HTTP error) settles it.
-  // Still unknown at the auction deadline: the lead goes back to the queue (retry topic) with its
-  // post intent, so the next attempt asks this buyer first again; after the last attempt it is
-  // recorded as failed and dead-lettered for the operator to settle with the buyer.
-  auto post_to = [&](const Buyer& b, const std::string& ping_id, Cents price, bool reserve) -> bool {
-    Posted result = post_once(b, ping_id, price, reserve);
-    while (result == Posted::kUnknown && clock_.steady_now() + options_.post_retry_pause < deadline) {
-      clock_.sleep_for(options_.post_retry_pause);
-      result = post_once(b, ping_id, price, false);  // the intent already holds the slot
-    }
-    if (result == Posted::kUnknown) {
-      metrics.post_outcome_unknown.Increment();
-      throw std::runtime_error("no answer from buyer " + b.id + " to the post of lead " + lead.id +
-                               "; it may have taken the lead, so no other buyer is offered it");
-    }
-    return result == Posted::kAccepted;
-  };
+void Distributor::observe_health(const std::string& buyer_id, const HttpResponse& r) {
+  if (r.not_sent) return;  // our own queue's doing, not the buyer's
+  if (health_.record(buyer_id, classify_retry(r) == RetryClass::kRetryable)) {
+    worker_metrics().buyer_pauses.Add({{"buyer_id", buyer_id}}).Increment();
+    log(LogLevel::kWarn, "buyer_paused",
+        {{"buyer_id", buyer_id},
+         {"cool_down_ms", static_cast<std::int64_t>(options_.health.cool_down.count())}});
+  }
+}
 
-  // 1. A redelivered lead whose post may have reached a buyer: ask that buyer again first, with
-  //    the same Idempotency-Key, so a buyer that already took it answers the same and nobody
-  //    else is sold the lead.
-  std::string recovered_buyer;
-  if (auto intent = store_.get_post_intent(lead.id)) {
-    recovered_buyer = intent->buyer_id;
-    if (const Buyer* b = buyer_by_id(intent->buyer_id)) {
-      metrics.recoveries.Increment();
-      if (post_to(*b, intent->ping_id, intent->price, false)) {
-        d.decided_at_ms = clock_.now_ms();
-        return d;
-      }
-    }
+Cents Distributor::payout_for(const std::optional<Campaign>& c, Cents price) const {
+  if (!c) return 0;  // Surface A: the seller's terms live outside leadflow
+  const Cents payout = c->payout_fixed ? c->payout_value : apply_basis_points(price, c->payout_value);
+  return std::min(payout, price);  // never pay a seller more than the sale brought
+}
+
+/// One lead's auction as a state machine on the Distributor's loop. Every member is touched on
+/// the loop thread only, except what a blocking call reads before it is handed over (the lead,
+/// the buyers) and writes into its own result. Owned by the events that refer to it.
+class Auction : public std::enable_shared_from_this<Auction> {
+ public:
+  Auction(Distributor& dist, Lead lead, std::function<void(Decision)> done)
+      : dist_(dist),
+        loop_(*dist.loop_),
+        clock_(dist.clock_),
+        lead_(std::move(lead)),
+        done_(std::move(done)),
+        deadline_(clock_.steady_now() + dist.options_.auction_timeout) {}
+
+  void start() {
+    loop_.hold();
+    auto self = shared_from_this();
+    loop_.blocking([self] { return self->prepare(); });
   }
 
-  // 2. Intake dedupe: the same person in this vertical within the lookback is not sold again.
-  const Vertical* vertical = verticals_.find(lead.vertical);
-  const int lookback_days = vertical ? vertical->duplicate_lookback_days : 30;
-  if (lookback_days > 0) {
-    const std::string earlier = store_.find_duplicate(
-        lead.vertical, lead.email, lead.phone, now_ms - lookback_days * 86'400'000LL, lead.id);
-    if (!earlier.empty()) {
-      d.status = DeliveryStatus::kDuplicate;
-      d.reason = "duplicate of " + earlier;
-      d.decided_at_ms = clock_.now_ms();
-      return d;
-    }
-  }
+ private:
+  // What a post came to. kUnknown: no answer (a timeout, or a connection lost once the request
+  // may have been sent), so the buyer may have taken the lead. kNotPosted: no intent could be
+  // recorded for a reason of the buyer's (its cap) or the lead is decided elsewhere.
+  // kStoreDown: our store could not take the intent until the deadline: nothing was posted and
+  // the buyer did nothing, so it never counts as a refusal.
+  enum class Posted { kAccepted, kDeclined, kUnknown, kNotPosted, kStoreDown };
 
-  // 3. Eligibility.
-  std::vector<const Buyer*> eligible;
-  for (const auto& b : *buyers) {
-    if (b.id == recovered_buyer) continue;
-    std::string why = static_ineligibility(b, lead, now_s);
-    if (why.empty() && health_.paused(b.id)) why = "unhealthy";
-    if (why.empty()) why = cap_ineligibility(store_, b, cap_windows(b, now_s));
-    if (why.empty() && b.duplicate_lookback_days > 0) {
-      const auto bought = store_.buyer_bought_person(
-          b.id, lead.email, lead.phone, now_ms - b.duplicate_lookback_days * 86'400'000LL);
-      if (!bought) why = "duplicate:unknown";  // cannot tell: do not risk selling it twice
-      else if (*bought) why = "duplicate";
-    }
-    if (why.empty()) {
-      eligible.push_back(&b);
-    } else if (why != "vertical") {
-      d.ineligible.push_back({b.id, std::move(why)});
-    }
-  }
-  if (eligible.empty()) {
-    d.status = DeliveryStatus::kUnsold;
-    d.reason = "no eligible buyer";
-    d.decided_at_ms = clock_.now_ms();
-    return d;
-  }
-
-  // 4. Pings, all at once, without PII; fixed-price and direct-post buyers bid their price.
-  struct Pending {
+  struct Ping {
     const Buyer* buyer;
     std::string ping_id;
     std::int64_t started_ms;
-    std::size_t response;  // its index in `answers`
+    std::optional<Attempt> attempt;  // set when answered (or cut by the deadline)
   };
-  PendingResponses answers(clock_);
-  std::vector<Pending> pending;
-  std::vector<Bid> bids;
-  for (const Buyer* b : eligible) {
-    if (b->mode == DeliveryMode::kDirectPost || b->pricing == PricingModel::kFixed) {
-      bids.push_back({b, b->price, ""});
-      continue;
-    }
-    std::string ping_id = new_id(kPingPrefix);
-    auto request = make_ping_request(*b, lead, ping_id);
-    const std::int64_t started_ms = clock_.now_ms();
-    pending.push_back({b, std::move(ping_id), started_ms, answers.send(http_, std::move(request))});
+
+  // Runs `step` on the loop for this auction unless it is over; an exception fails the auction.
+  template <typename F>
+  EventLoop::Task step(F f) {
+    return [self = shared_from_this(), f = std::move(f)]() mutable {
+      if (self->finished_) return;
+      try {
+        f();
+      } catch (const std::exception& e) {
+        self->fail(e.what());
+      }
+    };
   }
-  for (auto& p : pending) {
-    // Each ping carries its buyer's timeout; the auction deadline is a second guard.
-    const std::optional<HttpResponse> answer_in = answers.wait(p.response, deadline);
-    if (!answer_in) {
-      d.attempts.push_back({p.buyer->id, AttemptKind::kPing, p.started_ms, 0,
-                            AttemptOutcome::kTimeout, std::nullopt, 0, "auction deadline"});
-      continue;
+
+  const Buyer* buyer_by_id(const std::string& id) const {
+    for (const auto& b : *buyers_)
+      if (b.id == id) return &b;
+    return nullptr;
+  }
+
+  // Blocking: the buyers, the campaign's payout rule, and a post intent left by an earlier attempt.
+  EventLoop::Task prepare() {
+    buyers_ = dist_.buyers_.snapshot();
+    if (!lead_.campaign_id.empty()) campaign_ = dist_.campaigns_.find(lead_.campaign_id);
+    auto intent = dist_.store_.get_post_intent(lead_.id);
+    if (!intent) return step([this] { eligibility(); });
+    return step([this, intent = std::move(*intent)] {
+      deadline_timer_ = loop_.at(deadline_, step([this] { on_deadline(); }));
+      // A redelivered lead whose post may have reached a buyer: ask that buyer again first, with
+      // the same Idempotency-Key, so a buyer that already took it answers the same and nobody
+      // else is sold the lead.
+      recovered_buyer_ = intent.buyer_id;
+      const Buyer* b = buyer_by_id(intent.buyer_id);
+      if (b == nullptr) return eligibility();
+      worker_metrics().recoveries.Increment();
+      post_to(*b, intent.ping_id, intent.price, /*reserve=*/false, [this](Posted p) {
+        if (p == Posted::kAccepted) return decide();
+        if (p == Posted::kStoreDown) return defer();
+        eligibility();
+      });
+    });
+  }
+
+  void eligibility() {
+    if (deadline_timer_ == 0) deadline_timer_ = loop_.at(deadline_, step([this] { on_deadline(); }));
+    loop_.blocking([self = shared_from_this()] { return self->check_eligibility(); });
+  }
+
+  // Blocking: intake dedupe, then each buyer's eligibility (caps and per-buyer duplicates need
+  // the store).
+  EventLoop::Task check_eligibility() {
+    const std::int64_t now_ms = clock_.now_ms();
+    const std::int64_t now_s = now_ms / 1000;
+    const Vertical* vertical = dist_.verticals_.find(lead_.vertical);
+    const int lookback_days = vertical ? vertical->duplicate_lookback_days : 30;
+    if (lookback_days > 0) {
+      std::string earlier = dist_.store_.find_duplicate(
+          lead_.vertical, lead_.email, lead_.phone, now_ms - lookback_days * 86'400'000LL, lead_.id);
+      if (!earlier.empty()) {
+        return step([this, earlier = std::move(earlier)] {
+          d_.status = DeliveryStatus::kDuplicate;
+          d_.reason = "duplicate of " + earlier;
+          decide();
+        });
+      }
     }
-    const HttpResponse& r = *answer_in;
-    metrics.observe_buyer(p.buyer->id, "ping", r);
-    observe_health(p.buyer->id, r);
+    std::vector<const Buyer*> eligible;
+    std::vector<Ineligibility> ineligible;
+    for (const auto& b : *buyers_) {
+      if (b.id == recovered_buyer_) continue;
+      std::string why = static_ineligibility(b, lead_, now_s);
+      if (why.empty() && dist_.health_.paused(b.id)) why = "unhealthy";
+      if (why.empty()) why = cap_ineligibility(dist_.store_, b, cap_windows(b, now_s));
+      if (why.empty() && b.duplicate_lookback_days > 0) {
+        const auto bought = dist_.store_.buyer_bought_person(
+            b.id, lead_.email, lead_.phone, now_ms - b.duplicate_lookback_days * 86'400'000LL);
+        if (!bought) why = "duplicate:unknown";  // cannot tell: do not risk selling it twice
+        else if (*bought) why = "duplicate";
+      }
+      if (why.empty()) {
+        eligible.push_back(&b);
+      } else if (why != "vertical") {
+        ineligible.push_back({b.id, std::move(why)});
+      }
+    }
+    return step([this, eligible = std::move(eligible), ineligible = std::move(ineligible)]() mutable {
+      for (auto& i : ineligible) {
+        if (i.reason.ends_with(":unknown")) store_trouble_ = true;
+        d_.ineligible.push_back(std::move(i));
+      }
+      if (eligible.empty()) {
+        // A buyer left out only because our store could not answer might have bought it.
+        if (store_trouble_) return defer();
+        d_.status = DeliveryStatus::kUnsold;
+        d_.reason = "no eligible buyer";
+        return decide();
+      }
+      send_pings(eligible);
+    });
+  }
+
+  // Pings, all at once, without PII; fixed-price and direct-post buyers bid their price.
+  void send_pings(const std::vector<const Buyer*>& eligible) {
+    phase_ = Phase::kPinging;
+    for (const Buyer* b : eligible) {
+      if (b->mode == DeliveryMode::kDirectPost || b->pricing == PricingModel::kFixed) {
+        bids_.push_back({b, b->price, ""});
+        continue;
+      }
+      pings_.push_back({b, new_id(kPingPrefix), clock_.now_ms(), std::nullopt});
+    }
+    pings_out_ = pings_.size();
+    if (pings_out_ == 0) return start_posts();
+    auto post = loop_.poster();
+    for (std::size_t i = 0; i < pings_.size(); ++i) {
+      auto request = make_ping_request(*pings_[i].buyer, lead_, pings_[i].ping_id);
+      dist_.http_.send(std::move(request), [post, self = shared_from_this(), i](HttpResponse r) {
+        post(self->step([self = self.get(), i, r = std::move(r)] { self->on_ping(i, r); }));
+      });
+    }
+  }
+
+  void on_ping(std::size_t i, const HttpResponse& r) {
+    Ping& p = pings_[i];
+    if (phase_ != Phase::kPinging || p.attempt) return;  // cut by the deadline: too late
+    worker_metrics().observe_buyer(p.buyer->id, "ping", r);
+    dist_.observe_health(p.buyer->id, r);
     Attempt a = attempt_from(p.buyer->id, AttemptKind::kPing, p.started_ms, r);
     const PingAnswer answer = read_ping_answer(*p.buyer, r);
     if (answer.bid) {
@@ -314,36 +313,256 @@ Distribution Distributor::decide(const Lead& lead) {
       if (*answer.bid < p.buyer->min_bid) {
         a.reason = "below min_bid";
       } else {
-        bids.push_back({p.buyer, *answer.bid, p.ping_id});
+        bids_.push_back({p.buyer, *answer.bid, p.ping_id});
       }
     } else {
       if (a.outcome != AttemptOutcome::kTimeout && a.outcome != AttemptOutcome::kError)
         a.outcome = AttemptOutcome::kNoBid;
       a.reason = answer.reason;
     }
-    d.attempts.push_back(std::move(a));
+    p.attempt = std::move(a);
+    if (--pings_out_ == 0) start_posts();
   }
 
-  // 5. Posts, best bid first, down the ranking until one accepts or the auction runs out of time.
-  std::vector<Bid> ranked;
-  {
-    std::lock_guard lock(rng_mu_);
-    ranked = rank_bids(std::move(bids), rng_);
-  }
-  for (const Bid& bid : ranked) {
-    if (clock_.steady_now() >= deadline) {
-      d.attempts.push_back({bid.buyer->id, AttemptKind::kPost, clock_.now_ms(), 0,
-                            AttemptOutcome::kSkipped, bid.amount, 0, "auction deadline"});
-      continue;
+  void on_deadline() {
+    deadline_timer_ = 0;
+    if (phase_ != Phase::kPinging) return;  // a post in flight runs to its own timeout
+    // Each ping carries its buyer's timeout; the auction deadline is a second guard.
+    for (auto& p : pings_) {
+      if (p.attempt) continue;
+      p.attempt = Attempt{p.buyer->id, AttemptKind::kPing, p.started_ms, 0, AttemptOutcome::kTimeout,
+                          std::nullopt, 0, "auction deadline"};
     }
-    if (post_to(*bid.buyer, bid.ping_id, bid.amount, true)) break;
+    start_posts();
   }
-  if (d.status != DeliveryStatus::kDelivered) {
-    d.status = DeliveryStatus::kUnsold;
-    d.reason = ranked.empty() ? "no bids" : "every post was rejected";
+
+  // Posts, best bid first, down the ranking until one accepts or the auction runs out of time.
+  void start_posts() {
+    phase_ = Phase::kPosting;
+    for (auto& p : pings_) d_.attempts.push_back(std::move(*p.attempt));
+    {
+      std::lock_guard lock(dist_.rng_mu_);
+      ranked_ = rank_bids(std::move(bids_), dist_.rng_);
+    }
+    next_post(0);
   }
-  d.decided_at_ms = clock_.now_ms();
-  return d;
+
+  void next_post(std::size_t index) {
+    for (; index < ranked_.size(); ++index) {
+      const Bid& bid = ranked_[index];
+      if (clock_.steady_now() < deadline_) {
+        post_to(*bid.buyer, bid.ping_id, bid.amount, /*reserve=*/true, [this, index](Posted p) {
+          if (p == Posted::kAccepted) return decide();
+          if (p == Posted::kStoreDown) store_trouble_ = true;
+          next_post(index + 1);
+        });
+        return;
+      }
+      d_.attempts.push_back({bid.buyer->id, AttemptKind::kPost, clock_.now_ms(), 0,
+                             AttemptOutcome::kSkipped, bid.amount, 0, "auction deadline"});
+    }
+    // Nobody took it. If our store kept a buyer from being posted, no buyer refused it: the
+    // lead goes back for a later attempt rather than being decided by our failure.
+    if (store_trouble_) return defer();
+    d_.status = DeliveryStatus::kUnsold;
+    d_.reason = ranked_.empty() ? "no bids" : "every post was rejected";
+    decide();
+  }
+
+  // One post, asked again with the same Idempotency-Key while its outcome is unknown. Moving down
+  // the ranking after a timeout could sell the lead twice: the buyer may have taken it and only
+  // its answer was late. A buyer that answers at all (taken, refused, an HTTP error) settles it.
+  // Still unknown at the auction deadline: the auction fails and the lead goes back to the queue
+  // (retry topic) with its post intent, so the next attempt asks this buyer first again; after
+  // the last attempt it is recorded as failed and dead-lettered for the operator to settle.
+  // `reserve`: take a cap slot with the intent (a new post); a recovered intent already holds one.
+  void post_to(const Buyer& b, std::string ping_id, Cents price, bool reserve,
+               std::function<void(Posted)> then) {
+    current_ = {&b, std::move(ping_id), price, reserve, std::move(then)};
+    write_intent();
+  }
+
+  void write_intent() {
+    std::vector<CapWindow> caps;
+    if (current_.reserve)
+      for (const auto& c : cap_windows(*current_.buyer, clock_.now_ms() / 1000)) caps.push_back(c.window);
+    PostIntent intent{lead_.id, current_.buyer->id, current_.price, current_.ping_id, clock_.now_ms()};
+    auto then = [self = shared_from_this()](StoreStatus s) {
+      self->step([self = self.get(), s] { self->on_intent(s); })();
+    };
+    dist_.write_intent({std::move(intent), std::move(caps)}, std::move(then));
+  }
+
+  void on_intent(StoreStatus s) {
+    if (s == StoreStatus::kLimitReached) {
+      d_.attempts.push_back({current_.buyer->id, AttemptKind::kPost, clock_.now_ms(), 0,
+                             AttemptOutcome::kSkipped, current_.price, 0, "cap reached"});
+      return settle(Posted::kNotPosted);
+    }
+    if (s == StoreStatus::kUnavailable) {
+      // Posting without a durable intent could sell the lead twice after a crash, so the buyer
+      // waits for the store: the intent is tried again after a pause, until the deadline.
+      worker_metrics().store_errors.Increment();
+      if (clock_.steady_now() + dist_.options_.post_retry_pause < deadline_) {
+        loop_.at(clock_.steady_now() + dist_.options_.post_retry_pause, step([this] { write_intent(); }));
+        return;
+      }
+      return settle(Posted::kStoreDown);
+    }
+    if (s != StoreStatus::kOk) return settle(Posted::kNotPosted);  // decided elsewhere (kConflict)
+    current_.reserve = false;  // the intent holds the slot from now on
+    const std::int64_t started = clock_.now_ms();
+    auto post = loop_.poster();
+    dist_.http_.send(make_post_request(*current_.buyer, lead_, current_.ping_id, current_.price),
+                     [post, self = shared_from_this(), started](HttpResponse r) {
+                       post(self->step([self = self.get(), started, r = std::move(r)] {
+                         self->on_post(started, r);
+                       }));
+                     });
+  }
+
+  void on_post(std::int64_t started, const HttpResponse& r) {
+    const Buyer& b = *current_.buyer;
+    worker_metrics().observe_buyer(b.id, "post", r);
+    dist_.observe_health(b.id, r);
+    Attempt a = attempt_from(b.id, AttemptKind::kPost, started, r);
+    const PostAnswer answer = read_post_answer(b, r);
+    a.bid = current_.price;
+    if (answer.accepted) {
+      a.outcome = AttemptOutcome::kAccepted;
+    } else {
+      if (a.outcome != AttemptOutcome::kTimeout && a.outcome != AttemptOutcome::kError)
+        a.outcome = AttemptOutcome::kRejected;
+      a.reason = answer.reason;
+    }
+    const bool unknown = !answer.accepted && (r.timed_out || r.status == 0);
+    d_.attempts.push_back(std::move(a));
+    if (unknown) {
+      if (clock_.steady_now() + dist_.options_.post_retry_pause < deadline_) {
+        loop_.at(clock_.steady_now() + dist_.options_.post_retry_pause, step([this] { write_intent(); }));
+        return;
+      }
+      worker_metrics().post_outcome_unknown.Increment();
+      return fail("no answer from buyer " + b.id + " to the post of lead " + lead_.id +
+                  "; it may have taken the lead, so no other buyer is offered it");
+    }
+    if (!answer.accepted) return settle(Posted::kDeclined);
+    d_.status = DeliveryStatus::kDelivered;
+    d_.buyer_id = b.id;
+    d_.price = current_.price;
+    d_.payout = dist_.payout_for(campaign_, current_.price);
+    d_.buyer_lead_id = answer.buyer_lead_id;
+    settle(Posted::kAccepted);
+  }
+
+  void settle(Posted p) {
+    auto then = std::move(current_.then);
+    current_ = {};
+    then(p);
+  }
+
+  void decide() {
+    d_.decided_at_ms = clock_.now_ms();
+    Decision decision;
+    decision.distribution = std::move(d_);
+    finish(std::move(decision));
+  }
+  void defer() {
+    Decision decision;
+    decision.kind = Decision::Kind::kDeferred;
+    decision.error = "the store could not answer for lead " + lead_.id + " before the auction deadline";
+    finish(std::move(decision));
+  }
+  void fail(std::string error) {
+    Decision decision;
+    decision.kind = Decision::Kind::kFailed;
+    decision.error = std::move(error);
+    finish(std::move(decision));
+  }
+  void finish(Decision decision) {
+    if (finished_) return;
+    finished_ = true;
+    if (deadline_timer_ != 0) loop_.cancel(deadline_timer_);
+    loop_.release();
+    auto done = std::move(done_);
+    done(std::move(decision));
+  }
+
+  enum class Phase { kLooking, kPinging, kPosting };
+  struct CurrentPost {
+    const Buyer* buyer = nullptr;
+    std::string ping_id;
+    Cents price = 0;
+    bool reserve = false;
+    std::function<void(Posted)> then;
+  };
+
+  Distributor& dist_;
+  EventLoop& loop_;
+  const Clock& clock_;
+  const Lead lead_;
+  std::function<void(Decision)> done_;
+  const SteadyTime deadline_;
+  std::shared_ptr<const std::vector<Buyer>> buyers_;
+  std::optional<Campaign> campaign_;
+  std::string recovered_buyer_;
+  Distribution d_;
+  Phase phase_ = Phase::kLooking;
+  std::vector<Ping> pings_;
+  std::size_t pings_out_ = 0;
+  std::vector<Bid> bids_;
+  std::vector<Bid> ranked_;
+  CurrentPost current_;
+  EventLoop::TimerId deadline_timer_ = 0;
+  bool store_trouble_ = false;  // our store kept a buyer out or unposted
+  bool finished_ = false;
+};
+
+void Distributor::write_intent(Store::PostIntentWrite write, std::function<void(StoreStatus)> then) {
+  intents_waiting_.push_back({std::move(write), std::move(then)});
+  if (intent_batches_out_ < kMaxIntentBatches) write_intents();
+}
+
+void Distributor::write_intents() {
+  // Every intent waiting goes in one batch: one transaction (one fsync) for many auctions.
+  ++intent_batches_out_;
+  auto batch = std::make_shared<std::vector<PendingIntent>>(std::move(intents_waiting_));
+  intents_waiting_.clear();
+  loop_->blocking([this, batch] {
+    std::vector<Store::PostIntentWrite> writes;
+    writes.reserve(batch->size());
+    for (auto& p : *batch) writes.push_back(std::move(p.write));
+    auto statuses = store_.record_post_intents(writes);
+    return [this, batch, statuses = std::move(statuses)] {
+      --intent_batches_out_;
+      for (std::size_t i = 0; i < batch->size(); ++i)
+        (*batch)[i].then(i < statuses.size() ? statuses[i] : StoreStatus::kUnavailable);
+      if (!intents_waiting_.empty() && intent_batches_out_ < kMaxIntentBatches) write_intents();
+    };
+  });
+}
+
+void Distributor::decide(const Lead& lead, std::function<void(Decision)> done) {
+  std::make_shared<Auction>(*this, lead, std::move(done))->start();
+}
+
+Distribution Distributor::decide_and_wait(const Lead& lead) {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::optional<Decision> result;
+  decide(lead, [&](Decision d) {
+    std::lock_guard lock(mu);
+    result = std::move(d);
+    cv.notify_all();
+  });
+  std::unique_lock lock(mu);
+  cv.wait(lock, [&] { return result.has_value(); });
+  switch (result->kind) {
+    case Decision::Kind::kDecided: return std::move(result->distribution);
+    case Decision::Kind::kDeferred: throw AuctionDeferred(result->error);
+    case Decision::Kind::kFailed: break;
+  }
+  throw std::runtime_error(result->error);
 }
 
 }  // namespace leadflow

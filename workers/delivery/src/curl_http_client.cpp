@@ -82,8 +82,10 @@ using Clock = std::chrono::steady_clock;
 struct Transfer {
   HttpRequest request;
   std::function<void(HttpResponse)> done;
+  std::string host;            // scheme://host:port, the key of its host's queue
   Clock::time_point submitted;
-  Clock::time_point deadline;  // submitted + request.timeout
+  Clock::time_point sent{};    // handed to a connection; the timeout runs from here
+  Clock::time_point deadline;  // sent + request.timeout
   std::multimap<Clock::time_point, CURL*>::iterator deadline_entry;
   CURL* easy = nullptr;
   curl_slist* header_list = nullptr;
@@ -97,6 +99,16 @@ struct Transfer {
     if (header_list != nullptr) curl_slist_free_all(header_list);
   }
 };
+
+// "scheme://host[:port]" of a URL: requests to one buyer endpoint share its connection limit.
+std::string host_key(const std::string& url) {
+  const auto scheme_end = url.find("://");
+  if (scheme_end == std::string::npos) return url;
+  const auto end = url.find_first_of("/?#", scheme_end + 3);
+  std::string key = url.substr(0, end);
+  for (auto& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return key;
+}
 
 // Checks the address libcurl is about to connect to: a buyer's host was public when its URL was
 // saved, but a name can resolve elsewhere later (DNS rebinding).
@@ -133,6 +145,14 @@ class CurlClient final : public HttpClient {
     curl_multi_setopt(multi_, CURLMOPT_MAX_HOST_CONNECTIONS, options_.max_host_connections);
     // The idle-connection cache: keep as many open as we may use, so keep-alive survives bursts.
     curl_multi_setopt(multi_, CURLMOPT_MAXCONNECTS, options_.max_connections);
+    // HTTP/2 streams share a connection where the buyer offers it.
+    curl_multi_setopt(multi_, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
+    // TLS sessions and DNS answers are reused across every request (one thread: no locks).
+    share_ = curl_share_init();
+    if (share_ != nullptr) {
+      curl_share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+      curl_share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+    }
     loop_ = std::thread([this] { run(); });
   }
 
@@ -145,6 +165,7 @@ class CurlClient final : public HttpClient {
     loop_.join();
     for (CURL* easy : idle_handles_) curl_easy_cleanup(easy);
     curl_multi_cleanup(multi_);
+    if (share_ != nullptr) curl_share_cleanup(share_);
   }
 
   using HttpClient::send;
@@ -154,7 +175,7 @@ class CurlClient final : public HttpClient {
     t->request = std::move(request);
     t->done = std::move(done);
     t->submitted = Clock::now();
-    t->deadline = t->submitted + std::max(t->request.timeout, std::chrono::milliseconds(1));
+    t->host = host_key(t->request.url);
     {
       std::lock_guard lock(mutex_);
       if (!stopping_) {
@@ -182,16 +203,24 @@ class CurlClient final : public HttpClient {
         for (auto& t : incoming) fail(*t, kShutDownError);
         break;
       }
-      for (auto& t : incoming) start(std::move(t));
+      for (auto& t : incoming) admit(std::move(t));
 
       int running = 0;
       curl_multi_perform(multi_, &running);
       collect_finished();
       expire_overdue();
+      expire_queued();
       curl_multi_poll(multi_, nullptr, 0, poll_timeout_ms(), nullptr);
     }
-    // Fail whatever is still on the wire. Callbacks may call send() again; stopping_ makes those
-    // fail at once, so this loop ends.
+    // Fail whatever is still queued or on the wire. Callbacks may call send() again; stopping_
+    // makes those fail at once, so this loop ends.
+    for (auto& [key, host] : hosts_) {
+      while (!host.waiting.empty()) {
+        std::unique_ptr<Transfer> t = std::move(host.waiting.front());
+        host.waiting.pop_front();
+        fail(*t, kShutDownError);
+      }
+    }
     while (!active_.empty()) {
       auto it = active_.begin();
       std::unique_ptr<Transfer> t = std::move(it->second);
@@ -204,10 +233,62 @@ class CurlClient final : public HttpClient {
     }
   }
 
-  // libcurl starts a transfer's clock only when it leaves the queue for a free connection
-  // (CURLMOPT_MAX_HOST_CONNECTIONS). With one connection to a buyer answering in 300 ms, three
-  // 400 ms requests sent together would otherwise see the last two fail only at about 600 ms. The
-  // caller's timeout covers the whole exchange, so the loop enforces it from submission on.
+  // A buyer's requests in flight (on connections) and waiting in our queue for a slot.
+  struct Host {
+    long in_flight = 0;
+    bool multiplexed = false;  // it answered over HTTP/2: streams share connections
+    std::deque<std::unique_ptr<Transfer>> waiting;
+  };
+
+  long host_limit(const Host& h) const {
+    return h.multiplexed ? options_.max_host_connections * 100 : options_.max_host_connections;
+  }
+
+  // A request goes to a connection when its host has a free slot, else it waits in our queue.
+  // Its timeout starts only when it is sent: libcurl would start it when the request joins
+  // libcurl's own queue, so a buyer answering in 500 ms behind 1,000 queued requests would be
+  // timed out for our queueing, and then paused as unhealthy.
+  void admit(std::unique_ptr<Transfer> t) {
+    Host& h = hosts_[t->host];
+    if (h.in_flight < host_limit(h) && h.waiting.empty()) {
+      start(std::move(t));
+    } else {
+      h.waiting.push_back(std::move(t));
+    }
+  }
+
+  // A slot of `key` came free: send the next requests waiting for it.
+  void release_slot(const std::string& key) {
+    auto it = hosts_.find(key);
+    if (it == hosts_.end()) return;
+    Host& h = it->second;
+    --h.in_flight;
+    while (!h.waiting.empty() && h.in_flight < host_limit(h)) {
+      std::unique_ptr<Transfer> next = std::move(h.waiting.front());
+      h.waiting.pop_front();
+      start(std::move(next));
+    }
+    if (h.in_flight == 0 && h.waiting.empty() && !h.multiplexed) hosts_.erase(it);
+  }
+
+  // A request that waited in our queue past max_queue_wait fails without having been sent.
+  void expire_queued() {
+    const auto now = Clock::now();
+    for (auto& [key, h] : hosts_) {
+      while (!h.waiting.empty() && now - h.waiting.front()->submitted >= options_.max_queue_wait) {
+        std::unique_ptr<Transfer> t = std::move(h.waiting.front());
+        h.waiting.pop_front();
+        HttpResponse r;
+        r.not_sent = true;
+        r.error = "not sent: no connection to the buyer came free within " +
+                  std::to_string(options_.max_queue_wait.count()) + " ms";
+        finish(*t, std::move(r));
+      }
+    }
+  }
+
+  // libcurl's own timer covers the exchange too; this is the guard that a request is answered
+  // at its deadline whatever state its connection is in.
   void expire_overdue() {
     const auto now = Clock::now();
     while (!deadlines_.empty() && deadlines_.begin()->first <= now) {
@@ -222,12 +303,15 @@ class CurlClient final : public HttpClient {
       recycle(easy);
       HttpResponse r;
       r.timed_out = true;
-      r.error = timeout_error(t->request) + " (waiting for a connection)";
+      r.error = timeout_error(t->request);
+      const std::string key = t->host;
       finish(*t, std::move(r));
+      release_slot(key);
     }
   }
 
   // Sleep until libcurl's next timer (curl_multi_poll applies it), a wakeup, or the next deadline.
+  // (Requests waiting in our queue are looked at at least every kIdlePollMs.)
   int poll_timeout_ms() const {
     if (deadlines_.empty()) return kIdlePollMs;
     const auto until = deadlines_.begin()->first - Clock::now();
@@ -255,6 +339,7 @@ class CurlClient final : public HttpClient {
   }
 
   // Configures an easy handle for `t` and hands it to the multi; answers at once if it cannot.
+  // Takes one of its host's slots until it is answered.
   void start(std::unique_ptr<Transfer> t) {
     const HttpRequest& rq = t->request;
     for (const auto& [name, value] : rq.headers) {
@@ -269,6 +354,8 @@ class CurlClient final : public HttpClient {
       return;
     }
     t->easy = easy;
+    t->sent = Clock::now();
+    t->deadline = t->sent + std::max(rq.timeout, std::chrono::milliseconds(1));
 
     for (const auto& [name, value] : rq.headers) {
       // "Name;" is curl's way of sending a header with an empty value; "Name:" would drop it.
@@ -280,9 +367,7 @@ class CurlClient final : public HttpClient {
       t->header_list = curl_slist_append(t->header_list, "Expect:");
     }
 
-    // What is left of the caller's budget after waiting in our queue.
-    const auto left = std::chrono::ceil<std::chrono::milliseconds>(t->deadline - Clock::now());
-    const long timeout_ms = std::max<long>(1, static_cast<long>(left.count()));
+    const long timeout_ms = std::max<long>(1, static_cast<long>(rq.timeout.count()));
     curl_easy_setopt(easy, CURLOPT_URL, rq.url.c_str());
     curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
@@ -297,6 +382,10 @@ class CurlClient final : public HttpClient {
     curl_easy_setopt(easy, CURLOPT_OPENSOCKETFUNCTION, &open_socket);
     curl_easy_setopt(easy, CURLOPT_OPENSOCKETDATA, t.get());
     curl_easy_setopt(easy, CURLOPT_HTTPHEADER, t->header_list);
+    if (share_ != nullptr) curl_easy_setopt(easy, CURLOPT_SHARE, share_);
+    // HTTP/2 where TLS negotiates it. No PIPEWAIT: over HTTP/1.1 it would hold a burst behind
+    // the first answer to learn that the connection cannot multiplex.
+    curl_easy_setopt(easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS);
     curl_easy_setopt(easy, CURLOPT_USERAGENT, "leadflow/0.1");
     curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L);
     curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, options_.verify_tls ? 1L : 0L);
@@ -323,6 +412,7 @@ class CurlClient final : public HttpClient {
       return;
     }
     t->deadline_entry = deadlines_.emplace(t->deadline, easy);
+    ++hosts_[t->host].in_flight;
     active_.emplace(easy, std::move(t));
   }
 
@@ -348,6 +438,9 @@ class CurlClient final : public HttpClient {
         curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
         r.status = static_cast<int>(status);
         r.body = std::move(t->body);
+        long version = 0;
+        curl_easy_getinfo(easy, CURLINFO_HTTP_VERSION, &version);
+        if (version == CURL_HTTP_VERSION_2_0) hosts_[t->host].multiplexed = true;
       } else if (t->refused_address != nullptr) {
         r.error = std::string("refused to connect to a ") + t->refused_address + " address";
       } else if (t->too_large || code == CURLE_FILESIZE_EXCEEDED) {
@@ -362,7 +455,9 @@ class CurlClient final : public HttpClient {
       }
       t->easy = nullptr;
       recycle(easy);
+      const std::string key = t->host;
       finish(*t, std::move(r));
+      release_slot(key);
     }
   }
 
@@ -373,7 +468,12 @@ class CurlClient final : public HttpClient {
   }
 
   static void finish(Transfer& t, HttpResponse r) {
-    r.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t.submitted);
+    // What the buyer took: from when the request was sent (nothing if it never was).
+    if (t.sent == Clock::time_point{}) {
+      r.not_sent = true;
+    } else {
+      r.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t.sent);
+    }
     if (!t.done) return;
     try {
       t.done(std::move(r));
@@ -393,6 +493,8 @@ class CurlClient final : public HttpClient {
   std::unordered_map<CURL*, std::unique_ptr<Transfer>> active_;
   std::multimap<Clock::time_point, CURL*> deadlines_;  // every transfer in active_, by deadline
   std::vector<CURL*> idle_handles_;
+  std::unordered_map<std::string, Host> hosts_;
+  CURLSH* share_ = nullptr;
 
   std::thread loop_;  // last: starts after everything above exists
 };

@@ -1,5 +1,6 @@
 #include "leadflow/runtime/worker.hpp"
 
+#include <algorithm>
 #include <charconv>
 
 #include "leadflow/domain/lead_codec.hpp"
@@ -13,26 +14,33 @@ constexpr std::size_t kMaxBatch = 256;
 constexpr auto kStoreRetry = std::chrono::milliseconds(200);
 }  // namespace
 
-OutcomeRecorder::OutcomeRecorder(Store& store) : store_(store), thread_([this] { run(); }) {}
+OutcomeRecorder::OutcomeRecorder(Store& store, const Clock& clock)
+    : store_(store), clock_(clock), thread_([this] { run(); }) {}
 
 OutcomeRecorder::~OutcomeRecorder() {
   {
     std::lock_guard lock(mu_);
     stopping_ = true;
+    give_up_ = true;
   }
   work_cv_.notify_all();
   thread_.join();
 }
 
-StoreStatus OutcomeRecorder::record(OutcomeRecord outcome) {
-  auto item = std::make_shared<Item>();
-  item->record = std::move(outcome);
-  std::unique_lock lock(mu_);
-  if (stopping_) return StoreStatus::kUnavailable;
-  queue_.push_back(item);
+void OutcomeRecorder::record(OutcomeRecord outcome, std::function<void(StoreStatus)> done) {
+  {
+    std::lock_guard lock(mu_);
+    queue_.push_back({std::move(outcome), std::move(done)});
+  }
   work_cv_.notify_one();
-  done_cv_.wait(lock, [&] { return item->done; });
-  return item->status;
+}
+
+void OutcomeRecorder::give_up() {
+  {
+    std::lock_guard lock(mu_);
+    give_up_ = true;
+  }
+  work_cv_.notify_all();
 }
 
 void OutcomeRecorder::run() {
@@ -40,19 +48,34 @@ void OutcomeRecorder::run() {
   for (;;) {
     work_cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
     if (queue_.empty() && stopping_) return;
-    std::vector<std::shared_ptr<Item>> batch;
+    std::vector<Item> batch;
     batch.swap(queue_);
     lock.unlock();
     std::vector<OutcomeRecord> records;
     records.reserve(batch.size());
-    for (auto& item : batch) records.push_back(item->record);
+    for (auto& item : batch) records.push_back(item.record);
     auto statuses = store_.record_outcomes(records);
+    std::vector<Item> again;
     lock.lock();
+    const bool give_up = give_up_;
+    lock.unlock();
     for (std::size_t i = 0; i < batch.size(); ++i) {
-      batch[i]->status = i < statuses.size() ? statuses[i] : StoreStatus::kUnavailable;
-      batch[i]->done = true;
+      const StoreStatus s = i < statuses.size() ? statuses[i] : StoreStatus::kUnavailable;
+      if (s == StoreStatus::kUnavailable) {
+        worker_metrics().store_errors.Increment();
+        if (!give_up) {
+          again.push_back(std::move(batch[i]));
+          continue;
+        }
+      }
+      batch[i].done(s);
     }
-    done_cv_.notify_all();
+    if (!again.empty()) {
+      log(LogLevel::kWarn, "store_unavailable", {{"during", "record_outcomes"}});
+      clock_.sleep_for(kStoreRetry);
+    }
+    lock.lock();
+    for (auto& item : again) queue_.push_back(std::move(item));
   }
 }
 
@@ -64,7 +87,7 @@ Worker::Worker(LeadQueue& queue, Store& store, LeadDecider& distributor,
       publisher_(publisher),
       clock_(clock),
       options_(std::move(options)),
-      recorder_(store) {}
+      recorder_(store, clock) {}
 
 Worker::~Worker() { stop(); }
 
@@ -72,22 +95,25 @@ void Worker::start() {
   consumer_ = queue_.make_consumer(options_.group, {options_.topics.leads, options_.topics.retry});
   consumer_->set_revoke_handler([this] { drain_for_rebalance(); });
   consume_thread_ = std::thread([this] { consume_loop(); });
-  for (int i = 0; i < options_.concurrency; ++i)
-    auction_threads_.emplace_back([this] { auction_loop(); });
   log(LogLevel::kInfo, "worker_started",
       {{"group", options_.group}, {"concurrency", options_.concurrency}});
+}
+
+int Worker::held() const {
+  std::lock_guard lock(held_mu_);
+  return held_;
 }
 
 void Worker::stop() {
   if (stopping_.exchange(true)) return;
   if (consume_thread_.joinable()) consume_thread_.join();
   {
-    std::lock_guard lock(jobs_mu_);
-    consumer_done_ = true;
+    // Every auction in flight finishes and is recorded; a store that cannot take an outcome
+    // now leaves that lead uncommitted, to be delivered again after the restart.
+    recorder_.give_up();
+    std::unique_lock lock(held_mu_);
+    space_cv_.wait(lock, [&] { return held_ == 0; });
   }
-  jobs_cv_.notify_all();
-  for (auto& t : auction_threads_) t.join();
-  auction_threads_.clear();
   apply_commits();
   if (consumer_) consumer_->close();
   log(LogLevel::kInfo, "worker_stopped", {{"group", options_.group}});
@@ -97,25 +123,30 @@ void Worker::consume_loop() {
   auto& metrics = worker_metrics();
   std::vector<QueueRecord> batch;
   std::vector<Lead> leads;
+  // Auctions in flight are bounded by the concurrency; a read-ahead of up to one batch (no more
+  // than the concurrency) waits beside them, so a finished auction is replaced at once.
+  const std::size_t in_flight = static_cast<std::size_t>(std::max(1, options_.concurrency));
+  const std::size_t limit = in_flight + std::min(kMaxBatch, in_flight);
   while (!stopping_) {
     apply_commits();
+    std::size_t room;
     {
-      // Read ahead no further than the auction threads can take: the queue, not memory, holds
-      // the backlog. This wait and the poll timeouts below are only how often the loop looks at
+      // Read ahead no further than the worker may hold: the queue, not memory, holds the
+      // backlog. This wait and the poll timeouts below are only how often the loop looks at
       // `stopping_` (real time); what the worker schedules (the store retry pause) runs on clock_.
-      std::unique_lock lock(jobs_mu_);
-      space_cv_.wait_for(lock, std::chrono::milliseconds(100), [&] {
-        return stopping_ || jobs_.size() + busy_ < static_cast<std::size_t>(options_.concurrency) * 2;
-      });
+      std::unique_lock lock(held_mu_);
+      space_cv_.wait_for(lock, std::chrono::milliseconds(100),
+                         [&] { return stopping_ || static_cast<std::size_t>(held_) < limit; });
       if (stopping_) break;
-      if (jobs_.size() + busy_ >= static_cast<std::size_t>(options_.concurrency) * 2) continue;
+      if (static_cast<std::size_t>(held_) >= limit) continue;
+      room = std::min(kMaxBatch, limit - static_cast<std::size_t>(held_));
     }
     auto first = consumer_->poll(std::chrono::milliseconds(100));
     if (!first) continue;
     batch.clear();
     leads.clear();
     batch.push_back(std::move(*first));
-    while (batch.size() < kMaxBatch) {
+    while (batch.size() < room) {
       auto more = consumer_->poll(std::chrono::milliseconds(0));
       if (!more) break;
       batch.push_back(std::move(*more));
@@ -135,6 +166,10 @@ void Worker::consume_loop() {
       std::lock_guard lock(offsets_mu_);
       for (auto& r : batch) trackers_[{r.topic, r.partition}].started(r.offset);
     }
+    {
+      std::lock_guard lock(held_mu_);
+      held_ += static_cast<int>(batch.size());
+    }
     for (auto& r : batch) {
       auto lead = decode_lead(r.payload);
       if (!lead) {
@@ -142,7 +177,7 @@ void Worker::consume_loop() {
         log(LogLevel::kError, "undecodable_record",
             {{"topic", r.topic}, {"partition", r.partition}, {"offset", r.offset}});
         queue_.producer().produce(options_.topics.dead, r.key, r.payload, std::chrono::seconds(5));
-        finish(r);
+        release(r, true, false);
         continue;
       }
       leads.push_back(std::move(*lead));
@@ -160,81 +195,81 @@ void Worker::consume_loop() {
       log(LogLevel::kWarn, "store_unavailable", {{"during", "insert_leads"}});
       clock_.sleep_for(kStoreRetry);
     }
-    if (inserted.size() != leads.size()) break;  // stopping: the records stay uncommitted
+    if (inserted.size() != leads.size()) {
+      // Stopping: the records stay uncommitted, for redelivery.
+      for (auto& r : good) release(r, false, false);
+      break;
+    }
     healthy_ = true;
 
-    std::lock_guard lock(jobs_mu_);
     for (std::size_t i = 0; i < leads.size(); ++i) {
       if (!inserted[i].inserted) metrics.redeliveries.Increment();
-      if (!inserted[i].inserted && is_final(inserted[i].existing_status)) {
-        // Decided before a crash lost the commit: answer any waiter again, sell nothing.
-        jobs_.push_back({std::move(good[i]), std::move(leads[i]), consumed_at, true});
-        continue;
+      // Decided before a crash lost the commit: answer any waiter again, sell nothing.
+      const bool already_decided = !inserted[i].inserted && is_final(inserted[i].existing_status);
+      auto job = std::make_shared<Job>(Job{std::move(good[i]), std::move(leads[i]), consumed_at, already_decided});
+      {
+        std::lock_guard lock(held_mu_);
+        if (running_ >= static_cast<int>(in_flight)) {
+          waiting_.push_back(std::move(job));
+          continue;
+        }
+        ++running_;
       }
-      jobs_.push_back({std::move(good[i]), std::move(leads[i]), consumed_at, false});
+      start_job(std::move(job));
     }
-    metrics.in_flight.Set(static_cast<double>(jobs_.size() + busy_));
-    jobs_cv_.notify_all();
+    metrics.in_flight.Set(static_cast<double>(held()));
   }
 }
 
-void Worker::auction_loop() {
-  auto& metrics = worker_metrics();
-  for (;;) {
-    Job job;
-    {
-      std::unique_lock lock(jobs_mu_);
-      jobs_cv_.wait(lock, [&] { return !jobs_.empty() || consumer_done_; });
-      if (jobs_.empty()) return;
-      job = std::move(jobs_.front());
-      jobs_.pop_front();
-      ++busy_;
-    }
-    space_cv_.notify_one();
-
-    std::optional<Distribution> outcome;
-    if (!job.already_decided) outcome = decide_or_set_aside(job);
-    if (job.already_decided) {
-      publish_stored(job.lead.id);
-    } else if (outcome) {
-      Distribution d = std::move(*outcome);
-      const Distribution decided = d;
-      StoreStatus status;
-      while ((status = recorder_.record({job.lead.id, std::move(d)})) == StoreStatus::kUnavailable) {
-        metrics.store_errors.Increment();
-        if (stopping_ && consumer_done_) break;
-        clock_.sleep_for(kStoreRetry);
-        d = decided;
-      }
-      if (status == StoreStatus::kOk) {
-        metrics.decided(decided.status);
-        if (decided.status == DeliveryStatus::kDelivered) metrics.revenue_cents.Increment(decided.price);
-        metrics.decide_seconds.Observe(
-            std::chrono::duration<double>(clock_.steady_now() - job.consumed_at).count());
-        publisher_.publish({job.lead.id, decided.status, decided.buyer_id, decided.price, decided.payout});
-        log(LogLevel::kDebug, "lead_decided",
-            {{"lead_id", job.lead.id}, {"status", to_string(decided.status)}});
-      } else if (status == StoreStatus::kConflict) {
-        publish_stored(job.lead.id);
-      } else {
-        // Not recorded (store down while stopping): leave it uncommitted for redelivery.
-        {
-          std::lock_guard lock(jobs_mu_);
-          --busy_;
-        }
-        drained_cv_.notify_all();
-        continue;
-      }
-    }
-    finish(job.record);
-    {
-      std::lock_guard lock(jobs_mu_);
-      --busy_;
-      metrics.in_flight.Set(static_cast<double>(jobs_.size() + busy_));
-    }
-    space_cv_.notify_one();
-    drained_cv_.notify_all();
+void Worker::start_job(std::shared_ptr<Job> job) {
+  if (job->already_decided) {
+    side_.run([this, job] {
+      publish_stored(job->lead.id);
+      release(job->record, true);
+    });
+    return;
   }
+  distributor_.decide(job->lead, [this, job](Decision decision) { on_decided(job, std::move(decision)); });
+}
+
+void Worker::on_decided(std::shared_ptr<Job> job, Decision decision) {
+  // Runs on the decider's thread (the auction loop): nothing here may block.
+  switch (decision.kind) {
+    case Decision::Kind::kDecided:
+      record(std::move(job), std::move(decision.distribution));
+      return;
+    case Decision::Kind::kFailed:
+      side_.run([this, job, error = std::move(decision.error)] { set_aside(job, error); });
+      return;
+    case Decision::Kind::kDeferred:
+      side_.run([this, job, error = std::move(decision.error)] { defer(job, error); });
+      return;
+  }
+}
+
+void Worker::record(std::shared_ptr<Job> job, Distribution d) {
+  auto decided = std::make_shared<const Distribution>(d);
+  recorder_.record({job->lead.id, std::move(d)}, [this, job, decided](StoreStatus status) {
+    auto& metrics = worker_metrics();
+    if (status == StoreStatus::kOk) {
+      metrics.decided(decided->status);
+      if (decided->status == DeliveryStatus::kDelivered) metrics.revenue_cents.Increment(decided->price);
+      metrics.decide_seconds.Observe(
+          std::chrono::duration<double>(clock_.steady_now() - job->consumed_at).count());
+      publisher_.publish({job->lead.id, decided->status, decided->buyer_id, decided->price, decided->payout});
+      log(LogLevel::kDebug, "lead_decided",
+          {{"lead_id", job->lead.id}, {"status", to_string(decided->status)}});
+      release(job->record, true);
+    } else if (status == StoreStatus::kConflict) {
+      side_.run([this, job] {
+        publish_stored(job->lead.id);
+        release(job->record, true);
+      });
+    } else {
+      // Not recorded (the store is down while stopping): left uncommitted for redelivery.
+      release(job->record, false);
+    }
+  });
 }
 
 namespace {
@@ -249,40 +284,74 @@ int attempt_of(const QueueRecord& r, const Topics& topics) {
 }
 }  // namespace
 
-std::optional<Distribution> Worker::decide_or_set_aside(const Job& job) {
-  try {
-    return distributor_.decide(job.lead);
-  } catch (const std::exception& e) {
-    // A lead whose auction throws must not stall its partition or crash the worker in a loop:
-    // it goes to the retry topic, and after the last attempt it is recorded as failed (so the
-    // seller learns its fate) and copied to the dead-letter topic for the operator.
-    const int attempt = attempt_of(job.record, options_.topics);
-    log(LogLevel::kError, "auction_failed",
-        {{"lead_id", job.lead.id}, {"attempt", attempt}, {"error", e.what()}});
-    if (attempt < options_.max_attempts &&
-        queue_.producer().produce(options_.topics.retry, job.lead.id + ":" + std::to_string(attempt + 1),
-                                  job.record.payload, std::chrono::seconds(10)) == ProduceStatus::kOk) {
-      worker_metrics().retried.Increment();
-      return std::nullopt;
-    }
-    queue_.producer().produce(options_.topics.dead, job.lead.id, job.record.payload,
-                              std::chrono::seconds(10));
-    worker_metrics().dead_lettered.Increment();
-    Distribution d;
-    d.status = DeliveryStatus::kFailed;
-    d.reason = std::string("processing failed: ") + e.what();
-    d.decided_at_ms = clock_.now_ms();
-    return d;
+void Worker::set_aside(std::shared_ptr<Job> job, const std::string& error) {
+  // A lead whose auction fails must not stall its partition or crash the worker in a loop: it
+  // goes to the retry topic, and after the last attempt it is recorded as failed (so the seller
+  // learns its fate) and copied to the dead-letter topic for the operator.
+  const int attempt = attempt_of(job->record, options_.topics);
+  log(LogLevel::kError, "auction_failed",
+      {{"lead_id", job->lead.id}, {"attempt", attempt}, {"error", error}});
+  if (attempt < options_.max_attempts &&
+      queue_.producer().produce(options_.topics.retry, job->lead.id + ":" + std::to_string(attempt + 1),
+                                job->record.payload, std::chrono::seconds(10)) == ProduceStatus::kOk) {
+    worker_metrics().retried.Increment();
+    release(job->record, true);
+    return;
   }
+  queue_.producer().produce(options_.topics.dead, job->lead.id, job->record.payload,
+                            std::chrono::seconds(10));
+  worker_metrics().dead_lettered.Increment();
+  Distribution d;
+  d.status = DeliveryStatus::kFailed;
+  d.reason = "processing failed: " + error;
+  d.decided_at_ms = clock_.now_ms();
+  record(std::move(job), std::move(d));
+}
+
+void Worker::defer(std::shared_ptr<Job> job, const std::string& error) {
+  // Our store, not a buyer, stopped the auction: the lead is not decided and the attempt does
+  // not count. It goes back through the retry topic under the same attempt number.
+  const int attempt = attempt_of(job->record, options_.topics);
+  log(LogLevel::kWarn, "auction_deferred", {{"lead_id", job->lead.id}, {"error", error}});
+  if (queue_.producer().produce(options_.topics.retry, job->lead.id + ":" + std::to_string(attempt),
+                                job->record.payload, std::chrono::seconds(10)) == ProduceStatus::kOk) {
+    worker_metrics().retried.Increment();
+    release(job->record, true);
+    return;
+  }
+  // The queue cannot take it either: the lead stays uncommitted and is delivered again after a
+  // restart or a rebalance; meanwhile its partition's commits wait behind it.
+  release(job->record, false);
+}
+
+void Worker::release(const QueueRecord& record, bool done, bool started) {
+  if (done) {
+    std::lock_guard lock(offsets_mu_);
+    const std::int64_t next = trackers_[{record.topic, record.partition}].completed(record.offset);
+    if (next >= 0) to_commit_[{record.topic, record.partition}] = next;
+  }
+  std::shared_ptr<Job> next;
+  {
+    std::lock_guard lock(held_mu_);
+    --held_;
+    if (started) --running_;
+    if (!waiting_.empty() && running_ < std::max(1, options_.concurrency)) {
+      next = std::move(waiting_.front());
+      waiting_.pop_front();
+      ++running_;
+    }
+  }
+  space_cv_.notify_all();
+  if (next) start_job(std::move(next));
 }
 
 void Worker::drain_for_rebalance() {
-  // Runs on the consume thread inside poll(), so no new job arrives meanwhile. Whatever is queued
-  // or running is finished and committed before the partitions go to another worker: a lead is
-  // never auctioned by two workers at once.
+  // Runs on the consume thread inside poll(), so no new lead arrives meanwhile. Whatever is held
+  // is finished and committed before the partitions go to another worker: a lead is never
+  // auctioned by two workers at once.
   {
-    std::unique_lock lock(jobs_mu_);
-    drained_cv_.wait(lock, [&] { return jobs_.empty() && busy_ == 0; });
+    std::unique_lock lock(held_mu_);
+    space_cv_.wait(lock, [&] { return held_ == 0; });
   }
   apply_commits();
   std::lock_guard lock(offsets_mu_);
@@ -296,12 +365,6 @@ void Worker::publish_stored(const std::string& lead_id) {
     const auto& d = r->distribution;
     publisher_.publish({lead_id, d.status, d.buyer_id, d.price, d.payout});
   }
-}
-
-void Worker::finish(const QueueRecord& record) {
-  std::lock_guard lock(offsets_mu_);
-  const std::int64_t next = trackers_[{record.topic, record.partition}].completed(record.offset);
-  if (next >= 0) to_commit_[{record.topic, record.partition}] = next;
 }
 
 void Worker::apply_commits() {

@@ -419,54 +419,90 @@ class SqliteStore final : public Store, private SqliteCalls {
   StoreStatus record_post_intent(const PostIntent& p, std::span<const CapWindow> caps) override {
     return guarded("record_post_intent", StoreStatus::kUnavailable, [&] {
       std::lock_guard lock(write_mu_);
-      Connection& c = *writer_;
-      Transaction tx(c);
-      if (!caps.empty()) {
-        if (int rc = tx.begin()) return report(c, rc, "record_post_intent");
-        // A decided (or unknown) lead answers as it would without caps, not kLimitReached.
-        {
-          Query q(c, "SELECT status = 'pending' FROM leads WHERE id = ?1");
-          const int rc = q.bind(p.lead_id).step();
-          if (rc == SQLITE_DONE) return StoreStatus::kNotFound;
-          if (rc != SQLITE_ROW) return report(c, rc, "record_post_intent");
-          if (!q.boolean(0)) return StoreStatus::kConflict;
-        }
-        for (const CapWindow& cap : caps) {
-          // Intents of decided leads are not counted: a sale counts through its sales row, and
-          // an unsold lead's intent reserved nothing that was used.
-          Query q(c,
-                  "SELECT (SELECT COUNT(*) FROM sales WHERE buyer_id = ?1 AND sold_at >= ?2)"
-                  " + (SELECT COUNT(*) FROM post_intents"
-                  "    JOIN leads ON leads.id = post_intents.lead_id"
-                  "    WHERE post_intents.buyer_id = ?1 AND post_intents.at >= ?2"
-                  "    AND post_intents.lead_id <> ?3 AND leads.status = 'pending')");
-          const int rc = q.bind(p.buyer_id).bind(cap.since_ms).bind(p.lead_id).step();
-          if (rc != SQLITE_ROW) return report(c, rc, "record_post_intent");
-          if (q.int64(0) >= cap.limit) return StoreStatus::kLimitReached;
-        }
-      }
-      {
-        // One statement: without caps, the pending check and the write are atomic without a
-        // transaction.
-        Query q(c,
-                "INSERT INTO post_intents (lead_id, buyer_id, price_cents, ping_id, at)"
-                " SELECT id, ?2, ?3, ?4, ?5 FROM leads WHERE id = ?1 AND status = 'pending'"
-                " ON CONFLICT (lead_id) DO UPDATE SET buyer_id = excluded.buyer_id,"
-                " price_cents = excluded.price_cents, ping_id = excluded.ping_id,"
-                " at = excluded.at");
-        if (int rc = q.bind(p.lead_id).bind(p.buyer_id).bind(p.price).bind(p.ping_id)
-                         .bind(p.at_ms).run())
-          return report(c, rc, "record_post_intent");
-      }
-      if (c.changes() == 0)
-        return exists(c, "SELECT 1 FROM leads WHERE id = ?1", p.lead_id, "record_post_intent",
-                      StoreStatus::kConflict);
-      if (!caps.empty())
-        if (int rc = tx.commit()) return report(c, rc, "record_post_intent");
-      return StoreStatus::kOk;
+      return write_post_intent(*writer_, p, caps, /*own_transaction=*/true);
     });
   }
 
+  /// One transaction (one fsync) for the whole batch. If the store fails on any of them, none is
+  /// kept and every one answers kUnavailable.
+  std::vector<StoreStatus> record_post_intents(std::span<const PostIntentWrite> writes) override {
+    const std::vector<StoreStatus> all_failed(writes.size(), StoreStatus::kUnavailable);
+    return guarded("record_post_intents", all_failed, [&] {
+      std::vector<StoreStatus> results;
+      results.reserve(writes.size());
+      std::lock_guard lock(write_mu_);
+      Connection& c = *writer_;
+      Transaction tx(c);
+      if (int rc = tx.begin()) {
+        report(c, rc, "record_post_intents");
+        return all_failed;
+      }
+      for (const auto& w : writes) {
+        const StoreStatus s = write_post_intent(c, w.intent, w.caps, /*own_transaction=*/false);
+        if (s == StoreStatus::kUnavailable) return all_failed;
+        results.push_back(s);
+      }
+      if (int rc = tx.commit()) {
+        report(c, rc, "record_post_intents");
+        return all_failed;
+      }
+      return results;
+    });
+  }
+
+ private:
+  /// record_post_intent's body, under write_mu_. Without `own_transaction` the caller's open
+  /// transaction holds the write lock, which makes the cap count and the write atomic.
+  StoreStatus write_post_intent(Connection& c, const PostIntent& p, std::span<const CapWindow> caps,
+                                bool own_transaction) {
+    Transaction tx(c);
+    if (!caps.empty()) {
+      if (own_transaction)
+        if (int rc = tx.begin()) return report(c, rc, "record_post_intent");
+      // A decided (or unknown) lead answers as it would without caps, not kLimitReached.
+      {
+        Query q(c, "SELECT status = 'pending' FROM leads WHERE id = ?1");
+        const int rc = q.bind(p.lead_id).step();
+        if (rc == SQLITE_DONE) return StoreStatus::kNotFound;
+        if (rc != SQLITE_ROW) return report(c, rc, "record_post_intent");
+        if (!q.boolean(0)) return StoreStatus::kConflict;
+      }
+      for (const CapWindow& cap : caps) {
+        // Intents of decided leads are not counted: a sale counts through its sales row, and
+        // an unsold lead's intent reserved nothing that was used.
+        Query q(c,
+                "SELECT (SELECT COUNT(*) FROM sales WHERE buyer_id = ?1 AND sold_at >= ?2)"
+                " + (SELECT COUNT(*) FROM post_intents"
+                "    JOIN leads ON leads.id = post_intents.lead_id"
+                "    WHERE post_intents.buyer_id = ?1 AND post_intents.at >= ?2"
+                "    AND post_intents.lead_id <> ?3 AND leads.status = 'pending')");
+        const int rc = q.bind(p.buyer_id).bind(cap.since_ms).bind(p.lead_id).step();
+        if (rc != SQLITE_ROW) return report(c, rc, "record_post_intent");
+        if (q.int64(0) >= cap.limit) return StoreStatus::kLimitReached;
+      }
+    }
+    {
+      // One statement: without caps, the pending check and the write are atomic without a
+      // transaction.
+      Query q(c,
+              "INSERT INTO post_intents (lead_id, buyer_id, price_cents, ping_id, at)"
+              " SELECT id, ?2, ?3, ?4, ?5 FROM leads WHERE id = ?1 AND status = 'pending'"
+              " ON CONFLICT (lead_id) DO UPDATE SET buyer_id = excluded.buyer_id,"
+              " price_cents = excluded.price_cents, ping_id = excluded.ping_id,"
+              " at = excluded.at");
+      if (int rc = q.bind(p.lead_id).bind(p.buyer_id).bind(p.price).bind(p.ping_id)
+                       .bind(p.at_ms).run())
+        return report(c, rc, "record_post_intent");
+    }
+    if (c.changes() == 0)
+      return exists(c, "SELECT 1 FROM leads WHERE id = ?1", p.lead_id, "record_post_intent",
+                    StoreStatus::kConflict);
+    if (!caps.empty() && own_transaction)
+      if (int rc = tx.commit()) return report(c, rc, "record_post_intent");
+    return StoreStatus::kOk;
+  }
+
+ public:
   /// BEGIN IMMEDIATE takes the database write lock before the read, so the read, `update` and
   /// the write are one critical section across processes. If `update` throws, nothing is
   /// written (the transaction rolls back) and the answer is kUnavailable.

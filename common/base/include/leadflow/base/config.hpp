@@ -38,7 +38,7 @@ struct Config {
   int http_threads = 128;                                       // LEADFLOW_HTTP_THREADS: handlers that may wait (per listener)
   int http_loops = 0;                                           // LEADFLOW_HTTP_LOOPS: event loops per listener; 0: one per core
   int workers = 1;                                              // LEADFLOW_WORKERS: in-process worker loops (embedded)
-  int worker_concurrency = 64;                                  // LEADFLOW_WORKER_CONCURRENCY: auctions at once per worker
+  int worker_concurrency = 4096;                                // LEADFLOW_WORKER_CONCURRENCY: auctions in flight per worker
   int worker_nice = 10;                                         // LEADFLOW_WORKER_NICE: in-process workers' CPU niceness (0-19)
   int wait_ms = 3000;                                           // LEADFLOW_WAIT_MS: default sync budget (Surface A)
   int max_wait_ms = 30000;                                      // LEADFLOW_MAX_WAIT_MS: ceiling for Prefer: wait=N

@@ -155,6 +155,19 @@ class Store {
   /// last slot of a cap at once: exactly one wins.
   virtual StoreStatus record_post_intent(const PostIntent& p,
                                          std::span<const CapWindow> caps) = 0;
+  /// Several record_post_intent calls at once, each answered as it would be alone, in order
+  /// (a later one's caps count the earlier ones). An adapter writes them in one transaction
+  /// where it can (one fsync for many); the default writes them one by one.
+  struct PostIntentWrite {
+    PostIntent intent;
+    std::vector<CapWindow> caps;
+  };
+  virtual std::vector<StoreStatus> record_post_intents(std::span<const PostIntentWrite> writes) {
+    std::vector<StoreStatus> out;
+    out.reserve(writes.size());
+    for (const auto& w : writes) out.push_back(record_post_intent(w.intent, w.caps));
+    return out;
+  }
   virtual std::optional<PostIntent> get_post_intent(std::string_view lead_id) = 0;
 
   /// Writes outcomes in one transaction. A lead already decided keeps its first outcome (the

@@ -1,10 +1,12 @@
 #pragma once
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <unordered_map>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,7 @@
 #include "leadflow/store/store.hpp"
 #include "leadflow/domain/verticals.hpp"
 #include "leadflow/delivery/buyer_health.hpp"
+#include "leadflow/auction/event_loop.hpp"
 
 namespace leadflow {
 
@@ -55,36 +58,78 @@ struct DistributorOptions {
   std::chrono::milliseconds auction_timeout{10000};  // pings + posts, whole auction
   BuyerHealth::Options health;                        // when a failing buyer sits out
   std::chrono::milliseconds post_retry_pause{200};    // between re-asks of a post that got no answer
+  int store_threads = 4;                              // blocking store calls of the auctions
+};
+
+/// Thrown by Distributor::decide_and_wait when our own store cannot answer (a post intent it
+/// cannot write): the lead is not decided, it goes back to the queue for a later attempt, which
+/// does not count against its attempts (the buyers did nothing wrong).
+class AuctionDeferred : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// What became of one auction.
+struct Decision {
+  enum class Kind {
+    kDecided,   // `distribution` is the outcome to record
+    kFailed,    // the auction failed (`error`): retried through the retry topic, counted
+    kDeferred,  // our store could not answer: back to the queue, not counted as an attempt
+  };
+  Kind kind = Kind::kDecided;
+  Distribution distribution;
+  std::string error;
 };
 
 /// What decides a pending lead: the Distributor in production; tests substitute their own.
 class LeadDecider {
  public:
   virtual ~LeadDecider() = default;
-  virtual Distribution decide(const Lead& lead) = 0;
+  /// Starts deciding `lead`; `done` runs exactly once, on any thread, and must not block.
+  virtual void decide(const Lead& lead, std::function<void(Decision)> done) = 0;
 };
 
-/// Decides one lead: intake dedupe, eligibility, concurrent pings, ranking, posts with fallback
+/// Decides leads: intake dedupe, eligibility, concurrent pings, ranking, posts with fallback
 /// down the ranking when a buyer refuses, and the outcome with every attempt. A post that gets
 /// no answer is asked again (same Idempotency-Key) until the auction deadline, never passed on
-/// to the next bidder; still unanswered, decide() throws so the worker retries the lead later.
-/// Recovers a lead redelivered after a crash mid-post by re-posting to the buyer of the recorded
-/// post intent first. Every wait (a ping, a post, the pause between re-asks, the deadline) runs
-/// on `clock`, so a test drives a whole auction on simulated time.
-/// Thread-safe: many worker threads call decide() at once.
+/// to the next bidder; still unanswered, the auction fails so the worker retries the lead later.
+/// A post intent our store cannot write is tried again until the deadline, then the lead is
+/// deferred, never decided by our own failure. Recovers a lead redelivered after a crash
+/// mid-post by re-posting to the buyer of the recorded post intent first.
+///
+/// Each auction is a state machine on one EventLoop: pings, posts, the post-intent write, the
+/// pause between re-asks and the deadline are events, and blocking store calls run on the
+/// loop's pool, so thousands of auctions are in flight at once without a thread each. Every
+/// wait runs on `clock`, so a test drives whole auctions on simulated time. Thread-safe.
 class Distributor final : public LeadDecider {
  public:
   Distributor(Store& store, HttpClient& http, BuyerDirectory& buyers, CampaignDirectory& campaigns,
               const VerticalRegistry& verticals, const Clock& clock, DistributorOptions options);
+  ~Distributor() override;
 
-  /// Runs the auction for a pending lead (already inserted in the store) and returns the outcome
-  /// to record. Not expected to throw; if it does, the worker retries the lead (retry topic).
-  Distribution decide(const Lead& lead) override;
+  void decide(const Lead& lead, std::function<void(Decision)> done) override;
+
+  /// Runs one auction and waits (in real time) for it: the outcome, or throws AuctionDeferred
+  /// (deferred) or std::runtime_error (failed). For tests and tools.
+  Distribution decide_and_wait(const Lead& lead);
 
  private:
-  Cents payout_for(const Lead& lead, Cents price);
+  friend class Auction;
+  Cents payout_for(const std::optional<Campaign>& campaign, Cents price) const;
   /// Counts a ping or post for the buyer's health, and logs and counts a pause it causes.
   void observe_health(const std::string& buyer_id, const HttpResponse& r);
+  /// Writes a post intent with others waiting at the same time, in one batch; `then` runs on
+  /// the loop with the store's answer. Loop thread only.
+  void write_intent(Store::PostIntentWrite write, std::function<void(StoreStatus)> then);
+  void write_intents();
+
+  struct PendingIntent {
+    Store::PostIntentWrite write;
+    std::function<void(StoreStatus)> then;
+  };
+  // At most this many batches at the store at once (SQLite writes them one after the other
+  // anyway); the rest gather into the next batch meanwhile.
+  static constexpr int kMaxIntentBatches = 2;
 
   Store& store_;
   HttpClient& http_;
@@ -96,6 +141,9 @@ class Distributor final : public LeadDecider {
   BuyerHealth health_;
   std::mutex rng_mu_;
   std::mt19937_64 rng_;
+  std::vector<PendingIntent> intents_waiting_;  // loop thread only
+  int intent_batches_out_ = 0;                  // loop thread only
+  std::unique_ptr<EventLoop> loop_;  // last: stops first, before what its auctions use
 };
 
 }  // namespace leadflow

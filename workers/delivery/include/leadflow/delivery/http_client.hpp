@@ -16,7 +16,7 @@ struct HttpRequest {
   std::string url;
   Headers headers;
   std::string body;
-  std::chrono::milliseconds timeout{1000};  // whole exchange, connect included
+  std::chrono::milliseconds timeout{1000};  // whole exchange, connect included, from when it is sent
 };
 
 struct HttpResponse {
@@ -24,7 +24,10 @@ struct HttpResponse {
   std::string body;
   bool timed_out = false;
   std::string error;        // transport error text, "" on an HTTP answer
-  std::chrono::microseconds elapsed{0};
+  std::chrono::microseconds elapsed{0};  // from when the request was sent
+  /// The request never left this process (the client shut down, or it waited too long for a
+  /// connection of its own): the buyer saw nothing, so it says nothing about the buyer's health.
+  bool not_sent = false;
 };
 
 /// Whether a failed exchange may be tried again: transport errors, timeouts, 408, 429 and 5xx are
@@ -49,8 +52,14 @@ class HttpClient {
 };
 
 struct CurlClientOptions {
-  long max_connections = 512;          // total open connections
-  long max_host_connections = 64;      // per buyer host
+  long max_connections = 8192;         // total open connections
+  /// Requests in flight per buyer host (scheme, host and port): connections for HTTP/1.1, and
+  /// 100 streams per connection for a buyer that speaks HTTP/2. Beyond it a request waits in our
+  /// own queue, and its timeout starts only once it is handed to a connection: a buyer is never
+  /// timed out for our queueing.
+  long max_host_connections = 2048;
+  /// A request that waited this long in our queue without a connection fails as not sent.
+  std::chrono::milliseconds max_queue_wait{30'000};
   bool verify_tls = true;              // false only for loopback test buyers with self-signed certs
   std::string ca_file;                 // extra CA bundle, "" for the system's
   /// false: connections to loopback, private, link-local and metadata addresses are refused at
@@ -58,7 +67,8 @@ struct CurlClientOptions {
   bool allow_private_addresses = false;
 };
 
-/// libcurl multi interface on one event-loop thread.
+/// libcurl multi interface on one event-loop thread: connections pooled and kept alive, HTTP/2
+/// multiplexed where the buyer offers it (TLS ALPN), TLS sessions and DNS answers shared.
 std::unique_ptr<HttpClient> make_curl_client(const CurlClientOptions& options = {});
 
 }  // namespace leadflow

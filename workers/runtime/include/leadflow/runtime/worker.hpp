@@ -2,6 +2,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -15,46 +16,53 @@
 #include "leadflow/queue/queue.hpp"
 #include "leadflow/store/store.hpp"
 #include "leadflow/auction/distributor.hpp"
+#include "leadflow/auction/event_loop.hpp"
 
 namespace leadflow {
 
-/// Writes decided outcomes in batches: many auction threads submit at once and share one
-/// transaction (and one fsync). Thread-safe.
+/// Writes decided outcomes in batches: many auctions submit at once and share one transaction
+/// (and one fsync). An outcome the store cannot take now (kUnavailable) is tried again after a
+/// pause on `clock`, unless give_up() was called, in which case it is answered kUnavailable.
+/// Thread-safe; `done` runs on the recorder's thread.
 class OutcomeRecorder {
  public:
-  explicit OutcomeRecorder(Store& store);
+  OutcomeRecorder(Store& store, const Clock& clock);
   ~OutcomeRecorder();
-  /// Blocks until the outcome's batch is committed; returns the store's answer for it.
-  StoreStatus record(OutcomeRecord outcome);
+  void record(OutcomeRecord outcome, std::function<void(StoreStatus)> done);
+  /// From now on an outcome the store cannot take is answered kUnavailable, not tried again.
+  void give_up();
 
  private:
   struct Item {
     OutcomeRecord record;
-    StoreStatus status = StoreStatus::kOk;
-    bool done = false;
+    std::function<void(StoreStatus)> done;
   };
   void run();
 
   Store& store_;
+  const Clock& clock_;
   std::mutex mu_;
-  std::condition_variable work_cv_, done_cv_;
-  std::vector<std::shared_ptr<Item>> queue_;
+  std::condition_variable work_cv_;
+  std::vector<Item> queue_;
   bool stopping_ = false;
+  bool give_up_ = false;
   std::thread thread_;
 };
 
 struct WorkerOptions {
   std::string group = "leadflow-workers";
   Topics topics;
-  int concurrency = 64;  // auctions at once
-  int max_attempts = 3;  // auctions of one lead that may throw before it is recorded failed
+  int concurrency = 4096;  // auctions in flight at once
+  int max_attempts = 3;    // auctions of one lead that may fail before it is recorded failed
 };
 
-/// A distribution worker: consumes leads, records them pending, runs auctions on a pool of
-/// threads, records outcomes, publishes them, and commits offsets only after the outcome is
-/// recorded (at-least-once; the store keeps a redelivered lead from being sold twice).
-/// start()/stop() from one thread; stop() finishes what is in flight and commits. Pauses (a store
-/// it cannot reach) and the decide time it measures run on `clock`.
+/// A distribution worker: consumes leads, records them pending, hands them to the decider
+/// (auctions run as events, thousands at once), records outcomes in batches, publishes them, and
+/// commits offsets only after the outcome is recorded (at-least-once; the store keeps a
+/// redelivered lead from being sold twice). Backpressure: at most `concurrency` auctions are in
+/// flight, and the worker reads ahead at most one batch beyond them (min(256, concurrency)
+/// records); the queue, not memory, holds the backlog. start()/stop() from one thread; stop() finishes what is in flight and commits.
+/// Pauses (a store it cannot reach) and the decide time it measures run on `clock`.
 class Worker {
  public:
   Worker(LeadQueue& queue, Store& store, LeadDecider& distributor, OutcomePublisher& publisher,
@@ -63,6 +71,9 @@ class Worker {
   void start();
   void stop();
   bool healthy() const { return healthy_.load(); }
+  /// Records held now: auctions in flight (at most the concurrency), the read-ahead waiting
+  /// beside them (at most one batch), leads being recorded.
+  int held() const;
 
  private:
   struct Job {
@@ -72,12 +83,18 @@ class Worker {
     bool already_decided = false;  // a redelivery of a decided lead: answer, sell nothing
   };
   void consume_loop();
-  void auction_loop();
-  void finish(const QueueRecord& record);
+  void start_job(std::shared_ptr<Job> job);
+  void on_decided(std::shared_ptr<Job> job, Decision decision);
+  void record(std::shared_ptr<Job> job, Distribution d);
+  /// Retry topic, or failed and dead-lettered after the last attempt. Blocking.
+  void set_aside(std::shared_ptr<Job> job, const std::string& error);
+  /// Back to the retry topic under the same attempt number. Blocking.
+  void defer(std::shared_ptr<Job> job, const std::string& error);
+  /// A held record is over: commit its offset if `done`, start the next lead waiting if it was
+  /// `started`, and let the consumer read one more.
+  void release(const QueueRecord& record, bool done, bool started = true);
   void apply_commits();
   void drain_for_rebalance();
-  /// The auction's outcome; nullopt when it threw and the lead went to the retry topic.
-  std::optional<Distribution> decide_or_set_aside(const Job& job);
   void publish_stored(const std::string& lead_id);
 
   LeadQueue& queue_;
@@ -87,18 +104,18 @@ class Worker {
   const Clock& clock_;
   WorkerOptions options_;
   OutcomeRecorder recorder_;
+  BlockingPool side_{2};  // produce to the retry and dead-letter topics, re-announcements
 
   std::unique_ptr<QueueConsumer> consumer_;
   std::atomic<bool> stopping_{false};
   std::atomic<bool> healthy_{true};
   std::thread consume_thread_;
-  std::vector<std::thread> auction_threads_;
 
-  std::mutex jobs_mu_;
-  std::condition_variable jobs_cv_, space_cv_, drained_cv_;
-  std::deque<Job> jobs_;
-  int busy_ = 0;
-  bool consumer_done_ = false;
+  mutable std::mutex held_mu_;
+  std::condition_variable space_cv_;
+  int held_ = 0;     // records from the poll until their offset is done
+  int running_ = 0;  // of which started (at most the concurrency)
+  std::deque<std::shared_ptr<Job>> waiting_;  // read ahead, not started yet
 
   std::mutex offsets_mu_;
   std::map<std::pair<std::string, int>, OffsetTracker> trackers_;

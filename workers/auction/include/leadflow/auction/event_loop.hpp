@@ -1,0 +1,92 @@
+#pragma once
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "leadflow/base/clock.hpp"
+
+namespace leadflow {
+
+/// Threads for calls that block (the store, the queue's producer), so that the event loop that
+/// drives auctions never waits on them. Tasks run in the order given, on any of `threads`.
+/// Thread-safe; the destructor runs what is queued, then joins.
+class BlockingPool {
+ public:
+  explicit BlockingPool(int threads);
+  ~BlockingPool();
+  BlockingPool(const BlockingPool&) = delete;
+  BlockingPool& operator=(const BlockingPool&) = delete;
+  void run(std::function<void()> task);
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> tasks_;
+  bool stopping_ = false;
+  std::vector<std::thread> threads_;
+};
+
+/// The thread that runs auctions as events: answers from buyers (HTTP client callbacks), timers
+/// on a Clock (a pause between re-asks, the auction deadline), and the continuations of blocking
+/// store calls, which run on its own BlockingPool. One thread serves thousands of auctions; an
+/// auction holds memory, never a thread.
+///
+/// Time: timers run on `clock`. While some auction is waiting (hold()) and no blocking call is
+/// out, the loop waits on the clock, so a simulated clock jumps straight to the next buyer's
+/// answer or timer. While a blocking call is out, or nothing is held, it waits in real time for
+/// the next event: a simulated clock never runs ahead of a store call in progress.
+///
+/// post() and blocking() are thread-safe; at()/cancel() are for the loop thread only. Events
+/// posted after the loop is destroyed are dropped (an HTTP answer arriving late is harmless).
+class EventLoop {
+ public:
+  using Task = std::function<void()>;
+  using TimerId = std::uint64_t;
+
+  EventLoop(const Clock& clock, int blocking_threads);
+  ~EventLoop();
+  EventLoop(const EventLoop&) = delete;
+  EventLoop& operator=(const EventLoop&) = delete;
+
+  /// Runs `task` on the loop thread, after the events already posted.
+  void post(Task task);
+  /// A function that posts to this loop and stays safe to call after the loop is gone.
+  std::function<void(Task)> poster() const;
+  /// Runs `work` on the blocking pool; the Task it returns then runs on the loop.
+  void blocking(std::function<Task()> work);
+  /// Runs `task` on the loop once the clock reaches `at`. Loop thread only.
+  TimerId at(SteadyTime at, Task task);
+  /// Forgets a timer that has not run. Loop thread only.
+  void cancel(TimerId id);
+  /// Something (an auction) waits for events driven by the clock; release() when it no longer does.
+  void hold();
+  void release();
+  const Clock& clock() const { return clock_; }
+
+ private:
+  struct Core {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::deque<Task> events;
+    int blocking_out = 0;
+    int held = 0;
+    bool stopping = false;
+  };
+  void run();
+
+  const Clock& clock_;
+  std::shared_ptr<Core> core_;
+  std::multimap<SteadyTime, std::pair<TimerId, Task>> timers_;  // loop thread only
+  std::map<TimerId, std::multimap<SteadyTime, std::pair<TimerId, Task>>::iterator> timer_index_;
+  TimerId next_timer_ = 1;
+  BlockingPool pool_;
+  std::thread thread_;  // last: starts once everything above exists
+};
+
+}  // namespace leadflow
