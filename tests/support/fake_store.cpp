@@ -152,8 +152,8 @@ StoreStatus FakeStore::record_post_intent(const PostIntent& p, std::span<const C
   }
   return s;
 }
-std::optional<PostIntent> FakeStore::get_post_intent(std::string_view lead_id) {
-  return down() ? std::nullopt : real_->get_post_intent(lead_id);
+Lookup<PostIntent> FakeStore::get_post_intent(std::string_view lead_id) {
+  return lookup_fails() ? Lookup<PostIntent>{} : real_->get_post_intent(lead_id);
 }
 std::vector<StoreStatus> FakeStore::record_outcomes(std::span<const OutcomeRecord> outcomes) {
   if (down()) return std::vector<StoreStatus>(outcomes.size(), StoreStatus::kUnavailable);

@@ -192,7 +192,7 @@ TEST_F(DistributorTest, APostNeverAnsweredStopsTheAuctionAndTheRetryAsksThatBuye
   EXPECT_EQ(http_.count(late.post_url), 9u);
   for (const auto& p : http_.requests_to(late.post_url)) EXPECT_EQ(p.header("Idempotency-Key"), lead.id);
   EXPECT_EQ(clock_.elapsed(), 10600ms);
-  const auto intent = store_.get_post_intent(lead.id);
+  const auto intent = store_.get_post_intent(lead.id).value;
   ASSERT_TRUE(intent);
   EXPECT_EQ(intent->buyer_id, late.id);
 
@@ -227,6 +227,28 @@ TEST_F(DistributorTest, ALeadRedeliveredMidPostIsRepostedToTheBuyerOfItsIntent) 
   const json body = json::parse(http_.requests()[0].request.body);
   EXPECT_EQ(body["ping_id"], "pg_before_crash");
   EXPECT_EQ(body["price"], 17.0);
+}
+
+TEST_F(DistributorTest, ALeadWhoseIntentTheStoreCannotReadIsDeferredNotOfferedToAnother) {
+  const Buyer holder = add_buyer("holder"), other = add_buyer("other");
+  http_.answer(holder.post_url, FakeAnswer::accept("held"));
+  http_.answer(other.ping_url, FakeAnswer::bid(30.00));
+  http_.answer(other.post_url, FakeAnswer::accept());
+  const Lead lead = add_lead(16);
+  ASSERT_EQ(store_.record_post_intent({lead.id, holder.id, 1700, "pg_before_crash", clock_.now_ms()}, {}),
+            StoreStatus::kOk);
+  // Redelivered while the store cannot say whether the lead has an intent: "no intent" would
+  // offer it to the best bidder although `holder` may already have it.
+  store_.fail_next_lookups(1);
+
+  EXPECT_THROW(distributor().decide_and_wait(lead), AuctionDeferred);
+  EXPECT_EQ(http_.requests().size(), 0u) << "a buyer was asked before the intent could be read";
+
+  // Once the store answers, the buyer of the intent is asked first, as after any crash.
+  const Distribution d = distributor().decide_and_wait(lead);
+  EXPECT_EQ(d.status, DeliveryStatus::kDelivered);
+  EXPECT_EQ(d.buyer_id, holder.id);
+  EXPECT_EQ(http_.count(other.post_url), 0u);
 }
 
 void capped(Buyer& b) { b.caps = {{"daily", 100}}; }

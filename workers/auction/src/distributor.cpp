@@ -202,9 +202,12 @@ class Auction : public std::enable_shared_from_this<Auction> {
   EventLoop::Task prepare() {
     buyers_ = dist_.buyers_.snapshot();
     if (!lead_.campaign_id.empty()) campaign_ = dist_.campaigns_.find(lead_.campaign_id);
-    auto intent = dist_.store_.get_post_intent(lead_.id);
-    if (!intent) return step([this] { eligibility(); });
-    return step([this, intent = std::move(*intent)] {
+    Lookup<PostIntent> found = dist_.store_.get_post_intent(lead_.id);
+    // A store that cannot say whether the lead has an intent cannot say whether a buyer may
+    // already hold it: no other buyer may be asked until it can.
+    if (found.status == StoreStatus::kUnavailable) return step([this] { defer(); });
+    if (!found.value) return step([this] { eligibility(); });
+    return step([this, intent = std::move(*found.value)] {
       deadline_timer_ = loop_.at(deadline_, step([this] { on_deadline(); }));
       // A redelivered lead whose post may have reached a buyer: ask that buyer again first, with
       // the same Idempotency-Key, so a buyer that already took it answers the same and nobody

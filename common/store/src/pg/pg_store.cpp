@@ -470,8 +470,8 @@ class PgStore final : public Store, private PgCalls {
     });
   }
 
-  std::optional<PostIntent> get_post_intent(std::string_view lead_id) override {
-    return read_one<PostIntent>(
+  Lookup<PostIntent> get_post_intent(std::string_view lead_id) override {
+    return lookup<PostIntent>(
         "get_post_intent",
         "SELECT lead_id, buyer_id, price_cents, ping_id, at FROM post_intents WHERE lead_id = $1",
         Params().add(lead_id), [](const Row& q) {

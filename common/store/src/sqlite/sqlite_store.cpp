@@ -593,8 +593,8 @@ class SqliteStore final : public Store, private SqliteCalls {
                      [&](Query& q) { q.bind(scope).bind(key); });
   }
 
-  std::optional<PostIntent> get_post_intent(std::string_view lead_id) override {
-    return read_optional<PostIntent>(
+  Lookup<PostIntent> get_post_intent(std::string_view lead_id) override {
+    return lookup<PostIntent>(
         "get_post_intent",
         "SELECT lead_id, buyer_id, price_cents, ping_id, at FROM post_intents WHERE lead_id = ?1",
         [&](Query& q) { q.bind(lead_id); },

@@ -168,7 +168,8 @@ class Store {
     for (const auto& w : writes) out.push_back(record_post_intent(w.intent, w.caps));
     return out;
   }
-  virtual std::optional<PostIntent> get_post_intent(std::string_view lead_id) = 0;
+  /// kUnavailable means the store could not say: the lead may have an intent.
+  virtual Lookup<PostIntent> get_post_intent(std::string_view lead_id) = 0;
 
   /// Writes outcomes in one transaction. A lead already decided keeps its first outcome (the
   /// result for it is kConflict); a sale is unique per lead by constraint, never by hope.
