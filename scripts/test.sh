@@ -5,6 +5,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/deps.sh" --test
+"$root/scripts/check_format.sh"
 "$root/scripts/build.sh"
 cd "${LEADFLOW_BUILD_DIR:-$root/build}"
 # CTest prints its summary ("100% tests passed, 0 tests failed out of N") at the end.

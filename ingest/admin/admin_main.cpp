@@ -10,14 +10,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "leadflow/domain/accounts.hpp"
-#include "leadflow/domain/buyer.hpp"
 #include "leadflow/base/clock.hpp"
 #include "leadflow/base/config.hpp"
 #include "leadflow/base/ids.hpp"
+#include "leadflow/domain/accounts.hpp"
+#include "leadflow/domain/buyer.hpp"
+#include "leadflow/domain/verticals.hpp"
 #include "leadflow/management/management.hpp"
 #include "leadflow/store/store.hpp"
-#include "leadflow/domain/verticals.hpp"
 
 namespace {
 
@@ -51,7 +51,8 @@ void print(const json& j) { std::printf("%s\n", j.dump(2).c_str()); }
 int report(const leadflow::Management::Created& c) {
   if (!c.errors.empty()) {
     json errors = json::array();
-    for (const auto& e : c.errors) errors.push_back({{"field", e.field}, {"code", e.code}, {"message", e.message}});
+    for (const auto& e : c.errors)
+      errors.push_back({{"field", e.field}, {"code", e.code}, {"message", e.message}});
     std::fprintf(stderr, "%s\n", json{{"errors", errors}}.dump(2).c_str());
     return 1;
   }
@@ -74,7 +75,10 @@ int main(int argc, char** argv) {
     if (a.rfind("--", 0) != 0 || i + 1 >= argc) return fail("expected --flag value, got " + a);
     flags[a.substr(2)] = argv[++i];
   }
-  auto flag = [&](const char* name) { auto it = flags.find(name); return it == flags.end() ? std::string() : it->second; };
+  auto flag = [&](const char* name) {
+    auto it = flags.find(name);
+    return it == flags.end() ? std::string() : it->second;
+  };
 
   std::string error;
   auto config = leadflow::load_config_from_environment(error);
@@ -90,14 +94,18 @@ int main(int argc, char** argv) {
   }
   if (command == "create-seller") return report(management.create_seller({{"name", flag("name")}}));
   if (command == "create-campaign") {
-    json body = {{"seller_id", flag("seller-id")}, {"name", flag("name")}, {"vertical", flag("vertical")}};
+    json body = {
+        {"seller_id", flag("seller-id")}, {"name", flag("name")}, {"vertical", flag("vertical")}};
     if (!flag("mode").empty()) body["mode"] = flag("mode");
     try {
-      if (!flag("sync-timeout-ms").empty()) body["sync_timeout_ms"] = std::stoi(flag("sync-timeout-ms"));
-      if (!flag("rate-limit-per-minute").empty()) body["rate_limit_per_minute"] = std::stoi(flag("rate-limit-per-minute"));
+      if (!flag("sync-timeout-ms").empty())
+        body["sync_timeout_ms"] = std::stoi(flag("sync-timeout-ms"));
+      if (!flag("rate-limit-per-minute").empty())
+        body["rate_limit_per_minute"] = std::stoi(flag("rate-limit-per-minute"));
       if (!flag("payout-model").empty() || !flag("payout-value").empty())
-        body["payout"] = {{"model", flag("payout-model").empty() ? "revshare" : flag("payout-model")},
-                          {"value", std::stod(flag("payout-value").empty() ? "70" : flag("payout-value"))}};
+        body["payout"] = {
+            {"model", flag("payout-model").empty() ? "revshare" : flag("payout-model")},
+            {"value", std::stod(flag("payout-value").empty() ? "70" : flag("payout-value"))}};
     } catch (const std::exception&) {
       return fail("numeric flags take numbers");
     }
@@ -123,7 +131,8 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (command == "revoke-api-key") {
-    if (store->revoke_api_key(flag("id"), leadflow::SystemClock::instance().now_ms()) != leadflow::StoreStatus::kOk)
+    if (store->revoke_api_key(flag("id"), leadflow::SystemClock::instance().now_ms()) !=
+        leadflow::StoreStatus::kOk)
       return fail("no such key: " + flag("id"));
     print({{"key_id", flag("id")}, {"revoked", true}});
     return 0;
@@ -136,7 +145,8 @@ int main(int argc, char** argv) {
   }
   if (command == "list-campaigns") {
     json out = json::array();
-    for (const auto& c : store->list_campaigns(flag("seller-id"))) out.push_back(leadflow::campaign_to_json(c));
+    for (const auto& c : store->list_campaigns(flag("seller-id")))
+      out.push_back(leadflow::campaign_to_json(c));
     print(out);
     return 0;
   }
@@ -149,9 +159,12 @@ int main(int argc, char** argv) {
     json out = json::array();
     for (std::size_t i = 0; i < doc.size(); ++i) {
       leadflow::FieldErrors errors;
-      leadflow::Buyer b = leadflow::buyer_from_json(doc[i], nullptr, config->allow_private_buyers, errors);
+      leadflow::Buyer b =
+          leadflow::buyer_from_json(doc[i], nullptr, config->allow_private_buyers, errors);
       for (std::size_t v = 0; v < b.verticals.size(); ++v)
-        if (!verticals.find(b.verticals[v])) errors.push_back({"verticals[" + std::to_string(v) + "]", "not_allowed", "unknown vertical"});
+        if (!verticals.find(b.verticals[v]))
+          errors.push_back(
+              {"verticals[" + std::to_string(v) + "]", "not_allowed", "unknown vertical"});
       if (!errors.empty()) {
         for (const auto& e : errors)
           std::fprintf(stderr, "buyer %zu: %s: %s\n", i, e.field.c_str(), e.message.c_str());
@@ -159,7 +172,8 @@ int main(int argc, char** argv) {
       }
       b.created_at_ms = b.updated_at_ms = leadflow::SystemClock::instance().now_ms();
       b.id = leadflow::new_id(leadflow::kBuyerPrefix, b.created_at_ms);
-      if (store->insert_buyer(b) != leadflow::StoreStatus::kOk) return fail("the store refused buyer " + std::to_string(i));
+      if (store->insert_buyer(b) != leadflow::StoreStatus::kOk)
+        return fail("the store refused buyer " + std::to_string(i));
       out.push_back(leadflow::buyer_to_json(b, true));
     }
     print(out);

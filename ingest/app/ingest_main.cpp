@@ -4,17 +4,20 @@
 #include <cstring>
 
 #include "leadflow/base/config.hpp"
-#include "leadflow/ingest_app/ingest_app.hpp"
 #include "leadflow/base/log.hpp"
 #include "leadflow/base/stop_signals.hpp"
+#include "leadflow/ingest_app/ingest_app.hpp"
 
 int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
-      std::puts("usage: leadflow-ingest\nConfigured by LEADFLOW_* environment variables; see README.md.");
+      std::puts(
+          "usage: leadflow-ingest\nConfigured by LEADFLOW_* environment variables; see README.md.");
       return 0;
     }
-    std::fprintf(stderr, "leadflow-ingest: unknown argument %s (configuration is by LEADFLOW_* variables)\n", argv[i]);
+    std::fprintf(
+        stderr, "leadflow-ingest: unknown argument %s (configuration is by LEADFLOW_* variables)\n",
+        argv[i]);
     return 2;
   }
   std::string error;

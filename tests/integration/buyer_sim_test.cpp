@@ -1,7 +1,7 @@
 // The buyer simulator on loopback, driven by a plain cpp-httplib client (independent of the
 // libcurl client it is used to test).
-#include <httplib.h>
 #include <fcntl.h>
+#include <httplib.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -28,9 +28,13 @@ using namespace std::chrono_literals;
 using json = nlohmann::json;
 
 json ping_body(int n) {
-  return json{{"ping_id", "pg_" + std::to_string(n)}, {"lead_id", "ld_" + std::to_string(n)},
-              {"vertical", "auto_insurance"}, {"zip_code", "94107"}, {"state", "CA"},
-              {"source", "web"}, {"custom_fields", {{"vehicle_year", 2019}}}};
+  return json{{"ping_id", "pg_" + std::to_string(n)},
+              {"lead_id", "ld_" + std::to_string(n)},
+              {"vertical", "auto_insurance"},
+              {"zip_code", "94107"},
+              {"state", "CA"},
+              {"source", "web"},
+              {"custom_fields", {{"vehicle_year", 2019}}}};
 }
 
 json post_body(int n, double price) {
@@ -96,7 +100,7 @@ TEST(BuyerSimTest, BidsAreDeterministicForASeed) {
     EXPECT_LE(bid, 20.0);
     EXPECT_DOUBLE_EQ(bid, std::round(bid * 100) / 100) << "bids are whole cents";
   }
-  EXPECT_GT(no_bids, 0);   // 20% no-bid rate over 40 pings
+  EXPECT_GT(no_bids, 0);  // 20% no-bid rate over 40 pings
   EXPECT_LT(no_bids, 40);
 }
 
@@ -297,7 +301,9 @@ TEST(BuyerSimTest, BindFailureThrows) {
 // The leadflow-buyer-sim tool as a user runs it: flags, the "listening" line, SIGTERM -> exit 0.
 class BuyerSimCliTest : public ::testing::Test {
  protected:
-  static std::string binary() { return std::string(LEADFLOW_BINARY_DIR) + "/workers/leadflow-buyer-sim"; }
+  static std::string binary() {
+    return std::string(LEADFLOW_BINARY_DIR) + "/workers/leadflow-buyer-sim";
+  }
 
   // Starts the tool; returns its pid and a stream of its stdout.
   pid_t spawn(std::vector<std::string> args, FILE** out, bool quiet_stderr = false) {
@@ -307,7 +313,8 @@ class BuyerSimCliTest : public ::testing::Test {
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
     posix_spawn_file_actions_addclose(&actions, pipe_fds[0]);
-    if (quiet_stderr) posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+    if (quiet_stderr)
+      posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
     args.insert(args.begin(), binary());
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());

@@ -57,21 +57,31 @@ TEST(Crash, Kill9LosesNoAcknowledgedLeadAndSellsNoneTwice) {
   Service svc = start_service(dir, key);
   const httplib::Headers auth = {{"Authorization", "Bearer " + key}};
   for (auto* sim : {first.get(), second.get()}) {
-    json buyer = {{"name", sim->name()}, {"verticals", {"auto_insurance"}},
-                  {"delivery", {{"mode", "ping_post"}, {"ping_url", sim->ping_url()}, {"post_url", sim->post_url()}}},
-                  {"duplicate_lookback_days", 0}};
-    ASSERT_EQ(client(dir, svc.port)->Post("/v1/buyers", auth, buyer.dump(), "application/json")->status, 201);
+    json buyer = {
+        {"name", sim->name()},
+        {"verticals", {"auto_insurance"}},
+        {"delivery",
+         {{"mode", "ping_post"}, {"ping_url", sim->ping_url()}, {"post_url", sim->post_url()}}},
+        {"duplicate_lookback_days", 0}};
+    ASSERT_EQ(
+        client(dir, svc.port)->Post("/v1/buyers", auth, buyer.dump(), "application/json")->status,
+        201);
   }
   // The winner rejects some posts, so fallbacks happen around the crash too.
   first->set_reject_rate(0.2);
   // Surface B's async campaign: its leads are answered from the event loop once the queue's
   // writer made them durable, a different path from Surface A's.
-  auto seller = client(dir, svc.port)->Post("/v1/sellers", auth, json{{"name", "Acme"}}.dump(), "application/json");
+  auto seller = client(dir, svc.port)
+                    ->Post("/v1/sellers", auth, json{{"name", "Acme"}}.dump(), "application/json");
   ASSERT_TRUE(seller && seller->status == 201);
-  json campaign = {{"seller_id", json::parse(seller->body)["data"]["seller_id"]}, {"name", "async"},
-                   {"vertical", "auto_insurance"}, {"mode", "async"}, {"rate_limit_per_minute", 1'000'000},
+  json campaign = {{"seller_id", json::parse(seller->body)["data"]["seller_id"]},
+                   {"name", "async"},
+                   {"vertical", "auto_insurance"},
+                   {"mode", "async"},
+                   {"rate_limit_per_minute", 1'000'000},
                    {"payout", {{"model", "revshare"}, {"value", 70}}}};
-  auto made = client(dir, svc.port)->Post("/v1/campaigns", auth, campaign.dump(), "application/json");
+  auto made =
+      client(dir, svc.port)->Post("/v1/campaigns", auth, campaign.dump(), "application/json");
   ASSERT_TRUE(made && made->status == 201) << (made ? made->body : "no answer");
   const std::string campaign_key = json::parse(made->body)["data"]["campaign_key"];
 
@@ -87,8 +97,10 @@ TEST(Crash, Kill9LosesNoAcknowledgedLeadAndSellsNoneTwice) {
         auto c = client(dir, svc.port);
         while (!stop) {
           auto r = surface_b
-                       ? c->Post("/api/v1/lead", sample_campaign_lead(salt++, campaign_key).dump(), "application/json")
-                       : c->Post("/v1/leads", {{"Authorization", "Bearer " + key}, {"Prefer", "respond-async"}},
+                       ? c->Post("/api/v1/lead", sample_campaign_lead(salt++, campaign_key).dump(),
+                                 "application/json")
+                       : c->Post("/v1/leads",
+                                 {{"Authorization", "Bearer " + key}, {"Prefer", "respond-async"}},
                                  sample_lead(salt++).dump(), "application/json");
           if (!r) continue;  // the process is gone: not acknowledged, not counted
           if (r->status == 202) {
@@ -127,14 +139,18 @@ TEST(Crash, Kill9LosesNoAcknowledgedLeadAndSellsNoneTwice) {
       }
       if (!pending.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
-    EXPECT_TRUE(pending.empty()) << pending.size() << " of " << acked.size() << " acknowledged leads never decided";
+    EXPECT_TRUE(pending.empty()) << pending.size() << " of " << acked.size()
+                                 << " acknowledged leads never decided";
 
     // No lead went to two buyers: every sale a buyer accepted (repeats of one Idempotency-Key
     // count once) is exactly one delivered lead in the store.
     int delivered = 0;
     std::string cursor;
     for (;;) {
-      auto r = c->Get(("/v1/leads?status=delivered&limit=100" + (cursor.empty() ? "" : "&cursor=" + cursor)).c_str(), auth);
+      auto r = c->Get(
+          ("/v1/leads?status=delivered&limit=100" + (cursor.empty() ? "" : "&cursor=" + cursor))
+              .c_str(),
+          auth);
       ASSERT_TRUE(r && r->status == 200);
       const json page = json::parse(r->body);
       for (const auto& lead : page["data"]) {
@@ -147,10 +163,10 @@ TEST(Crash, Kill9LosesNoAcknowledgedLeadAndSellsNoneTwice) {
     const auto sales = first->stats().accepted + second->stats().accepted;
     EXPECT_EQ(sales, static_cast<std::uint64_t>(delivered));
     EXPECT_GT(delivered, 0);
-    std::cout << "round " << round << ": acknowledged " << acked.size() << " (" << acked_b << " on Surface B)"
-              << ", delivered " << delivered
-              << ", duplicate posts absorbed by buyers " << first->stats().duplicate_posts + second->stats().duplicate_posts
-              << "\n";
+    std::cout << "round " << round << ": acknowledged " << acked.size() << " (" << acked_b
+              << " on Surface B)"
+              << ", delivered " << delivered << ", duplicate posts absorbed by buyers "
+              << first->stats().duplicate_posts + second->stats().duplicate_posts << "\n";
   }
   EXPECT_EQ(svc.process->terminate(std::chrono::seconds(20)), 0);  // SIGTERM: clean exit
 }

@@ -18,8 +18,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "leadflow/sim/buyer_sim.hpp"
 #include "leadflow/delivery/http_client.hpp"
+#include "leadflow/sim/buyer_sim.hpp"
 
 namespace leadflow {
 namespace {
@@ -55,9 +55,13 @@ HttpRequest ping_request(const BuyerSimulator& sim, int n = 1,
   HttpRequest r;
   r.url = sim.ping_url();
   r.headers = {{"Content-Type", "application/json"}};
-  r.body = json{{"ping_id", "pg_" + std::to_string(n)}, {"lead_id", "ld_" + std::to_string(n)},
-                {"vertical", "auto_insurance"}, {"zip_code", "94107"}, {"state", "CA"},
-                {"source", "web"}, {"custom_fields", json::object()}}
+  r.body = json{{"ping_id", "pg_" + std::to_string(n)},
+                {"lead_id", "ld_" + std::to_string(n)},
+                {"vertical", "auto_insurance"},
+                {"zip_code", "94107"},
+                {"state", "CA"},
+                {"source", "web"},
+                {"custom_fields", json::object()}}
                .dump();
   r.timeout = timeout;
   return r;
@@ -371,8 +375,10 @@ TEST(HttpClientTlsTest, HttpsWithVerificationOffForASelfSignedLoopbackBuyer) {
   const std::string dir = ::testing::TempDir();
   const std::string cert = dir + "/leadflow_sim_cert.pem";
   const std::string key = dir + "/leadflow_sim_key.pem";
-  const std::string cmd = "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 -subj /CN=localhost -keyout " +
-                          key + " -out " + cert + " >/dev/null 2>&1";
+  const std::string cmd =
+      "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 -subj "
+      "/CN=localhost -keyout " +
+      key + " -out " + cert + " >/dev/null 2>&1";
   if (std::system(cmd.c_str()) != 0) GTEST_SKIP() << "openssl CLI not available";
 
   BuyerSimOptions o;

@@ -1,7 +1,8 @@
-// leadflow's own HTTP/1.1 server (ingest/http/include/leadflow/http/server.hpp) over real TLS and plain TCP on
-// loopback: framing, keep-alive, pipelining, inline / async / blocking handlers, hostile input,
-// timeouts and stop(). The raw client below speaks bytes (through OpenSSL for TLS) so that the
-// tests can send what no well-behaved client would, and see exactly what the server writes.
+// leadflow's own HTTP/1.1 server (ingest/http/include/leadflow/http/server.hpp) over real TLS and
+// plain TCP on loopback: framing, keep-alive, pipelining, inline / async / blocking handlers,
+// hostile input, timeouts and stop(). The raw client below speaks bytes (through OpenSSL for TLS)
+// so that the tests can send what no well-behaved client would, and see exactly what the server
+// writes.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -225,7 +226,8 @@ class DelayedAnswerer {
 
 SSL_CTX* client_tls() {
   static const std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> ctx = [] {
-    std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> c(SSL_CTX_new(TLS_client_method()), &SSL_CTX_free);
+    std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> c(SSL_CTX_new(TLS_client_method()),
+                                                        &SSL_CTX_free);
     SSL_CTX_set_verify(c.get(), SSL_VERIFY_NONE, nullptr);  // self-signed
     // exchange_nonblocking retries writes from a moved-on offset of the same buffer.
     SSL_CTX_set_mode(c.get(), SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
@@ -386,7 +388,8 @@ class RawClient {
       const std::size_t left = bytes.size() - off;
       if (ssl_) {
         ERR_clear_error();
-        const int n = SSL_write(ssl_, bytes.data() + off, static_cast<int>(std::min<std::size_t>(left, 1 << 20)));
+        const int n = SSL_write(ssl_, bytes.data() + off,
+                                static_cast<int>(std::min<std::size_t>(left, 1 << 20)));
         if (n <= 0) {
           error_ = "SSL_write failed";
           return false;
@@ -465,13 +468,17 @@ class RawClient {
         if (ssl_) {
           ERR_clear_error();
           const int n = SSL_write(ssl_, bytes.data() + off, static_cast<int>(chunk));
-          if (n > 0) off += static_cast<std::size_t>(n);
-          else if (const int e = SSL_get_error(ssl_, n); e != SSL_ERROR_WANT_WRITE && e != SSL_ERROR_WANT_READ)
+          if (n > 0)
+            off += static_cast<std::size_t>(n);
+          else if (const int e = SSL_get_error(ssl_, n);
+                   e != SSL_ERROR_WANT_WRITE && e != SSL_ERROR_WANT_READ)
             closed = true;
         } else {
           const ssize_t n = ::send(fd_, bytes.data() + off, chunk, MSG_NOSIGNAL);
-          if (n > 0) off += static_cast<std::size_t>(n);
-          else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) closed = true;
+          if (n > 0)
+            off += static_cast<std::size_t>(n);
+          else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+            closed = true;
         }
       }
       for (;;) {  // everything readable now, including what OpenSSL already holds
@@ -543,9 +550,12 @@ class RawClient {
 
 std::ostream& operator<<(std::ostream& os, RawClient::Eof e) {
   switch (e) {
-    case RawClient::Eof::kClosed: return os << "closed";
-    case RawClient::Eof::kTimeout: return os << "still open (timed out)";
-    case RawClient::Eof::kData: return os << "sent more data";
+    case RawClient::Eof::kClosed:
+      return os << "closed";
+    case RawClient::Eof::kTimeout:
+      return os << "still open (timed out)";
+    case RawClient::Eof::kData:
+      return os << "sent more data";
   }
   return os;
 }
@@ -556,8 +566,9 @@ std::string get_request(const std::string& target, const std::string& extra_head
 
 std::string post_request(const std::string& target, const std::string& body,
                          const std::string& extra_headers = "") {
-  return "POST " + target + " HTTP/1.1\r\nHost: localhost\r\nContent-Length: " +
-         std::to_string(body.size()) + "\r\n" + extra_headers + "\r\n" + body;
+  return "POST " + target +
+         " HTTP/1.1\r\nHost: localhost\r\nContent-Length: " + std::to_string(body.size()) + "\r\n" +
+         extra_headers + "\r\n" + body;
 }
 
 RawResponse roundtrip(RawClient& c, const std::string& request, bool head = false) {
@@ -630,8 +641,9 @@ TEST(HttpServer, GetPostAndHeadOverTls) {
   EXPECT_EQ(r.status_line, "HTTP/1.1 200 OK");
   EXPECT_EQ(r.header("content-length"), "11");
   EXPECT_EQ(r.header("content-type"), "text/plain");
-  EXPECT_TRUE(std::regex_match(r.header("date"),
-                               std::regex(R"([A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT)")))
+  EXPECT_TRUE(std::regex_match(
+      r.header("date"),
+      std::regex(R"([A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT)")))
       << r.header("date");
   EXPECT_FALSE(r.has("connection"));  // keep-alive is HTTP/1.1's default: nothing to say
   EXPECT_EQ(r.body, "hello world");
@@ -644,7 +656,8 @@ TEST(HttpServer, GetPostAndHeadOverTls) {
 
   // HEAD: GET's headers, no body. The GET sent right behind it must read as the next answer,
   // which it would not if body bytes had leaked.
-  ASSERT_TRUE(c.send("HEAD /hello HTTP/1.1\r\nHost: localhost\r\n\r\n" + get_request("/echo?t=after-head")));
+  ASSERT_TRUE(c.send("HEAD /hello HTTP/1.1\r\nHost: localhost\r\n\r\n" +
+                     get_request("/echo?t=after-head")));
   const RawResponse head = c.read_response(/*head=*/true);
   ASSERT_TRUE(head.ok) << head.error;
   EXPECT_EQ(head.status_line, "HTTP/1.1 200 OK");
@@ -727,7 +740,8 @@ TEST(HttpServer, KeepAliveServesAHundredRequestsOnOneTlsConnection) {
   for (int i = 0; i < 100; ++i) {
     const bool post = i % 2 == 1;
     const std::string token = "k" + std::to_string(i);
-    const RawResponse r = roundtrip(c, post ? post_request("/inline", token) : get_request("/echo?t=" + token));
+    const RawResponse r =
+        roundtrip(c, post ? post_request("/inline", token) : get_request("/echo?t=" + token));
     ASSERT_TRUE(r.ok) << "request " << i << ": " << r.error;
     ASSERT_EQ(r.body, (post ? "inline:" : "get:") + token) << "request " << i;
     ASSERT_FALSE(r.has("connection")) << "request " << i;
@@ -764,7 +778,8 @@ TEST(HttpServer, ConnectionCloseOnHttp11ClosesAfterTheAnswer) {
   ASSERT_TRUE(c.connect(server->port(), true)) << c.error();
   ASSERT_TRUE(roundtrip(c, get_request("/hello")).ok);
   // Pipelined behind the "close" request: must never be answered.
-  ASSERT_TRUE(c.send(post_request("/echo", "last", "Connection: close\r\n") + get_request("/echo?t=never")));
+  ASSERT_TRUE(c.send(post_request("/echo", "last", "Connection: close\r\n") +
+                     get_request("/echo?t=never")));
   const RawResponse r = c.read_response();
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(r.body, "post:last");
@@ -786,7 +801,8 @@ TEST(HttpServer, PipelinedRequestsAreAnsweredInOrder) {
   RawClient c;
   ASSERT_TRUE(c.connect(server->port(), true)) << c.error();
   // The first answer is the slowest: order must come from the connection, not from timing.
-  ASSERT_TRUE(c.send(post_request("/slow", "one") + get_request("/echo?t=two") + post_request("/inline", "three")));
+  ASSERT_TRUE(c.send(post_request("/slow", "one") + get_request("/echo?t=two") +
+                     post_request("/inline", "three")));
   const char* expected[] = {"slow:one", "get:two", "inline:three"};
   for (const char* want : expected) {
     const RawResponse r = c.read_response();
@@ -914,7 +930,8 @@ TEST(HttpServer, ManyConcurrentConnectionsEachGetTheirOwnAnswers) {
       for (int i = 0; i < kRequests; ++i) {
         const int kind = (t + i) % 3;
         // Unique per request, and of varying length so the async delays vary.
-        const std::string token = "c" + std::to_string(t) + "-r" + std::to_string(i) + std::string(i % 5, '+');
+        const std::string token =
+            "c" + std::to_string(t) + "-r" + std::to_string(i) + std::string(i % 5, '+');
         const RawResponse r = roundtrip(c, post_request(kRoutes[kind], token));
         if (!r.ok) return fail(r.error);
         if (r.status != 200 || r.body != kPrefixes[kind] + token)
@@ -946,20 +963,39 @@ std::vector<HostileCase> hostile_cases() {
   return {
       {"garbage request line", "\x01\x02\x03 garbage\r\n\r\n", 400, "method"},
       {"not http at all", "THIS IS NOT HTTP\r\n\r\n", 400, "target"},
-      {"header section over the limit", "GET /hello HTTP/1.1\r\n" + host + "X-Big: " + std::string(3000, 'a') + "\r\n\r\n", 431, "too large"},
-      {"too many header fields", "GET /hello HTTP/1.1\r\n" + host + many_fields + "\r\n", 431, "Too many"},
+      {"header section over the limit",
+       "GET /hello HTTP/1.1\r\n" + host + "X-Big: " + std::string(3000, 'a') + "\r\n\r\n", 431,
+       "too large"},
+      {"too many header fields", "GET /hello HTTP/1.1\r\n" + host + many_fields + "\r\n", 431,
+       "Too many"},
       // Only the headers go out: the server must not wait for a body it will refuse.
-      {"declared body over the limit", "POST /echo HTTP/1.1\r\n" + host + "Content-Length: 100000\r\n\r\n", 413, "Content-Length"},
-      {"chunk over the body limit", "POST /echo HTTP/1.1\r\n" + host + "Transfer-Encoding: chunked\r\n\r\n10000\r\n", 413, "limit"},
-      {"Content-Length with Transfer-Encoding", "POST /echo HTTP/1.1\r\n" + host + "Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400, "Transfer-Encoding"},
+      {"declared body over the limit",
+       "POST /echo HTTP/1.1\r\n" + host + "Content-Length: 100000\r\n\r\n", 413, "Content-Length"},
+      {"chunk over the body limit",
+       "POST /echo HTTP/1.1\r\n" + host + "Transfer-Encoding: chunked\r\n\r\n10000\r\n", 413,
+       "limit"},
+      {"Content-Length with Transfer-Encoding",
+       "POST /echo HTTP/1.1\r\n" + host +
+           "Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+       400, "Transfer-Encoding"},
       {"HTTP/2.0 request line", "GET /hello HTTP/2.0\r\n" + host + "\r\n", 505, "version"},
       {"HTTP/1.2 request line", "GET /hello HTTP/1.2\r\n" + host + "\r\n", 505, "version"},
-      {"target too long", "GET /" + std::string(1000, 'a') + " HTTP/1.1\r\n" + host + "\r\n", 414, "too long"},
-      {"invalid chunk size", "POST /echo HTTP/1.1\r\n" + host + "Transfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n", 400, "chunk"},
-      {"chunk data without CRLF", "POST /echo HTTP/1.1\r\n" + host + "Transfer-Encoding: chunked\r\n\r\n5\r\nhelloXX0\r\n\r\n", 400, "chunk"},
-      {"NUL in a header value", std::string("GET /hello HTTP/1.1\r\n") + host + std::string("X-Nul: a") + '\0' + "b\r\n\r\n", 400, "Control character"},
+      {"target too long", "GET /" + std::string(1000, 'a') + " HTTP/1.1\r\n" + host + "\r\n", 414,
+       "too long"},
+      {"invalid chunk size",
+       "POST /echo HTTP/1.1\r\n" + host +
+           "Transfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n",
+       400, "chunk"},
+      {"chunk data without CRLF",
+       "POST /echo HTTP/1.1\r\n" + host + "Transfer-Encoding: chunked\r\n\r\n5\r\nhelloXX0\r\n\r\n",
+       400, "chunk"},
+      {"NUL in a header value",
+       std::string("GET /hello HTTP/1.1\r\n") + host + std::string("X-Nul: a") + '\0' + "b\r\n\r\n",
+       400, "Control character"},
       {"HTTP/1.1 without Host", "GET /hello HTTP/1.1\r\n\r\n", 400, "Host"},
-      {"unsupported transfer coding", "POST /echo HTTP/1.1\r\n" + host + "Transfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n", 501, "not supported"},
+      {"unsupported transfer coding",
+       "POST /echo HTTP/1.1\r\n" + host + "Transfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n", 501,
+       "not supported"},
   };
 }
 
@@ -1021,8 +1057,8 @@ TEST_P(HostileInput, AnOversizedBodySentAnywayStillGetsIts413) {
   for (int i = 0; i < 10; ++i) {
     RawClient c;
     ASSERT_TRUE(c.connect(server->port(), tls)) << c.error();
-    ASSERT_TRUE(c.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(body.size()) +
-                       "\r\n\r\n" + body))
+    ASSERT_TRUE(c.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+                       std::to_string(body.size()) + "\r\n\r\n" + body))
         << c.error();
     const RawResponse r = c.read_response();
     ASSERT_TRUE(r.ok) << "try " << i << ": " << r.error;
@@ -1104,8 +1140,9 @@ TEST(HttpServer, ExpectContinueGetsA100BeforeTheBodyIsSent) {
   ASSERT_TRUE(c.connect(server->port(), true)) << c.error();
   for (const char* target : {"/echo", "/inline"}) {  // twice: each request gets its own 100
     SCOPED_TRACE(target);
-    ASSERT_TRUE(c.send(std::string("POST ") + target +
-                       " HTTP/1.1\r\nHost: localhost\r\nContent-Length: 11\r\nExpect: 100-continue\r\n\r\n"));
+    ASSERT_TRUE(c.send(
+        std::string("POST ") + target +
+        " HTTP/1.1\r\nHost: localhost\r\nContent-Length: 11\r\nExpect: 100-continue\r\n\r\n"));
     const RawResponse interim = c.read_response();  // the body has not been sent yet
     ASSERT_TRUE(interim.ok) << interim.error;
     EXPECT_EQ(interim.status_line, "HTTP/1.1 100 Continue");
@@ -1114,7 +1151,8 @@ TEST(HttpServer, ExpectContinueGetsA100BeforeTheBodyIsSent) {
     const RawResponse r = c.read_response();
     ASSERT_TRUE(r.ok) << r.error;
     EXPECT_EQ(r.status, 200);
-    EXPECT_EQ(r.body, std::string(target == std::string("/echo") ? "post:" : "inline:") + "hello world");
+    EXPECT_EQ(r.body,
+              std::string(target == std::string("/echo") ? "post:" : "inline:") + "hello world");
   }
   // A request without Expect on the same connection still works.
   const RawResponse r = roundtrip(c, post_request("/echo", "plain"));
@@ -1127,14 +1165,17 @@ TEST(HttpServer, ChunkedRequestBodyIsDechunkedForTheHandler) {
   Routes routes = base_routes();
   routes.post("/chunked", [&](const http::Request& req, http::Response& res) {
     saw_content_length = req.has_header("Content-Length");
-    res.set_content("got " + std::to_string(req.body().size()) + ":" + std::string(req.body()), "text/plain");
+    res.set_content("got " + std::to_string(req.body().size()) + ":" + std::string(req.body()),
+                    "text/plain");
   });
   auto server = start_server(std::move(routes), server_options(true));
   ASSERT_TRUE(server);
   RawClient c;
   ASSERT_TRUE(c.connect(server->port(), true)) << c.error();
-  const std::string head = "POST /chunked HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n";
-  RawResponse r = roundtrip(c, head + "5\r\nhello\r\n6;ext=1\r\n world\r\n0\r\nX-Trailer: t\r\n\r\n");
+  const std::string head =
+      "POST /chunked HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n";
+  RawResponse r =
+      roundtrip(c, head + "5\r\nhello\r\n6;ext=1\r\n world\r\n0\r\nX-Trailer: t\r\n\r\n");
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(r.body, "got 11:hello world");
   EXPECT_FALSE(saw_content_length.load());
@@ -1333,7 +1374,7 @@ TEST(HttpServer, HooksSeeEveryRequestIncludingRejectedOnes) {
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(r.status, 404);
   EXPECT_EQ(r.header("x-request-id"), "rq-2");
-  EXPECT_EQ(r.body, "problem: ");  // on_error ran; routing has no reason to give
+  EXPECT_EQ(r.body, "problem: ");                   // on_error ran; routing has no reason to give
   r = roundtrip(c, "GET /hello HTTP/1.1\r\n\r\n");  // no Host: rejected by the parser
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(r.status, 400);
@@ -1380,7 +1421,8 @@ TEST(HttpServer, ConnectionsBeyondTheLimitAreClosedAtOnce) {
   ASSERT_TRUE(extra.connect(server->port(), false)) << extra.error();  // the kernel accepts it
   EXPECT_EQ(extra.wait_closed(2000ms), RawClient::Eof::kClosed);
   held.front().reset();
-  EXPECT_TRUE(eventually([&] { return static_cast<bool>(serves_normally(server->port(), false)); }, 3000ms));
+  EXPECT_TRUE(eventually([&] { return static_cast<bool>(serves_normally(server->port(), false)); },
+                         3000ms));
 }
 
 // A client may send its request and then close its sending side: the request is still answered
@@ -1408,12 +1450,13 @@ TEST_P(HalfClose, TheRequestSentBeforeIsStillAnswered) {
 // 11. Multipart
 
 std::size_t count_parts(const std::vector<http::FormPart>& parts, std::string_view name) {
-  return static_cast<std::size_t>(
-      std::count_if(parts.begin(), parts.end(), [&](const http::FormPart& p) { return p.name == name; }));
+  return static_cast<std::size_t>(std::count_if(
+      parts.begin(), parts.end(), [&](const http::FormPart& p) { return p.name == name; }));
 }
 
 const http::FormPart& part_named(const std::vector<http::FormPart>& parts, std::string_view name) {
-  return *std::find_if(parts.begin(), parts.end(), [&](const http::FormPart& p) { return p.name == name; });
+  return *std::find_if(parts.begin(), parts.end(),
+                       [&](const http::FormPart& p) { return p.name == name; });
 }
 
 TEST(HttpServer, ParseMultipartReadsFieldsAndFiles) {
@@ -1428,8 +1471,9 @@ TEST(HttpServer, ParseMultipartReadsFieldsAndFiles) {
       "\r\n"
       "a,b\r\n1,2\r\n"
       "--XyZ--\r\n";
-  for (const char* ct : {"multipart/form-data; boundary=XyZ", "multipart/form-data; boundary=\"XyZ\"",
-                         "Multipart/Form-Data; BOUNDARY=XyZ; charset=utf-8"}) {
+  for (const char* ct :
+       {"multipart/form-data; boundary=XyZ", "multipart/form-data; boundary=\"XyZ\"",
+        "Multipart/Form-Data; BOUNDARY=XyZ; charset=utf-8"}) {
     SCOPED_TRACE(ct);
     std::vector<http::FormPart> out;
     ASSERT_TRUE(http::parse_multipart(ct, body, out));
@@ -1456,9 +1500,12 @@ TEST(HttpServer, ParseMultipartRejectsMalformedBodies) {
   const Case cases[] = {
       {"no closing delimiter", ct, part},
       {"delimiter without the closing dashes", ct, part + "\r\n--XyZ"},
-      {"missing name", ct, "--XyZ\r\nContent-Disposition: form-data; filename=\"a.txt\"\r\n\r\nv\r\n--XyZ--"},
-      {"no part headers end", ct, "--XyZ\r\nContent-Disposition: form-data; name=\"a\"\r\nvalue\r\n--XyZ--"},
-      {"unterminated quoted name", ct, "--XyZ\r\nContent-Disposition: form-data; name=\"a\r\n\r\nv\r\n--XyZ--"},
+      {"missing name", ct,
+       "--XyZ\r\nContent-Disposition: form-data; filename=\"a.txt\"\r\n\r\nv\r\n--XyZ--"},
+      {"no part headers end", ct,
+       "--XyZ\r\nContent-Disposition: form-data; name=\"a\"\r\nvalue\r\n--XyZ--"},
+      {"unterminated quoted name", ct,
+       "--XyZ\r\nContent-Disposition: form-data; name=\"a\r\n\r\nv\r\n--XyZ--"},
       {"body without the boundary", ct, "just some text"},
       {"no boundary parameter", "multipart/form-data", part + "\r\n--XyZ--"},
       {"garbage after a delimiter", ct, "--XyZ garbage\r\n"},
@@ -1474,8 +1521,9 @@ TEST(HttpServer, MultipartPostReachesTheHandlerParsed) {
   routes.post("/upload", [](const http::Request& req, http::Response& res) {
     const http::FormPart& title = part_named(req.form_parts(), "title");
     const http::FormPart& file = part_named(req.form_parts(), "file");
-    res.set_content(title.content + "|" + file.filename + "|" + file.content_type + "|" + file.content,
-                    "text/plain");
+    res.set_content(
+        title.content + "|" + file.filename + "|" + file.content_type + "|" + file.content,
+        "text/plain");
   });
   auto server = start_server(std::move(routes), server_options(true));
   ASSERT_TRUE(server);
@@ -1544,7 +1592,8 @@ TEST(HttpServer, ThrowingHandlerWithoutOnExceptionGivesABare500) {
   routes.get("/hello", [](const http::Request&, http::Response& res) {
     res.set_content("hello world", "text/plain");
   });
-  routes.get("/throw", [](const http::Request&, http::Response&) { throw std::logic_error("bad"); });
+  routes.get("/throw",
+             [](const http::Request&, http::Response&) { throw std::logic_error("bad"); });
   auto server = start_server(std::move(routes), server_options(false));
   ASSERT_TRUE(server);
   RawClient c;
@@ -1557,7 +1606,6 @@ TEST(HttpServer, ThrowingHandlerWithoutOnExceptionGivesABare500) {
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(r.body, "hello world");
 }
-
 
 }  // namespace
 }  // namespace leadflow

@@ -19,8 +19,8 @@
 #include "child_process.hpp"
 // The adapter's header is private to common/ and integration tests do not have common/src on
 // their include path.
-#include "leadflow/queue/kafka_queue.hpp"
 #include "leadflow/base/log.hpp"
+#include "leadflow/queue/kafka_queue.hpp"
 
 namespace leadflow {
 namespace {

@@ -38,7 +38,8 @@ namespace {
 constexpr const char* kHowToProvideAServer =
     "no PostgreSQL server for the tests: set LEADFLOW_TEST_PG_URL to a superuser URL "
     "(postgresql://postgres@127.0.0.1:5432/postgres), or start one for this build with "
-    "scripts/pg_server.sh start " LEADFLOW_BINARY_DIR "/pg (ctest does this itself through its "
+    "scripts/pg_server.sh start " LEADFLOW_BINARY_DIR
+    "/pg (ctest does this itself through its "
     "postgres_start fixture)";
 
 /// The admin URL of the test server, or "" when none is configured.
@@ -190,10 +191,10 @@ class PgStore : public ::testing::Test {
   /// Ends every server process serving this test's database (as a server restart would).
   int kill_connections() {
     AdminConnection admin(db_->admin());
-    return std::stoi(admin.exec(
-        "SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity"
-        " WHERE datname = $1 AND pid <> pg_backend_pid()",
-        {db_->name()}));
+    return std::stoi(
+        admin.exec("SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                   " WHERE datname = $1 AND pid <> pg_backend_pid()",
+                   {db_->name()}));
   }
 
   /// Keeps new connections out of this test's database (or lets them in again).
@@ -257,9 +258,8 @@ TEST_F(PgStore, RecoversByItselfAfterItsConnectionsAreKilled) {
   // Killed again, a writer finds its way back too.
   ASSERT_GE(kill_connections(), 1);
   const Lead l = lead();
-  EXPECT_LT(failures_before_success([&] {
-              return store_->insert_leads(std::vector<Lead>{l}).size() == 1;
-            }),
+  EXPECT_LT(failures_before_success(
+                [&] { return store_->insert_leads(std::vector<Lead>{l}).size() == 1; }),
             3);
   EXPECT_EQ(store_->get_lead(l.id)->distribution.status, DeliveryStatus::kPending);
   EXPECT_EQ(store_->list_sellers().size(), 21u);
@@ -279,8 +279,7 @@ TEST_F(PgStore, AnswersQuicklyWhileTheDatabaseIsUnreachableAndRecoversAfter) {
   EXPECT_EQ(store_->buyer_bought_person("by_x", "a@example.com", "", 0), std::nullopt);
   EXPECT_EQ(store_->insert_seller(seller("During")), StoreStatus::kUnavailable);
   EXPECT_TRUE(store_->insert_leads(std::vector<Lead>{lead()}).empty());
-  EXPECT_EQ(store_->update_rate_bucket("key", [](RateBucketState&) {}),
-            StoreStatus::kUnavailable);
+  EXPECT_EQ(store_->update_rate_bucket("key", [](RateBucketState&) {}), StoreStatus::kUnavailable);
   EXPECT_LT(Clock::now() - started, std::chrono::seconds(5));
 
   allow_connections(true);
@@ -346,11 +345,17 @@ TEST_F(PgStore, CapReservationsOfTwoProcessesAdmitExactlyTheLimit) {
       Store& store = *stores[t % 2];
       start.arrive_and_wait();
       for (int i = 1 + t; i < kLeads; i += kThreads) {
-        switch (store.record_post_intent({leads[i].id, "by_shared", 500, "pg", kT0 + kHour},
-                                         caps)) {
-          case StoreStatus::kOk: ++admitted; break;
-          case StoreStatus::kLimitReached: ++refused; break;
-          default: ++failed; break;
+        switch (
+            store.record_post_intent({leads[i].id, "by_shared", 500, "pg", kT0 + kHour}, caps)) {
+          case StoreStatus::kOk:
+            ++admitted;
+            break;
+          case StoreStatus::kLimitReached:
+            ++refused;
+            break;
+          default:
+            ++failed;
+            break;
         }
       }
     });
@@ -397,10 +402,10 @@ int closed_port() {
 
 TEST(PgStoreOpen, AnUnreachableServerFailsFastWithoutEchoingThePassword) {
   const std::string port = std::to_string(closed_port());
-  for (const std::string& url : {"postgresql://leadflow:s3cret@127.0.0.1:" + port + "/leadflow",
-                                "postgres://leadflow:s3%63ret@127.0.0.1:" + port + "/leadflow",
-                                "postgresql://leadflow:s3cret@127.0.0.1:" + port +
-                                    "/leadflow?pool_size=3"}) {
+  for (const std::string& url :
+       {"postgresql://leadflow:s3cret@127.0.0.1:" + port + "/leadflow",
+        "postgres://leadflow:s3%63ret@127.0.0.1:" + port + "/leadflow",
+        "postgresql://leadflow:s3cret@127.0.0.1:" + port + "/leadflow?pool_size=3"}) {
     const auto started = Clock::now();
     std::string error;
     EXPECT_EQ(open_store(url, error), nullptr) << url;

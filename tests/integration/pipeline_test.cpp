@@ -35,7 +35,8 @@ class Pipeline : public ::testing::Test {
 };
 
 TEST_F(Pipeline, SellsToTheHighestBidderAndRecordsEveryAttempt) {
-  auto low = start_buyer("low", 10.00), high = start_buyer("high", 15.00), mid = start_buyer("mid", 12.00);
+  auto low = start_buyer("low", 10.00), high = start_buyer("high", 15.00),
+       mid = start_buyer("mid", 12.00);
   svc.add_buyer(*low);
   const std::string high_id = svc.add_buyer(*high);
   svc.add_buyer(*mid);
@@ -87,7 +88,8 @@ TEST_F(Pipeline, PingsCarryNoPersonalData) {
   const auto pings = sim->pings();
   ASSERT_EQ(pings.size(), 1u);
   const json ping = json::parse(pings[0].body);
-  for (const char* field : {"first_name", "last_name", "email", "phone", "ip_address", "user_agent"})
+  for (const char* field :
+       {"first_name", "last_name", "email", "phone", "ip_address", "user_agent"})
     EXPECT_FALSE(ping.contains(field)) << field;
   for (const char* value : {"Ada", "Lovelace", "ada2@example.com", "2022000002", "203.0.113.9"})
     EXPECT_EQ(pings[0].body.find(value), std::string::npos) << value;
@@ -108,7 +110,8 @@ TEST_F(Pipeline, FallsBackToTheNextBidderWhenTheWinnerRejects) {
   const json b = body_of(r);
   EXPECT_EQ(b["distribution"]["buyer_id"], second_id);
   EXPECT_EQ(b["distribution"]["price"], 11.0);
-  const json lead = body_of(svc.get("/v1/leads/" + std::string(b["lead_id"]), svc.operator_key()))["data"];
+  const json lead =
+      body_of(svc.get("/v1/leads/" + std::string(b["lead_id"]), svc.operator_key()))["data"];
   bool saw_rejection = false;
   for (const auto& a : lead["attempts"])
     if (a["kind"] == "post" && a["outcome"] == "rejected") {
@@ -120,7 +123,8 @@ TEST_F(Pipeline, FallsBackToTheNextBidderWhenTheWinnerRejects) {
 
 TEST_F(Pipeline, ASlowBuyerTimesOutAndTheOthersStillSell) {
   auto slow = start_buyer("slow", 50.00, 2000), quick = start_buyer("quick", 8.00);
-  const std::string slow_id = svc.add_buyer(*slow, "auto_insurance", {{"delivery", {{"timeout_ms", 200}}}});
+  const std::string slow_id =
+      svc.add_buyer(*slow, "auto_insurance", {{"delivery", {{"timeout_ms", 200}}}});
   const std::string quick_id = svc.add_buyer(*quick);
   const auto started = std::chrono::steady_clock::now();
   auto r = svc.post("/v1/leads", sample_lead(4), svc.operator_key());
@@ -128,7 +132,8 @@ TEST_F(Pipeline, ASlowBuyerTimesOutAndTheOthersStillSell) {
   ASSERT_EQ(r->status, 201) << r->body;
   EXPECT_EQ(body_of(r)["distribution"]["buyer_id"], quick_id);
   EXPECT_LT(took, std::chrono::milliseconds(1900));  // did not wait for the slow buyer's answer
-  const json lead = body_of(svc.get("/v1/leads/" + std::string(body_of(r)["lead_id"]), svc.operator_key()))["data"];
+  const json lead = body_of(
+      svc.get("/v1/leads/" + std::string(body_of(r)["lead_id"]), svc.operator_key()))["data"];
   bool saw_timeout = false;
   for (const auto& a : lead["attempts"])
     if (a["buyer_id"] == slow_id) saw_timeout = a["outcome"] == "timeout";
@@ -147,9 +152,10 @@ TEST_F(Pipeline, APostWithoutAnAnswerIsAskedAgainNotOfferedToTheNextBidder) {
   late->start();
   auto next = start_buyer("next", 9.00);
   // A fixed-price buyer is posted without a ping, so the one request that hangs is the post.
-  const std::string late_id = svc.add_buyer(
-      *late, "auto_insurance",
-      {{"delivery", {{"timeout_ms", 300}}}, {"pricing", {{"model", "fixed"}, {"price", 20.0}, {"min_bid", nullptr}}}});
+  const std::string late_id =
+      svc.add_buyer(*late, "auto_insurance",
+                    {{"delivery", {{"timeout_ms", 300}}},
+                     {"pricing", {{"model", "fixed"}, {"price", 20.0}, {"min_bid", nullptr}}}});
   svc.add_buyer(*next);
   late->set_hang_next(1);
   auto r = svc.post("/v1/leads", sample_lead(40), svc.operator_key());
@@ -159,7 +165,8 @@ TEST_F(Pipeline, APostWithoutAnAnswerIsAskedAgainNotOfferedToTheNextBidder) {
   EXPECT_EQ(next->stats().posts, 0u) << "the lead was offered to a second buyer";
   EXPECT_EQ(late->stats().accepted, 1u);
   EXPECT_GE(late->stats().duplicate_posts, 1u);  // the repeat got the first answer back
-  const json lead = body_of(svc.get("/v1/leads/" + std::string(body_of(r)["lead_id"]), svc.operator_key()))["data"];
+  const json lead = body_of(
+      svc.get("/v1/leads/" + std::string(body_of(r)["lead_id"]), svc.operator_key()))["data"];
   std::vector<std::string> outcomes;
   for (const auto& a : lead["attempts"])
     if (a["kind"] == "post") outcomes.push_back(a["outcome"]);
@@ -205,12 +212,15 @@ TEST_F(Pipeline, AFailingBuyerIsPausedAndTheOthersKeepSelling) {
   auto r = svc.post("/v1/leads", sample_lead(310), svc.operator_key());
   ASSERT_EQ(r->status, 201);
   EXPECT_EQ(broken->stats().pings, pinged);  // sat out this auction
-  const json lead = body_of(svc.get("/v1/leads/" + std::string(body_of(r)["lead_id"]), svc.operator_key()))["data"];
+  const json lead = body_of(
+      svc.get("/v1/leads/" + std::string(body_of(r)["lead_id"]), svc.operator_key()))["data"];
   bool unhealthy = false;
-  for (const auto& i : lead["ineligible_buyers"]) unhealthy = unhealthy || (i["buyer_id"] == broken_id && i["reason"] == "unhealthy");
+  for (const auto& i : lead["ineligible_buyers"])
+    unhealthy = unhealthy || (i["buyer_id"] == broken_id && i["reason"] == "unhealthy");
   EXPECT_TRUE(unhealthy) << lead.dump();
   auto m = svc.https()->Get("/metrics");
-  EXPECT_NE(m->body.find("leadflow_buyer_pauses_total{buyer_id=\"" + broken_id + "\"} 1"), std::string::npos);
+  EXPECT_NE(m->body.find("leadflow_buyer_pauses_total{buyer_id=\"" + broken_id + "\"} 1"),
+            std::string::npos);
 }
 
 TEST_F(Pipeline, RespondAsyncAnswers202AndTheLeadIsDecidedLater) {
@@ -265,7 +275,8 @@ TEST_F(Pipeline, IdempotencyKeyReplaysTheFirstAnswerAndNeverDistributesTwice) {
 
   auto different = svc.post("/v1/leads", sample_lead(21), svc.operator_key(), idem);
   EXPECT_EQ(different->status, 422);
-  auto bad = svc.post("/v1/leads", sample_lead(22), svc.operator_key(), {{"Idempotency-Key", std::string(300, 'k')}});
+  auto bad = svc.post("/v1/leads", sample_lead(22), svc.operator_key(),
+                      {{"Idempotency-Key", std::string(300, 'k')}});
   EXPECT_EQ(bad->status, 400);
 }
 
@@ -308,7 +319,8 @@ TEST_F(Pipeline, AuthenticationAndPermissionFailures) {
   const std::string seller = svc.add_seller();
   const std::string seller_key = svc.add_api_key({{"seller_id", seller}});
   EXPECT_EQ(svc.get("/v1/buyers", seller_key)->status, 403);  // buyers are operator-only
-  const std::string read_only = svc.add_api_key({{"seller_id", seller}, {"scopes", {"leads:read"}}});
+  const std::string read_only =
+      svc.add_api_key({{"seller_id", seller}, {"scopes", {"leads:read"}}});
   EXPECT_EQ(svc.post("/v1/leads", sample_lead(10), read_only)->status, 403);
 
   // Revocation takes effect at once.
@@ -317,14 +329,18 @@ TEST_F(Pipeline, AuthenticationAndPermissionFailures) {
   for (const auto& k : keys)
     if (k["seller_id"] == seller && k["scopes"].size() == 1) key_id = k["key_id"];
   ASSERT_FALSE(key_id.empty());
-  EXPECT_EQ(svc.https()->Delete(("/v1/api-keys/" + key_id).c_str(),
-                                {{"Authorization", "Bearer " + svc.operator_key()}})->status, 200);
+  EXPECT_EQ(svc.https()
+                ->Delete(("/v1/api-keys/" + key_id).c_str(),
+                         {{"Authorization", "Bearer " + svc.operator_key()}})
+                ->status,
+            200);
   EXPECT_EQ(svc.get("/v1/leads", read_only)->status, 401);
 }
 
 TEST_F(Pipeline, SellersSeeOnlyTheirOwnLeads) {
   const std::string a = svc.add_seller("A"), b = svc.add_seller("B");
-  const std::string key_a = svc.add_api_key({{"seller_id", a}}), key_b = svc.add_api_key({{"seller_id", b}});
+  const std::string key_a = svc.add_api_key({{"seller_id", a}}),
+                    key_b = svc.add_api_key({{"seller_id", b}});
   auto r = svc.post("/v1/leads", sample_lead(11), key_a, {{"Prefer", "respond-async"}});
   ASSERT_EQ(r->status, 202);
   const std::string id = body_of(r)["lead_id"];
@@ -345,8 +361,8 @@ TEST_F(Pipeline, ContentTypeAndSizeLimits) {
   auto too_big = svc.post("/v1/leads", big, svc.operator_key());
   ASSERT_TRUE(too_big);
   EXPECT_EQ(too_big->status, 413);
-  auto not_json = c->Post("/v1/leads", {{"Authorization", "Bearer " + svc.operator_key()}}, "{\"first_name\":",
-                          "application/json");
+  auto not_json = c->Post("/v1/leads", {{"Authorization", "Bearer " + svc.operator_key()}},
+                          "{\"first_name\":", "application/json");
   EXPECT_EQ(not_json->status, 400);
 }
 
@@ -372,7 +388,8 @@ TEST_F(Pipeline, ThePerKeyMinuteLimitIsEnforced) {
     ASSERT_EQ(r->status, 200);
     ++allowed;
   }
-  const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const double elapsed_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   ASSERT_TRUE(was_refused);
   EXPECT_GE(allowed, 100);
   EXPECT_LE(allowed, 100 + static_cast<int>(elapsed_s / 0.6) + 1);
@@ -388,38 +405,48 @@ TEST_F(Pipeline, ThePerKeyMinuteLimitIsEnforced) {
 
 TEST_F(Pipeline, ListsLeadsWithFiltersAndCursor) {
   for (int i = 0; i < 5; ++i)
-    ASSERT_EQ(svc.post("/v1/leads", sample_lead(100 + i, "solar"), svc.operator_key())->status, 201);
+    ASSERT_EQ(svc.post("/v1/leads", sample_lead(100 + i, "solar"), svc.operator_key())->status,
+              201);
   auto page1 = body_of(svc.get("/v1/leads?limit=2&vertical=solar", svc.operator_key()));
   ASSERT_EQ(page1["data"].size(), 2u);
   EXPECT_EQ(page1["has_more"], true);
-  auto page2 = body_of(svc.get("/v1/leads?limit=2&vertical=solar&cursor=" + std::string(page1["next_cursor"]),
-                               svc.operator_key()));
+  auto page2 = body_of(
+      svc.get("/v1/leads?limit=2&vertical=solar&cursor=" + std::string(page1["next_cursor"]),
+              svc.operator_key()));
   ASSERT_EQ(page2["data"].size(), 2u);
   EXPECT_GT(page1["data"][1]["lead_id"], page2["data"][0]["lead_id"]);  // newest first
   EXPECT_EQ(svc.get("/v1/leads?limit=500", svc.operator_key())->status, 400);
   EXPECT_EQ(svc.get("/v1/leads?status=sold", svc.operator_key())->status, 400);
   EXPECT_EQ(svc.get("/v1/leads?created_from=yesterday", svc.operator_key())->status, 400);
   EXPECT_EQ(svc.get("/v1/leads?colour=red", svc.operator_key())->status, 400);
-  EXPECT_EQ(body_of(svc.get("/v1/leads?status=unsold&vertical=solar", svc.operator_key()))["data"].size(), 5u);
+  EXPECT_EQ(
+      body_of(svc.get("/v1/leads?status=unsold&vertical=solar", svc.operator_key()))["data"].size(),
+      5u);
 }
 
 TEST_F(Pipeline, BuyersCanBeCreatedListedAndUpdated) {
   auto sim = start_buyer("b", 9.00);
-  const std::string id = svc.add_buyer(*sim, "auto_insurance",
-                                       {{"delivery", {{"headers", {{"X-Api-Key", "supersecretvalue1234"}}}}}});
+  const std::string id =
+      svc.add_buyer(*sim, "auto_insurance",
+                    {{"delivery", {{"headers", {{"X-Api-Key", "supersecretvalue1234"}}}}}});
   auto got = body_of(svc.get("/v1/buyers/" + id, svc.operator_key()))["data"];
   EXPECT_EQ(got["delivery"]["headers"]["X-Api-Key"], "****1234");  // masked when read back
   auto c = svc.https();
-  auto put = c->Put(("/v1/buyers/" + id).c_str(), {{"Authorization", "Bearer " + svc.operator_key()}},
-                    R"({"status": "paused"})", "application/json");
+  auto put =
+      c->Put(("/v1/buyers/" + id).c_str(), {{"Authorization", "Bearer " + svc.operator_key()}},
+             R"({"status": "paused"})", "application/json");
   ASSERT_EQ(put->status, 200) << put->body;
   EXPECT_EQ(body_of(put)["data"]["status"], "paused");
   EXPECT_EQ(body_of(put)["data"]["name"], "b");  // fields it did not name are kept
   auto list = body_of(svc.get("/v1/buyers?status=paused", svc.operator_key()));
   EXPECT_EQ(list["data"].size(), 1u);
-  auto bad = svc.post("/v1/buyers", {{"name", "x"}, {"verticals", {"auto_insurance"}},
-                                     {"delivery", {{"mode", "ping_post"}, {"ping_url", "ftp://x"}, {"post_url", "http://127.0.0.1:1/p"}}}},
-                      svc.operator_key());
+  auto bad = svc.post(
+      "/v1/buyers",
+      {{"name", "x"},
+       {"verticals", {"auto_insurance"}},
+       {"delivery",
+        {{"mode", "ping_post"}, {"ping_url", "ftp://x"}, {"post_url", "http://127.0.0.1:1/p"}}}},
+      svc.operator_key());
   ASSERT_EQ(bad->status, 400);
   EXPECT_EQ(body_of(bad)["errors"][0]["field"], "delivery.ping_url");
   EXPECT_EQ(svc.get("/v1/buyers/by_nope", svc.operator_key())->status, 404);

@@ -36,7 +36,8 @@ Topics contract_topics() {
 
 QueueFactory embedded_factory() {
   return {"embedded", [] {
-            std::string dir = (std::filesystem::temp_directory_path() / "leadflow-queue-XXXXXX").string();
+            std::string dir =
+                (std::filesystem::temp_directory_path() / "leadflow-queue-XXXXXX").string();
             EXPECT_NE(mkdtemp(dir.data()), nullptr);
             EmbeddedQueueOptions o;
             o.dir = dir + "/queue";
@@ -98,7 +99,9 @@ QueueFactory kafka_factory() {
 }
 
 QueueFactory fake_factory() {
-  return {"fake", [] { return QueueHandle{std::make_unique<testing::FakeQueue>(kPartitions), Topics{}, {}}; }};
+  return {"fake", [] {
+            return QueueHandle{std::make_unique<testing::FakeQueue>(kPartitions), Topics{}, {}};
+          }};
 }
 
 }  // namespace
@@ -134,7 +137,8 @@ TEST(FakeQueue, AJoiningMemberGetsPartitionsOnlyOnceTheirOwnerHasRevokedAndCommi
   EXPECT_FALSE(a->poll(0ms));  // the revoke: handler, commit, then the partitions are let go
   EXPECT_EQ(a->generation(), 1u);
   ASSERT_EQ(q.revokes().size(), 1u);
-  for (int p = 0; p < kPartitions; ++p) EXPECT_EQ(q.committed("g", t.leads, p), q.revokes()[0].committed.at({t.leads, p}));
+  for (int p = 0; p < kPartitions; ++p)
+    EXPECT_EQ(q.committed("g", t.leads, p), q.revokes()[0].committed.at({t.leads, p}));
 
   ASSERT_EQ(q.producer().produce(t.leads, "late", "late", 1s), ProduceStatus::kOk);
   std::vector<QueueRecord> after;

@@ -22,8 +22,8 @@
 #include <nlohmann/json.hpp>
 
 #include "child_process.hpp"
-#include "leadflow/domain/accounts.hpp"
 #include "leadflow/base/ids.hpp"
+#include "leadflow/domain/accounts.hpp"
 #include "leadflow/store/store.hpp"
 #include "service_fixture.hpp"
 
@@ -43,7 +43,8 @@ std::string pg_admin_url() {
 
 // psql runs the statement: the test needs no libpq of its own.
 bool psql(const std::string& url, const std::string& sql) {
-  const std::string cmd = "psql -q -v ON_ERROR_STOP=1 '" + url + "' -c \"" + sql + "\" >/dev/null 2>&1";
+  const std::string cmd =
+      "psql -q -v ON_ERROR_STOP=1 '" + url + "' -c \"" + sql + "\" >/dev/null 2>&1";
   return std::system(cmd.c_str()) == 0;
 }
 
@@ -69,7 +70,8 @@ struct Node {
     metrics_port = j.value("metrics_port", 0);
     // A restart keeps the ports, so clients (and the test's poster threads) need not look again.
     if (port != 0) env["LEADFLOW_LISTEN"] = "127.0.0.1:" + std::to_string(port);
-    if (metrics_port != 0) env["LEADFLOW_METRICS_LISTEN"] = "127.0.0.1:" + std::to_string(metrics_port);
+    if (metrics_port != 0)
+      env["LEADFLOW_METRICS_LISTEN"] = "127.0.0.1:" + std::to_string(metrics_port);
   }
 };
 
@@ -79,7 +81,8 @@ class ScaleOut : public ::testing::Test {
   virtual bool own_postgres() const { return false; }
 
   std::string pg_script(const std::string& verb) const {
-    return std::string(LEADFLOW_SOURCE_DIR) + "/scripts/pg_server.sh " + verb + " " + dir_.path() + "/pg";
+    return std::string(LEADFLOW_SOURCE_DIR) + "/scripts/pg_server.sh " + verb + " " + dir_.path() +
+           "/pg";
   }
 
   void SetUp() override {
@@ -96,15 +99,16 @@ class ScaleOut : public ::testing::Test {
            "LEADFLOW_TEST_PG_URL to an admin URL";
     database_ = "lf_scaleout_" + new_id("t").substr(2);
     for (auto& ch : database_) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    ASSERT_TRUE(psql(admin, "CREATE DATABASE " + database_)) << "cannot create a database at " << admin;
+    ASSERT_TRUE(psql(admin, "CREATE DATABASE " + database_))
+        << "cannot create a database at " << admin;
     admin_url_ = admin;
     store_url_ = with_database(admin, database_) + "?pool_size=4";
 
     kafka_ = std::make_unique<ChildProcess>(
         binary_path("leadflow-kafka-mock"),
-        std::vector<std::string>{"--exit-on-stdin-eof", "--brokers", "3", "--topic", "leadflow.leads:4", "--topic",
-                                 "leadflow.results:4", "--topic", "leadflow.leads.retry:4",
-                                 "--topic", "leadflow.leads.dead:1"},
+        std::vector<std::string>{"--exit-on-stdin-eof", "--brokers", "3", "--topic",
+                                 "leadflow.leads:4", "--topic", "leadflow.results:4", "--topic",
+                                 "leadflow.leads.retry:4", "--topic", "leadflow.leads.dead:1"},
         std::map<std::string, std::string>{});
     const std::string line = kafka_->read_line(30s);
     ASSERT_EQ(line.rfind("BOOTSTRAP ", 0), 0u) << line;
@@ -116,12 +120,9 @@ class ScaleOut : public ::testing::Test {
     sims_.push_back(start_buyer("low", 9.0, 5));
 
     const std::map<std::string, std::string> common = {
-        {"LEADFLOW_STORE", store_url_},
-        {"LEADFLOW_QUEUE", "kafka://" + bootstrap_},
-        {"LEADFLOW_QUEUE_PARTITIONS", "4"},
-        {"LEADFLOW_KAFKA_REPLICATION", "3"},
-        {"LEADFLOW_BOOTSTRAP_KEY", key_},
-        {"LEADFLOW_ALLOW_PRIVATE_BUYERS", "1"},
+        {"LEADFLOW_STORE", store_url_},     {"LEADFLOW_QUEUE", "kafka://" + bootstrap_},
+        {"LEADFLOW_QUEUE_PARTITIONS", "4"}, {"LEADFLOW_KAFKA_REPLICATION", "3"},
+        {"LEADFLOW_BOOTSTRAP_KEY", key_},   {"LEADFLOW_ALLOW_PRIVATE_BUYERS", "1"},
         {"LEADFLOW_LOG_LEVEL", "warn"}};
     for (int i = 0; i < 2; ++i) {
       Node n;
@@ -149,10 +150,12 @@ class ScaleOut : public ::testing::Test {
     for (auto& w : workers_) w.start();
 
     for (auto& sim : sims_) {
-      json buyer = {{"name", sim->name()},
-                    {"verticals", {"auto_insurance"}},
-                    {"delivery", {{"mode", "ping_post"}, {"ping_url", sim->ping_url()}, {"post_url", sim->post_url()}}},
-                    {"duplicate_lookback_days", 0}};
+      json buyer = {
+          {"name", sim->name()},
+          {"verticals", {"auto_insurance"}},
+          {"delivery",
+           {{"mode", "ping_post"}, {"ping_url", sim->ping_url()}, {"post_url", sim->post_url()}}},
+          {"duplicate_lookback_days", 0}};
       auto r = client(0)->Post("/v1/buyers", auth(), buyer.dump(), "application/json");
       ASSERT_TRUE(r && r->status == 201) << (r ? r->body : "no answer");
     }
@@ -167,7 +170,8 @@ class ScaleOut : public ::testing::Test {
                     worker_metric(1, "leadflow_leads_decided_total") <= 0;
          ++n) {
       ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the workers' group did not form";
-      auto r = client(0)->Post("/v1/leads", {{"Authorization", "Bearer " + key_}, {"Prefer", "respond-async"}},
+      auto r = client(0)->Post("/v1/leads",
+                               {{"Authorization", "Bearer " + key_}, {"Prefer", "respond-async"}},
                                sample_lead(900'000 + n).dump(), "application/json");
       ASSERT_TRUE(r && r->status == 202) << (r ? r->body : "no answer");
       std::this_thread::sleep_for(200ms);
@@ -253,10 +257,13 @@ class ScaleOut : public ::testing::Test {
   void stream_through(const std::function<void()>& fault) {
     // Surface A (blocking handlers) and Surface B's async campaign (answered from the event loop
     // by the producer's delivery report) side by side.
-    auto seller = client(0)->Post("/v1/sellers", auth(), json{{"name", "Acme"}}.dump(), "application/json");
+    auto seller =
+        client(0)->Post("/v1/sellers", auth(), json{{"name", "Acme"}}.dump(), "application/json");
     ASSERT_TRUE(seller && seller->status == 201);
-    json campaign = {{"seller_id", json::parse(seller->body)["data"]["seller_id"]}, {"name", "async"},
-                     {"vertical", "auto_insurance"}, {"mode", "async"},
+    json campaign = {{"seller_id", json::parse(seller->body)["data"]["seller_id"]},
+                     {"name", "async"},
+                     {"vertical", "auto_insurance"},
+                     {"mode", "async"},
                      {"payout", {{"model", "revshare"}, {"value", 70}}}};
     auto made = client(0)->Post("/v1/campaigns", auth(), campaign.dump(), "application/json");
     ASSERT_TRUE(made && made->status == 201) << (made ? made->body : "no answer");
@@ -280,8 +287,10 @@ class ScaleOut : public ::testing::Test {
           c.set_connection_timeout(1, 0);
           c.set_read_timeout(15, 0);
           auto r = surface_b
-                       ? c.Post("/api/v1/lead", sample_campaign_lead(salt++, campaign_key).dump(), "application/json")
-                       : c.Post("/v1/leads", {{"Authorization", "Bearer " + key_}, {"Prefer", "respond-async"}},
+                       ? c.Post("/api/v1/lead", sample_campaign_lead(salt++, campaign_key).dump(),
+                                "application/json")
+                       : c.Post("/v1/leads",
+                                {{"Authorization", "Bearer " + key_}, {"Prefer", "respond-async"}},
                                 sample_lead(salt++).dump(), "application/json");
           if (r && r->status == 202) {
             std::lock_guard lock(mu);
@@ -309,10 +318,13 @@ class ScaleOut : public ::testing::Test {
                                  << " acknowledged leads never reached a final status, e.g. "
                                  << missing.front();
     const auto twice = sold_twice();
-    EXPECT_TRUE(twice.empty()) << twice.size() << " leads were posted to two buyers, e.g. " << twice.front();
+    EXPECT_TRUE(twice.empty()) << twice.size() << " leads were posted to two buyers, e.g. "
+                               << twice.front();
     double redeliveries = 0;
-    for (int i = 0; i < 2; ++i) redeliveries += std::max(0.0, worker_metric(i, "leadflow_worker_redeliveries_total"));
-    std::cout << "acknowledged " << acked.size() << " (" << acked_b << " on Surface B), not acknowledged " << refused
+    for (int i = 0; i < 2; ++i)
+      redeliveries += std::max(0.0, worker_metric(i, "leadflow_worker_redeliveries_total"));
+    std::cout << "acknowledged " << acked.size() << " (" << acked_b
+              << " on Surface B), not acknowledged " << refused
               << ", duplicates delivered to workers " << redeliveries << "\n";
   }
 
@@ -335,7 +347,8 @@ TEST_F(ScaleOut, SyncAnswersComeBackThroughEitherIngestWhicheverWorkerDecides) {
   }
 
   // Async on Surface A: 202, then the lead reads as delivered from the other ingest.
-  auto r = client(0)->Post("/v1/leads", {{"Authorization", "Bearer " + key_}, {"Prefer", "respond-async"}},
+  auto r = client(0)->Post("/v1/leads",
+                           {{"Authorization", "Bearer " + key_}, {"Prefer", "respond-async"}},
                            sample_lead(100).dump(), "application/json");
   ASSERT_TRUE(r && r->status == 202) << (r ? r->body : "no answer");
   const std::string id = json::parse(r->body)["lead_id"];
@@ -345,16 +358,21 @@ TEST_F(ScaleOut, SyncAnswersComeBackThroughEitherIngestWhicheverWorkerDecides) {
   EXPECT_EQ(json::parse(got->body)["data"]["distribution"]["delivery_status"], "delivered");
 
   // Surface B, sync and async campaigns.
-  auto seller = client(0)->Post("/v1/sellers", auth(), json{{"name", "Acme"}}.dump(), "application/json");
+  auto seller =
+      client(0)->Post("/v1/sellers", auth(), json{{"name", "Acme"}}.dump(), "application/json");
   ASSERT_TRUE(seller && seller->status == 201);
   const std::string seller_id = json::parse(seller->body)["data"]["seller_id"];
   for (const std::string mode : {"sync", "async"}) {
-    json body = {{"seller_id", seller_id}, {"name", mode}, {"vertical", "auto_insurance"}, {"mode", mode},
+    json body = {{"seller_id", seller_id},
+                 {"name", mode},
+                 {"vertical", "auto_insurance"},
+                 {"mode", mode},
                  {"payout", {{"model", "revshare"}, {"value", 70}}}};
     auto c = client(1)->Post("/v1/campaigns", auth(), body.dump(), "application/json");
     ASSERT_TRUE(c && c->status == 201) << (c ? c->body : "no answer");
     const std::string campaign_key = json::parse(c->body)["data"]["campaign_key"];
-    auto p = client(0)->Post("/api/v1/lead", sample_campaign_lead(mode == "sync" ? 200 : 201, campaign_key).dump(),
+    auto p = client(0)->Post("/api/v1/lead",
+                             sample_campaign_lead(mode == "sync" ? 200 : 201, campaign_key).dump(),
                              "application/json");
     ASSERT_TRUE(p) << "no answer";
     EXPECT_EQ(p->status, mode == "sync" ? 200 : 202) << p->body;
@@ -374,14 +392,16 @@ TEST_F(ScaleOut, SyncAnswersFollowTheBuyersWithinMilliseconds) {
   std::vector<double> ms;
   for (int n = 0; n < 15; ++n) {
     const auto t0 = std::chrono::steady_clock::now();
-    auto r = client(n % 2)->Post("/v1/leads", auth(), sample_lead(300 + n).dump(), "application/json");
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    auto r =
+        client(n % 2)->Post("/v1/leads", auth(), sample_lead(300 + n).dump(), "application/json");
+    ms.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     ASSERT_TRUE(r) << "no answer";
     ASSERT_EQ(r->status, 201) << r->body;
   }
   std::sort(ms.begin(), ms.end());
-  EXPECT_LT(ms[ms.size() / 2], 150.0) << "median sync answer in ms; fastest " << ms.front()
-                                      << ", slowest " << ms.back();
+  EXPECT_LT(ms[ms.size() / 2], 150.0)
+      << "median sync answer in ms; fastest " << ms.front() << ", slowest " << ms.back();
 }
 
 TEST_F(ScaleOut, ReadinessFollowsKafkaReachability) {
@@ -415,26 +435,34 @@ TEST_F(ScaleOut, ReadinessFollowsKafkaReachability) {
 }
 
 TEST_F(ScaleOut, PerKeyRateLimitsHoldAcrossIngestReplicas) {
-  auto k = client(0)->Post("/v1/api-keys", auth(),
-                           json{{"name", "standard"}, {"plan", "standard"}, {"scopes", {"leads:write"}}}.dump(),
-                           "application/json");
+  auto k = client(0)->Post(
+      "/v1/api-keys", auth(),
+      json{{"name", "standard"}, {"plan", "standard"}, {"scopes", {"leads:write"}}}.dump(),
+      "application/json");
   ASSERT_TRUE(k && k->status == 201) << (k ? k->body : "no answer");
   const std::string standard = json::parse(k->body)["data"]["key"];
   int accepted = 0, limited = 0;
   auto c0 = client(0), c1 = client(1);
   const auto started = std::chrono::steady_clock::now();
   for (int n = 0; n < 130; ++n) {
-    auto r = (n % 2 == 0 ? c0 : c1)->Post("/v1/leads", {{"Authorization", "Bearer " + standard}, {"Prefer", "respond-async"}},
-                                          sample_lead(5000 + n).dump(), "application/json");
+    auto r = (n % 2 == 0 ? c0 : c1)
+                 ->Post("/v1/leads",
+                        {{"Authorization", "Bearer " + standard}, {"Prefer", "respond-async"}},
+                        sample_lead(5000 + n).dump(), "application/json");
     ASSERT_TRUE(r) << "no answer";
-    if (r->status == 202) ++accepted;
-    else if (r->status == 429) ++limited;
-    else FAIL() << r->status << " " << r->body;
+    if (r->status == 202)
+      ++accepted;
+    else if (r->status == 429)
+      ++limited;
+    else
+      FAIL() << r->status << " " << r->body;
   }
   // One bucket of 100 across both replicas, not one each: 100 at once, plus what the bucket
   // refilled meanwhile (100/min), plus at most one second's refill per replica (the lease life).
-  const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  EXPECT_LE(accepted, 100 + static_cast<int>(elapsed_s * 100 / 60) + 1 + 2 * 2) << elapsed_s << " s";
+  const double elapsed_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  EXPECT_LE(accepted, 100 + static_cast<int>(elapsed_s * 100 / 60) + 1 + 2 * 2)
+      << elapsed_s << " s";
   EXPECT_GE(accepted, 90);
   EXPECT_EQ(accepted + limited, 130);
 }
@@ -500,7 +528,8 @@ TEST_F(ScaleOutOwnPostgres, ReadinessFollowsPostgresqlAndKeysAreNot401sDuringAnO
 }
 
 TEST_F(ScaleOutOwnPostgres, APostgresqlRestartLosesNoAcknowledgedLead) {
-  stream_through([&] { ASSERT_EQ(std::system((pg_script("restart") + " >/dev/null").c_str()), 0); });
+  stream_through(
+      [&] { ASSERT_EQ(std::system((pg_script("restart") + " >/dev/null").c_str()), 0); });
 }
 
 }  // namespace

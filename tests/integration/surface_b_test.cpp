@@ -58,7 +58,8 @@ TEST_F(SurfaceB, AsyncCampaignAnswers202WithAJobToPoll) {
   EXPECT_EQ(answer["status"], "sold");
   EXPECT_EQ(answer["price"], 10.5);
   // Another campaign's key does not see the job.
-  EXPECT_EQ(svc.https()->Get(("/api/v1/jobs/" + job).c_str(), {{"X-Campaign-Key", key}})->status, 404);
+  EXPECT_EQ(svc.https()->Get(("/api/v1/jobs/" + job).c_str(), {{"X-Campaign-Key", key}})->status,
+            404);
 }
 
 TEST_F(SurfaceB, PreferRespondAsyncAlsoQueues) {
@@ -77,7 +78,8 @@ TEST_F(SurfaceB, InvalidPostsListEveryOffendingField) {
   EXPECT_EQ(b["status"], "invalid");
   std::set<std::string> fields;
   for (const auto& e : b["errors"]) fields.insert(e["field"]);
-  for (const char* f : {"last_name", "email_address", "phone_home"}) EXPECT_TRUE(fields.count(f)) << r->body;
+  for (const char* f : {"last_name", "email_address", "phone_home"})
+    EXPECT_TRUE(fields.count(f)) << r->body;
 }
 
 TEST_F(SurfaceB, UnknownAndInactiveKeysAre401) {
@@ -93,16 +95,20 @@ TEST_F(SurfaceB, WrongContentTypeIs415) {
 }
 
 TEST_F(SurfaceB, TheCampaignCeilingIsEnforced) {
-  auto [limited_id, limited_key] = svc.add_campaign(seller, {{"rate_limit_per_minute", 3}, {"mode", "async"}});
-  for (int i = 0; i < 3; ++i) ASSERT_EQ(post_json(sample_campaign_lead(10 + i, limited_key))->status, 202);
+  auto [limited_id, limited_key] =
+      svc.add_campaign(seller, {{"rate_limit_per_minute", 3}, {"mode", "async"}});
+  for (int i = 0; i < 3; ++i)
+    ASSERT_EQ(post_json(sample_campaign_lead(10 + i, limited_key))->status, 202);
   auto r = post_json(sample_campaign_lead(20, limited_key));
   EXPECT_EQ(r->status, 429);
   EXPECT_FALSE(r->get_header_value("Retry-After").empty());
 }
 
 TEST_F(SurfaceB, LegacyUrlencodedFormWorksTheSameWay) {
-  httplib::Params form = {{"first_name", "Grace"}, {"last_name", "Hopper"},
-                          {"email_address", "legacy@example.com"}, {"phone_home", "2125550143"},
+  httplib::Params form = {{"first_name", "Grace"},
+                          {"last_name", "Hopper"},
+                          {"email_address", "legacy@example.com"},
+                          {"phone_home", "2125550143"},
                           {"zip_code", "10001"}};
   auto r = svc.https()->Post(("/" + key).c_str(), form);
   ASSERT_EQ(r->status, 200) << r->body;
@@ -126,9 +132,11 @@ TEST_F(SurfaceB, LegacyPathAcceptsJsonWithoutTheKeyInTheBody) {
 }
 
 TEST_F(SurfaceB, LegacyMultipartFormWorks) {
-  httplib::MultipartFormDataItems items = {{"first_name", "Grace", "", ""}, {"last_name", "Hopper", "", ""},
+  httplib::MultipartFormDataItems items = {{"first_name", "Grace", "", ""},
+                                           {"last_name", "Hopper", "", ""},
                                            {"email_address", "multi@example.com", "", ""},
-                                           {"phone_home", "2125550144", "", ""}, {"zip_code", "10001", "", ""}};
+                                           {"phone_home", "2125550144", "", ""},
+                                           {"zip_code", "10001", "", ""}};
   auto r = svc.https()->Post(("/" + key).c_str(), items);
   ASSERT_EQ(r->status, 200) << r->body;
   EXPECT_EQ(body_of(r)["status"], "sold");

@@ -9,15 +9,15 @@
 #include <stdexcept>
 #include <thread>
 
-#include "leadflow/queue/embedded_queue.hpp"
-#include "leadflow/base/ids.hpp"
-#include "leadflow/domain/lead_codec.hpp"
-#include "leadflow/base/metrics.hpp"
-#include "leadflow/outcomes/outcomes.hpp"
-#include "leadflow/store/store.hpp"
-#include "leadflow/auction/distributor.hpp"
-#include "leadflow/runtime/worker.hpp"
 #include "core_samples.hpp"
+#include "leadflow/auction/distributor.hpp"
+#include "leadflow/base/ids.hpp"
+#include "leadflow/base/metrics.hpp"
+#include "leadflow/domain/lead_codec.hpp"
+#include "leadflow/outcomes/outcomes.hpp"
+#include "leadflow/queue/embedded_queue.hpp"
+#include "leadflow/runtime/worker.hpp"
+#include "leadflow/store/store.hpp"
 #include "service_fixture.hpp"
 
 namespace leadflow::testing {
@@ -25,7 +25,8 @@ namespace {
 
 using namespace std::chrono_literals;
 
-/// Fails the auctions of the leads it is told to, a given number of times each; decides the rest unsold.
+/// Fails the auctions of the leads it is told to, a given number of times each; decides the rest
+/// unsold.
 class ThrowingDecider final : public LeadDecider {
  public:
   void fail(const std::string& lead_id, int times) {
@@ -85,7 +86,8 @@ TEST(WorkerRetry, AThrowingAuctionIsRetriedThenRecordedFailedAndDeadLettered) {
   decider.fail(poison.id, 1000);  // throws every time
   decider.fail(flaky.id, 1);      // throws once
   for (const Lead* l : {&poison, &flaky, &fine})
-    ASSERT_EQ(queue->producer().produce(wo.topics.leads, l->id, encode_lead(*l), 5s), ProduceStatus::kOk);
+    ASSERT_EQ(queue->producer().produce(wo.topics.leads, l->id, encode_lead(*l), 5s),
+              ProduceStatus::kOk);
   worker.start();
 
   auto final_status = [&](const std::string& id) -> std::optional<LeadRecord> {
@@ -104,7 +106,8 @@ TEST(WorkerRetry, AThrowingAuctionIsRetriedThenRecordedFailedAndDeadLettered) {
 
   ASSERT_TRUE(p && f && ok) << "a lead never reached a final status";
   EXPECT_EQ(p->distribution.status, DeliveryStatus::kFailed);
-  EXPECT_NE(p->distribution.reason.find("processing failed: buyer configuration exploded"), std::string::npos)
+  EXPECT_NE(p->distribution.reason.find("processing failed: buyer configuration exploded"),
+            std::string::npos)
       << p->distribution.reason;
   EXPECT_EQ(decider.calls(poison.id), 3);  // max_attempts, no more
   EXPECT_EQ(f->distribution.status, DeliveryStatus::kUnsold);

@@ -94,7 +94,8 @@ std::string ChildProcess::read_line(std::chrono::milliseconds timeout) {
       buffer_.erase(0, nl + 1);
       return line;
     }
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) return "";
     pollfd pfd{stdout_fd_, POLLIN, 0};
     if (poll(&pfd, 1, static_cast<int>(left.count())) <= 0) return "";

@@ -30,8 +30,9 @@ class ChildProcess {
   bool write_line(const std::string& line);
   /// The child reads EOF on stdin from now on.
   void close_stdin();
-  void kill_hard();                       // SIGKILL, then reap
-  int terminate(std::chrono::milliseconds timeout);  // SIGTERM; exit code, or -1 if it had to be killed
+  void kill_hard();  // SIGKILL, then reap
+  int terminate(
+      std::chrono::milliseconds timeout);  // SIGTERM; exit code, or -1 if it had to be killed
   pid_t pid() const { return pid_; }
 
  private:

@@ -10,10 +10,10 @@ using TopicPartition = std::pair<std::string, int>;
 
 struct FakeQueue::Group {
   std::string name;
-  std::vector<Consumer*> members;                  // in join order
+  std::vector<Consumer*> members;                    // in join order
   std::map<TopicPartition, std::int64_t> committed;  // one entry per partition of its topics
-  std::map<TopicPartition, Consumer*> owner;       // who holds a partition now
-  int rebalance_countdown = -1;                    // records to hand out before a rebalance
+  std::map<TopicPartition, Consumer*> owner;         // who holds a partition now
+  int rebalance_countdown = -1;                      // records to hand out before a rebalance
 };
 
 class FakeQueue::Producer final : public QueueProducer {
@@ -23,10 +23,13 @@ class FakeQueue::Producer final : public QueueProducer {
                         std::chrono::milliseconds) override {
     return q_.append(topic, key, payload);
   }
-  ProduceStatus send(std::string_view topic, std::string_view key, std::string_view payload) override {
+  ProduceStatus send(std::string_view topic, std::string_view key,
+                     std::string_view payload) override {
     return q_.append(topic, key, payload);
   }
-  bool flush(std::chrono::milliseconds) override { return true; }  // every append is at once durable
+  bool flush(std::chrono::milliseconds) override {
+    return true;
+  }  // every append is at once durable
   bool healthy() override {
     std::lock_guard lock(q_.mu_);
     return q_.available_;
@@ -86,7 +89,8 @@ FakeQueue::Topic& FakeQueue::topic_locked(const std::string& name) {
 }
 
 int FakeQueue::partition_of(std::string_view key) const {
-  return static_cast<int>(std::hash<std::string_view>{}(key) % static_cast<std::size_t>(partitions_));
+  return static_cast<int>(std::hash<std::string_view>{}(key) %
+                          static_cast<std::size_t>(partitions_));
 }
 
 ProduceStatus FakeQueue::append(std::string_view topic, std::string_view key,
@@ -118,7 +122,8 @@ void FakeQueue::assign_locked(Group& g) {
   for (const std::string& t : topics) {
     std::vector<Consumer*> readers;
     for (Consumer* m : g.members)
-      if (std::find(m->topics_.begin(), m->topics_.end(), t) != m->topics_.end()) readers.push_back(m);
+      if (std::find(m->topics_.begin(), m->topics_.end(), t) != m->topics_.end())
+        readers.push_back(m);
     for (int p = 0; p < partitions_; ++p)
       readers[static_cast<std::size_t>(p) % readers.size()]->target_.emplace_back(t, p);
   }
@@ -175,7 +180,8 @@ std::optional<QueueRecord> FakeQueue::poll(Consumer& c, std::chrono::millisecond
     const std::size_t n = c.positions_.size();
     for (std::size_t i = 0; i < n; ++i) {
       auto it = std::next(c.positions_.begin(), static_cast<std::ptrdiff_t>((c.next_ + i) % n));
-      const auto& part = topics_.find(it->first.first)->second.partitions[static_cast<std::size_t>(it->first.second)];
+      const auto& part = topics_.find(it->first.first)
+                             ->second.partitions[static_cast<std::size_t>(it->first.second)];
       if (it->second >= static_cast<std::int64_t>(part.size())) continue;
       QueueRecord r = part[static_cast<std::size_t>(it->second)];
       ++it->second;
@@ -221,7 +227,10 @@ std::int64_t FakeQueue::backlog(const std::string& group) {
   if (it == groups_.end()) return 0;
   std::int64_t total = 0;
   for (const auto& [tp, committed] : it->second->committed)
-    total += static_cast<std::int64_t>(topics_.find(tp.first)->second.partitions[static_cast<std::size_t>(tp.second)].size()) - committed;
+    total +=
+        static_cast<std::int64_t>(
+            topics_.find(tp.first)->second.partitions[static_cast<std::size_t>(tp.second)].size()) -
+        committed;
   return total;
 }
 

@@ -8,7 +8,8 @@
 namespace leadflow::testing {
 
 FakeStore::FakeStore(const Clock& clock) : clock_(clock) {
-  std::string pattern = (std::filesystem::temp_directory_path() / "leadflow-fake-store-XXXXXX").string();
+  std::string pattern =
+      (std::filesystem::temp_directory_path() / "leadflow-fake-store-XXXXXX").string();
   if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("FakeStore: mkdtemp failed");
   dir_ = pattern;
   std::string error;
@@ -159,11 +160,13 @@ std::vector<StoreStatus> FakeStore::record_outcomes(std::span<const OutcomeRecor
   if (down()) return std::vector<StoreStatus>(outcomes.size(), StoreStatus::kUnavailable);
   return real_->record_outcomes(outcomes);
 }
-std::optional<std::int64_t> FakeStore::count_sales(std::string_view buyer_id, std::int64_t since_ms) {
+std::optional<std::int64_t> FakeStore::count_sales(std::string_view buyer_id,
+                                                   std::int64_t since_ms) {
   return down() ? std::nullopt : real_->count_sales(buyer_id, since_ms);
 }
-std::optional<bool> FakeStore::buyer_bought_person(std::string_view buyer_id, std::string_view email,
-                                                   std::string_view phone, std::int64_t since_ms) {
+std::optional<bool> FakeStore::buyer_bought_person(std::string_view buyer_id,
+                                                   std::string_view email, std::string_view phone,
+                                                   std::int64_t since_ms) {
   return down() ? std::nullopt : real_->buyer_bought_person(buyer_id, email, phone, since_ms);
 }
 

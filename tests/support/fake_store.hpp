@@ -19,7 +19,8 @@ namespace leadflow::testing {
 ///     write nothing (a lost connection);
 ///   - refuse_reservations(buyer): record_post_intent with caps for that buyer answers
 ///     kLimitReached and writes nothing (its cap is full elsewhere);
-///   - fail_next_lookups(n): the next n lookups (campaign key, API key, post intent) answer kUnavailable
+///   - fail_next_lookups(n): the next n lookups (campaign key, API key, post intent) answer
+///   kUnavailable
 ///     while healthy() stays true (the server came back right after the failed call);
 ///   - unavailable_for(d): every call fails as the adapters fail with the server gone (empty
 ///     results, kUnavailable, nullopt) until `clock` has moved on by `d`.
@@ -71,7 +72,8 @@ class FakeStore final : public Store {
   StoreStatus record_post_intent(const PostIntent& p, std::span<const CapWindow> caps) override;
   Lookup<PostIntent> get_post_intent(std::string_view lead_id) override;
   std::vector<StoreStatus> record_outcomes(std::span<const OutcomeRecord> outcomes) override;
-  std::optional<std::int64_t> count_sales(std::string_view buyer_id, std::int64_t since_ms) override;
+  std::optional<std::int64_t> count_sales(std::string_view buyer_id,
+                                          std::int64_t since_ms) override;
   std::optional<bool> buyer_bought_person(std::string_view buyer_id, std::string_view email,
                                           std::string_view phone, std::int64_t since_ms) override;
 

@@ -44,11 +44,11 @@ struct LeadField {
   void (*copy)(Lead& to, const Lead& from);
 };
 
-#define LF_TEST_LEAD_FIELD(member, value)                                   \
-  LeadField {                                                               \
-    #member, [](Lead& l) { l.member = value; },                             \
+#define LF_TEST_LEAD_FIELD(member, value)                                 \
+  LeadField {                                                             \
+#member, [](Lead& l) { l.member = value; },                             \
         [](const Lead& a, const Lead& b) { return a.member == b.member; },  \
-        [](Lead& to, const Lead& from) { to.member = from.member; }         \
+        [](Lead& to, const Lead& from) { to.member = from.member; } \
   }
 
 /// Every member of Lead, each with a value a valid lead may hold and none equal to the default.
@@ -75,7 +75,8 @@ inline const std::vector<LeadField>& lead_fields() {
       LF_TEST_LEAD_FIELD(jornaya_leadid, "0D6A1E2C-1234-5678-9ABC-DEF012345678"),
       LF_TEST_LEAD_FIELD(tcpa_consent, std::optional<bool>(true)),
       LF_TEST_LEAD_FIELD(tcpa_consent_text, "I agree to be contacted."),
-      LF_TEST_LEAD_FIELD(custom_fields, (CustomFields{{"age", 42.0}, {"coverage", std::string("full")}})),
+      LF_TEST_LEAD_FIELD(custom_fields,
+                         (CustomFields{{"age", 42.0}, {"coverage", std::string("full")}})),
       LF_TEST_LEAD_FIELD(received_at_ms, 1'700'000'000'123),
       LF_TEST_LEAD_FIELD(sync_wait_ms, 3000),
   };

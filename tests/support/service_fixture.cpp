@@ -75,8 +75,11 @@ std::string ServiceFixture::add_buyer(const BuyerSimulator& sim, const std::stri
                                       nlohmann::json overrides) {
   nlohmann::json body = {{"name", sim.name()},
                          {"verticals", {vertical}},
-                         {"delivery", {{"mode", "ping_post"}, {"ping_url", sim.ping_url()},
-                                       {"post_url", sim.post_url()}, {"timeout_ms", 1000}}},
+                         {"delivery",
+                          {{"mode", "ping_post"},
+                           {"ping_url", sim.ping_url()},
+                           {"post_url", sim.post_url()},
+                           {"timeout_ms", 1000}}},
                          {"pricing", {{"model", "bid"}, {"min_bid", 1.0}}},
                          {"duplicate_lookback_days", 0}};
   body.merge_patch(overrides);
@@ -94,12 +97,15 @@ std::string ServiceFixture::add_seller(const std::string& name) {
 
 std::pair<std::string, std::string> ServiceFixture::add_campaign(const std::string& seller_id,
                                                                  nlohmann::json overrides) {
-  nlohmann::json body = {{"seller_id", seller_id}, {"name", "Spring promo"}, {"vertical", "auto_insurance"},
+  nlohmann::json body = {{"seller_id", seller_id},
+                         {"name", "Spring promo"},
+                         {"vertical", "auto_insurance"},
                          {"payout", {{"model", "revshare"}, {"value", 70}}}};
   body.merge_patch(overrides);
   auto res = post("/v1/campaigns", body, operator_key_);
   if (!res || res->status != 201)
-    throw std::runtime_error("campaign not created: " + (res ? res->body : std::string("no answer")));
+    throw std::runtime_error("campaign not created: " +
+                             (res ? res->body : std::string("no answer")));
   auto j = nlohmann::json::parse(res->body)["data"];
   return {j["campaign_id"], j["campaign_key"]};
 }

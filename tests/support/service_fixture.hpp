@@ -8,9 +8,9 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
-#include "leadflow/sim/buyer_sim.hpp"
 #include "leadflow/base/config.hpp"
 #include "leadflow/ingest_app/ingest_app.hpp"
+#include "leadflow/sim/buyer_sim.hpp"
 
 namespace leadflow::testing {
 
@@ -55,8 +55,8 @@ class ServiceFixture {
                         nlohmann::json overrides = nlohmann::json::object());
   std::string add_seller(const std::string& name = "Acme Leads");
   /// Creates a campaign and returns {campaign_id, campaign_key}.
-  std::pair<std::string, std::string> add_campaign(const std::string& seller_id,
-                                                   nlohmann::json overrides = nlohmann::json::object());
+  std::pair<std::string, std::string> add_campaign(
+      const std::string& seller_id, nlohmann::json overrides = nlohmann::json::object());
   /// Creates an API key and returns its secret.
   std::string add_api_key(nlohmann::json body);
 
@@ -72,6 +72,7 @@ nlohmann::json sample_lead(int salt, const std::string& vertical = "auto_insuran
 nlohmann::json sample_campaign_lead(int salt, const std::string& campaign_key);
 
 /// A simulator started on an ephemeral loopback port.
-std::unique_ptr<BuyerSimulator> start_buyer(const std::string& name, double bid, int latency_ms = 0);
+std::unique_ptr<BuyerSimulator> start_buyer(const std::string& name, double bid,
+                                            int latency_ms = 0);
 
 }  // namespace leadflow::testing

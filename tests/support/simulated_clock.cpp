@@ -7,7 +7,9 @@
 namespace leadflow::testing {
 
 SimulatedClock::SimulatedClock(SystemTime start)
-    : system_start_(start), steady_start_(SteadyTime{std::chrono::seconds{1}}), steady_(steady_start_) {}
+    : system_start_(start),
+      steady_start_(SteadyTime{std::chrono::seconds{1}}),
+      steady_(steady_start_) {}
 
 SystemTime SimulatedClock::now() const {
   std::lock_guard lock(mu_);

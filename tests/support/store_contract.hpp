@@ -33,11 +33,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "leadflow/domain/buyer.hpp"
+#include "lead_fields.hpp"
 #include "leadflow/base/ids.hpp"
+#include "leadflow/domain/buyer.hpp"
 #include "leadflow/domain/lead.hpp"
 #include "leadflow/store/store.hpp"
-#include "lead_fields.hpp"
 
 namespace leadflow::contract {
 
@@ -117,8 +117,7 @@ class StoreContract : public ::testing::TestWithParam<StoreFactory> {
     for (const auto& r : results) ASSERT_TRUE(r.inserted);
   }
 
-  static Distribution sold_to(std::string buyer_id, Cents price, Cents payout,
-                              std::int64_t at_ms) {
+  static Distribution sold_to(std::string buyer_id, Cents price, Cents payout, std::int64_t at_ms) {
     Distribution d;
     d.status = DeliveryStatus::kDelivered;
     d.buyer_id = std::move(buyer_id);
@@ -129,8 +128,7 @@ class StoreContract : public ::testing::TestWithParam<StoreFactory> {
     return d;
   }
 
-  static Distribution decided(DeliveryStatus status, std::int64_t at_ms,
-                              std::string reason = "") {
+  static Distribution decided(DeliveryStatus status, std::int64_t at_ms, std::string reason = "") {
     Distribution d;
     d.status = status;
     d.reason = std::move(reason);

@@ -60,7 +60,8 @@ double parse_double(std::string_view flag, const std::string& v) {
   }
 }
 
-std::int64_t parse_int(std::string_view flag, const std::string& v, std::int64_t lo, std::int64_t hi) {
+std::int64_t parse_int(std::string_view flag, const std::string& v, std::int64_t lo,
+                       std::int64_t hi) {
   std::int64_t out = 0;
   auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
   if (ec != std::errc() || ptr != v.data() + v.size() || out < lo || out > hi) {
@@ -72,13 +73,15 @@ std::int64_t parse_int(std::string_view flag, const std::string& v, std::int64_t
 
 double parse_rate(std::string_view flag, const std::string& v) {
   double r = parse_double(flag, v);
-  if (!(r >= 0.0 && r <= 1.0)) throw UsageError{std::string(flag) + ": expected a fraction in [0, 1]"};
+  if (!(r >= 0.0 && r <= 1.0))
+    throw UsageError{std::string(flag) + ": expected a fraction in [0, 1]"};
   return r;
 }
 
 double parse_dollars(std::string_view flag, const std::string& v) {
   double d = parse_double(flag, v);
-  if (!(d >= 0.0 && d <= 1'000'000.0)) throw UsageError{std::string(flag) + ": expected 0..1000000 dollars"};
+  if (!(d >= 0.0 && d <= 1'000'000.0))
+    throw UsageError{std::string(flag) + ": expected 0..1000000 dollars"};
   return d;
 }
 
@@ -86,9 +89,13 @@ leadflow::BuyerSimOptions parse_args(int argc, char** argv) {
   using Setter = std::function<void(leadflow::BuyerSimOptions&, const std::string&)>;
   const std::map<std::string, Setter, std::less<>> flags = {
       {"--host", [](auto& o, const auto& v) { o.host = v; }},
-      {"--port", [](auto& o, const auto& v) { o.port = static_cast<int>(parse_int("--port", v, 0, 65535)); }},
+      {"--port",
+       [](auto& o, const auto& v) { o.port = static_cast<int>(parse_int("--port", v, 0, 65535)); }},
       {"--name", [](auto& o, const auto& v) { o.name = v; }},
-      {"--bid", [](auto& o, const auto& v) { o.bid = leadflow::BidModel::fixed(parse_dollars("--bid", v)); }},
+      {"--bid",
+       [](auto& o, const auto& v) {
+         o.bid = leadflow::BidModel::fixed(parse_dollars("--bid", v));
+       }},
       {"--bid-range",
        [](auto& o, const auto& v) {
          const auto colon = v.find(':');
@@ -98,16 +105,26 @@ leadflow::BuyerSimOptions parse_args(int argc, char** argv) {
          if (hi < lo) throw UsageError{"--bid-range: MIN must not exceed MAX"};
          o.bid = leadflow::BidModel::uniform(lo, hi);
        }},
-      {"--no-bid-rate", [](auto& o, const auto& v) { o.no_bid_rate = parse_rate("--no-bid-rate", v); }},
+      {"--no-bid-rate",
+       [](auto& o, const auto& v) { o.no_bid_rate = parse_rate("--no-bid-rate", v); }},
       {"--latency-ms",
-       [](auto& o, const auto& v) { o.latency_ms = static_cast<int>(parse_int("--latency-ms", v, 0, 600'000)); }},
+       [](auto& o, const auto& v) {
+         o.latency_ms = static_cast<int>(parse_int("--latency-ms", v, 0, 600'000));
+       }},
       {"--jitter-ms",
-       [](auto& o, const auto& v) { o.jitter_ms = static_cast<int>(parse_int("--jitter-ms", v, 0, 600'000)); }},
-      {"--timeout-rate", [](auto& o, const auto& v) { o.timeout_rate = parse_rate("--timeout-rate", v); }},
+       [](auto& o, const auto& v) {
+         o.jitter_ms = static_cast<int>(parse_int("--jitter-ms", v, 0, 600'000));
+       }},
+      {"--timeout-rate",
+       [](auto& o, const auto& v) { o.timeout_rate = parse_rate("--timeout-rate", v); }},
       {"--hang-ms",
-       [](auto& o, const auto& v) { o.hang_ms = static_cast<int>(parse_int("--hang-ms", v, 0, 3'600'000)); }},
-      {"--error-rate", [](auto& o, const auto& v) { o.error_rate = parse_rate("--error-rate", v); }},
-      {"--reject-rate", [](auto& o, const auto& v) { o.reject_rate = parse_rate("--reject-rate", v); }},
+       [](auto& o, const auto& v) {
+         o.hang_ms = static_cast<int>(parse_int("--hang-ms", v, 0, 3'600'000));
+       }},
+      {"--error-rate",
+       [](auto& o, const auto& v) { o.error_rate = parse_rate("--error-rate", v); }},
+      {"--reject-rate",
+       [](auto& o, const auto& v) { o.reject_rate = parse_rate("--reject-rate", v); }},
       {"--reject-reason", [](auto& o, const auto& v) { o.reject_reason = v; }},
       {"--seed",
        [](auto& o, const auto& v) {
@@ -115,7 +132,10 @@ leadflow::BuyerSimOptions parse_args(int argc, char** argv) {
        }},
       {"--tls-cert", [](auto& o, const auto& v) { o.tls_cert = v; }},
       {"--tls-key", [](auto& o, const auto& v) { o.tls_key = v; }},
-      {"--threads", [](auto& o, const auto& v) { o.threads = static_cast<int>(parse_int("--threads", v, 1, 4096)); }},
+      {"--threads",
+       [](auto& o, const auto& v) {
+         o.threads = static_cast<int>(parse_int("--threads", v, 1, 4096));
+       }},
       {"--keep-alive-s",
        [](auto& o, const auto& v) {
          o.keep_alive_timeout_s = static_cast<int>(parse_int("--keep-alive-s", v, 0, 3600));
@@ -177,7 +197,9 @@ int main(int argc, char** argv) {
     std::cerr << R"({"event":"start_failed","error":)" << nlohmann::json(e.what()).dump() << "}\n";
     return 1;
   }
-  std::cout << nlohmann::json{{"event", "listening"}, {"port", sim.port()}, {"name", sim.name()},
+  std::cout << nlohmann::json{{"event", "listening"},
+                              {"port", sim.port()},
+                              {"name", sim.name()},
                               {"url", sim.base_url()}}
                    .dump()
             << std::endl;
@@ -185,7 +207,10 @@ int main(int argc, char** argv) {
   int received = 0;
   sigwait(&stop_signals, &received);
   sim.stop();
-  std::cerr << nlohmann::json{{"event", "stopped"}, {"signal", received}, {"stats", sim.stats().to_json()}}.dump()
+  std::cerr << nlohmann::json{{"event", "stopped"},
+                              {"signal", received},
+                              {"stats", sim.stats().to_json()}}
+                   .dump()
             << std::endl;
   return 0;
 }

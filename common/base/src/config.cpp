@@ -15,17 +15,37 @@ namespace leadflow {
 namespace {
 
 const std::set<std::string, std::less<>>& known_settings() {
-  static const std::set<std::string, std::less<>> names = {
-      "LEADFLOW_STORE", "LEADFLOW_QUEUE", "LEADFLOW_SHAPE", "LEADFLOW_DATA_DIR", "LEADFLOW_LISTEN",
-      "LEADFLOW_HTTP_LISTEN", "LEADFLOW_METRICS_LISTEN", "LEADFLOW_TLS_CERT", "LEADFLOW_TLS_KEY",
-      "LEADFLOW_BOOTSTRAP_KEY", "LEADFLOW_ALLOW_PRIVATE_BUYERS", "LEADFLOW_TRUSTED_PROXIES",
-      "LEADFLOW_VERTICALS", "LEADFLOW_HTTP_THREADS", "LEADFLOW_HTTP_LOOPS", "LEADFLOW_WORKER_NICE", "LEADFLOW_WORKERS",
-      "LEADFLOW_WORKER_CONCURRENCY", "LEADFLOW_WAIT_MS", "LEADFLOW_MAX_WAIT_MS",
-      "LEADFLOW_AUCTION_TIMEOUT_MS", "LEADFLOW_QUEUE_PARTITIONS", "LEADFLOW_MAX_BACKLOG",
-      "LEADFLOW_IP_RATE_LIMIT", "LEADFLOW_LOG_LEVEL", "LEADFLOW_TOPIC_PREFIX",
-      "LEADFLOW_KAFKA_REPLICATION", "LEADFLOW_KAFKA_MESSAGE_TIMEOUT_MS",
-      "LEADFLOW_KAFKA_MAX_BUFFERED", "LEADFLOW_KAFKA_PROPERTIES",
-      "LEADFLOW_WORKER_GROUP"};
+  static const std::set<std::string, std::less<>> names = {"LEADFLOW_STORE",
+                                                           "LEADFLOW_QUEUE",
+                                                           "LEADFLOW_SHAPE",
+                                                           "LEADFLOW_DATA_DIR",
+                                                           "LEADFLOW_LISTEN",
+                                                           "LEADFLOW_HTTP_LISTEN",
+                                                           "LEADFLOW_METRICS_LISTEN",
+                                                           "LEADFLOW_TLS_CERT",
+                                                           "LEADFLOW_TLS_KEY",
+                                                           "LEADFLOW_BOOTSTRAP_KEY",
+                                                           "LEADFLOW_ALLOW_PRIVATE_BUYERS",
+                                                           "LEADFLOW_TRUSTED_PROXIES",
+                                                           "LEADFLOW_VERTICALS",
+                                                           "LEADFLOW_HTTP_THREADS",
+                                                           "LEADFLOW_HTTP_LOOPS",
+                                                           "LEADFLOW_WORKER_NICE",
+                                                           "LEADFLOW_WORKERS",
+                                                           "LEADFLOW_WORKER_CONCURRENCY",
+                                                           "LEADFLOW_WAIT_MS",
+                                                           "LEADFLOW_MAX_WAIT_MS",
+                                                           "LEADFLOW_AUCTION_TIMEOUT_MS",
+                                                           "LEADFLOW_QUEUE_PARTITIONS",
+                                                           "LEADFLOW_MAX_BACKLOG",
+                                                           "LEADFLOW_IP_RATE_LIMIT",
+                                                           "LEADFLOW_LOG_LEVEL",
+                                                           "LEADFLOW_TOPIC_PREFIX",
+                                                           "LEADFLOW_KAFKA_REPLICATION",
+                                                           "LEADFLOW_KAFKA_MESSAGE_TIMEOUT_MS",
+                                                           "LEADFLOW_KAFKA_MAX_BUFFERED",
+                                                           "LEADFLOW_KAFKA_PROPERTIES",
+                                                           "LEADFLOW_WORKER_GROUP"};
   return names;
 }
 
@@ -67,7 +87,8 @@ std::optional<ListenAddress> parse_listen(const std::string& text) {
   return out;
 }
 
-std::optional<Config> load_config(const Getenv& getenv, const std::vector<std::string>& environ_names,
+std::optional<Config> load_config(const Getenv& getenv,
+                                  const std::vector<std::string>& environ_names,
                                   std::string& error) {
   for (const auto& name : environ_names) {
     if (name.rfind("LEADFLOW_", 0) == 0 && !known_settings().contains(name)) {
@@ -116,7 +137,8 @@ std::optional<Config> load_config(const Getenv& getenv, const std::vector<std::s
       std::size_t start = 0;
       do {
         const auto comma = brokers.find(',', start);
-        const std::string item = brokers.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        const std::string item =
+            brokers.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
         const auto l = parse_listen(item);
         if (!l || l->port == 0 || item.front() == ':') return fail("LEADFLOW_QUEUE", kQueueForm);
         start = comma == std::string::npos ? std::string::npos : comma + 1;
@@ -137,7 +159,8 @@ std::optional<Config> load_config(const Getenv& getenv, const std::vector<std::s
       return fail("LEADFLOW_SHAPE", "expected embedded or scale-out");
   }
   if (c.shape == Shape::kScaleOut && !c.kafka_queue())
-    return fail("LEADFLOW_SHAPE", "scale-out needs a shared queue: LEADFLOW_QUEUE=kafka://host:port");
+    return fail("LEADFLOW_SHAPE",
+                "scale-out needs a shared queue: LEADFLOW_QUEUE=kafka://host:port");
   if (auto v = get("LEADFLOW_LISTEN")) {
     auto l = parse_listen(*v);
     if (!l) return fail("LEADFLOW_LISTEN", "expected host:port");
@@ -166,16 +189,21 @@ std::optional<Config> load_config(const Getenv& getenv, const std::vector<std::s
     c.bootstrap_key = *v;
   }
   if (auto v = get("LEADFLOW_ALLOW_PRIVATE_BUYERS")) {
-    if (*v == "1" || *v == "true") c.allow_private_buyers = true;
-    else if (*v == "0" || *v == "false" || v->empty()) c.allow_private_buyers = false;
-    else return fail("LEADFLOW_ALLOW_PRIVATE_BUYERS", "expected 1 or 0");
+    if (*v == "1" || *v == "true")
+      c.allow_private_buyers = true;
+    else if (*v == "0" || *v == "false" || v->empty())
+      c.allow_private_buyers = false;
+    else
+      return fail("LEADFLOW_ALLOW_PRIVATE_BUYERS", "expected 1 or 0");
   }
   if (auto v = get("LEADFLOW_TRUSTED_PROXIES"); v && !v->empty()) {
     std::size_t start = 0;
     while (start <= v->size()) {
       const auto comma = v->find(',', start);
-      std::string item = v->substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-      if (!valid_cidr(item)) return fail("LEADFLOW_TRUSTED_PROXIES", "not a CIDR: \"" + item + "\"");
+      std::string item =
+          v->substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      if (!valid_cidr(item))
+        return fail("LEADFLOW_TRUSTED_PROXIES", "not a CIDR: \"" + item + "\"");
       c.trusted_proxies.push_back(item);
       if (comma == std::string::npos) break;
       start = comma + 1;
@@ -186,14 +214,18 @@ std::optional<Config> load_config(const Getenv& getenv, const std::vector<std::s
   if (!int_setting("LEADFLOW_HTTP_LOOPS", 0, 64, c.http_loops)) return std::nullopt;
   if (!int_setting("LEADFLOW_WORKER_NICE", 0, 19, c.worker_nice)) return std::nullopt;
   if (!int_setting("LEADFLOW_WORKERS", 0, 64, c.workers)) return std::nullopt;
-  if (!int_setting("LEADFLOW_WORKER_CONCURRENCY", 1, 10000, c.worker_concurrency)) return std::nullopt;
+  if (!int_setting("LEADFLOW_WORKER_CONCURRENCY", 1, 10000, c.worker_concurrency))
+    return std::nullopt;
   if (!int_setting("LEADFLOW_WAIT_MS", 0, 600000, c.wait_ms)) return std::nullopt;
   if (!int_setting("LEADFLOW_MAX_WAIT_MS", 0, 600000, c.max_wait_ms)) return std::nullopt;
-  if (!int_setting("LEADFLOW_AUCTION_TIMEOUT_MS", 100, 600000, c.auction_timeout_ms)) return std::nullopt;
-  if (!int_setting("LEADFLOW_QUEUE_PARTITIONS", 1, 1024, c.queue_partitions)) return std::nullopt;
-  if (!int_setting("LEADFLOW_MAX_BACKLOG", std::int64_t{1}, std::int64_t{1'000'000'000}, c.max_backlog))
+  if (!int_setting("LEADFLOW_AUCTION_TIMEOUT_MS", 100, 600000, c.auction_timeout_ms))
     return std::nullopt;
-  if (!int_setting("LEADFLOW_IP_RATE_LIMIT", 1, 1'000'000, c.ip_rate_limit_per_minute)) return std::nullopt;
+  if (!int_setting("LEADFLOW_QUEUE_PARTITIONS", 1, 1024, c.queue_partitions)) return std::nullopt;
+  if (!int_setting("LEADFLOW_MAX_BACKLOG", std::int64_t{1}, std::int64_t{1'000'000'000},
+                   c.max_backlog))
+    return std::nullopt;
+  if (!int_setting("LEADFLOW_IP_RATE_LIMIT", 1, 1'000'000, c.ip_rate_limit_per_minute))
+    return std::nullopt;
   if (auto v = get("LEADFLOW_LOG_LEVEL")) {
     if (*v != "debug" && *v != "info" && *v != "warn" && *v != "error")
       return fail("LEADFLOW_LOG_LEVEL", "expected debug, info, warn or error");
@@ -209,7 +241,8 @@ std::optional<Config> load_config(const Getenv& getenv, const std::vector<std::s
   if (!int_setting("LEADFLOW_KAFKA_REPLICATION", 1, 32, c.kafka_replication)) return std::nullopt;
   if (!int_setting("LEADFLOW_KAFKA_MESSAGE_TIMEOUT_MS", 100, 300000, c.kafka_message_timeout_ms))
     return std::nullopt;
-  if (!int_setting("LEADFLOW_KAFKA_MAX_BUFFERED", 1, 10'000'000, c.kafka_max_buffered)) return std::nullopt;
+  if (!int_setting("LEADFLOW_KAFKA_MAX_BUFFERED", 1, 10'000'000, c.kafka_max_buffered))
+    return std::nullopt;
   if (auto v = get("LEADFLOW_KAFKA_PROPERTIES"); v && !v->empty()) {
     // "name=value;name=value": librdkafka properties for a real cluster (TLS, SASL, ...).
     std::size_t start = 0;
@@ -229,7 +262,8 @@ std::optional<Config> load_config(const Getenv& getenv, const std::vector<std::s
     if (v->empty() || v->size() > 200) return fail("LEADFLOW_WORKER_GROUP", "1 to 200 characters");
     c.worker_group = *v;
   }
-  if (c.max_wait_ms < c.wait_ms) return fail("LEADFLOW_MAX_WAIT_MS", "must be at least LEADFLOW_WAIT_MS");
+  if (c.max_wait_ms < c.wait_ms)
+    return fail("LEADFLOW_MAX_WAIT_MS", "must be at least LEADFLOW_WAIT_MS");
   return c;
 }
 

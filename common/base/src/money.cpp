@@ -18,7 +18,8 @@ std::string format_cents(Cents cents) {
   const std::uint64_t abs = negative ? 0 - static_cast<std::uint64_t>(cents) : cents;
   char buf[32];
   std::snprintf(buf, sizeof buf, "%s%llu.%02llu", negative ? "-" : "",
-                static_cast<unsigned long long>(abs / 100), static_cast<unsigned long long>(abs % 100));
+                static_cast<unsigned long long>(abs / 100),
+                static_cast<unsigned long long>(abs % 100));
   return buf;
 }
 

@@ -19,7 +19,8 @@ void shut_down_accepted(int port, int how) {
     if (end == entry->d_name || *end != '\0' || fd == ::dirfd(dir)) continue;
     sockaddr_storage addr{};
     socklen_t len = sizeof addr;
-    if (::getsockname(static_cast<int>(fd), reinterpret_cast<sockaddr*>(&addr), &len) != 0) continue;
+    if (::getsockname(static_cast<int>(fd), reinterpret_cast<sockaddr*>(&addr), &len) != 0)
+      continue;
     int local_port = -1;
     if (addr.ss_family == AF_INET)
       local_port = ntohs(reinterpret_cast<const sockaddr_in*>(&addr)->sin_port);
@@ -28,10 +29,12 @@ void shut_down_accepted(int port, int how) {
     if (local_port != port) continue;
     int type = 0, listening = 0;
     socklen_t opt_len = sizeof type;
-    if (::getsockopt(static_cast<int>(fd), SOL_SOCKET, SO_TYPE, &type, &opt_len) != 0 || type != SOCK_STREAM)
+    if (::getsockopt(static_cast<int>(fd), SOL_SOCKET, SO_TYPE, &type, &opt_len) != 0 ||
+        type != SOCK_STREAM)
       continue;
     opt_len = sizeof listening;
-    if (::getsockopt(static_cast<int>(fd), SOL_SOCKET, SO_ACCEPTCONN, &listening, &opt_len) != 0 || listening)
+    if (::getsockopt(static_cast<int>(fd), SOL_SOCKET, SO_ACCEPTCONN, &listening, &opt_len) != 0 ||
+        listening)
       continue;
     ::shutdown(static_cast<int>(fd), how);
   }

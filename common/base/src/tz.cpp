@@ -44,7 +44,7 @@ constexpr std::int64_t kSecondsPerDay = 86'400;
 constexpr std::int64_t kSecondsPer400Years = 146'097 * kSecondsPerDay;
 constexpr int kUnrollUntilYear = 2200;
 constexpr int kUnrollFromYear = 1900;
-constexpr std::size_t kMaxCachedZones = 1024;   // tzdata has about 600 names
+constexpr std::size_t kMaxCachedZones = 1024;  // tzdata has about 600 names
 // The civil arithmetic uses int years: instants are clamped to about +-1 million years.
 constexpr std::int64_t kMaxAbsInstant = 31'556'952LL * 1'000'000;
 constexpr const char* kDefaultZoneDir = "/usr/share/zoneinfo";
@@ -68,8 +68,6 @@ unsigned days_in_month(int y, unsigned m) {
 
 // 0 = Sunday .. 6 = Saturday; 1970-01-01 was a Thursday.
 int weekday_from_days(std::int64_t days) { return static_cast<int>((days % 7 + 11) % 7); }
-
-
 
 // ---------------------------------------------------------------------------------------------
 // POSIX TZ strings (the TZif footer), with the RFC 8536 §3.3.1 extension: rule times from -167 to

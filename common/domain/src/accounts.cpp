@@ -97,15 +97,16 @@ nlohmann::json api_key_to_json(const ApiKey& k) {
   nlohmann::json scopes = nlohmann::json::array();
   for (const auto& [name, scope] : kScopes)
     if (k.scopes & scope) scopes.push_back(name);
-  return {{"key_id", k.id},
-          {"seller_id", k.seller_id.empty() ? nlohmann::json(nullptr) : nlohmann::json(k.seller_id)},
-          {"name", k.name},
-          {"plan", to_string(k.plan)},
-          {"scopes", scopes},
-          {"key_hint", k.key_hint},
-          {"created_at", format_rfc3339_ms(k.created_at_ms)},
-          {"revoked_at", k.revoked_at_ms ? nlohmann::json(format_rfc3339_ms(k.revoked_at_ms))
-                                         : nlohmann::json(nullptr)}};
+  return {
+      {"key_id", k.id},
+      {"seller_id", k.seller_id.empty() ? nlohmann::json(nullptr) : nlohmann::json(k.seller_id)},
+      {"name", k.name},
+      {"plan", to_string(k.plan)},
+      {"scopes", scopes},
+      {"key_hint", k.key_hint},
+      {"created_at", format_rfc3339_ms(k.created_at_ms)},
+      {"revoked_at", k.revoked_at_ms ? nlohmann::json(format_rfc3339_ms(k.revoked_at_ms))
+                                     : nlohmann::json(nullptr)}};
 }
 
 }  // namespace leadflow

@@ -15,10 +15,7 @@
 #include "leadflow/base/text.hpp"
 
 namespace leadflow {
-namespace {
-
-
-}  // namespace
+namespace {}  // namespace
 
 std::optional<HttpUrl> parse_http_url(std::string_view url, std::string* why) {
   auto fail = [&](const char* reason) -> std::optional<HttpUrl> {
@@ -71,8 +68,7 @@ std::optional<HttpUrl> parse_http_url(std::string_view url, std::string* why) {
     }
   }
   if (!after.empty()) {
-    if (after.front() != ':' || after.size() < 2 || after.size() > 6)
-      return fail("invalid port");
+    if (after.front() != ':' || after.size() < 2 || after.size() > 6) return fail("invalid port");
     int port = 0;
     for (char c : after.substr(1)) {
       if (!is_digit(c)) return fail("invalid port");
@@ -111,7 +107,8 @@ std::uint32_t ipv4_at(const unsigned char* b) {
 // Forms that embed an IPv4 address are judged by it: ::ffff:127.0.0.1 reaches 127.0.0.1.
 const char* ipv6_kind(const unsigned char* b) {
   static constexpr unsigned char kZero[16] = {};
-  if (std::memcmp(b, kZero, 10) == 0 && b[10] == 0xFF && b[11] == 0xFF) return ipv4_kind(ipv4_at(b + 12));
+  if (std::memcmp(b, kZero, 10) == 0 && b[10] == 0xFF && b[11] == 0xFF)
+    return ipv4_kind(ipv4_at(b + 12));
   if (std::memcmp(b, kZero, 12) == 0) {
     if (std::memcmp(b, kZero, 16) == 0) return "unspecified";
     if (std::memcmp(b, kZero, 15) == 0 && b[15] == 1) return "loopback";
@@ -122,10 +119,11 @@ const char* ipv6_kind(const unsigned char* b) {
   if (b[0] == 0x00 && b[1] == 0x64 && b[2] == 0xFF && b[3] == 0x9B && b[4] == 0 && b[5] == 1)
     return "private";  // 64:ff9b:1::/48 local-use NAT64
   if (b[0] == 0x20 && b[1] == 0x02) return ipv4_kind(ipv4_at(b + 2));  // 6to4
-  if (b[0] == 0x01 && b[1] == 0x00 && std::memcmp(b + 2, kZero, 6) == 0) return "reserved";  // 100::/64
-  if ((b[0] & 0xFE) == 0xFC) return "private";                           // fc00::/7
-  if (b[0] == 0xFE && (b[1] & 0xC0) == 0x80) return "link-local";         // fe80::/10
-  if (b[0] == 0xFE && (b[1] & 0xC0) == 0xC0) return "site-local";         // fec0::/10
+  if (b[0] == 0x01 && b[1] == 0x00 && std::memcmp(b + 2, kZero, 6) == 0)
+    return "reserved";                                             // 100::/64
+  if ((b[0] & 0xFE) == 0xFC) return "private";                     // fc00::/7
+  if (b[0] == 0xFE && (b[1] & 0xC0) == 0x80) return "link-local";  // fe80::/10
+  if (b[0] == 0xFE && (b[1] & 0xC0) == 0xC0) return "site-local";  // fec0::/10
   if (b[0] == 0xFF) return "multicast";
   return "";
 }
@@ -172,7 +170,8 @@ bool is_public_http_url(const std::string& url, std::string* why) {
       kind = ipv6_kind(sin6->sin6_addr.s6_addr);
       inet_ntop(AF_INET6, &sin6->sin6_addr, text, sizeof text);
     }
-    if (*kind != '\0') refused = std::string("host resolves to a ") + kind + " address (" + text + ")";
+    if (*kind != '\0')
+      refused = std::string("host resolves to a ") + kind + " address (" + text + ")";
   }
   freeaddrinfo(res);
   if (!refused.empty()) return refuse(refused);

@@ -74,9 +74,17 @@ constexpr std::array<std::string_view, 62> kUspsCodes = {
 
 // Headers the HTTP client owns: letting a buyer config set them would break framing or the
 // per-lead Idempotency-Key (SPEC §4.6).
-constexpr std::array<std::string_view, 11> kReservedHeaders = {
-    "host",    "content-length", "transfer-encoding", "connection",       "keep-alive", "upgrade",
-    "te",      "trailer",        "expect",            "proxy-connection", "idempotency-key"};
+constexpr std::array<std::string_view, 11> kReservedHeaders = {"host",
+                                                               "content-length",
+                                                               "transfer-encoding",
+                                                               "connection",
+                                                               "keep-alive",
+                                                               "upgrade",
+                                                               "te",
+                                                               "trailer",
+                                                               "expect",
+                                                               "proxy-connection",
+                                                               "idempotency-key"};
 
 bool has_control_chars(std::string_view s) {
   return std::any_of(s.begin(), s.end(), [](unsigned char c) { return c < 0x20 || c == 0x7F; });
@@ -175,11 +183,13 @@ class BuyerParser {
       } else if (key == "priority") {
         out.priority = v.is_null() ? 0 : static_cast<int>(integer(v, key, -1000, 1000).value_or(0));
       } else if (key == "weight") {
-        out.weight = v.is_null() ? kDefaultWeight
-                                 : static_cast<int>(integer(v, key, 1, 1000).value_or(kDefaultWeight));
+        out.weight = v.is_null()
+                         ? kDefaultWeight
+                         : static_cast<int>(integer(v, key, 1, 1000).value_or(kDefaultWeight));
       } else if (key == "tier") {
-        out.tier = v.is_null() ? kDefaultTier
-                               : static_cast<int>(integer(v, key, 1, kMaxTier).value_or(kDefaultTier));
+        out.tier = v.is_null()
+                       ? kDefaultTier
+                       : static_cast<int>(integer(v, key, 1, kMaxTier).value_or(kDefaultTier));
       } else if (key == "max_concurrency") {
         out.max_concurrency =
             v.is_null() ? 0 : static_cast<int>(integer(v, key, 0, kMaxConcurrency).value_or(0));
@@ -397,7 +407,8 @@ class BuyerParser {
       out.timeout_ms = static_cast<int>(
           integer(*t, join(path, "timeout_ms"), 50, 30'000).value_or(kDefaultTimeoutMs));
     if (const json* h = present(v, "headers")) parse_headers(*h, join(path, "headers"), out);
-    if (const json* m = present(v, "mapping")) out.mapping = parse_mapping(*m, join(path, "mapping"));
+    if (const json* m = present(v, "mapping"))
+      out.mapping = parse_mapping(*m, join(path, "mapping"));
   }
 
   void parse_headers(const json& v, const std::string& path, Buyer& out) {
@@ -471,7 +482,8 @@ class BuyerParser {
               json names = json::object();
               for (const auto& [ours, theirs] : ren->items()) {
                 if (!mapping_name(ours, join(npath, ours))) continue;
-                if (auto s = text(theirs, join(npath, ours), kMaxMappingName, true)) names[ours] = *s;
+                if (auto s = text(theirs, join(npath, ours), kMaxMappingName, true))
+                  names[ours] = *s;
               }
               r["rename"] = std::move(names);
             }
@@ -527,7 +539,8 @@ class BuyerParser {
 
   bool mapping_name(const std::string& name, const std::string& field) {
     if (name.empty() || name.size() > kMaxMappingName || has_control_chars(name)) {
-      fail(field, "invalid_format", "field names are 1 to 128 characters without control characters");
+      fail(field, "invalid_format",
+           "field names are 1 to 128 characters without control characters");
       return false;
     }
     return true;
@@ -587,7 +600,8 @@ class BuyerParser {
             fail(at_index(zpath, i), "invalid_format", "must be 1 to 5 digits");
             continue;
           }
-          if (std::find(out.zip_prefixes.begin(), out.zip_prefixes.end(), p) == out.zip_prefixes.end())
+          if (std::find(out.zip_prefixes.begin(), out.zip_prefixes.end(), p) ==
+              out.zip_prefixes.end())
             out.zip_prefixes.push_back(p);
         }
       }
@@ -604,7 +618,8 @@ class BuyerParser {
       const std::string cpath = join(path, "custom");
       if (array(*c, cpath, kMaxCustomRules))
         for (std::size_t i = 0; i < c->size(); ++i)
-          if (auto rule = parse_rule((*c)[i], at_index(cpath, i))) out.custom_rules.push_back(*rule);
+          if (auto rule = parse_rule((*c)[i], at_index(cpath, i)))
+            out.custom_rules.push_back(*rule);
     }
   }
 
@@ -640,7 +655,8 @@ class BuyerParser {
     }
     std::optional<std::size_t> op;
     if (const json* o = present(v, "op")) {
-      op = one_of(*o, join(path, "op"), {"eq", "ne", "in", "nin", "gt", "gte", "lt", "lte", "exists"});
+      op = one_of(*o, join(path, "op"),
+                  {"eq", "ne", "in", "nin", "gt", "gte", "lt", "lte", "exists"});
       if (op) rule.op = static_cast<CustomRule::Op>(*op);
     } else {
       fail(join(path, "op"), "required", "is required");
@@ -655,7 +671,8 @@ class BuyerParser {
             fail(vpath, "required", "is required");
           else if (!scalar(*value))
             fail(vpath, "invalid_type", "must be a string, number or boolean");
-          else if (value->is_string() && value->get_ref<const std::string&>().size() > kMaxRuleString)
+          else if (value->is_string() &&
+                   value->get_ref<const std::string&>().size() > kMaxRuleString)
             fail(vpath, "too_long", "at most " + std::to_string(kMaxRuleString) + " bytes");
           break;
         case CustomRule::Op::kIn:
@@ -762,7 +779,8 @@ class BuyerParser {
         if (auto count = integer(*n, join(path, key), 0, kMaxCapCount)) caps[key] = *count;
     for (const char* key : {"daily_budget", "monthly_budget"})
       if (const json* m = present(v, key))
-        if (auto cents = money(*m, join(path, key), false)) caps[std::string(key) + "_cents"] = *cents;
+        if (auto cents = money(*m, join(path, key), false))
+          caps[std::string(key) + "_cents"] = *cents;
     out.caps = std::move(caps);
   }
 

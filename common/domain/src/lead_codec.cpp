@@ -48,7 +48,7 @@ json attempts_to_json(const std::vector<Attempt>& attempts) {
   json out = json::array();
   for (const auto& a : attempts) {
     // Storage form: compact, exact (cents, ms), round-trips through attempts_from_json.
-    json j = {{"b", a.buyer_id}, {"k", to_string(a.kind)}, {"t", a.started_at_ms},
+    json j = {{"b", a.buyer_id},    {"k", to_string(a.kind)},    {"t", a.started_at_ms},
               {"d", a.duration_ms}, {"o", to_string(a.outcome)}, {"h", a.http_status}};
     if (a.bid) j["p"] = *a.bid;
     if (!a.reason.empty()) j["r"] = a.reason;
@@ -90,12 +90,13 @@ std::vector<Ineligibility> ineligible_from_json(const json& j) {
 
 json distribution_to_json(const Distribution& d) {
   const bool accepted = d.status == DeliveryStatus::kDelivered;
-  return {{"accepted", accepted},
-          {"buyer_id", d.buyer_id.empty() ? json(nullptr) : json(d.buyer_id)},
-          {"price", accepted || d.status == DeliveryStatus::kReturned ? json(cents_to_decimal(d.price))
-                                                                      : json(nullptr)},
-          {"currency", "USD"},
-          {"delivery_status", to_string(d.status)}};
+  return {
+      {"accepted", accepted},
+      {"buyer_id", d.buyer_id.empty() ? json(nullptr) : json(d.buyer_id)},
+      {"price", accepted || d.status == DeliveryStatus::kReturned ? json(cents_to_decimal(d.price))
+                                                                  : json(nullptr)},
+      {"currency", "USD"},
+      {"delivery_status", to_string(d.status)}};
 }
 
 json lead_record_to_json(const LeadRecord& r, bool with_attempts) {

@@ -43,16 +43,31 @@ constexpr int kMaxSales = 20;
 
 // Names a vertical field may not take: they are top-level lead fields on Surface A or B.
 constexpr std::string_view kReservedNames[] = {
-    "SELLER_CAMPAIGN_KEY", "first_name", "last_name", "email", "email_address", "phone", "phone_home",
-    "zip_code", "vertical", "source", "landing_page", "ip_address", "user_agent", "custom_fields",
-    "trustedform_cert_url", "jornaya_leadid", "tcpa_consent", "tcpa_consent_text",
+    "SELLER_CAMPAIGN_KEY",
+    "first_name",
+    "last_name",
+    "email",
+    "email_address",
+    "phone",
+    "phone_home",
+    "zip_code",
+    "vertical",
+    "source",
+    "landing_page",
+    "ip_address",
+    "user_agent",
+    "custom_fields",
+    "trustedform_cert_url",
+    "jornaya_leadid",
+    "tcpa_consent",
+    "tcpa_consent_text",
 };
 
 const std::vector<std::string> kCreditRatings = {"excellent", "good", "fair", "poor"};
-const std::vector<std::string> kPropertyTypes = {"single_family", "condo", "townhouse", "multi_family",
-                                                 "mobile_home"};
-const std::vector<std::string> kEmploymentStatuses = {"employed", "self_employed", "unemployed", "retired",
-                                                      "student"};
+const std::vector<std::string> kPropertyTypes = {"single_family", "condo", "townhouse",
+                                                 "multi_family", "mobile_home"};
+const std::vector<std::string> kEmploymentStatuses = {"employed", "self_employed", "unemployed",
+                                                      "retired", "student"};
 
 VerticalField str(std::string name, double max_len, std::string description) {
   VerticalField f;
@@ -81,7 +96,8 @@ VerticalField boolean(std::string name, std::string description) {
   return f;
 }
 
-VerticalField enumeration(std::string name, std::vector<std::string> values, std::string description) {
+VerticalField enumeration(std::string name, std::vector<std::string> values,
+                          std::string description) {
   VerticalField f;
   f.name = std::move(name);
   f.type = Type::kEnum;
@@ -99,11 +115,16 @@ Vertical make_vertical(std::string name, std::vector<VerticalField> fields) {
 
 std::string_view type_name(Type t) {
   switch (t) {
-    case Type::kString: return "string";
-    case Type::kNumber: return "number";
-    case Type::kInteger: return "integer";
-    case Type::kBoolean: return "boolean";
-    case Type::kEnum: return "enum";
+    case Type::kString:
+      return "string";
+    case Type::kNumber:
+      return "number";
+    case Type::kInteger:
+      return "integer";
+    case Type::kBoolean:
+      return "boolean";
+    case Type::kEnum:
+      return "enum";
   }
   return "string";
 }
@@ -124,23 +145,26 @@ bool parse_type(std::string_view s, Type& out) {
 
 bool valid_vertical_name(std::string_view s) {
   if (s.empty() || s.size() > kMaxNameLength) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) { return (c >= 'a' && c <= 'z') || is_digit(c) || c == '_'; });
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return (c >= 'a' && c <= 'z') || is_digit(c) || c == '_'; });
 }
 
-// The same syntax custom_fields keys must have (validation's field_checks.cpp), so every field is postable.
+// The same syntax custom_fields keys must have (validation's field_checks.cpp), so every field is
+// postable.
 bool valid_field_name(std::string_view s) {
   if (s.empty() || s.size() > kMaxNameLength) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) {
-    return is_alnum(c) || c == '_' || c == '.' || c == '-';
-  });
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return is_alnum(c) || c == '_' || c == '.' || c == '-'; });
 }
 
 bool is_reserved(std::string_view s) {
-  return std::find(std::begin(kReservedNames), std::end(kReservedNames), s) != std::end(kReservedNames);
+  return std::find(std::begin(kReservedNames), std::end(kReservedNames), s) !=
+         std::end(kReservedNames);
 }
 
 // Reads an optional bound: absent keeps `out`, null clears it, a finite number sets it.
-std::string read_bound(const json& obj, const char* key, std::optional<double>& out, const std::string& path) {
+std::string read_bound(const json& obj, const char* key, std::optional<double>& out,
+                       const std::string& path) {
   auto it = obj.find(key);
   if (it == obj.end()) return {};
   if (it->is_null()) {
@@ -155,7 +179,8 @@ std::string read_bound(const json& obj, const char* key, std::optional<double>& 
 }
 
 std::string merge_field(const json& j, VerticalField& f, bool is_new, const std::string& path) {
-  static constexpr std::string_view kKeys[] = {"name", "type", "required", "min", "max", "values", "description"};
+  static constexpr std::string_view kKeys[] = {"name", "type",   "required",   "min",
+                                               "max",  "values", "description"};
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (std::find(std::begin(kKeys), std::end(kKeys), it.key()) == std::end(kKeys)) {
       return path + ": unknown key \"" + it.key() + "\"";
@@ -176,11 +201,13 @@ std::string merge_field(const json& j, VerticalField& f, bool is_new, const std:
   if (auto err = read_bound(j, "max", f.max, path); !err.empty()) return err;
   if (auto it = j.find("values"); it != j.end()) {
     if (!it->is_array()) return path + ".values: must be an array of strings";
-    if (it->size() > kMaxEnumValues) return path + ".values: at most " + std::to_string(kMaxEnumValues) + " values";
+    if (it->size() > kMaxEnumValues)
+      return path + ".values: at most " + std::to_string(kMaxEnumValues) + " values";
     std::vector<std::string> values;
     std::set<std::string> seen;
     for (const auto& v : *it) {
-      if (!v.is_string() || v.get_ref<const std::string&>().empty() || v.get_ref<const std::string&>().size() > 100) {
+      if (!v.is_string() || v.get_ref<const std::string&>().empty() ||
+          v.get_ref<const std::string&>().size() > 100) {
         return path + ".values: each value must be a non-empty string of at most 100 characters";
       }
       if (!seen.insert(v.get<std::string>()).second) {
@@ -192,7 +219,8 @@ std::string merge_field(const json& j, VerticalField& f, bool is_new, const std:
   }
   if (auto it = j.find("description"); it != j.end()) {
     if (!it->is_string() || it->get_ref<const std::string&>().size() > kMaxDescription) {
-      return path + ".description: must be a string of at most " + std::to_string(kMaxDescription) + " characters";
+      return path + ".description: must be a string of at most " + std::to_string(kMaxDescription) +
+             " characters";
     }
     f.description = it->get<std::string>();
   }
@@ -201,10 +229,12 @@ std::string merge_field(const json& j, VerticalField& f, bool is_new, const std:
     if (f.values.empty()) return path + ".values: an enum field needs at least one value";
     if (f.min || f.max) return path + ": min/max do not apply to an enum field";
   } else {
-    if (j.contains("values") && !f.values.empty()) return path + ".values: only an enum field has values";
+    if (j.contains("values") && !f.values.empty())
+      return path + ".values: only an enum field has values";
     f.values.clear();  // a type change away from enum drops the old list
   }
-  if (f.type == Type::kBoolean && (f.min || f.max)) return path + ": min/max do not apply to a boolean field";
+  if (f.type == Type::kBoolean && (f.min || f.max))
+    return path + ": min/max do not apply to a boolean field";
   if (f.type == Type::kString && ((f.min && *f.min < 0) || (f.max && *f.max < 0))) {
     return path + ": string length bounds must not be negative";
   }
@@ -229,7 +259,8 @@ std::string merge_fields(const json& arr, Vertical& v, bool replace, const std::
     if (!valid_field_name(name)) return fpath + ".name: must match [A-Za-z0-9_.-]{1,64}";
     if (is_reserved(name)) return fpath + ".name: \"" + name + "\" is a standard lead field";
     if (!names_in_doc.insert(name).second) return fpath + ".name: duplicate field \"" + name + "\"";
-    auto existing = std::find_if(v.fields.begin(), v.fields.end(), [&](const VerticalField& f) { return f.name == name; });
+    auto existing = std::find_if(v.fields.begin(), v.fields.end(),
+                                 [&](const VerticalField& f) { return f.name == name; });
     if (existing != v.fields.end()) {
       if (auto err = merge_field(j, *existing, false, fpath); !err.empty()) return err;
     } else {
@@ -245,13 +276,15 @@ std::string merge_fields(const json& arr, Vertical& v, bool replace, const std::
   return {};
 }
 
-std::string read_int(const json& obj, const char* key, int lo, int hi, int& out, const std::string& path) {
+std::string read_int(const json& obj, const char* key, int lo, int hi, int& out,
+                     const std::string& path) {
   auto it = obj.find(key);
   if (it == obj.end()) return {};
   if (!it->is_number_integer()) return path + "." + key + ": must be an integer";
   const auto value = it->get<std::int64_t>();
   if (value < lo || value > hi) {
-    return path + "." + key + ": must be between " + std::to_string(lo) + " and " + std::to_string(hi);
+    return path + "." + key + ": must be between " + std::to_string(lo) + " and " +
+           std::to_string(hi);
   }
   out = static_cast<int>(value);
   return {};
@@ -259,8 +292,8 @@ std::string read_int(const json& obj, const char* key, int lo, int hi, int& out,
 
 std::string merge_vertical(const json& j, std::map<std::string, Vertical, std::less<>>& into,
                            const std::string& path) {
-  static constexpr std::string_view kKeys[] = {"name", "fields", "replace_fields", "duplicate_lookback_days",
-                                               "max_sales"};
+  static constexpr std::string_view kKeys[] = {"name", "fields", "replace_fields",
+                                               "duplicate_lookback_days", "max_sales"};
   if (!j.is_object()) return path + ": must be an object";
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (std::find(std::begin(kKeys), std::end(kKeys), it.key()) == std::end(kKeys)) {
@@ -288,11 +321,13 @@ std::string merge_vertical(const json& j, std::map<std::string, Vertical, std::l
   } else if (replace) {
     v.fields.clear();
   }
-  if (auto err = read_int(j, "duplicate_lookback_days", 0, kMaxLookbackDays, v.duplicate_lookback_days, path);
+  if (auto err = read_int(j, "duplicate_lookback_days", 0, kMaxLookbackDays,
+                          v.duplicate_lookback_days, path);
       !err.empty()) {
     return err;
   }
-  if (auto err = read_int(j, "max_sales", 1, kMaxSales, v.max_sales, path); !err.empty()) return err;
+  if (auto err = read_int(j, "max_sales", 1, kMaxSales, v.max_sales, path); !err.empty())
+    return err;
   into.insert_or_assign(name, std::move(v));
   return {};
 }
@@ -300,7 +335,8 @@ std::string merge_vertical(const json& j, std::map<std::string, Vertical, std::l
 // Integral bounds are published as integers (1900, not 1900.0).
 json bound_json(const std::optional<double>& b) {
   if (!b) return nullptr;
-  if (std::trunc(*b) == *b && std::fabs(*b) < 9007199254740992.0) return static_cast<std::int64_t>(*b);
+  if (std::trunc(*b) == *b && std::fabs(*b) < 9007199254740992.0)
+    return static_cast<std::int64_t>(*b);
   return *b;
 }
 
@@ -325,7 +361,8 @@ VerticalRegistry VerticalRegistry::defaults() {
           num("driver_age", Type::kInteger, 16, 120, "Age of the primary driver in years"),
           boolean("currently_insured", "Whether the driver holds auto insurance now"),
           str("current_insurer", 100, "Name of the current insurance carrier"),
-          num("accidents_last_3_years", Type::kInteger, 0, 20, "At-fault accidents in the last three years"),
+          num("accidents_last_3_years", Type::kInteger, 0, 20,
+              "At-fault accidents in the last three years"),
           enumeration("credit_rating", kCreditRatings, "Self-reported credit rating"),
           boolean("home_owner", "Whether the driver owns a home"),
       }));
@@ -347,33 +384,42 @@ VerticalRegistry VerticalRegistry::defaults() {
           num("age", Type::kInteger, 0, 120, "Age of the primary applicant in years"),
           num("household_size", Type::kInteger, 1, 20, "People in the household"),
           num("household_income", Type::kNumber, 0, 100000000, "Yearly household income in USD"),
-          enumeration("coverage_type", {"individual", "family", "medicare", "medicare_supplement", "short_term", "dental"},
-                      "Coverage wanted"),
+          enumeration(
+              "coverage_type",
+              {"individual", "family", "medicare", "medicare_supplement", "short_term", "dental"},
+              "Coverage wanted"),
           boolean("currently_insured", "Whether the applicant has health coverage now"),
           boolean("tobacco_use", "Whether the applicant uses tobacco"),
-          boolean("qualifying_life_event", "Whether a qualifying life event opens special enrollment"),
+          boolean("qualifying_life_event",
+                  "Whether a qualifying life event opens special enrollment"),
       }));
   all.push_back(make_vertical(
       "life_insurance",
       {
           num("age", Type::kInteger, 18, 100, "Age of the insured in years"),
           num("coverage_amount", Type::kNumber, 1000, 100000000, "Face amount wanted in USD"),
-          enumeration("policy_type", {"term", "whole", "universal", "final_expense"}, "Kind of policy"),
-          enumeration("term_length", {"10", "15", "20", "25", "30"}, "Term in years, for term policies"),
+          enumeration("policy_type", {"term", "whole", "universal", "final_expense"},
+                      "Kind of policy"),
+          enumeration("term_length", {"10", "15", "20", "25", "30"},
+                      "Term in years, for term policies"),
           boolean("tobacco_use", "Whether the insured uses tobacco"),
-          enumeration("health_rating", {"excellent", "good", "fair", "poor"}, "Self-reported health"),
+          enumeration("health_rating", {"excellent", "good", "fair", "poor"},
+                      "Self-reported health"),
       }));
   all.push_back(make_vertical(
       "mortgage",
       {
           num("loan_amount", Type::kNumber, 0, 100000000, "Loan amount wanted in USD"),
           num("property_value", Type::kNumber, 0, 1000000000, "Estimated property value in USD"),
-          enumeration("loan_type", {"purchase", "refinance", "cash_out_refinance", "heloc", "reverse"},
+          enumeration("loan_type",
+                      {"purchase", "refinance", "cash_out_refinance", "heloc", "reverse"},
                       "Purpose of the loan"),
           enumeration("property_type", kPropertyTypes, "Kind of property"),
-          enumeration("occupancy", {"primary", "secondary", "investment"}, "How the property is used"),
+          enumeration("occupancy", {"primary", "secondary", "investment"},
+                      "How the property is used"),
           enumeration("credit_rating", kCreditRatings, "Self-reported credit rating"),
-          num("current_rate", Type::kNumber, 0, 30, "Current interest rate in percent, for refinances"),
+          num("current_rate", Type::kNumber, 0, 30,
+              "Current interest rate in percent, for refinances"),
           boolean("va_eligible", "Whether the borrower is eligible for a VA loan"),
           boolean("first_time_buyer", "Whether the borrower is buying a first home"),
       }));
@@ -382,8 +428,8 @@ VerticalRegistry VerticalRegistry::defaults() {
       {
           num("loan_amount", Type::kNumber, 100, 1000000, "Loan amount wanted in USD"),
           enumeration("loan_purpose",
-                      {"debt_consolidation", "home_improvement", "medical", "auto", "major_purchase", "business",
-                       "other"},
+                      {"debt_consolidation", "home_improvement", "medical", "auto",
+                       "major_purchase", "business", "other"},
                       "What the loan is for"),
           enumeration("credit_rating", kCreditRatings, "Self-reported credit rating"),
           num("annual_income", Type::kNumber, 0, 100000000, "Yearly income in USD"),
@@ -391,59 +437,65 @@ VerticalRegistry VerticalRegistry::defaults() {
           boolean("home_owner", "Whether the applicant owns a home"),
       }));
   all.push_back(make_vertical(
-      "solar",
-      {
-          num("monthly_electric_bill", Type::kNumber, 0, 100000, "Average monthly electric bill in USD"),
-          boolean("home_owner", "Whether the lead owns the home"),
-          enumeration("roof_shade", {"no_shade", "partial_shade", "full_shade"}, "Shade on the roof"),
-          num("roof_age", Type::kInteger, 0, 200, "Age of the roof in years"),
-          str("utility_provider", 100, "Electric utility serving the home"),
-          enumeration("property_type", kPropertyTypes, "Kind of dwelling"),
-          enumeration("credit_rating", kCreditRatings, "Self-reported credit rating"),
-      }));
+      "solar", {
+                   num("monthly_electric_bill", Type::kNumber, 0, 100000,
+                       "Average monthly electric bill in USD"),
+                   boolean("home_owner", "Whether the lead owns the home"),
+                   enumeration("roof_shade", {"no_shade", "partial_shade", "full_shade"},
+                               "Shade on the roof"),
+                   num("roof_age", Type::kInteger, 0, 200, "Age of the roof in years"),
+                   str("utility_provider", 100, "Electric utility serving the home"),
+                   enumeration("property_type", kPropertyTypes, "Kind of dwelling"),
+                   enumeration("credit_rating", kCreditRatings, "Self-reported credit rating"),
+               }));
   all.push_back(make_vertical(
       "home_services",
       {
           enumeration("service_type",
-                      {"roofing", "hvac", "plumbing", "electrical", "windows", "siding", "flooring", "remodeling",
-                       "landscaping", "pest_control", "security", "other"},
+                      {"roofing", "hvac", "plumbing", "electrical", "windows", "siding", "flooring",
+                       "remodeling", "landscaping", "pest_control", "security", "other"},
                       "Service wanted"),
-          enumeration("project_timeline", {"immediately", "within_1_month", "1_3_months", "3_6_months", "flexible"},
+          enumeration("project_timeline",
+                      {"immediately", "within_1_month", "1_3_months", "3_6_months", "flexible"},
                       "When the work should start"),
           boolean("home_owner", "Whether the lead owns the home"),
           enumeration("property_type", kPropertyTypes, "Kind of dwelling"),
           str("project_description", 1000, "Short description of the project"),
       }));
   all.push_back(make_vertical(
-      "legal",
-      {
-          enumeration("case_type",
-                      {"personal_injury", "auto_accident", "workers_compensation", "medical_malpractice", "family",
-                       "criminal_defense", "bankruptcy", "immigration", "employment", "estate_planning", "other"},
-                      "Kind of legal matter"),
-          str("incident_date", 10, "Date of the incident, YYYY-MM-DD"),
-          boolean("has_attorney", "Whether the lead already has an attorney"),
-          boolean("injured", "Whether the lead was injured"),
-          str("case_description", 1000, "Short description of the matter"),
-      }));
+      "legal", {
+                   enumeration("case_type",
+                               {"personal_injury", "auto_accident", "workers_compensation",
+                                "medical_malpractice", "family", "criminal_defense", "bankruptcy",
+                                "immigration", "employment", "estate_planning", "other"},
+                               "Kind of legal matter"),
+                   str("incident_date", 10, "Date of the incident, YYYY-MM-DD"),
+                   boolean("has_attorney", "Whether the lead already has an attorney"),
+                   boolean("injured", "Whether the lead was injured"),
+                   str("case_description", 1000, "Short description of the matter"),
+               }));
   all.push_back(make_vertical(
       "education",
       {
-          enumeration("degree_level", {"certificate", "associate", "bachelor", "master", "doctorate"},
+          enumeration("degree_level",
+                      {"certificate", "associate", "bachelor", "master", "doctorate"},
                       "Degree sought"),
           str("area_of_interest", 100, "Program or subject of interest"),
           enumeration("highest_education",
-                      {"high_school", "ged", "some_college", "associate", "bachelor", "master", "doctorate"},
+                      {"high_school", "ged", "some_college", "associate", "bachelor", "master",
+                       "doctorate"},
                       "Highest education completed"),
           num("graduation_year", Type::kInteger, 1900, 2100, "Year of high-school graduation"),
-          enumeration("learning_preference", {"online", "campus", "either"}, "Preferred way of studying"),
+          enumeration("learning_preference", {"online", "campus", "either"},
+                      "Preferred way of studying"),
           boolean("military_affiliation", "Whether the lead is military-affiliated"),
       }));
   all.push_back(make_vertical(
       "debt_relief",
       {
           num("debt_amount", Type::kNumber, 0, 10000000, "Total unsecured debt in USD"),
-          enumeration("debt_type", {"credit_card", "medical", "personal_loan", "student_loan", "tax", "other"},
+          enumeration("debt_type",
+                      {"credit_card", "medical", "personal_loan", "student_loan", "tax", "other"},
                       "Main kind of debt"),
           num("monthly_income", Type::kNumber, 0, 10000000, "Monthly income in USD"),
           boolean("behind_on_payments", "Whether the lead is behind on payments"),
@@ -472,7 +524,8 @@ std::string VerticalRegistry::load_json(const nlohmann::json& doc) {
       const std::string path = "verticals[" + std::to_string(i) + "]";
       const json& j = (*list)[i];
       if (j.is_object()) {
-        if (auto n = j.find("name"); n != j.end() && n->is_string() && !seen.insert(n->get<std::string>()).second) {
+        if (auto n = j.find("name");
+            n != j.end() && n->is_string() && !seen.insert(n->get<std::string>()).second) {
           return path + ".name: duplicate vertical \"" + n->get<std::string>() + "\"";
         }
       }

@@ -9,7 +9,8 @@ namespace leadflow {
 void QueueOutcomePublisher::publish(const OutcomeMessage& m) {
   const ProduceStatus s = producer_.send(topic_, m.lead_id, encode_outcome(m));
   if (s != ProduceStatus::kOk)
-    log(LogLevel::kWarn, "outcome_notice_dropped", {{"lead_id", m.lead_id}, {"reason", to_string(s)}});
+    log(LogLevel::kWarn, "outcome_notice_dropped",
+        {{"lead_id", m.lead_id}, {"reason", to_string(s)}});
 }
 
 ResultsListener::ResultsListener(std::unique_ptr<QueueConsumer> consumer, OutcomeWaiters& waiters)

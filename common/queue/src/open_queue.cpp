@@ -1,8 +1,8 @@
 // Chooses the LeadQueue adapter named by LEADFLOW_QUEUE.
 #include "leadflow/queue/open_queue.hpp"
 
-#include "leadflow/queue/kafka_queue.hpp"
 #include "leadflow/queue/embedded_queue.hpp"
+#include "leadflow/queue/kafka_queue.hpp"
 
 namespace leadflow {
 

@@ -8,9 +8,9 @@
 #include <string_view>
 #include <system_error>
 
-#include "leadflow/store/store.hpp"
 #include "leadflow/store/pg_store.hpp"
 #include "leadflow/store/sqlite_store.hpp"
+#include "leadflow/store/store.hpp"
 
 namespace leadflow {
 namespace {
@@ -80,8 +80,7 @@ std::unique_ptr<Store> open_store(const std::string& url, std::string& error) {
       std::error_code ec;
       std::filesystem::create_directories(file.parent_path(), ec);
       if (ec) {
-        error = "cannot create directory '" + file.parent_path().string() +
-                "': " + ec.message();
+        error = "cannot create directory '" + file.parent_path().string() + "': " + ec.message();
         return nullptr;
       }
     }

@@ -10,22 +10,22 @@
 
 #include <nlohmann/json.hpp>
 
+#include "leadflow/base/log.hpp"
 #include "leadflow/domain/accounts.hpp"
 #include "leadflow/domain/buyer.hpp"
 #include "leadflow/domain/lead.hpp"
 #include "leadflow/domain/lead_codec.hpp"
-#include "leadflow/base/log.hpp"
 
 // Column lists shared by the statements that read and write rows; the readers below depend on
 // their order.
-#define LF_LEAD_COLUMNS                                                                          \
-  "id, seller_id, campaign_id, api_key_id, surface, first_name, last_name, email, phone, "       \
-  "zip_code, zip4, state, vertical, source, landing_page, ip_address, user_agent, "              \
-  "trustedform_cert_url, jornaya_leadid, tcpa_consent, tcpa_consent_text, custom_fields, "       \
+#define LF_LEAD_COLUMNS                                                                    \
+  "id, seller_id, campaign_id, api_key_id, surface, first_name, last_name, email, phone, " \
+  "zip_code, zip4, state, vertical, source, landing_page, ip_address, user_agent, "        \
+  "trustedform_cert_url, jornaya_leadid, tcpa_consent, tcpa_consent_text, custom_fields, " \
   "received_at, sync_wait_ms"
 #define LF_DISTRIBUTION_COLUMNS \
   "status, buyer_id, price_cents, payout_cents, buyer_lead_id, reason, decided_at"
-#define LF_CAMPAIGN_COLUMNS                                                                      \
+#define LF_CAMPAIGN_COLUMNS                                                                     \
   "id, seller_id, name, vertical, active, async_mode, sync_timeout_ms, rate_limit_per_minute, " \
   "payout_fixed, payout_value, key_hash, key_hint, created_at"
 #define LF_API_KEY_COLUMNS \
@@ -45,7 +45,9 @@ inline json parse_json(const std::string& text) {
   return json::parse(text, nullptr, /*allow_exceptions=*/false);
 }
 
-inline std::string_view surface_name(Surface s) { return s == Surface::kCampaign ? "campaign" : "api"; }
+inline std::string_view surface_name(Surface s) {
+  return s == Surface::kCampaign ? "campaign" : "api";
+}
 
 template <typename Row>
 Seller read_seller(const Row& q) {
@@ -92,7 +94,8 @@ ApiKey read_api_key(const Row& q) {
 }
 
 /// Fields of the API view that are not configuration: removed before re-reading the document.
-inline constexpr const char* kBuyerViewOnlyFields[] = {"id", "buyer_id", "created_at", "updated_at"};
+inline constexpr const char* kBuyerViewOnlyFields[] = {"id", "buyer_id", "created_at",
+                                                       "updated_at"};
 
 /// The stored buyer, or nullopt when its document no longer decodes (logged: a buyer that cannot
 /// be read exactly is kept out of distribution rather than used half-understood).

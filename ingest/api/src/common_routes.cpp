@@ -5,14 +5,14 @@
 #include <unordered_map>
 
 #include "leadflow/api/api.hpp"
-#include "leadflow/http/ops_routes.hpp"
-#include "leadflow/http/parser.hpp"
 #include "leadflow/api/http_util.hpp"
 #include "leadflow/base/crypto.hpp"
 #include "leadflow/base/ids.hpp"
 #include "leadflow/base/log.hpp"
 #include "leadflow/base/metrics.hpp"
 #include "leadflow/base/text.hpp"
+#include "leadflow/http/ops_routes.hpp"
+#include "leadflow/http/parser.hpp"
 
 namespace leadflow {
 
@@ -47,7 +47,9 @@ IngestMetrics& ingest_metrics() {
 }
 
 void IngestMetrics::lead(const char* surface, const char* result) {
-  thread_local std::unordered_map<const void*, std::unordered_map<const void*, prometheus::Counter*>> resolved;
+  thread_local std::unordered_map<const void*,
+                                  std::unordered_map<const void*, prometheus::Counter*>>
+      resolved;
   auto& slot = resolved[surface][result];
   if (slot == nullptr) slot = &leads.Add({{"surface", surface}, {"result", result}});
   slot->Increment();
@@ -100,18 +102,35 @@ bool sane_request_id(std::string_view id) {
 void install_common_handlers(Routes& routes, IngestContext&) {
   routes.before = [](const http::Request& req, http::Response& res) {
     const std::string_view given = req.header("X-Request-Id");
-    res.set_header("X-Request-Id", sane_request_id(given) ? std::string(given) : new_id(kRequestPrefix));
+    res.set_header("X-Request-Id",
+                   sane_request_id(given) ? std::string(given) : new_id(kRequestPrefix));
   };
   routes.on_error = [](const http::Request&, http::Response& res, std::string_view detail) {
     if (!res.has_header("X-Request-Id")) res.set_header("X-Request-Id", new_id(kRequestPrefix));
     switch (res.status) {
-      case 404: http::send_problem(res, 404, "no such resource"); break;
-      case 405: http::send_problem(res, 405, "method not allowed on this resource"); break;
-      case 413: http::send_problem(res, 413, "the body is larger than the 64 KiB limit"); break;
-      case 414: http::send_problem(res, 414, "the request target is too long"); break;
-      case 431: http::send_problem(res, 431, detail.empty() ? "the request's header section is too large" : detail); break;
-      case 400: http::send_problem(res, 400, detail.empty() ? "the request could not be read" : detail); break;
-      default: http::send_problem(res, res.status, detail.empty() ? http::reason_phrase(res.status) : detail); break;
+      case 404:
+        http::send_problem(res, 404, "no such resource");
+        break;
+      case 405:
+        http::send_problem(res, 405, "method not allowed on this resource");
+        break;
+      case 413:
+        http::send_problem(res, 413, "the body is larger than the 64 KiB limit");
+        break;
+      case 414:
+        http::send_problem(res, 414, "the request target is too long");
+        break;
+      case 431:
+        http::send_problem(res, 431,
+                           detail.empty() ? "the request's header section is too large" : detail);
+        break;
+      case 400:
+        http::send_problem(res, 400, detail.empty() ? "the request could not be read" : detail);
+        break;
+      default:
+        http::send_problem(res, res.status,
+                           detail.empty() ? http::reason_phrase(res.status) : detail);
+        break;
     }
   };
   routes.on_exception = [](http::Response& res, const std::string&) {
@@ -141,7 +160,9 @@ void install_common_handlers(Routes& routes, IngestContext&) {
     if (it == resolved.end()) {
       auto& m = ingest_metrics();
       const std::string route_label(route);
-      Resolved r{&m.requests.Add({{"route", route_label}, {"method", method}, {"status", std::string(status, status_end)}}),
+      Resolved r{&m.requests.Add({{"route", route_label},
+                                  {"method", method},
+                                  {"status", std::string(status, status_end)}}),
                  &m.latency.Add({{"route", route_label}, {"method", method}}, latency_buckets())};
       it = resolved.emplace(key, r).first;
     }

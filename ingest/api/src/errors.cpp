@@ -5,7 +5,8 @@
 namespace leadflow {
 
 Refusal refusal_for(ProduceStatus) {
-  return {503, "unavailable", "the lead could not be queued durably; nothing was accepted, retry", true};
+  return {503, "unavailable", "the lead could not be queued durably; nothing was accepted, retry",
+          true};
 }
 
 Refusal refusal_for(StoreStatus status, StoreStep step) {
@@ -18,12 +19,16 @@ Refusal refusal_for(StoreStatus status, StoreStep step) {
       break;
   }
   switch (step) {
-    case StoreStep::kWrite: return {503, "unavailable", "the store is unavailable; nothing was changed"};
-    case StoreStep::kClaimLead: return {503, "unavailable", "the store is unavailable; nothing was accepted, retry"};
-    case StoreStep::kCheckApiKey: return {503, "unavailable", "the service cannot check API keys right now; retry"};
+    case StoreStep::kWrite:
+      return {503, "unavailable", "the store is unavailable; nothing was changed"};
+    case StoreStep::kClaimLead:
+      return {503, "unavailable", "the store is unavailable; nothing was accepted, retry"};
+    case StoreStep::kCheckApiKey:
+      return {503, "unavailable", "the service cannot check API keys right now; retry"};
     case StoreStep::kCheckCampaignKey:
       return {503, "unavailable", "the service cannot check campaign keys right now; retry"};
-    case StoreStep::kRead: return {503, "unavailable", "the store cannot be reached; retry"};
+    case StoreStep::kRead:
+      return {503, "unavailable", "the store cannot be reached; retry"};
   }
   return {503, "unavailable", "the store is unavailable"};
 }

@@ -13,19 +13,19 @@ namespace leadflow {
 /// The answer to a failed step.
 struct Refusal {
   int status = 503;
-  std::string_view code;    // Surface B's status word: "unavailable", "conflict", "not_found"
-  std::string_view detail;  // the problem's detail, Surface B's message
+  std::string_view code;     // Surface B's status word: "unavailable", "conflict", "not_found"
+  std::string_view detail;   // the problem's detail, Surface B's message
   bool retry_after = false;  // also sends "Retry-After: 1"
 };
 
 /// What the handler was doing when the store said no: the same outage reads differently to a
 /// client whose write was not made than to one whose key could not be checked.
 enum class StoreStep {
-  kWrite,              // a management or buyer write: nothing was changed
-  kClaimLead,          // the Idempotency-Key claim of a lead post: nothing was accepted
-  kCheckApiKey,        // authenticating a Surface A key
-  kCheckCampaignKey,   // authenticating a Surface B campaign key for a lead post
-  kRead,               // reading for an answer (stats, jobs)
+  kWrite,             // a management or buyer write: nothing was changed
+  kClaimLead,         // the Idempotency-Key claim of a lead post: nothing was accepted
+  kCheckApiKey,       // authenticating a Surface A key
+  kCheckCampaignKey,  // authenticating a Surface B campaign key for a lead post
+  kRead,              // reading for an answer (stats, jobs)
 };
 
 /// A lead the queue did not make durable (any status but kOk): 503, nothing was accepted.

@@ -1,7 +1,7 @@
 #include "leadflow/api/http_util.hpp"
 
-#include "leadflow/http/parser.hpp"
 #include "leadflow/base/text.hpp"
+#include "leadflow/http/parser.hpp"
 
 #include <arpa/inet.h>
 
@@ -15,7 +15,8 @@ namespace leadflow::http {
 void send_json(http::Response& res, int status, const nlohmann::json& body,
                const char* content_type) {
   res.status = status;
-  res.set_content(body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), content_type);
+  res.set_content(body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+                  content_type);
 }
 
 void send_problem(http::Response& res, int status, std::string_view detail,
@@ -61,7 +62,8 @@ std::vector<std::string> preferences(const http::Request& req) {
     std::size_t start = 0;
     while (start <= v.size()) {
       auto comma = v.find(',', start);
-      std::string item = v.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      std::string item =
+          v.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
       std::erase_if(item, is_space);
       item = ascii_lower(item);
       if (!item.empty()) out.push_back(item);

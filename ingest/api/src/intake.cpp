@@ -12,7 +12,8 @@ namespace leadflow {
 namespace {
 void count_produce(IngestContext& ctx, SteadyTime started, ProduceStatus status) {
   auto& m = ingest_metrics();
-  m.produce_seconds.Observe(std::chrono::duration<double>(ctx.clock.steady_now() - started).count());
+  m.produce_seconds.Observe(
+      std::chrono::duration<double>(ctx.clock.steady_now() - started).count());
   if (status != ProduceStatus::kOk) {
     m.produce_failures.Add({{"reason", std::string(to_string(status))}}).Increment();
     log(LogLevel::kWarn, "produce_failed", {{"reason", to_string(status)}});
@@ -20,7 +21,8 @@ void count_produce(IngestContext& ctx, SteadyTime started, ProduceStatus status)
 }
 }  // namespace
 
-void accept_lead_async(IngestContext& ctx, const Lead& lead, std::function<void(ProduceStatus)> done) {
+void accept_lead_async(IngestContext& ctx, const Lead& lead,
+                       std::function<void(ProduceStatus)> done) {
   const SteadyTime started = ctx.clock.steady_now();
   ctx.producer.produce_async(ctx.topics.leads, lead.id, encode_lead(lead),
                              [&ctx, started, done = std::move(done)](ProduceStatus status) {
@@ -37,7 +39,8 @@ AcceptResult accept_lead(IngestContext& ctx, const Lead& lead, int wait_ms) {
   const SteadyTime started = ctx.clock.steady_now();
   // Waiting as long as the queue needs for a certain answer means a 503 is never given for a
   // record that is made durable afterwards.
-  result.produced = ctx.producer.produce(ctx.topics.leads, lead.id, payload, ctx.producer.answer_within());
+  result.produced =
+      ctx.producer.produce(ctx.topics.leads, lead.id, payload, ctx.producer.answer_within());
   count_produce(ctx, started, result.produced);
   if (result.produced != ProduceStatus::kOk) return result;
   if (ticket) result.outcome = ticket->wait_until(started + std::chrono::milliseconds(wait_ms));

@@ -18,6 +18,7 @@ struct AcceptResult {
 AcceptResult accept_lead(IngestContext& ctx, const Lead& lead, int wait_ms);
 /// accept_lead without waiting for an outcome or blocking: `done` runs once, on a queue thread,
 /// when the lead is durable or refused.
-void accept_lead_async(IngestContext& ctx, const Lead& lead, std::function<void(ProduceStatus)> done);
+void accept_lead_async(IngestContext& ctx, const Lead& lead,
+                       std::function<void(ProduceStatus)> done);
 
 }  // namespace leadflow

@@ -2,15 +2,15 @@
 #include <algorithm>
 #include <charconv>
 
-#include "leadflow/api/api.hpp"
-#include "leadflow/api/http_util.hpp"
 #include "errors.hpp"
 #include "intake.hpp"
+#include "leadflow/api/api.hpp"
+#include "leadflow/api/http_util.hpp"
 #include "leadflow/base/crypto.hpp"
 #include "leadflow/base/ids.hpp"
-#include "leadflow/domain/lead_codec.hpp"
 #include "leadflow/base/log.hpp"
 #include "leadflow/base/time_format.hpp"
+#include "leadflow/domain/lead_codec.hpp"
 #include "leadflow/validation/validation.hpp"
 
 namespace leadflow {
@@ -20,8 +20,8 @@ using nlohmann::json;
 
 // Authenticates, rate-limits and authorises one request. Every answer, refusals included,
 // carries the X-RateLimit headers. Returns the key when the handler may go on.
-std::optional<ApiKey> authorise(IngestContext& ctx, const http::Request& req, http::Response& res, Scope scope,
-                                bool operator_only = false) {
+std::optional<ApiKey> authorise(IngestContext& ctx, const http::Request& req, http::Response& res,
+                                Scope scope, bool operator_only = false) {
   if (!req.tls()) {
     const bool forwarded = req.header("X-Forwarded-Proto") == "https" &&
                            http::address_in_cidrs(req.remote_addr(), ctx.config.trusted_proxies);
@@ -42,13 +42,14 @@ std::optional<ApiKey> authorise(IngestContext& ctx, const http::Request& req, ht
       Lookup<ApiKey> found = ctx.store.find_api_key_by_hash(sha256_hex(secret));
       unavailable = found.status == StoreStatus::kUnavailable;
       key = std::move(found.value);
-      if (key && (key->revoked_at_ms != 0 || !constant_time_equal(key->key_hash, sha256_hex(secret))))
+      if (key &&
+          (key->revoked_at_ms != 0 || !constant_time_equal(key->key_hash, sha256_hex(secret))))
         key.reset();
     }
   }
   if (!key) {
-    const RateDecision d = ctx.ip_limiter.acquire("ip:" + req.remote_addr(),
-                                               ctx.config.ip_rate_limit_per_minute, 0);
+    const RateDecision d =
+        ctx.ip_limiter.acquire("ip:" + req.remote_addr(), ctx.config.ip_rate_limit_per_minute, 0);
     http::set_rate_headers(res, d);
     if (!d.allowed) {
       http::send_problem(res, 429, "too many unauthenticated requests from this address");
@@ -61,8 +62,9 @@ std::optional<ApiKey> authorise(IngestContext& ctx, const http::Request& req, ht
       return std::nullopt;
     }
     res.set_header("WWW-Authenticate", "Bearer");
-    http::send_problem(res, 401, auth.empty() ? "missing API key (Authorization: Bearer <key>)"
-                                              : "invalid or revoked API key");
+    http::send_problem(res, 401,
+                       auth.empty() ? "missing API key (Authorization: Bearer <key>)"
+                                    : "invalid or revoked API key");
     return std::nullopt;
   }
   const PlanLimits limits = limits_of(key->plan);
@@ -95,7 +97,9 @@ std::optional<json> parse_body(const http::Request& req, http::Response& res) {
   return body;
 }
 
-void send_store_failure(http::Response& res, StoreStatus s) { send_problem(res, refusal_for(s, StoreStep::kWrite)); }
+void send_store_failure(http::Response& res, StoreStatus s) {
+  send_problem(res, refusal_for(s, StoreStep::kWrite));
+}
 
 bool valid_idempotency_key(const std::string& k) {
   if (k.empty() || k.size() > 255) return false;
@@ -112,16 +116,18 @@ void post_lead(IngestContext& ctx, const http::Request& req, http::Response& res
   const bool has_idempotency_key = req.has_header("Idempotency-Key");
   const std::string idempotency_key(req.header("Idempotency-Key"));
   if (has_idempotency_key && !valid_idempotency_key(idempotency_key)) {
-    http::send_problem(res, 400, "invalid Idempotency-Key",
-                       {{"Idempotency-Key", "invalid_format", "1 to 255 printable ASCII characters"}});
+    http::send_problem(
+        res, 400, "invalid Idempotency-Key",
+        {{"Idempotency-Key", "invalid_format", "1 to 255 printable ASCII characters"}});
     return;
   }
   ParsedLead parsed = parse_lead_json(req.body(), LeadShape::kApi, ctx.verticals, "");
   if (!parsed.errors.empty()) {
     metrics.lead("api", "invalid");
     http::send_problem(res, 400,
-                       parsed.malformed ? "the body could not be read: " + parsed.errors.front().message
-                                        : std::string("the lead failed validation"),
+                       parsed.malformed
+                           ? "the body could not be read: " + parsed.errors.front().message
+                           : std::string("the lead failed validation"),
                        parsed.errors);
     return;
   }
@@ -139,7 +145,8 @@ void post_lead(IngestContext& ctx, const http::Request& req, http::Response& res
   // claim whose request died (the process was killed) is finished by the repeat with the same
   // lead id, so the lead is queued at most once under that id and workers sell it at most once.
   if (has_idempotency_key) {
-    IdempotencyRecord claim{key->id, idempotency_key, sha256_hex(req.body()), lead.id, 0, "", lead.received_at_ms};
+    IdempotencyRecord claim{key->id, idempotency_key,    sha256_hex(req.body()), lead.id, 0,
+                            "",      lead.received_at_ms};
     IdempotencyRecord existing;
     const std::int64_t day_ago = lead.received_at_ms - 86'400'000;
     switch (ctx.store.claim_idempotency_key(claim, day_ago, existing)) {
@@ -157,7 +164,8 @@ void post_lead(IngestContext& ctx, const http::Request& req, http::Response& res
           res.set_header("Idempotent-Replayed", "true");
           return;
         }
-        const std::int64_t stale_after = std::max<std::int64_t>(60'000, ctx.config.max_wait_ms + 15'000);
+        const std::int64_t stale_after =
+            std::max<std::int64_t>(60'000, ctx.config.max_wait_ms + 15'000);
         if (lead.received_at_ms - existing.created_at_ms < stale_after) {
           http::send_problem(res, 409, "a request with this Idempotency-Key is still in progress");
           return;
@@ -189,15 +197,17 @@ void post_lead(IngestContext& ctx, const http::Request& req, http::Response& res
   }
   const char* message = !r.outcome ? "Lead accepted; distribution in progress"
                         : d.status == DeliveryStatus::kDelivered ? "Lead accepted and sold"
-                        : d.status == DeliveryStatus::kDuplicate ? "Lead accepted; duplicate of an earlier lead"
-                                                                 : "Lead accepted; no buyer took it";
+                        : d.status == DeliveryStatus::kDuplicate
+                            ? "Lead accepted; duplicate of an earlier lead"
+                            : "Lead accepted; no buyer took it";
   http::send_json(res, r.outcome ? 201 : 202,
                   {{"success", true},
                    {"lead_id", lead.id},
                    {"message", message},
                    {"distribution", distribution_to_json(d)}});
   if (has_idempotency_key &&
-      ctx.store.complete_idempotency_key(key->id, idempotency_key, res.status, res.body) != StoreStatus::kOk)
+      ctx.store.complete_idempotency_key(key->id, idempotency_key, res.status, res.body) !=
+          StoreStatus::kOk)
     log(LogLevel::kWarn, "idempotency_not_recorded", {{"lead_id", lead.id}});
 }
 
@@ -225,11 +235,12 @@ void send_page(http::Response& res, Query q, Fetch fetch, IdOf id_of, View view)
   if (has_more) rows.resize(limit);
   json data = json::array();
   for (const auto& r : rows) data.push_back(view(r));
-  http::send_json(res, 200,
-                  {{"success", true},
-                   {"data", std::move(data)},
-                   {"has_more", has_more},
-                   {"next_cursor", has_more ? json(http::encode_cursor(id_of(rows.back()))) : json(nullptr)}});
+  http::send_json(
+      res, 200,
+      {{"success", true},
+       {"data", std::move(data)},
+       {"has_more", has_more},
+       {"next_cursor", has_more ? json(http::encode_cursor(id_of(rows.back()))) : json(nullptr)}});
 }
 
 bool parse_limit(const http::Request& req, int& limit, FieldErrors& errors) {
@@ -243,7 +254,8 @@ bool parse_limit(const http::Request& req, int& limit, FieldErrors& errors) {
   return true;
 }
 
-void unknown_params(const http::Request& req, std::initializer_list<const char*> allowed, FieldErrors& errors) {
+void unknown_params(const http::Request& req, std::initializer_list<const char*> allowed,
+                    FieldErrors& errors) {
   for (const auto& [name, value] : req.params()) {
     bool ok = false;
     for (const char* a : allowed) ok = ok || name == a;
@@ -255,8 +267,9 @@ void list_leads(IngestContext& ctx, const http::Request& req, http::Response& re
   auto key = authorise(ctx, req, res, kScopeLeadsRead);
   if (!key) return;
   FieldErrors errors;
-  unknown_params(req, {"status", "vertical", "source", "buyer_id", "seller_id", "created_from",
-                       "created_to", "limit", "cursor"},
+  unknown_params(req,
+                 {"status", "vertical", "source", "buyer_id", "seller_id", "created_from",
+                  "created_to", "limit", "cursor"},
                  errors);
   LeadQuery q;
   parse_limit(req, q.limit, errors);
@@ -272,15 +285,19 @@ void list_leads(IngestContext& ctx, const http::Request& req, http::Response& re
     q.seller_id = req.param("seller_id");
   }
   if (!key->is_operator()) q.seller_id = key->seller_id;
-  for (auto [name, out] : {std::pair{"created_from", &q.created_from_ms}, std::pair{"created_to", &q.created_to_ms}}) {
+  for (auto [name, out] :
+       {std::pair{"created_from", &q.created_from_ms}, std::pair{"created_to", &q.created_to_ms}}) {
     if (!req.has_param(name)) continue;
     auto ms = parse_rfc3339_ms(req.param(name));
-    if (!ms) errors.push_back({name, "invalid_format", "must be an RFC 3339 date-time"});
-    else *out = *ms;
+    if (!ms)
+      errors.push_back({name, "invalid_format", "must be an RFC 3339 date-time"});
+    else
+      *out = *ms;
   }
   if (req.has_param("cursor")) {
     q.before_id = http::decode_cursor(req.param("cursor"));
-    if (!is_valid_id(q.before_id, kLeadPrefix)) errors.push_back({"cursor", "invalid_format", "not a cursor of this list"});
+    if (!is_valid_id(q.before_id, kLeadPrefix))
+      errors.push_back({"cursor", "invalid_format", "not a cursor of this list"});
   }
   if (!errors.empty()) {
     http::send_problem(res, 400, "invalid query parameters", errors);
@@ -306,14 +323,18 @@ void list_buyers(IngestContext& ctx, const http::Request& req, http::Response& r
   parse_limit(req, q.limit, errors);
   if (req.has_param("status")) {
     const std::string s = req.param("status");
-    if (s == "active") q.active = true;
-    else if (s == "paused") q.active = false;
-    else errors.push_back({"status", "not_allowed", "must be active or paused"});
+    if (s == "active")
+      q.active = true;
+    else if (s == "paused")
+      q.active = false;
+    else
+      errors.push_back({"status", "not_allowed", "must be active or paused"});
   }
   q.vertical = req.param("vertical");
   if (req.has_param("cursor")) {
     q.after_id = http::decode_cursor(req.param("cursor"));
-    if (!is_valid_id(q.after_id, kBuyerPrefix)) errors.push_back({"cursor", "invalid_format", "not a cursor of this list"});
+    if (!is_valid_id(q.after_id, kBuyerPrefix))
+      errors.push_back({"cursor", "invalid_format", "not a cursor of this list"});
   }
   if (!errors.empty()) {
     http::send_problem(res, 400, "invalid query parameters", errors);
@@ -374,7 +395,8 @@ void update_buyer(IngestContext& ctx, const http::Request& req, http::Response& 
 }
 
 void created(http::Response& res, const Management::Created& c, const char* what) {
-  if (!c.errors.empty()) return http::send_problem(res, 400, std::string("the ") + what + " is invalid", c.errors);
+  if (!c.errors.empty())
+    return http::send_problem(res, 400, std::string("the ") + what + " is invalid", c.errors);
   if (c.status != StoreStatus::kOk) return send_store_failure(res, c.status);
   http::send_json(res, 201, {{"success", true}, {"data", c.body}});
 }
@@ -385,11 +407,16 @@ void register_surface_a(Routes& routes, IngestContext& ctx) {
   auto& c = ctx;
   routes.post("/v1/leads", [&c](const http::Request& q, http::Response& r) { post_lead(c, q, r); });
   routes.get("/v1/leads", [&c](const http::Request& q, http::Response& r) { list_leads(c, q, r); });
-  routes.get("/v1/leads/{id}", [&c](const http::Request& q, http::Response& r) { get_lead(c, q, r); });
-  routes.get("/v1/buyers", [&c](const http::Request& q, http::Response& r) { list_buyers(c, q, r); });
-  routes.post("/v1/buyers", [&c](const http::Request& q, http::Response& r) { create_buyer(c, q, r); });
-  routes.get("/v1/buyers/{id}", [&c](const http::Request& q, http::Response& r) { get_buyer(c, q, r); });
-  routes.put("/v1/buyers/{id}", [&c](const http::Request& q, http::Response& r) { update_buyer(c, q, r); });
+  routes.get("/v1/leads/{id}",
+             [&c](const http::Request& q, http::Response& r) { get_lead(c, q, r); });
+  routes.get("/v1/buyers",
+             [&c](const http::Request& q, http::Response& r) { list_buyers(c, q, r); });
+  routes.post("/v1/buyers",
+              [&c](const http::Request& q, http::Response& r) { create_buyer(c, q, r); });
+  routes.get("/v1/buyers/{id}",
+             [&c](const http::Request& q, http::Response& r) { get_buyer(c, q, r); });
+  routes.put("/v1/buyers/{id}",
+             [&c](const http::Request& q, http::Response& r) { update_buyer(c, q, r); });
 
   routes.post("/v1/sellers", [&c](const http::Request& q, http::Response& r) {
     if (!authorise(c, q, r, kScopeAdmin, true) || !require_json(q, r)) return;
@@ -408,7 +435,8 @@ void register_surface_a(Routes& routes, IngestContext& ctx) {
   routes.get("/v1/campaigns", [&c](const http::Request& q, http::Response& r) {
     if (!authorise(c, q, r, kScopeAdmin, true)) return;
     json data = json::array();
-    for (const auto& cp : c.store.list_campaigns(q.param("seller_id"))) data.push_back(campaign_to_json(cp));
+    for (const auto& cp : c.store.list_campaigns(q.param("seller_id")))
+      data.push_back(campaign_to_json(cp));
     http::send_json(r, 200, {{"success", true}, {"data", data}});
   });
   routes.post("/v1/api-keys", [&c](const http::Request& q, http::Response& r) {
@@ -426,7 +454,8 @@ void register_surface_a(Routes& routes, IngestContext& ctx) {
     const auto s = c.store.revoke_api_key(std::string(q.match(1)), c.clock.now_ms());
     if (s != StoreStatus::kOk) return send_store_failure(r, s);
     log(LogLevel::kInfo, "api_key_revoked", {{"key_id", std::string(q.match(1))}});
-    http::send_json(r, 200, {{"success", true}, {"key_id", std::string(q.match(1))}, {"revoked", true}});
+    http::send_json(r, 200,
+                    {{"success", true}, {"key_id", std::string(q.match(1))}, {"revoked", true}});
   });
 }
 

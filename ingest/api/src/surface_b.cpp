@@ -1,14 +1,14 @@
 // Surface B: campaign-key lead posting under /api/v1, and the legacy form POST /{key}.
 #include <atomic>
 
-#include "leadflow/api/api.hpp"
-#include "leadflow/api/http_util.hpp"
 #include "errors.hpp"
 #include "intake.hpp"
-#include "leadflow/http/forms.hpp"
+#include "leadflow/api/api.hpp"
+#include "leadflow/api/http_util.hpp"
 #include "leadflow/base/ids.hpp"
 #include "leadflow/base/log.hpp"
 #include "leadflow/base/metrics.hpp"
+#include "leadflow/http/forms.hpp"
 #include "leadflow/validation/validation.hpp"
 
 namespace leadflow {
@@ -18,11 +18,13 @@ using nlohmann::json;
 
 void send_invalid(http::Response& res, const FieldErrors& errors) {
   json list = json::array();
-  for (const auto& e : errors) list.push_back({{"field", e.field}, {"code", e.code}, {"message", e.message}});
+  for (const auto& e : errors)
+    list.push_back({{"field", e.field}, {"code", e.code}, {"message", e.message}});
   http::send_json(res, 400, {{"status", "invalid"}, {"errors", std::move(list)}});
 }
 
-void send_b_error(http::Response& res, int status, std::string_view code, std::string_view message) {
+void send_b_error(http::Response& res, int status, std::string_view code,
+                  std::string_view message) {
   http::send_json(res, status, {{"status", code}, {"message", message}});
 }
 
@@ -33,7 +35,9 @@ void send_b_error(http::Response& res, const Refusal& refusal) {
 
 json sold_body(const OutcomeMessage& m) {
   const bool sold = m.status == DeliveryStatus::kDelivered;
-  const char* status = sold ? "sold" : m.status == DeliveryStatus::kDuplicate ? "duplicate" : "unsold";
+  const char* status = sold                                     ? "sold"
+                       : m.status == DeliveryStatus::kDuplicate ? "duplicate"
+                                                                : "unsold";
   return {{"status", status},
           {"sold", sold},
           {"price", sold ? cents_to_decimal(m.payout) : 0.0},
@@ -52,7 +56,8 @@ BodyKind body_kind(const http::Request& req) {
   return BodyKind::kOther;
 }
 
-std::vector<std::pair<std::string, std::string>> form_fields(const http::Request& req, BodyKind kind) {
+std::vector<std::pair<std::string, std::string>> form_fields(const http::Request& req,
+                                                             BodyKind kind) {
   std::vector<std::pair<std::string, std::string>> out;
   if (kind == BodyKind::kForm) {
     http::parse_urlencoded(req.body(), out);
@@ -91,8 +96,8 @@ std::optional<std::string> campaign_vertical(IngestContext& ctx, std::string_vie
   return campaign && campaign->active ? campaign->vertical : std::string();
 }
 
-void read_body(IngestContext& ctx, const http::Request& req, PostBody& body, const std::string* path_key,
-               bool may_block) {
+void read_body(IngestContext& ctx, const http::Request& req, PostBody& body,
+               const std::string* path_key, bool may_block) {
   body.read = true;
   if (body.kind == BodyKind::kJson) {
     body.parsed = parse_campaign_lead_json(req.body(), ctx.verticals, [&](std::string_view sent) {
@@ -111,7 +116,8 @@ void read_body(IngestContext& ctx, const http::Request& req, PostBody& body, con
 // The JSON lead validated against `vertical`: the one parse already made, unless the loop could
 // not know the campaign then, or the campaign changed its vertical since. (An unreadable body
 // reads the same for every vertical.)
-ParsedLead& validated_for(IngestContext& ctx, const http::Request& req, PostBody& body, std::string_view vertical) {
+ParsedLead& validated_for(IngestContext& ctx, const http::Request& req, PostBody& body,
+                          std::string_view vertical) {
   if (!body.parsed.malformed && body.parsed.validated_for != vertical)
     body.parsed = parse_lead_json(req.body(), LeadShape::kCampaign, ctx.verticals, vertical);
   return body.parsed;
@@ -135,7 +141,8 @@ struct LeadIntake {
 // type, key, campaign, rate limit, validation. With may_block false it never waits on I/O (the
 // event loop runs it) and says kMustBlock where it would, with `body` read for the retry.
 Intake take_campaign_lead(IngestContext& ctx, const http::Request& req, http::Response& res,
-                          const std::string* path_key, bool may_block, PostBody& body, LeadIntake& out) {
+                          const std::string* path_key, bool may_block, PostBody& body,
+                          LeadIntake& out) {
   auto& metrics = ingest_metrics();
   if (!body.read) body.kind = body_kind(req);
   const BodyKind kind = body.kind;
@@ -150,7 +157,8 @@ Intake take_campaign_lead(IngestContext& ctx, const http::Request& req, http::Re
   std::string key = body.key;
   if (path_key) {
     if (!key.empty() && key != *path_key) {
-      send_invalid(res, {{"SELLER_CAMPAIGN_KEY", "mismatch", "differs from the campaign key in the path"}});
+      send_invalid(
+          res, {{"SELLER_CAMPAIGN_KEY", "mismatch", "differs from the campaign key in the path"}});
       return Intake::kAnswered;
     }
     key = *path_key;
@@ -248,8 +256,9 @@ void answer_accepted(http::Response& res, const std::string& lead_id, const Acce
   if (!r.outcome) {
     // The hot path of an async campaign: ids are plain ASCII, so no JSON tree is needed.
     res.status = 202;
-    res.set_content("{\"status\":\"queued\",\"job_id\":\"" + lead_id + "\",\"lead_id\":\"" + lead_id + "\"}",
-                    "application/json");
+    res.set_content(
+        "{\"status\":\"queued\",\"job_id\":\"" + lead_id + "\",\"lead_id\":\"" + lead_id + "\"}",
+        "application/json");
     return;
   }
   http::send_json(res, 200, sold_body(*r.outcome));
@@ -266,13 +275,15 @@ void post_campaign_lead(IngestContext& ctx, const http::Request& req, http::Resp
 // Counts an invalid post for the campaign's stats on the blocking pool. A flood of invalid posts
 // arrives faster than the store takes single counts: beyond 1,000 counts waiting, they are
 // dropped (the stats undercount, the answers stay right) rather than queued without bound.
-void count_invalid_later(IngestContext& ctx, Exchange& ex, std::string campaign_id, std::int64_t at_ms) {
+void count_invalid_later(IngestContext& ctx, Exchange& ex, std::string campaign_id,
+                         std::int64_t at_ms) {
   static std::atomic<int> waiting{0};
-  static prometheus::Counter& dropped = prometheus::BuildCounter()
-                                            .Name("leadflow_invalid_counts_dropped_total")
-                                            .Help("Invalid posts left out of campaign stats because too many counts were waiting")
-                                            .Register(*metrics_registry())
-                                            .Add({});
+  static prometheus::Counter& dropped =
+      prometheus::BuildCounter()
+          .Name("leadflow_invalid_counts_dropped_total")
+          .Help("Invalid posts left out of campaign stats because too many counts were waiting")
+          .Register(*metrics_registry())
+          .Add({});
   if (waiting.fetch_add(1) >= 1000) {
     waiting.fetch_sub(1);
     dropped.Increment();
@@ -290,14 +301,16 @@ void post_campaign_lead_inline(IngestContext& ctx, const std::shared_ptr<Exchang
                                std::optional<std::string> path_key) {
   LeadIntake in;
   PostBody body;
-  switch (take_campaign_lead(ctx, ex->req, ex->res, path_key ? &*path_key : nullptr, false, body, in)) {
+  switch (
+      take_campaign_lead(ctx, ex->req, ex->res, path_key ? &*path_key : nullptr, false, body, in)) {
     case Intake::kMustBlock:
       ex->run_blocking([&ctx, path_key, body = std::move(body)](Exchange& e) mutable {
         post_campaign_lead(ctx, e.req, e.res, path_key ? &*path_key : nullptr, body);
       });
       return;
     case Intake::kAnswered:
-      if (!in.invalid_campaign.empty()) count_invalid_later(ctx, *ex, std::move(in.invalid_campaign), in.invalid_at_ms);
+      if (!in.invalid_campaign.empty())
+        count_invalid_later(ctx, *ex, std::move(in.invalid_campaign), in.invalid_at_ms);
       ex->done();
       return;
     case Intake::kAccept:
@@ -339,8 +352,10 @@ void register_surface_b(Routes& routes, IngestContext& ctx) {
     const std::string key(q.match(1));
     bool unavailable = false;
     auto campaign = key.size() <= 256 ? c.campaigns.find_by_key(key, unavailable) : std::nullopt;
-    if (unavailable) return send_b_error(r, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
-    if (!campaign) return send_b_error(r, 401, "unauthorized", "unrecognised or inactive campaign key");
+    if (unavailable)
+      return send_b_error(r, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
+    if (!campaign)
+      return send_b_error(r, 401, "unauthorized", "unrecognised or inactive campaign key");
     const std::string period = q.has_param("period") ? q.param("period") : "today";
     const std::int64_t since = period_start_ms(period, c.clock.now_ms());
     if (since < 0) {
@@ -367,9 +382,13 @@ void register_surface_b(Routes& routes, IngestContext& ctx) {
   routes.get("/api/v1/jobs/{id}", [&c](const http::Request& q, http::Response& r) {
     const std::string key(q.header("X-Campaign-Key"));
     bool unavailable = false;
-    auto campaign = !key.empty() && key.size() <= 256 ? c.campaigns.find_by_key(key, unavailable) : std::nullopt;
-    if (unavailable) return send_b_error(r, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
-    if (!campaign) return send_b_error(r, 401, "unauthorized", "X-Campaign-Key missing, unrecognised or inactive");
+    auto campaign = !key.empty() && key.size() <= 256 ? c.campaigns.find_by_key(key, unavailable)
+                                                      : std::nullopt;
+    if (unavailable)
+      return send_b_error(r, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
+    if (!campaign)
+      return send_b_error(r, 401, "unauthorized",
+                          "X-Campaign-Key missing, unrecognised or inactive");
     const std::string id(q.match(1));
     auto record = is_valid_id(id, kLeadPrefix) ? c.store.get_lead(id) : std::nullopt;
     if (!record) {
@@ -381,7 +400,8 @@ void register_surface_b(Routes& routes, IngestContext& ctx) {
         return http::send_json(r, 200, {{"status", "queued"}, {"job_id", id}});
       return send_b_error(r, 404, "not_found", "no such job");
     }
-    if (record->lead.campaign_id != campaign->id) return send_b_error(r, 404, "not_found", "no such job");
+    if (record->lead.campaign_id != campaign->id)
+      return send_b_error(r, 404, "not_found", "no such job");
     const auto& d = record->distribution;
     if (d.status == DeliveryStatus::kPending)
       return http::send_json(r, 200, {{"status", "queued"}, {"job_id", id}});

@@ -10,11 +10,11 @@
 #include <thread>
 
 #include "leadflow/api/api.hpp"
-#include "leadflow/http/server.hpp"
-#include "leadflow/queue/open_queue.hpp"
 #include "leadflow/base/log.hpp"
-#include "leadflow/runtime/worker_pool.hpp"
+#include "leadflow/http/server.hpp"
 #include "leadflow/http/tls_cert.hpp"
+#include "leadflow/queue/open_queue.hpp"
+#include "leadflow/runtime/worker_pool.hpp"
 
 namespace leadflow {
 
@@ -26,7 +26,8 @@ struct Listener {
   int port = 0;
 
   bool start(Routes routes, const ListenAddress& at, const Config& c, int blocking_threads,
-             const std::string& cert, const std::string& key, std::string& error, const char* setting) {
+             const std::string& cert, const std::string& key, std::string& error,
+             const char* setting) {
     HttpServerOptions o;
     o.host = at.host;
     o.port = at.port;
@@ -72,7 +73,8 @@ struct App::Impl {
   Impl(Config c, const Clock& k) : config(std::move(c)), clock(k) {}
 };
 
-App::App(Config config, const Clock& clock) : impl_(std::make_unique<Impl>(std::move(config), clock)) {}
+App::App(Config config, const Clock& clock)
+    : impl_(std::make_unique<Impl>(std::move(config), clock)) {}
 App::~App() { stop(); }
 
 int App::tls_port() const { return impl_->tls.port; }
@@ -99,7 +101,8 @@ bool App::start(std::string& error) {
   m.store = open_migrated_store(c.store_url, error);
   if (!m.store) return false;
   m.management = std::make_unique<Management>(*m.store, m.verticals, m.clock);
-  if (!c.bootstrap_key.empty() && m.management->ensure_bootstrap_key(c.bootstrap_key) != StoreStatus::kOk) {
+  if (!c.bootstrap_key.empty() &&
+      m.management->ensure_bootstrap_key(c.bootstrap_key) != StoreStatus::kOk) {
     error = "LEADFLOW_BOOTSTRAP_KEY: cannot store the bootstrap key";
     return false;
   }
@@ -124,8 +127,10 @@ bool App::start(std::string& error) {
     // consumers, the auction pool, the HTTP client's loop) is made from one lowered thread.
     std::thread([&] {
       if (c.worker_nice > 0 && setpriority(PRIO_PROCESS, 0, c.worker_nice) != 0)
-        log(LogLevel::kWarn, "worker_nice_failed", {{"nice", c.worker_nice}, {"error", std::strerror(errno)}});
-      m.workers = std::make_unique<WorkerPool>(c, *m.store, *m.queue, m.verticals, *m.publisher, m.clock);
+        log(LogLevel::kWarn, "worker_nice_failed",
+            {{"nice", c.worker_nice}, {"error", std::strerror(errno)}});
+      m.workers =
+          std::make_unique<WorkerPool>(c, *m.store, *m.queue, m.verticals, *m.publisher, m.clock);
       m.workers->start(c.workers);
     }).join();
   }
@@ -136,11 +141,10 @@ bool App::start(std::string& error) {
     m.limiter = std::make_unique<RateLimiter>(m.clock);
   m.ip_limiter = std::make_unique<RateLimiter>(m.clock);
   m.campaigns = std::make_unique<CampaignCache>(*m.store, m.clock);
-  m.ctx = std::make_unique<IngestContext>(IngestContext{
-      c, *m.store, m.queue->producer(), topics, m.waiters, m.verticals, *m.limiter,
-      *m.ip_limiter, m.clock, *m.management, *m.campaigns, [&m] {
-        return m.queue->healthy() && (!m.workers || m.workers->healthy());
-      }});
+  m.ctx = std::make_unique<IngestContext>(
+      IngestContext{c, *m.store, m.queue->producer(), topics, m.waiters, m.verticals, *m.limiter,
+                    *m.ip_limiter, m.clock, *m.management, *m.campaigns,
+                    [&m] { return m.queue->healthy() && (!m.workers || m.workers->healthy()); }});
 
   std::string cert = c.tls_cert, key = c.tls_key;
   if (cert.empty()) {
@@ -157,7 +161,8 @@ bool App::start(std::string& error) {
     register_ops_routes(routes, *m.ctx);
     register_surface_a(routes, *m.ctx);
     register_surface_b(routes, *m.ctx);
-    if (!m.tls.start(std::move(routes), c.listen, c, c.http_threads, cert, key, error, "LEADFLOW_LISTEN"))
+    if (!m.tls.start(std::move(routes), c.listen, c, c.http_threads, cert, key, error,
+                     "LEADFLOW_LISTEN"))
       return false;
   }
   if (c.http_listen) {
@@ -166,20 +171,23 @@ bool App::start(std::string& error) {
     register_ops_routes(routes, *m.ctx);
     register_surface_a(routes, *m.ctx);  // answers 403 unless via a trusted proxy
     register_surface_b(routes, *m.ctx);
-    if (!m.plain.start(std::move(routes), *c.http_listen, c, c.http_threads, "", "", error, "LEADFLOW_HTTP_LISTEN"))
+    if (!m.plain.start(std::move(routes), *c.http_listen, c, c.http_threads, "", "", error,
+                       "LEADFLOW_HTTP_LISTEN"))
       return false;
   }
   if (c.metrics_listen) {
     Routes routes;
     install_common_handlers(routes, *m.ctx);
     register_ops_routes(routes, *m.ctx);
-    if (!m.metrics.start(std::move(routes), *c.metrics_listen, c, 2, "", "", error, "LEADFLOW_METRICS_LISTEN"))
+    if (!m.metrics.start(std::move(routes), *c.metrics_listen, c, 2, "", "", error,
+                         "LEADFLOW_METRICS_LISTEN"))
       return false;
   }
   m.started = true;
   log(LogLevel::kInfo, "started",
       {{"listen", c.listen.host + ":" + std::to_string(m.tls.port)},
-       {"http_listen", c.http_listen ? c.http_listen->host + ":" + std::to_string(m.plain.port) : ""},
+       {"http_listen",
+        c.http_listen ? c.http_listen->host + ":" + std::to_string(m.plain.port) : ""},
        {"store", c.store_url.rfind("sqlite:", 0) == 0 ? c.store_url : "postgresql"},
        {"queue", c.queue_url},
        {"workers", m.workers ? m.workers->size() : 0}});

@@ -31,7 +31,8 @@ void serialize(std::string& out, const Response& res, bool head_only, bool close
   out.append("HTTP/1.1 ").append(std::to_string(res.status)).append(1, ' ');
   out.append(reason_phrase(res.status)).append("\r\n");
   out.append(res.header_block());
-  if (!bodiless) out.append("Content-Length: ").append(std::to_string(res.body.size())).append("\r\n");
+  if (!bodiless)
+    out.append("Content-Length: ").append(std::to_string(res.body.size())).append("\r\n");
   if (close)
     out.append("Connection: close\r\n");
   else if (http10)

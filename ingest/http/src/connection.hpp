@@ -31,7 +31,7 @@ struct Conn {
   std::size_t out_off = 0;
   std::uint32_t interest = 0;  // the epoll events registered
   bool busy = false;           // a request is being answered
-  bool read_closed = false;  // the peer sent all it will (EOF, close_notify) or the read failed
+  bool read_closed = false;    // the peer sent all it will (EOF, close_notify) or the read failed
   bool close_after_write = false;
   bool continue_sent = false;
   bool keep_alive = true;

@@ -12,8 +12,8 @@
 
 #include "answer_writer.hpp"
 #include "leadflow/base/log.hpp"
-#include "leadflow/http/forms.hpp"
 #include "leadflow/base/text.hpp"
+#include "leadflow/http/forms.hpp"
 
 namespace leadflow::http {
 
@@ -93,7 +93,8 @@ void EventLoop::accept_some() {
         static std::atomic<std::int64_t> last_logged{0};
         const std::int64_t now_s = std::time(nullptr);
         if (last_logged.exchange(now_s) != now_s)
-          log(LogLevel::kWarn, "accept_failed", {{"error", std::strerror(errno)}, {"server", server_.options.name}});
+          log(LogLevel::kWarn, "accept_failed",
+              {{"error", std::strerror(errno)}, {"server", server_.options.name}});
       }
       return;  // EAGAIN: another loop took it, or none left
     }
@@ -104,7 +105,8 @@ void EventLoop::accept_some() {
       static std::atomic<std::int64_t> last_logged{0};
       const std::int64_t now_s = std::time(nullptr);
       if (last_logged.exchange(now_s) != now_s)
-        log(LogLevel::kWarn, "connections_full", {{"server", server_.options.name}, {"open", conns_.size()}});
+        log(LogLevel::kWarn, "connections_full",
+            {{"server", server_.options.name}, {"open", conns_.size()}});
       continue;
     }
     const int one = 1;
@@ -150,7 +152,6 @@ void EventLoop::on_event(std::uint64_t id, std::uint32_t events) {
   }
   if (!read_in(c)) return;
   process(c);
-
 }
 
 // Reads what the socket has. false: the connection was closed (and is gone).
@@ -250,40 +251,42 @@ void EventLoop::update_interest(Conn& c) {
 // Parses and dispatches what has arrived, one request at a time per connection. false: closed.
 bool EventLoop::process(Conn& c) {
   for (;;) {
-  while (!c.busy && !c.close_after_write && c.out.empty() && !c.in.empty()) {
-    const ParseResult r = parse_request(c.in, server_.options.limits, parsing_);
-    if (r.status == ParseStatus::kIncomplete) {
-      // HTTP/1.0 clients do not know 100 (RFC 9110 §10.1.1): they just send the body.
-      if (r.headers_complete && !c.continue_sent && parsing_.expect_continue() && parsing_.version_minor() == 1) {
-        c.continue_sent = true;
-        c.out.append("HTTP/1.1 100 Continue\r\n\r\n");
-        return flush_out(c);
+    while (!c.busy && !c.close_after_write && c.out.empty() && !c.in.empty()) {
+      const ParseResult r = parse_request(c.in, server_.options.limits, parsing_);
+      if (r.status == ParseStatus::kIncomplete) {
+        // HTTP/1.0 clients do not know 100 (RFC 9110 §10.1.1): they just send the body.
+        if (r.headers_complete && !c.continue_sent && parsing_.expect_continue() &&
+            parsing_.version_minor() == 1) {
+          c.continue_sent = true;
+          c.out.append("HTTP/1.1 100 Continue\r\n\r\n");
+          return flush_out(c);
+        }
+        break;
       }
-      break;
+      if (r.status == ParseStatus::kError) {
+        // The stream cannot be resynchronised: answer, then close.
+        c.in.clear();
+        answer_error(c, r.error_status, r.error_detail);
+        break;
+      }
+      if (r.consumed >= c.in.size())
+        c.in.clear();
+      else
+        c.in.erase(0, r.consumed);
+      // A large body leaves a large buffer behind; an idle keep-alive connection should not keep
+      // it.
+      if (c.in.capacity() > kReadChunk * 4 && c.in.size() < kReadChunk) c.in.shrink_to_fit();
+      c.continue_sent = false;
+      dispatch(c);
     }
-    if (r.status == ParseStatus::kError) {
-      // The stream cannot be resynchronised: answer, then close.
-      c.in.clear();
-      answer_error(c, r.error_status, r.error_detail);
-      break;
+    // Bytes OpenSSL decrypted but read_in left for later (the input was full) raise no epoll
+    // event: read them now that there is room.
+    if (c.ssl && !c.busy && !c.close_after_write && c.out.empty() && !c.read_closed &&
+        c.in.size() < input_cap_ && SSL_pending(c.ssl) > 0) {
+      if (!read_in(c)) return false;
+      continue;
     }
-    if (r.consumed >= c.in.size())
-      c.in.clear();
-    else
-      c.in.erase(0, r.consumed);
-    // A large body leaves a large buffer behind; an idle keep-alive connection should not keep it.
-    if (c.in.capacity() > kReadChunk * 4 && c.in.size() < kReadChunk) c.in.shrink_to_fit();
-    c.continue_sent = false;
-    dispatch(c);
-  }
-  // Bytes OpenSSL decrypted but read_in left for later (the input was full) raise no epoll
-  // event: read them now that there is room.
-  if (c.ssl && !c.busy && !c.close_after_write && c.out.empty() && !c.read_closed &&
-      c.in.size() < input_cap_ && SSL_pending(c.ssl) > 0) {
-    if (!read_in(c)) return false;
-    continue;
-  }
-  break;
+    break;
   }
   // Input is over and every request read so far is answered (what is left is a partial
   // request that will never complete): done.
@@ -369,13 +372,15 @@ void EventLoop::finish(const std::shared_ptr<Exchange>& ex) {
   c.busy = false;
   const Routes& routes = server_.routes;
   http::Response& res = ex->res;
-  if (res.status >= 400 && res.body.empty() && routes.on_error) routes.on_error(ex->req, res, ex->refusal);
+  if (res.status >= 400 && res.body.empty() && routes.on_error)
+    routes.on_error(ex->req, res, ex->refusal);
   if (server_.stopping.load(std::memory_order_relaxed)) c.close_after_write = true;
   const bool close = !c.keep_alive || c.close_after_write;
   c.close_after_write = close;
   serialize(c.out, res, c.head_only, close, c.http10);
   if (routes.after)
-    routes.after(ex->req, res, std::chrono::duration<double>(SteadyClock::now() - ex->started).count());
+    routes.after(ex->req, res,
+                 std::chrono::duration<double>(SteadyClock::now() - ex->started).count());
   if (!flush_out(c)) return;
   process(c);  // a pipelined request may be waiting
 }

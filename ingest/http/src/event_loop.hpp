@@ -27,7 +27,8 @@ class EventLoop {
   EventLoop(HttpServer::Impl& server, int index, std::size_t max_connections)
       : server_(server),
         index_(index),
-        input_cap_(server.options.limits.max_header_bytes + server.options.limits.max_body_bytes + 64 * 1024),
+        input_cap_(server.options.limits.max_header_bytes + server.options.limits.max_body_bytes +
+                   64 * 1024),
         max_connections_(max_connections) {}
   ~EventLoop() {
     if (epfd_ >= 0) ::close(epfd_);
@@ -55,7 +56,9 @@ class EventLoop {
     }
     return true;
   }
-  void start() { thread_ = std::thread([this] { run(); }); }
+  void start() {
+    thread_ = std::thread([this] { run(); });
+  }
   void join() {
     if (thread_.joinable()) thread_.join();
   }

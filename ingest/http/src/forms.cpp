@@ -117,7 +117,8 @@ bool read_disposition(std::string_view value, http::FormPart& part) {
 
 }  // namespace
 
-void parse_urlencoded(std::string_view text, std::vector<std::pair<std::string, std::string>>& out) {
+void parse_urlencoded(std::string_view text,
+                      std::vector<std::pair<std::string, std::string>>& out) {
   std::vector<std::string_view> seen;
   for_each_piece(text, '&', [&](std::string_view piece) {
     if (std::find(seen.begin(), seen.end(), piece) != seen.end()) return;
@@ -135,10 +136,12 @@ void parse_urlencoded(std::string_view text, std::vector<std::pair<std::string, 
     });
     if (named) out.emplace_back(form_decode(name), form_decode(value));
   });
-  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::stable_sort(out.begin(), out.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
 }
 
-bool parse_multipart(std::string_view content_type, std::string_view body, std::vector<http::FormPart>& out) {
+bool parse_multipart(std::string_view content_type, std::string_view body,
+                     std::vector<http::FormPart>& out) {
   const std::string boundary = multipart_boundary(content_type);
   if (boundary.empty()) return false;
   const std::string delimiter = "--" + boundary;
@@ -162,7 +165,8 @@ bool parse_multipart(std::string_view content_type, std::string_view body, std::
       if (colon != std::string_view::npos) {
         const std::string_view name = field.substr(0, colon);
         std::string_view value = field.substr(colon + 1);
-        while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
+        while (!value.empty() && (value.front() == ' ' || value.front() == '\t'))
+          value.remove_prefix(1);
         if (iequals(name, "Content-Type")) {
           part.content_type = std::string(value);
         } else if (iequals(name, "Content-Disposition") && !read_disposition(value, part)) {
@@ -179,7 +183,9 @@ bool parse_multipart(std::string_view content_type, std::string_view body, std::
     out.push_back(std::move(part));
     at = next + 2;
   }
-  std::stable_sort(out.begin(), out.end(), [](const http::FormPart& a, const http::FormPart& b) { return a.name < b.name; });
+  std::stable_sort(out.begin(), out.end(), [](const http::FormPart& a, const http::FormPart& b) {
+    return a.name < b.name;
+  });
   return true;
 }
 

@@ -6,12 +6,12 @@
 namespace leadflow::http {
 namespace {
 
-
 // The order httplib kept response fields in (a case-insensitive multimap), so answers keep
 // their byte layout.
 bool iless(std::string_view a, std::string_view b) {
-  return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end(),
-                                      [](char x, char y) { return ascii_lower(x) < ascii_lower(y); });
+  return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
+    return ascii_lower(x) < ascii_lower(y);
+  });
 }
 
 // One "Name: value\r\n" line of a header block, found by its name.
@@ -94,8 +94,7 @@ void Response::set_header(std::string_view name, std::string_view value) {
       value.find_first_of("\r\n") != std::string_view::npos) {
     return;
   }
-  if (iequals(name, "Content-Length") || iequals(name, "Connection") ||
-      iequals(name, "Date")) {
+  if (iequals(name, "Content-Length") || iequals(name, "Connection") || iequals(name, "Date")) {
     return;
   }
   if (headers_.empty()) headers_.reserve(256);
@@ -119,6 +118,8 @@ bool Response::has_header(std::string_view name) const {
   return find_line(headers_, name).start != std::string::npos;
 }
 
-std::string_view Response::header(std::string_view name) const { return find_line(headers_, name).value; }
+std::string_view Response::header(std::string_view name) const {
+  return find_line(headers_, name).value;
+}
 
 }  // namespace leadflow::http

@@ -13,7 +13,8 @@ namespace {
 // answered in.
 void send_json(http::Response& res, int status, const nlohmann::json& body) {
   res.status = status;
-  res.set_content(body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), "application/json");
+  res.set_content(body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+                  "application/json");
 }
 
 }  // namespace

@@ -4,8 +4,8 @@
 #include <charconv>
 #include <cstdint>
 
-#include "leadflow/http/forms.hpp"
 #include "leadflow/base/text.hpp"
+#include "leadflow/http/forms.hpp"
 
 namespace leadflow::http {
 namespace {
@@ -230,7 +230,8 @@ class RequestParser {
     for (std::size_t lines = 0; pos_ < in_.size(); ++lines) {
       const char c = in_[pos_];
       if (c != '\r' && c != '\n') return Step::kOk;
-      if (lines == kMaxLeadingEmptyLines) return fail(400, "Too many empty lines before the request line.");
+      if (lines == kMaxLeadingEmptyLines)
+        return fail(400, "Too many empty lines before the request line.");
       if (const Step step = line_end(in_.size(), ""); step != Step::kOk) return step;
     }
     return Step::kNeedMore;
@@ -240,15 +241,18 @@ class RequestParser {
     const std::size_t method_start = pos_;
     pos_ = skip_tchars(in_, pos_, end);
     if (pos_ >= end) return Step::kNeedMore;
-    if (pos_ == method_start || in_[pos_] != ' ') return fail(400, "Malformed method in the request line.");
+    if (pos_ == method_start || in_[pos_] != ' ')
+      return fail(400, "Malformed method in the request line.");
     req_.method_ = span(method_start, pos_ - method_start);
     ++pos_;
 
     const std::size_t target_start = pos_;
     pos_ = skip_target_chars(in_, pos_, end);
-    if (pos_ - target_start > limits_.max_target_bytes) return fail(414, "Request target is too long.");
+    if (pos_ - target_start > limits_.max_target_bytes)
+      return fail(414, "Request target is too long.");
     if (pos_ >= end) return Step::kNeedMore;
-    if (in_[pos_] == '\r' || in_[pos_] == '\n') return fail(400, "Request line has no HTTP version.");
+    if (in_[pos_] == '\r' || in_[pos_] == '\n')
+      return fail(400, "Request line has no HTTP version.");
     if (in_[pos_] != ' ') return fail(400, "Control character in the request target.");
     if (pos_ == target_start) return fail(400, "Empty request target or more than one space.");
     const std::string_view target = in_.substr(target_start, pos_ - target_start);
@@ -262,9 +266,11 @@ class RequestParser {
       ++pos_;
     }
     const std::string_view version = in_.substr(version_start, pos_ - version_start);
-    if (!version_prefix_ok(version)) return fail(400, "Malformed HTTP version in the request line.");
+    if (!version_prefix_ok(version))
+      return fail(400, "Malformed HTTP version in the request line.");
     if (pos_ >= end) return Step::kNeedMore;
-    if (version.size() != kVersionPattern.size()) return fail(400, "Malformed HTTP version in the request line.");
+    if (version.size() != kVersionPattern.size())
+      return fail(400, "Malformed HTTP version in the request line.");
     if (version[5] != '1' || version[7] > '1') return fail(505, "HTTP version not supported.");
     req_.version_minor_ = version[7] - '0';
     return line_end(end, "Malformed request line.");
@@ -288,8 +294,10 @@ class RequestParser {
       }
       rest = target.substr(scheme);
       const std::size_t authority_end = rest.find_first_of("/?#");
-      if (authority_end == 0 || rest.empty()) return fail(400, "Absolute request target has no host.");
-      rest = authority_end == std::string_view::npos ? std::string_view() : rest.substr(authority_end);
+      if (authority_end == 0 || rest.empty())
+        return fail(400, "Absolute request target has no host.");
+      rest =
+          authority_end == std::string_view::npos ? std::string_view() : rest.substr(authority_end);
     }
     const std::size_t question = rest.find('?');
     std::string_view path = rest.substr(0, question);
@@ -307,15 +315,18 @@ class RequestParser {
       if (pos_ >= end) return Step::kNeedMore;
       const char c = in_[pos_];
       if (c == '\r' || c == '\n') return line_end(end, "");
-      if (is_ows(c)) return fail(400, "Obsolete line folding or whitespace at the start of a field line.");
+      if (is_ows(c))
+        return fail(400, "Obsolete line folding or whitespace at the start of a field line.");
       if (++count > limits_.max_header_count) return fail(431, "Too many header fields.");
 
       const std::size_t name_start = pos_;
       pos_ = skip_tchars(in_, pos_, end);
       if (pos_ >= end) return Step::kNeedMore;
       if (in_[pos_] != ':') {
-        if (is_ows(in_[pos_])) return fail(400, "Whitespace between a header field name and the colon.");
-        if (in_[pos_] == '\r' || in_[pos_] == '\n') return fail(400, "Header field line without a colon.");
+        if (is_ows(in_[pos_]))
+          return fail(400, "Whitespace between a header field name and the colon.");
+        if (in_[pos_] == '\r' || in_[pos_] == '\n')
+          return fail(400, "Header field line without a colon.");
         return fail(400, "Invalid character in a header field name.");
       }
       if (pos_ == name_start) return fail(400, "Empty header field name.");
@@ -325,7 +336,8 @@ class RequestParser {
       const std::size_t value_start = pos_;
       pos_ = skip_value_chars(in_, pos_, end);
       if (pos_ >= end) return Step::kNeedMore;
-      if (in_[pos_] != '\r' && in_[pos_] != '\n') return fail(400, "Control character in a header field value.");
+      if (in_[pos_] != '\r' && in_[pos_] != '\n')
+        return fail(400, "Control character in a header field value.");
       const std::string_view value = trim_blanks(in_.substr(value_start, pos_ - value_start));
       if (const Step step = line_end(end, ""); step != Step::kOk) return step;
       if (keep) {
@@ -340,7 +352,8 @@ class RequestParser {
     if (iequals(name, "host")) {
       if (++host_count_ > 1) return fail(400, "More than one Host header.");
     } else if (iequals(name, "content-length")) {
-      if (has_transfer_encoding_) return fail(400, "Content-Length and Transfer-Encoding together.");
+      if (has_transfer_encoding_)
+        return fail(400, "Content-Length and Transfer-Encoding together.");
       return on_content_length(value);
     } else if (iequals(name, "transfer-encoding")) {
       if (has_content_length_) return fail(400, "Content-Length and Transfer-Encoding together.");
@@ -381,7 +394,8 @@ class RequestParser {
         }
       }
       std::uint64_t length = 0;
-      const auto [ptr, ec] = std::from_chars(element.data(), element.data() + element.size(), length);
+      const auto [ptr, ec] =
+          std::from_chars(element.data(), element.data() + element.size(), length);
       if (ec != std::errc() || ptr != element.data() + element.size()) {
         ok = false;
         return;
@@ -399,18 +413,21 @@ class RequestParser {
   }
 
   Step check_framing() {
-    if (req_.version_minor_ == 1 && host_count_ == 0) return fail(400, "HTTP/1.1 request without a Host header.");
+    if (req_.version_minor_ == 1 && host_count_ == 0)
+      return fail(400, "HTTP/1.1 request without a Host header.");
     if (has_transfer_encoding_) {
       if (coding_count_ == 0) return fail(400, "Empty Transfer-Encoding.");
       // RFC 9112 6.3: without chunked last the body length cannot be known.
       if (!last_coding_chunked_) return fail(400, "Transfer-Encoding does not end with chunked.");
       if (chunked_count_ > 1) return fail(400, "Transfer-Encoding applies chunked more than once.");
-      if (coding_count_ > 1) return fail(501, "Transfer codings other than chunked are not supported.");
+      if (coding_count_ > 1)
+        return fail(501, "Transfer codings other than chunked are not supported.");
     }
     if (has_content_length_ && content_length_ > limits_.max_body_bytes) {
       return fail(413, "Content-Length exceeds the body limit.");
     }
-    req_.keep_alive_ = req_.version_minor_ == 1 ? !connection_close_ : connection_keep_alive_ && !connection_close_;
+    req_.keep_alive_ = req_.version_minor_ == 1 ? !connection_close_
+                                                : connection_keep_alive_ && !connection_close_;
     return Step::kOk;
   }
 
@@ -423,11 +440,13 @@ class RequestParser {
       for (; pos_ < end; ++pos_) {
         const int digit = hex_value(in_[pos_]);
         if (digit < 0) break;
-        if (pos_ - digits_start >= kMaxChunkSizeDigits) return fail(400, "Chunk size has too many digits.");
+        if (pos_ - digits_start >= kMaxChunkSizeDigits)
+          return fail(400, "Chunk size has too many digits.");
         size = size * 16 + static_cast<std::uint64_t>(digit);
       }
       // Hex digits only ever grow the size, so a partial size already over the limit is final.
-      if (size > limits_.max_body_bytes - decoded_size()) return fail(413, "Chunked body exceeds the body limit.");
+      if (size > limits_.max_body_bytes - decoded_size())
+        return fail(413, "Chunked body exceeds the body limit.");
       if (pos_ >= end) return Step::kNeedMore;
       if (pos_ == digits_start) return fail(400, "Missing or malformed chunk size.");
 
@@ -435,14 +454,17 @@ class RequestParser {
         // The whitespace before ';' counts too, or a stream of it would never end the line.
         bool seen_semicolon = false;
         for (; pos_ < end && in_[pos_] != '\r' && in_[pos_] != '\n'; ++pos_) {
-          if (++chunk_ext_bytes_ > kMaxChunkExtBytes) return fail(400, "Chunk extensions are too long.");
+          if (++chunk_ext_bytes_ > kMaxChunkExtBytes)
+            return fail(400, "Chunk extensions are too long.");
           if (in_[pos_] == ';') seen_semicolon = true;
           if (!seen_semicolon && !is_ows(in_[pos_])) return fail(400, "Malformed chunk extension.");
-          if (is_bad_value_char(in_[pos_])) return fail(400, "Control character in a chunk extension.");
+          if (is_bad_value_char(in_[pos_]))
+            return fail(400, "Control character in a chunk extension.");
         }
         if (pos_ < end && !seen_semicolon) return fail(400, "Malformed chunk extension.");
       }
-      if (const Step step = line_end(end, "Malformed chunk size line."); step != Step::kOk) return step;
+      if (const Step step = line_end(end, "Malformed chunk size line."); step != Step::kOk)
+        return step;
       // Tiny chunks with padded sizes would let the raw body grow far beyond the decoded limit.
       if (pos_ - body_start - decoded_size() > limits_.max_body_bytes + kChunkFramingSlack) {
         return fail(413, "Chunked body framing is too large.");
@@ -452,7 +474,8 @@ class RequestParser {
       if (end - pos_ < size) return Step::kNeedMore;
       req_.storage_.append(in_.substr(pos_, static_cast<std::size_t>(size)));
       pos_ += static_cast<std::size_t>(size);
-      if (const Step step = line_end(end, "Missing CRLF after chunk data."); step != Step::kOk) return step;
+      if (const Step step = line_end(end, "Missing CRLF after chunk data."); step != Step::kOk)
+        return step;
     }
 
     const std::size_t trailer_start = pos_;
@@ -486,7 +509,8 @@ class RequestParser {
   std::size_t chunk_ext_bytes_ = 0;
 };
 
-ParseResult parse_request(std::string_view input, const ParseLimits& limits, http::Request& request) {
+ParseResult parse_request(std::string_view input, const ParseLimits& limits,
+                          http::Request& request) {
   return RequestParser(input, limits, request).run();
 }
 
@@ -498,33 +522,57 @@ std::string percent_decode(std::string_view s) {
 
 std::string_view reason_phrase(int status) {
   switch (status) {
-    case 100: return "Continue";
-    case 200: return "OK";
-    case 201: return "Created";
-    case 202: return "Accepted";
-    case 204: return "No Content";
-    case 301: return "Moved Permanently";
-    case 304: return "Not Modified";
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 408: return "Request Timeout";
-    case 409: return "Conflict";
-    case 413: return "Content Too Large";
-    case 414: return "URI Too Long";
-    case 415: return "Unsupported Media Type";
-    case 422: return "Unprocessable Content";
-    case 429: return "Too Many Requests";
-    case 431: return "Request Header Fields Too Large";
-    case 500: return "Internal Server Error";
-    case 501: return "Not Implemented";
-    case 503: return "Service Unavailable";
-    case 505: return "HTTP Version Not Supported";
-    default: return status < 400 ? "OK" : status < 500 ? "Error" : "Server Error";
+    case 100:
+      return "Continue";
+    case 200:
+      return "OK";
+    case 201:
+      return "Created";
+    case 202:
+      return "Accepted";
+    case 204:
+      return "No Content";
+    case 301:
+      return "Moved Permanently";
+    case 304:
+      return "Not Modified";
+    case 400:
+      return "Bad Request";
+    case 401:
+      return "Unauthorized";
+    case 403:
+      return "Forbidden";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    case 408:
+      return "Request Timeout";
+    case 409:
+      return "Conflict";
+    case 413:
+      return "Content Too Large";
+    case 414:
+      return "URI Too Long";
+    case 415:
+      return "Unsupported Media Type";
+    case 422:
+      return "Unprocessable Content";
+    case 429:
+      return "Too Many Requests";
+    case 431:
+      return "Request Header Fields Too Large";
+    case 500:
+      return "Internal Server Error";
+    case 501:
+      return "Not Implemented";
+    case 503:
+      return "Service Unavailable";
+    case 505:
+      return "HTTP Version Not Supported";
+    default:
+      return status < 400 ? "OK" : status < 500 ? "Error" : "Server Error";
   }
 }
-
 
 }  // namespace leadflow::http

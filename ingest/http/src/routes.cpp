@@ -66,7 +66,8 @@ const Routes::Route* Routes::find(http::Request& req) const {
           ok = false;
           break;
         }
-        req.matches_[matches++] = {static_cast<std::uint32_t>(at), static_cast<std::uint32_t>(segment.size())};
+        req.matches_[matches++] = {static_cast<std::uint32_t>(at),
+                                   static_cast<std::uint32_t>(segment.size())};
       } else if (segment != want) {
         ok = false;
       }

@@ -55,7 +55,8 @@ bool HttpServer::Impl::bind_listener(std::string& error) {
   }
   int last_errno = 0;
   for (addrinfo* a = found; a; a = a->ai_next) {
-    const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
+    const int fd =
+        ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
     if (fd < 0) continue;
     const int one = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
@@ -91,10 +92,12 @@ bool HttpServer::start(std::string& error) {
   // OpenSSL writes to the socket itself: a peer gone mid-answer must not kill the process.
   std::signal(SIGPIPE, SIG_IGN);
   if (!m.make_tls(error) || !m.bind_listener(error)) return false;
-  int loops = m.options.loops > 0 ? m.options.loops : static_cast<int>(std::thread::hardware_concurrency());
+  int loops =
+      m.options.loops > 0 ? m.options.loops : static_cast<int>(std::thread::hardware_concurrency());
   loops = std::clamp(loops, 1, http::kMaxLoops);
   for (int i = 0; i < loops; ++i) {
-    auto loop = std::make_unique<EventLoop>(m, i, std::max<std::size_t>(1, m.options.max_connections / loops));
+    auto loop = std::make_unique<EventLoop>(
+        m, i, std::max<std::size_t>(1, m.options.max_connections / loops));
     if (!loop->open(error)) return false;
     m.loops.push_back(std::move(loop));
   }

@@ -56,8 +56,10 @@ std::string ensure_self_signed(const std::string& cert_path, const std::string& 
   X509_gmtime_adj(X509_getm_notAfter(cert.get()), 365L * 24 * 3600);
   X509_set_pubkey(cert.get(), key.get());
   X509_NAME* name = X509_get_subject_name(cert.get());
-  X509_NAME_add_entry_by_txt(name, "O", MBSTRING_ASC, reinterpret_cast<const unsigned char*>("leadflow"), -1, -1, 0);
-  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>("localhost"), -1, -1, 0);
+  X509_NAME_add_entry_by_txt(name, "O", MBSTRING_ASC,
+                             reinterpret_cast<const unsigned char*>("leadflow"), -1, -1, 0);
+  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
+                             reinterpret_cast<const unsigned char*>("localhost"), -1, -1, 0);
   X509_set_issuer_name(cert.get(), name);
   if (!add_ext(cert.get(), NID_subject_alt_name, "DNS:localhost,IP:127.0.0.1,IP:::1") ||
       !add_ext(cert.get(), NID_basic_constraints, "critical,CA:FALSE") ||
@@ -70,7 +72,8 @@ std::string ensure_self_signed(const std::string& cert_path, const std::string& 
   FILE* kf = std::fopen(key_tmp.c_str(), "wb");
   umask(old_mask);
   if (!kf) return "cannot write " + key_tmp;
-  const bool key_ok = PEM_write_PrivateKey(kf, key.get(), nullptr, nullptr, 0, nullptr, nullptr) == 1;
+  const bool key_ok =
+      PEM_write_PrivateKey(kf, key.get(), nullptr, nullptr, 0, nullptr, nullptr) == 1;
   std::fclose(kf);
   FILE* cf = std::fopen(cert_tmp.c_str(), "wb");
   if (!cf) return "cannot write " + cert_tmp;

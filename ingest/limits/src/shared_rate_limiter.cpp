@@ -74,7 +74,8 @@ std::optional<RateDecision> SharedRateLimiter::take(std::string_view key, int pe
         b.tokens = per_minute;
         b.refilled_at_ms = unix_ms;
       } else if (unix_ms > b.refilled_at_ms) {
-        b.tokens = std::min<double>(per_minute, b.tokens + (unix_ms - b.refilled_at_ms) * rate_per_ms);
+        b.tokens =
+            std::min<double>(per_minute, b.tokens + (unix_ms - b.refilled_at_ms) * rate_per_ms);
         b.refilled_at_ms = unix_ms;
       }
       b.tokens = std::min<double>(b.tokens, per_minute);  // the limit may have been lowered
@@ -85,7 +86,8 @@ std::optional<RateDecision> SharedRateLimiter::take(std::string_view key, int pe
       const std::int64_t day_left =
           per_day > 0 ? per_day - b.day_count : std::numeric_limits<int>::max();
       granted = static_cast<int>(std::max<std::int64_t>(
-          0, std::min<std::int64_t>({want, static_cast<std::int64_t>(std::floor(b.tokens)), day_left})));
+          0, std::min<std::int64_t>(
+                 {want, static_cast<std::int64_t>(std::floor(b.tokens)), day_left})));
       b.tokens -= granted;
       b.day_count += granted;
       lease->shared_tokens = b.tokens;
@@ -107,18 +109,23 @@ std::optional<RateDecision> SharedRateLimiter::take(std::string_view key, int pe
   RateDecision d;
   d.allowed = allowed;
   d.limit = per_minute;
-  const std::int64_t minute_left = lease->tokens + static_cast<std::int64_t>(std::floor(lease->shared_tokens));
+  const std::int64_t minute_left =
+      lease->tokens + static_cast<std::int64_t>(std::floor(lease->shared_tokens));
   const std::int64_t day_left = per_day > 0 ? lease->day_left + lease->tokens : minute_left;
   d.remaining = static_cast<int>(std::max<std::int64_t>(0, std::min(minute_left, day_left)));
   const std::int64_t now_s = unix_ms / 1000;
   const std::int64_t next_day_s = (day + 1) * 86'400;
   const bool day_binding = per_day > 0 && day_left <= minute_left;
-  const double to_full_s = (per_minute - lease->shared_tokens - lease->tokens) / (rate_per_ms * 1000);
-  d.reset_unix = day_binding ? next_day_s : now_s + static_cast<std::int64_t>(std::ceil(std::max(0.0, to_full_s)));
+  const double to_full_s =
+      (per_minute - lease->shared_tokens - lease->tokens) / (rate_per_ms * 1000);
+  d.reset_unix = day_binding
+                     ? next_day_s
+                     : now_s + static_cast<std::int64_t>(std::ceil(std::max(0.0, to_full_s)));
   if (!allowed) {
     const bool day_out = per_day > 0 && lease->day_left <= 0;
-    d.retry_after_s = day_out ? static_cast<int>(next_day_s - now_s)
-                              : static_cast<int>(std::ceil((1.0 - lease->shared_tokens) / (rate_per_ms * 1000)));
+    d.retry_after_s =
+        day_out ? static_cast<int>(next_day_s - now_s)
+                : static_cast<int>(std::ceil((1.0 - lease->shared_tokens) / (rate_per_ms * 1000)));
     d.retry_after_s = std::max(1, d.retry_after_s);
   }
   return d;

@@ -10,7 +10,8 @@ namespace {
 
 using nlohmann::json;
 
-void unknown_fields(const json& body, std::initializer_list<const char*> allowed, FieldErrors& errors) {
+void unknown_fields(const json& body, std::initializer_list<const char*> allowed,
+                    FieldErrors& errors) {
   for (const auto& [k, v] : body.items()) {
     bool ok = false;
     for (const char* a : allowed) ok = ok || k == a;
@@ -42,8 +43,9 @@ bool take_int(const json& body, const char* name, int min, int max, int& out, Fi
   auto it = body.find(name);
   if (it == body.end() || it->is_null()) return false;
   if (!it->is_number_integer() || it->get<std::int64_t>() < min || it->get<std::int64_t>() > max) {
-    errors.push_back({name, "out_of_range",
-                      "must be an integer from " + std::to_string(min) + " to " + std::to_string(max)});
+    errors.push_back(
+        {name, "out_of_range",
+         "must be an integer from " + std::to_string(min) + " to " + std::to_string(max)});
     return false;
   }
   out = it->get<int>();
@@ -54,9 +56,12 @@ bool take_int(const json& body, const char* name, int min, int max, int& out, Fi
 void take_status(const json& body, bool& active, FieldErrors& errors) {
   auto it = body.find("status");
   if (it == body.end()) return;
-  if (*it == "active") active = true;
-  else if (*it == "paused") active = false;
-  else errors.push_back({"status", "not_allowed", "must be active or paused"});
+  if (*it == "active")
+    active = true;
+  else if (*it == "paused")
+    active = false;
+  else
+    errors.push_back({"status", "not_allowed", "must be active or paused"});
 }
 
 std::string hint_of(const std::string& secret) { return secret.substr(0, 8) + "…"; }
@@ -87,22 +92,27 @@ Management::Created Management::create_campaign(const json& body) {
     out.errors.push_back({"body", "invalid_type", "must be a JSON object"});
     return out;
   }
-  unknown_fields(body, {"seller_id", "name", "vertical", "status", "mode", "sync_timeout_ms",
-                        "rate_limit_per_minute", "payout"},
+  unknown_fields(body,
+                 {"seller_id", "name", "vertical", "status", "mode", "sync_timeout_ms",
+                  "rate_limit_per_minute", "payout"},
                  out.errors);
   Campaign c;
   if (take_string(body, "seller_id", 64, true, c.seller_id, out.errors) &&
       !store_.get_seller(c.seller_id))
     out.errors.push_back({"seller_id", "not_found", "no such seller"});
   take_string(body, "name", 200, true, c.name, out.errors);
-  if (take_string(body, "vertical", 64, true, c.vertical, out.errors) && !verticals_.find(c.vertical))
+  if (take_string(body, "vertical", 64, true, c.vertical, out.errors) &&
+      !verticals_.find(c.vertical))
     out.errors.push_back({"vertical", "not_allowed", "unknown vertical"});
   take_status(body, c.active, out.errors);
   if (body.contains("mode")) {
     const auto& m = body["mode"];
-    if (m == "sync") c.async_mode = false;
-    else if (m == "async") c.async_mode = true;
-    else out.errors.push_back({"mode", "not_allowed", "must be sync or async"});
+    if (m == "sync")
+      c.async_mode = false;
+    else if (m == "async")
+      c.async_mode = true;
+    else
+      out.errors.push_back({"mode", "not_allowed", "must be sync or async"});
   }
   take_int(body, "sync_timeout_ms", 100, 60000, c.sync_timeout_ms, out.errors);
   take_int(body, "rate_limit_per_minute", 1, 10'000'000, c.rate_limit_per_minute, out.errors);
@@ -161,9 +171,12 @@ Management::Created Management::create_api_key(const json& body) {
       out.errors.push_back({"seller_id", "not_found", "no such seller"});
   }
   if (body.contains("plan")) {
-    auto plan = body["plan"].is_string() ? parse_plan(body["plan"].get<std::string>()) : std::nullopt;
-    if (!plan) out.errors.push_back({"plan", "not_allowed", "must be standard or enterprise"});
-    else k.plan = *plan;
+    auto plan =
+        body["plan"].is_string() ? parse_plan(body["plan"].get<std::string>()) : std::nullopt;
+    if (!plan)
+      out.errors.push_back({"plan", "not_allowed", "must be standard or enterprise"});
+    else
+      k.plan = *plan;
   }
   const std::uint32_t seller_allowed = kScopeLeadsWrite | kScopeLeadsRead | kScopeReportsRead;
   if (auto it = body.find("scopes"); it != body.end()) {
@@ -175,10 +188,12 @@ Management::Created Management::create_api_key(const json& body) {
         const std::uint32_t scope =
             s.is_string() ? parse_scope(s.get<std::string>()).value_or(Scope{}) : 0u;
         const std::string path = "scopes[" + std::to_string(i) + "]";
-        if (scope == 0) out.errors.push_back({path, "not_allowed", "unknown scope"});
+        if (scope == 0)
+          out.errors.push_back({path, "not_allowed", "unknown scope"});
         else if (!k.seller_id.empty() && (scope & seller_allowed) == 0)
           out.errors.push_back({path, "not_allowed", "a seller key cannot hold this scope"});
-        else k.scopes |= scope;
+        else
+          k.scopes |= scope;
       }
     }
   } else {

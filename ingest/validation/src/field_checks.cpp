@@ -94,7 +94,8 @@ std::string display_key(std::string_view key) {
 }
 
 bool valid_custom_key_chars(std::string_view key) {
-  return std::all_of(key.begin(), key.end(), [](char c) { return is_alnum(c) || c == '_' || c == '.' || c == '-'; });
+  return std::all_of(key.begin(), key.end(),
+                     [](char c) { return is_alnum(c) || c == '_' || c == '.' || c == '-'; });
 }
 
 std::string join_values(const std::vector<std::string>& values) {
@@ -181,7 +182,8 @@ constexpr StdName kCampaignNames[] = {
 };
 
 // Required fields in the order their absence is reported.
-constexpr Std kApiRequired[] = {Std::kFirstName, Std::kLastName, Std::kEmail, Std::kPhone, Std::kZip, Std::kVertical};
+constexpr Std kApiRequired[] = {Std::kFirstName, Std::kLastName, Std::kEmail,
+                                Std::kPhone,     Std::kZip,      Std::kVertical};
 constexpr Std kCampaignRequired[] = {Std::kCampaignKey, Std::kFirstName, Std::kLastName,
                                      Std::kEmail,       Std::kPhone,     Std::kZip};
 
@@ -232,13 +234,16 @@ void LeadBuilder::field(std::string_view key, const Input& v) {
   if (vertical_unknown_) return;  // may be a field of the campaign's vertical
   if (n == 1) {
     error(display_key(key), "unknown_field",
-          shape_ == LeadShape::kApi ? "is not a lead field" : "is not a field of this campaign's vertical");
+          shape_ == LeadShape::kApi ? "is not a lead field"
+                                    : "is not a field of this campaign's vertical");
   }
 }
 
 void LeadBuilder::finish() {
-  const auto required = shape_ == LeadShape::kApi ? std::begin(kApiRequired) : std::begin(kCampaignRequired);
-  const auto required_end = shape_ == LeadShape::kApi ? std::end(kApiRequired) : std::end(kCampaignRequired);
+  const auto required =
+      shape_ == LeadShape::kApi ? std::begin(kApiRequired) : std::begin(kCampaignRequired);
+  const auto required_end =
+      shape_ == LeadShape::kApi ? std::end(kApiRequired) : std::end(kCampaignRequired);
   for (auto it = required; it != required_end; ++it) {
     if (*it == Std::kCampaignKey && form_) continue;  // the legacy form carries it in the path
     if (!(seen_ & bit(*it))) error(std::string(name_of(*it)), "required", "is required");
@@ -290,8 +295,9 @@ void LeadBuilder::error(std::string field, std::string_view code, std::string me
   if (capped_) return;
   if (out_.errors.size() >= kMaxErrors) {
     capped_ = true;
-    out_.errors.push_back({"body", "too_many_errors",
-                           "more than " + std::to_string(kMaxErrors) + " errors; later ones are not listed"});
+    out_.errors.push_back(
+        {"body", "too_many_errors",
+         "more than " + std::to_string(kMaxErrors) + " errors; later ones are not listed"});
     return;
   }
   out_.errors.push_back({std::move(field), std::string(code), std::move(message)});
@@ -309,8 +315,8 @@ void LeadBuilder::set_vertical(const Vertical* v) {
   vertical_ = v;
   vertical_seen_.clear();
   if (v == nullptr) return;
-  const bool any_required =
-      std::any_of(v->fields.begin(), v->fields.end(), [](const VerticalField& f) { return f.required; });
+  const bool any_required = std::any_of(v->fields.begin(), v->fields.end(),
+                                        [](const VerticalField& f) { return f.required; });
   if (any_required) vertical_seen_.assign(v->fields.size(), false);
 }
 
@@ -320,7 +326,8 @@ void LeadBuilder::mark_vertical_seen(const VerticalField& spec) {
   if (index < vertical_seen_.size()) vertical_seen_[index] = true;
 }
 
-LeadBuilder::Got LeadBuilder::text(const Path& path, const Input& v, std::size_t max_chars, bool allow_tab, std::string_view& out) {
+LeadBuilder::Got LeadBuilder::text(const Path& path, const Input& v, std::size_t max_chars,
+                                   bool allow_tab, std::string_view& out) {
   if (v.kind == Input::Kind::kNull) return Got::kAbsent;
   if (v.kind != Input::Kind::kString) {
     error(path, "invalid_type", "must be a string");
@@ -329,8 +336,9 @@ LeadBuilder::Got LeadBuilder::text(const Path& path, const Input& v, std::size_t
   return check_text(path, trim(v.text), max_chars, allow_tab, out);
 }
 
-LeadBuilder::Got LeadBuilder::check_text(const Path& path, std::string_view s, std::size_t max_chars, bool allow_tab,
-               std::string_view& out) {
+LeadBuilder::Got LeadBuilder::check_text(const Path& path, std::string_view s,
+                                         std::size_t max_chars, bool allow_tab,
+                                         std::string_view& out) {
   if (s.empty()) return Got::kAbsent;
   const TextInfo info = inspect_text(s, allow_tab);
   if (info.problem == TextProblem::kBadUtf8) {
@@ -349,7 +357,8 @@ LeadBuilder::Got LeadBuilder::check_text(const Path& path, std::string_view s, s
   return Got::kValue;
 }
 
-LeadBuilder::Got LeadBuilder::required_text(const Path& path, const Input& v, std::size_t max_chars, std::string_view& out) {
+LeadBuilder::Got LeadBuilder::required_text(const Path& path, const Input& v, std::size_t max_chars,
+                                            std::string_view& out) {
   const Got got = text(path, v, max_chars, false, out);
   if (got == Got::kAbsent) error(path, "required", "is required");
   return got;
@@ -450,7 +459,8 @@ void LeadBuilder::standard(Std id, std::string_view key, const Input& v) {
       tcpa_consent(path, v);
       break;
     case Std::kTcpaText:
-      if (text(path, v, limits_.max_consent_text, true, s) == Got::kValue) lead_.tcpa_consent_text = s;
+      if (text(path, v, limits_.max_consent_text, true, s) == Got::kValue)
+        lead_.tcpa_consent_text = s;
       break;
     case Std::kCustomFields:
       custom_fields(v);
@@ -486,7 +496,8 @@ void LeadBuilder::tcpa_consent(const Path& path, const Input& v) {
     default:
       break;
   }
-  error(path, "invalid_type", shape_ == LeadShape::kApi ? "must be a boolean" : "must be true or false");
+  error(path, "invalid_type",
+        shape_ == LeadShape::kApi ? "must be a boolean" : "must be true or false");
 }
 
 void LeadBuilder::custom_fields(const Input& v) {
@@ -511,11 +522,13 @@ void LeadBuilder::custom_fields(const Input& v) {
     const std::string_view key = kv.key;
     const std::uint32_t n = keys.add(key);
     if (n > 1) {
-      if (n == 2) error("custom_fields." + display_key(key), "duplicate_field", "appears more than once");
+      if (n == 2)
+        error("custom_fields." + display_key(key), "duplicate_field", "appears more than once");
       continue;
     }
     if (key.empty() || !valid_custom_key_chars(key)) {
-      error("custom_fields." + display_key(key), "invalid_format", "keys must match [A-Za-z0-9_.-]");
+      error("custom_fields." + display_key(key), "invalid_format",
+            "keys must match [A-Za-z0-9_.-]");
       continue;
     }
     if (key.size() > limits_.max_custom_key) {
@@ -552,7 +565,8 @@ void LeadBuilder::free_form(std::string_view key, const Input& v) {
   const TextInfo info = inspect_text(s, false);
   if (info.problem != TextProblem::kNone) {
     error("custom_fields." + std::string(key), "invalid_format",
-          info.problem == TextProblem::kBadUtf8 ? "is not valid UTF-8" : "must not contain control characters");
+          info.problem == TextProblem::kBadUtf8 ? "is not valid UTF-8"
+                                                : "must not contain control characters");
     return;
   }
   if (info.chars > limits_.max_custom_value) {
@@ -563,7 +577,8 @@ void LeadBuilder::free_form(std::string_view key, const Input& v) {
   lead_.custom_fields.emplace_back(std::string(key), std::string(s));
 }
 
-void LeadBuilder::typed(const Path& path, const Input& v, const VerticalField& spec, bool top_level) {
+void LeadBuilder::typed(const Path& path, const Input& v, const VerticalField& spec,
+                        bool top_level) {
   mark_vertical_seen(spec);
   auto absent = [&] {
     if (spec.required) error(path, "required", "is required");
@@ -577,7 +592,8 @@ void LeadBuilder::typed(const Path& path, const Input& v, const VerticalField& s
     return;
   }
   if (v.kind == Input::Kind::kObject || v.kind == Input::Kind::kArray) {
-    error(path, "invalid_type", top_level ? "must be a single value" : "values must be numbers or strings");
+    error(path, "invalid_type",
+          top_level ? "must be a single value" : "values must be numbers or strings");
     return;
   }
   switch (spec.type) {
@@ -629,7 +645,8 @@ void LeadBuilder::typed(const Path& path, const Input& v, const VerticalField& s
       if ((spec.min && d < *spec.min) || (spec.max && d > *spec.max)) {
         std::string message;
         if (spec.min && spec.max) {
-          message = "must be between " + format_number(*spec.min) + " and " + format_number(*spec.max);
+          message =
+              "must be between " + format_number(*spec.min) + " and " + format_number(*spec.max);
         } else if (spec.min) {
           message = "must be at least " + format_number(*spec.min);
         } else {
@@ -657,7 +674,8 @@ void LeadBuilder::typed(const Path& path, const Input& v, const VerticalField& s
       }
       if (!b) {
         error(path, "invalid_type",
-              top_level ? "must be true or false" : "must be \"true\" or \"false\" (values are numbers or strings)");
+              top_level ? "must be true or false"
+                        : "must be \"true\" or \"false\" (values are numbers or strings)");
         return;
       }
       lead_.custom_fields.emplace_back(spec.name, std::string(*b ? "true" : "false"));

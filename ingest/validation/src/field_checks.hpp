@@ -77,7 +77,8 @@ class KeyCounter {
         small_[small_size_++] = {key, 1};
         return 1;
       }
-      for (std::size_t i = 0; i < small_size_; ++i) overflow_.emplace(small_[i].first, small_[i].second);
+      for (std::size_t i = 0; i < small_size_; ++i)
+        overflow_.emplace(small_[i].first, small_[i].second);
       small_size_ = 0;
     }
     return ++overflow_[key];
@@ -92,8 +93,22 @@ class KeyCounter {
 
 // The standard top-level fields, whatever each surface calls them.
 enum class Std : std::uint8_t {
-  kCampaignKey, kFirstName, kLastName, kEmail, kPhone, kZip, kVertical, kSource, kLandingPage, kIp,
-  kUserAgent, kTrustedForm, kJornaya, kTcpaConsent, kTcpaText, kCustomFields,
+  kCampaignKey,
+  kFirstName,
+  kLastName,
+  kEmail,
+  kPhone,
+  kZip,
+  kVertical,
+  kSource,
+  kLandingPage,
+  kIp,
+  kUserAgent,
+  kTrustedForm,
+  kJornaya,
+  kTcpaConsent,
+  kTcpaText,
+  kCustomFields,
 };
 
 // An error path, materialised only when an error is reported ("custom_fields." + "age").
@@ -114,7 +129,12 @@ class LeadBuilder {
  public:
   LeadBuilder(ParsedLead& out, LeadShape shape, bool form, const VerticalRegistry& registry,
               const ValidationLimits& limits)
-      : out_(out), lead_(out.lead), shape_(shape), form_(form), registry_(registry), limits_(limits) {
+      : out_(out),
+        lead_(out.lead),
+        shape_(shape),
+        form_(form),
+        registry_(registry),
+        limits_(limits) {
     lead_.surface = shape == LeadShape::kApi ? Surface::kApi : Surface::kCampaign;
   }
 
@@ -141,7 +161,8 @@ class LeadBuilder {
   bool vertical_seen(std::size_t i) const { return i < vertical_seen_.size() && vertical_seen_[i]; }
 
   // A string value: trimmed, valid UTF-8, no control characters, at most max_chars code points.
-  Got text(const Path& path, const Input& v, std::size_t max_chars, bool allow_tab, std::string_view& out);
+  Got text(const Path& path, const Input& v, std::size_t max_chars, bool allow_tab,
+           std::string_view& out);
 
   Got check_text(const Path& path, std::string_view s, std::size_t max_chars, bool allow_tab,
                  std::string_view& out);

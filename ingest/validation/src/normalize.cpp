@@ -42,8 +42,10 @@ std::string normalize_email(std::string_view in) {
   std::size_t start = 0;
   while (true) {
     const std::size_t dot = domain.find('.', start);
-    const std::string_view label = domain.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
-    if (label.empty() || label.size() > 63 || label.front() == '-' || label.back() == '-') return {};
+    const std::string_view label =
+        domain.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
+    if (label.empty() || label.size() > 63 || label.front() == '-' || label.back() == '-')
+      return {};
     bool all_digits = true;
     for (char c : label) {
       if (!(is_alnum(c) || c == '-')) return {};
@@ -126,7 +128,8 @@ bool is_valid_ip(std::string_view in) {
   std::array<char, 46> text{};
   std::memcpy(text.data(), in.data(), in.size());
   std::array<unsigned char, 16> addr{};
-  return inet_pton(AF_INET, text.data(), addr.data()) == 1 || inet_pton(AF_INET6, text.data(), addr.data()) == 1;
+  return inet_pton(AF_INET, text.data(), addr.data()) == 1 ||
+         inet_pton(AF_INET6, text.data(), addr.data()) == 1;
 }
 
 }  // namespace leadflow

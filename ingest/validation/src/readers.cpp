@@ -51,7 +51,8 @@ void set_malformed(ParsedLead& out, std::string_view code, std::string message) 
 void report_parse_error(ParsedLead& out, simdjson::error_code err, std::size_t max_depth) {
   switch (err) {
     case simdjson::DEPTH_ERROR:
-      set_malformed(out, "too_deep", "JSON nesting deeper than " + std::to_string(max_depth) + " levels");
+      set_malformed(out, "too_deep",
+                    "JSON nesting deeper than " + std::to_string(max_depth) + " levels");
       return;
     case simdjson::EMPTY:
       set_malformed(out, "invalid_json", "the body is empty");
@@ -60,7 +61,8 @@ void report_parse_error(ParsedLead& out, simdjson::error_code err, std::size_t m
       set_malformed(out, "invalid_json", "the body is not valid UTF-8");
       return;
     case simdjson::NUMBER_ERROR:
-      set_malformed(out, "invalid_json", "the body holds a number that is malformed or out of range");
+      set_malformed(out, "invalid_json",
+                    "the body holds a number that is malformed or out of range");
       return;
     case simdjson::STRING_ERROR:
     case simdjson::UNESCAPED_CHARS:
@@ -89,7 +91,6 @@ void walk(simdjson::dom::object root, LeadBuilder& builder) {
 }
 
 }  // namespace
-
 
 // ---------------------------------------------------------------------------------------------
 // Public entry points
@@ -120,7 +121,8 @@ ParsedLead read_json(std::string_view body, LeadShape shape, const VerticalRegis
       buffer = &large_buffer;
     }
     if (parser->max_depth() != parser_depth || parser->capacity() < body.size()) {
-      const std::size_t capacity = std::max<std::size_t>({body.size(), parser->capacity(), 64 * 1024});
+      const std::size_t capacity =
+          std::max<std::size_t>({body.size(), parser->capacity(), 64 * 1024});
       if (auto err = parser->allocate(capacity, parser_depth); err) {
         report_parse_error(out, err, max_depth);
         return out;
@@ -178,8 +180,9 @@ ParsedLead read_json(std::string_view body, LeadShape shape, const VerticalRegis
 
 }  // namespace
 
-ParsedLead parse_lead_json(std::string_view body, LeadShape shape, const VerticalRegistry& verticals,
-                           std::string_view campaign_vertical, const ValidationLimits& limits) {
+ParsedLead parse_lead_json(std::string_view body, LeadShape shape,
+                           const VerticalRegistry& verticals, std::string_view campaign_vertical,
+                           const ValidationLimits& limits) {
   return read_json(body, shape, verticals, nullptr, campaign_vertical, limits);
 }
 

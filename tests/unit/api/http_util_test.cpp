@@ -9,7 +9,8 @@ namespace {
 // A GET request carrying `fields`, read by the server's own parser.
 http::Request request_with(std::initializer_list<std::pair<const char*, const char*>> fields) {
   std::string raw = "GET / HTTP/1.1\r\nHost: test\r\n";
-  for (const auto& [name, value] : fields) raw.append(name).append(": ").append(value).append("\r\n");
+  for (const auto& [name, value] : fields)
+    raw.append(name).append(": ").append(value).append("\r\n");
   raw.append("\r\n");
   http::Request req;
   EXPECT_EQ(parse_request(raw, ParseLimits{}, req).status, ParseStatus::kComplete);

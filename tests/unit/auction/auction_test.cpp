@@ -6,9 +6,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "leadflow/domain/lead_codec.hpp"
 #include "leadflow/auction/auction.hpp"
 #include "leadflow/delivery/buyer_protocol.hpp"
+#include "leadflow/domain/lead_codec.hpp"
 
 namespace leadflow {
 namespace {
@@ -66,7 +66,8 @@ TEST(RankBids, WeightsShareTiesInProportion) {
   Buyer heavy = buyer("heavy", 0, 3), light = buyer("light", 0, 1);
   std::mt19937_64 rng(7);
   std::map<std::string, int> first;
-  for (int i = 0; i < 4000; ++i) first[rank_bids({{&heavy, 1000, ""}, {&light, 1000, ""}}, rng)[0].buyer->id]++;
+  for (int i = 0; i < 4000; ++i)
+    first[rank_bids({{&heavy, 1000, ""}, {&light, 1000, ""}}, rng)[0].buyer->id]++;
   // Expected 3000 / 1000; allow generous statistical slack.
   EXPECT_GT(first["heavy"], 2800);
   EXPECT_LT(first["heavy"], 3200);
@@ -103,7 +104,8 @@ TEST(Eligibility, ChecksEachFilterAndNamesIt) {
 }
 
 TEST(CustomRules, CoverEveryOperator) {
-  const CustomFields f = {{"age", 42.0}, {"tier", std::string("gold")}, {"score", std::string("700")}};
+  const CustomFields f = {
+      {"age", 42.0}, {"tier", std::string("gold")}, {"score", std::string("700")}};
   using Op = CustomRule::Op;
   EXPECT_TRUE(custom_rule_matches({"age", Op::kEq, 42}, f));
   EXPECT_TRUE(custom_rule_matches({"age", Op::kNe, 41}, f));
@@ -111,7 +113,8 @@ TEST(CustomRules, CoverEveryOperator) {
   EXPECT_FALSE(custom_rule_matches({"tier", Op::kNin, json::array({"gold"})}, f));
   EXPECT_TRUE(custom_rule_matches({"age", Op::kGt, 18}, f));
   EXPECT_TRUE(custom_rule_matches({"age", Op::kLte, 42}, f));
-  EXPECT_TRUE(custom_rule_matches({"score", Op::kGte, 650}, f));  // numeric string compares as a number
+  EXPECT_TRUE(
+      custom_rule_matches({"score", Op::kGte, 650}, f));  // numeric string compares as a number
   EXPECT_TRUE(custom_rule_matches({"tier", Op::kExists, nullptr}, f));
   EXPECT_FALSE(custom_rule_matches({"missing", Op::kExists, nullptr}, f));
   EXPECT_FALSE(custom_rule_matches({"missing", Op::kEq, 1}, f));
@@ -147,8 +150,13 @@ TEST(BuyerProtocol, PostsCarryTheLeadPriceAndIdempotencyKey) {
 
 TEST(BuyerProtocol, MappingRenamesAddsConstantsAndSpeaksForm) {
   Buyer b = buyer("b");
-  b.mapping = {{"request", {{"format", "form"}, {"rename", {{"zip_code", "zip"}}}, {"constants", {{"api_version", 3}}}}},
-               {"response", {{"bid", "/result/price"}, {"accepted", "/result/ok"}, {"reference", "/result/id"}}}};
+  b.mapping = {
+      {"request",
+       {{"format", "form"},
+        {"rename", {{"zip_code", "zip"}}},
+        {"constants", {{"api_version", 3}}}}},
+      {"response",
+       {{"bid", "/result/price"}, {"accepted", "/result/ok"}, {"reference", "/result/id"}}}};
   const HttpRequest ping = make_ping_request(b, lead(), "pg_9");
   EXPECT_NE(ping.body.find("zip=90210"), std::string::npos) << ping.body;
   EXPECT_NE(ping.body.find("api_version=3"), std::string::npos);
@@ -167,7 +175,8 @@ TEST(BuyerProtocol, BadAnswersAreNoBids) {
   const Buyer b = buyer("b");
   HttpResponse r;
   r.status = 200;
-  for (const char* body : {"", "not json", "{}", R"({"bid": "lots"})", R"({"bid": -3})", R"({"bid": 0})", R"({"bid": 1e12})"}) {
+  for (const char* body : {"", "not json", "{}", R"({"bid": "lots"})", R"({"bid": -3})",
+                           R"({"bid": 0})", R"({"bid": 1e12})"}) {
     r.body = body;
     EXPECT_FALSE(read_ping_answer(b, r).bid) << body;
   }

@@ -190,7 +190,8 @@ TEST_F(DistributorTest, APostNeverAnsweredStopsTheAuctionAndTheRetryAsksThatBuye
   // Posts start every 1.2 s (1 s timeout + 200 ms pause) while another fits before the 10 s
   // deadline: at 0, 1.2, ... 9.6 s; the last times out at 10.6 s.
   EXPECT_EQ(http_.count(late.post_url), 9u);
-  for (const auto& p : http_.requests_to(late.post_url)) EXPECT_EQ(p.header("Idempotency-Key"), lead.id);
+  for (const auto& p : http_.requests_to(late.post_url))
+    EXPECT_EQ(p.header("Idempotency-Key"), lead.id);
   EXPECT_EQ(clock_.elapsed(), 10600ms);
   const auto intent = store_.get_post_intent(lead.id).value;
   ASSERT_TRUE(intent);
@@ -215,8 +216,9 @@ TEST_F(DistributorTest, ALeadRedeliveredMidPostIsRepostedToTheBuyerOfItsIntent) 
   http_.answer(other.ping_url, FakeAnswer::bid(30.00));
   const Lead lead = add_lead(6);
   // A worker recorded the intent and died before it knew the answer.
-  ASSERT_EQ(store_.record_post_intent({lead.id, holder.id, 1700, "pg_before_crash", clock_.now_ms()}, {}),
-            StoreStatus::kOk);
+  ASSERT_EQ(
+      store_.record_post_intent({lead.id, holder.id, 1700, "pg_before_crash", clock_.now_ms()}, {}),
+      StoreStatus::kOk);
 
   const Distribution d = distributor().decide_and_wait(lead);
 
@@ -235,8 +237,9 @@ TEST_F(DistributorTest, ALeadWhoseIntentTheStoreCannotReadIsDeferredNotOfferedTo
   http_.answer(other.ping_url, FakeAnswer::bid(30.00));
   http_.answer(other.post_url, FakeAnswer::accept());
   const Lead lead = add_lead(16);
-  ASSERT_EQ(store_.record_post_intent({lead.id, holder.id, 1700, "pg_before_crash", clock_.now_ms()}, {}),
-            StoreStatus::kOk);
+  ASSERT_EQ(
+      store_.record_post_intent({lead.id, holder.id, 1700, "pg_before_crash", clock_.now_ms()}, {}),
+      StoreStatus::kOk);
   // Redelivered while the store cannot say whether the lead has an intent: "no intent" would
   // offer it to the best bidder although `holder` may already have it.
   store_.fail_next_lookups(1);
@@ -351,7 +354,8 @@ TEST_F(DistributorTest, ASlowBuyerTimesOutOnItsOwnTimeoutAndTheOthersStillSell) 
   const auto pings = attempts_of(d, AttemptKind::kPing);
   bool slow_timed_out = false;
   for (const auto& a : pings)
-    if (a.buyer_id == slow.id) slow_timed_out = a.outcome == AttemptOutcome::kTimeout && a.duration_ms == 200;
+    if (a.buyer_id == slow.id)
+      slow_timed_out = a.outcome == AttemptOutcome::kTimeout && a.duration_ms == 200;
   EXPECT_TRUE(slow_timed_out);
 }
 
@@ -363,13 +367,15 @@ TEST_F(DistributorTest, AFailingBuyerSitsOutForTheCoolDownThenComesBack) {
   auto& pauses = worker_metrics().buyer_pauses.Add({{"buyer_id", broken.id}});
   const double paused_before = pauses.Value();
 
-  for (int i = 0; i < 10; ++i) EXPECT_EQ(distributor().decide_and_wait(add_lead(100 + i)).buyer_id, steady.id);
+  for (int i = 0; i < 10; ++i)
+    EXPECT_EQ(distributor().decide_and_wait(add_lead(100 + i)).buyer_id, steady.id);
   EXPECT_EQ(pauses.Value(), paused_before + 1);  // 10 known, all failed
 
   const Distribution d = distributor().decide_and_wait(add_lead(110));
   EXPECT_EQ(http_.count(broken.ping_url), 10u);  // sat this one out
   bool unhealthy = false;
-  for (const auto& i : d.ineligible) unhealthy = unhealthy || (i.buyer_id == broken.id && i.reason == "unhealthy");
+  for (const auto& i : d.ineligible)
+    unhealthy = unhealthy || (i.buyer_id == broken.id && i.reason == "unhealthy");
   EXPECT_TRUE(unhealthy);
 
   clock_.advance(30s);
@@ -385,7 +391,8 @@ TEST_F(DistributorTest, ARequestOurClientNeverSentDoesNotCountAgainstTheBuyer) {
   auto& pauses = worker_metrics().buyer_pauses.Add({{"buyer_id", queued.id}});
   const double paused_before = pauses.Value();
 
-  for (int i = 0; i < 12; ++i) EXPECT_EQ(distributor().decide_and_wait(add_lead(200 + i)).buyer_id, steady.id);
+  for (int i = 0; i < 12; ++i)
+    EXPECT_EQ(distributor().decide_and_wait(add_lead(200 + i)).buyer_id, steady.id);
 
   // Twelve pings that never left our process: the buyer did nothing, so it is never paused.
   EXPECT_EQ(pauses.Value(), paused_before);

@@ -10,9 +10,9 @@
 #include "leadflow/base/config.hpp"
 #include "leadflow/base/ids.hpp"
 #include "leadflow/base/money.hpp"
-#include "leadflow/outcomes/outcomes.hpp"
-#include "leadflow/limits/rate_limiter.hpp"
 #include "leadflow/base/time_format.hpp"
+#include "leadflow/limits/rate_limiter.hpp"
+#include "leadflow/outcomes/outcomes.hpp"
 
 namespace leadflow {
 namespace {
@@ -226,10 +226,14 @@ TEST(Config, BadSettingsNameThemselves) {
 
 TEST(Config, ParsesEverySetting) {
   std::map<std::string, std::string> vars = {
-      {"LEADFLOW_STORE", "sqlite:/tmp/x.db"},     {"LEADFLOW_LISTEN", "0.0.0.0:9443"},
-      {"LEADFLOW_HTTP_LISTEN", "127.0.0.1:8080"}, {"LEADFLOW_METRICS_LISTEN", ":9100"},
-      {"LEADFLOW_TRUSTED_PROXIES", "10.0.0.0/8,::1"}, {"LEADFLOW_ALLOW_PRIVATE_BUYERS", "1"},
-      {"LEADFLOW_BOOTSTRAP_KEY", "lfk_0123456789abcdefghijklmnop"}, {"LEADFLOW_WORKERS", "2"}};
+      {"LEADFLOW_STORE", "sqlite:/tmp/x.db"},
+      {"LEADFLOW_LISTEN", "0.0.0.0:9443"},
+      {"LEADFLOW_HTTP_LISTEN", "127.0.0.1:8080"},
+      {"LEADFLOW_METRICS_LISTEN", ":9100"},
+      {"LEADFLOW_TRUSTED_PROXIES", "10.0.0.0/8,::1"},
+      {"LEADFLOW_ALLOW_PRIVATE_BUYERS", "1"},
+      {"LEADFLOW_BOOTSTRAP_KEY", "lfk_0123456789abcdefghijklmnop"},
+      {"LEADFLOW_WORKERS", "2"}};
   std::string error;
   auto c = load_config(env_of(vars), names_of(vars), error);
   ASSERT_TRUE(c) << error;

@@ -52,7 +52,7 @@ TEST(Text, IequalsFoldsAsciiLettersOnly) {
   EXPECT_TRUE(iequals("Content-Type", "content-TYPE"));
   EXPECT_TRUE(iequals("", ""));
   EXPECT_FALSE(iequals("abc", "abcd"));
-  EXPECT_FALSE(iequals("[", "{"));  // '[' + 32 is '{': only A-Z fold
+  EXPECT_FALSE(iequals("[", "{"));                // '[' + 32 is '{': only A-Z fold
   EXPECT_FALSE(iequals("\xc3\x84", "\xc3\xa4"));  // Ä and ä: not ASCII
 }
 

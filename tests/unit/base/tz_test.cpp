@@ -125,9 +125,9 @@ class SyntheticZones : public ::testing::Test {
 // Names
 
 TEST(TimeZoneLoad, RefusesUnsafeAndUnknownNames) {
-  for (const char* name : {"", "../etc/passwd", "/etc/localtime", "Nope/Zone", "America/../UTC",
-                           "America/New York", "America/New_York\n", "America/New_York.bak",
-                           "America", "America/", "Europe\\London"})
+  for (const char* name :
+       {"", "../etc/passwd", "/etc/localtime", "Nope/Zone", "America/../UTC", "America/New York",
+        "America/New_York\n", "America/New_York.bak", "America", "America/", "Europe\\London"})
     EXPECT_EQ(TimeZone::load(name), nullptr) << name;
   EXPECT_EQ(TimeZone::load(std::string(300, 'A')), nullptr);
 }
@@ -278,7 +278,7 @@ TEST(TimeZoneStarts, HourInHalfAndQuarterHourZones) {
   ASSERT_NE(kolkata, nullptr);
   ASSERT_NE(kathmandu, nullptr);
   EXPECT_EQ(kolkata->start_of_hour(utc(2026, 1, 1, 0, 10)), utc(2025, 12, 31, 23, 30));  // 05:40
-  EXPECT_EQ(kolkata->start_of_hour(utc(2026, 1, 1, 0, 30)), utc(2026, 1, 1, 0, 30));    // 06:00
+  EXPECT_EQ(kolkata->start_of_hour(utc(2026, 1, 1, 0, 30)), utc(2026, 1, 1, 0, 30));     // 06:00
   EXPECT_EQ(kathmandu->start_of_hour(utc(2026, 1, 1, 0, 10)), utc(2026, 1, 1, 0, 15) - 3600);
   EXPECT_EQ(kolkata->start_of_day(utc(2026, 1, 1, 12)), utc(2025, 12, 31, 18, 30));
   EXPECT_EQ(kathmandu->start_of_day(utc(2026, 1, 1, 12)), utc(2025, 12, 31, 18, 15));
@@ -345,7 +345,7 @@ TEST(TimeZoneStarts, WeekStartsOnLocalMonday) {
   EXPECT_EQ(ny->start_of_week(utc(2026, 3, 11, 12)), utc(2026, 3, 9, 4));  // Wednesday, EDT
   // Sunday 2026-03-08 belongs to the week that began on Monday 2026-03-02, in EST.
   EXPECT_EQ(ny->start_of_week(utc(2026, 3, 8, 12)), utc(2026, 3, 2, 5));
-  EXPECT_EQ(ny->start_of_week(utc(2026, 3, 9, 4)), utc(2026, 3, 9, 4));     // Monday 00:00
+  EXPECT_EQ(ny->start_of_week(utc(2026, 3, 9, 4)), utc(2026, 3, 9, 4));      // Monday 00:00
   EXPECT_EQ(ny->start_of_week(utc(2026, 3, 9, 4) - 1), utc(2026, 3, 2, 5));  // Sunday 23:59:59
   // Monday 2026-11-02 00:30 EST; the week before started in EDT.
   EXPECT_EQ(ny->start_of_week(utc(2026, 11, 2, 5, 30)), utc(2026, 11, 2, 5));
@@ -357,13 +357,13 @@ TEST(TimeZoneStarts, WeekStartsOnLocalMonday) {
 TEST(TimeZoneStarts, MonthAroundTransitions) {
   auto ny = zone("America/New_York");
   ASSERT_NE(ny, nullptr);
-  EXPECT_EQ(ny->start_of_month(utc(2026, 3, 15)), utc(2026, 3, 1, 5));   // began in EST
-  EXPECT_EQ(ny->start_of_month(utc(2026, 11, 15)), utc(2026, 11, 1, 4));  // began in EDT
+  EXPECT_EQ(ny->start_of_month(utc(2026, 3, 15)), utc(2026, 3, 1, 5));        // began in EST
+  EXPECT_EQ(ny->start_of_month(utc(2026, 11, 15)), utc(2026, 11, 1, 4));      // began in EDT
   EXPECT_EQ(ny->start_of_month(utc(2026, 4, 1, 3, 59)), utc(2026, 3, 1, 5));  // Mar 31 23:59
   EXPECT_EQ(ny->start_of_month(utc(2026, 4, 1, 4)), utc(2026, 4, 1, 4));
   EXPECT_EQ(ny->start_of_month(utc(2026, 1, 1, 3)), utc(2025, 12, 1, 5));
   auto sydney = zone("Australia/Sydney");
-  EXPECT_EQ(sydney->start_of_month(utc(2026, 4, 20)), utc(2026, 3, 31, 13));  // 1 Apr, AEDT
+  EXPECT_EQ(sydney->start_of_month(utc(2026, 4, 20)), utc(2026, 3, 31, 13));   // 1 Apr, AEDT
   EXPECT_EQ(sydney->start_of_month(utc(2026, 10, 20)), utc(2026, 9, 30, 14));  // 1 Oct, AEST
 }
 
@@ -552,24 +552,22 @@ TEST_F(SyntheticZones, LastTransitionStandsUntilTheFooterNextChanges) {
 }
 
 TEST_F(SyntheticZones, VersionOneAndEmptyFooter) {
-  write("Test/V1", tzif({.version = '\0',
-                         .times = {utc(2000, 1, 1)},
-                         .types = {1},
-                         .utoffs = {0, 7200}}));
+  write("Test/V1",
+        tzif({.version = '\0', .times = {utc(2000, 1, 1)}, .types = {1}, .utoffs = {0, 7200}}));
   auto v1 = TimeZone::load("Test/V1");
   ASSERT_NE(v1, nullptr);
   EXPECT_EQ(v1->offset_at(utc(1999, 1, 1)), 0);
   EXPECT_EQ(v1->offset_at(utc(2030, 1, 1)), 7200);
-  write("Test/Empty", tzif({.times = {utc(2000, 1, 1)}, .types = {1}, .utoffs = {0, 7200},
-                            .footer = ""}));
+  write("Test/Empty",
+        tzif({.times = {utc(2000, 1, 1)}, .types = {1}, .utoffs = {0, 7200}, .footer = ""}));
   auto empty = TimeZone::load("Test/Empty");
   ASSERT_NE(empty, nullptr);
   EXPECT_EQ(empty->offset_at(utc(2300, 1, 1)), 7200);
 }
 
 TEST_F(SyntheticZones, MalformedFilesAreRefused) {
-  const TzifSpec good{.times = {utc(2000, 1, 1)}, .types = {1}, .utoffs = {0, 3600},
-                      .footer = "<+01>-1"};
+  const TzifSpec good{
+      .times = {utc(2000, 1, 1)}, .types = {1}, .utoffs = {0, 3600}, .footer = "<+01>-1"};
   write("Bad/Good", tzif(good));
   ASSERT_NE(TimeZone::load("Bad/Good"), nullptr);  // the baseline the variants break
 
@@ -601,9 +599,9 @@ TEST_F(SyntheticZones, MalformedFilesAreRefused) {
   s = good;
   s.utoffs = {0, 100'000};  // beyond +-25 hours
   write("Bad/Offset", tzif(s));
-  for (const char* name : {"Bad/Truncated", "Bad/Magic", "Bad/Text", "Bad/Empty", "Bad/NoFooter",
-                           "Bad/FooterTime", "Bad/FooterMonth", "Bad/FooterName", "Bad/Leap",
-                           "Bad/Order", "Bad/Type", "Bad/Offset"})
+  for (const char* name :
+       {"Bad/Truncated", "Bad/Magic", "Bad/Text", "Bad/Empty", "Bad/NoFooter", "Bad/FooterTime",
+        "Bad/FooterMonth", "Bad/FooterName", "Bad/Leap", "Bad/Order", "Bad/Type", "Bad/Offset"})
     EXPECT_EQ(TimeZone::load(name), nullptr) << name;
 }
 

@@ -51,7 +51,7 @@ TEST(BuyerHealth, JudgesOnlyTheRecentWindow) {
   BuyerHealth health(clock, options());
   for (int i = 0; i < 10; ++i) health.record("b", false);
   for (int i = 0; i < 4; ++i) EXPECT_FALSE(health.record("b", true));  // 4 of the last 10
-  EXPECT_TRUE(health.record("b", true));                                // 5 of the last 10
+  EXPECT_TRUE(health.record("b", true));                               // 5 of the last 10
 }
 
 }  // namespace

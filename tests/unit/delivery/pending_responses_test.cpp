@@ -97,9 +97,12 @@ TEST(FakeHttpClient, OneOffAnswersComeFirstAndEveryRequestIsRecorded) {
   http.answer_next("https://b/post", FakeAnswer::reject("dup"));
   http.answer("https://b/post", FakeAnswer::accept());
   EXPECT_EQ(send_and_wait(http, clock, request_to("https://b/post")).status, 429);
-  EXPECT_NE(send_and_wait(http, clock, request_to("https://b/post")).body.find("dup"), std::string::npos);
-  EXPECT_NE(send_and_wait(http, clock, request_to("https://b/post")).body.find("true"), std::string::npos);
-  EXPECT_NE(send_and_wait(http, clock, request_to("https://b/post")).body.find("true"), std::string::npos);
+  EXPECT_NE(send_and_wait(http, clock, request_to("https://b/post")).body.find("dup"),
+            std::string::npos);
+  EXPECT_NE(send_and_wait(http, clock, request_to("https://b/post")).body.find("true"),
+            std::string::npos);
+  EXPECT_NE(send_and_wait(http, clock, request_to("https://b/post")).body.find("true"),
+            std::string::npos);
   const auto sent = http.requests_to("https://b/post");
   ASSERT_EQ(sent.size(), 4u);
   EXPECT_EQ(sent[0].header("idempotency-key"), "ld_1");

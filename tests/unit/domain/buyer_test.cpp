@@ -86,7 +86,8 @@ Buyer parse_ok(const json& body, const Buyer* base = nullptr, bool allow_private
   return b;
 }
 
-FieldErrors parse_errors(const json& body, const Buyer* base = nullptr, bool allow_private = false) {
+FieldErrors parse_errors(const json& body, const Buyer* base = nullptr,
+                         bool allow_private = false) {
   FieldErrors errors;
   buyer_from_json(body, base, allow_private, errors);
   return errors;
@@ -99,8 +100,9 @@ FieldErrors errors_with(const std::string& pointer, const json& value) {
   return parse_errors(body);
 }
 
-#define EXPECT_FIELD_ERROR(errors, field, code) \
-  EXPECT_TRUE(has_error((errors), (field), (code))) << "want " << (field) << " " << (code) << "\n" << dump(errors)
+#define EXPECT_FIELD_ERROR(errors, field, code)                                                    \
+  EXPECT_TRUE(has_error((errors), (field), (code))) << "want " << (field) << " " << (code) << "\n" \
+                                                    << dump(errors)
 
 // Every config field of two buyers (ids and timestamps excluded).
 void expect_same_config(const Buyer& a, const Buyer& b) {
@@ -305,7 +307,8 @@ TEST(BuyerFromJson, DeliveryRequiredMembers) {
 }
 
 TEST(BuyerFromJson, DeliveryTimeout) {
-  EXPECT_FIELD_ERROR(errors_with("/delivery/timeout_ms", 49), "delivery.timeout_ms", "out_of_range");
+  EXPECT_FIELD_ERROR(errors_with("/delivery/timeout_ms", 49), "delivery.timeout_ms",
+                     "out_of_range");
   EXPECT_FIELD_ERROR(errors_with("/delivery/timeout_ms", 30001), "delivery.timeout_ms",
                      "out_of_range");
   EXPECT_FIELD_ERROR(errors_with("/delivery/timeout_ms", 100.5), "delivery.timeout_ms",
@@ -357,8 +360,8 @@ TEST(BuyerFromJson, Headers) {
                      "delivery.headers.X-Api-Key", "invalid_format");
   EXPECT_FIELD_ERROR(errors_with("/delivery/headers", {{"X Api Key", "v"}}),
                      "delivery.headers.X Api Key", "invalid_format");
-  EXPECT_FIELD_ERROR(errors_with("/delivery/headers", {{"X-Bad:", "v"}}), "delivery.headers.X-Bad:",
-                     "invalid_format");
+  EXPECT_FIELD_ERROR(errors_with("/delivery/headers", {{"X-Bad:", "v"}}),
+                     "delivery.headers.X-Bad:", "invalid_format");
   EXPECT_FIELD_ERROR(errors_with("/delivery/headers", {{"Content-Length", "5"}}),
                      "delivery.headers.Content-Length", "not_allowed");
   EXPECT_FIELD_ERROR(errors_with("/delivery/headers", {{"idempotency-key", "x"}}),
@@ -423,7 +426,8 @@ TEST(BuyerFromJson, Filters) {
   EXPECT_FIELD_ERROR(errors_with("/filters", "CA"), "filters", "invalid_type");
   EXPECT_FIELD_ERROR(errors_with("/filters/states", {"CA", "XX"}), "filters.states[1]",
                      "invalid_format");
-  EXPECT_FIELD_ERROR(errors_with("/filters/states", {"CAL"}), "filters.states[0]", "invalid_format");
+  EXPECT_FIELD_ERROR(errors_with("/filters/states", {"CAL"}), "filters.states[0]",
+                     "invalid_format");
   EXPECT_FIELD_ERROR(errors_with("/filters/states", "CA"), "filters.states", "invalid_type");
   EXPECT_FIELD_ERROR(errors_with("/filters/exclude_states", {1}), "filters.exclude_states[0]",
                      "invalid_type");
@@ -501,12 +505,12 @@ TEST(BuyerFromJson, ScheduleTimezone) {
     schedule["hours"]["mon"] = json::array({json::array({"09:00", "17:00"})});
     return errors_with("/schedule", schedule);
   };
-  for (const char* good : {"America/New_York", "UTC", "Europe/London", "Etc/GMT+5",
-                           "America/Argentina/Buenos_Aires"})
+  for (const char* good :
+       {"America/New_York", "UTC", "Europe/London", "Etc/GMT+5", "America/Argentina/Buenos_Aires"})
     EXPECT_TRUE(tz_errors(good).empty()) << good << "\n" << dump(tz_errors(good));
-  for (const char* bad : {"Mars/Olympus", "America", "America/", "../../../etc/passwd",
-                          "America/../UTC", "/etc/passwd", "zone.tab", "leapseconds", "localtime",
-                          "right/UTC", "utc\n", ""})
+  for (const char* bad :
+       {"Mars/Olympus", "America", "America/", "../../../etc/passwd", "America/../UTC",
+        "/etc/passwd", "zone.tab", "leapseconds", "localtime", "right/UTC", "utc\n", ""})
     EXPECT_FALSE(tz_errors(bad).empty()) << "accepted " << bad;
   EXPECT_FIELD_ERROR(tz_errors("Mars/Olympus"), "schedule.timezone", "invalid_format");
   EXPECT_FIELD_ERROR(tz_errors(5), "schedule.timezone", "invalid_type");
@@ -609,10 +613,17 @@ TEST(BuyerFromJson, NeverThrowsOnWrongTypes) {
       p = p.substr(0, p.rfind('/'));
     }
   }
-  const std::vector<json> values = {nullptr,       true,           0,
-                                    -1.5,          1e300,          18446744073709551615ull,
-                                    "",            "\x01",         json::array(),
-                                    json::object(), json::array({json::array()}),
+  const std::vector<json> values = {nullptr,
+                                    true,
+                                    0,
+                                    -1.5,
+                                    1e300,
+                                    18446744073709551615ull,
+                                    "",
+                                    "\x01",
+                                    json::array(),
+                                    json::object(),
+                                    json::array({json::array()}),
                                     json::parse(R"({"a": {"b": [1, "x", null]}})")};
   const Buyer base = parse_ok(full);
   std::size_t cases = 0;
@@ -709,10 +720,11 @@ TEST(BuyerPut, MaskedSecretSentBackKeepsTheStoredValue) {
   // A masked value that matches nothing is refused rather than stored as the secret.
   json delivery = view["delivery"];
   delivery["headers"]["Authorization"] = "****zzzz";
-  EXPECT_FIELD_ERROR(parse_errors({{"delivery", delivery}}, &base), "delivery.headers.Authorization",
-                     "invalid_format");
-  EXPECT_FIELD_ERROR(parse_errors(json{{"name", "x"}, {"verticals", {"solar"}}, {"delivery", delivery}}),
+  EXPECT_FIELD_ERROR(parse_errors({{"delivery", delivery}}, &base),
                      "delivery.headers.Authorization", "invalid_format");
+  EXPECT_FIELD_ERROR(
+      parse_errors(json{{"name", "x"}, {"verticals", {"solar"}}, {"delivery", delivery}}),
+      "delivery.headers.Authorization", "invalid_format");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -805,18 +817,19 @@ TEST(BuyerToJson, MasksSecretHeaders) {
 // Outbound URL safety
 
 TEST(IsPublicHttpUrl, RefusesNonPublicAddresses) {
-  for (const char* url : {
-           "http://127.0.0.1/", "http://127.8.9.10:8080/x", "http://[::1]/", "http://[::1]:8443/p",
-           "http://10.1.2.3/", "http://172.20.0.1/", "http://172.16.0.1/", "http://172.31.255.255/",
-           "http://192.168.1.1/", "http://169.254.169.254/latest/meta-data/", "http://100.64.0.1/",
-           "http://100.127.255.254/", "http://0.0.0.0/", "http://0.1.2.3/", "http://[::]/",
-           "http://[::ffff:127.0.0.1]/", "http://[::ffff:10.0.0.1]/", "http://[::ffff:169.254.169.254]/",
-           "http://[::127.0.0.1]/", "http://[64:ff9b::a00:1]/", "http://[2002:7f00:1::]/",
-           "http://[fc00::1]/", "http://[fd12:3456::1]/", "http://[fe80::1]/", "http://[ff02::1]/",
-           "http://224.0.0.1/", "http://255.255.255.255/", "http://localhost/", "http://LOCALHOST:80/",
-           "http://localhost./", "http://api.localhost/", "http://metadata.google.internal/",
-           // Numeric forms the resolver reads as 127.0.0.1: judged by the resolved address.
-           "http://2130706433/", "http://127.1/", "http://0x7f000001/"}) {
+  for (const char* url :
+       {"http://127.0.0.1/", "http://127.8.9.10:8080/x", "http://[::1]/", "http://[::1]:8443/p",
+        "http://10.1.2.3/", "http://172.20.0.1/", "http://172.16.0.1/", "http://172.31.255.255/",
+        "http://192.168.1.1/", "http://169.254.169.254/latest/meta-data/", "http://100.64.0.1/",
+        "http://100.127.255.254/", "http://0.0.0.0/", "http://0.1.2.3/", "http://[::]/",
+        "http://[::ffff:127.0.0.1]/", "http://[::ffff:10.0.0.1]/",
+        "http://[::ffff:169.254.169.254]/", "http://[::127.0.0.1]/", "http://[64:ff9b::a00:1]/",
+        "http://[2002:7f00:1::]/", "http://[fc00::1]/", "http://[fd12:3456::1]/",
+        "http://[fe80::1]/", "http://[ff02::1]/", "http://224.0.0.1/", "http://255.255.255.255/",
+        "http://localhost/", "http://LOCALHOST:80/", "http://localhost./", "http://api.localhost/",
+        "http://metadata.google.internal/",
+        // Numeric forms the resolver reads as 127.0.0.1: judged by the resolved address.
+        "http://2130706433/", "http://127.1/", "http://0x7f000001/"}) {
     std::string why;
     EXPECT_FALSE(is_public_http_url(url, &why)) << url;
     EXPECT_FALSE(why.empty()) << url;
@@ -824,14 +837,27 @@ TEST(IsPublicHttpUrl, RefusesNonPublicAddresses) {
 }
 
 TEST(IsPublicHttpUrl, RefusesBadSyntax) {
-  for (const char* url : {"ftp://x/", "ftp://93.184.216.34/", "file:///etc/passwd",
-                          "http://user:pw@1.2.3.4/", "http://user@93.184.216.34/",
-                          "http://93.184.216.34@127.0.0.1/", "93.184.216.34", "http://",
-                          "http:///path", "http://[::1/", "http://[fe80::1%25eth0]/",
-                          "http://93.184.216.34:0/", "http://93.184.216.34:65536/",
-                          "http://93.184.216.34:/", "http://93.184.216.34:8o/",
-                          "http://93.184.216.34 /", "http://93.184.216.34\\@127.0.0.1/",
-                          "http://exa%6dple.com/", "http://a..b/", "javascript:alert(1)", ""}) {
+  for (const char* url : {"ftp://x/",
+                          "ftp://93.184.216.34/",
+                          "file:///etc/passwd",
+                          "http://user:pw@1.2.3.4/",
+                          "http://user@93.184.216.34/",
+                          "http://93.184.216.34@127.0.0.1/",
+                          "93.184.216.34",
+                          "http://",
+                          "http:///path",
+                          "http://[::1/",
+                          "http://[fe80::1%25eth0]/",
+                          "http://93.184.216.34:0/",
+                          "http://93.184.216.34:65536/",
+                          "http://93.184.216.34:/",
+                          "http://93.184.216.34:8o/",
+                          "http://93.184.216.34 /",
+                          "http://93.184.216.34\\@127.0.0.1/",
+                          "http://exa%6dple.com/",
+                          "http://a..b/",
+                          "javascript:alert(1)",
+                          ""}) {
     std::string why;
     EXPECT_FALSE(is_public_http_url(url, &why)) << url;
     EXPECT_FALSE(why.empty()) << url;
@@ -844,11 +870,11 @@ TEST(IsPublicHttpUrl, RefusesBadSyntax) {
 }
 
 TEST(IsPublicHttpUrl, AcceptsPublicLiterals) {
-  for (const char* url : {"http://93.184.216.34/", "https://93.184.216.34:8443/post?a=1#frag",
-                          "HTTPS://93.184.216.34", "https://[2606:2800:220:1:248:1893:25c8:1946]/",
-                          "http://[2606:2800:220:1:248:1893:25c8:1946]:8080/x",
-                          "http://[::ffff:93.184.216.34]/", "http://8.8.8.8/", "http://172.32.0.1/",
-                          "http://100.128.0.1/", "http://192.169.0.1/"}) {
+  for (const char* url :
+       {"http://93.184.216.34/", "https://93.184.216.34:8443/post?a=1#frag",
+        "HTTPS://93.184.216.34", "https://[2606:2800:220:1:248:1893:25c8:1946]/",
+        "http://[2606:2800:220:1:248:1893:25c8:1946]:8080/x", "http://[::ffff:93.184.216.34]/",
+        "http://8.8.8.8/", "http://172.32.0.1/", "http://100.128.0.1/", "http://192.169.0.1/"}) {
     std::string why = "unset";
     EXPECT_TRUE(is_public_http_url(url, &why)) << url << ": " << why;
     EXPECT_TRUE(why.empty()) << url;

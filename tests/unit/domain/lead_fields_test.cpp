@@ -60,8 +60,8 @@ TEST(LeadFields, TheQueuePayloadCarriesEveryMember) {
 // Which members a body fills: every member but those the intake sets after validation.
 void expect_read_from_body(const ParsedLead& parsed, const std::set<std::string>& not_from_body,
                            const char* surface) {
-  ASSERT_TRUE(parsed.errors.empty()) << parsed.errors.front().field << ": "
-                                     << parsed.errors.front().message;
+  ASSERT_TRUE(parsed.errors.empty())
+      << parsed.errors.front().field << ": " << parsed.errors.front().message;
   expect_members(not_from_body);
   for (const auto& f : lead_fields()) {
     if (not_from_body.count(std::string(f.name))) continue;
@@ -91,10 +91,10 @@ TEST(LeadFields, SurfaceAValidationReadsEveryBodyMember) {
   const ParsedLead parsed =
       parse_lead_json(body.dump(), LeadShape::kApi, registry(), "", ValidationLimits{});
   // surface: kApi, the default, is what Surface A sets.
-  expect_read_from_body(parsed,
-                        {"id", "seller_id", "campaign_id", "api_key_id", "surface",
-                         "received_at_ms", "sync_wait_ms"},
-                        "Surface A");
+  expect_read_from_body(
+      parsed,
+      {"id", "seller_id", "campaign_id", "api_key_id", "surface", "received_at_ms", "sync_wait_ms"},
+      "Surface A");
 }
 
 TEST(LeadFields, SurfaceBValidationReadsEveryBodyMember) {

@@ -14,8 +14,9 @@ namespace {
 using nlohmann::json;
 
 const std::vector<std::string> kDefaultNames = {
-    "auto_insurance", "debt_relief", "education", "health_insurance", "home_insurance", "home_services",
-    "legal",          "life_insurance", "mortgage", "personal_loans", "solar",
+    "auto_insurance", "debt_relief",    "education", "health_insurance",
+    "home_insurance", "home_services",  "legal",     "life_insurance",
+    "mortgage",       "personal_loans", "solar",
 };
 
 TEST(VerticalRegistryTest, DefaultsAreTheElevenVerticalsSorted) {
@@ -67,7 +68,8 @@ TEST(VerticalRegistryTest, DefaultsHaveTheAdvertisedFields) {
   EXPECT_EQ(year->min, 1900);
   EXPECT_EQ(year->max, 2100);
   ASSERT_NE(autos->field("credit_rating"), nullptr);
-  EXPECT_EQ(autos->field("credit_rating")->values, (std::vector<std::string>{"excellent", "good", "fair", "poor"}));
+  EXPECT_EQ(autos->field("credit_rating")->values,
+            (std::vector<std::string>{"excellent", "good", "fair", "poor"}));
   EXPECT_EQ(autos->field("currently_insured")->type, VerticalField::Type::kBoolean);
   EXPECT_EQ(autos->field("vehicle_make")->type, VerticalField::Type::kString);
   EXPECT_EQ(autos->field("nope"), nullptr);
@@ -125,7 +127,8 @@ TEST(VerticalRegistryTest, ToJsonPublishesFieldSpecs) {
     return json();
   };
   EXPECT_EQ(field("credit_rating").at("type"), "enum");
-  EXPECT_EQ(field("credit_rating").at("values"), json::array({"excellent", "good", "fair", "poor"}));
+  EXPECT_EQ(field("credit_rating").at("values"),
+            json::array({"excellent", "good", "fair", "poor"}));
   EXPECT_TRUE(field("credit_rating").at("min").is_null());
   EXPECT_EQ(field("currently_insured").at("type"), "boolean");
   EXPECT_EQ(field("vehicle_make").at("type"), "string");
@@ -186,9 +189,10 @@ TEST(VerticalRegistryTest, LoadJsonAddsAndReplaces) {
 
 TEST(VerticalRegistryTest, LoadJsonChangesTypeAwayFromEnum) {
   VerticalRegistry r = VerticalRegistry::defaults();
-  ASSERT_EQ(r.load_json(json::parse(
-                R"({"verticals": [{"name": "solar", "fields": [{"name": "roof_shade", "type": "string"}]}]})")),
-            "");
+  ASSERT_EQ(
+      r.load_json(json::parse(
+          R"({"verticals": [{"name": "solar", "fields": [{"name": "roof_shade", "type": "string"}]}]})")),
+      "");
   const VerticalField* f = r.find("solar")->field("roof_shade");
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->type, VerticalField::Type::kString);
@@ -205,30 +209,45 @@ TEST(VerticalRegistryTest, LoadJsonRejectsBadDocumentsAndChangesNothing) {
       {R"({"verticals": [{}]})", "verticals[0].name"},
       {R"({"verticals": [{"name": "Bad Name"}]})", "verticals[0].name"},
       {R"({"verticals": [{"name": "solar", "colour": "red"}]})", "unknown key \"colour\""},
-      {R"({"verticals": [{"name": "solar"}, {"name": "solar"}]})", "verticals[1].name: duplicate vertical"},
+      {R"({"verticals": [{"name": "solar"}, {"name": "solar"}]})",
+       "verticals[1].name: duplicate vertical"},
       {R"({"verticals": [{"name": "solar", "max_sales": 0}]})", "verticals[0].max_sales"},
       {R"({"verticals": [{"name": "solar", "max_sales": 1.5}]})", "verticals[0].max_sales"},
-      {R"({"verticals": [{"name": "solar", "duplicate_lookback_days": -1}]})", "duplicate_lookback_days"},
-      {R"({"verticals": [{"name": "solar", "duplicate_lookback_days": "30"}]})", "duplicate_lookback_days"},
-      {R"({"verticals": [{"name": "solar", "fields": {}}]})", "verticals[0].fields: must be an array"},
+      {R"({"verticals": [{"name": "solar", "duplicate_lookback_days": -1}]})",
+       "duplicate_lookback_days"},
+      {R"({"verticals": [{"name": "solar", "duplicate_lookback_days": "30"}]})",
+       "duplicate_lookback_days"},
+      {R"({"verticals": [{"name": "solar", "fields": {}}]})",
+       "verticals[0].fields: must be an array"},
       {R"({"verticals": [{"name": "solar", "replace_fields": "yes"}]})", "replace_fields"},
-      {R"({"verticals": [{"name": "solar", "fields": [{"type": "string"}]}]})", "verticals[0].fields[0].name"},
-      {R"({"verticals": [{"name": "solar", "fields": [{"name": "a b"}]}]})", "verticals[0].fields[0].name"},
-      {R"({"verticals": [{"name": "solar", "fields": [{"name": "email"}]}]})", "standard lead field"},
-      {R"({"verticals": [{"name": "solar", "fields": [{"name": "x"}, {"name": "x"}]}]})", "duplicate field"},
-      {R"({"verticals": [{"name": "solar", "fields": [{"name": "x", "type": "date"}]}]})", "fields[0].type"},
-      {R"({"verticals": [{"name": "solar", "fields": [{"name": "x", "type": "enum"}]}]})", "needs at least one value"},
-      {R"({"verticals": [{"name": "solar", "fields": [{"name": "x", "type": "enum", "values": [1]}]}]})", "values"},
+      {R"({"verticals": [{"name": "solar", "fields": [{"type": "string"}]}]})",
+       "verticals[0].fields[0].name"},
+      {R"({"verticals": [{"name": "solar", "fields": [{"name": "a b"}]}]})",
+       "verticals[0].fields[0].name"},
+      {R"({"verticals": [{"name": "solar", "fields": [{"name": "email"}]}]})",
+       "standard lead field"},
+      {R"({"verticals": [{"name": "solar", "fields": [{"name": "x"}, {"name": "x"}]}]})",
+       "duplicate field"},
+      {R"({"verticals": [{"name": "solar", "fields": [{"name": "x", "type": "date"}]}]})",
+       "fields[0].type"},
+      {R"({"verticals": [{"name": "solar", "fields": [{"name": "x", "type": "enum"}]}]})",
+       "needs at least one value"},
+      {R"({"verticals": [{"name": "solar", "fields": [{"name": "x", "type": "enum", "values": [1]}]}]})",
+       "values"},
       {R"({"verticals": [{"name": "solar", "fields": [{"name": "x", "type": "enum", "values": ["a", "a"]}]}]})",
        "duplicate value"},
-      {R"({"verticals": [{"name": "solar", "fields": [{"name": "x", "values": ["a"]}]}]})", "only an enum"},
+      {R"({"verticals": [{"name": "solar", "fields": [{"name": "x", "values": ["a"]}]}]})",
+       "only an enum"},
       {R"({"verticals": [{"name": "solar", "fields": [{"name": "x", "type": "number", "min": 5, "max": 1}]}]})",
        "min is greater than max"},
       {R"({"verticals": [{"name": "solar", "fields": [{"name": "x", "type": "boolean", "min": 0}]}]})",
        "do not apply to a boolean"},
-      {R"({"verticals": [{"name": "solar", "fields": [{"name": "x", "min": "1"}]}]})", "fields[0].min"},
-      {R"({"verticals": [{"name": "solar", "fields": [{"name": "x", "required": "yes"}]}]})", "fields[0].required"},
-      {R"({"verticals": [{"name": "solar", "fields": [{"name": "x", "hint": "?"}]}]})", "unknown key \"hint\""},
+      {R"({"verticals": [{"name": "solar", "fields": [{"name": "x", "min": "1"}]}]})",
+       "fields[0].min"},
+      {R"({"verticals": [{"name": "solar", "fields": [{"name": "x", "required": "yes"}]}]})",
+       "fields[0].required"},
+      {R"({"verticals": [{"name": "solar", "fields": [{"name": "x", "hint": "?"}]}]})",
+       "unknown key \"hint\""},
       {R"({"verticals": [{"name": "solar", "fields": [{"name": "roof_shade", "min": 1}]}]})",
        "do not apply to an enum"},
   };

@@ -70,7 +70,8 @@ TEST(HttpRequest, HeaderLookupIgnoresCaseAndKeepsRepeatsInOrder) {
 }
 
 TEST(Urlencoded, ReadsFormsAsTheyWereAlwaysRead) {
-  EXPECT_EQ(urlencoded("b=2&a=1&b=1"), (Pairs{{"a", "1"}, {"b", "2"}, {"b", "1"}}));  // by name, repeats in order
+  EXPECT_EQ(urlencoded("b=2&a=1&b=1"),
+            (Pairs{{"a", "1"}, {"b", "2"}, {"b", "1"}}));  // by name, repeats in order
   EXPECT_EQ(urlencoded("a=x+y%21&c=%u00e9"), (Pairs{{"a", "x y!"}, {"c", "\xc3\xa9"}}));
   EXPECT_EQ(urlencoded("a=1&a=1&&=x& k = v "), (Pairs{{"a", "1"}, {"k", "v"}, {"x", ""}}));
   EXPECT_EQ(urlencoded("a=b=c&bad=%zz"), (Pairs{{"a", "c"}, {"bad", "%zz"}}));

@@ -56,8 +56,9 @@ std::optional<std::string_view> find_header(const http::Request& request, std::s
 // --- Complete requests ---------------------------------------------------------------------
 
 TEST(HttpParser, SimpleGet) {
-  const std::string input = "GET /api/v1/leads/ld_1?expand=buyer&x=%41 HTTP/1.1\r\nHost: a.example\r\n"
-                            "Accept: */*\r\n\r\n";
+  const std::string input =
+      "GET /api/v1/leads/ld_1?expand=buyer&x=%41 HTTP/1.1\r\nHost: a.example\r\n"
+      "Accept: */*\r\n\r\n";
   http::Request req;
   const ParseResult result = parse(input, req);
   ASSERT_EQ(result.status, ParseStatus::kComplete) << result.error_detail;
@@ -101,8 +102,9 @@ TEST(HttpParser, MethodIsKeptAsSent) {
 }
 
 TEST(HttpParser, HeaderNamesKeptAsSentButMatchedCaseInsensitively) {
-  const std::string input = "POST /x HTTP/1.1\r\nhOsT: h\r\ncontent-LENGTH: 3\r\nX-Custom-Thing:  a b \t\r\n"
-                            "X-Empty:\r\nX-Tab:\tv\r\n\r\nabc";
+  const std::string input =
+      "POST /x HTTP/1.1\r\nhOsT: h\r\ncontent-LENGTH: 3\r\nX-Custom-Thing:  a b \t\r\n"
+      "X-Empty:\r\nX-Tab:\tv\r\n\r\nabc";
   http::Request req;
   const ParseResult result = parse(input, req);
   ASSERT_EQ(result.status, ParseStatus::kComplete) << result.error_detail;
@@ -128,17 +130,20 @@ TEST(HttpParser, AbsoluteFormTargetYieldsPathAndQuery) {
   EXPECT_EQ(req.target(), "http://leads.example.com/a%20b?q=1");
   EXPECT_EQ(req.path(), "/a b");
   EXPECT_EQ(req.query(), "q=1");
-  ASSERT_EQ(parse("GET HTTPS://h:8443 HTTP/1.1\r\nHost: h\r\n\r\n", req).status, ParseStatus::kComplete);
+  ASSERT_EQ(parse("GET HTTPS://h:8443 HTTP/1.1\r\nHost: h\r\n\r\n", req).status,
+            ParseStatus::kComplete);
   EXPECT_EQ(req.path(), "/");
   EXPECT_EQ(req.query(), "");
-  ASSERT_EQ(parse("GET http://h?z HTTP/1.1\r\nHost: h\r\n\r\n", req).status, ParseStatus::kComplete);
+  ASSERT_EQ(parse("GET http://h?z HTTP/1.1\r\nHost: h\r\n\r\n", req).status,
+            ParseStatus::kComplete);
   EXPECT_EQ(req.path(), "/");
   EXPECT_EQ(req.query(), "z");
 }
 
 TEST(HttpParser, PathIsPercentDecodedQueryStaysRaw) {
   http::Request req;
-  ASSERT_EQ(parse("GET /a%2Fb+c%zz?x=%20+y HTTP/1.1\r\nHost: h\r\n\r\n", req).status, ParseStatus::kComplete);
+  ASSERT_EQ(parse("GET /a%2Fb+c%zz?x=%20+y HTTP/1.1\r\nHost: h\r\n\r\n", req).status,
+            ParseStatus::kComplete);
   EXPECT_EQ(req.path(), "/a/b+c%zz");
   EXPECT_EQ(req.query(), "x=%20+y");
   ASSERT_EQ(parse("GET /? HTTP/1.1\r\nHost: h\r\n\r\n", req).status, ParseStatus::kComplete);
@@ -189,14 +194,17 @@ TEST(HttpParser, EmptyInputIsIncomplete) {
 void expect_every_prefix_incomplete(const std::string& input) {
   for (std::size_t n = 0; n < input.size(); ++n) {
     const ParseResult result = parse(std::string_view(input).substr(0, n));
-    ASSERT_EQ(result.status, ParseStatus::kIncomplete) << "prefix length " << n << ": " << result.error_detail;
+    ASSERT_EQ(result.status, ParseStatus::kIncomplete)
+        << "prefix length " << n << ": " << result.error_detail;
   }
   const ParseResult whole = parse(input);
   ASSERT_EQ(whole.status, ParseStatus::kComplete) << whole.error_detail;
   EXPECT_EQ(whole.consumed, input.size());
 }
 
-TEST(HttpParser, ByteByByteContentLength) { expect_every_prefix_incomplete(post_with_body(kJsonBody)); }
+TEST(HttpParser, ByteByByteContentLength) {
+  expect_every_prefix_incomplete(post_with_body(kJsonBody));
+}
 
 TEST(HttpParser, ByteByByteChunkedWithTrailers) {
   expect_every_prefix_incomplete(
@@ -221,7 +229,8 @@ TEST(HttpParser, HeadersCompleteWhileBodyIsPartial) {
 }
 
 TEST(HttpParser, ExpectContinue) {
-  const std::string head = "POST /x HTTP/1.1\r\nHost: h\r\nExpect:  100-Continue \r\nContent-Length: 4\r\n\r\n";
+  const std::string head =
+      "POST /x HTTP/1.1\r\nHost: h\r\nExpect:  100-Continue \r\nContent-Length: 4\r\n\r\n";
   http::Request req;
   const ParseResult waiting = parse(head, req);
   EXPECT_EQ(waiting.status, ParseStatus::kIncomplete);
@@ -242,7 +251,8 @@ TEST(HttpParser, ExpectContinue) {
 TEST(HttpParser, PipelinedRequests) {
   const std::string first = post_with_body(kJsonBody);
   const std::string second = "GET /second HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n";
-  const std::string third = "POST /third HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n";
+  const std::string third =
+      "POST /third HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n";
   std::string buffer = first + second + third;
 
   http::Request req;
@@ -286,26 +296,26 @@ TEST(HttpParser, ReusedRequestObjectIsReset) {
 
 TEST(HttpParser, MalformedRequestLineIs400) {
   for (const char* input : {
-           " GET / HTTP/1.1\r\nHost: h\r\n\r\n",        // no method
-           "GE(T / HTTP/1.1\r\nHost: h\r\n\r\n",        // non-token method
-           "GET  / HTTP/1.1\r\nHost: h\r\n\r\n",        // two spaces
-           "GET\t/ HTTP/1.1\r\nHost: h\r\n\r\n",        // tab separator
-           "GET / HTTP/1.1 \r\nHost: h\r\n\r\n",        // trailing space
-           "GET /  HTTP/1.1\r\nHost: h\r\n\r\n",        // two spaces before the version
-           "GET /\r\nHost: h\r\n\r\n",                  // HTTP/0.9 style
-           "GET / \r\nHost: h\r\n\r\n",                 // empty version
-           "GET / http/1.1\r\nHost: h\r\n\r\n",         // lowercase protocol
-           "GET / HTTP/1.10\r\nHost: h\r\n\r\n",        // two-digit minor
-           "GET / HTTP/11\r\nHost: h\r\n\r\n",          // no dot
-           "GET / FOO\r\nHost: h\r\n\r\n",              // not a version
-           "GET a/b HTTP/1.1\r\nHost: h\r\n\r\n",       // not origin-form
-           "CONNECT h:443 HTTP/1.1\r\nHost: h\r\n\r\n", // authority-form
-           "GET ftp://h/x HTTP/1.1\r\nHost: h\r\n\r\n", // other scheme
-           "GET http:///x HTTP/1.1\r\nHost: h\r\n\r\n", // absolute-form without host
-           "GET /a\x01 HTTP/1.1\r\nHost: h\r\n\r\n",    // control char in target
-           "GET /a\x7f HTTP/1.1\r\nHost: h\r\n\r\n",    // DEL in target
-           "GET /a\tb HTTP/1.1\r\nHost: h\r\n\r\n",     // tab in target
-           "GET / HTTP/1.1\rHost: h\r\n\r\n",           // bare CR ending the line
+           " GET / HTTP/1.1\r\nHost: h\r\n\r\n",         // no method
+           "GE(T / HTTP/1.1\r\nHost: h\r\n\r\n",         // non-token method
+           "GET  / HTTP/1.1\r\nHost: h\r\n\r\n",         // two spaces
+           "GET\t/ HTTP/1.1\r\nHost: h\r\n\r\n",         // tab separator
+           "GET / HTTP/1.1 \r\nHost: h\r\n\r\n",         // trailing space
+           "GET /  HTTP/1.1\r\nHost: h\r\n\r\n",         // two spaces before the version
+           "GET /\r\nHost: h\r\n\r\n",                   // HTTP/0.9 style
+           "GET / \r\nHost: h\r\n\r\n",                  // empty version
+           "GET / http/1.1\r\nHost: h\r\n\r\n",          // lowercase protocol
+           "GET / HTTP/1.10\r\nHost: h\r\n\r\n",         // two-digit minor
+           "GET / HTTP/11\r\nHost: h\r\n\r\n",           // no dot
+           "GET / FOO\r\nHost: h\r\n\r\n",               // not a version
+           "GET a/b HTTP/1.1\r\nHost: h\r\n\r\n",        // not origin-form
+           "CONNECT h:443 HTTP/1.1\r\nHost: h\r\n\r\n",  // authority-form
+           "GET ftp://h/x HTTP/1.1\r\nHost: h\r\n\r\n",  // other scheme
+           "GET http:///x HTTP/1.1\r\nHost: h\r\n\r\n",  // absolute-form without host
+           "GET /a\x01 HTTP/1.1\r\nHost: h\r\n\r\n",     // control char in target
+           "GET /a\x7f HTTP/1.1\r\nHost: h\r\n\r\n",     // DEL in target
+           "GET /a\tb HTTP/1.1\r\nHost: h\r\n\r\n",      // tab in target
+           "GET / HTTP/1.1\rHost: h\r\n\r\n",            // bare CR ending the line
        }) {
     EXPECT_EQ(error_status(input), 400) << input;
   }
@@ -320,7 +330,8 @@ TEST(HttpParser, GarbageVersionIsReportedBeforeTheLineEnds) {
 
 TEST(HttpParser, UnsupportedVersionIs505) {
   for (const char* version : {"HTTP/2.0", "HTTP/1.2", "HTTP/3.0", "HTTP/0.9", "HTTP/9.9"}) {
-    EXPECT_EQ(error_status(std::string("GET / ") + version + "\r\nHost: h\r\n\r\n"), 505) << version;
+    EXPECT_EQ(error_status(std::string("GET / ") + version + "\r\nHost: h\r\n\r\n"), 505)
+        << version;
   }
 }
 
@@ -328,7 +339,8 @@ TEST(HttpParser, LongTargetIs414) {
   ParseLimits limits;
   limits.max_target_bytes = 64;
   const std::string exact = "/" + std::string(63, 'a');
-  EXPECT_EQ(parse("GET " + exact + " HTTP/1.1\r\nHost: h\r\n\r\n", limits).status, ParseStatus::kComplete);
+  EXPECT_EQ(parse("GET " + exact + " HTTP/1.1\r\nHost: h\r\n\r\n", limits).status,
+            ParseStatus::kComplete);
   EXPECT_EQ(error_status("GET " + exact + "b HTTP/1.1\r\nHost: h\r\n\r\n", limits), 414);
   // Detected before the request line is complete.
   EXPECT_EQ(parse("GET " + exact, limits).status, ParseStatus::kIncomplete);
@@ -341,19 +353,19 @@ TEST(HttpParser, LongTargetIs414) {
 
 TEST(HttpParser, MalformedHeaderFieldsAre400) {
   for (const char* fields : {
-           "Host : h\r\n",                   // space before colon
-           "Host\t: h\r\n",                  // tab before colon
+           "Host : h\r\n",                       // space before colon
+           "Host\t: h\r\n",                      // tab before colon
            "Host: h\r\nX-A: 1\r\n  folded\r\n",  // obs-fold
            "Host: h\r\nX-A: 1\r\n\tfolded\r\n",  // obs-fold with tab
-           " Host: h\r\n",                   // first field line starts with whitespace
-           "Host: h\r\nNoColon\r\n",         // no colon
-           "Host: h\r\n: value\r\n",         // empty name
-           "Host: h\r\nX(A): 1\r\n",         // non-token name
-           "Host: h\r\nX-A: a\rb\r\n",       // bare CR in value
-           "Host: h\r\nX-A: a\x01\r\n",      // control char in value
-           "Host: h\r\nX-A: a\x7f\r\n",      // DEL in value
-           "Host: h\r\nX-A: 1\r\r\n",        // CR CR LF
-           "Host: h\r\n\r\r\n",              // bare CR in the blank line
+           " Host: h\r\n",                       // first field line starts with whitespace
+           "Host: h\r\nNoColon\r\n",             // no colon
+           "Host: h\r\n: value\r\n",             // empty name
+           "Host: h\r\nX(A): 1\r\n",             // non-token name
+           "Host: h\r\nX-A: a\rb\r\n",           // bare CR in value
+           "Host: h\r\nX-A: a\x01\r\n",          // control char in value
+           "Host: h\r\nX-A: a\x7f\r\n",          // DEL in value
+           "Host: h\r\nX-A: 1\r\r\n",            // CR CR LF
+           "Host: h\r\n\r\r\n",                  // bare CR in the blank line
        }) {
     EXPECT_EQ(error_status(std::string("GET / HTTP/1.1\r\n") + fields + "\r\n"), 400) << fields;
   }
@@ -413,22 +425,27 @@ TEST(HttpParser, HostRules) {
 
 TEST(HttpParser, ContentLengthListsMustAgree) {
   http::Request req;
-  ASSERT_EQ(parse("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\nabc", req).status,
-            ParseStatus::kComplete);
+  ASSERT_EQ(
+      parse("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\nabc", req)
+          .status,
+      ParseStatus::kComplete);
   EXPECT_EQ(req.body(), "abc");
   ASSERT_EQ(parse("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3 , 3\r\n\r\nabc", req).status,
             ParseStatus::kComplete);
   EXPECT_EQ(req.body(), "abc");
   ASSERT_EQ(parse("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 0003\r\n\r\nabc", req).status,
             ParseStatus::kComplete);
-  EXPECT_EQ(error_status("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd"), 400);
+  EXPECT_EQ(error_status(
+                "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd"),
+            400);
   EXPECT_EQ(error_status("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3, 4\r\n\r\nabcd"), 400);
 }
 
 TEST(HttpParser, InvalidContentLengthIs400) {
   for (const char* value : {"", "+5", "-5", "5a", "0x5", "5 5", "5,", ",5", "5.0", "1e3",
                             "99999999999999999999999999", "18446744073709551616"}) {
-    EXPECT_EQ(error_status(std::string("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: ") + value + "\r\n\r\n"),
+    EXPECT_EQ(error_status(std::string("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: ") + value +
+                           "\r\n\r\n"),
               400)
         << value;
   }
@@ -438,22 +455,30 @@ TEST(HttpParser, DeclaredBodyOverLimitIs413AtHeaderCompletion) {
   ParseLimits limits;
   limits.max_body_bytes = 10;
   EXPECT_EQ(parse(post_with_body("0123456789"), limits).status, ParseStatus::kComplete);
-  const ParseResult result = parse("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 11\r\n\r\n", limits);
+  const ParseResult result =
+      parse("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 11\r\n\r\n", limits);
   EXPECT_EQ(result.status, ParseStatus::kError);
   EXPECT_EQ(result.error_status, 413);
-  EXPECT_EQ(error_status("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 18446744073709551615\r\n\r\n"), 413);
+  EXPECT_EQ(
+      error_status("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 18446744073709551615\r\n\r\n"),
+      413);
 }
 
 TEST(HttpParser, ContentLengthWithTransferEncodingIsSmuggling) {
   const ParseResult result = parse(
-      "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n");
+      "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\nTransfer-Encoding: "
+      "chunked\r\n\r\n0\r\n\r\n");
   ASSERT_EQ(result.status, ParseStatus::kError);
   EXPECT_EQ(result.error_status, 400);
   EXPECT_EQ(result.error_detail, "Content-Length and Transfer-Encoding together.");
-  EXPECT_EQ(error_status("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n"),
-            400);
-  EXPECT_EQ(error_status("POST / HTTP/1.1\r\nHost: h\r\ntransfer-encoding: chunked\r\ncontent-length: 0\r\n\r\n"),
-            400);
+  EXPECT_EQ(
+      error_status(
+          "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n"),
+      400);
+  EXPECT_EQ(
+      error_status(
+          "POST / HTTP/1.1\r\nHost: h\r\ntransfer-encoding: chunked\r\ncontent-length: 0\r\n\r\n"),
+      400);
 }
 
 TEST(HttpParser, TransferEncodingRules) {
@@ -489,7 +514,8 @@ std::string chunked(std::string_view chunks) {
 
 TEST(HttpParser, ChunkedDecoding) {
   http::Request req;
-  const std::string input = chunked("4\r\nWiki\r\n5\r\npedia\r\nE\r\n in\r\n\r\nchunks.\r\n0\r\n\r\n");
+  const std::string input =
+      chunked("4\r\nWiki\r\n5\r\npedia\r\nE\r\n in\r\n\r\nchunks.\r\n0\r\n\r\n");
   const ParseResult result = parse(input, req);
   ASSERT_EQ(result.status, ParseStatus::kComplete) << result.error_detail;
   EXPECT_EQ(result.consumed, input.size());
@@ -498,8 +524,9 @@ TEST(HttpParser, ChunkedDecoding) {
 
 TEST(HttpParser, ChunkedExtensionsAndTrailersAreIgnored) {
   http::Request req;
-  const std::string input =
-      chunked("3;ext=1;other=\"q v\"\r\nabc\r\n2 ; x\r\nde\r\n0;last\r\nX-Checksum: 1\r\nX-More: 2\r\n\r\n");
+  const std::string input = chunked(
+      "3;ext=1;other=\"q v\"\r\nabc\r\n2 ; x\r\nde\r\n0;last\r\nX-Checksum: 1\r\nX-More: "
+      "2\r\n\r\n");
   const ParseResult result = parse(input, req);
   ASSERT_EQ(result.status, ParseStatus::kComplete) << result.error_detail;
   EXPECT_EQ(result.consumed, input.size());
@@ -521,16 +548,16 @@ TEST(HttpParser, ChunkedIncompleteUntilFinalCrlf) {
 
 TEST(HttpParser, MalformedChunksAre400) {
   for (const char* chunks : {
-           "3\r\nabcX\r\n0\r\n\r\n",      // data longer than the size
-           "3\r\nabc0\r\n\r\n",            // missing CRLF after data
-           "3\r\nabc\rX0\r\n\r\n",        // bare CR after data
-           "xyz\r\nabc\r\n0\r\n\r\n",     // not hex
-           "\r\nabc\r\n0\r\n\r\n",        // empty size
-           "-3\r\nabc\r\n0\r\n\r\n",      // sign
-           "0x3\r\nabc\r\n0\r\n\r\n",     // hex prefix
-           "3 \r\nabc\r\n0\r\n\r\n",      // whitespace without an extension
-           "3;a\x01\r\nabc\r\n0\r\n\r\n", // control char in an extension
-           "3\rabc\r\n0\r\n\r\n",         // bare CR in the size line
+           "3\r\nabcX\r\n0\r\n\r\n",                   // data longer than the size
+           "3\r\nabc0\r\n\r\n",                        // missing CRLF after data
+           "3\r\nabc\rX0\r\n\r\n",                     // bare CR after data
+           "xyz\r\nabc\r\n0\r\n\r\n",                  // not hex
+           "\r\nabc\r\n0\r\n\r\n",                     // empty size
+           "-3\r\nabc\r\n0\r\n\r\n",                   // sign
+           "0x3\r\nabc\r\n0\r\n\r\n",                  // hex prefix
+           "3 \r\nabc\r\n0\r\n\r\n",                   // whitespace without an extension
+           "3;a\x01\r\nabc\r\n0\r\n\r\n",              // control char in an extension
+           "3\rabc\r\n0\r\n\r\n",                      // bare CR in the size line
            "3\r\nabc\r\n0\r\nBad Trailer: x\r\n\r\n",  // malformed trailer
            "3\r\nabc\r\n0\r\nX: a\x01\r\n\r\n",        // control char in a trailer
        }) {
@@ -550,7 +577,8 @@ TEST(HttpParser, HugeChunkSizeIsRejected) {
 TEST(HttpParser, ChunkedBodyOverLimitIs413AsSoonAsKnown) {
   ParseLimits limits;
   limits.max_body_bytes = 10;
-  EXPECT_EQ(parse(chunked("5\r\n01234\r\n5\r\n56789\r\n0\r\n\r\n"), limits).status, ParseStatus::kComplete);
+  EXPECT_EQ(parse(chunked("5\r\n01234\r\n5\r\n56789\r\n0\r\n\r\n"), limits).status,
+            ParseStatus::kComplete);
   // The second size line already takes the body over the limit; its data never arrives.
   EXPECT_EQ(error_status(chunked("5\r\n01234\r\n6\r\n"), limits), 413);
   EXPECT_EQ(error_status(chunked("B"), limits), 413);
@@ -583,14 +611,16 @@ TEST(HttpParser, LargeTrailerSectionIs431) {
   limits.max_header_bytes = 200;
   EXPECT_EQ(error_status(chunked("1\r\na\r\n0\r\nX-Pad: " + std::string(300, 'p')), limits), 431);
   limits.max_header_count = 3;
-  EXPECT_EQ(error_status(chunked("1\r\na\r\n0\r\nA: 1\r\nB: 2\r\nC: 3\r\nD: 4\r\n\r\n"), limits), 431);
+  EXPECT_EQ(error_status(chunked("1\r\na\r\n0\r\nA: 1\r\nB: 2\r\nC: 3\r\nD: 4\r\n\r\n"), limits),
+            431);
 }
 
 // --- Connection handling -------------------------------------------------------------------
 
 bool keep_alive_of(const std::string& version, const std::string& connection_headers) {
   http::Request req;
-  const ParseResult result = parse("GET / HTTP/" + version + "\r\nHost: h\r\n" + connection_headers + "\r\n", req);
+  const ParseResult result =
+      parse("GET / HTTP/" + version + "\r\nHost: h\r\n" + connection_headers + "\r\n", req);
   EXPECT_EQ(result.status, ParseStatus::kComplete) << result.error_detail;
   return req.keep_alive();
 }
@@ -619,7 +649,8 @@ TEST(HttpParser, EndlessStreamsEndInAnError) {
   limits.max_target_bytes = 64;
   limits.max_body_bytes = 256;
   limits.max_header_count = 8;
-  const std::string chunked_head = "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n";
+  const std::string chunked_head =
+      "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n";
   const struct {
     std::string prefix;
     std::string repeated;
@@ -666,11 +697,21 @@ TEST(HttpParser, RandomMutationsNeverCrash) {
     for (int m = 0; m < mutations && !input.empty(); ++m) {
       const std::size_t at = rng() % input.size();
       switch (rng() % 5) {
-        case 0: input[at] = static_cast<char>(rng() % 256); break;
-        case 1: input.insert(at, 1, interesting[rng() % interesting.size()]); break;
-        case 2: input.erase(at, 1 + rng() % 8); break;
-        case 3: input.resize(at); break;
-        case 4: input.insert(at, input.substr(at, rng() % 32)); break;
+        case 0:
+          input[at] = static_cast<char>(rng() % 256);
+          break;
+        case 1:
+          input.insert(at, 1, interesting[rng() % interesting.size()]);
+          break;
+        case 2:
+          input.erase(at, 1 + rng() % 8);
+          break;
+        case 3:
+          input.resize(at);
+          break;
+        case 4:
+          input.insert(at, input.substr(at, rng() % 32));
+          break;
       }
     }
     const ParseLimits limits = (iteration % 3 == 0) ? small : ParseLimits{};
@@ -685,15 +726,17 @@ TEST(HttpParser, RandomMutationsNeverCrash) {
         ASSERT_LE(req.body().size(), limits.max_body_bytes);
         // The request is self-delimiting: the same bytes alone parse the same way.
         http::Request again;
-        const ParseResult alone = parse_request(std::string_view(input).substr(0, result.consumed), limits, again);
+        const ParseResult alone =
+            parse_request(std::string_view(input).substr(0, result.consumed), limits, again);
         ASSERT_EQ(alone.status, ParseStatus::kComplete) << input;
         ASSERT_EQ(alone.consumed, result.consumed);
         ASSERT_EQ(again.body(), req.body());
         break;
       }
       case ParseStatus::kError:
-        ASSERT_TRUE(result.error_status == 400 || result.error_status == 413 || result.error_status == 414 ||
-                    result.error_status == 431 || result.error_status == 501 || result.error_status == 505)
+        ASSERT_TRUE(result.error_status == 400 || result.error_status == 413 ||
+                    result.error_status == 414 || result.error_status == 431 ||
+                    result.error_status == 501 || result.error_status == 505)
             << result.error_status;
         ASSERT_FALSE(result.error_detail.empty());
         break;

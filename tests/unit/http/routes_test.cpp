@@ -12,7 +12,8 @@ namespace {
 http::Request request(const std::string& method, const std::string& target) {
   http::Request req;
   const std::string raw = method + " " + target + " HTTP/1.1\r\nHost: test\r\n\r\n";
-  EXPECT_EQ(http::parse_request(raw, http::ParseLimits{}, req).status, http::ParseStatus::kComplete);
+  EXPECT_EQ(http::parse_request(raw, http::ParseLimits{}, req).status,
+            http::ParseStatus::kComplete);
   return req;
 }
 
@@ -44,8 +45,9 @@ TEST(Routes, ThePatternIsTheRouteLabel) {
   EXPECT_EQ(routed(routes, "POST", "/v1/leads"), "/v1/leads");
   EXPECT_EQ(routed(routes, "POST", "/lfc_secret"), "/{seller_campaign_key}");
   EXPECT_EQ(routed(routes, "GET", "/api/v1/stats/lfc_secret"), "/api/v1/stats/{key}");
-  EXPECT_EQ(routed(routes, "POST", "/api/v1/lead"), "/api/v1/lead");  // named routes win over the legacy form
-  EXPECT_EQ(routed(routes, "HEAD", "/healthz"), "/healthz");             // HEAD takes GET's route
+  EXPECT_EQ(routed(routes, "POST", "/api/v1/lead"),
+            "/api/v1/lead");  // named routes win over the legacy form
+  EXPECT_EQ(routed(routes, "HEAD", "/healthz"), "/healthz");  // HEAD takes GET's route
   EXPECT_EQ(routed(routes, "GET", "/random/deep/path"), "");
   EXPECT_EQ(routed(routes, "DELETE", "/v1/leads"), "");
 }

@@ -124,7 +124,8 @@ class WorkerTest : public ::testing::Test {
 
   Lead produce_lead(int n) {
     Lead l = sample_core_lead(n, clock_.now_ms());
-    EXPECT_EQ(queue_.producer().produce(options_.topics.leads, l.id, encode_lead(l), 1s), ProduceStatus::kOk);
+    EXPECT_EQ(queue_.producer().produce(options_.topics.leads, l.id, encode_lead(l), 1s),
+              ProduceStatus::kOk);
     return l;
   }
 
@@ -163,7 +164,8 @@ TEST_F(WorkerTest, RecordsDecidesPublishesAndCommitsEveryLead) {
   for (int i = 0; i < 3; ++i) leads.push_back(produce_lead(i));
   auto worker = make_worker(distributor);
   worker->start();
-  ASSERT_TRUE(eventually([&] { return decided(leads[0].id) && decided(leads[1].id) && decided(leads[2].id); }));
+  ASSERT_TRUE(eventually(
+      [&] { return decided(leads[0].id) && decided(leads[1].id) && decided(leads[2].id); }));
   ASSERT_TRUE(eventually([&] { return publisher_.published().size() == 3; }));
   worker->stop();
 
@@ -245,7 +247,8 @@ TEST_F(WorkerTest, RecordsHandedOutBeforeARevokeAreDroppedForTheNextOwner) {
 
   auto worker = make_worker(decider);
   worker->start();
-  ASSERT_TRUE(eventually([&] { return decided(leads[0].id) && decided(leads[1].id) && decided(leads[2].id); }));
+  ASSERT_TRUE(eventually(
+      [&] { return decided(leads[0].id) && decided(leads[1].id) && decided(leads[2].id); }));
   worker->stop();
 
   EXPECT_EQ(stale.Value(), stale_before + 2);

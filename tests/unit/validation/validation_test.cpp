@@ -8,8 +8,8 @@
 #include <string>
 #include <variant>
 
-#include "leadflow/validation/validation.hpp"
 #include "leadflow/domain/verticals.hpp"
+#include "leadflow/validation/validation.hpp"
 
 namespace leadflow {
 namespace {
@@ -22,13 +22,14 @@ const VerticalRegistry& registry() {
 }
 
 json valid_api_body() {
-  return json{{"first_name", "John"},       {"last_name", "Doe"},   {"email", "john.doe@example.com"},
+  return json{{"first_name", "John"},      {"last_name", "Doe"},  {"email", "john.doe@example.com"},
               {"phone", "(555) 234-5678"}, {"zip_code", "90210"}, {"vertical", "auto_insurance"}};
 }
 
 json valid_campaign_body() {
-  return json{{"SELLER_CAMPAIGN_KEY", "ck_test_123"}, {"first_name", "Jane"},     {"last_name", "Roe"},
-              {"email_address", "Jane@Example.com"},  {"phone_home", "5552345678"}, {"zip_code", "10001"}};
+  return json{
+      {"SELLER_CAMPAIGN_KEY", "ck_test_123"}, {"first_name", "Jane"},       {"last_name", "Roe"},
+      {"email_address", "Jane@Example.com"},  {"phone_home", "5552345678"}, {"zip_code", "10001"}};
 }
 
 ParsedLead api(const std::string& body, const ValidationLimits& limits = {}) {
@@ -40,13 +41,18 @@ ParsedLead campaign(const std::string& body, std::string_view vertical = "solar"
                     const VerticalRegistry& reg = registry()) {
   return parse_lead_json(body, LeadShape::kCampaign, reg, vertical);
 }
-ParsedLead campaign(const json& body, std::string_view vertical = "solar") { return campaign(body.dump(), vertical); }
+ParsedLead campaign(const json& body, std::string_view vertical = "solar") {
+  return campaign(body.dump(), vertical);
+}
 
 using Form = std::vector<std::pair<std::string, std::string>>;
 
 Form valid_form() {
-  return {{"first_name", "Jane"},       {"last_name", "Roe"},     {"email_address", "jane@example.com"},
-          {"phone_home", "555-234-5678"}, {"zip_code", "10001-1234"}};
+  return {{"first_name", "Jane"},
+          {"last_name", "Roe"},
+          {"email_address", "jane@example.com"},
+          {"phone_home", "555-234-5678"},
+          {"zip_code", "10001-1234"}};
 }
 
 const FieldError* find_error(const ParsedLead& p, std::string_view field) {
@@ -120,11 +126,30 @@ TEST(NormalizeEmailTest, LowerCasesAndTrimsValidAddresses) {
 }
 
 TEST(NormalizeEmailTest, RejectsInvalidSyntax) {
-  for (const char* bad : {"", "   ", "plain", "@example.com", "user@", "user@localhost", "a..b@example.com",
-                          ".a@example.com", "a.@example.com", "a b@example.com", "a@b@example.com",
-                          "a@-example.com", "a@example-.com", "a@example..com", "a@.example.com", "a@example.com.",
-                          "a@example.c", "a@1.2.3.4", "a@[1.2.3.4]", "\"a\"@example.com", "a@exa_mple.com",
-                          "a(b)@example.com", "a@example.com,", "a,b@example.com"}) {
+  for (const char* bad : {"",
+                          "   ",
+                          "plain",
+                          "@example.com",
+                          "user@",
+                          "user@localhost",
+                          "a..b@example.com",
+                          ".a@example.com",
+                          "a.@example.com",
+                          "a b@example.com",
+                          "a@b@example.com",
+                          "a@-example.com",
+                          "a@example-.com",
+                          "a@example..com",
+                          "a@.example.com",
+                          "a@example.com.",
+                          "a@example.c",
+                          "a@1.2.3.4",
+                          "a@[1.2.3.4]",
+                          "\"a\"@example.com",
+                          "a@exa_mple.com",
+                          "a(b)@example.com",
+                          "a@example.com,",
+                          "a,b@example.com"}) {
     EXPECT_EQ(normalize_email(bad), "") << bad;
   }
 }
@@ -144,7 +169,8 @@ TEST(NormalizeEmailTest, EnforcesRfc5321Lengths) {
   EXPECT_EQ(normalize_email("a@" + label63 + ".com"), "a@" + label63 + ".com");
   EXPECT_EQ(normalize_email("a@" + std::string(64, 'b') + ".com"), "");
   // 254 in all is the most an address may have.
-  std::string domain = std::string(63, 'c') + "." + std::string(63, 'd') + "." + std::string(63, 'e') + ".";
+  std::string domain =
+      std::string(63, 'c') + "." + std::string(63, 'd') + "." + std::string(63, 'e') + ".";
   std::string at254 = std::string(254 - 2 - domain.size() - 3, 'x') + "@" + domain + "com";
   // local part of 254 - 1 - (domain+com) characters
   at254 = std::string(254 - 1 - (domain.size() + 3), 'x') + "@" + domain + "com";
@@ -185,13 +211,14 @@ TEST(NormalizePhoneTest, RejectsImpossibleNanpNumbers) {
 }
 
 TEST(NormalizePhoneTest, RejectsWrongLengthsAndForeignNumbers) {
-  for (const char* bad : {"", "555234567", "555-234-567", "555234567890", "25552345678", "+5552345678",
-                          "+44 20 7946 0958", "+1 555 234 567", "555-234-5678 ext 12", "555_234_5678",
-                          "555/234/5678", "5552345678+", "555-234-5678x", "phone", "+", "()"}) {
+  for (const char* bad :
+       {"", "555234567", "555-234-567", "555234567890", "25552345678", "+5552345678",
+        "+44 20 7946 0958", "+1 555 234 567", "555-234-5678 ext 12", "555_234_5678", "555/234/5678",
+        "5552345678+", "555-234-5678x", "phone", "+", "()"}) {
     EXPECT_EQ(normalize_phone(bad), "") << bad;
   }
   EXPECT_EQ(normalize_phone(std::string(40, ' ') + "5552345678"), "+15552345678");  // trimmed first
-  EXPECT_EQ(normalize_phone("5-5-5-2-3-4-5-6-7-8-----------------------"), "");      // > 32 characters
+  EXPECT_EQ(normalize_phone("5-5-5-2-3-4-5-6-7-8-----------------------"), "");  // > 32 characters
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -211,8 +238,9 @@ TEST(NormalizeZipTest, SplitsZipAndZip4) {
 }
 
 TEST(NormalizeZipTest, RejectsMalformedAndClearsOutputs) {
-  for (const char* bad : {"", "1234", "123456", "12345-678", "12345-67890", "12345_6789", "12345 6789", "abcde",
-                          "12a45", "12345-", "-12345", "1234-56789", "１２３４５"}) {
+  for (const char* bad :
+       {"", "1234", "123456", "12345-678", "12345-67890", "12345_6789", "12345 6789", "abcde",
+        "12a45", "12345-", "-12345", "1234-56789", "１２３４５"}) {
     std::string zip = "x", zip4 = "y";
     EXPECT_FALSE(normalize_zip(bad, zip, zip4)) << bad;
     EXPECT_EQ(zip, "") << bad;
@@ -222,26 +250,30 @@ TEST(NormalizeZipTest, RejectsMalformedAndClearsOutputs) {
 
 TEST(StateForZipTest, MapsPrefixesToStates) {
   const std::pair<const char*, const char*> cases[] = {
-      {"00501", "NY"}, {"00601", "PR"}, {"00802", "VI"}, {"00901", "PR"}, {"02108", "MA"}, {"02903", "RI"},
-      {"03301", "NH"}, {"04101", "ME"}, {"05401", "VT"}, {"05501", "MA"}, {"06103", "CT"}, {"06901", "CT"},
-      {"07001", "NJ"}, {"08901", "NJ"}, {"09012", "AE"}, {"09801", "AE"}, {"10001", "NY"}, {"14901", "NY"},
-      {"15213", "PA"}, {"19901", "DE"}, {"20001", "DC"}, {"20101", "VA"}, {"20500", "DC"}, {"21201", "MD"},
-      {"22201", "VA"}, {"25301", "WV"}, {"27601", "NC"}, {"29201", "SC"}, {"30301", "GA"}, {"32801", "FL"},
-      {"34001", "AA"}, {"34101", "FL"}, {"35203", "AL"}, {"37201", "TN"}, {"39201", "MS"}, {"39901", "GA"},
-      {"40202", "KY"}, {"43215", "OH"}, {"46204", "IN"}, {"48201", "MI"}, {"50309", "IA"}, {"53202", "WI"},
-      {"55401", "MN"}, {"56901", "DC"}, {"57101", "SD"}, {"58102", "ND"}, {"59601", "MT"}, {"60601", "IL"},
-      {"63101", "MO"}, {"66101", "KS"}, {"68102", "NE"}, {"70112", "LA"}, {"72201", "AR"}, {"73102", "OK"},
-      {"73301", "TX"}, {"74103", "OK"}, {"75201", "TX"}, {"79901", "TX"}, {"80202", "CO"}, {"82001", "WY"},
-      {"83702", "ID"}, {"84101", "UT"}, {"85001", "AZ"}, {"87101", "NM"}, {"88510", "TX"}, {"89101", "NV"},
-      {"90210", "CA"}, {"96161", "CA"}, {"96201", "AP"}, {"96601", "AP"}, {"96801", "HI"}, {"96910", "GU"},
-      {"97201", "OR"}, {"98101", "WA"}, {"99401", "WA"}, {"99501", "AK"}, {"99950", "AK"},
+      {"00501", "NY"}, {"00601", "PR"}, {"00802", "VI"}, {"00901", "PR"}, {"02108", "MA"},
+      {"02903", "RI"}, {"03301", "NH"}, {"04101", "ME"}, {"05401", "VT"}, {"05501", "MA"},
+      {"06103", "CT"}, {"06901", "CT"}, {"07001", "NJ"}, {"08901", "NJ"}, {"09012", "AE"},
+      {"09801", "AE"}, {"10001", "NY"}, {"14901", "NY"}, {"15213", "PA"}, {"19901", "DE"},
+      {"20001", "DC"}, {"20101", "VA"}, {"20500", "DC"}, {"21201", "MD"}, {"22201", "VA"},
+      {"25301", "WV"}, {"27601", "NC"}, {"29201", "SC"}, {"30301", "GA"}, {"32801", "FL"},
+      {"34001", "AA"}, {"34101", "FL"}, {"35203", "AL"}, {"37201", "TN"}, {"39201", "MS"},
+      {"39901", "GA"}, {"40202", "KY"}, {"43215", "OH"}, {"46204", "IN"}, {"48201", "MI"},
+      {"50309", "IA"}, {"53202", "WI"}, {"55401", "MN"}, {"56901", "DC"}, {"57101", "SD"},
+      {"58102", "ND"}, {"59601", "MT"}, {"60601", "IL"}, {"63101", "MO"}, {"66101", "KS"},
+      {"68102", "NE"}, {"70112", "LA"}, {"72201", "AR"}, {"73102", "OK"}, {"73301", "TX"},
+      {"74103", "OK"}, {"75201", "TX"}, {"79901", "TX"}, {"80202", "CO"}, {"82001", "WY"},
+      {"83702", "ID"}, {"84101", "UT"}, {"85001", "AZ"}, {"87101", "NM"}, {"88510", "TX"},
+      {"89101", "NV"}, {"90210", "CA"}, {"96161", "CA"}, {"96201", "AP"}, {"96601", "AP"},
+      {"96801", "HI"}, {"96910", "GU"}, {"97201", "OR"}, {"98101", "WA"}, {"99401", "WA"},
+      {"99501", "AK"}, {"99950", "AK"},
   };
   for (const auto& [zip, state] : cases) EXPECT_EQ(state_for_zip(zip), state) << zip;
 }
 
 TEST(StateForZipTest, UnassignedPrefixesAndBadInputGiveEmpty) {
-  for (const char* zip : {"00000", "00123", "00401", "09901", "21301", "26901", "34301", "42801", "52901", "56801",
-                          "69401", "69901", "71501", "73201", "81701", "86601", "88601", "89901", "90901", "98701"}) {
+  for (const char* zip :
+       {"00000", "00123", "00401", "09901", "21301", "26901", "34301", "42801", "52901", "56801",
+        "69401", "69901", "71501", "73201", "81701", "86601", "88601", "89901", "90901", "98701"}) {
     EXPECT_EQ(state_for_zip(zip), "") << zip;
   }
   EXPECT_EQ(state_for_zip(""), "");
@@ -269,15 +301,17 @@ TEST(StateForZipTest, EveryPrefixIsEmptyOrATwoLetterCode) {
 // is_valid_ip
 
 TEST(IsValidIpTest, AcceptsIpv4AndIpv6) {
-  for (const char* ip : {"192.168.0.1", "8.8.8.8", "0.0.0.0", "255.255.255.255", "::1", "::", "2001:db8::1",
-                         "2001:0db8:0000:0000:0000:ff00:0042:8329", "::ffff:192.0.2.1", "FE80::1"}) {
+  for (const char* ip :
+       {"192.168.0.1", "8.8.8.8", "0.0.0.0", "255.255.255.255", "::1", "::", "2001:db8::1",
+        "2001:0db8:0000:0000:0000:ff00:0042:8329", "::ffff:192.0.2.1", "FE80::1"}) {
     EXPECT_TRUE(is_valid_ip(ip)) << ip;
   }
 }
 
 TEST(IsValidIpTest, RejectsEverythingElse) {
-  for (const char* ip : {"", "256.1.1.1", "1.2.3", "1.2.3.4.5", "1.2.3.4 ", " 1.2.3.4", "a.b.c.d", "localhost",
-                         "2001:db8::1::2", "2001:db8::1%eth0", "12345::", "1.2.3.4/24", "[::1]"}) {
+  for (const char* ip :
+       {"", "256.1.1.1", "1.2.3", "1.2.3.4.5", "1.2.3.4 ", " 1.2.3.4", "a.b.c.d", "localhost",
+        "2001:db8::1::2", "2001:db8::1%eth0", "12345::", "1.2.3.4/24", "[::1]"}) {
     EXPECT_FALSE(is_valid_ip(ip)) << ip;
   }
   EXPECT_FALSE(is_valid_ip(std::string("1.2.3.4\0", 8)));
@@ -316,7 +350,8 @@ TEST(ParseApiLeadTest, AllOptionalFieldsAreKept) {
   body["landing_page"] = "lp-42";
   body["ip_address"] = "2001:db8::1";
   body["user_agent"] = "Mozilla/5.0\t(X11)";
-  body["trustedform_cert_url"] = "https://cert.trustedform.com/0123456789abcdef0123456789abcdef01234567";
+  body["trustedform_cert_url"] =
+      "https://cert.trustedform.com/0123456789abcdef0123456789abcdef01234567";
   body["jornaya_leadid"] = "ABCDEF01-2345-6789-ABCD-EF0123456789";
   body["tcpa_consent"] = true;
   body["tcpa_consent_text"] = "By clicking\tSubmit I agree...";
@@ -327,7 +362,8 @@ TEST(ParseApiLeadTest, AllOptionalFieldsAreKept) {
   EXPECT_EQ(p.lead.landing_page, "lp-42");
   EXPECT_EQ(p.lead.ip_address, "2001:db8::1");
   EXPECT_EQ(p.lead.user_agent, "Mozilla/5.0\t(X11)");
-  EXPECT_EQ(p.lead.trustedform_cert_url, "https://cert.trustedform.com/0123456789abcdef0123456789abcdef01234567");
+  EXPECT_EQ(p.lead.trustedform_cert_url,
+            "https://cert.trustedform.com/0123456789abcdef0123456789abcdef01234567");
   EXPECT_EQ(p.lead.jornaya_leadid, "ABCDEF01-2345-6789-ABCD-EF0123456789");
   ASSERT_TRUE(p.lead.tcpa_consent.has_value());
   EXPECT_TRUE(*p.lead.tcpa_consent);
@@ -343,8 +379,9 @@ TEST(ParseApiLeadTest, AllOptionalFieldsAreKept) {
 }
 
 TEST(ParseApiLeadTest, CustomFieldsKeepBodyOrder) {
-  const ParsedLead p = api(std::string(R"({"first_name":"A","last_name":"B","email":"a@b.co","phone":"5552345678",)") +
-                           R"("zip_code":"10001","vertical":"legal","custom_fields":{"z":1,"a":"x","m":2}})");
+  const ParsedLead p = api(
+      std::string(R"({"first_name":"A","last_name":"B","email":"a@b.co","phone":"5552345678",)") +
+      R"("zip_code":"10001","vertical":"legal","custom_fields":{"z":1,"a":"x","m":2}})");
   ASSERT_TRUE(p.errors.empty()) << errors_text(p);
   ASSERT_EQ(p.lead.custom_fields.size(), 3u);
   EXPECT_EQ(p.lead.custom_fields[0].first, "z");
@@ -398,8 +435,8 @@ TEST(ParseApiLeadTest, WrongJsonTypesAreInvalidType) {
   body["custom_fields"] = json::array();
   body["ip_address"] = json::object();
   const ParsedLead p = api(body);
-  for (const char* f : {"first_name", "last_name", "phone", "zip_code", "source", "tcpa_consent", "custom_fields",
-                        "ip_address"}) {
+  for (const char* f : {"first_name", "last_name", "phone", "zip_code", "source", "tcpa_consent",
+                        "custom_fields", "ip_address"}) {
     EXPECT_TRUE(has_error(p, f, "invalid_type")) << f << "\n" << errors_text(p);
   }
   EXPECT_EQ(p.errors.size(), 8u) << errors_text(p);
@@ -425,7 +462,8 @@ TEST(ParseApiLeadTest, UnknownVerticalListsTheAllowedOnes) {
   const FieldError* e = find_error(p, "vertical");
   ASSERT_NE(e, nullptr) << errors_text(p);
   EXPECT_EQ(e->code, "not_allowed");
-  for (const auto& name : registry().names()) EXPECT_NE(e->message.find(name), std::string::npos) << name;
+  for (const auto& name : registry().names())
+    EXPECT_NE(e->message.find(name), std::string::npos) << name;
 }
 
 TEST(ParseApiLeadTest, FieldFormatErrors) {
@@ -437,7 +475,8 @@ TEST(ParseApiLeadTest, FieldFormatErrors) {
   body["trustedform_cert_url"] = "cert.trustedform.com/abc";
   body["jornaya_leadid"] = "abc def";
   const ParsedLead p = api(body);
-  for (const char* f : {"email", "phone", "zip_code", "ip_address", "trustedform_cert_url", "jornaya_leadid"}) {
+  for (const char* f :
+       {"email", "phone", "zip_code", "ip_address", "trustedform_cert_url", "jornaya_leadid"}) {
     EXPECT_TRUE(has_error(p, f, "invalid_format")) << f << "\n" << errors_text(p);
   }
   EXPECT_EQ(p.errors.size(), 6u);
@@ -471,7 +510,8 @@ TEST(ParseApiLeadTest, LengthLimitsCountCharacters) {
   body["tcpa_consent_text"] = std::string(4097, 't');
   body["email"] = std::string(250, 'a') + "@b.com";
   p = api(body);
-  for (const char* f : {"first_name", "last_name", "source", "landing_page", "user_agent", "tcpa_consent_text", "email"}) {
+  for (const char* f : {"first_name", "last_name", "source", "landing_page", "user_agent",
+                        "tcpa_consent_text", "email"}) {
     EXPECT_TRUE(has_error(p, f, "too_long")) << f << "\n" << errors_text(p);
   }
 }
@@ -493,20 +533,24 @@ TEST(ParseApiLeadTest, ConfigurableLimitsApply) {
 TEST(ParseApiLeadTest, ControlCharactersAreRefused) {
   json body = valid_api_body();
   body["first_name"] = std::string("Jo\0hn", 5);
-  body["last_name"] = "Do\x01" "e";
-  body["source"] = "tab\there";         // tabs only in user_agent and consent text
+  body["last_name"] =
+      "Do\x01"
+      "e";
+  body["source"] = "tab\there";  // tabs only in user_agent and consent text
   body["landing_page"] = "del\x7f";
   body["jornaya_leadid"] = "x\xC2\x85y";  // U+0085, a C1 control
   body["user_agent"] = "line\nbreak";
   const ParsedLead p = api(body);
-  for (const char* f : {"first_name", "last_name", "source", "landing_page", "jornaya_leadid", "user_agent"}) {
+  for (const char* f :
+       {"first_name", "last_name", "source", "landing_page", "jornaya_leadid", "user_agent"}) {
     EXPECT_TRUE(has_error(p, f, "invalid_format")) << f << "\n" << errors_text(p);
   }
 }
 
 TEST(ParseApiLeadTest, EscapedNulInJsonStringIsRefused) {
-  const ParsedLead p = api(std::string(R"({"first_name":"a\u0000b","last_name":"B","email":"a@b.co",)") +
-                           R"("phone":"5552345678","zip_code":"10001","vertical":"solar"})");
+  const ParsedLead p =
+      api(std::string(R"({"first_name":"a\u0000b","last_name":"B","email":"a@b.co",)") +
+          R"("phone":"5552345678","zip_code":"10001","vertical":"solar"})");
   EXPECT_TRUE(has_error(p, "first_name", "invalid_format")) << errors_text(p);
 }
 
@@ -524,9 +568,15 @@ TEST(ParseApiLeadTest, EveryOffendingFieldIsReportedInBodyOrder) {
       R"("ip_address":"1.2.3","extra":1,"custom_fields":{"ok":1,"bad key":2,"flag":true}})";
   const ParsedLead p = api(body);
   const std::pair<const char*, const char*> expected[] = {
-      {"first_name", "required"},   {"last_name", "invalid_type"},        {"email", "invalid_format"},
-      {"phone", "invalid_format"},  {"zip_code", "invalid_format"},       {"vertical", "not_allowed"},
-      {"ip_address", "invalid_format"}, {"extra", "unknown_field"},       {"custom_fields.bad key", "invalid_format"},
+      {"first_name", "required"},
+      {"last_name", "invalid_type"},
+      {"email", "invalid_format"},
+      {"phone", "invalid_format"},
+      {"zip_code", "invalid_format"},
+      {"vertical", "not_allowed"},
+      {"ip_address", "invalid_format"},
+      {"extra", "unknown_field"},
+      {"custom_fields.bad key", "invalid_format"},
       {"custom_fields.flag", "invalid_type"},
   };
   ASSERT_EQ(p.errors.size(), std::size(expected)) << errors_text(p);
@@ -554,7 +604,8 @@ TEST(ParseApiLeadTest, DuplicateKeysAreReportedOnce) {
 TEST(CustomFieldsTest, FreeFormValuesAreNumbersOrStrings) {
   json body = valid_api_body();
   body["vertical"] = "legal";
-  body["custom_fields"] = {{"ref", "  abc  "}, {"n", -3.25}, {"big", 1e300}, {"empty", "   "}, {"u.x-y_Z9", "ok"}};
+  body["custom_fields"] = {
+      {"ref", "  abc  "}, {"n", -3.25}, {"big", 1e300}, {"empty", "   "}, {"u.x-y_Z9", "ok"}};
   const ParsedLead p = api(body);
   ASSERT_TRUE(p.errors.empty()) << errors_text(p);
   EXPECT_EQ(custom_string(p.lead, "ref"), "abc");
@@ -565,9 +616,11 @@ TEST(CustomFieldsTest, FreeFormValuesAreNumbersOrStrings) {
 }
 
 TEST(CustomFieldsTest, NonScalarValuesAreInvalidType) {
-  const ParsedLead p = api(std::string(R"({"first_name":"A","last_name":"B","email":"a@b.co","phone":"5552345678",)") +
-                           R"("zip_code":"10001","vertical":"legal","custom_fields":{"o":{"a":1},"a":[1],"t":true,"f":false,"z":null}})");
-  for (const char* f : {"custom_fields.o", "custom_fields.a", "custom_fields.t", "custom_fields.f", "custom_fields.z"}) {
+  const ParsedLead p = api(
+      std::string(R"({"first_name":"A","last_name":"B","email":"a@b.co","phone":"5552345678",)") +
+      R"("zip_code":"10001","vertical":"legal","custom_fields":{"o":{"a":1},"a":[1],"t":true,"f":false,"z":null}})");
+  for (const char* f : {"custom_fields.o", "custom_fields.a", "custom_fields.t", "custom_fields.f",
+                        "custom_fields.z"}) {
     EXPECT_TRUE(has_error(p, f, "invalid_type")) << f << "\n" << errors_text(p);
   }
   EXPECT_EQ(p.errors.size(), 5u);
@@ -575,13 +628,17 @@ TEST(CustomFieldsTest, NonScalarValuesAreInvalidType) {
 
 TEST(CustomFieldsTest, KeysAreChecked) {
   json body = valid_api_body();
-  body["custom_fields"] = {{"bad key", 1}, {"", 2}, {"k\xC3\xA9y", 3}, {std::string(64, 'k'), 4},
+  body["custom_fields"] = {{"bad key", 1},
+                           {"", 2},
+                           {"k\xC3\xA9y", 3},
+                           {std::string(64, 'k'), 4},
                            {std::string(65, 'q'), 5}};
   const ParsedLead p = api(body);
   EXPECT_TRUE(has_error(p, "custom_fields.bad key", "invalid_format")) << errors_text(p);
   EXPECT_TRUE(has_error(p, "custom_fields.", "invalid_format"));
   EXPECT_TRUE(has_error(p, "custom_fields.k\xC3\xA9y", "invalid_format"));
-  EXPECT_TRUE(has_error(p, "custom_fields." + std::string(65, 'q').substr(0, 64) + "...", "too_long"));
+  EXPECT_TRUE(
+      has_error(p, "custom_fields." + std::string(65, 'q').substr(0, 64) + "...", "too_long"));
   EXPECT_EQ(p.errors.size(), 4u) << errors_text(p);
   EXPECT_NE(custom(p.lead, std::string(64, 'k')), nullptr);
 }
@@ -614,8 +671,9 @@ TEST(CustomFieldsTest, StringValuesMustBeCleanText) {
 
 TEST(CustomFieldsTest, VerticalFieldsAreTyped) {
   json body = valid_api_body();  // auto_insurance
-  body["custom_fields"] = {{"vehicle_year", "2015"}, {"currently_insured", "Yes"}, {"credit_rating", "GOOD"},
-                           {"vehicle_make", "Toyota"}, {"home_owner", 0}, {"driver_age", 40.0}};
+  body["custom_fields"] = {{"vehicle_year", "2015"},  {"currently_insured", "Yes"},
+                           {"credit_rating", "GOOD"}, {"vehicle_make", "Toyota"},
+                           {"home_owner", 0},         {"driver_age", 40.0}};
   const ParsedLead p = api(body);
   ASSERT_TRUE(p.errors.empty()) << errors_text(p);
   EXPECT_EQ(custom_number(p.lead, "vehicle_year"), 2015.0);
@@ -628,14 +686,21 @@ TEST(CustomFieldsTest, VerticalFieldsAreTyped) {
 
 TEST(CustomFieldsTest, VerticalFieldViolations) {
   json body = valid_api_body();
-  body["custom_fields"] = {{"vehicle_year", 2015.5},       {"driver_age", 15},          {"vehicle_count", "two"},
-                           {"currently_insured", true},     {"home_owner", "maybe"},     {"credit_rating", "great"},
-                           {"vehicle_make", std::string(51, 'm')}, {"vehicle_model", 3}, {"accidents_last_3_years", "1e400"}};
+  body["custom_fields"] = {{"vehicle_year", 2015.5},
+                           {"driver_age", 15},
+                           {"vehicle_count", "two"},
+                           {"currently_insured", true},
+                           {"home_owner", "maybe"},
+                           {"credit_rating", "great"},
+                           {"vehicle_make", std::string(51, 'm')},
+                           {"vehicle_model", 3},
+                           {"accidents_last_3_years", "1e400"}};
   const ParsedLead p = api(body);
   EXPECT_TRUE(has_error(p, "custom_fields.vehicle_year", "invalid_type")) << errors_text(p);
   EXPECT_TRUE(has_error(p, "custom_fields.driver_age", "out_of_range"));
   EXPECT_TRUE(has_error(p, "custom_fields.vehicle_count", "invalid_type"));
-  EXPECT_TRUE(has_error(p, "custom_fields.currently_insured", "invalid_type"));  // JSON bool not allowed here
+  EXPECT_TRUE(has_error(p, "custom_fields.currently_insured",
+                        "invalid_type"));  // JSON bool not allowed here
   EXPECT_TRUE(has_error(p, "custom_fields.home_owner", "invalid_type"));
   EXPECT_TRUE(has_error(p, "custom_fields.credit_rating", "not_allowed"));
   EXPECT_TRUE(has_error(p, "custom_fields.vehicle_make", "too_long"));
@@ -661,8 +726,9 @@ TEST(CustomFieldsTest, EnumMatchesIntegralNumbers) {
 }
 
 TEST(CustomFieldsTest, TypedWhereverVerticalAppears) {
-  const ParsedLead p = api(std::string(R"({"custom_fields":{"vehicle_year":"old"},"first_name":"A","last_name":"B",)") +
-                           R"("email":"a@b.co","phone":"5552345678","zip_code":"10001","vertical":"auto_insurance"})");
+  const ParsedLead p = api(
+      std::string(R"({"custom_fields":{"vehicle_year":"old"},"first_name":"A","last_name":"B",)") +
+      R"("email":"a@b.co","phone":"5552345678","zip_code":"10001","vertical":"auto_insurance"})");
   EXPECT_TRUE(has_error(p, "custom_fields.vehicle_year", "invalid_type")) << errors_text(p);
 }
 
@@ -702,10 +768,11 @@ TEST(CustomFieldsTest, RequiredVerticalFieldsComeFromTheRegistry) {
 // Hostile input (Surface A and B)
 
 TEST(HostileInputTest, InvalidJsonIsMalformed) {
-  for (const std::string body : {"", "   ", "{", "}", "not json", "{\"a\":}", "{\"a\" 1}", "{'a':1}", "{} x",
-                                 "{\"a\":1,}", "{\"a\":01}", "{\"a\":NaN}", "{\"a\":Infinity}", "{\"a\":-}",
-                                 "{\"a\":\"\\x\"}", "{\"a\":\"\\ud800\"}", "{\"a\":1e400}",
-                                 "{\"a\":123456789012345678901234567890}", "{\"a\":\"unterminated}"}) {
+  for (const std::string body :
+       {"", "   ", "{", "}", "not json", "{\"a\":}", "{\"a\" 1}", "{'a':1}", "{} x", "{\"a\":1,}",
+        "{\"a\":01}", "{\"a\":NaN}", "{\"a\":Infinity}", "{\"a\":-}", "{\"a\":\"\\x\"}",
+        "{\"a\":\"\\ud800\"}", "{\"a\":1e400}", "{\"a\":123456789012345678901234567890}",
+        "{\"a\":\"unterminated}"}) {
     const ParsedLead p = api(body);
     SCOPED_TRACE(body);
     expect_malformed(p, "invalid_json");
@@ -723,19 +790,23 @@ TEST(HostileInputTest, NonObjectRootIsMalformed) {
 TEST(HostileInputTest, InvalidUtf8AndNulBytesAreMalformed) {
   expect_malformed(api(std::string("{\"first_name\":\"\xC3\x28\"}")), "invalid_json");
   expect_malformed(api(std::string("{\"first_name\":\"\xFF\"}")), "invalid_json");
-  expect_malformed(api(std::string("{\"first_name\":\"\xED\xA0\x80\"}")), "invalid_json");  // encoded surrogate
+  expect_malformed(api(std::string("{\"first_name\":\"\xED\xA0\x80\"}")),
+                   "invalid_json");  // encoded surrogate
   expect_malformed(api(std::string("{\"a\":1}\0", 8)), "invalid_json");
   expect_malformed(api(std::string("{\0\"a\":1}", 8)), "invalid_json");
 }
 
 TEST(HostileInputTest, RawControlCharacterInsideStringNeverPasses) {
-  const ParsedLead p = api(std::string("{\"first_name\":\"a\x01" "b\"}"));
+  const ParsedLead p =
+      api(std::string("{\"first_name\":\"a\x01"
+                      "b\"}"));
   EXPECT_FALSE(p.errors.empty());
   EXPECT_TRUE(p.malformed || has_error(p, "first_name", "invalid_format")) << errors_text(p);
 }
 
 std::string nested_arrays(int levels) {
-  return std::string(static_cast<std::size_t>(levels), '[') + "1" + std::string(static_cast<std::size_t>(levels), ']');
+  return std::string(static_cast<std::size_t>(levels), '[') + "1" +
+         std::string(static_cast<std::size_t>(levels), ']');
 }
 
 TEST(HostileInputTest, NestingIsBoundedByMaxDepth) {
@@ -773,7 +844,8 @@ TEST(HostileInputTest, ExtremelyLongStringsAreTooLong) {
 
 TEST(HostileInputTest, TenThousandUnknownKeysAreCappedQuickly) {
   std::string body = "{";
-  for (int i = 0; i < 10000; ++i) body += "\"k" + std::to_string(i) + "\":" + std::to_string(i) + ",";
+  for (int i = 0; i < 10000; ++i)
+    body += "\"k" + std::to_string(i) + "\":" + std::to_string(i) + ",";
   body += "\"first_name\":\"A\"}";
   const auto start = std::chrono::steady_clock::now();
   const ParsedLead p = api(body);
@@ -788,7 +860,8 @@ TEST(HostileInputTest, TenThousandUnknownKeysAreCappedQuickly) {
 
 TEST(HostileInputTest, TenThousandCustomKeysAreBounded) {
   std::string fields;
-  for (int i = 0; i < 10000; ++i) fields += (i ? "," : "") + std::string("\"k") + std::to_string(i) + "\":1";
+  for (int i = 0; i < 10000; ++i)
+    fields += (i ? "," : "") + std::string("\"k") + std::to_string(i) + "\":1";
   json base = valid_api_body();
   std::string body = base.dump();
   body.pop_back();
@@ -828,21 +901,31 @@ TEST(HostileInputTest, RandomMutationsNeverThrow) {
   const std::string seed_api = body.dump();
   const std::string seed_campaign = valid_campaign_body().dump();
   std::mt19937 rng(12345);
-  const char interesting[] = {'{', '}', '[', ']', '"', '\\', ',', ':', '\0', '\x01', '\x80', '\xFF', 'e', '-', '0'};
+  const char interesting[] = {'{',  '}',    '[',    ']',    '"', '\\', ',', ':',
+                              '\0', '\x01', '\x80', '\xFF', 'e', '-',  '0'};
   for (int i = 0; i < 4000; ++i) {
     std::string s = (i % 2) ? seed_api : seed_campaign;
     const int edits = 1 + static_cast<int>(rng() % 4);
     for (int e = 0; e < edits && !s.empty(); ++e) {
       const std::size_t pos = rng() % s.size();
       switch (rng() % 4) {
-        case 0: s[pos] = interesting[rng() % sizeof interesting]; break;
-        case 1: s.erase(pos, 1 + rng() % 8); break;
-        case 2: s.insert(pos, 1, interesting[rng() % sizeof interesting]); break;
-        default: s.resize(pos); break;
+        case 0:
+          s[pos] = interesting[rng() % sizeof interesting];
+          break;
+        case 1:
+          s.erase(pos, 1 + rng() % 8);
+          break;
+        case 2:
+          s.insert(pos, 1, interesting[rng() % sizeof interesting]);
+          break;
+        default:
+          s.resize(pos);
+          break;
       }
     }
     ParsedLead p;
-    EXPECT_NO_THROW(p = parse_lead_json(s, (i % 2) ? LeadShape::kApi : LeadShape::kCampaign, registry(), "solar"));
+    EXPECT_NO_THROW(p = parse_lead_json(s, (i % 2) ? LeadShape::kApi : LeadShape::kCampaign,
+                                        registry(), "solar"));
     if (p.malformed) {
       EXPECT_EQ(p.errors.size(), 1u);
     }
@@ -855,15 +938,19 @@ TEST(HostileInputTest, RandomMutationsNeverThrow) {
 
 TEST(PeekCampaignKeyTest, ReadsOnlyTheTopLevelKey) {
   EXPECT_EQ(peek_campaign_key(valid_campaign_body().dump()), "ck_test_123");
-  EXPECT_EQ(peek_campaign_key(R"({"x":{"SELLER_CAMPAIGN_KEY":"inner"},"SELLER_CAMPAIGN_KEY":" outer "})"), "outer");
+  EXPECT_EQ(
+      peek_campaign_key(R"({"x":{"SELLER_CAMPAIGN_KEY":"inner"},"SELLER_CAMPAIGN_KEY":" outer "})"),
+      "outer");
   EXPECT_EQ(peek_campaign_key(R"({"SELLER\u005fCAMPAIGN_KEY":"escaped"})"), "escaped");
-  EXPECT_EQ(peek_campaign_key(R"({"SELLER_CAMPAIGN_KEY":"first","SELLER_CAMPAIGN_KEY":"second"})"), "first");
+  EXPECT_EQ(peek_campaign_key(R"({"SELLER_CAMPAIGN_KEY":"first","SELLER_CAMPAIGN_KEY":"second"})"),
+            "first");
 }
 
 TEST(PeekCampaignKeyTest, AbsentOrUnusableGivesEmpty) {
-  for (const std::string body : {"", "{}", "[]", "\"SELLER_CAMPAIGN_KEY\"", R"({"SELLER_CAMPAIGN_KEY":5})",
-                                 R"({"SELLER_CAMPAIGN_KEY":null})", R"({"x":{"SELLER_CAMPAIGN_KEY":"inner"}})",
-                                 R"({"seller_campaign_key":"lower"})", "{\"SELLER_CAMPAIGN_KEY\":\"\xFF\"}", "{"}) {
+  for (const std::string body :
+       {"", "{}", "[]", "\"SELLER_CAMPAIGN_KEY\"", R"({"SELLER_CAMPAIGN_KEY":5})",
+        R"({"SELLER_CAMPAIGN_KEY":null})", R"({"x":{"SELLER_CAMPAIGN_KEY":"inner"}})",
+        R"({"seller_campaign_key":"lower"})", "{\"SELLER_CAMPAIGN_KEY\":\"\xFF\"}", "{"}) {
     EXPECT_EQ(peek_campaign_key(body), "") << body;
   }
 }
@@ -923,8 +1010,8 @@ TEST(ParseCampaignLeadTest, OneParseAsksForTheKeysVerticalOnce) {
 TEST(ParseCampaignLeadTest, AnUnknownCampaignLeavesTheLeadUnvalidated) {
   json body = valid_campaign_body();
   body["no_such_field"] = 1;  // would be an error, once validated
-  const ParsedLead p = parse_campaign_lead_json(body.dump(), registry(),
-                                                [](std::string_view) { return std::optional<std::string>(); });
+  const ParsedLead p = parse_campaign_lead_json(
+      body.dump(), registry(), [](std::string_view) { return std::optional<std::string>(); });
   EXPECT_FALSE(p.malformed);
   EXPECT_FALSE(p.validated_for.has_value());
   EXPECT_EQ(p.campaign_key, "ck_test_123");
@@ -932,8 +1019,8 @@ TEST(ParseCampaignLeadTest, AnUnknownCampaignLeavesTheLeadUnvalidated) {
   // Without a campaign ("" from the resolver) the body is validated as one whose vertical is
   // not known: its standard fields are checked, other names are not reported.
   body.erase("phone_home");
-  const ParsedLead none = parse_campaign_lead_json(body.dump(), registry(),
-                                                   [](std::string_view) { return std::optional<std::string>(""); });
+  const ParsedLead none = parse_campaign_lead_json(
+      body.dump(), registry(), [](std::string_view) { return std::optional<std::string>(""); });
   EXPECT_EQ(none.validated_for, std::optional<std::string>(""));
   ASSERT_EQ(none.errors.size(), 1u) << errors_text(none);
   EXPECT_EQ(none.errors[0].field, "phone_home");
@@ -941,10 +1028,11 @@ TEST(ParseCampaignLeadTest, AnUnknownCampaignLeavesTheLeadUnvalidated) {
 
 TEST(ParseCampaignLeadTest, AnUnreadableBodyIsMalformedWhateverTheCampaign) {
   int asked = 0;
-  const ParsedLead p = parse_campaign_lead_json("{\"SELLER_CAMPAIGN_KEY\": ", registry(), [&](std::string_view) {
-    ++asked;
-    return std::optional<std::string>("solar");
-  });
+  const ParsedLead p =
+      parse_campaign_lead_json("{\"SELLER_CAMPAIGN_KEY\": ", registry(), [&](std::string_view) {
+        ++asked;
+        return std::optional<std::string>("solar");
+      });
   EXPECT_TRUE(p.malformed);
   EXPECT_EQ(asked, 0);
 }
@@ -952,7 +1040,8 @@ TEST(ParseCampaignLeadTest, AnUnreadableBodyIsMalformedWhateverTheCampaign) {
 TEST(ParseCampaignLeadTest, MissingFieldsUseSurfaceBNames) {
   const ParsedLead p = campaign(std::string("{}"));
   ASSERT_EQ(p.errors.size(), 6u) << errors_text(p);
-  const char* expected[] = {"SELLER_CAMPAIGN_KEY", "first_name", "last_name", "email_address", "phone_home", "zip_code"};
+  const char* expected[] = {"SELLER_CAMPAIGN_KEY", "first_name", "last_name",
+                            "email_address",       "phone_home", "zip_code"};
   for (std::size_t i = 0; i < 6; ++i) {
     EXPECT_EQ(p.errors[i].field, expected[i]);
     EXPECT_EQ(p.errors[i].code, "required");
@@ -1004,8 +1093,14 @@ TEST(ParseCampaignLeadTest, CampaignKeyHandling) {
 
 TEST(ParseCampaignLeadTest, TcpaConsentAcceptsBooleanWords) {
   json body = valid_campaign_body();
-  for (const auto& [value, expected] : std::vector<std::pair<json, bool>>{
-           {true, true}, {false, false}, {"TRUE", true}, {"no", false}, {"on", true}, {"0", false}, {1, true}, {0, false}}) {
+  for (const auto& [value, expected] : std::vector<std::pair<json, bool>>{{true, true},
+                                                                          {false, false},
+                                                                          {"TRUE", true},
+                                                                          {"no", false},
+                                                                          {"on", true},
+                                                                          {"0", false},
+                                                                          {1, true},
+                                                                          {0, false}}) {
     body["tcpa_consent"] = value;
     const ParsedLead p = campaign(body);
     ASSERT_TRUE(p.errors.empty()) << value.dump() << "\n" << errors_text(p);
@@ -1096,8 +1191,13 @@ TEST(ParseLeadFormTest, CampaignKeyIsOptionalButCopied) {
 }
 
 TEST(ParseLeadFormTest, TcpaConsentWords) {
-  for (const auto& [text, expected] : std::vector<std::pair<std::string, bool>>{
-           {"true", true}, {"false", false}, {"1", true}, {"0", false}, {"Yes", true}, {"no", false}, {"on", true}}) {
+  for (const auto& [text, expected] : std::vector<std::pair<std::string, bool>>{{"true", true},
+                                                                                {"false", false},
+                                                                                {"1", true},
+                                                                                {"0", false},
+                                                                                {"Yes", true},
+                                                                                {"no", false},
+                                                                                {"on", true}}) {
     Form f = valid_form();
     f.emplace_back("tcpa_consent", text);
     const ParsedLead p = form(f);
@@ -1110,16 +1210,26 @@ TEST(ParseLeadFormTest, TcpaConsentWords) {
 }
 
 TEST(ParseLeadFormTest, FieldErrors) {
-  Form f = {{"first_name", ""},           {"email_address", "x"},         {"phone_home", "911-234-5678"},
-            {"zip_code", "ABCDE"},        {"roof_age", "7.5"},            {"monthly_electric_bill", "$100"},
-            {"roof_shade", "cloudy"},     {"mystery", "1"},               {"last_name", "Ok"},
-            {"last_name", "Again"},       {"user_agent", "bad\xFF utf8"}, {"bad\xFFkey", "v"}};
+  Form f = {{"first_name", ""},
+            {"email_address", "x"},
+            {"phone_home", "911-234-5678"},
+            {"zip_code", "ABCDE"},
+            {"roof_age", "7.5"},
+            {"monthly_electric_bill", "$100"},
+            {"roof_shade", "cloudy"},
+            {"mystery", "1"},
+            {"last_name", "Ok"},
+            {"last_name", "Again"},
+            {"user_agent", "bad\xFF utf8"},
+            {"bad\xFFkey", "v"}};
   const ParsedLead p = form(f);
   const std::pair<const char*, const char*> expected[] = {
-      {"first_name", "required"},      {"email_address", "invalid_format"}, {"phone_home", "invalid_format"},
-      {"zip_code", "invalid_format"},  {"roof_age", "invalid_type"},        {"monthly_electric_bill", "invalid_type"},
-      {"roof_shade", "not_allowed"},   {"mystery", "unknown_field"},        {"last_name", "duplicate_field"},
-      {"user_agent", "invalid_format"}, {"bad?key", "unknown_field"},
+      {"first_name", "required"},       {"email_address", "invalid_format"},
+      {"phone_home", "invalid_format"}, {"zip_code", "invalid_format"},
+      {"roof_age", "invalid_type"},     {"monthly_electric_bill", "invalid_type"},
+      {"roof_shade", "not_allowed"},    {"mystery", "unknown_field"},
+      {"last_name", "duplicate_field"}, {"user_agent", "invalid_format"},
+      {"bad?key", "unknown_field"},
   };
   ASSERT_EQ(p.errors.size(), std::size(expected)) << errors_text(p);
   for (std::size_t i = 0; i < std::size(expected); ++i) {
@@ -1129,14 +1239,16 @@ TEST(ParseLeadFormTest, FieldErrors) {
 }
 
 TEST(ParseLeadFormTest, NumbersRejectNonDecimalText) {
-  for (const char* bad : {"nan", "inf", "-infinity", "0x10", "1e999", "1,000", "12abc", "--1", ""}) {
+  for (const char* bad :
+       {"nan", "inf", "-infinity", "0x10", "1e999", "1,000", "12abc", "--1", ""}) {
     Form f = valid_form();
     f.emplace_back("monthly_electric_bill", bad);
     const ParsedLead p = form(f);
     if (std::string_view(bad).empty()) {
       EXPECT_TRUE(p.errors.empty()) << errors_text(p);  // empty is absent
     } else {
-      EXPECT_TRUE(has_error(p, "monthly_electric_bill", "invalid_type")) << bad << "\n" << errors_text(p);
+      EXPECT_TRUE(has_error(p, "monthly_electric_bill", "invalid_type")) << bad << "\n"
+                                                                         << errors_text(p);
     }
   }
 }

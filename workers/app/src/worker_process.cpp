@@ -3,13 +3,13 @@
 #include <vector>
 
 #include "leadflow/base/log.hpp"
+#include "leadflow/domain/verticals.hpp"
 #include "leadflow/http/ops_routes.hpp"
 #include "leadflow/http/server.hpp"
 #include "leadflow/outcomes/outcomes.hpp"
 #include "leadflow/queue/open_queue.hpp"
-#include "leadflow/store/store.hpp"
-#include "leadflow/domain/verticals.hpp"
 #include "leadflow/runtime/worker_pool.hpp"
+#include "leadflow/store/store.hpp"
 
 namespace leadflow {
 
@@ -30,12 +30,14 @@ struct WorkerProcess::Impl {
 
 namespace {
 
-ListenAddress ops_address(const Config& c) { return c.metrics_listen.value_or(ListenAddress{"127.0.0.1", 9464}); }
+ListenAddress ops_address(const Config& c) {
+  return c.metrics_listen.value_or(ListenAddress{"127.0.0.1", 9464});
+}
 
 // The ops port: leadflow's own HTTP server, with the ops routes ingest serves too. A small one:
 // probes and scrapes are a few requests a second.
-std::unique_ptr<HttpServer> start_ops(const Config& c, LeadQueue& queue, Store& store, WorkerPool& workers,
-                                      std::string& error) {
+std::unique_ptr<HttpServer> start_ops(const Config& c, LeadQueue& queue, Store& store,
+                                      WorkerPool& workers, std::string& error) {
   OpsProbes probes;
   // A producer only a restart cures (a fatal Kafka error) fails liveness, not just readiness.
   probes.broken = [&queue] { return queue.producer().broken(); };
@@ -76,9 +78,10 @@ bool WorkerProcess::start(std::string& error) {
   LogLevel level;
   if (parse_log_level(c.log_level, level)) set_log_level(level);
   if (!c.scale_out()) {
-    error = "LEADFLOW_SHAPE: the embedded shape runs the workers inside leadflow-ingest "
-            "(LEADFLOW_WORKERS); a separate worker process needs LEADFLOW_QUEUE=kafka://... "
-            "(LEADFLOW_SHAPE=scale-out)";
+    error =
+        "LEADFLOW_SHAPE: the embedded shape runs the workers inside leadflow-ingest "
+        "(LEADFLOW_WORKERS); a separate worker process needs LEADFLOW_QUEUE=kafka://... "
+        "(LEADFLOW_SHAPE=scale-out)";
     return false;
   }
   if (!c.verticals_file.empty()) {
@@ -94,7 +97,8 @@ bool WorkerProcess::start(std::string& error) {
   const Topics topics = topics_for(c);
 
   m.publisher = std::make_unique<QueueOutcomePublisher>(m.queue->producer(), topics.results);
-  m.workers = std::make_unique<WorkerPool>(c, *m.store, *m.queue, m.verticals, *m.publisher, m.clock);
+  m.workers =
+      std::make_unique<WorkerPool>(c, *m.store, *m.queue, m.verticals, *m.publisher, m.clock);
   m.workers->start(std::max(1, c.workers));
 
   m.ops = start_ops(c, *m.queue, *m.store, *m.workers, error);

@@ -61,8 +61,10 @@ bool custom_rule_matches(const CustomRule& rule, const CustomFields& fields) {
   if (rule.op == Op::kExists) return value != nullptr;
   if (value == nullptr) return rule.op == Op::kNe || rule.op == Op::kNin;
   switch (rule.op) {
-    case Op::kEq: return compare(*value, rule.value) == 0;
-    case Op::kNe: return compare(*value, rule.value) != 0;
+    case Op::kEq:
+      return compare(*value, rule.value) == 0;
+    case Op::kNe:
+      return compare(*value, rule.value) != 0;
     case Op::kIn:
     case Op::kNin: {
       bool found = false;
@@ -71,11 +73,20 @@ bool custom_rule_matches(const CustomRule& rule, const CustomFields& fields) {
           if (compare(*value, o) == 0) found = true;
       return rule.op == Op::kIn ? found : !found;
     }
-    case Op::kGt: return compare(*value, rule.value) == 1;
-    case Op::kGte: { const int c = compare(*value, rule.value); return c == 0 || c == 1; }
-    case Op::kLt: return compare(*value, rule.value) == -1;
-    case Op::kLte: { const int c = compare(*value, rule.value); return c == 0 || c == -1; }
-    case Op::kExists: break;
+    case Op::kGt:
+      return compare(*value, rule.value) == 1;
+    case Op::kGte: {
+      const int c = compare(*value, rule.value);
+      return c == 0 || c == 1;
+    }
+    case Op::kLt:
+      return compare(*value, rule.value) == -1;
+    case Op::kLte: {
+      const int c = compare(*value, rule.value);
+      return c == 0 || c == -1;
+    }
+    case Op::kExists:
+      break;
   }
   return false;
 }

@@ -4,12 +4,12 @@
 #include <condition_variable>
 #include <stdexcept>
 
+#include "leadflow/auction/auction.hpp"
+#include "leadflow/auction/worker_metrics.hpp"
 #include "leadflow/base/ids.hpp"
 #include "leadflow/base/log.hpp"
 #include "leadflow/base/tz.hpp"
-#include "leadflow/auction/auction.hpp"
 #include "leadflow/delivery/buyer_protocol.hpp"
-#include "leadflow/auction/worker_metrics.hpp"
 
 namespace leadflow {
 
@@ -64,7 +64,8 @@ std::vector<NamedCap> cap_windows(const Buyer& b, std::int64_t unix_s) {
   std::vector<NamedCap> caps;
   if (!b.caps.is_object()) return caps;
   std::string zone = "UTC";
-  if (b.schedule.is_object() && b.schedule.contains("timezone") && b.schedule["timezone"].is_string())
+  if (b.schedule.is_object() && b.schedule.contains("timezone") &&
+      b.schedule["timezone"].is_string())
     zone = b.schedule["timezone"].get<std::string>();
   auto tz = TimeZone::cached(zone);
   if (!tz) tz = TimeZone::cached("UTC");
@@ -79,7 +80,7 @@ std::vector<NamedCap> cap_windows(const Buyer& b, std::int64_t unix_s) {
   for (const auto& w : kWindows) {
     auto it = b.caps.find(w.name);
     if (it == b.caps.end() || !it->is_number_integer()) continue;
-    caps.push_back({w.name, {((*tz).*(w.start))(unix_s) * 1000, it->get<std::int64_t>()}});
+    caps.push_back({w.name, {((*tz).*(w.start))(unix_s)*1000, it->get<std::int64_t>()}});
   }
   return caps;
 }
@@ -105,13 +106,14 @@ Attempt attempt_from(const std::string& buyer_id, AttemptKind kind, std::int64_t
   a.started_at_ms = started_ms;
   a.duration_ms = static_cast<std::int32_t>(r.elapsed.count() / 1000);
   a.http_status = r.status;
-  if (r.timed_out) a.outcome = AttemptOutcome::kTimeout;
-  else if (r.status == 0 || r.status >= 500) a.outcome = AttemptOutcome::kError;
+  if (r.timed_out)
+    a.outcome = AttemptOutcome::kTimeout;
+  else if (r.status == 0 || r.status >= 500)
+    a.outcome = AttemptOutcome::kError;
   return a;
 }
 
 }  // namespace
-
 
 Distributor::Distributor(Store& store, HttpClient& http, BuyerDirectory& buyers,
                          CampaignDirectory& campaigns, const VerticalRegistry& verticals,
@@ -141,7 +143,8 @@ void Distributor::observe_health(const std::string& buyer_id, const HttpResponse
 
 Cents Distributor::payout_for(const std::optional<Campaign>& c, Cents price) const {
   if (!c) return 0;  // Surface A: the seller's terms live outside leadflow
-  const Cents payout = c->payout_fixed ? c->payout_value : apply_basis_points(price, c->payout_value);
+  const Cents payout =
+      c->payout_fixed ? c->payout_value : apply_basis_points(price, c->payout_value);
   return std::min(payout, price);  // never pay a seller more than the sale brought
 }
 
@@ -225,7 +228,8 @@ class Auction : public std::enable_shared_from_this<Auction> {
   }
 
   void eligibility() {
-    if (deadline_timer_ == 0) deadline_timer_ = loop_.at(deadline_, step([this] { on_deadline(); }));
+    if (deadline_timer_ == 0)
+      deadline_timer_ = loop_.at(deadline_, step([this] { on_deadline(); }));
     loop_.blocking([self = shared_from_this()] { return self->check_eligibility(); });
   }
 
@@ -237,8 +241,9 @@ class Auction : public std::enable_shared_from_this<Auction> {
     const Vertical* vertical = dist_.verticals_.find(lead_.vertical);
     const int lookback_days = vertical ? vertical->duplicate_lookback_days : 30;
     if (lookback_days > 0) {
-      std::string earlier = dist_.store_.find_duplicate(
-          lead_.vertical, lead_.email, lead_.phone, now_ms - lookback_days * 86'400'000LL, lead_.id);
+      std::string earlier =
+          dist_.store_.find_duplicate(lead_.vertical, lead_.email, lead_.phone,
+                                      now_ms - lookback_days * 86'400'000LL, lead_.id);
       if (!earlier.empty()) {
         return step([this, earlier = std::move(earlier)] {
           d_.status = DeliveryStatus::kDuplicate;
@@ -257,8 +262,10 @@ class Auction : public std::enable_shared_from_this<Auction> {
       if (why.empty() && b.duplicate_lookback_days > 0) {
         const auto bought = dist_.store_.buyer_bought_person(
             b.id, lead_.email, lead_.phone, now_ms - b.duplicate_lookback_days * 86'400'000LL);
-        if (!bought) why = "duplicate:unknown";  // cannot tell: do not risk selling it twice
-        else if (*bought) why = "duplicate";
+        if (!bought)
+          why = "duplicate:unknown";  // cannot tell: do not risk selling it twice
+        else if (*bought)
+          why = "duplicate";
       }
       if (why.empty()) {
         eligible.push_back(&b);
@@ -266,20 +273,21 @@ class Auction : public std::enable_shared_from_this<Auction> {
         ineligible.push_back({b.id, std::move(why)});
       }
     }
-    return step([this, eligible = std::move(eligible), ineligible = std::move(ineligible)]() mutable {
-      for (auto& i : ineligible) {
-        if (i.reason.ends_with(":unknown")) store_trouble_ = true;
-        d_.ineligible.push_back(std::move(i));
-      }
-      if (eligible.empty()) {
-        // A buyer left out only because our store could not answer might have bought it.
-        if (store_trouble_) return defer();
-        d_.status = DeliveryStatus::kUnsold;
-        d_.reason = "no eligible buyer";
-        return decide();
-      }
-      send_pings(eligible);
-    });
+    return step(
+        [this, eligible = std::move(eligible), ineligible = std::move(ineligible)]() mutable {
+          for (auto& i : ineligible) {
+            if (i.reason.ends_with(":unknown")) store_trouble_ = true;
+            d_.ineligible.push_back(std::move(i));
+          }
+          if (eligible.empty()) {
+            // A buyer left out only because our store could not answer might have bought it.
+            if (store_trouble_) return defer();
+            d_.status = DeliveryStatus::kUnsold;
+            d_.reason = "no eligible buyer";
+            return decide();
+          }
+          send_pings(eligible);
+        });
   }
 
   // Pings, all at once, without PII; fixed-price and direct-post buyers bid their price.
@@ -333,8 +341,9 @@ class Auction : public std::enable_shared_from_this<Auction> {
     // Each ping carries its buyer's timeout; the auction deadline is a second guard.
     for (auto& p : pings_) {
       if (p.attempt) continue;
-      p.attempt = Attempt{p.buyer->id, AttemptKind::kPing, p.started_ms, 0, AttemptOutcome::kTimeout,
-                          std::nullopt, 0, "auction deadline"};
+      p.attempt = Attempt{p.buyer->id, AttemptKind::kPing,       p.started_ms,
+                          0,           AttemptOutcome::kTimeout, std::nullopt,
+                          0,           "auction deadline"};
     }
     start_posts();
   }
@@ -388,8 +397,10 @@ class Auction : public std::enable_shared_from_this<Auction> {
   void write_intent() {
     std::vector<CapWindow> caps;
     if (current_.reserve)
-      for (const auto& c : cap_windows(*current_.buyer, clock_.now_ms() / 1000)) caps.push_back(c.window);
-    PostIntent intent{lead_.id, current_.buyer->id, current_.price, current_.ping_id, clock_.now_ms()};
+      for (const auto& c : cap_windows(*current_.buyer, clock_.now_ms() / 1000))
+        caps.push_back(c.window);
+    PostIntent intent{lead_.id, current_.buyer->id, current_.price, current_.ping_id,
+                      clock_.now_ms()};
     auto then = [self = shared_from_this()](StoreStatus s) {
       self->step([self = self.get(), s] { self->on_intent(s); })();
     };
@@ -407,7 +418,8 @@ class Auction : public std::enable_shared_from_this<Auction> {
       // waits for the store: the intent is tried again after a pause, until the deadline.
       worker_metrics().store_errors.Increment();
       if (clock_.steady_now() + dist_.options_.post_retry_pause < deadline_) {
-        loop_.at(clock_.steady_now() + dist_.options_.post_retry_pause, step([this] { write_intent(); }));
+        loop_.at(clock_.steady_now() + dist_.options_.post_retry_pause,
+                 step([this] { write_intent(); }));
         return;
       }
       return settle(Posted::kStoreDown);
@@ -442,7 +454,8 @@ class Auction : public std::enable_shared_from_this<Auction> {
     d_.attempts.push_back(std::move(a));
     if (unknown) {
       if (clock_.steady_now() + dist_.options_.post_retry_pause < deadline_) {
-        loop_.at(clock_.steady_now() + dist_.options_.post_retry_pause, step([this] { write_intent(); }));
+        loop_.at(clock_.steady_now() + dist_.options_.post_retry_pause,
+                 step([this] { write_intent(); }));
         return;
       }
       worker_metrics().post_outcome_unknown.Increment();
@@ -473,7 +486,8 @@ class Auction : public std::enable_shared_from_this<Auction> {
   void defer() {
     Decision decision;
     decision.kind = Decision::Kind::kDeferred;
-    decision.error = "the store could not answer for lead " + lead_.id + " before the auction deadline";
+    decision.error =
+        "the store could not answer for lead " + lead_.id + " before the auction deadline";
     finish(std::move(decision));
   }
   void fail(std::string error) {
@@ -521,7 +535,8 @@ class Auction : public std::enable_shared_from_this<Auction> {
   bool finished_ = false;
 };
 
-void Distributor::write_intent(Store::PostIntentWrite write, std::function<void(StoreStatus)> then) {
+void Distributor::write_intent(Store::PostIntentWrite write,
+                               std::function<void(StoreStatus)> then) {
   intents_waiting_.push_back({std::move(write), std::move(then)});
   if (intent_batches_out_ < kMaxIntentBatches) write_intents();
 }
@@ -561,9 +576,12 @@ Distribution Distributor::decide_and_wait(const Lead& lead) {
   std::unique_lock lock(mu);
   cv.wait(lock, [&] { return result.has_value(); });
   switch (result->kind) {
-    case Decision::Kind::kDecided: return std::move(result->distribution);
-    case Decision::Kind::kDeferred: throw AuctionDeferred(result->error);
-    case Decision::Kind::kFailed: break;
+    case Decision::Kind::kDecided:
+      return std::move(result->distribution);
+    case Decision::Kind::kDeferred:
+      throw AuctionDeferred(result->error);
+    case Decision::Kind::kFailed:
+      break;
   }
   throw std::runtime_error(result->error);
 }

@@ -46,7 +46,10 @@ void BlockingPool::run(std::function<void()> task) {
 }
 
 EventLoop::EventLoop(const Clock& clock, int blocking_threads)
-    : clock_(clock), core_(std::make_shared<Core>()), pool_(blocking_threads), thread_([this] { run(); }) {}
+    : clock_(clock),
+      core_(std::make_shared<Core>()),
+      pool_(blocking_threads),
+      thread_([this] { run(); }) {}
 
 EventLoop::~EventLoop() {
   {

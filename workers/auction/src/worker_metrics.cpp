@@ -11,10 +11,11 @@ WorkerMetrics& worker_metrics() {
                        .Name("leadflow_lead_decide_seconds")
                        .Help("Time from a lead's consumption to its recorded outcome")
                        .Register(r);
-    auto& redeliveries = prometheus::BuildCounter()
-                             .Name("leadflow_worker_redeliveries_total")
-                             .Help("Lead records delivered to a worker again (the lead was already stored)")
-                             .Register(r);
+    auto& redeliveries =
+        prometheus::BuildCounter()
+            .Name("leadflow_worker_redeliveries_total")
+            .Help("Lead records delivered to a worker again (the lead was already stored)")
+            .Register(r);
     auto& stale = prometheus::BuildCounter()
                       .Name("leadflow_worker_stale_records_total")
                       .Help("Records dropped unprocessed because a rebalance took their partition")
@@ -41,11 +42,15 @@ WorkerMetrics& worker_metrics() {
                         .Register(r);
     auto& dead = prometheus::BuildCounter()
                      .Name("leadflow_worker_dead_lettered_total")
-                     .Help("Leads recorded failed after their last attempt and copied to the dead-letter topic")
+                     .Help(
+                         "Leads recorded failed after their last attempt and copied to the "
+                         "dead-letter topic")
                      .Register(r);
     auto& unknown = prometheus::BuildCounter()
                         .Name("leadflow_worker_post_outcome_unknown_total")
-                        .Help("Auctions stopped because a buyer never answered a post (the lead goes to the retry topic, not to another buyer)")
+                        .Help(
+                            "Auctions stopped because a buyer never answered a post (the lead goes "
+                            "to the retry topic, not to another buyer)")
                         .Register(r);
     return WorkerMetrics{
         prometheus::BuildCounter()
@@ -84,8 +89,10 @@ void WorkerMetrics::decided(DeliveryStatus s) {
 
 void WorkerMetrics::observe_buyer(const std::string& buyer_id, const char* kind,
                                   const HttpResponse& r) {
-  const char* result = r.timed_out ? "timeout" : r.status == 0 ? "error"
-                       : r.status >= 200 && r.status < 300 ? "ok" : "http_error";
+  const char* result = r.timed_out                         ? "timeout"
+                       : r.status == 0                     ? "error"
+                       : r.status >= 200 && r.status < 300 ? "ok"
+                                                           : "http_error";
   buyer_requests.Add({{"buyer_id", buyer_id}, {"kind", kind}, {"result", result}}).Increment();
   buyer_latency.Add({{"buyer_id", buyer_id}, {"kind", kind}}, latency_buckets())
       .Observe(std::chrono::duration<double>(r.elapsed).count());

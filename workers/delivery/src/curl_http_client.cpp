@@ -74,7 +74,9 @@ std::string timeout_error(const HttpRequest& rq) {
   return "timed out after " + std::to_string(rq.timeout.count()) + " ms";
 }
 
-bool has_line_break(std::string_view s) { return s.find_first_of("\r\n") != std::string_view::npos; }
+bool has_line_break(std::string_view s) {
+  return s.find_first_of("\r\n") != std::string_view::npos;
+}
 
 using Clock = std::chrono::steady_clock;
 
@@ -82,7 +84,7 @@ using Clock = std::chrono::steady_clock;
 struct Transfer {
   HttpRequest request;
   std::function<void(HttpResponse)> done;
-  std::string host;            // scheme://host:port, the key of its host's queue
+  std::string host;  // scheme://host:port, the key of its host's queue
   Clock::time_point submitted;
   Clock::time_point sent{};    // handed to a connection; the timeout runs from here
   Clock::time_point deadline;  // sent + request.timeout

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <charconv>
 
-#include "leadflow/domain/lead_codec.hpp"
-#include "leadflow/base/log.hpp"
 #include "leadflow/auction/worker_metrics.hpp"
+#include "leadflow/base/log.hpp"
+#include "leadflow/domain/lead_codec.hpp"
 
 namespace leadflow {
 
@@ -206,7 +206,8 @@ void Worker::consume_loop() {
       if (!inserted[i].inserted) metrics.redeliveries.Increment();
       // Decided before a crash lost the commit: answer any waiter again, sell nothing.
       const bool already_decided = !inserted[i].inserted && is_final(inserted[i].existing_status);
-      auto job = std::make_shared<Job>(Job{std::move(good[i]), std::move(leads[i]), consumed_at, already_decided});
+      auto job = std::make_shared<Job>(
+          Job{std::move(good[i]), std::move(leads[i]), consumed_at, already_decided});
       {
         std::lock_guard lock(held_mu_);
         if (running_ >= static_cast<int>(in_flight)) {
@@ -229,7 +230,8 @@ void Worker::start_job(std::shared_ptr<Job> job) {
     });
     return;
   }
-  distributor_.decide(job->lead, [this, job](Decision decision) { on_decided(job, std::move(decision)); });
+  distributor_.decide(job->lead,
+                      [this, job](Decision decision) { on_decided(job, std::move(decision)); });
 }
 
 void Worker::on_decided(std::shared_ptr<Job> job, Decision decision) {
@@ -253,10 +255,12 @@ void Worker::record(std::shared_ptr<Job> job, Distribution d) {
     auto& metrics = worker_metrics();
     if (status == StoreStatus::kOk) {
       metrics.decided(decided->status);
-      if (decided->status == DeliveryStatus::kDelivered) metrics.revenue_cents.Increment(decided->price);
+      if (decided->status == DeliveryStatus::kDelivered)
+        metrics.revenue_cents.Increment(decided->price);
       metrics.decide_seconds.Observe(
           std::chrono::duration<double>(clock_.steady_now() - job->consumed_at).count());
-      publisher_.publish({job->lead.id, decided->status, decided->buyer_id, decided->price, decided->payout});
+      publisher_.publish(
+          {job->lead.id, decided->status, decided->buyer_id, decided->price, decided->payout});
       log(LogLevel::kDebug, "lead_decided",
           {{"lead_id", job->lead.id}, {"status", to_string(decided->status)}});
       release(job->record, true);
@@ -292,8 +296,9 @@ void Worker::set_aside(std::shared_ptr<Job> job, const std::string& error) {
   log(LogLevel::kError, "auction_failed",
       {{"lead_id", job->lead.id}, {"attempt", attempt}, {"error", error}});
   if (attempt < options_.max_attempts &&
-      queue_.producer().produce(options_.topics.retry, job->lead.id + ":" + std::to_string(attempt + 1),
-                                job->record.payload, std::chrono::seconds(10)) == ProduceStatus::kOk) {
+      queue_.producer().produce(
+          options_.topics.retry, job->lead.id + ":" + std::to_string(attempt + 1),
+          job->record.payload, std::chrono::seconds(10)) == ProduceStatus::kOk) {
     worker_metrics().retried.Increment();
     release(job->record, true);
     return;
@@ -314,7 +319,8 @@ void Worker::defer(std::shared_ptr<Job> job, const std::string& error) {
   const int attempt = attempt_of(job->record, options_.topics);
   log(LogLevel::kWarn, "auction_deferred", {{"lead_id", job->lead.id}, {"error", error}});
   if (queue_.producer().produce(options_.topics.retry, job->lead.id + ":" + std::to_string(attempt),
-                                job->record.payload, std::chrono::seconds(10)) == ProduceStatus::kOk) {
+                                job->record.payload,
+                                std::chrono::seconds(10)) == ProduceStatus::kOk) {
     worker_metrics().retried.Increment();
     release(job->record, true);
     return;

@@ -1,8 +1,8 @@
 #include "leadflow/runtime/worker_pool.hpp"
 
+#include "leadflow/auction/distributor.hpp"
 #include "leadflow/delivery/http_client.hpp"
 #include "leadflow/queue/open_queue.hpp"
-#include "leadflow/auction/distributor.hpp"
 #include "leadflow/runtime/worker.hpp"
 
 namespace leadflow {

@@ -1,8 +1,8 @@
 #include "leadflow/sim/buyer_sim.hpp"
 
-#include <httplib.h>
 #include <arpa/inet.h>
 #include <dirent.h>
+#include <httplib.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -26,9 +26,9 @@ using json = nlohmann::json;
 
 // Fields that must never reach a buyer before it has won (SPEC §4.3: no name, e-mail, phone,
 // street, IP in a ping). A ping carrying one is counted, so a demo or a test can see the leak.
-constexpr std::string_view kPiiFields[] = {"first_name", "last_name", "name",       "email",
-                                           "phone",      "address",   "street",     "street_address",
-                                           "ip_address", "ip",        "date_of_birth", "dob"};
+constexpr std::string_view kPiiFields[] = {
+    "first_name", "last_name",      "name",       "email", "phone",         "address",
+    "street",     "street_address", "ip_address", "ip",    "date_of_birth", "dob"};
 
 bool is_pii_field(std::string_view key) {
   return std::find(std::begin(kPiiFields), std::end(kPiiFields), key) != std::end(kPiiFields);
@@ -55,12 +55,12 @@ double round_to_cents(double dollars) { return std::round(dollars * 100.0) / 100
 // retry only a second later. The listening socket is a protected member, so reach it through a
 // derived type and listen again with a real backlog (Linux updates the backlog in place).
 struct ListenSocket : httplib::Server {
-  static socket_t of(const httplib::Server& server) { return (server.*(&ListenSocket::svr_sock_)).load(); }
+  static socket_t of(const httplib::Server& server) {
+    return (server.*(&ListenSocket::svr_sock_)).load();
+  }
 };
 
-std::string error_body(std::string_view message) {
-  return json{{"error", message}}.dump();
-}
+std::string error_body(std::string_view message) { return json{{"error", message}}.dump(); }
 
 }  // namespace
 
@@ -113,13 +113,14 @@ void BuyerSimulator::start() {
     if (options_.tls_cert.empty() || options_.tls_key.empty()) {
       throw std::runtime_error("buyer sim: TLS needs both a certificate and a key");
     }
-    server_ = std::make_unique<httplib::SSLServer>(options_.tls_cert.c_str(), options_.tls_key.c_str());
+    server_ =
+        std::make_unique<httplib::SSLServer>(options_.tls_cert.c_str(), options_.tls_key.c_str());
   } else {
     server_ = std::make_unique<httplib::Server>();
   }
   if (!server_->is_valid()) {
-    throw std::runtime_error("buyer sim: cannot load TLS certificate/key " + options_.tls_cert + " / " +
-                             options_.tls_key);
+    throw std::runtime_error("buyer sim: cannot load TLS certificate/key " + options_.tls_cert +
+                             " / " + options_.tls_key);
   }
 
   // The pool's threads exist once this has run; start() waits for it so a caller measuring the
@@ -141,13 +142,18 @@ void BuyerSimulator::start() {
   server_->set_keep_alive_max_count(1'000'000);
   server_->set_keep_alive_timeout(options_.keep_alive_timeout_s);
   server_->set_payload_max_length(1 << 20);
-  server_->set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
-    res.status = 500;
-    res.set_content(error_body("internal error"), "application/json");
-  });
+  server_->set_exception_handler(
+      [](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
+        res.status = 500;
+        res.set_content(error_body("internal error"), "application/json");
+      });
 
-  server_->Post("/ping", [this](const httplib::Request& req, httplib::Response& res) { handle_ping(req, res); });
-  server_->Post("/post", [this](const httplib::Request& req, httplib::Response& res) { handle_post(req, res); });
+  server_->Post("/ping", [this](const httplib::Request& req, httplib::Response& res) {
+    handle_ping(req, res);
+  });
+  server_->Post("/post", [this](const httplib::Request& req, httplib::Response& res) {
+    handle_post(req, res);
+  });
   server_->Get("/healthz", [this](const httplib::Request&, httplib::Response& res) {
     res.set_content(json{{"status", "ok"}, {"name", options_.name}}.dump(), "application/json");
   });
@@ -169,7 +175,8 @@ void BuyerSimulator::start() {
   }
 
   if (!raise_listen_backlog(ListenSocket::of(*server_))) {
-    throw std::runtime_error("buyer sim: cannot listen on " + options_.host + ":" + std::to_string(port_));
+    throw std::runtime_error("buyer sim: cannot listen on " + options_.host + ":" +
+                             std::to_string(port_));
   }
 
   auto listen_done = std::make_shared<std::atomic<bool>>(false);
@@ -289,7 +296,8 @@ void BuyerSimulator::set_hang_next(int n) {
   hang_next_ = n;
 }
 
-void BuyerSimulator::stub(std::string path, int status, std::string body, std::string content_type) {
+void BuyerSimulator::stub(std::string path, int status, std::string body,
+                          std::string content_type) {
   std::lock_guard lock(mutex_);
   stubs_[std::move(path)] = Stub{status, std::move(body), std::move(content_type)};
 }

@@ -152,7 +152,8 @@ ProduceStatus QueueCore::produce(std::string_view topic, std::string_view key,
   const auto deadline = deadline_after(timeout);
   auto rec = std::make_shared<PendingRecord>();
   std::unique_lock lock(mu_, std::defer_lock);
-  if (const ProduceStatus s = enqueue(topic, key, payload, rec, lock); s != ProduceStatus::kOk) return s;
+  if (const ProduceStatus s = enqueue(topic, key, payload, rec, lock); s != ProduceStatus::kOk)
+    return s;
   if (!producers_cv_[rec->generation & 1].wait_until(lock, deadline, [&] { return rec->done; })) {
     if (!rec->taken) rec->abandoned = true;  // the writer drops it unwritten
     return ProduceStatus::kTimedOut;

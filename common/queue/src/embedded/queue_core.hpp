@@ -209,14 +209,14 @@ class QueueCore final : public QueueProducer {
   bool opened_ = false;
 
   mutable std::mutex mu_;
-  std::condition_variable writer_cv_;     // records queued, or stop
+  std::condition_variable writer_cv_;  // records queued, or stop
   // Producers of one writer batch wait on one of two condition variables, alternating by batch,
   // so finishing a batch wakes only its own producers, not those already queued for the next.
   std::condition_variable producers_cv_[2];  // records done
   std::uint64_t generation_ = 0;             // guarded by mu_: the batch now being filled
-  std::condition_variable flushed_cv_;    // done_seq_ moved
-  std::condition_variable records_cv_;    // records visible, assignment changed, or stop
-  std::condition_variable flusher_cv_;    // stop the offsets flusher
+  std::condition_variable flushed_cv_;       // done_seq_ moved
+  std::condition_variable records_cv_;       // records visible, assignment changed, or stop
+  std::condition_variable flusher_cv_;       // stop the offsets flusher
   std::map<std::string, std::unique_ptr<Topic>, std::less<>> topics_;
   std::map<std::string, std::unique_ptr<GroupState>, std::less<>> groups_;
   std::deque<std::shared_ptr<Segment>> segments_;  // ascending ids; back() is the active one

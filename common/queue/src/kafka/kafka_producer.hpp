@@ -37,8 +37,9 @@ class KafkaProducer final : public QueueProducer {
   }
   /// Raises a fatal error as a fenced idempotent producer would (tests).
   bool raise_fatal_for_test() {
-    return rk_ && rd_kafka_test_fatal_error(rk_.get(), RD_KAFKA_RESP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER,
-                                            "raised by a test") == RD_KAFKA_RESP_ERR_NO_ERROR;
+    return rk_ &&
+           rd_kafka_test_fatal_error(rk_.get(), RD_KAFKA_RESP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER,
+                                     "raised by a test") == RD_KAFKA_RESP_ERR_NO_ERROR;
   }
 
  private:

@@ -37,7 +37,8 @@ std::unique_ptr<Connection> Connection::open(const ConnectSettings& settings, st
     return nullptr;
   }
   // NOTICEs ("relation already exists, skipping") would go to stderr, outside the log format.
-  PQsetNoticeProcessor(conn, [](void*, const char*) {}, nullptr);
+  PQsetNoticeProcessor(
+      conn, [](void*, const char*) {}, nullptr);
   return c;
 }
 
@@ -54,8 +55,7 @@ Result Connection::check(PGresult* r) {
   e.message = redact(std::move(e.message), *secrets_);
   // 08: connection exceptions; 57P01-57P03: the server is shutting down or restarting.
   e.connection_lost = PQstatus(conn_) != CONNECTION_OK || e.sqlstate.starts_with("08") ||
-                      e.sqlstate == "57P01" || e.sqlstate == "57P02" ||
-                      e.sqlstate == "57P03";
+                      e.sqlstate == "57P01" || e.sqlstate == "57P02" || e.sqlstate == "57P03";
   if (e.connection_lost) broken_ = true;
   throw e;
 }
@@ -65,8 +65,7 @@ ConnectionPool::Lease ConnectionPool::acquire() {
   std::uint64_t generation = 0;
   {
     std::unique_lock lock(mu_);
-    if (!cv_.wait_for(lock, kAcquireTimeout,
-                      [&] { return !free_.empty() || opened_ < size_; })) {
+    if (!cv_.wait_for(lock, kAcquireTimeout, [&] { return !free_.empty() || opened_ < size_; })) {
       log(LogLevel::kError, "store_unavailable",
           {{"op", "acquire"}, {"detail", "every connection stayed busy"}});
       return {};

@@ -199,8 +199,8 @@ class Connection {
   Result exec(const char* sql, const Params& params, Effect effect) {
     note_send(effect);
     const auto values = params.pointers();
-    return check(PQexecParams(conn_, sql, params.size(), nullptr, values.data(), nullptr,
-                              nullptr, /*resultFormat=*/0));
+    return check(PQexecParams(conn_, sql, params.size(), nullptr, values.data(), nullptr, nullptr,
+                              /*resultFormat=*/0));
   }
   Result exec(const char* sql, Effect effect) { return exec(sql, Params{}, effect); }
   /// Runs statements without parameters, several allowed (migrations, BEGIN, COMMIT).
@@ -340,7 +340,8 @@ class ConnectionPool {
 /// is translated here, so no exception reaches the Store port. Thread-safe.
 class PgCalls {
  public:
-  PgCalls(ConnectSettings settings, std::size_t pool_size) : pool_(std::move(settings), pool_size) {}
+  PgCalls(ConnectSettings settings, std::size_t pool_size)
+      : pool_(std::move(settings), pool_size) {}
 
   ConnectionPool& pool() { return pool_; }
 

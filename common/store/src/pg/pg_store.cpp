@@ -37,9 +37,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "leadflow/base/log.hpp"
 #include "leadflow/domain/buyer.hpp"
 #include "leadflow/domain/lead_codec.hpp"
-#include "leadflow/base/log.hpp"
 #include "pg/driver.hpp"
 #include "pg/redact.hpp"
 #include "pg/schema.hpp"
@@ -81,11 +81,9 @@ class PgStore final : public Store, private PgCalls {
                [&](Connection& c) { return apply_migrations(c); });
   }
 
-
   bool healthy() override {
-    return run("healthy", false, [&](Connection& c) {
-      return c.exec("SELECT 1", Effect::kRead).rows() == 1;
-    });
+    return run("healthy", false,
+               [&](Connection& c) { return c.exec("SELECT 1", Effect::kRead).rows() == 1; });
   }
 
   // --- accounts ---------------------------------------------------------------------------------
@@ -136,13 +134,14 @@ class PgStore final : public Store, private PgCalls {
 
   Lookup<Campaign> find_campaign_by_key_hash(std::string_view key_hash) override {
     return lookup<Campaign>("find_campaign_by_key_hash",
-                              "SELECT " LF_CAMPAIGN_COLUMNS " FROM campaigns WHERE key_hash = $1",
-                              Params().add(key_hash), read_campaign<Row>);
+                            "SELECT " LF_CAMPAIGN_COLUMNS " FROM campaigns WHERE key_hash = $1",
+                            Params().add(key_hash), read_campaign<Row>);
   }
 
   std::vector<Campaign> list_campaigns(std::string_view seller_id) override {
     return read_all<Campaign>("list_campaigns",
-                              "SELECT " LF_CAMPAIGN_COLUMNS " FROM campaigns"
+                              "SELECT " LF_CAMPAIGN_COLUMNS
+                              " FROM campaigns"
                               " WHERE $1 = '' OR seller_id = $1 ORDER BY id",
                               Params().add(seller_id), read_campaign<Row>);
   }
@@ -165,8 +164,8 @@ class PgStore final : public Store, private PgCalls {
 
   Lookup<ApiKey> find_api_key_by_hash(std::string_view key_hash) override {
     return lookup<ApiKey>("find_api_key_by_hash",
-                            "SELECT " LF_API_KEY_COLUMNS " FROM api_keys WHERE key_hash = $1",
-                            Params().add(key_hash), read_api_key<Row>);
+                          "SELECT " LF_API_KEY_COLUMNS " FROM api_keys WHERE key_hash = $1",
+                          Params().add(key_hash), read_api_key<Row>);
   }
 
   std::vector<ApiKey> list_api_keys() override {
@@ -193,7 +192,8 @@ class PgStore final : public Store, private PgCalls {
   /// The buyer and the version bump in one statement (so in one transaction).
   StoreStatus insert_buyer(const Buyer& b) override {
     return run("insert_buyer", StoreStatus::kUnavailable, [&](Connection& c) {
-      c.exec("WITH inserted AS (INSERT INTO buyers (" LF_BUYER_COLUMNS ", verticals)"
+      c.exec("WITH inserted AS (INSERT INTO buyers (" LF_BUYER_COLUMNS
+             ", verticals)"
              "                  VALUES ($1, $2, $3, $4, $5, $6) RETURNING 1)"
              " UPDATE buyers_version SET version = version + 1"
              " WHERE id = 1 AND EXISTS (SELECT 1 FROM inserted)",
@@ -248,7 +248,8 @@ class PgStore final : public Store, private PgCalls {
       params.add(bq.vertical).add(bq.after_id).add(clamp_limit(bq.limit));
       // Unnamed statements are planned with their parameter values, so the "$n IS NULL OR"
       // branches fold away before planning.
-      const Result r = c.exec("SELECT " LF_BUYER_COLUMNS " FROM buyers"
+      const Result r = c.exec("SELECT " LF_BUYER_COLUMNS
+                              " FROM buyers"
                               " WHERE ($1::BOOLEAN IS NULL OR active = $1::BOOLEAN)"
                               " AND ($2 = '' OR verticals::JSONB ? $2)"
                               " AND id > $3 ORDER BY id LIMIT $4",
@@ -289,12 +290,12 @@ class PgStore final : public Store, private PgCalls {
              {std::string_view(l.id), std::string_view(l.seller_id),
               std::string_view(l.campaign_id), std::string_view(l.api_key_id),
               surface_name(l.surface), std::string_view(l.first_name),
-              std::string_view(l.last_name), std::string_view(l.email),
-              std::string_view(l.phone), std::string_view(l.zip_code), std::string_view(l.zip4),
-              std::string_view(l.state), std::string_view(l.vertical),
-              std::string_view(l.source), std::string_view(l.landing_page),
-              std::string_view(l.ip_address), std::string_view(l.user_agent),
-              std::string_view(l.trustedform_cert_url), std::string_view(l.jornaya_leadid)})
+              std::string_view(l.last_name), std::string_view(l.email), std::string_view(l.phone),
+              std::string_view(l.zip_code), std::string_view(l.zip4), std::string_view(l.state),
+              std::string_view(l.vertical), std::string_view(l.source),
+              std::string_view(l.landing_page), std::string_view(l.ip_address),
+              std::string_view(l.user_agent), std::string_view(l.trustedform_cert_url),
+              std::string_view(l.jornaya_leadid)})
           cols[i++].add(v);
         if (l.tcpa_consent)
           cols[i++].add(*l.tcpa_consent);
@@ -314,7 +315,8 @@ class PgStore final : public Store, private PgCalls {
           " $7::TEXT[], $8::TEXT[], $9::TEXT[], $10::TEXT[], $11::TEXT[], $12::TEXT[],"
           " $13::TEXT[], $14::TEXT[], $15::TEXT[], $16::TEXT[], $17::TEXT[], $18::TEXT[],"
           " $19::TEXT[], $20::BOOLEAN[], $21::TEXT[], $22::TEXT[], $23::BIGINT[],"
-          " $24::INTEGER[]) WITH ORDINALITY AS batch (" LF_LEAD_COLUMNS ", ord)"
+          " $24::INTEGER[]) WITH ORDINALITY AS batch (" LF_LEAD_COLUMNS
+          ", ord)"
           " ORDER BY id, ord ON CONFLICT (id) DO NOTHING RETURNING id",
           params, Effect::kWrite);
 
@@ -347,18 +349,17 @@ class PgStore final : public Store, private PgCalls {
   }
 
   std::optional<LeadRecord> get_lead(std::string_view id) override {
-    return read_one<LeadRecord>(
-        "get_lead",
-        "SELECT " LF_LEAD_COLUMNS ", " LF_DISTRIBUTION_COLUMNS
-        ", attempts, ineligible FROM leads WHERE id = $1",
-        Params().add(id), [](const Row& q) { return read_lead(q, true); });
+    return read_one<LeadRecord>("get_lead",
+                                "SELECT " LF_LEAD_COLUMNS ", " LF_DISTRIBUTION_COLUMNS
+                                ", attempts, ineligible FROM leads WHERE id = $1",
+                                Params().add(id), [](const Row& q) { return read_lead(q, true); });
   }
 
   std::vector<LeadRecord> list_leads(const LeadQuery& lq) override {
     return run("list_leads", std::vector<LeadRecord>{}, [&](Connection& c) {
       // Only the filters in use appear, each as a placeholder: the values stay parameters.
-      std::string sql = "SELECT " LF_LEAD_COLUMNS ", " LF_DISTRIBUTION_COLUMNS
-                        " FROM leads WHERE TRUE";
+      std::string sql =
+          "SELECT " LF_LEAD_COLUMNS ", " LF_DISTRIBUTION_COLUMNS " FROM leads WHERE TRUE";
       Params params;
       auto filter = [&](const char* condition, auto value) {
         params.add(value);
@@ -405,8 +406,7 @@ class PgStore final : public Store, private PgCalls {
           "   AND received_at >= $4 AND received_at <= until_ms AND id <> $5"
           "   AND (received_at < until_ms OR id < $5) ORDER BY received_at DESC LIMIT 1),"
           "  '')",
-          Params().add(vertical).add(email).add(phone).add(since_ms).add(lead_id),
-          Effect::kRead);
+          Params().add(vertical).add(email).add(phone).add(since_ms).add(lead_id), Effect::kRead);
       return r.text(0, 0);
     });
   }
@@ -458,8 +458,7 @@ class PgStore final : public Store, private PgCalls {
           "      WHERE post_intents.buyer_id = $1 AND post_intents.at >= w.since_ms"
           "      AND post_intents.lead_id <> $2 AND l.status = 'pending') >= w.cap)"
           " FROM leads WHERE id = $2 FOR SHARE OF leads",
-          Params().add(p.buyer_id).add(p.lead_id).add(since.str()).add(limit.str()),
-          Effect::kRead);
+          Params().add(p.buyer_id).add(p.lead_id).add(since.str()).add(limit.str()), Effect::kRead);
       if (check.rows() == 0) return StoreStatus::kNotFound;
       if (!check.boolean(0, 0)) return StoreStatus::kConflict;
       if (check.boolean(0, 1)) return StoreStatus::kLimitReached;
@@ -547,34 +546,35 @@ class PgStore final : public Store, private PgCalls {
         ineligible.add(dump(ineligible_to_json(d.ineligible)));
       }
       if (any) {
-        c.exec("WITH batch AS (SELECT * FROM unnest($1::TEXT[], $2::TEXT[], $3::TEXT[],"
-               "   $4::BIGINT[], $5::BIGINT[], $6::TEXT[], $7::TEXT[], $8::BIGINT[], $9::TEXT[],"
-               "   $10::TEXT[]) AS b (id, status, buyer_id, price, payout, buyer_lead_id, reason,"
-               "   decided_at, attempts, ineligible)),"
-               " decided AS (UPDATE leads SET status = batch.status, buyer_id = batch.buyer_id,"
-               "   price_cents = batch.price, payout_cents = batch.payout,"
-               "   buyer_lead_id = batch.buyer_lead_id, reason = batch.reason,"
-               "   decided_at = batch.decided_at, attempts = batch.attempts,"
-               "   ineligible = batch.ineligible"
-               "   FROM batch WHERE leads.id = batch.id"
-               "   RETURNING leads.id, leads.status, leads.buyer_id, leads.price_cents,"
-               "   leads.payout_cents, leads.decided_at, leads.email, leads.phone)"
-               " INSERT INTO sales (lead_id, slot, buyer_id, price_cents, payout_cents, sold_at,"
-               "   email, phone)"
-               " SELECT id, 0, buyer_id, price_cents, payout_cents, decided_at, email, phone"
-               " FROM decided WHERE status = 'delivered'",
-               Params()
-                   .add(id.str())
-                   .add(status.str())
-                   .add(buyer.str())
-                   .add(price.str())
-                   .add(payout.str())
-                   .add(buyer_lead_id.str())
-                   .add(reason.str())
-                   .add(decided_at.str())
-                   .add(attempts.str())
-                   .add(ineligible.str()),
-               Effect::kWrite);
+        c.exec(
+            "WITH batch AS (SELECT * FROM unnest($1::TEXT[], $2::TEXT[], $3::TEXT[],"
+            "   $4::BIGINT[], $5::BIGINT[], $6::TEXT[], $7::TEXT[], $8::BIGINT[], $9::TEXT[],"
+            "   $10::TEXT[]) AS b (id, status, buyer_id, price, payout, buyer_lead_id, reason,"
+            "   decided_at, attempts, ineligible)),"
+            " decided AS (UPDATE leads SET status = batch.status, buyer_id = batch.buyer_id,"
+            "   price_cents = batch.price, payout_cents = batch.payout,"
+            "   buyer_lead_id = batch.buyer_lead_id, reason = batch.reason,"
+            "   decided_at = batch.decided_at, attempts = batch.attempts,"
+            "   ineligible = batch.ineligible"
+            "   FROM batch WHERE leads.id = batch.id"
+            "   RETURNING leads.id, leads.status, leads.buyer_id, leads.price_cents,"
+            "   leads.payout_cents, leads.decided_at, leads.email, leads.phone)"
+            " INSERT INTO sales (lead_id, slot, buyer_id, price_cents, payout_cents, sold_at,"
+            "   email, phone)"
+            " SELECT id, 0, buyer_id, price_cents, payout_cents, decided_at, email, phone"
+            " FROM decided WHERE status = 'delivered'",
+            Params()
+                .add(id.str())
+                .add(status.str())
+                .add(buyer.str())
+                .add(price.str())
+                .add(payout.str())
+                .add(buyer_lead_id.str())
+                .add(reason.str())
+                .add(decided_at.str())
+                .add(attempts.str())
+                .add(ineligible.str()),
+            Effect::kWrite);
       }
       tx.commit();
       return results;
@@ -585,8 +585,9 @@ class PgStore final : public Store, private PgCalls {
                                           std::int64_t since_ms) override {
     return run("count_sales", std::optional<std::int64_t>{},
                [&](Connection& c) -> std::optional<std::int64_t> {
-                 return c.exec("SELECT COUNT(*) FROM sales WHERE buyer_id = $1 AND sold_at >= $2",
-                               Params().add(buyer_id).add(since_ms), Effect::kRead)
+                 return c
+                     .exec("SELECT COUNT(*) FROM sales WHERE buyer_id = $1 AND sold_at >= $2",
+                           Params().add(buyer_id).add(since_ms), Effect::kRead)
                      .int64(0, 0);
                });
   }
@@ -595,12 +596,13 @@ class PgStore final : public Store, private PgCalls {
                                           std::string_view phone, std::int64_t since_ms) override {
     return run("buyer_bought_person", std::optional<bool>{},
                [&](Connection& c) -> std::optional<bool> {
-                 return c.exec("SELECT ($2 <> '' AND EXISTS (SELECT 1 FROM sales"
-                               "  WHERE buyer_id = $1 AND email = $2 AND sold_at >= $4))"
-                               " OR ($3 <> '' AND EXISTS (SELECT 1 FROM sales"
-                               "  WHERE buyer_id = $1 AND phone = $3 AND sold_at >= $4))",
-                               Params().add(buyer_id).add(email).add(phone).add(since_ms),
-                               Effect::kRead)
+                 return c
+                     .exec(
+                         "SELECT ($2 <> '' AND EXISTS (SELECT 1 FROM sales"
+                         "  WHERE buyer_id = $1 AND email = $2 AND sold_at >= $4))"
+                         " OR ($3 <> '' AND EXISTS (SELECT 1 FROM sales"
+                         "  WHERE buyer_id = $1 AND phone = $3 AND sold_at >= $4))",
+                         Params().add(buyer_id).add(email).add(phone).add(since_ms), Effect::kRead)
                      .boolean(0, 0);
                });
   }
@@ -700,15 +702,16 @@ class PgStore final : public Store, private PgCalls {
       // `update` runs once: a retry after this point would run it twice.
       c.mark_not_retryable();
       update(state);
-      c.exec("UPDATE rate_buckets SET tokens = $2, refilled_at = $3, day = $4, day_count = $5"
-             " WHERE key = $1",
-             Params()
-                 .add(key)
-                 .add(state.tokens)
-                 .add(state.refilled_at_ms)
-                 .add(state.day)
-                 .add(state.day_count),
-             Effect::kWrite);
+      c.exec(
+          "UPDATE rate_buckets SET tokens = $2, refilled_at = $3, day = $4, day_count = $5"
+          " WHERE key = $1",
+          Params()
+              .add(key)
+              .add(state.tokens)
+              .add(state.refilled_at_ms)
+              .add(state.day)
+              .add(state.day_count),
+          Effect::kWrite);
       tx.commit();
       return StoreStatus::kOk;
     });

@@ -211,12 +211,12 @@ StoreStatus apply_migrations(Connection& c) {
   // Processes starting together take turns; the later ones find nothing left to do.
   c.exec("SELECT pg_advisory_xact_lock($1::BIGINT)", Params().add(kMigrationLockKey),
          Effect::kRead);
-  c.exec_script("CREATE TABLE IF NOT EXISTS schema_migrations ("
-                "version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)",
-                Effect::kRead);
+  c.exec_script(
+      "CREATE TABLE IF NOT EXISTS schema_migrations ("
+      "version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)",
+      Effect::kRead);
   const std::int64_t current =
-      c.exec("SELECT COALESCE(MAX(version), 0) FROM schema_migrations", Effect::kRead)
-          .int64(0, 0);
+      c.exec("SELECT COALESCE(MAX(version), 0) FROM schema_migrations", Effect::kRead).int64(0, 0);
   const auto latest = static_cast<std::int64_t>(migrations().size());
   if (current > latest) {
     // A newer binary migrated this database; running old code on it could corrupt data.
@@ -226,9 +226,10 @@ StoreStatus apply_migrations(Connection& c) {
   }
   for (std::int64_t v = current + 1; v <= latest; ++v) {
     c.exec_script(migrations()[v - 1].sql, Effect::kRead);  // inside the transaction
-    c.exec("INSERT INTO schema_migrations (version, applied_at)"
-           " VALUES ($1, (EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::BIGINT)",
-           Params().add(v), Effect::kWrite);
+    c.exec(
+        "INSERT INTO schema_migrations (version, applied_at)"
+        " VALUES ($1, (EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::BIGINT)",
+        Params().add(v), Effect::kWrite);
   }
   tx.commit();
   if (latest > current)

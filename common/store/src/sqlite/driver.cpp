@@ -11,10 +11,9 @@ constexpr const char* kReaderCacheSize = "PRAGMA cache_size = -16384";
 }  // namespace
 
 std::unique_ptr<Connection> Connection::open(const std::string& path, bool writer,
-                                          std::string& error) {
+                                             std::string& error) {
   sqlite3* db = nullptr;
-  const int flags =
-      SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (writer ? SQLITE_OPEN_CREATE : 0);
+  const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (writer ? SQLITE_OPEN_CREATE : 0);
   int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
   std::unique_ptr<Connection> conn(new Connection(db));  // closes db on every exit
   if (rc != SQLITE_OK) {

@@ -36,8 +36,7 @@ class Connection {
   Connection& operator=(const Connection&) = delete;
 
   /// Opens `path` as the writer (creating the file, switching it to WAL) or as a reader.
-  static std::unique_ptr<Connection> open(const std::string& path, bool writer,
-                                          std::string& error);
+  static std::unique_ptr<Connection> open(const std::string& path, bool writer, std::string& error);
 
   ~Connection();
 
@@ -82,8 +81,9 @@ class Query {
 
   Query& bind(std::string_view v) {
     // A null data pointer would bind SQL NULL; an empty string must stay an empty string.
-    if (ready()) note(sqlite3_bind_text(stmt_, ++pos_, v.data() ? v.data() : "",
-                                        static_cast<int>(v.size()), SQLITE_STATIC));
+    if (ready())
+      note(sqlite3_bind_text(stmt_, ++pos_, v.data() ? v.data() : "", static_cast<int>(v.size()),
+                             SQLITE_STATIC));
     return *this;
   }
   Query& bind(const std::string& v) { return bind(std::string_view(v)); }

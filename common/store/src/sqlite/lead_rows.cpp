@@ -85,8 +85,12 @@ int record_outcome(Connection& c, const OutcomeRecord& o, const std::string& att
               "INSERT INTO sales (lead_id, slot, buyer_id, price_cents, payout_cents, sold_at,"
               " email, phone) SELECT id, 0, ?2, ?3, ?4, ?5, email, phone FROM leads"
               " WHERE id = ?1");
-      rc = q.bind(o.lead_id).bind(d.buyer_id).bind(d.price).bind(d.payout)
-               .bind(d.decided_at_ms).run();
+      rc = q.bind(o.lead_id)
+               .bind(d.buyer_id)
+               .bind(d.price)
+               .bind(d.payout)
+               .bind(d.decided_at_ms)
+               .run();
     }
     if (is_constraint(rc)) {
       if (int rb = Query(c, "ROLLBACK TO outcome").run()) return rb;

@@ -26,9 +26,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "leadflow/base/log.hpp"
 #include "leadflow/domain/buyer.hpp"
 #include "leadflow/domain/lead_codec.hpp"
-#include "leadflow/base/log.hpp"
 #include "rows.hpp"
 #include "sqlite/driver.hpp"
 #include "sqlite/lead_rows.hpp"
@@ -75,7 +75,6 @@ class SqliteStore final : public Store, private SqliteCalls {
     });
   }
 
-
   bool healthy() override {
     return guarded("healthy", false, [&] {
       auto conn = readers_.acquire();
@@ -89,11 +88,10 @@ class SqliteStore final : public Store, private SqliteCalls {
   // --- accounts ---------------------------------------------------------------------------------
 
   StoreStatus insert_seller(const Seller& s) override {
-    return write_one("insert_seller",
-                     "INSERT INTO sellers (id, name, active, created_at) VALUES (?1, ?2, ?3, ?4)",
-                     [&](Query& q) {
-                       q.bind(s.id).bind(s.name).bind(s.active).bind(s.created_at_ms);
-                     });
+    return write_one(
+        "insert_seller",
+        "INSERT INTO sellers (id, name, active, created_at) VALUES (?1, ?2, ?3, ?4)",
+        [&](Query& q) { q.bind(s.id).bind(s.name).bind(s.active).bind(s.created_at_ms); });
   }
 
   std::optional<Seller> get_seller(std::string_view id) override {
@@ -103,9 +101,9 @@ class SqliteStore final : public Store, private SqliteCalls {
   }
 
   std::vector<Seller> list_sellers() override {
-    return read_all<Seller>("list_sellers",
-                            "SELECT id, name, active, created_at FROM sellers ORDER BY id",
-                            [](Query&) {}, read_seller<Query>);
+    return read_all<Seller>(
+        "list_sellers", "SELECT id, name, active, created_at FROM sellers ORDER BY id",
+        [](Query&) {}, read_seller<Query>);
   }
 
   StoreStatus insert_campaign(const Campaign& c) override {
@@ -145,8 +143,7 @@ class SqliteStore final : public Store, private SqliteCalls {
   std::vector<Campaign> list_campaigns(std::string_view seller_id) override {
     return read_all<Campaign>(
         "list_campaigns",
-        "SELECT " LF_CAMPAIGN_COLUMNS
-        " FROM campaigns WHERE ?1 = '' OR seller_id = ?1 ORDER BY id",
+        "SELECT " LF_CAMPAIGN_COLUMNS " FROM campaigns WHERE ?1 = '' OR seller_id = ?1 ORDER BY id",
         [&](Query& q) { q.bind(seller_id); }, read_campaign<Query>);
   }
 
@@ -174,9 +171,9 @@ class SqliteStore final : public Store, private SqliteCalls {
   }
 
   std::vector<ApiKey> list_api_keys() override {
-    return read_all<ApiKey>("list_api_keys",
-                            "SELECT " LF_API_KEY_COLUMNS " FROM api_keys ORDER BY id",
-                            [](Query&) {}, read_api_key<Query>);
+    return read_all<ApiKey>(
+        "list_api_keys", "SELECT " LF_API_KEY_COLUMNS " FROM api_keys ORDER BY id", [](Query&) {},
+        read_api_key<Query>);
   }
 
   /// Revoking a revoked key is kOk and keeps the first revocation time.
@@ -203,10 +200,16 @@ class SqliteStore final : public Store, private SqliteCalls {
       const std::string doc = dump(buyer_to_json(b, /*mask_secrets=*/false));
       const std::string verticals = verticals_json(b);
       return write_buyer("insert_buyer", [&](Connection& c) {
-        Query q(c, "INSERT INTO buyers (" LF_BUYER_COLUMNS ", verticals) "
+        Query q(c, "INSERT INTO buyers (" LF_BUYER_COLUMNS
+                   ", verticals) "
                    "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
-        if (int rc = q.bind(b.id).bind(b.active).bind(doc).bind(b.created_at_ms)
-                         .bind(b.updated_at_ms).bind(verticals).run())
+        if (int rc = q.bind(b.id)
+                         .bind(b.active)
+                         .bind(doc)
+                         .bind(b.created_at_ms)
+                         .bind(b.updated_at_ms)
+                         .bind(verticals)
+                         .run())
           return report(c, rc, "insert_buyer");
         return StoreStatus::kOk;
       });
@@ -219,10 +222,11 @@ class SqliteStore final : public Store, private SqliteCalls {
       const std::string doc = dump(buyer_to_json(b, /*mask_secrets=*/false));
       const std::string verticals = verticals_json(b);
       return write_buyer("update_buyer", [&](Connection& c) {
-        Query q(c, "UPDATE buyers SET active = ?2, doc = ?3, updated_at = ?4, verticals = ?5 "
-                   "WHERE id = ?1");
-        if (int rc = q.bind(b.id).bind(b.active).bind(doc).bind(b.updated_at_ms)
-                         .bind(verticals).run())
+        Query q(c,
+                "UPDATE buyers SET active = ?2, doc = ?3, updated_at = ?4, verticals = ?5 "
+                "WHERE id = ?1");
+        if (int rc =
+                q.bind(b.id).bind(b.active).bind(doc).bind(b.updated_at_ms).bind(verticals).run())
           return report(c, rc, "update_buyer");
         return c.changes() > 0 ? StoreStatus::kOk : StoreStatus::kNotFound;
       });
@@ -246,12 +250,12 @@ class SqliteStore final : public Store, private SqliteCalls {
       std::vector<Buyer> out;
       auto conn = readers_.acquire();
       if (!conn) return out;
-      Query q(*conn,
-              "SELECT " LF_BUYER_COLUMNS " FROM buyers"
-              " WHERE (?1 < 0 OR active = ?1)"
-              " AND (?2 = '' OR EXISTS (SELECT 1 FROM json_each(buyers.verticals)"
-              "                         WHERE json_each.value = ?2))"
-              " AND id > ?3 ORDER BY id LIMIT ?4");
+      Query q(*conn, "SELECT " LF_BUYER_COLUMNS
+                     " FROM buyers"
+                     " WHERE (?1 < 0 OR active = ?1)"
+                     " AND (?2 = '' OR EXISTS (SELECT 1 FROM json_each(buyers.verticals)"
+                     "                         WHERE json_each.value = ?2))"
+                     " AND id > ?3 ORDER BY id LIMIT ?4");
       q.bind(static_cast<std::int64_t>(bq.active ? (*bq.active ? 1 : 0) : -1))
           .bind(bq.vertical)
           .bind(bq.after_id)
@@ -302,7 +306,8 @@ class SqliteStore final : public Store, private SqliteCalls {
       if (int rc = tx.begin()) return failed(c, rc, "insert_leads", results);
       for (std::size_t i = 0; i < leads.size(); ++i) {
         {
-          Query q(c, "INSERT INTO leads (" LF_LEAD_COLUMNS ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
+          Query q(c, "INSERT INTO leads (" LF_LEAD_COLUMNS
+                     ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
                      "?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, "
                      "?22, ?23, ?24) ON CONFLICT (id) DO NOTHING");
           bind_lead(q, leads[i], custom[i]);
@@ -336,8 +341,8 @@ class SqliteStore final : public Store, private SqliteCalls {
     return guarded("list_leads", std::vector<LeadRecord>{}, [&] {
       // One statement per combination of filters (at most 2^8, each cached once): a fixed
       // "(? = '' OR col = ?)" form would hide the usable index from the planner.
-      std::string sql = "SELECT " LF_LEAD_COLUMNS ", " LF_DISTRIBUTION_COLUMNS
-                        " FROM leads WHERE 1 = 1";
+      std::string sql =
+          "SELECT " LF_LEAD_COLUMNS ", " LF_DISTRIBUTION_COLUMNS " FROM leads WHERE 1 = 1";
       if (!lq.seller_id.empty()) sql += " AND seller_id = ?";
       if (lq.status) sql += " AND status = ?";
       if (!lq.vertical.empty()) sql += " AND vertical = ?";
@@ -490,8 +495,8 @@ class SqliteStore final : public Store, private SqliteCalls {
               " ON CONFLICT (lead_id) DO UPDATE SET buyer_id = excluded.buyer_id,"
               " price_cents = excluded.price_cents, ping_id = excluded.ping_id,"
               " at = excluded.at");
-      if (int rc = q.bind(p.lead_id).bind(p.buyer_id).bind(p.price).bind(p.ping_id)
-                       .bind(p.at_ms).run())
+      if (int rc =
+              q.bind(p.lead_id).bind(p.buyer_id).bind(p.price).bind(p.ping_id).bind(p.at_ms).run())
         return report(c, rc, "record_post_intent");
     }
     if (c.changes() == 0)
@@ -515,8 +520,7 @@ class SqliteStore final : public Store, private SqliteCalls {
       if (int rc = tx.begin()) return report(c, rc, "update_rate_bucket");
       RateBucketState state;
       {
-        Query q(c,
-                "SELECT tokens, refilled_at, day, day_count FROM rate_buckets WHERE key = ?1");
+        Query q(c, "SELECT tokens, refilled_at, day, day_count FROM rate_buckets WHERE key = ?1");
         const int rc = q.bind(key).step();
         if (rc == SQLITE_ROW) {
           state.exists = true;
@@ -535,8 +539,12 @@ class SqliteStore final : public Store, private SqliteCalls {
                 " VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (key) DO UPDATE SET"
                 " tokens = excluded.tokens, refilled_at = excluded.refilled_at,"
                 " day = excluded.day, day_count = excluded.day_count");
-        if (int rc = q.bind(key).bind(state.tokens).bind(state.refilled_at_ms).bind(state.day)
-                         .bind(state.day_count).run())
+        if (int rc = q.bind(key)
+                         .bind(state.tokens)
+                         .bind(state.refilled_at_ms)
+                         .bind(state.day)
+                         .bind(state.day_count)
+                         .run())
           return report(c, rc, "update_rate_bucket");
       }
       if (int rc = tx.commit()) return report(c, rc, "update_rate_bucket");
@@ -557,8 +565,13 @@ class SqliteStore final : public Store, private SqliteCalls {
                 " ON CONFLICT (scope, key) DO UPDATE SET request_hash = excluded.request_hash,"
                 " lead_id = excluded.lead_id, status = 0, response = '',"
                 " created_at = excluded.created_at WHERE idempotency_keys.created_at < ?6");
-        if (int rc = q.bind(r.scope).bind(r.key).bind(r.request_hash).bind(r.lead_id)
-                         .bind(r.created_at_ms).bind(expire_before_ms).run())
+        if (int rc = q.bind(r.scope)
+                         .bind(r.key)
+                         .bind(r.request_hash)
+                         .bind(r.lead_id)
+                         .bind(r.created_at_ms)
+                         .bind(expire_before_ms)
+                         .run())
           return report(c, rc, "claim_idempotency_key");
       }
       if (c.changes() > 0) return StoreStatus::kOk;
@@ -567,7 +580,8 @@ class SqliteStore final : public Store, private SqliteCalls {
               " FROM idempotency_keys WHERE scope = ?1 AND key = ?2");
       q.bind(r.scope).bind(r.key);
       const int rc = q.step();
-      if (rc != SQLITE_ROW) return report(c, rc == SQLITE_DONE ? SQLITE_ERROR : rc, "claim_idempotency_key");
+      if (rc != SQLITE_ROW)
+        return report(c, rc == SQLITE_DONE ? SQLITE_ERROR : rc, "claim_idempotency_key");
       existing.scope = q.text(0);
       existing.key = q.text(1);
       existing.request_hash = q.text(2);
@@ -627,8 +641,8 @@ class SqliteStore final : public Store, private SqliteCalls {
       Transaction tx(c);
       if (int rc = tx.begin()) return (report(c, rc, "record_outcomes"), all_failed);
       for (std::size_t i = 0; i < outcomes.size(); ++i) {
-        int rc = record_outcome(c, outcomes[i], json_text[i].first, json_text[i].second,
-                                results[i]);
+        int rc =
+            record_outcome(c, outcomes[i], json_text[i].first, json_text[i].second, results[i]);
         if (rc != SQLITE_OK) return (report(c, rc, "record_outcomes"), all_failed);
       }
       if (int rc = tx.commit()) return (report(c, rc, "record_outcomes"), all_failed);
@@ -636,16 +650,18 @@ class SqliteStore final : public Store, private SqliteCalls {
     });
   }
 
-  std::optional<std::int64_t> count_sales(std::string_view buyer_id, std::int64_t since_ms) override {
-    return guarded("count_sales", std::optional<std::int64_t>{}, [&]() -> std::optional<std::int64_t> {
-      auto conn = readers_.acquire();
-      if (!conn) return std::nullopt;
-      Query q(*conn, "SELECT COUNT(*) FROM sales WHERE buyer_id = ?1 AND sold_at >= ?2");
-      const int rc = q.bind(buyer_id).bind(since_ms).step();
-      if (rc == SQLITE_ROW) return q.int64(0);
-      report(*conn, rc, "count_sales");
-      return std::nullopt;
-    });
+  std::optional<std::int64_t> count_sales(std::string_view buyer_id,
+                                          std::int64_t since_ms) override {
+    return guarded(
+        "count_sales", std::optional<std::int64_t>{}, [&]() -> std::optional<std::int64_t> {
+          auto conn = readers_.acquire();
+          if (!conn) return std::nullopt;
+          Query q(*conn, "SELECT COUNT(*) FROM sales WHERE buyer_id = ?1 AND sold_at >= ?2");
+          const int rc = q.bind(buyer_id).bind(since_ms).step();
+          if (rc == SQLITE_ROW) return q.int64(0);
+          report(*conn, rc, "count_sales");
+          return std::nullopt;
+        });
   }
 
   std::optional<bool> buyer_bought_person(std::string_view buyer_id, std::string_view email,
@@ -665,12 +681,14 @@ class SqliteStore final : public Store, private SqliteCalls {
         return rc == SQLITE_ROW;
       };
       const bool bought =
-          probe("SELECT 1 FROM sales WHERE buyer_id = ?1 AND email = ?2 AND sold_at >= ?3"
-                " LIMIT 1",
-                email) ||
-          probe("SELECT 1 FROM sales WHERE buyer_id = ?1 AND phone = ?2 AND sold_at >= ?3"
-                " LIMIT 1",
-                phone);
+          probe(
+              "SELECT 1 FROM sales WHERE buyer_id = ?1 AND email = ?2 AND sold_at >= ?3"
+              " LIMIT 1",
+              email) ||
+          probe(
+              "SELECT 1 FROM sales WHERE buyer_id = ?1 AND phone = ?2 AND sold_at >= ?3"
+              " LIMIT 1",
+              phone);
       if (failed) return std::nullopt;
       return bought;
     });
@@ -720,9 +738,7 @@ class SqliteStore final : public Store, private SqliteCalls {
   }
 
  private:
-  static std::int64_t clamp_limit(int limit) {
-    return std::clamp<std::int64_t>(limit, 1, 1000);
-  }
+  static std::int64_t clamp_limit(int limit) { return std::clamp<std::int64_t>(limit, 1, 1000); }
 
   static std::int64_t hour_start(std::int64_t ms) {
     const std::int64_t h = ms / kHourMs - (ms % kHourMs < 0 ? 1 : 0);  // floor, also below 0

@@ -49,7 +49,9 @@ class ManualClock final : public Clock {
   explicit ManualClock(SystemTime start = SystemTime{std::chrono::seconds{1'700'000'000}})
       : system_ns_(start.time_since_epoch().count()) {}
   SystemTime now() const override { return SystemTime{SystemTime::duration{system_ns_.load()}}; }
-  SteadyTime steady_now() const override { return SteadyTime{SteadyTime::duration{steady_ns_.load()}}; }
+  SteadyTime steady_now() const override {
+    return SteadyTime{SteadyTime::duration{steady_ns_.load()}};
+  }
   void advance(std::chrono::nanoseconds d) {
     system_ns_ += std::chrono::duration_cast<SystemTime::duration>(d).count();
     steady_ns_ += std::chrono::duration_cast<SteadyTime::duration>(d).count();

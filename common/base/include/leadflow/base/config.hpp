@@ -24,37 +24,39 @@ struct ListenAddress {
 /// malformed values stop start-up with a message naming the setting.
 struct Config {
   std::string store_url = "sqlite:leadflow-data/leadflow.db";  // LEADFLOW_STORE
-  std::string queue_url = "embedded";                           // LEADFLOW_QUEUE
-  Shape shape = Shape::kEmbedded;                               // LEADFLOW_SHAPE (default: scale-out with Kafka)
-  std::string data_dir = "leadflow-data";                       // LEADFLOW_DATA_DIR (embedded queue, generated cert)
-  ListenAddress listen{"127.0.0.1", 8443};                      // LEADFLOW_LISTEN (TLS)
-  std::optional<ListenAddress> http_listen;                     // LEADFLOW_HTTP_LISTEN (plain, Surface B)
-  std::optional<ListenAddress> metrics_listen;                  // LEADFLOW_METRICS_LISTEN (plain)
-  std::string tls_cert, tls_key;                                // LEADFLOW_TLS_CERT / _KEY
-  std::string bootstrap_key;                                    // LEADFLOW_BOOTSTRAP_KEY
-  bool allow_private_buyers = false;                            // LEADFLOW_ALLOW_PRIVATE_BUYERS
-  std::vector<std::string> trusted_proxies;                     // LEADFLOW_TRUSTED_PROXIES (CIDRs)
-  std::string verticals_file;                                   // LEADFLOW_VERTICALS
-  int http_threads = 128;                                       // LEADFLOW_HTTP_THREADS: handlers that may wait (per listener)
-  int http_loops = 0;                                           // LEADFLOW_HTTP_LOOPS: event loops per listener; 0: one per core
-  int workers = 1;                                              // LEADFLOW_WORKERS: in-process worker loops (embedded)
-  int worker_concurrency = 4096;                                // LEADFLOW_WORKER_CONCURRENCY: auctions in flight per worker
-  int worker_nice = 10;                                         // LEADFLOW_WORKER_NICE: in-process workers' CPU niceness (0-19)
-  int wait_ms = 3000;                                           // LEADFLOW_WAIT_MS: default sync budget (Surface A)
-  int max_wait_ms = 30000;                                      // LEADFLOW_MAX_WAIT_MS: ceiling for Prefer: wait=N
-  int auction_timeout_ms = 10000;                               // LEADFLOW_AUCTION_TIMEOUT_MS
-  int queue_partitions = 8;                                     // LEADFLOW_QUEUE_PARTITIONS
-  std::int64_t max_backlog = 1'000'000;                         // LEADFLOW_MAX_BACKLOG
-  int ip_rate_limit_per_minute = 60;                            // LEADFLOW_IP_RATE_LIMIT: unauthenticated requests
-  std::string log_level = "info";                               // LEADFLOW_LOG_LEVEL
-  std::string topic_prefix = "leadflow";                        // LEADFLOW_TOPIC_PREFIX
+  std::string queue_url = "embedded";                          // LEADFLOW_QUEUE
+  Shape shape = Shape::kEmbedded;            // LEADFLOW_SHAPE (default: scale-out with Kafka)
+  std::string data_dir = "leadflow-data";    // LEADFLOW_DATA_DIR (embedded queue, generated cert)
+  ListenAddress listen{"127.0.0.1", 8443};   // LEADFLOW_LISTEN (TLS)
+  std::optional<ListenAddress> http_listen;  // LEADFLOW_HTTP_LISTEN (plain, Surface B)
+  std::optional<ListenAddress> metrics_listen;  // LEADFLOW_METRICS_LISTEN (plain)
+  std::string tls_cert, tls_key;                // LEADFLOW_TLS_CERT / _KEY
+  std::string bootstrap_key;                    // LEADFLOW_BOOTSTRAP_KEY
+  bool allow_private_buyers = false;            // LEADFLOW_ALLOW_PRIVATE_BUYERS
+  std::vector<std::string> trusted_proxies;     // LEADFLOW_TRUSTED_PROXIES (CIDRs)
+  std::string verticals_file;                   // LEADFLOW_VERTICALS
+  int http_threads = 128;          // LEADFLOW_HTTP_THREADS: handlers that may wait (per listener)
+  int http_loops = 0;              // LEADFLOW_HTTP_LOOPS: event loops per listener; 0: one per core
+  int workers = 1;                 // LEADFLOW_WORKERS: in-process worker loops (embedded)
+  int worker_concurrency = 4096;   // LEADFLOW_WORKER_CONCURRENCY: auctions in flight per worker
+  int worker_nice = 10;            // LEADFLOW_WORKER_NICE: in-process workers' CPU niceness (0-19)
+  int wait_ms = 3000;              // LEADFLOW_WAIT_MS: default sync budget (Surface A)
+  int max_wait_ms = 30000;         // LEADFLOW_MAX_WAIT_MS: ceiling for Prefer: wait=N
+  int auction_timeout_ms = 10000;  // LEADFLOW_AUCTION_TIMEOUT_MS
+  int queue_partitions = 8;        // LEADFLOW_QUEUE_PARTITIONS
+  std::int64_t max_backlog = 1'000'000;   // LEADFLOW_MAX_BACKLOG
+  int ip_rate_limit_per_minute = 60;      // LEADFLOW_IP_RATE_LIMIT: unauthenticated requests
+  std::string log_level = "info";         // LEADFLOW_LOG_LEVEL
+  std::string topic_prefix = "leadflow";  // LEADFLOW_TOPIC_PREFIX
   // Scale-out (LEADFLOW_QUEUE=kafka://..., LEADFLOW_STORE=postgresql://...).
-  std::string kafka_brokers;                                    // from LEADFLOW_QUEUE: "host:port,host:port"
-  int kafka_replication = 3;                                    // LEADFLOW_KAFKA_REPLICATION: for topics leadflow creates
-  int kafka_message_timeout_ms = 5000;                          // LEADFLOW_KAFKA_MESSAGE_TIMEOUT_MS: unacknowledged → 503
-  int kafka_max_buffered = 100000;                              // LEADFLOW_KAFKA_MAX_BUFFERED: local producer queue bound
-  std::map<std::string, std::string> kafka_properties;          // LEADFLOW_KAFKA_PROPERTIES: "k=v;k=v" librdkafka extras
-  std::string worker_group = "leadflow-workers";                // LEADFLOW_WORKER_GROUP: the workers' consumer group
+  std::string kafka_brokers;            // from LEADFLOW_QUEUE: "host:port,host:port"
+  int kafka_replication = 3;            // LEADFLOW_KAFKA_REPLICATION: for topics leadflow creates
+  int kafka_message_timeout_ms = 5000;  // LEADFLOW_KAFKA_MESSAGE_TIMEOUT_MS: unacknowledged → 503
+  int kafka_max_buffered = 100000;      // LEADFLOW_KAFKA_MAX_BUFFERED: local producer queue bound
+  std::map<std::string, std::string>
+      kafka_properties;  // LEADFLOW_KAFKA_PROPERTIES: "k=v;k=v" librdkafka extras
+  std::string worker_group =
+      "leadflow-workers";  // LEADFLOW_WORKER_GROUP: the workers' consumer group
 
   bool scale_out() const { return shape == Shape::kScaleOut; }
   /// The queue adapter: Kafka when LEADFLOW_QUEUE names brokers, otherwise the embedded log.
@@ -65,7 +67,8 @@ using Getenv = std::function<const char*(const char*)>;
 
 /// Reads the configuration. On a bad setting returns nullopt and puts "LEADFLOW_X: why" in `error`.
 /// `environ_names` lists every variable name present, to refuse unknown LEADFLOW_* ones.
-std::optional<Config> load_config(const Getenv& getenv, const std::vector<std::string>& environ_names,
+std::optional<Config> load_config(const Getenv& getenv,
+                                  const std::vector<std::string>& environ_names,
                                   std::string& error);
 /// The process environment.
 std::optional<Config> load_config_from_environment(std::string& error);

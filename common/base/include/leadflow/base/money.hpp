@@ -9,7 +9,8 @@ namespace leadflow {
 /// Money is integer cents everywhere inside; decimals exist only at the edges (JSON).
 using Cents = std::int64_t;
 
-inline constexpr Cents kMaxPriceCents = 100'000'000;  // $1,000,000.00: above it is a typo, not a bid
+inline constexpr Cents kMaxPriceCents =
+    100'000'000;  // $1,000,000.00: above it is a typo, not a bid
 
 /// A JSON number (dollars) to cents, rounded half away from zero. Refuses NaN, infinities,
 /// negatives and amounts above kMaxPriceCents.

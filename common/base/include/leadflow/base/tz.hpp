@@ -41,7 +41,7 @@ class TimeZone {
   std::vector<std::int64_t> transitions_;  // ascending Unix seconds
   std::vector<int> offsets_;               // offset in force from transitions_[i]
   int initial_offset_ = 0;                 // before the first transition
-  std::string posix_tail_;                 // TZif v2+ footer rule for times after the last transition
+  std::string posix_tail_;  // TZif v2+ footer rule for times after the last transition
   friend struct TzParser;
 };
 

@@ -29,10 +29,10 @@ struct Campaign {
   bool async_mode = false;  // mode "async": always 202
   int sync_timeout_ms = 3000;
   int rate_limit_per_minute = 600;
-  bool payout_fixed = false;        // payout model: revshare (percent of price) or fixed
-  std::int64_t payout_value = 0;    // revshare: basis points (7000 = 70%); fixed: cents
-  std::string key_hash;             // hex SHA-256 of the campaign key
-  std::string key_hint;             // first characters of the key, for people
+  bool payout_fixed = false;      // payout model: revshare (percent of price) or fixed
+  std::int64_t payout_value = 0;  // revshare: basis points (7000 = 70%); fixed: cents
+  std::string key_hash;           // hex SHA-256 of the campaign key
+  std::string key_hint;           // first characters of the key, for people
   std::int64_t created_at_ms = 0;
 };
 

@@ -7,9 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "leadflow/base/money.hpp"
 #include "leadflow/domain/address_policy.hpp"
 #include "leadflow/domain/field_error.hpp"
-#include "leadflow/base/money.hpp"
 
 namespace leadflow {
 

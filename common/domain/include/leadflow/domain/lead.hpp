@@ -13,7 +13,15 @@ namespace leadflow {
 
 /// The whole set of delivery states (SPEC §2). pending -> delivered | unsold | duplicate |
 /// rejected | failed; delivered -> returned. `accepted` is true exactly when delivered.
-enum class DeliveryStatus { kPending, kDelivered, kUnsold, kDuplicate, kRejected, kFailed, kReturned };
+enum class DeliveryStatus {
+  kPending,
+  kDelivered,
+  kUnsold,
+  kDuplicate,
+  kRejected,
+  kFailed,
+  kReturned
+};
 
 std::string_view to_string(DeliveryStatus s);
 std::optional<DeliveryStatus> parse_delivery_status(std::string_view s);
@@ -78,7 +86,8 @@ struct Attempt {
 /// Why a buyer took no part in a lead's auction.
 struct Ineligibility {
   std::string buyer_id;
-  std::string reason;  // "vertical", "paused", "filter:states", "schedule", "cap:daily", "duplicate", ...
+  std::string
+      reason;  // "vertical", "paused", "filter:states", "schedule", "cap:daily", "duplicate", ...
 };
 
 /// A lead's outcome, written once by the worker that decided it.

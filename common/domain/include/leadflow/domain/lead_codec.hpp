@@ -23,7 +23,8 @@ std::vector<Attempt> attempts_from_json(const nlohmann::json& j);
 nlohmann::json ineligible_to_json(const std::vector<Ineligibility>& v);
 std::vector<Ineligibility> ineligible_from_json(const nlohmann::json& j);
 nlohmann::json attempt_to_json(const Attempt& a);
-nlohmann::json distribution_to_json(const Distribution& d);  // accepted, buyer_id, price, currency, delivery_status
+nlohmann::json distribution_to_json(
+    const Distribution& d);  // accepted, buyer_id, price, currency, delivery_status
 /// The full lead (PII included) as GET /v1/leads/{id} shows it.
 nlohmann::json lead_record_to_json(const LeadRecord& r, bool with_attempts);
 

@@ -1,12 +1,12 @@
 #pragma once
 #include <atomic>
 #include <condition_variable>
-#include <thread>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 
 #include "leadflow/base/clock.hpp"

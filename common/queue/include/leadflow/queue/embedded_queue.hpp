@@ -10,7 +10,7 @@
 namespace leadflow {
 
 struct EmbeddedQueueOptions {
-  std::string dir;                   // created if missing; one process owns it (flock)
+  std::string dir;  // created if missing; one process owns it (flock)
   int partitions = 8;
   std::int64_t max_backlog = 1'000'000;  // produced but uncommitted records; beyond: kQueueFull
   std::size_t segment_bytes = 64u << 20;

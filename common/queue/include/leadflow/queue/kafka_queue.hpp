@@ -9,17 +9,17 @@ namespace leadflow {
 
 /// Options of the Kafka adapter (librdkafka).
 struct KafkaQueueOptions {
-  std::string brokers;           // "host:port,host:port" (bootstrap.servers)
+  std::string brokers;  // "host:port,host:port" (bootstrap.servers)
   std::string client_id = "leadflow";
-  Topics topics;                 // the names created/checked at open
-  int partitions = 8;            // for topics the adapter creates
-  int replication_factor = 3;    // for topics the adapter creates (min(brokers, this) is not
-                                 // guessed: creation fails loudly if the cluster is smaller)
-  int message_timeout_ms = 10000;       // message.timeout.ms: after it an unacknowledged record is
-                                        // reported failed (the seller gets a 503, never a silent loss)
-  int max_buffered_messages = 100000;   // queue.buffering.max.messages: beyond it produce() answers
-                                        // kQueueFull at once (bounded memory)
-  int session_timeout_ms = 10000;       // consumer group session timeout
+  Topics topics;                   // the names created/checked at open
+  int partitions = 8;              // for topics the adapter creates
+  int replication_factor = 3;      // for topics the adapter creates (min(brokers, this) is not
+                                   // guessed: creation fails loudly if the cluster is smaller)
+  int message_timeout_ms = 10000;  // message.timeout.ms: after it an unacknowledged record is
+                                   // reported failed (the seller gets a 503, never a silent loss)
+  int max_buffered_messages = 100000;  // queue.buffering.max.messages: beyond it produce() answers
+                                       // kQueueFull at once (bounded memory)
+  int session_timeout_ms = 10000;      // consumer group session timeout
   std::map<std::string, std::string> extra;  // further librdkafka properties, applied last
 };
 

@@ -100,7 +100,8 @@ class LeadQueue {
   /// A consumer outside any group that reads every partition of `topics` from the end (records
   /// produced from now on); commit() does nothing. Every ingest replica tails the results topic
   /// this way. nullptr where the queue has no such reader (the embedded queue needs none).
-  virtual std::unique_ptr<QueueConsumer> make_tail_consumer(const std::vector<std::string>& topics) {
+  virtual std::unique_ptr<QueueConsumer> make_tail_consumer(
+      const std::vector<std::string>& topics) {
     (void)topics;
     return nullptr;
   }

@@ -8,8 +8,8 @@ namespace leadflow {
 
 /// Options of the PostgreSQL adapter.
 struct PgStoreOptions {
-  std::string conninfo;     // a libpq connection URI: postgresql://user:pass@host:port/db?...
-  int pool_size = 8;        // connections kept open; callers beyond it wait for one
+  std::string conninfo;  // a libpq connection URI: postgresql://user:pass@host:port/db?...
+  int pool_size = 8;     // connections kept open; callers beyond it wait for one
   int connect_timeout_s = 5;
 };
 

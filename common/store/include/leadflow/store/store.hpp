@@ -47,7 +47,7 @@ struct BuyerQuery {
 
 /// What happened to one lead insert.
 struct LeadInsertResult {
-  bool inserted = false;               // false: a lead with this id already existed
+  bool inserted = false;  // false: a lead with this id already existed
   DeliveryStatus existing_status = DeliveryStatus::kPending;
 };
 
@@ -153,8 +153,7 @@ class Store {
   /// open intents (intents of leads still pending) are counted, and if any window is already at
   /// its limit nothing is written and the answer is kLimitReached. Several workers reserving the
   /// last slot of a cap at once: exactly one wins.
-  virtual StoreStatus record_post_intent(const PostIntent& p,
-                                         std::span<const CapWindow> caps) = 0;
+  virtual StoreStatus record_post_intent(const PostIntent& p, std::span<const CapWindow> caps) = 0;
   /// Several record_post_intent calls at once, each answered as it would be alone, in order
   /// (a later one's caps count the earlier ones). An adapter writes them in one transaction
   /// where it can (one fsync for many); the default writes them one by one.
@@ -177,11 +176,13 @@ class Store {
 
   /// Counts the lead ids a buyer bought since `since_ms` (caps); nullopt when the store cannot
   /// say, so callers fail closed instead of overselling a cap.
-  virtual std::optional<std::int64_t> count_sales(std::string_view buyer_id, std::int64_t since_ms) = 0;
+  virtual std::optional<std::int64_t> count_sales(std::string_view buyer_id,
+                                                  std::int64_t since_ms) = 0;
   /// Whether the buyer bought a lead with this e-mail/phone since `since_ms`; nullopt when the
   /// store cannot say.
   virtual std::optional<bool> buyer_bought_person(std::string_view buyer_id, std::string_view email,
-                                   std::string_view phone, std::int64_t since_ms) = 0;
+                                                  std::string_view phone,
+                                                  std::int64_t since_ms) = 0;
 
   // --- idempotency --------------------------------------------------------------------------
   /// Claims (scope, key) for `record` (status 0). kOk: claimed. kConflict: already held by a

@@ -8,30 +8,33 @@
 
 #include "leadflow/http/message.hpp"
 
-#include "leadflow/http/routes.hpp"
 #include <prometheus/counter.h>
 #include <prometheus/family.h>
 #include <prometheus/histogram.h>
+#include "leadflow/http/routes.hpp"
 
-#include "leadflow/domain/accounts.hpp"
 #include "leadflow/base/clock.hpp"
 #include "leadflow/base/config.hpp"
+#include "leadflow/domain/accounts.hpp"
+#include "leadflow/domain/verticals.hpp"
+#include "leadflow/limits/rate_limiter.hpp"
 #include "leadflow/management/management.hpp"
 #include "leadflow/outcomes/outcomes.hpp"
 #include "leadflow/queue/queue.hpp"
-#include "leadflow/limits/rate_limiter.hpp"
 #include "leadflow/store/store.hpp"
-#include "leadflow/domain/verticals.hpp"
 
 namespace leadflow {
 
 /// The front's metric families, registered once.
 struct IngestMetrics {
-  prometheus::Family<prometheus::Counter>& requests;      // leadflow_http_requests_total{route,method,status}
-  prometheus::Family<prometheus::Histogram>& latency;     // leadflow_http_request_seconds{route,method}
-  prometheus::Family<prometheus::Counter>& leads;         // leadflow_leads_received_total{surface,result}
-  prometheus::Histogram& produce_seconds;                 // leadflow_queue_produce_seconds
-  prometheus::Family<prometheus::Counter>& produce_failures;  // leadflow_queue_produce_failures_total{reason}
+  prometheus::Family<prometheus::Counter>&
+      requests;  // leadflow_http_requests_total{route,method,status}
+  prometheus::Family<prometheus::Histogram>&
+      latency;                                     // leadflow_http_request_seconds{route,method}
+  prometheus::Family<prometheus::Counter>& leads;  // leadflow_leads_received_total{surface,result}
+  prometheus::Histogram& produce_seconds;          // leadflow_queue_produce_seconds
+  prometheus::Family<prometheus::Counter>&
+      produce_failures;  // leadflow_queue_produce_failures_total{reason}
 
   /// Counts a lead post. `surface` and `result` are string literals: their addresses key a
   /// per-thread cache of resolved counters.

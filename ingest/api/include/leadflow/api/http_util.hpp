@@ -4,8 +4,8 @@
 #include <string>
 #include <string_view>
 
-#include "leadflow/http/message.hpp"
 #include <nlohmann/json.hpp>
+#include "leadflow/http/message.hpp"
 
 #include "leadflow/domain/field_error.hpp"
 #include "leadflow/limits/rate_limiter.hpp"

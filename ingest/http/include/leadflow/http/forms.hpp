@@ -19,6 +19,7 @@ void parse_urlencoded(std::string_view text, std::vector<std::pair<std::string, 
 
 /// Parses a multipart/form-data body into its parts, ordered by name. false when the body does
 /// not follow the boundary of `content_type`.
-bool parse_multipart(std::string_view content_type, std::string_view body, std::vector<http::FormPart>& out);
+bool parse_multipart(std::string_view content_type, std::string_view body,
+                     std::vector<http::FormPart>& out);
 
 }  // namespace leadflow::http

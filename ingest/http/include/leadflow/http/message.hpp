@@ -21,7 +21,6 @@ namespace leadflow::http {
 class RequestParser;
 class EventLoop;
 
-
 /// One header field of a request: views into the request that holds it.
 struct HeaderField {
   std::string_view name;   // as sent
@@ -43,12 +42,12 @@ class Request {
  public:
   std::string_view method() const { return view(method_); }  // as sent: methods are case-sensitive
   std::string_view target() const { return view(target_); }  // the raw request-target
-  const std::string& path() const { return path_; }           // percent-decoded ("+" stays "+")
-  std::string_view query() const { return view(query_); }     // raw, after '?' ("" if none)
-  int version_minor() const { return version_minor_; }        // HTTP/1.<minor>: 0 or 1
+  const std::string& path() const { return path_; }          // percent-decoded ("+" stays "+")
+  std::string_view query() const { return view(query_); }    // raw, after '?' ("" if none)
+  int version_minor() const { return version_minor_; }       // HTTP/1.<minor>: 0 or 1
   bool keep_alive() const { return keep_alive_; }
   bool expect_continue() const { return expect_continue_; }
-  std::string_view body() const { return view(body_); }       // de-chunked when chunked
+  std::string_view body() const { return view(body_); }  // de-chunked when chunked
 
   /// The value of the first field named `name` (any case), "" when there is none.
   std::string_view header(std::string_view name) const;
@@ -94,8 +93,9 @@ class Request {
   static constexpr std::size_t kMaxMatches = 4;
 
   std::string_view view(Span s) const {
-    return s.offset + s.size <= storage_.size() ? std::string_view(storage_.data() + s.offset, s.size)
-                                                : std::string_view();
+    return s.offset + s.size <= storage_.size()
+               ? std::string_view(storage_.data() + s.offset, s.size)
+               : std::string_view();
   }
 
   std::string storage_;  // the request line and header section as received, then the body

@@ -12,9 +12,9 @@ namespace leadflow {
 
 /// One part of readiness as /readyz reports it: {"store": "ok"}, or the not-ready word.
 struct ReadinessCheck {
-  std::string name;                            // the body's member: "store", "queue", "workers"
-  std::function<bool()> ready;                 // asked on every /readyz, from a pool thread
-  std::string not_ready = "unavailable";       // the member's value when not ready
+  std::string name;                       // the body's member: "store", "queue", "workers"
+  std::function<bool()> ready;            // asked on every /readyz, from a pool thread
+  std::string not_ready = "unavailable";  // the member's value when not ready
 };
 
 /// What the ops routes ask the process. The callbacks must be safe to call from any thread.

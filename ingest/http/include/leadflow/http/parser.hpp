@@ -26,10 +26,10 @@ enum class ParseStatus {
 
 struct ParseResult {
   ParseStatus status = ParseStatus::kIncomplete;
-  std::size_t consumed = 0;      // with kComplete: the request's length in the input
-  bool headers_complete = false; // the header section is all there (so 100-continue may be sent)
+  std::size_t consumed = 0;       // with kComplete: the request's length in the input
+  bool headers_complete = false;  // the header section is all there (so 100-continue may be sent)
   int error_status = 0;
-  std::string error_detail;      // one short sentence for the problem body
+  std::string error_detail;  // one short sentence for the problem body
 };
 
 /// Parses the first request in `input` (bytes received on a connection, possibly with more
@@ -40,7 +40,8 @@ struct ParseResult {
 /// seen. With kIncomplete and headers_complete, path(), version_minor(), keep_alive() and
 /// expect_continue() are filled in (so the caller can answer "Expect: 100-continue").
 /// Keep-alive is HTTP/1.1's default unless "Connection: close"; HTTP/1.0 needs "keep-alive".
-ParseResult parse_request(std::string_view input, const ParseLimits& limits, http::Request& request);
+ParseResult parse_request(std::string_view input, const ParseLimits& limits,
+                          http::Request& request);
 
 /// The reason phrase of a status code (RFC 9110): "Content Too Large" for 413.
 std::string_view reason_phrase(int status);

@@ -80,11 +80,21 @@ class Routes {
   /// or later from another thread) or moves to the pool with Exchange::run_blocking.
   using InlineHandler = std::function<void(const std::shared_ptr<Exchange>&)>;
 
-  void get(std::string pattern, Handler h) { add("GET", std::move(pattern), std::move(h), nullptr); }
-  void post(std::string pattern, Handler h) { add("POST", std::move(pattern), std::move(h), nullptr); }
-  void put(std::string pattern, Handler h) { add("PUT", std::move(pattern), std::move(h), nullptr); }
-  void patch(std::string pattern, Handler h) { add("PATCH", std::move(pattern), std::move(h), nullptr); }
-  void remove(std::string pattern, Handler h) { add("DELETE", std::move(pattern), std::move(h), nullptr); }
+  void get(std::string pattern, Handler h) {
+    add("GET", std::move(pattern), std::move(h), nullptr);
+  }
+  void post(std::string pattern, Handler h) {
+    add("POST", std::move(pattern), std::move(h), nullptr);
+  }
+  void put(std::string pattern, Handler h) {
+    add("PUT", std::move(pattern), std::move(h), nullptr);
+  }
+  void patch(std::string pattern, Handler h) {
+    add("PATCH", std::move(pattern), std::move(h), nullptr);
+  }
+  void remove(std::string pattern, Handler h) {
+    add("DELETE", std::move(pattern), std::move(h), nullptr);
+  }
   void post_inline(std::string pattern, InlineHandler h) {
     add("POST", std::move(pattern), nullptr, std::move(h));
   }

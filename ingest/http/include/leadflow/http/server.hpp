@@ -24,15 +24,15 @@ namespace leadflow {
 
 struct HttpServerOptions {
   std::string host = "127.0.0.1";
-  int port = 0;                 // 0: any free port (see HttpServer::port)
-  int loops = 0;                // event loops; 0: one per core
-  int blocking_threads = 64;    // the pool for handlers that wait
+  int port = 0;                   // 0: any free port (see HttpServer::port)
+  int loops = 0;                  // event loops; 0: one per core
+  int blocking_threads = 64;      // the pool for handlers that wait
   std::string tls_cert, tls_key;  // PEM files; both empty: plain HTTP
   http::ParseLimits limits;
   std::chrono::milliseconds idle_timeout{10'000};  // keep-alive connection with no request
-  std::chrono::milliseconds io_timeout{10'000};    // handshake, a request arriving, an answer leaving
-  std::size_t max_connections = 10'000;            // open at once; beyond, new ones are closed
-  std::string name = "http";                       // for logs
+  std::chrono::milliseconds io_timeout{10'000};  // handshake, a request arriving, an answer leaving
+  std::size_t max_connections = 10'000;          // open at once; beyond, new ones are closed
+  std::string name = "http";                     // for logs
 };
 
 /// Owns its loops, pool and sockets. start() once, stop() once (the destructor stops).

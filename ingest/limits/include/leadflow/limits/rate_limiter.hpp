@@ -14,10 +14,10 @@ namespace leadflow {
 /// The answer for one request, with what the X-RateLimit-* headers show.
 struct RateDecision {
   bool allowed = false;
-  int limit = 0;              // X-RateLimit-Limit: the per-minute limit
-  int remaining = 0;          // X-RateLimit-Remaining: min(minute allowance, day allowance) now
+  int limit = 0;                // X-RateLimit-Limit: the per-minute limit
+  int remaining = 0;            // X-RateLimit-Remaining: min(minute allowance, day allowance) now
   std::int64_t reset_unix = 0;  // X-RateLimit-Reset: when the binding allowance is full again
-  int retry_after_s = 0;      // for a refusal: seconds until one request is allowed
+  int retry_after_s = 0;        // for a refusal: seconds until one request is allowed
 };
 
 /// Per-key limits: a token bucket of `per_minute` tokens refilled evenly over a minute, and a
@@ -31,7 +31,8 @@ class RateLimiter {
   virtual RateDecision acquire(std::string_view key, int per_minute, int per_day);
   /// acquire() when it can answer without waiting on I/O (an event loop calls this); nullopt
   /// when it would have to wait, and then nothing was taken. This one always answers.
-  virtual std::optional<RateDecision> try_acquire(std::string_view key, int per_minute, int per_day) {
+  virtual std::optional<RateDecision> try_acquire(std::string_view key, int per_minute,
+                                                  int per_day) {
     return acquire(key, per_minute, per_day);
   }
 
@@ -75,20 +76,22 @@ class SharedRateLimiter final : public RateLimiter {
   SharedRateLimiter(const Clock& clock, Store& store);
   RateDecision acquire(std::string_view key, int per_minute, int per_day) override;
   /// Answers from a live lease only; nullopt when a new lease must be taken from the store.
-  std::optional<RateDecision> try_acquire(std::string_view key, int per_minute, int per_day) override;
+  std::optional<RateDecision> try_acquire(std::string_view key, int per_minute,
+                                          int per_day) override;
 
   /// Tokens in one lease for a per-minute limit.
   static int lease_size(int per_minute);
 
  private:
-  std::optional<RateDecision> take(std::string_view key, int per_minute, int per_day, bool may_block);
+  std::optional<RateDecision> take(std::string_view key, int per_minute, int per_day,
+                                   bool may_block);
 
   struct Lease {
     std::mutex mu;
-    int tokens = 0;                 // unspent tokens of the current lease
+    int tokens = 0;  // unspent tokens of the current lease
     SteadyTime granted_at{};
-    double shared_tokens = 0;       // the shared bucket after the last lease
-    std::int64_t day_left = 0;      // the day's allowance after the last lease
+    double shared_tokens = 0;   // the shared bucket after the last lease
+    std::int64_t day_left = 0;  // the day's allowance after the last lease
     SteadyTime used_at{};
   };
   std::shared_ptr<Lease> lease_of(std::string_view key);

@@ -4,11 +4,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "leadflow/domain/accounts.hpp"
 #include "leadflow/base/clock.hpp"
+#include "leadflow/domain/accounts.hpp"
 #include "leadflow/domain/field_error.hpp"
-#include "leadflow/store/store.hpp"
 #include "leadflow/domain/verticals.hpp"
+#include "leadflow/store/store.hpp"
 
 namespace leadflow {
 

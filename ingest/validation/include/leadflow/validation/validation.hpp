@@ -15,15 +15,15 @@ namespace leadflow {
 
 /// Bounds on what a request may carry. Everything is bounded (SPEC §6).
 struct ValidationLimits {
-  std::size_t max_name = 100;          // first/last name
+  std::size_t max_name = 100;  // first/last name
   std::size_t max_email = 254;
-  std::size_t max_text = 512;          // source, landing_page, trustedform url, jornaya id
+  std::size_t max_text = 512;  // source, landing_page, trustedform url, jornaya id
   std::size_t max_user_agent = 1024;
   std::size_t max_consent_text = 4096;
   std::size_t max_custom_fields = 50;
   std::size_t max_custom_key = 64;
   std::size_t max_custom_value = 1024;
-  std::size_t max_depth = 8;           // JSON nesting; deeper is refused, never recursed
+  std::size_t max_depth = 8;  // JSON nesting; deeper is refused, never recursed
 };
 
 /// The field names a request uses. Surface A (POST /v1/leads) names email/phone and carries
@@ -33,10 +33,10 @@ struct ValidationLimits {
 enum class LeadShape { kApi, kCampaign };
 
 struct ParsedLead {
-  Lead lead;                  // normalised; meaningful only when errors is empty
-  FieldErrors errors;         // every offending field, in body order
-  std::string campaign_key;   // Surface B: SELLER_CAMPAIGN_KEY as sent ("" if absent)
-  bool malformed = false;     // the body is not a JSON object at all (errors has one entry "body")
+  Lead lead;                 // normalised; meaningful only when errors is empty
+  FieldErrors errors;        // every offending field, in body order
+  std::string campaign_key;  // Surface B: SELLER_CAMPAIGN_KEY as sent ("" if absent)
+  bool malformed = false;    // the body is not a JSON object at all (errors has one entry "body")
   /// Surface B: the vertical the lead was validated against. nullopt when the reader was told
   /// the campaign is not known yet (see VerticalOf): then only campaign_key and malformed hold.
   std::optional<std::string> validated_for;
@@ -50,13 +50,15 @@ using VerticalOf = std::function<std::optional<std::string>(std::string_view key
 
 /// Parses and validates a JSON body (simdjson). `campaign_vertical` is the campaign's vertical for
 /// kCampaign and ignored for kApi. Never throws; hostile input yields errors.
-ParsedLead parse_lead_json(std::string_view body, LeadShape shape, const VerticalRegistry& verticals,
-                           std::string_view campaign_vertical, const ValidationLimits& limits = {});
+ParsedLead parse_lead_json(std::string_view body, LeadShape shape,
+                           const VerticalRegistry& verticals, std::string_view campaign_vertical,
+                           const ValidationLimits& limits = {});
 
 /// A Surface B JSON body in one parse: SELLER_CAMPAIGN_KEY is read first and `vertical_of`
 /// names the vertical the lead is validated against.
 ParsedLead parse_campaign_lead_json(std::string_view body, const VerticalRegistry& verticals,
-                                    const VerticalOf& vertical_of, const ValidationLimits& limits = {});
+                                    const VerticalOf& vertical_of,
+                                    const ValidationLimits& limits = {});
 
 /// The same for a form post (urlencoded or multipart), all values strings; numbers in vertical
 /// fields are converted by the field's type. Always kCampaign shape.

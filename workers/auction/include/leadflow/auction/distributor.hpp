@@ -4,21 +4,21 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <unordered_map>
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
+#include "leadflow/auction/event_loop.hpp"
+#include "leadflow/base/clock.hpp"
+#include "leadflow/delivery/buyer_health.hpp"
+#include "leadflow/delivery/http_client.hpp"
 #include "leadflow/domain/accounts.hpp"
 #include "leadflow/domain/buyer.hpp"
-#include "leadflow/base/clock.hpp"
-#include "leadflow/delivery/http_client.hpp"
 #include "leadflow/domain/lead.hpp"
-#include "leadflow/store/store.hpp"
 #include "leadflow/domain/verticals.hpp"
-#include "leadflow/delivery/buyer_health.hpp"
-#include "leadflow/auction/event_loop.hpp"
+#include "leadflow/store/store.hpp"
 
 namespace leadflow {
 
@@ -56,9 +56,9 @@ class CampaignDirectory {
 
 struct DistributorOptions {
   std::chrono::milliseconds auction_timeout{10000};  // pings + posts, whole auction
-  BuyerHealth::Options health;                        // when a failing buyer sits out
-  std::chrono::milliseconds post_retry_pause{200};    // between re-asks of a post that got no answer
-  int store_threads = 4;                              // blocking store calls of the auctions
+  BuyerHealth::Options health;                       // when a failing buyer sits out
+  std::chrono::milliseconds post_retry_pause{200};   // between re-asks of a post that got no answer
+  int store_threads = 4;                             // blocking store calls of the auctions
 };
 
 /// Thrown by Distributor::decide_and_wait when our own store cannot answer (a post intent it
@@ -143,7 +143,7 @@ class Distributor final : public LeadDecider {
   std::mt19937_64 rng_;
   std::vector<PendingIntent> intents_waiting_;  // loop thread only
   int intent_batches_out_ = 0;                  // loop thread only
-  std::unique_ptr<EventLoop> loop_;  // last: stops first, before what its auctions use
+  std::unique_ptr<EventLoop> loop_;             // last: stops first, before what its auctions use
 };
 
 }  // namespace leadflow

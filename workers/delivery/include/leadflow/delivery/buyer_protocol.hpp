@@ -2,8 +2,8 @@
 #include <optional>
 #include <string>
 
-#include "leadflow/domain/buyer.hpp"
 #include "leadflow/delivery/http_client.hpp"
+#include "leadflow/domain/buyer.hpp"
 #include "leadflow/domain/lead.hpp"
 
 namespace leadflow {

@@ -16,14 +16,15 @@ struct HttpRequest {
   std::string url;
   Headers headers;
   std::string body;
-  std::chrono::milliseconds timeout{1000};  // whole exchange, connect included, from when it is sent
+  std::chrono::milliseconds timeout{
+      1000};  // whole exchange, connect included, from when it is sent
 };
 
 struct HttpResponse {
-  int status = 0;           // 0 when no HTTP answer came (transport error or timeout)
+  int status = 0;  // 0 when no HTTP answer came (transport error or timeout)
   std::string body;
   bool timed_out = false;
-  std::string error;        // transport error text, "" on an HTTP answer
+  std::string error;                     // transport error text, "" on an HTTP answer
   std::chrono::microseconds elapsed{0};  // from when the request was sent
   /// The request never left this process (the client shut down, or it waited too long for a
   /// connection of its own): the buyer saw nothing, so it says nothing about the buyer's health.
@@ -52,7 +53,7 @@ class HttpClient {
 };
 
 struct CurlClientOptions {
-  long max_connections = 8192;         // total open connections
+  long max_connections = 8192;  // total open connections
   /// Requests in flight per buyer host (scheme, host and port): connections for HTTP/1.1, and
   /// 100 streams per connection for a buyer that speaks HTTP/2. Beyond it a request waits in our
   /// own queue, and its timeout starts only once it is handed to a connection: a buyer is never
@@ -60,8 +61,8 @@ struct CurlClientOptions {
   long max_host_connections = 2048;
   /// A request that waited this long in our queue without a connection fails as not sent.
   std::chrono::milliseconds max_queue_wait{30'000};
-  bool verify_tls = true;              // false only for loopback test buyers with self-signed certs
-  std::string ca_file;                 // extra CA bundle, "" for the system's
+  bool verify_tls = true;  // false only for loopback test buyers with self-signed certs
+  std::string ca_file;     // extra CA bundle, "" for the system's
   /// false: connections to loopback, private, link-local and metadata addresses are refused at
   /// connect time, whatever the URL said when it was saved (LEADFLOW_ALLOW_PRIVATE_BUYERS).
   bool allow_private_addresses = false;

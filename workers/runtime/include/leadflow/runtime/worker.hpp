@@ -11,12 +11,12 @@
 #include <thread>
 #include <vector>
 
+#include "leadflow/auction/distributor.hpp"
+#include "leadflow/auction/event_loop.hpp"
 #include "leadflow/base/clock.hpp"
 #include "leadflow/outcomes/outcomes.hpp"
 #include "leadflow/queue/queue.hpp"
 #include "leadflow/store/store.hpp"
-#include "leadflow/auction/distributor.hpp"
-#include "leadflow/auction/event_loop.hpp"
 
 namespace leadflow {
 
@@ -61,8 +61,9 @@ struct WorkerOptions {
 /// commits offsets only after the outcome is recorded (at-least-once; the store keeps a
 /// redelivered lead from being sold twice). Backpressure: at most `concurrency` auctions are in
 /// flight, and the worker reads ahead at most one batch beyond them (min(256, concurrency)
-/// records); the queue, not memory, holds the backlog. start()/stop() from one thread; stop() finishes what is in flight and commits.
-/// Pauses (a store it cannot reach) and the decide time it measures run on `clock`.
+/// records); the queue, not memory, holds the backlog. start()/stop() from one thread; stop()
+/// finishes what is in flight and commits. Pauses (a store it cannot reach) and the decide time it
+/// measures run on `clock`.
 class Worker {
  public:
   Worker(LeadQueue& queue, Store& store, LeadDecider& distributor, OutcomePublisher& publisher,
@@ -113,8 +114,8 @@ class Worker {
 
   mutable std::mutex held_mu_;
   std::condition_variable space_cv_;
-  int held_ = 0;     // records from the poll until their offset is done
-  int running_ = 0;  // of which started (at most the concurrency)
+  int held_ = 0;                              // records from the poll until their offset is done
+  int running_ = 0;                           // of which started (at most the concurrency)
   std::deque<std::shared_ptr<Job>> waiting_;  // read ahead, not started yet
 
   std::mutex offsets_mu_;

@@ -4,10 +4,10 @@
 
 #include "leadflow/base/clock.hpp"
 #include "leadflow/base/config.hpp"
+#include "leadflow/domain/verticals.hpp"
 #include "leadflow/outcomes/outcomes.hpp"
 #include "leadflow/queue/queue.hpp"
 #include "leadflow/store/store.hpp"
-#include "leadflow/domain/verticals.hpp"
 
 namespace leadflow {
 
@@ -23,8 +23,8 @@ class Worker;
 /// registry and publisher must outlive it. start()/stop() from one thread.
 class WorkerPool {
  public:
-  WorkerPool(const Config& config, Store& store, LeadQueue& queue, const VerticalRegistry& verticals,
-             OutcomePublisher& publisher, const Clock& clock);
+  WorkerPool(const Config& config, Store& store, LeadQueue& queue,
+             const VerticalRegistry& verticals, OutcomePublisher& publisher, const Clock& clock);
   ~WorkerPool();
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;

@@ -41,17 +41,17 @@ struct BuyerSimOptions {
   int port = 0;  // 0: an ephemeral port, read back with BuyerSimulator::port()
 
   BidModel bid;
-  double no_bid_rate = 0.0;    // fraction of pings answered {"bid": 0}
-  int latency_ms = 0;          // every answer waits this long...
-  int jitter_ms = 0;           // ...plus a uniform 0..jitter_ms
-  double timeout_rate = 0.0;   // fraction of pings that hang for hang_ms instead
+  double no_bid_rate = 0.0;   // fraction of pings answered {"bid": 0}
+  int latency_ms = 0;         // every answer waits this long...
+  int jitter_ms = 0;          // ...plus a uniform 0..jitter_ms
+  double timeout_rate = 0.0;  // fraction of pings that hang for hang_ms instead
   int hang_ms = 5000;
-  double error_rate = 0.0;     // fraction of pings and posts answered 500
-  double reject_rate = 0.0;    // fraction of posts answered {"accepted": false}
+  double error_rate = 0.0;   // fraction of pings and posts answered 500
+  double reject_rate = 0.0;  // fraction of posts answered {"accepted": false}
   std::string reject_reason = "duplicate in buyer CRM";
-  std::uint64_t seed = 42;     // same seed + same request order -> same answers
+  std::uint64_t seed = 42;  // same seed + same request order -> same answers
 
-  std::string tls_cert;        // PEM paths; both set -> HTTPS
+  std::string tls_cert;  // PEM paths; both set -> HTTPS
   std::string tls_key;
 
   int threads = 64;                  // server worker threads: one per open keep-alive connection
@@ -151,8 +151,8 @@ class BuyerSimulator {
   void handle_ping(const httplib::Request& req, httplib::Response& res);
   void handle_post(const httplib::Request& req, httplib::Response& res);
   void record(const httplib::Request& req, std::deque<RecordedRequest>& into);  // mutex_ held
-  double draw();                                                               // mutex_ held
-  std::chrono::milliseconds draw_latency();                                    // mutex_ held
+  double draw();                                                                // mutex_ held
+  std::chrono::milliseconds draw_latency();                                     // mutex_ held
   void pause(std::chrono::milliseconds d);  // interruptible by stop()
   static void reply(httplib::Response& res, const Answer& a);
 
