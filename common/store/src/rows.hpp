@@ -59,6 +59,20 @@ Seller read_seller(const Row& q) {
   return s;
 }
 
+/// The columns of post_intents, in the order the stores select them.
+#define LF_POST_INTENT_COLUMNS "lead_id, buyer_id, price_cents, ping_id, at"
+
+template <typename Row>
+PostIntent read_post_intent(const Row& q) {
+  PostIntent p;
+  p.lead_id = q.text(0);
+  p.buyer_id = q.text(1);
+  p.price = q.int64(2);
+  p.ping_id = q.text(3);
+  p.at_ms = q.int64(4);
+  return p;
+}
+
 template <typename Row>
 Campaign read_campaign(const Row& q) {
   Campaign c;

@@ -471,17 +471,8 @@ class PgStore final : public Store, private PgCalls {
 
   Lookup<PostIntent> get_post_intent(std::string_view lead_id) override {
     return lookup<PostIntent>(
-        "get_post_intent",
-        "SELECT lead_id, buyer_id, price_cents, ping_id, at FROM post_intents WHERE lead_id = $1",
-        Params().add(lead_id), [](const Row& q) {
-          PostIntent p;
-          p.lead_id = q.text(0);
-          p.buyer_id = q.text(1);
-          p.price = q.int64(2);
-          p.ping_id = q.text(3);
-          p.at_ms = q.int64(4);
-          return p;
-        });
+        "get_post_intent", "SELECT " LF_POST_INTENT_COLUMNS " FROM post_intents WHERE lead_id = $1",
+        Params().add(lead_id), read_post_intent<Row>);
   }
 
   /// Per outcome: kOk (written), kConflict (already decided: the first outcome stays; also for

@@ -609,18 +609,8 @@ class SqliteStore final : public Store, private SqliteCalls {
 
   Lookup<PostIntent> get_post_intent(std::string_view lead_id) override {
     return lookup<PostIntent>(
-        "get_post_intent",
-        "SELECT lead_id, buyer_id, price_cents, ping_id, at FROM post_intents WHERE lead_id = ?1",
-        [&](Query& q) { q.bind(lead_id); },
-        [](const Query& q) {
-          PostIntent p;
-          p.lead_id = q.text(0);
-          p.buyer_id = q.text(1);
-          p.price = q.int64(2);
-          p.ping_id = q.text(3);
-          p.at_ms = q.int64(4);
-          return p;
-        });
+        "get_post_intent", "SELECT " LF_POST_INTENT_COLUMNS " FROM post_intents WHERE lead_id = ?1",
+        [&](Query& q) { q.bind(lead_id); }, read_post_intent<Query>);
   }
 
   /// Per outcome: kOk (written), kConflict (already decided: the first outcome stays; also for
