@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "leadflow/base/text.hpp"
 #include "leadflow/domain/lead_codec.hpp"
 
 namespace leadflow {
@@ -24,7 +25,7 @@ std::string form_escape(std::string_view s) {
   std::string out;
   out.reserve(s.size());
   for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+    if (is_alnum(static_cast<char>(c)) || c == '-' || c == '_' || c == '.' || c == '~') {
       out.push_back(static_cast<char>(c));
     } else if (c == ' ') {
       out.push_back('+');

@@ -4,6 +4,7 @@
 
 #include <sys/socket.h>
 
+#include "leadflow/base/text.hpp"
 #include "leadflow/domain/buyer.hpp"
 
 #include <curl/curl.h>
@@ -61,13 +62,8 @@ void global_init_once() {
 }
 
 bool has_header(const Headers& headers, std::string_view name) {
-  return std::any_of(headers.begin(), headers.end(), [&](const auto& h) {
-    return h.first.size() == name.size() &&
-           std::equal(h.first.begin(), h.first.end(), name.begin(), [](char a, char b) {
-             return std::tolower(static_cast<unsigned char>(a)) ==
-                    std::tolower(static_cast<unsigned char>(b));
-           });
-  });
+  return std::any_of(headers.begin(), headers.end(),
+                     [&](const auto& h) { return iequals(h.first, name); });
 }
 
 std::string timeout_error(const HttpRequest& rq) {
@@ -107,9 +103,7 @@ std::string host_key(const std::string& url) {
   const auto scheme_end = url.find("://");
   if (scheme_end == std::string::npos) return url;
   const auto end = url.find_first_of("/?#", scheme_end + 3);
-  std::string key = url.substr(0, end);
-  for (auto& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return key;
+  return ascii_lower(std::string_view(url).substr(0, end));
 }
 
 // Checks the address libcurl is about to connect to: a buyer's host was public when its URL was
