@@ -13,6 +13,7 @@
 #include <future>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -252,6 +253,60 @@ TEST_F(HttpClientTest, ABuyersTimeoutRunsFromWhenTheRequestIsSentNotWhileItWaits
     EXPECT_LT(r.elapsed, std::chrono::microseconds(600ms));  // ...not our queue's
   }
   EXPECT_GE(std::chrono::steady_clock::now() - started, 1200ms);  // one after the other
+}
+
+// A second simulator that answers at once, whose answer's callback holds the client's loop
+// thread for `hold`, as a process starved of CPU would be held.
+class LoopHolder {
+ public:
+  explicit LoopHolder(HttpClient& client, std::chrono::milliseconds hold) {
+    BuyerSimOptions o;
+    o.name = "prompt";
+    o.bid = BidModel::fixed(1.00);
+    sim_ = std::make_unique<BuyerSimulator>(o);
+    sim_->start();
+    client.send(ping_request(*sim_, 99), [this, hold](HttpResponse) {
+      std::this_thread::sleep_for(hold);
+      released_.set_value();
+    });
+  }
+  ~LoopHolder() {
+    released_.get_future().wait();
+    sim_->stop();
+  }
+
+ private:
+  std::unique_ptr<BuyerSimulator> sim_;
+  std::promise<void> released_;
+};
+
+TEST_F(HttpClientTest, AnAnswerWaitingInItsSocketIsReadEvenWhenTheLoopRanPastItsTimeout) {
+  // The buyer answers in 150 ms, within its 400 ms timeout, while the client's loop is held for
+  // 900 ms. The answer waits in the socket meanwhile and is read before any timeout is looked at:
+  // the buyer was on time, and a starved worker must not say otherwise.
+  sim_->set_latency(150ms);
+  HttpClient& c = client();
+  auto answer = c.send(ping_request(*sim_, 1, 400ms));
+  {
+    LoopHolder hold(c, 900ms);
+    HttpResponse r = answer.get();
+    EXPECT_EQ(r.status, 200) << r.error;
+    EXPECT_FALSE(r.timed_out) << r.error;
+  }
+}
+
+TEST_F(HttpClientTest, ATimeoutWhileTheLoopWasHeldIsMarkedAsOurs) {
+  // No answer in the socket when the held loop looks: a timeout, but one that spans this
+  // process's own stall, which buyer health must not count.
+  sim_->set_latency(3000ms);
+  HttpClient& c = client();
+  auto answer = c.send(ping_request(*sim_, 1, 200ms));
+  {
+    LoopHolder hold(c, 600ms);
+    HttpResponse r = answer.get();
+    EXPECT_TRUE(r.timed_out);
+    EXPECT_TRUE(r.stalled_here);
+  }
 }
 
 TEST_F(HttpClientTest, ARequestThatNeverGetsAConnectionFailsAsNotSent) {

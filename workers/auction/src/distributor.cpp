@@ -132,7 +132,8 @@ Distributor::Distributor(Store& store, HttpClient& http, BuyerDirectory& buyers,
 Distributor::~Distributor() = default;
 
 void Distributor::observe_health(const std::string& buyer_id, const HttpResponse& r) {
-  if (r.not_sent) return;  // our own queue's doing, not the buyer's
+  if (r.not_sent) return;      // our own queue's doing, not the buyer's
+  if (r.stalled_here) return;  // this process was starved of CPU: not the buyer's doing either
   if (health_.record(buyer_id, classify_retry(r) == RetryClass::kRetryable)) {
     worker_metrics().buyer_pauses.Add({{"buyer_id", buyer_id}}).Increment();
     log(LogLevel::kWarn, "buyer_paused",

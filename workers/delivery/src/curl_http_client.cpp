@@ -1,8 +1,14 @@
-// Outbound HTTP over libcurl's multi interface: one event-loop thread owns every easy handle and
-// the multi's connection cache; other threads only push onto a locked queue and wake the loop.
+// Outbound HTTP over libcurl's multi interface, driven by socket events: one event-loop thread
+// owns every easy handle, the multi's connection cache and an epoll set of the sockets libcurl
+// watches; other threads only push onto a locked queue and wake the loop through an eventfd.
+// Each wake-up costs what became ready, not what is in flight: thousands of requests waiting on
+// slow buyers cost nothing until they answer.
 #include "leadflow/delivery/http_client.hpp"
 
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "leadflow/base/text.hpp"
 #include "leadflow/domain/buyer.hpp"
@@ -12,12 +18,15 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <csignal>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <exception>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -43,6 +52,14 @@ constexpr std::size_t kMaxResponseBytes = 1 << 20;
 constexpr std::size_t kMaxIdleHandles = 256;
 // How long the loop sleeps with nothing to do; a wakeup or a curl timer ends it sooner.
 constexpr int kIdlePollMs = 1000;
+// Socket events taken per epoll_wait; more ready ones are taken at once by the next call.
+constexpr int kMaxEvents = 512;
+// libcurl's own timer is only a safety net, this far past our deadline: the loop expires a request
+// itself, after it has read every answer already waiting in a socket.
+constexpr long kCurlTimeoutSlackMs = 1000;
+// The loop ran this late (asleep past its wake-up, or busy in one turn): the process was starved of
+// CPU, and a timeout that spans it says nothing certain about the buyer.
+constexpr auto kStall = std::chrono::milliseconds(50);
 constexpr const char* kShutDownError = "client shut down";
 
 void global_init_once() {
@@ -149,6 +166,22 @@ class CurlClient final : public HttpClient {
       curl_share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
       curl_share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
     }
+    epoll_ = ::epoll_create1(EPOLL_CLOEXEC);
+    wake_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (epoll_ < 0 || wake_ < 0) {
+      close_fds();
+      curl_multi_cleanup(multi_);
+      if (share_ != nullptr) curl_share_cleanup(share_);
+      throw std::runtime_error("epoll_create1/eventfd failed");
+    }
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = wake_;
+    ::epoll_ctl(epoll_, EPOLL_CTL_ADD, wake_, &ev);
+    curl_multi_setopt(multi_, CURLMOPT_SOCKETFUNCTION, &CurlClient::on_socket);
+    curl_multi_setopt(multi_, CURLMOPT_SOCKETDATA, this);
+    curl_multi_setopt(multi_, CURLMOPT_TIMERFUNCTION, &CurlClient::on_timer);
+    curl_multi_setopt(multi_, CURLMOPT_TIMERDATA, this);
     loop_ = std::thread([this] { run(); });
   }
 
@@ -157,11 +190,12 @@ class CurlClient final : public HttpClient {
       std::lock_guard lock(mutex_);
       stopping_ = true;
     }
-    curl_multi_wakeup(multi_);
+    wake();
     loop_.join();
     for (CURL* easy : idle_handles_) curl_easy_cleanup(easy);
     curl_multi_cleanup(multi_);
     if (share_ != nullptr) curl_share_cleanup(share_);
+    close_fds();
   }
 
   using HttpClient::send;
@@ -182,11 +216,54 @@ class CurlClient final : public HttpClient {
       fail(*t, kShutDownError);
       return;
     }
-    curl_multi_wakeup(multi_);
+    wake();
   }
 
  private:
+  void wake() {
+    const std::uint64_t one = 1;
+    [[maybe_unused]] auto n = ::write(wake_, &one, sizeof one);  // EAGAIN: a wake-up is pending
+  }
+
+  void close_fds() {
+    if (epoll_ >= 0) ::close(epoll_);
+    if (wake_ >= 0) ::close(wake_);
+  }
+
+  // libcurl says which sockets to watch for what; the epoll set follows.
+  static int on_socket(CURL* /*easy*/, curl_socket_t s, int what, void* user, void* socket_data) {
+    auto* self = static_cast<CurlClient*>(user);
+    if (what == CURL_POLL_REMOVE) {
+      ::epoll_ctl(self->epoll_, EPOLL_CTL_DEL, s, nullptr);
+      return 0;
+    }
+    epoll_event ev{};
+    ev.events = (what & CURL_POLL_IN ? EPOLLIN : 0u) | (what & CURL_POLL_OUT ? EPOLLOUT : 0u);
+    ev.data.fd = s;
+    // A socket libcurl has not assigned yet is new to the set. A closed socket leaves the set by
+    // itself, so its number may come back: ADD and MOD each fall back to the other.
+    if (socket_data == nullptr) {
+      if (::epoll_ctl(self->epoll_, EPOLL_CTL_ADD, s, &ev) != 0 && errno == EEXIST) {
+        ::epoll_ctl(self->epoll_, EPOLL_CTL_MOD, s, &ev);
+      }
+      curl_multi_assign(self->multi_, s, self);
+    } else if (::epoll_ctl(self->epoll_, EPOLL_CTL_MOD, s, &ev) != 0 && errno == ENOENT) {
+      ::epoll_ctl(self->epoll_, EPOLL_CTL_ADD, s, &ev);
+    }
+    return 0;
+  }
+
+  // libcurl's next timer: -1 none, 0 as soon as possible. Applied by the loop, never from here.
+  static int on_timer(CURLM* /*multi*/, long timeout_ms, void* user) {
+    auto* self = static_cast<CurlClient*>(user);
+    self->curl_timer_ = timeout_ms < 0
+                            ? std::nullopt
+                            : std::optional(Clock::now() + std::chrono::milliseconds(timeout_ms));
+    return 0;
+  }
+
   void run() {
+    std::vector<epoll_event> events(kMaxEvents);
     for (;;) {
       std::deque<std::unique_ptr<Transfer>> incoming;
       bool stopping = false;
@@ -201,12 +278,29 @@ class CurlClient final : public HttpClient {
       }
       for (auto& t : incoming) admit(std::move(t));
 
-      int running = 0;
-      curl_multi_perform(multi_, &running);
+      // Sleep until a socket is ready, a wake-up, libcurl's timer or the next deadline.
+      const auto turn_end = Clock::now();
+      note_lag(turn_end - turn_start_);
+      const int wait_ms = poll_timeout_ms(turn_end);
+      int n = ::epoll_wait(epoll_, events.data(), kMaxEvents, wait_ms);
+      turn_start_ = Clock::now();
+      if (n == 0) note_lag(turn_start_ - (turn_end + std::chrono::milliseconds(wait_ms)));
+      take_ready(events, n);
+      if (curl_timer_ && *curl_timer_ <= Clock::now()) {
+        curl_timer_.reset();
+        int running = 0;
+        curl_multi_socket_action(multi_, CURL_SOCKET_TIMEOUT, 0, &running);
+      }
       collect_finished();
-      expire_overdue();
+      if (!deadlines_.empty() && deadlines_.begin()->first <= Clock::now()) {
+        // Every answer already in a socket is read before a deadline is enforced: the callbacks
+        // above may have taken a while, so look at the sockets once more first.
+        take_ready(events, ::epoll_wait(epoll_, events.data(), kMaxEvents, 0));
+        collect_finished();
+        note_lag(Clock::now() - turn_start_);
+        expire_overdue();
+      }
       expire_queued();
-      curl_multi_poll(multi_, nullptr, 0, poll_timeout_ms(), nullptr);
     }
     // Fail whatever is still queued or on the wire. Callbacks may call send() again; stopping_
     // makes those fail at once, so this loop ends.
@@ -227,6 +321,35 @@ class CurlClient final : public HttpClient {
       t->easy = nullptr;
       fail(*t, kShutDownError);
     }
+  }
+
+  // Hands libcurl the `n` events in `events`, and any more that are ready, until none are.
+  void take_ready(std::vector<epoll_event>& events, int n) {
+    while (n > 0) {
+      for (int i = 0; i < n; ++i) on_ready(events[static_cast<std::size_t>(i)]);
+      if (n < kMaxEvents) break;
+      n = ::epoll_wait(epoll_, events.data(), kMaxEvents, 0);
+    }
+  }
+
+  void on_ready(const epoll_event& ev) {
+    if (ev.data.fd == wake_) {
+      std::uint64_t count = 0;
+      [[maybe_unused]] auto n = ::read(wake_, &count, sizeof count);
+      return;
+    }
+    int mask = 0;
+    if (ev.events & EPOLLIN) mask |= CURL_CSELECT_IN;
+    if (ev.events & EPOLLOUT) mask |= CURL_CSELECT_OUT;
+    if (ev.events & (EPOLLERR | EPOLLHUP)) mask |= CURL_CSELECT_ERR;
+    int running = 0;
+    curl_multi_socket_action(multi_, ev.data.fd, mask, &running);
+  }
+
+  // The loop woke up late, or one turn took long: remember when, so a timeout that spans it is
+  // not put down to the buyer.
+  void note_lag(Clock::duration late) {
+    if (late >= kStall) last_stall_ = Clock::now();
   }
 
   // A buyer's requests in flight (on connections) and waiting in our queue for a slot.
@@ -300,18 +423,20 @@ class CurlClient final : public HttpClient {
       HttpResponse r;
       r.timed_out = true;
       r.error = timeout_error(t->request);
+      r.stalled_here = last_stall_ >= t->sent;
       const std::string key = t->host;
       finish(*t, std::move(r));
       release_slot(key);
     }
   }
 
-  // Sleep until libcurl's next timer (curl_multi_poll applies it), a wakeup, or the next deadline.
-  // (Requests waiting in our queue are looked at at least every kIdlePollMs.)
-  int poll_timeout_ms() const {
-    if (deadlines_.empty()) return kIdlePollMs;
-    const auto until = deadlines_.begin()->first - Clock::now();
-    const auto ms = std::chrono::ceil<std::chrono::milliseconds>(until).count();
+  // Until libcurl's timer or the next deadline, whichever comes first. (Requests waiting in our
+  // queue are looked at at least every kIdlePollMs.)
+  int poll_timeout_ms(Clock::time_point now) const {
+    auto next = now + std::chrono::milliseconds(kIdlePollMs);
+    if (!deadlines_.empty()) next = std::min(next, deadlines_.begin()->first);
+    if (curl_timer_) next = std::min(next, *curl_timer_);
+    const auto ms = std::chrono::ceil<std::chrono::milliseconds>(next - now).count();
     return static_cast<int>(std::clamp<long long>(ms, 0, kIdlePollMs));
   }
 
@@ -363,7 +488,8 @@ class CurlClient final : public HttpClient {
       t->header_list = curl_slist_append(t->header_list, "Expect:");
     }
 
-    const long timeout_ms = std::max<long>(1, static_cast<long>(rq.timeout.count()));
+    const long timeout_ms =
+        std::max<long>(1, static_cast<long>(rq.timeout.count())) + kCurlTimeoutSlackMs;
     curl_easy_setopt(easy, CURLOPT_URL, rq.url.c_str());
     curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
@@ -445,6 +571,7 @@ class CurlClient final : public HttpClient {
         std::string detail = t->error_buffer[0] != '\0' ? std::string(t->error_buffer)
                                                         : std::string(curl_easy_strerror(code));
         r.timed_out = code == CURLE_OPERATION_TIMEDOUT;
+        r.stalled_here = r.timed_out && last_stall_ >= t->sent;
         // libcurl names the stage its timer fired in ("Failed to resolve host ... with timeout"
         // for a request still waiting for a connection); lead with what happened.
         r.error = r.timed_out ? timeout_error(t->request) + " (" + detail + ")" : std::move(detail);
@@ -491,6 +618,11 @@ class CurlClient final : public HttpClient {
   std::vector<CURL*> idle_handles_;
   std::unordered_map<std::string, Host> hosts_;
   CURLSH* share_ = nullptr;
+  int epoll_ = -1;
+  int wake_ = -1;  // eventfd: send() and the destructor wake the loop
+  std::optional<Clock::time_point> curl_timer_;
+  Clock::time_point turn_start_ = Clock::now();
+  Clock::time_point last_stall_{};
 
   std::thread loop_;  // last: starts after everything above exists
 };

@@ -29,6 +29,9 @@ struct HttpResponse {
   /// The request never left this process (the client shut down, or it waited too long for a
   /// connection of its own): the buyer saw nothing, so it says nothing about the buyer's health.
   bool not_sent = false;
+  /// A timeout while this process was starved of CPU (its client loop ran late during the
+  /// exchange): the answer may have been on its way, so it says nothing certain about the buyer.
+  bool stalled_here = false;
 };
 
 /// Whether a failed exchange may be tried again: transport errors, timeouts, 408, 429 and 5xx are
@@ -68,8 +71,10 @@ struct CurlClientOptions {
   bool allow_private_addresses = false;
 };
 
-/// libcurl multi interface on one event-loop thread: connections pooled and kept alive, HTTP/2
-/// multiplexed where the buyer offers it (TLS ALPN), TLS sessions and DNS answers shared.
+/// libcurl multi interface on one event-loop thread driven by socket events (epoll): connections
+/// pooled and kept alive, HTTP/2 multiplexed where the buyer offers it (TLS ALPN), TLS sessions and
+/// DNS answers shared. A request's timeout is checked only after every answer already waiting in a
+/// socket has been read, so a late loop never turns a received answer into a timeout.
 std::unique_ptr<HttpClient> make_curl_client(const CurlClientOptions& options = {});
 
 }  // namespace leadflow
