@@ -309,6 +309,35 @@ TEST_F(HttpClientTest, ATimeoutWhileTheLoopWasHeldIsMarkedAsOurs) {
   }
 }
 
+TEST_F(HttpClientTest, MaxConnectionsBoundsEveryBuyerTogetherAndTheWaitIsNotTheBuyers) {
+  // Two buyers answering in 200 ms, four requests each, two connections in use at once across
+  // both: the requests take turns, and each is answered within its 600 ms once sent.
+  BuyerSimOptions other_options;
+  other_options.name = "other";
+  other_options.bid = BidModel::fixed(3.00);
+  BuyerSimulator other(other_options);
+  other.start();
+  sim_->set_latency(200ms);
+  other.set_latency(200ms);
+  CurlClientOptions o;
+  o.max_connections = 2;
+  HttpClient& c = client(o);
+  const auto started = std::chrono::steady_clock::now();
+  std::vector<std::future<HttpResponse>> answers;
+  for (int i = 0; i < 4; ++i) {
+    answers.push_back(c.send(ping_request(*sim_, i, 600ms)));
+    answers.push_back(c.send(ping_request(other, i, 600ms)));
+  }
+  for (auto& a : answers) {
+    HttpResponse r = a.get();
+    EXPECT_EQ(r.status, 200) << r.error;
+    EXPECT_LT(r.elapsed, std::chrono::microseconds(600ms));
+  }
+  EXPECT_GE(std::chrono::steady_clock::now() - started, 800ms);  // four turns of two
+  client_.reset();
+  other.stop();
+}
+
 TEST_F(HttpClientTest, ARequestThatNeverGetsAConnectionFailsAsNotSent) {
   sim_->set_latency(500ms);
   CurlClientOptions o;

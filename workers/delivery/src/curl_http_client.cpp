@@ -1,8 +1,13 @@
 // Outbound HTTP over libcurl's multi interface, driven by socket events: one event-loop thread
-// owns every easy handle, the multi's connection cache and an epoll set of the sockets libcurl
-// watches; other threads only push onto a locked queue and wake the loop through an eventfd.
-// Each wake-up costs what became ready, not what is in flight: thousands of requests waiting on
-// slow buyers cost nothing until they answer.
+// owns every easy handle, the multi handles with their connection caches, and an epoll set of the
+// sockets libcurl watches; other threads only push onto a locked queue and wake the loop through an
+// eventfd. Each wake-up costs what became ready, not what is in flight: thousands of requests
+// waiting on slow buyers cost nothing until they answer.
+//
+// A buyer's connections are split into lanes of at most kLaneConnections, each a multi handle of
+// its own. libcurl walks a multi's whole connection cache whenever a finished transfer leaves it,
+// so one multi holding the 1,500 keep-alive connections a 500 ms buyer needs at 2,000 leads/s
+// spent most of the client's CPU there; a lane keeps that walk short.
 #include "leadflow/delivery/http_client.hpp"
 
 #include <sys/epoll.h>
@@ -52,6 +57,9 @@ constexpr std::size_t kMaxResponseBytes = 1 << 20;
 constexpr std::size_t kMaxIdleHandles = 256;
 // How long the loop sleeps with nothing to do; a wakeup or a curl timer ends it sooner.
 constexpr int kIdlePollMs = 1000;
+// Connections (or, over HTTP/2, connections x 100 streams) per lane.
+constexpr long kLaneConnections = 64;
+constexpr long kStreamsPerConnection = 100;
 // Socket events taken per epoll_wait; more ready ones are taken at once by the next call.
 constexpr int kMaxEvents = 512;
 // libcurl's own timer is only a safety net, this far past our deadline: the loop expires a request
@@ -93,11 +101,22 @@ bool has_line_break(std::string_view s) {
 
 using Clock = std::chrono::steady_clock;
 
+/// A multi handle and its connection cache: one share of a buyer host's connections.
+struct Lane {
+  CURLM* multi = nullptr;
+  std::uint32_t index = 0;  // in the client's lanes_, and in the epoll data of its sockets
+  int epoll = -1;           // the client's epoll set, which the lane's sockets join
+  long in_flight = 0;
+  std::optional<std::chrono::steady_clock::time_point> timer;  // libcurl's next timeout
+  bool active = false;  // libcurl ran since its messages were last read
+};
+
 /// One request from hand-over to completion. Owned by the queue, then by the loop.
 struct Transfer {
   HttpRequest request;
   std::function<void(HttpResponse)> done;
-  std::string host;  // scheme://host:port, the key of its host's queue
+  std::string host;             // scheme://host:port, the key of its host's queue
+  struct Lane* lane = nullptr;  // the multi handle it runs on, while it does
   Clock::time_point submitted;
   Clock::time_point sent{};    // handed to a connection; the timeout runs from here
   Clock::time_point deadline;  // sent + request.timeout
@@ -152,15 +171,7 @@ class CurlClient final : public HttpClient {
  public:
   explicit CurlClient(const CurlClientOptions& options) : options_(options) {
     global_init_once();
-    multi_ = curl_multi_init();
-    if (multi_ == nullptr) throw std::runtime_error("curl_multi_init failed");
-    curl_multi_setopt(multi_, CURLMOPT_MAX_TOTAL_CONNECTIONS, options_.max_connections);
-    curl_multi_setopt(multi_, CURLMOPT_MAX_HOST_CONNECTIONS, options_.max_host_connections);
-    // The idle-connection cache: keep as many open as we may use, so keep-alive survives bursts.
-    curl_multi_setopt(multi_, CURLMOPT_MAXCONNECTS, options_.max_connections);
-    // HTTP/2 streams share a connection where the buyer offers it.
-    curl_multi_setopt(multi_, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
-    // TLS sessions and DNS answers are reused across every request (one thread: no locks).
+    // TLS sessions and DNS answers are reused across every lane (one thread: no locks).
     share_ = curl_share_init();
     if (share_ != nullptr) {
       curl_share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
@@ -170,18 +181,13 @@ class CurlClient final : public HttpClient {
     wake_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (epoll_ < 0 || wake_ < 0) {
       close_fds();
-      curl_multi_cleanup(multi_);
       if (share_ != nullptr) curl_share_cleanup(share_);
       throw std::runtime_error("epoll_create1/eventfd failed");
     }
     epoll_event ev{};
     ev.events = EPOLLIN;
-    ev.data.fd = wake_;
+    ev.data.u64 = kWakeTag;
     ::epoll_ctl(epoll_, EPOLL_CTL_ADD, wake_, &ev);
-    curl_multi_setopt(multi_, CURLMOPT_SOCKETFUNCTION, &CurlClient::on_socket);
-    curl_multi_setopt(multi_, CURLMOPT_SOCKETDATA, this);
-    curl_multi_setopt(multi_, CURLMOPT_TIMERFUNCTION, &CurlClient::on_timer);
-    curl_multi_setopt(multi_, CURLMOPT_TIMERDATA, this);
     loop_ = std::thread([this] { run(); });
   }
 
@@ -193,7 +199,7 @@ class CurlClient final : public HttpClient {
     wake();
     loop_.join();
     for (CURL* easy : idle_handles_) curl_easy_cleanup(easy);
-    curl_multi_cleanup(multi_);
+    for (Lane& lane : lanes_) curl_multi_cleanup(lane.multi);
     if (share_ != nullptr) curl_share_cleanup(share_);
     close_fds();
   }
@@ -220,6 +226,9 @@ class CurlClient final : public HttpClient {
   }
 
  private:
+  // The epoll data of the eventfd; a socket's is (lane index << 32 | socket).
+  static constexpr std::uint64_t kWakeTag = ~std::uint64_t{0};
+
   void wake() {
     const std::uint64_t one = 1;
     [[maybe_unused]] auto n = ::write(wake_, &one, sizeof one);  // EAGAIN: a wake-up is pending
@@ -230,35 +239,56 @@ class CurlClient final : public HttpClient {
     if (wake_ >= 0) ::close(wake_);
   }
 
-  // libcurl says which sockets to watch for what; the epoll set follows.
+  Lane& new_lane() {
+    CURLM* multi = curl_multi_init();
+    if (multi == nullptr) throw std::runtime_error("curl_multi_init failed");
+    Lane& lane = lanes_.emplace_back();
+    lane.multi = multi;
+    lane.index = static_cast<std::uint32_t>(lanes_.size() - 1);
+    lane.epoll = epoll_;
+    curl_multi_setopt(multi, CURLMOPT_MAX_HOST_CONNECTIONS, kLaneConnections);
+    curl_multi_setopt(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, kLaneConnections);
+    // The idle-connection cache: as many as the lane may use, so keep-alive survives bursts.
+    curl_multi_setopt(multi, CURLMOPT_MAXCONNECTS, kLaneConnections);
+    // HTTP/2 streams share a connection where the buyer offers it.
+    curl_multi_setopt(multi, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
+    curl_multi_setopt(multi, CURLMOPT_SOCKETFUNCTION, &CurlClient::on_socket);
+    curl_multi_setopt(multi, CURLMOPT_SOCKETDATA, &lane);
+    curl_multi_setopt(multi, CURLMOPT_TIMERFUNCTION, &CurlClient::on_timer);
+    curl_multi_setopt(multi, CURLMOPT_TIMERDATA, &lane);
+    return lane;
+  }
+
+  // libcurl says which sockets of a lane to watch for what; the epoll set follows.
   static int on_socket(CURL* /*easy*/, curl_socket_t s, int what, void* user, void* socket_data) {
-    auto* self = static_cast<CurlClient*>(user);
+    auto* lane = static_cast<Lane*>(user);
     if (what == CURL_POLL_REMOVE) {
-      ::epoll_ctl(self->epoll_, EPOLL_CTL_DEL, s, nullptr);
+      ::epoll_ctl(lane->epoll, EPOLL_CTL_DEL, s, nullptr);
       return 0;
     }
     epoll_event ev{};
     ev.events = (what & CURL_POLL_IN ? EPOLLIN : 0u) | (what & CURL_POLL_OUT ? EPOLLOUT : 0u);
-    ev.data.fd = s;
+    ev.data.u64 = (std::uint64_t{lane->index} << 32) | static_cast<std::uint32_t>(s);
     // A socket libcurl has not assigned yet is new to the set. A closed socket leaves the set by
     // itself, so its number may come back: ADD and MOD each fall back to the other.
     if (socket_data == nullptr) {
-      if (::epoll_ctl(self->epoll_, EPOLL_CTL_ADD, s, &ev) != 0 && errno == EEXIST) {
-        ::epoll_ctl(self->epoll_, EPOLL_CTL_MOD, s, &ev);
+      if (::epoll_ctl(lane->epoll, EPOLL_CTL_ADD, s, &ev) != 0 && errno == EEXIST) {
+        ::epoll_ctl(lane->epoll, EPOLL_CTL_MOD, s, &ev);
       }
-      curl_multi_assign(self->multi_, s, self);
-    } else if (::epoll_ctl(self->epoll_, EPOLL_CTL_MOD, s, &ev) != 0 && errno == ENOENT) {
-      ::epoll_ctl(self->epoll_, EPOLL_CTL_ADD, s, &ev);
+      curl_multi_assign(lane->multi, s, lane);
+    } else if (::epoll_ctl(lane->epoll, EPOLL_CTL_MOD, s, &ev) != 0 && errno == ENOENT) {
+      ::epoll_ctl(lane->epoll, EPOLL_CTL_ADD, s, &ev);
     }
     return 0;
   }
 
-  // libcurl's next timer: -1 none, 0 as soon as possible. Applied by the loop, never from here.
+  // libcurl's next timer for a lane: -1 none, 0 as soon as possible. Applied by the loop, never
+  // from here.
   static int on_timer(CURLM* /*multi*/, long timeout_ms, void* user) {
-    auto* self = static_cast<CurlClient*>(user);
-    self->curl_timer_ = timeout_ms < 0
-                            ? std::nullopt
-                            : std::optional(Clock::now() + std::chrono::milliseconds(timeout_ms));
+    auto* lane = static_cast<Lane*>(user);
+    lane->timer = timeout_ms < 0
+                      ? std::nullopt
+                      : std::optional(Clock::now() + std::chrono::milliseconds(timeout_ms));
     return 0;
   }
 
@@ -286,11 +316,7 @@ class CurlClient final : public HttpClient {
       turn_start_ = Clock::now();
       if (n == 0) note_lag(turn_start_ - (turn_end + std::chrono::milliseconds(wait_ms)));
       take_ready(events, n);
-      if (curl_timer_ && *curl_timer_ <= Clock::now()) {
-        curl_timer_.reset();
-        int running = 0;
-        curl_multi_socket_action(multi_, CURL_SOCKET_TIMEOUT, 0, &running);
-      }
+      run_timers();
       collect_finished();
       if (!deadlines_.empty() && deadlines_.begin()->first <= Clock::now()) {
         // Every answer already in a socket is read before a deadline is enforced: the callbacks
@@ -316,7 +342,7 @@ class CurlClient final : public HttpClient {
       std::unique_ptr<Transfer> t = std::move(it->second);
       active_.erase(it);
       deadlines_.erase(t->deadline_entry);
-      curl_multi_remove_handle(multi_, t->easy);
+      curl_multi_remove_handle(t->lane->multi, t->easy);
       recycle(t->easy);
       t->easy = nullptr;
       fail(*t, kShutDownError);
@@ -333,17 +359,31 @@ class CurlClient final : public HttpClient {
   }
 
   void on_ready(const epoll_event& ev) {
-    if (ev.data.fd == wake_) {
+    if (ev.data.u64 == kWakeTag) {
       std::uint64_t count = 0;
       [[maybe_unused]] auto n = ::read(wake_, &count, sizeof count);
       return;
     }
+    Lane& lane = lanes_[static_cast<std::size_t>(ev.data.u64 >> 32)];
+    const auto s = static_cast<curl_socket_t>(ev.data.u64 & 0xffffffffu);
     int mask = 0;
     if (ev.events & EPOLLIN) mask |= CURL_CSELECT_IN;
     if (ev.events & EPOLLOUT) mask |= CURL_CSELECT_OUT;
     if (ev.events & (EPOLLERR | EPOLLHUP)) mask |= CURL_CSELECT_ERR;
     int running = 0;
-    curl_multi_socket_action(multi_, ev.data.fd, mask, &running);
+    curl_multi_socket_action(lane.multi, s, mask, &running);
+    lane.active = true;
+  }
+
+  void run_timers() {
+    const auto now = Clock::now();
+    for (Lane& lane : lanes_) {
+      if (!lane.timer || *lane.timer > now) continue;
+      lane.timer.reset();
+      int running = 0;
+      curl_multi_socket_action(lane.multi, CURL_SOCKET_TIMEOUT, 0, &running);
+      lane.active = true;
+    }
   }
 
   // The loop woke up late, or one turn took long: remember when, so a timeout that spans it is
@@ -357,10 +397,29 @@ class CurlClient final : public HttpClient {
     long in_flight = 0;
     bool multiplexed = false;  // it answered over HTTP/2: streams share connections
     std::deque<std::unique_ptr<Transfer>> waiting;
+    std::vector<Lane*> lanes;  // its connections, filled in order so the first ones stay warm
   };
 
   long host_limit(const Host& h) const {
-    return h.multiplexed ? options_.max_host_connections * 100 : options_.max_host_connections;
+    return h.multiplexed ? options_.max_host_connections * kStreamsPerConnection
+                         : options_.max_host_connections;
+  }
+
+  // Connections in use by every HTTP/1.1 host together (an HTTP/2 host needs few).
+  bool total_full(const Host& h) const {
+    return !h.multiplexed && connections_in_use_ >= options_.max_connections;
+  }
+
+  // The first of the host's lanes with room, or a new one. Filling them in order keeps the
+  // request on a lane whose connections are already open.
+  Lane& lane_for(Host& h) {
+    const long room = h.multiplexed ? kLaneConnections * kStreamsPerConnection : kLaneConnections;
+    for (Lane* lane : h.lanes) {
+      if (lane->in_flight < room) return *lane;
+    }
+    Lane& lane = new_lane();
+    h.lanes.push_back(&lane);
+    return lane;
   }
 
   // A request goes to a connection when its host has a free slot, else it waits in our queue.
@@ -369,25 +428,38 @@ class CurlClient final : public HttpClient {
   // timed out for our queueing, and then paused as unhealthy.
   void admit(std::unique_ptr<Transfer> t) {
     Host& h = hosts_[t->host];
-    if (h.in_flight < host_limit(h) && h.waiting.empty()) {
-      start(std::move(t));
+    if (h.in_flight < host_limit(h) && h.waiting.empty() && !total_full(h)) {
+      start(h, std::move(t));
     } else {
       h.waiting.push_back(std::move(t));
+      if (total_full(h)) waiting_for_total_ = true;
     }
   }
 
-  // A slot of `key` came free: send the next requests waiting for it.
-  void release_slot(const std::string& key) {
-    auto it = hosts_.find(key);
-    if (it == hosts_.end()) return;
-    Host& h = it->second;
+  // A slot of `t`'s host came free: send the next requests waiting for it, or for any
+  // connection if every host together was at max_connections.
+  void release_slot(const Transfer& t) {
+    --t.lane->in_flight;
+    Host& h = hosts_[t.host];
     --h.in_flight;
+    if (!h.multiplexed) --connections_in_use_;
+    send_waiting(h);
+    if (waiting_for_total_ && connections_in_use_ < options_.max_connections) {
+      waiting_for_total_ = false;
+      for (auto& [key, other] : hosts_) send_waiting(other);
+    }
+  }
+
+  void send_waiting(Host& h) {
     while (!h.waiting.empty() && h.in_flight < host_limit(h)) {
+      if (total_full(h)) {
+        waiting_for_total_ = true;
+        return;
+      }
       std::unique_ptr<Transfer> next = std::move(h.waiting.front());
       h.waiting.pop_front();
-      start(std::move(next));
+      start(h, std::move(next));
     }
-    if (h.in_flight == 0 && h.waiting.empty() && !h.multiplexed) hosts_.erase(it);
   }
 
   // A request that waited in our queue past max_queue_wait fails without having been sent.
@@ -406,8 +478,8 @@ class CurlClient final : public HttpClient {
     }
   }
 
-  // libcurl's own timer covers the exchange too; this is the guard that a request is answered
-  // at its deadline whatever state its connection is in.
+  // The loop enforces each request's timeout itself, after reading what the sockets hold;
+  // libcurl's own timer is only a safety net behind it.
   void expire_overdue() {
     const auto now = Clock::now();
     while (!deadlines_.empty() && deadlines_.begin()->first <= now) {
@@ -417,25 +489,26 @@ class CurlClient final : public HttpClient {
       if (it == active_.end()) continue;
       std::unique_ptr<Transfer> t = std::move(it->second);
       active_.erase(it);
-      curl_multi_remove_handle(multi_, easy);
+      curl_multi_remove_handle(t->lane->multi, easy);
       t->easy = nullptr;
       recycle(easy);
       HttpResponse r;
       r.timed_out = true;
       r.error = timeout_error(t->request);
       r.stalled_here = last_stall_ >= t->sent;
-      const std::string key = t->host;
+      release_slot(*t);
       finish(*t, std::move(r));
-      release_slot(key);
     }
   }
 
-  // Until libcurl's timer or the next deadline, whichever comes first. (Requests waiting in our
-  // queue are looked at at least every kIdlePollMs.)
+  // Until libcurl's next timer or the next deadline, whichever comes first. (Requests waiting in
+  // our queue are looked at at least every kIdlePollMs.)
   int poll_timeout_ms(Clock::time_point now) const {
     auto next = now + std::chrono::milliseconds(kIdlePollMs);
     if (!deadlines_.empty()) next = std::min(next, deadlines_.begin()->first);
-    if (curl_timer_) next = std::min(next, *curl_timer_);
+    for (const Lane& lane : lanes_) {
+      if (lane.timer) next = std::min(next, *lane.timer);
+    }
     const auto ms = std::chrono::ceil<std::chrono::milliseconds>(next - now).count();
     return static_cast<int>(std::clamp<long long>(ms, 0, kIdlePollMs));
   }
@@ -455,13 +528,13 @@ class CurlClient final : public HttpClient {
       curl_easy_cleanup(easy);
       return;
     }
-    curl_easy_reset(easy);  // options go; the multi keeps the connections
+    curl_easy_reset(easy);  // options go; the lanes keep the connections
     idle_handles_.push_back(easy);
   }
 
-  // Configures an easy handle for `t` and hands it to the multi; answers at once if it cannot.
-  // Takes one of its host's slots until it is answered.
-  void start(std::unique_ptr<Transfer> t) {
+  // Configures an easy handle for `t` and hands it to a lane of its host; answers at once if it
+  // cannot. Takes one of its host's slots until it is answered.
+  void start(Host& h, std::unique_ptr<Transfer> t) {
     const HttpRequest& rq = t->request;
     for (const auto& [name, value] : rq.headers) {
       if (name.empty() || has_line_break(name) || has_line_break(value)) {
@@ -526,62 +599,82 @@ class CurlClient final : public HttpClient {
       if (rq.method != "POST") curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, rq.method.c_str());
     }
 
-    CURLMcode rc = curl_multi_add_handle(multi_, easy);
+    Lane& lane = lane_for(h);
+    t->lane = &lane;
+    CURLMcode rc = curl_multi_add_handle(lane.multi, easy);
     if (rc != CURLM_OK) {
       t->easy = nullptr;
+      t->lane = nullptr;
       recycle(easy);
       fail(*t, std::string("curl_multi_add_handle: ") + curl_multi_strerror(rc));
       return;
     }
     t->deadline_entry = deadlines_.emplace(t->deadline, easy);
-    ++hosts_[t->host].in_flight;
+    ++lane.in_flight;
+    ++h.in_flight;
+    if (!h.multiplexed) ++connections_in_use_;
     active_.emplace(easy, std::move(t));
   }
 
   void collect_finished() {
-    int left = 0;
-    while (CURLMsg* msg = curl_multi_info_read(multi_, &left)) {
-      if (msg->msg != CURLMSG_DONE) continue;
-      CURL* easy = msg->easy_handle;
-      const CURLcode code = msg->data.result;  // read before remove_handle frees msg
-      auto it = active_.find(easy);
-      curl_multi_remove_handle(multi_, easy);
-      if (it == active_.end()) {
-        recycle(easy);
-        continue;
+    for (Lane& lane : lanes_) {
+      if (!lane.active) continue;
+      lane.active = false;
+      int left = 0;
+      while (CURLMsg* msg = curl_multi_info_read(lane.multi, &left)) {
+        if (msg->msg == CURLMSG_DONE) finished(lane, msg->easy_handle, msg->data.result);
       }
-      std::unique_ptr<Transfer> t = std::move(it->second);
-      active_.erase(it);
-      deadlines_.erase(t->deadline_entry);
-
-      HttpResponse r;
-      if (code == CURLE_OK) {
-        long status = 0;
-        curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
-        r.status = static_cast<int>(status);
-        r.body = std::move(t->body);
-        long version = 0;
-        curl_easy_getinfo(easy, CURLINFO_HTTP_VERSION, &version);
-        if (version == CURL_HTTP_VERSION_2_0) hosts_[t->host].multiplexed = true;
-      } else if (t->refused_address != nullptr) {
-        r.error = std::string("refused to connect to a ") + t->refused_address + " address";
-      } else if (t->too_large || code == CURLE_FILESIZE_EXCEEDED) {
-        r.error = "response body larger than " + std::to_string(kMaxResponseBytes) + " bytes";
-      } else {
-        std::string detail = t->error_buffer[0] != '\0' ? std::string(t->error_buffer)
-                                                        : std::string(curl_easy_strerror(code));
-        r.timed_out = code == CURLE_OPERATION_TIMEDOUT;
-        r.stalled_here = r.timed_out && last_stall_ >= t->sent;
-        // libcurl names the stage its timer fired in ("Failed to resolve host ... with timeout"
-        // for a request still waiting for a connection); lead with what happened.
-        r.error = r.timed_out ? timeout_error(t->request) + " (" + detail + ")" : std::move(detail);
-      }
-      t->easy = nullptr;
-      recycle(easy);
-      const std::string key = t->host;
-      finish(*t, std::move(r));
-      release_slot(key);
     }
+  }
+
+  void finished(Lane& lane, CURL* easy, CURLcode code) {
+    auto it = active_.find(easy);
+    curl_multi_remove_handle(lane.multi, easy);
+    if (it == active_.end()) {
+      recycle(easy);
+      return;
+    }
+    std::unique_ptr<Transfer> t = std::move(it->second);
+    active_.erase(it);
+    deadlines_.erase(t->deadline_entry);
+
+    HttpResponse r;
+    bool multiplexed = false;
+    if (code == CURLE_OK) {
+      long status = 0;
+      curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
+      r.status = static_cast<int>(status);
+      r.body = std::move(t->body);
+      long version = 0;
+      curl_easy_getinfo(easy, CURLINFO_HTTP_VERSION, &version);
+      multiplexed = version == CURL_HTTP_VERSION_2_0;
+    } else if (t->refused_address != nullptr) {
+      r.error = std::string("refused to connect to a ") + t->refused_address + " address";
+    } else if (t->too_large || code == CURLE_FILESIZE_EXCEEDED) {
+      r.error = "response body larger than " + std::to_string(kMaxResponseBytes) + " bytes";
+    } else {
+      std::string detail = t->error_buffer[0] != '\0' ? std::string(t->error_buffer)
+                                                      : std::string(curl_easy_strerror(code));
+      r.timed_out = code == CURLE_OPERATION_TIMEDOUT;
+      r.stalled_here = r.timed_out && last_stall_ >= t->sent;
+      // libcurl names the stage its timer fired in ("Failed to resolve host ... with timeout"
+      // for a request still waiting for a connection); lead with what happened.
+      r.error = r.timed_out ? timeout_error(t->request) + " (" + detail + ")" : std::move(detail);
+    }
+    t->easy = nullptr;
+    recycle(easy);
+    release_slot(*t);
+    if (multiplexed) mark_multiplexed(hosts_[t->host]);
+    finish(*t, std::move(r));
+  }
+
+  // The host answered over HTTP/2: from now on its streams share connections, and they no
+  // longer count against max_connections one by one.
+  void mark_multiplexed(Host& h) {
+    if (h.multiplexed) return;
+    connections_in_use_ -= h.in_flight;
+    h.multiplexed = true;
+    send_waiting(h);
   }
 
   static void fail(Transfer& t, std::string error) {
@@ -606,21 +699,23 @@ class CurlClient final : public HttpClient {
   }
 
   const CurlClientOptions options_;
-  CURLM* multi_ = nullptr;
 
   std::mutex mutex_;
   std::deque<std::unique_ptr<Transfer>> queue_;  // guarded by mutex_
   bool stopping_ = false;                        // guarded by mutex_
 
   // Loop thread only.
+  std::deque<Lane> lanes_;  // a deque: a lane's address is its libcurl timer data
   std::unordered_map<CURL*, std::unique_ptr<Transfer>> active_;
   std::multimap<Clock::time_point, CURL*> deadlines_;  // every transfer in active_, by deadline
   std::vector<CURL*> idle_handles_;
+  // Every buyer host seen, kept with its lanes (and their idle keep-alive connections).
   std::unordered_map<std::string, Host> hosts_;
+  long connections_in_use_ = 0;
+  bool waiting_for_total_ = false;  // a request waits because max_connections are in use
   CURLSH* share_ = nullptr;
   int epoll_ = -1;
   int wake_ = -1;  // eventfd: send() and the destructor wake the loop
-  std::optional<Clock::time_point> curl_timer_;
   Clock::time_point turn_start_ = Clock::now();
   Clock::time_point last_stall_{};
 

@@ -56,7 +56,9 @@ class HttpClient {
 };
 
 struct CurlClientOptions {
-  long max_connections = 8192;  // total open connections
+  /// Requests in flight over HTTP/1.1 to every buyer together, each holding a connection; beyond
+  /// it a request waits in our own queue like one over its host's limit.
+  long max_connections = 8192;
   /// Requests in flight per buyer host (scheme, host and port): connections for HTTP/1.1, and
   /// 100 streams per connection for a buyer that speaks HTTP/2. Beyond it a request waits in our
   /// own queue, and its timeout starts only once it is handed to a connection: a buyer is never
