@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what leadflow needs from Debian's packages, skipping what is already there.
 # Usage: scripts/deps.sh [--test] [--bench]
-#   --test   adds a PostgreSQL server and psql (the tests start their own server) and
-#            clang-format (scripts/check_format.sh)
+#   --test   adds a PostgreSQL server and psql (the tests start their own server),
+#            clang-format (scripts/check_format.sh), and nginx with its echo module (HTTPS and
+#            HTTP/2 buyers in tests/integration/http2_buyer_test.cpp)
 #   --bench  adds those, wrk, nginx and its echo module (scripts/bench.sh)
 set -euo pipefail
 
@@ -14,7 +15,7 @@ packages=(
 )
 for arg in "$@"; do
   case "$arg" in
-    --test) packages+=(postgresql postgresql-client clang-format) ;;
+    --test) packages+=(postgresql postgresql-client clang-format nginx-light libnginx-mod-http-echo) ;;
     --bench) packages+=(postgresql postgresql-client wrk nginx-light libnginx-mod-http-echo) ;;
     *) echo "deps.sh: unknown option $arg" >&2; exit 2 ;;
   esac

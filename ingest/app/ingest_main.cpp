@@ -5,6 +5,7 @@
 
 #include "leadflow/base/config.hpp"
 #include "leadflow/base/log.hpp"
+#include "leadflow/base/socket_util.hpp"
 #include "leadflow/base/stop_signals.hpp"
 #include "leadflow/ingest_app/ingest_app.hpp"
 
@@ -27,6 +28,12 @@ int main(int argc, char** argv) {
     return 2;
   }
   const leadflow::StopSignals signals;  // before any thread starts
+  const unsigned long open_files = leadflow::raise_open_file_limit();
+  if (open_files < 16384) {
+    leadflow::log(leadflow::LogLevel::kWarn, "open_file_limit_low",
+                  {{"limit", static_cast<std::int64_t>(open_files)},
+                   {"hint", "connections past it are refused; raise the hard limit (ulimit -Hn)"}});
+  }
 
   leadflow::App app(*config);
   if (!app.start(error)) {

@@ -6,6 +6,7 @@
 
 #include "leadflow/base/config.hpp"
 #include "leadflow/base/log.hpp"
+#include "leadflow/base/socket_util.hpp"
 #include "leadflow/base/stop_signals.hpp"
 #include "leadflow/worker_app/worker_process.hpp"
 
@@ -26,6 +27,12 @@ int main(int argc, char** argv) {
     return 2;
   }
   const leadflow::StopSignals signals;  // before any thread starts
+  const unsigned long open_files = leadflow::raise_open_file_limit();
+  if (open_files < 16384) {
+    leadflow::log(leadflow::LogLevel::kWarn, "open_file_limit_low",
+                  {{"limit", static_cast<std::int64_t>(open_files)},
+                   {"hint", "connections past it are refused; raise the hard limit (ulimit -Hn)"}});
+  }
 
   leadflow::WorkerProcess worker(*config);
   if (!worker.start(error)) {

@@ -395,12 +395,17 @@ class CurlClient final : public HttpClient {
   // A buyer's requests in flight (on connections) and waiting in our queue for a slot.
   struct Host {
     long in_flight = 0;
+    // Over TLS a buyer may offer HTTP/2; until its first answer says, one request goes at a time.
+    // A burst sent before that would open a connection (and a TLS handshake) per request, since
+    // libcurl cannot share a connection whose protocol it does not know yet.
+    bool known = false;
     bool multiplexed = false;  // it answered over HTTP/2: streams share connections
     std::deque<std::unique_ptr<Transfer>> waiting;
     std::vector<Lane*> lanes;  // its connections, filled in order so the first ones stay warm
   };
 
   long host_limit(const Host& h) const {
+    if (!h.known) return 1;
     return h.multiplexed ? options_.max_host_connections * kStreamsPerConnection
                          : options_.max_host_connections;
   }
@@ -427,7 +432,9 @@ class CurlClient final : public HttpClient {
   // libcurl's own queue, so a buyer answering in 500 ms behind 1,000 queued requests would be
   // timed out for our queueing, and then paused as unhealthy.
   void admit(std::unique_ptr<Transfer> t) {
-    Host& h = hosts_[t->host];
+    auto [it, added] = hosts_.try_emplace(t->host);
+    Host& h = it->second;
+    if (added) h.known = t->host.rfind("https://", 0) != 0;  // plain HTTP is HTTP/1.1
     if (h.in_flight < host_limit(h) && h.waiting.empty() && !total_full(h)) {
       start(h, std::move(t));
     } else {
@@ -497,6 +504,7 @@ class CurlClient final : public HttpClient {
       r.error = timeout_error(t->request);
       r.stalled_here = last_stall_ >= t->sent;
       release_slot(*t);
+      learn_protocol(hosts_[t->host], false);  // no answer to learn from: HTTP/1.1 until one says
       finish(*t, std::move(r));
     }
   }
@@ -578,8 +586,8 @@ class CurlClient final : public HttpClient {
     curl_easy_setopt(easy, CURLOPT_OPENSOCKETDATA, t.get());
     curl_easy_setopt(easy, CURLOPT_HTTPHEADER, t->header_list);
     if (share_ != nullptr) curl_easy_setopt(easy, CURLOPT_SHARE, share_);
-    // HTTP/2 where TLS negotiates it. No PIPEWAIT: over HTTP/1.1 it would hold a burst behind
-    // the first answer to learn that the connection cannot multiplex.
+    // HTTP/2 where TLS negotiates it (a new host is asked one request at a time until it has
+    // answered: see Host::known).
     curl_easy_setopt(easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS);
     curl_easy_setopt(easy, CURLOPT_USERAGENT, "leadflow/0.1");
     curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L);
@@ -664,16 +672,20 @@ class CurlClient final : public HttpClient {
     t->easy = nullptr;
     recycle(easy);
     release_slot(*t);
-    if (multiplexed) mark_multiplexed(hosts_[t->host]);
+    learn_protocol(hosts_[t->host], multiplexed);
     finish(*t, std::move(r));
   }
 
-  // The host answered over HTTP/2: from now on its streams share connections, and they no
-  // longer count against max_connections one by one.
-  void mark_multiplexed(Host& h) {
-    if (h.multiplexed) return;
-    connections_in_use_ -= h.in_flight;
-    h.multiplexed = true;
+  // An exchange with the host ended. Over HTTP/2 its streams share connections from now on, and
+  // no longer count against max_connections one by one; either way, what waited for its first
+  // answer may go.
+  void learn_protocol(Host& h, bool multiplexed) {
+    if (h.known && (h.multiplexed || !multiplexed)) return;
+    h.known = true;
+    if (multiplexed) {
+      connections_in_use_ -= h.in_flight;
+      h.multiplexed = true;
+    }
     send_waiting(h);
   }
 

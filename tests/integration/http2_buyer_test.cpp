@@ -1,0 +1,212 @@
+// The libcurl client against real HTTPS buyers: nginx (with Debian's echo module) speaking HTTP/2
+// on one port and HTTP/1.1 on another, each answering after 200 ms with the connection it answered
+// on. Thousands of pings to an HTTP/2 buyer must share a few connections.
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <nlohmann/json.hpp>
+
+#include "leadflow/delivery/http_client.hpp"
+
+namespace leadflow {
+namespace {
+
+using namespace std::chrono_literals;
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+constexpr const char* kNginx = "/usr/sbin/nginx";
+constexpr const char* kEchoModule = "/usr/lib/nginx/modules/ngx_http_echo_module.so";
+
+int free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+bool accepts_connections(int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  ::close(fd);
+  return ok;
+}
+
+class Http2BuyerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!fs::exists(kNginx) || !fs::exists(kEchoModule)) {
+      // The test command installs them (scripts/deps.sh --test); CI must never skip this.
+      if (const char* ci = std::getenv("CI"); ci != nullptr && std::string(ci) == "true") {
+        FAIL() << "nginx and its echo module are missing: scripts/deps.sh --test installs them";
+      }
+      GTEST_SKIP() << "nginx with the echo module is not installed (scripts/deps.sh --test)";
+    }
+    // Thousands of connections need the descriptors for them.
+    rlimit limit{};
+    if (::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+      limit.rlim_cur = limit.rlim_max;
+      ::setrlimit(RLIMIT_NOFILE, &limit);
+    }
+    dir_ = fs::path(::testing::TempDir()) / ("leadflow_h2_" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+    const std::string cert = (dir_ / "cert.pem").string();
+    const std::string key = (dir_ / "key.pem").string();
+    const std::string openssl =
+        "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 "
+        "-subj /CN=localhost -keyout " +
+        key + " -out " + cert + " >/dev/null 2>&1";
+    ASSERT_EQ(std::system(openssl.c_str()), 0) << "openssl could not make a certificate";
+
+    h2_port_ = free_port();
+    h1_port_ = free_port();
+    const std::string answer =
+        "echo_sleep 0.2; echo '{\"bid\":1.50,\"connection\":\"$connection\","
+        "\"protocol\":\"$server_protocol\"}';";
+    std::ofstream conf(dir_ / "nginx.conf");
+    conf << "load_module " << kEchoModule << ";\n"
+         << "worker_processes 1; worker_rlimit_nofile 20000; daemon off;\n"
+         << "pid " << (dir_ / "nginx.pid").string() << ";\n"
+         << "error_log " << (dir_ / "error.log").string() << ";\n"
+         << "events { worker_connections 10000; }\n"
+         << "http { access_log off; default_type application/json; keepalive_requests 1000000;\n"
+         << "  client_body_temp_path " << dir_.string() << ";\n"
+         << "  ssl_certificate " << cert << "; ssl_certificate_key " << key << ";\n"
+         << "  server { listen 127.0.0.1:" << h2_port_ << " ssl http2;\n"
+         << "    location /ping { " << answer << " } }\n"
+         << "  server { listen 127.0.0.1:" << h1_port_ << " ssl;\n"
+         << "    location /ping { " << answer << " } }\n"
+         << "}\n";
+    conf.close();
+
+    nginx_ = ::fork();
+    ASSERT_GE(nginx_, 0);
+    if (nginx_ == 0) {
+      const std::string path = (dir_ / "nginx.conf").string();
+      const std::string prefix = dir_.string() + "/";
+      ::execl(kNginx, kNginx, "-p", prefix.c_str(), "-c", path.c_str(), nullptr);
+      ::_exit(127);
+    }
+    for (int i = 0; i < 100 && !(accepts_connections(h2_port_) && accepts_connections(h1_port_));
+         ++i) {
+      std::this_thread::sleep_for(50ms);
+    }
+    ASSERT_TRUE(accepts_connections(h2_port_) && accepts_connections(h1_port_))
+        << "nginx did not start; see " << (dir_ / "error.log").string();
+
+    CurlClientOptions o;
+    o.verify_tls = false;  // a self-signed loopback buyer
+    o.allow_private_addresses = true;
+    client_ = make_curl_client(o);
+  }
+
+  void TearDown() override {
+    client_.reset();
+    if (nginx_ > 0) {
+      ::kill(nginx_, SIGTERM);
+      ::waitpid(nginx_, nullptr, 0);
+    }
+    std::error_code ignored;
+    if (!dir_.empty()) fs::remove_all(dir_, ignored);
+  }
+
+  struct Burst {
+    int answered = 0;
+    std::set<std::string> connections;
+    std::set<std::string> protocols;
+    std::vector<std::string> errors;
+  };
+
+  // `n` pings at once; every one must be answered.
+  Burst burst(int port, int n) {
+    std::vector<std::future<HttpResponse>> answers;
+    for (int i = 0; i < n; ++i) {
+      HttpRequest rq;
+      rq.url = "https://127.0.0.1:" + std::to_string(port) + "/ping";
+      rq.headers = {{"Content-Type", "application/json"}};
+      rq.body = R"({"lead_id":"ld_)" + std::to_string(i) + R"("})";
+      rq.timeout = 10s;
+      answers.push_back(client_->send(std::move(rq)));
+    }
+    Burst b;
+    for (auto& a : answers) {
+      HttpResponse r = a.get();
+      if (r.status != 200) {
+        b.errors.push_back(r.error);
+        continue;
+      }
+      ++b.answered;
+      json body = json::parse(r.body);
+      b.connections.insert(body.at("connection").get<std::string>());
+      b.protocols.insert(body.at("protocol").get<std::string>());
+    }
+    return b;
+  }
+
+  fs::path dir_;
+  int h2_port_ = 0;
+  int h1_port_ = 0;
+  pid_t nginx_ = -1;
+  std::unique_ptr<HttpClient> client_;
+};
+
+TEST_F(Http2BuyerTest, ThousandsOfPingsToAnHttp2BuyerShareAFewConnections) {
+  // The first burst reaches a buyer whose protocol is not known yet: one request goes first, and
+  // the rest follow as streams once it answered over HTTP/2 — not 2,000 TLS handshakes.
+  Burst first = burst(h2_port_, 2000);
+  ASSERT_EQ(first.answered, 2000) << (first.errors.empty() ? "" : first.errors.front());
+  EXPECT_EQ(first.protocols, std::set<std::string>{"HTTP/2.0"});
+  EXPECT_LE(first.connections.size(), 64u);
+
+  Burst again = burst(h2_port_, 2000);
+  ASSERT_EQ(again.answered, 2000) << (again.errors.empty() ? "" : again.errors.front());
+  EXPECT_LE(again.connections.size(), 64u);
+}
+
+TEST_F(Http2BuyerTest, AnHttp1BuyerOverTlsStillGetsAConnectionPerRequestInFlight) {
+  // The same burst to a buyer that offers only HTTP/1.1: after its first answer the requests go
+  // out at once, each on a connection of its own, and the connections are kept for the next.
+  const auto started = std::chrono::steady_clock::now();
+  Burst first = burst(h1_port_, 300);
+  ASSERT_EQ(first.answered, 300) << (first.errors.empty() ? "" : first.errors.front());
+  EXPECT_EQ(first.protocols, std::set<std::string>{"HTTP/1.1"});
+  EXPECT_GT(first.connections.size(), 64u);  // not held to one lane's worth
+  // One answer first, then everything in parallel: about two rounds of 200 ms, not 300.
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 10s);
+
+  Burst again = burst(h1_port_, 300);
+  ASSERT_EQ(again.answered, 300) << (again.errors.empty() ? "" : again.errors.front());
+  std::set<std::string> reused;
+  for (const auto& c : again.connections) {
+    if (first.connections.count(c) != 0) reused.insert(c);
+  }
+  EXPECT_GT(reused.size(), 200u);  // keep-alive: most connections of the first burst served again
+}
+
+}  // namespace
+}  // namespace leadflow
