@@ -6,11 +6,12 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${LEADFLOW_BUILD_DIR:-$root/build}
 type=${LEADFLOW_BUILD_TYPE:-RelWithDebInfo}
 tests=${LEADFLOW_BUILD_TESTS:-ON}
+sanitize=${LEADFLOW_SANITIZE:-}  # e.g. address,undefined (scripts/sanitize.sh)
 # CI builds treat warnings as errors; elsewhere LEADFLOW_WERROR=ON asks for the same.
 werror=${LEADFLOW_WERROR:-OFF}
 if [[ "${CI:-}" == "true" ]]; then werror=ON; fi
 launcher=()
 if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE="$type" -DLEADFLOW_BUILD_TESTS="$tests" \
-  -DLEADFLOW_WERROR="$werror" "${launcher[@]}" >/dev/null
+  -DLEADFLOW_WERROR="$werror" -DLEADFLOW_SANITIZE="$sanitize" "${launcher[@]}" >/dev/null
 cmake --build "$build" -j "${LEADFLOW_JOBS:-2}" "$@"
