@@ -43,6 +43,19 @@ void FakeStore::fail_next_lookups(int n) {
   failing_lookups_ = n;
 }
 
+void FakeStore::hold_calls() {
+  std::lock_guard lock(mu_);
+  held_ = true;
+}
+
+void FakeStore::release_calls() {
+  {
+    std::lock_guard lock(mu_);
+    held_ = false;
+  }
+  released_.notify_all();
+}
+
 bool FakeStore::lookup_fails() {
   if (down()) return true;
   std::lock_guard lock(mu_);
@@ -63,7 +76,8 @@ int FakeStore::unavailable_calls() const {
 }
 
 bool FakeStore::down() {
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
+  released_.wait(lock, [&] { return !held_; });
   if (clock_.steady_now() >= down_until_) return false;
   ++unavailable_calls_;
   return true;

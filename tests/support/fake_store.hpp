@@ -2,6 +2,7 @@
 // A store for unit tests: the real SQLite adapter on a private temporary database, with faults
 // injected on demand.
 #include <chrono>
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -23,7 +24,10 @@ namespace leadflow::testing {
 ///   kUnavailable
 ///     while healthy() stays true (the server came back right after the failed call);
 ///   - unavailable_for(d): every call fails as the adapters fail with the server gone (empty
-///     results, kUnavailable, nullopt) until `clock` has moved on by `d`.
+///     results, kUnavailable, nullopt) until `clock` has moved on by `d`;
+///   - hold_calls() ... release_calls(): every call waits in between (a store slow to answer).
+///     The event loop never moves a simulated clock while a store call is out, so auctions
+///     started while calls are held all begin at the same instant of simulated time.
 /// The directory is removed with the store. Thread-safe.
 class FakeStore final : public Store {
  public:
@@ -36,6 +40,8 @@ class FakeStore final : public Store {
   void refuse_reservations(const std::string& buyer_id);
   void unavailable_for(std::chrono::milliseconds d);
   void fail_next_lookups(int n);
+  void hold_calls();
+  void release_calls();
 
   /// record_post_intent calls that wrote an intent.
   int post_intents_written() const;
@@ -88,7 +94,7 @@ class FakeStore final : public Store {
   void count_invalid(std::string_view campaign_id, std::int64_t at_ms) override;
 
  private:
-  /// True (and counted) while the store is unavailable.
+  /// True (and counted) while the store is unavailable. Waits while calls are held.
   bool down();
   /// True (and counted) while a lookup is to fail.
   bool lookup_fails();
@@ -97,6 +103,8 @@ class FakeStore final : public Store {
   std::string dir_;
   std::unique_ptr<Store> real_;
   mutable std::mutex mu_;
+  std::condition_variable released_;
+  bool held_ = false;
   int failing_intents_ = 0;
   int failing_lookups_ = 0;
   std::set<std::string> refused_reservations_;

@@ -40,18 +40,22 @@ json attempt_to_json(const Attempt& a) {
             {"outcome", to_string(a.outcome)},
             {"bid", a.bid ? json(cents_to_decimal(*a.bid)) : json(nullptr)},
             {"http_status", a.http_status == 0 ? json(nullptr) : json(a.http_status)},
-            {"reason", a.reason.empty() ? json(nullptr) : json(a.reason)}};
+            {"reason", a.reason.empty() ? json(nullptr) : json(a.reason)},
+            {"tier", a.tier == 0 ? json(nullptr) : json(a.tier)}};
   return j;
 }
 
 json attempts_to_json(const std::vector<Attempt>& attempts) {
   json out = json::array();
   for (const auto& a : attempts) {
-    // Storage form: compact, exact (cents, ms), round-trips through attempts_from_json.
+    // Storage form: compact, exact (cents, ms), round-trips through attempts_from_json. b buyer,
+    // k kind, t started at, d duration, o outcome, h HTTP status, p bid, r reason, n tier. A key
+    // added later is absent from older rows and reads back as its default (n: 0, not recorded).
     json j = {{"b", a.buyer_id},    {"k", to_string(a.kind)},    {"t", a.started_at_ms},
               {"d", a.duration_ms}, {"o", to_string(a.outcome)}, {"h", a.http_status}};
     if (a.bid) j["p"] = *a.bid;
     if (!a.reason.empty()) j["r"] = a.reason;
+    if (a.tier != 0) j["n"] = a.tier;
     out.push_back(std::move(j));
   }
   return out;
@@ -70,6 +74,7 @@ std::vector<Attempt> attempts_from_json(const json& j) {
     a.http_status = e.value("h", 0);
     if (e.contains("p")) a.bid = e["p"].get<Cents>();
     a.reason = e.value("r", "");
+    a.tier = e.value("n", 0);
     out.push_back(std::move(a));
   }
   return out;

@@ -16,6 +16,7 @@
 #include "fake_store.hpp"
 #include "leadflow/auction/distributor.hpp"
 #include "leadflow/auction/worker_metrics.hpp"
+#include "leadflow/domain/lead_codec.hpp"
 #include "leadflow/domain/verticals.hpp"
 #include "simulated_clock.hpp"
 
@@ -41,11 +42,45 @@ class DistributorTest : public ::testing::Test {
     return b;
   }
 
-  Lead add_lead(int n) {
+  Lead add_lead(int n, const std::string& source = "google") {
     Lead l = sample_core_lead(n, clock_.now_ms());
+    l.source = source;
     const std::vector<Lead> one{l};
     EXPECT_EQ(store_.insert_leads(one).size(), 1u);
     return l;
+  }
+
+  /// Decides `leads` in auctions that all start at the same instant of simulated time (the
+  /// store holds their first calls until every one has begun), and returns their decisions in
+  /// the order of `leads`.
+  std::vector<Decision> decide_at_once(const std::vector<Lead>& leads) {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::vector<std::optional<Decision>> decisions(leads.size());
+    std::size_t done = 0;
+    distributor();
+    store_.hold_calls();
+    for (std::size_t i = 0; i < leads.size(); ++i) {
+      distributor().decide(leads[i], [&, i](Decision d) {
+        std::lock_guard lock(mu);
+        decisions[i] = std::move(d);
+        ++done;
+        cv.notify_all();
+      });
+    }
+    store_.release_calls();
+    std::unique_lock lock(mu);
+    EXPECT_TRUE(cv.wait_for(lock, 60s, [&] { return done == leads.size(); }));
+    std::vector<Decision> out;
+    for (auto& d : decisions) out.push_back(d ? std::move(*d) : Decision{});
+    return out;
+  }
+
+  /// The reason `buyer_id` took no part in `d`, "" if it is not listed.
+  static std::string ineligible_reason(const Distribution& d, const std::string& buyer_id) {
+    for (const auto& i : d.ineligible)
+      if (i.buyer_id == buyer_id) return i.reason;
+    return "";
   }
 
   static std::vector<Attempt> attempts_of(const Distribution& d, AttemptKind kind) {
@@ -448,6 +483,299 @@ TEST_F(DistributorTest, RunsManyAuctionsAtOnceOnOneLoop) {
   // would take 300 s. They overlap: the whole run takes little more than one auction.
   EXPECT_GE(clock_.elapsed(), 1s);
   EXPECT_LT(clock_.elapsed(), 3s);
+}
+
+}  // namespace
+}  // namespace leadflow::testing
+
+namespace leadflow::testing {
+namespace {
+
+// ------------------------------------------------------------------------------------------------
+// The ping tree: tier 1 first, the next tier only when a tier does not sell, one deadline.
+// ------------------------------------------------------------------------------------------------
+
+void tier_2(Buyer& b) { b.tier = 2; }
+void tier_3(Buyer& b) { b.tier = 3; }
+
+std::vector<std::pair<std::string, int>> tiers_of(const Distribution& d) {
+  std::vector<std::pair<std::string, int>> out;
+  for (const auto& a : d.attempts)
+    out.emplace_back(std::string(to_string(a.kind)) + ":" + a.buyer_id, a.tier);
+  return out;
+}
+
+TEST_F(DistributorTest, TierTwoIsNotPingedWhenTierOneSells) {
+  const Buyer first = add_buyer("first"), also = add_buyer("also");
+  const Buyer lower = add_buyer("lower", tier_2);
+  http_.answer(first.ping_url, FakeAnswer::bid(12.00, 50ms));
+  http_.answer(also.ping_url, FakeAnswer::bid(9.00, 80ms));
+  http_.answer(first.post_url, FakeAnswer::accept());
+  http_.answer(lower.ping_url, FakeAnswer::bid(40.00));  // more, but asked only if tier 1 fails
+  http_.answer(lower.post_url, FakeAnswer::accept());
+
+  const Distribution d = distributor().decide_and_wait(add_lead(300));
+
+  EXPECT_EQ(d.status, DeliveryStatus::kDelivered);
+  EXPECT_EQ(d.buyer_id, first.id);
+  EXPECT_EQ(d.price, 1200);
+  EXPECT_EQ(http_.count(lower.ping_url), 0u);
+  EXPECT_EQ(ineligible_reason(d, lower.id), "");  // eligible, just not needed
+  ASSERT_EQ(d.attempts.size(), 3u);
+  for (const auto& a : d.attempts) EXPECT_EQ(a.tier, 1) << a.buyer_id;
+  // Inside a tier, the ping/post auction is as before: both at once, the best bid posted.
+  EXPECT_EQ(clock_.elapsed(), 80ms);
+}
+
+TEST_F(DistributorTest, TierTwoIsAskedAndSellsWhenTierOneDoesNotBid) {
+  const Buyer upper = add_buyer("upper"), lower = add_buyer("lower", tier_2);
+  http_.answer(upper.ping_url, FakeAnswer::no_bid(100ms));
+  http_.answer(lower.ping_url, FakeAnswer::bid(7.00, 30ms));
+  http_.answer(lower.post_url, FakeAnswer::accept("low-1", 20ms));
+
+  const Distribution d = distributor().decide_and_wait(add_lead(301));
+
+  EXPECT_EQ(d.status, DeliveryStatus::kDelivered);
+  EXPECT_EQ(d.buyer_id, lower.id);
+  EXPECT_EQ(d.price, 700);
+  const auto pings = http_.requests_to(lower.ping_url);
+  ASSERT_EQ(pings.size(), 1u);
+  EXPECT_EQ(pings[0].at, 100ms);  // once tier 1 had answered
+  EXPECT_EQ(clock_.elapsed(), 150ms);
+  const std::vector<std::pair<std::string, int>> expected = {
+      {"ping:" + upper.id, 1}, {"ping:" + lower.id, 2}, {"post:" + lower.id, 2}};
+  EXPECT_EQ(tiers_of(d), expected);
+  EXPECT_EQ(d.attempts[0].outcome, AttemptOutcome::kNoBid);
+}
+
+void min_bid_10(Buyer& b) { b.min_bid = 1000; }
+
+TEST_F(DistributorTest, TierTwoIsAskedWhenTierOneBidsUnderItsMinBid) {
+  const Buyer upper = add_buyer("upper", min_bid_10), lower = add_buyer("lower", tier_2);
+  http_.answer(upper.ping_url, FakeAnswer::bid(8.00));
+  http_.answer(upper.post_url, FakeAnswer::accept());
+  http_.answer(lower.ping_url, FakeAnswer::bid(5.00));
+  http_.answer(lower.post_url, FakeAnswer::accept());
+
+  const Distribution d = distributor().decide_and_wait(add_lead(302));
+
+  EXPECT_EQ(d.status, DeliveryStatus::kDelivered);
+  EXPECT_EQ(d.buyer_id, lower.id);
+  EXPECT_EQ(d.price, 500);
+  EXPECT_EQ(http_.count(upper.post_url), 0u);
+  ASSERT_FALSE(d.attempts.empty());
+  EXPECT_EQ(d.attempts[0].buyer_id, upper.id);
+  EXPECT_EQ(d.attempts[0].reason, "below min_bid");
+  EXPECT_EQ(d.attempts[0].tier, 1);
+}
+
+TEST_F(DistributorTest, TierTwoIsAskedWhenEveryPostOfTierOneIsRefused) {
+  const Buyer best = add_buyer("best"), next = add_buyer("next");
+  const Buyer lower = add_buyer("lower", tier_2);
+  http_.answer(best.ping_url, FakeAnswer::bid(20.00));
+  http_.answer(best.post_url, FakeAnswer::reject("not this one", 100ms));
+  http_.answer(next.ping_url, FakeAnswer::bid(15.00));
+  http_.answer(next.post_url, FakeAnswer::http_error(503, 100ms));
+  http_.answer(lower.ping_url, FakeAnswer::bid(30.00));
+  http_.answer(lower.post_url, FakeAnswer::accept());
+
+  const Distribution d = distributor().decide_and_wait(add_lead(303));
+
+  EXPECT_EQ(d.status, DeliveryStatus::kDelivered);
+  EXPECT_EQ(d.buyer_id, lower.id);
+  EXPECT_EQ(d.price, 3000);
+  const auto posts = attempts_of(d, AttemptKind::kPost);
+  ASSERT_EQ(posts.size(), 3u);
+  EXPECT_EQ(posts[0].buyer_id, best.id);
+  EXPECT_EQ(posts[1].buyer_id, next.id);
+  EXPECT_EQ(posts[2].buyer_id, lower.id);
+  EXPECT_EQ(posts[2].tier, 2);
+  // The lower tier's ping went out only once tier 1's last post was refused (100 ms each).
+  const auto ping = http_.requests_to(lower.ping_url);
+  ASSERT_EQ(ping.size(), 1u);
+  EXPECT_EQ(ping[0].at, 200ms);
+}
+
+TEST_F(DistributorTest, TierTwoIsAskedWhenTierOneTimesOut) {
+  const Buyer upper = add_buyer("upper"), lower = add_buyer("lower", tier_2);
+  http_.answer(upper.ping_url, FakeAnswer::no_answer());  // times out after its 1 s
+  http_.answer(lower.ping_url, FakeAnswer::bid(6.00));
+  http_.answer(lower.post_url, FakeAnswer::accept());
+
+  const Distribution d = distributor().decide_and_wait(add_lead(304));
+
+  EXPECT_EQ(d.status, DeliveryStatus::kDelivered);
+  EXPECT_EQ(d.buyer_id, lower.id);
+  ASSERT_EQ(http_.requests_to(lower.ping_url).size(), 1u);
+  EXPECT_EQ(http_.requests_to(lower.ping_url)[0].at, 1s);
+  ASSERT_FALSE(d.attempts.empty());
+  EXPECT_EQ(d.attempts[0].outcome, AttemptOutcome::kTimeout);
+  EXPECT_EQ(d.attempts[0].tier, 1);
+}
+
+void slow_3s(Buyer& b) {
+  b.tier = 2;
+  b.timeout_ms = 3000;
+}
+
+TEST_F(DistributorTest, OneDeadlineCoversEveryTier) {
+  options_.auction_timeout = 2500ms;
+  const Buyer upper = add_buyer("upper"), middle = add_buyer("middle", slow_3s);
+  const Buyer bottom = add_buyer("bottom", tier_3);
+  http_.answer(upper.ping_url, FakeAnswer::no_answer());   // 0 to 1 s
+  http_.answer(middle.ping_url, FakeAnswer::no_answer());  // 1 s to its 3 s timeout, cut at 2.5 s
+  http_.answer(bottom.ping_url, FakeAnswer::bid(50.00));
+  http_.answer(bottom.post_url, FakeAnswer::accept());
+
+  const Distribution d = distributor().decide_and_wait(add_lead(305));
+
+  EXPECT_EQ(d.status, DeliveryStatus::kUnsold);
+  EXPECT_EQ(clock_.elapsed(), 2500ms);
+  // Tier 2 had only what tier 1 left of the auction's 2.5 s, not its own 3 s.
+  const auto middle_pings = attempts_of(d, AttemptKind::kPing);
+  ASSERT_EQ(middle_pings.size(), 2u);
+  EXPECT_EQ(middle_pings[1].buyer_id, middle.id);
+  EXPECT_EQ(middle_pings[1].outcome, AttemptOutcome::kTimeout);
+  EXPECT_EQ(middle_pings[1].reason, "auction deadline");
+  EXPECT_EQ(middle_pings[1].tier, 2);
+  // No time was left for tier 3: never pinged, and the lead says why.
+  EXPECT_EQ(http_.count(bottom.ping_url), 0u);
+  EXPECT_EQ(ineligible_reason(d, bottom.id), "auction_deadline");
+}
+
+TEST_F(DistributorTest, AnUnansweredPostInTierOneIsNeverFollowedByTierTwo) {
+  const Buyer upper = add_buyer("upper", fixed_at_20), lower = add_buyer("lower", tier_2);
+  http_.answer(upper.post_url, FakeAnswer::no_answer());
+  http_.answer(lower.ping_url, FakeAnswer::bid(30.00));
+  http_.answer(lower.post_url, FakeAnswer::accept());
+  const Lead lead = add_lead(306);
+
+  // The buyer may have taken the lead and only its answer is missing: the auction fails (the
+  // lead goes to the retry topic with its intent) rather than offering it to a lower tier.
+  EXPECT_THROW(distributor().decide_and_wait(lead), std::runtime_error);
+
+  EXPECT_EQ(http_.count(lower.ping_url), 0u);
+  EXPECT_EQ(http_.count(lower.post_url), 0u);
+  EXPECT_EQ(http_.count(upper.post_url), 9u);  // asked again until the deadline, as in one tier
+  const auto intent = store_.get_post_intent(lead.id).value;
+  ASSERT_TRUE(intent);
+  EXPECT_EQ(intent->buyer_id, upper.id);
+}
+
+TEST_F(DistributorTest, AttemptsKeepTheirTierInTheStoreAndTheLeadView) {
+  const Buyer upper = add_buyer("upper"), lower = add_buyer("lower", tier_2);
+  http_.answer(upper.ping_url, FakeAnswer::no_bid());
+  http_.answer(lower.ping_url, FakeAnswer::bid(7.00));
+  http_.answer(lower.post_url, FakeAnswer::accept());
+  const Lead lead = add_lead(307);
+  const Distribution d = distributor().decide_and_wait(lead);
+  const std::vector<OutcomeRecord> outcome{{lead.id, d}};
+  ASSERT_EQ(store_.record_outcomes(outcome), std::vector<StoreStatus>{StoreStatus::kOk});
+
+  const auto stored = store_.get_lead(lead.id);
+  ASSERT_TRUE(stored);
+  EXPECT_EQ(tiers_of(stored->distribution), tiers_of(d));
+  const json view = lead_record_to_json(*stored, /*with_attempts=*/true);
+  ASSERT_EQ(view["attempts"].size(), 3u);
+  EXPECT_EQ(view["attempts"][0]["tier"], 1);
+  EXPECT_EQ(view["attempts"][1]["tier"], 2);
+  EXPECT_EQ(view["attempts"][2]["tier"], 2);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Buyer capacity: max_concurrency pings and posts in flight from this process.
+// ------------------------------------------------------------------------------------------------
+
+void two_at_once(Buyer& b) { b.max_concurrency = 2; }
+
+TEST_F(DistributorTest, ABuyerAtItsMaxConcurrencySitsOutWithoutCountingAsAFailure) {
+  const Buyer limited = add_buyer("limited", two_at_once), steady = add_buyer("steady");
+  http_.answer(limited.ping_url, FakeAnswer::bid(20.00, 300ms));
+  http_.answer(limited.post_url, FakeAnswer::accept());
+  http_.answer(steady.ping_url, FakeAnswer::bid(10.00));
+  http_.answer(steady.post_url, FakeAnswer::accept());
+  auto& at_capacity = worker_metrics().buyer_at_capacity.Add({{"buyer_id", limited.id}});
+  auto& pauses = worker_metrics().buyer_pauses.Add({{"buyer_id", limited.id}});
+  std::vector<Lead> leads;
+  for (int i = 0; i < 14; ++i) leads.push_back(add_lead(400 + i));
+
+  const auto decisions = decide_at_once(leads);
+
+  // Two auctions got the buyer's two slots; the other twelve found it at capacity.
+  EXPECT_EQ(http_.count(limited.ping_url), 2u);
+  int sat_out = 0, sold_to_limited = 0;
+  for (const Decision& decision : decisions) {
+    ASSERT_EQ(decision.kind, Decision::Kind::kDecided) << decision.error;
+    const Distribution& d = decision.distribution;
+    EXPECT_EQ(d.status, DeliveryStatus::kDelivered);
+    if (d.buyer_id == limited.id) ++sold_to_limited;
+    if (ineligible_reason(d, limited.id) == "at_capacity") {
+      ++sat_out;
+      EXPECT_EQ(d.buyer_id, steady.id);
+      for (const auto& a : d.attempts) EXPECT_NE(a.buyer_id, limited.id);  // never asked
+    }
+  }
+  EXPECT_EQ(sat_out, 12);
+  EXPECT_EQ(sold_to_limited, 2);
+  EXPECT_EQ(at_capacity.Value(), 12);
+
+  // Twelve exclusions would pause a buyer if they counted as failures (10 known, half failed);
+  // they do not, and the slots came back with the answers: the next auction asks it again.
+  const Distribution next = distributor().decide_and_wait(add_lead(420));
+  EXPECT_EQ(http_.count(limited.ping_url), 3u);
+  EXPECT_EQ(next.buyer_id, limited.id);
+  EXPECT_EQ(ineligible_reason(next, limited.id), "");
+  EXPECT_EQ(pauses.Value(), 0);
+}
+
+void one_at_a_time_tier_2(Buyer& b) {
+  b.max_concurrency = 1;
+  b.tier = 2;
+  b.timeout_ms = 3000;
+}
+void google_only(Buyer& b) { b.sources = {"google"}; }
+void google_only_tier_2(Buyer& b) {
+  b.sources = {"google"};
+  b.tier = 2;
+}
+void bing_only(Buyer& b) { b.sources = {"bing"}; }
+
+TEST_F(DistributorTest, APostToABidderGoesOutEvenWhenTheBuyerIsAtCapacity) {
+  // Two auctions at once. A (google): tier 1 `first_a` passes; tier 2 is `limited` and `rich`,
+  // whose post is refused at 600 ms, so A then posts `limited`. B (bing): tier 1 `first_b`
+  // passes at 200 ms; tier 2 is `limited` alone, pinged at 200 ms (A's ping to it was answered
+  // at 100 ms, so its one slot was free) and answering at 2.2 s.
+  const Buyer first_a = add_buyer("first-a", google_only),
+              first_b = add_buyer("first-b", bing_only);
+  const Buyer limited = add_buyer("limited", one_at_a_time_tier_2);
+  const Buyer rich = add_buyer("rich", google_only_tier_2);
+  http_.answer(first_a.ping_url, FakeAnswer::no_bid());
+  http_.answer(first_b.ping_url, FakeAnswer::no_bid(200ms));
+  http_.answer_next(limited.ping_url, FakeAnswer::bid(20.00, 100ms));
+  http_.answer(limited.ping_url, FakeAnswer::bid(20.00, 2000ms));
+  http_.answer(limited.post_url, FakeAnswer::accept("lim", 10ms));
+  http_.answer(rich.ping_url, FakeAnswer::bid(30.00, 50ms));
+  http_.answer(rich.post_url, FakeAnswer::reject("full", 500ms));
+  auto& at_capacity = worker_metrics().buyer_at_capacity.Add({{"buyer_id", limited.id}});
+  const std::vector<Lead> leads = {add_lead(500, "google"), add_lead(501, "bing")};
+
+  const auto decisions = decide_at_once(leads);
+
+  ASSERT_EQ(decisions.size(), 2u);
+  for (const Decision& decision : decisions) {
+    ASSERT_EQ(decision.kind, Decision::Kind::kDecided) << decision.error;
+    EXPECT_EQ(decision.distribution.buyer_id, limited.id);
+    EXPECT_EQ(ineligible_reason(decision.distribution, limited.id), "");
+  }
+  const auto pings = http_.requests_to(limited.ping_url);
+  ASSERT_EQ(pings.size(), 2u);
+  EXPECT_EQ(pings[0].at, 0ms);
+  EXPECT_EQ(pings[1].at, 200ms);  // B's, out until 2.2 s
+  const auto posts = http_.requests_to(limited.post_url);
+  ASSERT_EQ(posts.size(), 2u);
+  EXPECT_EQ(posts[0].at, 600ms);  // A's post, while B's ping held the buyer's only slot
+  EXPECT_EQ(posts[1].at, 2200ms);
+  EXPECT_EQ(at_capacity.Value(), 0);
 }
 
 }  // namespace

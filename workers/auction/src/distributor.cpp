@@ -98,18 +98,37 @@ std::string cap_ineligibility(Store& store, const Buyer& b, const std::vector<Na
   return "";
 }
 
-Attempt attempt_from(const std::string& buyer_id, AttemptKind kind, std::int64_t started_ms,
+// The buyer's tier in the ping tree. Configurations are validated to 1-10; one saved before
+// tiers existed has the default, 1.
+int tier_of(const Buyer& b) { return std::max(1, b.tier); }
+
+Attempt attempt_from(const Buyer& b, AttemptKind kind, std::int64_t started_ms,
                      const HttpResponse& r) {
   Attempt a;
-  a.buyer_id = buyer_id;
+  a.buyer_id = b.id;
   a.kind = kind;
   a.started_at_ms = started_ms;
+  a.tier = tier_of(b);
   a.duration_ms = static_cast<std::int32_t>(r.elapsed.count() / 1000);
   a.http_status = r.status;
   if (r.timed_out)
     a.outcome = AttemptOutcome::kTimeout;
   else if (r.status == 0 || r.status >= 500)
     a.outcome = AttemptOutcome::kError;
+  return a;
+}
+
+// An attempt that got no answer of the buyer's: cut by the auction deadline, or never sent.
+Attempt unanswered(const Buyer& b, AttemptKind kind, std::int64_t started_ms,
+                   AttemptOutcome outcome, std::optional<Cents> bid, std::string reason) {
+  Attempt a;
+  a.buyer_id = b.id;
+  a.kind = kind;
+  a.started_at_ms = started_ms;
+  a.outcome = outcome;
+  a.bid = bid;
+  a.reason = std::move(reason);
+  a.tier = tier_of(b);
   return a;
 }
 
@@ -140,6 +159,19 @@ void Distributor::observe_health(const std::string& buyer_id, const HttpResponse
         {{"buyer_id", buyer_id},
          {"cool_down_ms", static_cast<std::int64_t>(options_.health.cool_down.count())}});
   }
+}
+
+bool Distributor::at_capacity(const Buyer& b) const {
+  if (b.max_concurrency <= 0) return false;
+  auto it = in_flight_.find(b.id);
+  return it != in_flight_.end() && it->second >= b.max_concurrency;
+}
+
+void Distributor::request_sent(const std::string& buyer_id) { ++in_flight_[buyer_id]; }
+
+void Distributor::request_answered(const std::string& buyer_id) {
+  auto it = in_flight_.find(buyer_id);
+  if (it != in_flight_.end() && --it->second <= 0) in_flight_.erase(it);
 }
 
 Cents Distributor::payout_for(const std::optional<Campaign>& c, Cents price) const {
@@ -274,27 +306,79 @@ class Auction : public std::enable_shared_from_this<Auction> {
         ineligible.push_back({b.id, std::move(why)});
       }
     }
-    return step(
-        [this, eligible = std::move(eligible), ineligible = std::move(ineligible)]() mutable {
-          for (auto& i : ineligible) {
-            if (i.reason.ends_with(":unknown")) store_trouble_ = true;
-            d_.ineligible.push_back(std::move(i));
-          }
-          if (eligible.empty()) {
-            // A buyer left out only because our store could not answer might have bought it.
-            if (store_trouble_) return defer();
-            d_.status = DeliveryStatus::kUnsold;
-            d_.reason = "no eligible buyer";
-            return decide();
-          }
-          send_pings(eligible);
-        });
+    return step([this, eligible = std::move(eligible),
+                 ineligible = std::move(ineligible)]() mutable {
+      for (auto& i : ineligible) {
+        if (i.reason.ends_with(":unknown")) store_trouble_ = true;
+        d_.ineligible.push_back(std::move(i));
+      }
+      if (eligible.empty()) {
+        // A buyer left out only because our store could not answer might have bought it.
+        if (store_trouble_) return defer();
+        d_.status = DeliveryStatus::kUnsold;
+        d_.reason = "no eligible buyer";
+        return decide();
+      }
+      // The ping tree: tier 1 first; inside a tier, the order of the buyer list.
+      std::stable_sort(eligible.begin(), eligible.end(),
+                       [](const Buyer* a, const Buyer* b) { return tier_of(*a) < tier_of(*b); });
+      for (const Buyer* b : eligible) {
+        if (tiers_.empty() || tier_of(*tiers_.back().front()) != tier_of(*b)) tiers_.emplace_back();
+        tiers_.back().push_back(b);
+      }
+      next_tier();
+    });
   }
 
-  // Pings, all at once, without PII; fixed-price and direct-post buyers bid their price.
-  void send_pings(const std::vector<const Buyer*>& eligible) {
+  // The ping tree. A tier is asked only when every tier above it failed to sell the lead (no
+  // bid worth posting, every post refused, timeouts), and only while the one auction deadline
+  // allows: a lower tier gets whatever time is left. A post whose outcome stays unknown never
+  // gets here: it fails the auction (on_post), so no lower tier is ever offered that lead.
+  // Capacity is judged when a buyer's tier comes up: a buyer with max_concurrency pings and
+  // posts in flight from this process sits the auction out ("at_capacity"); that is not a
+  // failure of the buyer's, so it touches neither its health nor its timeouts.
+  void next_tier() {
+    while (next_tier_ < tiers_.size()) {
+      if (clock_.steady_now() >= deadline_) {
+        // The deadline came before these tiers' turn: their buyers took no part.
+        for (std::size_t t = next_tier_; t < tiers_.size(); ++t)
+          for (const Buyer* b : tiers_[t]) d_.ineligible.push_back({b->id, "auction_deadline"});
+        next_tier_ = tiers_.size();
+        out_of_time_ = true;
+        break;
+      }
+      std::vector<const Buyer*> admitted;
+      for (const Buyer* b : tiers_[next_tier_]) {
+        if (dist_.at_capacity(*b)) {
+          worker_metrics().buyer_at_capacity.Add({{"buyer_id", b->id}}).Increment();
+          d_.ineligible.push_back({b->id, "at_capacity"});
+          continue;
+        }
+        admitted.push_back(b);
+      }
+      ++next_tier_;
+      if (!admitted.empty()) return send_pings(admitted);
+    }
+    // Nobody took it. If our store kept a buyer from being posted, no buyer refused it: the
+    // lead goes back for a later attempt rather than being decided by our failure.
+    if (store_trouble_) return defer();
+    d_.status = DeliveryStatus::kUnsold;
+    d_.reason = any_ranked_    ? "every post was rejected"
+                : any_asked_   ? "no bids"
+                : out_of_time_ ? "auction deadline"
+                               : "no eligible buyer had capacity";
+    decide();
+  }
+
+  // One tier's pings, all at once, without PII; fixed-price and direct-post buyers bid their
+  // price.
+  void send_pings(const std::vector<const Buyer*>& tier) {
     phase_ = Phase::kPinging;
-    for (const Buyer* b : eligible) {
+    any_asked_ = true;
+    ++round_;
+    pings_.clear();
+    bids_.clear();
+    for (const Buyer* b : tier) {
       if (b->mode == DeliveryMode::kDirectPost || b->pricing == PricingModel::kFixed) {
         bids_.push_back({b, b->price, ""});
         continue;
@@ -303,21 +387,38 @@ class Auction : public std::enable_shared_from_this<Auction> {
     }
     pings_out_ = pings_.size();
     if (pings_out_ == 0) return start_posts();
-    auto post = loop_.poster();
     for (std::size_t i = 0; i < pings_.size(); ++i) {
-      auto request = make_ping_request(*pings_[i].buyer, lead_, pings_[i].ping_id);
-      dist_.http_.send(std::move(request), [post, self = shared_from_this(), i](HttpResponse r) {
-        post(self->step([self = self.get(), i, r = std::move(r)] { self->on_ping(i, r); }));
-      });
+      send(*pings_[i].buyer, make_ping_request(*pings_[i].buyer, lead_, pings_[i].ping_id),
+           [this, i, round = round_](const HttpResponse& r) { on_ping(round, i, r); });
     }
   }
 
-  void on_ping(std::size_t i, const HttpResponse& r) {
+  // Sends a ping or post to `b`, counted in the buyer's requests in flight until it is answered
+  // (however late, even after this auction is over); `on_answer` then runs on the loop unless
+  // the auction is over.
+  template <typename F>
+  void send(const Buyer& b, HttpRequest request, F on_answer) {
+    dist_.request_sent(b.id);
+    auto post = loop_.poster();
+    dist_.http_.send(std::move(request),
+                     [post, self = shared_from_this(), id = b.id,
+                      on_answer = std::move(on_answer)](HttpResponse r) mutable {
+                       post([self, id = std::move(id), on_answer = std::move(on_answer),
+                             r = std::move(r)]() mutable {
+                         self->dist_.request_answered(id);
+                         self->step([&on_answer, &r] { on_answer(r); })();
+                       });
+                     });
+  }
+
+  void on_ping(std::size_t round, std::size_t i, const HttpResponse& r) {
+    // Too late: its tier was cut by the deadline, or is over and a lower one is being asked.
+    if (round != round_ || phase_ != Phase::kPinging) return;
     Ping& p = pings_[i];
-    if (phase_ != Phase::kPinging || p.attempt) return;  // cut by the deadline: too late
+    if (p.attempt) return;
     worker_metrics().observe_buyer(p.buyer->id, "ping", r);
     dist_.observe_health(p.buyer->id, r);
-    Attempt a = attempt_from(p.buyer->id, AttemptKind::kPing, p.started_ms, r);
+    Attempt a = attempt_from(*p.buyer, AttemptKind::kPing, p.started_ms, r);
     const PingAnswer answer = read_ping_answer(*p.buyer, r);
     if (answer.bid) {
       a.outcome = AttemptOutcome::kBid;
@@ -342,21 +443,24 @@ class Auction : public std::enable_shared_from_this<Auction> {
     // Each ping carries its buyer's timeout; the auction deadline is a second guard.
     for (auto& p : pings_) {
       if (p.attempt) continue;
-      p.attempt = Attempt{p.buyer->id, AttemptKind::kPing,       p.started_ms,
-                          0,           AttemptOutcome::kTimeout, std::nullopt,
-                          0,           "auction deadline"};
+      p.attempt = unanswered(*p.buyer, AttemptKind::kPing, p.started_ms, AttemptOutcome::kTimeout,
+                             std::nullopt, "auction deadline");
     }
     start_posts();
   }
 
-  // Posts, best bid first, down the ranking until one accepts or the auction runs out of time.
+  // The tier's posts, best bid first, down its ranking until one accepts or the auction runs out
+  // of time.
   void start_posts() {
     phase_ = Phase::kPosting;
     for (auto& p : pings_) d_.attempts.push_back(std::move(*p.attempt));
+    pings_.clear();
     {
       std::lock_guard lock(dist_.rng_mu_);
       ranked_ = rank_bids(std::move(bids_), dist_.rng_);
     }
+    bids_.clear();
+    if (!ranked_.empty()) any_ranked_ = true;
     next_post(0);
   }
 
@@ -371,15 +475,10 @@ class Auction : public std::enable_shared_from_this<Auction> {
         });
         return;
       }
-      d_.attempts.push_back({bid.buyer->id, AttemptKind::kPost, clock_.now_ms(), 0,
-                             AttemptOutcome::kSkipped, bid.amount, 0, "auction deadline"});
+      d_.attempts.push_back(unanswered(*bid.buyer, AttemptKind::kPost, clock_.now_ms(),
+                                       AttemptOutcome::kSkipped, bid.amount, "auction deadline"));
     }
-    // Nobody took it. If our store kept a buyer from being posted, no buyer refused it: the
-    // lead goes back for a later attempt rather than being decided by our failure.
-    if (store_trouble_) return defer();
-    d_.status = DeliveryStatus::kUnsold;
-    d_.reason = ranked_.empty() ? "no bids" : "every post was rejected";
-    decide();
+    next_tier();  // nobody in this tier took it
   }
 
   // One post, asked again with the same Idempotency-Key while its outcome is unknown. Moving down
@@ -410,8 +509,8 @@ class Auction : public std::enable_shared_from_this<Auction> {
 
   void on_intent(StoreStatus s) {
     if (s == StoreStatus::kLimitReached) {
-      d_.attempts.push_back({current_.buyer->id, AttemptKind::kPost, clock_.now_ms(), 0,
-                             AttemptOutcome::kSkipped, current_.price, 0, "cap reached"});
+      d_.attempts.push_back(unanswered(*current_.buyer, AttemptKind::kPost, clock_.now_ms(),
+                                       AttemptOutcome::kSkipped, current_.price, "cap reached"));
       return settle(Posted::kNotPosted);
     }
     if (s == StoreStatus::kUnavailable) {
@@ -428,20 +527,19 @@ class Auction : public std::enable_shared_from_this<Auction> {
     if (s != StoreStatus::kOk) return settle(Posted::kNotPosted);  // decided elsewhere (kConflict)
     current_.reserve = false;  // the intent holds the slot from now on
     const std::int64_t started = clock_.now_ms();
-    auto post = loop_.poster();
-    dist_.http_.send(make_post_request(*current_.buyer, lead_, current_.ping_id, current_.price),
-                     [post, self = shared_from_this(), started](HttpResponse r) {
-                       post(self->step([self = self.get(), started, r = std::move(r)] {
-                         self->on_post(started, r);
-                       }));
-                     });
+    // Never held back by max_concurrency: the buyer was admitted to this auction when its tier
+    // came up, and it bid; refusing it the post now would waste its bid and our lead. The post
+    // counts in flight like a ping, so it holds back the buyer's next pings.
+    send(*current_.buyer,
+         make_post_request(*current_.buyer, lead_, current_.ping_id, current_.price),
+         [this, started](const HttpResponse& r) { on_post(started, r); });
   }
 
   void on_post(std::int64_t started, const HttpResponse& r) {
     const Buyer& b = *current_.buyer;
     worker_metrics().observe_buyer(b.id, "post", r);
     dist_.observe_health(b.id, r);
-    Attempt a = attempt_from(b.id, AttemptKind::kPost, started, r);
+    Attempt a = attempt_from(b, AttemptKind::kPost, started, r);
     const PostAnswer answer = read_post_answer(b, r);
     a.bid = current_.price;
     if (answer.accepted) {
@@ -526,6 +624,12 @@ class Auction : public std::enable_shared_from_this<Auction> {
   std::string recovered_buyer_;
   Distribution d_;
   Phase phase_ = Phase::kLooking;
+  std::vector<std::vector<const Buyer*>> tiers_;  // eligible buyers, by tier, tier 1 first
+  std::size_t next_tier_ = 0;                     // the index in tiers_ to ask next
+  std::size_t round_ = 0;     // tiers asked so far: a ping's answer names its own
+  bool any_asked_ = false;    // some tier was pinged (or bid without a ping)
+  bool any_ranked_ = false;   // some tier had a bid worth posting
+  bool out_of_time_ = false;  // the deadline came before some tier's turn
   std::vector<Ping> pings_;
   std::size_t pings_out_ = 0;
   std::vector<Bid> bids_;

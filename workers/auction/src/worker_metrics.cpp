@@ -69,6 +69,11 @@ WorkerMetrics& worker_metrics() {
             .Name("leadflow_buyer_pauses_total")
             .Help("Times a buyer was taken out of auctions for failing or timing out")
             .Register(r),
+        prometheus::BuildCounter()
+            .Name("leadflow_buyer_at_capacity_total")
+            .Help("Auctions a buyer sat out because it had max_concurrency pings and posts in "
+                  "flight from this worker process")
+            .Register(r),
         decide.Add({}, latency_buckets()),
         redeliveries.Add({}),
         recoveries.Add({}),

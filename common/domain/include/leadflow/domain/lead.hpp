@@ -81,13 +81,16 @@ struct Attempt {
   std::optional<Cents> bid;
   int http_status = 0;
   std::string reason;
+  /// The tier of the ping tree the buyer was asked in (1-10); 0 for attempts recorded before
+  /// the auction had tiers, shown as null.
+  int tier = 0;
 };
 
 /// Why a buyer took no part in a lead's auction.
 struct Ineligibility {
   std::string buyer_id;
-  std::string
-      reason;  // "vertical", "paused", "filter:states", "schedule", "cap:daily", "duplicate", ...
+  std::string reason;  // "vertical", "paused", "filter:states", "schedule", "cap:daily",
+                       // "duplicate", "at_capacity", ...
 };
 
 /// A lead's outcome, written once by the worker that decided it.

@@ -89,13 +89,20 @@ class LeadDecider {
   virtual void decide(const Lead& lead, std::function<void(Decision)> done) = 0;
 };
 
-/// Decides leads: intake dedupe, eligibility, concurrent pings, ranking, posts with fallback
-/// down the ranking when a buyer refuses, and the outcome with every attempt. A post that gets
-/// no answer is asked again (same Idempotency-Key) until the auction deadline, never passed on
-/// to the next bidder; still unanswered, the auction fails so the worker retries the lead later.
+/// Decides leads: intake dedupe, eligibility, then the ping tree: the eligible buyers of tier 1
+/// are pinged at once, ranked, and posted with fallback down the ranking when a buyer refuses;
+/// only when a tier does not sell is the next tier asked, within the one auction deadline. The
+/// outcome carries every attempt with its tier. A post that gets no answer is asked again (same
+/// Idempotency-Key) until the auction deadline, never passed on to the next bidder or tier;
+/// still unanswered, the auction fails so the worker retries the lead later.
 /// A post intent our store cannot write is tried again until the deadline, then the lead is
 /// deferred, never decided by our own failure. Recovers a lead redelivered after a crash
 /// mid-post by re-posting to the buyer of the recorded post intent first.
+///
+/// Buyer capacity: the pings and posts in flight to each buyer are counted here, for the whole
+/// process (one Distributor per process). A buyer with `max_concurrency` of them in flight when
+/// its tier comes up sits that auction out (`at_capacity`, not a failure). A post to a buyer
+/// admitted to the auction is never held back: it follows the buyer's own bid.
 ///
 /// Each auction is a state machine on one EventLoop: pings, posts, the post-intent write, the
 /// pause between re-asks and the deadline are events, and blocking store calls run on the
@@ -116,6 +123,11 @@ class Distributor final : public LeadDecider {
  private:
   friend class Auction;
   Cents payout_for(const std::optional<Campaign>& campaign, Cents price) const;
+  /// Whether `b` has max_concurrency pings and posts in flight. Loop thread only.
+  bool at_capacity(const Buyer& b) const;
+  /// A ping or post to the buyer was sent / was answered (or gave up). Loop thread only.
+  void request_sent(const std::string& buyer_id);
+  void request_answered(const std::string& buyer_id);
   /// Counts a ping or post for the buyer's health, and logs and counts a pause it causes.
   void observe_health(const std::string& buyer_id, const HttpResponse& r);
   /// Writes a post intent with others waiting at the same time, in one batch; `then` runs on
@@ -141,9 +153,10 @@ class Distributor final : public LeadDecider {
   BuyerHealth health_;
   std::mutex rng_mu_;
   std::mt19937_64 rng_;
-  std::vector<PendingIntent> intents_waiting_;  // loop thread only
-  int intent_batches_out_ = 0;                  // loop thread only
-  std::unique_ptr<EventLoop> loop_;             // last: stops first, before what its auctions use
+  std::vector<PendingIntent> intents_waiting_;      // loop thread only
+  int intent_batches_out_ = 0;                      // loop thread only
+  std::unordered_map<std::string, int> in_flight_;  // requests out per buyer id; loop thread only
+  std::unique_ptr<EventLoop> loop_;  // last: stops first, before what its auctions use
 };
 
 }  // namespace leadflow

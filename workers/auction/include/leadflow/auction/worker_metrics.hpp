@@ -19,15 +19,17 @@ struct WorkerMetrics {
   prometheus::Family<prometheus::Counter>&
       buyer_requests;  // leadflow_buyer_requests_total{buyer_id,kind,result}
   prometheus::Family<prometheus::Counter>& buyer_pauses;  // leadflow_buyer_pauses_total{buyer_id}
-  prometheus::Histogram& decide_seconds;                  // leadflow_lead_decide_seconds
-  prometheus::Counter& redeliveries;                      // leadflow_worker_redeliveries_total
-  prometheus::Counter& recoveries;                        // leadflow_worker_post_recoveries_total
-  prometheus::Counter& store_errors;                      // leadflow_worker_store_errors_total
-  prometheus::Gauge& in_flight;                           // leadflow_worker_leads_in_flight
-  prometheus::Counter& revenue_cents;                     // leadflow_revenue_cents_total
-  prometheus::Counter& stale_records;                     // leadflow_worker_stale_records_total
-  prometheus::Counter& retried;                           // leadflow_worker_retried_total
-  prometheus::Counter& dead_lettered;                     // leadflow_worker_dead_lettered_total
+  prometheus::Family<prometheus::Counter>&
+      buyer_at_capacity;                      // leadflow_buyer_at_capacity_total{buyer_id}
+  prometheus::Histogram& decide_seconds;      // leadflow_lead_decide_seconds
+  prometheus::Counter& redeliveries;          // leadflow_worker_redeliveries_total
+  prometheus::Counter& recoveries;            // leadflow_worker_post_recoveries_total
+  prometheus::Counter& store_errors;          // leadflow_worker_store_errors_total
+  prometheus::Gauge& in_flight;               // leadflow_worker_leads_in_flight
+  prometheus::Counter& revenue_cents;         // leadflow_revenue_cents_total
+  prometheus::Counter& stale_records;         // leadflow_worker_stale_records_total
+  prometheus::Counter& retried;               // leadflow_worker_retried_total
+  prometheus::Counter& dead_lettered;         // leadflow_worker_dead_lettered_total
   prometheus::Counter& post_outcome_unknown;  // leadflow_worker_post_outcome_unknown_total
 
   void decided(DeliveryStatus s);
