@@ -16,20 +16,24 @@
 #      after each full run the bench waits until every accepted lead is decided, so no auction
 #      spills into a measurement.
 #   2. Worker throughput (scale-out): leads decided per second by 1 and by 2 leadflow-worker
-#      processes (one consumer group, LEADFLOW_WORKER_CONCURRENCY 64 each) auctioning to the same
-#      three buyers as the sync path (20/40/60 ms, the 60 ms one bids best). Each measurement gets
-#      a fresh PostgreSQL database, topic prefix and consumer group: a leadflow-ingest seeded like
-#      the others takes exactly BENCH_WORKER_LEADS leads (wrk with scripts/bench/preload_leads.lua,
-#      the same leads each time) and is stopped; then the workers start on that backlog and the
-#      bench polls the sum of their leadflow_leads_decided_total. "leads/s" is the drain rate
+#      processes (one consumer group, default settings: up to 4,096 auctions in flight each)
+#      auctioning to the same three buyers as the sync path (20/40/60 ms, the 60 ms one bids
+#      best). Each measurement gets a fresh PostgreSQL database, topic prefix and consumer group:
+#      a leadflow-ingest seeded like the others takes exactly BENCH_WORKER_LEADS leads (wrk with
+#      scripts/bench/preload_leads.lua, the same leads each time) and is stopped; then the
+#      workers start on that backlog and the bench polls the sum of their
+#      leadflow_leads_decided_total. "leads/s" is the drain rate
 #      from the first decided lead to the last; "start s" is the time from launching the
 #      processes to the first decided lead (store connection, group join); "with start" counts
 #      it in. 1 and 2 workers alternate (1 first in odd rounds, 2 first in even ones) for
-#      BENCH_ROUNDS rounds; medians. The buyers are the same three simulators (128 threads
-#      each: enough for 2 x 64 concurrent auctions). An auction takes at least 120 ms (pings
-#      in parallel, then the post to the 60 ms buyer), so 64 at once cap one worker at about
-#      530 leads/s; below that cap the workers are bound by CPU, PostgreSQL or Kafka, which the
-#      processes share with everything else on this machine.
+#      BENCH_ROUNDS rounds; medians. Over the same span (first decided lead to last): "CPU
+#      ms/lead", the user+system CPU of the worker processes per decided lead; "buyers ms/lead",
+#      that of the three buyer simulators (event-driven: they hold thousands of requests at once
+#      on one thread each, so they are not the bound; this column shows what they take from the
+#      cores); "RSS MB", the largest peak RSS of a worker process. An auction takes at least
+#      120 ms (pings in parallel, then the post to the 60 ms buyer): 4,096 at once would allow
+#      34,000 leads/s, so the workers are bound by CPU, PostgreSQL or Kafka, which the processes
+#      share with everything else on this machine.
 #   3. Sync path: a sync campaign with three buyers of fixed latency; the added latency is the
 #      median answer minus the floor (the slowest ping + the winner's post).
 #   4. Distribution (scripts/bench/distribution.sh): leads decided per second by one embedded
@@ -79,11 +83,13 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 # Buyers with fixed latencies (no jitter) so the sync floor is exact: the best bidder is slowest.
 sim="$build/workers/leadflow-buyer-sim"
 buyer_ports=()
+sim_pids=()
 for spec in "fast:20:9.00" "medium:40:11.00" "slow:60:14.50"; do
   IFS=: read -r name latency bid <<< "$spec"
   port=$(free_port)
-  "$sim" --name "$name" --port "$port" --bid "$bid" --latency-ms "$latency" --threads 128 >/dev/null 2>&1 &
+  "$sim" --name "$name" --port "$port" --bid "$bid" --latency-ms "$latency" >/dev/null 2>&1 &
   pids+=($!)
+  sim_pids+=($!)
   buyer_ports+=("$port:$name")
 done
 
@@ -288,12 +294,22 @@ worker_split() {  # worker_split METRICS_PORT...
   done
 }
 now() { date +%s.%N; }
+clk_tck=$(getconf CLK_TCK)
+cpu_seconds() {  # cpu_seconds PID... -> their user+system CPU seconds, summed
+  local pid
+  for pid in "$@"; do cat "/proc/$pid/stat"; done | awk -v t="$clk_tck" '{s += $14 + $15} END {printf "%.2f", s / t}'
+}
+max_rss_mb() {  # max_rss_mb PID... -> the largest peak RSS among them
+  local pid
+  for pid in "$@"; do cat "/proc/$pid/status"; done | awk '/VmHWM/ {if ($2 > m) m = $2} END {printf "%.1f", m / 1024}'
+}
 # One measurement: a fresh database and prefix, a backlog of exactly $worker_leads leads, then
 # WORKERS worker processes until all are decided. Not in a subshell, so that its processes are
 # in pids (cleanup) and a failure stops the bench.
-worker_run() {  # worker_run ROUND WORKERS -> sets w_result to "drain_rate overall_rate start_s sold", w_split
+worker_run() {  # worker_run ROUND WORKERS -> sets w_result to "drain_rate overall_rate start_s sold cpu_ms buyers_cpu_ms rss_mb", w_split
   local name="bench-r$1-w$2" dir key pid done_line="" wpids=() ports=() port i
   local t0 t_first="" t_end="" d_first=0 decided=0 sold=0 accepted store
+  local c_first=0 c_end=0 b_first=0 b_end=0 rss
   store=$(new_database "lf_bench_r$1_w$2")
   scale_out_env "$store" "$name"
   start_leadflow "$name" 0 "${scale_out[@]}"
@@ -324,7 +340,7 @@ worker_run() {  # worker_run ROUND WORKERS -> sets w_result to "drain_rate overa
   for i in $(seq 1 "$2"); do
     mkdir -p "$dir/worker$i"
     LEADFLOW_DATA_DIR="$dir/worker$i" LEADFLOW_METRICS_LISTEN=127.0.0.1:0 LEADFLOW_LOG_LEVEL=warn \
-    LEADFLOW_ALLOW_PRIVATE_BUYERS=1 LEADFLOW_WORKER_CONCURRENCY=64 LEADFLOW_WORKER_GROUP="$name" \
+    LEADFLOW_ALLOW_PRIVATE_BUYERS=1 LEADFLOW_WORKER_GROUP="$name" \
       env "${scale_out[@]}" "$build/workers/leadflow-worker" > "$dir/worker$i/out" 2> "$dir/worker$i/log" &
     wpids+=("$!")
     pids+=("$!")
@@ -344,10 +360,16 @@ worker_run() {  # worker_run ROUND WORKERS -> sets w_result to "drain_rate overa
   # below about 50 leads/s.
   for _ in $(seq 1 $((worker_leads / 5 + 1200))); do
     read -r decided sold <<< "$(worker_counts "${ports[@]}")"
-    if [[ -z "$t_first" && "$decided" -gt 0 ]]; then t_first=$(now) d_first=$decided; fi
-    if [[ "$decided" -ge "$worker_leads" ]]; then t_end=$(now); break; fi
+    if [[ -z "$t_first" && "$decided" -gt 0 ]]; then
+      t_first=$(now) d_first=$decided c_first=$(cpu_seconds "${wpids[@]}") b_first=$(cpu_seconds "${sim_pids[@]}")
+    fi
+    if [[ "$decided" -ge "$worker_leads" ]]; then
+      t_end=$(now) c_end=$(cpu_seconds "${wpids[@]}") b_end=$(cpu_seconds "${sim_pids[@]}")
+      break
+    fi
     sleep 0.1
   done
+  rss=$(max_rss_mb "${wpids[@]}")
   w_split=$(worker_split "${ports[@]}")
   for i in "${wpids[@]}"; do kill -TERM "$i" 2>/dev/null || true; done
   for i in "${wpids[@]}"; do wait "$i" 2>/dev/null || true; done
@@ -356,11 +378,13 @@ worker_run() {  # worker_run ROUND WORKERS -> sets w_result to "drain_rate overa
   fi
   # A backlog drained in one poll leaves no interval to time: count it as one poll long.
   w_result=$(awk -v n="$worker_leads" -v d0="$d_first" -v t0="$t0" -v t1="$t_first" -v t2="$t_end" -v sold="$sold" \
-    'BEGIN {span = t2 - t1; if (span < 0.1) span = 0.1
-            printf "%.1f %.1f %.2f %d", (n - d0) / span, n / (t2 - t0), t1 - t0, sold}')
+    -v c1="$c_first" -v c2="$c_end" -v b1="$b_first" -v b2="$b_end" -v rss="$rss" \
+    'BEGIN {span = t2 - t1; if (span < 0.1) span = 0.1; k = n - d0; if (k < 1) k = 1
+            printf "%.1f %.1f %.2f %d %.3f %.3f %.1f", k / span, n / (t2 - t0), t1 - t0, sold,
+                   1000 * (c2 - c1) / k, 1000 * (b2 - b1) / k, rss}')
 }
 
-declare -A wrate wall wstart wsold
+declare -A wrate wall wstart wsold wcpu wbuyers wrss
 if [[ "$worker_leads" -gt 0 ]]; then
   echo >&2
   echo "worker throughput: $rounds rounds, backlog $worker_leads leads, 1 and 2 worker processes" >&2
@@ -369,19 +393,23 @@ if [[ "$worker_leads" -gt 0 ]]; then
     if ((round % 2 == 0)); then order="2 1"; fi  # neither goes first every time
     for workers in $order; do
       worker_run "$round" "$workers"
-      read -r r a s sold <<< "$w_result"
-      echo "  round $round, $workers worker(s): $r leads/s (with start $a), start $s s, delivered $sold of $worker_leads ($w_split)" >&2
+      read -r r a s sold c b m <<< "$w_result"
+      echo "  round $round, $workers worker(s): $r leads/s (with start $a), start $s s, delivered $sold of $worker_leads," \
+        "CPU $c ms/lead (buyers $b), peak RSS $m MB ($w_split)" >&2
       wrate[$workers]+="$r "; wall[$workers]+="$a "; wstart[$workers]+="$s "; wsold[$workers]+="$sold "
+      wcpu[$workers]+="$c "; wbuyers[$workers]+="$b "; wrss[$workers]+="$m "
     done
   done
   worker_table=$(
-    printf '%-34s %10s %8s %11s %9s %9s\n' "workers (median of $rounds)" "leads/s" "scaling" "with start" "start s" "sold %"
+    printf '%-34s %10s %8s %11s %9s %9s %12s %15s %8s\n' "workers (median of $rounds)" "leads/s" "scaling" \
+      "with start" "start s" "sold %" "CPU ms/lead" "buyers ms/lead" "RSS MB"
     for workers in 1 2; do
-      printf '%-34s %10.0f %8.2f %11.0f %9.2f %9.1f\n' \
+      printf '%-34s %10.0f %8.2f %11.0f %9.2f %9.1f %12.3f %15.3f %8.1f\n' \
         "$workers leadflow-worker process$([[ $workers -gt 1 ]] && echo es)" "$(med "${wrate[$workers]}")" \
         "$(awk -v a="$(med "${wrate[$workers]}")" -v b="$(med "${wrate[1]}")" 'BEGIN {print a / b}')" \
         "$(med "${wall[$workers]}")" "$(med "${wstart[$workers]}")" \
-        "$(awk -v s="$(med "${wsold[$workers]}")" -v n="$worker_leads" 'BEGIN {print 100 * s / n}')"
+        "$(awk -v s="$(med "${wsold[$workers]}")" -v n="$worker_leads" 'BEGIN {print 100 * s / n}')" \
+        "$(med "${wcpu[$workers]}")" "$(med "${wbuyers[$workers]}")" "$(med "${wrss[$workers]}")"
     done
   )
 fi
@@ -399,8 +427,8 @@ echo
 echo "$ingest_table"
 if [[ "$worker_leads" -gt 0 ]]; then
   echo
-  echo "worker throughput (scale-out: Kafka mock + PostgreSQL; backlog of $worker_leads leads, concurrency 64 per"
-  echo "worker, buyers answering in 20/40/60 ms; leads/s from the first decided lead to the last):"
+  echo "worker throughput (scale-out: Kafka mock + PostgreSQL; backlog of $worker_leads leads, default settings,"
+  echo "buyers answering in 20/40/60 ms; leads/s and CPU from the first decided lead to the last):"
   echo "$worker_table"
 fi
 echo

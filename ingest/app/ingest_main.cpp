@@ -5,7 +5,7 @@
 
 #include "leadflow/base/config.hpp"
 #include "leadflow/base/log.hpp"
-#include "leadflow/base/socket_util.hpp"
+#include "leadflow/base/open_files.hpp"
 #include "leadflow/base/stop_signals.hpp"
 #include "leadflow/ingest_app/ingest_app.hpp"
 

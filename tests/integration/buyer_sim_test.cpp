@@ -1,15 +1,23 @@
 // The buyer simulator on loopback, driven by a plain cpp-httplib client (independent of the
-// libcurl client it is used to test).
+// libcurl client it is used to test), and by raw sockets for thousands of requests at once.
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <httplib.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <future>
 #include <set>
 #include <string>
@@ -271,6 +279,113 @@ TEST(BuyerSimTest, LatencyDelaysTheAnswer) {
   const auto started = std::chrono::steady_clock::now();
   ASSERT_TRUE(f.ping(1));
   EXPECT_GE(std::chrono::steady_clock::now() - started, 150ms);
+}
+
+// The number of threads this process runs now.
+int process_threads() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("Threads:", 0) == 0) return std::stoi(line.substr(8));
+  }
+  return -1;
+}
+
+// Lets this process hold `fds` descriptors if its hard limit allows.
+bool allow_descriptors(rlim_t fds) {
+  rlimit lim{};
+  if (::getrlimit(RLIMIT_NOFILE, &lim) != 0) return false;
+  if (lim.rlim_cur >= fds) return true;
+  if (lim.rlim_max != RLIM_INFINITY && lim.rlim_max < fds) return false;
+  lim.rlim_cur = fds;
+  return ::setrlimit(RLIMIT_NOFILE, &lim) == 0;
+}
+
+// A blocking loopback connection with a receive timeout, or -1.
+int connect_to(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  timeval tv{};
+  tv.tv_sec = 10;
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  return fd;
+}
+
+// Everything the peer sends until it closes (or the receive timeout passes).
+std::string read_to_end(int fd) {
+  std::string in;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return in;
+    in.append(buf, static_cast<std::size_t>(n));
+  }
+}
+
+// The auction engine sends thousands of pings at once; the simulator must hold them all, each
+// answered after its latency, on its one event loop. With a thread per request (64 of them, as
+// it had), 2,000 answers of 300 ms would take 2000 / 64 x 300 ms = 9.4 s.
+TEST(BuyerSimTest, HoldsThousandsOfConcurrentRequestsEachAnsweredAfterItsLatency) {
+  constexpr int kRequests = 2000;
+  constexpr auto kLatency = 300ms;
+  if (!allow_descriptors(2 * kRequests + 256))
+    GTEST_SKIP() << "the descriptor limit is below " << 2 * kRequests + 256;
+  BuyerSimOptions o;
+  o.bid = BidModel::fixed(7.25);
+  o.latency_ms = static_cast<int>(kLatency.count());
+  BuyerSimulator sim(o);
+  sim.start();
+  const int threads_before = process_threads();
+
+  std::vector<int> fds;
+  std::vector<std::chrono::steady_clock::time_point> sent;
+  const auto started = std::chrono::steady_clock::now();
+  for (int i = 0; i < kRequests; ++i) {
+    const int fd = connect_to(sim.port());
+    ASSERT_GE(fd, 0) << "connection " << i << ": " << std::strerror(errno);
+    fds.push_back(fd);
+    const std::string body = ping_body(i).dump();
+    const std::string request =
+        "POST /ping HTTP/1.1\r\nHost: buyer\r\nConnection: close\r\n"
+        "Content-Type: application/json\r\nContent-Length: " +
+        std::to_string(body.size()) + "\r\n\r\n" + body;
+    sent.push_back(std::chrono::steady_clock::now());
+    ASSERT_EQ(::send(fd, request.data(), request.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(request.size()));
+  }
+  ASSERT_TRUE(sim.wait_for_requests(kRequests, 10s));
+  EXPECT_EQ(process_threads(), threads_before) << "a thread per request";
+
+  // Read in the order sent, which is the order they are due.
+  int answered = 0;
+  for (int i = 0; i < kRequests; ++i) {
+    const std::string answer = read_to_end(fds[i]);
+    const auto took = std::chrono::steady_clock::now() - sent[i];
+    ::close(fds[i]);
+    const std::size_t body_at = answer.find("\r\n\r\n");
+    if (answer.rfind("HTTP/1.1 200 ", 0) != 0 || body_at == std::string::npos) {
+      ADD_FAILURE() << "request " << i << ": " << answer.substr(0, 200);
+      continue;
+    }
+    EXPECT_EQ(json::parse(answer.substr(body_at + 4)), json::parse(R"({"bid": 7.25})")) << i;
+    EXPECT_GE(took, kLatency) << "request " << i << " was answered early";
+    ++answered;
+  }
+  const auto all = std::chrono::steady_clock::now() - started;
+  EXPECT_EQ(answered, kRequests);
+  EXPECT_LT(all, 5s) << "took "
+                     << std::chrono::duration_cast<std::chrono::milliseconds>(all).count() << " ms";
+  EXPECT_EQ(sim.stats().pings, static_cast<std::uint64_t>(kRequests));
+  EXPECT_EQ(sim.stats().bids, static_cast<std::uint64_t>(kRequests));
 }
 
 TEST(BuyerSimTest, StopWakesAHangingAnswer) {

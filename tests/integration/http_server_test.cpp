@@ -947,6 +947,147 @@ TEST(HttpServer, ManyConcurrentConnectionsEachGetTheirOwnAnswers) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Deferred answers: Exchange::done_at, kept by the connection's loop until their time
+
+// "/at/{ms}" answers "at:<body>", written `ms` after the request was read.
+Routes deferring_routes() {
+  Routes routes = base_routes();
+  routes.post_inline("/at/{ms}", [](const std::shared_ptr<Exchange>& ex) {
+    ex->res.set_content("at:" + std::string(ex->req.body()), "text/plain");
+    ex->done_at(ex->started + milliseconds(std::stoi(std::string(ex->req.match(1)))));
+  });
+  return routes;
+}
+
+class Deferred : public ::testing::TestWithParam<bool> {};
+
+TEST_P(Deferred, AnAnswerLeavesAtItsTimeAndPipelinedOnesKeepTheirOrder) {
+  const bool tls = GetParam();
+  auto server = start_server(deferring_routes(), server_options(tls));
+  ASSERT_TRUE(server);
+  RawClient slow, fast;
+  ASSERT_TRUE(slow.connect(server->port(), tls)) << slow.error();
+  ASSERT_TRUE(fast.connect(server->port(), tls)) << fast.error();
+
+  // Two connections: the later request with the shorter delay is answered first.
+  const auto sent = Clock::now();
+  ASSERT_TRUE(slow.send(post_request("/at/300", "slow")));
+  ASSERT_TRUE(fast.send(post_request("/at/100", "fast")));
+  const RawResponse f = fast.read_response();
+  const milliseconds fast_took = since(sent);
+  ASSERT_TRUE(f.ok) << f.error;
+  EXPECT_EQ(f.body, "at:fast");
+  EXPECT_GE(fast_took, 100ms);
+  EXPECT_LT(fast_took, 300ms + 2000ms);  // generous: a loaded machine
+  const RawResponse s = slow.read_response();
+  ASSERT_TRUE(s.ok) << s.error;
+  EXPECT_EQ(s.body, "at:slow");
+  EXPECT_GE(since(sent), 300ms);
+
+  // Pipelined behind a deferred answer, an immediate one waits its turn; a time already past
+  // is answered at once.
+  const auto piped = Clock::now();
+  ASSERT_TRUE(slow.send(post_request("/at/150", "one") + post_request("/inline", "two") +
+                        post_request("/at/0", "three")));
+  const char* expected[] = {"at:one", "inline:two", "at:three"};
+  for (const char* want : expected) {
+    const RawResponse r = slow.read_response();
+    ASSERT_TRUE(r.ok) << r.error;
+    EXPECT_EQ(r.body, want);
+    EXPECT_GE(since(piped), 150ms);
+  }
+  EXPECT_TRUE(serves_normally(server->port(), tls));
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, Deferred, ::testing::Values(true, false),
+                         [](const auto& info) { return info.param ? "Tls" : "Plain"; });
+
+TEST(HttpServer, OneLoopHoldsHundredsOfDeferredAnswersWithoutAThreadEach) {
+  HttpServerOptions o = server_options(false);
+  o.loops = 1;
+  o.blocking_threads = 1;
+  auto server = start_server(deferring_routes(), o);
+  ASSERT_TRUE(server);
+  // Every request is sent before any is due; each is due 250-299 ms after it was read.
+  constexpr int kConnections = 500;
+  std::vector<std::unique_ptr<RawClient>> clients;
+  std::vector<Clock::time_point> sent;
+  for (int i = 0; i < kConnections; ++i) {
+    clients.push_back(std::make_unique<RawClient>());
+    ASSERT_TRUE(clients.back()->connect(server->port(), false)) << clients.back()->error();
+    sent.push_back(Clock::now());
+    ASSERT_TRUE(clients.back()->send(
+        post_request("/at/" + std::to_string(250 + i % 50), std::to_string(i))));
+  }
+  for (int i = 0; i < kConnections; ++i) {
+    const RawResponse r = clients[i]->read_response();
+    ASSERT_TRUE(r.ok) << i << ": " << r.error;
+    ASSERT_EQ(r.body, "at:" + std::to_string(i));
+    ASSERT_GE(Clock::now() - sent[i], milliseconds(250 + i % 50)) << i;
+  }
+  // One after the other, 500 x 250 ms would take two minutes.
+  EXPECT_LT(Clock::now() - sent.front(), 5000ms);
+}
+
+TEST(HttpServer, DoneAtFromAnotherThreadReachesTheConnectionsLoop) {
+  ThreadBag threads;
+  Routes routes = base_routes();
+  routes.post_inline("/elsewhere/{ms}", [&threads](const std::shared_ptr<Exchange>& ex) {
+    threads.add(std::thread([ex] {
+      ex->res.set_content("elsewhere:" + std::string(ex->req.body()), "text/plain");
+      ex->done_at(Clock::now() + milliseconds(std::stoi(std::string(ex->req.match(1)))));
+    }));
+  });
+  auto server = start_server(std::move(routes), server_options(true));
+  ASSERT_TRUE(server);
+  RawClient c;
+  ASSERT_TRUE(c.connect(server->port(), true)) << c.error();
+  const auto sent = Clock::now();
+  RawResponse r = roundtrip(c, post_request("/elsewhere/150", "x"));
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.body, "elsewhere:x");
+  EXPECT_GE(since(sent), 150ms);
+  r = roundtrip(c, post_request("/elsewhere/0", "y"));
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.body, "elsewhere:y");
+}
+
+TEST(HttpServer, StopWritesDeferredAnswersAtOnce) {
+  auto server = start_server(deferring_routes(), server_options(true));
+  ASSERT_TRUE(server);
+  RawClient c;
+  ASSERT_TRUE(c.connect(server->port(), true)) << c.error();
+  ASSERT_TRUE(roundtrip(c, get_request("/hello")).ok);  // the connection is set up
+  ASSERT_TRUE(c.send(post_request("/at/60000", "a minute")));
+  std::this_thread::sleep_for(100ms);  // read and deferred by now (nothing to poll for)
+  const auto stopping = Clock::now();
+  auto stopped = std::async(std::launch::async, [&] { return stop_within(*server, 10s); });
+  const RawResponse r = c.read_response();  // now, not in a minute
+  EXPECT_LT(since(stopping), 2000ms);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.body, "at:a minute");
+  EXPECT_EQ(r.header("connection"), "close");
+  EXPECT_EQ(c.wait_closed(1000ms), RawClient::Eof::kClosed);
+  c.close();  // stop() waits for the client to close after its last answer (at most 2 s)
+  stopped.get();
+}
+
+TEST(HttpServer, AClientGoneBeforeItsDeferredAnswerIsHarmless) {
+  auto server = start_server(deferring_routes(), server_options(true));
+  ASSERT_TRUE(server);
+  const int port = server->port();
+  for (int i = 0; i < 20; ++i) {  // each leaves at once, its answer due in 200 ms
+    RawClient c;
+    ASSERT_TRUE(c.connect(port, true)) << c.error();
+    ASSERT_TRUE(c.send(post_request("/at/200", "gone")));
+  }
+  EXPECT_TRUE(serves_normally(port, true));  // while those answers are pending
+  std::this_thread::sleep_for(400ms);        // ...and once they were written to no one
+  EXPECT_TRUE(serves_normally(port, true));
+  EXPECT_LT(stop_within(*server, 5s), 2000ms);
+}
+
+// ---------------------------------------------------------------------------------------------
 // 5. Hostile input
 
 struct HostileCase {

@@ -147,7 +147,6 @@ TEST_F(Pipeline, APostWithoutAnAnswerIsAskedAgainNotOfferedToTheNextBidder) {
   BuyerSimOptions o;
   o.name = "late";
   o.hang_ms = 1500;
-  o.threads = 8;
   auto late = std::make_unique<BuyerSimulator>(o);
   late->start();
   auto next = start_buyer("next", 9.00);

@@ -154,7 +154,6 @@ std::unique_ptr<BuyerSimulator> start_buyer(const std::string& name, double bid,
   o.name = name;
   o.bid = BidModel::fixed(bid);
   o.latency_ms = latency_ms;
-  o.threads = 16;
   auto sim = std::make_unique<BuyerSimulator>(o);
   sim->start();
   return sim;

@@ -38,7 +38,8 @@ flags (--flag VALUE or --flag=VALUE):
   --seed N              random seed; same seed and request order give the same answers (default 42)
   --tls-cert PATH       PEM certificate: serve HTTPS (needs --tls-key)
   --tls-key PATH        PEM private key
-  --threads N           server threads, one per open keep-alive connection (default 64)
+  --loops N             event-loop threads (default 1); each holds any number of connections
+                        and delayed answers, no thread per request (--threads: older name)
   --keep-alive-s N      idle keep-alive timeout in seconds (default 5)
   --help                this text
 
@@ -132,9 +133,11 @@ leadflow::BuyerSimOptions parse_args(int argc, char** argv) {
        }},
       {"--tls-cert", [](auto& o, const auto& v) { o.tls_cert = v; }},
       {"--tls-key", [](auto& o, const auto& v) { o.tls_key = v; }},
+      {"--loops",
+       [](auto& o, const auto& v) { o.loops = static_cast<int>(parse_int("--loops", v, 1, 64)); }},
       {"--threads",
        [](auto& o, const auto& v) {
-         o.threads = static_cast<int>(parse_int("--threads", v, 1, 4096));
+         o.loops = static_cast<int>(parse_int("--threads", v, 1, 64));
        }},
       {"--keep-alive-s",
        [](auto& o, const auto& v) {

@@ -7,6 +7,7 @@
 
 #include <openssl/err.h>
 
+#include <algorithm>
 #include <atomic>
 #include <ctime>
 
@@ -19,12 +20,22 @@ namespace leadflow::http {
 
 thread_local EventLoop* EventLoop::t_current_loop = nullptr;
 
+namespace {
+
+// The heap order of deferred answers: `a` sorts below `b` when it is due later (or, due
+// together, was given later), so the heap's front is the earliest.
+constexpr auto later_first = [](const auto& a, const auto& b) {
+  return a.when != b.when ? a.when > b.when : a.seq > b.seq;
+};
+
+}  // namespace
+
 void EventLoop::run() {
   t_current_loop = this;
   epoll_event events[256];
   SteadyClock::time_point last_sweep = SteadyClock::now();
   for (;;) {
-    const int n = epoll_wait(epfd_, events, 256, accept_paused_until_ ? 20 : 250);
+    const int n = epoll_wait(epfd_, events, 256, wait_ms(accept_paused_until_ ? 20 : 250));
     for (int i = 0; i < n; ++i) {
       const std::uint64_t tag = events[i].data.u64;
       if (tag == kListenerTag) {
@@ -33,17 +44,21 @@ void EventLoop::run() {
         std::uint64_t count;
         [[maybe_unused]] const ssize_t r = ::read(wakefd_, &count, sizeof count);
         std::vector<std::shared_ptr<Exchange>> batch;
+        std::vector<std::pair<SteadyClock::time_point, std::shared_ptr<Exchange>>> later;
         {
           std::lock_guard lock(inbox_mu_);
           batch.swap(inbox_);
+          later.swap(deferred_inbox_);
         }
         for (auto& ex : batch) finish(ex);
+        for (auto& [when, ex] : later) defer(std::move(ex), when);
       } else {
         on_event(tag, events[i].events);
       }
       drain_ready();
     }
     const auto now = SteadyClock::now();
+    release_deferred(now);
     if (accept_paused_until_ && now >= *accept_paused_until_) {
       accept_paused_until_.reset();
       if (listening_) {
@@ -59,9 +74,11 @@ void EventLoop::run() {
     }
     if (server_.stopping.load(std::memory_order_relaxed)) {
       if (listening_) begin_stop();
+      // A stopping server does not wait for deferred answers' time: they leave now.
+      release_deferred(SteadyClock::time_point::max());
       if (conns_.empty() && inflight_ == 0) {
         std::lock_guard lock(inbox_mu_);
-        if (inbox_.empty()) break;
+        if (inbox_.empty() && deferred_inbox_.empty()) break;
       }
     }
   }
@@ -383,6 +400,37 @@ void EventLoop::finish(const std::shared_ptr<Exchange>& ex) {
                  std::chrono::duration<double>(SteadyClock::now() - ex->started).count());
   if (!flush_out(c)) return;
   process(c);  // a pipelined request may be waiting
+}
+
+// Keeps an answered exchange until `when` (Exchange::done_at). On the loop thread.
+void EventLoop::defer(std::shared_ptr<Exchange> ex, SteadyClock::time_point when) {
+  if (when <= SteadyClock::now() || server_.stopping.load(std::memory_order_relaxed)) {
+    ready_.push_back(std::move(ex));
+    return;
+  }
+  deferred_.push_back(Deferred{when, deferred_seq_++, std::move(ex)});
+  std::push_heap(deferred_.begin(), deferred_.end(), later_first);
+}
+
+// Writes the deferred answers due by `until`, earliest first.
+void EventLoop::release_deferred(SteadyClock::time_point until) {
+  while (!deferred_.empty() && deferred_.front().when <= until) {
+    std::pop_heap(deferred_.begin(), deferred_.end(), later_first);
+    const std::shared_ptr<Exchange> ex = std::move(deferred_.back().ex);
+    deferred_.pop_back();
+    finish(ex);
+    drain_ready();
+  }
+}
+
+// How long epoll may wait: at most `longest` ms, and no later than the next deferred answer
+// (rounded up: waking a little late is fine, early is a wasted turn).
+int EventLoop::wait_ms(int longest) const {
+  if (deferred_.empty()) return longest;
+  const auto left = deferred_.front().when - SteadyClock::now();
+  if (left <= SteadyClock::duration::zero()) return 0;
+  const auto ms = std::chrono::ceil<std::chrono::milliseconds>(left).count();
+  return static_cast<int>(std::min<std::int64_t>(ms, longest));
 }
 
 void EventLoop::close_conn(Conn& c) {

@@ -13,6 +13,7 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "connection.hpp"
@@ -76,10 +77,24 @@ class EventLoop {
     bool first;
     {
       std::lock_guard lock(inbox_mu_);
-      first = inbox_.empty();
+      first = inbox_.empty() && deferred_inbox_.empty();
       inbox_.push_back(std::move(ex));
     }
     if (first) wake();  // one wake-up per batch: later ones find the inbox non-empty
+  }
+  /// From any thread: the exchange is answered, to be written once `when` has come.
+  void post_at(std::shared_ptr<Exchange> ex, SteadyClock::time_point when) {
+    if (t_current_loop == this) {
+      defer(std::move(ex), when);
+      return;
+    }
+    bool first;
+    {
+      std::lock_guard lock(inbox_mu_);
+      first = inbox_.empty() && deferred_inbox_.empty();
+      deferred_inbox_.emplace_back(when, std::move(ex));
+    }
+    if (first) wake();
   }
 
  private:
@@ -92,6 +107,9 @@ class EventLoop {
   void dispatch(Conn& c);
   void answer_error(Conn& c, int status, const std::string& detail);
   void finish(const std::shared_ptr<Exchange>& ex);
+  void defer(std::shared_ptr<Exchange> ex, SteadyClock::time_point when);
+  void release_deferred(SteadyClock::time_point until);
+  int wait_ms(int longest) const;
   void drain_ready();
   void update_interest(Conn& c);
   void close_conn(Conn& c);
@@ -115,6 +133,16 @@ class EventLoop {
   std::vector<std::shared_ptr<Exchange>> ready_;
   std::mutex inbox_mu_;
   std::vector<std::shared_ptr<Exchange>> inbox_;
+  std::vector<std::pair<SteadyClock::time_point, std::shared_ptr<Exchange>>> deferred_inbox_;
+  // Answered exchanges waiting for their time (Exchange::done_at): a min-heap by time, then by
+  // arrival, so answers due together leave in the order they were given.
+  struct Deferred {
+    SteadyClock::time_point when;
+    std::uint64_t seq;
+    std::shared_ptr<Exchange> ex;
+  };
+  std::vector<Deferred> deferred_;
+  std::uint64_t deferred_seq_ = 0;
   bool listening_ = true;
   std::size_t max_connections_ = 0;  // this loop's share of HttpServerOptions::max_connections
   std::optional<SteadyClock::time_point> accept_paused_until_;

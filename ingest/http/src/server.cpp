@@ -25,6 +25,12 @@ void HttpServer::Impl::complete(std::shared_ptr<Exchange> exchange) {
   loops[loop]->post(std::move(exchange));
 }
 
+void HttpServer::Impl::complete_at(std::shared_ptr<Exchange> exchange,
+                                   std::chrono::steady_clock::time_point when) {
+  const std::size_t loop = exchange->connection() & 0xff;
+  loops[loop]->post_at(std::move(exchange), when);
+}
+
 void HttpServer::Impl::handler_failed(Exchange& ex, const std::string& what) {
   log(LogLevel::kError, "handler_exception", {{"what", what}});
   ex.res = http::Response();

@@ -3,6 +3,7 @@
 #include <openssl/ssl.h>
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <vector>
 
@@ -35,6 +36,8 @@ struct HttpServer::Impl final : ExchangeHost {
   }
 
   void complete(std::shared_ptr<Exchange> exchange) override;
+  void complete_at(std::shared_ptr<Exchange> exchange,
+                   std::chrono::steady_clock::time_point when) override;
   void run_blocking(std::function<void()> task) override { pool.post(std::move(task)); }
   void handler_failed(Exchange& ex, const std::string& what) override;
   bool make_tls(std::string& error);

@@ -1,6 +1,13 @@
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "leadflow/http/parser.hpp"
 #include "leadflow/http/routes.hpp"
@@ -66,6 +73,78 @@ TEST(Routes, AParameterIsOneNonEmptySegment) {
   req = request("POST", "/key%20with%20space");
   ASSERT_NE(routes.find(req), nullptr);
   EXPECT_EQ(req.match(1), "key with space");
+}
+
+// What an exchange hands its server: every complete() and complete_at(), in order.
+class RecordingHost : public ExchangeHost {
+ public:
+  struct Completion {
+    std::shared_ptr<Exchange> exchange;
+    std::optional<std::chrono::steady_clock::time_point> when;  // none: complete()
+  };
+  void complete(std::shared_ptr<Exchange> exchange) override {
+    std::lock_guard lock(mu_);
+    completions_.push_back({std::move(exchange), std::nullopt});
+  }
+  void complete_at(std::shared_ptr<Exchange> exchange,
+                   std::chrono::steady_clock::time_point when) override {
+    std::lock_guard lock(mu_);
+    completions_.push_back({std::move(exchange), when});
+  }
+  void run_blocking(std::function<void()> task) override { task(); }
+  void handler_failed(Exchange& exchange, const std::string&) override {
+    exchange.res.status = 500;
+  }
+  std::vector<Completion> completions() const {
+    std::lock_guard lock(mu_);
+    return completions_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<Completion> completions_;
+};
+
+TEST(Exchange, DoneAtHandsTheAnswerAndItsTimeToTheServerOnce) {
+  RecordingHost host;
+  auto ex = std::make_shared<Exchange>(host, 1);
+  const auto when = ex->started + std::chrono::milliseconds(300);
+  ex->done_at(when);
+  ex->done_at(when + std::chrono::seconds(1));  // answered already: ignored
+  ex->done();                                   // so is this
+  const auto completions = host.completions();
+  ASSERT_EQ(completions.size(), 1u);
+  EXPECT_EQ(completions[0].exchange, ex);
+  ASSERT_TRUE(completions[0].when.has_value());
+  EXPECT_EQ(*completions[0].when, when);
+}
+
+TEST(Exchange, DoneThenDoneAtIsOneAnswerNow) {
+  RecordingHost host;
+  auto ex = std::make_shared<Exchange>(host, 1);
+  ex->done();
+  ex->done_at(ex->started + std::chrono::seconds(1));
+  const auto completions = host.completions();
+  ASSERT_EQ(completions.size(), 1u);
+  EXPECT_FALSE(completions[0].when.has_value());
+}
+
+TEST(Exchange, RacingDoneAndDoneAtCompleteExactlyOnce) {
+  for (int round = 0; round < 50; ++round) {
+    RecordingHost host;
+    auto ex = std::make_shared<Exchange>(host, 1);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) {
+      threads.emplace_back([ex, t] {
+        if (t % 2 == 0)
+          ex->done();
+        else
+          ex->done_at(std::chrono::steady_clock::now());
+      });
+    }
+    for (auto& t : threads) t.join();
+    ASSERT_EQ(host.completions().size(), 1u) << "round " << round;
+  }
 }
 
 }  // namespace

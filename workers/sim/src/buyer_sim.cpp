@@ -1,22 +1,13 @@
 #include "leadflow/sim/buyer_sim.hpp"
 
-#include <arpa/inet.h>
-#include <dirent.h>
-#include <httplib.h>
-#include <netinet/in.h>
-#include <signal.h>
-#include <sys/socket.h>
-
-#include "leadflow/base/socket_util.hpp"
-#include "leadflow/base/text.hpp"
-
 #include <algorithm>
-#include <atomic>
-#include <cctype>
 #include <cmath>
-#include <cstdlib>
-#include <exception>
 #include <stdexcept>
+
+#include "leadflow/base/text.hpp"
+#include "leadflow/http/parser.hpp"
+#include "leadflow/http/routes.hpp"
+#include "leadflow/http/server.hpp"
 
 namespace leadflow {
 
@@ -50,16 +41,6 @@ bool carries_pii(const json& ping) {
 
 double round_to_cents(double dollars) { return std::round(dollars * 100.0) / 100.0; }
 
-// cpp-httplib 0.11 listens with a backlog of 5. A burst of connects (a worker opening 30
-// keep-alive connections at once) overflows it, the kernel drops the extra SYNs, and those clients
-// retry only a second later. The listening socket is a protected member, so reach it through a
-// derived type and listen again with a real backlog (Linux updates the backlog in place).
-struct ListenSocket : httplib::Server {
-  static socket_t of(const httplib::Server& server) {
-    return (server.*(&ListenSocket::svr_sock_)).load();
-  }
-};
-
 std::string error_body(std::string_view message) { return json{{"error", message}}.dump(); }
 
 }  // namespace
@@ -90,7 +71,7 @@ BuyerSimulator::BuyerSimulator(BuyerSimOptions options)
   if (options_.bid.min < 0 || options_.bid.max < options_.bid.min) {
     throw std::invalid_argument("buyer sim: bid range must satisfy 0 <= min <= max");
   }
-  if (options_.threads < 1) throw std::invalid_argument("buyer sim: threads must be >= 1");
+  if (options_.loops < 1) throw std::invalid_argument("buyer sim: loops must be >= 1");
 }
 
 BuyerSimulator::~BuyerSimulator() { stop(); }
@@ -101,112 +82,56 @@ void BuyerSimulator::start() {
     if (started_) throw std::logic_error("buyer sim: start() called twice");
     started_ = true;
   }
-  // A client hanging up mid-answer makes a TLS write raise SIGPIPE (httplib only suppresses it
-  // for plain sockets). Ignore it unless the program installed its own handler.
-  struct sigaction current {};
-  if (::sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL) {
-    ::signal(SIGPIPE, SIG_IGN);
+  if (options_.tls_cert.empty() != options_.tls_key.empty()) {
+    throw std::runtime_error("buyer sim: TLS needs both a certificate and a key");
   }
 
-  const bool tls = !options_.tls_cert.empty() || !options_.tls_key.empty();
-  if (tls) {
-    if (options_.tls_cert.empty() || options_.tls_key.empty()) {
-      throw std::runtime_error("buyer sim: TLS needs both a certificate and a key");
-    }
-    server_ =
-        std::make_unique<httplib::SSLServer>(options_.tls_cert.c_str(), options_.tls_key.c_str());
-  } else {
-    server_ = std::make_unique<httplib::Server>();
-  }
-  if (!server_->is_valid()) {
-    throw std::runtime_error("buyer sim: cannot load TLS certificate/key " + options_.tls_cert +
-                             " / " + options_.tls_key);
-  }
-
-  // The pool's threads exist once this has run; start() waits for it so a caller measuring the
-  // process's threads after start() sees a settled count.
-  const int threads = options_.threads;
-  auto pool_ready = std::make_shared<std::atomic<bool>>(false);
-  server_->new_task_queue = [threads, pool_ready] {
-    auto* pool = new httplib::ThreadPool(static_cast<size_t>(threads));
-    pool_ready->store(true);
-    return pool;
-  };
-  // httplib's default also sets SO_REUSEPORT, which lets a second simulator bind the same port
-  // and silently take half the traffic. Keep only SO_REUSEADDR (fast restarts).
-  server_->set_socket_options([](socket_t sock) {
-    int yes = 1;
-    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-  });
-  server_->set_tcp_nodelay(true);
-  server_->set_keep_alive_max_count(1'000'000);
-  server_->set_keep_alive_timeout(options_.keep_alive_timeout_s);
-  server_->set_payload_max_length(1 << 20);
-  server_->set_exception_handler(
-      [](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
-        res.status = 500;
-        res.set_content(error_body("internal error"), "application/json");
-      });
-
-  server_->Post("/ping", [this](const httplib::Request& req, httplib::Response& res) {
-    handle_ping(req, res);
-  });
-  server_->Post("/post", [this](const httplib::Request& req, httplib::Response& res) {
-    handle_post(req, res);
-  });
-  server_->Get("/healthz", [this](const httplib::Request&, httplib::Response& res) {
+  // Pings and posts are answered on the event loop: deciding an answer takes a lock and a JSON
+  // parse, never I/O. The two GET routes run on the server's one blocking thread.
+  Routes routes;
+  routes.post_inline("/ping", [this](const std::shared_ptr<Exchange>& ex) { handle_ping(*ex); });
+  routes.post_inline("/post", [this](const std::shared_ptr<Exchange>& ex) { handle_post(*ex); });
+  routes.get("/healthz", [this](const http::Request&, http::Response& res) {
     res.set_content(json{{"status", "ok"}, {"name", options_.name}}.dump(), "application/json");
   });
-  server_->Get("/stats", [this](const httplib::Request&, httplib::Response& res) {
+  routes.get("/stats", [this](const http::Request&, http::Response& res) {
     json body = stats().to_json();
     body["name"] = options_.name;
     res.set_content(body.dump(), "application/json");
   });
+  routes.on_error = [](const http::Request&, http::Response& res, std::string_view refusal) {
+    res.set_content(error_body(refusal.empty() ? http::reason_phrase(res.status) : refusal),
+                    "application/json");
+  };
+  routes.on_exception = [](http::Response& res, const std::string&) {
+    res.status = 500;
+    res.set_content(error_body("internal error"), "application/json");
+  };
 
-  if (options_.port == 0) {
-    port_ = server_->bind_to_any_port(options_.host);
-    if (port_ <= 0) throw std::runtime_error("buyer sim: cannot bind " + options_.host + ":0");
-  } else {
-    if (!server_->bind_to_port(options_.host, options_.port)) {
-      throw std::runtime_error("buyer sim: cannot bind " + options_.host + ":" +
-                               std::to_string(options_.port));
-    }
-    port_ = options_.port;
+  HttpServerOptions o;
+  o.host = options_.host;
+  o.port = options_.port;
+  o.loops = options_.loops;
+  o.blocking_threads = 1;
+  o.tls_cert = options_.tls_cert;
+  o.tls_key = options_.tls_key;
+  o.limits.max_body_bytes = 1 << 20;
+  o.idle_timeout = std::chrono::seconds(options_.keep_alive_timeout_s);
+  o.name = "buyer-sim";
+  server_ = std::make_unique<HttpServer>(std::move(routes), std::move(o));
+  std::string error;
+  if (!server_->start(error)) {
+    server_.reset();
+    throw std::runtime_error("buyer sim: " + error);
   }
-
-  if (!raise_listen_backlog(ListenSocket::of(*server_))) {
-    throw std::runtime_error("buyer sim: cannot listen on " + options_.host + ":" +
-                             std::to_string(port_));
-  }
-
-  auto listen_done = std::make_shared<std::atomic<bool>>(false);
-  listener_ = std::thread([this, listen_done] {
-    server_->listen_after_bind();
-    listen_done->store(true);
-  });
-  // The socket already listens (connections queue in the backlog); wait for the accept loop too,
-  // so stop() right after start() cannot miss it. This is start-up only, never a test's wait.
-  while (!(server_->is_running() && pool_ready->load()) && !listen_done->load()) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  if (!server_->is_running()) {
-    listener_.join();
-    throw std::runtime_error("buyer sim: the server stopped while starting");
-  }
+  port_ = server_->port();
 }
 
 void BuyerSimulator::stop() {
-  {
-    std::lock_guard lock(stop_mutex_);
-    if (stopping_) return;
-    stopping_ = true;
-  }
-  stop_cv_.notify_all();  // delayed answers return now
+  std::lock_guard lock(stop_mutex_);
+  if (stopping_) return;
+  stopping_ = true;
   if (server_) server_->stop();
-  if (listener_.joinable()) {
-    shut_down_accepted(port_, SHUT_RDWR);
-    listener_.join();
-  }
 }
 
 int BuyerSimulator::port() const { return port_; }
@@ -318,33 +243,34 @@ std::chrono::milliseconds BuyerSimulator::draw_latency() {
   return std::chrono::milliseconds(std::max(0, options_.latency_ms) + extra);
 }
 
-void BuyerSimulator::pause(std::chrono::milliseconds d) {
-  if (d.count() <= 0) return;
-  std::unique_lock lock(stop_mutex_);
-  stop_cv_.wait_for(lock, d, [&] { return stopping_; });
-}
-
-void BuyerSimulator::record(const httplib::Request& req, std::deque<RecordedRequest>& into) {
+void BuyerSimulator::record(const http::Request& req, std::deque<RecordedRequest>& into) {
   RecordedRequest r;
-  r.path = req.path;
-  r.body = req.body;
-  r.headers.assign(req.headers.begin(), req.headers.end());
+  r.path = req.path();
+  r.body = req.body();
+  r.headers.reserve(req.header_fields());
+  for (std::size_t i = 0; i < req.header_fields(); ++i) {
+    const http::HeaderField field = req.header_at(i);
+    r.headers.emplace_back(field.name, field.value);
+  }
   into.push_back(std::move(r));
   while (into.size() > options_.record_limit) into.pop_front();
   if (connections_.size() < 1'000'000) {
-    connections_.insert(req.remote_addr + ":" + std::to_string(req.remote_port));
+    connections_.insert(req.remote_addr() + ":" + std::to_string(req.remote_port()));
   }
   ++received_;
   received_cv_.notify_all();
 }
 
-void BuyerSimulator::reply(httplib::Response& res, const Answer& a) {
-  res.status = a.status;
-  res.set_content(a.body, a.content_type);
+// The answer leaves `delay` after the request was read, written by the connection's event loop.
+void BuyerSimulator::answer_after(Exchange& ex, const Answer& a, std::chrono::milliseconds delay) {
+  ex.res.status = a.status;
+  ex.res.set_content(a.body, a.content_type);
+  ex.done_at(ex.started + delay);
 }
 
-void BuyerSimulator::handle_ping(const httplib::Request& req, httplib::Response& res) {
-  json ping = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+void BuyerSimulator::handle_ping(Exchange& ex) {
+  const http::Request& req = ex.req;
+  json ping = json::parse(req.body(), nullptr, /*allow_exceptions=*/false);
   Answer answer;
   std::chrono::milliseconds delay{0};
   {
@@ -395,13 +321,13 @@ void BuyerSimulator::handle_ping(const httplib::Request& req, httplib::Response&
       }
     }
   }
-  pause(delay);
-  reply(res, answer);
+  answer_after(ex, answer, delay);
 }
 
-void BuyerSimulator::handle_post(const httplib::Request& req, httplib::Response& res) {
-  const std::string key = req.get_header_value("Idempotency-Key");
-  json post = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+void BuyerSimulator::handle_post(Exchange& ex) {
+  const http::Request& req = ex.req;
+  const std::string key(req.header("Idempotency-Key"));
+  json post = json::parse(req.body(), nullptr, /*allow_exceptions=*/false);
   Answer answer;
   std::chrono::milliseconds delay{0};
   {
@@ -454,8 +380,7 @@ void BuyerSimulator::handle_post(const httplib::Request& req, httplib::Response&
       if (!key.empty()) answered_posts_.emplace(key, answer);
     }
   }
-  pause(delay);
-  reply(res, answer);
+  answer_after(ex, answer, delay);
 }
 
 }  // namespace leadflow

@@ -22,6 +22,10 @@ class ExchangeHost {
  public:
   virtual ~ExchangeHost() = default;
   virtual void complete(std::shared_ptr<Exchange> exchange) = 0;
+  /// complete() once `when` has come: the loop that owns the connection keeps the exchange
+  /// until then and writes it at that time.
+  virtual void complete_at(std::shared_ptr<Exchange> exchange,
+                           std::chrono::steady_clock::time_point when) = 0;
   virtual void run_blocking(std::function<void()> task) = 0;
   /// A handler threw: turn the answer into a 500.
   virtual void handler_failed(Exchange& exchange, const std::string& what) = 0;
@@ -41,9 +45,19 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
   /// Why the server refused a request it could not read (the parser's words), for Routes::on_error.
   std::string refusal;
 
-  /// `res` is the whole answer: the server writes it. Exactly once, from any thread.
+  /// `res` is the whole answer: the server writes it. Exactly once (done() or done_at()), from
+  /// any thread.
   void done() {
     if (!answered_.exchange(true)) host_.complete(shared_from_this());
+  }
+  /// `res` is the whole answer, to be written once `when` has come (at once if it has passed).
+  /// The connection's own event loop keeps it until then: no thread waits and no timer is made
+  /// per answer, so thousands of answers may be deferred at once. For an answer that must not
+  /// leave before a given time (a simulated buyer's latency: `started + latency`). A server
+  /// that stops writes every deferred answer at once rather than wait for its time. Like done(),
+  /// exactly once, from any thread.
+  void done_at(std::chrono::steady_clock::time_point when) {
+    if (!answered_.exchange(true)) host_.complete_at(shared_from_this(), when);
   }
   /// Runs `work` on the blocking pool, then done(). For a handler on the event loop that finds
   /// it must wait on a store, a disk or a buyer.

@@ -8,7 +8,10 @@
 // (Routes::post_inline: the lead post of an async campaign, whose answer comes from the queue's
 // writer once the lead is durable); every other handler runs on a pool of blocking threads. An
 // answer finished on another thread comes back through the loop's inbox, one wake-up per batch,
-// so a group commit of N leads costs one wake-up per loop rather than N.
+// so a group commit of N leads costs one wake-up per loop rather than N. An answer may also be
+// given for later (Exchange::done_at): the connection's loop keeps it in a heap ordered by time
+// and writes it when it is due, its epoll wait bounded by the earliest one, so a delayed answer
+// holds neither a thread nor a timer of its own (the buyer simulator's latency).
 //
 // Why not cpp-httplib's server: it holds a thread per connection and wakes it per request; with
 // the group commit's wake-up on top, the kernel's scheduling was most of the CPU (README,
@@ -48,7 +51,8 @@ class HttpServer {
   /// The bound port.
   int port() const;
   /// Stops accepting, closes idle connections, writes the answers still in progress (waiting for
-  /// handlers to finish), then closes everything and joins the threads.
+  /// handlers to finish; deferred answers are written at once, before their time), then closes
+  /// everything and joins the threads.
   void stop();
 
   struct Impl;

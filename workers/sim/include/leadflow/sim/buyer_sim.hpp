@@ -10,7 +10,6 @@
 #include <random>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -18,13 +17,14 @@
 
 #include <nlohmann/json.hpp>
 
-namespace httplib {
-class Server;
-struct Request;
-struct Response;
-}  // namespace httplib
-
 namespace leadflow {
+
+class Exchange;
+class HttpServer;
+namespace http {
+class Request;
+class Response;
+}  // namespace http
 
 /// How a simulated buyer prices a lead, in dollars: fixed when min == max, otherwise uniform in
 /// [min, max] rounded to the cent.
@@ -54,7 +54,7 @@ struct BuyerSimOptions {
   std::string tls_cert;  // PEM paths; both set -> HTTPS
   std::string tls_key;
 
-  int threads = 64;                  // server worker threads: one per open keep-alive connection
+  int loops = 1;                     // event-loop threads: each holds any number of connections
   int keep_alive_timeout_s = 5;      // idle keep-alive connections close after this
   std::size_t record_limit = 10000;  // recorded pings/posts kept for inspection (oldest dropped)
 };
@@ -88,6 +88,12 @@ struct RecordedRequest {
 /// bids, latency, failures and rejects, and hooks for tests to stub answers and inject faults at
 /// runtime. Also the engine of the leadflow-buyer-sim tool. Every public method is thread-safe.
 ///
+/// Event-driven: it runs on leadflow's own HTTP server (leadflow::http), answering pings and posts
+/// on the event loop. A delayed answer (latency, jitter, a hang) is decided when the request
+/// arrives and handed to the loop to write once `latency` has passed since it was read
+/// (Exchange::done_at): no thread waits, so one loop holds thousands of requests at once, each
+/// answered after its own delay.
+///
 ///   POST /ping   {"ping_id","lead_id",...}            -> {"bid": 12.5} | {"bid": 0}
 ///   POST /post   lead + ping_id + price, Idempotency-Key -> {"accepted": true, "buyer_lead_id"}
 ///                                                        | {"accepted": false, "reason"}
@@ -104,7 +110,8 @@ class BuyerSimulator {
   /// Binds and returns once the server accepts connections. Throws std::runtime_error when the
   /// address cannot be bound or the TLS files cannot be loaded. Call once.
   void start();
-  /// Stops accepting, wakes every delayed answer, joins. Idempotent.
+  /// Stops accepting and writes every delayed answer at once (without waiting for its time),
+  /// then joins. Idempotent.
   void stop();
 
   int port() const;
@@ -148,17 +155,16 @@ class BuyerSimulator {
     std::string content_type;
   };
 
-  void handle_ping(const httplib::Request& req, httplib::Response& res);
-  void handle_post(const httplib::Request& req, httplib::Response& res);
-  void record(const httplib::Request& req, std::deque<RecordedRequest>& into);  // mutex_ held
-  double draw();                                                                // mutex_ held
-  std::chrono::milliseconds draw_latency();                                     // mutex_ held
-  void pause(std::chrono::milliseconds d);  // interruptible by stop()
-  static void reply(httplib::Response& res, const Answer& a);
+  // Decide the answer and its delay when the request arrives; the loop writes it later.
+  void handle_ping(Exchange& ex);
+  void handle_post(Exchange& ex);
+  void record(const http::Request& req, std::deque<RecordedRequest>& into);  // mutex_ held
+  double draw();                                                             // mutex_ held
+  std::chrono::milliseconds draw_latency();                                  // mutex_ held
+  static void answer_after(Exchange& ex, const Answer& a, std::chrono::milliseconds delay);
 
   BuyerSimOptions options_;
-  std::unique_ptr<httplib::Server> server_;
-  std::thread listener_;
+  std::unique_ptr<HttpServer> server_;
   int port_ = 0;
 
   mutable std::mutex mutex_;  // guards everything below
@@ -179,7 +185,6 @@ class BuyerSimulator {
   std::uint64_t next_buyer_lead_id_ = 1;
 
   std::mutex stop_mutex_;
-  std::condition_variable stop_cv_;
   bool stopping_ = false;  // guarded by stop_mutex_
   bool started_ = false;   // guarded by stop_mutex_
 };
