@@ -10,7 +10,8 @@
 // kUnavailable / nullopt / empty.
 //
 // Queries are PQexecParams with text parameters only; batches travel as array parameters
-// (unnest), so a batch costs a few round trips, not one per row. Every libpq failure becomes a
+// (unnest), so a batch costs a few round trips, not one per row. A batch whose rows each need a
+// statement of their own (post intents) is sent as one pipeline: one round trip. Every libpq failure becomes a
 // StoreStatus here: integrity violations (SQLSTATE class 23) are kConflict, everything else is
 // kUnavailable. Internally failures are thrown as PgError and caught at the port: no exception
 // leaves the adapter. The schema is in schema.cpp, the libpq wrapper in driver.hpp.
@@ -412,11 +413,13 @@ class PgStore final : public Store, private PgCalls {
   }
 
   /// Without caps: one statement; the lead row is share-locked so a concurrent outcome either
-  /// waits for the intent or makes it kConflict. With caps: one transaction serialised per buyer
-  /// by an advisory lock, so two processes reserving a buyer's last slot cannot both see it
-  /// free; the counts are read after the lock, in a snapshot that includes every reservation
-  /// committed before it.
+  /// waits for the intent or makes it kConflict. With caps: a batch of one (see
+  /// record_post_intents), one round trip.
   StoreStatus record_post_intent(const PostIntent& p, std::span<const CapWindow> caps) override {
+    if (!caps.empty()) {
+      const PostIntentWrite write{p, std::vector<CapWindow>(caps.begin(), caps.end())};
+      return record_post_intents(std::span(&write, 1)).front();
+    }
     static constexpr const char* kUpsert =
         "WITH written AS ("
         " INSERT INTO post_intents (lead_id, buyer_id, price_cents, ping_id, at)"
@@ -426,46 +429,106 @@ class PgStore final : public Store, private PgCalls {
         " RETURNING 1)"
         " SELECT (SELECT COUNT(*) FROM written),"
         " EXISTS (SELECT 1 FROM leads WHERE id = $1)";
-    const auto upsert_params = [&] {
-      return Params().add(p.lead_id).add(p.buyer_id).add(p.price).add(p.ping_id).add(p.at_ms);
-    };
-    const auto answer = [](const Result& r) {
+    return run("record_post_intent", StoreStatus::kUnavailable, [&](Connection& c) {
+      const Result r = c.exec(
+          kUpsert, Params().add(p.lead_id).add(p.buyer_id).add(p.price).add(p.ping_id).add(p.at_ms),
+          Effect::kWrite);
       if (r.int64(0, 0) > 0) return StoreStatus::kOk;
       return r.boolean(0, 1) ? StoreStatus::kConflict : StoreStatus::kNotFound;
-    };
-    if (caps.empty()) {
-      return run("record_post_intent", StoreStatus::kUnavailable, [&](Connection& c) {
-        return answer(c.exec(kUpsert, upsert_params(), Effect::kWrite));
-      });
+    });
+  }
+
+  /// The whole batch is one transaction sent as one pipeline (one round trip): BEGIN; the
+  /// advisory lock of every buyer reserving a cap slot, in one order for every process (so
+  /// batches wait for each other instead of deadlocking); a share lock on every lead of the
+  /// batch, in id order (as record_outcomes locks them, so the two wait for each other instead
+  /// of deadlocking, and no lead is decided under an intent being written); then one statement
+  /// per intent, in the batch's order; COMMIT. Each intent's statement checks its lead and
+  /// counts its buyer's sales and open intents after the locks were taken, in a snapshot that
+  /// holds every reservation committed before them and the batch's own earlier intents, and
+  /// writes only if every window has room: a refusal is an answer, not an error, and the rest
+  /// of the batch goes on. If any statement fails, the server skips the rest, nothing is kept,
+  /// and every answer is kUnavailable.
+  std::vector<StoreStatus> record_post_intents(std::span<const PostIntentWrite> writes) override {
+    // $1 lead, $2 buyer, $3 price, $4 ping id, $5 at, $6 and $7 the windows' starts and limits
+    // (empty arrays: no cap). Intents of decided leads are not counted: a sale counts through
+    // its sales row, and an unsold lead's intent reserved nothing that was used.
+    static constexpr const char* kIntent =
+        "WITH lead AS (SELECT status = 'pending' AS pending FROM leads WHERE id = $1),"
+        " capped AS (SELECT EXISTS (SELECT 1 FROM unnest($6::BIGINT[], $7::BIGINT[])"
+        "   AS w (since_ms, cap)"
+        "  WHERE (SELECT COUNT(*) FROM sales WHERE buyer_id = $2 AND sold_at >= w.since_ms)"
+        "   + (SELECT COUNT(*) FROM post_intents JOIN leads AS l ON l.id = post_intents.lead_id"
+        "      WHERE post_intents.buyer_id = $2 AND post_intents.at >= w.since_ms"
+        "      AND post_intents.lead_id <> $1 AND l.status = 'pending') >= w.cap) AS over_cap),"
+        " written AS (INSERT INTO post_intents (lead_id, buyer_id, price_cents, ping_id, at)"
+        "  SELECT $1, $2, $3::BIGINT, $4::TEXT, $5::BIGINT FROM lead, capped"
+        "  WHERE lead.pending AND NOT capped.over_cap"
+        "  ON CONFLICT (lead_id) DO UPDATE SET buyer_id = excluded.buyer_id,"
+        "  price_cents = excluded.price_cents, ping_id = excluded.ping_id, at = excluded.at"
+        "  RETURNING 1)"
+        " SELECT (SELECT COUNT(*) FROM written), (SELECT pending FROM lead),"
+        " (SELECT over_cap FROM capped)";
+    const std::vector<StoreStatus> all_failed(writes.size(), StoreStatus::kUnavailable);
+    if (writes.empty()) return {};
+    std::vector<Statement> statements;
+    statements.reserve(writes.size() + 4);
+    statements.push_back({"BEGIN", Params()});
+    ArrayText reserving, leads;
+    bool any_caps = false;
+    for (const auto& w : writes) {
+      leads.add(w.intent.lead_id);
+      if (w.caps.empty()) continue;
+      reserving.add(w.intent.buyer_id);
+      any_caps = true;
     }
-    ArrayText since, limit;
-    for (const CapWindow& cap : caps) {
-      since.add(cap.since_ms);
-      limit.add(cap.limit);
+    // OFFSET 0 keeps the sorted subquery from being merged into the outer query, so the locks
+    // are taken in the sorted order.
+    if (any_caps)
+      statements.push_back(
+          {"SELECT pg_advisory_xact_lock(k) FROM (SELECT DISTINCT hashtextextended(b, 0) AS k"
+           " FROM unnest($1::TEXT[]) AS b ORDER BY 1 OFFSET 0) AS sorted",
+           Params().add(reserving.str())});
+    statements.push_back({"SELECT 1 FROM leads WHERE id = ANY ($1::TEXT[]) ORDER BY id FOR SHARE",
+                          Params().add(leads.str())});
+    const std::size_t first_intent = statements.size();
+    for (const auto& w : writes) {
+      ArrayText since, limit;
+      for (const CapWindow& cap : w.caps) {
+        since.add(cap.since_ms);
+        limit.add(cap.limit);
+      }
+      statements.push_back({kIntent, Params()
+                                         .add(w.intent.lead_id)
+                                         .add(w.intent.buyer_id)
+                                         .add(w.intent.price)
+                                         .add(w.intent.ping_id)
+                                         .add(w.intent.at_ms)
+                                         .add(since.str())
+                                         .add(limit.str())});
     }
-    return run("record_post_intent", StoreStatus::kUnavailable, [&](Connection& c) {
-      Transaction tx(c);
-      c.exec("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", Params().add(p.buyer_id),
-             Effect::kRead);
-      // A decided (or unknown) lead answers as it would without caps, not kLimitReached.
-      // Intents of decided leads are not counted: a sale counts through its sales row, and an
-      // unsold lead's intent reserved nothing that was used.
-      const Result check = c.exec(
-          "SELECT status = 'pending',"
-          " EXISTS (SELECT 1 FROM unnest($3::BIGINT[], $4::BIGINT[]) AS w (since_ms, cap)"
-          "  WHERE (SELECT COUNT(*) FROM sales WHERE buyer_id = $1 AND sold_at >= w.since_ms)"
-          "   + (SELECT COUNT(*) FROM post_intents JOIN leads AS l ON l.id = post_intents.lead_id"
-          "      WHERE post_intents.buyer_id = $1 AND post_intents.at >= w.since_ms"
-          "      AND post_intents.lead_id <> $2 AND l.status = 'pending') >= w.cap)"
-          " FROM leads WHERE id = $2 FOR SHARE OF leads",
-          Params().add(p.buyer_id).add(p.lead_id).add(since.str()).add(limit.str()), Effect::kRead);
-      if (check.rows() == 0) return StoreStatus::kNotFound;
-      if (!check.boolean(0, 0)) return StoreStatus::kConflict;
-      if (check.boolean(0, 1)) return StoreStatus::kLimitReached;
-      const StoreStatus st = answer(c.exec(kUpsert, upsert_params(), Effect::kWrite));
-      if (st != StoreStatus::kOk) return st;
-      tx.commit();
-      return StoreStatus::kOk;
+    statements.push_back({"COMMIT", Params()});
+    return run("record_post_intents", all_failed, [&](Connection& c) {
+      // The COMMIT travels with the rest: once sent, the outcome is unknown if the connection
+      // breaks, so the call is never retried.
+      c.mark_not_retryable();
+      const std::vector<Result> results = c.exec_pipeline(statements, Effect::kWrite);
+      std::vector<StoreStatus> out;
+      out.reserve(writes.size());
+      for (std::size_t i = 0; i < writes.size(); ++i) {
+        const Result& r = results[first_intent + i];
+        if (r.int64(0, 0) > 0)
+          out.push_back(StoreStatus::kOk);
+        else if (r.is_null(0, 1))
+          out.push_back(StoreStatus::kNotFound);
+        else if (!r.boolean(0, 1))
+          out.push_back(StoreStatus::kConflict);
+        else if (r.boolean(0, 2))
+          out.push_back(StoreStatus::kLimitReached);
+        else
+          out.push_back(StoreStatus::kConflict);
+      }
+      return out;
     });
   }
 
