@@ -429,7 +429,9 @@ class SqliteStore final : public Store, private SqliteCalls {
   }
 
   /// One transaction (one fsync) for the whole batch. If the store fails on any of them, none is
-  /// kept and every one answers kUnavailable.
+  /// kept and every one answers kUnavailable: also when SQLite rolled the transaction back by
+  /// itself (it may after an I/O error or a full disk), since the later intents would otherwise
+  /// be written outside it, one by one.
   std::vector<StoreStatus> record_post_intents(std::span<const PostIntentWrite> writes) override {
     const std::vector<StoreStatus> all_failed(writes.size(), StoreStatus::kUnavailable);
     return guarded("record_post_intents", all_failed, [&] {
@@ -444,7 +446,7 @@ class SqliteStore final : public Store, private SqliteCalls {
       }
       for (const auto& w : writes) {
         const StoreStatus s = write_post_intent(c, w.intent, w.caps, /*own_transaction=*/false);
-        if (s == StoreStatus::kUnavailable) return all_failed;
+        if (s == StoreStatus::kUnavailable || !c.in_transaction()) return all_failed;
         results.push_back(s);
       }
       if (int rc = tx.commit()) {
