@@ -22,6 +22,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <latch>
 #include <memory>
 #include <random>
@@ -147,7 +148,35 @@ StoreFactory postgresql_factory() {
             std::string error;
             auto store = db->url().empty() ? nullptr : open_store(db->url(), error);
             EXPECT_NE(store, nullptr) << error;
-            return StoreHandle{std::move(store), [db]() mutable { db.reset(); }};
+            const std::string url = db->url();
+            StoreHandle handle;
+            handle.store = std::move(store);
+            handle.cleanup = [db]() mutable { db.reset(); };
+            handle.open_again = [url] {
+              std::string error;
+              auto again = open_store(url, error);
+              EXPECT_NE(again, nullptr) << error;
+              return again;
+            };
+            // XX000 (internal error): a failure, not an integrity violation.
+            handle.fail_post_intent_of = [url](const std::string& lead_id) {
+              AdminConnection admin(url);
+              admin.exec(
+                  "CREATE FUNCTION test_fault() RETURNS trigger LANGUAGE plpgsql AS $$"
+                  " BEGIN IF NEW.lead_id = '" +
+                  lead_id +
+                  "' THEN RAISE EXCEPTION 'injected fault' USING ERRCODE = 'XX000'; END IF;"
+                  " RETURN NEW; END $$");
+              admin.exec(
+                  "CREATE TRIGGER test_fault BEFORE INSERT OR UPDATE ON post_intents"
+                  " FOR EACH ROW EXECUTE FUNCTION test_fault()");
+              return std::function<void()>([url] {
+                AdminConnection again(url);
+                again.exec("DROP TRIGGER test_fault ON post_intents");
+                again.exec("DROP FUNCTION test_fault()");
+              });
+            };
+            return handle;
           }};
 }
 
