@@ -11,15 +11,21 @@
 //
 // Queries are PQexecParams with text parameters only; batches travel as array parameters
 // (unnest), so a batch costs a few round trips, not one per row. A batch whose rows each need a
-// statement of their own (post intents) is sent as one pipeline: one round trip. Every libpq failure becomes a
-// StoreStatus here: integrity violations (SQLSTATE class 23) are kConflict, everything else is
-// kUnavailable. Internally failures are thrown as PgError and caught at the port: no exception
-// leaves the adapter. The schema is in schema.cpp, the libpq wrapper in driver.hpp.
+// statement of their own (post intents) is sent as one pipeline: one round trip. Every libpq
+// failure becomes a StoreStatus here: integrity violations (SQLSTATE class 23) are kConflict,
+// everything else is kUnavailable. Internally failures are thrown as PgError and caught at the
+// port: no exception leaves the adapter. The schema is in schema.cpp, the libpq wrapper in
+// driver.hpp.
 
 #include "leadflow/store/pg_store.hpp"
 
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <exception>
@@ -279,6 +285,13 @@ class PgStore final : public Store, private PgCalls {
   /// One INSERT for the whole batch (its own transaction), then one read of the statuses of the
   /// leads that already existed. Rows are inserted in id order, so two batches sharing leads
   /// wait on each other instead of deadlocking. An empty vector means nothing was written.
+  ///
+  /// The transaction commits without waiting for its WAL to reach the disk (synchronous_commit
+  /// off): a pending row is worth keeping only once something depends on it, and everything
+  /// that does (the lead's post intent, its outcome) commits synchronously later, which flushes
+  /// the WAL up to itself and so this insert with it. A server crash before that may lose the
+  /// row; the lead, not yet committed in the queue, is delivered and inserted again. The
+  /// worker waits on this insert before every auction, and a sync seller waits on the worker.
   std::vector<LeadInsertResult> insert_leads(std::span<const Lead> leads) override {
     return run("insert_leads", std::vector<LeadInsertResult>{}, [&](Connection& c) {
       std::vector<LeadInsertResult> results(leads.size());
@@ -310,16 +323,21 @@ class PgStore final : public Store, private PgCalls {
       Params params;
       for (const auto& col : cols) params.add(col.str());
 
-      const Result inserted = c.exec(
-          "INSERT INTO leads (" LF_LEAD_COLUMNS ") SELECT " LF_LEAD_COLUMNS
-          " FROM unnest($1::TEXT[], $2::TEXT[], $3::TEXT[], $4::TEXT[], $5::TEXT[], $6::TEXT[],"
-          " $7::TEXT[], $8::TEXT[], $9::TEXT[], $10::TEXT[], $11::TEXT[], $12::TEXT[],"
-          " $13::TEXT[], $14::TEXT[], $15::TEXT[], $16::TEXT[], $17::TEXT[], $18::TEXT[],"
-          " $19::TEXT[], $20::BOOLEAN[], $21::TEXT[], $22::TEXT[], $23::BIGINT[],"
-          " $24::INTEGER[]) WITH ORDINALITY AS batch (" LF_LEAD_COLUMNS
-          ", ord)"
-          " ORDER BY id, ord ON CONFLICT (id) DO NOTHING RETURNING id",
-          params, Effect::kWrite);
+      std::vector<Statement> statements;
+      statements.push_back({"BEGIN", Params()});
+      statements.push_back({"SET LOCAL synchronous_commit TO OFF", Params()});
+      statements.push_back(
+          {"INSERT INTO leads (" LF_LEAD_COLUMNS ") SELECT " LF_LEAD_COLUMNS
+           " FROM unnest($1::TEXT[], $2::TEXT[], $3::TEXT[], $4::TEXT[], $5::TEXT[], $6::TEXT[],"
+           " $7::TEXT[], $8::TEXT[], $9::TEXT[], $10::TEXT[], $11::TEXT[], $12::TEXT[],"
+           " $13::TEXT[], $14::TEXT[], $15::TEXT[], $16::TEXT[], $17::TEXT[], $18::TEXT[],"
+           " $19::TEXT[], $20::BOOLEAN[], $21::TEXT[], $22::TEXT[], $23::BIGINT[],"
+           " $24::INTEGER[]) WITH ORDINALITY AS batch (" LF_LEAD_COLUMNS ", ord)"
+           " ORDER BY id, ord ON CONFLICT (id) DO NOTHING RETURNING id",
+           std::move(params)});
+      statements.push_back({"COMMIT", Params()});
+      const std::vector<Result> done = c.exec_pipeline(statements, Effect::kWrite);
+      const Result& inserted = done[2];
 
       std::unordered_set<std::string> fresh;
       for (int i = 0; i < inserted.rows(); ++i) fresh.insert(inserted.text(i, 0));
@@ -542,22 +560,26 @@ class PgStore final : public Store, private PgCalls {
   /// an outcome that decides nothing, i.e. status pending), kNotFound (no such lead). When the
   /// transaction itself fails, every result is kUnavailable and nothing was written.
   ///
-  /// One transaction, four round trips for any batch size: the batch's lead rows are locked in
-  /// id order (so batches overlapping in any order wait instead of deadlocking), the winners are
-  /// decided here from the locked statuses, and one statement writes every winner's lead row
-  /// and sale.
+  /// One transaction, two round trips for any batch size (pipelines): BEGIN and the lock of the
+  /// batch's lead rows in id order (so batches overlapping in any order wait instead of
+  /// deadlocking); the winners are decided here from the locked statuses; then one statement
+  /// writing every winner's lead row and sale, and COMMIT. A seller waiting on a sync lead
+  /// waits on this write.
   std::vector<StoreStatus> record_outcomes(std::span<const OutcomeRecord> outcomes) override {
     const std::vector<StoreStatus> all_failed(outcomes.size(), StoreStatus::kUnavailable);
     if (outcomes.empty()) return {};
     return run("record_outcomes", all_failed, [&](Connection& c) {
       std::vector<StoreStatus> results(outcomes.size(), StoreStatus::kUnavailable);
-      Transaction tx(c);
       ArrayText ids;
       for (const auto& o : outcomes) ids.add(o.lead_id);
-      const Result locked = c.exec(
-          "SELECT id, status, EXISTS (SELECT 1 FROM sales WHERE sales.lead_id = leads.id)"
-          " FROM leads WHERE id = ANY ($1::TEXT[]) ORDER BY id FOR UPDATE",
-          Params().add(ids.str()), Effect::kRead);
+      // On any failure from here the pool rolls the open transaction back.
+      const std::vector<Result> begun = c.exec_pipeline(
+          {{"BEGIN", Params()},
+           {"SELECT id, status, EXISTS (SELECT 1 FROM sales WHERE sales.lead_id = leads.id)"
+            " FROM leads WHERE id = ANY ($1::TEXT[]) ORDER BY id FOR UPDATE",
+            Params().add(ids.str())}},
+          Effect::kRead);
+      const Result& locked = begun[1];
       struct Current {
         bool pending;
         bool has_sale;
@@ -599,38 +621,41 @@ class PgStore final : public Store, private PgCalls {
         attempts.add(dump(attempts_to_json(d.attempts)));
         ineligible.add(dump(ineligible_to_json(d.ineligible)));
       }
+      std::vector<Statement> finish;
       if (any) {
-        c.exec(
-            "WITH batch AS (SELECT * FROM unnest($1::TEXT[], $2::TEXT[], $3::TEXT[],"
-            "   $4::BIGINT[], $5::BIGINT[], $6::TEXT[], $7::TEXT[], $8::BIGINT[], $9::TEXT[],"
-            "   $10::TEXT[]) AS b (id, status, buyer_id, price, payout, buyer_lead_id, reason,"
-            "   decided_at, attempts, ineligible)),"
-            " decided AS (UPDATE leads SET status = batch.status, buyer_id = batch.buyer_id,"
-            "   price_cents = batch.price, payout_cents = batch.payout,"
-            "   buyer_lead_id = batch.buyer_lead_id, reason = batch.reason,"
-            "   decided_at = batch.decided_at, attempts = batch.attempts,"
-            "   ineligible = batch.ineligible"
-            "   FROM batch WHERE leads.id = batch.id"
-            "   RETURNING leads.id, leads.status, leads.buyer_id, leads.price_cents,"
-            "   leads.payout_cents, leads.decided_at, leads.email, leads.phone)"
-            " INSERT INTO sales (lead_id, slot, buyer_id, price_cents, payout_cents, sold_at,"
-            "   email, phone)"
-            " SELECT id, 0, buyer_id, price_cents, payout_cents, decided_at, email, phone"
-            " FROM decided WHERE status = 'delivered'",
-            Params()
-                .add(id.str())
-                .add(status.str())
-                .add(buyer.str())
-                .add(price.str())
-                .add(payout.str())
-                .add(buyer_lead_id.str())
-                .add(reason.str())
-                .add(decided_at.str())
-                .add(attempts.str())
-                .add(ineligible.str()),
-            Effect::kWrite);
+        finish.push_back(
+            {"WITH batch AS (SELECT * FROM unnest($1::TEXT[], $2::TEXT[], $3::TEXT[],"
+             "   $4::BIGINT[], $5::BIGINT[], $6::TEXT[], $7::TEXT[], $8::BIGINT[], $9::TEXT[],"
+             "   $10::TEXT[]) AS b (id, status, buyer_id, price, payout, buyer_lead_id, reason,"
+             "   decided_at, attempts, ineligible)),"
+             " decided AS (UPDATE leads SET status = batch.status, buyer_id = batch.buyer_id,"
+             "   price_cents = batch.price, payout_cents = batch.payout,"
+             "   buyer_lead_id = batch.buyer_lead_id, reason = batch.reason,"
+             "   decided_at = batch.decided_at, attempts = batch.attempts,"
+             "   ineligible = batch.ineligible"
+             "   FROM batch WHERE leads.id = batch.id"
+             "   RETURNING leads.id, leads.status, leads.buyer_id, leads.price_cents,"
+             "   leads.payout_cents, leads.decided_at, leads.email, leads.phone)"
+             " INSERT INTO sales (lead_id, slot, buyer_id, price_cents, payout_cents, sold_at,"
+             "   email, phone)"
+             " SELECT id, 0, buyer_id, price_cents, payout_cents, decided_at, email, phone"
+             " FROM decided WHERE status = 'delivered'",
+             Params()
+                 .add(id.str())
+                 .add(status.str())
+                 .add(buyer.str())
+                 .add(price.str())
+                 .add(payout.str())
+                 .add(buyer_lead_id.str())
+                 .add(reason.str())
+                 .add(decided_at.str())
+                 .add(attempts.str())
+                 .add(ineligible.str())});
       }
-      tx.commit();
+      finish.push_back({"COMMIT", Params()});
+      // From here the outcome is unknown if the connection breaks: never retried.
+      c.mark_not_retryable();
+      c.exec_pipeline(finish, Effect::kWrite);
       return results;
     });
   }
