@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "leadflow/store/store.hpp"
@@ -145,6 +146,18 @@ TEST(SqliteStore, DataSurvivesReopeningAndMigratingAgain) {
   ASSERT_TRUE(got.has_value());
   EXPECT_EQ(got->distribution.status, DeliveryStatus::kDelivered);
   EXPECT_EQ(store->count_sales("by_x", 0), 1);
+}
+
+TEST(SqliteStore, AnnouncesToNoOtherProcess) {
+  // One process owns the embedded shape: outcomes travel in memory, never through the store.
+  TempDir dir;
+  std::string error;
+  auto store = open_store("sqlite:" + dir.path() + "/leadflow.db", error);
+  ASSERT_NE(store, nullptr) << error;
+  EXPECT_FALSE(store->announces());
+  EXPECT_EQ(store->announce("leadflow_outcomes", std::vector<std::string>{"x"}),
+            StoreStatus::kUnavailable);
+  EXPECT_EQ(store->watch("leadflow_outcomes", [](std::string_view) {}), nullptr);
 }
 
 TEST(SqliteStore, TwoStoresOnOneFileShareOneTruth) {

@@ -95,6 +95,21 @@ std::vector<Result> Connection::exec_pipeline(const std::vector<Statement>& stat
   return results;
 }
 
+std::vector<std::string> Connection::take_notifications() {
+  if (PQconsumeInput(conn_) == 0 || PQstatus(conn_) != CONNECTION_OK) {
+    broken_ = true;
+    PgError e = error_of(nullptr);
+    e.connection_lost = true;
+    throw e;
+  }
+  std::vector<std::string> payloads;
+  while (PGnotify* n = PQnotifies(conn_)) {
+    payloads.emplace_back(n->extra != nullptr ? n->extra : "");
+    PQfreemem(n);
+  }
+  return payloads;
+}
+
 PgError Connection::error_of(const PGresult* r) {
   PgError e;
   if (r != nullptr) {

@@ -237,6 +237,12 @@ class Connection {
   }
   bool in_transaction() const { return PQtransactionStatus(conn_) != PQTRANS_IDLE; }
 
+  /// The socket, to wait on for notifications (-1 when there is none).
+  int socket() const { return PQsocket(conn_); }
+  /// Reads what the server sent and returns the payloads of the notifications among it, in
+  /// order; throws PgError (connection lost) when the connection broke.
+  std::vector<std::string> take_notifications();
+
   /// The pool's generation when this connection was opened (see ConnectionPool).
   std::uint64_t generation() const { return generation_; }
   void set_generation(std::uint64_t g) { generation_ = g; }
@@ -340,6 +346,8 @@ class ConnectionPool {
   /// A usable connection, waiting while all are lent; an empty lease when none can be had (the
   /// server is unreachable, or every connection stayed busy for kAcquireTimeout).
   Lease acquire();
+  /// How its connections are made (for a connection of its own outside the pool).
+  const ConnectSettings& settings() const { return settings_; }
 
  private:
   void give_back(std::unique_ptr<Connection> conn);

@@ -36,6 +36,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <type_traits>
 #include <unordered_map>
 #include <unordered_set>
@@ -66,6 +67,108 @@ constexpr const char* kKeepalivesIdleS = "30";
 constexpr const char* kKeepalivesIntervalS = "10";
 constexpr const char* kKeepalivesCount = "3";
 constexpr const char* kTcpUserTimeoutMs = "15000";
+
+// A watch whose connection is lost tries again this often.
+constexpr auto kWatchRetryPause = std::chrono::milliseconds(500);
+
+// ------------------------------------------------------------------------------------------------
+// Announcements: NOTIFY, and a LISTEN on a connection of its own
+// ------------------------------------------------------------------------------------------------
+
+/// Whether `channel` may be used as an (unquoted-safe) PostgreSQL channel name.
+bool valid_channel(std::string_view channel) {
+  if (channel.empty() || channel.size() > 63) return false;
+  return std::all_of(channel.begin(), channel.end(), [](char ch) {
+    return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_';
+  });
+}
+
+/// A LISTEN on a connection outside the pool, served by one thread: it waits on the
+/// connection's socket and on an eventfd (stop), hands every notification's payload to the
+/// callback, and after a lost connection connects and listens again, pausing between attempts
+/// and logging once per outage.
+class PgWatch final : public StoreWatch {
+ public:
+  PgWatch(ConnectSettings settings, std::string channel,
+          std::function<void(std::string_view)> on_payload)
+      : settings_(std::move(settings)),
+        channel_(std::move(channel)),
+        on_payload_(std::move(on_payload)),
+        wake_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+    thread_ = std::thread([this] { run(); });
+  }
+  PgWatch(const PgWatch&) = delete;
+  PgWatch& operator=(const PgWatch&) = delete;
+  ~PgWatch() override {
+    stopping_ = true;
+    const std::uint64_t one = 1;
+    [[maybe_unused]] const auto n = ::write(wake_, &one, sizeof one);
+    thread_.join();
+    ::close(wake_);
+  }
+
+ private:
+  /// Waits until `fd` is readable, stop() is called or `timeout_ms` passes (-1: no limit).
+  /// False once stopping.
+  bool wait(int fd, int timeout_ms) {
+    pollfd fds[2] = {{wake_, POLLIN, 0}, {fd, POLLIN, 0}};
+    while (!stopping_) {
+      const int rc = ::poll(fds, fd >= 0 ? 2 : 1, timeout_ms);
+      if (rc >= 0 || errno != EINTR) break;
+    }
+    return !stopping_;
+  }
+
+  void run() {
+    std::unique_ptr<Connection> conn;
+    bool down = false;
+    const std::string listen = "LISTEN " + channel_;
+    while (!stopping_) {
+      if (!conn) {
+        std::string error;
+        conn = Connection::open(settings_, error);
+        if (conn) {
+          try {
+            conn->exec_script(listen.c_str(), Effect::kRead);
+          } catch (const PgError& e) {
+            conn.reset();
+            error = e.message;
+          }
+        }
+        if (!conn) {
+          if (!std::exchange(down, true))
+            log(LogLevel::kWarn, "store_watch_down", {{"channel", channel_}, {"detail", error}});
+          wait(-1, static_cast<int>(kWatchRetryPause.count()));
+          continue;
+        }
+        if (std::exchange(down, false))
+          log(LogLevel::kInfo, "store_watch_resumed", {{"channel", channel_}});
+      }
+      if (!wait(conn->socket(), -1)) break;
+      try {
+        for (const std::string& payload : conn->take_notifications()) {
+          try {
+            on_payload_(payload);
+          } catch (const std::exception& e) {
+            log(LogLevel::kError, "store_watch_callback_failed",
+                {{"channel", channel_}, {"error", e.what()}});
+          }
+        }
+      } catch (const PgError& e) {
+        log(LogLevel::kWarn, "store_watch_down", {{"channel", channel_}, {"detail", e.message}});
+        down = true;
+        conn.reset();
+      }
+    }
+  }
+
+  const ConnectSettings settings_;
+  const std::string channel_;
+  const std::function<void(std::string_view)> on_payload_;
+  const int wake_;
+  std::atomic<bool> stopping_{false};
+  std::thread thread_;
+};
 
 // ------------------------------------------------------------------------------------------------
 // The store
@@ -794,6 +897,31 @@ class PgStore final : public Store, private PgCalls {
       tx.commit();
       return StoreStatus::kOk;
     });
+  }
+
+  // --- announcements ----------------------------------------------------------------------------
+
+  bool announces() const override { return true; }
+
+  /// One statement: each payload becomes a NOTIFY, sent when the statement's own transaction
+  /// commits. A payload must stay under 8,000 bytes (PostgreSQL's limit).
+  StoreStatus announce(std::string_view channel, std::span<const std::string> payloads) override {
+    if (!valid_channel(channel)) return StoreStatus::kUnavailable;
+    if (payloads.empty()) return StoreStatus::kOk;
+    ArrayText all;
+    for (const std::string& p : payloads) all.add(p);
+    return run("announce", StoreStatus::kUnavailable, [&](Connection& c) {
+      c.exec("SELECT pg_notify($1, p) FROM unnest($2::TEXT[]) AS p",
+             Params().add(channel).add(all.str()), Effect::kWrite);
+      return StoreStatus::kOk;
+    });
+  }
+
+  std::unique_ptr<StoreWatch> watch(std::string_view channel,
+                                    std::function<void(std::string_view)> on_payload) override {
+    if (!valid_channel(channel)) return nullptr;
+    return std::make_unique<PgWatch>(pool().settings(), std::string(channel),
+                                     std::move(on_payload));
   }
 
   // --- stats ------------------------------------------------------------------------------------
