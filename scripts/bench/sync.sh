@@ -5,8 +5,9 @@
 # Three buyer simulators answer pings and posts after a fixed 20, 40 and 60 ms (no jitter) and
 # the 60 ms one bids best, so every lead's floor is exact: the slowest ping (60 ms) plus the
 # winner's post (60 ms) = 120 ms. wrk posts unique leads over BENCH_SYNC_CONNECTIONS (8)
-# keep-alive TLS connections, every answer must be a 200 (sold). Two shapes, one round of each
-# in turn, BENCH_ROUNDS rounds of BENCH_SYNC_SECONDS each:
+# keep-alive TLS connections, every answer must be a 200 "sold" (each round posts people of its
+# own, so none is a duplicate of an earlier round's). Two shapes, one round of each in turn,
+# BENCH_ROUNDS rounds of BENCH_SYNC_SECONDS each:
 #   embedded   one leadflow-ingest with its worker (SQLite, the embedded queue)
 #   scale-out  leadflow-ingest and one leadflow-worker as separate processes, the Kafka mock
 #              cluster (leadflow-kafka-mock: 3 brokers, replication 3, 8 partitions) and a
@@ -138,7 +139,7 @@ start_worker "$work/scale-out-worker"
 declare -A p50 p99 rps fails
 measure() {  # measure NAME PORT KEY ROUND
   local out r a b f
-  out=$(BENCH_KEY="$3" BENCH_EXPECT=200 wrk -t2 -c"$connections" -d"${seconds}s" --timeout 5s \
+  out=$(BENCH_KEY="$3" BENCH_EXPECT=200 BENCH_EXPECT_BODY='"status":"sold"' BENCH_SALT="$4" wrk -t2 -c"$connections" -d"${seconds}s" --timeout 5s \
     -s "$root/scripts/bench/post_lead.lua" "https://127.0.0.1:$2" 2>&1)
   r=$(echo "$out" | awk '/BENCH_RPS/ {print $2}')
   a=$(echo "$out" | awk '/BENCH_P50_MS/ {print $2}')
