@@ -34,8 +34,10 @@
 #      120 ms (pings in parallel, then the post to the 60 ms buyer): 4,096 at once would allow
 #      34,000 leads/s, so the workers are bound by CPU, PostgreSQL or Kafka, which the processes
 #      share with everything else on this machine.
-#   3. Sync path: a sync campaign with three buyers of fixed latency; the added latency is the
-#      median answer minus the floor (the slowest ping + the winner's post).
+#   3. Sync path (scripts/bench/sync.sh): a sync campaign with three buyers of fixed latency, in
+#      the embedded shape and in the scale-out shape (Kafka mock + PostgreSQL, a leadflow-worker),
+#      rounds alternating; the added latency is the answer's p50 (p99) minus the floor (the
+#      slowest ping + the winner's post).
 #   4. Distribution (scripts/bench/distribution.sh): leads decided per second by one embedded
 #      worker with default settings when three nginx buyers (echo module: almost no CPU) answer
 #      after 0, 100 and 500 ms; leadflow's CPU per decided lead, peak RSS, and how many sold.
@@ -414,14 +416,8 @@ if [[ "$worker_leads" -gt 0 ]]; then
   )
 fi
 
-# Sync path: a fresh service with only sync traffic, few connections.
-start_leadflow sync 1
-sync_key=$(seed "$work/sync" "$lf_port" sync)
-read -r r a b f <<< "$(run_wrk "https://127.0.0.1:$lf_port" "$sync_key" 200 8)"
-floor=120  # the slowest ping (60 ms) + the winner's post (the slow buyer bids highest: 60 ms)
-sync_line=$(printf '  %.0f req/s, p50 %.1f ms, p99 %.1f ms, failures %s; floor %d ms -> added latency p50 %.1f ms, p99 %.1f ms' \
-  "$r" "$a" "$b" "$f" "$floor" "$(awk -v x="$a" -v f="$floor" 'BEGIN {print x - f}')" \
-  "$(awk -v x="$b" -v f="$floor" 'BEGIN {print x - f}')")
+# Sync path: fresh services of both shapes with only sync traffic, few connections.
+sync_table=$(BENCH_BUILD="$build" BENCH_ROUNDS="$rounds" "$root/scripts/bench/sync.sh")
 
 echo
 echo "$ingest_table"
@@ -431,9 +427,7 @@ if [[ "$worker_leads" -gt 0 ]]; then
   echo "buyers answering in 20/40/60 ms; leads/s and CPU from the first decided lead to the last):"
   echo "$worker_table"
 fi
-echo
-echo "sync path (Surface B, 8 connections, buyers answering in 20/40/60 ms, best bid from the 60 ms buyer):"
-echo "$sync_line"
+echo "$sync_table"
 
 # Distribution: one worker against cheap buyers answering after 0, 100 and 500 ms.
 if [[ "${BENCH_DISTRIBUTION_LEADS:-2000}" -gt 0 ]]; then

@@ -1,7 +1,12 @@
 -- wrk script: POST a realistic Surface B lead, unique per request, and count any answer other
--- than the expected status as a failure. Set by environment: BENCH_KEY, BENCH_EXPECT (202/200).
+-- than the expected status as a failure. Set by environment: BENCH_KEY, BENCH_EXPECT (202/200),
+-- BENCH_SALT (0-99, default 0): runs against one service with different salts post different
+-- people, so a later run's leads are not duplicates of an earlier one's; BENCH_EXPECT_BODY
+-- (optional): text every answer's body must hold, e.g. '"status":"sold"'.
 local key = os.getenv("BENCH_KEY") or "none"
 local expect = tonumber(os.getenv("BENCH_EXPECT") or "202")
+local salt = tonumber(os.getenv("BENCH_SALT") or "0")
+local expect_body = os.getenv("BENCH_EXPECT_BODY")
 local counter = 0
 thread_id = 0
 local threads = {}
@@ -19,20 +24,22 @@ function init(args)
 end
 
 local template = '{"SELLER_CAMPAIGN_KEY":"%s","first_name":"Grace","last_name":"Hopper",' ..
-  '"email_address":"grace.%d.%d@example.com","phone_home":"212%03d%04d","zip_code":"10001",' ..
+  '"email_address":"grace.%d.%d.%d@example.com","phone_home":"212%03d%04d","zip_code":"10001",' ..
   '"source":"google","landing_page":"lp-auto-1","ip_address":"203.0.113.9",' ..
   '"user_agent":"Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120 Safari/537.36",' ..
   '"tcpa_consent":true,"vehicle_year":2019,"vehicle_make":"Toyota"}'
 
 function request()
   counter = counter + 1
-  local exchange = 200 + (thread_id * 97 + math.floor(counter / 10000)) % 700
-  local body = string.format(template, key, thread_id, counter, exchange, counter % 10000)
+  local exchange = 200 + (thread_id * 97 + salt * 13 + math.floor(counter / 10000)) % 700
+  local body = string.format(template, key, salt, thread_id, counter, exchange, counter % 10000)
   return wrk.format(nil, nil, nil, body)
 end
 
 function response(status, headers, body)
-  if status ~= expect then failures = failures + 1 end
+  if status ~= expect or (expect_body and not string.find(body or "", expect_body, 1, true)) then
+    failures = failures + 1
+  end
 end
 
 function done(summary, latency, requests)

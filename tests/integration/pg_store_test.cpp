@@ -20,12 +20,16 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <latch>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -147,7 +151,35 @@ StoreFactory postgresql_factory() {
             std::string error;
             auto store = db->url().empty() ? nullptr : open_store(db->url(), error);
             EXPECT_NE(store, nullptr) << error;
-            return StoreHandle{std::move(store), [db]() mutable { db.reset(); }};
+            const std::string url = db->url();
+            StoreHandle handle;
+            handle.store = std::move(store);
+            handle.cleanup = [db]() mutable { db.reset(); };
+            handle.open_again = [url] {
+              std::string error;
+              auto again = open_store(url, error);
+              EXPECT_NE(again, nullptr) << error;
+              return again;
+            };
+            // XX000 (internal error): a failure, not an integrity violation.
+            handle.fail_post_intent_of = [url](const std::string& lead_id) {
+              AdminConnection admin(url);
+              admin.exec(
+                  "CREATE FUNCTION test_fault() RETURNS trigger LANGUAGE plpgsql AS $$"
+                  " BEGIN IF NEW.lead_id = '" +
+                  lead_id +
+                  "' THEN RAISE EXCEPTION 'injected fault' USING ERRCODE = 'XX000'; END IF;"
+                  " RETURN NEW; END $$");
+              admin.exec(
+                  "CREATE TRIGGER test_fault BEFORE INSERT OR UPDATE ON post_intents"
+                  " FOR EACH ROW EXECUTE FUNCTION test_fault()");
+              return std::function<void()>([url] {
+                AdminConnection again(url);
+                again.exec("DROP TRIGGER test_fault ON post_intents");
+                again.exec("DROP FUNCTION test_fault()");
+              });
+            };
+            return handle;
           }};
 }
 
@@ -163,6 +195,7 @@ INSTANTIATE_TEST_SUITE_P(Postgresql, StoreContract, ::testing::Values(postgresql
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
 
 /// A migrated store on a fresh database.
 class PgStore : public ::testing::Test {
@@ -364,6 +397,87 @@ TEST_F(PgStore, CapReservationsOfTwoProcessesAdmitExactlyTheLimit) {
   EXPECT_EQ(admitted.load(), kCap - 1);
   EXPECT_EQ(refused.load(), kLeads - 1 - (kCap - 1));
   EXPECT_EQ(failed.load(), 0);
+}
+
+/// What a watch heard, for tests to wait on.
+class Heard {
+ public:
+  std::function<void(std::string_view)> sink() {
+    return [this](std::string_view payload) {
+      {
+        std::lock_guard lock(mu_);
+        payloads_.emplace_back(payload);
+      }
+      cv_.notify_all();
+    };
+  }
+  /// The payloads once there are at least `n`, or what there is after `timeout`.
+  std::vector<std::string> wait_for(std::size_t n, std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mu_);
+    cv_.wait_for(lock, timeout, [&] { return payloads_.size() >= n; });
+    return payloads_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::string> payloads_;
+};
+
+TEST_F(PgStore, AnnouncementsReachEveryWatcherInOrder) {
+  EXPECT_TRUE(store_->announces());
+  auto other = open(db_->url());
+  ASSERT_NE(other, nullptr);
+  Heard here, there;
+  auto watch_here = store_->watch("test_channel", here.sink());
+  auto watch_there = other->watch("test_channel", there.sink());
+  ASSERT_NE(watch_here, nullptr);
+  ASSERT_NE(watch_there, nullptr);
+  Heard elsewhere;
+  auto watch_elsewhere = store_->watch("another_channel", elsewhere.sink());
+
+  // A watch listens from a moment after it is made: announce until the first one is heard.
+  const std::vector<std::string> probe{"probe"};
+  for (int i = 0; i < 100 && (here.wait_for(1, 50ms).empty() || there.wait_for(1, 0ms).empty());
+       ++i)
+    ASSERT_EQ(store_->announce("test_channel", probe), StoreStatus::kOk);
+  const std::size_t probes = here.wait_for(1, 0ms).size();
+  ASSERT_GE(probes, 1u);
+
+  const std::vector<std::string> payloads{"first", "second", "{\"lead_id\":\"ld_x\"}"};
+  ASSERT_EQ(other->announce("test_channel", payloads), StoreStatus::kOk);
+  for (Heard* h : {&here, &there}) {
+    auto got = h->wait_for(probes + 3, 5s);
+    ASSERT_GE(got.size(), 3u);
+    EXPECT_EQ(std::vector<std::string>(got.end() - 3, got.end()), payloads);
+  }
+  EXPECT_TRUE(elsewhere.wait_for(1, 100ms).empty()) << "another channel heard nothing";
+  EXPECT_EQ(store_->announce("test_channel", std::vector<std::string>{}), StoreStatus::kOk);
+  EXPECT_EQ(store_->announce("Not A Channel", payloads), StoreStatus::kUnavailable);
+  EXPECT_EQ(store_->watch("bad;channel", here.sink()), nullptr);
+}
+
+TEST_F(PgStore, AWatchListensAgainAfterItsConnectionIsKilled) {
+  Heard heard;
+  auto watch = store_->watch("test_channel", heard.sink());
+  ASSERT_NE(watch, nullptr);
+  const std::vector<std::string> before{"before"};
+  for (int i = 0; i < 100 && heard.wait_for(1, 50ms).empty(); ++i)
+    ASSERT_EQ(store_->announce("test_channel", before), StoreStatus::kOk);
+  ASSERT_FALSE(heard.wait_for(1, 0ms).empty());
+
+  ASSERT_GE(kill_connections(), 1);
+  // The watch connects and listens again by itself; announcements made meanwhile are missed.
+  const std::size_t seen = heard.wait_for(1, 0ms).size();
+  const std::vector<std::string> after{"after"};
+  bool heard_after = false;
+  for (int i = 0; i < 200 && !heard_after; ++i) {
+    (void)store_->announce("test_channel", after);
+    const auto got = heard.wait_for(seen + 1, 50ms);
+    heard_after = got.size() > seen && got.back() == "after";
+  }
+  EXPECT_TRUE(heard_after) << "no announcement heard after the connection was killed";
+  watch.reset();  // stops and joins its thread
 }
 
 TEST_F(PgStore, PoolSizeComesFromTheUrlAndOtherParametersPassThrough) {

@@ -385,10 +385,10 @@ TEST_F(ScaleOut, SyncAnswersComeBackThroughEitherIngestWhicheverWorkerDecides) {
 
 TEST_F(ScaleOut, SyncAnswersFollowTheBuyersWithinMilliseconds) {
   // The buyers answer pings and posts in 5 ms, so a sync lead is decided about 10 ms after a
-  // worker reads it. Its answer crosses Kafka twice (the leads topic to a worker, the results
-  // topic back to the ingest); neither crossing may wait out a consumer's idle fetch, which
-  // once made every sync answer take hundreds of milliseconds. The bound is far above what a
-  // healthy run takes and far below what a waited-out fetch costs.
+  // worker reads it. The lead crosses Kafka to a worker, and its outcome comes back to the
+  // ingest announced through PostgreSQL; the crossing may not wait out a consumer's idle fetch,
+  // which once made every sync answer take hundreds of milliseconds. The bound is far above
+  // what a healthy run takes and far below what a waited-out fetch costs.
   std::vector<double> ms;
   for (int n = 0; n < 15; ++n) {
     const auto t0 = std::chrono::steady_clock::now();

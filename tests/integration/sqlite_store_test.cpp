@@ -2,13 +2,16 @@
 // LEADFLOW_STORE parsing, the parent directory, durability across reopening.
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <stdlib.h>
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "leadflow/store/store.hpp"
@@ -37,15 +40,49 @@ class TempDir {
   std::string path_;
 };
 
+/// Runs `sql` on the database file through a connection of its own; fails the test on error.
+void exec_on_file(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK) {
+    ADD_FAILURE() << "cannot open " << path << ": " << sqlite3_errmsg(db);
+  } else {
+    sqlite3_busy_timeout(db, 10'000);
+    char* message = nullptr;
+    if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &message) != SQLITE_OK)
+      ADD_FAILURE() << sql << ": " << (message != nullptr ? message : "");
+    sqlite3_free(message);
+  }
+  sqlite3_close(db);
+}
+
 StoreFactory sqlite_factory() {
-  return {"sqlite", [] {
-            auto dir = std::make_shared<TempDir>();
-            std::string error;
-            // A missing parent directory: open_store creates it.
-            auto store = open_store("sqlite:" + dir->path() + "/data/leadflow.db", error);
-            EXPECT_NE(store, nullptr) << error;
-            return StoreHandle{std::move(store), [dir]() mutable { dir.reset(); }};
-          }};
+  return {
+      "sqlite", [] {
+        auto dir = std::make_shared<TempDir>();
+        const std::string path = dir->path() + "/data/leadflow.db";
+        std::string error;
+        // A missing parent directory: open_store creates it.
+        auto store = open_store("sqlite:" + path, error);
+        EXPECT_NE(store, nullptr) << error;
+        StoreHandle handle;
+        handle.store = std::move(store);
+        handle.cleanup = [dir]() mutable { dir.reset(); };
+        handle.open_again = [path] {
+          std::string error;
+          auto again = open_store("sqlite:" + path, error);
+          EXPECT_NE(again, nullptr) << error;
+          return again;
+        };
+        // RAISE(ROLLBACK) ends the writer's transaction, as SQLite does after an I/O error.
+        handle.fail_post_intent_of = [path](const std::string& lead_id) {
+          exec_on_file(path,
+                       "CREATE TRIGGER test_fault BEFORE INSERT ON post_intents"
+                       " WHEN NEW.lead_id = '" +
+                           lead_id + "' BEGIN SELECT RAISE(ROLLBACK, 'injected fault'); END");
+          return std::function<void()>([path] { exec_on_file(path, "DROP TRIGGER test_fault"); });
+        };
+        return handle;
+      }};
 }
 
 }  // namespace
@@ -109,6 +146,18 @@ TEST(SqliteStore, DataSurvivesReopeningAndMigratingAgain) {
   ASSERT_TRUE(got.has_value());
   EXPECT_EQ(got->distribution.status, DeliveryStatus::kDelivered);
   EXPECT_EQ(store->count_sales("by_x", 0), 1);
+}
+
+TEST(SqliteStore, AnnouncesToNoOtherProcess) {
+  // One process owns the embedded shape: outcomes travel in memory, never through the store.
+  TempDir dir;
+  std::string error;
+  auto store = open_store("sqlite:" + dir.path() + "/leadflow.db", error);
+  ASSERT_NE(store, nullptr) << error;
+  EXPECT_FALSE(store->announces());
+  EXPECT_EQ(store->announce("leadflow_outcomes", std::vector<std::string>{"x"}),
+            StoreStatus::kUnavailable);
+  EXPECT_EQ(store->watch("leadflow_outcomes", [](std::string_view) {}), nullptr);
 }
 
 TEST(SqliteStore, TwoStoresOnOneFileShareOneTruth) {

@@ -45,6 +45,12 @@ namespace leadflow::contract {
 struct StoreHandle {
   std::unique_ptr<Store> store;
   std::function<void()> cleanup;  // run after the store is destroyed; may be empty
+  /// Another store on the same data with connections of its own, as a second process would
+  /// open it. Destroyed by the test before `cleanup` runs.
+  std::function<std::unique_ptr<Store>()> open_again;
+  /// Makes the database itself fail the write of a post intent for `lead_id` (as a lost disk or
+  /// connection would), behind the adapter's back; the function returned takes the fault away.
+  std::function<std::function<void()>(const std::string& lead_id)> fail_post_intent_of;
 };
 
 /// How the suite gets stores of one adapter.

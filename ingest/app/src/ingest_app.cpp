@@ -61,7 +61,8 @@ struct App::Impl {
   std::unique_ptr<LeadQueue> queue;
   OutcomeWaiters waiters;
   std::unique_ptr<LocalOutcomePublisher> publisher;
-  std::unique_ptr<ResultsListener> results;
+  std::unique_ptr<StoreWatch> outcomes;      // scale-out: outcomes announced through the store
+  std::unique_ptr<ResultsListener> results;  // ... or read from the results topic
   std::unique_ptr<WorkerPool> workers;
   std::unique_ptr<RateLimiter> limiter, ip_limiter;
   std::unique_ptr<Management> management;
@@ -111,14 +112,18 @@ bool App::start(std::string& error) {
   if (!m.queue) return false;
   const Topics topics = topics_for(c);
 
-  // Scale-out: the workers are leadflow-worker processes; outcomes come back on the results topic.
+  // Scale-out: the workers are leadflow-worker processes; outcomes come back announced through
+  // the store, or on the results topic when the store cannot announce them.
   if (c.scale_out()) {
-    auto tail = m.queue->make_tail_consumer({topics.results});
-    if (!tail) {
-      error = "LEADFLOW_QUEUE: cannot read the results topic " + topics.results;
-      return false;
+    m.outcomes = listen_for_outcomes(*m.store, m.waiters);
+    if (!m.outcomes) {
+      auto tail = m.queue->make_tail_consumer({topics.results});
+      if (!tail) {
+        error = "LEADFLOW_QUEUE: cannot read the results topic " + topics.results;
+        return false;
+      }
+      m.results = std::make_unique<ResultsListener>(std::move(tail), m.waiters);
     }
-    m.results = std::make_unique<ResultsListener>(std::move(tail), m.waiters);
   } else {
     m.publisher = std::make_unique<LocalOutcomePublisher>(m.waiters);
     // The auctions run at a lower CPU priority than the front: when the cores are saturated,
@@ -202,6 +207,7 @@ void App::stop() {
   m.plain.stop();
   m.metrics.stop();
   if (m.workers) m.workers->stop();
+  m.outcomes.reset();
   if (m.results) m.results->stop();
   if (m.queue) {
     m.queue->producer().flush(std::chrono::seconds(5));

@@ -96,7 +96,8 @@ bool WorkerProcess::start(std::string& error) {
   if (!m.queue) return false;
   const Topics topics = topics_for(c);
 
-  m.publisher = std::make_unique<QueueOutcomePublisher>(m.queue->producer(), topics.results);
+  m.publisher =
+      std::make_unique<QueueOutcomePublisher>(m.queue->producer(), topics.results, *m.store);
   m.workers =
       std::make_unique<WorkerPool>(c, *m.store, *m.queue, m.verticals, *m.publisher, m.clock);
   m.workers->start(std::max(1, c.workers));

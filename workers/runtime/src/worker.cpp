@@ -259,8 +259,10 @@ void Worker::record(std::shared_ptr<Job> job, Distribution d) {
         metrics.revenue_cents.Increment(decided->price);
       metrics.decide_seconds.Observe(
           std::chrono::duration<double>(clock_.steady_now() - job->consumed_at).count());
-      publisher_.publish(
-          {job->lead.id, decided->status, decided->buyer_id, decided->price, decided->payout});
+      // Awaited only when the seller asked to wait: an async lead's outcome is announced to no
+      // request.
+      publisher_.publish({job->lead.id, decided->status, decided->buyer_id, decided->price,
+                          decided->payout, job->lead.sync_wait_ms > 0});
       log(LogLevel::kDebug, "lead_decided",
           {{"lead_id", job->lead.id}, {"status", to_string(decided->status)}});
       release(job->record, true);

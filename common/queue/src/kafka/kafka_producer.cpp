@@ -1,15 +1,19 @@
 // Producer: idempotent (enable.idempotence, acks=all), so retries inside librdkafka never
-// duplicate or reorder a partition's records. produce() enqueues the record with a promise as its
-// opaque and waits on the future; the delivery report, served by the poll thread, fulfils the
-// promise and deletes it. The future shares the promise's state, so a caller that gave up
-// (kTimedOut) leaves nothing dangling for the late report. Enqueueing never blocks: a full local
-// queue (queue.buffering.max.messages) answers kQueueFull at once.
+// duplicate or reorder a partition's records. Two librdkafka producers (see kafka_producer.hpp):
+// one sends at once, for records a caller is waiting on; one lingers, for the async bulk. produce()
+// enqueues the record with a promise as its opaque and waits on the future; the delivery report,
+// served by the poll thread, fulfils the promise and deletes it. The future shares the promise's
+// state, so a caller that gave up (kTimedOut) leaves nothing dangling for the late report.
+// Enqueueing never blocks: a full local queue (queue.buffering.max.messages) answers kQueueFull at
+// once.
 //
 // Health: a health thread asks the cluster for metadata once a second (never a request thread);
 // the answer, and librdkafka's "all brokers down" error in between, set the flag healthy() reads.
 
 #include "kafka/kafka_producer.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <functional>
 #include <future>
 #include <memory>
@@ -25,8 +29,10 @@ namespace {
 constexpr int kOpenTimeoutMs = 5000;
 // Topic creation: the broker waits this long for the new topics to be ready before answering.
 constexpr int kCreateTopicsTimeoutMs = 10000;
-// A few milliseconds of batching: many request threads produce at once, so records still share
-// requests, while a lone record waits no longer than this.
+// A few milliseconds of batching for produce_async(): an event-driven front produces thousands of
+// async leads a second, so records share requests, while a lone record waits no longer than
+// this. produce() and send() do not linger: a seller is waiting on each of those records, and
+// two milliseconds each way were a third of what a sync post added to its buyers' time.
 constexpr int kLingerMs = 2;
 constexpr auto kHealthInterval = std::chrono::seconds(1);
 constexpr int kHealthProbeTimeoutMs = 1000;
@@ -44,11 +50,11 @@ ProduceStatus to_produce_status(rd_kafka_resp_err_t err) {
 
 }  // namespace
 
-bool KafkaProducer::open(std::string& error) {
+Handle KafkaProducer::open_handle(int linger_ms, std::string& error) {
   const Properties role = {
       {"enable.idempotence", "true"},
       {"acks", "all"},
-      {"linger.ms", std::to_string(kLingerMs)},
+      {"linger.ms", std::to_string(linger_ms)},
       {"message.timeout.ms", std::to_string(options_.message_timeout_ms)},
       {"queue.buffering.max.messages", std::to_string(options_.max_buffered_messages)},
       // Same key, same partition as the Java client would choose (tools and other services).
@@ -57,12 +63,19 @@ bool KafkaProducer::open(std::string& error) {
       {"allow.auto.create.topics", "false"},
   };
   Conf conf = make_conf(options_, role, this, error);
-  if (!conf) return false;
+  if (!conf) return nullptr;
   rd_kafka_conf_set_dr_msg_cb(conf.get(), on_delivery);
   rd_kafka_conf_set_error_cb(conf.get(), on_error);
-  rk_ = make_handle(RD_KAFKA_PRODUCER, std::move(conf), error);
+  return make_handle(RD_KAFKA_PRODUCER, std::move(conf), error);
+}
+
+bool KafkaProducer::open(std::string& error) {
+  rk_ = open_handle(kLingerMs, error);
   if (!rk_) return false;
-  poller_ = std::thread([this] { poll_loop(); });
+  poller_ = std::thread([this] { poll_loop(rk_.get()); });
+  prompt_ = open_handle(0, error);
+  if (!prompt_) return false;
+  prompt_poller_ = std::thread([this] { poll_loop(prompt_.get()); });
   if (!ensure_topics(error)) return false;
   health_ = std::thread([this] { health_loop(); });
   return true;
@@ -171,12 +184,12 @@ void KafkaProducer::set_brokers_up(bool up, const char* why) {
       {{"brokers", options_.brokers}, {"reason", why}});
 }
 
-ProduceStatus KafkaProducer::enqueue(std::string_view topic, std::string_view key,
+ProduceStatus KafkaProducer::enqueue(rd_kafka_t* rk, std::string_view topic, std::string_view key,
                                      std::string_view payload, void* opaque) {
   if (closed_) return ProduceStatus::kUnavailable;
   const std::string topic_name(topic);
   const rd_kafka_resp_err_t err = rd_kafka_producev(
-      rk_.get(), RD_KAFKA_V_TOPIC(topic_name.c_str()), RD_KAFKA_V_KEY(key.data(), key.size()),
+      rk, RD_KAFKA_V_TOPIC(topic_name.c_str()), RD_KAFKA_V_KEY(key.data(), key.size()),
       RD_KAFKA_V_VALUE(const_cast<char*>(payload.data()), payload.size()),
       RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_OPAQUE(opaque), RD_KAFKA_V_END);
   if (!err) return ProduceStatus::kOk;
@@ -192,7 +205,7 @@ ProduceStatus KafkaProducer::produce(std::string_view topic, std::string_view ke
   std::future<rd_kafka_resp_err_t> delivered = promise->get_future();
   auto done = std::make_unique<DeliveryReport>(
       [promise](rd_kafka_resp_err_t err) { promise->set_value(err); });
-  const ProduceStatus queued = enqueue(topic, key, payload, done.get());
+  const ProduceStatus queued = enqueue(prompt_.get(), topic, key, payload, done.get());
   if (queued != ProduceStatus::kOk) return queued;
   done.release();  // the delivery report deletes it
   // wait_for(milliseconds::max()) would overflow inside the clock arithmetic.
@@ -212,7 +225,7 @@ void KafkaProducer::produce_async(std::string_view topic, std::string_view key,
   // shutdown when librdkafka purges what it could not deliver.
   auto report = std::make_unique<DeliveryReport>(
       [done](rd_kafka_resp_err_t err) { done(to_produce_status(err)); });
-  const ProduceStatus queued = enqueue(topic, key, payload, report.get());
+  const ProduceStatus queued = enqueue(rk_.get(), topic, key, payload, report.get());
   if (queued != ProduceStatus::kOk) {
     done(queued);
     return;
@@ -222,28 +235,32 @@ void KafkaProducer::produce_async(std::string_view topic, std::string_view key,
 
 ProduceStatus KafkaProducer::send(std::string_view topic, std::string_view key,
                                   std::string_view payload) {
-  return enqueue(topic, key, payload, nullptr);
+  return enqueue(prompt_.get(), topic, key, payload, nullptr);
 }
 
 bool KafkaProducer::flush(std::chrono::milliseconds timeout) {
-  if (!rk_) return false;
-  return rd_kafka_flush(rk_.get(), clamp_ms(timeout)) == RD_KAFKA_RESP_ERR_NO_ERROR;
+  if (!rk_ || !prompt_) return false;
+  // One deadline for both: the prompt producer's backlog is small, so it goes first.
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  if (rd_kafka_flush(prompt_.get(), clamp_ms(timeout)) != RD_KAFKA_RESP_ERR_NO_ERROR) return false;
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - std::chrono::steady_clock::now());
+  return rd_kafka_flush(rk_.get(), clamp_ms(std::max(left, std::chrono::milliseconds(0)))) ==
+         RD_KAFKA_RESP_ERR_NO_ERROR;
 }
 
-bool KafkaProducer::healthy() {
-  if (closed_ || !brokers_up_ || !rk_) return false;
-  char why[256];
-  return rd_kafka_fatal_error(rk_.get(), why, sizeof why) == RD_KAFKA_RESP_ERR_NO_ERROR;
-}
+bool KafkaProducer::healthy() { return !closed_ && brokers_up_ && rk_ && prompt_ && !broken(); }
 
 bool KafkaProducer::broken() {
-  if (!rk_) return false;
   char why[256];
-  return rd_kafka_fatal_error(rk_.get(), why, sizeof why) != RD_KAFKA_RESP_ERR_NO_ERROR;
+  for (const Handle* h : {&rk_, &prompt_})
+    if (*h && rd_kafka_fatal_error(h->get(), why, sizeof why) != RD_KAFKA_RESP_ERR_NO_ERROR)
+      return true;
+  return false;
 }
 
-void KafkaProducer::poll_loop() {
-  while (!stop_polling_) rd_kafka_poll(rk_.get(), 100);
+void KafkaProducer::poll_loop(rd_kafka_t* rk) {
+  while (!stop_polling_) rd_kafka_poll(rk, 100);
 }
 
 void KafkaProducer::health_loop() {
@@ -267,12 +284,20 @@ void KafkaProducer::shutdown() {
   if (closed_.exchange(true) || !rk_) {
     return;
   }
-  const int flush_ms = std::min(options_.message_timeout_ms, kShutdownFlushMaxMs);
-  if (rd_kafka_flush(rk_.get(), flush_ms) != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    log(LogLevel::kWarn, "kafka_flush_incomplete", {{"pending", rd_kafka_outq_len(rk_.get())}});
-    // What is left fails with a _PURGE_ report, so no caller waits on it past its own timeout.
-    rd_kafka_purge(rk_.get(), RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
-    rd_kafka_flush(rk_.get(), 1000);
+  const auto deadline =
+      std::chrono::steady_clock::now() +
+      std::chrono::milliseconds(std::min(options_.message_timeout_ms, kShutdownFlushMaxMs));
+  for (const Handle* h : {&prompt_, &rk_}) {
+    if (!*h) continue;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (rd_kafka_flush(h->get(), clamp_ms(std::max(left, std::chrono::milliseconds(0)))) !=
+        RD_KAFKA_RESP_ERR_NO_ERROR) {
+      log(LogLevel::kWarn, "kafka_flush_incomplete", {{"pending", rd_kafka_outq_len(h->get())}});
+      // What is left fails with a _PURGE_ report, so no caller waits on it past its own timeout.
+      rd_kafka_purge(h->get(), RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+      rd_kafka_flush(h->get(), 1000);
+    }
   }
   {
     std::lock_guard lock(health_mu_);
@@ -281,9 +306,13 @@ void KafkaProducer::shutdown() {
   health_cv_.notify_all();
   if (health_.joinable()) health_.join();
   stop_polling_ = true;
-  rd_kafka_yield(rk_.get());
+  for (const Handle* h : {&prompt_, &rk_})
+    if (*h) rd_kafka_yield(h->get());
   if (poller_.joinable()) poller_.join();
-  rd_kafka_poll(rk_.get(), 0);  // reports that arrived after the poll thread's last round
+  if (prompt_poller_.joinable()) prompt_poller_.join();
+  // Reports that arrived after the poll threads' last round.
+  for (const Handle* h : {&prompt_, &rk_})
+    if (*h) rd_kafka_poll(h->get(), 0);
 }
 
 }  // namespace leadflow::kafka

@@ -12,8 +12,15 @@
 
 namespace leadflow::kafka {
 
-/// The queue's producer. Thread-safe: request threads produce concurrently; one poll thread
-/// serves delivery reports and one health thread probes the cluster. Owned by KafkaQueue.
+/// The queue's producer. Thread-safe: request threads produce concurrently; a poll thread per
+/// librdkafka handle serves delivery reports and one health thread probes the cluster. Owned by
+/// KafkaQueue.
+///
+/// Two idempotent librdkafka producers: records someone is waiting on right now (produce(): a
+/// sync seller's lead, a Surface A post; send(): the outcome notice a sync seller waits for) go
+/// out at once (linger.ms 0), while produce_async() (an async campaign's leads, the bulk of the
+/// traffic) lingers 2 ms so that many records share a request. Every record's key is unique
+/// across the two (a lead id, or a lead id and attempt), so no ordering between them is lost.
 class KafkaProducer final : public QueueProducer {
  public:
   explicit KafkaProducer(const KafkaQueueOptions& options) : options_(options) {}
@@ -37,24 +44,27 @@ class KafkaProducer final : public QueueProducer {
   }
   /// Raises a fatal error as a fenced idempotent producer would (tests).
   bool raise_fatal_for_test() {
-    return rk_ &&
-           rd_kafka_test_fatal_error(rk_.get(), RD_KAFKA_RESP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER,
+    return prompt_ &&
+           rd_kafka_test_fatal_error(prompt_.get(), RD_KAFKA_RESP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER,
                                      "raised by a test") == RD_KAFKA_RESP_ERR_NO_ERROR;
   }
 
  private:
   static void on_delivery(rd_kafka_t* rk, const rd_kafka_message_t* msg, void* opaque);
   static void on_error(rd_kafka_t* rk, int err, const char* reason, void* opaque);
+  Handle open_handle(int linger_ms, std::string& error);
   bool ensure_topics(std::string& error);
-  ProduceStatus enqueue(std::string_view topic, std::string_view key, std::string_view payload,
-                        void* opaque);
+  ProduceStatus enqueue(rd_kafka_t* rk, std::string_view topic, std::string_view key,
+                        std::string_view payload, void* opaque);
   void set_brokers_up(bool up, const char* why);
-  void poll_loop();
+  void poll_loop(rd_kafka_t* rk);
   void health_loop();
 
   const KafkaQueueOptions options_;
-  Handle rk_;
+  Handle rk_;      // lingers: produce_async
+  Handle prompt_;  // sends at once: produce, send
   std::thread poller_;
+  std::thread prompt_poller_;
   std::thread health_;
   std::atomic<bool> stop_polling_{false};
   std::atomic<bool> closed_{false};

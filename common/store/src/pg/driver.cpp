@@ -46,6 +46,71 @@ Result Connection::check(PGresult* r) {
   Result result(r);
   const ExecStatusType status = r != nullptr ? PQresultStatus(r) : PGRES_FATAL_ERROR;
   if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return result;
+  throw error_of(r);
+}
+
+std::vector<Result> Connection::exec_pipeline(const std::vector<Statement>& statements,
+                                              Effect effect) {
+  note_send(effect);
+  if (PQenterPipelineMode(conn_) != 1) throw error_of(nullptr);
+  // Blocking mode is safe for long pipelines: while libpq waits to send, it reads what the
+  // server answers into its own buffer, so neither side stalls on a full socket.
+  for (const Statement& s : statements) {
+    const auto values = s.params.pointers();
+    if (PQsendQueryParams(conn_, s.sql, s.params.size(), nullptr, values.data(), nullptr, nullptr,
+                          /*resultFormat=*/0) != 1) {
+      broken_ = true;  // half a pipeline sent: the connection's state is unknown
+      throw error_of(nullptr);
+    }
+  }
+  if (PQpipelineSync(conn_) != 1) {
+    broken_ = true;
+    throw error_of(nullptr);
+  }
+  // Each statement's result, then a null ending it; then the sync point. After a failure the
+  // server skips the rest (PGRES_PIPELINE_ABORTED) up to the sync point.
+  std::vector<Result> results;
+  results.reserve(statements.size());
+  std::optional<PgError> failed;
+  for (std::size_t i = 0; i < statements.size(); ++i) {
+    Result r(PQgetResult(conn_));
+    const ExecStatusType status = r.status();
+    if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) {
+      results.push_back(std::move(r));
+    } else if (status != PGRES_PIPELINE_ABORTED && !failed) {
+      failed = error_of(r.get());
+    }
+    if (PQstatus(conn_) != CONNECTION_OK) {
+      broken_ = true;
+      throw failed ? *failed : error_of(nullptr);
+    }
+    while (PGresult* extra = PQgetResult(conn_)) PQclear(extra);  // the null ending it
+  }
+  const Result sync(PQgetResult(conn_));
+  if (sync.status() != PGRES_PIPELINE_SYNC || PQexitPipelineMode(conn_) != 1) {
+    broken_ = true;
+    throw failed ? *failed : error_of(sync.get());
+  }
+  if (failed) throw *failed;
+  return results;
+}
+
+std::vector<std::string> Connection::take_notifications() {
+  if (PQconsumeInput(conn_) == 0 || PQstatus(conn_) != CONNECTION_OK) {
+    broken_ = true;
+    PgError e = error_of(nullptr);
+    e.connection_lost = true;
+    throw e;
+  }
+  std::vector<std::string> payloads;
+  while (PGnotify* n = PQnotifies(conn_)) {
+    payloads.emplace_back(n->extra != nullptr ? n->extra : "");
+    PQfreemem(n);
+  }
+  return payloads;
+}
+
+PgError Connection::error_of(const PGresult* r) {
   PgError e;
   if (r != nullptr) {
     if (const char* s = PQresultErrorField(r, PG_DIAG_SQLSTATE)) e.sqlstate = s;
@@ -57,7 +122,7 @@ Result Connection::check(PGresult* r) {
   e.connection_lost = PQstatus(conn_) != CONNECTION_OK || e.sqlstate.starts_with("08") ||
                       e.sqlstate == "57P01" || e.sqlstate == "57P02" || e.sqlstate == "57P03";
   if (e.connection_lost) broken_ = true;
-  throw e;
+  return e;
 }
 
 ConnectionPool::Lease ConnectionPool::acquire() {

@@ -132,6 +132,9 @@ class Result {
     if (r_ != nullptr) PQclear(r_);
   }
 
+  /// PGRES_FATAL_ERROR when there is no result at all.
+  ExecStatusType status() const { return r_ != nullptr ? PQresultStatus(r_) : PGRES_FATAL_ERROR; }
+  const PGresult* get() const { return r_; }
   int rows() const { return PQntuples(r_); }
   std::string text(int row, int col) const {
     return std::string(PQgetvalue(r_, row, col),
@@ -185,6 +188,12 @@ struct ConnectSettings {
   std::shared_ptr<const std::vector<std::string>> secrets;
 };
 
+/// One statement of a pipeline (Connection::exec_pipeline).
+struct Statement {
+  const char* sql;
+  Params params;
+};
+
 /// One libpq connection. Not thread-safe: one thread uses it at a time, leased from the pool.
 class Connection {
  public:
@@ -203,6 +212,12 @@ class Connection {
                               /*resultFormat=*/0));
   }
   Result exec(const char* sql, Effect effect) { return exec(sql, Params{}, effect); }
+  /// Sends every statement at once and reads their results after (libpq's pipeline mode): one
+  /// round trip for all of them, run by the server in order. The results come back in order.
+  /// If one fails, the server skips those after it, and this throws that statement's PgError.
+  /// A pipeline holding its own BEGIN and COMMIT is one transaction whatever fails: after a
+  /// failure the transaction is left aborted, for the pool's ROLLBACK.
+  std::vector<Result> exec_pipeline(const std::vector<Statement>& statements, Effect effect);
   /// Runs statements without parameters, several allowed (migrations, BEGIN, COMMIT).
   Result exec_script(const char* sql, Effect effect) {
     note_send(effect);
@@ -221,6 +236,12 @@ class Connection {
     return usable();
   }
   bool in_transaction() const { return PQtransactionStatus(conn_) != PQTRANS_IDLE; }
+
+  /// The socket, to wait on for notifications (-1 when there is none).
+  int socket() const { return PQsocket(conn_); }
+  /// Reads what the server sent and returns the payloads of the notifications among it, in
+  /// order; throws PgError (connection lost) when the connection broke.
+  std::vector<std::string> take_notifications();
 
   /// The pool's generation when this connection was opened (see ConnectionPool).
   std::uint64_t generation() const { return generation_; }
@@ -252,6 +273,9 @@ class Connection {
   /// `r` as a Result if it succeeded; otherwise throws PgError (and marks the connection
   /// broken when the failure lost it).
   Result check(PGresult* r);
+  /// The PgError of a failed result (or of the connection when `r` is null); marks the
+  /// connection broken when the failure lost it.
+  PgError error_of(const PGresult* r);
 
   PGconn* conn_;
   std::shared_ptr<const std::vector<std::string>> secrets_;
@@ -322,6 +346,8 @@ class ConnectionPool {
   /// A usable connection, waiting while all are lent; an empty lease when none can be had (the
   /// server is unreachable, or every connection stayed busy for kAcquireTimeout).
   Lease acquire();
+  /// How its connections are made (for a connection of its own outside the pool).
+  const ConnectSettings& settings() const { return settings_; }
 
  private:
   void give_back(std::unique_ptr<Connection> conn);

@@ -10,15 +10,22 @@
 // kUnavailable / nullopt / empty.
 //
 // Queries are PQexecParams with text parameters only; batches travel as array parameters
-// (unnest), so a batch costs a few round trips, not one per row. Every libpq failure becomes a
-// StoreStatus here: integrity violations (SQLSTATE class 23) are kConflict, everything else is
-// kUnavailable. Internally failures are thrown as PgError and caught at the port: no exception
-// leaves the adapter. The schema is in schema.cpp, the libpq wrapper in driver.hpp.
+// (unnest), so a batch costs a few round trips, not one per row. A batch whose rows each need a
+// statement of their own (post intents) is sent as one pipeline: one round trip. Every libpq
+// failure becomes a StoreStatus here: integrity violations (SQLSTATE class 23) are kConflict,
+// everything else is kUnavailable. Internally failures are thrown as PgError and caught at the
+// port: no exception leaves the adapter. The schema is in schema.cpp, the libpq wrapper in
+// driver.hpp.
 
 #include "leadflow/store/pg_store.hpp"
 
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <exception>
@@ -29,6 +36,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <type_traits>
 #include <unordered_map>
 #include <unordered_set>
@@ -59,6 +67,108 @@ constexpr const char* kKeepalivesIdleS = "30";
 constexpr const char* kKeepalivesIntervalS = "10";
 constexpr const char* kKeepalivesCount = "3";
 constexpr const char* kTcpUserTimeoutMs = "15000";
+
+// A watch whose connection is lost tries again this often.
+constexpr auto kWatchRetryPause = std::chrono::milliseconds(500);
+
+// ------------------------------------------------------------------------------------------------
+// Announcements: NOTIFY, and a LISTEN on a connection of its own
+// ------------------------------------------------------------------------------------------------
+
+/// Whether `channel` may be used as an (unquoted-safe) PostgreSQL channel name.
+bool valid_channel(std::string_view channel) {
+  if (channel.empty() || channel.size() > 63) return false;
+  return std::all_of(channel.begin(), channel.end(), [](char ch) {
+    return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_';
+  });
+}
+
+/// A LISTEN on a connection outside the pool, served by one thread: it waits on the
+/// connection's socket and on an eventfd (stop), hands every notification's payload to the
+/// callback, and after a lost connection connects and listens again, pausing between attempts
+/// and logging once per outage.
+class PgWatch final : public StoreWatch {
+ public:
+  PgWatch(ConnectSettings settings, std::string channel,
+          std::function<void(std::string_view)> on_payload)
+      : settings_(std::move(settings)),
+        channel_(std::move(channel)),
+        on_payload_(std::move(on_payload)),
+        wake_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+    thread_ = std::thread([this] { run(); });
+  }
+  PgWatch(const PgWatch&) = delete;
+  PgWatch& operator=(const PgWatch&) = delete;
+  ~PgWatch() override {
+    stopping_ = true;
+    const std::uint64_t one = 1;
+    [[maybe_unused]] const auto n = ::write(wake_, &one, sizeof one);
+    thread_.join();
+    ::close(wake_);
+  }
+
+ private:
+  /// Waits until `fd` is readable, stop() is called or `timeout_ms` passes (-1: no limit).
+  /// False once stopping.
+  bool wait(int fd, int timeout_ms) {
+    pollfd fds[2] = {{wake_, POLLIN, 0}, {fd, POLLIN, 0}};
+    while (!stopping_) {
+      const int rc = ::poll(fds, fd >= 0 ? 2 : 1, timeout_ms);
+      if (rc >= 0 || errno != EINTR) break;
+    }
+    return !stopping_;
+  }
+
+  void run() {
+    std::unique_ptr<Connection> conn;
+    bool down = false;
+    const std::string listen = "LISTEN " + channel_;
+    while (!stopping_) {
+      if (!conn) {
+        std::string error;
+        conn = Connection::open(settings_, error);
+        if (conn) {
+          try {
+            conn->exec_script(listen.c_str(), Effect::kRead);
+          } catch (const PgError& e) {
+            conn.reset();
+            error = e.message;
+          }
+        }
+        if (!conn) {
+          if (!std::exchange(down, true))
+            log(LogLevel::kWarn, "store_watch_down", {{"channel", channel_}, {"detail", error}});
+          wait(-1, static_cast<int>(kWatchRetryPause.count()));
+          continue;
+        }
+        if (std::exchange(down, false))
+          log(LogLevel::kInfo, "store_watch_resumed", {{"channel", channel_}});
+      }
+      if (!wait(conn->socket(), -1)) break;
+      try {
+        for (const std::string& payload : conn->take_notifications()) {
+          try {
+            on_payload_(payload);
+          } catch (const std::exception& e) {
+            log(LogLevel::kError, "store_watch_callback_failed",
+                {{"channel", channel_}, {"error", e.what()}});
+          }
+        }
+      } catch (const PgError& e) {
+        log(LogLevel::kWarn, "store_watch_down", {{"channel", channel_}, {"detail", e.message}});
+        down = true;
+        conn.reset();
+      }
+    }
+  }
+
+  const ConnectSettings settings_;
+  const std::string channel_;
+  const std::function<void(std::string_view)> on_payload_;
+  const int wake_;
+  std::atomic<bool> stopping_{false};
+  std::thread thread_;
+};
 
 // ------------------------------------------------------------------------------------------------
 // The store
@@ -278,6 +388,13 @@ class PgStore final : public Store, private PgCalls {
   /// One INSERT for the whole batch (its own transaction), then one read of the statuses of the
   /// leads that already existed. Rows are inserted in id order, so two batches sharing leads
   /// wait on each other instead of deadlocking. An empty vector means nothing was written.
+  ///
+  /// The transaction commits without waiting for its WAL to reach the disk (synchronous_commit
+  /// off): a pending row is worth keeping only once something depends on it, and everything
+  /// that does (the lead's post intent, its outcome) commits synchronously later, which flushes
+  /// the WAL up to itself and so this insert with it. A server crash before that may lose the
+  /// row; the lead, not yet committed in the queue, is delivered and inserted again. The
+  /// worker waits on this insert before every auction, and a sync seller waits on the worker.
   std::vector<LeadInsertResult> insert_leads(std::span<const Lead> leads) override {
     return run("insert_leads", std::vector<LeadInsertResult>{}, [&](Connection& c) {
       std::vector<LeadInsertResult> results(leads.size());
@@ -309,16 +426,21 @@ class PgStore final : public Store, private PgCalls {
       Params params;
       for (const auto& col : cols) params.add(col.str());
 
-      const Result inserted = c.exec(
-          "INSERT INTO leads (" LF_LEAD_COLUMNS ") SELECT " LF_LEAD_COLUMNS
-          " FROM unnest($1::TEXT[], $2::TEXT[], $3::TEXT[], $4::TEXT[], $5::TEXT[], $6::TEXT[],"
-          " $7::TEXT[], $8::TEXT[], $9::TEXT[], $10::TEXT[], $11::TEXT[], $12::TEXT[],"
-          " $13::TEXT[], $14::TEXT[], $15::TEXT[], $16::TEXT[], $17::TEXT[], $18::TEXT[],"
-          " $19::TEXT[], $20::BOOLEAN[], $21::TEXT[], $22::TEXT[], $23::BIGINT[],"
-          " $24::INTEGER[]) WITH ORDINALITY AS batch (" LF_LEAD_COLUMNS
-          ", ord)"
-          " ORDER BY id, ord ON CONFLICT (id) DO NOTHING RETURNING id",
-          params, Effect::kWrite);
+      std::vector<Statement> statements;
+      statements.push_back({"BEGIN", Params()});
+      statements.push_back({"SET LOCAL synchronous_commit TO OFF", Params()});
+      statements.push_back(
+          {"INSERT INTO leads (" LF_LEAD_COLUMNS ") SELECT " LF_LEAD_COLUMNS
+           " FROM unnest($1::TEXT[], $2::TEXT[], $3::TEXT[], $4::TEXT[], $5::TEXT[], $6::TEXT[],"
+           " $7::TEXT[], $8::TEXT[], $9::TEXT[], $10::TEXT[], $11::TEXT[], $12::TEXT[],"
+           " $13::TEXT[], $14::TEXT[], $15::TEXT[], $16::TEXT[], $17::TEXT[], $18::TEXT[],"
+           " $19::TEXT[], $20::BOOLEAN[], $21::TEXT[], $22::TEXT[], $23::BIGINT[],"
+           " $24::INTEGER[]) WITH ORDINALITY AS batch (" LF_LEAD_COLUMNS ", ord)"
+           " ORDER BY id, ord ON CONFLICT (id) DO NOTHING RETURNING id",
+           std::move(params)});
+      statements.push_back({"COMMIT", Params()});
+      const std::vector<Result> done = c.exec_pipeline(statements, Effect::kWrite);
+      const Result& inserted = done[2];
 
       std::unordered_set<std::string> fresh;
       for (int i = 0; i < inserted.rows(); ++i) fresh.insert(inserted.text(i, 0));
@@ -412,11 +534,13 @@ class PgStore final : public Store, private PgCalls {
   }
 
   /// Without caps: one statement; the lead row is share-locked so a concurrent outcome either
-  /// waits for the intent or makes it kConflict. With caps: one transaction serialised per buyer
-  /// by an advisory lock, so two processes reserving a buyer's last slot cannot both see it
-  /// free; the counts are read after the lock, in a snapshot that includes every reservation
-  /// committed before it.
+  /// waits for the intent or makes it kConflict. With caps: a batch of one (see
+  /// record_post_intents), one round trip.
   StoreStatus record_post_intent(const PostIntent& p, std::span<const CapWindow> caps) override {
+    if (!caps.empty()) {
+      const PostIntentWrite write{p, std::vector<CapWindow>(caps.begin(), caps.end())};
+      return record_post_intents(std::span(&write, 1)).front();
+    }
     static constexpr const char* kUpsert =
         "WITH written AS ("
         " INSERT INTO post_intents (lead_id, buyer_id, price_cents, ping_id, at)"
@@ -426,46 +550,106 @@ class PgStore final : public Store, private PgCalls {
         " RETURNING 1)"
         " SELECT (SELECT COUNT(*) FROM written),"
         " EXISTS (SELECT 1 FROM leads WHERE id = $1)";
-    const auto upsert_params = [&] {
-      return Params().add(p.lead_id).add(p.buyer_id).add(p.price).add(p.ping_id).add(p.at_ms);
-    };
-    const auto answer = [](const Result& r) {
+    return run("record_post_intent", StoreStatus::kUnavailable, [&](Connection& c) {
+      const Result r = c.exec(
+          kUpsert, Params().add(p.lead_id).add(p.buyer_id).add(p.price).add(p.ping_id).add(p.at_ms),
+          Effect::kWrite);
       if (r.int64(0, 0) > 0) return StoreStatus::kOk;
       return r.boolean(0, 1) ? StoreStatus::kConflict : StoreStatus::kNotFound;
-    };
-    if (caps.empty()) {
-      return run("record_post_intent", StoreStatus::kUnavailable, [&](Connection& c) {
-        return answer(c.exec(kUpsert, upsert_params(), Effect::kWrite));
-      });
+    });
+  }
+
+  /// The whole batch is one transaction sent as one pipeline (one round trip): BEGIN; the
+  /// advisory lock of every buyer reserving a cap slot, in one order for every process (so
+  /// batches wait for each other instead of deadlocking); a share lock on every lead of the
+  /// batch, in id order (as record_outcomes locks them, so the two wait for each other instead
+  /// of deadlocking, and no lead is decided under an intent being written); then one statement
+  /// per intent, in the batch's order; COMMIT. Each intent's statement checks its lead and
+  /// counts its buyer's sales and open intents after the locks were taken, in a snapshot that
+  /// holds every reservation committed before them and the batch's own earlier intents, and
+  /// writes only if every window has room: a refusal is an answer, not an error, and the rest
+  /// of the batch goes on. If any statement fails, the server skips the rest, nothing is kept,
+  /// and every answer is kUnavailable.
+  std::vector<StoreStatus> record_post_intents(std::span<const PostIntentWrite> writes) override {
+    // $1 lead, $2 buyer, $3 price, $4 ping id, $5 at, $6 and $7 the windows' starts and limits
+    // (empty arrays: no cap). Intents of decided leads are not counted: a sale counts through
+    // its sales row, and an unsold lead's intent reserved nothing that was used.
+    static constexpr const char* kIntent =
+        "WITH lead AS (SELECT status = 'pending' AS pending FROM leads WHERE id = $1),"
+        " capped AS (SELECT EXISTS (SELECT 1 FROM unnest($6::BIGINT[], $7::BIGINT[])"
+        "   AS w (since_ms, cap)"
+        "  WHERE (SELECT COUNT(*) FROM sales WHERE buyer_id = $2 AND sold_at >= w.since_ms)"
+        "   + (SELECT COUNT(*) FROM post_intents JOIN leads AS l ON l.id = post_intents.lead_id"
+        "      WHERE post_intents.buyer_id = $2 AND post_intents.at >= w.since_ms"
+        "      AND post_intents.lead_id <> $1 AND l.status = 'pending') >= w.cap) AS over_cap),"
+        " written AS (INSERT INTO post_intents (lead_id, buyer_id, price_cents, ping_id, at)"
+        "  SELECT $1, $2, $3::BIGINT, $4::TEXT, $5::BIGINT FROM lead, capped"
+        "  WHERE lead.pending AND NOT capped.over_cap"
+        "  ON CONFLICT (lead_id) DO UPDATE SET buyer_id = excluded.buyer_id,"
+        "  price_cents = excluded.price_cents, ping_id = excluded.ping_id, at = excluded.at"
+        "  RETURNING 1)"
+        " SELECT (SELECT COUNT(*) FROM written), (SELECT pending FROM lead),"
+        " (SELECT over_cap FROM capped)";
+    const std::vector<StoreStatus> all_failed(writes.size(), StoreStatus::kUnavailable);
+    if (writes.empty()) return {};
+    std::vector<Statement> statements;
+    statements.reserve(writes.size() + 4);
+    statements.push_back({"BEGIN", Params()});
+    ArrayText reserving, leads;
+    bool any_caps = false;
+    for (const auto& w : writes) {
+      leads.add(w.intent.lead_id);
+      if (w.caps.empty()) continue;
+      reserving.add(w.intent.buyer_id);
+      any_caps = true;
     }
-    ArrayText since, limit;
-    for (const CapWindow& cap : caps) {
-      since.add(cap.since_ms);
-      limit.add(cap.limit);
+    // OFFSET 0 keeps the sorted subquery from being merged into the outer query, so the locks
+    // are taken in the sorted order.
+    if (any_caps)
+      statements.push_back(
+          {"SELECT pg_advisory_xact_lock(k) FROM (SELECT DISTINCT hashtextextended(b, 0) AS k"
+           " FROM unnest($1::TEXT[]) AS b ORDER BY 1 OFFSET 0) AS sorted",
+           Params().add(reserving.str())});
+    statements.push_back({"SELECT 1 FROM leads WHERE id = ANY ($1::TEXT[]) ORDER BY id FOR SHARE",
+                          Params().add(leads.str())});
+    const std::size_t first_intent = statements.size();
+    for (const auto& w : writes) {
+      ArrayText since, limit;
+      for (const CapWindow& cap : w.caps) {
+        since.add(cap.since_ms);
+        limit.add(cap.limit);
+      }
+      statements.push_back({kIntent, Params()
+                                         .add(w.intent.lead_id)
+                                         .add(w.intent.buyer_id)
+                                         .add(w.intent.price)
+                                         .add(w.intent.ping_id)
+                                         .add(w.intent.at_ms)
+                                         .add(since.str())
+                                         .add(limit.str())});
     }
-    return run("record_post_intent", StoreStatus::kUnavailable, [&](Connection& c) {
-      Transaction tx(c);
-      c.exec("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", Params().add(p.buyer_id),
-             Effect::kRead);
-      // A decided (or unknown) lead answers as it would without caps, not kLimitReached.
-      // Intents of decided leads are not counted: a sale counts through its sales row, and an
-      // unsold lead's intent reserved nothing that was used.
-      const Result check = c.exec(
-          "SELECT status = 'pending',"
-          " EXISTS (SELECT 1 FROM unnest($3::BIGINT[], $4::BIGINT[]) AS w (since_ms, cap)"
-          "  WHERE (SELECT COUNT(*) FROM sales WHERE buyer_id = $1 AND sold_at >= w.since_ms)"
-          "   + (SELECT COUNT(*) FROM post_intents JOIN leads AS l ON l.id = post_intents.lead_id"
-          "      WHERE post_intents.buyer_id = $1 AND post_intents.at >= w.since_ms"
-          "      AND post_intents.lead_id <> $2 AND l.status = 'pending') >= w.cap)"
-          " FROM leads WHERE id = $2 FOR SHARE OF leads",
-          Params().add(p.buyer_id).add(p.lead_id).add(since.str()).add(limit.str()), Effect::kRead);
-      if (check.rows() == 0) return StoreStatus::kNotFound;
-      if (!check.boolean(0, 0)) return StoreStatus::kConflict;
-      if (check.boolean(0, 1)) return StoreStatus::kLimitReached;
-      const StoreStatus st = answer(c.exec(kUpsert, upsert_params(), Effect::kWrite));
-      if (st != StoreStatus::kOk) return st;
-      tx.commit();
-      return StoreStatus::kOk;
+    statements.push_back({"COMMIT", Params()});
+    return run("record_post_intents", all_failed, [&](Connection& c) {
+      // The COMMIT travels with the rest: once sent, the outcome is unknown if the connection
+      // breaks, so the call is never retried.
+      c.mark_not_retryable();
+      const std::vector<Result> results = c.exec_pipeline(statements, Effect::kWrite);
+      std::vector<StoreStatus> out;
+      out.reserve(writes.size());
+      for (std::size_t i = 0; i < writes.size(); ++i) {
+        const Result& r = results[first_intent + i];
+        if (r.int64(0, 0) > 0)
+          out.push_back(StoreStatus::kOk);
+        else if (r.is_null(0, 1))
+          out.push_back(StoreStatus::kNotFound);
+        else if (!r.boolean(0, 1))
+          out.push_back(StoreStatus::kConflict);
+        else if (r.boolean(0, 2))
+          out.push_back(StoreStatus::kLimitReached);
+        else
+          out.push_back(StoreStatus::kConflict);
+      }
+      return out;
     });
   }
 
@@ -479,22 +663,26 @@ class PgStore final : public Store, private PgCalls {
   /// an outcome that decides nothing, i.e. status pending), kNotFound (no such lead). When the
   /// transaction itself fails, every result is kUnavailable and nothing was written.
   ///
-  /// One transaction, four round trips for any batch size: the batch's lead rows are locked in
-  /// id order (so batches overlapping in any order wait instead of deadlocking), the winners are
-  /// decided here from the locked statuses, and one statement writes every winner's lead row
-  /// and sale.
+  /// One transaction, two round trips for any batch size (pipelines): BEGIN and the lock of the
+  /// batch's lead rows in id order (so batches overlapping in any order wait instead of
+  /// deadlocking); the winners are decided here from the locked statuses; then one statement
+  /// writing every winner's lead row and sale, and COMMIT. A seller waiting on a sync lead
+  /// waits on this write.
   std::vector<StoreStatus> record_outcomes(std::span<const OutcomeRecord> outcomes) override {
     const std::vector<StoreStatus> all_failed(outcomes.size(), StoreStatus::kUnavailable);
     if (outcomes.empty()) return {};
     return run("record_outcomes", all_failed, [&](Connection& c) {
       std::vector<StoreStatus> results(outcomes.size(), StoreStatus::kUnavailable);
-      Transaction tx(c);
       ArrayText ids;
       for (const auto& o : outcomes) ids.add(o.lead_id);
-      const Result locked = c.exec(
-          "SELECT id, status, EXISTS (SELECT 1 FROM sales WHERE sales.lead_id = leads.id)"
-          " FROM leads WHERE id = ANY ($1::TEXT[]) ORDER BY id FOR UPDATE",
-          Params().add(ids.str()), Effect::kRead);
+      // On any failure from here the pool rolls the open transaction back.
+      const std::vector<Result> begun = c.exec_pipeline(
+          {{"BEGIN", Params()},
+           {"SELECT id, status, EXISTS (SELECT 1 FROM sales WHERE sales.lead_id = leads.id)"
+            " FROM leads WHERE id = ANY ($1::TEXT[]) ORDER BY id FOR UPDATE",
+            Params().add(ids.str())}},
+          Effect::kRead);
+      const Result& locked = begun[1];
       struct Current {
         bool pending;
         bool has_sale;
@@ -536,38 +724,41 @@ class PgStore final : public Store, private PgCalls {
         attempts.add(dump(attempts_to_json(d.attempts)));
         ineligible.add(dump(ineligible_to_json(d.ineligible)));
       }
+      std::vector<Statement> finish;
       if (any) {
-        c.exec(
-            "WITH batch AS (SELECT * FROM unnest($1::TEXT[], $2::TEXT[], $3::TEXT[],"
-            "   $4::BIGINT[], $5::BIGINT[], $6::TEXT[], $7::TEXT[], $8::BIGINT[], $9::TEXT[],"
-            "   $10::TEXT[]) AS b (id, status, buyer_id, price, payout, buyer_lead_id, reason,"
-            "   decided_at, attempts, ineligible)),"
-            " decided AS (UPDATE leads SET status = batch.status, buyer_id = batch.buyer_id,"
-            "   price_cents = batch.price, payout_cents = batch.payout,"
-            "   buyer_lead_id = batch.buyer_lead_id, reason = batch.reason,"
-            "   decided_at = batch.decided_at, attempts = batch.attempts,"
-            "   ineligible = batch.ineligible"
-            "   FROM batch WHERE leads.id = batch.id"
-            "   RETURNING leads.id, leads.status, leads.buyer_id, leads.price_cents,"
-            "   leads.payout_cents, leads.decided_at, leads.email, leads.phone)"
-            " INSERT INTO sales (lead_id, slot, buyer_id, price_cents, payout_cents, sold_at,"
-            "   email, phone)"
-            " SELECT id, 0, buyer_id, price_cents, payout_cents, decided_at, email, phone"
-            " FROM decided WHERE status = 'delivered'",
-            Params()
-                .add(id.str())
-                .add(status.str())
-                .add(buyer.str())
-                .add(price.str())
-                .add(payout.str())
-                .add(buyer_lead_id.str())
-                .add(reason.str())
-                .add(decided_at.str())
-                .add(attempts.str())
-                .add(ineligible.str()),
-            Effect::kWrite);
+        finish.push_back(
+            {"WITH batch AS (SELECT * FROM unnest($1::TEXT[], $2::TEXT[], $3::TEXT[],"
+             "   $4::BIGINT[], $5::BIGINT[], $6::TEXT[], $7::TEXT[], $8::BIGINT[], $9::TEXT[],"
+             "   $10::TEXT[]) AS b (id, status, buyer_id, price, payout, buyer_lead_id, reason,"
+             "   decided_at, attempts, ineligible)),"
+             " decided AS (UPDATE leads SET status = batch.status, buyer_id = batch.buyer_id,"
+             "   price_cents = batch.price, payout_cents = batch.payout,"
+             "   buyer_lead_id = batch.buyer_lead_id, reason = batch.reason,"
+             "   decided_at = batch.decided_at, attempts = batch.attempts,"
+             "   ineligible = batch.ineligible"
+             "   FROM batch WHERE leads.id = batch.id"
+             "   RETURNING leads.id, leads.status, leads.buyer_id, leads.price_cents,"
+             "   leads.payout_cents, leads.decided_at, leads.email, leads.phone)"
+             " INSERT INTO sales (lead_id, slot, buyer_id, price_cents, payout_cents, sold_at,"
+             "   email, phone)"
+             " SELECT id, 0, buyer_id, price_cents, payout_cents, decided_at, email, phone"
+             " FROM decided WHERE status = 'delivered'",
+             Params()
+                 .add(id.str())
+                 .add(status.str())
+                 .add(buyer.str())
+                 .add(price.str())
+                 .add(payout.str())
+                 .add(buyer_lead_id.str())
+                 .add(reason.str())
+                 .add(decided_at.str())
+                 .add(attempts.str())
+                 .add(ineligible.str())});
       }
-      tx.commit();
+      finish.push_back({"COMMIT", Params()});
+      // From here the outcome is unknown if the connection breaks: never retried.
+      c.mark_not_retryable();
+      c.exec_pipeline(finish, Effect::kWrite);
       return results;
     });
   }
@@ -706,6 +897,31 @@ class PgStore final : public Store, private PgCalls {
       tx.commit();
       return StoreStatus::kOk;
     });
+  }
+
+  // --- announcements ----------------------------------------------------------------------------
+
+  bool announces() const override { return true; }
+
+  /// One statement: each payload becomes a NOTIFY, sent when the statement's own transaction
+  /// commits. A payload must stay under 8,000 bytes (PostgreSQL's limit).
+  StoreStatus announce(std::string_view channel, std::span<const std::string> payloads) override {
+    if (!valid_channel(channel)) return StoreStatus::kUnavailable;
+    if (payloads.empty()) return StoreStatus::kOk;
+    ArrayText all;
+    for (const std::string& p : payloads) all.add(p);
+    return run("announce", StoreStatus::kUnavailable, [&](Connection& c) {
+      c.exec("SELECT pg_notify($1, p) FROM unnest($2::TEXT[]) AS p",
+             Params().add(channel).add(all.str()), Effect::kWrite);
+      return StoreStatus::kOk;
+    });
+  }
+
+  std::unique_ptr<StoreWatch> watch(std::string_view channel,
+                                    std::function<void(std::string_view)> on_payload) override {
+    if (!valid_channel(channel)) return nullptr;
+    return std::make_unique<PgWatch>(pool().settings(), std::string(channel),
+                                     std::move(on_payload));
   }
 
   // --- stats ------------------------------------------------------------------------------------

@@ -37,6 +37,23 @@
 namespace leadflow {
 namespace {
 
+/// The writer commits without syncing for the life of this object (one transaction, see
+/// insert_leads), and with a full sync again after it, whatever happened in between.
+class UnsyncedCommit {
+ public:
+  explicit UnsyncedCommit(sqlite::Connection& c) : c_(c) { c_.exec("PRAGMA synchronous = NORMAL"); }
+  UnsyncedCommit(const UnsyncedCommit&) = delete;
+  UnsyncedCommit& operator=(const UnsyncedCommit&) = delete;
+  ~UnsyncedCommit() {
+    if (c_.exec("PRAGMA synchronous = FULL") != SQLITE_OK)
+      log(LogLevel::kError, "store_unavailable",
+          {{"op", "insert_leads"}, {"detail", "cannot set synchronous = FULL again"}});
+  }
+
+ private:
+  sqlite::Connection& c_;
+};
+
 using nlohmann::json;
 using namespace store_rows;  // the column lists and row readers shared with PostgreSQL
 using namespace sqlite;      // the SQLite wrapper (driver.hpp)
@@ -292,6 +309,14 @@ class SqliteStore final : public Store, private SqliteCalls {
   // --- leads ------------------------------------------------------------------------------------
 
   /// An empty vector (instead of one result per lead) means nothing was written.
+  ///
+  /// Committed without an fsync of its own (synchronous NORMAL for this transaction): a pending
+  /// row is worth keeping only once something depends on it, and everything that does (the
+  /// lead's post intent, its outcome) commits with an fsync of the write-ahead log later, which
+  /// makes every frame before it durable too. A process crash loses nothing (the frames are in
+  /// the file); a power loss before that fsync may lose the row, and the lead, not yet committed
+  /// in the queue, is delivered and inserted again. The worker waits on this insert before every
+  /// auction, and a sync seller waits on the worker.
   std::vector<LeadInsertResult> insert_leads(std::span<const Lead> leads) override {
     return guarded("insert_leads", std::vector<LeadInsertResult>{}, [&] {
       std::vector<LeadInsertResult> results(leads.size());
@@ -302,6 +327,7 @@ class SqliteStore final : public Store, private SqliteCalls {
 
       std::lock_guard lock(write_mu_);
       Connection& c = *writer_;
+      const UnsyncedCommit unsynced(c);  // declared first: back to FULL after the transaction
       Transaction tx(c);
       if (int rc = tx.begin()) return failed(c, rc, "insert_leads", results);
       for (std::size_t i = 0; i < leads.size(); ++i) {
@@ -429,7 +455,9 @@ class SqliteStore final : public Store, private SqliteCalls {
   }
 
   /// One transaction (one fsync) for the whole batch. If the store fails on any of them, none is
-  /// kept and every one answers kUnavailable.
+  /// kept and every one answers kUnavailable: also when SQLite rolled the transaction back by
+  /// itself (it may after an I/O error or a full disk), since the later intents would otherwise
+  /// be written outside it, one by one.
   std::vector<StoreStatus> record_post_intents(std::span<const PostIntentWrite> writes) override {
     const std::vector<StoreStatus> all_failed(writes.size(), StoreStatus::kUnavailable);
     return guarded("record_post_intents", all_failed, [&] {
@@ -444,7 +472,7 @@ class SqliteStore final : public Store, private SqliteCalls {
       }
       for (const auto& w : writes) {
         const StoreStatus s = write_post_intent(c, w.intent, w.caps, /*own_transaction=*/false);
-        if (s == StoreStatus::kUnavailable) return all_failed;
+        if (s == StoreStatus::kUnavailable || !c.in_transaction()) return all_failed;
         results.push_back(s);
       }
       if (int rc = tx.commit()) {

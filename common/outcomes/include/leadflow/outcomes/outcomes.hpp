@@ -8,6 +8,7 @@
 #include <string_view>
 #include <thread>
 #include <unordered_map>
+#include <vector>
 
 #include "leadflow/base/clock.hpp"
 #include "leadflow/domain/lead.hpp"
@@ -21,6 +22,9 @@ struct OutcomeMessage {
   std::string buyer_id;
   Cents price = 0;
   Cents payout = 0;
+  /// A request may be waiting for it (its seller asked to wait, or the lead was decided
+  /// before and is announced again). Not part of the encoded message.
+  bool awaited = true;
 };
 std::string encode_outcome(const OutcomeMessage& m);
 std::optional<OutcomeMessage> decode_outcome(std::string_view payload);
@@ -84,23 +88,48 @@ class LocalOutcomePublisher final : public OutcomePublisher {
 
 class QueueProducer;
 class QueueConsumer;
+class Store;
+class StoreWatch;
 
-/// The scale-out publisher: sends each outcome to the results topic, keyed by lead id, without
-/// waiting for it to be durable (a lost notice only costs a waiting request its early answer; the
-/// outcome itself is in the store). Thread-safe.
+/// The store channel outcomes are announced on (scale-out).
+inline constexpr std::string_view kOutcomeChannel = "leadflow_outcomes";
+
+/// The scale-out publisher. Every outcome goes to the results topic, keyed by lead id, without
+/// waiting for it to be durable: the record of every decision, for whoever reads that topic.
+/// An awaited one is also announced through the store (PostgreSQL NOTIFY), which every ingest
+/// replica hears within a round trip, so the waiting request is woken without a Kafka crossing
+/// (a consumer's fetch, a producer's batching). Announcements go out from a thread of their own,
+/// all those waiting in one statement. A lost notice costs a waiting request only its early
+/// answer (it answers 202; the outcome is in the store). Thread-safe; destroying it sends what
+/// is still waiting first. `store` outlives it.
 class QueueOutcomePublisher final : public OutcomePublisher {
  public:
-  QueueOutcomePublisher(QueueProducer& producer, std::string topic)
-      : producer_(producer), topic_(std::move(topic)) {}
+  QueueOutcomePublisher(QueueProducer& producer, std::string topic, Store& store);
+  ~QueueOutcomePublisher() override;
+  QueueOutcomePublisher(const QueueOutcomePublisher&) = delete;
+  QueueOutcomePublisher& operator=(const QueueOutcomePublisher&) = delete;
   void publish(const OutcomeMessage& m) override;
 
  private:
+  void announce_loop();
+
   QueueProducer& producer_;
   std::string topic_;
+  Store& store_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::string> to_announce_;  // guarded by mu_
+  bool stopping_ = false;                 // guarded by mu_
+  std::thread announcer_;
 };
 
-/// Tails the results topic on a thread of its own and wakes this process's waiting requests, so a
-/// seller's synchronous wait works whichever worker process decided the lead. Owns the consumer.
+/// Wakes this process's waiting requests with the outcomes announced through the store, so a
+/// seller's synchronous wait works whichever worker process decided the lead. nullptr when the
+/// store cannot be watched (then ResultsListener tails the results topic instead).
+std::unique_ptr<StoreWatch> listen_for_outcomes(Store& store, OutcomeWaiters& waiters);
+
+/// Tails the results topic on a thread of its own and wakes this process's waiting requests: the
+/// way outcomes come back when the store cannot announce them. Owns the consumer.
 class ResultsListener {
  public:
   ResultsListener(std::unique_ptr<QueueConsumer> consumer, OutcomeWaiters& waiters);

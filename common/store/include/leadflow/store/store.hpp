@@ -101,6 +101,13 @@ struct CampaignStats {
   Cents payout = 0;
 };
 
+/// A subscription to a channel of announcements (Store::watch): payloads are delivered until it
+/// is destroyed. Destroying it waits for a delivery in progress to end.
+class StoreWatch {
+ public:
+  virtual ~StoreWatch() = default;
+};
+
 /// The persistence port. One instance per process, shared by all threads: implementations are
 /// thread-safe and own their connection pooling. No SQL or driver detail crosses this interface.
 class Store {
@@ -202,6 +209,29 @@ class Store {
   /// inside the critical section, and must be quick and must not call the store.
   virtual StoreStatus update_rate_bucket(std::string_view key,
                                          const std::function<void(RateBucketState&)>& update) = 0;
+
+  // --- announcements between processes (scale-out) ------------------------------------------
+  /// Whether announce() and watch() reach other processes (PostgreSQL: yes; SQLite: no).
+  virtual bool announces() const { return false; }
+  /// Sends each payload, in order, to every process watching `channel` at this moment
+  /// (PostgreSQL: NOTIFY). Neither durable nor retried: a watcher that is disconnected misses
+  /// it, so it is for notices whose loss costs only time. `channel` is lower-case letters,
+  /// digits and '_'. kUnavailable when they could not be sent; a store of one process (SQLite)
+  /// has no one to tell and answers kUnavailable.
+  virtual StoreStatus announce(std::string_view channel, std::span<const std::string> payloads) {
+    (void)channel;
+    (void)payloads;
+    return StoreStatus::kUnavailable;
+  }
+  /// Calls `on_payload` with every payload announced on `channel` while the returned watch
+  /// lives, on a thread of its own. After the store was unreachable the watch connects again by
+  /// itself; what was announced meanwhile is missed. nullptr when the store cannot (SQLite).
+  virtual std::unique_ptr<StoreWatch> watch(std::string_view channel,
+                                            std::function<void(std::string_view)> on_payload) {
+    (void)channel;
+    (void)on_payload;
+    return nullptr;
+  }
 
   virtual CampaignStats campaign_stats(std::string_view campaign_id, std::int64_t since_ms) = 0;
   /// Counts a Surface B post that failed validation (the lead itself is never stored).
