@@ -57,6 +57,70 @@ TEST(OperatorBodies, NamesWithControlCharactersAre400) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Job polls
+
+TEST(Jobs, IdsThatAreNotThisCampaignsReadLikeIdsThatDoNotExist) {
+  // No workers: every accepted lead stays queued, and never reaches the store.
+  ServiceFixture svc(front_only());
+  const std::string seller = svc.add_seller();
+  const auto [mine_id, mine] = svc.add_campaign(seller, {{"mode", "async"}});
+  const auto [theirs_id, theirs] = svc.add_campaign(seller, {{"mode", "async"}});
+  auto posted =
+      svc.https()->Post("/api/v1/lead", sample_campaign_lead(1, theirs).dump(), "application/json");
+  ASSERT_EQ(posted->status, 202);
+  const std::string their_job = body_of(posted)["job_id"];
+  const std::string their_lead = body_of(posted)["lead_id"];
+  auto own =
+      svc.https()->Post("/api/v1/lead", sample_campaign_lead(2, mine).dump(), "application/json");
+  ASSERT_EQ(own->status, 202);
+  const std::string my_job = body_of(own)["job_id"];
+
+  auto poll = [&](const std::string& id, const std::string& key) {
+    return svc.https()->Get(("/api/v1/jobs/" + id).c_str(), {{"X-Campaign-Key", key}});
+  };
+  // Our own queued job.
+  auto r = poll(my_job, mine);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(body_of(r)["status"], "queued");
+  // An invented id made a moment ago, another campaign's job and its lead id: one answer.
+  const std::string invented = new_id(kLeadPrefix);
+  const auto reference = poll(invented, mine);
+  EXPECT_EQ(reference->status, 404) << reference->body;
+  for (const std::string& id :
+       {their_job, their_lead, std::string("ld_") + their_lead.substr(3, 10) + "0000000000000000",
+        my_job.substr(0, my_job.size() - 1) + (my_job.back() == 'A' ? 'B' : 'A'),
+        std::string("x")}) {
+    auto other = poll(id, mine);
+    EXPECT_EQ(other->status, reference->status) << id;
+    EXPECT_EQ(other->body, reference->body) << id;
+  }
+  // The other campaign sees its own job.
+  EXPECT_EQ(body_of(poll(their_job, theirs))["status"], "queued");
+}
+
+TEST(Jobs, ADecidedLeadOfAnotherCampaignReadsLikeOneThatDoesNotExist) {
+  ServiceFixture svc;
+  auto buyer = start_buyer("acme", 15.00);
+  svc.add_buyer(*buyer);
+  const std::string seller = svc.add_seller();
+  const auto [mine_id, mine] = svc.add_campaign(seller);
+  const auto [theirs_id, theirs] = svc.add_campaign(seller);
+  auto sold =
+      svc.https()->Post("/api/v1/lead", sample_campaign_lead(3, theirs).dump(), "application/json");
+  ASSERT_EQ(sold->status, 200) << sold->body;
+  const std::string lead = body_of(sold)["lead_id"];
+  auto poll = [&](const std::string& id, const std::string& key) {
+    return svc.https()->Get(("/api/v1/jobs/" + id).c_str(), {{"X-Campaign-Key", key}});
+  };
+  EXPECT_EQ(body_of(poll(lead, theirs))["status"], "sold");
+  const auto foreign = poll(lead, mine);
+  const auto invented = poll(new_id(kLeadPrefix), mine);
+  EXPECT_EQ(foreign->status, 404);
+  EXPECT_EQ(foreign->status, invented->status);
+  EXPECT_EQ(foreign->body, invented->body);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Cache-Control
 
 TEST(CacheControl, EveryApiAnswerIsNoStore) {
