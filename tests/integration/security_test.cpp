@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "leadflow/base/ids.hpp"
+#include "leadflow/base/metrics.hpp"
 #include "service_fixture.hpp"
 
 namespace leadflow::testing {
@@ -14,11 +15,22 @@ using nlohmann::json;
 
 json body_of(const httplib::Result& r) { return json::parse(r->body); }
 
-// A front without workers: accepted leads stay queued.
-ServiceOptions front_only() {
+// A front without workers (accepted leads stay queued), with `limit` failed authentications a
+// minute per address (0: the default).
+ServiceOptions front_only(int limit = 0) {
   ServiceOptions o;
   o.workers = 0;
+  o.auth_failure_limit = limit;
   return o;
+}
+
+// The value of a counter series in this process's registry (the service runs in the test
+// process), 0 when absent. `series` is the name and labels as exposed.
+double counter(const std::string& series) {
+  const std::string text = render_metrics();
+  const auto at = text.find("\n" + series + " ");
+  if (at == std::string::npos) return 0;
+  return std::stod(text.substr(at + series.size() + 2));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -54,6 +66,93 @@ TEST(OperatorBodies, NamesWithControlCharactersAre400) {
     EXPECT_EQ(k->status, 400) << json(name).dump();
   }
   EXPECT_EQ(svc.post("/v1/sellers", {{"name", "Zoë 李"}}, svc.operator_key())->status, 201);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Failed authentications per client address
+
+class FailedAuth : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    seller = svc.add_seller();
+    std::tie(campaign_id, key) = svc.add_campaign(seller, {{"mode", "async"}});
+  }
+  httplib::Result post_lead(const std::string& campaign_key) {
+    return svc.https()->Post("/api/v1/lead", sample_campaign_lead(salt++, campaign_key).dump(),
+                             "application/json");
+  }
+
+  ServiceFixture svc{front_only()};
+  std::string seller, campaign_id, key;
+  int salt = 1;
+};
+
+TEST_F(FailedAuth, InventedCampaignKeysFromOneAddressGet429AfterTheLimit) {
+  // The default: 20 failures a minute per address, counted across the lead post, stats and
+  // jobs routes together.
+  auto c = svc.https();
+  int unauthorized = 0;
+  for (int i = 0; i < 20; ++i) {
+    const std::string invented = "lfc_invented" + std::to_string(i);
+    httplib::Result r = i % 3 == 0   ? post_lead(invented)
+                        : i % 3 == 1 ? c->Get(("/api/v1/stats/" + invented).c_str())
+                                     : c->Get("/api/v1/jobs/ld_01KAP3ZJ6Q8X5E7R9T2W4Y6B8D",
+                                              {{"X-Campaign-Key", invented}});
+    if (r->status == 401) ++unauthorized;
+  }
+  EXPECT_EQ(unauthorized, 20);
+  for (const std::string route : {"lead", "stats", "jobs"}) {
+    httplib::Result r = route == "lead"    ? post_lead("lfc_more")
+                        : route == "stats" ? c->Get("/api/v1/stats/lfc_more")
+                                           : c->Get("/api/v1/jobs/ld_01KAP3ZJ6Q8X5E7R9T2W4Y6B8D",
+                                                    {{"X-Campaign-Key", "lfc_more"}});
+    ASSERT_EQ(r->status, 429) << route << ": " << r->body;
+    EXPECT_TRUE(r->has_header("Retry-After")) << route;
+    EXPECT_GE(std::stoi(r->get_header_value("Retry-After")), 1);
+    EXPECT_EQ(body_of(r)["status"], "rate_limited") << route;
+  }
+  // A valid key from the same address is not locked out.
+  EXPECT_EQ(post_lead(key)->status, 202);
+  EXPECT_EQ(c->Get(("/api/v1/stats/" + key).c_str())->status, 200);
+}
+
+TEST_F(FailedAuth, InvalidApiKeysShareTheSameBudget) {
+  for (int i = 0; i < 10; ++i) ASSERT_EQ(post_lead("lfc_nope")->status, 401);
+  for (int i = 0; i < 10; ++i)
+    ASSERT_EQ(svc.get("/v1/leads", "lfk_nope" + std::to_string(i))->status, 401) << i;
+  auto r = svc.get("/v1/leads", "lfk_nope");
+  ASSERT_EQ(r->status, 429) << r->body;
+  EXPECT_TRUE(r->has_header("Retry-After"));
+  EXPECT_EQ(svc.get("/v1/leads", svc.operator_key())->status, 200);
+}
+
+TEST(FailedAuthBehindAProxy, EachForwardedClientHasItsOwnBudget) {
+  ServiceOptions o = front_only(3);
+  o.plain_http = true;
+  o.trusted_proxies = {"127.0.0.1/32"};
+  ServiceFixture svc(o);
+  auto c = svc.plain();
+  auto stats = [&](const std::string& forwarded_for) {
+    return c->Get("/api/v1/stats/lfc_invented", {{"X-Forwarded-For", forwarded_for}})->status;
+  };
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(stats("198.51.100.7"), 401);
+  EXPECT_EQ(stats("198.51.100.7"), 429);
+  EXPECT_EQ(stats("10.9.8.7, 198.51.100.7"), 429);  // the proxy's own hop is the one believed
+  EXPECT_EQ(stats("198.51.100.8"), 401);
+}
+
+TEST(FailedAuthWithoutAProxy, AForwardedForHeaderIsNotBelieved) {
+  ServiceOptions o = front_only(3);
+  o.plain_http = true;
+  ServiceFixture svc(o);
+  auto c = svc.plain();
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(c->Get("/api/v1/stats/lfc_invented",
+                     {{"X-Forwarded-For", "198.51.100." + std::to_string(i)}})
+                  ->status,
+              401);
+  EXPECT_EQ(c->Get("/api/v1/stats/lfc_invented", {{"X-Forwarded-For", "198.51.100.99"}})->status,
+            429);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -181,6 +280,101 @@ TEST(MediaTypes, MultipartOnAJsonRouteIs415) {
   // A malformed multipart body on the legacy form is still unreadable: 400.
   auto bad = c->Post(("/" + key).c_str(), "not multipart", "multipart/form-data; boundary=xyz");
   EXPECT_EQ(bad->status, 400) << bad->body;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The audit log
+
+TEST(Audit, RecordsFailuresRefusalsAndKeysWithoutSecrets) {
+  ServiceFixture svc(front_only(2));
+  ::testing::internal::CaptureStderr();
+  const std::string seller = svc.add_seller();
+  const auto [campaign_id, campaign_key] = svc.add_campaign(seller, {{"mode", "async"}});
+  const double failed0 = counter(
+      "leadflow_audit_events_total{event=\"auth_failed\",kind=\"unknown_key\",surface=\"api\"}");
+  const double created0 = counter(
+      "leadflow_audit_events_total{event=\"key_created\",kind=\"api_key\",surface=\"api\"}");
+
+  // A key that looks real but is not: its secret must never be written.
+  const std::string wrong = "lfk_" + std::string(39, 'Q') + "WXYZ";
+  EXPECT_EQ(svc.get("/v1/leads", wrong)->status, 401);
+  EXPECT_EQ(svc.https()
+                ->Post("/api/v1/lead",
+                       sample_campaign_lead(1, "lfc_" + std::string(39, 'R') + "STUV").dump(),
+                       "application/json")
+                ->status,
+            401);
+  EXPECT_EQ(svc.get("/v1/leads", wrong)->status, 429);
+  auto created =
+      svc.post("/v1/api-keys", {{"name", "ci"}, {"seller_id", seller}}, svc.operator_key());
+  ASSERT_EQ(created->status, 201);
+  const std::string new_key = body_of(created)["data"]["key"];
+  const std::string new_key_id = body_of(created)["data"]["key_id"];
+  auto revoked = svc.https()->Delete(("/v1/api-keys/" + new_key_id).c_str(),
+                                     {{"Authorization", "Bearer " + svc.operator_key()}});
+  ASSERT_EQ(revoked->status, 200);
+  EXPECT_EQ(svc.get("/v1/leads", new_key)->status, 429);  // revoked, and over the limit
+  const std::string log = ::testing::internal::GetCapturedStderr();
+
+  std::vector<json> lines;
+  std::size_t start = 0;
+  while (start < log.size()) {
+    const auto end = log.find('\n', start);
+    const std::string line = log.substr(start, end - start);
+    start = end == std::string::npos ? log.size() : end + 1;
+    json j = json::parse(line, nullptr, false);
+    if (!j.is_discarded() && j.value("event", "").rfind("audit.", 0) == 0) lines.push_back(j);
+  }
+  auto find = [&](const std::string& event, const std::string& field, const std::string& value) {
+    for (const json& j : lines)
+      if (j["event"] == event && j.value(field, "") == value) return j;
+    return json();
+  };
+  const json failed = find("audit.auth_failed", "route", "/v1/leads");
+  ASSERT_FALSE(failed.is_null()) << log;
+  EXPECT_EQ(failed["client"], "127.0.0.1");
+  EXPECT_EQ(failed["surface"], "api");
+  EXPECT_EQ(failed["kind"], "unknown_key");
+  EXPECT_EQ(failed["credential_last4"], "WXYZ");
+  const json failed_b = find("audit.auth_failed", "route", "/api/v1/lead");
+  ASSERT_FALSE(failed_b.is_null()) << log;
+  EXPECT_EQ(failed_b["surface"], "campaign");
+  EXPECT_EQ(failed_b["credential_last4"], "STUV");
+  const json limited = find("audit.rate_limited", "route", "/v1/leads");
+  ASSERT_FALSE(limited.is_null()) << log;
+  EXPECT_EQ(limited["kind"], "failed_auth_per_address");
+  EXPECT_EQ(limited["client"], "127.0.0.1");
+  const json made = find("audit.key_created", "key_id", new_key_id);
+  ASSERT_FALSE(made.is_null()) << log;
+  EXPECT_EQ(made["seller_id"], seller);
+  EXPECT_EQ(made["client"], "127.0.0.1");
+  EXPECT_EQ(made["actor_key_id"].get<std::string>().rfind("key_", 0), 0u);
+  const json campaign_made = find("audit.key_created", "campaign_id", campaign_id);
+  ASSERT_FALSE(campaign_made.is_null()) << log;
+  EXPECT_EQ(campaign_made["kind"], "campaign_key");
+  EXPECT_EQ(campaign_made["seller_id"], seller);
+  const json gone = find("audit.key_revoked", "key_id", new_key_id);
+  ASSERT_FALSE(gone.is_null()) << log;
+  EXPECT_EQ(gone["route"], "/v1/api-keys/{id}");
+
+  // No secret in any line: not the keys, not the campaign key, not the operator's.
+  for (const std::string& secret :
+       {wrong, new_key, campaign_key, svc.operator_key(), std::string(39, 'Q'),
+        std::string(39, 'R'), new_key.substr(4, 20)})
+    EXPECT_EQ(log.find(secret), std::string::npos) << secret;
+
+  EXPECT_GE(counter("leadflow_audit_events_total{event=\"auth_failed\",kind=\"unknown_key\","
+                    "surface=\"api\"}"),
+            failed0 + 1);
+  EXPECT_GE(counter("leadflow_audit_events_total{event=\"key_created\",kind=\"api_key\","
+                    "surface=\"api\"}"),
+            created0 + 1);
+  EXPECT_GE(counter("leadflow_audit_events_total{event=\"key_revoked\",kind=\"api_key\","
+                    "surface=\"api\"}"),
+            1);
+  EXPECT_GE(counter("leadflow_audit_events_total{event=\"rate_limited\",kind=\"failed_auth_per_"
+                    "address\",surface=\"api\"}"),
+            1);
 }
 
 }  // namespace

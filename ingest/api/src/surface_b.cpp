@@ -1,6 +1,7 @@
 // Surface B: campaign-key lead posting under /api/v1, and the legacy form POST /{key}.
 #include <atomic>
 
+#include "auth.hpp"
 #include "errors.hpp"
 #include "intake.hpp"
 #include "leadflow/api/api.hpp"
@@ -189,7 +190,12 @@ Intake take_campaign_lead(IngestContext& ctx, const http::Request& req, http::Re
   }
   if (!campaign || !campaign->active) {
     metrics.lead("campaign", "unauthorized");
-    send_b_error(res, 401, "unauthorized", "unrecognised or inactive campaign key");
+    FailedCampaignAuth failed{campaign ? "inactive_campaign" : "unknown_key", key, {}, {}};
+    if (campaign) {
+      failed.campaign_id = campaign->id;
+      failed.seller_id = campaign->seller_id;
+    }
+    answer_failed_campaign_auth(ctx, req, res, failed, "unrecognised or inactive campaign key");
     return Intake::kAnswered;
   }
   const std::optional<RateDecision> decided =
@@ -200,6 +206,7 @@ Intake take_campaign_lead(IngestContext& ctx, const http::Request& req, http::Re
   http::set_rate_headers(res, d);
   if (!d.allowed) {
     metrics.lead("campaign", "rate_limited");
+    audit_rate_limited(ctx, req, "campaign", "campaign", "", campaign->id, campaign->seller_id);
     send_b_error(res, 429, "rate_limited", "the campaign's per-minute ceiling is reached");
     return Intake::kAnswered;
   }
@@ -361,7 +368,8 @@ void register_surface_b(Routes& routes, IngestContext& ctx) {
     if (unavailable)
       return send_b_error(r, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
     if (!campaign)
-      return send_b_error(r, 401, "unauthorized", "unrecognised or inactive campaign key");
+      return answer_failed_campaign_auth(c, q, r, {"unknown_key", key, {}, {}},
+                                         "unrecognised or inactive campaign key");
     const std::string period = q.has_param("period") ? q.param("period") : "today";
     const std::int64_t since = period_start_ms(period, c.clock.now_ms());
     if (since < 0) {
@@ -397,8 +405,9 @@ void register_surface_b(Routes& routes, IngestContext& ctx) {
     if (unavailable)
       return send_b_error(r, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
     if (!campaign)
-      return send_b_error(r, 401, "unauthorized",
-                          "X-Campaign-Key missing, unrecognised or inactive");
+      return answer_failed_campaign_auth(c, q, r,
+                                         {key.empty() ? "missing_key" : "unknown_key", key, {}, {}},
+                                         "X-Campaign-Key missing, unrecognised or inactive");
     const std::string id(q.match(1));
     const JobRef job = parse_job_id(id, key);
     const auto not_found = [&r] { send_b_error(r, 404, "not_found", "no such job"); };

@@ -66,6 +66,7 @@ struct App::Impl {
   std::unique_ptr<RateLimiter> limiter, ip_limiter;
   std::unique_ptr<Management> management;
   std::unique_ptr<CampaignCache> campaigns;
+  std::unique_ptr<AuditLog> audit;
   std::unique_ptr<IngestContext> ctx;
   Listener tls, plain, metrics;
   bool started = false;
@@ -141,9 +142,10 @@ bool App::start(std::string& error) {
     m.limiter = std::make_unique<RateLimiter>(m.clock);
   m.ip_limiter = std::make_unique<RateLimiter>(m.clock);
   m.campaigns = std::make_unique<CampaignCache>(*m.store, m.clock);
+  m.audit = std::make_unique<AuditLog>(m.clock);
   m.ctx = std::make_unique<IngestContext>(
       IngestContext{c, *m.store, m.queue->producer(), topics, m.waiters, m.verticals, *m.limiter,
-                    *m.ip_limiter, m.clock, *m.management, *m.campaigns,
+                    *m.ip_limiter, m.clock, *m.management, *m.campaigns, *m.audit,
                     [&m] { return m.queue->healthy() && (!m.workers || m.workers->healthy()); }});
 
   std::string cert = c.tls_cert, key = c.tls_key;

@@ -13,6 +13,7 @@
 #include <prometheus/histogram.h>
 #include "leadflow/http/routes.hpp"
 
+#include "leadflow/base/audit.hpp"
 #include "leadflow/base/clock.hpp"
 #include "leadflow/base/config.hpp"
 #include "leadflow/domain/accounts.hpp"
@@ -73,10 +74,12 @@ struct IngestContext {
   const Clock& clock;
   Management& management;
   CampaignCache& campaigns;
+  AuditLog& audit;              // failed authentications, refusals, keys made and revoked
   std::function<bool()> ready;  // /readyz
 };
 
 void install_common_handlers(Routes& routes, IngestContext& ctx);
+
 /// The ops routes (leadflow/http/ops_routes.hpp) with the front's probes: the producer for
 /// liveness; the store, the producer and the in-process workers for readiness.
 void register_ops_routes(Routes& routes, IngestContext& ctx);
