@@ -156,6 +156,34 @@ TEST(FailedAuthWithoutAProxy, AForwardedForHeaderIsNotBelieved) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// /metrics on the public listeners
+
+TEST(Metrics, ThePublicListenersServeThemToOperatorKeysOnly) {
+  ServiceOptions o = front_only();
+  o.metrics_listen = true;
+  ServiceFixture svc(o);
+  const std::string seller = svc.add_seller();
+  const std::string seller_key = svc.add_api_key({{"seller_id", seller}});
+  EXPECT_EQ(svc.https()->Get("/metrics")->status, 401);
+  EXPECT_EQ(svc.get("/metrics", seller_key)->status, 403);
+  auto ok = svc.get("/metrics", svc.operator_key());
+  ASSERT_EQ(ok->status, 200);
+  EXPECT_NE(ok->body.find("leadflow_http_requests_total"), std::string::npos);
+  // An operator key limited to reports is enough (what a Prometheus scrape would hold).
+  const std::string reports = svc.add_api_key({{"scopes", {"reports:read"}}});
+  EXPECT_EQ(svc.get("/metrics", reports)->status, 200);
+  // The dedicated listener stays open for Prometheus.
+  httplib::Client ops("127.0.0.1", svc.app().metrics_port());
+  auto open = ops.Get("/metrics");
+  ASSERT_EQ(open->status, 200);
+  EXPECT_NE(open->body.find("leadflow_http_requests_total"), std::string::npos);
+  EXPECT_EQ(ops.Get("/readyz")->status, 200);
+  // Health and readiness stay open everywhere (probes carry no key).
+  EXPECT_EQ(svc.https()->Get("/healthz")->status, 200);
+  EXPECT_EQ(svc.https()->Get("/readyz")->status, 200);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Job polls
 
 TEST(Jobs, IdsThatAreNotThisCampaignsReadLikeIdsThatDoNotExist) {

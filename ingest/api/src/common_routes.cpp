@@ -4,6 +4,7 @@
 #include <chrono>
 #include <unordered_map>
 
+#include "auth.hpp"
 #include "leadflow/api/api.hpp"
 #include "leadflow/api/http_util.hpp"
 #include "leadflow/base/crypto.hpp"
@@ -207,7 +208,16 @@ void install_common_handlers(Routes& routes, IngestContext&) {
   };
 }
 
-void register_ops_routes(Routes& routes, IngestContext& ctx) {
+void register_ops_routes(Routes& routes, IngestContext& ctx, OpsListener listener) {
+  if (listener == OpsListener::kPublic) {
+    // Registered first, so this /metrics wins over the open one of the ops routes: revenue and
+    // per-buyer series are for the operator (an operator key with reports:read; a Prometheus
+    // scrape sends it as a bearer token), or for the dedicated metrics listener.
+    routes.get("/metrics", [&ctx](const http::Request& req, http::Response& res) {
+      if (!authorise(ctx, req, res, kScopeReportsRead, true)) return;
+      res.set_content(render_metrics(), "text/plain; version=0.0.4");
+    });
+  }
   OpsProbes probes;
   probes.broken = [&ctx] { return ctx.producer.broken(); };
   probes.readiness = {

@@ -160,7 +160,7 @@ bool App::start(std::string& error) {
   {
     Routes routes;
     install_common_handlers(routes, *m.ctx);
-    register_ops_routes(routes, *m.ctx);
+    register_ops_routes(routes, *m.ctx, OpsListener::kPublic);
     register_surface_a(routes, *m.ctx);
     register_surface_b(routes, *m.ctx);
     if (!m.tls.start(std::move(routes), c.listen, c, c.http_threads, cert, key, error,
@@ -170,7 +170,7 @@ bool App::start(std::string& error) {
   if (c.http_listen) {
     Routes routes;
     install_common_handlers(routes, *m.ctx);
-    register_ops_routes(routes, *m.ctx);
+    register_ops_routes(routes, *m.ctx, OpsListener::kPublic);
     register_surface_a(routes, *m.ctx);  // answers 403 unless via a trusted proxy
     register_surface_b(routes, *m.ctx);
     if (!m.plain.start(std::move(routes), *c.http_listen, c, c.http_threads, "", "", error,
@@ -180,7 +180,7 @@ bool App::start(std::string& error) {
   if (c.metrics_listen) {
     Routes routes;
     install_common_handlers(routes, *m.ctx);
-    register_ops_routes(routes, *m.ctx);
+    register_ops_routes(routes, *m.ctx, OpsListener::kMetrics);
     if (!m.metrics.start(std::move(routes), *c.metrics_listen, c, 2, "", "", error,
                          "LEADFLOW_METRICS_LISTEN"))
       return false;
