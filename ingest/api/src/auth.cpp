@@ -33,6 +33,26 @@ void audit_failure(IngestContext& ctx, const http::Request& req, const std::stri
   ctx.audit.record(r);
 }
 
+// After a failed authentication on Surface A: 401, or 429 once the address is past its limit.
+// `revoked` is the key when it was found but revoked (audited under its id), else nullptr and
+// `presented` is what was sent.
+void answer_failed_api_auth(IngestContext& ctx, const http::Request& req, http::Response& res,
+                            std::string_view kind, std::string_view presented,
+                            const ApiKey* revoked, std::string_view detail) {
+  const std::string client = client_of(ctx, req);
+  const RateDecision d = charge_failure(ctx, client);
+  http::set_rate_headers(res, d);
+  audit_failure(ctx, req, client, "api", !d.allowed, kind, presented,
+                revoked != nullptr ? std::string_view(revoked->id) : std::string_view(), "",
+                revoked != nullptr ? std::string_view(revoked->seller_id) : std::string_view());
+  if (!d.allowed) {
+    http::send_problem(res, 429, "too many failed authentications from this address");
+    return;
+  }
+  res.set_header("WWW-Authenticate", "Bearer");
+  http::send_problem(res, 401, detail);
+}
+
 }  // namespace
 
 std::string client_of(const IngestContext& ctx, const http::Request& req) {
@@ -72,18 +92,8 @@ std::optional<ApiKey> authorise(IngestContext& ctx, const http::Request& req, ht
       key = std::move(found.value);
       if (key && !constant_time_equal(key->key_hash, hash)) key.reset();
       if (key && key->revoked_at_ms != 0) {
-        kind = "revoked_key";
-        // A revoked key is audited under its id; its owner is known.
-        const std::string client = client_of(ctx, req);
-        const RateDecision d = charge_failure(ctx, client);
-        http::set_rate_headers(res, d);
-        audit_failure(ctx, req, client, "api", !d.allowed, kind, "", key->id, "", key->seller_id);
-        if (!d.allowed) {
-          http::send_problem(res, 429, "too many failed authentications from this address");
-        } else {
-          res.set_header("WWW-Authenticate", "Bearer");
-          http::send_problem(res, 401, "invalid or revoked API key");
-        }
+        answer_failed_api_auth(ctx, req, res, "revoked_key", "", &*key,
+                               "invalid or revoked API key");
         return std::nullopt;
       }
     }
@@ -94,18 +104,9 @@ std::optional<ApiKey> authorise(IngestContext& ctx, const http::Request& req, ht
       send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kCheckApiKey));
       return std::nullopt;
     }
-    const std::string client = client_of(ctx, req);
-    const RateDecision d = charge_failure(ctx, client);
-    http::set_rate_headers(res, d);
-    audit_failure(ctx, req, client, "api", !d.allowed, kind, secret, "", "", "");
-    if (!d.allowed) {
-      http::send_problem(res, 429, "too many failed authentications from this address");
-      return std::nullopt;
-    }
-    res.set_header("WWW-Authenticate", "Bearer");
-    http::send_problem(res, 401,
-                       auth.empty() ? "missing API key (Authorization: Bearer <key>)"
-                                    : "invalid or revoked API key");
+    answer_failed_api_auth(ctx, req, res, kind, secret, nullptr,
+                           auth.empty() ? "missing API key (Authorization: Bearer <key>)"
+                                        : "invalid or revoked API key");
     return std::nullopt;
   }
   const PlanLimits limits = limits_of(key->plan);
