@@ -215,7 +215,7 @@ median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2
 drain() {  # drain DIR PORT
   local m accepted decided
   for _ in $(seq 1 600); do
-    m=$(curl -s --cacert "$1/tls/cert.pem" "https://127.0.0.1:$2/metrics")
+    m=$(curl -s --cacert "$1/tls/cert.pem" -H "Authorization: Bearer $operator" "https://127.0.0.1:$2/metrics")
     accepted=$(echo "$m" | awk '/^leadflow_leads_received_total/ && /result="accepted"/ {s += $2} END {printf "%d", s}')
     decided=$(echo "$m" | awk '/^leadflow_leads_decided_total/ {s += $2} END {printf "%d", s}')
     [[ "$decided" -ge "$accepted" ]] && return 0
@@ -330,7 +330,7 @@ worker_run() {  # worker_run ROUND WORKERS -> sets w_result to "drain_rate overa
   done
   kill -INT "$pid" 2>/dev/null || true
   wait "$pid" 2>/dev/null || true
-  accepted=$(curl -s --cacert "$dir/tls/cert.pem" "https://127.0.0.1:$lf_port/metrics" |
+  accepted=$(curl -s --cacert "$dir/tls/cert.pem" -H "Authorization: Bearer $operator" "https://127.0.0.1:$lf_port/metrics" |
     awk '/^leadflow_leads_received_total/ && /result="accepted"/ {s += $2} END {printf "%d", s}')
   if [[ -z "$done_line" || "$accepted" -ne "$worker_leads" ]]; then
     echo "bench: $name: the ingest accepted $accepted of $worker_leads leads" >&2

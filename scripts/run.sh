@@ -24,7 +24,7 @@ LEADFLOW_BUILD_TESTS=${LEADFLOW_BUILD_TESTS:-OFF} "$root/scripts/build.sh" \
 build=${LEADFLOW_BUILD_DIR:-$root/build}
 base_port=${LEADFLOW_DEMO_BUYER_PORT:-9101}
 # The service refuses LEADFLOW_* names it does not know; these belong to the scripts alone.
-unset LEADFLOW_BUILD_DIR LEADFLOW_BUILD_TYPE LEADFLOW_BUILD_TESTS LEADFLOW_JOBS LEADFLOW_DEMO_BUYER_PORT
+unset LEADFLOW_BUILD_DIR LEADFLOW_BUILD_TYPE LEADFLOW_BUILD_TESTS LEADFLOW_WERROR LEADFLOW_JOBS LEADFLOW_DEMO_BUYER_PORT
 export LEADFLOW_DATA_DIR=${LEADFLOW_DATA_DIR:-$root/leadflow-data}
 mkdir -p "$LEADFLOW_DATA_DIR"
 
@@ -125,10 +125,10 @@ curl -s --cacert $cacert -X POST $base/api/v1/lead -H 'Content-Type: application
 curl -s --cacert $cacert -X POST $base/$CAMPAIGN_KEY \\
   -d first_name=Edsger -d last_name=Dijkstra -d email_address=edsger.\$RANDOM@example.com -d phone_home=212555\$((1000 + RANDOM % 9000)) -d zip_code=10001
 
-# Campaign statistics, buyers (operator key), metrics
+# Campaign statistics; buyers and metrics (operator key: /metrics is for the operator here)
 curl -s --cacert $cacert $base/api/v1/stats/$CAMPAIGN_KEY
 curl -s --cacert $cacert $base/v1/buyers -H 'Authorization: Bearer $OPERATOR_KEY'
-curl -s --cacert $cacert $base/metrics | grep ^leadflow_leads
+curl -s --cacert $cacert $base/metrics -H 'Authorization: Bearer $OPERATOR_KEY' | grep ^leadflow_leads
 
 Keys are also in $state; the service logs to $LEADFLOW_DATA_DIR/ingest.log. Ctrl-C stops everything.
 TXT

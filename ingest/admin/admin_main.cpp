@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "leadflow/base/audit.hpp"
 #include "leadflow/base/clock.hpp"
 #include "leadflow/base/config.hpp"
 #include "leadflow/base/ids.hpp"
@@ -47,6 +48,25 @@ int fail(const std::string& message) {
 }
 
 void print(const json& j) { std::printf("%s\n", j.dump(2).c_str()); }
+
+// Keys made and revoked here are audited like those of the API (surface "admin"); the secret
+// goes to stdout only.
+void audit_key(leadflow::AuditEvent event, std::string_view kind, const json& record) {
+  auto member = [&](const char* name) {
+    const auto it = record.find(name);
+    return it != record.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  const std::string key_id = member("key_id"), campaign_id = member("campaign_id"),
+                    seller_id = member("seller_id");
+  leadflow::AuditRecord r;
+  r.event = event;
+  r.surface = "admin";
+  r.kind = kind;
+  r.key_id = key_id;
+  r.campaign_id = campaign_id;
+  r.seller_id = seller_id;
+  leadflow::audit(r);
+}
 
 int report(const leadflow::Management::Created& c) {
   if (!c.errors.empty()) {
@@ -109,7 +129,10 @@ int main(int argc, char** argv) {
     } catch (const std::exception&) {
       return fail("numeric flags take numbers");
     }
-    return report(management.create_campaign(body));
+    const auto made = management.create_campaign(body);
+    const int status = report(made);
+    if (status == 0) audit_key(leadflow::AuditEvent::kKeyCreated, "campaign_key", made.body);
+    return status;
   }
   if (command == "create-api-key") {
     json body = json::object();
@@ -122,7 +145,10 @@ int main(int argc, char** argv) {
       for (std::string s; std::getline(ss, s, ',');) scopes.push_back(s);
       body["scopes"] = scopes;
     }
-    return report(management.create_api_key(body));
+    const auto made = management.create_api_key(body);
+    const int status = report(made);
+    if (status == 0) audit_key(leadflow::AuditEvent::kKeyCreated, "api_key", made.body);
+    return status;
   }
   if (command == "list-api-keys") {
     json out = json::array();
@@ -134,6 +160,7 @@ int main(int argc, char** argv) {
     if (store->revoke_api_key(flag("id"), leadflow::SystemClock::instance().now_ms()) !=
         leadflow::StoreStatus::kOk)
       return fail("no such key: " + flag("id"));
+    audit_key(leadflow::AuditEvent::kKeyRevoked, "api_key", {{"key_id", flag("id")}});
     print({{"key_id", flag("id")}, {"revoked", true}});
     return 0;
   }

@@ -92,7 +92,7 @@ api() {  # api DIR METHOD PATH JSON
     -H "Authorization: Bearer $operator" -H 'Content-Type: application/json' -d "$4"
 }
 field() { sed -n "s/.*\"$1\":\"\([^\"]*\)\".*/\1/p"; }
-metrics() { curl -s --cacert "$1/tls/cert.pem" "https://127.0.0.1:$lf_port/metrics"; }
+metrics() { curl -s --cacert "$1/tls/cert.pem" -H "Authorization: Bearer $operator" "https://127.0.0.1:$lf_port/metrics"; }
 
 run() {  # run DELAY_MS ROUND -> sets result "rate cpu_ms_per_lead rss_mb sold"
   local dir="$work/d$1-r$2" seller key port pid t_first="" t_end="" c_first c_end d_first=0 decided=0 sold=0 m

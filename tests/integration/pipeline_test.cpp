@@ -217,7 +217,7 @@ TEST_F(Pipeline, AFailingBuyerIsPausedAndTheOthersKeepSelling) {
   for (const auto& i : lead["ineligible_buyers"])
     unhealthy = unhealthy || (i["buyer_id"] == broken_id && i["reason"] == "unhealthy");
   EXPECT_TRUE(unhealthy) << lead.dump();
-  auto m = svc.https()->Get("/metrics");
+  auto m = svc.get("/metrics", svc.operator_key());
   EXPECT_NE(m->body.find("leadflow_buyer_pauses_total{buyer_id=\"" + broken_id + "\"} 1"),
             std::string::npos);
 }
@@ -456,7 +456,7 @@ TEST_F(Pipeline, HealthReadinessAndMetrics) {
   EXPECT_EQ(c->Get("/healthz")->status, 200);
   EXPECT_EQ(c->Get("/readyz")->status, 200);
   svc.post("/v1/leads", sample_lead(13, "solar"), svc.operator_key());
-  auto m = c->Get("/metrics");
+  auto m = svc.get("/metrics", svc.operator_key());  // an operator key on the public listener
   ASSERT_EQ(m->status, 200);
   for (const char* name : {"leadflow_http_requests_total", "leadflow_http_request_seconds_bucket",
                            "leadflow_leads_received_total", "leadflow_leads_decided_total",

@@ -28,6 +28,8 @@ ServiceFixture::ServiceFixture(ServiceOptions options) {
   c.store_url = "sqlite:" + dir_.path() + "/leadflow.db";
   c.listen = {"127.0.0.1", 0};
   if (options.plain_http) c.http_listen = ListenAddress{"127.0.0.1", 0};
+  if (options.metrics_listen) c.metrics_listen = ListenAddress{"127.0.0.1", 0};
+  if (options.auth_failure_limit > 0) c.auth_failure_limit_per_minute = options.auth_failure_limit;
   c.bootstrap_key = operator_key_;
   c.allow_private_buyers = true;  // the buyer simulators live on loopback
   c.workers = options.workers;

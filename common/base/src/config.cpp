@@ -39,6 +39,7 @@ const std::set<std::string, std::less<>>& known_settings() {
                                                            "LEADFLOW_QUEUE_PARTITIONS",
                                                            "LEADFLOW_MAX_BACKLOG",
                                                            "LEADFLOW_IP_RATE_LIMIT",
+                                                           "LEADFLOW_AUTH_FAILURE_LIMIT",
                                                            "LEADFLOW_LOG_LEVEL",
                                                            "LEADFLOW_TOPIC_PREFIX",
                                                            "LEADFLOW_KAFKA_REPLICATION",
@@ -224,7 +225,10 @@ std::optional<Config> load_config(const Getenv& getenv,
   if (!int_setting("LEADFLOW_MAX_BACKLOG", std::int64_t{1}, std::int64_t{1'000'000'000},
                    c.max_backlog))
     return std::nullopt;
-  if (!int_setting("LEADFLOW_IP_RATE_LIMIT", 1, 1'000'000, c.ip_rate_limit_per_minute))
+  // LEADFLOW_IP_RATE_LIMIT is the former name of LEADFLOW_AUTH_FAILURE_LIMIT; the new one wins.
+  if (!int_setting("LEADFLOW_IP_RATE_LIMIT", 1, 1'000'000, c.auth_failure_limit_per_minute))
+    return std::nullopt;
+  if (!int_setting("LEADFLOW_AUTH_FAILURE_LIMIT", 1, 1'000'000, c.auth_failure_limit_per_minute))
     return std::nullopt;
   if (auto v = get("LEADFLOW_LOG_LEVEL")) {
     if (*v != "debug" && *v != "info" && *v != "warn" && *v != "error")

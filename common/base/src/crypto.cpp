@@ -1,6 +1,8 @@
 #include "leadflow/base/crypto.hpp"
 
 #include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <openssl/rand.h>
 #include <openssl/sha.h>
 
@@ -18,6 +20,15 @@ std::string sha256_hex(std::string_view data) {
     out[2 * i + 1] = kHex[digest[i] & 15];
   }
   return out;
+}
+
+std::string hmac_sha256(std::string_view key, std::string_view data) {
+  unsigned char mac[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  if (HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+           reinterpret_cast<const unsigned char*>(data.data()), data.size(), mac, &size) == nullptr)
+    throw std::runtime_error("HMAC-SHA256 failed");
+  return std::string(reinterpret_cast<const char*>(mac), size);
 }
 
 bool constant_time_equal(std::string_view a, std::string_view b) {

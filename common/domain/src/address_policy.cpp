@@ -83,7 +83,8 @@ std::optional<HttpUrl> parse_http_url(std::string_view url, std::string* why) {
 
 namespace {
 
-// "" for a public IPv4 address (host byte order), else what it is.
+// "" for a public IPv4 address (host byte order), else what it is: the special-purpose blocks of
+// RFC 6890 and its successors that are not globally reachable unicast.
 const char* ipv4_kind(std::uint32_t a) {
   if ((a >> 24) == 0) return "unspecified";  // 0.0.0.0/8 "this network"
   if ((a >> 24) == 10) return "private";
@@ -92,8 +93,12 @@ const char* ipv4_kind(std::uint32_t a) {
   if ((a & 0xFFFF0000u) == 0xA9FE0000u) return "link-local";         // 169.254/16, metadata
   if ((a & 0xFFF00000u) == 0xAC100000u) return "private";            // 172.16/12
   if ((a & 0xFFFFFF00u) == 0xC0000000u) return "reserved";           // 192.0.0/24
+  if ((a & 0xFFFFFF00u) == 0xC0000200u) return "documentation";      // 192.0.2/24
+  if ((a & 0xFFFFFF00u) == 0xC0586300u) return "reserved";           // 192.88.99/24 6to4 relay
   if ((a & 0xFFFF0000u) == 0xC0A80000u) return "private";            // 192.168/16
   if ((a & 0xFFFE0000u) == 0xC6120000u) return "reserved";           // 198.18/15 benchmarking
+  if ((a & 0xFFFFFF00u) == 0xC6336400u) return "documentation";      // 198.51.100/24
+  if ((a & 0xFFFFFF00u) == 0xCB007100u) return "documentation";      // 203.0.113/24
   if ((a & 0xF0000000u) == 0xE0000000u) return "multicast";          // 224/4
   if ((a & 0xF0000000u) == 0xF0000000u) return "reserved";           // 240/4, broadcast
   return "";
@@ -104,27 +109,50 @@ std::uint32_t ipv4_at(const unsigned char* b) {
          std::uint32_t{b[3]};
 }
 
-// Forms that embed an IPv4 address are judged by it: ::ffff:127.0.0.1 reaches 127.0.0.1.
+bool all_zero(const unsigned char* b, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i)
+    if (b[i] != 0) return false;
+  return true;
+}
+
+// IPv6: only global unicast (2000::/3) is public, less its special-purpose blocks. The forms that
+// embed an IPv4 address and reach it through a translator or a relay are judged by that address:
+// ::ffff:127.0.0.1 reaches 127.0.0.1, and so does 64:ff9b::7f00:1 through a NAT64.
 const char* ipv6_kind(const unsigned char* b) {
-  static constexpr unsigned char kZero[16] = {};
-  if (std::memcmp(b, kZero, 10) == 0 && b[10] == 0xFF && b[11] == 0xFF)
-    return ipv4_kind(ipv4_at(b + 12));
-  if (std::memcmp(b, kZero, 12) == 0) {
-    if (std::memcmp(b, kZero, 16) == 0) return "unspecified";
-    if (std::memcmp(b, kZero, 15) == 0 && b[15] == 1) return "loopback";
-    return "IPv4-compatible";  // ::a.b.c.d, deprecated and never public
+  if (b[0] == 0x00) {
+    // ::/8, reserved by IANA, holds the unspecified and loopback addresses and the IPv4 forms.
+    if (all_zero(b, 10) && b[10] == 0xFF && b[11] == 0xFF)
+      return ipv4_kind(ipv4_at(b + 12));  // ::ffff:0:0/96, IPv4-mapped
+    if (all_zero(b, 8) && b[8] == 0xFF && b[9] == 0xFF && b[10] == 0 && b[11] == 0)
+      return ipv4_kind(ipv4_at(b + 12));  // ::ffff:0:0:0/96, IPv4-translated (SIIT)
+    if (b[1] == 0x64 && b[2] == 0xFF && b[3] == 0x9B) {
+      if (all_zero(b + 4, 8)) return ipv4_kind(ipv4_at(b + 12));  // 64:ff9b::/96, NAT64
+      if (b[4] == 0 && b[5] == 1) return "private";               // 64:ff9b:1::/48, local-use NAT64
+    }
+    if (all_zero(b, 16)) return "unspecified";
+    if (all_zero(b, 15) && b[15] == 1) return "loopback";
+    if (all_zero(b, 12)) return "IPv4-compatible";  // ::a.b.c.d, deprecated and never public
+    return "reserved";
   }
-  static constexpr unsigned char kNat64[12] = {0x00, 0x64, 0xFF, 0x9B};  // 64:ff9b::/96
-  if (std::memcmp(b, kNat64, 12) == 0) return ipv4_kind(ipv4_at(b + 12));
-  if (b[0] == 0x00 && b[1] == 0x64 && b[2] == 0xFF && b[3] == 0x9B && b[4] == 0 && b[5] == 1)
-    return "private";  // 64:ff9b:1::/48 local-use NAT64
-  if (b[0] == 0x20 && b[1] == 0x02) return ipv4_kind(ipv4_at(b + 2));  // 6to4
-  if (b[0] == 0x01 && b[1] == 0x00 && std::memcmp(b + 2, kZero, 6) == 0)
-    return "reserved";                                             // 100::/64
   if ((b[0] & 0xFE) == 0xFC) return "private";                     // fc00::/7
   if (b[0] == 0xFE && (b[1] & 0xC0) == 0x80) return "link-local";  // fe80::/10
   if (b[0] == 0xFE && (b[1] & 0xC0) == 0xC0) return "site-local";  // fec0::/10
   if (b[0] == 0xFF) return "multicast";
+  if ((b[0] & 0xE0) != 0x20) return "reserved";  // outside 2000::/3: 100::/64 discard, ...
+  if (b[0] == 0x20 && b[1] == 0x02) return ipv4_kind(ipv4_at(b + 2));  // 2002::/16, 6to4
+  if (b[0] == 0x20 && b[1] == 0x01 && b[2] == 0 && b[3] == 0) {
+    // 2001::/32, Teredo: the server's address in bits 32-63, the client's inverted in the last
+    // 32. Refused when either is not public.
+    if (*ipv4_kind(ipv4_at(b + 4)) != '\0') return "Teredo to a non-public";
+    const std::uint32_t client = ~ipv4_at(b + 12);
+    if (*ipv4_kind(client) != '\0') return "Teredo to a non-public";
+    return "";
+  }
+  if (b[0] == 0x20 && b[1] == 0x01 && b[2] == 0x0D && b[3] == 0xB8)
+    return "documentation";  // 2001:db8::/32
+  if (b[0] == 0x20 && b[1] == 0x01 && b[2] < 0x02)
+    return "reserved";  // the rest of 2001::/23, IETF protocol assignments (benchmarking, ORCHID)
+  if (b[0] == 0x3F && b[1] == 0xFF && (b[2] & 0xF0) == 0) return "documentation";  // 3fff::/20
   return "";
 }
 

@@ -256,12 +256,19 @@ class BuyerParser {
       fail(path, "required", "must not be empty");
       return std::nullopt;
     }
-    if (utf8_length(s) > max_chars) {
-      fail(path, "too_long", "at most " + std::to_string(max_chars) + " characters");
+    // Control characters of every kind (C0, DEL and C1, which terminals also obey) are refused:
+    // a name or a rule is read by people, in lists, logs and terminals.
+    const TextInfo info = inspect_text(s, false);
+    if (info.problem == TextProblem::kControl) {
+      fail(path, "invalid_format", "must not contain control characters");
       return std::nullopt;
     }
-    if (has_control_chars(s)) {
-      fail(path, "invalid_format", "must not contain control characters");
+    if (info.problem == TextProblem::kBadUtf8) {
+      fail(path, "invalid_format", "must be valid UTF-8");
+      return std::nullopt;
+    }
+    if (info.chars > max_chars) {
+      fail(path, "too_long", "at most " + std::to_string(max_chars) + " characters");
       return std::nullopt;
     }
     return s;

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <unordered_map>
 
+#include "auth.hpp"
 #include "leadflow/api/api.hpp"
 #include "leadflow/api/http_util.hpp"
 #include "leadflow/base/crypto.hpp"
@@ -97,6 +98,19 @@ bool sane_request_id(std::string_view id) {
   return true;
 }
 
+// Surface B's routes answer {"status", "message"} rather than problem+json.
+bool surface_b_route(std::string_view route) {
+  return route.rfind("/api/", 0) == 0 || route == "/{seller_campaign_key}";
+}
+
+// The server reads a multipart body for any route before the route runs, and answers 400 when
+// it cannot. Only the legacy form takes forms: anywhere else the body's type is the fault, 415,
+// whether or not the multipart body was readable.
+bool multipart_on_a_json_route(const http::Request& req, const http::Response& res) {
+  return res.status == 400 && !req.route().empty() && req.route() != "/{seller_campaign_key}" &&
+         iequals(trim(req.header("Content-Type")).substr(0, 19), "multipart/form-data");
+}
+
 }  // namespace
 
 void install_common_handlers(Routes& routes, IngestContext&) {
@@ -104,9 +118,32 @@ void install_common_handlers(Routes& routes, IngestContext&) {
     const std::string_view given = req.header("X-Request-Id");
     res.set_header("X-Request-Id",
                    sane_request_id(given) ? std::string(given) : new_id(kRequestPrefix));
+    // Answers carry leads' personal data, keys shown once, and account records: no cache (a
+    // browser's, a proxy's) may keep any of them.
+    res.set_header("Cache-Control", "no-store");
   };
-  routes.on_error = [](const http::Request&, http::Response& res, std::string_view detail) {
+  routes.on_error = [](const http::Request& req, http::Response& res, std::string_view detail) {
     if (!res.has_header("X-Request-Id")) res.set_header("X-Request-Id", new_id(kRequestPrefix));
+    res.set_header("Cache-Control", "no-store");
+    if (multipart_on_a_json_route(req, res)) {
+      if (surface_b_route(req.route())) {
+        http::send_json(res, 415,
+                        {{"status", "unsupported_media_type"},
+                         {"message", "Content-Type must be application/json"}});
+      } else {
+        http::send_problem(res, 415, "Content-Type must be application/json");
+      }
+      return;
+    }
+    if (res.status == 400 && req.route() == "/{seller_campaign_key}") {
+      http::send_json(res, 400,
+                      {{"status", "invalid"},
+                       {"errors",
+                        {{{"field", "body"},
+                          {"code", "invalid_format"},
+                          {"message", "the multipart body could not be read"}}}}});
+      return;
+    }
     switch (res.status) {
       case 404:
         http::send_problem(res, 404, "no such resource");
@@ -171,7 +208,16 @@ void install_common_handlers(Routes& routes, IngestContext&) {
   };
 }
 
-void register_ops_routes(Routes& routes, IngestContext& ctx) {
+void register_ops_routes(Routes& routes, IngestContext& ctx, OpsListener listener) {
+  if (listener == OpsListener::kPublic) {
+    // Registered first, so this /metrics wins over the open one of the ops routes: revenue and
+    // per-buyer series are for the operator (an operator key with reports:read; a Prometheus
+    // scrape sends it as a bearer token), or for the dedicated metrics listener.
+    routes.get("/metrics", [&ctx](const http::Request& req, http::Response& res) {
+      if (!authorise(ctx, req, res, kScopeReportsRead, true)) return;
+      res.set_content(render_metrics(), "text/plain; version=0.0.4");
+    });
+  }
   OpsProbes probes;
   probes.broken = [&ctx] { return ctx.producer.broken(); };
   probes.readiness = {

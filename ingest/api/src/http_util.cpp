@@ -156,4 +156,50 @@ bool address_in_cidrs(const std::string& addr, const std::vector<std::string>& c
   return false;
 }
 
+namespace {
+
+// An X-Forwarded-For entry as an address: "198.51.100.7", "198.51.100.7:4711", "2001:db8::1",
+// "[2001:db8::1]:443". "" when it is none.
+std::string forwarded_address(std::string_view entry) {
+  entry = trim(entry);
+  if (!entry.empty() && entry.front() == '[') {
+    const auto close = entry.find(']');
+    if (close == std::string_view::npos) return "";
+    entry = entry.substr(1, close - 1);
+  } else if (std::count(entry.begin(), entry.end(), ':') == 1) {
+    entry = entry.substr(0, entry.find(':'));
+  }
+  const std::string text(entry);
+  unsigned char buf[16];
+  if (inet_pton(AF_INET, text.c_str(), buf) == 1 || inet_pton(AF_INET6, text.c_str(), buf) == 1)
+    return text;
+  return "";
+}
+
+}  // namespace
+
+std::string client_address(std::string_view peer,
+                           const std::vector<std::string_view>& forwarded_for,
+                           const std::vector<std::string>& trusted) {
+  std::string client(peer);
+  if (!address_in_cidrs(client, trusted)) return client;
+  std::vector<std::string_view> hops;
+  for (std::string_view field : forwarded_for) {
+    std::size_t start = 0;
+    while (start <= field.size()) {
+      const auto comma = field.find(',', start);
+      hops.push_back(field.substr(start, comma == std::string_view::npos ? comma : comma - start));
+      if (comma == std::string_view::npos) break;
+      start = comma + 1;
+    }
+  }
+  for (auto it = hops.rbegin(); it != hops.rend(); ++it) {
+    std::string hop = forwarded_address(*it);
+    if (hop.empty()) break;  // the trusted hop that wrote this is as far as we can see
+    client = std::move(hop);
+    if (!address_in_cidrs(client, trusted)) break;
+  }
+  return client;
+}
+
 }  // namespace leadflow::http

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "auth.hpp"
 #include "errors.hpp"
 #include "intake.hpp"
 #include "leadflow/api/api.hpp"
@@ -17,69 +18,6 @@ namespace leadflow {
 namespace {
 
 using nlohmann::json;
-
-// Authenticates, rate-limits and authorises one request. Every answer, refusals included,
-// carries the X-RateLimit headers. Returns the key when the handler may go on.
-std::optional<ApiKey> authorise(IngestContext& ctx, const http::Request& req, http::Response& res,
-                                Scope scope, bool operator_only = false) {
-  if (!req.tls()) {
-    const bool forwarded = req.header("X-Forwarded-Proto") == "https" &&
-                           http::address_in_cidrs(req.remote_addr(), ctx.config.trusted_proxies);
-    if (!forwarded) {
-      http::send_problem(res, 403, "HTTPS required");
-      return std::nullopt;
-    }
-  }
-  const std::string auth(req.header("Authorization"));
-  std::optional<ApiKey> key;
-  bool unavailable = false;  // the store could not say whether the key exists
-  if (auth.size() > 7 && (auth.rfind("Bearer ", 0) == 0 || auth.rfind("bearer ", 0) == 0)) {
-    std::string secret = auth.substr(7);
-    while (!secret.empty() && secret.front() == ' ') secret.erase(secret.begin());
-    // Only a well-formed key reaches the store; the lookup is by SHA-256, so timing reveals
-    // nothing about stored keys.
-    if (secret.size() <= 256) {
-      Lookup<ApiKey> found = ctx.store.find_api_key_by_hash(sha256_hex(secret));
-      unavailable = found.status == StoreStatus::kUnavailable;
-      key = std::move(found.value);
-      if (key &&
-          (key->revoked_at_ms != 0 || !constant_time_equal(key->key_hash, sha256_hex(secret))))
-        key.reset();
-    }
-  }
-  if (!key) {
-    const RateDecision d =
-        ctx.ip_limiter.acquire("ip:" + req.remote_addr(), ctx.config.ip_rate_limit_per_minute, 0);
-    http::set_rate_headers(res, d);
-    if (!d.allowed) {
-      http::send_problem(res, 429, "too many unauthenticated requests from this address");
-      return std::nullopt;
-    }
-    // A lookup the store could not answer is no answer: 503, never a 401 (and after the
-    // per-address limit, so bad keys cannot turn into a flood of store calls).
-    if (unavailable) {
-      send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kCheckApiKey));
-      return std::nullopt;
-    }
-    res.set_header("WWW-Authenticate", "Bearer");
-    http::send_problem(res, 401,
-                       auth.empty() ? "missing API key (Authorization: Bearer <key>)"
-                                    : "invalid or revoked API key");
-    return std::nullopt;
-  }
-  const PlanLimits limits = limits_of(key->plan);
-  const RateDecision d = ctx.limiter.acquire(key->id, limits.per_minute, limits.per_day);
-  http::set_rate_headers(res, d);
-  if (!d.allowed) {
-    http::send_problem(res, 429, "rate limit exceeded for this API key");
-    return std::nullopt;
-  }
-  if (!key->has(scope) || (operator_only && !key->is_operator())) {
-    http::send_problem(res, 403, "this API key lacks permission for the operation");
-    return std::nullopt;
-  }
-  return key;
-}
 
 bool require_json(const http::Request& req, http::Response& res) {
   if (http::is_json(req)) return true;
@@ -401,6 +339,32 @@ void created(http::Response& res, const Management::Created& c, const char* what
   http::send_json(res, 201, {{"success", true}, {"data", c.body}});
 }
 
+std::string string_member(const json& body, const char* name) {
+  const auto it = body.find(name);
+  return it != body.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// The audit record of a key made or revoked through the API: which key, whose, by which
+// operator key, from where. The secret itself is never part of it.
+void audit_key(IngestContext& ctx, const http::Request& req, const ApiKey& actor, AuditEvent event,
+               std::string_view kind, const json& record) {
+  const std::string client = client_of(ctx, req);
+  const std::string key_id = string_member(record, "key_id");
+  const std::string campaign_id = string_member(record, "campaign_id");
+  const std::string seller_id = string_member(record, "seller_id");
+  AuditRecord r;
+  r.event = event;
+  r.surface = "api";
+  r.kind = kind;
+  r.route = req.route();
+  r.client = client;
+  r.key_id = key_id;
+  r.campaign_id = campaign_id;
+  r.seller_id = seller_id;
+  r.actor_key_id = actor.id;
+  ctx.audit.record(r);
+}
+
 }  // namespace
 
 void register_surface_a(Routes& routes, IngestContext& ctx) {
@@ -429,8 +393,13 @@ void register_surface_a(Routes& routes, IngestContext& ctx) {
     http::send_json(r, 200, {{"success", true}, {"data", data}});
   });
   routes.post("/v1/campaigns", [&c](const http::Request& q, http::Response& r) {
-    if (!authorise(c, q, r, kScopeAdmin, true) || !require_json(q, r)) return;
-    if (auto body = parse_body(q, r)) created(r, c.management.create_campaign(*body), "campaign");
+    auto key = authorise(c, q, r, kScopeAdmin, true);
+    if (!key || !require_json(q, r)) return;
+    auto body = parse_body(q, r);
+    if (!body) return;
+    const Management::Created made = c.management.create_campaign(*body);
+    created(r, made, "campaign");
+    if (r.status == 201) audit_key(c, q, *key, AuditEvent::kKeyCreated, "campaign_key", made.body);
   });
   routes.get("/v1/campaigns", [&c](const http::Request& q, http::Response& r) {
     if (!authorise(c, q, r, kScopeAdmin, true)) return;
@@ -440,8 +409,13 @@ void register_surface_a(Routes& routes, IngestContext& ctx) {
     http::send_json(r, 200, {{"success", true}, {"data", data}});
   });
   routes.post("/v1/api-keys", [&c](const http::Request& q, http::Response& r) {
-    if (!authorise(c, q, r, kScopeAdmin, true) || !require_json(q, r)) return;
-    if (auto body = parse_body(q, r)) created(r, c.management.create_api_key(*body), "API key");
+    auto key = authorise(c, q, r, kScopeAdmin, true);
+    if (!key || !require_json(q, r)) return;
+    auto body = parse_body(q, r);
+    if (!body) return;
+    const Management::Created made = c.management.create_api_key(*body);
+    created(r, made, "API key");
+    if (r.status == 201) audit_key(c, q, *key, AuditEvent::kKeyCreated, "api_key", made.body);
   });
   routes.get("/v1/api-keys", [&c](const http::Request& q, http::Response& r) {
     if (!authorise(c, q, r, kScopeAdmin, true)) return;
@@ -450,12 +424,16 @@ void register_surface_a(Routes& routes, IngestContext& ctx) {
     http::send_json(r, 200, {{"success", true}, {"data", data}});
   });
   routes.remove("/v1/api-keys/{id}", [&c](const http::Request& q, http::Response& r) {
-    if (!authorise(c, q, r, kScopeAdmin, true)) return;
-    const auto s = c.store.revoke_api_key(std::string(q.match(1)), c.clock.now_ms());
+    auto key = authorise(c, q, r, kScopeAdmin, true);
+    if (!key) return;
+    const std::string id(q.match(1));
+    const auto s = c.store.revoke_api_key(id, c.clock.now_ms());
     if (s != StoreStatus::kOk) return send_store_failure(r, s);
-    log(LogLevel::kInfo, "api_key_revoked", {{"key_id", std::string(q.match(1))}});
-    http::send_json(r, 200,
-                    {{"success", true}, {"key_id", std::string(q.match(1))}, {"revoked", true}});
+    json revoked = {{"key_id", id}};
+    for (const auto& k : c.store.list_api_keys())
+      if (k.id == id && !k.seller_id.empty()) revoked["seller_id"] = k.seller_id;
+    audit_key(c, q, *key, AuditEvent::kKeyRevoked, "api_key", revoked);
+    http::send_json(r, 200, {{"success", true}, {"key_id", id}, {"revoked", true}});
   });
 }
 

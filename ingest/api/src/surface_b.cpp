@@ -1,10 +1,12 @@
 // Surface B: campaign-key lead posting under /api/v1, and the legacy form POST /{key}.
 #include <atomic>
 
+#include "auth.hpp"
 #include "errors.hpp"
 #include "intake.hpp"
 #include "leadflow/api/api.hpp"
 #include "leadflow/api/http_util.hpp"
+#include "leadflow/api/job_ids.hpp"
 #include "leadflow/base/ids.hpp"
 #include "leadflow/base/log.hpp"
 #include "leadflow/base/metrics.hpp"
@@ -133,6 +135,7 @@ enum class Intake {
 struct LeadIntake {
   Lead lead;
   int wait_ms = 0;
+  std::string campaign_key;      // for the job id of a 202
   std::string invalid_campaign;  // (may_block false) count an invalid lead for this campaign
   std::int64_t invalid_at_ms = 0;
 };
@@ -187,7 +190,12 @@ Intake take_campaign_lead(IngestContext& ctx, const http::Request& req, http::Re
   }
   if (!campaign || !campaign->active) {
     metrics.lead("campaign", "unauthorized");
-    send_b_error(res, 401, "unauthorized", "unrecognised or inactive campaign key");
+    FailedCampaignAuth failed{campaign ? "inactive_campaign" : "unknown_key", key, {}, {}};
+    if (campaign) {
+      failed.campaign_id = campaign->id;
+      failed.seller_id = campaign->seller_id;
+    }
+    answer_failed_campaign_auth(ctx, req, res, failed, "unrecognised or inactive campaign key");
     return Intake::kAnswered;
   }
   const std::optional<RateDecision> decided =
@@ -198,6 +206,7 @@ Intake take_campaign_lead(IngestContext& ctx, const http::Request& req, http::Re
   http::set_rate_headers(res, d);
   if (!d.allowed) {
     metrics.lead("campaign", "rate_limited");
+    audit_rate_limited(ctx, req, "campaign", "campaign", "", campaign->id, campaign->seller_id);
     send_b_error(res, 429, "rate_limited", "the campaign's per-minute ceiling is reached");
     return Intake::kAnswered;
   }
@@ -241,11 +250,14 @@ Intake take_campaign_lead(IngestContext& ctx, const http::Request& req, http::Re
   lead.sync_wait_ms = wait_ms;
   out.wait_ms = wait_ms;
   out.lead = std::move(lead);
+  out.campaign_key = std::move(key);
   return Intake::kAccept;
 }
 
-// The answer to a lead handed to the queue.
-void answer_accepted(http::Response& res, const std::string& lead_id, const AcceptResult& r) {
+// The answer to a lead handed to the queue. A 202's job id is the lead id tagged for the key it
+// was posted with (job_ids.hpp).
+void answer_accepted(http::Response& res, const std::string& lead_id,
+                     const std::string& campaign_key, const AcceptResult& r) {
   auto& metrics = ingest_metrics();
   if (r.produced != ProduceStatus::kOk) {
     metrics.lead("campaign", "unavailable");
@@ -256,9 +268,9 @@ void answer_accepted(http::Response& res, const std::string& lead_id, const Acce
   if (!r.outcome) {
     // The hot path of an async campaign: ids are plain ASCII, so no JSON tree is needed.
     res.status = 202;
-    res.set_content(
-        "{\"status\":\"queued\",\"job_id\":\"" + lead_id + "\",\"lead_id\":\"" + lead_id + "\"}",
-        "application/json");
+    res.set_content("{\"status\":\"queued\",\"job_id\":\"" + job_id_for(lead_id, campaign_key) +
+                        "\",\"lead_id\":\"" + lead_id + "\"}",
+                    "application/json");
     return;
   }
   http::send_json(res, 200, sold_body(*r.outcome));
@@ -269,7 +281,7 @@ void post_campaign_lead(IngestContext& ctx, const http::Request& req, http::Resp
                         const std::string* path_key, PostBody& body) {
   LeadIntake in;
   if (take_campaign_lead(ctx, req, res, path_key, true, body, in) != Intake::kAccept) return;
-  answer_accepted(res, in.lead.id, accept_lead(ctx, in.lead, in.wait_ms));
+  answer_accepted(res, in.lead.id, in.campaign_key, accept_lead(ctx, in.lead, in.wait_ms));
 }
 
 // Counts an invalid post for the campaign's stats on the blocking pool. A flood of invalid posts
@@ -319,16 +331,17 @@ void post_campaign_lead_inline(IngestContext& ctx, const std::shared_ptr<Exchang
   if (in.wait_ms > 0) {
     // A sync campaign waits for its auction: on the pool, bounded by the campaign's timeout.
     ex->run_blocking([&ctx, in = std::move(in)](Exchange& e) {
-      answer_accepted(e.res, in.lead.id, accept_lead(ctx, in.lead, in.wait_ms));
+      answer_accepted(e.res, in.lead.id, in.campaign_key, accept_lead(ctx, in.lead, in.wait_ms));
     });
     return;
   }
-  accept_lead_async(ctx, in.lead, [ex, id = in.lead.id](ProduceStatus status) {
-    AcceptResult r;
-    r.produced = status;
-    answer_accepted(ex->res, id, r);
-    ex->done();
-  });
+  accept_lead_async(ctx, in.lead,
+                    [ex, id = in.lead.id, key = std::move(in.campaign_key)](ProduceStatus status) {
+                      AcceptResult r;
+                      r.produced = status;
+                      answer_accepted(ex->res, id, key, r);
+                      ex->done();
+                    });
 }
 
 std::int64_t period_start_ms(const std::string& period, std::int64_t now_ms) {
@@ -355,7 +368,8 @@ void register_surface_b(Routes& routes, IngestContext& ctx) {
     if (unavailable)
       return send_b_error(r, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
     if (!campaign)
-      return send_b_error(r, 401, "unauthorized", "unrecognised or inactive campaign key");
+      return answer_failed_campaign_auth(c, q, r, {"unknown_key", key, {}, {}},
+                                         "unrecognised or inactive campaign key");
     const std::string period = q.has_param("period") ? q.param("period") : "today";
     const std::int64_t since = period_start_ms(period, c.clock.now_ms());
     if (since < 0) {
@@ -379,6 +393,10 @@ void register_surface_b(Routes& routes, IngestContext& ctx) {
                      {"currency", "USD"}});
   });
 
+  // A campaign learns nothing of ids that are not its own: another campaign's lead (queued or
+  // decided), an id never issued and anything malformed get one answer, 404 "no such job". Its
+  // own job is "queued" until decided: from the store once a worker has recorded it, and before
+  // that from the job id's tag, which only this campaign's key can make (job_ids.hpp).
   routes.get("/api/v1/jobs/{id}", [&c](const http::Request& q, http::Response& r) {
     const std::string key(q.header("X-Campaign-Key"));
     bool unavailable = false;
@@ -387,25 +405,29 @@ void register_surface_b(Routes& routes, IngestContext& ctx) {
     if (unavailable)
       return send_b_error(r, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
     if (!campaign)
-      return send_b_error(r, 401, "unauthorized",
-                          "X-Campaign-Key missing, unrecognised or inactive");
+      return answer_failed_campaign_auth(c, q, r,
+                                         {key.empty() ? "missing_key" : "unknown_key", key, {}, {}},
+                                         "X-Campaign-Key missing, unrecognised or inactive");
     const std::string id(q.match(1));
-    auto record = is_valid_id(id, kLeadPrefix) ? c.store.get_lead(id) : std::nullopt;
-    if (!record) {
-      // Accepted leads reach the store when a worker picks them up; until then the job is queued.
-      // An id this campaign never got is indistinguishable here and also reads as queued only if
-      // it is recent and well-formed; anything else is unknown.
-      const std::int64_t made = id_time_ms(id, kLeadPrefix);
-      if (made > 0 && c.clock.now_ms() - made < 24 * 3'600'000LL)
+    const JobRef job = parse_job_id(id, key);
+    const auto not_found = [&r] { send_b_error(r, 404, "not_found", "no such job"); };
+    if (job.lead_id.empty()) return not_found();
+    const auto record = c.store.get_lead(job.lead_id);
+    if (record && record->lead.campaign_id == campaign->id) {
+      const auto& d = record->distribution;
+      if (d.status == DeliveryStatus::kPending)
         return http::send_json(r, 200, {{"status", "queued"}, {"job_id", id}});
-      return send_b_error(r, 404, "not_found", "no such job");
+      return http::send_json(r, 200,
+                             sold_body({job.lead_id, d.status, d.buyer_id, d.price, d.payout}));
     }
-    if (record->lead.campaign_id != campaign->id)
-      return send_b_error(r, 404, "not_found", "no such job");
-    const auto& d = record->distribution;
-    if (d.status == DeliveryStatus::kPending)
+    // Not stored under this campaign. Issued to this key: accepted and not picked up by a worker
+    // yet (for a day after the id was made). A tag that checks but whose lead the store holds
+    // under another campaign can only be one this key's holder made up: answered the same, so
+    // it says nothing of that lead.
+    const std::int64_t made = id_time_ms(job.lead_id, kLeadPrefix);
+    if (job.issued_to_key && made > 0 && c.clock.now_ms() - made < 24 * 3'600'000LL)
       return http::send_json(r, 200, {{"status", "queued"}, {"job_id", id}});
-    http::send_json(r, 200, sold_body({id, d.status, d.buyer_id, d.price, d.payout}));
+    not_found();
   });
 
   routes.get("/api/v1/fields/{vertical}", [&c](const http::Request& q, http::Response& r) {

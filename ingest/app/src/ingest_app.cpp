@@ -67,6 +67,7 @@ struct App::Impl {
   std::unique_ptr<RateLimiter> limiter, ip_limiter;
   std::unique_ptr<Management> management;
   std::unique_ptr<CampaignCache> campaigns;
+  std::unique_ptr<AuditLog> audit;
   std::unique_ptr<IngestContext> ctx;
   Listener tls, plain, metrics;
   bool started = false;
@@ -146,9 +147,10 @@ bool App::start(std::string& error) {
     m.limiter = std::make_unique<RateLimiter>(m.clock);
   m.ip_limiter = std::make_unique<RateLimiter>(m.clock);
   m.campaigns = std::make_unique<CampaignCache>(*m.store, m.clock);
+  m.audit = std::make_unique<AuditLog>(m.clock);
   m.ctx = std::make_unique<IngestContext>(
       IngestContext{c, *m.store, m.queue->producer(), topics, m.waiters, m.verticals, *m.limiter,
-                    *m.ip_limiter, m.clock, *m.management, *m.campaigns,
+                    *m.ip_limiter, m.clock, *m.management, *m.campaigns, *m.audit,
                     [&m] { return m.queue->healthy() && (!m.workers || m.workers->healthy()); }});
 
   std::string cert = c.tls_cert, key = c.tls_key;
@@ -163,7 +165,7 @@ bool App::start(std::string& error) {
   {
     Routes routes;
     install_common_handlers(routes, *m.ctx);
-    register_ops_routes(routes, *m.ctx);
+    register_ops_routes(routes, *m.ctx, OpsListener::kPublic);
     register_surface_a(routes, *m.ctx);
     register_surface_b(routes, *m.ctx);
     if (!m.tls.start(std::move(routes), c.listen, c, c.http_threads, cert, key, error,
@@ -173,7 +175,7 @@ bool App::start(std::string& error) {
   if (c.http_listen) {
     Routes routes;
     install_common_handlers(routes, *m.ctx);
-    register_ops_routes(routes, *m.ctx);
+    register_ops_routes(routes, *m.ctx, OpsListener::kPublic);
     register_surface_a(routes, *m.ctx);  // answers 403 unless via a trusted proxy
     register_surface_b(routes, *m.ctx);
     if (!m.plain.start(std::move(routes), *c.http_listen, c, c.http_threads, "", "", error,
@@ -183,7 +185,7 @@ bool App::start(std::string& error) {
   if (c.metrics_listen) {
     Routes routes;
     install_common_handlers(routes, *m.ctx);
-    register_ops_routes(routes, *m.ctx);
+    register_ops_routes(routes, *m.ctx, OpsListener::kMetrics);
     if (!m.metrics.start(std::move(routes), *c.metrics_listen, c, 2, "", "", error,
                          "LEADFLOW_METRICS_LISTEN"))
       return false;

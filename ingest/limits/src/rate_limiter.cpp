@@ -5,6 +5,14 @@
 
 namespace leadflow {
 
+std::int64_t reset_second(std::int64_t unix_ms, double to_full_s) {
+  // The bucket's arithmetic is in doubles: a thousandth of a microsecond of rounding error must
+  // not push an exact second to the next one.
+  const std::int64_t full_at_ms =
+      unix_ms + static_cast<std::int64_t>(std::ceil(std::max(0.0, to_full_s) * 1000.0 - 1e-6));
+  return full_at_ms / 1000 + (full_at_ms % 1000 != 0 ? 1 : 0);
+}
+
 RateDecision RateLimiter::acquire(std::string_view key, int per_minute, int per_day) {
   const SteadyTime now = clock_.steady_now();
   const std::int64_t unix_ms = clock_.now_ms();
@@ -44,7 +52,7 @@ RateDecision RateLimiter::acquire(std::string_view key, int per_minute, int per_
   const std::int64_t next_day_s = (day + 1) * 86'400;
   const double to_full_s = (per_minute - b.tokens) / rate_per_s;
   const bool day_binding = per_day > 0 && day_left <= minute_left;
-  d.reset_unix = day_binding ? next_day_s : now_s + static_cast<std::int64_t>(std::ceil(to_full_s));
+  d.reset_unix = day_binding ? next_day_s : reset_second(unix_ms, to_full_s);
   if (!d.allowed) {
     d.retry_after_s = !day_ok ? static_cast<int>(next_day_s - now_s)
                               : static_cast<int>(std::ceil((1.0 - b.tokens) / rate_per_s));

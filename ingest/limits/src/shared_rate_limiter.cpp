@@ -118,9 +118,7 @@ std::optional<RateDecision> SharedRateLimiter::take(std::string_view key, int pe
   const bool day_binding = per_day > 0 && day_left <= minute_left;
   const double to_full_s =
       (per_minute - lease->shared_tokens - lease->tokens) / (rate_per_ms * 1000);
-  d.reset_unix = day_binding
-                     ? next_day_s
-                     : now_s + static_cast<std::int64_t>(std::ceil(std::max(0.0, to_full_s)));
+  d.reset_unix = day_binding ? next_day_s : reset_second(unix_ms, to_full_s);
   if (!allowed) {
     const bool day_out = per_day > 0 && lease->day_left <= 0;
     d.retry_after_s =

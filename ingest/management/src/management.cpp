@@ -4,6 +4,7 @@
 
 #include "leadflow/base/crypto.hpp"
 #include "leadflow/base/ids.hpp"
+#include "leadflow/base/text.hpp"
 
 namespace leadflow {
 namespace {
@@ -19,6 +20,12 @@ void unknown_fields(const json& body, std::initializer_list<const char*> allowed
   }
 }
 
+// Names and ids are text a person reads in a list, a log or a terminal: 1 to `max` characters
+// (code points, so any script counts as a person would), and no control characters (C0, DEL,
+// C1: a NUL, a newline or an escape sequence could cut a record short, forge a log line or
+// repaint a terminal).
+constexpr std::size_t kMaxName = 200;
+
 bool take_string(const json& body, const char* name, std::size_t max, bool required,
                  std::string& out, FieldErrors& errors) {
   auto it = body.find(name);
@@ -31,7 +38,14 @@ bool take_string(const json& body, const char* name, std::size_t max, bool requi
     return false;
   }
   out = it->get<std::string>();
-  if (out.empty() || out.size() > max) {
+  const TextInfo text = inspect_text(out, false);
+  if (text.problem != TextProblem::kNone) {
+    errors.push_back({name, "invalid_format",
+                      text.problem == TextProblem::kControl ? "must not contain control characters"
+                                                            : "must be valid UTF-8"});
+    return false;
+  }
+  if (out.empty() || text.chars > max) {
     errors.push_back({name, out.empty() ? "required" : "too_long",
                       "must be 1 to " + std::to_string(max) + " characters"});
     return false;
@@ -42,7 +56,11 @@ bool take_string(const json& body, const char* name, std::size_t max, bool requi
 bool take_int(const json& body, const char* name, int min, int max, int& out, FieldErrors& errors) {
   auto it = body.find(name);
   if (it == body.end() || it->is_null()) return false;
-  if (!it->is_number_integer() || it->get<std::int64_t>() < min || it->get<std::int64_t>() > max) {
+  if (!it->is_number_integer()) {
+    errors.push_back({name, "invalid_type", "must be an integer"});
+    return false;
+  }
+  if (it->get<std::int64_t>() < min || it->get<std::int64_t>() > max) {
     errors.push_back(
         {name, "out_of_range",
          "must be an integer from " + std::to_string(min) + " to " + std::to_string(max)});
@@ -76,7 +94,7 @@ Management::Created Management::create_seller(const json& body) {
   }
   unknown_fields(body, {"name", "status"}, out.errors);
   Seller s;
-  take_string(body, "name", 200, true, s.name, out.errors);
+  take_string(body, "name", kMaxName, true, s.name, out.errors);
   take_status(body, s.active, out.errors);
   if (!out.errors.empty()) return out;
   s.id = new_id(kSellerPrefix);
@@ -100,7 +118,7 @@ Management::Created Management::create_campaign(const json& body) {
   if (take_string(body, "seller_id", 64, true, c.seller_id, out.errors) &&
       !store_.get_seller(c.seller_id))
     out.errors.push_back({"seller_id", "not_found", "no such seller"});
-  take_string(body, "name", 200, true, c.name, out.errors);
+  take_string(body, "name", kMaxName, true, c.name, out.errors);
   if (take_string(body, "vertical", 64, true, c.vertical, out.errors) &&
       !verticals_.find(c.vertical))
     out.errors.push_back({"vertical", "not_allowed", "unknown vertical"});
@@ -122,7 +140,12 @@ Management::Created Management::create_campaign(const json& body) {
     if (!it->is_object()) {
       out.errors.push_back({"payout", "invalid_type", "must be an object"});
     } else {
-      const std::string model = it->value("model", "revshare");
+      // Absent means revshare; anything but one of the two strings is refused (null included:
+      // a model named and left empty is a mistake, not a choice).
+      const auto model_it = it->find("model");
+      const std::string model = model_it == it->end()   ? std::string("revshare")
+                                : model_it->is_string() ? model_it->get<std::string>()
+                                                        : std::string();
       const auto value = it->find("value");
       if (model != "revshare" && model != "fixed") {
         out.errors.push_back({"payout.model", "not_allowed", "must be revshare or fixed"});
@@ -164,7 +187,7 @@ Management::Created Management::create_api_key(const json& body) {
   }
   unknown_fields(body, {"name", "seller_id", "plan", "scopes"}, out.errors);
   ApiKey k;
-  take_string(body, "name", 200, false, k.name, out.errors);
+  take_string(body, "name", kMaxName, false, k.name, out.errors);
   if (body.contains("seller_id") && !body["seller_id"].is_null()) {
     if (take_string(body, "seller_id", 64, true, k.seller_id, out.errors) &&
         !store_.get_seller(k.seller_id))

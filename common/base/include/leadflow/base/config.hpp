@@ -44,8 +44,10 @@ struct Config {
   int max_wait_ms = 30000;         // LEADFLOW_MAX_WAIT_MS: ceiling for Prefer: wait=N
   int auction_timeout_ms = 10000;  // LEADFLOW_AUCTION_TIMEOUT_MS
   int queue_partitions = 8;        // LEADFLOW_QUEUE_PARTITIONS
-  std::int64_t max_backlog = 1'000'000;   // LEADFLOW_MAX_BACKLOG
-  int ip_rate_limit_per_minute = 60;      // LEADFLOW_IP_RATE_LIMIT: unauthenticated requests
+  std::int64_t max_backlog = 1'000'000;  // LEADFLOW_MAX_BACKLOG
+  /// LEADFLOW_AUTH_FAILURE_LIMIT (formerly LEADFLOW_IP_RATE_LIMIT): failed authentications a
+  /// minute per client address, both surfaces together; past it, 429.
+  int auth_failure_limit_per_minute = 20;
   std::string log_level = "info";         // LEADFLOW_LOG_LEVEL
   std::string topic_prefix = "leadflow";  // LEADFLOW_TOPIC_PREFIX
   // Scale-out (LEADFLOW_QUEUE=kafka://..., LEADFLOW_STORE=postgresql://...).

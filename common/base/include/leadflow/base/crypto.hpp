@@ -7,6 +7,8 @@ namespace leadflow {
 
 /// Lower-case hex SHA-256.
 std::string sha256_hex(std::string_view data);
+/// HMAC-SHA256 of `data` under `key`: the 32 raw bytes.
+std::string hmac_sha256(std::string_view key, std::string_view data);
 /// Constant-time equality for secrets and their hashes.
 bool constant_time_equal(std::string_view a, std::string_view b);
 /// `n` bytes from the OS CSPRNG.

@@ -16,5 +16,8 @@ bool parse_log_level(std::string_view s, LogLevel& out);
 bool log_enabled(LogLevel level);
 void log(LogLevel level, std::string_view event,
          std::initializer_list<std::pair<const char*, nlohmann::json>> fields = {});
+/// A record rather than a diagnostic (the audit log): written at level "info" whatever the log
+/// level, so that turning diagnostics down never loses one. `fields` is a JSON object.
+void log_record(std::string_view event, const nlohmann::json& fields);
 
 }  // namespace leadflow

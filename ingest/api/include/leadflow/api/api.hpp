@@ -13,6 +13,7 @@
 #include <prometheus/histogram.h>
 #include "leadflow/http/routes.hpp"
 
+#include "leadflow/base/audit.hpp"
 #include "leadflow/base/clock.hpp"
 #include "leadflow/base/config.hpp"
 #include "leadflow/domain/accounts.hpp"
@@ -73,13 +74,21 @@ struct IngestContext {
   const Clock& clock;
   Management& management;
   CampaignCache& campaigns;
+  AuditLog& audit;              // failed authentications, refusals, keys made and revoked
   std::function<bool()> ready;  // /readyz
 };
 
 void install_common_handlers(Routes& routes, IngestContext& ctx);
+
+/// Which listener the ops routes are for.
+enum class OpsListener {
+  kPublic,   // LEADFLOW_LISTEN, LEADFLOW_HTTP_LISTEN: /metrics needs an operator key
+  kMetrics,  // LEADFLOW_METRICS_LISTEN: all open, for Prometheus and probes
+};
 /// The ops routes (leadflow/http/ops_routes.hpp) with the front's probes: the producer for
-/// liveness; the store, the producer and the in-process workers for readiness.
-void register_ops_routes(Routes& routes, IngestContext& ctx);
+/// liveness; the store, the producer and the in-process workers for readiness. /healthz and
+/// /readyz are open on every listener.
+void register_ops_routes(Routes& routes, IngestContext& ctx, OpsListener listener);
 /// Surface A. A request that did not come over TLS is refused unless a trusted proxy forwarded it.
 void register_surface_a(Routes& routes, IngestContext& ctx);
 void register_surface_b(Routes& routes, IngestContext& ctx);

@@ -3,6 +3,7 @@
 // types, Prefer.
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 #include "leadflow/http/message.hpp"
@@ -36,5 +37,15 @@ std::string decode_cursor(std::string_view cursor);
 
 /// Whether `addr` falls in one of the CIDRs ("10.0.0.0/8", "::1/128", "192.0.2.7").
 bool address_in_cidrs(const std::string& addr, const std::vector<std::string>& cidrs);
+
+/// The client's address. `peer` when it is not one of the trusted proxies (`trusted`, CIDRs);
+/// otherwise the X-Forwarded-For hops (every field, in order, read as one comma-separated list)
+/// are walked from the last: the first that is not a trusted proxy is the client (what a client
+/// puts in the header itself comes before its proxy's entry, and is never believed). A hop that
+/// is not an IP address (ports and IPv6 brackets are dropped first) ends the walk at the hop
+/// that wrote it. Only trusted hops: the earliest of them.
+std::string client_address(std::string_view peer,
+                           const std::vector<std::string_view>& forwarded_for,
+                           const std::vector<std::string>& trusted);
 
 }  // namespace leadflow::http

@@ -20,6 +20,12 @@ struct RateDecision {
   int retry_after_s = 0;        // for a refusal: seconds until one request is allowed
 };
 
+/// X-RateLimit-Reset for a bucket that is full `to_full_s` seconds after `unix_ms`: the first
+/// whole second at or after that moment. Rounded up, so it never names a second already past
+/// nor one before the bucket is full (at 12:00:00.900 with 0.5 s to go it is 12:00:02, not
+/// 12:00:01).
+std::int64_t reset_second(std::int64_t unix_ms, double to_full_s);
+
 /// Per-key limits: a token bucket of `per_minute` tokens refilled evenly over a minute, and a
 /// UTC-day counter of `per_day`. Both must allow a request. Example: a standard key (100/min) that
 /// spent 100 tokens at 12:00:00 gets its next one at 12:00:00.6 and is full again at 12:01:00.

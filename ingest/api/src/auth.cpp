@@ -1,0 +1,159 @@
+// Authentication of both surfaces, the per-address limit on failed authentications, and the
+// audit records of both.
+#include "auth.hpp"
+
+#include "errors.hpp"
+#include "leadflow/api/http_util.hpp"
+#include "leadflow/base/crypto.hpp"
+
+namespace leadflow {
+namespace {
+
+// Counts a failed authentication against the client's address. The same bucket serves both
+// surfaces, so a client cannot get twice the budget by alternating them.
+RateDecision charge_failure(IngestContext& ctx, const std::string& client) {
+  return ctx.ip_limiter.acquire("authfail:" + client, ctx.config.auth_failure_limit_per_minute, 0);
+}
+
+void audit_failure(IngestContext& ctx, const http::Request& req, const std::string& client,
+                   std::string_view surface, bool over_limit, std::string_view kind,
+                   std::string_view presented, std::string_view key_id,
+                   std::string_view campaign_id, std::string_view seller_id) {
+  const std::string last4 = credential_last4(presented);
+  AuditRecord r;
+  r.event = over_limit ? AuditEvent::kRateLimited : AuditEvent::kAuthFailed;
+  r.surface = surface;
+  r.kind = over_limit ? std::string_view("failed_auth_per_address") : kind;
+  r.route = req.route();
+  r.client = client;
+  r.key_id = key_id;
+  r.campaign_id = campaign_id;
+  r.seller_id = seller_id;
+  r.credential_last4 = last4;
+  ctx.audit.record(r);
+}
+
+// After a failed authentication on Surface A: 401, or 429 once the address is past its limit.
+// `revoked` is the key when it was found but revoked (audited under its id), else nullptr and
+// `presented` is what was sent.
+void answer_failed_api_auth(IngestContext& ctx, const http::Request& req, http::Response& res,
+                            std::string_view kind, std::string_view presented,
+                            const ApiKey* revoked, std::string_view detail) {
+  const std::string client = client_of(ctx, req);
+  const RateDecision d = charge_failure(ctx, client);
+  http::set_rate_headers(res, d);
+  audit_failure(ctx, req, client, "api", !d.allowed, kind, presented,
+                revoked != nullptr ? std::string_view(revoked->id) : std::string_view(), "",
+                revoked != nullptr ? std::string_view(revoked->seller_id) : std::string_view());
+  if (!d.allowed) {
+    http::send_problem(res, 429, "too many failed authentications from this address");
+    return;
+  }
+  res.set_header("WWW-Authenticate", "Bearer");
+  http::send_problem(res, 401, detail);
+}
+
+}  // namespace
+
+std::string client_of(const IngestContext& ctx, const http::Request& req) {
+  if (ctx.config.trusted_proxies.empty()) return req.remote_addr();
+  std::vector<std::string_view> forwarded;
+  const std::size_t n = req.header_count("X-Forwarded-For");
+  forwarded.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) forwarded.push_back(req.header("X-Forwarded-For", i));
+  return http::client_address(req.remote_addr(), forwarded, ctx.config.trusted_proxies);
+}
+
+std::optional<ApiKey> authorise(IngestContext& ctx, const http::Request& req, http::Response& res,
+                                Scope scope, bool operator_only) {
+  if (!req.tls()) {
+    const bool forwarded = req.header("X-Forwarded-Proto") == "https" &&
+                           http::address_in_cidrs(req.remote_addr(), ctx.config.trusted_proxies);
+    if (!forwarded) {
+      http::send_problem(res, 403, "HTTPS required");
+      return std::nullopt;
+    }
+  }
+  const std::string_view auth = req.header("Authorization");
+  std::string_view secret;
+  std::optional<ApiKey> key;
+  std::string_view kind = "missing_key";
+  bool unavailable = false;  // the store could not say whether the key exists
+  if (auth.size() > 7 && (auth.substr(0, 7) == "Bearer " || auth.substr(0, 7) == "bearer ")) {
+    secret = auth.substr(7);
+    while (!secret.empty() && secret.front() == ' ') secret.remove_prefix(1);
+    kind = "unknown_key";
+    // Only a well-formed key reaches the store; the lookup is by SHA-256, so timing reveals
+    // nothing about stored keys.
+    if (!secret.empty() && secret.size() <= 256) {
+      const std::string hash = sha256_hex(secret);
+      Lookup<ApiKey> found = ctx.store.find_api_key_by_hash(hash);
+      unavailable = found.status == StoreStatus::kUnavailable;
+      key = std::move(found.value);
+      if (key && !constant_time_equal(key->key_hash, hash)) key.reset();
+      if (key && key->revoked_at_ms != 0) {
+        answer_failed_api_auth(ctx, req, res, "revoked_key", "", &*key,
+                               "invalid or revoked API key");
+        return std::nullopt;
+      }
+    }
+  }
+  if (!key) {
+    // A lookup the store could not answer is no answer: 503, never a 401, and no failure.
+    if (unavailable) {
+      send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kCheckApiKey));
+      return std::nullopt;
+    }
+    answer_failed_api_auth(ctx, req, res, kind, secret, nullptr,
+                           auth.empty() ? "missing API key (Authorization: Bearer <key>)"
+                                        : "invalid or revoked API key");
+    return std::nullopt;
+  }
+  const PlanLimits limits = limits_of(key->plan);
+  const RateDecision d = ctx.limiter.acquire(key->id, limits.per_minute, limits.per_day);
+  http::set_rate_headers(res, d);
+  if (!d.allowed) {
+    audit_rate_limited(ctx, req, "api", "api_key", key->id, "", key->seller_id);
+    http::send_problem(res, 429, "rate limit exceeded for this API key");
+    return std::nullopt;
+  }
+  if (!key->has(scope) || (operator_only && !key->is_operator())) {
+    http::send_problem(res, 403, "this API key lacks permission for the operation");
+    return std::nullopt;
+  }
+  return key;
+}
+
+void answer_failed_campaign_auth(IngestContext& ctx, const http::Request& req, http::Response& res,
+                                 const FailedCampaignAuth& failed, std::string_view message) {
+  const std::string client = client_of(ctx, req);
+  const RateDecision d = charge_failure(ctx, client);
+  http::set_rate_headers(res, d);
+  audit_failure(ctx, req, client, "campaign", !d.allowed, failed.kind, failed.presented, "",
+                failed.campaign_id, failed.seller_id);
+  if (!d.allowed) {
+    http::send_json(res, 429,
+                    {{"status", "rate_limited"},
+                     {"message", "too many failed authentications from this address"}});
+    return;
+  }
+  http::send_json(res, 401, {{"status", "unauthorized"}, {"message", message}});
+}
+
+void audit_rate_limited(IngestContext& ctx, const http::Request& req, std::string_view surface,
+                        std::string_view kind, std::string_view key_id,
+                        std::string_view campaign_id, std::string_view seller_id) {
+  const std::string client = client_of(ctx, req);
+  AuditRecord r;
+  r.event = AuditEvent::kRateLimited;
+  r.surface = surface;
+  r.kind = kind;
+  r.route = req.route();
+  r.client = client;
+  r.key_id = key_id;
+  r.campaign_id = campaign_id;
+  r.seller_id = seller_id;
+  ctx.audit.record(r);
+}
+
+}  // namespace leadflow

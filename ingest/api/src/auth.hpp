@@ -1,0 +1,48 @@
+#pragma once
+// Private: authentication of both surfaces' callers, and what follows a failed one. Every failed
+// authentication counts against the client's address (LEADFLOW_AUTH_FAILURE_LIMIT a minute,
+// both surfaces together, on this replica); past that, the answer is 429 with Retry-After
+// instead of 401, whatever key is tried, while a valid key from the same address still passes.
+// Failures, refusals and their addresses go to the audit log.
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "leadflow/api/api.hpp"
+#include "leadflow/base/audit.hpp"
+#include "leadflow/domain/accounts.hpp"
+#include "leadflow/http/message.hpp"
+#include "leadflow/limits/rate_limiter.hpp"
+
+namespace leadflow {
+
+/// The client's address: the peer, or behind a trusted proxy (LEADFLOW_TRUSTED_PROXIES) the
+/// address it forwarded.
+std::string client_of(const IngestContext& ctx, const http::Request& req);
+
+/// Surface A: authenticates, rate-limits and authorises one request. Every answer, refusals
+/// included, carries the X-RateLimit headers. Returns the key when the handler may go on;
+/// otherwise `res` is the answer (403 HTTPS required, 401, 429, 403, 503).
+std::optional<ApiKey> authorise(IngestContext& ctx, const http::Request& req, http::Response& res,
+                                Scope scope, bool operator_only = false);
+
+/// Why a Surface B caller was not let in: which audit kind, and what is known of it.
+struct FailedCampaignAuth {
+  std::string_view kind;         // missing_key, unknown_key, inactive_campaign
+  std::string_view presented;    // the key as sent (only its last four characters are logged)
+  std::string_view campaign_id;  // an inactive campaign's
+  std::string_view seller_id;
+};
+
+/// After a failed authentication on Surface B: counts it against the client's address, audits
+/// it, and answers 401 {"status": "unauthorized"} or, past the address's limit, 429
+/// {"status": "rate_limited"} with Retry-After. Never waits on I/O (the event loop calls it).
+void answer_failed_campaign_auth(IngestContext& ctx, const http::Request& req, http::Response& res,
+                                 const FailedCampaignAuth& failed, std::string_view message);
+
+/// Audits a refusal of a key's or campaign's own rate limit (kind "api_key" or "campaign").
+void audit_rate_limited(IngestContext& ctx, const http::Request& req, std::string_view surface,
+                        std::string_view kind, std::string_view key_id,
+                        std::string_view campaign_id, std::string_view seller_id);
+
+}  // namespace leadflow

@@ -1,0 +1,200 @@
+// Operator records (sellers, campaigns, API keys) from JSON bodies: a value of the wrong JSON
+// type in any field is a field error naming it, never an exception (which the front would turn
+// into a 500), and names are text a person can read: no control characters, bounded length.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "fake_store.hpp"
+#include "leadflow/base/clock.hpp"
+#include "leadflow/base/ids.hpp"
+#include "leadflow/domain/verticals.hpp"
+#include "leadflow/management/management.hpp"
+
+namespace leadflow {
+namespace {
+
+using nlohmann::json;
+
+class ManagementTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    seller_id = management.create_seller({{"name", "Acme"}}).body["seller_id"];
+  }
+
+  json campaign(json overrides = json::object()) const {
+    json body = {{"seller_id", seller_id}, {"name", "Auto"}, {"vertical", "auto_insurance"}};
+    body.merge_patch(overrides);
+    return body;
+  }
+
+  ManualClock clock;
+  testing::FakeStore store{clock};
+  VerticalRegistry verticals = VerticalRegistry::defaults();
+  Management management{store, verticals, clock};
+  std::string seller_id;
+};
+
+// Whether an error names `field` or a member of it ("payout" is named by "payout.value").
+bool names(const FieldErrors& errors, const std::string& field) {
+  for (const auto& e : errors)
+    if (e.field == field || e.field.rfind(field + ".", 0) == 0 ||
+        e.field.rfind(field + "[", 0) == 0)
+      return true;
+  return false;
+}
+
+std::string list(const FieldErrors& errors) {
+  std::string out;
+  for (const auto& e : errors) out += e.field + ":" + e.code + " ";
+  return out;
+}
+
+// A value of every JSON type but the one a field takes.
+const std::vector<json>& every_type() {
+  static const std::vector<json> values = {
+      json(5),
+      json(-1),
+      json(1.5),
+      json(true),
+      json(false),
+      json::array(),
+      json::array({1, "a"}),
+      json::object(),
+      json({{"a", 1}}),
+      json("text"),
+      json(""),
+  };
+  return values;
+}
+
+struct FieldCase {
+  std::string path;            // "payout.model"
+  json::json_pointer at;       // where the value goes in the body
+  std::vector<json> accepted;  // values of a wrong-looking type that are nevertheless valid
+};
+
+// Puts `value` at `at` in `body` (creating objects on the way).
+json with(json body, const json::json_pointer& at, const json& value) {
+  body[at] = value;
+  return body;
+}
+
+void expect_refused_per_type(const std::function<Management::Created(const json&)>& create,
+                             const json& base, const FieldCase& c) {
+  for (const json& value : every_type()) {
+    bool ok = false;
+    for (const json& a : c.accepted) ok = ok || a == value;
+    if (ok) continue;
+    const json body = with(base, c.at, value);
+    Management::Created out;
+    ASSERT_NO_THROW(out = create(body)) << c.path << " = " << value.dump();
+    EXPECT_TRUE(names(out.errors, c.path))
+        << c.path << " = " << value.dump() << " gave " << list(out.errors);
+  }
+  // null: absent for optional fields, an error for required ones; never an exception.
+  ASSERT_NO_THROW(create(with(base, c.at, nullptr))) << c.path << " = null";
+}
+
+TEST_F(ManagementTest, CampaignFieldsOfTheWrongTypeAreFieldErrors) {
+  const auto create = [&](const json& b) { return management.create_campaign(b); };
+  const json base = campaign({{"payout", {{"model", "fixed"}, {"value", 5}}}});
+  ASSERT_TRUE(create(base).errors.empty()) << list(create(base).errors);
+  const std::vector<FieldCase> cases = {
+      {"seller_id", json::json_pointer("/seller_id"), {}},
+      {"name", json::json_pointer("/name"), {json("text")}},
+      {"vertical", json::json_pointer("/vertical"), {}},
+      {"status", json::json_pointer("/status"), {}},
+      {"mode", json::json_pointer("/mode"), {}},
+      {"sync_timeout_ms", json::json_pointer("/sync_timeout_ms"), {}},
+      {"rate_limit_per_minute", json::json_pointer("/rate_limit_per_minute"), {json(5)}},
+      {"payout", json::json_pointer("/payout"), {}},
+      {"payout.model", json::json_pointer("/payout/model"), {}},
+      {"payout.value", json::json_pointer("/payout/value"), {json(5), json(1.5)}},
+  };
+  for (const auto& c : cases) expect_refused_per_type(create, base, c);
+}
+
+// The probe that found the 500: payout.model of every type but a string.
+TEST_F(ManagementTest, PayoutModelThatIsNotAStringIsAFieldError) {
+  for (const json& model : {json(5), json(true), json(nullptr), json::array(), json::object()}) {
+    json body = campaign();
+    body["payout"] = {{"model", model}, {"value", 5}};  // not merge_patch: it would drop a null
+    Management::Created out;
+    ASSERT_NO_THROW(out = management.create_campaign(body)) << model.dump();
+    ASSERT_FALSE(out.errors.empty()) << model.dump();
+    EXPECT_TRUE(names(out.errors, "payout.model")) << model.dump() << ": " << list(out.errors);
+  }
+}
+
+TEST_F(ManagementTest, SellerFieldsOfTheWrongTypeAreFieldErrors) {
+  const auto create = [&](const json& b) { return management.create_seller(b); };
+  const json base = {{"name", "Beta"}};
+  const std::vector<FieldCase> cases = {
+      {"name", json::json_pointer("/name"), {json("text")}},
+      {"status", json::json_pointer("/status"), {}},
+  };
+  for (const auto& c : cases) expect_refused_per_type(create, base, c);
+}
+
+TEST_F(ManagementTest, ApiKeyFieldsOfTheWrongTypeAreFieldErrors) {
+  const auto create = [&](const json& b) { return management.create_api_key(b); };
+  const json base = {{"name", "ops"}, {"plan", "standard"}, {"scopes", {"leads:read"}}};
+  ASSERT_TRUE(create(base).errors.empty());
+  const std::vector<FieldCase> cases = {
+      {"name", json::json_pointer("/name"), {json("text"), json("")}},
+      {"seller_id", json::json_pointer("/seller_id"), {}},
+      {"plan", json::json_pointer("/plan"), {}},
+      {"scopes", json::json_pointer("/scopes"), {}},
+      {"scopes[0]", json::json_pointer("/scopes/0"), {}},
+  };
+  for (const auto& c : cases) expect_refused_per_type(create, base, c);
+}
+
+// Names that would garble a terminal or a log, or cut a C string short.
+const std::vector<std::string>& hostile_names() {
+  static const std::vector<std::string> names = {
+      std::string("Acme\0Evil", 9),
+      "Acme\nINFO forged log line",
+      "Acme\r\n",
+      "Acme\tLeads",
+      "\x1b[31mred\x1b[0m",
+      "bell\x07",
+      "del\x7f",
+      "next line \xc2\x85",  // U+0085 NEL (C1)
+      "csi \xc2\x9b"
+      "31m",  // U+009B CSI (C1)
+  };
+  return names;
+}
+
+TEST_F(ManagementTest, NamesRefuseControlCharacters) {
+  for (const std::string& name : hostile_names()) {
+    const auto seller = management.create_seller({{"name", name}});
+    EXPECT_TRUE(names(seller.errors, "name")) << json(name).dump();
+    const auto camp = management.create_campaign(campaign({{"name", name}}));
+    EXPECT_TRUE(names(camp.errors, "name")) << json(name).dump();
+    const auto key = management.create_api_key({{"name", name}});
+    EXPECT_TRUE(names(key.errors, "name")) << json(name).dump();
+  }
+}
+
+TEST_F(ManagementTest, NamesKeepUnicodeLettersAndAreBoundedInCharacters) {
+  const std::string unicode = "Zoë Ünïcødé 李明 Ελληνικά";
+  EXPECT_TRUE(management.create_seller({{"name", unicode}}).errors.empty());
+  EXPECT_TRUE(management.create_campaign(campaign({{"name", unicode}})).errors.empty());
+  EXPECT_TRUE(management.create_api_key({{"name", unicode}}).errors.empty());
+  // 200 characters of two bytes each are 200 characters; 201 are too many.
+  std::string longest;
+  for (int i = 0; i < 200; ++i) longest += "é";
+  EXPECT_TRUE(management.create_seller({{"name", longest}}).errors.empty());
+  EXPECT_TRUE(names(management.create_seller({{"name", longest + "é"}}).errors, "name"));
+  EXPECT_TRUE(
+      names(management.create_campaign(campaign({{"name", longest + "x"}})).errors, "name"));
+}
+
+}  // namespace
+}  // namespace leadflow
