@@ -157,7 +157,9 @@ TEST(SqliteStore, AnnouncesToNoOtherProcess) {
   EXPECT_FALSE(store->announces());
   EXPECT_EQ(store->announce("leadflow_outcomes", std::vector<std::string>{"x"}),
             StoreStatus::kUnavailable);
-  EXPECT_EQ(store->watch("leadflow_outcomes", [](std::string_view) {}), nullptr);
+  EXPECT_EQ(store->watch(
+                "leadflow_outcomes", [](std::string_view) {}, nullptr),
+            nullptr);
 }
 
 TEST(SqliteStore, TwoStoresOnOneFileShareOneTruth) {

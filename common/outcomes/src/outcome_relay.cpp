@@ -61,9 +61,19 @@ void QueueOutcomePublisher::announce_loop() {
 }
 
 std::unique_ptr<StoreWatch> listen_for_outcomes(Store& store, OutcomeWaiters& waiters) {
-  return store.watch(kOutcomeChannel, [&waiters](std::string_view payload) {
-    if (auto m = decode_outcome(payload)) waiters.deliver(*m);
-  });
+  return store.watch(
+      kOutcomeChannel,
+      [&waiters](std::string_view payload) {
+        if (auto m = decode_outcome(payload)) waiters.deliver(*m);
+      },
+      [&store, &waiters] {
+        for (const std::string& id : waiters.waiting_for()) {
+          const auto r = store.get_lead(id);
+          if (!r || !is_final(r->distribution.status)) continue;
+          const Distribution& d = r->distribution;
+          waiters.deliver({id, d.status, d.buyer_id, d.price, d.payout});
+        }
+      });
 }
 
 ResultsListener::ResultsListener(std::unique_ptr<QueueConsumer> consumer, OutcomeWaiters& waiters)

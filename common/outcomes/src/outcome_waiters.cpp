@@ -69,6 +69,14 @@ std::size_t OutcomeWaiters::waiting() const {
   return slots_.size();
 }
 
+std::vector<std::string> OutcomeWaiters::waiting_for() const {
+  std::lock_guard lock(mu_);
+  std::vector<std::string> ids;
+  ids.reserve(slots_.size());
+  for (const auto& [id, slot] : slots_) ids.push_back(id);
+  return ids;
+}
+
 void OutcomeWaiters::forget(const std::string& lead_id) {
   std::lock_guard lock(mu_);
   slots_.erase(lead_id);

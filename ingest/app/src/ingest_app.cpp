@@ -151,7 +151,12 @@ bool App::start(std::string& error) {
   m.ctx = std::make_unique<IngestContext>(
       IngestContext{c, *m.store, m.queue->producer(), topics, m.waiters, m.verticals, *m.limiter,
                     *m.ip_limiter, m.clock, *m.management, *m.campaigns, *m.audit,
-                    [&m] { return m.queue->healthy() && (!m.workers || m.workers->healthy()); }});
+                    // The way to the workers and back: the queue, in-process workers, and
+                    // (scale-out) the watch that hears their outcomes.
+                    [&m] {
+                      return m.queue->healthy() && (!m.workers || m.workers->healthy()) &&
+                             (!m.outcomes || m.outcomes->listening());
+                    }});
 
   std::string cert = c.tls_cert, key = c.tls_key;
   if (cert.empty()) {

@@ -69,7 +69,7 @@ constexpr const char* kKeepalivesCount = "3";
 constexpr const char* kTcpUserTimeoutMs = "15000";
 
 // A watch whose connection is lost tries again this often.
-constexpr auto kWatchRetryPause = std::chrono::milliseconds(500);
+constexpr auto kWatchRetryPause = std::chrono::milliseconds(200);
 
 // ------------------------------------------------------------------------------------------------
 // Announcements: NOTIFY, and a LISTEN on a connection of its own
@@ -86,14 +86,15 @@ bool valid_channel(std::string_view channel) {
 /// A LISTEN on a connection outside the pool, served by one thread: it waits on the
 /// connection's socket and on an eventfd (stop), hands every notification's payload to the
 /// callback, and after a lost connection connects and listens again, pausing between attempts
-/// and logging once per outage.
+/// and logging once per outage. Each time it listens it calls `on_listening` first.
 class PgWatch final : public StoreWatch {
  public:
   PgWatch(ConnectSettings settings, std::string channel,
-          std::function<void(std::string_view)> on_payload)
+          std::function<void(std::string_view)> on_payload, std::function<void()> on_listening)
       : settings_(std::move(settings)),
         channel_(std::move(channel)),
         on_payload_(std::move(on_payload)),
+        on_listening_(std::move(on_listening)),
         wake_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
     thread_ = std::thread([this] { run(); });
   }
@@ -106,6 +107,8 @@ class PgWatch final : public StoreWatch {
     thread_.join();
     ::close(wake_);
   }
+
+  bool listening() const override { return listening_; }
 
  private:
   /// Waits until `fd` is readable, stop() is called or `timeout_ms` passes (-1: no limit).
@@ -143,6 +146,17 @@ class PgWatch final : public StoreWatch {
         }
         if (std::exchange(down, false))
           log(LogLevel::kInfo, "store_watch_resumed", {{"channel", channel_}});
+        // Listening from here: what the callback reads now, and what is announced from now on,
+        // leave nothing out.
+        listening_ = true;
+        if (on_listening_) {
+          try {
+            on_listening_();
+          } catch (const std::exception& e) {
+            log(LogLevel::kError, "store_watch_callback_failed",
+                {{"channel", channel_}, {"error", e.what()}});
+          }
+        }
       }
       if (!wait(conn->socket(), -1)) break;
       try {
@@ -156,6 +170,7 @@ class PgWatch final : public StoreWatch {
         }
       } catch (const PgError& e) {
         log(LogLevel::kWarn, "store_watch_down", {{"channel", channel_}, {"detail", e.message}});
+        listening_ = false;
         down = true;
         conn.reset();
       }
@@ -165,8 +180,10 @@ class PgWatch final : public StoreWatch {
   const ConnectSettings settings_;
   const std::string channel_;
   const std::function<void(std::string_view)> on_payload_;
+  const std::function<void()> on_listening_;
   const int wake_;
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> listening_{false};
   std::thread thread_;
 };
 
@@ -918,10 +935,11 @@ class PgStore final : public Store, private PgCalls {
   }
 
   std::unique_ptr<StoreWatch> watch(std::string_view channel,
-                                    std::function<void(std::string_view)> on_payload) override {
+                                    std::function<void(std::string_view)> on_payload,
+                                    std::function<void()> on_listening) override {
     if (!valid_channel(channel)) return nullptr;
-    return std::make_unique<PgWatch>(pool().settings(), std::string(channel),
-                                     std::move(on_payload));
+    return std::make_unique<PgWatch>(pool().settings(), std::string(channel), std::move(on_payload),
+                                     std::move(on_listening));
   }
 
   // --- stats ------------------------------------------------------------------------------------

@@ -60,6 +60,8 @@ class OutcomeWaiters {
   /// Wakes the request waiting for this lead, if it is in this process. Returns whether one was.
   bool deliver(const OutcomeMessage& m);
   std::size_t waiting() const;
+  /// The leads requests are waiting for now.
+  std::vector<std::string> waiting_for() const;
 
  private:
   friend class Ticket;
@@ -124,8 +126,10 @@ class QueueOutcomePublisher final : public OutcomePublisher {
 };
 
 /// Wakes this process's waiting requests with the outcomes announced through the store, so a
-/// seller's synchronous wait works whichever worker process decided the lead. nullptr when the
-/// store cannot be watched (then ResultsListener tails the results topic instead).
+/// seller's synchronous wait works whichever worker process decided the lead. Each time the watch
+/// starts listening (at first, and again after the store was unreachable) the leads still waited
+/// for are read from the store, so an outcome announced while it could not hear is not missed.
+/// nullptr when the store cannot be watched (then ResultsListener tails the results topic).
 std::unique_ptr<StoreWatch> listen_for_outcomes(Store& store, OutcomeWaiters& waiters);
 
 /// Tails the results topic on a thread of its own and wakes this process's waiting requests: the

@@ -106,6 +106,8 @@ struct CampaignStats {
 class StoreWatch {
  public:
   virtual ~StoreWatch() = default;
+  /// Whether announcements are heard now (false while its connection is being made again).
+  virtual bool listening() const = 0;
 };
 
 /// The persistence port. One instance per process, shared by all threads: implementations are
@@ -225,11 +227,16 @@ class Store {
   }
   /// Calls `on_payload` with every payload announced on `channel` while the returned watch
   /// lives, on a thread of its own. After the store was unreachable the watch connects again by
-  /// itself; what was announced meanwhile is missed. nullptr when the store cannot (SQLite).
+  /// itself; what was announced meanwhile is missed, so `on_listening` (may be empty) runs on
+  /// that thread each time the watch starts hearing announcements, the first time included:
+  /// what it reads from the store then, together with what is announced from then on, misses
+  /// nothing. nullptr when the store cannot (SQLite).
   virtual std::unique_ptr<StoreWatch> watch(std::string_view channel,
-                                            std::function<void(std::string_view)> on_payload) {
+                                            std::function<void(std::string_view)> on_payload,
+                                            std::function<void()> on_listening) {
     (void)channel;
     (void)on_payload;
+    (void)on_listening;
     return nullptr;
   }
 
