@@ -1,5 +1,8 @@
 #include "leadflow/domain/lead_codec.hpp"
 
+#include <cstdint>
+#include <limits>
+
 #include <nlohmann/json.hpp>
 
 #include "leadflow/base/json_text.hpp"
@@ -196,9 +199,37 @@ std::string encode_lead(const Lead& l) {
   return out;
 }
 
+namespace {
+
+// The integer at `key` (0 when absent), or nullopt when it is not a whole number within [lo, hi].
+// encode_lead writes integers there; a payload with a float (1e30) or a value out of range is not
+// one of ours, and converting such a number to an integer would be undefined behaviour.
+std::optional<std::int64_t> integer_member(const json& j, const char* key, std::int64_t lo,
+                                           std::int64_t hi) {
+  const auto it = j.find(key);
+  if (it == j.end()) return 0;
+  if (it->is_number_unsigned()) {
+    const auto v = it->get<std::uint64_t>();
+    if (hi < 0 || v > static_cast<std::uint64_t>(hi)) return std::nullopt;
+    return static_cast<std::int64_t>(v);
+  }
+  if (!it->is_number_integer()) return std::nullopt;
+  const auto v = it->get<std::int64_t>();
+  if (v < lo || v > hi) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
 std::optional<Lead> decode_lead(std::string_view payload) {
   json j = json::parse(payload, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object() || !j.contains("id") || !j["id"].is_string()) return std::nullopt;
+  const auto received_at_ms =
+      integer_member(j, "received_at_ms", std::numeric_limits<std::int64_t>::min(),
+                     std::numeric_limits<std::int64_t>::max());
+  const auto sync_wait_ms = integer_member(j, "sync_wait_ms", std::numeric_limits<int>::min(),
+                                           std::numeric_limits<int>::max());
+  if (!received_at_ms || !sync_wait_ms) return std::nullopt;
   try {
     Lead l;
     l.id = j.value("id", "");
@@ -224,8 +255,8 @@ std::optional<Lead> decode_lead(std::string_view payload) {
       l.tcpa_consent = j["tcpa_consent"].get<bool>();
     l.tcpa_consent_text = j.value("tcpa_consent_text", "");
     l.custom_fields = custom_fields_from_json(j.value("custom_fields", json::object()));
-    l.received_at_ms = j.value("received_at_ms", std::int64_t{0});
-    l.sync_wait_ms = j.value("sync_wait_ms", 0);
+    l.received_at_ms = *received_at_ms;
+    l.sync_wait_ms = static_cast<int>(*sync_wait_ms);
     return l;
   } catch (const json::exception&) {
     return std::nullopt;
