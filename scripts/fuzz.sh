@@ -75,7 +75,7 @@ run_one() {
       wc -l) + $(find "$seeds" -type f | wc -l) seeds"
   else
     echo "fuzz: $name FAILED (input in $crashes/, log $log):" >&2
-    grep -v -E '^(#[0-9]+|INFO:|MERGE)' "$log" | tail -n 60 >&2
+    grep -v -E '^(#[0-9]+|INFO:|MERGE|Dictionary:|"|###|	NEW_FUNC)' "$log" | tail -n 60 >&2
     return 1
   fi
 }
