@@ -13,6 +13,7 @@
 // Input: one byte of options, then the bytes of the connection. The options' low two bits pick
 // the limits (0: the server's defaults, 1: tiny header limits, 2: a tiny body limit, 3: both;
 // the seeds use '0'..'3'), the other six seed where the bytes are split into reads.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>

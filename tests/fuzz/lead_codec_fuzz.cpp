@@ -5,6 +5,7 @@
 // Input: the payload.
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <optional>
 #include <string>
 #include <string_view>
