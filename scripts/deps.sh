@@ -2,8 +2,9 @@
 # Installs what leadflow needs from Debian's packages, skipping what is already there.
 # Usage: scripts/deps.sh [--test] [--bench]
 #   --test   adds a PostgreSQL server and psql (the tests start their own server),
-#            clang-format (scripts/check_format.sh), and nginx with its echo module (HTTPS and
-#            HTTP/2 buyers in tests/integration/http2_buyer_test.cpp)
+#            clang-format (scripts/check_format.sh), nginx with its echo module (HTTPS and
+#            HTTP/2 buyers in tests/integration/http2_buyer_test.cpp), and clang with libFuzzer
+#            and the sanitizers' runtimes plus llvm-symbolizer for their reports (scripts/fuzz.sh)
 #   --bench  adds those, wrk, nginx and its echo module (scripts/bench.sh)
 set -euo pipefail
 
@@ -15,7 +16,8 @@ packages=(
 )
 for arg in "$@"; do
   case "$arg" in
-    --test) packages+=(postgresql postgresql-client clang-format nginx-light libnginx-mod-http-echo) ;;
+    --test) packages+=(postgresql postgresql-client clang-format nginx-light libnginx-mod-http-echo
+      clang libclang-rt-14-dev llvm) ;;
     --bench) packages+=(postgresql postgresql-client wrk nginx-light libnginx-mod-http-echo) ;;
     *) echo "deps.sh: unknown option $arg" >&2; exit 2 ;;
   esac
