@@ -198,7 +198,7 @@ TEST_F(HttpClientTest, TwoHundredConcurrentRequestsOnOneThread) {
   sim_->set_latency(50ms);
   const int threads_before = process_threads();
   CurlClientOptions o;
-  o.max_host_connections = 32;  // below the simulator's 64 server threads
+  o.max_host_connections = 32;  // the cap this test checks: connections opened and reused
   HttpClient& c = client(o);
 
   Collector done;
