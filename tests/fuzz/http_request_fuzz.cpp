@@ -9,7 +9,11 @@
 //     either way the connection is answered and closed;
 //   - a complete request consumes at least one byte, and pipelined requests behind it parse
 //     too (the event loop's loop would never end otherwise);
-//   - what a complete request holds respects the limits and the framing rules.
+//   - what a complete request holds respects the limits and the framing rules;
+//   - RequestReader, which the event loop uses, fed the same reads and resuming where it
+//     stopped, ends where the whole parse does: the same request, or the same error, or (for an
+//     error it only sees once a header section is over) still incomplete; its work stays
+//     linear in the bytes.
 // Input: one byte of options, then the bytes of the connection. The options' low two bits pick
 // the limits (0: the server's defaults, 1: tiny header limits, 2: a tiny body limit, 3: both;
 // the seeds use '0'..'3'), the other six seed where the bytes are split into reads.
@@ -179,6 +183,38 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         FUZZ_CHECK(part.status != ParseStatus::kComplete);
         break;
     }
+  }
+
+  // The reader the event loop uses, over the same reads.
+  {
+    leadflow::http::RequestReader reader(limits);
+    Request read;
+    ParseResult last;
+    std::size_t calls = 0;
+    std::vector<std::size_t> cuts =
+        split_points(input.size(), static_cast<std::uint8_t>(options >> 2));
+    cuts.push_back(input.size());
+    for (const std::size_t cut : cuts) {
+      last = reader.read(input.substr(0, cut), read);
+      ++calls;
+      check_result(last, cut);
+      if (last.status != ParseStatus::kIncomplete) break;
+    }
+    switch (full.status) {
+      case ParseStatus::kComplete:
+        FUZZ_CHECK(last.status == ParseStatus::kComplete && last.consumed == full.consumed);
+        FUZZ_CHECK(same_request(read, whole));
+        break;
+      case ParseStatus::kIncomplete:
+        FUZZ_CHECK(last.status == ParseStatus::kIncomplete);
+        break;
+      case ParseStatus::kError:
+        FUZZ_CHECK(last.status != ParseStatus::kComplete);
+        break;
+    }
+    // Each read looks at what is new (and a bounded few bytes again), plus at most two passes
+    // over the request (the header section once it can be whole, the copy of the request).
+    FUZZ_CHECK(reader.examined() <= 3 * input.size() + 4 * calls + 512);
   }
 
   // Pipelined requests behind the first, as the event loop reads them off one connection.

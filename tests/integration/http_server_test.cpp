@@ -244,12 +244,23 @@ void set_timeouts(int fd, milliseconds t) {
   ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
 }
 
-// A TCP connection to 127.0.0.1:port, with receive and send timeouts. -1 with `error` = errno.
-int connect_tcp(int port, int* error = nullptr) {
+// A TCP connection to 127.0.0.1:port, with receive and send timeouts; from `from` (another
+// loopback address, such as "127.0.0.2") when given. -1 with `error` = errno.
+int connect_tcp(int port, int* error = nullptr, const char* from = nullptr) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) {
     if (error) *error = errno;
     return -1;
+  }
+  if (from) {
+    sockaddr_in local{};
+    local.sin_family = AF_INET;
+    inet_pton(AF_INET, from, &local.sin_addr);
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&local), sizeof local) != 0) {
+      if (error) *error = errno;
+      ::close(fd);
+      return -1;
+    }
   }
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
@@ -361,10 +372,10 @@ class RawClient {
   RawClient(const RawClient&) = delete;
   RawClient& operator=(const RawClient&) = delete;
 
-  bool connect(int port, bool tls) {
+  bool connect(int port, bool tls, const char* from = nullptr) {
     close();
     int err = 0;
-    fd_ = connect_tcp(port, &err);
+    fd_ = connect_tcp(port, &err, from);
     if (fd_ < 0) {
       error_ = std::string("connect: ") + std::strerror(err);
       return false;
@@ -429,6 +440,13 @@ class RawClient {
           return failed("connection closed; received so far: \"" + printable(buf_) + "\"");
       }
     }
+  }
+
+  /// Whether the server has sent something (or closed) within `within`; nothing is consumed.
+  bool readable(milliseconds within) {
+    if (!buf_.empty() || (ssl_ && SSL_pending(ssl_) > 0)) return true;
+    pollfd p{fd_, POLLIN, 0};
+    return ::poll(&p, 1, static_cast<int>(within.count())) > 0;
   }
 
   /// Waits up to `within` for the server to close. kData: it sent bytes instead (unless
@@ -1564,6 +1582,186 @@ TEST(HttpServer, ConnectionsBeyondTheLimitAreClosedAtOnce) {
   held.front().reset();
   EXPECT_TRUE(eventually([&] { return static_cast<bool>(serves_normally(server->port(), false)); },
                          3000ms));
+}
+
+// Deadlines, not idle timers: a request trickled in, each byte well inside io_timeout, still has
+// to be whole by its deadline, or it is answered 408 and the connection closed.
+class Deadlines : public ::testing::TestWithParam<bool> {};
+INSTANTIATE_TEST_SUITE_P(HttpServer, Deadlines, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "Tls" : "Plain"; });
+
+// Sends `bytes` in pieces of `piece`, `gap` apart, until all are sent or the server has said
+// something (an answer, or a close). Returns the bytes sent.
+std::size_t trickle(RawClient& client, std::string_view bytes, std::size_t piece,
+                    milliseconds gap) {
+  std::size_t sent = 0;
+  while (sent < bytes.size()) {
+    const std::string_view next = bytes.substr(sent, piece);
+    if (!client.send(next)) break;
+    sent += next.size();
+    if (client.readable(gap)) break;
+  }
+  return sent;
+}
+
+TEST_P(Deadlines, AHeaderSectionTrickledInGets408AtItsDeadline) {
+  HttpServerOptions o = server_options(GetParam());
+  o.io_timeout = 5s;  // each byte is progress: only the deadline can end this
+  o.header_timeout = 700ms;
+  Routes routes = base_routes();
+  std::atomic<int> answered{0};
+  routes.get("/counted", [&](const http::Request&, http::Response& res) {
+    ++answered;
+    res.set_content("counted", "text/plain");
+  });
+  auto server = start_server(std::move(routes), o);
+  ASSERT_TRUE(server);
+  RawClient slow;
+  ASSERT_TRUE(slow.connect(server->port(), GetParam())) << slow.error();
+  const std::string request =
+      get_request("/counted", "X-Padding: " + std::string(200, 'p') + "\r\n");
+  const auto t0 = Clock::now();
+  // Without a deadline the whole header section would arrive (in about 4 s) and be answered.
+  const std::size_t sent = trickle(slow, request, 1, 15ms);
+  EXPECT_LT(sent, request.size());
+  const RawResponse r = slow.read_response();
+  const auto took = since(t0);
+  EXPECT_EQ(r.status, 408) << r.error;
+  EXPECT_GE(took, 600ms);
+  EXPECT_LT(took, 2500ms);
+  EXPECT_EQ(answered.load(), 0);
+  EXPECT_TRUE(serves_normally(server->port(), GetParam()));
+}
+
+TEST_P(Deadlines, ABodyHasADeadlineScaledByItsSize) {
+  HttpServerOptions o = server_options(GetParam());
+  o.io_timeout = 5s;
+  o.body_timeout = 400ms;
+  o.body_min_rate = 1000;  // 600 bytes: 0.4 s + 0.6 s
+  auto server = start_server(base_routes(), o);
+  ASSERT_TRUE(server);
+  const std::string head =
+      "POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Type: text/plain\r\n"
+      "Content-Length: 600\r\n\r\n";
+
+  // 60 bytes every 50 ms (1,200 bytes/s): within the bound, answered.
+  RawClient steady;
+  ASSERT_TRUE(steady.connect(server->port(), GetParam())) << steady.error();
+  ASSERT_TRUE(steady.send(head));
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_TRUE(steady.send(std::string(60, 'b')));
+    std::this_thread::sleep_for(50ms);
+  }
+  const RawResponse ok = steady.read_response();
+  ASSERT_TRUE(ok.ok) << ok.error;
+  EXPECT_EQ(ok.status, 200);
+
+  // 10 bytes every 50 ms (200 bytes/s): 408 at about 1 s, long before the body would be in.
+  RawClient slow;
+  ASSERT_TRUE(slow.connect(server->port(), GetParam())) << slow.error();
+  ASSERT_TRUE(slow.send(head));
+  const auto t0 = Clock::now();
+  EXPECT_LT(trickle(slow, std::string(600, 'b'), 10, 50ms), 600u);
+  const RawResponse late = slow.read_response();
+  EXPECT_EQ(late.status, 408) << late.error;
+  EXPECT_GE(since(t0), 900ms);
+  EXPECT_LT(since(t0), 2500ms);
+  EXPECT_TRUE(serves_normally(server->port(), GetParam()));
+}
+
+TEST(HttpServer, ATlsHandshakeTrickledInIsClosedAtItsDeadline) {
+  HttpServerOptions o = server_options(true);
+  o.io_timeout = 5s;
+  o.tls_handshake_timeout = 600ms;
+  auto server = start_server(base_routes(), o);
+  ASSERT_TRUE(server);
+  int err = 0;
+  const int fd = connect_tcp(server->port(), &err);
+  ASSERT_GE(fd, 0) << std::strerror(err);
+  // A TLS record header announcing a 512-byte handshake message, then its bytes one by one:
+  // OpenSSL waits for the whole record, and every byte is progress.
+  const std::string record = std::string("\x16\x03\x01\x02\x00", 5) + std::string(512, '\0');
+  const auto t0 = Clock::now();
+  bool closed = false;
+  for (std::size_t i = 0; i < record.size() && !closed; ++i) {
+    if (::send(fd, record.data() + i, 1, MSG_NOSIGNAL) != 1) {
+      closed = true;
+      break;
+    }
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 50) > 0) {
+      char b[64];
+      closed = ::recv(fd, b, sizeof b, 0) <= 0;
+    }
+  }
+  ::close(fd);
+  EXPECT_TRUE(closed);
+  EXPECT_GE(since(t0), 500ms);
+  EXPECT_LT(since(t0), 2500ms);
+  EXPECT_TRUE(serves_normally(server->port(), true));
+}
+
+// Fairness: one address cannot take every connection.
+TEST(HttpServer, OneAddressCannotHoldMoreThanItsShareOfConnections) {
+  HttpServerOptions o = server_options(false);
+  o.max_connections_per_address = 3;
+  auto server = start_server(base_routes(), o);
+  ASSERT_TRUE(server);
+  std::vector<std::unique_ptr<RawClient>> held;
+  for (int i = 0; i < 3; ++i) {
+    held.push_back(std::make_unique<RawClient>());
+    ASSERT_TRUE(held.back()->connect(server->port(), false)) << held.back()->error();
+    ASSERT_TRUE(roundtrip(*held.back(), get_request("/hello")).ok);
+  }
+  RawClient fourth;
+  ASSERT_TRUE(fourth.connect(server->port(), false)) << fourth.error();
+  EXPECT_EQ(fourth.wait_closed(2000ms), RawClient::Eof::kClosed);
+  // Another address is still served.
+  RawClient other;
+  ASSERT_TRUE(other.connect(server->port(), false, "127.0.0.2")) << other.error();
+  EXPECT_TRUE(roundtrip(other, get_request("/hello")).ok);
+  // A connection closed gives its slot back.
+  held.front().reset();
+  EXPECT_TRUE(eventually(
+      [&] {
+        RawClient again;
+        return again.connect(server->port(), false) && roundtrip(again, get_request("/hello")).ok;
+      },
+      3000ms));
+}
+
+TEST(HttpServer, AnUncappedAddressSuchAsATrustedProxyIsNotCapped) {
+  HttpServerOptions o = server_options(false);
+  o.max_connections_per_address = 2;
+  o.uncapped = [](std::string_view address) { return address == "127.0.0.1"; };
+  auto server = start_server(base_routes(), o);
+  ASSERT_TRUE(server);
+  std::vector<std::unique_ptr<RawClient>> held;
+  for (int i = 0; i < 5; ++i) {
+    held.push_back(std::make_unique<RawClient>());
+    ASSERT_TRUE(held.back()->connect(server->port(), false)) << held.back()->error();
+    ASSERT_TRUE(roundtrip(*held.back(), get_request("/hello")).ok) << i;
+  }
+}
+
+// The global cap is the listener's, not a share per loop: with four loops and a cap of four,
+// four connections are served whichever loops take them.
+TEST(HttpServer, TheConnectionCapHoldsAcrossLoops) {
+  HttpServerOptions o = server_options(false);
+  o.loops = 4;
+  o.max_connections = 4;
+  auto server = start_server(base_routes(), o);
+  ASSERT_TRUE(server);
+  std::vector<std::unique_ptr<RawClient>> held;
+  for (int i = 0; i < 4; ++i) {
+    held.push_back(std::make_unique<RawClient>());
+    ASSERT_TRUE(held.back()->connect(server->port(), false)) << held.back()->error();
+    const RawResponse r = roundtrip(*held.back(), get_request("/hello"));
+    ASSERT_TRUE(r.ok) << "connection " << i << ": " << r.error;
+  }
+  RawClient fifth;
+  ASSERT_TRUE(fifth.connect(server->port(), false)) << fifth.error();
+  EXPECT_EQ(fifth.wait_closed(2000ms), RawClient::Eof::kClosed);
 }
 
 // A client may send its request and then close its sending side: the request is still answered

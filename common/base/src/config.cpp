@@ -30,6 +30,12 @@ const std::set<std::string, std::less<>>& known_settings() {
                                                            "LEADFLOW_VERTICALS",
                                                            "LEADFLOW_HTTP_THREADS",
                                                            "LEADFLOW_HTTP_LOOPS",
+                                                           "LEADFLOW_HEADER_TIMEOUT_MS",
+                                                           "LEADFLOW_BODY_TIMEOUT_MS",
+                                                           "LEADFLOW_BODY_MIN_RATE",
+                                                           "LEADFLOW_TLS_HANDSHAKE_TIMEOUT_MS",
+                                                           "LEADFLOW_MAX_CONNECTIONS",
+                                                           "LEADFLOW_MAX_CONNECTIONS_PER_ADDRESS",
                                                            "LEADFLOW_WORKER_NICE",
                                                            "LEADFLOW_WORKERS",
                                                            "LEADFLOW_WORKER_CONCURRENCY",
@@ -213,6 +219,14 @@ std::optional<Config> load_config(const Getenv& getenv,
   c.verticals_file = get("LEADFLOW_VERTICALS").value_or("");
   if (!int_setting("LEADFLOW_HTTP_THREADS", 4, 4096, c.http_threads)) return std::nullopt;
   if (!int_setting("LEADFLOW_HTTP_LOOPS", 0, 64, c.http_loops)) return std::nullopt;
+  if (!int_setting("LEADFLOW_HEADER_TIMEOUT_MS", 100, 600000, c.header_timeout_ms) ||
+      !int_setting("LEADFLOW_BODY_TIMEOUT_MS", 100, 600000, c.body_timeout_ms) ||
+      !int_setting("LEADFLOW_BODY_MIN_RATE", 1, 1'000'000'000, c.body_min_rate) ||
+      !int_setting("LEADFLOW_TLS_HANDSHAKE_TIMEOUT_MS", 100, 600000, c.tls_handshake_timeout_ms) ||
+      !int_setting("LEADFLOW_MAX_CONNECTIONS", 1, 10'000'000, c.max_connections) ||
+      !int_setting("LEADFLOW_MAX_CONNECTIONS_PER_ADDRESS", 0, 10'000'000,
+                   c.max_connections_per_address))
+    return std::nullopt;
   if (!int_setting("LEADFLOW_WORKER_NICE", 0, 19, c.worker_nice)) return std::nullopt;
   if (!int_setting("LEADFLOW_WORKERS", 0, 64, c.workers)) return std::nullopt;
   if (!int_setting("LEADFLOW_WORKER_CONCURRENCY", 1, 10000, c.worker_concurrency))

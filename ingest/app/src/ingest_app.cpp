@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "leadflow/api/api.hpp"
+#include "leadflow/api/http_util.hpp"
 #include "leadflow/base/log.hpp"
 #include "leadflow/http/server.hpp"
 #include "leadflow/http/tls_cert.hpp"
@@ -36,6 +37,18 @@ struct Listener {
     o.tls_cert = cert;
     o.tls_key = key;
     o.name = setting;
+    o.header_timeout = std::chrono::milliseconds(c.header_timeout_ms);
+    o.body_timeout = std::chrono::milliseconds(c.body_timeout_ms);
+    o.body_min_rate = static_cast<std::size_t>(c.body_min_rate);
+    o.tls_handshake_timeout = std::chrono::milliseconds(c.tls_handshake_timeout_ms);
+    o.max_connections = static_cast<std::size_t>(c.max_connections);
+    o.max_connections_per_address = static_cast<std::size_t>(c.max_connections_per_address);
+    // A trusted proxy's connections carry many clients: it is capped where it stands.
+    if (!c.trusted_proxies.empty()) {
+      o.uncapped = [proxies = c.trusted_proxies](std::string_view address) {
+        return http::address_in_cidrs(std::string(address), proxies);
+      };
+    }
     server = std::make_unique<HttpServer>(std::move(routes), std::move(o));
     if (!server->start(error)) {
       const bool certificate = error.rfind("cannot load", 0) == 0;

@@ -7,7 +7,12 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
+
+#include "leadflow/http/message.hpp"
+#include "leadflow/http/parser.hpp"
+#include "server_impl.hpp"
 
 namespace leadflow::http {
 
@@ -19,6 +24,13 @@ constexpr std::uint64_t kFirstConnection = 1 << 8;  // ids below are tags; low 8
 constexpr int kMaxLoops = 255;
 constexpr std::size_t kReadChunk = 16 * 1024;
 constexpr int kAcceptBatch = 8;  // per wake-up, so another loop takes part of a burst
+
+/// A request partly received: the reader that resumes where it stopped, and what it has read.
+struct Reading {
+  explicit Reading(const ParseLimits& limits) : reader(limits) {}
+  RequestReader reader;
+  http::Request request;
+};
 
 /// A socket (and its TLS session) with what was read and not yet parsed, and what is to be
 /// written. Owned by the loop that accepted it; only that loop's thread touches it.
@@ -42,12 +54,22 @@ struct Conn {
   bool lingering = false;        // answered and half-closed: dropping input until the peer closes
   std::size_t lingered = 0;      // bytes dropped so far
   SteadyClock::time_point last_active;
+  SteadyClock::time_point accepted;  // the TLS handshake's deadline runs from here
+  // The request being received: from its first byte it has until `deadline` (the header
+  // section's bound, then, once the headers are in, the body's).
+  bool receiving = false;
+  bool head_read = false;
+  SteadyClock::time_point deadline;
+  std::unique_ptr<Reading> reading;  // while a request is partly here
   std::string remote_addr;
+  HttpServer::Impl* admitted_by = nullptr;  // counted in its connections (Impl::admit)
+  std::string address_key;                  // ... under this key
   int remote_port = 0;
 
   ~Conn() {
     if (ssl) SSL_free(ssl);
     if (fd >= 0) ::close(fd);
+    if (admitted_by) admitted_by->release(address_key);
   }
 };
 

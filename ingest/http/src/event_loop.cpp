@@ -115,15 +115,38 @@ void EventLoop::accept_some() {
       }
       return;  // EAGAIN: another loop took it, or none left
     }
-    if (conns_.size() >= max_connections_) {
-      // Full: each connection holds buffers and TLS state, so a flood of idle ones must not
-      // grow without bound. Closing at once tells the client to come back (or go elsewhere).
+    char host[INET6_ADDRSTRLEN] = "";
+    int port = 0;
+    if (addr.ss_family == AF_INET) {
+      auto* a = reinterpret_cast<sockaddr_in*>(&addr);
+      inet_ntop(AF_INET, &a->sin_addr, host, sizeof host);
+      port = ntohs(a->sin_port);
+    } else if (addr.ss_family == AF_INET6) {
+      auto* a = reinterpret_cast<sockaddr_in6*>(&addr);
+      inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof host);
+      port = ntohs(a->sin6_port);
+    }
+    // Each connection holds buffers and TLS state, so a flood of idle ones must not grow without
+    // bound, and one address must not take the room of all the others. Closing at once tells the
+    // client to come back (or go elsewhere).
+    std::string key;
+    bool over_address_cap = false;
+    if (!server_.admit(host, key, over_address_cap)) {
       ::close(fd);
       static std::atomic<std::int64_t> last_logged{0};
       const std::int64_t now_s = std::time(nullptr);
-      if (last_logged.exchange(now_s) != now_s)
-        log(LogLevel::kWarn, "connections_full",
-            {{"server", server_.options.name}, {"open", conns_.size()}});
+      if (last_logged.exchange(now_s) != now_s) {
+        if (over_address_cap) {
+          log(LogLevel::kWarn, "connections_per_address_full",
+              {{"server", server_.options.name},
+               {"address", host},
+               {"cap", server_.options.max_connections_per_address}});
+        } else {
+          log(LogLevel::kWarn, "connections_full",
+              {{"server", server_.options.name},
+               {"open", server_.open_connections.load(std::memory_order_relaxed)}});
+        }
+      }
       continue;
     }
     const int one = 1;
@@ -131,18 +154,11 @@ void EventLoop::accept_some() {
     auto c = std::make_unique<Conn>();
     c->fd = fd;
     c->id = ((++next_id_) << 8) | static_cast<std::uint64_t>(index_);
-    c->last_active = SteadyClock::now();
-    char host[INET6_ADDRSTRLEN] = "";
-    if (addr.ss_family == AF_INET) {
-      auto* a = reinterpret_cast<sockaddr_in*>(&addr);
-      inet_ntop(AF_INET, &a->sin_addr, host, sizeof host);
-      c->remote_port = ntohs(a->sin_port);
-    } else if (addr.ss_family == AF_INET6) {
-      auto* a = reinterpret_cast<sockaddr_in6*>(&addr);
-      inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof host);
-      c->remote_port = ntohs(a->sin6_port);
-    }
+    c->last_active = c->accepted = SteadyClock::now();
     c->remote_addr = host;
+    c->remote_port = port;
+    c->address_key = std::move(key);
+    c->admitted_by = &server_;
     if (server_.tls) {
       c->ssl = SSL_new(server_.tls);
       if (!c->ssl || SSL_set_fd(c->ssl, fd) != 1) continue;  // ~Conn closes the socket
@@ -197,8 +213,9 @@ bool EventLoop::read_in(Conn& c) {
         break;
       }
     }
-    c.in.append(buf_, static_cast<std::size_t>(n));
     c.last_active = SteadyClock::now();
+    if (c.in.empty()) start_request_clock(c, c.last_active);
+    c.in.append(buf_, static_cast<std::size_t>(n));
     if (!c.ssl && static_cast<std::size_t>(n) < sizeof buf_) break;  // drained
   }
   update_interest(c);
@@ -269,11 +286,24 @@ void EventLoop::update_interest(Conn& c) {
 bool EventLoop::process(Conn& c) {
   for (;;) {
     while (!c.busy && !c.close_after_write && c.out.empty() && !c.in.empty()) {
-      const ParseResult r = parse_request(c.in, server_.options.limits, parsing_);
+      if (!c.reading) {
+        c.reading = spare_reading_ ? std::move(spare_reading_)
+                                   : std::make_unique<Reading>(server_.options.limits);
+      }
+      Reading& rd = *c.reading;
+      const ParseResult r = rd.reader.read(c.in, rd.request);
       if (r.status == ParseStatus::kIncomplete) {
+        if (r.headers_complete && !c.head_read) {
+          // The header section is in: the body has its own deadline, scaled by its size.
+          c.head_read = true;
+          const auto& o = server_.options;
+          const auto rate = std::max<std::size_t>(1, o.body_min_rate);
+          c.deadline = SteadyClock::now() + o.body_timeout +
+                       std::chrono::milliseconds(r.body_bound * 1000 / rate);
+        }
         // HTTP/1.0 clients do not know 100 (RFC 9110 §10.1.1): they just send the body.
-        if (r.headers_complete && !c.continue_sent && parsing_.expect_continue() &&
-            parsing_.version_minor() == 1) {
+        if (r.headers_complete && !c.continue_sent && rd.request.expect_continue() &&
+            rd.request.version_minor() == 1) {
           c.continue_sent = true;
           c.out.append("HTTP/1.1 100 Continue\r\n\r\n");
           return flush_out(c);
@@ -283,6 +313,7 @@ bool EventLoop::process(Conn& c) {
       if (r.status == ParseStatus::kError) {
         // The stream cannot be resynchronised: answer, then close.
         c.in.clear();
+        done_reading(c);
         answer_error(c, r.error_status, r.error_detail);
         break;
       }
@@ -328,10 +359,30 @@ void EventLoop::answer_error(Conn& c, int status, const std::string& detail) {
   ready_.push_back(std::move(ex));
 }
 
-// Routes the request just parsed (in parsing_) and hands it to its handler.
+// The request being received is whole (or refused): its clock stops, and its reader goes back
+// to be reused by the next request on any connection.
+void EventLoop::done_reading(Conn& c) {
+  c.receiving = false;
+  c.head_read = false;
+  if (!c.reading) return;
+  c.reading->reader.reset();
+  c.reading->request = http::Request();
+  if (!spare_reading_) spare_reading_ = std::move(c.reading);
+  c.reading.reset();
+}
+
+// A request's first byte is here (or, for one that arrived while the previous one was being
+// answered, its wait begins): the header section has header_timeout from now.
+void EventLoop::start_request_clock(Conn& c, SteadyClock::time_point now) {
+  c.receiving = true;
+  c.head_read = false;
+  c.deadline = now + server_.options.header_timeout;
+}
+
+// Routes the request just read (in c.reading) and hands it to its handler.
 void EventLoop::dispatch(Conn& c) {
-  auto ex = std::make_shared<Exchange>(server_, c.id, std::move(parsing_));
-  parsing_ = http::Request();
+  auto ex = std::make_shared<Exchange>(server_, c.id, std::move(c.reading->request));
+  done_reading(c);
   http::Request& req = ex->req;
   req.remote_addr_ = c.remote_addr;
   req.remote_port_ = c.remote_port;
@@ -387,6 +438,7 @@ void EventLoop::finish(const std::shared_ptr<Exchange>& ex) {
   if (it == conns_.end()) return;  // the connection was closed meanwhile
   Conn& c = *it->second;
   c.busy = false;
+  if (!c.in.empty()) start_request_clock(c, SteadyClock::now());  // pipelined while answering
   const Routes& routes = server_.routes;
   http::Response& res = ex->res;
   if (res.status >= 400 && res.body.empty() && routes.on_error)
@@ -481,7 +533,7 @@ void EventLoop::drain_linger(Conn& c) {
 
 void EventLoop::sweep(SteadyClock::time_point now) {
   const auto& o = server_.options;
-  std::vector<Conn*> expired;
+  std::vector<Conn*> expired, late;
   for (auto& [id, cp] : conns_) {
     Conn& c = *cp;
     if (c.lingering) {
@@ -489,12 +541,30 @@ void EventLoop::sweep(SteadyClock::time_point now) {
       continue;
     }
     if (c.busy) continue;  // the handler's own deadlines bound it
-    const auto quiet = now - c.last_active;
     const bool handshaking = c.ssl && !SSL_is_init_finished(c.ssl);
+    if (handshaking && now - c.accepted > o.tls_handshake_timeout) {
+      expired.push_back(&c);  // no answer can be written before the handshake
+      continue;
+    }
+    // A request that is taking too long, however steadily its bytes come: 408.
+    if (!handshaking && c.receiving && !c.in.empty() && !c.close_after_write && c.out.empty() &&
+        now > c.deadline) {
+      late.push_back(&c);
+      continue;
+    }
+    const auto quiet = now - c.last_active;
     const bool mid_io = handshaking || !c.in.empty() || c.out_off < c.out.size();
     if (quiet > (mid_io ? o.io_timeout : o.idle_timeout)) expired.push_back(&c);
   }
   for (Conn* c : expired) close_conn(*c);
+  for (Conn* c : late) {
+    const char* detail = c->head_read ? "The request body did not arrive in time."
+                                      : "The request's header section did not arrive in time.";
+    c->in.clear();
+    done_reading(*c);
+    answer_error(*c, 408, detail);
+  }
+  drain_ready();
 }
 
 }  // namespace leadflow::http

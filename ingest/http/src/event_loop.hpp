@@ -25,12 +25,11 @@ namespace leadflow::http {
 /// One event loop: a thread, an epoll set, and the connections it accepted.
 class EventLoop {
  public:
-  EventLoop(HttpServer::Impl& server, int index, std::size_t max_connections)
+  EventLoop(HttpServer::Impl& server, int index)
       : server_(server),
         index_(index),
         input_cap_(server.options.limits.max_header_bytes + server.options.limits.max_body_bytes +
-                   64 * 1024),
-        max_connections_(max_connections) {}
+                   64 * 1024) {}
   ~EventLoop() {
     if (epfd_ >= 0) ::close(epfd_);
     if (wakefd_ >= 0) ::close(wakefd_);
@@ -117,6 +116,8 @@ class EventLoop {
   void drain_linger(Conn& c);
   void sweep(SteadyClock::time_point now);
   void begin_stop();
+  void start_request_clock(Conn& c, SteadyClock::time_point now);
+  void done_reading(Conn& c);
 
   HttpServer::Impl& server_;
   const int index_;
@@ -144,9 +145,8 @@ class EventLoop {
   std::vector<Deferred> deferred_;
   std::uint64_t deferred_seq_ = 0;
   bool listening_ = true;
-  std::size_t max_connections_ = 0;  // this loop's share of HttpServerOptions::max_connections
   std::optional<SteadyClock::time_point> accept_paused_until_;
-  http::Request parsing_;  // the request being read; its buffers are reused until one is whole
+  std::unique_ptr<Reading> spare_reading_;  // a reader between requests, handed to the next one
   char buf_[kReadChunk];
 };
 

@@ -1,8 +1,11 @@
 #include "leadflow/http/parser.hpp"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cstdint>
+#include <cstring>
+#include <memory>
 
 #include "leadflow/base/text.hpp"
 #include "leadflow/http/forms.hpp"
@@ -126,18 +129,110 @@ enum class Step { kOk, kNeedMore, kFail };
 
 }  // namespace
 
-// Reads one request from the front of its input into an http::Request: offsets into the input
-// while it reads, and once the request is whole, a copy of its bytes for the request to own.
+// Reads one request from the front of a connection's input into an http::Request: offsets into
+// the input while it reads, and once the request is whole, a copy of its bytes for the request to
+// own. It can stop where the bytes run out and resume there once more have arrived (the input
+// only ever grows at its end until the request is whole): the header section is parsed from its
+// start, but only once it can be whole (RequestReader gates that); a body with a length is copied
+// once, when all of it is there; chunk framing is read once, chunk by chunk.
 class RequestParser {
  public:
-  RequestParser(std::string_view input, const ParseLimits& limits, http::Request& request)
-      : in_(input), limits_(limits), req_(request) {}
+  // `gated`: parse a header or trailer section only once the bytes may hold all of it, as
+  // RequestReader does; without, every call parses as far as the bytes go (parse_request).
+  RequestParser(const ParseLimits& limits, bool gated) : limits_(limits), gated_(gated) {}
 
-  ParseResult run() {
-    reset_request();
+  ParseResult resume(std::string_view input, http::Request& request) {
+    in_ = input;
+    req_ = &request;
+    result_ = ParseResult{};
+    const std::size_t from = phase_ == Phase::kHead ? 0 : pos_;
+    const ParseResult r = step_on();
+    examined_ += (pos_ >= from ? pos_ - from : 0) + 1;
+    return r;
+  }
+
+  std::size_t examined() const { return examined_; }
+  const ParseLimits& limits() const { return limits_; }
+
+ private:
+  enum class Phase { kHead, kBody, kChunks, kDone };
+  enum class Chunk { kSize, kExtension, kSizeLineEnd, kData, kDataEnd, kTrailers };
+
+  // What the header fields said about the message's framing, gathered as they are read.
+  struct Framing {
+    std::size_t host_count = 0;
+    bool has_content_length = false;
+    bool conflicting_lengths = false;
+    std::uint64_t content_length = 0;
+    bool has_transfer_encoding = false;
+    std::size_t coding_count = 0;
+    std::size_t chunked_count = 0;
+    bool last_coding_chunked = false;
+    bool connection_close = false;
+    bool connection_keep_alive = false;
+  };
+
+  // Where a chunked body's reading stopped.
+  struct Chunking {
+    Chunk stage = Chunk::kSize;
+    std::uint64_t size = 0;  // of the chunk whose size line is being read
+    std::size_t digits = 0;
+    bool in_extension = false;
+    bool seen_semicolon = false;
+    std::uint64_t left = 0;           // of the chunk's data still to come
+    std::size_t extension_bytes = 0;  // per message
+    std::size_t trailer_start = 0;
+    std::size_t trailer_scan = 0;
+  };
+
+  ParseResult step_on() {
+    if (phase_ == Phase::kHead) {
+      if (gated_ && !head_may_be_whole()) {
+        pos_ = 0;  // nothing parsed (and nothing counted twice)
+        return finish(Step::kNeedMore);
+      }
+      // From the start: whatever a previous call found out about a section that was not whole.
+      pos_ = 0;
+      framing_ = Framing{};
+      reset_request();
+      const Step step = head();
+      if (step != Step::kOk) return finish(step);
+      head_end_ = pos_;
+      if (framing_.has_transfer_encoding) {
+        // Decoded chunks go right behind the head, in the request's own buffer.
+        req_->storage_.assign(in_.substr(0, head_end_));
+        phase_ = Phase::kChunks;
+      } else {
+        phase_ = Phase::kBody;
+      }
+    }
+    result_.headers_complete = true;
+    result_.body_bound = framing_.has_transfer_encoding
+                             ? limits_.max_body_bytes
+                             : static_cast<std::size_t>(framing_.content_length);
+    if (phase_ == Phase::kBody) {
+      const auto length = static_cast<std::size_t>(framing_.content_length);  // 0 without framing
+      if (in_.size() - head_end_ < length) return finish(Step::kNeedMore);
+      req_->storage_.reserve(head_end_ + length);
+      req_->storage_.assign(in_.substr(0, head_end_ + length));
+      req_->body_ = span(head_end_, length);
+      pos_ = head_end_ + length;
+    } else if (phase_ == Phase::kChunks) {
+      const Step step = chunked_body();
+      if (step != Step::kOk) return finish(step);
+      req_->body_ = span(head_end_, req_->storage_.size() - head_end_);
+    }
+    phase_ = Phase::kDone;
+    if (req_->query_.size > 0) parse_urlencoded(req_->query(), req_->params_);
+    result_.status = ParseStatus::kComplete;
+    result_.consumed = pos_;
+    return std::move(result_);
+  }
+
+  // Request line, header fields and their framing checks.
+  Step head() {
     Step step = skip_leading_empty_lines();
-    if (step != Step::kOk) return finish(step);
-
+    if (step != Step::kOk) return step;
     // Scanning stops at the header limit, so running out of bytes there means the section is
     // over the limit, whatever the rest of the input holds.
     const std::size_t start = pos_;
@@ -146,50 +241,69 @@ class RequestParser {
     step = request_line(end);
     if (step == Step::kOk) step = field_section(end, true);
     if (step == Step::kNeedMore && capped) step = fail(431, "Header section is too large.");
-    if (step != Step::kOk) return finish(step);
-
-    result_.headers_complete = true;
-    head_end_ = pos_;
-    step = check_framing();
-    if (step == Step::kOk) {
-      if (has_transfer_encoding_) {
-        // Decoded chunks go right behind the head, in the request's own buffer.
-        req_.storage_.assign(in_.substr(0, head_end_));
-        step = chunked_body();
-        req_.body_ = span(head_end_, req_.storage_.size() - head_end_);
-      } else {
-        const auto length = static_cast<std::size_t>(content_length_);  // 0 without framing
-        if (in_.size() - pos_ < length) {
-          step = Step::kNeedMore;
-        } else {
-          req_.storage_.reserve(head_end_ + length);
-          req_.storage_.assign(in_.substr(0, head_end_ + length));
-          req_.body_ = span(head_end_, length);
-          pos_ += length;
-        }
-      }
-    }
-    if (step != Step::kOk) return finish(step);
-    if (req_.query_.size > 0) parse_urlencoded(req_.query(), req_.params_);
-    result_.status = ParseStatus::kComplete;
-    result_.consumed = pos_;
-    return std::move(result_);
+    if (step != Step::kOk) return step;
+    return check_framing();
   }
 
- private:
+  // Whether the input may hold a whole header section: an empty line has arrived (found by
+  // looking at each byte once), or the input is over the header limit however many empty lines
+  // lead it (then a parse is sure to end in a request or an error).
+  bool head_may_be_whole() {
+    if (in_.size() >= limits_.max_header_bytes + 2 * kMaxLeadingEmptyLines + 2) return true;
+    return find_empty_line(head_scan_);
+  }
+
+  // Looks for a line end followed by an empty line ("\n\n" or "\n\r\n") from `scan` on, and
+  // leaves `scan` where the next look should start.
+  bool find_empty_line(std::size_t& scan) {
+    const char* const data = in_.data();
+    const std::size_t n = in_.size();
+    while (scan < n) {
+      const void* lf = std::memchr(data + scan, '\n', n - scan);
+      if (lf == nullptr) {
+        examined_ += n - scan;
+        scan = n;
+        return false;
+      }
+      const auto i = static_cast<std::size_t>(static_cast<const char*>(lf) - data);
+      examined_ += i + 1 - scan;
+      if (i + 1 >= n) {
+        scan = i;  // what follows decides
+        return false;
+      }
+      if (data[i + 1] == '\n') {
+        scan = i + 1;
+        return true;
+      }
+      if (data[i + 1] == '\r') {
+        if (i + 2 >= n) {
+          scan = i;
+          return false;
+        }
+        if (data[i + 2] == '\n') {
+          scan = i + 1;
+          return true;
+        }
+      }
+      scan = i + 1;
+    }
+    return false;
+  }
+
   void reset_request() {
-    req_.storage_.clear();
-    req_.method_ = req_.target_ = req_.query_ = req_.body_ = {};
-    req_.path_.clear();
-    req_.version_minor_ = 1;
-    req_.headers_.clear();
-    req_.headers_.reserve(16);
-    req_.params_.clear();
-    req_.form_parts_.clear();
-    req_.keep_alive_ = true;
-    req_.expect_continue_ = false;
-    req_.route_ = {};
-    req_.match_count_ = 0;
+    http::Request& r = *req_;
+    r.storage_.clear();
+    r.method_ = r.target_ = r.query_ = r.body_ = {};
+    r.path_.clear();
+    r.version_minor_ = 1;
+    r.headers_.clear();
+    r.headers_.reserve(16);
+    r.params_.clear();
+    r.form_parts_.clear();
+    r.keep_alive_ = true;
+    r.expect_continue_ = false;
+    r.route_ = {};
+    r.match_count_ = 0;
   }
 
   // Offsets into the input, which are offsets into the request's copy of it too.
@@ -243,7 +357,7 @@ class RequestParser {
     if (pos_ >= end) return Step::kNeedMore;
     if (pos_ == method_start || in_[pos_] != ' ')
       return fail(400, "Malformed method in the request line.");
-    req_.method_ = span(method_start, pos_ - method_start);
+    req_->method_ = span(method_start, pos_ - method_start);
     ++pos_;
 
     const std::size_t target_start = pos_;
@@ -257,7 +371,7 @@ class RequestParser {
     if (pos_ == target_start) return fail(400, "Empty request target or more than one space.");
     const std::string_view target = in_.substr(target_start, pos_ - target_start);
     if (const Step step = split_target(target); step != Step::kOk) return step;
-    req_.target_ = span_of(target);
+    req_->target_ = span_of(target);
     ++pos_;
 
     const std::size_t version_start = pos_;
@@ -272,14 +386,14 @@ class RequestParser {
     if (version.size() != kVersionPattern.size())
       return fail(400, "Malformed HTTP version in the request line.");
     if (version[5] != '1' || version[7] > '1') return fail(505, "HTTP version not supported.");
-    req_.version_minor_ = version[7] - '0';
+    req_->version_minor_ = version[7] - '0';
     return line_end(end, "Malformed request line.");
   }
 
   Step split_target(std::string_view target) {
     std::string_view rest = target;
     if (target == "*") {
-      req_.path_.assign(target);
+      req_->path_.assign(target);
       return Step::kOk;
     }
     if (target.front() != '/') {
@@ -302,8 +416,8 @@ class RequestParser {
     const std::size_t question = rest.find('?');
     std::string_view path = rest.substr(0, question);
     if (path.empty()) path = "/";
-    percent_decode_into(path, req_.path_);
-    if (question != std::string_view::npos) req_.query_ = span_of(rest.substr(question + 1));
+    percent_decode_into(path, req_->path_);
+    if (question != std::string_view::npos) req_->query_ = span_of(rest.substr(question + 1));
     return Step::kOk;
   }
 
@@ -341,7 +455,7 @@ class RequestParser {
       const std::string_view value = trim_blanks(in_.substr(value_start, pos_ - value_start));
       if (const Step step = line_end(end, ""); step != Step::kOk) return step;
       if (keep) {
-        req_.headers_.push_back({span_of(name), span_of(value)});
+        req_->headers_.push_back({span_of(name), span_of(value)});
         if (const Step step = on_header(name, value); step != Step::kOk) return step;
       }
     }
@@ -350,29 +464,30 @@ class RequestParser {
   // Framing conflicts are reported as soon as the offending field is complete.
   Step on_header(std::string_view name, std::string_view value) {
     if (iequals(name, "host")) {
-      if (++host_count_ > 1) return fail(400, "More than one Host header.");
+      if (++framing_.host_count > 1) return fail(400, "More than one Host header.");
     } else if (iequals(name, "content-length")) {
-      if (has_transfer_encoding_)
+      if (framing_.has_transfer_encoding)
         return fail(400, "Content-Length and Transfer-Encoding together.");
       return on_content_length(value);
     } else if (iequals(name, "transfer-encoding")) {
-      if (has_content_length_) return fail(400, "Content-Length and Transfer-Encoding together.");
-      if (req_.version_minor_ == 0) return fail(400, "Transfer-Encoding in an HTTP/1.0 request.");
-      has_transfer_encoding_ = true;
+      if (framing_.has_content_length)
+        return fail(400, "Content-Length and Transfer-Encoding together.");
+      if (req_->version_minor_ == 0) return fail(400, "Transfer-Encoding in an HTTP/1.0 request.");
+      framing_.has_transfer_encoding = true;
       for_each_element(value, [&](std::string_view coding) {
         if (coding.empty()) return;
         const bool chunked = iequals(coding, "chunked");
-        ++coding_count_;
-        chunked_count_ += chunked ? 1 : 0;
-        last_coding_chunked_ = chunked;
+        ++framing_.coding_count;
+        framing_.chunked_count += chunked ? 1 : 0;
+        framing_.last_coding_chunked = chunked;
       });
     } else if (iequals(name, "connection")) {
       for_each_element(value, [&](std::string_view option) {
-        if (iequals(option, "close")) connection_close_ = true;
-        if (iequals(option, "keep-alive")) connection_keep_alive_ = true;
+        if (iequals(option, "close")) framing_.connection_close = true;
+        if (iequals(option, "keep-alive")) framing_.connection_keep_alive = true;
       });
     } else if (iequals(name, "expect")) {
-      if (iequals(value, "100-continue")) req_.expect_continue_ = true;
+      if (iequals(value, "100-continue")) req_->expect_continue_ = true;
     }
     return Step::kOk;
   }
@@ -400,119 +515,177 @@ class RequestParser {
         ok = false;
         return;
       }
-      if (has_content_length_ && length != content_length_) {
-        conflicting_lengths_ = true;
+      if (framing_.has_content_length && length != framing_.content_length) {
+        framing_.conflicting_lengths = true;
         return;
       }
-      has_content_length_ = true;
-      content_length_ = length;
+      framing_.has_content_length = true;
+      framing_.content_length = length;
     });
     if (!ok) return fail(400, "Invalid Content-Length.");
-    if (conflicting_lengths_) return fail(400, "Conflicting Content-Length values.");
+    if (framing_.conflicting_lengths) return fail(400, "Conflicting Content-Length values.");
     return Step::kOk;
   }
 
   Step check_framing() {
-    if (req_.version_minor_ == 1 && host_count_ == 0)
+    if (req_->version_minor_ == 1 && framing_.host_count == 0)
       return fail(400, "HTTP/1.1 request without a Host header.");
-    if (has_transfer_encoding_) {
-      if (coding_count_ == 0) return fail(400, "Empty Transfer-Encoding.");
+    if (framing_.has_transfer_encoding) {
+      if (framing_.coding_count == 0) return fail(400, "Empty Transfer-Encoding.");
       // RFC 9112 6.3: without chunked last the body length cannot be known.
-      if (!last_coding_chunked_) return fail(400, "Transfer-Encoding does not end with chunked.");
-      if (chunked_count_ > 1) return fail(400, "Transfer-Encoding applies chunked more than once.");
-      if (coding_count_ > 1)
+      if (!framing_.last_coding_chunked)
+        return fail(400, "Transfer-Encoding does not end with chunked.");
+      if (framing_.chunked_count > 1)
+        return fail(400, "Transfer-Encoding applies chunked more than once.");
+      if (framing_.coding_count > 1)
         return fail(501, "Transfer codings other than chunked are not supported.");
     }
-    if (has_content_length_ && content_length_ > limits_.max_body_bytes) {
+    if (framing_.has_content_length && framing_.content_length > limits_.max_body_bytes) {
       return fail(413, "Content-Length exceeds the body limit.");
     }
-    req_.keep_alive_ = req_.version_minor_ == 1 ? !connection_close_
-                                                : connection_keep_alive_ && !connection_close_;
+    req_->keep_alive_ = req_->version_minor_ == 1
+                            ? !framing_.connection_close
+                            : framing_.connection_keep_alive && !framing_.connection_close;
     return Step::kOk;
   }
 
+  // Resumes where the previous call stopped: inside a size line, a chunk's data, or before the
+  // trailer section (which, like the header section, is parsed once it can be whole).
   Step chunked_body() {
     const std::size_t end = in_.size();
-    const std::size_t body_start = pos_;
+    Chunking& c = chunking_;
     for (;;) {
-      const std::size_t digits_start = pos_;
-      std::uint64_t size = 0;
-      for (; pos_ < end; ++pos_) {
-        const int digit = hex_value(in_[pos_]);
-        if (digit < 0) break;
-        if (pos_ - digits_start >= kMaxChunkSizeDigits)
-          return fail(400, "Chunk size has too many digits.");
-        size = size * 16 + static_cast<std::uint64_t>(digit);
-      }
-      // Hex digits only ever grow the size, so a partial size already over the limit is final.
-      if (size > limits_.max_body_bytes - decoded_size())
-        return fail(413, "Chunked body exceeds the body limit.");
-      if (pos_ >= end) return Step::kNeedMore;
-      if (pos_ == digits_start) return fail(400, "Missing or malformed chunk size.");
-
-      if (is_ows(in_[pos_]) || in_[pos_] == ';') {
-        // The whitespace before ';' counts too, or a stream of it would never end the line.
-        bool seen_semicolon = false;
-        for (; pos_ < end && in_[pos_] != '\r' && in_[pos_] != '\n'; ++pos_) {
-          if (++chunk_ext_bytes_ > kMaxChunkExtBytes)
-            return fail(400, "Chunk extensions are too long.");
-          if (in_[pos_] == ';') seen_semicolon = true;
-          if (!seen_semicolon && !is_ows(in_[pos_])) return fail(400, "Malformed chunk extension.");
-          if (is_bad_value_char(in_[pos_]))
-            return fail(400, "Control character in a chunk extension.");
+      switch (c.stage) {
+        case Chunk::kSize: {
+          for (; pos_ < end; ++pos_) {
+            const int digit = hex_value(in_[pos_]);
+            if (digit < 0) break;
+            if (c.digits >= kMaxChunkSizeDigits)
+              return fail(400, "Chunk size has too many digits.");
+            ++c.digits;
+            c.size = c.size * 16 + static_cast<std::uint64_t>(digit);
+          }
+          // Hex digits only ever grow the size, so a partial size already over the limit is
+          // final.
+          if (c.size > limits_.max_body_bytes - decoded_size())
+            return fail(413, "Chunked body exceeds the body limit.");
+          if (pos_ >= end) return Step::kNeedMore;
+          if (c.digits == 0) return fail(400, "Missing or malformed chunk size.");
+          c.stage = Chunk::kExtension;
+          break;
         }
-        if (pos_ < end && !seen_semicolon) return fail(400, "Malformed chunk extension.");
+        case Chunk::kExtension: {
+          // The whitespace before ';' counts too, or a stream of it would never end the line.
+          for (; pos_ < end && in_[pos_] != '\r' && in_[pos_] != '\n'; ++pos_) {
+            const char ch = in_[pos_];
+            if (!c.in_extension) {
+              if (!is_ows(ch) && ch != ';') break;  // the size line's end reports it
+              c.in_extension = true;
+            }
+            if (++c.extension_bytes > kMaxChunkExtBytes)
+              return fail(400, "Chunk extensions are too long.");
+            if (ch == ';') c.seen_semicolon = true;
+            if (!c.seen_semicolon && !is_ows(ch)) return fail(400, "Malformed chunk extension.");
+            if (is_bad_value_char(ch)) return fail(400, "Control character in a chunk extension.");
+          }
+          if (pos_ >= end) return Step::kNeedMore;
+          if (c.in_extension && !c.seen_semicolon && (in_[pos_] == '\r' || in_[pos_] == '\n'))
+            return fail(400, "Malformed chunk extension.");
+          c.stage = Chunk::kSizeLineEnd;
+          break;
+        }
+        case Chunk::kSizeLineEnd: {
+          if (const Step step = line_end(end, "Malformed chunk size line."); step != Step::kOk)
+            return step;
+          // Tiny chunks with padded sizes would let the raw body grow far beyond the decoded
+          // limit.
+          if (pos_ - head_end_ - decoded_size() > limits_.max_body_bytes + kChunkFramingSlack)
+            return fail(413, "Chunked body framing is too large.");
+          if (c.size == 0) {
+            c.stage = Chunk::kTrailers;
+            c.trailer_start = pos_;
+            c.trailer_scan = pos_ - 1;  // the size line's LF: an empty line right after ends it
+            break;
+          }
+          c.left = c.size;
+          c.stage = Chunk::kData;
+          break;
+        }
+        case Chunk::kData: {
+          const auto take = static_cast<std::size_t>(std::min<std::uint64_t>(c.left, end - pos_));
+          req_->storage_.append(in_.substr(pos_, take));
+          pos_ += take;
+          c.left -= take;
+          if (c.left > 0) return Step::kNeedMore;
+          c.stage = Chunk::kDataEnd;
+          break;
+        }
+        case Chunk::kDataEnd: {
+          if (const Step step = line_end(end, "Missing CRLF after chunk data."); step != Step::kOk)
+            return step;
+          c.size = 0;
+          c.digits = 0;
+          c.in_extension = c.seen_semicolon = false;
+          c.stage = Chunk::kSize;
+          break;
+        }
+        case Chunk::kTrailers:
+          return trailer_section();
       }
-      if (const Step step = line_end(end, "Malformed chunk size line."); step != Step::kOk)
-        return step;
-      // Tiny chunks with padded sizes would let the raw body grow far beyond the decoded limit.
-      if (pos_ - body_start - decoded_size() > limits_.max_body_bytes + kChunkFramingSlack) {
-        return fail(413, "Chunked body framing is too large.");
-      }
-      if (size == 0) break;
-
-      if (end - pos_ < size) return Step::kNeedMore;
-      req_.storage_.append(in_.substr(pos_, static_cast<std::size_t>(size)));
-      pos_ += static_cast<std::size_t>(size);
-      if (const Step step = line_end(end, "Missing CRLF after chunk data."); step != Step::kOk)
-        return step;
     }
+  }
 
-    const std::size_t trailer_start = pos_;
-    const bool capped = end - trailer_start >= limits_.max_header_bytes;
-    const std::size_t trailer_end = capped ? trailer_start + limits_.max_header_bytes : end;
-    const Step step = field_section(trailer_end, false);
-    if (step == Step::kNeedMore && capped) return fail(431, "Trailer section is too large.");
+  Step trailer_section() {
+    Chunking& c = chunking_;
+    const std::size_t end = in_.size();
+    const bool capped = end - c.trailer_start >= limits_.max_header_bytes;
+    if (gated_ && !capped && !find_empty_line(c.trailer_scan)) return Step::kNeedMore;
+    pos_ = c.trailer_start;
+    const std::size_t trailer_end = capped ? c.trailer_start + limits_.max_header_bytes : end;
+    Step step = field_section(trailer_end, false);
+    if (step == Step::kNeedMore && capped) step = fail(431, "Trailer section is too large.");
+    if (step == Step::kNeedMore) pos_ = c.trailer_start;  // read again from its start
     return step;
   }
 
-  std::size_t decoded_size() const { return req_.storage_.size() - head_end_; }
+  std::size_t decoded_size() const { return req_->storage_.size() - head_end_; }
 
+  ParseLimits limits_;
+  bool gated_;
   std::string_view in_;
-  const ParseLimits& limits_;
-  http::Request& req_;
+  http::Request* req_ = nullptr;
   ParseResult result_;
+  Phase phase_ = Phase::kHead;
   std::size_t pos_ = 0;
-  std::size_t head_end_ = 0;  // where the header section ends (and the body starts) in the input
-
-  // Framing facts gathered from the header fields as they are read.
-  std::size_t host_count_ = 0;
-  bool has_content_length_ = false;
-  bool conflicting_lengths_ = false;
-  std::uint64_t content_length_ = 0;
-  bool has_transfer_encoding_ = false;
-  std::size_t coding_count_ = 0;
-  std::size_t chunked_count_ = 0;
-  bool last_coding_chunked_ = false;
-  bool connection_close_ = false;
-  bool connection_keep_alive_ = false;
-  std::size_t chunk_ext_bytes_ = 0;
+  std::size_t head_end_ = 0;   // where the header section ends (and the body starts) in the input
+  std::size_t head_scan_ = 0;  // where the look for the header section's end goes on
+  std::size_t examined_ = 0;
+  Framing framing_;
+  Chunking chunking_;
 };
 
 ParseResult parse_request(std::string_view input, const ParseLimits& limits,
                           http::Request& request) {
-  return RequestParser(input, limits, request).run();
+  return RequestParser(limits, false).resume(input, request);
 }
+
+RequestReader::RequestReader(const ParseLimits& limits)
+    : parser_(std::make_unique<RequestParser>(limits, true)) {}
+RequestReader::~RequestReader() = default;
+RequestReader::RequestReader(RequestReader&&) noexcept = default;
+RequestReader& RequestReader::operator=(RequestReader&&) noexcept = default;
+
+ParseResult RequestReader::read(std::string_view input, http::Request& request) {
+  return parser_->resume(input, request);
+}
+
+void RequestReader::reset() {
+  const std::size_t examined = parser_->examined();
+  *parser_ = RequestParser(parser_->limits(), true);
+  examined_before_ += examined;
+}
+
+std::size_t RequestReader::examined() const { return examined_before_ + parser_->examined(); }
 
 std::string percent_decode(std::string_view s) {
   std::string out;

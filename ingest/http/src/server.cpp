@@ -20,6 +20,57 @@ namespace leadflow {
 
 using http::EventLoop;
 
+namespace {
+
+// The key a client address is capped under: IPv4 as it is (an IPv4-mapped IPv6 address too),
+// IPv6 by its /64, the block one subscriber is given and can pick addresses from at will.
+std::string address_key(std::string_view address) {
+  std::string text(address);
+  in6_addr a6{};
+  if (inet_pton(AF_INET6, text.c_str(), &a6) != 1) return text;
+  if (IN6_IS_ADDR_V4MAPPED(&a6)) {
+    char v4[INET_ADDRSTRLEN] = "";
+    inet_ntop(AF_INET, a6.s6_addr + 12, v4, sizeof v4);
+    return v4;
+  }
+  std::memset(a6.s6_addr + 8, 0, 8);
+  char v6[INET6_ADDRSTRLEN] = "";
+  inet_ntop(AF_INET6, &a6, v6, sizeof v6);
+  return std::string(v6) + "/64";
+}
+
+}  // namespace
+
+bool HttpServer::Impl::admit(std::string_view address, std::string& key, bool& over_address_cap) {
+  over_address_cap = false;
+  key.clear();
+  if (open_connections.fetch_add(1, std::memory_order_relaxed) >= options.max_connections) {
+    open_connections.fetch_sub(1, std::memory_order_relaxed);
+    return false;
+  }
+  const std::size_t cap = options.max_connections_per_address;
+  if (cap == 0 || (options.uncapped && options.uncapped(address))) return true;
+  std::string k = address_key(address);
+  std::lock_guard lock(addresses_mu);
+  std::size_t& open = per_address[k];
+  if (open >= cap) {
+    open_connections.fetch_sub(1, std::memory_order_relaxed);
+    over_address_cap = true;
+    return false;
+  }
+  ++open;
+  key = std::move(k);
+  return true;
+}
+
+void HttpServer::Impl::release(const std::string& key) {
+  open_connections.fetch_sub(1, std::memory_order_relaxed);
+  if (key.empty()) return;
+  std::lock_guard lock(addresses_mu);
+  const auto it = per_address.find(key);
+  if (it != per_address.end() && --it->second == 0) per_address.erase(it);
+}
+
 void HttpServer::Impl::complete(std::shared_ptr<Exchange> exchange) {
   const std::size_t loop = exchange->connection() & 0xff;
   loops[loop]->post(std::move(exchange));
@@ -102,8 +153,7 @@ bool HttpServer::start(std::string& error) {
       m.options.loops > 0 ? m.options.loops : static_cast<int>(std::thread::hardware_concurrency());
   loops = std::clamp(loops, 1, http::kMaxLoops);
   for (int i = 0; i < loops; ++i) {
-    auto loop = std::make_unique<EventLoop>(
-        m, i, std::max<std::size_t>(1, m.options.max_connections / loops));
+    auto loop = std::make_unique<EventLoop>(m, i);
     if (!loop->open(error)) return false;
     m.loops.push_back(std::move(loop));
   }

@@ -4,7 +4,12 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "blocking_pool.hpp"
@@ -28,6 +33,17 @@ struct HttpServer::Impl final : ExchangeHost {
   std::vector<std::unique_ptr<http::EventLoop>> loops;
   std::atomic<bool> stopping{false};
   bool started = false;
+  // Connections open on all loops, and per client address (its key: address_key), so that the
+  // caps hold for the listener as a whole rather than per loop.
+  std::atomic<std::size_t> open_connections{0};
+  std::mutex addresses_mu;
+  std::unordered_map<std::string, std::size_t> per_address;
+
+  /// Counts a connection just accepted from `address`. false (nothing counted): over a cap.
+  /// `key` is set to the address's key when it was counted against the per-address cap.
+  bool admit(std::string_view address, std::string& key, bool& over_address_cap);
+  /// Uncounts a connection that admit() counted.
+  void release(const std::string& key);
 
   Impl(Routes r, HttpServerOptions o) : routes(std::move(r)), options(std::move(o)) {}
   ~Impl() override {

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <optional>
 #include <random>
 #include <string>
@@ -743,6 +745,166 @@ TEST(HttpParser, RandomMutationsNeverCrash) {
       default:
         FAIL() << "unexpected status";
     }
+  }
+}
+
+// --- RequestReader: a connection's input as it arrives ----------------------------------------
+
+// Feeds `input` to a reader in prefixes growing by `step` bytes, as reads would bring it, and
+// returns the first answer that is not kIncomplete (or the last one).
+ParseResult read_in_steps(std::string_view input, std::size_t step, http::Request& request,
+                          RequestReader& reader) {
+  ParseResult result;
+  for (std::size_t have = std::min(step, input.size());;
+       have = std::min(have + step, input.size())) {
+    result = reader.read(input.substr(0, have), request);
+    if (result.status != ParseStatus::kIncomplete || have == input.size()) return result;
+  }
+}
+
+std::string chunked_request(std::size_t body_bytes, std::size_t chunk, bool extensions = true) {
+  std::string out = "POST /c HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n";
+  for (std::size_t done = 0; done < body_bytes; done += chunk) {
+    const std::size_t n = std::min(chunk, body_bytes - done);
+    char size[32];
+    std::snprintf(size, sizeof size, extensions ? "%zx;e=1\r\n" : "%zx\r\n", n);
+    out += size;
+    out.append(n, static_cast<char>('a' + done % 26));
+    out += "\r\n";
+  }
+  return out + "0\r\nTrailer: x\r\n\r\n";
+}
+
+// Whatever the reads, the reader ends where parse_request on the whole input does; an error in a
+// header section it may only see once the section is over.
+void expect_reader_agrees(std::string_view input, const ParseLimits& limits = {}) {
+  http::Request whole;
+  const ParseResult expected = parse_request(input, limits, whole);
+  for (const std::size_t step : {std::size_t{1}, std::size_t{2}, std::size_t{7}, input.size()}) {
+    if (step == 0) continue;
+    RequestReader reader(limits);
+    http::Request request;
+    const ParseResult got = read_in_steps(input, step, request, reader);
+    if (expected.status == ParseStatus::kError && got.status == ParseStatus::kIncomplete) continue;
+    ASSERT_EQ(got.status, expected.status) << "step " << step << ": " << input;
+    ASSERT_EQ(got.headers_complete, expected.headers_complete) << input;
+    if (expected.status == ParseStatus::kError) {
+      EXPECT_EQ(got.error_status, expected.error_status) << input;
+      EXPECT_EQ(got.error_detail, expected.error_detail) << input;
+    } else if (expected.status == ParseStatus::kComplete) {
+      EXPECT_EQ(got.consumed, expected.consumed);
+      EXPECT_EQ(request.method(), whole.method());
+      EXPECT_EQ(request.target(), whole.target());
+      EXPECT_EQ(request.body(), whole.body());
+      EXPECT_EQ(request.header_fields(), whole.header_fields());
+      EXPECT_EQ(request.keep_alive(), whole.keep_alive());
+    }
+  }
+}
+
+TEST(RequestReader, AgreesWithTheWholeParseWhateverTheReads) {
+  const std::string inputs[] = {
+      post_with_body(kJsonBody),
+      "GET /a?x=1 HTTP/1.1\r\nHost: h\r\n\r\n",
+      "\r\n\nGET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n",
+      "GET / HTTP/1.1\nHost: h\n\n",
+      chunked_request(300, 7),
+      "POST /c HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3\nabc\n0\n\n",
+      "POST /c HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3  ; "
+      "a=b\r\nabc\r\n0\r\n\r\n",
+      post_with_body(kJsonBody) + "GET /pipelined HTTP/1.1\r\nHost: h\r\n\r\n",
+      // Errors, in the header section and in the body.
+      "GET / HTTP/1.1\r\nBad Header\r\n\r\n",
+      "GET / HTTP/2.0\r\nHost: h\r\n\r\n",
+      "GET /\x01 HTTP/1.1\r\nHost: h\r\n\r\n",
+      "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab",
+      "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 99999999\r\n\r\n",
+      "POST /c HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+      "POST /c HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3 x\r\nabc\r\n0\r\n\r\n",
+      "POST /c HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcX\r\n0\r\n\r\n",
+      "POST /c HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\nfffff\r\n",
+      "POST /c HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nBad Trailer\r\n\r\n",
+      "GET / HTTP/1.1\r\nHost: h\r\n" + std::string(20000, 'x') + "\r\n\r\n",
+      std::string(9, '\n') + "GET / HTTP/1.1\r\nHost: h\r\n\r\n",
+  };
+  for (const std::string& input : inputs) expect_reader_agrees(input);
+  ParseLimits small;
+  small.max_header_bytes = 64;
+  small.max_body_bytes = 16;
+  for (const std::string& input : inputs) expect_reader_agrees(input, small);
+}
+
+TEST(RequestReader, ReportsAHeaderErrorOnceTheSectionIsOver) {
+  RequestReader reader(ParseLimits{});
+  http::Request request;
+  const std::string head = "GET / HTTP/1.1\r\nBad Header\r\n";
+  EXPECT_EQ(reader.read(head, request).status, ParseStatus::kIncomplete);
+  const ParseResult r = reader.read(head + "\r\n", request);
+  ASSERT_EQ(r.status, ParseStatus::kError);
+  EXPECT_EQ(r.error_status, 400);
+}
+
+TEST(RequestReader, SaysWhenTheHeadersAreWholeSoThat100ContinueCanBeSent) {
+  RequestReader reader(ParseLimits{});
+  http::Request request;
+  const std::string head =
+      "POST / HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\n";
+  const ParseResult r = reader.read(head, request);
+  ASSERT_EQ(r.status, ParseStatus::kIncomplete);
+  EXPECT_TRUE(r.headers_complete);
+  EXPECT_TRUE(request.expect_continue());
+  EXPECT_TRUE(reader.read(head + "ab", request).headers_complete);
+  ASSERT_EQ(reader.read(head + "abc", request).status, ParseStatus::kComplete);
+  EXPECT_EQ(request.body(), "abc");
+}
+
+TEST(RequestReader, ReadsOneRequestAfterAnotherOnceReset) {
+  RequestReader reader(ParseLimits{});
+  const std::string first = post_with_body(kJsonBody);
+  const std::string input = first + chunked_request(100, 9);
+  http::Request a;
+  ParseResult r = reader.read(input, a);
+  ASSERT_EQ(r.status, ParseStatus::kComplete);
+  EXPECT_EQ(r.consumed, first.size());
+  reader.reset();
+  http::Request b;
+  const std::string_view rest = std::string_view(input).substr(r.consumed);
+  r = read_in_steps(rest, 5, b, reader);
+  ASSERT_EQ(r.status, ParseStatus::kComplete);
+  EXPECT_EQ(b.body().size(), 100u);
+}
+
+// The work is counted, not timed: bytes looked at while a request arrives one byte per read.
+// A parse of everything received on each read would look at about size²/2 of them.
+TEST(RequestReader, WorkIsLinearInTheBytesReceived) {
+  ParseLimits limits;
+  limits.max_body_bytes = 64 * 1024;
+  std::string many_headers = "POST /h HTTP/1.1\r\nHost: h\r\n";
+  while (many_headers.size() < 15 * 1024)
+    many_headers += "X-Padding: " + std::string(160, 'p') + "\r\n";
+  many_headers += "Content-Length: 0\r\n\r\n";
+  const std::string cases[] = {
+      chunked_request(60 * 1024, 100),       // ~64 KiB on the wire, 600 chunks
+      chunked_request(60 * 1024, 1, false),  // one byte per chunk: framing is most of it
+      post_with_body(std::string(64 * 1024 - 200, 'b')),
+      many_headers,
+  };
+  for (const std::string& input : cases) {
+    RequestReader reader(limits);
+    http::Request request;
+    const ParseResult r = read_in_steps(input, 1, request, reader);
+    if (input.find("\r\n1\r\n") != std::string::npos) {
+      // One-byte chunks: over the framing bound, refused as soon as that is known.
+      ASSERT_EQ(r.status, ParseStatus::kError);
+      EXPECT_EQ(r.error_status, 413);
+    } else {
+      ASSERT_EQ(r.status, ParseStatus::kComplete) << r.error_detail;
+      EXPECT_EQ(r.consumed, input.size());
+      EXPECT_GE(reader.examined(), input.size());  // the counting itself is not broken
+    }
+    // One look per read, the bytes once while reading and once more when the request is copied
+    // or the header section parsed: a few times the size, never its square.
+    EXPECT_LE(reader.examined(), 4 * input.size()) << input.substr(0, 80);
   }
 }
 

@@ -35,9 +35,16 @@ struct Config {
   bool allow_private_buyers = false;            // LEADFLOW_ALLOW_PRIVATE_BUYERS
   std::vector<std::string> trusted_proxies;     // LEADFLOW_TRUSTED_PROXIES (CIDRs)
   std::string verticals_file;                   // LEADFLOW_VERTICALS
-  int http_threads = 128;          // LEADFLOW_HTTP_THREADS: handlers that may wait (per listener)
-  int http_loops = 0;              // LEADFLOW_HTTP_LOOPS: event loops per listener; 0: one per core
-  int workers = 1;                 // LEADFLOW_WORKERS: in-process worker loops (embedded)
+  int http_threads = 128;  // LEADFLOW_HTTP_THREADS: handlers that may wait (per listener)
+  int http_loops = 0;      // LEADFLOW_HTTP_LOOPS: event loops per listener; 0: one per core
+  // The front's bounds per listener (README, "Security bounds"):
+  int header_timeout_ms = 10000;  // LEADFLOW_HEADER_TIMEOUT_MS: header section, first byte on
+  int body_timeout_ms = 10000;    // LEADFLOW_BODY_TIMEOUT_MS: a body, plus its size at ...
+  int body_min_rate = 4096;       // LEADFLOW_BODY_MIN_RATE: ... this many bytes a second
+  int tls_handshake_timeout_ms = 10000;   // LEADFLOW_TLS_HANDSHAKE_TIMEOUT_MS
+  int max_connections = 10000;            // LEADFLOW_MAX_CONNECTIONS: open at once
+  int max_connections_per_address = 256;  // LEADFLOW_MAX_CONNECTIONS_PER_ADDRESS: 0, none
+  int workers = 1;                        // LEADFLOW_WORKERS: in-process worker loops (embedded)
   int worker_concurrency = 4096;   // LEADFLOW_WORKER_CONCURRENCY: auctions in flight per worker
   int worker_nice = 10;            // LEADFLOW_WORKER_NICE: in-process workers' CPU niceness (0-19)
   int wait_ms = 3000;              // LEADFLOW_WAIT_MS: default sync budget (Surface A)

@@ -1,9 +1,11 @@
 #pragma once
-// Private: an HTTP/1.1 request parser for the event-driven front (RFC 9112). Stateless: it is
-// handed everything received so far on a connection and says whether a whole request is there.
+// Private: an HTTP/1.1 request parser for the event-driven front (RFC 9112). parse_request is
+// handed everything received so far on a connection and says whether a whole request is there;
+// RequestReader does the same for a connection's input as it arrives, in time linear in it.
 // Strict where laxness lets requests be smuggled (Content-Length with Transfer-Encoding, bad
 // lengths, bare CR), and bounded everywhere (header section, target, body).
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -28,6 +30,8 @@ struct ParseResult {
   ParseStatus status = ParseStatus::kIncomplete;
   std::size_t consumed = 0;       // with kComplete: the request's length in the input
   bool headers_complete = false;  // the header section is all there (so 100-continue may be sent)
+  std::size_t body_bound = 0;     // with headers_complete: the declared body length (chunked: the
+                                  // body limit), which the body's deadline is scaled by
   int error_status = 0;
   std::string error_detail;  // one short sentence for the problem body
 };
@@ -42,6 +46,37 @@ struct ParseResult {
 /// Keep-alive is HTTP/1.1's default unless "Connection: close"; HTTP/1.0 needs "keep-alive".
 ParseResult parse_request(std::string_view input, const ParseLimits& limits,
                           http::Request& request);
+
+class RequestParser;
+
+/// Reads one request off a connection as its bytes arrive, resuming where the previous call
+/// stopped, so that a request trickled in one byte at a time costs work linear in its size (a
+/// stateless parse of everything received on each read costs its square). The header section is
+/// parsed once it can be whole (an empty line has arrived, or the header limit is passed); a body
+/// with a Content-Length is copied once all of it is there; chunk framing is read once.
+/// For a whole request it answers as parse_request does. Until then it says kIncomplete, and an
+/// error in the header section shows once the section is over rather than at its first bad byte:
+/// the header deadline bounds how long that can take.
+class RequestReader {
+ public:
+  explicit RequestReader(const ParseLimits& limits);
+  ~RequestReader();
+  RequestReader(RequestReader&&) noexcept;
+  RequestReader& operator=(RequestReader&&) noexcept;
+
+  /// `input`: the bytes received for this request so far (and any after it); each call's input
+  /// begins with the previous call's. `request` is the same object on every call.
+  ParseResult read(std::string_view input, http::Request& request);
+  /// Starts over, for the next request (after kComplete or kError).
+  void reset();
+  /// Input bytes looked at since construction, counted as the reading goes: what the tests use
+  /// to show that the work is linear.
+  std::size_t examined() const;
+
+ private:
+  std::unique_ptr<RequestParser> parser_;
+  std::size_t examined_before_ = 0;
+};
 
 /// The reason phrase of a status code (RFC 9110): "Content Too Large" for 413.
 std::string_view reason_phrase(int status);

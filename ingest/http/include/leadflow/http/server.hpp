@@ -17,8 +17,10 @@
 // the group commit's wake-up on top, the kernel's scheduling was most of the CPU (README,
 // "Benchmark").
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "leadflow/http/parser.hpp"
 #include "leadflow/http/routes.hpp"
@@ -33,9 +35,19 @@ struct HttpServerOptions {
   std::string tls_cert, tls_key;  // PEM files; both empty: plain HTTP
   http::ParseLimits limits;
   std::chrono::milliseconds idle_timeout{10'000};  // keep-alive connection with no request
-  std::chrono::milliseconds io_timeout{10'000};  // handshake, a request arriving, an answer leaving
-  std::size_t max_connections = 10'000;          // open at once; beyond, new ones are closed
-  std::string name = "http";                     // for logs
+  std::chrono::milliseconds io_timeout{10'000};    // no progress in a request or an answer: closed
+  // Deadlines, however steadily the bytes come (past one: 408, then close):
+  std::chrono::milliseconds header_timeout{10'000};  // a header section, from its first byte
+  std::chrono::milliseconds body_timeout{10'000};    // a body, from the end of its headers, plus
+  std::size_t body_min_rate = 4096;  // its declared size (chunked: the limit) at this many bytes/s
+  std::chrono::milliseconds tls_handshake_timeout{10'000};  // from accept; past it, closed
+  std::size_t max_connections = 10'000;  // open at once on all loops; beyond, new ones are closed
+  // Open at once from one client address (an IPv6 client: its /64); beyond, new ones are closed.
+  // 0: no cap. Addresses `uncapped` says yes to (trusted proxies, which carry many clients) are
+  // not capped.
+  std::size_t max_connections_per_address = 0;
+  std::function<bool(std::string_view address)> uncapped;
+  std::string name = "http";  // for logs
 };
 
 /// Owns its loops, pool and sockets. start() once, stop() once (the destructor stops).
