@@ -182,6 +182,12 @@ TEST(BuyerProtocol, BadAnswersAreNoBids) {
   }
   r.body = R"({"bid": 14.25})";
   EXPECT_EQ(read_ping_answer(b, r).bid, 1425);
+  // Under a cent rounds to nothing: a no-bid that says why, not a recorded bid of 0.00.
+  r.body = R"({"bid": 0.004})";
+  EXPECT_FALSE(read_ping_answer(b, r).bid);
+  EXPECT_EQ(read_ping_answer(b, r).reason, "bid under one cent");
+  r.body = R"({"bid": 0.005})";
+  EXPECT_EQ(read_ping_answer(b, r).bid, 1);
   r.status = 503;
   EXPECT_FALSE(read_ping_answer(b, r).bid);
   r.status = 0;

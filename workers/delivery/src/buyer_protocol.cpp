@@ -183,6 +183,8 @@ PingAnswer read_ping_answer(const Buyer& buyer, const HttpResponse& response) {
   if (*bid <= 0) return {std::nullopt, "no bid"};
   const auto cents = cents_from_decimal(*bid);
   if (!cents) return {std::nullopt, "bid out of range"};
+  // 0.004 is more than nothing but rounds to no money: not a bid anyone can be charged.
+  if (*cents == 0) return {std::nullopt, "bid under one cent"};
   return {*cents, ""};
 }
 
