@@ -111,11 +111,14 @@ struct Lane {
   bool active = false;  // libcurl ran since its messages were last read
 };
 
+struct Host;
+
 /// One request from hand-over to completion. Owned by the queue, then by the loop.
 struct Transfer {
   HttpRequest request;
   std::function<void(HttpResponse)> done;
   std::string host;             // scheme://host:port, the key of its host's queue
+  Host* state = nullptr;        // that host's queue (hosts_ never drops one)
   struct Lane* lane = nullptr;  // the multi handle it runs on, while it does
   Clock::time_point submitted;
   Clock::time_point sent{};    // handed to a connection; the timeout runs from here
@@ -132,6 +135,18 @@ struct Transfer {
   ~Transfer() {
     if (header_list != nullptr) curl_slist_free_all(header_list);
   }
+};
+
+// A buyer's requests in flight (on connections) and waiting in our queue for a slot.
+struct Host {
+  long in_flight = 0;
+  // Over TLS a buyer may offer HTTP/2; until its first answer says, one request goes at a time.
+  // A burst sent before that would open a connection (and a TLS handshake) per request, since
+  // libcurl cannot share a connection whose protocol it does not know yet.
+  bool known = false;
+  bool multiplexed = false;  // it answered over HTTP/2: streams share connections
+  std::deque<std::unique_ptr<Transfer>> waiting;
+  std::vector<Lane*> lanes;  // its connections, filled in order so the first ones stay warm
 };
 
 // "scheme://host[:port]" of a URL: requests to one buyer endpoint share its connection limit.
@@ -392,18 +407,6 @@ class CurlClient final : public HttpClient {
     if (late >= kStall) last_stall_ = Clock::now();
   }
 
-  // A buyer's requests in flight (on connections) and waiting in our queue for a slot.
-  struct Host {
-    long in_flight = 0;
-    // Over TLS a buyer may offer HTTP/2; until its first answer says, one request goes at a time.
-    // A burst sent before that would open a connection (and a TLS handshake) per request, since
-    // libcurl cannot share a connection whose protocol it does not know yet.
-    bool known = false;
-    bool multiplexed = false;  // it answered over HTTP/2: streams share connections
-    std::deque<std::unique_ptr<Transfer>> waiting;
-    std::vector<Lane*> lanes;  // its connections, filled in order so the first ones stay warm
-  };
-
   long host_limit(const Host& h) const {
     if (!h.known) return 1;
     return h.multiplexed ? options_.max_host_connections * kStreamsPerConnection
@@ -434,6 +437,7 @@ class CurlClient final : public HttpClient {
   void admit(std::unique_ptr<Transfer> t) {
     auto [it, added] = hosts_.try_emplace(t->host);
     Host& h = it->second;
+    t->state = &h;
     if (added) h.known = t->host.rfind("https://", 0) != 0;  // plain HTTP is HTTP/1.1
     if (h.in_flight < host_limit(h) && h.waiting.empty() && !total_full(h)) {
       start(h, std::move(t));
@@ -447,7 +451,7 @@ class CurlClient final : public HttpClient {
   // connection if every host together was at max_connections.
   void release_slot(const Transfer& t) {
     --t.lane->in_flight;
-    Host& h = hosts_[t.host];
+    Host& h = *t.state;
     --h.in_flight;
     if (!h.multiplexed) --connections_in_use_;
     send_waiting(h);
@@ -504,7 +508,7 @@ class CurlClient final : public HttpClient {
       r.error = timeout_error(t->request);
       r.stalled_here = last_stall_ >= t->sent;
       release_slot(*t);
-      learn_protocol(hosts_[t->host], false);  // no answer to learn from: HTTP/1.1 until one says
+      learn_protocol(*t->state, false);  // no answer to learn from: HTTP/1.1 until one says
       finish(*t, std::move(r));
     }
   }
@@ -672,7 +676,7 @@ class CurlClient final : public HttpClient {
     t->easy = nullptr;
     recycle(easy);
     release_slot(*t);
-    learn_protocol(hosts_[t->host], multiplexed);
+    learn_protocol(*t->state, multiplexed);
     finish(*t, std::move(r));
   }
 
