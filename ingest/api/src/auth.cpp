@@ -24,13 +24,12 @@ void audit_failure(IngestContext& ctx, const http::Request& req, const std::stri
   r.event = over_limit ? AuditEvent::kRateLimited : AuditEvent::kAuthFailed;
   r.surface = surface;
   r.kind = over_limit ? std::string_view("failed_auth_per_address") : kind;
-  r.route = req.route();
   r.client = client;
   r.key_id = key_id;
   r.campaign_id = campaign_id;
   r.seller_id = seller_id;
   r.credential_last4 = last4;
-  ctx.audit.record(r);
+  audit_request(ctx, req, r);
 }
 
 // After a failed authentication on Surface A: 401, or 429 once the address is past its limit.
@@ -143,16 +142,23 @@ void answer_failed_campaign_auth(IngestContext& ctx, const http::Request& req, h
 void audit_rate_limited(IngestContext& ctx, const http::Request& req, std::string_view surface,
                         std::string_view kind, std::string_view key_id,
                         std::string_view campaign_id, std::string_view seller_id) {
-  const std::string client = client_of(ctx, req);
   AuditRecord r;
   r.event = AuditEvent::kRateLimited;
   r.surface = surface;
   r.kind = kind;
-  r.route = req.route();
-  r.client = client;
   r.key_id = key_id;
   r.campaign_id = campaign_id;
   r.seller_id = seller_id;
+  audit_request(ctx, req, r);
+}
+
+void audit_request(IngestContext& ctx, const http::Request& req, AuditRecord r) {
+  std::string client;
+  if (r.client.empty()) {
+    client = client_of(ctx, req);
+    r.client = client;
+  }
+  r.route = req.route();
   ctx.audit.record(r);
 }
 

@@ -40,6 +40,10 @@ struct FailedCampaignAuth {
 void answer_failed_campaign_auth(IngestContext& ctx, const http::Request& req, http::Response& res,
                                  const FailedCampaignAuth& failed, std::string_view message);
 
+/// Records `r` in the audit log with the request's route and, unless `r.client` is set already,
+/// its client's address.
+void audit_request(IngestContext& ctx, const http::Request& req, AuditRecord r);
+
 /// Audits a refusal of a key's or campaign's own rate limit (kind "api_key" or "campaign").
 void audit_rate_limited(IngestContext& ctx, const http::Request& req, std::string_view surface,
                         std::string_view kind, std::string_view key_id,

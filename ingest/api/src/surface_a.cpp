@@ -348,7 +348,6 @@ std::string string_member(const json& body, const char* name) {
 // operator key, from where. The secret itself is never part of it.
 void audit_key(IngestContext& ctx, const http::Request& req, const ApiKey& actor, AuditEvent event,
                std::string_view kind, const json& record) {
-  const std::string client = client_of(ctx, req);
   const std::string key_id = string_member(record, "key_id");
   const std::string campaign_id = string_member(record, "campaign_id");
   const std::string seller_id = string_member(record, "seller_id");
@@ -356,13 +355,11 @@ void audit_key(IngestContext& ctx, const http::Request& req, const ApiKey& actor
   r.event = event;
   r.surface = "api";
   r.kind = kind;
-  r.route = req.route();
-  r.client = client;
   r.key_id = key_id;
   r.campaign_id = campaign_id;
   r.seller_id = seller_id;
   r.actor_key_id = actor.id;
-  ctx.audit.record(r);
+  audit_request(ctx, req, r);
 }
 
 }  // namespace
