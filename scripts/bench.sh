@@ -79,8 +79,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null \
-  || shuf -i 20000-60000 -n 1; }
+# shellcheck source=scripts/bench/common.sh
+source "$root/scripts/bench/common.sh"
 
 # Buyers with fixed latencies (no jitter) so the sync floor is exact: the best bidder is slowest.
 sim="$build/workers/leadflow-buyer-sim"
@@ -145,11 +145,6 @@ start_leadflow() {  # start_leadflow NAME WORKERS [VAR=VALUE...] -> sets lf_pid,
   done
   echo "bench: leadflow did not start" >&2; cat "$dir/log" >&2; exit 1
 }
-api() {  # api DIR PORT METHOD PATH JSON
-  curl -sS --cacert "$1/tls/cert.pem" -X "$3" "https://127.0.0.1:$2$4" \
-    -H "Authorization: Bearer $operator" -H 'Content-Type: application/json' -d "$5"
-}
-field() { sed -n "s/.*\"$1\":\"\([^\"]*\)\".*/\1/p"; }
 seed() {  # seed DIR PORT MODE -> prints a campaign key
   local seller
   for entry in "${buyer_ports[@]}"; do
@@ -208,7 +203,6 @@ run_wrk() {  # run_wrk URL KEY EXPECT CONNECTIONS -> "rps p50 p99 failures"
   echo "$(echo "$out" | awk '/BENCH_RPS/ {print $2}') $(echo "$out" | awk '/BENCH_P50_MS/ {print $2}') \
 $(echo "$out" | awk '/BENCH_P99_MS/ {print $2}') $(echo "$out" | awk '/BENCH_FAILURES/ {print $2}')"
 }
-median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
 
 # Waits until the full service has decided every lead it accepted, so its auctions do not run
 # into the next measurement.
@@ -295,7 +289,6 @@ worker_split() {  # worker_split METRICS_PORT...
       END {printf "%s", w; for (s in n) printf " %s=%d", s, n[s]; printf " redelivered=%d stale=%d; ", r, st}'
   done
 }
-now() { date +%s.%N; }
 clk_tck=$(getconf CLK_TCK)
 cpu_seconds() {  # cpu_seconds PID... -> their user+system CPU seconds, summed
   local pid

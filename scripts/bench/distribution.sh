@@ -39,9 +39,8 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
-now() { date +%s.%N; }
+# shellcheck source=scripts/bench/common.sh
+source "$root/scripts/bench/common.sh"
 clk_tck=$(getconf CLK_TCK)
 cpu_seconds() { awk -v t="$clk_tck" '{print ($14 + $15) / t}' "/proc/$1/stat"; }
 
@@ -87,11 +86,6 @@ start_leadflow() {  # start_leadflow DIR WORKERS -> sets lf_pid, lf_port
   done
   echo "distribution bench: leadflow did not start" >&2; cat "$1/log" >&2; exit 1
 }
-api() {  # api DIR METHOD PATH JSON
-  curl -sS --cacert "$1/tls/cert.pem" -X "$2" "https://127.0.0.1:$lf_port$3" \
-    -H "Authorization: Bearer $operator" -H 'Content-Type: application/json' -d "$4"
-}
-field() { sed -n "s/.*\"$1\":\"\([^\"]*\)\".*/\1/p"; }
 metrics() { curl -s --cacert "$1/tls/cert.pem" -H "Authorization: Bearer $operator" "https://127.0.0.1:$lf_port/metrics"; }
 
 run() {  # run DELAY_MS ROUND -> sets result "rate cpu_ms_per_lead rss_mb sold"
@@ -99,10 +93,10 @@ run() {  # run DELAY_MS ROUND -> sets result "rate cpu_ms_per_lead rss_mb sold"
   mkdir -p "$dir"
   start_leadflow "$dir" 0
   for port in "${buyer_ports[@]}"; do
-    api "$dir" POST /v1/buyers "{\"name\":\"b$port\",\"verticals\":[\"auto_insurance\"],\"delivery\":{\"mode\":\"ping_post\",\"ping_url\":\"http://127.0.0.1:$port/ping\",\"post_url\":\"http://127.0.0.1:$port/post\",\"timeout_ms\":2000},\"duplicate_lookback_days\":0}" >/dev/null
+    api "$dir" "$lf_port" POST /v1/buyers "{\"name\":\"b$port\",\"verticals\":[\"auto_insurance\"],\"delivery\":{\"mode\":\"ping_post\",\"ping_url\":\"http://127.0.0.1:$port/ping\",\"post_url\":\"http://127.0.0.1:$port/post\",\"timeout_ms\":2000},\"duplicate_lookback_days\":0}" >/dev/null
   done
-  seller=$(api "$dir" POST /v1/sellers '{"name":"bench"}' | field seller_id)
-  key=$(api "$dir" POST /v1/campaigns "{\"seller_id\":\"$seller\",\"name\":\"bench\",\"vertical\":\"auto_insurance\",\"mode\":\"async\",\"rate_limit_per_minute\":10000000}" | field campaign_key)
+  seller=$(api "$dir" "$lf_port" POST /v1/sellers '{"name":"bench"}' | field seller_id)
+  key=$(api "$dir" "$lf_port" POST /v1/campaigns "{\"seller_id\":\"$seller\",\"name\":\"bench\",\"vertical\":\"auto_insurance\",\"mode\":\"async\",\"rate_limit_per_minute\":10000000}" | field campaign_key)
   [[ -n "$key" ]] || { echo "distribution bench: seeding gave no campaign key" >&2; exit 1; }
   BENCH_LUA_DIR="$root/scripts/bench" BENCH_KEY="$key" BENCH_LEADS="$leads" \
     wrk -t1 -c32 -d600s --timeout 5s -s "$root/scripts/bench/preload_leads.lua" \

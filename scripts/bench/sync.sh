@@ -50,8 +50,8 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+# shellcheck source=scripts/bench/common.sh
+source "$root/scripts/bench/common.sh"
 
 buyer_ports=()
 for spec in "fast:20:9.00" "medium:40:11.00" "slow:60:14.50"; do
@@ -112,11 +112,6 @@ start_worker() {  # start_worker DIR
   done
   echo "sync bench: leadflow-worker did not start" >&2; cat "$1/log" >&2; exit 1
 }
-api() {  # api DIR PORT METHOD PATH JSON
-  curl -sS --cacert "$1/tls/cert.pem" -X "$3" "https://127.0.0.1:$2$4" \
-    -H "Authorization: Bearer $operator" -H 'Content-Type: application/json' -d "$5"
-}
-field() { sed -n "s/.*\"$1\":\"\([^\"]*\)\".*/\1/p"; }
 seed() {  # seed DIR PORT -> prints the key of a sync campaign
   local seller entry port name
   for entry in "${buyer_ports[@]}"; do

@@ -1,0 +1,22 @@
+# Helpers shared by scripts/bench.sh and the phases under scripts/bench/ (sourced, not run).
+# They expect $operator to hold an operator key where they call the API.
+
+# A free TCP port on loopback.
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null \
+    || shuf -i 20000-60000 -n 1
+}
+
+# The median of numbers given one per line or separated by spaces.
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+
+now() { date +%s.%N; }
+
+# api DIR PORT METHOD PATH JSON: an operator call to the leadflow whose data dir is DIR.
+api() {
+  curl -sS --cacert "$1/tls/cert.pem" -X "$3" "https://127.0.0.1:$2$4" \
+    -H "Authorization: Bearer $operator" -H 'Content-Type: application/json' -d "$5"
+}
+
+# field NAME: the string value of "NAME" in the JSON on stdin.
+field() { sed -n "s/.*\"$1\":\"\([^\"]*\)\".*/\1/p"; }
