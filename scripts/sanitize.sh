@@ -30,7 +30,7 @@ case "$kind" in
     ;;
   *) echo "sanitize.sh: unknown kind $kind (address or thread)" >&2; exit 2 ;;
 esac
-LEADFLOW_BUILD_DIR="$build" LEADFLOW_BUILD_TYPE=RelWithDebInfo LEADFLOW_SANITIZE="$flags" \
+LEADFLOW_BUILD_DIR="$build" LEADFLOW_BUILD_TYPE=Sanitize LEADFLOW_SANITIZE="$flags" \
   "$root/scripts/build.sh"
 cd "$build"
 ctest --output-on-failure --timeout 900 -j 2 "${selection[@]}" "$@"
