@@ -353,6 +353,22 @@ TEST_F(HttpClientTest, ARequestThatNeverGetsAConnectionFailsAsNotSent) {
   EXPECT_EQ(first.get().status, 200);
 }
 
+// Out of descriptors in this process: the connection cannot even be opened. That is ours, not
+// the buyer's (buyer health ignores a request not sent).
+TEST_F(HttpClientTest, NoDescriptorLeftForAConnectionFailsAsNotSent) {
+  HttpClient& c = client();
+  ASSERT_EQ(c.send(ping_request(*sim_, 1, 2s)).get().status, 200);  // the loop is up
+  HttpRequest r = ping_request(*sim_, 2, 2s);
+  r.url = "http://127.0.0.1:" + std::to_string(closed_port()) + "/ping";  // a new connection
+  std::vector<int> held;
+  for (int fd = ::dup(0); fd >= 0; fd = ::dup(0)) held.push_back(fd);
+  const HttpResponse out = c.send(r).get();
+  for (const int fd : held) ::close(fd);
+  EXPECT_TRUE(out.not_sent) << out.error;
+  EXPECT_FALSE(out.timed_out);
+  EXPECT_EQ(out.status, 0);
+}
+
 TEST_F(HttpClientTest, ConnectionRefusedIsARetryableTransportError) {
   HttpRequest r = ping_request(*sim_);
   r.url = "http://127.0.0.1:" + std::to_string(closed_port()) + "/ping";

@@ -39,6 +39,8 @@ const std::set<std::string, std::less<>>& known_settings() {
                                                            "LEADFLOW_WORKER_NICE",
                                                            "LEADFLOW_WORKERS",
                                                            "LEADFLOW_WORKER_CONCURRENCY",
+                                                           "LEADFLOW_BUYER_CONNECTIONS",
+                                                           "LEADFLOW_BUYER_HOST_CONNECTIONS",
                                                            "LEADFLOW_WAIT_MS",
                                                            "LEADFLOW_MAX_WAIT_MS",
                                                            "LEADFLOW_AUCTION_TIMEOUT_MS",
@@ -230,6 +232,9 @@ std::optional<Config> load_config(const Getenv& getenv,
   if (!int_setting("LEADFLOW_WORKER_NICE", 0, 19, c.worker_nice)) return std::nullopt;
   if (!int_setting("LEADFLOW_WORKERS", 0, 64, c.workers)) return std::nullopt;
   if (!int_setting("LEADFLOW_WORKER_CONCURRENCY", 1, 10000, c.worker_concurrency))
+    return std::nullopt;
+  if (!int_setting("LEADFLOW_BUYER_CONNECTIONS", 1, 1'000'000, c.buyer_connections) ||
+      !int_setting("LEADFLOW_BUYER_HOST_CONNECTIONS", 1, 1'000'000, c.buyer_host_connections))
     return std::nullopt;
   if (!int_setting("LEADFLOW_WAIT_MS", 0, 600000, c.wait_ms)) return std::nullopt;
   if (!int_setting("LEADFLOW_MAX_WAIT_MS", 0, 600000, c.max_wait_ms)) return std::nullopt;

@@ -15,4 +15,10 @@ unsigned long raise_open_file_limit() {
   return static_cast<unsigned long>(limit.rlim_cur);
 }
 
+unsigned long open_file_limit() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return 0;
+  return static_cast<unsigned long>(limit.rlim_cur);
+}
+
 }  // namespace leadflow

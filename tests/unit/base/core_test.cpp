@@ -214,6 +214,10 @@ TEST(Config, BadSettingsNameThemselves) {
       {"LEADFLOW_BOOTSTRAP_KEY", "short"},
       {"LEADFLOW_TLS_CERT", "/only/cert.pem"},
       {"LEADFLOW_LOG_LEVEL", "loud"},
+      {"LEADFLOW_HEADER_TIMEOUT_MS", "0"},
+      {"LEADFLOW_BODY_MIN_RATE", "0"},
+      {"LEADFLOW_MAX_CONNECTIONS_PER_ADDRESS", "-1"},
+      {"LEADFLOW_BUYER_CONNECTIONS", "0"},
       {"LEADFLOW_NO_SUCH_THING", "1"},
   };
   for (const auto& [name, value] : bad) {
@@ -246,6 +250,36 @@ TEST(Config, ParsesEverySetting) {
   EXPECT_EQ(c->trusted_proxies.size(), 2u);
   EXPECT_TRUE(c->allow_private_buyers);
   EXPECT_EQ(c->workers, 2);
+}
+
+TEST(Config, FrontBoundsAndBuyerConnections) {
+  std::string error;
+  std::map<std::string, std::string> none;
+  auto d = load_config(env_of(none), names_of(none), error);
+  ASSERT_TRUE(d) << error;
+  EXPECT_EQ(d->header_timeout_ms, 10000);
+  EXPECT_EQ(d->body_timeout_ms, 10000);
+  EXPECT_EQ(d->body_min_rate, 4096);
+  EXPECT_EQ(d->tls_handshake_timeout_ms, 10000);
+  EXPECT_EQ(d->max_connections, 10000);
+  EXPECT_EQ(d->max_connections_per_address, 256);
+  EXPECT_EQ(d->buyer_connections, 8192);
+  EXPECT_EQ(d->buyer_host_connections, 2048);
+  std::map<std::string, std::string> vars = {
+      {"LEADFLOW_HEADER_TIMEOUT_MS", "5000"}, {"LEADFLOW_BODY_TIMEOUT_MS", "7000"},
+      {"LEADFLOW_BODY_MIN_RATE", "1024"},     {"LEADFLOW_TLS_HANDSHAKE_TIMEOUT_MS", "3000"},
+      {"LEADFLOW_MAX_CONNECTIONS", "2000"},   {"LEADFLOW_MAX_CONNECTIONS_PER_ADDRESS", "0"},
+      {"LEADFLOW_BUYER_CONNECTIONS", "4000"}, {"LEADFLOW_BUYER_HOST_CONNECTIONS", "500"}};
+  auto c = load_config(env_of(vars), names_of(vars), error);
+  ASSERT_TRUE(c) << error;
+  EXPECT_EQ(c->header_timeout_ms, 5000);
+  EXPECT_EQ(c->body_timeout_ms, 7000);
+  EXPECT_EQ(c->body_min_rate, 1024);
+  EXPECT_EQ(c->tls_handshake_timeout_ms, 3000);
+  EXPECT_EQ(c->max_connections, 2000);
+  EXPECT_EQ(c->max_connections_per_address, 0);
+  EXPECT_EQ(c->buyer_connections, 4000);
+  EXPECT_EQ(c->buyer_host_connections, 500);
 }
 
 TEST(OutcomeWaiters, DeliversToTheWaiterAndForgetsIt) {

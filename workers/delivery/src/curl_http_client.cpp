@@ -27,6 +27,7 @@
 #include <csignal>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <exception>
 #include <map>
@@ -130,6 +131,7 @@ struct Transfer {
   bool too_large = false;
   bool allow_private = false;
   const char* refused_address = nullptr;  // set when the resolved address was not public
+  int socket_errno = 0;                   // set when no socket could be made for it
   char error_buffer[CURL_ERROR_SIZE] = {0};
 
   ~Transfer() {
@@ -168,7 +170,9 @@ curl_socket_t open_socket(void* user, curlsocktype purpose, curl_sockaddr* addre
       return CURL_SOCKET_BAD;
     }
   }
-  return ::socket(address->family, address->socktype, address->protocol);
+  const curl_socket_t fd = ::socket(address->family, address->socktype, address->protocol);
+  if (fd == CURL_SOCKET_BAD) t->socket_errno = errno;
+  return fd;
 }
 
 size_t write_body(char* data, size_t size, size_t count, void* user) {
@@ -667,6 +671,11 @@ class CurlClient final : public HttpClient {
     } else {
       std::string detail = t->error_buffer[0] != '\0' ? std::string(t->error_buffer)
                                                       : std::string(curl_easy_strerror(code));
+      // Out of descriptors or socket memory here: the request never left this process, and
+      // says nothing about the buyer.
+      const int e = t->socket_errno;
+      r.not_sent = e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM;
+      if (r.not_sent) detail = std::string("no socket for the request: ") + std::strerror(e);
       r.timed_out = code == CURLE_OPERATION_TIMEDOUT;
       r.stalled_here = r.timed_out && last_stall_ >= t->sent;
       // libcurl names the stage its timer fired in ("Failed to resolve host ... with timeout"

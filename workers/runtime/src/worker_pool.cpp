@@ -1,17 +1,55 @@
 #include "leadflow/runtime/worker_pool.hpp"
 
+#include <algorithm>
+
 #include "leadflow/auction/distributor.hpp"
+#include "leadflow/base/log.hpp"
+#include "leadflow/base/open_files.hpp"
 #include "leadflow/delivery/http_client.hpp"
 #include "leadflow/queue/open_queue.hpp"
 #include "leadflow/runtime/worker.hpp"
 
 namespace leadflow {
 
+namespace {
+
+// Descriptors kept for everything but buyer connections: the store, the queue's files, the
+// metrics listener, logs, DNS.
+constexpr long kReservedFiles = 1024;
+
+// Buyer connections within the process's descriptor limit: past it a connection would fail with
+// EMFILE and count against a buyer that did nothing wrong. In the embedded shape the front's
+// listeners share the limit, each up to LEADFLOW_MAX_CONNECTIONS.
+CurlClientOptions connection_limits(const Config& config) {
+  CurlClientOptions co;
+  co.max_connections = config.buyer_connections;
+  co.max_host_connections = config.buyer_host_connections;
+  const auto limit = static_cast<long>(open_file_limit());
+  if (limit <= 0) return co;
+  long front = 0;
+  if (config.shape == Shape::kEmbedded) {
+    front = static_cast<long>(config.max_connections) * (config.http_listen ? 2 : 1);
+  }
+  const long room = std::max(64L, limit - kReservedFiles - front);
+  if (co.max_connections > room) {
+    log(LogLevel::kWarn, "buyer_connections_limited",
+        {{"configured", co.max_connections},
+         {"allowed", room},
+         {"open_file_limit", limit},
+         {"hint", "raise the hard limit (ulimit -Hn) or lower LEADFLOW_MAX_CONNECTIONS"}});
+    co.max_connections = room;
+  }
+  co.max_host_connections = std::min(co.max_host_connections, co.max_connections);
+  return co;
+}
+
+}  // namespace
+
 WorkerPool::WorkerPool(const Config& config, Store& store, LeadQueue& queue,
                        const VerticalRegistry& verticals, OutcomePublisher& publisher,
                        const Clock& clock)
     : config_(config), store_(store), queue_(queue), publisher_(publisher), clock_(clock) {
-  CurlClientOptions co;
+  CurlClientOptions co = connection_limits(config);
   co.allow_private_addresses = config.allow_private_buyers;
   http_client_ = make_curl_client(co);
   buyers_ = std::make_unique<BuyerDirectory>(store, clock);

@@ -45,7 +45,9 @@ struct Config {
   int max_connections = 10000;            // LEADFLOW_MAX_CONNECTIONS: open at once
   int max_connections_per_address = 256;  // LEADFLOW_MAX_CONNECTIONS_PER_ADDRESS: 0, none
   int workers = 1;                        // LEADFLOW_WORKERS: in-process worker loops (embedded)
-  int worker_concurrency = 4096;   // LEADFLOW_WORKER_CONCURRENCY: auctions in flight per worker
+  int worker_concurrency = 4096;  // LEADFLOW_WORKER_CONCURRENCY: auctions in flight per worker
+  int buyer_connections = 8192;   // LEADFLOW_BUYER_CONNECTIONS: HTTP/1.1 requests in flight, all
+  int buyer_host_connections = 2048;  // LEADFLOW_BUYER_HOST_CONNECTIONS: ... to one buyer host
   int worker_nice = 10;            // LEADFLOW_WORKER_NICE: in-process workers' CPU niceness (0-19)
   int wait_ms = 3000;              // LEADFLOW_WAIT_MS: default sync budget (Surface A)
   int max_wait_ms = 30000;         // LEADFLOW_MAX_WAIT_MS: ceiling for Prefer: wait=N

@@ -7,4 +7,7 @@ namespace leadflow {
 /// past the usual soft limit of 1,024. Returns the soft limit now in force (0 if unknown).
 unsigned long raise_open_file_limit();
 
+/// The soft limit on open descriptors in force now (0 if unknown).
+unsigned long open_file_limit();
+
 }  // namespace leadflow
