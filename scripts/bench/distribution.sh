@@ -15,12 +15,16 @@
 #   sold        leads decided "delivered" (every buyer bids and accepts: all of them should be)
 #
 # Environment: BENCH_DISTRIBUTION_LEADS (default 2000), BENCH_ROUNDS (3), BENCH_DELAYS_MS
-# ("0 100 500"). Set by bench.sh: BENCH_BUILD (a release build dir with leadflow-ingest).
+# ("0 100 500"), BENCH_BUYER_PROTOCOLS ("http1": plain HTTP/1.1 buyers; "h2": HTTPS buyers that
+# offer HTTP/2, with a certificate of the bench's own CA given to leadflow through
+# LEADFLOW_BUYER_CA_FILE; "http1 h2": both). Set by bench.sh: BENCH_BUILD (a release build dir
+# with leadflow-ingest). Other LEADFLOW_* variables reach the leadflow processes.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 leads=${BENCH_DISTRIBUTION_LEADS:-2000}
 rounds=${BENCH_ROUNDS:-3}
 delays=${BENCH_DELAYS_MS:-"0 100 500"}
+protocols=${BENCH_BUYER_PROTOCOLS:-http1}
 build=${BENCH_BUILD:-}
 if [[ -z "$build" ]]; then
   "$root/scripts/deps.sh" --bench
@@ -45,20 +49,33 @@ clk_tck=$(getconf CLK_TCK)
 cpu_seconds() { awk -v t="$clk_tck" '{print ($14 + $15) / t}' "/proc/$1/stat"; }
 
 # The buyers: one nginx, three servers, one per bid.
-start_buyers() {  # start_buyers DELAY_MS -> sets buyer_ports, buyers_pid
-  local delay_ms=$1 conf="$work/nginx-$1" sleep_line="" bid port
+# The buyers' certificate (for 127.0.0.1), made once; leadflow trusts it as a CA.
+buyer_cert() {
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj "/CN=127.0.0.1" \
+    -addext "subjectAltName=IP:127.0.0.1" -keyout "$work/buyer-key.pem" -out "$work/buyer-cert.pem" 2>/dev/null
+}
+
+start_buyers() {  # start_buyers DELAY_MS PROTOCOL -> sets buyer_ports, buyer_scheme, buyers_pid
+  local delay_ms=$1 protocol=$2 conf="$work/nginx-$1-$2" sleep_line="" bid port listen_extra=""
+  buyer_scheme=http
+  if [[ "$protocol" == h2 ]]; then
+    buyer_cert
+    buyer_scheme=https
+    listen_extra=" ssl http2; ssl_certificate $work/buyer-cert.pem; ssl_certificate_key $work/buyer-key.pem; http2_max_concurrent_streams 100"
+  fi
   [[ "$delay_ms" -gt 0 ]] && sleep_line="echo_sleep $(awk -v d="$delay_ms" 'BEGIN {printf "%.3f", d / 1000}');"
   mkdir -p "$conf"
   buyer_ports=()
   {
     echo "load_module $echo_module;"
     echo "worker_processes 1; pid $conf/nginx.pid; error_log $conf/error.log;"
+    echo "worker_rlimit_nofile 40000;"
     echo "events { worker_connections 20000; }"
     echo "http { access_log off; keepalive_requests 1000000; keepalive_timeout 60s; default_type application/json;"
     for bid in 9.00 11.00 14.50; do
       port=$(free_port)
       buyer_ports+=("$port")
-      echo "  server { listen 127.0.0.1:$port;"
+      echo "  server { listen 127.0.0.1:$port$listen_extra;"
       echo "    location /ping { $sleep_line echo '{\"bid\":$bid}'; }"
       echo "    location /post { $sleep_line echo '{\"accepted\":true,\"buyer_lead_id\":\"b$port\"}'; } }"
     done
@@ -68,7 +85,10 @@ start_buyers() {  # start_buyers DELAY_MS -> sets buyer_ports, buyers_pid
   buyers_pid=$!
   pids+=("$buyers_pid")
   for port in "${buyer_ports[@]}"; do
-    for _ in $(seq 1 50); do curl -sf -X POST -d '{}' "http://127.0.0.1:$port/ping" >/dev/null && break; sleep 0.1; done
+    for _ in $(seq 1 50); do
+      curl -sf --cacert "$work/buyer-cert.pem" -X POST -d '{}' "$buyer_scheme://127.0.0.1:$port/ping" >/dev/null && break
+      sleep 0.1
+    done
   done
 }
 
@@ -77,6 +97,7 @@ start_leadflow() {  # start_leadflow DIR WORKERS -> sets lf_pid, lf_port
   lf_port=$(free_port)
   LEADFLOW_DATA_DIR="$1" LEADFLOW_LISTEN="127.0.0.1:$lf_port" LEADFLOW_BOOTSTRAP_KEY="$operator" \
   LEADFLOW_ALLOW_PRIVATE_BUYERS=1 LEADFLOW_WORKERS="$2" LEADFLOW_LOG_LEVEL=warn \
+  LEADFLOW_BUYER_CA_FILE="$work/buyer-cert.pem" \
     "$build/ingest/leadflow-ingest" >> "$1/out" 2>> "$1/log" &
   lf_pid=$!
   pids+=("$lf_pid")
@@ -93,7 +114,7 @@ run() {  # run DELAY_MS ROUND -> sets result "rate cpu_ms_per_lead rss_mb sold"
   mkdir -p "$dir"
   start_leadflow "$dir" 0
   for port in "${buyer_ports[@]}"; do
-    api "$dir" "$lf_port" POST /v1/buyers "{\"name\":\"b$port\",\"verticals\":[\"auto_insurance\"],\"delivery\":{\"mode\":\"ping_post\",\"ping_url\":\"http://127.0.0.1:$port/ping\",\"post_url\":\"http://127.0.0.1:$port/post\",\"timeout_ms\":2000},\"duplicate_lookback_days\":0}" >/dev/null
+    api "$dir" "$lf_port" POST /v1/buyers "{\"name\":\"b$port\",\"verticals\":[\"auto_insurance\"],\"delivery\":{\"mode\":\"ping_post\",\"ping_url\":\"$buyer_scheme://127.0.0.1:$port/ping\",\"post_url\":\"$buyer_scheme://127.0.0.1:$port/post\",\"timeout_ms\":2000},\"duplicate_lookback_days\":0}" >/dev/null
   done
   seller=$(api "$dir" "$lf_port" POST /v1/sellers '{"name":"bench"}' | field seller_id)
   key=$(api "$dir" "$lf_port" POST /v1/campaigns "{\"seller_id\":\"$seller\",\"name\":\"bench\",\"vertical\":\"auto_insurance\",\"mode\":\"async\",\"rate_limit_per_minute\":10000000}" | field campaign_key)
@@ -134,22 +155,29 @@ run() {  # run DELAY_MS ROUND -> sets result "rate cpu_ms_per_lead rss_mb sold"
 }
 
 declare -A rate cpu rss sold
+buyer_cert
 echo "distribution: $rounds rounds, $leads leads queued, then one embedded worker (default settings);" >&2
-echo "three nginx buyers that bid and accept everything after a fixed delay" >&2
-for delay in $delays; do
-  start_buyers "$delay"
-  for round in $(seq 1 "$rounds"); do
-    run "$delay" "$round"
-    read -r r c m s <<< "$result"
-    echo "  buyers at $delay ms, round $round: $r leads/s, $c ms CPU per lead, peak RSS $m MB, sold $s of $leads" >&2
-    rate[$delay]+="$r "; cpu[$delay]+="$c "; rss[$delay]+="$m "; sold[$delay]+="$s "
+echo "three nginx buyers that bid and accept everything after a fixed delay ($protocols)" >&2
+for protocol in $protocols; do
+  for delay in $delays; do
+    start_buyers "$delay" "$protocol"
+    for round in $(seq 1 "$rounds"); do
+      run "$delay" "$protocol-$round"
+      read -r r c m s <<< "$result"
+      echo "  buyers at $delay ms ($protocol), round $round: $r leads/s, $c ms CPU per lead, peak RSS $m MB, sold $s of $leads" >&2
+      k="$delay ms ($protocol)"
+      rate[$k]+="$r "; cpu[$k]+="$c "; rss[$k]+="$m "; sold[$k]+="$s "
+    done
+    kill -TERM "$buyers_pid"; wait "$buyers_pid" 2>/dev/null || true
   done
-  kill -TERM "$buyers_pid"; wait "$buyers_pid" 2>/dev/null || true
 done
 echo
 echo "distribution (embedded, one worker, default settings; $leads leads queued first; medians of $rounds):"
 printf '%-26s %10s %13s %13s %12s\n' "buyers answer after" "leads/s" "CPU ms/lead" "peak RSS MB" "sold"
-for delay in $delays; do
-  printf '%-26s %10.0f %13.3f %13.1f %7d/%d\n' "$delay ms" "$(echo "${rate[$delay]}" | median)" \
-    "$(echo "${cpu[$delay]}" | median)" "$(echo "${rss[$delay]}" | median)" "$(echo "${sold[$delay]}" | median)" "$leads"
+for protocol in $protocols; do
+  for delay in $delays; do
+    k="$delay ms ($protocol)"
+    printf '%-26s %10.0f %13.3f %13.1f %7d/%d\n' "$k" "$(echo "${rate[$k]}" | median)" \
+      "$(echo "${cpu[$k]}" | median)" "$(echo "${rss[$k]}" | median)" "$(echo "${sold[$k]}" | median)" "$leads"
+  done
 done

@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <cstdlib>
+#include <filesystem>
 #include <set>
 #include <string_view>
 
@@ -41,6 +42,7 @@ const std::set<std::string, std::less<>>& known_settings() {
                                                            "LEADFLOW_WORKER_CONCURRENCY",
                                                            "LEADFLOW_BUYER_CONNECTIONS",
                                                            "LEADFLOW_BUYER_HOST_CONNECTIONS",
+                                                           "LEADFLOW_BUYER_CA_FILE",
                                                            "LEADFLOW_WAIT_MS",
                                                            "LEADFLOW_MAX_WAIT_MS",
                                                            "LEADFLOW_AUCTION_TIMEOUT_MS",
@@ -219,6 +221,12 @@ std::optional<Config> load_config(const Getenv& getenv,
     }
   }
   c.verticals_file = get("LEADFLOW_VERTICALS").value_or("");
+  if (auto v = get("LEADFLOW_BUYER_CA_FILE"); v && !v->empty()) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(*v, ec))
+      return fail("LEADFLOW_BUYER_CA_FILE", "not a readable file: \"" + *v + "\"");
+    c.buyer_ca_file = *v;
+  }
   if (!int_setting("LEADFLOW_HTTP_THREADS", 4, 4096, c.http_threads)) return std::nullopt;
   if (!int_setting("LEADFLOW_HTTP_LOOPS", 0, 64, c.http_loops)) return std::nullopt;
   if (!int_setting("LEADFLOW_HEADER_TIMEOUT_MS", 100, 600000, c.header_timeout_ms) ||

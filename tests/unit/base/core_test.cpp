@@ -218,6 +218,7 @@ TEST(Config, BadSettingsNameThemselves) {
       {"LEADFLOW_BODY_MIN_RATE", "0"},
       {"LEADFLOW_MAX_CONNECTIONS_PER_ADDRESS", "-1"},
       {"LEADFLOW_BUYER_CONNECTIONS", "0"},
+      {"LEADFLOW_BUYER_CA_FILE", "/no/such/ca.pem"},
       {"LEADFLOW_NO_SUCH_THING", "1"},
   };
   for (const auto& [name, value] : bad) {

@@ -51,6 +51,7 @@ WorkerPool::WorkerPool(const Config& config, Store& store, LeadQueue& queue,
     : config_(config), store_(store), queue_(queue), publisher_(publisher), clock_(clock) {
   CurlClientOptions co = connection_limits(config);
   co.allow_private_addresses = config.allow_private_buyers;
+  co.ca_file = config.buyer_ca_file;
   http_client_ = make_curl_client(co);
   buyers_ = std::make_unique<BuyerDirectory>(store, clock);
   campaigns_ = std::make_unique<CampaignDirectory>(store, clock);

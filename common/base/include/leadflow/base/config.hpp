@@ -47,6 +47,7 @@ struct Config {
   int workers = 1;                        // LEADFLOW_WORKERS: in-process worker loops (embedded)
   int worker_concurrency = 4096;  // LEADFLOW_WORKER_CONCURRENCY: auctions in flight per worker
   int buyer_connections = 8192;   // LEADFLOW_BUYER_CONNECTIONS: HTTP/1.1 requests in flight, all
+  std::string buyer_ca_file;  // LEADFLOW_BUYER_CA_FILE: CAs that verify buyers ("" = the system's)
   int buyer_host_connections = 2048;  // LEADFLOW_BUYER_HOST_CONNECTIONS: ... to one buyer host
   int worker_nice = 10;            // LEADFLOW_WORKER_NICE: in-process workers' CPU niceness (0-19)
   int wait_ms = 3000;              // LEADFLOW_WAIT_MS: default sync budget (Surface A)
