@@ -348,8 +348,11 @@ void Worker::release(const QueueRecord& record, bool done, bool started) {
       waiting_.pop_front();
       ++running_;
     }
+    // Under the lock: once stop() sees nothing held it may destroy this worker, and a notify
+    // still running after the unlock would touch a destroyed condition variable (ThreadSanitizer
+    // caught it). With nothing held there is no `next` either, so nothing below runs then.
+    space_cv_.notify_all();
   }
-  space_cv_.notify_all();
   if (next) start_job(std::move(next));
 }
 
