@@ -4,7 +4,8 @@
 #                                              the unit and integration tests (the test command
 #                                              runs this); build dir build-asan/
 #   scripts/sanitize.sh thread [CTEST ARGS]    ThreadSanitizer over the tests of the threaded parts:
-#                                              the worker, the queues and the HTTP server and client;
+#                                              the worker, the embedded queue, the HTTP server and
+#                                              client, the front's surfaces (not Kafka: see below);
 #                                              build dir build-tsan/
 # Any report fails the test it came from (halt_on_error / exitcode), so CTest's summary says so.
 set -euo pipefail
@@ -25,7 +26,11 @@ case "$kind" in
   thread)
     build=${LEADFLOW_TSAN_BUILD_DIR:-$root/build-tsan}
     flags=thread
-    selection=(-R "Worker|Distributor|Queue|Kafka|Embedded|HttpServer|HttpClient|Http2|Pipeline|Limiter")
+    # librdkafka starts its threads with C11 thrd_create, which g++ 12's ThreadSanitizer does not
+    # intercept: a process with Kafka in it dies at its first broker thread. Those tests are left
+    # to the ASan run.
+    selection=(-R "Worker|Distributor|Queue|Embedded|HttpServer|HttpClient|Http2|Pipeline|Limiter|Surface"
+      -E "Kafka|kafka|ScaleOut")
     export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$suppressions/tsan.supp"
     ;;
   *) echo "sanitize.sh: unknown kind $kind (address or thread)" >&2; exit 2 ;;
