@@ -69,7 +69,6 @@ start_buyers() {  # start_buyers DELAY_MS PROTOCOL -> sets buyer_ports, buyer_sc
   {
     echo "load_module $echo_module;"
     echo "worker_processes 1; pid $conf/nginx.pid; error_log $conf/error.log;"
-    echo "worker_rlimit_nofile 40000;"
     echo "events { worker_connections 20000; }"
     echo "http { access_log off; keepalive_requests 1000000; keepalive_timeout 60s; default_type application/json;"
     for bid in 9.00 11.00 14.50; do

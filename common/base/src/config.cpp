@@ -43,6 +43,7 @@ const std::set<std::string, std::less<>>& known_settings() {
                                                            "LEADFLOW_BUYER_CONNECTIONS",
                                                            "LEADFLOW_BUYER_HOST_CONNECTIONS",
                                                            "LEADFLOW_BUYER_CA_FILE",
+                                                           "LEADFLOW_BUYER_HTTP2",
                                                            "LEADFLOW_WAIT_MS",
                                                            "LEADFLOW_MAX_WAIT_MS",
                                                            "LEADFLOW_AUCTION_TIMEOUT_MS",
@@ -221,6 +222,11 @@ std::optional<Config> load_config(const Getenv& getenv,
     }
   }
   c.verticals_file = get("LEADFLOW_VERTICALS").value_or("");
+  if (auto v = get("LEADFLOW_BUYER_HTTP2"); v && !v->empty()) {
+    if (*v != "auto" && *v != "on" && *v != "off")
+      return fail("LEADFLOW_BUYER_HTTP2", "expected auto, on or off");
+    c.buyer_http2 = *v;
+  }
   if (auto v = get("LEADFLOW_BUYER_CA_FILE"); v && !v->empty()) {
     std::error_code ec;
     if (!std::filesystem::is_regular_file(*v, ec))

@@ -219,6 +219,7 @@ TEST(Config, BadSettingsNameThemselves) {
       {"LEADFLOW_MAX_CONNECTIONS_PER_ADDRESS", "-1"},
       {"LEADFLOW_BUYER_CONNECTIONS", "0"},
       {"LEADFLOW_BUYER_CA_FILE", "/no/such/ca.pem"},
+      {"LEADFLOW_BUYER_HTTP2", "sometimes"},
       {"LEADFLOW_NO_SUCH_THING", "1"},
   };
   for (const auto& [name, value] : bad) {
@@ -266,6 +267,7 @@ TEST(Config, FrontBoundsAndBuyerConnections) {
   EXPECT_EQ(d->max_connections_per_address, 256);
   EXPECT_EQ(d->buyer_connections, 8192);
   EXPECT_EQ(d->buyer_host_connections, 2048);
+  EXPECT_EQ(d->buyer_http2, "auto");
   std::map<std::string, std::string> vars = {
       {"LEADFLOW_HEADER_TIMEOUT_MS", "5000"}, {"LEADFLOW_BODY_TIMEOUT_MS", "7000"},
       {"LEADFLOW_BODY_MIN_RATE", "1024"},     {"LEADFLOW_TLS_HANDSHAKE_TIMEOUT_MS", "3000"},

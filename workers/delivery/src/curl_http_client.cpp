@@ -271,6 +271,8 @@ class CurlClient final : public HttpClient {
     curl_multi_setopt(multi, CURLMOPT_MAXCONNECTS, kLaneConnections);
     // HTTP/2 streams share a connection where the buyer offers it.
     curl_multi_setopt(multi, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
+    // The streams per connection our host limit counts on, said to libcurl too.
+    curl_multi_setopt(multi, CURLMOPT_MAX_CONCURRENT_STREAMS, kStreamsPerConnection);
     curl_multi_setopt(multi, CURLMOPT_SOCKETFUNCTION, &CurlClient::on_socket);
     curl_multi_setopt(multi, CURLMOPT_SOCKETDATA, &lane);
     curl_multi_setopt(multi, CURLMOPT_TIMERFUNCTION, &CurlClient::on_timer);
@@ -442,7 +444,8 @@ class CurlClient final : public HttpClient {
     auto [it, added] = hosts_.try_emplace(t->host);
     Host& h = it->second;
     t->state = &h;
-    if (added) h.known = t->host.rfind("https://", 0) != 0;  // plain HTTP is HTTP/1.1
+    // Plain HTTP, or HTTPS with HTTP/2 off, is HTTP/1.1: nothing to learn first.
+    if (added) h.known = !options_.http2 || t->host.rfind("https://", 0) != 0;
     if (h.in_flight < host_limit(h) && h.waiting.empty() && !total_full(h)) {
       start(h, std::move(t));
     } else {
@@ -594,9 +597,10 @@ class CurlClient final : public HttpClient {
     curl_easy_setopt(easy, CURLOPT_OPENSOCKETDATA, t.get());
     curl_easy_setopt(easy, CURLOPT_HTTPHEADER, t->header_list);
     if (share_ != nullptr) curl_easy_setopt(easy, CURLOPT_SHARE, share_);
-    // HTTP/2 where TLS negotiates it (a new host is asked one request at a time until it has
-    // answered: see Host::known).
-    curl_easy_setopt(easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS);
+    // HTTP/2 where TLS negotiates it, when it is on (a new host is asked one request at a time
+    // until it has answered: see Host::known).
+    curl_easy_setopt(easy, CURLOPT_HTTP_VERSION,
+                     options_.http2 ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_1_1);
     curl_easy_setopt(easy, CURLOPT_USERAGENT, "leadflow/0.1");
     curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L);
     curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, options_.verify_tls ? 1L : 0L);
@@ -748,6 +752,16 @@ class CurlClient final : public HttpClient {
 };
 
 }  // namespace
+
+bool http2_is_reliable() {
+  const curl_version_info_data* v = curl_version_info(CURLVERSION_NOW);
+  return v != nullptr && (v->features & CURL_VERSION_HTTP2) != 0 && v->version_num >= 0x080100;
+}
+
+std::string libcurl_version() {
+  const curl_version_info_data* v = curl_version_info(CURLVERSION_NOW);
+  return v != nullptr && v->version != nullptr ? v->version : "";
+}
 
 std::unique_ptr<HttpClient> make_curl_client(const CurlClientOptions& options) {
   return std::make_unique<CurlClient>(options);

@@ -1,6 +1,7 @@
 #include "leadflow/runtime/worker_pool.hpp"
 
 #include <algorithm>
+#include <mutex>
 
 #include "leadflow/auction/distributor.hpp"
 #include "leadflow/base/log.hpp"
@@ -52,6 +53,12 @@ WorkerPool::WorkerPool(const Config& config, Store& store, LeadQueue& queue,
   CurlClientOptions co = connection_limits(config);
   co.allow_private_addresses = config.allow_private_buyers;
   co.ca_file = config.buyer_ca_file;
+  if (config.buyer_http2 != "auto") co.http2 = config.buyer_http2 == "on";
+  static std::once_flag said;
+  std::call_once(said, [&] {
+    log(LogLevel::kInfo, "buyer_protocols",
+        {{"http2", co.http2}, {"setting", config.buyer_http2}, {"libcurl", libcurl_version()}});
+  });
   http_client_ = make_curl_client(co);
   buyers_ = std::make_unique<BuyerDirectory>(store, clock);
   campaigns_ = std::make_unique<CampaignDirectory>(store, clock);
