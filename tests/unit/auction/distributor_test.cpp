@@ -434,6 +434,22 @@ TEST_F(DistributorTest, ARequestOurClientNeverSentDoesNotCountAgainstTheBuyer) {
   EXPECT_EQ(http_.count(queued.ping_url), 12u);
 }
 
+// Our own failure never decides a lead: when every request that could have sold it never left
+// this process, the lead is deferred (delivered again later), not recorded unsold.
+TEST_F(DistributorTest, ALeadNobodyCouldBeAskedAboutIsDeferredNotUnsold) {
+  const Buyer a = add_buyer("a"), b = add_buyer("b");
+  http_.answer(a.ping_url, FakeAnswer::not_sent());
+  http_.answer(b.ping_url, FakeAnswer::not_sent());
+  const Lead lead = add_lead(300);
+  EXPECT_THROW(distributor().decide_and_wait(lead), AuctionDeferred);
+
+  // Once the requests go out, the same lead sells.
+  http_.answer(a.ping_url, FakeAnswer::bid(8.00));
+  http_.answer(a.post_url, FakeAnswer::accept());
+  http_.answer(b.ping_url, FakeAnswer::no_bid());
+  EXPECT_EQ(distributor().decide_and_wait(lead).status, DeliveryStatus::kDelivered);
+}
+
 TEST_F(DistributorTest, TheSamePersonAgainIsADuplicateAndNobodyIsAsked) {
   const Buyer b = add_buyer("b");
   http_.answer(b.ping_url, FakeAnswer::bid(8.00));

@@ -359,9 +359,13 @@ class Auction : public std::enable_shared_from_this<Auction> {
       ++next_tier_;
       if (!admitted.empty()) return send_pings(admitted);
     }
-    // Nobody took it. If our store kept a buyer from being posted, no buyer refused it: the
-    // lead goes back for a later attempt rather than being decided by our failure.
+    // Nobody took it. If our store kept a buyer from being posted, or a request never left this
+    // process (no connection or no socket in time), no buyer refused it: the lead goes back for
+    // a later attempt rather than being decided by our failure.
     if (store_trouble_) return defer();
+    if (local_trouble_) {
+      return defer("a request for lead " + lead_.id + " could not be sent from this process");
+    }
     d_.status = DeliveryStatus::kUnsold;
     d_.reason = any_ranked_    ? "every post was rejected"
                 : any_asked_   ? "no bids"
@@ -416,6 +420,7 @@ class Auction : public std::enable_shared_from_this<Auction> {
     if (round != round_ || phase_ != Phase::kPinging) return;
     Ping& p = pings_[i];
     if (p.attempt) return;
+    if (r.not_sent) local_trouble_ = true;
     worker_metrics().observe_buyer(p.buyer->id, "ping", r);
     dist_.observe_health(p.buyer->id, r);
     Attempt a = attempt_from(*p.buyer, AttemptKind::kPing, p.started_ms, r);
@@ -537,6 +542,7 @@ class Auction : public std::enable_shared_from_this<Auction> {
 
   void on_post(std::int64_t started, const HttpResponse& r) {
     const Buyer& b = *current_.buyer;
+    if (r.not_sent) local_trouble_ = true;
     worker_metrics().observe_buyer(b.id, "post", r);
     dist_.observe_health(b.id, r);
     Attempt a = attempt_from(b, AttemptKind::kPost, started, r);
@@ -583,10 +589,12 @@ class Auction : public std::enable_shared_from_this<Auction> {
     finish(std::move(decision));
   }
   void defer() {
+    defer("the store could not answer for lead " + lead_.id + " before the auction deadline");
+  }
+  void defer(std::string why) {
     Decision decision;
     decision.kind = Decision::Kind::kDeferred;
-    decision.error =
-        "the store could not answer for lead " + lead_.id + " before the auction deadline";
+    decision.error = std::move(why);
     finish(std::move(decision));
   }
   void fail(std::string error) {
@@ -637,6 +645,7 @@ class Auction : public std::enable_shared_from_this<Auction> {
   CurrentPost current_;
   EventLoop::TimerId deadline_timer_ = 0;
   bool store_trouble_ = false;  // our store kept a buyer out or unposted
+  bool local_trouble_ = false;  // a ping or post never left this process
   bool finished_ = false;
 };
 
