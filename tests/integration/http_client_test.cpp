@@ -377,6 +377,8 @@ TEST_F(HttpClientTest, ConnectionRefusedIsARetryableTransportError) {
   EXPECT_FALSE(resp.timed_out);
   EXPECT_NE(resp.error, "");
   EXPECT_EQ(classify_retry(resp), RetryClass::kRetryable);
+  EXPECT_TRUE(resp.not_delivered);  // no connection: the buyer cannot have seen it
+  EXPECT_FALSE(resp.not_sent);      // but the buyer's endpoint was down, not our client
 }
 
 TEST_F(HttpClientTest, MalformedUrlAndHeaderInjectionFailWithoutSending) {

@@ -50,6 +50,15 @@ FakeAnswer FakeAnswer::transport_error(std::string error, std::chrono::milliseco
   return a;
 }
 
+FakeAnswer FakeAnswer::refused(std::chrono::milliseconds delay) {
+  FakeAnswer a;
+  a.kind = Kind::kRefused;
+  a.status = 0;
+  a.error = "Failed to connect: Connection refused";
+  a.delay = delay;
+  return a;
+}
+
 FakeAnswer FakeAnswer::no_answer() {
   FakeAnswer a;
   a.kind = Kind::kNoAnswer;
@@ -83,7 +92,7 @@ void FakeHttpClient::answer_next(const std::string& url, FakeAnswer answer) {
 }
 
 void FakeHttpClient::send(HttpRequest request, std::function<void(HttpResponse)> done) {
-  FakeAnswer a = FakeAnswer::transport_error("connection refused");
+  FakeAnswer a = FakeAnswer::refused();
   {
     std::lock_guard lock(mu_);
     auto it = scripts_.find(request.url);
@@ -106,9 +115,12 @@ void FakeHttpClient::send(HttpRequest request, std::function<void(HttpResponse)>
     r.error = "timeout";
   } else if (a.kind == FakeAnswer::Kind::kTransportError) {
     r.error = a.error;
+  } else if (a.kind == FakeAnswer::Kind::kRefused) {
+    r.error = a.error;
+    r.not_delivered = true;
   } else if (a.kind == FakeAnswer::Kind::kNotSent) {
     r.error = a.error;
-    r.not_sent = true;
+    r.not_sent = r.not_delivered = true;
   } else {
     r.status = a.status;
     r.body = a.body;

@@ -17,7 +17,7 @@ namespace leadflow::testing {
 
 /// What a scripted endpoint does with one request.
 struct FakeAnswer {
-  enum class Kind { kHttp, kTransportError, kNoAnswer, kNotSent };
+  enum class Kind { kHttp, kTransportError, kRefused, kNoAnswer, kNotSent };
   Kind kind = Kind::kHttp;
   int status = 200;
   std::string body;
@@ -37,6 +37,8 @@ struct FakeAnswer {
   /// No HTTP answer: the connection failed or was lost (status 0, `error`).
   static FakeAnswer transport_error(std::string error = "connection reset",
                                     std::chrono::milliseconds delay = {});
+  /// No connection: refused at connect (status 0, not_delivered). What an unscripted URL gets.
+  static FakeAnswer refused(std::chrono::milliseconds delay = {});
   /// Never answers: the request times out after its own timeout, as the real client reports it.
   static FakeAnswer no_answer();
   /// Never sent: the client gave up waiting for a connection of its own (not_sent, status 0).

@@ -659,6 +659,23 @@ TEST_F(DistributorTest, OneDeadlineCoversEveryTier) {
   EXPECT_EQ(ineligible_reason(d, bottom.id), "auction_deadline");
 }
 
+// A post that never reached the buyer (refused at connect) cannot have been taken: the next
+// bidder is asked at once, instead of the lead failing at the deadline as an unknown outcome.
+TEST_F(DistributorTest, APostRefusedAtConnectGoesToTheNextBidder) {
+  const Buyer down = add_buyer("down", fixed_at_20), next = add_buyer("next");
+  http_.answer(down.post_url, FakeAnswer::refused());
+  http_.answer(next.ping_url, FakeAnswer::bid(9.00));
+  http_.answer(next.post_url, FakeAnswer::accept());
+  auto& metrics = worker_metrics();
+  const double unknown_before = metrics.post_outcome_unknown.Value();
+  const Distribution d = distributor().decide_and_wait(add_lead(308));
+  EXPECT_EQ(d.status, DeliveryStatus::kDelivered);
+  EXPECT_EQ(d.buyer_id, next.id);
+  EXPECT_EQ(http_.count(down.post_url), 1u);
+  EXPECT_EQ(metrics.post_outcome_unknown.Value(), unknown_before);
+  EXPECT_LT(clock_.elapsed(), 1s);
+}
+
 TEST_F(DistributorTest, AnUnansweredPostInTierOneIsNeverFollowedByTierTwo) {
   const Buyer upper = add_buyer("upper", fixed_at_20), lower = add_buyer("lower", tier_2);
   http_.answer(upper.post_url, FakeAnswer::no_answer());

@@ -85,8 +85,10 @@ TEST(FakeHttpClient, ReportsTimeoutsAndTransportErrorsAsTheRealClientDoes) {
   EXPECT_FALSE(reset.timed_out);
   EXPECT_EQ(reset.status, 0);
   EXPECT_EQ(reset.error, "connection reset");
+  EXPECT_FALSE(reset.not_delivered);  // it may have reached the buyer
   const HttpResponse nobody = send_and_wait(http, clock, request_to("https://unscripted/post"));
-  EXPECT_EQ(nobody.error, "connection refused");
+  EXPECT_EQ(nobody.error, "Failed to connect: Connection refused");
+  EXPECT_TRUE(nobody.not_delivered);
   EXPECT_EQ(clock.elapsed(), 400ms + 1s + 20ms);
 }
 

@@ -555,7 +555,9 @@ class Auction : public std::enable_shared_from_this<Auction> {
         a.outcome = AttemptOutcome::kRejected;
       a.reason = answer.reason;
     }
-    const bool unknown = !answer.accepted && (r.timed_out || r.status == 0);
+    // No answer may mean the buyer took it and the answer was lost; a post that certainly never
+    // reached the buyer (no connection) is refused, and the next bidder is asked.
+    const bool unknown = !answer.accepted && !r.not_delivered && (r.timed_out || r.status == 0);
     d_.attempts.push_back(std::move(a));
     if (unknown) {
       if (clock_.steady_now() + dist_.options_.post_retry_pause < deadline_) {

@@ -488,7 +488,7 @@ class CurlClient final : public HttpClient {
         std::unique_ptr<Transfer> t = std::move(h.waiting.front());
         h.waiting.pop_front();
         HttpResponse r;
-        r.not_sent = true;
+        r.not_sent = r.not_delivered = true;
         r.error = "not sent: no connection to the buyer came free within " +
                   std::to_string(options_.max_queue_wait.count()) + " ms";
         finish(*t, std::move(r));
@@ -669,6 +669,7 @@ class CurlClient final : public HttpClient {
       curl_easy_getinfo(easy, CURLINFO_HTTP_VERSION, &version);
       multiplexed = version == CURL_HTTP_VERSION_2_0;
     } else if (t->refused_address != nullptr) {
+      r.not_delivered = true;
       r.error = std::string("refused to connect to a ") + t->refused_address + " address";
     } else if (t->too_large || code == CURLE_FILESIZE_EXCEEDED) {
       r.error = "response body larger than " + std::to_string(kMaxResponseBytes) + " bytes";
@@ -679,6 +680,10 @@ class CurlClient final : public HttpClient {
       // says nothing about the buyer.
       const int e = t->socket_errno;
       r.not_sent = e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM;
+      // Before a connection existed nothing can have reached the buyer.
+      r.not_delivered = r.not_sent || code == CURLE_COULDNT_CONNECT ||
+                        code == CURLE_COULDNT_RESOLVE_HOST || code == CURLE_SSL_CONNECT_ERROR ||
+                        code == CURLE_PEER_FAILED_VERIFICATION;
       if (r.not_sent) detail = std::string("no socket for the request: ") + std::strerror(e);
       r.timed_out = code == CURLE_OPERATION_TIMEDOUT;
       r.stalled_here = r.timed_out && last_stall_ >= t->sent;

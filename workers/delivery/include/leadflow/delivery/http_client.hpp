@@ -29,6 +29,10 @@ struct HttpResponse {
   /// The request never left this process (the client shut down, or it waited too long for a
   /// connection of its own): the buyer saw nothing, so it says nothing about the buyer's health.
   bool not_sent = false;
+  /// The request certainly never reached the buyer: not sent, or no connection could be made
+  /// (refused, name not resolved, TLS handshake failed, address refused by policy). Unlike a
+  /// reset or a timeout, it cannot have been acted on.
+  bool not_delivered = false;
   /// A timeout while this process was starved of CPU (its client loop ran late during the
   /// exchange): the answer may have been on its way, so it says nothing certain about the buyer.
   bool stalled_here = false;
