@@ -598,6 +598,26 @@ RawResponse roundtrip(RawClient& c, const std::string& request, bool head = fals
   return c.read_response(head);
 }
 
+// `n` connections to `port`, each served one request, so that each holds a slot of the
+// server's; ADD_FAILUREs and returns fewer if one is not.
+std::vector<std::unique_ptr<RawClient>> hold_served(int port, int n) {
+  std::vector<std::unique_ptr<RawClient>> held;
+  for (int i = 0; i < n; ++i) {
+    auto c = std::make_unique<RawClient>();
+    if (!c->connect(port, false)) {
+      ADD_FAILURE() << "connection " << i << ": " << c->error();
+      break;
+    }
+    const RawResponse r = roundtrip(*c, get_request("/hello"));
+    if (!r.ok) {
+      ADD_FAILURE() << "connection " << i << ": " << r.error;
+      break;
+    }
+    held.push_back(std::move(c));
+  }
+  return held;
+}
+
 // Every test's routes start here: "GET /hello" for serves_normally, echoes on the blocking pool
 // and inline, and hooks that put the server's reason into error bodies.
 Routes base_routes() {
@@ -1569,13 +1589,8 @@ TEST(HttpServer, ConnectionsBeyondTheLimitAreClosedAtOnce) {
   o.max_connections = 4;
   auto server = start_server(base_routes(), o);
   ASSERT_TRUE(server);
-  std::vector<std::unique_ptr<RawClient>> held;
-  for (int i = 0; i < 4; ++i) {
-    held.push_back(std::make_unique<RawClient>());
-    ASSERT_TRUE(held.back()->connect(server->port(), false)) << held.back()->error();
-    ASSERT_TRUE(held.back()->send(get_request("/hello")));
-    ASSERT_TRUE(held.back()->read_response().ok);  // accepted and served: it holds a slot
-  }
+  auto held = hold_served(server->port(), 4);  // accepted and served: each holds a slot
+  ASSERT_EQ(held.size(), 4u);
   RawClient extra;
   ASSERT_TRUE(extra.connect(server->port(), false)) << extra.error();  // the kernel accepts it
   EXPECT_EQ(extra.wait_closed(2000ms), RawClient::Eof::kClosed);
@@ -1707,12 +1722,8 @@ TEST(HttpServer, OneAddressCannotHoldMoreThanItsShareOfConnections) {
   o.max_connections_per_address = 3;
   auto server = start_server(base_routes(), o);
   ASSERT_TRUE(server);
-  std::vector<std::unique_ptr<RawClient>> held;
-  for (int i = 0; i < 3; ++i) {
-    held.push_back(std::make_unique<RawClient>());
-    ASSERT_TRUE(held.back()->connect(server->port(), false)) << held.back()->error();
-    ASSERT_TRUE(roundtrip(*held.back(), get_request("/hello")).ok);
-  }
+  auto held = hold_served(server->port(), 3);
+  ASSERT_EQ(held.size(), 3u);
   RawClient fourth;
   ASSERT_TRUE(fourth.connect(server->port(), false)) << fourth.error();
   EXPECT_EQ(fourth.wait_closed(2000ms), RawClient::Eof::kClosed);
@@ -1736,12 +1747,7 @@ TEST(HttpServer, AnUncappedAddressSuchAsATrustedProxyIsNotCapped) {
   o.uncapped = [](std::string_view address) { return address == "127.0.0.1"; };
   auto server = start_server(base_routes(), o);
   ASSERT_TRUE(server);
-  std::vector<std::unique_ptr<RawClient>> held;
-  for (int i = 0; i < 5; ++i) {
-    held.push_back(std::make_unique<RawClient>());
-    ASSERT_TRUE(held.back()->connect(server->port(), false)) << held.back()->error();
-    ASSERT_TRUE(roundtrip(*held.back(), get_request("/hello")).ok) << i;
-  }
+  EXPECT_EQ(hold_served(server->port(), 5).size(), 5u);
 }
 
 // The global cap is the listener's, not a share per loop: with four loops and a cap of four,
@@ -1752,13 +1758,8 @@ TEST(HttpServer, TheConnectionCapHoldsAcrossLoops) {
   o.max_connections = 4;
   auto server = start_server(base_routes(), o);
   ASSERT_TRUE(server);
-  std::vector<std::unique_ptr<RawClient>> held;
-  for (int i = 0; i < 4; ++i) {
-    held.push_back(std::make_unique<RawClient>());
-    ASSERT_TRUE(held.back()->connect(server->port(), false)) << held.back()->error();
-    const RawResponse r = roundtrip(*held.back(), get_request("/hello"));
-    ASSERT_TRUE(r.ok) << "connection " << i << ": " << r.error;
-  }
+  auto held = hold_served(server->port(), 4);
+  ASSERT_EQ(held.size(), 4u);
   RawClient fifth;
   ASSERT_TRUE(fifth.connect(server->port(), false)) << fifth.error();
   EXPECT_EQ(fifth.wait_closed(2000ms), RawClient::Eof::kClosed);
