@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <future>
 #include <mutex>
@@ -336,6 +337,55 @@ TEST_F(HttpClientTest, MaxConnectionsBoundsEveryBuyerTogetherAndTheWaitIsNotTheB
   EXPECT_GE(std::chrono::steady_clock::now() - started, 800ms);  // four turns of two
   client_.reset();
   other.stop();
+}
+
+// Sockets open in this process (both ends of loopback connections count).
+int open_sockets() {
+  int n = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    std::error_code ec;
+    const auto target = std::filesystem::read_symlink(entry.path(), ec);
+    if (!ec && target.string().rfind("socket:", 0) == 0) ++n;
+  }
+  return n;
+}
+
+// A lane keeps its idle keep-alive connections. Past the lanes max_connections allows, a busy
+// buyer's new lane is made by closing an idle lane of another buyer, so the connections held
+// open stay near max_connections however many buyers have had a busy moment.
+TEST_F(HttpClientTest, AnIdleBuyersConnectionsMakeRoomForAnotherBuyers) {
+  std::vector<std::unique_ptr<BuyerSimulator>> others;
+  for (int i = 0; i < 3; ++i) {
+    BuyerSimOptions so;
+    so.name = "other" + std::to_string(i);
+    so.bid = BidModel::fixed(3.00);
+    others.push_back(std::make_unique<BuyerSimulator>(so));
+    others.back()->start();
+  }
+  std::vector<BuyerSimulator*> buyers{sim_.get()};
+  for (auto& o : others) buyers.push_back(o.get());
+  for (BuyerSimulator* b : buyers) b->set_latency(100ms);
+  CurlClientOptions o;
+  o.max_connections = 64;  // one lane's worth
+  HttpClient& c = client(o);
+  const int before = open_sockets();
+  auto burst = [&](BuyerSimulator& b) {
+    std::vector<std::future<HttpResponse>> answers;
+    for (int i = 0; i < 40; ++i) answers.push_back(c.send(ping_request(b, i, 2s)));
+    for (auto& a : answers) EXPECT_EQ(a.get().status, 200);
+  };
+  for (BuyerSimulator* b : buyers) burst(*b);  // 40 connections each, kept alive
+  // Without the bound: 4 × 40 connections, 320 sockets with the simulators' ends. With it, the
+  // last buyer's lane took the place of an idle one: about 40 open.
+  bool bounded = false;
+  for (int i = 0; i < 100 && !bounded; ++i) {
+    bounded = open_sockets() - before <= 2 * 64 + 8;
+    if (!bounded) std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_TRUE(bounded) << open_sockets() - before << " sockets over the start";
+  burst(*sim_);  // a buyer whose idle connections were closed connects again
+  client_.reset();
+  for (auto& other : others) other->stop();
 }
 
 TEST_F(HttpClientTest, ARequestThatNeverGetsAConnectionFailsAsNotSent) {

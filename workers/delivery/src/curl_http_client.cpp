@@ -108,6 +108,7 @@ struct Lane {
   std::uint32_t index = 0;  // in the client's lanes_, and in the epoll data of its sockets
   int epoll = -1;           // the client's epoll set, which the lane's sockets join
   long in_flight = 0;
+  struct Host* owner = nullptr;  // the buyer host whose connections it holds
   std::optional<std::chrono::steady_clock::time_point> timer;  // libcurl's next timeout
   bool active = false;  // libcurl ran since its messages were last read
 };
@@ -259,12 +260,18 @@ class CurlClient final : public HttpClient {
   }
 
   Lane& new_lane() {
-    CURLM* multi = curl_multi_init();
-    if (multi == nullptr) throw std::runtime_error("curl_multi_init failed");
     Lane& lane = lanes_.emplace_back();
-    lane.multi = multi;
     lane.index = static_cast<std::uint32_t>(lanes_.size() - 1);
     lane.epoll = epoll_;
+    open_lane(lane);
+    return lane;
+  }
+
+  // A fresh multi handle for `lane` (at its fixed address: libcurl's callbacks point there).
+  void open_lane(Lane& lane) {
+    CURLM* multi = curl_multi_init();
+    if (multi == nullptr) throw std::runtime_error("curl_multi_init failed");
+    lane.multi = multi;
     curl_multi_setopt(multi, CURLMOPT_MAX_HOST_CONNECTIONS, kLaneConnections);
     curl_multi_setopt(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, kLaneConnections);
     // The idle-connection cache: as many as the lane may use, so keep-alive survives bursts.
@@ -277,7 +284,6 @@ class CurlClient final : public HttpClient {
     curl_multi_setopt(multi, CURLMOPT_SOCKETDATA, &lane);
     curl_multi_setopt(multi, CURLMOPT_TIMERFUNCTION, &CurlClient::on_timer);
     curl_multi_setopt(multi, CURLMOPT_TIMERDATA, &lane);
-    return lane;
   }
 
   // libcurl says which sockets of a lane to watch for what; the epoll set follows.
@@ -425,15 +431,42 @@ class CurlClient final : public HttpClient {
   }
 
   // The first of the host's lanes with room, or a new one. Filling them in order keeps the
-  // request on a lane whose connections are already open.
+  // request on a lane whose connections are already open. Lanes keep their connections alive
+  // when idle, so past the lanes max_connections allows, a new lane is made by closing an idle
+  // lane of another buyer: open connections stay near max_connections however many buyers
+  // have had a busy moment, and descriptors with them.
   Lane& lane_for(Host& h) {
     const long room = h.multiplexed ? kLaneConnections * kStreamsPerConnection : kLaneConnections;
     for (Lane* lane : h.lanes) {
       if (lane->in_flight < room) return *lane;
     }
-    Lane& lane = new_lane();
-    h.lanes.push_back(&lane);
-    return lane;
+    const auto max_lanes = static_cast<std::size_t>(
+        std::max(1L, (options_.max_connections + kLaneConnections - 1) / kLaneConnections));
+    Lane* lane = lanes_.size() >= max_lanes ? idle_lane_of_another(h) : nullptr;
+    if (lane != nullptr) {
+      std::erase(lane->owner->lanes, lane);
+      curl_multi_cleanup(lane->multi);  // closes its idle connections
+      lane->timer.reset();
+      lane->active = false;
+      open_lane(*lane);
+    } else {
+      lane = &new_lane();
+    }
+    lane->owner = &h;
+    h.lanes.push_back(lane);
+    return *lane;
+  }
+
+  // A lane with nothing in flight that holds another buyer's connections, taken in turn.
+  Lane* idle_lane_of_another(const Host& h) {
+    for (std::size_t n = 0; n < lanes_.size(); ++n) {
+      Lane& lane = lanes_[(next_idle_ + n) % lanes_.size()];
+      if (lane.in_flight == 0 && lane.owner != &h) {
+        next_idle_ = (lane.index + 1) % lanes_.size();
+        return &lane;
+      }
+    }
+    return nullptr;
   }
 
   // A request goes to a connection when its host has a free slot, else it waits in our queue.
@@ -739,7 +772,8 @@ class CurlClient final : public HttpClient {
   bool stopping_ = false;                        // guarded by mutex_
 
   // Loop thread only.
-  std::deque<Lane> lanes_;  // a deque: a lane's address is its libcurl timer data
+  std::deque<Lane> lanes_;     // a deque: a lane's address is its libcurl timer data
+  std::size_t next_idle_ = 0;  // where the next look for an idle lane to close starts
   std::unordered_map<CURL*, std::unique_ptr<Transfer>> active_;
   std::multimap<Clock::time_point, CURL*> deadlines_;  // every transfer in active_, by deadline
   std::vector<CURL*> idle_handles_;
