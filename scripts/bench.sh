@@ -68,19 +68,10 @@ work=$(mktemp -d /tmp/leadflow-bench-XXXXXX)
 chmod 711 "$work"  # as root, PostgreSQL runs as the postgres user and must pass through
 pids=()
 mock_pid=""
-cleanup() {
-  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-  # The Kafka mock last, so that leadflow processes stopping can still flush to it.
-  if [[ -n "$mock_pid" ]]; then kill -TERM "$mock_pid" 2>/dev/null || true; fi
-  wait 2>/dev/null || true
-  if [[ -d "$work/pg" ]]; then "$root/scripts/pg_server.sh" stop "$work/pg" >/dev/null 2>&1 || true; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
 
 # shellcheck source=scripts/bench/common.sh
 source "$root/scripts/bench/common.sh"
+trap cleanup EXIT
 
 # Buyers with fixed latencies (no jitter) so the sync floor is exact: the best bidder is slowest.
 sim="$build/workers/leadflow-buyer-sim"

@@ -1,5 +1,18 @@
+# shellcheck shell=bash disable=SC2154  # pids, work, root, operator: set by the sourcing script
 # Helpers shared by scripts/bench.sh and the phases under scripts/bench/ (sourced, not run).
 # They expect $operator to hold an operator key where they call the API.
+
+# What the sourcing script started goes at exit (trap cleanup EXIT): the processes in $pids, the
+# Kafka mock ($mock_pid) last so that they can still flush to it, the PostgreSQL server under
+# $work/pg if there is one, and $work.
+cleanup() {
+  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  if [[ -n "${mock_pid:-}" ]]; then kill -TERM "$mock_pid" 2>/dev/null || true; fi
+  wait 2>/dev/null || true
+  if [[ -d "$work/pg" ]]; then "$root/scripts/pg_server.sh" stop "$work/pg" >/dev/null 2>&1 || true; fi
+  rm -rf "$work"
+}
 
 # A free TCP port on loopback.
 free_port() {

@@ -37,14 +37,10 @@ echo_module=/usr/lib/nginx/modules/ngx_http_echo_module.so
 
 work=$(mktemp -d /tmp/leadflow-dist-XXXXXX)
 pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
+mock_pid=""
 # shellcheck source=scripts/bench/common.sh
 source "$root/scripts/bench/common.sh"
+trap cleanup EXIT
 clk_tck=$(getconf CLK_TCK)
 cpu_seconds() { awk -v t="$clk_tck" '{print ($14 + $15) / t}' "/proc/$1/stat"; }
 

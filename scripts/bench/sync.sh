@@ -40,18 +40,9 @@ work=$(mktemp -d /tmp/leadflow-sync-XXXXXX)
 chmod 711 "$work"  # as root, PostgreSQL runs as the postgres user and must pass through
 pids=()
 mock_pid=""
-cleanup() {
-  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-  # The Kafka mock last, so that leadflow processes stopping can still flush to it.
-  if [[ -n "$mock_pid" ]]; then kill -TERM "$mock_pid" 2>/dev/null || true; fi
-  wait 2>/dev/null || true
-  if [[ -d "$work/pg" ]]; then "$root/scripts/pg_server.sh" stop "$work/pg" >/dev/null 2>&1 || true; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
 # shellcheck source=scripts/bench/common.sh
 source "$root/scripts/bench/common.sh"
+trap cleanup EXIT
 
 buyer_ports=()
 for spec in "fast:20:9.00" "medium:40:11.00" "slow:60:14.50"; do
