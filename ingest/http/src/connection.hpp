@@ -55,9 +55,9 @@ struct Conn {
   std::size_t lingered = 0;      // bytes dropped so far
   SteadyClock::time_point last_active;
   SteadyClock::time_point accepted;  // the TLS handshake's deadline runs from here
-  // The request being received: from its first byte it has until `deadline` (the header
-  // section's bound, then, once the headers are in, the body's).
-  bool receiving = false;
+  // The request being received (unparsed input while no request is being answered): from its
+  // first byte it has until `deadline` (the header section's bound, then, once the headers are
+  // in, the body's).
   bool head_read = false;
   SteadyClock::time_point deadline;
   std::unique_ptr<Reading> reading;  // while a request is partly here

@@ -362,7 +362,6 @@ void EventLoop::answer_error(Conn& c, int status, const std::string& detail) {
 // The request being received is whole (or refused): its clock stops, and its reader goes back
 // to be reused by the next request on any connection.
 void EventLoop::done_reading(Conn& c) {
-  c.receiving = false;
   c.head_read = false;
   if (!c.reading) return;
   c.reading->reader.reset();
@@ -374,7 +373,6 @@ void EventLoop::done_reading(Conn& c) {
 // A request's first byte is here (or, for one that arrived while the previous one was being
 // answered, its wait begins): the header section has header_timeout from now.
 void EventLoop::start_request_clock(Conn& c, SteadyClock::time_point now) {
-  c.receiving = true;
   c.head_read = false;
   c.deadline = now + server_.options.header_timeout;
 }
@@ -547,7 +545,7 @@ void EventLoop::sweep(SteadyClock::time_point now) {
       continue;
     }
     // A request that is taking too long, however steadily its bytes come: 408.
-    if (!handshaking && c.receiving && !c.in.empty() && !c.close_after_write && c.out.empty() &&
+    if (!handshaking && !c.in.empty() && !c.close_after_write && c.out.empty() &&
         now > c.deadline) {
       late.push_back(&c);
       continue;
