@@ -77,11 +77,21 @@ run_one() {
   else
     echo "fuzz: $name FAILED (input in $crashes/, log $log):" >&2
     grep -v -E '^(#[0-9]+|INFO:|MERGE|Dictionary:|"|###|	NEW_FUNC)' "$log" | tail -n 60 >&2
+    # A few lines that name the failure, for the end of scripts/test.sh's output (a CI log may
+    # keep only its tail): what broke, where, and the input as libFuzzer wrote it.
+    {
+      echo "fuzz: $name FAILED"
+      grep -E 'property failed|ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error|SUMMARY|^ *#[0-9]+ 0x' "$log" |
+        head -n 12
+      grep -E '^(artifact_prefix|Test unit written to|Base64: )' "$log" | head -n 3
+    } >>"$build/fuzz/failures.txt"
     return 1
   fi
 }
 
 # Two at a time: the machine this is made for has two cores.
+mkdir -p "$build/fuzz"
+rm -f "$build/fuzz/failures.txt"
 failed=0
 running=0
 for name in "${run[@]}"; do

@@ -28,7 +28,8 @@ cd "${LEADFLOW_BUILD_DIR:-$root/build}"
 # CTest prints its summary ("100% tests passed, 0 tests failed out of N") at the end.
 ctest --output-on-failure --timeout 600 -j 2 "$@"
 if ((fuzz_failed)); then
-  echo "test: a fuzz harness failed (its report is above, before the tests)" >&2
+  echo "test: a fuzz harness failed (its report is above, before the tests); in short:" >&2
+  cat "${LEADFLOW_FUZZ_BUILD_DIR:-$root/build-fuzz}/fuzz/failures.txt" >&2 || true
 fi
 if ((sanitize_failed)); then
   echo "test: a test failed under the sanitizers (its report is above, before the tests)" >&2
