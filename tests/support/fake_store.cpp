@@ -178,6 +178,9 @@ std::optional<std::int64_t> FakeStore::count_sales(std::string_view buyer_id,
                                                    std::int64_t since_ms) {
   return down() ? std::nullopt : real_->count_sales(buyer_id, since_ms);
 }
+std::optional<Cents> FakeStore::sales_cents(std::string_view buyer_id, std::int64_t since_ms) {
+  return down() ? std::nullopt : real_->sales_cents(buyer_id, since_ms);
+}
 std::optional<bool> FakeStore::buyer_bought_person(std::string_view buyer_id,
                                                    std::string_view email, std::string_view phone,
                                                    std::int64_t since_ms) {

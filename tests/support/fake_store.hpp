@@ -80,6 +80,7 @@ class FakeStore final : public Store {
   std::vector<StoreStatus> record_outcomes(std::span<const OutcomeRecord> outcomes) override;
   std::optional<std::int64_t> count_sales(std::string_view buyer_id,
                                           std::int64_t since_ms) override;
+  std::optional<Cents> sales_cents(std::string_view buyer_id, std::int64_t since_ms) override;
   std::optional<bool> buyer_bought_person(std::string_view buyer_id, std::string_view email,
                                           std::string_view phone, std::int64_t since_ms) override;
 

@@ -312,6 +312,53 @@ TEST_F(DistributorTest, ABuyerWhoseCapReservationIsRefusedIsSkippedWithoutAPost)
   EXPECT_EQ(store_.post_intents_written(), 1);  // only the sale's
 }
 
+void daily_budget_of_20(Buyer& b) { b.caps = {{"daily_budget_cents", 2000}}; }
+
+// A daily budget of 20.00 counts the prices of the buyer's sales since its local midnight: the
+// post intent reserves the price with the store, a bid past what is left goes to the next bidder,
+// a bid that fits exactly sells, and a spent budget keeps the buyer out of the next auctions
+// (without a ping) until the next day.
+TEST_F(DistributorTest, ADailyBudgetIsSpentToTheCentAndThenTheBuyerSitsOutUntilTomorrow) {
+  const Buyer budgeted = add_buyer("budgeted", daily_budget_of_20), open = add_buyer("open");
+  http_.answer(budgeted.post_url, FakeAnswer::accept());
+  http_.answer(open.ping_url, FakeAnswer::bid(1.00));
+  http_.answer(open.post_url, FakeAnswer::accept());
+  auto decide_and_record = [&](int n) {
+    const Lead lead = add_lead(n);
+    Distribution d = distributor().decide_and_wait(lead);
+    const std::vector<OutcomeRecord> outcome{{lead.id, d}};
+    EXPECT_EQ(store_.record_outcomes(outcome), std::vector<StoreStatus>{StoreStatus::kOk});
+    return d;
+  };
+
+  http_.answer(budgeted.ping_url, FakeAnswer::bid(15.00));
+  const Distribution first = decide_and_record(1);
+  EXPECT_EQ(first.buyer_id, budgeted.id);  // 15.00 of 20.00 spent
+
+  const Distribution second = decide_and_record(2);  // 15.00 more would pass the budget
+  EXPECT_EQ(second.buyer_id, open.id);
+  const auto posts = attempts_of(second, AttemptKind::kPost);
+  ASSERT_EQ(posts.size(), 2u);
+  EXPECT_EQ(posts[0].buyer_id, budgeted.id);
+  EXPECT_EQ(posts[0].outcome, AttemptOutcome::kSkipped);
+  EXPECT_EQ(posts[0].reason, "budget reached");
+
+  http_.answer(budgeted.ping_url, FakeAnswer::bid(5.00));
+  const Distribution third = decide_and_record(3);  // exactly the 5.00 left
+  EXPECT_EQ(third.buyer_id, budgeted.id);
+  EXPECT_EQ(third.price, 500);
+
+  const std::size_t pings_before = http_.count(budgeted.ping_url);
+  const Distribution fourth = decide_and_record(4);
+  EXPECT_EQ(fourth.buyer_id, open.id);
+  EXPECT_EQ(ineligible_reason(fourth, budgeted.id), "budget:daily");
+  EXPECT_EQ(http_.count(budgeted.ping_url), pings_before) << "a spent budget is not pinged";
+
+  clock_.advance(24h);
+  const Distribution next_day = decide_and_record(5);
+  EXPECT_EQ(next_day.buyer_id, budgeted.id);
+}
+
 TEST_F(DistributorTest, APostIntentTheStoreCouldNotTakeIsTriedAgainAndTheBestBidStillWins) {
   const Buyer first = add_buyer("first"), second = add_buyer("second");
   http_.answer(first.ping_url, FakeAnswer::bid(25.00));

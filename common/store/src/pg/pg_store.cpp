@@ -588,17 +588,24 @@ class PgStore final : public Store, private PgCalls {
   /// of the batch goes on. If any statement fails, the server skips the rest, nothing is kept,
   /// and every answer is kUnavailable.
   std::vector<StoreStatus> record_post_intents(std::span<const PostIntentWrite> writes) override {
-    // $1 lead, $2 buyer, $3 price, $4 ping id, $5 at, $6 and $7 the windows' starts and limits
-    // (empty arrays: no cap). Intents of decided leads are not counted: a sale counts through
-    // its sales row, and an unsold lead's intent reserved nothing that was used.
+    // $1 lead, $2 buyer, $3 price, $4 ping id, $5 at, $6, $7 and $8 the windows' starts,
+    // limits and units (true: a budget in cents; empty arrays: no cap). A window is over when
+    // what it holds plus this intent (one lead, or its price) passes its limit. Intents of
+    // decided leads are not counted: a sale counts through its sales row, and an unsold lead's
+    // intent reserved nothing that was used.
     static constexpr const char* kIntent =
         "WITH lead AS (SELECT status = 'pending' AS pending FROM leads WHERE id = $1),"
-        " capped AS (SELECT EXISTS (SELECT 1 FROM unnest($6::BIGINT[], $7::BIGINT[])"
-        "   AS w (since_ms, cap)"
-        "  WHERE (SELECT COUNT(*) FROM sales WHERE buyer_id = $2 AND sold_at >= w.since_ms)"
-        "   + (SELECT COUNT(*) FROM post_intents JOIN leads AS l ON l.id = post_intents.lead_id"
-        "      WHERE post_intents.buyer_id = $2 AND post_intents.at >= w.since_ms"
-        "      AND post_intents.lead_id <> $1 AND l.status = 'pending') >= w.cap) AS over_cap),"
+        " capped AS (SELECT EXISTS (SELECT 1 FROM unnest($6::BIGINT[], $7::BIGINT[],"
+        "   $8::BOOLEAN[]) AS w (since_ms, cap, cents)"
+        "  CROSS JOIN LATERAL (SELECT COUNT(*) AS n, COALESCE(SUM(price_cents), 0) AS spent"
+        "   FROM sales WHERE buyer_id = $2 AND sold_at >= w.since_ms) AS s"
+        "  CROSS JOIN LATERAL (SELECT COUNT(*) AS n,"
+        "   COALESCE(SUM(post_intents.price_cents), 0) AS spent"
+        "   FROM post_intents JOIN leads AS l ON l.id = post_intents.lead_id"
+        "   WHERE post_intents.buyer_id = $2 AND post_intents.at >= w.since_ms"
+        "   AND post_intents.lead_id <> $1 AND l.status = 'pending') AS o"
+        "  WHERE CASE WHEN w.cents THEN s.spent + o.spent + $3::BIGINT"
+        "   ELSE s.n + o.n + 1 END > w.cap) AS over_cap),"
         " written AS (INSERT INTO post_intents (lead_id, buyer_id, price_cents, ping_id, at)"
         "  SELECT $1, $2, $3::BIGINT, $4::TEXT, $5::BIGINT FROM lead, capped"
         "  WHERE lead.pending AND NOT capped.over_cap"
@@ -631,10 +638,11 @@ class PgStore final : public Store, private PgCalls {
                           Params().add(leads.str())});
     const std::size_t first_intent = statements.size();
     for (const auto& w : writes) {
-      ArrayText since, limit;
+      ArrayText since, limit, cents;
       for (const CapWindow& cap : w.caps) {
         since.add(cap.since_ms);
         limit.add(cap.limit);
+        cents.add(cap.unit == CapUnit::kCents);
       }
       statements.push_back({kIntent, Params()
                                          .add(w.intent.lead_id)
@@ -643,7 +651,8 @@ class PgStore final : public Store, private PgCalls {
                                          .add(w.intent.ping_id)
                                          .add(w.intent.at_ms)
                                          .add(since.str())
-                                         .add(limit.str())});
+                                         .add(limit.str())
+                                         .add(cents.str())});
     }
     statements.push_back({"COMMIT", Params()});
     return run("record_post_intents", all_failed, [&](Connection& c) {
@@ -789,6 +798,17 @@ class PgStore final : public Store, private PgCalls {
                            Params().add(buyer_id).add(since_ms), Effect::kRead)
                      .int64(0, 0);
                });
+  }
+
+  std::optional<Cents> sales_cents(std::string_view buyer_id, std::int64_t since_ms) override {
+    return run("sales_cents", std::optional<Cents>{}, [&](Connection& c) -> std::optional<Cents> {
+      return c
+          .exec(
+              "SELECT COALESCE(SUM(price_cents), 0)::BIGINT FROM sales"
+              " WHERE buyer_id = $1 AND sold_at >= $2",
+              Params().add(buyer_id).add(since_ms), Effect::kRead)
+          .int64(0, 0);
+    });
   }
 
   std::optional<bool> buyer_bought_person(std::string_view buyer_id, std::string_view email,

@@ -503,15 +503,23 @@ class SqliteStore final : public Store, private SqliteCalls {
       for (const CapWindow& cap : caps) {
         // Intents of decided leads are not counted: a sale counts through its sales row, and
         // an unsold lead's intent reserved nothing that was used.
-        Query q(c,
-                "SELECT (SELECT COUNT(*) FROM sales WHERE buyer_id = ?1 AND sold_at >= ?2)"
-                " + (SELECT COUNT(*) FROM post_intents"
-                "    JOIN leads ON leads.id = post_intents.lead_id"
-                "    WHERE post_intents.buyer_id = ?1 AND post_intents.at >= ?2"
-                "    AND post_intents.lead_id <> ?3 AND leads.status = 'pending')");
+        const bool cents = cap.unit == CapUnit::kCents;
+        Query q(c, cents
+                       ? "SELECT (SELECT COALESCE(SUM(price_cents), 0) FROM sales"
+                         "  WHERE buyer_id = ?1 AND sold_at >= ?2)"
+                         " + (SELECT COALESCE(SUM(post_intents.price_cents), 0) FROM post_intents"
+                         "    JOIN leads ON leads.id = post_intents.lead_id"
+                         "    WHERE post_intents.buyer_id = ?1 AND post_intents.at >= ?2"
+                         "    AND post_intents.lead_id <> ?3 AND leads.status = 'pending')"
+                       : "SELECT (SELECT COUNT(*) FROM sales WHERE buyer_id = ?1 AND sold_at >= ?2)"
+                         " + (SELECT COUNT(*) FROM post_intents"
+                         "    JOIN leads ON leads.id = post_intents.lead_id"
+                         "    WHERE post_intents.buyer_id = ?1 AND post_intents.at >= ?2"
+                         "    AND post_intents.lead_id <> ?3 AND leads.status = 'pending')");
         const int rc = q.bind(p.buyer_id).bind(cap.since_ms).bind(p.lead_id).step();
         if (rc != SQLITE_ROW) return report(c, rc, "record_post_intent");
-        if (q.int64(0) >= cap.limit) return StoreStatus::kLimitReached;
+        const std::int64_t taking = cents ? p.price : 1;
+        if (q.int64(0) + taking > cap.limit) return StoreStatus::kLimitReached;
       }
     }
     {
@@ -680,6 +688,20 @@ class SqliteStore final : public Store, private SqliteCalls {
           report(*conn, rc, "count_sales");
           return std::nullopt;
         });
+  }
+
+  std::optional<Cents> sales_cents(std::string_view buyer_id, std::int64_t since_ms) override {
+    return guarded("sales_cents", std::optional<Cents>{}, [&]() -> std::optional<Cents> {
+      auto conn = readers_.acquire();
+      if (!conn) return std::nullopt;
+      Query q(
+          *conn,
+          "SELECT COALESCE(SUM(price_cents), 0) FROM sales WHERE buyer_id = ?1 AND sold_at >= ?2");
+      const int rc = q.bind(buyer_id).bind(since_ms).step();
+      if (rc == SQLITE_ROW) return q.int64(0);
+      report(*conn, rc, "sales_cents");
+      return std::nullopt;
+    });
   }
 
   std::optional<bool> buyer_bought_person(std::string_view buyer_id, std::string_view email,

@@ -61,10 +61,18 @@ struct PostIntent {
   std::int64_t at_ms = 0;
 };
 
-/// One cap window of a buyer: at most `limit` leads sold (or being posted) since `since_ms`.
+/// What a cap window counts: leads (hourly, daily, weekly, monthly caps) or cents of their
+/// prices (daily and monthly budgets).
+enum class CapUnit { kLeads, kCents };
+
+/// One cap window of a buyer since `since_ms`: at most `limit` leads sold or being posted, or,
+/// for a budget (kCents), at most `limit` cents of their prices. The intent being reserved
+/// counts too: a budget of 10,000 cents with 9,000 spent admits a post at 10.00 and refuses one
+/// at 10.01.
 struct CapWindow {
   std::int64_t since_ms = 0;
   std::int64_t limit = 0;
+  CapUnit unit = CapUnit::kLeads;
 };
 
 /// The shared state of one rate-limit key in scale-out mode: a token bucket and a day counter
@@ -159,9 +167,10 @@ class Store {
   /// Durably records a post intent (kConflict if the lead is already decided). A newer intent
   /// for the same lead replaces the older one. With `caps`, the intent is also a reservation:
   /// atomically with the write, the buyer's sales since each window's `since_ms` plus its other
-  /// open intents (intents of leads still pending) are counted, and if any window is already at
-  /// its limit nothing is written and the answer is kLimitReached. Several workers reserving the
-  /// last slot of a cap at once: exactly one wins.
+  /// open intents (intents of leads still pending) are counted (or, for a budget, their prices
+  /// summed), and if this intent would take any window past its limit nothing is written and
+  /// the answer is kLimitReached. Several workers reserving the last slot of a cap, or the last
+  /// cents of a budget, at once: exactly as many win as fit.
   virtual StoreStatus record_post_intent(const PostIntent& p, std::span<const CapWindow> caps) = 0;
   /// Several record_post_intent calls at once, each answered as it would be alone, in order
   /// (a later one's caps count the earlier ones). An adapter writes them in one transaction
@@ -187,6 +196,9 @@ class Store {
   /// say, so callers fail closed instead of overselling a cap.
   virtual std::optional<std::int64_t> count_sales(std::string_view buyer_id,
                                                   std::int64_t since_ms) = 0;
+  /// The cents of the sales a buyer made since `since_ms` (budgets); nullopt when the store
+  /// cannot say.
+  virtual std::optional<Cents> sales_cents(std::string_view buyer_id, std::int64_t since_ms) = 0;
   /// Whether the buyer bought a lead with this e-mail/phone since `since_ms`; nullopt when the
   /// store cannot say.
   virtual std::optional<bool> buyer_bought_person(std::string_view buyer_id, std::string_view email,
