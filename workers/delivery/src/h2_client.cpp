@@ -344,8 +344,8 @@ class H2Client final : public HttpClient {
       // it, so the auction may ask the next buyer.
       r.not_delivered =
           error_code == NGHTTP2_REFUSED_STREAM || (c.goaway && stream_id > c.goaway_last_stream);
-      r.error = std::string(r.not_delivered ? "stream refused by the buyer: "
-                                            : "stream reset by the buyer: ") +
+      // A reset may be the buyer's or nghttp2's own (an answer breaking HTTP/2's rules).
+      r.error = std::string(r.not_delivered ? "stream refused by the buyer: " : "stream reset: ") +
                 nghttp2_http2_strerror(error_code);
     } else if (ex->status < 200) {
       r.error = "stream closed without an answer";
