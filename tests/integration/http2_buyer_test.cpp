@@ -1,6 +1,8 @@
-// The libcurl client against real HTTPS buyers: nginx (with Debian's echo module) speaking HTTP/2
-// on one port and HTTP/1.1 on another, each answering after 200 ms with the connection it answered
-// on. Thousands of pings to an HTTP/2 buyer must share a few connections.
+// The buyer client (make_buyer_client) against real HTTPS buyers: nginx (with Debian's echo module)
+// speaking HTTP/2 on one port and HTTP/1.1 on another, answering with the connection it answered
+// on. HTTP/2 goes through leadflow's own transport on nghttp2, HTTP/1.1 through libcurl: thousands
+// of pings to an HTTP/2 buyer must share a few connections, and none may be lost.
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -86,6 +88,7 @@ class Http2BuyerTest : public ::testing::Test {
 
     h2_port_ = free_port();
     h1_port_ = free_port();
+    short_port_ = free_port();
     const std::string answer =
         "echo_sleep 0.2; echo '{\"bid\":1.50,\"connection\":\"$connection\","
         "\"protocol\":\"$server_protocol\"}';";
@@ -100,6 +103,12 @@ class Http2BuyerTest : public ::testing::Test {
          << "  ssl_certificate " << cert << "; ssl_certificate_key " << key << ";\n"
          << "  server { listen 127.0.0.1:" << h2_port_ << " ssl http2;\n"
          << "    location /ping { " << answer << " }\n"
+         << "    location /now { " << answer.substr(answer.find("echo '")) << " }\n"
+         << "    location /slow { echo_sleep 3; " << answer.substr(answer.find("echo '")) << " }\n"
+         << "    location /big { echo_duplicate 1100000 'a'; } }\n"
+         // A buyer that retires a connection after 50 requests: past them it sends GOAWAY and
+         // ignores the streams already on their way.
+         << "  server { listen 127.0.0.1:" << short_port_ << " ssl http2; keepalive_requests 50;\n"
          << "    location /now { " << answer.substr(answer.find("echo '")) << " } }\n"
          << "  server { listen 127.0.0.1:" << h1_port_ << " ssl;\n"
          << "    location /ping { " << answer << " } }\n"
@@ -114,17 +123,17 @@ class Http2BuyerTest : public ::testing::Test {
       ::execl(kNginx, kNginx, "-p", prefix.c_str(), "-c", path.c_str(), nullptr);
       ::_exit(127);
     }
-    for (int i = 0; i < 100 && !(accepts_connections(h2_port_) && accepts_connections(h1_port_));
-         ++i) {
-      std::this_thread::sleep_for(50ms);
-    }
-    ASSERT_TRUE(accepts_connections(h2_port_) && accepts_connections(h1_port_))
-        << "nginx did not start; see " << (dir_ / "error.log").string();
+    const auto listening = [this] {
+      return accepts_connections(h2_port_) && accepts_connections(h1_port_) &&
+             accepts_connections(short_port_);
+    };
+    for (int i = 0; i < 100 && !listening(); ++i) std::this_thread::sleep_for(50ms);
+    ASSERT_TRUE(listening()) << "nginx did not start; see " << (dir_ / "error.log").string();
 
-    client_ = make_curl_client(options(true));
+    client_ = make_buyer_client(options(true));
   }
 
-  // `http2`: on, as LEADFLOW_BUYER_HTTP2=on makes it; nullopt: the default for this libcurl.
+  // `http2`: on, as LEADFLOW_BUYER_HTTP2=on makes it; nullopt: the default (auto).
   static CurlClientOptions options(std::optional<bool> http2) {
     CurlClientOptions o;
     o.verify_tls = false;  // a self-signed loopback buyer
@@ -145,6 +154,7 @@ class Http2BuyerTest : public ::testing::Test {
 
   struct Burst {
     int answered = 0;
+    int not_delivered = 0;
     std::set<std::string> connections;
     std::set<std::string> protocols;
     std::vector<std::string> errors;
@@ -166,6 +176,7 @@ class Http2BuyerTest : public ::testing::Test {
       HttpResponse r = a.get();
       if (r.status != 200) {
         b.errors.push_back(r.error);
+        if (r.not_delivered) ++b.not_delivered;
         continue;
       }
       ++b.answered;
@@ -179,6 +190,7 @@ class Http2BuyerTest : public ::testing::Test {
   fs::path dir_;
   int h2_port_ = 0;
   int h1_port_ = 0;
+  int short_port_ = 0;  // HTTP/2, GOAWAY after 50 requests a connection
   pid_t nginx_ = -1;
   std::unique_ptr<HttpClient> client_;
 };
@@ -196,21 +208,23 @@ TEST_F(Http2BuyerTest, ThousandsOfPingsToAnHttp2BuyerShareAFewConnections) {
   EXPECT_LE(again.connections.size(), 64u);
 }
 
-// libcurl 7.88 loses part of the streams it runs in parallel when the answers come at once
-// (http2_is_reliable), so by default a buyer that offers HTTP/2 is spoken to over HTTP/1.1
-// there, and every ping is answered.
-TEST_F(Http2BuyerTest, ByDefaultEveryPingIsAnsweredOverWhatThisLibcurlDoesReliably) {
-  client_ = make_curl_client(options(std::nullopt));
+// libcurl 7.88 loses part of the HTTP/2 streams it runs in parallel when the answers come at once
+// (677 of 3,000 here with the curl tool). By default an HTTPS buyer that offers HTTP/2 is spoken
+// to through leadflow's own transport instead, and every ping is answered.
+TEST_F(Http2BuyerTest, ThreeThousandPingsAnsweredAtOnceAreAllAnsweredOverHttp2ByDefault) {
+  client_ = make_buyer_client(options(std::nullopt));
   Burst b = burst(h2_port_, 3000, "/now");
   ASSERT_EQ(b.answered, 3000) << b.errors.size()
                               << " lost, first: " << (b.errors.empty() ? "" : b.errors.front());
-  EXPECT_EQ(b.protocols, std::set<std::string>{http2_is_reliable() ? "HTTP/2.0" : "HTTP/1.1"})
-      << libcurl_version();
+  EXPECT_EQ(b.protocols, std::set<std::string>{"HTTP/2.0"});
+  // 100 streams a connection: 30 for 3,000 at once, not 3,000.
+  EXPECT_LE(b.connections.size(), 32u);
 }
 
 TEST_F(Http2BuyerTest, AnHttp1BuyerOverTlsStillGetsAConnectionPerRequestInFlight) {
-  // The same burst to a buyer that offers only HTTP/1.1: after its first answer the requests go
-  // out at once, each on a connection of its own, and the connections are kept for the next.
+  // The same burst to a buyer that offers only HTTP/1.1: its TLS handshake does not choose h2,
+  // so its requests go to libcurl, unsent until then; they go out at once, each on a connection
+  // of its own, and the connections are kept for the next.
   const auto started = std::chrono::steady_clock::now();
   Burst first = burst(h1_port_, 300);
   ASSERT_EQ(first.answered, 300) << (first.errors.empty() ? "" : first.errors.front());
@@ -226,6 +240,139 @@ TEST_F(Http2BuyerTest, AnHttp1BuyerOverTlsStillGetsAConnectionPerRequestInFlight
     if (first.connections.count(c) != 0) reused.insert(c);
   }
   EXPECT_GT(reused.size(), 200u);  // keep-alive: most connections of the first burst served again
+}
+
+HttpRequest ping(int port, const std::string& path, std::chrono::milliseconds timeout = 10s,
+                 const std::string& host = "127.0.0.1") {
+  HttpRequest rq;
+  rq.url = "https://" + host + ":" + std::to_string(port) + path;
+  rq.headers = {{"Content-Type", "application/json"}};
+  rq.body = R"({"lead_id":"ld_1"})";
+  rq.timeout = timeout;
+  return rq;
+}
+
+std::string connection_of(const HttpResponse& r) {
+  return json::parse(r.body).at("connection").get<std::string>();
+}
+
+TEST_F(Http2BuyerTest, ABuyerSlowerThanTheTimeoutTimesOutAndItsConnectionServesTheNext) {
+  HttpResponse before = client_->send(ping(h2_port_, "/now")).get();
+  ASSERT_EQ(before.status, 200) << before.error;
+
+  const auto started = std::chrono::steady_clock::now();
+  HttpResponse slow = client_->send(ping(h2_port_, "/slow", 300ms)).get();
+  EXPECT_TRUE(slow.timed_out) << slow.error;
+  EXPECT_EQ(slow.status, 0);
+  EXPECT_FALSE(slow.not_delivered);  // it was sent: the buyer may have acted on it
+  EXPECT_GE(slow.elapsed, 300ms);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 2s);
+
+  // The stream was cancelled, not the connection: the next ping rides the same one.
+  HttpResponse after = client_->send(ping(h2_port_, "/now")).get();
+  ASSERT_EQ(after.status, 200) << after.error;
+  EXPECT_EQ(connection_of(after), connection_of(before));
+}
+
+TEST_F(Http2BuyerTest, AnAnswerOverOneMebibyteIsRefused) {
+  HttpResponse big = client_->send(ping(h2_port_, "/big")).get();
+  EXPECT_EQ(big.status, 0);
+  EXPECT_NE(big.error.find("larger than"), std::string::npos) << big.error;
+  EXPECT_TRUE(big.body.empty());
+  // Only that stream was reset.
+  HttpResponse next = client_->send(ping(h2_port_, "/now")).get();
+  EXPECT_EQ(next.status, 200) << next.error;
+}
+
+TEST_F(Http2BuyerTest, APrivateAddressIsRefusedBeforeAnyConnection) {
+  // A listener of our own on loopback, to see that nobody knocked.
+  int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(listener, 16), 0);
+  socklen_t len = sizeof addr;
+  ::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len);
+
+  CurlClientOptions o = options(true);
+  o.allow_private_addresses = false;
+  auto strict = make_buyer_client(o);
+  HttpResponse r = strict->send(ping(ntohs(addr.sin_port), "/ping")).get();
+  EXPECT_TRUE(r.not_delivered);
+  EXPECT_FALSE(r.not_sent);  // the buyer's address is the trouble, not this process
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.error, "refused to connect to a loopback address");
+  EXPECT_LT(::accept(listener, nullptr, nullptr), 0);
+  EXPECT_EQ(errno, EAGAIN);
+  ::close(listener);
+}
+
+TEST_F(Http2BuyerTest, ACertificateThatDoesNotVerifyIsNotDelivered) {
+  CurlClientOptions o = options(true);
+  o.verify_tls = true;  // the buyer's certificate is self-signed
+  auto strict = make_buyer_client(o);
+  // By name: resolved off the loop, ::1 refused by nginx, then 127.0.0.1 and its handshake.
+  HttpResponse r = strict->send(ping(h2_port_, "/now", 10s, "localhost")).get();
+  EXPECT_EQ(r.status, 0);
+  EXPECT_TRUE(r.not_delivered);
+  EXPECT_NE(r.error.find("certificate"), std::string::npos) << r.error;
+}
+
+TEST_F(Http2BuyerTest, AGracefulReloadMidTrafficLosesNoRequestSilently) {
+  // nginx's reload (SIGHUP) retires its workers: each HTTP/2 connection gets a GOAWAY. A request
+  // is answered, or fails as never delivered so the auction may offer the lead to the next buyer.
+  std::vector<std::future<HttpResponse>> answers;
+  const auto started = std::chrono::steady_clock::now();
+  bool reloaded = false;
+  while (std::chrono::steady_clock::now() - started < 1500ms) {
+    for (int i = 0; i < 50; ++i) answers.push_back(client_->send(ping(h2_port_, "/ping")));
+    if (!reloaded && std::chrono::steady_clock::now() - started > 500ms) {
+      ASSERT_EQ(::kill(nginx_, SIGHUP), 0);
+      reloaded = true;
+    }
+    std::this_thread::sleep_for(20ms);
+  }
+  int answered = 0;
+  int refused = 0;
+  for (auto& a : answers) {
+    HttpResponse r = a.get();
+    if (r.status == 200) {
+      ++answered;
+    } else {
+      EXPECT_TRUE(r.not_delivered) << r.error;
+      ++refused;
+    }
+  }
+  EXPECT_GT(answered, static_cast<int>(answers.size()) / 2) << refused << " refused";
+  // The new workers serve what comes next.
+  Burst after = burst(h2_port_, 200, "/now");
+  EXPECT_EQ(after.answered, 200) << (after.errors.empty() ? "" : after.errors.front());
+}
+
+TEST_F(Http2BuyerTest, StreamsTheBuyerNeverProcessedFailAsNotDelivered) {
+  // 100 streams go out at once on the first connection; the buyer takes 50, then says GOAWAY
+  // with the last one it took. The others were never processed: not delivered, so the auction
+  // may ask the next buyer, and the requests after them go out on a new connection.
+  Burst first = burst(short_port_, 100, "/now");
+  EXPECT_GE(first.answered, 50);
+  for (const auto& error : first.errors) {
+    EXPECT_NE(error.find("refused"), std::string::npos) << error;
+  }
+  EXPECT_EQ(first.answered + first.not_delivered, 100);
+  EXPECT_GT(first.not_delivered, 0);  // the path under test was taken
+
+  Burst next = burst(short_port_, 40, "/now");
+  EXPECT_EQ(next.answered, 40) << (next.errors.empty() ? "" : next.errors.front());
+}
+
+TEST_F(Http2BuyerTest, ShuttingDownFailsWhatIsInFlight) {
+  ASSERT_EQ(client_->send(ping(h2_port_, "/now")).get().status, 200);  // a connection is open
+  auto answer = client_->send(ping(h2_port_, "/slow"));
+  client_.reset();
+  HttpResponse r = answer.get();
+  EXPECT_EQ(r.error, "client shut down");
+  EXPECT_EQ(r.status, 0);
 }
 
 }  // namespace

@@ -56,10 +56,14 @@ WorkerPool::WorkerPool(const Config& config, Store& store, LeadQueue& queue,
   if (config.buyer_http2 != "auto") co.http2 = config.buyer_http2 == "on";
   static std::once_flag said;
   std::call_once(said, [&] {
+    // HTTP/2 goes through leadflow's own transport (nghttp2); libcurl speaks HTTP/1.1 only.
     log(LogLevel::kInfo, "buyer_protocols",
-        {{"http2", co.http2}, {"setting", config.buyer_http2}, {"libcurl", libcurl_version()}});
+        {{"http2", co.http2},
+         {"setting", config.buyer_http2},
+         {"nghttp2", nghttp2_version()},
+         {"libcurl", libcurl_version()}});
   });
-  http_client_ = make_curl_client(co);
+  http_client_ = make_buyer_client(co);
   buyers_ = std::make_unique<BuyerDirectory>(store, clock);
   campaigns_ = std::make_unique<CampaignDirectory>(store, clock);
   DistributorOptions dopt;

@@ -49,8 +49,8 @@ struct Config {
   int buyer_connections = 8192;   // LEADFLOW_BUYER_CONNECTIONS: HTTP/1.1 requests in flight, all
   std::string buyer_ca_file;  // LEADFLOW_BUYER_CA_FILE: CAs that verify buyers ("" = the system's)
   int buyer_host_connections = 2048;
-  /// LEADFLOW_BUYER_HTTP2: "auto" (HTTP/2 with buyers that offer it when libcurl is 8.1 or
-  /// later), "on", "off".
+  /// LEADFLOW_BUYER_HTTP2: "auto" (HTTP/2 with HTTPS buyers that offer it, through leadflow's
+  /// own transport on nghttp2), "on" (the same), "off" (HTTP/1.1 to every buyer).
   std::string buyer_http2 = "auto";  // LEADFLOW_BUYER_HOST_CONNECTIONS: ... to one buyer host
   int worker_nice = 10;            // LEADFLOW_WORKER_NICE: in-process workers' CPU niceness (0-19)
   int wait_ms = 3000;              // LEADFLOW_WAIT_MS: default sync budget (Surface A)

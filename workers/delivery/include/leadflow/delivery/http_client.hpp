@@ -59,14 +59,17 @@ class HttpClient {
   }
 };
 
-/// Whether this process's libcurl multiplexes HTTP/2 without losing exchanges: 8.1 or later.
-/// libcurl 7.88 (Debian 12's) answers part of the streams run in parallel with "Stream error in
-/// the HTTP/2 framing layer" after their 200 (the curl tool does too: 677 of 3,000 parallel POSTs
-/// to nginx here); fixed upstream in 8.0–8.1.
+/// Whether buyers that offer HTTP/2 are spoken to over it by default (LEADFLOW_BUYER_HTTP2=auto):
+/// yes, through leadflow's own transport on nghttp2 (make_buyer_client). libcurl's HTTP/2 is not
+/// used for that: 7.88 (Debian 12's) loses part of the streams it runs in parallel ("Stream error
+/// in the HTTP/2 framing layer" after their 200; fixed upstream in 8.0–8.1).
 bool http2_is_reliable();
 
 /// "7.88.1": the libcurl this process runs with.
 std::string libcurl_version();
+
+/// "1.52.0": the nghttp2 this process runs with.
+std::string nghttp2_version();
 
 struct CurlClientOptions {
   /// Requests in flight over HTTP/1.1 to every buyer together, each holding a connection; beyond
@@ -84,15 +87,33 @@ struct CurlClientOptions {
   /// false: connections to loopback, private, link-local and metadata addresses are refused at
   /// connect time, whatever the URL said when it was saved (LEADFLOW_ALLOW_PRIVATE_BUYERS).
   bool allow_private_addresses = false;
-  /// HTTP/2 with buyers that offer it (TLS ALPN), thousands of requests sharing a few
+  /// HTTP/2 with HTTPS buyers that offer it (TLS ALPN), thousands of requests sharing a few
   /// connections; off, every buyer is spoken to over HTTP/1.1 (LEADFLOW_BUYER_HTTP2).
+  /// make_buyer_client speaks it through its own transport; make_curl_client alone uses
+  /// libcurl's, and only on a libcurl (8.1 or later) that does not lose streams.
   bool http2 = http2_is_reliable();
 };
 
 /// libcurl multi interface on one event-loop thread driven by socket events (epoll): connections
-/// pooled and kept alive, HTTP/2 multiplexed where the buyer offers it (TLS ALPN), TLS sessions and
-/// DNS answers shared. A request's timeout is checked only after every answer already waiting in a
-/// socket has been read, so a late loop never turns a received answer into a timeout.
+/// pooled and kept alive, HTTP/2 multiplexed where the buyer offers it (TLS ALPN) and libcurl is
+/// 8.1 or later (HTTP/1.1 otherwise), TLS sessions and DNS answers shared. A request's timeout is
+/// checked only after every answer already waiting in a socket has been read, so a late loop never
+/// turns a received answer into a timeout.
 std::unique_ptr<HttpClient> make_curl_client(const CurlClientOptions& options = {});
+
+/// HTTP/2 to HTTPS buyers on nghttp2 and OpenSSL, on one event-loop thread of its own: per buyer
+/// host, up to max_host_connections TLS connections of min(the buyer's
+/// SETTINGS_MAX_CONCURRENT_STREAMS, 100) streams each, a new one opened only when every one is
+/// full; requests beyond wait in its own queue, their timeout not started. A host whose TLS does
+/// not choose h2 (ALPN) is remembered as HTTP/1.1, and its requests, none of them sent yet, are
+/// handed to `http1` unchanged, which must outlive the client. Takes only https:// URLs.
+/// Thread-safe; `done` runs on the client's thread (or on `http1`'s).
+std::unique_ptr<HttpClient> make_h2_client(const CurlClientOptions& options, HttpClient& http1);
+
+/// The client the workers talk to buyers with: HTTPS buyers go to the HTTP/2 transport
+/// (make_h2_client) when options.http2 is on, and it hands those that answer only HTTP/1.1 to a
+/// libcurl client (make_curl_client, its own HTTP/2 off), which also takes plain-http buyers and
+/// everything when options.http2 is off. Owns both. Thread-safe.
+std::unique_ptr<HttpClient> make_buyer_client(const CurlClientOptions& options = {});
 
 }  // namespace leadflow

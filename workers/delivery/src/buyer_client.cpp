@@ -1,0 +1,50 @@
+// The client the workers use: which transport a buyer is spoken to over is decided here, per
+// request, from its URL; the HTTP/2 transport itself hands on the HTTPS buyers that turn out to
+// speak only HTTP/1.1.
+#include "leadflow/delivery/http_client.hpp"
+
+#include "leadflow/base/text.hpp"
+
+#include <memory>
+#include <string_view>
+#include <utility>
+
+namespace leadflow {
+namespace {
+
+bool is_https(std::string_view url) {
+  constexpr std::string_view kScheme = "https://";
+  return url.size() > kScheme.size() && iequals(url.substr(0, kScheme.size()), kScheme);
+}
+
+class BuyerClient final : public HttpClient {
+ public:
+  explicit BuyerClient(const CurlClientOptions& options) {
+    CurlClientOptions http1 = options;
+    http1.http2 = false;  // HTTP/2 goes through our own transport, never libcurl's
+    http1_ = make_curl_client(http1);
+    if (options.http2) http2_ = make_h2_client(options, *http1_);
+  }
+
+  using HttpClient::send;
+
+  void send(HttpRequest request, std::function<void(HttpResponse)> done) override {
+    if (http2_ != nullptr && is_https(request.url)) {
+      http2_->send(std::move(request), std::move(done));
+    } else {
+      http1_->send(std::move(request), std::move(done));
+    }
+  }
+
+ private:
+  std::unique_ptr<HttpClient> http1_;
+  std::unique_ptr<HttpClient> http2_;  // declared last: gone first, since it hands on to http1_
+};
+
+}  // namespace
+
+std::unique_ptr<HttpClient> make_buyer_client(const CurlClientOptions& options) {
+  return std::make_unique<BuyerClient>(options);
+}
+
+}  // namespace leadflow

@@ -1,0 +1,63 @@
+#pragma once
+// What both outbound transports (libcurl's, and the HTTP/2 one on nghttp2) share, so a buyer's
+// answer is capped, timed and described the same way whichever carried it.
+#include <chrono>
+#include <csignal>
+#include <cstddef>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include <signal.h>
+
+#include "leadflow/base/text.hpp"
+#include "leadflow/delivery/http_client.hpp"
+
+namespace leadflow::outbound {
+
+// A buyer answers a ping or a post in a few hundred bytes; anything past this is a misbehaving
+// endpoint, and we refuse to buffer it rather than let one buyer grow a worker's memory.
+constexpr std::size_t kMaxResponseBytes = 1 << 20;
+// The loop ran this late (asleep past its wake-up, or busy in one turn): the process was starved
+// of CPU, and a timeout that spans it says nothing certain about the buyer.
+constexpr auto kStall = std::chrono::milliseconds(50);
+constexpr const char* kShutDownError = "client shut down";
+
+inline std::string timeout_error(const HttpRequest& rq) {
+  return "timed out after " + std::to_string(rq.timeout.count()) + " ms";
+}
+
+inline std::string too_large_error() {
+  return "response body larger than " + std::to_string(kMaxResponseBytes) + " bytes";
+}
+
+inline std::string refused_address_error(const char* kind) {
+  return std::string("refused to connect to a ") + kind + " address";
+}
+
+inline bool has_line_break(std::string_view s) {
+  return s.find_first_of("\r\n") != std::string_view::npos;
+}
+
+// "scheme://host[:port]" of a URL: requests to one buyer endpoint share its connection limit.
+inline std::string host_key(const std::string& url) {
+  const auto scheme_end = url.find("://");
+  if (scheme_end == std::string::npos) return url;
+  const auto end = url.find_first_of("/?#", scheme_end + 3);
+  return ascii_lower(std::string_view(url).substr(0, end));
+}
+
+// A write to a peer that hung up raises SIGPIPE unless the writer says otherwise, and neither
+// libcurl (with CURLOPT_NOSIGNAL) nor OpenSSL does. A service never wants to die of it, so it is
+// ignored once, unless the program installed its own handler.
+inline void ignore_sigpipe_once() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction current {};
+    if (sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL) {
+      std::signal(SIGPIPE, SIG_IGN);
+    }
+  });
+}
+
+}  // namespace leadflow::outbound
