@@ -49,6 +49,8 @@ using outbound::kShutDownError;
 // Streams per connection at most, whatever the buyer allows: a connection's streams share one
 // TCP window and one TLS stream, so past this another connection is cheaper than a longer queue.
 constexpr std::size_t kMaxStreamsPerConnection = 100;
+// Times a request the buyer refused unprocessed is sent again (see H2Client::replay).
+constexpr int kMaxReplays = 2;
 // An idle connection is kept this long for the next burst, then closed.
 constexpr auto kIdleTimeout = 60s;
 // Resolved addresses are reused this long before the name is looked up again.
@@ -94,6 +96,7 @@ struct Exchange {
   std::string body;
   bool too_large = false;
   bool answered = false;  // done() ran (a timeout): the stream only waits for its close
+  int replays = 0;        // times the buyer refused it unprocessed and it was sent again
 };
 
 /// One TLS connection to a buyer host and its HTTP/2 session. Owned by its host.
@@ -335,6 +338,9 @@ class H2Client final : public HttpClient {
     c.streams.erase(it);
     if (c.streams.empty() && c.pending.empty()) c.idle_since = Clock::now();
     if (ex->answered) return;
+    if (error_code == NGHTTP2_REFUSED_STREAM || (c.goaway && stream_id > c.goaway_last_stream)) {
+      if (replay(ex)) return;
+    }
     clear_deadline(*ex);
     HttpResponse r;
     if (ex->too_large) {
@@ -548,11 +554,13 @@ class H2Client final : public HttpClient {
   }
 
   void assign(Connection& c, std::unique_ptr<Exchange> ex) {
-    ex->sent = Clock::now();
     ex->connection = &c;
-    ex->deadline = deadlines_.emplace(
-        ex->sent + std::max(ex->request.timeout, std::chrono::milliseconds(1)), ex.get());
-    ex->has_deadline = true;
+    if (!ex->has_deadline) {  // a replay keeps the deadline of its first sending
+      ex->sent = Clock::now();
+      ex->deadline = deadlines_.emplace(
+          ex->sent + std::max(ex->request.timeout, std::chrono::milliseconds(1)), ex.get());
+      ex->has_deadline = true;
+    }
     if (c.state == Connection::State::kReady) {
       submit(c, std::move(ex));
     } else {
@@ -608,6 +616,27 @@ class H2Client final : public HttpClient {
     c.streams.emplace(id, std::move(ex));
   }
 
+  // A stream the buyer refused unprocessed (REFUSED_STREAM, or past its GOAWAY's last stream)
+  // may be sent again on another connection (RFC 9113 §8.7): a server that closes a connection
+  // gracefully, as nginx does after keepalive_requests, refuses the streams still arriving, and
+  // the buyer did nothing wrong. Up to kMaxReplays times, within the request's own deadline,
+  // before it fails as not delivered. The host is dispatched again by reap().
+  bool replay(std::unique_ptr<Exchange>& ex) {
+    if (ex->replays >= kMaxReplays || !ex->has_deadline || ex->deadline->first <= Clock::now())
+      return false;
+    ++ex->replays;
+    ex->connection = nullptr;
+    ex->stream_id = -1;
+    ex->body_offset = 0;
+    ex->status = 0;
+    ex->body.clear();
+    Host& h = *ex->host;
+    h.waiting.push_front(std::move(ex));
+    if (std::find(replayed_.begin(), replayed_.end(), &h) == replayed_.end())
+      replayed_.push_back(&h);
+    return true;
+  }
+
   // To libcurl, unchanged: the host answered ALPN without h2, and nothing of it was sent.
   void forward(std::unique_ptr<Exchange> ex) {
     clear_deadline(*ex);
@@ -629,11 +658,23 @@ class H2Client final : public HttpClient {
       Exchange* ex = deadlines_.begin()->second;
       deadlines_.erase(deadlines_.begin());
       ex->has_deadline = false;
-      Connection& c = *ex->connection;
       HttpResponse r;
       r.timed_out = true;
       r.error = outbound::timeout_error(ex->request);
       r.stalled_here = last_stall_ >= ex->sent;
+      if (ex->connection == nullptr) {
+        // Refused unprocessed and waiting to be sent again: the buyer acted on none of it.
+        auto& waiting = ex->host->waiting;
+        auto it = std::find_if(waiting.begin(), waiting.end(),
+                               [ex](const auto& w) { return w.get() == ex; });
+        if (it == waiting.end()) continue;
+        std::unique_ptr<Exchange> owned = std::move(*it);
+        waiting.erase(it);
+        r.not_delivered = true;
+        finish(*owned, std::move(r));
+        continue;
+      }
+      Connection& c = *ex->connection;
       if (ex->stream_id > 0) {
         ex->answered = true;
         finish(*ex, std::move(r));
@@ -947,6 +988,11 @@ class H2Client final : public HttpClient {
       close_connection(*c);
       dispatch(h);
     }
+    while (!replayed_.empty()) {
+      Host* h = replayed_.back();
+      replayed_.pop_back();
+      dispatch(*h);
+    }
   }
 
   void close_connection(Connection& c) {
@@ -976,6 +1022,7 @@ class H2Client final : public HttpClient {
     // it would not process them.
     for (auto& [id, ex] : streams) {
       if (ex->answered) continue;
+      if (c.goaway && id > c.goaway_last_stream && replay(ex)) continue;
       clear_deadline(*ex);
       HttpResponse r;
       r.not_delivered = c.goaway && id > c.goaway_last_stream;
@@ -1070,7 +1117,8 @@ class H2Client final : public HttpClient {
   std::unordered_map<std::string, Host> hosts_;  // every buyer host seen (never dropped)
   std::unordered_map<std::uint64_t, Connection*> by_tag_;
   std::uint64_t next_tag_ = kWakeTag + 1;
-  std::deque<Connection*> dead_;                           // marked, not closed yet
+  std::deque<Connection*> dead_;  // marked, not closed yet
+  std::vector<Host*> replayed_;   // hosts with refused streams queued again, to dispatch
   std::multimap<Clock::time_point, Exchange*> deadlines_;  // every sent request not answered
   std::vector<char> read_buffer_ = std::vector<char>(kReadChunk);
   Clock::time_point turn_start_ = Clock::now();
