@@ -15,16 +15,16 @@
 #   sold        leads decided "delivered" (every buyer bids and accepts: all of them should be)
 #
 # Environment: BENCH_DISTRIBUTION_LEADS (default 2000), BENCH_ROUNDS (3), BENCH_DELAYS_MS
-# ("0 100 500"), BENCH_BUYER_PROTOCOLS ("http1": plain HTTP/1.1 buyers; "h2": HTTPS buyers that
+# ("0 100 500"), BENCH_BUYER_PROTOCOLS ("h2 http1", the default: both; "h2": HTTPS buyers that
 # offer HTTP/2, with a certificate of the bench's own CA given to leadflow through
-# LEADFLOW_BUYER_CA_FILE; "http1 h2": both). Set by bench.sh: BENCH_BUILD (a release build dir
+# LEADFLOW_BUYER_CA_FILE; "http1": plain HTTP/1.1 buyers). Set by bench.sh: BENCH_BUILD (a release build dir
 # with leadflow-ingest). Other LEADFLOW_* variables reach the leadflow processes.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 leads=${BENCH_DISTRIBUTION_LEADS:-2000}
 rounds=${BENCH_ROUNDS:-3}
 delays=${BENCH_DELAYS_MS:-"0 100 500"}
-protocols=${BENCH_BUYER_PROTOCOLS:-http1}
+protocols=${BENCH_BUYER_PROTOCOLS:-"h2 http1"}
 build=${BENCH_BUILD:-}
 if [[ -z "$build" ]]; then
   "$root/scripts/deps.sh" --bench

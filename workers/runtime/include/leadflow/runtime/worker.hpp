@@ -52,7 +52,7 @@ class OutcomeRecorder {
 struct WorkerOptions {
   std::string group = "leadflow-workers";
   Topics topics;
-  int concurrency = 4096;  // auctions in flight at once
+  int concurrency = 10000;  // auctions in flight at once
   int max_attempts = 3;    // auctions of one lead that may fail before it is recorded failed
 };
 
