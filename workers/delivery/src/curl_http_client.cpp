@@ -372,17 +372,12 @@ class CurlClient final : public HttpClient {
 
   // Hands libcurl the `n` events in `events`, and any more that are ready, until none are.
   void take_ready(std::vector<epoll_event>& events, int n) {
-    while (n > 0) {
-      for (int i = 0; i < n; ++i) on_ready(events[static_cast<std::size_t>(i)]);
-      if (n < kMaxEvents) break;
-      n = ::epoll_wait(epoll_, events.data(), kMaxEvents, 0);
-    }
+    outbound::take_ready(epoll_, events, n, [this](const epoll_event& ev) { on_ready(ev); });
   }
 
   void on_ready(const epoll_event& ev) {
     if (ev.data.u64 == kWakeTag) {
-      std::uint64_t count = 0;
-      [[maybe_unused]] auto n = ::read(wake_, &count, sizeof count);
+      outbound::drain_wakeup(wake_);
       return;
     }
     Lane& lane = lanes_[static_cast<std::size_t>(ev.data.u64 >> 32)];

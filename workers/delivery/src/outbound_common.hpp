@@ -9,6 +9,11 @@
 #include <string_view>
 
 #include <signal.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <vector>
 
 #include "leadflow/base/text.hpp"
 #include "leadflow/delivery/http_client.hpp"
@@ -58,6 +63,23 @@ inline void ignore_sigpipe_once() {
       std::signal(SIGPIPE, SIG_IGN);
     }
   });
+}
+
+// Hands `on_ready` the `n` events in `events`, and any more that are ready, until none are:
+// a full batch means more may be waiting. Each transport's loop calls it after its epoll_wait.
+template <class OnReady>
+void take_ready(int epoll, std::vector<epoll_event>& events, int n, OnReady&& on_ready) {
+  while (n > 0) {
+    for (int i = 0; i < n; ++i) on_ready(events[static_cast<std::size_t>(i)]);
+    if (static_cast<std::size_t>(n) < events.size()) break;
+    n = ::epoll_wait(epoll, events.data(), static_cast<int>(events.size()), 0);
+  }
+}
+
+// Empties a loop's eventfd after it woke the loop (the wake-up's only message is itself).
+inline void drain_wakeup(int eventfd) {
+  std::uint64_t count = 0;
+  [[maybe_unused]] auto n = ::read(eventfd, &count, sizeof count);
 }
 
 }  // namespace leadflow::outbound

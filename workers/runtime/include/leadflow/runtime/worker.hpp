@@ -53,7 +53,7 @@ struct WorkerOptions {
   std::string group = "leadflow-workers";
   Topics topics;
   int concurrency = 10000;  // auctions in flight at once
-  int max_attempts = 3;    // auctions of one lead that may fail before it is recorded failed
+  int max_attempts = 3;     // auctions of one lead that may fail before it is recorded failed
 };
 
 /// A distribution worker: consumes leads, records them pending, hands them to the decider
