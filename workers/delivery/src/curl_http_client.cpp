@@ -191,17 +191,6 @@ class CurlClient final : public HttpClient {
       curl_share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
       curl_share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
     }
-    epoll_ = ::epoll_create1(EPOLL_CLOEXEC);
-    wake_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (epoll_ < 0 || wake_ < 0) {
-      close_fds();
-      if (share_ != nullptr) curl_share_cleanup(share_);
-      throw std::runtime_error("epoll_create1/eventfd failed");
-    }
-    epoll_event ev{};
-    ev.events = EPOLLIN;
-    ev.data.u64 = kWakeTag;
-    ::epoll_ctl(epoll_, EPOLL_CTL_ADD, wake_, &ev);
     loop_ = std::thread([this] { run(); });
   }
 
@@ -215,7 +204,6 @@ class CurlClient final : public HttpClient {
     for (CURL* easy : idle_handles_) curl_easy_cleanup(easy);
     for (Lane& lane : lanes_) curl_multi_cleanup(lane.multi);
     if (share_ != nullptr) curl_share_cleanup(share_);
-    close_fds();
   }
 
   using HttpClient::send;
@@ -243,20 +231,12 @@ class CurlClient final : public HttpClient {
   // The epoll data of the eventfd; a socket's is (lane index << 32 | socket).
   static constexpr std::uint64_t kWakeTag = ~std::uint64_t{0};
 
-  void wake() {
-    const std::uint64_t one = 1;
-    [[maybe_unused]] auto n = ::write(wake_, &one, sizeof one);  // EAGAIN: a wake-up is pending
-  }
-
-  void close_fds() {
-    if (epoll_ >= 0) ::close(epoll_);
-    if (wake_ >= 0) ::close(wake_);
-  }
+  void wake() { fds_.wake(); }
 
   Lane& new_lane() {
     Lane& lane = lanes_.emplace_back();
     lane.index = static_cast<std::uint32_t>(lanes_.size() - 1);
-    lane.epoll = epoll_;
+    lane.epoll = fds_.epoll();
     open_lane(lane);
     return lane;
   }
@@ -333,7 +313,7 @@ class CurlClient final : public HttpClient {
       const auto turn_end = Clock::now();
       note_lag(turn_end - turn_start_);
       const int wait_ms = poll_timeout_ms(turn_end);
-      int n = ::epoll_wait(epoll_, events.data(), kMaxEvents, wait_ms);
+      int n = ::epoll_wait(fds_.epoll(), events.data(), kMaxEvents, wait_ms);
       turn_start_ = Clock::now();
       if (n == 0) note_lag(turn_start_ - (turn_end + std::chrono::milliseconds(wait_ms)));
       take_ready(events, n);
@@ -342,7 +322,7 @@ class CurlClient final : public HttpClient {
       if (!deadlines_.empty() && deadlines_.begin()->first <= Clock::now()) {
         // Every answer already in a socket is read before a deadline is enforced: the callbacks
         // above may have taken a while, so look at the sockets once more first.
-        take_ready(events, ::epoll_wait(epoll_, events.data(), kMaxEvents, 0));
+        take_ready(events, ::epoll_wait(fds_.epoll(), events.data(), kMaxEvents, 0));
         collect_finished();
         note_lag(Clock::now() - turn_start_);
         expire_overdue();
@@ -372,12 +352,12 @@ class CurlClient final : public HttpClient {
 
   // Hands libcurl the `n` events in `events`, and any more that are ready, until none are.
   void take_ready(std::vector<epoll_event>& events, int n) {
-    outbound::take_ready(epoll_, events, n, [this](const epoll_event& ev) { on_ready(ev); });
+    outbound::take_ready(fds_.epoll(), events, n, [this](const epoll_event& ev) { on_ready(ev); });
   }
 
   void on_ready(const epoll_event& ev) {
     if (ev.data.u64 == kWakeTag) {
-      outbound::drain_wakeup(wake_);
+      fds_.drain_wakeup();
       return;
     }
     Lane& lane = lanes_[static_cast<std::size_t>(ev.data.u64 >> 32)];
@@ -771,8 +751,8 @@ class CurlClient final : public HttpClient {
   long connections_in_use_ = 0;
   bool waiting_for_total_ = false;  // a request waits because max_connections are in use
   CURLSH* share_ = nullptr;
-  int epoll_ = -1;
-  int wake_ = -1;  // eventfd: send() and the destructor wake the loop
+  // The epoll set, and the eventfd that send() and the destructor wake it with.
+  outbound::LoopFds fds_{kWakeTag};
   Clock::time_point turn_start_ = Clock::now();
   Clock::time_point last_stall_{};
 

@@ -213,17 +213,6 @@ class H2Client final : public HttpClient {
     nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks_, &H2Client::on_data);
     nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks_, &H2Client::on_frame);
     nghttp2_session_callbacks_set_on_stream_close_callback(callbacks_, &H2Client::on_close);
-    epoll_ = ::epoll_create1(EPOLL_CLOEXEC);
-    wake_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (epoll_ < 0 || wake_ < 0) {
-      close_fds();
-      nghttp2_session_callbacks_del(callbacks_);
-      throw std::runtime_error("epoll_create1/eventfd failed");
-    }
-    epoll_event ev{};
-    ev.events = EPOLLIN;
-    ev.data.u64 = kWakeTag;
-    ::epoll_ctl(epoll_, EPOLL_CTL_ADD, wake_, &ev);
     resolver_ = std::make_unique<HostResolver>([this](Resolution r) {
       {
         std::lock_guard lock(mutex_);
@@ -243,7 +232,6 @@ class H2Client final : public HttpClient {
     loop_.join();
     resolver_.reset();  // its callback wakes the loop: gone before the eventfd
     nghttp2_session_callbacks_del(callbacks_);
-    close_fds();
   }
 
   using HttpClient::send;
@@ -364,15 +352,7 @@ class H2Client final : public HttpClient {
 
   // ---- the loop ----
 
-  void wake() {
-    const std::uint64_t one = 1;
-    [[maybe_unused]] auto n = ::write(wake_, &one, sizeof one);  // EAGAIN: a wake-up is pending
-  }
-
-  void close_fds() {
-    if (epoll_ >= 0) ::close(epoll_);
-    if (wake_ >= 0) ::close(wake_);
-  }
+  void wake() { fds_.wake(); }
 
   void run() {
     std::vector<epoll_event> events(kMaxEvents);
@@ -398,7 +378,7 @@ class H2Client final : public HttpClient {
       const auto turn_end = Clock::now();
       note_lag(turn_end - turn_start_);
       const int wait_ms = poll_timeout_ms(turn_end);
-      const int n = ::epoll_wait(epoll_, events.data(), kMaxEvents, wait_ms);
+      const int n = ::epoll_wait(fds_.epoll(), events.data(), kMaxEvents, wait_ms);
       turn_start_ = Clock::now();
       if (n == 0) note_lag(turn_start_ - (turn_end + std::chrono::milliseconds(wait_ms)));
       take_ready(events, n);
@@ -406,7 +386,7 @@ class H2Client final : public HttpClient {
       if (!deadlines_.empty() && deadlines_.begin()->first <= Clock::now()) {
         // Every answer already in a socket is read before a deadline is enforced: the work
         // above may have taken a while, so look at the sockets once more first.
-        take_ready(events, ::epoll_wait(epoll_, events.data(), kMaxEvents, 0));
+        take_ready(events, ::epoll_wait(fds_.epoll(), events.data(), kMaxEvents, 0));
         reap();
         note_lag(Clock::now() - turn_start_);
         expire_overdue();
@@ -421,12 +401,12 @@ class H2Client final : public HttpClient {
   }
 
   void take_ready(std::vector<epoll_event>& events, int n) {
-    outbound::take_ready(epoll_, events, n, [this](const epoll_event& ev) { on_ready(ev); });
+    outbound::take_ready(fds_.epoll(), events, n, [this](const epoll_event& ev) { on_ready(ev); });
   }
 
   void on_ready(const epoll_event& ev) {
     if (ev.data.u64 == kWakeTag) {
-      outbound::drain_wakeup(wake_);
+      fds_.drain_wakeup();
       return;
     }
     auto it = by_tag_.find(ev.data.u64);
@@ -955,13 +935,13 @@ class H2Client final : public HttpClient {
     epoll_event ev{};
     ev.events = events;
     ev.data.u64 = c.tag;
-    ::epoll_ctl(epoll_, c.watching == 0 ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, c.tls->fd(), &ev);
+    ::epoll_ctl(fds_.epoll(), c.watching == 0 ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, c.tls->fd(), &ev);
     c.watching = events;
   }
 
   void unwatch(Connection& c) {
     if (c.tls != nullptr && c.watching != 0) {
-      ::epoll_ctl(epoll_, EPOLL_CTL_DEL, c.tls->fd(), nullptr);
+      ::epoll_ctl(fds_.epoll(), EPOLL_CTL_DEL, c.tls->fd(), nullptr);
     }
     c.watching = 0;
   }
@@ -1119,8 +1099,8 @@ class H2Client final : public HttpClient {
   Clock::time_point turn_start_ = Clock::now();
   Clock::time_point last_stall_{};
   Clock::time_point next_housekeeping_ = Clock::now();
-  int epoll_ = -1;
-  int wake_ = -1;  // eventfd: send(), the resolver and the destructor wake the loop
+  // The epoll set, and the eventfd that send(), the resolver and the destructor wake it with.
+  outbound::LoopFds fds_{kWakeTag};
 
   std::unique_ptr<HostResolver> resolver_;
   std::thread loop_;  // last: starts after everything above exists

@@ -10,7 +10,10 @@
 
 #include <signal.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
+
+#include <stdexcept>
 
 #include <cstdint>
 #include <vector>
@@ -76,10 +79,47 @@ void take_ready(int epoll, std::vector<epoll_event>& events, int n, OnReady&& on
   }
 }
 
-// Empties a loop's eventfd after it woke the loop (the wake-up's only message is itself).
-inline void drain_wakeup(int eventfd) {
-  std::uint64_t count = 0;
-  [[maybe_unused]] auto n = ::read(eventfd, &count, sizeof count);
-}
+/// A transport loop's epoll set and the eventfd that wakes it, the eventfd already in the set
+/// with `wake_tag` as its epoll data. Owned by the transport; wake() may be called from any
+/// thread, the rest only from the loop's.
+class LoopFds {
+ public:
+  explicit LoopFds(std::uint64_t wake_tag)
+      : epoll_(::epoll_create1(EPOLL_CLOEXEC)), wake_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
+    if (epoll_ < 0 || wake_ < 0) {
+      close_all();
+      throw std::runtime_error("epoll_create1/eventfd failed");
+    }
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u64 = wake_tag;
+    ::epoll_ctl(epoll_, EPOLL_CTL_ADD, wake_, &ev);
+  }
+  LoopFds(const LoopFds&) = delete;
+  LoopFds& operator=(const LoopFds&) = delete;
+  ~LoopFds() { close_all(); }
+
+  int epoll() const { return epoll_; }
+
+  void wake() const {
+    const std::uint64_t one = 1;
+    [[maybe_unused]] auto n = ::write(wake_, &one, sizeof one);  // EAGAIN: a wake-up is pending
+  }
+
+  // Empties the eventfd after it woke the loop (the wake-up's only message is itself).
+  void drain_wakeup() const {
+    std::uint64_t count = 0;
+    [[maybe_unused]] auto n = ::read(wake_, &count, sizeof count);
+  }
+
+ private:
+  void close_all() {
+    if (epoll_ >= 0) ::close(epoll_);
+    if (wake_ >= 0) ::close(wake_);
+  }
+
+  int epoll_;
+  int wake_;
+};
 
 }  // namespace leadflow::outbound
