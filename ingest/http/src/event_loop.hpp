@@ -108,7 +108,7 @@ class EventLoop {
   void finish(const std::shared_ptr<Exchange>& ex);
   void defer(std::shared_ptr<Exchange> ex, SteadyClock::time_point when);
   void release_deferred(SteadyClock::time_point until);
-  int wait_ms(int longest) const;
+  timespec wait_for(int longest_ms) const;
   void drain_ready();
   void update_interest(Conn& c);
   void close_conn(Conn& c);
