@@ -312,10 +312,10 @@ class CurlClient final : public HttpClient {
       // Sleep until a socket is ready, a wake-up, libcurl's timer or the next deadline.
       const auto turn_end = Clock::now();
       note_lag(turn_end - turn_start_);
-      const int wait_ms = poll_timeout_ms(turn_end);
-      int n = ::epoll_wait(fds_.epoll(), events.data(), kMaxEvents, wait_ms);
+      const auto wait = poll_timeout(turn_end);
+      const int n = outbound::wait_for_events(fds_.epoll(), events, wait);
       turn_start_ = Clock::now();
-      if (n == 0) note_lag(turn_start_ - (turn_end + std::chrono::milliseconds(wait_ms)));
+      if (n == 0) note_lag(turn_start_ - (turn_end + wait));
       take_ready(events, n);
       run_timers();
       collect_finished();
@@ -524,14 +524,14 @@ class CurlClient final : public HttpClient {
 
   // Until libcurl's next timer or the next deadline, whichever comes first. (Requests waiting in
   // our queue are looked at at least every kIdlePollMs.)
-  int poll_timeout_ms(Clock::time_point now) const {
+  Clock::duration poll_timeout(Clock::time_point now) const {
     auto next = now + std::chrono::milliseconds(kIdlePollMs);
     if (!deadlines_.empty()) next = std::min(next, deadlines_.begin()->first);
     for (const Lane& lane : lanes_) {
       if (lane.timer) next = std::min(next, *lane.timer);
     }
-    const auto ms = std::chrono::ceil<std::chrono::milliseconds>(next - now).count();
-    return static_cast<int>(std::clamp<long long>(ms, 0, kIdlePollMs));
+    return std::clamp<Clock::duration>(next - now, Clock::duration::zero(),
+                                       std::chrono::milliseconds(kIdlePollMs));
   }
 
   CURL* take_handle() {

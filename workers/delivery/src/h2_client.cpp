@@ -377,10 +377,10 @@ class H2Client final : public HttpClient {
       // Sleep until a socket is ready, a wake-up, the next deadline or housekeeping.
       const auto turn_end = Clock::now();
       note_lag(turn_end - turn_start_);
-      const int wait_ms = poll_timeout_ms(turn_end);
-      const int n = ::epoll_wait(fds_.epoll(), events.data(), kMaxEvents, wait_ms);
+      const auto wait = poll_timeout(turn_end);
+      const int n = outbound::wait_for_events(fds_.epoll(), events, wait);
       turn_start_ = Clock::now();
-      if (n == 0) note_lag(turn_start_ - (turn_end + std::chrono::milliseconds(wait_ms)));
+      if (n == 0) note_lag(turn_start_ - (turn_end + wait));
       take_ready(events, n);
       reap();
       if (!deadlines_.empty() && deadlines_.begin()->first <= Clock::now()) {
@@ -427,11 +427,11 @@ class H2Client final : public HttpClient {
     if (late >= outbound::kStall) last_stall_ = Clock::now();
   }
 
-  int poll_timeout_ms(Clock::time_point now) const {
+  Clock::duration poll_timeout(Clock::time_point now) const {
     auto next = std::min(now + std::chrono::milliseconds(kIdlePollMs), next_housekeeping_);
     if (!deadlines_.empty()) next = std::min(next, deadlines_.begin()->first);
-    const auto ms = std::chrono::ceil<std::chrono::milliseconds>(next - now).count();
-    return static_cast<int>(std::clamp<long long>(ms, 0, kIdlePollMs));
+    return std::clamp<Clock::duration>(next - now, Clock::duration::zero(),
+                                       std::chrono::milliseconds(kIdlePollMs));
   }
 
   // ---- requests ----

@@ -1,9 +1,11 @@
 #pragma once
 // What both outbound transports (libcurl's, and the HTTP/2 one on nghttp2) share, so a buyer's
 // answer is capped, timed and described the same way whichever carried it.
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstddef>
+#include <ctime>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -66,6 +68,17 @@ inline void ignore_sigpipe_once() {
       std::signal(SIGPIPE, SIG_IGN);
     }
   });
+}
+
+// Waits at most `timeout` (to the microsecond: libcurl asks to be called back in fractions of a
+// millisecond, and a wait rounded up to whole ones delays every request it is in the middle of)
+// for events of `epoll`; returns how many, as epoll_wait does.
+inline int wait_for_events(int epoll, std::vector<epoll_event>& events,
+                           std::chrono::nanoseconds timeout) {
+  const auto ns = std::max<std::int64_t>(0, timeout.count());
+  const timespec wait{static_cast<time_t>(ns / 1'000'000'000),
+                      static_cast<long>(ns % 1'000'000'000)};
+  return ::epoll_pwait2(epoll, events.data(), static_cast<int>(events.size()), &wait, nullptr);
 }
 
 // Hands `on_ready` the `n` events in `events`, and any more that are ready, until none are:
