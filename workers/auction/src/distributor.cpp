@@ -265,7 +265,8 @@ class Auction : public std::enable_shared_from_this<Auction> {
     return nullptr;
   }
 
-  // Blocking: the buyers, the campaign's payout rule, and a post intent left by an earlier attempt.
+  // Blocking: the buyers, the campaign's payout rule, a post intent left by an earlier attempt,
+  // and (without one) the eligibility checks.
   EventLoop::Task prepare() {
     buyers_ = dist_.buyers_.snapshot();
     if (!lead_.campaign_id.empty()) campaign_ = dist_.campaigns_.find(lead_.campaign_id);
@@ -273,9 +274,11 @@ class Auction : public std::enable_shared_from_this<Auction> {
     // A store that cannot say whether the lead has an intent cannot say whether a buyer may
     // already hold it: no other buyer may be asked until it can.
     if (found.status == StoreStatus::kUnavailable) return step([this] { defer(); });
-    if (!found.value) return step([this] { eligibility(); });
+    // The usual case, no earlier intent: the eligibility checks run in this same blocking call,
+    // which spares the auction a round trip through the pool (a sync seller waits on each).
+    if (!found.value) return armed(check_eligibility());
     return step([this, intent = std::move(*found.value)] {
-      deadline_timer_ = loop_.at(deadline_, step([this] { on_deadline(); }));
+      arm_deadline();
       // A redelivered lead whose post may have reached a buyer: ask that buyer again first, with
       // the same Idempotency-Key, so a buyer that already took it answers the same and nobody
       // else is sold the lead.
@@ -292,9 +295,23 @@ class Auction : public std::enable_shared_from_this<Auction> {
   }
 
   void eligibility() {
+    arm_deadline();
+    loop_.blocking([self = shared_from_this()] { return self->check_eligibility(); });
+  }
+
+  // The auction deadline's timer, set once, on the loop. Loop thread only.
+  void arm_deadline() {
     if (deadline_timer_ == 0)
       deadline_timer_ = loop_.at(deadline_, step([this] { on_deadline(); }));
-    loop_.blocking([self = shared_from_this()] { return self->check_eligibility(); });
+  }
+
+  // `then` (a task for the loop) with the deadline's timer set first.
+  EventLoop::Task armed(EventLoop::Task then) {
+    return [self = shared_from_this(), then = std::move(then)]() mutable {
+      if (self->finished_) return;
+      self->arm_deadline();
+      then();
+    };
   }
 
   // Blocking: intake dedupe, then each buyer's eligibility (caps and per-buyer duplicates need
