@@ -36,8 +36,9 @@
 #      share with everything else on this machine.
 #   3. Sync path (scripts/bench/sync.sh): a sync campaign with three buyers of fixed latency, in
 #      the embedded shape and in the scale-out shape (Kafka mock + PostgreSQL, a leadflow-worker),
-#      rounds alternating; the added latency is the answer's p50 (p99) minus the floor (the
-#      slowest ping + the winner's post).
+#      rounds alternating, with 8 connections posting like independent sellers and, apart, in
+#      lock step; the added latency is the answer's p50 (p99) minus the floor (the slowest ping +
+#      the winner's post).
 #   4. Distribution (scripts/bench/distribution.sh): leads decided per second by one embedded
 #      worker with default settings when three nginx buyers (echo module: almost no CPU) answer
 #      after 0, 100 and 500 ms; leadflow's CPU per decided lead, peak RSS, and how many sold.

@@ -2,7 +2,10 @@
 -- than the expected status as a failure. Set by environment: BENCH_KEY, BENCH_EXPECT (202/200),
 -- BENCH_SALT (0-99, default 0): runs against one service with different salts post different
 -- people, so a later run's leads are not duplicates of an earlier one's; BENCH_EXPECT_BODY
--- (optional): text every answer's body must hold, e.g. '"status":"sold"'.
+-- (optional): text every answer's body must hold, e.g. '"status":"sold"'; BENCH_THINK_MS (optional,
+-- default 0): each connection waits a random time, exponential with this mean, before each post,
+-- so that the connections post like independent sellers rather than in lock step (the latency
+-- counted is still from each request's send to its answer).
 local key = os.getenv("BENCH_KEY") or "none"
 local expect = tonumber(os.getenv("BENCH_EXPECT") or "202")
 local salt = tonumber(os.getenv("BENCH_SALT") or "0")
@@ -34,6 +37,18 @@ function request()
   local exchange = 200 + (thread_id * 97 + salt * 13 + math.floor(counter / 10000)) % 700
   local body = string.format(template, key, salt, thread_id, counter, exchange, counter % 10000)
   return wrk.format(nil, nil, nil, body)
+end
+
+local think = tonumber(os.getenv("BENCH_THINK_MS") or "0")
+if think > 0 then
+  local seeded = false
+  function delay()
+    if not seeded then
+      math.randomseed(os.time() * 100 + thread_id)
+      seeded = true
+    end
+    return math.floor(-think * math.log(1 - math.random()) + 0.5)
+  end
 end
 
 function response(status, headers, body)

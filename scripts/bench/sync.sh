@@ -6,8 +6,14 @@
 # the 60 ms one bids best, so every lead's floor is exact: the slowest ping (60 ms) plus the
 # winner's post (60 ms) = 120 ms. wrk posts unique leads over BENCH_SYNC_CONNECTIONS (8)
 # keep-alive TLS connections, every answer must be a 200 "sold" (each round posts people of its
-# own, so none is a duplicate of an earlier round's). Two shapes, one round of each in turn,
-# BENCH_ROUNDS rounds of BENCH_SYNC_SECONDS each:
+# own, so none is a duplicate of an earlier round's). Two ways of posting:
+#   independent  each connection waits a random time before each post (exponential, mean
+#                BENCH_SYNC_THINK_MS, 20 ms), like sellers that post on their own schedules
+#   lock step    each connection posts again the moment it is answered: with buyers that answer
+#                in exactly the same time, the 8 connections fall into step and their leads
+#                arrive, and are decided, in bursts of 4-5 in the same millisecond, which then
+#                queue for the 2 cores and the one SQLite writer
+# Two shapes, each way of posting in turn, BENCH_ROUNDS rounds of BENCH_SYNC_SECONDS each:
 #   embedded   one leadflow-ingest with its worker (SQLite, the embedded queue)
 #   scale-out  leadflow-ingest and one leadflow-worker as separate processes, the Kafka mock
 #              cluster (leadflow-kafka-mock: 3 brokers, replication 3, 8 partitions) and a
@@ -19,7 +25,8 @@
 # append to the queue, the worker's read of it, the store writes (the lead, its post intent,
 # its outcome), the requests to the buyers, and the outcome's way back to the waiting request.
 #
-# Environment: BENCH_ROUNDS (3), BENCH_SYNC_SECONDS (10), BENCH_SYNC_CONNECTIONS (8). Set by
+# Environment: BENCH_ROUNDS (3), BENCH_SYNC_SECONDS (10), BENCH_SYNC_CONNECTIONS (8),
+# BENCH_SYNC_THINK_MS (20). Set by
 # bench.sh: BENCH_BUILD (a release build dir with leadflow-ingest, leadflow-worker,
 # leadflow-buyer-sim and leadflow-kafka-mock).
 set -euo pipefail
@@ -27,6 +34,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 rounds=${BENCH_ROUNDS:-3}
 seconds=${BENCH_SYNC_SECONDS:-10}
 connections=${BENCH_SYNC_CONNECTIONS:-8}
+think_ms=${BENCH_SYNC_THINK_MS:-20}
 floor=120  # the slowest ping (60 ms) + the winner's post (the 60 ms buyer bids highest)
 partitions=8
 build=${BENCH_BUILD:-}
@@ -145,9 +153,10 @@ done
 floor_measured=$(measured_floor "$slow_port")
 
 declare -A p50 p99 rps fails
-measure() {  # measure NAME PORT KEY ROUND
+measure() {  # measure NAME PORT KEY SALT THINK_MS
   local out r a b f
-  out=$(BENCH_KEY="$3" BENCH_EXPECT=200 BENCH_EXPECT_BODY='"status":"sold"' BENCH_SALT="$4" wrk -t2 -c"$connections" -d"${seconds}s" --timeout 5s \
+  out=$(BENCH_KEY="$3" BENCH_EXPECT=200 BENCH_EXPECT_BODY='"status":"sold"' BENCH_SALT="$4" \
+    BENCH_THINK_MS="$5" wrk -t2 -c"$connections" -d"${seconds}s" --timeout 5s \
     -s "$root/scripts/bench/post_lead.lua" "https://127.0.0.1:$2" 2>&1)
   r=$(echo "$out" | awk '/BENCH_RPS/ {print $2}')
   a=$(echo "$out" | awk '/BENCH_P50_MS/ {print $2}')
@@ -165,23 +174,30 @@ echo "sync path: $rounds rounds x ${seconds}s per shape, $connections connection
 for round in $(seq 1 "$rounds"); do
   if ((round % 2 == 1)); then order="embedded scale-out"; else order="scale-out embedded"; fi
   for shape in $order; do
+    # Each round and way of posting posts people of its own (salts 1-49 and 51-99).
     if [[ "$shape" == embedded ]]; then
-      measure embedded "$embedded_port" "$embedded_key" "$round"
+      measure embedded "$embedded_port" "$embedded_key" "$round" "$think_ms"
+      measure embedded-lockstep "$embedded_port" "$embedded_key" "$((round + 50))" 0
     else
-      measure scale-out "$scale_port" "$scale_key" "$round"
+      measure scale-out "$scale_port" "$scale_key" "$round" "$think_ms"
+      measure scale-out-lockstep "$scale_port" "$scale_key" "$((round + 50))" 0
     fi
   done
 done
 
 echo
-echo "sync path (Surface B, $connections connections, buyers answering in 20/40/60 ms, best bid from the 60 ms buyer;"
+echo "sync path (Surface B, $connections connections posting independently (mean ${think_ms} ms apart) or in lock step, buyers answering in 20/40/60 ms, best bid from the 60 ms buyer;"
 echo "floor $floor ms = the slowest ping + the winner's post, $floor_measured ms as measured; medians of $rounds rounds):"
 printf '%-44s %9s %9s %9s %12s %12s %21s %9s\n' "shape" "req/s" "p50 ms" "p99 ms" "added p50" "added p99" "added p50 (measured)" "failures"
-for shape in embedded scale-out; do
+for shape in embedded scale-out embedded-lockstep scale-out-lockstep; do
   a=$(echo "${p50[$shape]}" | median)
   b=$(echo "${p99[$shape]}" | median)
-  label="embedded (SQLite, embedded queue)"
-  [[ "$shape" == scale-out ]] && label="scale-out (Kafka mock, PostgreSQL, 1 worker)"
+  case "$shape" in
+    embedded) label="embedded (SQLite, embedded queue)" ;;
+    scale-out) label="scale-out (Kafka mock, PostgreSQL, 1 worker)" ;;
+    embedded-lockstep) label="embedded, posting in lock step" ;;
+    scale-out-lockstep) label="scale-out, posting in lock step" ;;
+  esac
   printf '%-44s %9.0f %9.1f %9.1f %12.1f %12.1f %21.1f %9s\n' "$label" "$(echo "${rps[$shape]}" | median)" \
     "$a" "$b" "$(awk -v x="$a" -v f="$floor" 'BEGIN {print x - f}')" \
     "$(awk -v x="$b" -v f="$floor" 'BEGIN {print x - f}')" \
