@@ -18,7 +18,10 @@ packages=(
 for arg in "$@"; do
   case "$arg" in
     --test) packages+=(postgresql postgresql-client clang-format nginx-light libnginx-mod-http-echo
-      clang libclang-rt-14-dev llvm) ;;
+      clang libclang-rt-14-dev llvm)
+      # The manifest validator (tests/k8s) runs on Node. A machine that already has a Node with
+      # npm keeps it: Debian's npm conflicts with other builds of nodejs.
+      command -v npm >/dev/null || packages+=(nodejs npm) ;;
     --bench) packages+=(postgresql postgresql-client wrk nginx-light libnginx-mod-http-echo) ;;
     *) echo "deps.sh: unknown option $arg" >&2; exit 2 ;;
   esac
