@@ -161,6 +161,14 @@ StoreFactory postgresql_factory() {
               EXPECT_NE(again, nullptr) << error;
               return again;
             };
+            handle.try_sql = [url](const std::string& sql) {
+              PGconn* conn = PQconnectdb(url.c_str());
+              PGresult* r = PQexec(conn, sql.c_str());
+              const auto status = PQresultStatus(r);
+              PQclear(r);
+              PQfinish(conn);
+              return status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK;
+            };
             // XX000 (internal error): a failure, not an integrity violation.
             handle.fail_post_intent_of = [url](const std::string& lead_id) {
               AdminConnection admin(url);

@@ -55,6 +55,18 @@ void exec_on_file(const std::string& path, const std::string& sql) {
   sqlite3_close(db);
 }
 
+/// Runs `sql` on the database file through a connection of its own; whether it succeeded.
+bool try_on_file(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  bool ok = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK;
+  if (ok) {
+    sqlite3_busy_timeout(db, 10'000);
+    ok = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK;
+  }
+  sqlite3_close(db);
+  return ok;
+}
+
 StoreFactory sqlite_factory() {
   return {
       "sqlite", [] {
@@ -73,6 +85,7 @@ StoreFactory sqlite_factory() {
           EXPECT_NE(again, nullptr) << error;
           return again;
         };
+        handle.try_sql = [path](const std::string& sql) { return try_on_file(path, sql); };
         // RAISE(ROLLBACK) ends the writer's transaction, as SQLite does after an I/O error.
         handle.fail_post_intent_of = [path](const std::string& lead_id) {
           exec_on_file(path,

@@ -181,6 +181,19 @@ std::optional<std::int64_t> FakeStore::count_sales(std::string_view buyer_id,
 std::optional<Cents> FakeStore::sales_cents(std::string_view buyer_id, std::int64_t since_ms) {
   return down() ? std::nullopt : real_->sales_cents(buyer_id, since_ms);
 }
+ReturnResult FakeStore::record_return(const ReturnRequest& r) {
+  return down() ? ReturnResult{} : real_->record_return(r);
+}
+std::optional<std::vector<LeadReturn>> FakeStore::returns_of_lead(std::string_view lead_id) {
+  return down() ? std::nullopt : real_->returns_of_lead(lead_id);
+}
+std::optional<std::vector<LedgerEntry>> FakeStore::list_ledger(const LedgerQuery& q) {
+  return down() ? std::nullopt : real_->list_ledger(q);
+}
+std::optional<ReturnStats> FakeStore::return_stats(std::string_view buyer_id,
+                                                   std::int64_t since_ms) {
+  return down() ? std::nullopt : real_->return_stats(buyer_id, since_ms);
+}
 std::optional<bool> FakeStore::buyer_bought_person(std::string_view buyer_id,
                                                    std::string_view email, std::string_view phone,
                                                    std::int64_t since_ms) {

@@ -81,6 +81,11 @@ class FakeStore final : public Store {
   std::optional<std::int64_t> count_sales(std::string_view buyer_id,
                                           std::int64_t since_ms) override;
   std::optional<Cents> sales_cents(std::string_view buyer_id, std::int64_t since_ms) override;
+  ReturnResult record_return(const ReturnRequest& r) override;
+  std::optional<std::vector<LeadReturn>> returns_of_lead(std::string_view lead_id) override;
+  std::optional<std::vector<LedgerEntry>> list_ledger(const LedgerQuery& q) override;
+  std::optional<ReturnStats> return_stats(std::string_view buyer_id,
+                                          std::int64_t since_ms) override;
   std::optional<bool> buyer_bought_person(std::string_view buyer_id, std::string_view email,
                                           std::string_view phone, std::int64_t since_ms) override;
 

@@ -25,6 +25,7 @@
 #include <mutex>
 #include <optional>
 #include <ostream>
+#include <random>
 #include <set>
 #include <string>
 #include <thread>
@@ -51,6 +52,9 @@ struct StoreHandle {
   /// Makes the database itself fail the write of a post intent for `lead_id` (as a lost disk or
   /// connection would), behind the adapter's back; the function returned takes the fault away.
   std::function<std::function<void()>(const std::string& lead_id)> fail_post_intent_of;
+  /// Runs `sql` on the database behind the adapter's back, as an operator with a SQL shell
+  /// would; whether the database accepted it.
+  std::function<bool(const std::string& sql)> try_sql;
 };
 
 /// How the suite gets stores of one adapter.

@@ -10,13 +10,14 @@
 namespace leadflow {
 namespace {
 
-constexpr std::array<std::pair<std::string_view, Scope>, 6> kScopes = {{
+constexpr std::array<std::pair<std::string_view, Scope>, 7> kScopes = {{
     {"leads:write", kScopeLeadsWrite},
     {"leads:read", kScopeLeadsRead},
     {"buyers:read", kScopeBuyersRead},
     {"buyers:write", kScopeBuyersWrite},
     {"reports:read", kScopeReportsRead},
     {"admin", kScopeAdmin},
+    {"returns:write", kScopeReturnsWrite},
 }};
 
 // 43 base62 characters carry 256 bits. Rejection sampling keeps every character uniform.
@@ -97,16 +98,22 @@ nlohmann::json api_key_to_json(const ApiKey& k) {
   nlohmann::json scopes = nlohmann::json::array();
   for (const auto& [name, scope] : kScopes)
     if (k.scopes & scope) scopes.push_back(name);
-  return {
-      {"key_id", k.id},
-      {"seller_id", k.seller_id.empty() ? nlohmann::json(nullptr) : nlohmann::json(k.seller_id)},
-      {"name", k.name},
-      {"plan", to_string(k.plan)},
-      {"scopes", scopes},
-      {"key_hint", k.key_hint},
-      {"created_at", format_rfc3339_ms(k.created_at_ms)},
-      {"revoked_at", k.revoked_at_ms ? nlohmann::json(format_rfc3339_ms(k.revoked_at_ms))
-                                     : nlohmann::json(nullptr)}};
+  const auto id_or_null = [](const std::string& id) {
+    return id.empty() ? nlohmann::json(nullptr) : nlohmann::json(id);
+  };
+  return {{"key_id", k.id},
+          {"account", k.is_buyer()      ? "buyer"
+                      : k.is_operator() ? "operator"
+                                        : "seller"},
+          {"seller_id", id_or_null(k.seller_id)},
+          {"buyer_id", id_or_null(k.buyer_id)},
+          {"name", k.name},
+          {"plan", to_string(k.plan)},
+          {"scopes", scopes},
+          {"key_hint", k.key_hint},
+          {"created_at", format_rfc3339_ms(k.created_at_ms)},
+          {"revoked_at", k.revoked_at_ms ? nlohmann::json(format_rfc3339_ms(k.revoked_at_ms))
+                                         : nlohmann::json(nullptr)}};
 }
 
 }  // namespace leadflow

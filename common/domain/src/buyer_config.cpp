@@ -62,6 +62,7 @@ constexpr int kDefaultTier = 1;
 constexpr int kMaxTier = 10;
 constexpr int kMaxConcurrency = 100'000;
 constexpr int kDefaultLookbackDays = 30;
+constexpr int kDefaultReturnWindowDays = 7;
 
 constexpr std::array<std::string_view, 7> kDays = {"mon", "tue", "wed", "thu", "fri", "sat", "sun"};
 
@@ -158,7 +159,8 @@ class BuyerParser {
       if (key == "id") {
         if (base_ == nullptr || !v.is_string() || v.get_ref<const std::string&>() != base_->id)
           fail(key, "not_allowed", "the buyer id is assigned by the service");
-      } else if (key == "buyer_id" || key == "created_at" || key == "updated_at") {
+      } else if (key == "buyer_id" || key == "created_at" || key == "updated_at" ||
+                 key == "returns") {
         // Read-only fields of the API view: a client may send back what it read.
       } else if (key == "name") {
         if (auto s = text(v, key, kMaxName, true)) out.name = *s;
@@ -197,6 +199,11 @@ class BuyerParser {
         out.duplicate_lookback_days =
             v.is_null() ? kDefaultLookbackDays
                         : static_cast<int>(integer(v, key, 0, 365).value_or(kDefaultLookbackDays));
+      } else if (key == "return_window_days") {
+        out.return_window_days =
+            v.is_null()
+                ? kDefaultReturnWindowDays
+                : static_cast<int>(integer(v, key, 0, 365).value_or(kDefaultReturnWindowDays));
       } else if (key == "max_return_rate") {
         out.max_return_rate = v.is_null() ? 0.0 : number(v, key, 0.0, 1.0).value_or(0.0);
       } else {

@@ -15,6 +15,7 @@
 #include "leadflow/domain/buyer.hpp"
 #include "leadflow/domain/lead.hpp"
 #include "leadflow/domain/lead_codec.hpp"
+#include "leadflow/store/store.hpp"
 
 // Column lists shared by the statements that read and write rows; the readers below depend on
 // their order.
@@ -29,7 +30,11 @@
   "id, seller_id, name, vertical, active, async_mode, sync_timeout_ms, rate_limit_per_minute, " \
   "payout_fixed, payout_value, key_hash, key_hint, created_at"
 #define LF_API_KEY_COLUMNS \
-  "id, seller_id, name, plan, scopes, key_hash, key_hint, created_at, revoked_at"
+  "id, seller_id, name, plan, scopes, key_hash, key_hint, created_at, revoked_at, buyer_id"
+#define LF_RETURN_COLUMNS \
+  "lead_id, buyer_id, reason, note, by_key_id, price_cents, payout_cents, sold_at, returned_at"
+#define LF_LEDGER_COLUMNS \
+  "id, kind, lead_id, buyer_id, seller_id, campaign_id, revenue_cents, payout_cents, at"
 #define LF_BUYER_COLUMNS "id, active, doc, created_at, updated_at"
 
 namespace leadflow::store_rows {
@@ -104,7 +109,57 @@ ApiKey read_api_key(const Row& q) {
   k.key_hint = q.text(6);
   k.created_at_ms = q.int64(7);
   k.revoked_at_ms = q.int64(8);
+  k.buyer_id = q.text(9);  // NULL (not a buyer's key) reads as ""
   return k;
+}
+
+template <typename Row>
+LeadReturn read_return(const Row& q) {
+  LeadReturn r;
+  r.lead_id = q.text(0);
+  r.buyer_id = q.text(1);
+  r.reason = q.text(2);
+  r.note = q.text(3);
+  r.by_key_id = q.text(4);
+  r.price = q.int64(5);
+  r.payout = q.int64(6);
+  r.sold_at_ms = q.int64(7);
+  r.returned_at_ms = q.int64(8);
+  return r;
+}
+
+/// The step both adapters take once they know the sale (`out.ret`'s price, payout, sold_at) and
+/// that it was not returned yet: false (with `out` the answer) when the window has closed, else
+/// `out.ret` is completed with the return asked for.
+inline bool admit_return(const ReturnRequest& r, ReturnResult& out) {
+  LeadReturn& ret = out.ret;
+  if (r.at_ms >= ret.sold_at_ms + r.window_ms) {
+    out.status = ReturnStatus::kWindowClosed;
+    out.sold_at_ms = ret.sold_at_ms;
+    return false;
+  }
+  ret.lead_id = r.lead_id;
+  ret.buyer_id = r.buyer_id;
+  ret.reason = r.reason;
+  ret.note = r.note;
+  ret.by_key_id = r.by_key_id;
+  ret.returned_at_ms = r.at_ms;
+  return true;
+}
+
+template <typename Row>
+LedgerEntry read_ledger_entry(const Row& q) {
+  LedgerEntry e;
+  e.id = q.int64(0);
+  e.kind = q.text(1);
+  e.lead_id = q.text(2);
+  e.buyer_id = q.text(3);
+  e.seller_id = q.text(4);
+  e.campaign_id = q.text(5);
+  e.revenue = q.int64(6);
+  e.payout = q.int64(7);
+  e.at_ms = q.int64(8);
+  return e;
 }
 
 /// Fields of the API view that are not configuration: removed before re-reading the document.

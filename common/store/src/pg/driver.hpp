@@ -436,15 +436,24 @@ class PgCalls {
     });
   }
 
+  /// Every row, or nullopt when the store could not read them.
+  template <class T, class Read>
+  std::optional<std::vector<T>> read_rows(const char* op, const char* sql, const Params& params,
+                                          Read&& read) {
+    return run(op, std::optional<std::vector<T>>{},
+               [&](Connection& c) -> std::optional<std::vector<T>> {
+                 const Result r = c.exec(sql, params, Effect::kRead);
+                 std::vector<T> out;
+                 out.reserve(static_cast<std::size_t>(r.rows()));
+                 for (int i = 0; i < r.rows(); ++i) out.push_back(read(Row{r, i}));
+                 return out;
+               });
+  }
+
+  /// Every row; none when the store could not read them.
   template <class T, class Read>
   std::vector<T> read_all(const char* op, const char* sql, const Params& params, Read&& read) {
-    return run(op, std::vector<T>{}, [&](Connection& c) {
-      const Result r = c.exec(sql, params, Effect::kRead);
-      std::vector<T> out;
-      out.reserve(static_cast<std::size_t>(r.rows()));
-      for (int i = 0; i < r.rows(); ++i) out.push_back(read(Row{r, i}));
-      return out;
-    });
+    return read_rows<T>(op, sql, params, std::forward<Read>(read)).value_or(std::vector<T>{});
   }
 
  private:

@@ -276,7 +276,7 @@ class PgStore final : public Store, private PgCalls {
   StoreStatus insert_api_key(const ApiKey& k) override {
     return write("insert_api_key",
                  "INSERT INTO api_keys (" LF_API_KEY_COLUMNS
-                 ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                 ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
                  Params()
                      .add(k.id)
                      .add_or_null(k.seller_id)
@@ -286,7 +286,8 @@ class PgStore final : public Store, private PgCalls {
                      .add(k.key_hash)
                      .add(k.key_hint)
                      .add(k.created_at_ms)
-                     .add(k.revoked_at_ms));
+                     .add(k.revoked_at_ms)
+                     .add_or_null(k.buyer_id));
   }
 
   Lookup<ApiKey> find_api_key_by_hash(std::string_view key_hash) override {
@@ -597,7 +598,9 @@ class PgStore final : public Store, private PgCalls {
         "WITH lead AS (SELECT status = 'pending' AS pending FROM leads WHERE id = $1),"
         " capped AS (SELECT EXISTS (SELECT 1 FROM unnest($6::BIGINT[], $7::BIGINT[],"
         "   $8::BOOLEAN[]) AS w (since_ms, cap, cents)"
-        "  CROSS JOIN LATERAL (SELECT COUNT(*) AS n, COALESCE(SUM(price_cents), 0) AS spent"
+        "  CROSS JOIN LATERAL (SELECT COUNT(*) AS n, COALESCE(SUM(price_cents), 0)"
+        "   - (SELECT COALESCE(SUM(r.price_cents), 0) FROM returns AS r"
+        "      WHERE r.buyer_id = $2 AND r.sold_at >= w.since_ms) AS spent"
         "   FROM sales WHERE buyer_id = $2 AND sold_at >= w.since_ms) AS s"
         "  CROSS JOIN LATERAL (SELECT COUNT(*) AS n,"
         "   COALESCE(SUM(post_intents.price_cents), 0) AS spent"
@@ -804,11 +807,92 @@ class PgStore final : public Store, private PgCalls {
     return run("sales_cents", std::optional<Cents>{}, [&](Connection& c) -> std::optional<Cents> {
       return c
           .exec(
-              "SELECT COALESCE(SUM(price_cents), 0)::BIGINT FROM sales"
-              " WHERE buyer_id = $1 AND sold_at >= $2",
+              "SELECT ((SELECT COALESCE(SUM(price_cents), 0) FROM sales"
+              "  WHERE buyer_id = $1 AND sold_at >= $2)"
+              " - (SELECT COALESCE(SUM(price_cents), 0) FROM returns"
+              "    WHERE buyer_id = $1 AND sold_at >= $2))::BIGINT",
               Params().add(buyer_id).add(since_ms), Effect::kRead)
           .int64(0, 0);
     });
+  }
+
+  // --- returns and the ledger -------------------------------------------------------------------
+
+  /// One transaction: the lead row locked first (FOR UPDATE), so two returns of one lead wait
+  /// for each other; the ledger entry is written by the returns table's trigger.
+  ReturnResult record_return(const ReturnRequest& r) override {
+    return run("record_return", ReturnResult{}, [&](Connection& c) -> ReturnResult {
+      ReturnResult out;
+      Transaction tx(c);
+      const Result found = c.exec(
+          "SELECT sales.price_cents, sales.payout_cents, sales.sold_at,"
+          " sales.lead_id IS NOT NULL"
+          " FROM (SELECT id FROM leads WHERE id = $1 FOR UPDATE) AS lead"
+          " LEFT JOIN sales ON sales.lead_id = lead.id AND sales.buyer_id = $2",
+          Params().add(r.lead_id).add(r.buyer_id), Effect::kRead);
+      if (found.rows() == 0) return (out.status = ReturnStatus::kNoSuchLead, out);
+      if (!found.boolean(0, 3)) return (out.status = ReturnStatus::kNotSold, out);
+      LeadReturn& ret = out.ret;
+      ret.price = found.int64(0, 0);
+      ret.payout = found.int64(0, 1);
+      ret.sold_at_ms = found.int64(0, 2);
+      const Result before =
+          c.exec("SELECT " LF_RETURN_COLUMNS " FROM returns WHERE lead_id = $1 AND buyer_id = $2",
+                 Params().add(r.lead_id).add(r.buyer_id), Effect::kRead);
+      if (before.rows() > 0) {
+        out.ret = read_return(Row{before, 0});
+        out.status = ReturnStatus::kAlreadyReturned;
+        return out;
+      }
+      if (!admit_return(r, out)) return out;
+      c.exec("INSERT INTO returns (" LF_RETURN_COLUMNS
+             ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+             Params()
+                 .add(ret.lead_id)
+                 .add(ret.buyer_id)
+                 .add(ret.reason)
+                 .add(ret.note)
+                 .add(ret.by_key_id)
+                 .add(ret.price)
+                 .add(ret.payout)
+                 .add(ret.sold_at_ms)
+                 .add(ret.returned_at_ms),
+             Effect::kWrite);
+      c.exec("UPDATE leads SET status = 'returned' WHERE id = $1 AND status = 'delivered'",
+             Params().add(r.lead_id), Effect::kWrite);
+      tx.commit();
+      out.status = ReturnStatus::kReturned;
+      return out;
+    });
+  }
+
+  std::optional<std::vector<LeadReturn>> returns_of_lead(std::string_view lead_id) override {
+    return read_rows<LeadReturn>("returns_of_lead",
+                                 "SELECT " LF_RETURN_COLUMNS
+                                 " FROM returns WHERE lead_id = $1 ORDER BY returned_at",
+                                 Params().add(lead_id), read_return<Row>);
+  }
+
+  std::optional<std::vector<LedgerEntry>> list_ledger(const LedgerQuery& q) override {
+    return read_rows<LedgerEntry>(
+        "list_ledger",
+        "SELECT " LF_LEDGER_COLUMNS
+        " FROM ledger_entries"
+        " WHERE ($1 = '' OR lead_id = $1) AND id > $2 ORDER BY id LIMIT $3",
+        Params().add(q.lead_id).add(q.after_id).add(std::clamp(q.limit, 1, 1000)),
+        read_ledger_entry<Row>);
+  }
+
+  std::optional<ReturnStats> return_stats(std::string_view buyer_id,
+                                          std::int64_t since_ms) override {
+    return run("return_stats", std::optional<ReturnStats>{},
+               [&](Connection& c) -> std::optional<ReturnStats> {
+                 const Result r = c.exec(
+                     "SELECT (SELECT COUNT(*) FROM sales WHERE buyer_id = $1 AND sold_at >= $2),"
+                     " (SELECT COUNT(*) FROM returns WHERE buyer_id = $1 AND sold_at >= $2)",
+                     Params().add(buyer_id).add(since_ms), Effect::kRead);
+                 return ReturnStats{r.int64(0, 0), r.int64(0, 1)};
+               });
   }
 
   std::optional<bool> buyer_bought_person(std::string_view buyer_id, std::string_view email,
@@ -1016,6 +1100,8 @@ class PgStore final : public Store, private PgCalls {
 #undef LF_CAMPAIGN_COLUMNS
 #undef LF_API_KEY_COLUMNS
 #undef LF_BUYER_COLUMNS
+#undef LF_RETURN_COLUMNS
+#undef LF_LEDGER_COLUMNS
 
 }  // namespace
 

@@ -200,6 +200,87 @@ CREATE TABLE rate_buckets (
   day_count    BIGINT NOT NULL
 );
 )sql"},
+    // Buyer accounts' keys; returns; the ledger. Operator keys that administer get the new
+    // returns:write scope (64), as they held every scope there was.
+    {4, R"sql(
+ALTER TABLE api_keys ADD COLUMN buyer_id TEXT COLLATE "C" REFERENCES buyers (id);
+UPDATE api_keys SET scopes = scopes | 64 WHERE seller_id IS NULL AND (scopes & 32) <> 0;
+
+-- One row per returned sale. The sale's price and payout are copied: a return reverses exactly
+-- what was sold, and budgets subtract it by the sale's time without a join.
+CREATE TABLE returns (
+  lead_id       TEXT COLLATE "C" NOT NULL,
+  buyer_id      TEXT COLLATE "C" NOT NULL,
+  reason        TEXT NOT NULL,
+  note          TEXT NOT NULL,
+  by_key_id     TEXT COLLATE "C" NOT NULL,
+  price_cents   BIGINT NOT NULL,
+  payout_cents  BIGINT NOT NULL,
+  sold_at       BIGINT NOT NULL,
+  returned_at   BIGINT NOT NULL,
+  PRIMARY KEY (lead_id, buyer_id),
+  FOREIGN KEY (lead_id, buyer_id) REFERENCES sales (lead_id, buyer_id)
+);
+CREATE INDEX returns_by_buyer ON returns (buyer_id, sold_at);
+
+-- Every movement of money, append only. Written by triggers in the transaction of the sale or
+-- return it records, so neither can exist without its entry.
+CREATE TABLE ledger_entries (
+  id             BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  kind           TEXT NOT NULL CHECK (kind IN ('sale', 'return')),
+  lead_id        TEXT COLLATE "C" NOT NULL,
+  buyer_id       TEXT COLLATE "C" NOT NULL,
+  seller_id      TEXT COLLATE "C" NOT NULL,
+  campaign_id    TEXT COLLATE "C" NOT NULL,
+  revenue_cents  BIGINT NOT NULL,
+  payout_cents   BIGINT NOT NULL,
+  at             BIGINT NOT NULL
+);
+CREATE INDEX ledger_by_lead ON ledger_entries (lead_id);
+
+CREATE FUNCTION ledger_of_sale() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO ledger_entries (kind, lead_id, buyer_id, seller_id, campaign_id, revenue_cents,
+                              payout_cents, at)
+  SELECT 'sale', NEW.lead_id, NEW.buyer_id, leads.seller_id, leads.campaign_id, NEW.price_cents,
+         NEW.payout_cents, NEW.sold_at FROM leads WHERE leads.id = NEW.lead_id;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER ledger_of_sale AFTER INSERT ON sales
+  FOR EACH ROW EXECUTE FUNCTION ledger_of_sale();
+
+CREATE FUNCTION ledger_of_return() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO ledger_entries (kind, lead_id, buyer_id, seller_id, campaign_id, revenue_cents,
+                              payout_cents, at)
+  SELECT 'return', NEW.lead_id, NEW.buyer_id, leads.seller_id, leads.campaign_id,
+         -NEW.price_cents, -NEW.payout_cents, NEW.returned_at FROM leads
+  WHERE leads.id = NEW.lead_id;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER ledger_of_return AFTER INSERT ON returns
+  FOR EACH ROW EXECUTE FUNCTION ledger_of_return();
+
+CREATE FUNCTION refuse_change() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  RAISE EXCEPTION '% rows are immutable: a return or a settlement is a new row', TG_TABLE_NAME;
+END $$;
+CREATE TRIGGER ledger_entries_are_immutable BEFORE UPDATE OR DELETE ON ledger_entries
+  FOR EACH ROW EXECUTE FUNCTION refuse_change();
+CREATE TRIGGER ledger_entries_are_kept BEFORE TRUNCATE ON ledger_entries
+  FOR EACH STATEMENT EXECUTE FUNCTION refuse_change();
+CREATE TRIGGER sales_are_immutable BEFORE UPDATE OR DELETE ON sales
+  FOR EACH ROW EXECUTE FUNCTION refuse_change();
+CREATE TRIGGER returns_are_immutable BEFORE UPDATE OR DELETE ON returns
+  FOR EACH ROW EXECUTE FUNCTION refuse_change();
+
+-- The sales made before the ledger existed, in the order they were made.
+INSERT INTO ledger_entries (kind, lead_id, buyer_id, seller_id, campaign_id, revenue_cents,
+                            payout_cents, at)
+SELECT 'sale', sales.lead_id, sales.buyer_id, leads.seller_id, leads.campaign_id,
+       sales.price_cents, sales.payout_cents, sales.sold_at
+FROM sales JOIN leads ON leads.id = sales.lead_id ORDER BY sales.sold_at, sales.lead_id;
+)sql"},
 };
 
 }  // namespace

@@ -280,19 +280,28 @@ class SqliteCalls {
     });
   }
 
+  /// Every row of `sql`; none when the store could not read them all.
   template <class T, class Bind, class Read>
   std::vector<T> read_all(const char* op, std::string_view sql, Bind&& bind, Read&& read) {
-    return guarded(op, std::vector<T>{}, [&] {
-      std::vector<T> out;
+    return read_rows<T>(op, sql, std::forward<Bind>(bind), std::forward<Read>(read))
+        .value_or(std::vector<T>{});
+  }
+
+  /// Every row of `sql`, or nullopt when the store could not read them all.
+  template <class T, class Bind, class Read>
+  std::optional<std::vector<T>> read_rows(const char* op, std::string_view sql, Bind&& bind,
+                                          Read&& read) {
+    return guarded(op, std::optional<std::vector<T>>{}, [&]() -> std::optional<std::vector<T>> {
       auto conn = readers_.acquire();
-      if (!conn) return out;
+      if (!conn) return std::nullopt;
+      std::vector<T> out;
       Query q(*conn, sql);
       bind(q);
       int rc;
       while ((rc = q.step()) == SQLITE_ROW) out.push_back(read(q));
       if (rc != SQLITE_DONE) {
         report(*conn, rc, op);
-        out.clear();
+        return std::nullopt;
       }
       return out;
     });

@@ -191,6 +191,82 @@ CREATE TABLE rate_buckets (
   day_count    INTEGER NOT NULL
 );
 )sql"},
+    // Buyer accounts' keys; returns; the ledger. Operator keys that administer get the new
+    // returns:write scope (64), as they held every scope there was.
+    {4, R"sql(
+ALTER TABLE api_keys ADD COLUMN buyer_id TEXT REFERENCES buyers (id);
+UPDATE api_keys SET scopes = scopes | 64 WHERE seller_id IS NULL AND (scopes & 32) <> 0;
+
+-- One row per returned sale. The sale's price and payout are copied: a return reverses exactly
+-- what was sold, and budgets subtract it by the sale's time without a join.
+CREATE TABLE returns (
+  lead_id       TEXT NOT NULL,
+  buyer_id      TEXT NOT NULL,
+  reason        TEXT NOT NULL,
+  note          TEXT NOT NULL,
+  by_key_id     TEXT NOT NULL,
+  price_cents   INTEGER NOT NULL,
+  payout_cents  INTEGER NOT NULL,
+  sold_at       INTEGER NOT NULL,
+  returned_at   INTEGER NOT NULL,
+  PRIMARY KEY (lead_id, buyer_id),
+  FOREIGN KEY (lead_id, buyer_id) REFERENCES sales (lead_id, buyer_id)
+);
+CREATE INDEX returns_by_buyer ON returns (buyer_id, sold_at);
+
+-- Every movement of money, append only. Written by triggers in the transaction of the sale or
+-- return it records, so neither can exist without its entry.
+CREATE TABLE ledger_entries (
+  id             INTEGER PRIMARY KEY AUTOINCREMENT,
+  kind           TEXT NOT NULL CHECK (kind IN ('sale', 'return')),
+  lead_id        TEXT NOT NULL,
+  buyer_id       TEXT NOT NULL,
+  seller_id      TEXT NOT NULL,
+  campaign_id    TEXT NOT NULL,
+  revenue_cents  INTEGER NOT NULL,
+  payout_cents   INTEGER NOT NULL,
+  at             INTEGER NOT NULL
+);
+CREATE INDEX ledger_by_lead ON ledger_entries (lead_id);
+
+CREATE TRIGGER ledger_of_sale AFTER INSERT ON sales BEGIN
+  INSERT INTO ledger_entries (kind, lead_id, buyer_id, seller_id, campaign_id, revenue_cents,
+                              payout_cents, at)
+  SELECT 'sale', NEW.lead_id, NEW.buyer_id, seller_id, campaign_id, NEW.price_cents,
+         NEW.payout_cents, NEW.sold_at FROM leads WHERE id = NEW.lead_id;
+END;
+CREATE TRIGGER ledger_of_return AFTER INSERT ON returns BEGIN
+  INSERT INTO ledger_entries (kind, lead_id, buyer_id, seller_id, campaign_id, revenue_cents,
+                              payout_cents, at)
+  SELECT 'return', NEW.lead_id, NEW.buyer_id, seller_id, campaign_id, -NEW.price_cents,
+         -NEW.payout_cents, NEW.returned_at FROM leads WHERE id = NEW.lead_id;
+END;
+CREATE TRIGGER ledger_entries_are_immutable BEFORE UPDATE ON ledger_entries BEGIN
+  SELECT RAISE(ABORT, 'ledger entries are immutable');
+END;
+CREATE TRIGGER ledger_entries_are_kept BEFORE DELETE ON ledger_entries BEGIN
+  SELECT RAISE(ABORT, 'ledger entries are immutable');
+END;
+CREATE TRIGGER sales_are_immutable BEFORE UPDATE ON sales BEGIN
+  SELECT RAISE(ABORT, 'sales are immutable: a return or a settlement is a new row');
+END;
+CREATE TRIGGER sales_are_kept BEFORE DELETE ON sales BEGIN
+  SELECT RAISE(ABORT, 'sales are immutable: a return or a settlement is a new row');
+END;
+CREATE TRIGGER returns_are_immutable BEFORE UPDATE ON returns BEGIN
+  SELECT RAISE(ABORT, 'returns are immutable');
+END;
+CREATE TRIGGER returns_are_kept BEFORE DELETE ON returns BEGIN
+  SELECT RAISE(ABORT, 'returns are immutable');
+END;
+
+-- The sales made before the ledger existed, in the order they were made.
+INSERT INTO ledger_entries (kind, lead_id, buyer_id, seller_id, campaign_id, revenue_cents,
+                            payout_cents, at)
+SELECT 'sale', sales.lead_id, sales.buyer_id, leads.seller_id, leads.campaign_id,
+       sales.price_cents, sales.payout_cents, sales.sold_at
+FROM sales JOIN leads ON leads.id = sales.lead_id ORDER BY sales.sold_at, sales.lead_id;
+)sql"},
 };
 
 }  // namespace

@@ -167,7 +167,7 @@ class SqliteStore final : public Store, private SqliteCalls {
   StoreStatus insert_api_key(const ApiKey& k) override {
     return write_one("insert_api_key",
                      "INSERT INTO api_keys (" LF_API_KEY_COLUMNS
-                     ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                     ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                      [&](Query& q) {
                        q.bind(k.id)
                            .bind_or_null(k.seller_id)
@@ -177,7 +177,8 @@ class SqliteStore final : public Store, private SqliteCalls {
                            .bind(k.key_hash)
                            .bind(k.key_hint)
                            .bind(k.created_at_ms)
-                           .bind(k.revoked_at_ms);
+                           .bind(k.revoked_at_ms)
+                           .bind_or_null(k.buyer_id);
                      });
   }
 
@@ -507,6 +508,8 @@ class SqliteStore final : public Store, private SqliteCalls {
         Query q(c, cents
                        ? "SELECT (SELECT COALESCE(SUM(price_cents), 0) FROM sales"
                          "  WHERE buyer_id = ?1 AND sold_at >= ?2)"
+                         " - (SELECT COALESCE(SUM(price_cents), 0) FROM returns"
+                         "    WHERE buyer_id = ?1 AND sold_at >= ?2)"
                          " + (SELECT COALESCE(SUM(post_intents.price_cents), 0) FROM post_intents"
                          "    JOIN leads ON leads.id = post_intents.lead_id"
                          "    WHERE post_intents.buyer_id = ?1 AND post_intents.at >= ?2"
@@ -694,14 +697,117 @@ class SqliteStore final : public Store, private SqliteCalls {
     return guarded("sales_cents", std::optional<Cents>{}, [&]() -> std::optional<Cents> {
       auto conn = readers_.acquire();
       if (!conn) return std::nullopt;
-      Query q(
-          *conn,
-          "SELECT COALESCE(SUM(price_cents), 0) FROM sales WHERE buyer_id = ?1 AND sold_at >= ?2");
+      Query q(*conn,
+              "SELECT (SELECT COALESCE(SUM(price_cents), 0) FROM sales"
+              "  WHERE buyer_id = ?1 AND sold_at >= ?2)"
+              " - (SELECT COALESCE(SUM(price_cents), 0) FROM returns"
+              "    WHERE buyer_id = ?1 AND sold_at >= ?2)");
       const int rc = q.bind(buyer_id).bind(since_ms).step();
       if (rc == SQLITE_ROW) return q.int64(0);
       report(*conn, rc, "sales_cents");
       return std::nullopt;
     });
+  }
+
+  // --- returns and the ledger -------------------------------------------------------------------
+
+  /// One transaction on the writer (BEGIN IMMEDIATE: nothing changes between the checks and the
+  /// writes). The ledger entry is written by the returns table's trigger.
+  ReturnResult record_return(const ReturnRequest& r) override {
+    return guarded("record_return", ReturnResult{}, [&]() -> ReturnResult {
+      ReturnResult out;
+      std::lock_guard lock(write_mu_);
+      Connection& c = *writer_;
+      Transaction tx(c);
+      const auto failed = [&](int rc) {
+        report(c, rc, "record_return");
+        return ReturnResult{};
+      };
+      if (int rc = tx.begin()) return failed(rc);
+      LeadReturn& ret = out.ret;
+      {
+        Query q(c,
+                "SELECT leads.status, sales.price_cents, sales.payout_cents, sales.sold_at"
+                " FROM leads LEFT JOIN sales ON sales.lead_id = leads.id AND sales.buyer_id = ?2"
+                " WHERE leads.id = ?1");
+        const int rc = q.bind(r.lead_id).bind(r.buyer_id).step();
+        if (rc == SQLITE_DONE) return (out.status = ReturnStatus::kNoSuchLead, out);
+        if (rc != SQLITE_ROW) return failed(rc);
+        if (q.is_null(1)) return (out.status = ReturnStatus::kNotSold, out);
+        ret.price = q.int64(1);
+        ret.payout = q.int64(2);
+        ret.sold_at_ms = q.int64(3);
+      }
+      {
+        Query q(c,
+                "SELECT " LF_RETURN_COLUMNS " FROM returns WHERE lead_id = ?1 AND buyer_id = ?2");
+        const int rc = q.bind(r.lead_id).bind(r.buyer_id).step();
+        if (rc == SQLITE_ROW) {
+          out.ret = read_return(q);
+          out.status = ReturnStatus::kAlreadyReturned;
+          return out;
+        }
+        if (rc != SQLITE_DONE) return failed(rc);
+      }
+      if (!admit_return(r, out)) return out;
+      {
+        Query q(c, "INSERT INTO returns (" LF_RETURN_COLUMNS
+                   ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
+        q.bind(ret.lead_id)
+            .bind(ret.buyer_id)
+            .bind(ret.reason)
+            .bind(ret.note)
+            .bind(ret.by_key_id)
+            .bind(ret.price)
+            .bind(ret.payout)
+            .bind(ret.sold_at_ms)
+            .bind(ret.returned_at_ms);
+        if (int rc = q.run()) return failed(rc);
+      }
+      {
+        Query q(c, "UPDATE leads SET status = 'returned' WHERE id = ?1 AND status = 'delivered'");
+        if (int rc = q.bind(r.lead_id).run()) return failed(rc);
+      }
+      if (int rc = tx.commit()) return failed(rc);
+      out.status = ReturnStatus::kReturned;
+      return out;
+    });
+  }
+
+  std::optional<std::vector<LeadReturn>> returns_of_lead(std::string_view lead_id) override {
+    return read_rows<LeadReturn>(
+        "returns_of_lead",
+        "SELECT " LF_RETURN_COLUMNS " FROM returns WHERE lead_id = ?1 ORDER BY returned_at",
+        [&](Query& q) { q.bind(lead_id); }, read_return<Query>);
+  }
+
+  std::optional<std::vector<LedgerEntry>> list_ledger(const LedgerQuery& lq) override {
+    return read_rows<LedgerEntry>(
+        "list_ledger",
+        "SELECT " LF_LEDGER_COLUMNS
+        " FROM ledger_entries"
+        " WHERE (?1 = '' OR lead_id = ?1) AND id > ?2 ORDER BY id LIMIT ?3",
+        [&](Query& q) { q.bind(lq.lead_id).bind(lq.after_id).bind(clamp_limit(lq.limit)); },
+        read_ledger_entry<Query>);
+  }
+
+  std::optional<ReturnStats> return_stats(std::string_view buyer_id,
+                                          std::int64_t since_ms) override {
+    return guarded(
+        "return_stats", std::optional<ReturnStats>{}, [&]() -> std::optional<ReturnStats> {
+          auto conn = readers_.acquire();
+          if (!conn) return std::nullopt;
+          Query q(*conn,
+                  "SELECT (SELECT COUNT(*) FROM sales"
+                  "  WHERE buyer_id = ?1 AND sold_at >= ?2),"
+                  " (SELECT COUNT(*) FROM returns WHERE buyer_id = ?1 AND sold_at >= ?2)");
+          const int rc = q.bind(buyer_id).bind(since_ms).step();
+          if (rc != SQLITE_ROW) {
+            report(*conn, rc, "return_stats");
+            return std::nullopt;
+          }
+          return ReturnStats{q.int64(0), q.int64(1)};
+        });
   }
 
   std::optional<bool> buyer_bought_person(std::string_view buyer_id, std::string_view email,
@@ -825,6 +931,8 @@ class SqliteStore final : public Store, private SqliteCalls {
 #undef LF_CAMPAIGN_COLUMNS
 #undef LF_API_KEY_COLUMNS
 #undef LF_BUYER_COLUMNS
+#undef LF_RETURN_COLUMNS
+#undef LF_LEDGER_COLUMNS
 
 }  // namespace
 

@@ -44,8 +44,14 @@ enum Scope : std::uint32_t {
   kScopeBuyersWrite = 1u << 3,
   kScopeReportsRead = 1u << 4,
   kScopeAdmin = 1u << 5,
-  kScopeAll = 0x3f,
+  kScopeReturnsWrite = 1u << 6,
+  kScopeAll = 0x7f,
 };
+/// The scopes a seller's key may hold, and a buyer's.
+inline constexpr std::uint32_t kSellerScopes =
+    kScopeLeadsWrite | kScopeLeadsRead | kScopeReportsRead;
+inline constexpr std::uint32_t kBuyerScopes =
+    kScopeLeadsRead | kScopeReturnsWrite | kScopeReportsRead;
 std::optional<Scope> parse_scope(std::string_view s);
 std::string scopes_to_string(std::uint32_t scopes);  // "leads:write leads:read"
 
@@ -58,10 +64,12 @@ struct PlanLimits {
 };
 PlanLimits limits_of(Plan p);
 
-/// A Surface A key. `seller_id` empty means the operator's account.
+/// A Surface A key of one of three accounts: the operator's (no seller_id, no buyer_id), a
+/// seller's (seller_id) or a buyer's (buyer_id: sees and returns only the leads it bought).
 struct ApiKey {
   std::string id;
   std::string seller_id;
+  std::string buyer_id;
   std::string name;
   Plan plan = Plan::kStandard;
   std::uint32_t scopes = 0;
@@ -70,7 +78,8 @@ struct ApiKey {
   std::int64_t created_at_ms = 0;
   std::int64_t revoked_at_ms = 0;  // 0: live
 
-  bool is_operator() const { return seller_id.empty(); }
+  bool is_operator() const { return seller_id.empty() && buyer_id.empty(); }
+  bool is_buyer() const { return !buyer_id.empty(); }
   bool has(Scope s) const { return (scopes & s) != 0; }
 };
 

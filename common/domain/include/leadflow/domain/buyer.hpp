@@ -59,7 +59,11 @@ struct Buyer {
   /// out an auction with the reason at_capacity, which is not a failure.
   int max_concurrency = 0;
   int duplicate_lookback_days = 30;
-  double max_return_rate = 0;  // 0: returns not limited
+  /// Days after a sale in which the buyer may return the lead (0: no returns).
+  int return_window_days = 7;
+  /// The share of its sales of the last return window a buyer may return before it is flagged
+  /// (0: never flagged).
+  double max_return_rate = 0;
 
   std::int64_t created_at_ms = 0;
   std::int64_t updated_at_ms = 0;

@@ -103,6 +103,76 @@ struct IdempotencyRecord {
   std::int64_t created_at_ms = 0;
 };
 
+/// A buyer's return of a lead it bought (POST /v1/leads/{id}/return).
+struct ReturnRequest {
+  std::string lead_id;
+  std::string buyer_id;  // the buyer returning it: the one the lead was sold to
+  std::string reason;    // a configured reason code
+  std::string note;
+  std::string by_key_id;  // the API key that asked (the buyer's own, or the operator's)
+  std::int64_t at_ms = 0;
+  std::int64_t window_ms = 0;  // returnable while at_ms < the sale's time + window_ms
+};
+
+/// One recorded return: the sale it reverses, and why.
+struct LeadReturn {
+  std::string lead_id;
+  std::string buyer_id;
+  std::string reason;
+  std::string note;
+  std::string by_key_id;
+  Cents price = 0;   // the sale's price, reversed
+  Cents payout = 0;  // the seller's payout of that sale, reversed
+  std::int64_t sold_at_ms = 0;
+  std::int64_t returned_at_ms = 0;
+};
+
+/// What a return came to. kNotSold: the lead was not sold to that buyer (or was not sold);
+/// kWindowClosed: the sale is older than the window; kAlreadyReturned: `ret` is the return
+/// recorded before.
+enum class ReturnStatus {
+  kReturned,
+  kNoSuchLead,
+  kNotSold,
+  kAlreadyReturned,
+  kWindowClosed,
+  kUnavailable
+};
+struct ReturnResult {
+  ReturnStatus status = ReturnStatus::kUnavailable;
+  LeadReturn ret;               // kReturned, kAlreadyReturned
+  std::int64_t sold_at_ms = 0;  // kWindowClosed: when the sale was made
+};
+
+/// One immutable movement of money (SPEC §7), in cents: written by the store in the transaction
+/// of what it records, never updated or deleted. kind "sale": revenue = the price the buyer
+/// owes, payout = what the seller is owed; kind "return": both reversed (negative). Per lead,
+/// and in total, margin = revenue - payout.
+struct LedgerEntry {
+  std::int64_t id = 0;  // increasing in the order written
+  std::string kind;
+  std::string lead_id;
+  std::string buyer_id;
+  std::string seller_id;    // "" for a lead posted with an operator key
+  std::string campaign_id;  // "" on Surface A
+  Cents revenue = 0;
+  Cents payout = 0;
+  std::int64_t at_ms = 0;
+};
+
+/// Which ledger entries to list: one lead's, or every entry after `after_id`, oldest first.
+struct LedgerQuery {
+  std::string lead_id;  // "" = every lead
+  std::int64_t after_id = 0;
+  int limit = 100;
+};
+
+/// A buyer's sales since a time, and how many of those it returned.
+struct ReturnStats {
+  std::int64_t sales = 0;
+  std::int64_t returns = 0;
+};
+
 struct CampaignStats {
   std::int64_t received = 0, sold = 0, unsold = 0, duplicates = 0, invalid = 0, queued = 0,
                errors = 0;
@@ -196,9 +266,23 @@ class Store {
   /// say, so callers fail closed instead of overselling a cap.
   virtual std::optional<std::int64_t> count_sales(std::string_view buyer_id,
                                                   std::int64_t since_ms) = 0;
-  /// The cents of the sales a buyer made since `since_ms` (budgets); nullopt when the store
-  /// cannot say.
+  /// The cents of the sales a buyer made since `since_ms`, net of the ones it returned
+  /// (budgets); nullopt when the store cannot say.
   virtual std::optional<Cents> sales_cents(std::string_view buyer_id, std::int64_t since_ms) = 0;
+
+  // --- returns and the ledger ---------------------------------------------------------------
+  /// Returns a delivered lead for its buyer, atomically: the return row, the ledger entry that
+  /// reverses the sale's revenue and payout, and the lead's status `returned`. A lead is
+  /// returned once per buyer (constraint), only by the buyer it was sold to, within the window.
+  virtual ReturnResult record_return(const ReturnRequest& r) = 0;
+  /// The returns of a lead (one per buyer that returned it); nullopt when the store cannot say.
+  virtual std::optional<std::vector<LeadReturn>> returns_of_lead(std::string_view lead_id) = 0;
+  /// Ledger entries, oldest first; nullopt when the store cannot say.
+  virtual std::optional<std::vector<LedgerEntry>> list_ledger(const LedgerQuery& q) = 0;
+  /// A buyer's sales made since `since_ms` and how many of them it returned; nullopt when the
+  /// store cannot say.
+  virtual std::optional<ReturnStats> return_stats(std::string_view buyer_id,
+                                                  std::int64_t since_ms) = 0;
   /// Whether the buyer bought a lead with this e-mail/phone since `since_ms`; nullopt when the
   /// store cannot say.
   virtual std::optional<bool> buyer_bought_person(std::string_view buyer_id, std::string_view email,
