@@ -39,7 +39,7 @@ ServiceFixture::ServiceFixture(ServiceOptions options) {
   c.trusted_proxies = options.trusted_proxies;
   c.auction_timeout_ms = options.auction_timeout_ms;
   c.log_level = "warn";
-  app_ = std::make_unique<App>(c);
+  app_ = std::make_unique<App>(c, options.clock ? *options.clock : SystemClock::instance());
   std::string error;
   if (!app_->start(error)) throw std::runtime_error("service did not start: " + error);
 }

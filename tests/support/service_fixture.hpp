@@ -31,8 +31,9 @@ struct ServiceOptions {
   bool plain_http = false;
   std::vector<std::string> trusted_proxies;
   int auction_timeout_ms = 10000;
-  bool metrics_listen = false;  // also the plain-HTTP listener of /metrics, /healthz, /readyz
-  int auth_failure_limit = 0;   // failed authentications a minute per address; 0: the default
+  bool metrics_listen = false;   // also the plain-HTTP listener of /metrics, /healthz, /readyz
+  int auth_failure_limit = 0;    // failed authentications a minute per address; 0: the default
+  const Clock* clock = nullptr;  // the service's clock; nullptr: the system clock
 };
 
 class ServiceFixture {

@@ -48,6 +48,8 @@ std::string_view to_string(AuditEvent event) {
       return "key_created";
     case AuditEvent::kKeyRevoked:
       return "key_revoked";
+    case AuditEvent::kLeadReturned:
+      return "lead_returned";
   }
   return "unknown";
 }
@@ -122,6 +124,8 @@ void AuditLog::record(const AuditRecord& r) {
   put("key_id", r.key_id);
   put("campaign_id", r.campaign_id);
   put("seller_id", r.seller_id);
+  put("buyer_id", r.buyer_id);
+  put("lead_id", r.lead_id);
   put("actor_key_id", r.actor_key_id);
   put("credential_last4", r.credential_last4);
   if (repeats > 0) fields["repeats"] = repeats;

@@ -1,6 +1,7 @@
 #include "leadflow/base/config.hpp"
 
 #include <arpa/inet.h>
+#include <algorithm>
 
 #include <charconv>
 #include <cstdlib>
@@ -28,6 +29,7 @@ const std::set<std::string, std::less<>>& known_settings() {
                                                            "LEADFLOW_BOOTSTRAP_KEY",
                                                            "LEADFLOW_ALLOW_PRIVATE_BUYERS",
                                                            "LEADFLOW_TRUSTED_PROXIES",
+                                                           "LEADFLOW_RETURN_REASONS",
                                                            "LEADFLOW_VERTICALS",
                                                            "LEADFLOW_HTTP_THREADS",
                                                            "LEADFLOW_HTTP_LOOPS",
@@ -217,6 +219,26 @@ std::optional<Config> load_config(const Getenv& getenv,
       if (!valid_cidr(item))
         return fail("LEADFLOW_TRUSTED_PROXIES", "not a CIDR: \"" + item + "\"");
       c.trusted_proxies.push_back(item);
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+  if (auto v = get("LEADFLOW_RETURN_REASONS"); v && !v->empty()) {
+    c.return_reasons.clear();
+    std::size_t start = 0;
+    while (start <= v->size()) {
+      const auto comma = v->find(',', start);
+      std::string item =
+          v->substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      const bool ok =
+          !item.empty() && item.size() <= 40 &&
+          item.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") == std::string::npos;
+      if (!ok)
+        return fail("LEADFLOW_RETURN_REASONS",
+                    "a reason code is 1-40 of a-z, 0-9 and _: \"" + item + "\"");
+      if (std::find(c.return_reasons.begin(), c.return_reasons.end(), item) ==
+          c.return_reasons.end())
+        c.return_reasons.push_back(item);
       if (comma == std::string::npos) break;
       start = comma + 1;
     }

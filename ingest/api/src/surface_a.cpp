@@ -13,6 +13,7 @@
 #include "leadflow/base/time_format.hpp"
 #include "leadflow/domain/lead_codec.hpp"
 #include "leadflow/validation/validation.hpp"
+#include "returns.hpp"
 
 namespace leadflow {
 namespace {
@@ -149,17 +150,53 @@ void post_lead(IngestContext& ctx, const http::Request& req, http::Response& res
     log(LogLevel::kWarn, "idempotency_not_recorded", {{"lead_id", lead.id}});
 }
 
+// Whether `key` may see the lead: the operator any, a seller its own, a buyer the ones it bought
+// (returned ones included).
+bool may_see(const ApiKey& key, const LeadRecord& r) {
+  if (key.is_operator()) return true;
+  if (key.is_buyer()) return r.distribution.buyer_id == key.buyer_id;
+  return r.lead.seller_id == key.seller_id;
+}
+
+// What a buyer sees of a lead it bought: the person and its own purchase, never the seller, the
+// other buyers' bids or the seller's payout.
+json buyer_view(const LeadRecord& r) {
+  json j = lead_record_to_json(r, false);
+  j.erase("seller_id");
+  j.erase("campaign_id");
+  if (auto d = j.find("distribution"); d != j.end()) d->erase("reason");
+  return j;
+}
+
 void get_lead(IngestContext& ctx, const http::Request& req, http::Response& res) {
   auto key = authorise(ctx, req, res, kScopeLeadsRead);
   if (!key) return;
   const std::string id(req.match(1));
   auto record = is_valid_id(id, kLeadPrefix) ? ctx.store.get_lead(id) : std::nullopt;
-  // Another seller's lead is a 404: its existence is not theirs to know.
-  if (!record || (!key->is_operator() && record->lead.seller_id != key->seller_id)) {
+  // Another account's lead is a 404: its existence is not theirs to know.
+  if (!record || !may_see(*key, *record)) {
     http::send_problem(res, 404, "no such lead");
     return;
   }
-  http::send_json(res, 200, {{"success", true}, {"data", lead_record_to_json(*record, true)}});
+  json data = key->is_buyer() ? buyer_view(*record) : lead_record_to_json(*record, true);
+  const DeliveryStatus status = record->distribution.status;
+  if (status == DeliveryStatus::kReturned) {
+    json returns = json::array();
+    for (const auto& r : ctx.store.returns_of_lead(id).value_or(std::vector<LeadReturn>{}))
+      if (!key->is_buyer() || r.buyer_id == key->buyer_id) returns.push_back(return_to_json(r));
+    data["returns"] = std::move(returns);
+  }
+  // The operator sees every movement of money of the lead.
+  if (key->is_operator() &&
+      (status == DeliveryStatus::kDelivered || status == DeliveryStatus::kReturned)) {
+    LedgerQuery q;
+    q.lead_id = id;
+    json ledger = json::array();
+    for (const auto& e : ctx.store.list_ledger(q).value_or(std::vector<LedgerEntry>{}))
+      ledger.push_back(ledger_entry_to_json(e));
+    data["ledger"] = std::move(ledger);
+  }
+  http::send_json(res, 200, {{"success", true}, {"data", std::move(data)}});
 }
 
 // Answers one page of a list, newest or oldest first as the query says: asks for one row more
@@ -222,7 +259,14 @@ void list_leads(IngestContext& ctx, const http::Request& req, http::Response& re
     if (!key->is_operator()) errors.push_back({"seller_id", "not_allowed", "operator keys only"});
     q.seller_id = req.param("seller_id");
   }
-  if (!key->is_operator()) q.seller_id = key->seller_id;
+  if (key->is_buyer()) {
+    // A buyer lists its purchases: the leads sold to it (returned ones included).
+    if (req.has_param("buyer_id") && q.buyer_id != key->buyer_id)
+      errors.push_back({"buyer_id", "not_allowed", "a buyer key lists its own purchases"});
+    q.buyer_id = key->buyer_id;
+  } else if (!key->is_operator()) {
+    q.seller_id = key->seller_id;
+  }
   for (auto [name, out] :
        {std::pair{"created_from", &q.created_from_ms}, std::pair{"created_to", &q.created_to_ms}}) {
     if (!req.has_param(name)) continue;
@@ -244,7 +288,9 @@ void list_leads(IngestContext& ctx, const http::Request& req, http::Response& re
   send_page(
       res, q, [&](const LeadQuery& page) { return ctx.store.list_leads(page); },
       [](const LeadRecord& r) { return r.lead.id; },
-      [](const LeadRecord& r) { return lead_record_to_json(r, false); });
+      [&key](const LeadRecord& r) {
+        return key->is_buyer() ? buyer_view(r) : lead_record_to_json(r, false);
+      });
 }
 
 void check_verticals(IngestContext& ctx, const Buyer& b, FieldErrors& errors) {
@@ -307,7 +353,9 @@ void get_buyer(IngestContext& ctx, const http::Request& req, http::Response& res
   if (!authorise(ctx, req, res, kScopeBuyersRead, true)) return;
   auto b = ctx.store.get_buyer(std::string(req.match(1)));
   if (!b) return http::send_problem(res, 404, "no such buyer");
-  http::send_json(res, 200, {{"success", true}, {"data", buyer_to_json(*b, true)}});
+  json data = buyer_to_json(*b, true);
+  data["returns"] = buyer_return_summary(ctx, *b);
+  http::send_json(res, 200, {{"success", true}, {"data", std::move(data)}});
 }
 
 void update_buyer(IngestContext& ctx, const http::Request& req, http::Response& res) {
@@ -367,6 +415,7 @@ void audit_key(IngestContext& ctx, const http::Request& req, const ApiKey& actor
 void register_surface_a(Routes& routes, IngestContext& ctx) {
   auto& c = ctx;
   routes.post("/v1/leads", [&c](const http::Request& q, http::Response& r) { post_lead(c, q, r); });
+  register_returns(routes, c);
   routes.get("/v1/leads", [&c](const http::Request& q, http::Response& r) { list_leads(c, q, r); });
   routes.get("/v1/leads/{id}",
              [&c](const http::Request& q, http::Response& r) { get_lead(c, q, r); });

@@ -185,13 +185,20 @@ Management::Created Management::create_api_key(const json& body) {
     out.errors.push_back({"body", "invalid_type", "must be a JSON object"});
     return out;
   }
-  unknown_fields(body, {"name", "seller_id", "plan", "scopes"}, out.errors);
+  unknown_fields(body, {"name", "seller_id", "buyer_id", "plan", "scopes"}, out.errors);
   ApiKey k;
   take_string(body, "name", kMaxName, false, k.name, out.errors);
   if (body.contains("seller_id") && !body["seller_id"].is_null()) {
     if (take_string(body, "seller_id", 64, true, k.seller_id, out.errors) &&
         !store_.get_seller(k.seller_id))
       out.errors.push_back({"seller_id", "not_found", "no such seller"});
+  }
+  if (body.contains("buyer_id") && !body["buyer_id"].is_null()) {
+    if (!k.seller_id.empty())
+      out.errors.push_back({"buyer_id", "not_allowed", "a key belongs to a seller or a buyer"});
+    else if (take_string(body, "buyer_id", 64, true, k.buyer_id, out.errors) &&
+             !store_.get_buyer(k.buyer_id))
+      out.errors.push_back({"buyer_id", "not_found", "no such buyer"});
   }
   if (body.contains("plan")) {
     auto plan =
@@ -201,7 +208,9 @@ Management::Created Management::create_api_key(const json& body) {
     else
       k.plan = *plan;
   }
-  const std::uint32_t seller_allowed = kScopeLeadsWrite | kScopeLeadsRead | kScopeReportsRead;
+  const std::uint32_t allowed = !k.buyer_id.empty()    ? kBuyerScopes
+                                : !k.seller_id.empty() ? kSellerScopes
+                                                       : kScopeAll;
   if (auto it = body.find("scopes"); it != body.end()) {
     if (!it->is_array() || it->empty()) {
       out.errors.push_back({"scopes", "invalid_type", "must be a non-empty array"});
@@ -213,14 +222,16 @@ Management::Created Management::create_api_key(const json& body) {
         const std::string path = "scopes[" + std::to_string(i) + "]";
         if (scope == 0)
           out.errors.push_back({path, "not_allowed", "unknown scope"});
-        else if (!k.seller_id.empty() && (scope & seller_allowed) == 0)
-          out.errors.push_back({path, "not_allowed", "a seller key cannot hold this scope"});
+        else if ((scope & allowed) == 0)
+          out.errors.push_back({path, "not_allowed",
+                                !k.buyer_id.empty() ? "a buyer key cannot hold this scope"
+                                                    : "a seller key cannot hold this scope"});
         else
           k.scopes |= scope;
       }
     }
   } else {
-    k.scopes = k.seller_id.empty() ? kScopeAll : seller_allowed;
+    k.scopes = allowed;
   }
   if (!out.errors.empty()) return out;
   const std::string secret = new_api_key_secret();

@@ -18,9 +18,9 @@
 
 namespace leadflow {
 
-enum class AuditEvent { kAuthFailed, kRateLimited, kKeyCreated, kKeyRevoked };
+enum class AuditEvent { kAuthFailed, kRateLimited, kKeyCreated, kKeyRevoked, kLeadReturned };
 
-/// "auth_failed", "rate_limited", "key_created", "key_revoked".
+/// "auth_failed", "rate_limited", "key_created", "key_revoked", "lead_returned".
 std::string_view to_string(AuditEvent event);
 
 /// One event. Every field but `event` may be empty, and is then left out of the line. The views
@@ -31,14 +31,17 @@ struct AuditRecord {
   std::string_view surface;
   /// What happened, from a small fixed set (it is a metric label). auth_failed: missing_key,
   /// unknown_key, revoked_key, inactive_campaign; rate_limited: api_key, campaign,
-  /// failed_auth_per_address; key_created / key_revoked: api_key, campaign_key.
+  /// failed_auth_per_address; key_created / key_revoked: api_key, campaign_key; lead_returned:
+  /// the reason code (from the configured list).
   std::string_view kind;
-  std::string_view route;             // the route's pattern
-  std::string_view client;            // the client's address
-  std::string_view key_id;            // the API key concerned
-  std::string_view campaign_id;       // the campaign (whose key) concerned
-  std::string_view seller_id;         // the account concerned, when it is a seller's
-  std::string_view actor_key_id;      // key_created / key_revoked: the key that did it
+  std::string_view route;         // the route's pattern
+  std::string_view client;        // the client's address
+  std::string_view key_id;        // the API key concerned
+  std::string_view campaign_id;   // the campaign (whose key) concerned
+  std::string_view seller_id;     // the account concerned, when it is a seller's
+  std::string_view buyer_id;      // lead_returned: the buyer the lead was sold to
+  std::string_view lead_id;       // lead_returned: the lead
+  std::string_view actor_key_id;  // key_created / key_revoked / lead_returned: the key that did it
   std::string_view credential_last4;  // auth_failed: the end of a key that matched nothing
 };
 

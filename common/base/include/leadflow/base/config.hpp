@@ -34,9 +34,13 @@ struct Config {
   std::string bootstrap_key;                    // LEADFLOW_BOOTSTRAP_KEY
   bool allow_private_buyers = false;            // LEADFLOW_ALLOW_PRIVATE_BUYERS
   std::vector<std::string> trusted_proxies;     // LEADFLOW_TRUSTED_PROXIES (CIDRs)
-  std::string verticals_file;                   // LEADFLOW_VERTICALS
-  int http_threads = 128;  // LEADFLOW_HTTP_THREADS: handlers that may wait (per listener)
-  int http_loops = 0;      // LEADFLOW_HTTP_LOOPS: event loops per listener; 0: one per core
+  /// The reason codes a return may give (LEADFLOW_RETURN_REASONS, comma-separated); "other"
+  /// needs a note.
+  std::vector<std::string> return_reasons = {"invalid_phone",  "invalid_email", "duplicate",
+                                             "not_interested", "fraud",         "other"};
+  std::string verticals_file;  // LEADFLOW_VERTICALS
+  int http_threads = 128;      // LEADFLOW_HTTP_THREADS: handlers that may wait (per listener)
+  int http_loops = 0;          // LEADFLOW_HTTP_LOOPS: event loops per listener; 0: one per core
   // The front's bounds per listener (README, "Security bounds"):
   int header_timeout_ms = 10000;  // LEADFLOW_HEADER_TIMEOUT_MS: header section, first byte on
   int body_timeout_ms = 10000;    // LEADFLOW_BODY_TIMEOUT_MS: a body, plus its size at ...

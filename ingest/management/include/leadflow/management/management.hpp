@@ -30,8 +30,9 @@ class Management {
   /// {"seller_id", "name", "vertical", "status", "mode", "sync_timeout_ms",
   ///  "rate_limit_per_minute", "payout": {"model": "revshare"|"fixed", "value"}}.
   Created create_campaign(const nlohmann::json& body);
-  /// {"name", "seller_id" (omit for an operator key), "plan", "scopes": [...]}. Seller keys may
-  /// hold leads:write, leads:read and reports:read only.
+  /// {"name", "seller_id" or "buyer_id" (neither for an operator key), "plan", "scopes": [...]}.
+  /// Seller keys may hold leads:write, leads:read and reports:read only; buyer keys leads:read,
+  /// returns:write and reports:read (all three by default).
   Created create_api_key(const nlohmann::json& body);
   /// Makes sure an operator key with every scope and the enterprise plan exists whose secret is
   /// exactly `secret` (LEADFLOW_BOOTSTRAP_KEY). Idempotent.
