@@ -181,6 +181,12 @@ std::optional<std::int64_t> FakeStore::count_sales(std::string_view buyer_id,
 std::optional<Cents> FakeStore::sales_cents(std::string_view buyer_id, std::int64_t since_ms) {
   return down() ? std::nullopt : real_->sales_cents(buyer_id, since_ms);
 }
+SettleResult FakeStore::settle_lead(const Settlement& s) {
+  return down() ? SettleResult{} : real_->settle_lead(s);
+}
+Lookup<Settlement> FakeStore::get_settlement(std::string_view lead_id) {
+  return down() ? Lookup<Settlement>{} : real_->get_settlement(lead_id);
+}
 ReturnResult FakeStore::record_return(const ReturnRequest& r) {
   return down() ? ReturnResult{} : real_->record_return(r);
 }

@@ -50,6 +50,8 @@ std::string_view to_string(AuditEvent event) {
       return "key_revoked";
     case AuditEvent::kLeadReturned:
       return "lead_returned";
+    case AuditEvent::kLeadSettled:
+      return "lead_settled";
   }
   return "unknown";
 }

@@ -1,5 +1,6 @@
 #include "leadflow/domain/accounts.hpp"
 
+#include <algorithm>
 #include <array>
 
 #include <nlohmann/json.hpp>
@@ -63,6 +64,13 @@ std::optional<Plan> parse_plan(std::string_view s) {
 
 PlanLimits limits_of(Plan p) {
   return p == Plan::kEnterprise ? PlanLimits{1000, 100'000} : PlanLimits{100, 10'000};
+}
+
+Cents seller_payout(const Campaign* campaign, Cents price) {
+  if (campaign == nullptr) return 0;
+  const Cents payout = campaign->payout_fixed ? campaign->payout_value
+                                              : apply_basis_points(price, campaign->payout_value);
+  return std::min(payout, price);  // never pay a seller more than the sale brought
 }
 
 std::string new_api_key_secret() { return base62_secret("lfk_"); }

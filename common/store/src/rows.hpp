@@ -33,6 +33,8 @@
   "id, seller_id, name, plan, scopes, key_hash, key_hint, created_at, revoked_at, buyer_id"
 #define LF_RETURN_COLUMNS \
   "lead_id, buyer_id, reason, note, by_key_id, price_cents, payout_cents, sold_at, returned_at"
+#define LF_SETTLEMENT_COLUMNS \
+  "lead_id, buyer_id, sold, price_cents, payout_cents, buyer_lead_id, note, by_key_id, at"
 #define LF_LEDGER_COLUMNS \
   "id, kind, lead_id, buyer_id, seller_id, campaign_id, revenue_cents, payout_cents, at"
 #define LF_BUYER_COLUMNS "id, active, doc, created_at, updated_at"
@@ -145,6 +147,27 @@ inline bool admit_return(const ReturnRequest& r, ReturnResult& out) {
   ret.by_key_id = r.by_key_id;
   ret.returned_at_ms = r.at_ms;
   return true;
+}
+
+/// The lead's reason after a settlement.
+inline const char* settled_reason(bool sold) {
+  return sold ? "settled by the operator: the buyer took the lead"
+              : "settled by the operator: the buyer did not take the lead";
+}
+
+template <typename Row>
+Settlement read_settlement(const Row& q) {
+  Settlement s;
+  s.lead_id = q.text(0);
+  s.buyer_id = q.text(1);
+  s.sold = q.boolean(2);
+  s.price = q.int64(3);
+  s.payout = q.int64(4);
+  s.buyer_lead_id = q.text(5);
+  s.note = q.text(6);
+  s.by_key_id = q.text(7);
+  s.at_ms = q.int64(8);
+  return s;
 }
 
 template <typename Row>

@@ -12,7 +12,11 @@ namespace leadflow {
 /// returns:write) or the operator on its behalf.
 void register_returns(Routes& routes, IngestContext& ctx);
 
+/// POST /v1/leads/{id}/settle: the operator settles a lead whose post outcome stayed unknown.
+void register_settlements(Routes& routes, IngestContext& ctx);
+
 nlohmann::json return_to_json(const LeadReturn& r);
+nlohmann::json settlement_to_json(const Settlement& s);
 nlohmann::json ledger_entry_to_json(const LedgerEntry& e);
 
 /// The buyer's returns over its return window, for its view: {"window_days", "sales",

@@ -186,6 +186,10 @@ void get_lead(IngestContext& ctx, const http::Request& req, http::Response& res)
       if (!key->is_buyer() || r.buyer_id == key->buyer_id) returns.push_back(return_to_json(r));
     data["returns"] = std::move(returns);
   }
+  if (key->is_operator()) {
+    if (auto settled = ctx.store.get_settlement(id); settled.value)
+      data["settlement"] = settlement_to_json(*settled.value);
+  }
   // The operator sees every movement of money of the lead.
   if (key->is_operator() &&
       (status == DeliveryStatus::kDelivered || status == DeliveryStatus::kReturned)) {
@@ -416,6 +420,7 @@ void register_surface_a(Routes& routes, IngestContext& ctx) {
   auto& c = ctx;
   routes.post("/v1/leads", [&c](const http::Request& q, http::Response& r) { post_lead(c, q, r); });
   register_returns(routes, c);
+  register_settlements(routes, c);
   routes.get("/v1/leads", [&c](const http::Request& q, http::Response& r) { list_leads(c, q, r); });
   routes.get("/v1/leads/{id}",
              [&c](const http::Request& q, http::Response& r) { get_lead(c, q, r); });

@@ -866,6 +866,68 @@ class PgStore final : public Store, private PgCalls {
     });
   }
 
+  /// One transaction, the lead row locked first; a sale's ledger entry is written by the sales
+  /// trigger.
+  SettleResult settle_lead(const Settlement& asked) override {
+    return run("settle_lead", SettleResult{}, [&](Connection& c) -> SettleResult {
+      Transaction tx(c);
+      Settlement s = asked;
+      const Result found = c.exec(
+          "SELECT lead.status = 'failed', post_intents.buyer_id, post_intents.lead_id IS NOT NULL"
+          " FROM (SELECT id, status FROM leads WHERE id = $1 FOR UPDATE) AS lead"
+          " LEFT JOIN post_intents ON post_intents.lead_id = lead.id",
+          Params().add(s.lead_id), Effect::kRead);
+      if (found.rows() == 0) return {SettleStatus::kNoSuchLead, {}};
+      const Result before =
+          c.exec("SELECT " LF_SETTLEMENT_COLUMNS " FROM settlements WHERE lead_id = $1",
+                 Params().add(s.lead_id), Effect::kRead);
+      if (before.rows() > 0)
+        return {SettleStatus::kAlreadySettled, read_settlement(Row{before, 0})};
+      if (!found.boolean(0, 0) || !found.boolean(0, 2)) return {SettleStatus::kNotUnknown, {}};
+      s.buyer_id = found.text(0, 1);
+      c.exec("INSERT INTO settlements (" LF_SETTLEMENT_COLUMNS
+             ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+             Params()
+                 .add(s.lead_id)
+                 .add(s.buyer_id)
+                 .add(s.sold)
+                 .add(s.price)
+                 .add(s.payout)
+                 .add(s.buyer_lead_id)
+                 .add(s.note)
+                 .add(s.by_key_id)
+                 .add(s.at_ms),
+             Effect::kWrite);
+      c.exec(
+          "UPDATE leads SET status = $2, buyer_id = $3, price_cents = $4, payout_cents = $5,"
+          " buyer_lead_id = $6, reason = $7, decided_at = $8 WHERE id = $1 AND status = 'failed'",
+          Params()
+              .add(s.lead_id)
+              .add(s.sold ? "delivered" : "unsold")
+              .add(s.sold ? s.buyer_id : std::string())
+              .add(s.sold ? s.price : 0)
+              .add(s.sold ? s.payout : 0)
+              .add(s.sold ? s.buyer_lead_id : std::string())
+              .add(settled_reason(s.sold))
+              .add(s.at_ms),
+          Effect::kWrite);
+      if (s.sold)
+        c.exec(
+            "INSERT INTO sales (lead_id, slot, buyer_id, price_cents, payout_cents, sold_at,"
+            " email, phone) SELECT id, 0, $2, $3, $4, $5, email, phone FROM leads WHERE id = $1",
+            Params().add(s.lead_id).add(s.buyer_id).add(s.price).add(s.payout).add(s.at_ms),
+            Effect::kWrite);
+      tx.commit();
+      return {SettleStatus::kSettled, std::move(s)};
+    });
+  }
+
+  Lookup<Settlement> get_settlement(std::string_view lead_id) override {
+    return lookup<Settlement>(
+        "get_settlement", "SELECT " LF_SETTLEMENT_COLUMNS " FROM settlements WHERE lead_id = $1",
+        Params().add(lead_id), read_settlement<Row>);
+  }
+
   std::optional<std::vector<LeadReturn>> returns_of_lead(std::string_view lead_id) override {
     return read_rows<LeadReturn>("returns_of_lead",
                                  "SELECT " LF_RETURN_COLUMNS
@@ -1101,6 +1163,7 @@ class PgStore final : public Store, private PgCalls {
 #undef LF_API_KEY_COLUMNS
 #undef LF_BUYER_COLUMNS
 #undef LF_RETURN_COLUMNS
+#undef LF_SETTLEMENT_COLUMNS
 #undef LF_LEDGER_COLUMNS
 
 }  // namespace

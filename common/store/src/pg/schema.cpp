@@ -281,6 +281,22 @@ SELECT 'sale', sales.lead_id, sales.buyer_id, leads.seller_id, leads.campaign_id
        sales.price_cents, sales.payout_cents, sales.sold_at
 FROM sales JOIN leads ON leads.id = sales.lead_id ORDER BY sales.sold_at, sales.lead_id;
 )sql"},
+    // Operators' settlements of leads whose post outcome stayed unknown.
+    {5, R"sql(
+CREATE TABLE settlements (
+  lead_id        TEXT COLLATE "C" PRIMARY KEY REFERENCES leads (id),
+  buyer_id       TEXT COLLATE "C" NOT NULL,
+  sold           BOOLEAN NOT NULL,
+  price_cents    BIGINT NOT NULL,
+  payout_cents   BIGINT NOT NULL,
+  buyer_lead_id  TEXT NOT NULL,
+  note           TEXT NOT NULL,
+  by_key_id      TEXT COLLATE "C" NOT NULL,
+  at             BIGINT NOT NULL
+);
+CREATE TRIGGER settlements_are_immutable BEFORE UPDATE OR DELETE ON settlements
+  FOR EACH ROW EXECUTE FUNCTION refuse_change();
+)sql"},
 };
 
 }  // namespace

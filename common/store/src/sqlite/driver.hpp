@@ -87,6 +87,9 @@ class Query {
     return *this;
   }
   Query& bind(const std::string& v) { return bind(std::string_view(v)); }
+  // Text is bound without a copy (SQLITE_STATIC) and read when the statement runs, after the
+  // binding expression: a temporary string would be gone by then.
+  Query& bind(std::string&& v) = delete;
   Query& bind(const char* v) { return bind(std::string_view(v)); }
   Query& bind(std::int64_t v) {
     if (ready()) note(sqlite3_bind_int64(stmt_, ++pos_, v));

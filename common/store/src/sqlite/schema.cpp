@@ -267,6 +267,26 @@ SELECT 'sale', sales.lead_id, sales.buyer_id, leads.seller_id, leads.campaign_id
        sales.price_cents, sales.payout_cents, sales.sold_at
 FROM sales JOIN leads ON leads.id = sales.lead_id ORDER BY sales.sold_at, sales.lead_id;
 )sql"},
+    // Operators' settlements of leads whose post outcome stayed unknown.
+    {5, R"sql(
+CREATE TABLE settlements (
+  lead_id        TEXT PRIMARY KEY REFERENCES leads (id),
+  buyer_id       TEXT NOT NULL,
+  sold           INTEGER NOT NULL,
+  price_cents    INTEGER NOT NULL,
+  payout_cents   INTEGER NOT NULL,
+  buyer_lead_id  TEXT NOT NULL,
+  note           TEXT NOT NULL,
+  by_key_id      TEXT NOT NULL,
+  at             INTEGER NOT NULL
+);
+CREATE TRIGGER settlements_are_immutable BEFORE UPDATE ON settlements BEGIN
+  SELECT RAISE(ABORT, 'settlements are immutable');
+END;
+CREATE TRIGGER settlements_are_kept BEFORE DELETE ON settlements BEGIN
+  SELECT RAISE(ABORT, 'settlements are immutable');
+END;
+)sql"},
 };
 
 }  // namespace

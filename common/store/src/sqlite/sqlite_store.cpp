@@ -774,6 +774,86 @@ class SqliteStore final : public Store, private SqliteCalls {
     });
   }
 
+  /// One transaction on the writer; a sale's ledger entry is written by the sales trigger.
+  SettleResult settle_lead(const Settlement& asked) override {
+    return guarded("settle_lead", SettleResult{}, [&]() -> SettleResult {
+      SettleResult out;
+      std::lock_guard lock(write_mu_);
+      Connection& c = *writer_;
+      Transaction tx(c);
+      const auto failed = [&](int rc) {
+        report(c, rc, "settle_lead");
+        return SettleResult{};
+      };
+      if (int rc = tx.begin()) return failed(rc);
+      Settlement s = asked;
+      {
+        Query q(c, "SELECT " LF_SETTLEMENT_COLUMNS " FROM settlements WHERE lead_id = ?1");
+        const int rc = q.bind(s.lead_id).step();
+        if (rc == SQLITE_ROW) return {SettleStatus::kAlreadySettled, read_settlement(q)};
+        if (rc != SQLITE_DONE) return failed(rc);
+      }
+      {
+        Query q(c,
+                "SELECT leads.status = 'failed', post_intents.buyer_id FROM leads"
+                " LEFT JOIN post_intents ON post_intents.lead_id = leads.id WHERE leads.id = ?1");
+        const int rc = q.bind(s.lead_id).step();
+        if (rc == SQLITE_DONE) return (out.status = SettleStatus::kNoSuchLead, out);
+        if (rc != SQLITE_ROW) return failed(rc);
+        if (!q.boolean(0) || q.is_null(1)) return (out.status = SettleStatus::kNotUnknown, out);
+        s.buyer_id = q.text(1);
+      }
+      {
+        Query q(c, "INSERT INTO settlements (" LF_SETTLEMENT_COLUMNS
+                   ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
+        q.bind(s.lead_id)
+            .bind(s.buyer_id)
+            .bind(s.sold)
+            .bind(s.price)
+            .bind(s.payout)
+            .bind(s.buyer_lead_id)
+            .bind(s.note)
+            .bind(s.by_key_id)
+            .bind(s.at_ms);
+        if (int rc = q.run()) return failed(rc);
+      }
+      {
+        // Bound text is not copied: every string bound here outlives the statement's run.
+        const std::string_view no_text;
+        Query q(c,
+                "UPDATE leads SET status = ?2, buyer_id = ?3, price_cents = ?4, payout_cents = ?5,"
+                " buyer_lead_id = ?6, reason = ?7, decided_at = ?8"
+                " WHERE id = ?1 AND status = 'failed'");
+        q.bind(s.lead_id)
+            .bind(s.sold ? "delivered" : "unsold")
+            .bind(s.sold ? std::string_view(s.buyer_id) : no_text)
+            .bind(s.sold ? s.price : 0)
+            .bind(s.sold ? s.payout : 0)
+            .bind(s.sold ? std::string_view(s.buyer_lead_id) : no_text)
+            .bind(settled_reason(s.sold))
+            .bind(s.at_ms);
+        if (int rc = q.run()) return failed(rc);
+      }
+      if (s.sold) {
+        Query q(c,
+                "INSERT INTO sales (lead_id, slot, buyer_id, price_cents, payout_cents, sold_at,"
+                " email, phone) SELECT id, 0, ?2, ?3, ?4, ?5, email, phone FROM leads"
+                " WHERE id = ?1");
+        if (int rc =
+                q.bind(s.lead_id).bind(s.buyer_id).bind(s.price).bind(s.payout).bind(s.at_ms).run())
+          return failed(rc);
+      }
+      if (int rc = tx.commit()) return failed(rc);
+      return {SettleStatus::kSettled, std::move(s)};
+    });
+  }
+
+  Lookup<Settlement> get_settlement(std::string_view lead_id) override {
+    return lookup<Settlement>(
+        "get_settlement", "SELECT " LF_SETTLEMENT_COLUMNS " FROM settlements WHERE lead_id = ?1",
+        [&](Query& q) { q.bind(lead_id); }, read_settlement<Query>);
+  }
+
   std::optional<std::vector<LeadReturn>> returns_of_lead(std::string_view lead_id) override {
     return read_rows<LeadReturn>(
         "returns_of_lead",
@@ -932,6 +1012,7 @@ class SqliteStore final : public Store, private SqliteCalls {
 #undef LF_API_KEY_COLUMNS
 #undef LF_BUYER_COLUMNS
 #undef LF_RETURN_COLUMNS
+#undef LF_SETTLEMENT_COLUMNS
 #undef LF_LEDGER_COLUMNS
 
 }  // namespace

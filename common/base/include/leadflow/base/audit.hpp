@@ -18,9 +18,16 @@
 
 namespace leadflow {
 
-enum class AuditEvent { kAuthFailed, kRateLimited, kKeyCreated, kKeyRevoked, kLeadReturned };
+enum class AuditEvent {
+  kAuthFailed,
+  kRateLimited,
+  kKeyCreated,
+  kKeyRevoked,
+  kLeadReturned,
+  kLeadSettled
+};
 
-/// "auth_failed", "rate_limited", "key_created", "key_revoked", "lead_returned".
+/// "auth_failed", "rate_limited", "key_created", "key_revoked", "lead_returned", "lead_settled".
 std::string_view to_string(AuditEvent event);
 
 /// One event. Every field but `event` may be empty, and is then left out of the line. The views
@@ -32,7 +39,7 @@ struct AuditRecord {
   /// What happened, from a small fixed set (it is a metric label). auth_failed: missing_key,
   /// unknown_key, revoked_key, inactive_campaign; rate_limited: api_key, campaign,
   /// failed_auth_per_address; key_created / key_revoked: api_key, campaign_key; lead_returned:
-  /// the reason code (from the configured list).
+  /// the reason code (from the configured list); lead_settled: sold, not_sold.
   std::string_view kind;
   std::string_view route;         // the route's pattern
   std::string_view client;        // the client's address

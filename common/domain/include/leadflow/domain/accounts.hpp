@@ -83,6 +83,10 @@ struct ApiKey {
   bool has(Scope s) const { return (scopes & s) != 0; }
 };
 
+/// What the seller earns of a sale at `price` under its campaign's payout rule (revshare or
+/// fixed), never more than the price; 0 without a campaign (Surface A: no rule in leadflow yet).
+Cents seller_payout(const Campaign* campaign, Cents price);
+
 /// Fresh secrets: "lfk_" + 43 base62 characters (256 bits) for API keys, "lfc_" + the same for
 /// campaign keys.
 std::string new_api_key_secret();

@@ -167,6 +167,28 @@ struct LedgerQuery {
   int limit = 100;
 };
 
+/// An operator's settlement of a lead whose post outcome stayed unknown (the lead failed with a
+/// post intent): the buyer's answer, sold at `price` (the seller earning `payout`) or not.
+struct Settlement {
+  std::string lead_id;
+  std::string buyer_id;  // the buyer of the post intent
+  bool sold = false;
+  Cents price = 0;
+  Cents payout = 0;
+  std::string buyer_lead_id;
+  std::string note;
+  std::string by_key_id;  // the operator key that settled it
+  std::int64_t at_ms = 0;
+};
+
+/// What a settlement came to. kNotUnknown: the lead's post outcome is not unknown (it is not
+/// failed, or it has no post intent); kAlreadySettled: `settlement` is the one made before.
+enum class SettleStatus { kSettled, kNoSuchLead, kNotUnknown, kAlreadySettled, kUnavailable };
+struct SettleResult {
+  SettleStatus status = SettleStatus::kUnavailable;
+  Settlement settlement;
+};
+
 /// A buyer's sales since a time, and how many of those it returned.
 struct ReturnStats {
   std::int64_t sales = 0;
@@ -279,6 +301,13 @@ class Store {
   virtual std::optional<std::vector<LeadReturn>> returns_of_lead(std::string_view lead_id) = 0;
   /// Ledger entries, oldest first; nullopt when the store cannot say.
   virtual std::optional<std::vector<LedgerEntry>> list_ledger(const LedgerQuery& q) = 0;
+  /// Settles a lead whose post outcome stayed unknown, atomically: the settlement row (once per
+  /// lead), and when sold the lead delivered to the intent's buyer with its sale (which enters
+  /// the ledger like any sale); when not, the lead unsold. `s.buyer_id` is ignored: the intent's
+  /// buyer is the one settled with.
+  virtual SettleResult settle_lead(const Settlement& s) = 0;
+  /// The settlement of a lead; kNotFound when it has none.
+  virtual Lookup<Settlement> get_settlement(std::string_view lead_id) = 0;
   /// A buyer's sales made since `since_ms` and how many of them it returned; nullopt when the
   /// store cannot say.
   virtual std::optional<ReturnStats> return_stats(std::string_view buyer_id,

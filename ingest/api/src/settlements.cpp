@@ -1,0 +1,150 @@
+// Settlement: a lead whose post outcome stayed unknown (no answer from the buyer to the post,
+// through every attempt) ends failed with its post intent, dead-lettered for the operator. The
+// operator asks the buyer, then records its answer here: sold at a price (the lead is delivered,
+// its sale enters the ledger like any other) or not (the lead is unsold). Once per lead, audited.
+#include <optional>
+
+#include "auth.hpp"
+#include "errors.hpp"
+#include "leadflow/api/http_util.hpp"
+#include "leadflow/base/ids.hpp"
+#include "leadflow/base/money.hpp"
+#include "leadflow/base/time_format.hpp"
+#include "returns.hpp"
+
+namespace leadflow {
+namespace {
+
+using nlohmann::json;
+
+constexpr double kMaxPrice = 100'000.0;  // dollars: a settlement is a lead's price, not a transfer
+
+void post_settlement(IngestContext& ctx, const http::Request& req, http::Response& res) {
+  auto key = authorise(ctx, req, res, kScopeAdmin, /*operator_only=*/true);
+  if (!key) return;
+  if (!http::is_json(req)) {
+    http::send_problem(res, 415, "Content-Type must be application/json");
+    return;
+  }
+  const json body = json::parse(req.body(), nullptr, false);
+  if (body.is_discarded() || !body.is_object()) {
+    http::send_problem(res, 400, "the body must be a JSON object",
+                       {{"body", "invalid_json", "not a JSON object"}});
+    return;
+  }
+  FieldErrors errors;
+  for (const auto& [name, value] : body.items())
+    if (name != "sold" && name != "price" && name != "buyer_lead_id" && name != "note")
+      errors.push_back({name, "unknown_field", "is not a field of a settlement"});
+  Settlement s;
+  const auto sold = body.find("sold");
+  if (sold == body.end() || !sold->is_boolean())
+    errors.push_back({"sold", sold == body.end() ? "required" : "invalid_type",
+                      "true if the buyer took the lead, false if not"});
+  else
+    s.sold = sold->get<bool>();
+  std::optional<Cents> price;
+  if (auto it = body.find("price"); it != body.end()) {
+    const auto cents = it->is_number() && it->get<double>() <= kMaxPrice
+                           ? cents_from_decimal(it->get<double>())
+                           : std::nullopt;
+    if (!cents || *cents <= 0)
+      errors.push_back({"price", "out_of_range", "a price in dollars, above 0 and at most 100000"});
+    else if (!s.sold)
+      errors.push_back({"price", "not_allowed", "an unsold lead has no price"});
+    else
+      price = cents;
+  }
+  const auto text = [&](const char* name, std::size_t max, std::string& out) {
+    const auto it = body.find(name);
+    if (it == body.end() || it->is_null()) return;
+    if (!it->is_string() || it->get_ref<const std::string&>().size() > max)
+      errors.push_back({name, "invalid_type", "a string of at most " + std::to_string(max)});
+    else
+      out = it->get<std::string>();
+  };
+  text("buyer_lead_id", 200, s.buyer_lead_id);
+  text("note", 1000, s.note);
+  if (!s.sold && !s.buyer_lead_id.empty())
+    errors.push_back({"buyer_lead_id", "not_allowed", "an unsold lead has no buyer reference"});
+  if (!errors.empty()) {
+    http::send_problem(res, 400, "the settlement is invalid", errors);
+    return;
+  }
+
+  const std::string id(req.match(1));
+  if (!is_valid_id(id, kLeadPrefix)) return http::send_problem(res, 404, "no such lead");
+  const auto record = ctx.store.get_lead(id);
+  if (!record) return http::send_problem(res, 404, "no such lead");
+  const Lookup<PostIntent> intent = ctx.store.get_post_intent(id);
+  if (intent.status == StoreStatus::kUnavailable)
+    return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
+  const auto not_unknown = [&res] {
+    http::send_problem(res, 409,
+                       "only a failed lead whose post outcome stayed unknown can be settled");
+  };
+  if (!intent.value) return not_unknown();
+  if (s.sold) {
+    s.price = price.value_or(intent.value->price);
+    std::optional<Campaign> campaign;
+    if (!record->lead.campaign_id.empty())
+      campaign = ctx.store.get_campaign(record->lead.campaign_id);
+    s.payout = seller_payout(campaign ? &*campaign : nullptr, s.price);
+  }
+  s.lead_id = id;
+  s.by_key_id = key->id;
+  s.at_ms = ctx.clock.now_ms();
+  const SettleResult result = ctx.store.settle_lead(s);
+  switch (result.status) {
+    case SettleStatus::kSettled:
+      break;
+    case SettleStatus::kNoSuchLead:
+      return http::send_problem(res, 404, "no such lead");
+    case SettleStatus::kNotUnknown:
+      return not_unknown();
+    case SettleStatus::kAlreadySettled:
+      http::send_json(res, 409,
+                      {{"success", false},
+                       {"type", "about:blank"},
+                       {"title", "Conflict"},
+                       {"status", 409},
+                       {"detail", "the lead was already settled"},
+                       {"settlement", settlement_to_json(result.settlement)}},
+                      "application/problem+json");
+      return;
+    case SettleStatus::kUnavailable:
+      return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kWrite));
+  }
+  AuditRecord audit;
+  audit.event = AuditEvent::kLeadSettled;
+  audit.surface = "api";
+  audit.kind = s.sold ? "sold" : "not_sold";
+  audit.lead_id = id;
+  audit.buyer_id = result.settlement.buyer_id;
+  audit.seller_id = record->lead.seller_id;
+  audit.actor_key_id = key->id;
+  audit_request(ctx, req, audit);
+  http::send_json(res, 201, {{"success", true}, {"data", settlement_to_json(result.settlement)}});
+}
+
+}  // namespace
+
+json settlement_to_json(const Settlement& s) {
+  return {{"lead_id", s.lead_id},
+          {"buyer_id", s.buyer_id},
+          {"sold", s.sold},
+          {"price", s.sold ? json(cents_to_decimal(s.price)) : json(nullptr)},
+          {"payout", s.sold ? json(cents_to_decimal(s.payout)) : json(nullptr)},
+          {"currency", "USD"},
+          {"buyer_lead_id", s.buyer_lead_id.empty() ? json(nullptr) : json(s.buyer_lead_id)},
+          {"note", s.note.empty() ? json(nullptr) : json(s.note)},
+          {"settled_at", format_rfc3339_ms(s.at_ms)},
+          {"key_id", s.by_key_id}};
+}
+
+void register_settlements(Routes& routes, IngestContext& ctx) {
+  routes.post("/v1/leads/{id}/settle",
+              [&ctx](const http::Request& q, http::Response& r) { post_settlement(ctx, q, r); });
+}
+
+}  // namespace leadflow
