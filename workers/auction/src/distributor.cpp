@@ -206,10 +206,7 @@ void Distributor::request_answered(const std::string& buyer_id) {
 }
 
 Cents Distributor::payout_for(const std::optional<Campaign>& c, Cents price) const {
-  if (!c) return 0;  // Surface A: the seller's terms live outside leadflow
-  const Cents payout =
-      c->payout_fixed ? c->payout_value : apply_basis_points(price, c->payout_value);
-  return std::min(payout, price);  // never pay a seller more than the sale brought
+  return seller_payout(c ? &*c : nullptr, price);
 }
 
 /// One lead's auction as a state machine on the Distributor's loop. Every member is touched on
