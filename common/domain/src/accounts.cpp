@@ -66,11 +66,29 @@ PlanLimits limits_of(Plan p) {
   return p == Plan::kEnterprise ? PlanLimits{1000, 100'000} : PlanLimits{100, 10'000};
 }
 
-Cents seller_payout(const Campaign* campaign, Cents price) {
-  if (campaign == nullptr) return 0;
-  const Cents payout = campaign->payout_fixed ? campaign->payout_value
-                                              : apply_basis_points(price, campaign->payout_value);
+Cents seller_payout(const Campaign* campaign, const Seller* seller, Cents price) {
+  bool fixed = false;
+  std::int64_t value = 0;
+  if (campaign != nullptr) {
+    fixed = campaign->payout_fixed;
+    value = campaign->payout_value;
+  } else if (seller != nullptr) {
+    fixed = seller->payout_fixed;
+    value = seller->payout_value;
+  } else {
+    return 0;
+  }
+  const Cents payout = fixed ? value : apply_basis_points(price, value);
   return std::min(payout, price);  // never pay a seller more than the sale brought
+}
+
+nlohmann::json payout_to_json(bool fixed, std::int64_t value) {
+  nlohmann::json payout = {{"model", fixed ? "fixed" : "revshare"}};
+  if (fixed)
+    payout["value"] = cents_to_decimal(value);
+  else
+    payout["value"] = static_cast<double>(value) / 100.0;  // percent
+  return payout;
 }
 
 std::string new_api_key_secret() { return base62_secret("lfk_"); }
@@ -80,15 +98,12 @@ nlohmann::json seller_to_json(const Seller& s) {
   return {{"seller_id", s.id},
           {"name", s.name},
           {"status", s.active ? "active" : "paused"},
+          {"payout", payout_to_json(s.payout_fixed, s.payout_value)},
           {"created_at", format_rfc3339_ms(s.created_at_ms)}};
 }
 
 nlohmann::json campaign_to_json(const Campaign& c) {
-  nlohmann::json payout = {{"model", c.payout_fixed ? "fixed" : "revshare"}};
-  if (c.payout_fixed)
-    payout["value"] = cents_to_decimal(c.payout_value);
-  else
-    payout["value"] = static_cast<double>(c.payout_value) / 100.0;  // percent
+  const nlohmann::json payout = payout_to_json(c.payout_fixed, c.payout_value);
   return {{"campaign_id", c.id},
           {"seller_id", c.seller_id},
           {"name", c.name},

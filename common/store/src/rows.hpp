@@ -33,6 +33,7 @@
   "id, seller_id, name, plan, scopes, key_hash, key_hint, created_at, revoked_at, buyer_id"
 #define LF_RETURN_COLUMNS \
   "lead_id, buyer_id, reason, note, by_key_id, price_cents, payout_cents, sold_at, returned_at"
+#define LF_SELLER_COLUMNS "id, name, active, created_at, payout_fixed, payout_value"
 #define LF_SETTLEMENT_COLUMNS \
   "lead_id, buyer_id, sold, price_cents, payout_cents, buyer_lead_id, note, by_key_id, at"
 #define LF_LEDGER_COLUMNS \
@@ -63,6 +64,8 @@ Seller read_seller(const Row& q) {
   s.name = q.text(1);
   s.active = q.boolean(2);
   s.created_at_ms = q.int64(3);
+  s.payout_fixed = q.boolean(4);
+  s.payout_value = q.int64(5);
   return s;
 }
 

@@ -87,9 +87,12 @@ void post_settlement(IngestContext& ctx, const http::Request& req, http::Respons
   if (s.sold) {
     s.price = price.value_or(intent.value->price);
     std::optional<Campaign> campaign;
+    std::optional<Seller> seller;
     if (!record->lead.campaign_id.empty())
       campaign = ctx.store.get_campaign(record->lead.campaign_id);
-    s.payout = seller_payout(campaign ? &*campaign : nullptr, s.price);
+    else if (!record->lead.seller_id.empty())
+      seller = ctx.store.get_seller(record->lead.seller_id);
+    s.payout = seller_payout(campaign ? &*campaign : nullptr, seller ? &*seller : nullptr, s.price);
   }
   s.lead_id = id;
   s.by_key_id = key->id;

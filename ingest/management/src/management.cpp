@@ -86,16 +86,56 @@ std::string hint_of(const std::string& secret) { return secret.substr(0, 8) + "â
 
 }  // namespace
 
+namespace {
+// "payout": {"model": "revshare" (percent) | "fixed" (dollars), "value"}, into `fixed` and
+// `value` (basis points or cents); left as they are when absent.
+void take_payout(const json& body, bool& fixed, std::int64_t& value, FieldErrors& errors) {
+  const auto it = body.find("payout");
+  if (it == body.end()) return;
+  if (!it->is_object()) {
+    errors.push_back({"payout", "invalid_type", "must be an object"});
+    return;
+  }
+  // Absent means revshare; anything but one of the two strings is refused (null included: a
+  // model named and left empty is a mistake, not a choice).
+  const auto model_it = it->find("model");
+  const std::string model = model_it == it->end()   ? std::string("revshare")
+                            : model_it->is_string() ? model_it->get<std::string>()
+                                                    : std::string();
+  const auto v = it->find("value");
+  if (model != "revshare" && model != "fixed") {
+    errors.push_back({"payout.model", "not_allowed", "must be revshare or fixed"});
+  } else if (v == it->end() || !v->is_number()) {
+    errors.push_back({"payout.value", "required", "must be a number"});
+  } else if (model == "revshare") {
+    const double pct = v->get<double>();
+    if (pct < 0 || pct > 100)
+      errors.push_back({"payout.value", "out_of_range", "percent from 0 to 100"});
+    fixed = false;
+    value = static_cast<std::int64_t>(std::llround(pct * 100));
+  } else {
+    auto cents = cents_from_decimal(v->get<double>());
+    if (!cents) errors.push_back({"payout.value", "out_of_range", "a price in dollars"});
+    fixed = true;
+    value = cents.value_or(0);
+  }
+  for (const auto& [k, unused] : it->items())
+    if (k != "model" && k != "value")
+      errors.push_back({"payout." + k, "unknown_field", "unknown field"});
+}
+}  // namespace
+
 Management::Created Management::create_seller(const json& body) {
   Created out;
   if (!body.is_object()) {
     out.errors.push_back({"body", "invalid_type", "must be a JSON object"});
     return out;
   }
-  unknown_fields(body, {"name", "status"}, out.errors);
+  unknown_fields(body, {"name", "status", "payout"}, out.errors);
   Seller s;
   take_string(body, "name", kMaxName, true, s.name, out.errors);
   take_status(body, s.active, out.errors);
+  take_payout(body, s.payout_fixed, s.payout_value, out.errors);
   if (!out.errors.empty()) return out;
   s.id = new_id(kSellerPrefix);
   s.created_at_ms = clock_.now_ms();
@@ -136,37 +176,7 @@ Management::Created Management::create_campaign(const json& body) {
   take_int(body, "rate_limit_per_minute", 1, 10'000'000, c.rate_limit_per_minute, out.errors);
   c.payout_fixed = false;
   c.payout_value = 7000;  // default: the seller earns 70% of the sale
-  if (auto it = body.find("payout"); it != body.end()) {
-    if (!it->is_object()) {
-      out.errors.push_back({"payout", "invalid_type", "must be an object"});
-    } else {
-      // Absent means revshare; anything but one of the two strings is refused (null included:
-      // a model named and left empty is a mistake, not a choice).
-      const auto model_it = it->find("model");
-      const std::string model = model_it == it->end()   ? std::string("revshare")
-                                : model_it->is_string() ? model_it->get<std::string>()
-                                                        : std::string();
-      const auto value = it->find("value");
-      if (model != "revshare" && model != "fixed") {
-        out.errors.push_back({"payout.model", "not_allowed", "must be revshare or fixed"});
-      } else if (value == it->end() || !value->is_number()) {
-        out.errors.push_back({"payout.value", "required", "must be a number"});
-      } else if (model == "revshare") {
-        const double pct = value->get<double>();
-        if (pct < 0 || pct > 100)
-          out.errors.push_back({"payout.value", "out_of_range", "percent from 0 to 100"});
-        c.payout_value = static_cast<std::int64_t>(std::llround(pct * 100));
-      } else {
-        auto cents = cents_from_decimal(value->get<double>());
-        if (!cents) out.errors.push_back({"payout.value", "out_of_range", "a price in dollars"});
-        c.payout_fixed = true;
-        c.payout_value = cents.value_or(0);
-      }
-      for (const auto& [k, v] : it->items())
-        if (k != "model" && k != "value")
-          out.errors.push_back({"payout." + k, "unknown_field", "unknown field"});
-    }
-  }
+  take_payout(body, c.payout_fixed, c.payout_value, out.errors);
   if (!out.errors.empty()) return out;
   const std::string secret = new_campaign_key_secret();
   c.id = new_id(kCampaignPrefix);

@@ -35,21 +35,32 @@ std::shared_ptr<const std::vector<Buyer>> BuyerDirectory::snapshot() {
   return buyers_;
 }
 
-std::optional<Campaign> CampaignDirectory::find(const std::string& id) {
+template <class T, class Get>
+std::optional<T> CampaignDirectory::cached(
+    std::unordered_map<std::string, std::pair<T, SteadyTime>>& cache, const std::string& id,
+    Get&& get) {
   const SteadyTime now = clock_.steady_now();
   {
     std::lock_guard lock(mu_);
-    auto it = cache_.find(id);
-    if (it != cache_.end() && now - it->second.second < std::chrono::seconds(5))
+    auto it = cache.find(id);
+    if (it != cache.end() && now - it->second.second < std::chrono::seconds(5))
       return it->second.first;
   }
-  auto c = store_.get_campaign(id);
-  if (c) {
+  std::optional<T> found = get(id);
+  if (found) {
     std::lock_guard lock(mu_);
-    if (cache_.size() > 10'000) cache_.clear();
-    cache_[id] = {*c, now};
+    if (cache.size() > 10'000) cache.clear();
+    cache[id] = {*found, now};
   }
-  return c;
+  return found;
+}
+
+std::optional<Campaign> CampaignDirectory::find(const std::string& id) {
+  return cached(cache_, id, [this](const std::string& i) { return store_.get_campaign(i); });
+}
+
+std::optional<Seller> CampaignDirectory::find_seller(const std::string& id) {
+  return cached(sellers_, id, [this](const std::string& i) { return store_.get_seller(i); });
 }
 
 namespace {
@@ -205,8 +216,9 @@ void Distributor::request_answered(const std::string& buyer_id) {
   if (it != in_flight_.end() && --it->second <= 0) in_flight_.erase(it);
 }
 
-Cents Distributor::payout_for(const std::optional<Campaign>& c, Cents price) const {
-  return seller_payout(c ? &*c : nullptr, price);
+Cents Distributor::payout_for(const std::optional<Campaign>& c, const std::optional<Seller>& s,
+                              Cents price) const {
+  return seller_payout(c ? &*c : nullptr, s ? &*s : nullptr, price);
 }
 
 /// One lead's auction as a state machine on the Distributor's loop. Every member is touched on
@@ -266,7 +278,10 @@ class Auction : public std::enable_shared_from_this<Auction> {
   // and (without one) the eligibility checks.
   EventLoop::Task prepare() {
     buyers_ = dist_.buyers_.snapshot();
-    if (!lead_.campaign_id.empty()) campaign_ = dist_.campaigns_.find(lead_.campaign_id);
+    if (!lead_.campaign_id.empty())
+      campaign_ = dist_.campaigns_.find(lead_.campaign_id);
+    else if (!lead_.seller_id.empty())
+      seller_ = dist_.campaigns_.find_seller(lead_.seller_id);  // Surface A: the seller's rule
     Lookup<PostIntent> found = dist_.store_.get_post_intent(lead_.id);
     // A store that cannot say whether the lead has an intent cannot say whether a buyer may
     // already hold it: no other buyer may be asked until it can.
@@ -619,7 +634,7 @@ class Auction : public std::enable_shared_from_this<Auction> {
     d_.status = DeliveryStatus::kDelivered;
     d_.buyer_id = b.id;
     d_.price = current_.price;
-    d_.payout = dist_.payout_for(campaign_, current_.price);
+    d_.payout = dist_.payout_for(campaign_, seller_, current_.price);
     d_.buyer_lead_id = answer.buyer_lead_id;
     settle(Posted::kAccepted);
   }
@@ -677,6 +692,7 @@ class Auction : public std::enable_shared_from_this<Auction> {
   const SteadyTime deadline_;
   std::shared_ptr<const std::vector<Buyer>> buyers_;
   std::optional<Campaign> campaign_;
+  std::optional<Seller> seller_;
   std::string recovered_buyer_;
   Distribution d_;
   Phase phase_ = Phase::kLooking;

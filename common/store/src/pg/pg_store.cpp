@@ -217,19 +217,23 @@ class PgStore final : public Store, private PgCalls {
 
   StoreStatus insert_seller(const Seller& s) override {
     return write("insert_seller",
-                 "INSERT INTO sellers (id, name, active, created_at) VALUES ($1, $2, $3, $4)",
-                 Params().add(s.id).add(s.name).add(s.active).add(s.created_at_ms));
+                 "INSERT INTO sellers (" LF_SELLER_COLUMNS ") VALUES ($1, $2, $3, $4, $5, $6)",
+                 Params()
+                     .add(s.id)
+                     .add(s.name)
+                     .add(s.active)
+                     .add(s.created_at_ms)
+                     .add(s.payout_fixed)
+                     .add(s.payout_value));
   }
 
   std::optional<Seller> get_seller(std::string_view id) override {
-    return read_one<Seller>("get_seller",
-                            "SELECT id, name, active, created_at FROM sellers WHERE id = $1",
+    return read_one<Seller>("get_seller", "SELECT " LF_SELLER_COLUMNS " FROM sellers WHERE id = $1",
                             Params().add(id), read_seller<Row>);
   }
 
   std::vector<Seller> list_sellers() override {
-    return read_all<Seller>("list_sellers",
-                            "SELECT id, name, active, created_at FROM sellers ORDER BY id",
+    return read_all<Seller>("list_sellers", "SELECT " LF_SELLER_COLUMNS " FROM sellers ORDER BY id",
                             Params(), read_seller<Row>);
   }
 
@@ -1164,6 +1168,7 @@ class PgStore final : public Store, private PgCalls {
 #undef LF_BUYER_COLUMNS
 #undef LF_RETURN_COLUMNS
 #undef LF_SETTLEMENT_COLUMNS
+#undef LF_SELLER_COLUMNS
 #undef LF_LEDGER_COLUMNS
 
 }  // namespace

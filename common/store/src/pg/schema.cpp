@@ -297,6 +297,12 @@ CREATE TABLE settlements (
 CREATE TRIGGER settlements_are_immutable BEFORE UPDATE OR DELETE ON settlements
   FOR EACH ROW EXECUTE FUNCTION refuse_change();
 )sql"},
+    // A seller's payout rule for its Surface A leads; sellers made before it get the default a
+    // campaign gets, 70% revshare.
+    {6, R"sql(
+ALTER TABLE sellers ADD COLUMN payout_fixed BOOLEAN NOT NULL DEFAULT FALSE;
+ALTER TABLE sellers ADD COLUMN payout_value BIGINT NOT NULL DEFAULT 7000;
+)sql"},
 };
 
 }  // namespace

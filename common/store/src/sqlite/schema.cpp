@@ -287,6 +287,12 @@ CREATE TRIGGER settlements_are_kept BEFORE DELETE ON settlements BEGIN
   SELECT RAISE(ABORT, 'settlements are immutable');
 END;
 )sql"},
+    // A seller's payout rule for its Surface A leads; sellers made before it get the default a
+    // campaign gets, 70% revshare.
+    {6, R"sql(
+ALTER TABLE sellers ADD COLUMN payout_fixed INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE sellers ADD COLUMN payout_value INTEGER NOT NULL DEFAULT 7000;
+)sql"},
 };
 
 }  // namespace

@@ -105,22 +105,28 @@ class SqliteStore final : public Store, private SqliteCalls {
   // --- accounts ---------------------------------------------------------------------------------
 
   StoreStatus insert_seller(const Seller& s) override {
-    return write_one(
-        "insert_seller",
-        "INSERT INTO sellers (id, name, active, created_at) VALUES (?1, ?2, ?3, ?4)",
-        [&](Query& q) { q.bind(s.id).bind(s.name).bind(s.active).bind(s.created_at_ms); });
+    return write_one("insert_seller",
+                     "INSERT INTO sellers (" LF_SELLER_COLUMNS ") VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                     [&](Query& q) {
+                       q.bind(s.id)
+                           .bind(s.name)
+                           .bind(s.active)
+                           .bind(s.created_at_ms)
+                           .bind(s.payout_fixed)
+                           .bind(s.payout_value);
+                     });
   }
 
   std::optional<Seller> get_seller(std::string_view id) override {
     return read_optional<Seller>(
-        "get_seller", "SELECT id, name, active, created_at FROM sellers WHERE id = ?1",
+        "get_seller", "SELECT " LF_SELLER_COLUMNS " FROM sellers WHERE id = ?1",
         [&](Query& q) { q.bind(id); }, read_seller<Query>);
   }
 
   std::vector<Seller> list_sellers() override {
     return read_all<Seller>(
-        "list_sellers", "SELECT id, name, active, created_at FROM sellers ORDER BY id",
-        [](Query&) {}, read_seller<Query>);
+        "list_sellers", "SELECT " LF_SELLER_COLUMNS " FROM sellers ORDER BY id", [](Query&) {},
+        read_seller<Query>);
   }
 
   StoreStatus insert_campaign(const Campaign& c) override {
@@ -1013,6 +1019,7 @@ class SqliteStore final : public Store, private SqliteCalls {
 #undef LF_BUYER_COLUMNS
 #undef LF_RETURN_COLUMNS
 #undef LF_SETTLEMENT_COLUMNS
+#undef LF_SELLER_COLUMNS
 #undef LF_LEDGER_COLUMNS
 
 }  // namespace

@@ -10,11 +10,14 @@
 
 namespace leadflow {
 
-/// A seller: posts leads through API keys (Surface A) and campaigns (Surface B).
+/// A seller: posts leads through API keys (Surface A) and campaigns (Surface B). Its payout
+/// rule prices its Surface A leads (a campaign's own rule prices its Surface B leads).
 struct Seller {
   std::string id;
   std::string name;
   bool active = true;
+  bool payout_fixed = false;         // payout model: revshare (percent of price) or fixed
+  std::int64_t payout_value = 7000;  // revshare: basis points (7000 = 70%); fixed: cents
   std::int64_t created_at_ms = 0;
 };
 
@@ -83,9 +86,14 @@ struct ApiKey {
   bool has(Scope s) const { return (scopes & s) != 0; }
 };
 
-/// What the seller earns of a sale at `price` under its campaign's payout rule (revshare or
-/// fixed), never more than the price; 0 without a campaign (Surface A: no rule in leadflow yet).
-Cents seller_payout(const Campaign* campaign, Cents price);
+/// What the seller earns of a sale at `price`: under the lead's campaign's payout rule (Surface
+/// B), else the seller's own (Surface A), revshare or fixed, never more than the price; 0 for a
+/// lead of neither (posted with an operator key).
+Cents seller_payout(const Campaign* campaign, const Seller* seller, Cents price);
+
+/// A payout rule as the API shows it: {"model": "revshare", "value": percent} or
+/// {"model": "fixed", "value": dollars}.
+nlohmann::json payout_to_json(bool fixed, std::int64_t value);
 
 /// Fresh secrets: "lfk_" + 43 base62 characters (256 bits) for API keys, "lfc_" + the same for
 /// campaign keys.

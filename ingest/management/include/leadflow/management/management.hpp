@@ -25,7 +25,8 @@ class Management {
     nlohmann::json body;  // the created record; for keys, includes the secret once
   };
 
-  /// {"name"}.
+  /// {"name", "status", "payout": {"model": "revshare"|"fixed", "value"}} (default 70%
+  /// revshare): the payout rule of the seller's Surface A leads.
   Created create_seller(const nlohmann::json& body);
   /// {"seller_id", "name", "vertical", "status", "mode", "sync_timeout_ms",
   ///  "rate_limit_per_minute", "payout": {"model": "revshare"|"fixed", "value"}}.

@@ -41,17 +41,24 @@ class BuyerDirectory {
   SteadyTime checked_at_{};
 };
 
-/// Campaign payout rules by id, cached for 5 s of `clock`'s time. Thread-safe.
+/// The payout rules of campaigns (Surface B leads) and sellers (Surface A leads) by id, cached
+/// for 5 s of `clock`'s time. Thread-safe.
 class CampaignDirectory {
  public:
   CampaignDirectory(Store& store, const Clock& clock) : store_(store), clock_(clock) {}
   std::optional<Campaign> find(const std::string& id);
+  std::optional<Seller> find_seller(const std::string& id);
 
  private:
+  template <class T, class Get>
+  std::optional<T> cached(std::unordered_map<std::string, std::pair<T, SteadyTime>>& cache,
+                          const std::string& id, Get&& get);
+
   Store& store_;
   const Clock& clock_;
   std::mutex mu_;
   std::unordered_map<std::string, std::pair<Campaign, SteadyTime>> cache_;
+  std::unordered_map<std::string, std::pair<Seller, SteadyTime>> sellers_;
 };
 
 struct DistributorOptions {
@@ -122,7 +129,8 @@ class Distributor final : public LeadDecider {
 
  private:
   friend class Auction;
-  Cents payout_for(const std::optional<Campaign>& campaign, Cents price) const;
+  Cents payout_for(const std::optional<Campaign>& campaign, const std::optional<Seller>& seller,
+                   Cents price) const;
   /// Whether `b` has max_concurrency pings and posts in flight. Loop thread only.
   bool at_capacity(const Buyer& b) const;
   /// A ping or post to the buyer was sent / was answered (or gave up). Loop thread only.
