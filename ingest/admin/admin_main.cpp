@@ -27,11 +27,12 @@ using nlohmann::json;
 constexpr const char* kUsage = R"(usage: leadflow-admin COMMAND [--flag value ...]
 
   migrate                                   apply pending store migrations
-  create-seller   --name N
+  create-seller   --name N [--payout-model revshare|fixed] [--payout-value X]
   create-campaign --seller-id ID --name N --vertical V [--mode sync|async]
                   [--sync-timeout-ms MS] [--rate-limit-per-minute N]
                   [--payout-model revshare|fixed] [--payout-value X]
-  create-api-key  [--seller-id ID] [--name N] [--plan standard|enterprise] [--scopes a,b,...]
+  create-api-key  [--seller-id ID | --buyer-id ID] [--name N] [--plan standard|enterprise]
+                  [--scopes a,b,...]
   list-api-keys
   revoke-api-key  --id KEY_ID
   list-sellers
@@ -93,6 +94,9 @@ int main(int argc, char** argv) {
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
     if (a.rfind("--", 0) != 0 || i + 1 >= argc) return fail("expected --flag value, got " + a);
+    // An empty value is a mistake (an unset shell variable), never a choice: an API key made
+    // with an empty --seller-id or --buyer-id would be the operator's, with every scope.
+    if (argv[i + 1][0] == '\0') return fail("empty value for " + a);
     flags[a.substr(2)] = argv[++i];
   }
   auto flag = [&](const char* name) {
@@ -112,7 +116,22 @@ int main(int argc, char** argv) {
     print({{"migrated", true}});
     return 0;
   }
-  if (command == "create-seller") return report(management.create_seller({{"name", flag("name")}}));
+  // --payout-model and --payout-value, into body["payout"] when either is given.
+  const auto take_payout = [&](json& body) {
+    if (!flag("payout-model").empty() || !flag("payout-value").empty())
+      body["payout"] = {
+          {"model", flag("payout-model").empty() ? "revshare" : flag("payout-model")},
+          {"value", std::stod(flag("payout-value").empty() ? "70" : flag("payout-value"))}};
+  };
+  if (command == "create-seller") {
+    json body = {{"name", flag("name")}};
+    try {
+      take_payout(body);
+    } catch (const std::exception&) {
+      return fail("numeric flags take numbers");
+    }
+    return report(management.create_seller(body));
+  }
   if (command == "create-campaign") {
     json body = {
         {"seller_id", flag("seller-id")}, {"name", flag("name")}, {"vertical", flag("vertical")}};
@@ -122,10 +141,7 @@ int main(int argc, char** argv) {
         body["sync_timeout_ms"] = std::stoi(flag("sync-timeout-ms"));
       if (!flag("rate-limit-per-minute").empty())
         body["rate_limit_per_minute"] = std::stoi(flag("rate-limit-per-minute"));
-      if (!flag("payout-model").empty() || !flag("payout-value").empty())
-        body["payout"] = {
-            {"model", flag("payout-model").empty() ? "revshare" : flag("payout-model")},
-            {"value", std::stod(flag("payout-value").empty() ? "70" : flag("payout-value"))}};
+      take_payout(body);
     } catch (const std::exception&) {
       return fail("numeric flags take numbers");
     }
@@ -137,6 +153,7 @@ int main(int argc, char** argv) {
   if (command == "create-api-key") {
     json body = json::object();
     if (!flag("seller-id").empty()) body["seller_id"] = flag("seller-id");
+    if (!flag("buyer-id").empty()) body["buyer_id"] = flag("buyer-id");
     if (!flag("name").empty()) body["name"] = flag("name");
     if (!flag("plan").empty()) body["plan"] = flag("plan");
     if (!flag("scopes").empty()) {
