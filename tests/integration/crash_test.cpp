@@ -1,5 +1,6 @@
-// kill -9 of the whole embedded service while leads stream in: every acknowledged lead reaches a
-// final status after restart, and none is sold twice.
+// kill -9 of the whole embedded service while leads stream in and sold leads are returned: every
+// acknowledged lead reaches a final status after restart, none is sold twice, every acknowledged
+// return is kept, and the ledger holds exactly one entry per sale and per return.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -12,6 +13,7 @@
 
 #include "child_process.hpp"
 #include "leadflow/domain/accounts.hpp"
+#include "leadflow/store/store.hpp"
 #include "service_fixture.hpp"
 
 namespace leadflow::testing {
@@ -84,6 +86,15 @@ TEST(Crash, Kill9LosesNoAcknowledgedLeadAndSellsNoneTwice) {
       client(dir, svc.port)->Post("/v1/campaigns", auth, campaign.dump(), "application/json");
   ASSERT_TRUE(made && made->status == 201) << (made ? made->body : "no answer");
   const std::string campaign_key = json::parse(made->body)["data"]["campaign_key"];
+  // The returner has an operator key of its own: the posters use up the bootstrap key's limit.
+  auto returns_key =
+      client(dir, svc.port)
+          ->Post("/v1/api-keys", auth, json{{"name", "returns"}, {"plan", "enterprise"}}.dump(),
+                 "application/json");
+  ASSERT_TRUE(returns_key && returns_key->status == 201);
+  const httplib::Headers returner_auth = {
+      {"Authorization",
+       "Bearer " + json::parse(returns_key->body)["data"]["key"].get<std::string>()}};
 
   for (int round = 0; round < 2; ++round) {
     std::mutex mu;
@@ -92,6 +103,30 @@ TEST(Crash, Kill9LosesNoAcknowledgedLeadAndSellsNoneTwice) {
     std::atomic<bool> stop{false};
     std::atomic<int> acked_b{0};
     std::vector<std::thread> posters;
+    // The operator returns sold leads while the leads stream in, so the kill may land inside a
+    // return too. A 201 is an acknowledged return: it must survive.
+    std::set<std::string> returned_acked;
+    std::thread returner([&] {
+      auto c = client(dir, svc.port);
+      while (!stop) {
+        auto list = c->Get("/v1/leads?status=delivered&limit=5", returner_auth);
+        if (!list || list->status != 200) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(20));
+          continue;
+        }
+        const json page = json::parse(list->body);  // kept: the loop below reads into it
+        for (const auto& lead : page["data"]) {
+          const std::string id = lead["lead_id"];
+          auto r = c->Post(("/v1/leads/" + id + "/return").c_str(), returner_auth,
+                           json{{"reason", "duplicate"}}.dump(), "application/json");
+          if (r && r->status == 201) {
+            std::lock_guard lock(mu);
+            returned_acked.insert(id);
+          }
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+    });
     for (int t = 0; t < 4; ++t) {
       posters.emplace_back([&, surface_b = t % 2 == 1] {
         auto c = client(dir, svc.port);
@@ -122,6 +157,7 @@ TEST(Crash, Kill9LosesNoAcknowledgedLeadAndSellsNoneTwice) {
     svc.process->kill_hard();
     stop = true;
     for (auto& t : posters) t.join();
+    returner.join();
     ASSERT_GE(acked.size(), 50u);
     EXPECT_GT(acked_b.load(), 10) << "too few Surface B leads to prove its path";
 
@@ -143,29 +179,74 @@ TEST(Crash, Kill9LosesNoAcknowledgedLeadAndSellsNoneTwice) {
                                  << " acknowledged leads never decided";
 
     // No lead went to two buyers: every sale a buyer accepted (repeats of one Idempotency-Key
-    // count once) is exactly one delivered lead in the store.
-    int delivered = 0;
-    std::string cursor;
-    for (;;) {
-      auto r = c->Get(
-          ("/v1/leads?status=delivered&limit=100" + (cursor.empty() ? "" : "&cursor=" + cursor))
-              .c_str(),
-          auth);
-      ASSERT_TRUE(r && r->status == 200);
-      const json page = json::parse(r->body);
-      for (const auto& lead : page["data"]) {
-        ++delivered;
-        EXPECT_TRUE(lead["distribution"]["buyer_id"].is_string());
+    // count once) is exactly one delivered or returned lead in the store.
+    std::set<std::string> sold;
+    int delivered = 0, returned = 0;
+    for (const char* status : {"delivered", "returned"}) {
+      std::string cursor;
+      for (;;) {
+        auto r = c->Get(("/v1/leads?status=" + std::string(status) + "&limit=100" +
+                         (cursor.empty() ? "" : "&cursor=" + cursor))
+                            .c_str(),
+                        auth);
+        ASSERT_TRUE(r && r->status == 200);
+        const json page = json::parse(r->body);
+        for (const auto& lead : page["data"]) {
+          ++(std::string(status) == "delivered" ? delivered : returned);
+          sold.insert(lead["lead_id"].get<std::string>());
+          EXPECT_TRUE(lead["distribution"]["buyer_id"].is_string());
+        }
+        if (!page["has_more"].get<bool>()) break;
+        cursor = page["next_cursor"];
       }
-      if (!page["has_more"].get<bool>()) break;
-      cursor = page["next_cursor"];
     }
     const auto sales = first->stats().accepted + second->stats().accepted;
-    EXPECT_EQ(sales, static_cast<std::uint64_t>(delivered));
+    EXPECT_EQ(sales, static_cast<std::uint64_t>(delivered + returned));
     EXPECT_GT(delivered, 0);
+    EXPECT_GT(returned_acked.size(), 0u) << "no return was made before the kill";
+    for (const auto& id : returned_acked) {
+      auto r = c->Get(("/v1/leads/" + id).c_str(), auth);
+      ASSERT_TRUE(r && r->status == 200);
+      EXPECT_EQ(json::parse(r->body)["data"]["status"], "returned") << id << ": return lost";
+    }
+
+    // The ledger, read straight from the store's file: one sale entry per sold lead, one return
+    // entry per returned one (reversing it exactly), nothing else.
+    {
+      std::string error;
+      auto store = open_store("sqlite:" + dir.path() + "/leadflow.db", error);
+      ASSERT_NE(store, nullptr) << error;
+      std::map<std::string, std::pair<int, int>> entries;  // lead: sales, returns
+      std::map<std::string, Cents> margin;
+      LedgerQuery q;
+      q.limit = 1000;
+      for (;;) {
+        const auto page = store->list_ledger(q);
+        ASSERT_TRUE(page.has_value());
+        if (page->empty()) break;
+        for (const auto& e : *page) {
+          auto& [s, ret] = entries[e.lead_id];
+          ++(e.kind == "sale" ? s : ret);
+          margin[e.lead_id] += e.revenue - e.payout;
+        }
+        q.after_id = page->back().id;
+      }
+      EXPECT_EQ(entries.size(), sold.size());
+      int return_entries = 0;
+      for (const auto& [lead_id, counts] : entries) {
+        EXPECT_TRUE(sold.count(lead_id)) << lead_id << " has entries but was not sold";
+        EXPECT_EQ(counts.first, 1) << lead_id;
+        EXPECT_LE(counts.second, 1) << lead_id;
+        if (counts.second == 1) EXPECT_EQ(margin[lead_id], 0) << lead_id;
+        return_entries += counts.second;
+      }
+      EXPECT_EQ(return_entries, returned);
+    }
     std::cout << "round " << round << ": acknowledged " << acked.size() << " (" << acked_b
               << " on Surface B)"
-              << ", delivered " << delivered << ", duplicate posts absorbed by buyers "
+              << ", delivered " << delivered << ", returned " << returned << " ("
+              << returned_acked.size() << " acknowledged before the kill)"
+              << ", duplicate posts absorbed by buyers "
               << first->stats().duplicate_posts + second->stats().duplicate_posts << "\n";
   }
   EXPECT_EQ(svc.process->terminate(std::chrono::seconds(20)), 0);  // SIGTERM: clean exit
