@@ -22,6 +22,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <latch>
@@ -548,6 +549,144 @@ TEST(PgStoreOpen, AMalformedUrlIsRefusedWithoutEchoingThePassword) {
             nullptr);
   EXPECT_FALSE(error.empty());
   EXPECT_EQ(error.find("s3cret"), std::string::npos) << error;
+}
+
+}  // namespace
+}  // namespace leadflow::contract
+
+namespace leadflow::contract {
+namespace {
+
+// One sequence of operations, the same on both stores: leads, sales and other outcomes in
+// batches, redelivered outcomes, post intents and settlements, returns (some refused). Returns
+// what each store answered and holds afterwards, for the two to be compared line by line.
+std::vector<std::string> money_script(Store& store) {
+  std::vector<std::string> log;
+  std::mt19937_64 rng(7);
+  std::vector<Lead> leads;
+  for (int i = 0; i < 400; ++i) {
+    Lead l;
+    l.id = "ld_" + std::to_string(100000 + i);  // the same ids in both stores
+    l.seller_id = "sl_" + std::to_string(i % 3);
+    l.campaign_id = i % 2 ? "cp_" + std::to_string(i % 4) : "";
+    l.surface = i % 2 ? Surface::kCampaign : Surface::kApi;
+    l.vertical = "solar";
+    l.email = "p" + std::to_string(i) + "@example.com";
+    l.received_at_ms = kT0 + i;
+    leads.push_back(std::move(l));
+  }
+  const auto inserted = store.insert_leads(leads);
+  log.push_back("inserted " + std::to_string(inserted.size()));
+  std::vector<std::pair<std::string, std::string>> sold;
+  std::vector<OutcomeRecord> batch;
+  for (std::size_t i = 0; i < leads.size(); ++i) {
+    const std::string buyer = "by_" + std::to_string(rng() % 3);
+    const auto roll = rng() % 10;
+    Distribution d;
+    d.decided_at_ms = kT0 + kMinute + static_cast<std::int64_t>(i);
+    if (roll < 6) {
+      d.status = DeliveryStatus::kDelivered;
+      d.buyer_id = buyer;
+      d.price = 100 + static_cast<Cents>(rng() % 3000);
+      d.payout = d.price * static_cast<Cents>(rng() % 90) / 100;
+      sold.emplace_back(leads[i].id, buyer);
+    } else if (roll < 8) {
+      d.status = DeliveryStatus::kUnsold;
+    } else {
+      // An unknown post outcome: the intent stays, the lead fails, to be settled below.
+      store.record_post_intent({leads[i].id, buyer, 500 + static_cast<Cents>(i), "pg", kT0}, {});
+      d.status = DeliveryStatus::kFailed;
+    }
+    batch.push_back({leads[i].id, d});
+    if (batch.size() == 29 || i + 1 == leads.size()) {
+      for (auto s : store.record_outcomes(batch))
+        log.push_back("outcome " + std::to_string(int(s)));
+      for (auto s : store.record_outcomes(batch)) log.push_back("again " + std::to_string(int(s)));
+      batch.clear();
+    }
+  }
+  for (std::size_t i = 0; i < leads.size(); ++i) {
+    if (rng() % 2) continue;
+    Settlement s;
+    s.lead_id = leads[i].id;
+    s.sold = rng() % 2;
+    s.price = s.sold ? 700 : 0;
+    s.payout = s.sold ? 350 : 0;
+    s.by_key_id = "key_op";
+    s.at_ms = kT0 + kHour;
+    const SettleResult r = store.settle_lead(s);
+    log.push_back("settle " + leads[i].id + " " + std::to_string(int(r.status)) + " " +
+                  r.settlement.buyer_id);
+    if (r.status == SettleStatus::kSettled && s.sold)
+      sold.emplace_back(s.lead_id, r.settlement.buyer_id);
+  }
+  for (std::size_t i = 0; i < sold.size(); ++i) {
+    if (rng() % 3) continue;
+    ReturnRequest r;
+    r.lead_id = sold[i].first;
+    r.buyer_id = rng() % 5 ? sold[i].second : "by_other";
+    r.reason = "fraud";
+    r.by_key_id = "key_b";
+    r.at_ms = kT0 + kHour + static_cast<std::int64_t>(rng() % (8 * kDay));  // some too late
+    r.window_ms = 7 * kDay;
+    const ReturnResult got = store.record_return(r);
+    log.push_back("return " + r.lead_id + " " + std::to_string(int(got.status)));
+  }
+  for (const auto& l : leads) {
+    const auto r = store.get_lead(l.id);
+    log.push_back(
+        "lead " + l.id + " " + std::string(r ? to_string(r->distribution.status) : "missing") +
+        " " + (r ? r->distribution.buyer_id : "") + " " +
+        (r ? std::to_string(r->distribution.price) + "/" + std::to_string(r->distribution.payout)
+           : ""));
+  }
+  LedgerQuery q;
+  q.limit = 1000;
+  for (;;) {
+    const auto page = store.list_ledger(q);
+    if (!page || page->empty()) break;
+    for (const auto& e : *page)
+      log.push_back("ledger " + e.kind + " " + e.lead_id + " " + e.buyer_id + " " + e.seller_id +
+                    " " + e.campaign_id + " " + std::to_string(e.revenue) + " " +
+                    std::to_string(e.payout) + " " + std::to_string(e.at_ms));
+    q.after_id = page->back().id;
+  }
+  for (int b = 0; b < 3; ++b) {
+    const std::string buyer = "by_" + std::to_string(b);
+    log.push_back("budget " + buyer + " " +
+                  std::to_string(store.sales_cents(buyer, 0).value_or(-1)));
+    const auto stats = store.return_stats(buyer, 0);
+    log.push_back("stats " + buyer + " " + std::to_string(stats ? stats->sales : -1) + " " +
+                  std::to_string(stats ? stats->returns : -1));
+  }
+  return log;
+}
+
+TEST(BothStores, TheSameOperationsLeaveTheSameLeadsLedgerAndBudgets) {
+  ASSERT_FALSE(admin_url().empty()) << kHowToProvideAServer;
+  TestDatabase db;
+  std::string error;
+  auto pg = open_store(db.url(), error);
+  ASSERT_NE(pg, nullptr) << error;
+  ASSERT_EQ(pg->migrate(), StoreStatus::kOk);
+  char dir_template[] = "/tmp/leadflow-both-XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  auto sqlite = open_store("sqlite:" + dir + "/leadflow.db", error);
+  ASSERT_NE(sqlite, nullptr) << error;
+  ASSERT_EQ(sqlite->migrate(), StoreStatus::kOk);
+
+  const auto from_pg = money_script(*pg);
+  const auto from_sqlite = money_script(*sqlite);
+  ASSERT_EQ(from_pg.size(), from_sqlite.size());
+  std::size_t ledger_lines = 0;
+  for (std::size_t i = 0; i < from_pg.size(); ++i) {
+    EXPECT_EQ(from_pg[i], from_sqlite[i]) << "line " << i;
+    if (from_pg[i].rfind("ledger ", 0) == 0) ++ledger_lines;
+  }
+  EXPECT_GT(ledger_lines, 200u);  // sales, settled sales and returns
+  sqlite.reset();
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
