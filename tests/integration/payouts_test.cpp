@@ -3,7 +3,9 @@
 // ledger.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
+#include <thread>
 
 #include "service_fixture.hpp"
 
@@ -67,6 +69,28 @@ TEST_F(Payouts, ASellersOwnRulePricesItsSurfaceALeads) {
   const json own = body_of(svc.get("/v1/leads/" + id, svc.operator_key()))["data"]["ledger"][0];
   EXPECT_EQ(own["payout"], 0.0);
   EXPECT_EQ(own["margin"], 15.0);
+}
+
+TEST_F(Payouts, ANewRuleForASellerPricesTheSalesAfterIt) {
+  const std::string seller = seller_with({{"model", "revshare"}, {"value", 50}});
+  EXPECT_EQ(sale_of(seller, 11)["payout"], 7.5);
+  const auto put = [&](const std::string& id, const json& body) {
+    return svc.https()->Put("/v1/sellers/" + id,
+                            {{"Authorization", "Bearer " + svc.operator_key()}}, body.dump(),
+                            "application/json");
+  };
+  auto r = put(seller, {{"payout", {{"model", "fixed"}, {"value", 1.25}}}});
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(body_of(r)["data"]["payout"]["value"], 1.25);
+  EXPECT_EQ(body_of(r)["data"]["name"], "Seller");  // fields not named are kept
+  // The seller's directory in the worker caches a rule for up to 5 s.
+  std::this_thread::sleep_for(std::chrono::milliseconds(5200));
+  EXPECT_EQ(sale_of(seller, 12)["payout"], 1.25);
+  // The view read back is a valid PUT; a bad rule or an unknown seller is refused.
+  const json view = body_of(svc.get("/v1/sellers", svc.operator_key()))["data"][0];
+  EXPECT_EQ(put(seller, view)->status, 200);
+  EXPECT_EQ(put(seller, {{"payout", {{"model", "fixed"}, {"value", -2}}}})->status, 400);
+  EXPECT_EQ(put("sl_nobody", {{"name", "x"}})->status, 404);
 }
 
 TEST_F(Payouts, ACampaignKeepsItsOwnRuleOnSurfaceB) {

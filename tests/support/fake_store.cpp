@@ -187,6 +187,9 @@ SettleResult FakeStore::settle_lead(const Settlement& s) {
 Lookup<Settlement> FakeStore::get_settlement(std::string_view lead_id) {
   return down() ? Lookup<Settlement>{} : real_->get_settlement(lead_id);
 }
+StoreStatus FakeStore::update_seller(const Seller& s) {
+  return down() ? StoreStatus::kUnavailable : real_->update_seller(s);
+}
 ReturnResult FakeStore::record_return(const ReturnRequest& r) {
   return down() ? ReturnResult{} : real_->record_return(r);
 }

@@ -82,6 +82,7 @@ class FakeStore final : public Store {
                                           std::int64_t since_ms) override;
   std::optional<Cents> sales_cents(std::string_view buyer_id, std::int64_t since_ms) override;
   ReturnResult record_return(const ReturnRequest& r) override;
+  StoreStatus update_seller(const Seller& s) override;
   SettleResult settle_lead(const Settlement& s) override;
   Lookup<Settlement> get_settlement(std::string_view lead_id) override;
   std::optional<std::vector<LeadReturn>> returns_of_lead(std::string_view lead_id) override;

@@ -437,6 +437,16 @@ void register_surface_a(Routes& routes, IngestContext& ctx) {
     if (!authorise(c, q, r, kScopeAdmin, true) || !require_json(q, r)) return;
     if (auto body = parse_body(q, r)) created(r, c.management.create_seller(*body), "seller");
   });
+  routes.put("/v1/sellers/{id}", [&c](const http::Request& q, http::Response& r) {
+    if (!authorise(c, q, r, kScopeAdmin, true) || !require_json(q, r)) return;
+    auto body = parse_body(q, r);
+    if (!body) return;
+    const Management::Created changed = c.management.update_seller(std::string(q.match(1)), *body);
+    if (!changed.errors.empty())
+      return http::send_problem(r, 400, "the seller is invalid", changed.errors);
+    if (changed.status != StoreStatus::kOk) return send_store_failure(r, changed.status);
+    http::send_json(r, 200, {{"success", true}, {"data", changed.body}});
+  });
   routes.get("/v1/sellers", [&c](const http::Request& q, http::Response& r) {
     if (!authorise(c, q, r, kScopeAdmin, true)) return;
     json data = json::array();

@@ -144,6 +144,28 @@ Management::Created Management::create_seller(const json& body) {
   return out;
 }
 
+Management::Created Management::update_seller(const std::string& id, const json& body) {
+  Created out;
+  if (!body.is_object()) {
+    out.errors.push_back({"body", "invalid_type", "must be a JSON object"});
+    return out;
+  }
+  // Read-only fields of the view may be sent back as they were read.
+  unknown_fields(body, {"name", "status", "payout", "seller_id", "created_at"}, out.errors);
+  auto s = store_.get_seller(id);
+  if (!s) {
+    out.status = StoreStatus::kNotFound;
+    return out;
+  }
+  if (body.contains("name")) take_string(body, "name", kMaxName, true, s->name, out.errors);
+  take_status(body, s->active, out.errors);
+  take_payout(body, s->payout_fixed, s->payout_value, out.errors);
+  if (!out.errors.empty()) return out;
+  out.status = store_.update_seller(*s);
+  out.body = seller_to_json(*s);
+  return out;
+}
+
 Management::Created Management::create_campaign(const json& body) {
   Created out;
   if (!body.is_object()) {

@@ -232,6 +232,17 @@ class PgStore final : public Store, private PgCalls {
                             Params().add(id), read_seller<Row>);
   }
 
+  StoreStatus update_seller(const Seller& s) override {
+    return run("update_seller", StoreStatus::kUnavailable, [&](Connection& c) {
+      const Result r = c.exec(
+          "WITH changed AS (UPDATE sellers SET name = $2, active = $3, payout_fixed = $4,"
+          " payout_value = $5 WHERE id = $1 RETURNING 1) SELECT COUNT(*) FROM changed",
+          Params().add(s.id).add(s.name).add(s.active).add(s.payout_fixed).add(s.payout_value),
+          Effect::kWrite);
+      return r.int64(0, 0) > 0 ? StoreStatus::kOk : StoreStatus::kNotFound;
+    });
+  }
+
   std::vector<Seller> list_sellers() override {
     return read_all<Seller>("list_sellers", "SELECT " LF_SELLER_COLUMNS " FROM sellers ORDER BY id",
                             Params(), read_seller<Row>);

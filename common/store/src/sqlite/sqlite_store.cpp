@@ -123,6 +123,24 @@ class SqliteStore final : public Store, private SqliteCalls {
         [&](Query& q) { q.bind(id); }, read_seller<Query>);
   }
 
+  StoreStatus update_seller(const Seller& s) override {
+    return guarded("update_seller", StoreStatus::kUnavailable, [&] {
+      std::lock_guard lock(write_mu_);
+      Connection& c = *writer_;
+      Query q(c,
+              "UPDATE sellers SET name = ?2, active = ?3, payout_fixed = ?4, payout_value = ?5"
+              " WHERE id = ?1");
+      if (int rc = q.bind(s.id)
+                       .bind(s.name)
+                       .bind(s.active)
+                       .bind(s.payout_fixed)
+                       .bind(s.payout_value)
+                       .run())
+        return report(c, rc, "update_seller");
+      return c.changes() > 0 ? StoreStatus::kOk : StoreStatus::kNotFound;
+    });
+  }
+
   std::vector<Seller> list_sellers() override {
     return read_all<Seller>(
         "list_sellers", "SELECT " LF_SELLER_COLUMNS " FROM sellers ORDER BY id", [](Query&) {},

@@ -223,6 +223,8 @@ class Store {
   // --- accounts -------------------------------------------------------------------------------
   virtual StoreStatus insert_seller(const Seller& s) = 0;
   virtual std::optional<Seller> get_seller(std::string_view id) = 0;
+  /// Replaces a seller's name, status and payout rule; kNotFound if absent.
+  virtual StoreStatus update_seller(const Seller& s) = 0;
   virtual std::vector<Seller> list_sellers() = 0;
 
   virtual StoreStatus insert_campaign(const Campaign& c) = 0;

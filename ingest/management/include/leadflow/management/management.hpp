@@ -28,6 +28,9 @@ class Management {
   /// {"name", "status", "payout": {"model": "revshare"|"fixed", "value"}} (default 70%
   /// revshare): the payout rule of the seller's Surface A leads.
   Created create_seller(const nlohmann::json& body);
+  /// PUT: replaces the fields the body names ("name", "status", "payout") and keeps the rest;
+  /// kNotFound when there is no such seller. A new payout rule prices the sales made after it.
+  Created update_seller(const std::string& id, const nlohmann::json& body);
   /// {"seller_id", "name", "vertical", "status", "mode", "sync_timeout_ms",
   ///  "rate_limit_per_minute", "payout": {"model": "revshare"|"fixed", "value"}}.
   Created create_campaign(const nlohmann::json& body);
