@@ -237,7 +237,9 @@ TEST(Crash, Kill9LosesNoAcknowledgedLeadAndSellsNoneTwice) {
         EXPECT_TRUE(sold.count(lead_id)) << lead_id << " has entries but was not sold";
         EXPECT_EQ(counts.first, 1) << lead_id;
         EXPECT_LE(counts.second, 1) << lead_id;
-        if (counts.second == 1) EXPECT_EQ(margin[lead_id], 0) << lead_id;
+        if (counts.second == 1) {
+          EXPECT_EQ(margin[lead_id], 0) << lead_id;
+        }
         return_entries += counts.second;
       }
       EXPECT_EQ(return_entries, returned);
