@@ -19,19 +19,48 @@ void send_json(http::Response& res, int status, const nlohmann::json& body,
                   content_type);
 }
 
+namespace {
+nlohmann::json problem_body(int status, std::string_view detail) {
+  return {{"type", "about:blank"},
+          {"title", reason_phrase(status)},
+          {"status", status},
+          {"detail", detail},
+          {"success", false}};
+}
+}  // namespace
+
 void send_problem(http::Response& res, int status, std::string_view detail,
                   const FieldErrors& errors) {
-  nlohmann::json body = {{"type", "about:blank"},
-                         {"title", reason_phrase(status)},
-                         {"status", status},
-                         {"detail", detail},
-                         {"success", false}};
+  nlohmann::json body = problem_body(status, detail);
   if (!errors.empty()) {
     auto& list = body["errors"] = nlohmann::json::array();
     for (const auto& e : errors)
       list.push_back({{"field", e.field}, {"code", e.code}, {"message", e.message}});
   }
   send_json(res, status, body, "application/problem+json");
+}
+
+void send_problem_with(http::Response& res, int status, std::string_view detail,
+                       const nlohmann::json& members) {
+  nlohmann::json body = problem_body(status, detail);
+  for (const auto& [name, value] : members.items()) body[name] = value;
+  send_json(res, status, body, "application/problem+json");
+}
+
+bool require_json(const http::Request& req, http::Response& res) {
+  if (is_json(req)) return true;
+  send_problem(res, 415, "Content-Type must be application/json");
+  return false;
+}
+
+std::optional<nlohmann::json> parse_body(const http::Request& req, http::Response& res) {
+  nlohmann::json body = nlohmann::json::parse(req.body(), nullptr, false);
+  if (body.is_discarded() || !body.is_object()) {
+    send_problem(res, 400, "the body must be a JSON object",
+                 {{"body", "invalid_json", "not a JSON object"}});
+    return std::nullopt;
+  }
+  return body;
 }
 
 void set_rate_headers(http::Response& res, const RateDecision& d) {

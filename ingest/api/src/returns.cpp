@@ -89,16 +89,10 @@ void post_return(IngestContext& ctx, const http::Request& req, http::Response& r
     http::send_problem(res, 403, "only the lead's buyer or the operator may return a lead");
     return;
   }
-  if (!http::is_json(req)) {
-    http::send_problem(res, 415, "Content-Type must be application/json");
-    return;
-  }
-  const json body = json::parse(req.body(), nullptr, false);
-  if (body.is_discarded() || !body.is_object()) {
-    http::send_problem(res, 400, "the body must be a JSON object",
-                       {{"body", "invalid_json", "not a JSON object"}});
-    return;
-  }
+  if (!http::require_json(req, res)) return;
+  const auto parsed = http::parse_body(req, res);
+  if (!parsed) return;
+  const json& body = *parsed;
   FieldErrors errors;
   for (const auto& [name, value] : body.items())
     if (name != "reason" && name != "note" && (name != "buyer_id" || !key->is_operator()))
@@ -178,14 +172,8 @@ void post_return(IngestContext& ctx, const http::Request& req, http::Response& r
       http::send_problem(res, 409, "the lead was not sold to that buyer");
       return;
     case ReturnStatus::kAlreadyReturned:
-      http::send_json(res, 409,
-                      {{"success", false},
-                       {"type", "about:blank"},
-                       {"title", "Conflict"},
-                       {"status", 409},
-                       {"detail", "the lead was already returned"},
-                       {"return", return_to_json(result.ret)}},
-                      "application/problem+json");
+      http::send_problem_with(res, 409, "the lead was already returned",
+                              {{"return", return_to_json(result.ret)}});
       return;
     case ReturnStatus::kWindowClosed:
       http::send_problem(res, 422,

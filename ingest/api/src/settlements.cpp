@@ -22,16 +22,10 @@ constexpr double kMaxPrice = 100'000.0;  // dollars: a settlement is a lead's pr
 void post_settlement(IngestContext& ctx, const http::Request& req, http::Response& res) {
   auto key = authorise(ctx, req, res, kScopeAdmin, /*operator_only=*/true);
   if (!key) return;
-  if (!http::is_json(req)) {
-    http::send_problem(res, 415, "Content-Type must be application/json");
-    return;
-  }
-  const json body = json::parse(req.body(), nullptr, false);
-  if (body.is_discarded() || !body.is_object()) {
-    http::send_problem(res, 400, "the body must be a JSON object",
-                       {{"body", "invalid_json", "not a JSON object"}});
-    return;
-  }
+  if (!http::require_json(req, res)) return;
+  const auto parsed = http::parse_body(req, res);
+  if (!parsed) return;
+  const json& body = *parsed;
   FieldErrors errors;
   for (const auto& [name, value] : body.items())
     if (name != "sold" && name != "price" && name != "buyer_lead_id" && name != "note")
@@ -106,14 +100,8 @@ void post_settlement(IngestContext& ctx, const http::Request& req, http::Respons
     case SettleStatus::kNotUnknown:
       return not_unknown();
     case SettleStatus::kAlreadySettled:
-      http::send_json(res, 409,
-                      {{"success", false},
-                       {"type", "about:blank"},
-                       {"title", "Conflict"},
-                       {"status", 409},
-                       {"detail", "the lead was already settled"},
-                       {"settlement", settlement_to_json(result.settlement)}},
-                      "application/problem+json");
+      http::send_problem_with(res, 409, "the lead was already settled",
+                              {{"settlement", settlement_to_json(result.settlement)}});
       return;
     case SettleStatus::kUnavailable:
       return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kWrite));

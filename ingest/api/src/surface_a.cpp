@@ -20,21 +20,8 @@ namespace {
 
 using nlohmann::json;
 
-bool require_json(const http::Request& req, http::Response& res) {
-  if (http::is_json(req)) return true;
-  http::send_problem(res, 415, "Content-Type must be application/json");
-  return false;
-}
-
-std::optional<json> parse_body(const http::Request& req, http::Response& res) {
-  json body = json::parse(req.body(), nullptr, false);
-  if (body.is_discarded() || !body.is_object()) {
-    http::send_problem(res, 400, "the body must be a JSON object",
-                       {{"body", "invalid_json", "not a JSON object"}});
-    return std::nullopt;
-  }
-  return body;
-}
+using http::parse_body;
+using http::require_json;
 
 void send_store_failure(http::Response& res, StoreStatus s) {
   send_problem(res, refusal_for(s, StoreStep::kWrite));

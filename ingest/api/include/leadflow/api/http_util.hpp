@@ -1,6 +1,7 @@
 #pragma once
 // Private helpers of the HTTP front: problem bodies, headers every response carries, content
 // types, Prefer.
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,6 +20,15 @@ void send_json(http::Response& res, int status, const nlohmann::json& body,
 /// RFC 9457 problem+json with success:false, and `errors` when there are field errors.
 void send_problem(http::Response& res, int status, std::string_view detail,
                   const FieldErrors& errors = {});
+
+/// send_problem with more members in the body (a conflict naming the record it conflicts with).
+void send_problem_with(http::Response& res, int status, std::string_view detail,
+                       const nlohmann::json& members);
+
+/// Whether the request's body is JSON; otherwise answers 415.
+bool require_json(const http::Request& req, http::Response& res);
+/// The body as a JSON object; otherwise answers 400 and returns nothing.
+std::optional<nlohmann::json> parse_body(const http::Request& req, http::Response& res);
 
 /// Adds X-RateLimit-* (and Retry-After on a refusal).
 void set_rate_headers(http::Response& res, const RateDecision& d);
