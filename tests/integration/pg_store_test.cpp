@@ -614,7 +614,7 @@ std::vector<std::string> money_script(Store& store) {
     s.payout = s.sold ? 350 : 0;
     s.by_key_id = "key_op";
     s.at_ms = kT0 + kHour;
-    const SettleResult r = store.settle_lead(s);
+    const SettleResult r = store.settle_lead(s, [](Cents total) { return total / 2; });
     log.push_back("settle " + leads[i].id + " " + std::to_string(int(r.status)) + " " +
                   r.settlement.buyer_id);
     if (r.status == SettleStatus::kSettled && s.sold)

@@ -23,6 +23,13 @@ FakeAnswer FakeAnswer::bid(double dollars, std::chrono::milliseconds delay) {
   return json_answer({{"bid", dollars}}, delay);
 }
 
+FakeAnswer FakeAnswer::bids(double exclusive, double shared, std::chrono::milliseconds delay) {
+  nlohmann::json offer = nlohmann::json::object();
+  if (exclusive > 0) offer["bid"] = exclusive;
+  if (shared > 0) offer["shared_bid"] = shared;
+  return json_answer(offer, delay);
+}
+
 FakeAnswer FakeAnswer::no_bid(std::chrono::milliseconds delay) {
   return json_answer({{"bid", 0}}, delay);
 }

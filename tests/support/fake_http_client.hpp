@@ -26,6 +26,8 @@ struct FakeAnswer {
 
   /// A ping answered with a bid in dollars: {"bid": 12.5}.
   static FakeAnswer bid(double dollars, std::chrono::milliseconds delay = {});
+  /// A bid for the lead alone and one for a share of it (0 leaves either out).
+  static FakeAnswer bids(double exclusive, double shared, std::chrono::milliseconds delay = {});
   /// A ping answered with no bid: {"bid": 0}.
   static FakeAnswer no_bid(std::chrono::milliseconds delay = {});
   /// A post taken: {"accepted": true, "buyer_lead_id": reference}.

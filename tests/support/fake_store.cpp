@@ -167,8 +167,8 @@ StoreStatus FakeStore::record_post_intent(const PostIntent& p, std::span<const C
   }
   return s;
 }
-Lookup<PostIntent> FakeStore::get_post_intent(std::string_view lead_id) {
-  return lookup_fails() ? Lookup<PostIntent>{} : real_->get_post_intent(lead_id);
+std::optional<std::vector<PostIntent>> FakeStore::get_post_intents(std::string_view lead_id) {
+  return lookup_fails() ? std::nullopt : real_->get_post_intents(lead_id);
 }
 std::vector<StoreStatus> FakeStore::record_outcomes(std::span<const OutcomeRecord> outcomes) {
   if (down()) return std::vector<StoreStatus>(outcomes.size(), StoreStatus::kUnavailable);
@@ -181,11 +181,11 @@ std::optional<std::int64_t> FakeStore::count_sales(std::string_view buyer_id,
 std::optional<Cents> FakeStore::sales_cents(std::string_view buyer_id, std::int64_t since_ms) {
   return down() ? std::nullopt : real_->sales_cents(buyer_id, since_ms);
 }
-SettleResult FakeStore::settle_lead(const Settlement& s) {
-  return down() ? SettleResult{} : real_->settle_lead(s);
+SettleResult FakeStore::settle_lead(const Settlement& s, const PayoutRule& payout) {
+  return down() ? SettleResult{} : real_->settle_lead(s, payout);
 }
-Lookup<Settlement> FakeStore::get_settlement(std::string_view lead_id) {
-  return down() ? Lookup<Settlement>{} : real_->get_settlement(lead_id);
+std::optional<std::vector<Settlement>> FakeStore::settlements_of_lead(std::string_view lead_id) {
+  return down() ? std::nullopt : real_->settlements_of_lead(lead_id);
 }
 StoreStatus FakeStore::update_seller(const Seller& s) {
   return down() ? StoreStatus::kUnavailable : real_->update_seller(s);

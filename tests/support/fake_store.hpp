@@ -76,15 +76,15 @@ class FakeStore final : public Store {
                              std::string_view phone, std::int64_t since_ms,
                              std::string_view lead_id) override;
   StoreStatus record_post_intent(const PostIntent& p, std::span<const CapWindow> caps) override;
-  Lookup<PostIntent> get_post_intent(std::string_view lead_id) override;
+  std::optional<std::vector<PostIntent>> get_post_intents(std::string_view lead_id) override;
   std::vector<StoreStatus> record_outcomes(std::span<const OutcomeRecord> outcomes) override;
   std::optional<std::int64_t> count_sales(std::string_view buyer_id,
                                           std::int64_t since_ms) override;
   std::optional<Cents> sales_cents(std::string_view buyer_id, std::int64_t since_ms) override;
   ReturnResult record_return(const ReturnRequest& r) override;
   StoreStatus update_seller(const Seller& s) override;
-  SettleResult settle_lead(const Settlement& s) override;
-  Lookup<Settlement> get_settlement(std::string_view lead_id) override;
+  SettleResult settle_lead(const Settlement& s, const PayoutRule& payout) override;
+  std::optional<std::vector<Settlement>> settlements_of_lead(std::string_view lead_id) override;
   std::optional<std::vector<LeadReturn>> returns_of_lead(std::string_view lead_id) override;
   std::optional<std::vector<LedgerEntry>> list_ledger(const LedgerQuery& q) override;
   std::optional<ReturnStats> return_stats(std::string_view buyer_id,

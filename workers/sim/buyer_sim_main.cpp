@@ -27,6 +27,7 @@ flags (--flag VALUE or --flag=VALUE):
   --name S              buyer name, prefixes buyer_lead_id (default sim)
   --bid D               fixed bid in dollars (default 10)
   --bid-range MIN:MAX   uniform random bid in dollars, rounded to the cent
+  --shared-bid D        every bid also offers D dollars for a share of a shared sale
   --no-bid-rate R       fraction of pings answered {"bid": 0} (default 0)
   --latency-ms N        base answer delay (default 0)
   --jitter-ms N         extra uniform delay 0..N (default 0)
@@ -106,6 +107,8 @@ leadflow::BuyerSimOptions parse_args(int argc, char** argv) {
          if (hi < lo) throw UsageError{"--bid-range: MIN must not exceed MAX"};
          o.bid = leadflow::BidModel::uniform(lo, hi);
        }},
+      {"--shared-bid",
+       [](auto& o, const auto& v) { o.shared_bid = parse_dollars("--shared-bid", v); }},
       {"--no-bid-rate",
        [](auto& o, const auto& v) { o.no_bid_rate = parse_rate("--no-bid-rate", v); }},
       {"--latency-ms",

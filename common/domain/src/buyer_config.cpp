@@ -531,9 +531,9 @@ class BuyerParser {
     if (const json* resp = present(v, "response")) {
       const std::string rpath = join(path, "response");
       if (object(*resp, rpath)) {
-        reject_unknown(*resp, rpath, {"accepted", "bid", "reference", "reason"});
+        reject_unknown(*resp, rpath, {"accepted", "bid", "shared_bid", "reference", "reason"});
         json r = json::object();
-        for (const char* key : {"accepted", "bid", "reference", "reason"}) {
+        for (const char* key : {"accepted", "bid", "shared_bid", "reference", "reason"}) {
           const json* p = present(*resp, key);
           if (p == nullptr) continue;
           const std::string field = join(rpath, key);
@@ -565,9 +565,10 @@ class BuyerParser {
     out.pricing = PricingModel::kBid;
     out.price = 0;
     out.min_bid = 0;
+    out.shared_price = 0;
     if (v.is_null()) return;
     if (!object(v, path)) return;
-    reject_unknown(v, path, {"model", "price", "min_bid"});
+    reject_unknown(v, path, {"model", "price", "min_bid", "shared_price"});
     std::optional<std::size_t> model;
     if (const json* m = present(v, "model")) {
       model = one_of(*m, join(path, "model"), {"fixed", "bid"});
@@ -585,6 +586,8 @@ class BuyerParser {
     }
     if (const json* b = present(v, "min_bid"))
       out.min_bid = money(*b, join(path, "min_bid"), false).value_or(0);
+    if (const json* s = present(v, "shared_price"))
+      out.shared_price = money(*s, join(path, "shared_price"), false).value_or(0);
   }
 
   void parse_filters(const json& v, Buyer& out) {

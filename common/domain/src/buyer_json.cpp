@@ -58,6 +58,7 @@ nlohmann::json buyer_to_json(const Buyer& b, bool mask_secrets) {
   json pricing = {{"model", b.pricing == PricingModel::kFixed ? "fixed" : "bid"},
                   {"min_bid", cents_to_decimal(b.min_bid)}};
   if (b.pricing == PricingModel::kFixed) pricing["price"] = cents_to_decimal(b.price);
+  if (b.shared_price > 0) pricing["shared_price"] = cents_to_decimal(b.shared_price);
 
   json custom = json::array();
   for (const auto& r : b.custom_rules) {

@@ -135,6 +135,16 @@ json lead_record_to_json(const LeadRecord& r, bool with_attempts) {
     dist["decided_at"] = format_rfc3339_ms(r.distribution.decided_at_ms);
   if (!r.distribution.reason.empty()) dist["reason"] = r.distribution.reason;
   if (!r.distribution.buyer_lead_id.empty()) dist["buyer_lead_id"] = r.distribution.buyer_lead_id;
+  if (!r.distribution.sales.empty()) {
+    // Each buyer's purchase: one for an exclusive sale, several for a shared one.
+    json sales = json::array();
+    for (const auto& s : r.distribution.sales)
+      sales.push_back(
+          {{"buyer_id", s.buyer_id},
+           {"price", cents_to_decimal(s.price)},
+           {"buyer_lead_id", s.buyer_lead_id.empty() ? json(nullptr) : json(s.buyer_lead_id)}});
+    dist["sales"] = std::move(sales);
+  }
   j["distribution"] = std::move(dist);
   if (with_attempts) {
     json attempts = json::array();

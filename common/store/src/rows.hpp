@@ -70,7 +70,7 @@ Seller read_seller(const Row& q) {
 }
 
 /// The columns of post_intents, in the order the stores select them.
-#define LF_POST_INTENT_COLUMNS "lead_id, buyer_id, price_cents, ping_id, at"
+#define LF_POST_INTENT_COLUMNS "lead_id, buyer_id, price_cents, ping_id, at, shared"
 
 template <typename Row>
 PostIntent read_post_intent(const Row& q) {
@@ -80,7 +80,36 @@ PostIntent read_post_intent(const Row& q) {
   p.price = q.int64(2);
   p.ping_id = q.text(3);
   p.at_ms = q.int64(4);
+  p.shared = q.boolean(5);
   return p;
+}
+
+#define LF_SALE_COLUMNS "buyer_id, price_cents, payout_cents, buyer_lead_id"
+
+template <typename Row>
+Sale read_sale(const Row& q) {
+  Sale s;
+  s.buyer_id = q.text(0);
+  s.price = q.int64(1);
+  s.payout = q.int64(2);
+  s.buyer_lead_id = q.text(3);
+  return s;
+}
+
+/// The sales an outcome records: its `sales`, or for one built with none, the one its summary
+/// describes. Empty unless delivered.
+inline std::vector<Sale> sales_of(const Distribution& d) {
+  if (d.status != DeliveryStatus::kDelivered) return {};
+  if (!d.sales.empty()) return d.sales;
+  return {Sale{d.buyer_id, d.price, d.payout, d.buyer_lead_id}};
+}
+
+/// A stored lead's sales, read beside it: an old sale with no reference of its own has the
+/// lead's.
+inline void attach_sales(LeadRecord& r, std::vector<Sale> sales) {
+  if (sales.size() == 1 && sales[0].buyer_lead_id.empty())
+    sales[0].buyer_lead_id = r.distribution.buyer_lead_id;
+  r.distribution.sales = std::move(sales);
 }
 
 template <typename Row>

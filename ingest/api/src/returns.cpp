@@ -134,7 +134,14 @@ void post_return(IngestContext& ctx, const http::Request& req, http::Response& r
   if (!is_valid_id(id, kLeadPrefix)) return not_found();
   const auto record = ctx.store.get_lead(id);
   if (!record) return not_found();
-  // The operator returns for the buyer the lead was sold to unless it names one.
+  // The operator returns for the buyer the lead was sold to unless it names one; a lead shared
+  // among several buyers needs the one named.
+  if (buyer_id.empty() && record->distribution.sales.size() > 1) {
+    http::send_problem(res, 400, "the return is invalid",
+                       {{"buyer_id", "required",
+                         "the lead was sold to several buyers: name the one returning it"}});
+    return;
+  }
   if (buyer_id.empty()) buyer_id = record->distribution.buyer_id;
   if (buyer_id.empty()) {
     http::send_problem(res, 409, "the lead was not sold: there is nothing to return");

@@ -1,7 +1,9 @@
 // Settlement: a lead whose post outcome stayed unknown (no answer from the buyer to the post,
 // through every attempt) ends failed with its post intent, dead-lettered for the operator. The
 // operator asks the buyer, then records its answer here: sold at a price (the lead is delivered,
-// its sale enters the ledger like any other) or not (the lead is unsold). Once per lead, audited.
+// its sale enters the ledger like any other) or not (the lead is unsold). A lead posted to several
+// buyers at once (a shared sale) is settled buyer by buyer, naming each; the seller's payout
+// follows its rule on the lead's total. Once per lead and buyer, audited.
 #include <optional>
 
 #include "auth.hpp"
@@ -28,7 +30,8 @@ void post_settlement(IngestContext& ctx, const http::Request& req, http::Respons
   const json& body = *parsed;
   FieldErrors errors;
   for (const auto& [name, value] : body.items())
-    if (name != "sold" && name != "price" && name != "buyer_lead_id" && name != "note")
+    if (name != "sold" && name != "price" && name != "buyer_lead_id" && name != "note" &&
+        name != "buyer_id")
       errors.push_back({name, "unknown_field", "is not a field of a settlement"});
   Settlement s;
   const auto sold = body.find("sold");
@@ -57,6 +60,7 @@ void post_settlement(IngestContext& ctx, const http::Request& req, http::Respons
     else
       out = it->get<std::string>();
   };
+  text("buyer_id", 64, s.buyer_id);
   text("buyer_lead_id", 200, s.buyer_lead_id);
   text("note", 1000, s.note);
   if (!s.sold && !s.buyer_lead_id.empty())
@@ -70,28 +74,39 @@ void post_settlement(IngestContext& ctx, const http::Request& req, http::Respons
   if (!is_valid_id(id, kLeadPrefix)) return http::send_problem(res, 404, "no such lead");
   const auto record = ctx.store.get_lead(id);
   if (!record) return http::send_problem(res, 404, "no such lead");
-  const Lookup<PostIntent> intent = ctx.store.get_post_intent(id);
-  if (intent.status == StoreStatus::kUnavailable)
-    return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
+  const auto intents = ctx.store.get_post_intents(id);
+  if (!intents) return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
   const auto not_unknown = [&res] {
     http::send_problem(res, 409,
                        "only a failed lead whose post outcome stayed unknown can be settled");
   };
-  if (!intent.value) return not_unknown();
-  if (s.sold) {
-    s.price = price.value_or(intent.value->price);
-    std::optional<Campaign> campaign;
-    std::optional<Seller> seller;
-    if (!record->lead.campaign_id.empty())
-      campaign = ctx.store.get_campaign(record->lead.campaign_id);
-    else if (!record->lead.seller_id.empty())
-      seller = ctx.store.get_seller(record->lead.seller_id);
-    s.payout = seller_payout(campaign ? &*campaign : nullptr, seller ? &*seller : nullptr, s.price);
+  const PostIntent* intent = nullptr;
+  for (const auto& i : *intents)
+    if (s.buyer_id.empty() ? intents->size() == 1 : i.buyer_id == s.buyer_id) intent = &i;
+  if (intents->size() > 1 && s.buyer_id.empty()) {
+    http::send_problem(res, 400, "the settlement is invalid",
+                       {{"buyer_id", "required",
+                         "the lead was posted to several buyers: name the one settled with"}});
+    return;
   }
+  if (intent == nullptr) return not_unknown();
+  s.buyer_id = intent->buyer_id;
+  if (s.sold) s.price = price.value_or(intent->price);
+  std::optional<Campaign> campaign;
+  std::optional<Seller> seller;
+  if (!record->lead.campaign_id.empty())
+    campaign = ctx.store.get_campaign(record->lead.campaign_id);
+  else if (!record->lead.seller_id.empty())
+    seller = ctx.store.get_seller(record->lead.seller_id);
+  // The seller's payout by its rule on the lead's total: a share settled after others adds
+  // what the total's payout grows by.
+  const PayoutRule payout = [campaign, seller](Cents total) {
+    return seller_payout(campaign ? &*campaign : nullptr, seller ? &*seller : nullptr, total);
+  };
   s.lead_id = id;
   s.by_key_id = key->id;
   s.at_ms = ctx.clock.now_ms();
-  const SettleResult result = ctx.store.settle_lead(s);
+  const SettleResult result = ctx.store.settle_lead(s, payout);
   switch (result.status) {
     case SettleStatus::kSettled:
       break;
@@ -99,8 +114,13 @@ void post_settlement(IngestContext& ctx, const http::Request& req, http::Respons
       return http::send_problem(res, 404, "no such lead");
     case SettleStatus::kNotUnknown:
       return not_unknown();
+    case SettleStatus::kBuyerNeeded:
+      http::send_problem(res, 400, "the settlement is invalid",
+                         {{"buyer_id", "required",
+                           "the lead was posted to several buyers: name the one settled with"}});
+      return;
     case SettleStatus::kAlreadySettled:
-      http::send_problem_with(res, 409, "the lead was already settled",
+      http::send_problem_with(res, 409, "the lead was already settled with this buyer",
                               {{"settlement", settlement_to_json(result.settlement)}});
       return;
     case SettleStatus::kUnavailable:

@@ -137,21 +137,39 @@ void post_lead(IngestContext& ctx, const http::Request& req, http::Response& res
     log(LogLevel::kWarn, "idempotency_not_recorded", {{"lead_id", lead.id}});
 }
 
+// The buyer's purchase of the lead, or nullptr if it bought none.
+const Sale* own_sale(const LeadRecord& r, const std::string& buyer_id) {
+  for (const auto& s : r.distribution.sales)
+    if (s.buyer_id == buyer_id) return &s;
+  return nullptr;
+}
+
 // Whether `key` may see the lead: the operator any, a seller its own, a buyer the ones it bought
 // (returned ones included).
 bool may_see(const ApiKey& key, const LeadRecord& r) {
   if (key.is_operator()) return true;
-  if (key.is_buyer()) return r.distribution.buyer_id == key.buyer_id;
+  if (key.is_buyer()) return own_sale(r, key.buyer_id) != nullptr;
   return r.lead.seller_id == key.seller_id;
 }
 
 // What a buyer sees of a lead it bought: the person and its own purchase, never the seller, the
 // other buyers' bids or the seller's payout.
-json buyer_view(const LeadRecord& r) {
-  json j = lead_record_to_json(r, false);
+json buyer_view(const LeadRecord& r, const std::string& buyer_id) {
+  LeadRecord mine = r;
+  if (const Sale* s = own_sale(r, buyer_id)) {
+    Distribution& d = mine.distribution;
+    d.buyer_id = s->buyer_id;
+    d.price = s->price;
+    d.buyer_lead_id = s->buyer_lead_id;
+    d.sales = {*s};
+  }
+  json j = lead_record_to_json(mine, false);
   j.erase("seller_id");
   j.erase("campaign_id");
-  if (auto d = j.find("distribution"); d != j.end()) d->erase("reason");
+  if (auto d = j.find("distribution"); d != j.end()) {
+    d->erase("reason");
+    d->erase("sales");  // its own purchase is the whole distribution
+  }
   return j;
 }
 
@@ -165,7 +183,8 @@ void get_lead(IngestContext& ctx, const http::Request& req, http::Response& res)
     http::send_problem(res, 404, "no such lead");
     return;
   }
-  json data = key->is_buyer() ? buyer_view(*record) : lead_record_to_json(*record, true);
+  json data =
+      key->is_buyer() ? buyer_view(*record, key->buyer_id) : lead_record_to_json(*record, true);
   const DeliveryStatus status = record->distribution.status;
   if (status == DeliveryStatus::kReturned) {
     json returns = json::array();
@@ -174,8 +193,14 @@ void get_lead(IngestContext& ctx, const http::Request& req, http::Response& res)
     data["returns"] = std::move(returns);
   }
   if (key->is_operator()) {
-    if (auto settled = ctx.store.get_settlement(id); settled.value)
-      data["settlement"] = settlement_to_json(*settled.value);
+    const auto settled = ctx.store.settlements_of_lead(id);
+    if (settled && !settled->empty()) {
+      // One per buyer settled with; "settlement" stays the first, as before shared sales.
+      json all = json::array();
+      for (const auto& s : *settled) all.push_back(settlement_to_json(s));
+      data["settlement"] = all.front();
+      data["settlements"] = std::move(all);
+    }
   }
   // The operator sees every movement of money of the lead.
   if (key->is_operator() &&
@@ -279,8 +304,12 @@ void list_leads(IngestContext& ctx, const http::Request& req, http::Response& re
   send_page(
       res, q, [&](const LeadQuery& page) { return ctx.store.list_leads(page); },
       [](const LeadRecord& r) { return r.lead.id; },
-      [&key](const LeadRecord& r) {
-        return key->is_buyer() ? buyer_view(r) : lead_record_to_json(r, false);
+      [&key, &ctx](const LeadRecord& r) {
+        if (!key->is_buyer()) return lead_record_to_json(r, false);
+        // A listed row carries no sales: a buyer's own purchase of a shared lead is read
+        // with the lead.
+        const auto whole = ctx.store.get_lead(r.lead.id);
+        return buyer_view(whole ? *whole : r, key->buyer_id);
       });
 }
 

@@ -73,6 +73,28 @@ TEST(RankBids, WeightsShareTiesInProportion) {
   EXPECT_LT(first["heavy"], 3200);
 }
 
+TEST(RankSharedBids, OrdersByTheSharedAmountAndIgnoresTheExclusiveFloor) {
+  Buyer a = buyer("a"), b = buyer("b"), c = buyer("c");
+  a.min_bid = 5000;  // a floor for its bids for the lead alone, not for a share
+  std::mt19937_64 rng(1);
+  auto ranked = rank_shared_bids({{&a, 0, "", 700}, {&b, 3000, "", 0}, {&c, 9000, "", 900}}, rng);
+  ASSERT_EQ(ranked.size(), 2u);  // b buys the lead alone only
+  EXPECT_EQ(ranked[0].buyer->id, "c");
+  EXPECT_EQ(ranked[1].buyer->id, "a");
+}
+
+TEST(SharedEarnsMore, ComparesTheBestSharesTogetherWithTheBestBidAlone) {
+  Buyer a = buyer("a"), b = buyer("b"), c = buyer("c");
+  const std::vector<Bid> exclusive{{&a, 2000, "", 900}, {&b, 1500, "", 800}};
+  const std::vector<Bid> shared{{&a, 2000, "", 900}, {&b, 1500, "", 800}, {&c, 0, "", 400}};
+  EXPECT_TRUE(shared_earns_more(exclusive, shared, 3));   // 900 + 800 + 400 > 2000
+  EXPECT_FALSE(shared_earns_more(exclusive, shared, 2));  // 1700 < 2000
+  EXPECT_FALSE(shared_earns_more(exclusive, shared, 1));  // the vertical sells exclusively
+  EXPECT_FALSE(shared_earns_more({{&a, 2100, "", 0}}, shared, 3));  // a tie goes exclusive
+  EXPECT_TRUE(shared_earns_more({}, {{&c, 0, "", 400}}, 2));        // no bid alone at all
+  EXPECT_FALSE(shared_earns_more(exclusive, {}, 3));
+}
+
 TEST(Eligibility, ChecksEachFilterAndNamesIt) {
   const Lead l = lead();
   Buyer b = buyer("b");

@@ -860,3 +860,218 @@ TEST_F(DistributorTest, APostToABidderGoesOutEvenWhenTheBuyerIsAtCapacity) {
 
 }  // namespace
 }  // namespace leadflow::testing
+
+// --- shared sales -----------------------------------------------------------------------------
+
+namespace leadflow::testing {
+namespace {
+
+class SharedSaleTest : public DistributorTest {
+ protected:
+  void SetUp() override {
+    // auto_insurance leads may be sold to up to `max_sales` buyers; the seller earns 70%.
+    ASSERT_EQ(verticals_.load_json(
+                  json::parse(R"({"verticals": [{"name": "auto_insurance", "max_sales": 3}]})")),
+              "");
+    Seller s;
+    s.id = "sl_test";
+    s.name = "Test Seller";
+    s.created_at_ms = clock_.now_ms();
+    ASSERT_EQ(store_.insert_seller(s), StoreStatus::kOk);
+  }
+
+  std::vector<std::string> keys_posted(const Buyer& b) {
+    std::vector<std::string> out;
+    for (const auto& p : http_.requests_to(b.post_url)) out.push_back(p.header("Idempotency-Key"));
+    return out;
+  }
+};
+
+TEST_F(SharedSaleTest, SellsToTheBestSharesWhenTogetherTheyPayMoreThanTheBestBidAlone) {
+  const Buyer a = add_buyer("a"), b = add_buyer("b"), c = add_buyer("c"), d = add_buyer("d");
+  http_.answer(a.ping_url, FakeAnswer::bids(20.00, 9.01, 30ms));
+  http_.answer(b.ping_url, FakeAnswer::bids(15.00, 8.00, 10ms));
+  http_.answer(c.ping_url, FakeAnswer::bids(0, 7.00, 20ms));  // buys shares only
+  http_.answer(d.ping_url, FakeAnswer::bids(5.00, 1.00));
+  for (const Buyer* x : {&a, &b, &c, &d})
+    http_.answer(x->post_url, FakeAnswer::accept(x->name + "-ref", 40ms));
+  const Lead lead = add_lead(40);
+
+  const Distribution out = distributor().decide_and_wait(lead);
+
+  ASSERT_EQ(out.status, DeliveryStatus::kDelivered);
+  ASSERT_EQ(out.sales.size(), 3u);  // 9.01 + 8.00 + 7.00 = 24.01 > 20.00 alone
+  EXPECT_EQ(out.sales[0].buyer_id, a.id);
+  EXPECT_EQ(out.sales[0].price, 901);
+  EXPECT_EQ(out.sales[0].buyer_lead_id, "a-ref");
+  EXPECT_EQ(out.sales[1].buyer_id, b.id);
+  EXPECT_EQ(out.sales[2].buyer_id, c.id);
+  EXPECT_EQ(out.buyer_id, a.id);
+  EXPECT_EQ(out.price, 2401);
+  // The seller's rule on the total (70% of 24.01, rounded), spread over the sales to the cent.
+  EXPECT_EQ(out.payout, 1681);
+  EXPECT_EQ(out.sales[0].payout + out.sales[1].payout + out.sales[2].payout, 1681);
+  EXPECT_EQ(http_.count(d.post_url), 0u);
+  // The three posts left together, each with its own key and its own price.
+  EXPECT_EQ(clock_.elapsed(), 70ms);
+  EXPECT_EQ(keys_posted(a), std::vector<std::string>{lead.id + ":" + a.id});
+  EXPECT_EQ(keys_posted(c), std::vector<std::string>{lead.id + ":" + c.id});
+  EXPECT_EQ(json::parse(http_.requests_to(b.post_url)[0].request.body)["price"], 8.0);
+
+  // Recorded, every sale enters the ledger and the lead adds up.
+  std::vector<OutcomeRecord> batch{{lead.id, out}};
+  ASSERT_EQ(store_.record_outcomes(batch)[0], StoreStatus::kOk);
+  LedgerQuery q;
+  q.lead_id = lead.id;
+  const auto entries = store_.list_ledger(q);
+  ASSERT_TRUE(entries && entries->size() == 3u);
+  Cents revenue = 0, payout = 0;
+  for (const auto& e : *entries) {
+    revenue += e.revenue;
+    payout += e.payout;
+  }
+  EXPECT_EQ(revenue, 2401);
+  EXPECT_EQ(payout, 1681);
+}
+
+TEST_F(SharedSaleTest, SellsExclusivelyWhenTheBestBidAlonePaysMore) {
+  const Buyer a = add_buyer("a"), b = add_buyer("b");
+  http_.answer(a.ping_url, FakeAnswer::bids(30.00, 9.00));
+  http_.answer(b.ping_url, FakeAnswer::bids(15.00, 8.00));
+  http_.answer(a.post_url, FakeAnswer::accept());
+  const Lead lead = add_lead(41);
+
+  const Distribution out = distributor().decide_and_wait(lead);
+
+  ASSERT_EQ(out.status, DeliveryStatus::kDelivered);
+  ASSERT_EQ(out.sales.size(), 1u);
+  EXPECT_EQ(out.buyer_id, a.id);
+  EXPECT_EQ(out.price, 3000);
+  EXPECT_EQ(keys_posted(a), std::vector<std::string>{lead.id});  // an exclusive post's key
+  EXPECT_EQ(http_.count(b.post_url), 0u);
+}
+
+TEST_F(SharedSaleTest, ARefusedShareMakesRoomForTheNextBidderAndNoBuyerIsPostedTwice) {
+  ASSERT_EQ(verticals_.load_json(
+                json::parse(R"({"verticals": [{"name": "auto_insurance", "max_sales": 2}]})")),
+            "");
+  const Buyer a = add_buyer("a"), b = add_buyer("b"), c = add_buyer("c");
+  http_.answer(a.ping_url, FakeAnswer::bids(20.00, 12.00));
+  http_.answer(b.ping_url, FakeAnswer::bids(15.00, 11.00));
+  http_.answer(c.ping_url, FakeAnswer::bids(10.00, 10.00));
+  http_.answer(a.post_url, FakeAnswer::reject("not today", 10ms));
+  http_.answer(b.post_url, FakeAnswer::accept("b-ref", 50ms));
+  http_.answer(c.post_url, FakeAnswer::accept("c-ref", 10ms));
+  const Lead lead = add_lead(42);
+
+  const Distribution out = distributor().decide_and_wait(lead);
+
+  ASSERT_EQ(out.status, DeliveryStatus::kDelivered);
+  ASSERT_EQ(out.sales.size(), 2u);
+  EXPECT_EQ(out.sales[0].buyer_id, b.id);  // 11.00
+  EXPECT_EQ(out.sales[1].buyer_id, c.id);  // 10.00, posted when a refused
+  EXPECT_EQ(out.price, 2100);
+  EXPECT_EQ(http_.count(a.post_url), 1u);  // refused its share: not offered the lead alone
+  EXPECT_EQ(clock_.elapsed(), 50ms);       // c's post ran beside b's
+}
+
+TEST_F(SharedSaleTest, WhenNoShareSellsTheLeadIsOfferedAloneToTheBuyersNotYetPosted) {
+  const Buyer a = add_buyer("a"), b = add_buyer("b"), solo = add_buyer("solo");
+  http_.answer(a.ping_url, FakeAnswer::bids(0, 9.00));
+  http_.answer(b.ping_url, FakeAnswer::bids(0, 8.00));
+  http_.answer(solo.ping_url, FakeAnswer::bids(12.00, 0));
+  http_.answer(a.post_url, FakeAnswer::reject("full"));
+  http_.answer(b.post_url, FakeAnswer::reject("full"));
+  http_.answer(solo.post_url, FakeAnswer::accept());
+  const Lead lead = add_lead(43);
+
+  const Distribution out = distributor().decide_and_wait(lead);
+
+  ASSERT_EQ(out.status, DeliveryStatus::kDelivered);
+  EXPECT_EQ(out.buyer_id, solo.id);
+  EXPECT_EQ(out.price, 1200);
+  EXPECT_EQ(keys_posted(solo), std::vector<std::string>{lead.id});
+  // The refused shares' intents gave way to the exclusive post's.
+  const auto intents = store_.get_post_intents(lead.id);
+  ASSERT_TRUE(intents && intents->size() == 1u);
+  EXPECT_EQ(intents->front().buyer_id, solo.id);
+  EXPECT_FALSE(intents->front().shared);
+}
+
+TEST_F(SharedSaleTest, AnExclusiveVerticalIgnoresSharedBids) {
+  ASSERT_EQ(verticals_.load_json(
+                json::parse(R"({"verticals": [{"name": "auto_insurance", "max_sales": 1}]})")),
+            "");
+  const Buyer a = add_buyer("a", [](Buyer& x) { x.shared_price = 900; });
+  http_.answer(a.ping_url, FakeAnswer::bids(0, 25.00));
+  const Lead lead = add_lead(44);
+
+  const Distribution out = distributor().decide_and_wait(lead);
+
+  EXPECT_EQ(out.status, DeliveryStatus::kUnsold);
+  EXPECT_EQ(http_.count(a.post_url), 0u);
+}
+
+TEST_F(SharedSaleTest, FixedPriceBuyersBuySharesAtTheirSharedPrice) {
+  const auto fixed = [](Buyer& x) {
+    x.pricing = PricingModel::kFixed;
+    x.price = 1500;
+    x.shared_price = 800;
+  };
+  const Buyer a = add_buyer("a", fixed), b = add_buyer("b", fixed);
+  http_.answer(a.post_url, FakeAnswer::accept());
+  http_.answer(b.post_url, FakeAnswer::accept());
+  const Lead lead = add_lead(45);
+
+  const Distribution out = distributor().decide_and_wait(lead);
+
+  ASSERT_EQ(out.status, DeliveryStatus::kDelivered);
+  ASSERT_EQ(out.sales.size(), 2u);  // 8.00 + 8.00 > 15.00
+  EXPECT_EQ(out.price, 1600);
+  EXPECT_EQ(http_.count(a.ping_url), 0u);
+}
+
+TEST_F(SharedSaleTest, ARedeliveredSharedLeadIsRepostedToEveryBuyerOfItsIntentsAndNoOneElse) {
+  const Buyer a = add_buyer("a"), b = add_buyer("b"), other = add_buyer("other");
+  http_.answer(a.post_url, FakeAnswer::accept("a-again"));
+  http_.answer(b.post_url, FakeAnswer::accept("b-again"));
+  http_.answer(other.ping_url, FakeAnswer::bids(50.00, 20.00));
+  const Lead lead = add_lead(46);
+  // A worker posted two shares and died before it knew the answers.
+  for (const Buyer* x : {&a, &b})
+    ASSERT_EQ(store_.record_post_intent(
+                  {lead.id, x->id, 900, "pg_" + x->name, clock_.now_ms(), /*shared=*/true}, {}),
+              StoreStatus::kOk);
+
+  const Distribution out = distributor().decide_and_wait(lead);
+
+  ASSERT_EQ(out.status, DeliveryStatus::kDelivered);
+  ASSERT_EQ(out.sales.size(), 2u);
+  EXPECT_EQ(out.price, 1800);
+  EXPECT_EQ(http_.requests().size(), 2u);  // no ping, no third share: it may be sold already
+  EXPECT_EQ(keys_posted(a), std::vector<std::string>{lead.id + ":" + a.id});
+  EXPECT_EQ(keys_posted(b), std::vector<std::string>{lead.id + ":" + b.id});
+}
+
+TEST_F(SharedSaleTest, AShareWhoseOutcomeStaysUnknownFailsTheAuctionAndKeepsEveryIntent) {
+  options_.auction_timeout = 3s;
+  const Buyer a = add_buyer("a"), b = add_buyer("b");
+  http_.answer(a.ping_url, FakeAnswer::bids(0, 9.00));
+  http_.answer(b.ping_url, FakeAnswer::bids(0, 8.00));
+  http_.answer(a.post_url, FakeAnswer::accept());
+  http_.answer(b.post_url, FakeAnswer::no_answer());
+  const Lead lead = add_lead(47);
+
+  EXPECT_THROW(distributor().decide_and_wait(lead), std::runtime_error);
+  const auto intents = store_.get_post_intents(lead.id);
+  ASSERT_TRUE(intents && intents->size() == 2u);  // the next attempt asks both again
+
+  http_.answer(b.post_url, FakeAnswer::accept("late"));
+  const Distribution out = distributor().decide_and_wait(lead);
+  ASSERT_EQ(out.status, DeliveryStatus::kDelivered);
+  EXPECT_EQ(out.sales.size(), 2u);
+  EXPECT_EQ(http_.count(a.ping_url), 1u);  // pinged by the first attempt only
+}
+
+}  // namespace
+}  // namespace leadflow::testing

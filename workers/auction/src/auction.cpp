@@ -107,8 +107,10 @@ std::string static_ineligibility(const Buyer& b, const Lead& lead, std::int64_t 
   return "";
 }
 
-std::vector<Bid> rank_bids(std::vector<Bid> bids, std::mt19937_64& rng) {
-  std::erase_if(bids, [](const Bid& b) { return b.amount <= 0 || b.amount < b.buyer->min_bid; });
+namespace {
+
+// Orders bids by `amount` (a member), descending, then priority, then a weighted random draw.
+std::vector<Bid> rank_by(std::vector<Bid> bids, std::mt19937_64& rng, Cents Bid::*amount) {
   // Weighted random order among equals: sort by a key u^(1/w) (Efraimidis-Spirakis), so a buyer
   // of weight w leads a group of equals with probability proportional to w.
   std::uniform_real_distribution<double> unit(1e-12, 1.0);
@@ -116,8 +118,8 @@ std::vector<Bid> rank_bids(std::vector<Bid> bids, std::mt19937_64& rng) {
   keyed.reserve(bids.size());
   for (auto& b : bids)
     keyed.emplace_back(std::pow(unit(rng), 1.0 / std::max(1, b.buyer->weight)), std::move(b));
-  std::sort(keyed.begin(), keyed.end(), [](const auto& x, const auto& y) {
-    if (x.second.amount != y.second.amount) return x.second.amount > y.second.amount;
+  std::sort(keyed.begin(), keyed.end(), [amount](const auto& x, const auto& y) {
+    if (x.second.*amount != y.second.*amount) return x.second.*amount > y.second.*amount;
     if (x.second.buyer->priority != y.second.buyer->priority)
       return x.second.buyer->priority > y.second.buyer->priority;
     return x.first > y.first;
@@ -126,6 +128,27 @@ std::vector<Bid> rank_bids(std::vector<Bid> bids, std::mt19937_64& rng) {
   out.reserve(keyed.size());
   for (auto& [key, bid] : keyed) out.push_back(std::move(bid));
   return out;
+}
+
+}  // namespace
+
+std::vector<Bid> rank_bids(std::vector<Bid> bids, std::mt19937_64& rng) {
+  std::erase_if(bids, [](const Bid& b) { return b.amount <= 0 || b.amount < b.buyer->min_bid; });
+  return rank_by(std::move(bids), rng, &Bid::amount);
+}
+
+std::vector<Bid> rank_shared_bids(std::vector<Bid> bids, std::mt19937_64& rng) {
+  std::erase_if(bids, [](const Bid& b) { return b.shared <= 0; });
+  return rank_by(std::move(bids), rng, &Bid::shared);
+}
+
+bool shared_earns_more(const std::vector<Bid>& exclusive, const std::vector<Bid>& shared,
+                       int max_sales) {
+  if (max_sales < 2 || shared.empty()) return false;
+  Cents together = 0;
+  for (std::size_t i = 0; i < shared.size() && i < static_cast<std::size_t>(max_sales); ++i)
+    together += shared[i].shared;
+  return together > (exclusive.empty() ? 0 : exclusive.front().amount);
 }
 
 }  // namespace leadflow

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <map>
 #include <stdexcept>
 
 #include "leadflow/auction/auction.hpp"
@@ -232,7 +233,10 @@ class Auction : public std::enable_shared_from_this<Auction> {
         clock_(dist.clock_),
         lead_(std::move(lead)),
         done_(std::move(done)),
-        deadline_(clock_.steady_now() + dist.options_.auction_timeout) {}
+        deadline_(clock_.steady_now() + dist.options_.auction_timeout) {
+    const Vertical* v = dist.verticals_.find(lead_.vertical);
+    max_sales_ = v ? std::max(1, v->max_sales) : 1;
+  }
 
   void start() {
     loop_.hold();
@@ -282,28 +286,39 @@ class Auction : public std::enable_shared_from_this<Auction> {
       campaign_ = dist_.campaigns_.find(lead_.campaign_id);
     else if (!lead_.seller_id.empty())
       seller_ = dist_.campaigns_.find_seller(lead_.seller_id);  // Surface A: the seller's rule
-    Lookup<PostIntent> found = dist_.store_.get_post_intent(lead_.id);
+    std::optional<std::vector<PostIntent>> found = dist_.store_.get_post_intents(lead_.id);
     // A store that cannot say whether the lead has an intent cannot say whether a buyer may
     // already hold it: no other buyer may be asked until it can.
-    if (found.status == StoreStatus::kUnavailable) return step([this] { defer(); });
+    if (!found) return step([this] { defer(); });
     // The usual case, no earlier intent: the eligibility checks run in this same blocking call,
     // which spares the auction a round trip through the pool (a sync seller waits on each).
-    if (!found.value) return armed(check_eligibility());
-    return step([this, intent = std::move(*found.value)] {
+    if (found->empty()) return armed(check_eligibility());
+    return step([this, intents = std::move(*found)] {
       arm_deadline();
-      // A redelivered lead whose post may have reached a buyer: ask that buyer again first, with
-      // the same Idempotency-Key, so a buyer that already took it answers the same and nobody
-      // else is sold the lead.
-      recovered_buyer_ = intent.buyer_id;
+      recover(intents);
+    });
+  }
+
+  // A redelivered lead whose posts may have reached buyers: ask those buyers again first, all at
+  // once, each with the same Idempotency-Key, so a buyer that already took it answers the same
+  // and nobody else is sold the lead (or a share of it) meanwhile. If any took it, the lead is
+  // sold to those; if none did, the auction starts without them.
+  void recover(const std::vector<PostIntent>& intents) {
+    worker_metrics().recoveries.Increment();
+    for (const auto& intent : intents) {
+      recovered_.push_back(intent.buyer_id);
       const Buyer* b = buyer_by_id(intent.buyer_id);
-      if (b == nullptr) return eligibility();
-      worker_metrics().recoveries.Increment();
-      post_to(*b, intent.ping_id, intent.price, /*reserve=*/false, [this](Posted p) {
-        if (p == Posted::kAccepted) return decide();
-        if (p == Posted::kStoreDown) return defer();
+      if (b == nullptr) continue;  // no longer configured: cannot be asked
+      ++recovering_;
+      post_to(*b, intent.ping_id, intent.price, /*reserve=*/false, intent.shared, [this](Posted p) {
+        if (p == Posted::kStoreDown) store_trouble_ = true;
+        if (--recovering_ > 0) return;
+        if (!sales_.empty()) return sold();
+        if (store_trouble_) return defer();
         eligibility();
       });
-    });
+    }
+    if (recovering_ == 0) eligibility();
   }
 
   void eligibility() {
@@ -348,7 +363,7 @@ class Auction : public std::enable_shared_from_this<Auction> {
     std::vector<const Buyer*> eligible;
     std::vector<Ineligibility> ineligible;
     for (const auto& b : *buyers_) {
-      if (b.id == recovered_buyer_) continue;
+      if (std::find(recovered_.begin(), recovered_.end(), b.id) != recovered_.end()) continue;
       std::string why = static_ineligibility(b, lead_, now_s);
       if (why.empty() && dist_.health_.paused(b.id)) why = "unhealthy";
       if (why.empty()) why = cap_ineligibility(dist_.store_, b, cap_windows(b, now_s));
@@ -444,7 +459,7 @@ class Auction : public std::enable_shared_from_this<Auction> {
     bids_.clear();
     for (const Buyer* b : tier) {
       if (b->mode == DeliveryMode::kDirectPost || b->pricing == PricingModel::kFixed) {
-        bids_.push_back({b, b->price, ""});
+        bids_.push_back({b, b->price, "", shared_offer(*b, std::nullopt)});
         continue;
       }
       pings_.push_back({b, new_id(kPingPrefix), clock_.now_ms(), std::nullopt});
@@ -485,14 +500,17 @@ class Auction : public std::enable_shared_from_this<Auction> {
     dist_.observe_health(p.buyer->id, r);
     Attempt a = attempt_from(*p.buyer, AttemptKind::kPing, p.started_ms, r);
     const PingAnswer answer = read_ping_answer(*p.buyer, r);
-    if (answer.bid) {
+    if (answer.bid || answer.shared_bid) {
       a.outcome = AttemptOutcome::kBid;
       a.bid = answer.bid;
-      if (*answer.bid < p.buyer->min_bid) {
+      const Cents shared = shared_offer(*p.buyer, answer.shared_bid);
+      // An exclusive bid under the buyer's floor is no bid; its share, if any, still counts.
+      Cents exclusive = answer.bid.value_or(0);
+      if (answer.bid && *answer.bid < p.buyer->min_bid) {
         a.reason = "below min_bid";
-      } else {
-        bids_.push_back({p.buyer, *answer.bid, p.ping_id});
+        exclusive = 0;
       }
+      if (exclusive > 0 || shared > 0) bids_.push_back({p.buyer, exclusive, p.ping_id, shared});
     } else {
       if (a.outcome != AttemptOutcome::kTimeout && a.outcome != AttemptOutcome::kError)
         a.outcome = AttemptOutcome::kNoBid;
@@ -514,34 +532,94 @@ class Auction : public std::enable_shared_from_this<Auction> {
     start_posts();
   }
 
-  // The tier's posts, best bid first, down its ranking until one accepts or the auction runs out
-  // of time.
+  // What the buyer offers for a share of the lead: its shared bid, else its shared price; 0
+  // where the vertical sells leads exclusively.
+  Cents shared_offer(const Buyer& b, std::optional<Cents> shared_bid) const {
+    if (max_sales_ < 2) return 0;
+    return shared_bid.value_or(b.shared_price);
+  }
+
+  // The tier's posts. The lead is sold exclusively (best bid first, down the ranking until one
+  // accepts) or shared (to the best max_sales shared bidders at once, each refusal making room
+  // for the next), whichever earns more; if the chosen way sells nothing, the other is tried
+  // with the buyers not yet posted, while the deadline allows.
   void start_posts() {
     phase_ = Phase::kPosting;
     for (auto& p : pings_) d_.attempts.push_back(std::move(*p.attempt));
     pings_.clear();
     {
       std::lock_guard lock(dist_.rng_mu_);
+      shared_ranked_ = rank_shared_bids(bids_, dist_.rng_);
       ranked_ = rank_bids(std::move(bids_), dist_.rng_);
     }
     bids_.clear();
-    if (!ranked_.empty()) any_ranked_ = true;
+    posted_.clear();
+    exclusive_tried_ = shared_tried_ = false;
+    if (!ranked_.empty() || !shared_ranked_.empty()) any_ranked_ = true;
+    if (shared_earns_more(ranked_, shared_ranked_, max_sales_)) return start_shares();
+    exclusive_tried_ = true;
     next_post(0);
+  }
+
+  bool posted(const Buyer& b) const {
+    return std::find(posted_.begin(), posted_.end(), b.id) != posted_.end();
   }
 
   void next_post(std::size_t index) {
     for (; index < ranked_.size(); ++index) {
       const Bid& bid = ranked_[index];
+      if (posted(*bid.buyer)) continue;
       if (clock_.steady_now() < deadline_) {
-        post_to(*bid.buyer, bid.ping_id, bid.amount, /*reserve=*/true, [this, index](Posted p) {
-          if (p == Posted::kAccepted) return decide();
-          if (p == Posted::kStoreDown) store_trouble_ = true;
-          next_post(index + 1);
-        });
+        posted_.push_back(bid.buyer->id);
+        post_to(*bid.buyer, bid.ping_id, bid.amount, /*reserve=*/true, /*shared=*/false,
+                [this, index](Posted p) {
+                  if (p == Posted::kAccepted) return sold();
+                  if (p == Posted::kStoreDown) store_trouble_ = true;
+                  next_post(index + 1);
+                });
         return;
       }
       d_.attempts.push_back(unanswered(*bid.buyer, AttemptKind::kPost, clock_.now_ms(),
                                        AttemptOutcome::kSkipped, bid.amount, "auction deadline"));
+    }
+    if (!shared_tried_ && max_sales_ > 1 && !shared_ranked_.empty()) return start_shares();
+    next_tier();  // nobody in this tier took it
+  }
+
+  // A shared sale: up to max_sales posts in flight, best shared bid first; each refusal makes
+  // room for the next bidder. Every share has its own post intent and Idempotency-Key.
+  void start_shares() {
+    shared_tried_ = true;
+    next_share_ = 0;
+    fill_shares();
+  }
+
+  void fill_shares() {
+    const auto room = [this] {
+      return sales_.size() + shares_out_ < static_cast<std::size_t>(max_sales_);
+    };
+    for (; room() && next_share_ < shared_ranked_.size(); ++next_share_) {
+      const Bid& bid = shared_ranked_[next_share_];
+      if (posted(*bid.buyer)) continue;
+      if (clock_.steady_now() >= deadline_) {
+        d_.attempts.push_back(unanswered(*bid.buyer, AttemptKind::kPost, clock_.now_ms(),
+                                         AttemptOutcome::kSkipped, bid.shared, "auction deadline"));
+        continue;
+      }
+      posted_.push_back(bid.buyer->id);
+      ++shares_out_;
+      post_to(*bid.buyer, bid.ping_id, bid.shared, /*reserve=*/true, /*shared=*/true,
+              [this](Posted p) {
+                --shares_out_;
+                if (p == Posted::kStoreDown) store_trouble_ = true;
+                fill_shares();
+              });
+    }
+    if (shares_out_ > 0) return;  // the rest answer first
+    if (!sales_.empty()) return sold();
+    if (!exclusive_tried_) {
+      exclusive_tried_ = true;
+      return next_post(0);
     }
     next_tier();  // nobody in this tier took it
   }
@@ -550,34 +628,38 @@ class Auction : public std::enable_shared_from_this<Auction> {
   // the ranking after a timeout could sell the lead twice: the buyer may have taken it and only
   // its answer was late. A buyer that answers at all (taken, refused, an HTTP error) settles it.
   // Still unknown at the auction deadline: the auction fails and the lead goes back to the queue
-  // (retry topic) with its post intent, so the next attempt asks this buyer first again; after
+  // (retry topic) with its post intents, so the next attempt asks these buyers first again; after
   // the last attempt it is recorded as failed and dead-lettered for the operator to settle.
   // `reserve`: take a cap slot with the intent (a new post); a recovered intent already holds one.
-  void post_to(const Buyer& b, std::string ping_id, Cents price, bool reserve,
+  // Several posts may be out at once (the shares of a shared sale), each under its own number.
+  void post_to(const Buyer& b, std::string ping_id, Cents price, bool reserve, bool shared,
                std::function<void(Posted)> then) {
-    current_ = {&b, std::move(ping_id), price, reserve, std::move(then)};
-    write_intent();
+    const int n = ++posts_made_;
+    posts_[n] = {&b, std::move(ping_id), price, reserve, shared, std::move(then)};
+    write_intent(n);
   }
 
-  void write_intent() {
+  void write_intent(int n) {
+    const OpenPost& post = posts_.at(n);
     std::vector<CapWindow> caps;
-    if (current_.reserve)
-      for (const auto& c : cap_windows(*current_.buyer, clock_.now_ms() / 1000))
+    if (post.reserve)
+      for (const auto& c : cap_windows(*post.buyer, clock_.now_ms() / 1000))
         caps.push_back(c.window);
-    PostIntent intent{lead_.id, current_.buyer->id, current_.price, current_.ping_id,
-                      clock_.now_ms()};
-    auto then = [self = shared_from_this()](StoreStatus s) {
-      self->step([self = self.get(), s] { self->on_intent(s); })();
+    PostIntent intent{lead_.id,     post.buyer->id,  post.price,
+                      post.ping_id, clock_.now_ms(), post.shared};
+    auto then = [self = shared_from_this(), n](StoreStatus s) {
+      self->step([self = self.get(), n, s] { self->on_intent(n, s); })();
     };
     dist_.write_intent({std::move(intent), std::move(caps)}, std::move(then));
   }
 
-  void on_intent(StoreStatus s) {
+  void on_intent(int n, StoreStatus s) {
+    OpenPost& post = posts_.at(n);
     if (s == StoreStatus::kLimitReached) {
-      d_.attempts.push_back(unanswered(
-          *current_.buyer, AttemptKind::kPost, clock_.now_ms(), AttemptOutcome::kSkipped,
-          current_.price, limit_reached_reason(*current_.buyer, clock_.now_ms() / 1000)));
-      return settle(Posted::kNotPosted);
+      d_.attempts.push_back(unanswered(*post.buyer, AttemptKind::kPost, clock_.now_ms(),
+                                       AttemptOutcome::kSkipped, post.price,
+                                       limit_reached_reason(*post.buyer, clock_.now_ms() / 1000)));
+      return settle(n, Posted::kNotPosted);
     }
     if (s == StoreStatus::kUnavailable) {
       // Posting without a durable intent could sell the lead twice after a crash, so the buyer
@@ -585,30 +667,30 @@ class Auction : public std::enable_shared_from_this<Auction> {
       worker_metrics().store_errors.Increment();
       if (clock_.steady_now() + dist_.options_.post_retry_pause < deadline_) {
         loop_.at(clock_.steady_now() + dist_.options_.post_retry_pause,
-                 step([this] { write_intent(); }));
+                 step([this, n] { write_intent(n); }));
         return;
       }
-      return settle(Posted::kStoreDown);
+      return settle(n, Posted::kStoreDown);
     }
-    if (s != StoreStatus::kOk) return settle(Posted::kNotPosted);  // decided elsewhere (kConflict)
-    current_.reserve = false;  // the intent holds the slot from now on
+    if (s != StoreStatus::kOk) return settle(n, Posted::kNotPosted);  // decided elsewhere
+    post.reserve = false;  // the intent holds the slot from now on
     const std::int64_t started = clock_.now_ms();
     // Never held back by max_concurrency: the buyer was admitted to this auction when its tier
     // came up, and it bid; refusing it the post now would waste its bid and our lead. The post
     // counts in flight like a ping, so it holds back the buyer's next pings.
-    send(*current_.buyer,
-         make_post_request(*current_.buyer, lead_, current_.ping_id, current_.price),
-         [this, started](const HttpResponse& r) { on_post(started, r); });
+    send(*post.buyer, make_post_request(*post.buyer, lead_, post.ping_id, post.price, post.shared),
+         [this, n, started](const HttpResponse& r) { on_post(n, started, r); });
   }
 
-  void on_post(std::int64_t started, const HttpResponse& r) {
-    const Buyer& b = *current_.buyer;
+  void on_post(int n, std::int64_t started, const HttpResponse& r) {
+    const OpenPost& post = posts_.at(n);
+    const Buyer& b = *post.buyer;
     if (r.not_sent) local_trouble_ = true;
     worker_metrics().observe_buyer(b.id, "post", r);
     dist_.observe_health(b.id, r);
     Attempt a = attempt_from(b, AttemptKind::kPost, started, r);
     const PostAnswer answer = read_post_answer(b, r);
-    a.bid = current_.price;
+    a.bid = post.price;
     if (answer.accepted) {
       a.outcome = AttemptOutcome::kAccepted;
     } else {
@@ -616,6 +698,7 @@ class Auction : public std::enable_shared_from_this<Auction> {
         a.outcome = AttemptOutcome::kRejected;
       a.reason = answer.reason;
     }
+    if (post.shared) a.reason = a.reason.empty() ? "shared" : "shared: " + a.reason;
     // No answer may mean the buyer took it and the answer was lost; a post that certainly never
     // reached the buyer (no connection) is refused, and the next bidder is asked.
     const bool unknown = !answer.accepted && !r.not_delivered && (r.timed_out || r.status == 0);
@@ -623,26 +706,46 @@ class Auction : public std::enable_shared_from_this<Auction> {
     if (unknown) {
       if (clock_.steady_now() + dist_.options_.post_retry_pause < deadline_) {
         loop_.at(clock_.steady_now() + dist_.options_.post_retry_pause,
-                 step([this] { write_intent(); }));
+                 step([this, n] { write_intent(n); }));
         return;
       }
       worker_metrics().post_outcome_unknown.Increment();
       return fail("no answer from buyer " + b.id + " to the post of lead " + lead_.id +
                   "; it may have taken the lead, so no other buyer is offered it");
     }
-    if (!answer.accepted) return settle(Posted::kDeclined);
-    d_.status = DeliveryStatus::kDelivered;
-    d_.buyer_id = b.id;
-    d_.price = current_.price;
-    d_.payout = dist_.payout_for(campaign_, seller_, current_.price);
-    d_.buyer_lead_id = answer.buyer_lead_id;
-    settle(Posted::kAccepted);
+    if (!answer.accepted) return settle(n, Posted::kDeclined);
+    sales_.push_back({b.id, post.price, 0, answer.buyer_lead_id});
+    settle(n, Posted::kAccepted);
   }
 
-  void settle(Posted p) {
-    auto then = std::move(current_.then);
-    current_ = {};
+  void settle(int n, Posted p) {
+    auto it = posts_.find(n);
+    auto then = std::move(it->second.then);
+    posts_.erase(it);
     then(p);
+  }
+
+  // The lead is sold to the buyers that accepted: the best-paying one first, the seller paid by
+  // its rule on the total, each sale carrying its part of that payout.
+  void sold() {
+    std::stable_sort(sales_.begin(), sales_.end(),
+                     [](const Sale& x, const Sale& y) { return x.price > y.price; });
+    Cents total = 0;
+    std::vector<Cents> prices;
+    for (const auto& s : sales_) {
+      total += s.price;
+      prices.push_back(s.price);
+    }
+    const Cents payout = dist_.payout_for(campaign_, seller_, total);
+    const std::vector<Cents> parts = split_payout(prices, payout);
+    for (std::size_t i = 0; i < sales_.size(); ++i) sales_[i].payout = parts[i];
+    d_.status = DeliveryStatus::kDelivered;
+    d_.buyer_id = sales_.front().buyer_id;
+    d_.buyer_lead_id = sales_.front().buyer_lead_id;
+    d_.price = total;
+    d_.payout = payout;
+    d_.sales = std::move(sales_);
+    decide();
   }
 
   void decide() {
@@ -676,11 +779,12 @@ class Auction : public std::enable_shared_from_this<Auction> {
   }
 
   enum class Phase { kLooking, kPinging, kPosting };
-  struct CurrentPost {
+  struct OpenPost {
     const Buyer* buyer = nullptr;
     std::string ping_id;
     Cents price = 0;
     bool reserve = false;
+    bool shared = false;
     std::function<void(Posted)> then;
   };
 
@@ -693,8 +797,11 @@ class Auction : public std::enable_shared_from_this<Auction> {
   std::shared_ptr<const std::vector<Buyer>> buyers_;
   std::optional<Campaign> campaign_;
   std::optional<Seller> seller_;
-  std::string recovered_buyer_;
+  int max_sales_ = 1;                   // the vertical's: 1 sells exclusively
+  std::vector<std::string> recovered_;  // buyers of intents left by an earlier attempt
+  int recovering_ = 0;                  // their posts still out
   Distribution d_;
+  std::vector<Sale> sales_;  // accepted posts
   Phase phase_ = Phase::kLooking;
   std::vector<std::vector<const Buyer*>> tiers_;  // eligible buyers, by tier, tier 1 first
   std::size_t next_tier_ = 0;                     // the index in tiers_ to ask next
@@ -705,8 +812,14 @@ class Auction : public std::enable_shared_from_this<Auction> {
   std::vector<Ping> pings_;
   std::size_t pings_out_ = 0;
   std::vector<Bid> bids_;
-  std::vector<Bid> ranked_;
-  CurrentPost current_;
+  std::vector<Bid> ranked_;          // the tier's exclusive bids, best first
+  std::vector<Bid> shared_ranked_;   // its shared bids, best first
+  std::vector<std::string> posted_;  // buyers posted in this tier (either way)
+  bool exclusive_tried_ = false, shared_tried_ = false;
+  std::size_t next_share_ = 0;  // in shared_ranked_
+  std::size_t shares_out_ = 0;  // shared posts not yet answered
+  std::map<int, OpenPost> posts_;
+  int posts_made_ = 0;
   EventLoop::TimerId deadline_timer_ = 0;
   bool store_trouble_ = false;  // our store kept a buyer out or unposted
   bool local_trouble_ = false;  // a ping or post never left this process

@@ -145,7 +145,7 @@ HttpRequest make_ping_request(const Buyer& buyer, const Lead& lead, const std::s
 }
 
 HttpRequest make_post_request(const Buyer& buyer, const Lead& lead, const std::string& ping_id,
-                              Cents price) {
+                              Cents price, bool shared) {
   json body = {{"lead_id", lead.id},
                {"ping_id", ping_id},
                {"price", cents_to_decimal(price)},
@@ -167,25 +167,36 @@ HttpRequest make_post_request(const Buyer& buyer, const Lead& lead, const std::s
   if (lead.tcpa_consent) body["tcpa_consent"] = *lead.tcpa_consent;
   if (!lead.tcpa_consent_text.empty()) body["tcpa_consent_text"] = lead.tcpa_consent_text;
   HttpRequest r = build(buyer, buyer.post_url, std::move(body));
-  r.headers.emplace_back("Idempotency-Key", lead.id);
+  r.headers.emplace_back("Idempotency-Key", shared ? lead.id + ":" + buyer.id : lead.id);
   return r;
 }
 
 PingAnswer read_ping_answer(const Buyer& buyer, const HttpResponse& response) {
-  if (response.timed_out) return {std::nullopt, "timeout"};
-  if (response.status == 0) return {std::nullopt, "transport: " + response.error};
+  if (response.timed_out) return {std::nullopt, "timeout", std::nullopt};
+  if (response.status == 0) return {std::nullopt, "transport: " + response.error, std::nullopt};
   if (response.status < 200 || response.status > 299)
-    return {std::nullopt, "http " + std::to_string(response.status)};
+    return {std::nullopt, "http " + std::to_string(response.status), std::nullopt};
   const json doc = json::parse(response.body, nullptr, false);
-  if (doc.is_discarded()) return {std::nullopt, "bad json"};
-  const auto bid = number_of(pointer(doc, buyer, "bid", "/bid"));
-  if (!bid) return {std::nullopt, "no bid field"};
-  if (*bid <= 0) return {std::nullopt, "no bid"};
-  const auto cents = cents_from_decimal(*bid);
-  if (!cents) return {std::nullopt, "bid out of range"};
-  // 0.004 is more than nothing but rounds to no money: not a bid anyone can be charged.
-  if (*cents == 0) return {std::nullopt, "bid under one cent"};
-  return {*cents, ""};
+  if (doc.is_discarded()) return {std::nullopt, "bad json", std::nullopt};
+  // Each amount: nullopt when absent, else its cents or the reason it is no bid.
+  struct Amount {
+    std::optional<Cents> cents;
+    const char* why = nullptr;
+  };
+  auto amount = [&](const char* name, const char* fallback) -> Amount {
+    const auto value = number_of(pointer(doc, buyer, name, fallback));
+    if (!value) return {std::nullopt, "no bid field"};
+    if (*value <= 0) return {std::nullopt, "no bid"};
+    const auto cents = cents_from_decimal(*value);
+    if (!cents) return {std::nullopt, "bid out of range"};
+    // 0.004 is more than nothing but rounds to no money: not a bid anyone can be charged.
+    if (*cents == 0) return {std::nullopt, "bid under one cent"};
+    return {cents, nullptr};
+  };
+  const Amount exclusive = amount("bid", "/bid");
+  const Amount shared = amount("shared_bid", "/shared_bid");
+  if (!exclusive.cents && !shared.cents) return {std::nullopt, exclusive.why, std::nullopt};
+  return {exclusive.cents, "", shared.cents};
 }
 
 PostAnswer read_post_answer(const Buyer& buyer, const HttpResponse& response) {

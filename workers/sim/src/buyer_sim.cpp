@@ -183,6 +183,11 @@ void BuyerSimulator::set_bid_range(double min, double max) {
   options_.bid = BidModel::uniform(min, max);
 }
 
+void BuyerSimulator::set_shared_bid(double dollars) {
+  std::lock_guard lock(mutex_);
+  options_.shared_bid = dollars;
+}
+
 void BuyerSimulator::set_no_bid_rate(double rate) {
   std::lock_guard lock(mutex_);
   options_.no_bid_rate = rate;
@@ -317,7 +322,9 @@ void BuyerSimulator::handle_ping(Exchange& ex) {
         const double bid =
             round_to_cents(options_.bid.min + u_bid * (options_.bid.max - options_.bid.min));
         ++stats_.bids;
-        answer = {200, json{{"bid", bid}}.dump()};
+        json offer = {{"bid", bid}};
+        if (options_.shared_bid > 0) offer["shared_bid"] = round_to_cents(options_.shared_bid);
+        answer = {200, offer.dump()};
       }
     }
   }

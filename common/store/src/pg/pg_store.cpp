@@ -504,10 +504,21 @@ class PgStore final : public Store, private PgCalls {
   }
 
   std::optional<LeadRecord> get_lead(std::string_view id) override {
-    return read_one<LeadRecord>("get_lead",
-                                "SELECT " LF_LEAD_COLUMNS ", " LF_DISTRIBUTION_COLUMNS
-                                ", attempts, ineligible FROM leads WHERE id = $1",
-                                Params().add(id), [](const Row& q) { return read_lead(q, true); });
+    auto r =
+        read_one<LeadRecord>("get_lead",
+                             "SELECT " LF_LEAD_COLUMNS ", " LF_DISTRIBUTION_COLUMNS
+                             ", attempts, ineligible FROM leads WHERE id = $1",
+                             Params().add(id), [](const Row& q) { return read_lead(q, true); });
+    const bool sold = r && (r->distribution.status == DeliveryStatus::kDelivered ||
+                            r->distribution.status == DeliveryStatus::kReturned);
+    if (sold) {
+      // Committed with the status it was read with (or later, by a settlement).
+      auto sales = read_rows<Sale>(
+          "get_lead", "SELECT " LF_SALE_COLUMNS " FROM sales WHERE lead_id = $1 ORDER BY slot",
+          Params().add(id), read_sale<Row>);
+      if (sales) attach_sales(*r, std::move(*sales));
+    }
+    return r;
   }
 
   std::vector<LeadRecord> list_leads(const LeadQuery& lq) override {
@@ -526,7 +537,11 @@ class PgStore final : public Store, private PgCalls {
       if (lq.status) filter("status =", to_string(*lq.status));
       if (!lq.vertical.empty()) filter("vertical =", lq.vertical);
       if (!lq.source.empty()) filter("source =", lq.source);
-      if (!lq.buyer_id.empty()) filter("buyer_id =", lq.buyer_id);
+      // Every lead the buyer bought, a share of a shared sale included.
+      if (!lq.buyer_id.empty()) {
+        filter("id IN (SELECT lead_id FROM sales WHERE buyer_id =", lq.buyer_id);
+        sql += ")";
+      }
       if (lq.created_from_ms != 0) filter("received_at >=", lq.created_from_ms);
       if (lq.created_to_ms != 0) filter("received_at <", lq.created_to_ms);
       if (!lq.before_id.empty()) filter("id <", lq.before_id);
@@ -574,19 +589,29 @@ class PgStore final : public Store, private PgCalls {
       const PostIntentWrite write{p, std::vector<CapWindow>(caps.begin(), caps.end())};
       return record_post_intents(std::span(&write, 1)).front();
     }
+    // The posts this one follows were answered: an exclusive post replaces every other intent
+    // of the lead, a share the exclusive one (the shares stay, posted side by side).
     static constexpr const char* kUpsert =
         "WITH written AS ("
-        " INSERT INTO post_intents (lead_id, buyer_id, price_cents, ping_id, at)"
-        " SELECT id, $2, $3, $4, $5 FROM leads WHERE id = $1 AND status = 'pending' FOR SHARE"
-        " ON CONFLICT (lead_id) DO UPDATE SET buyer_id = excluded.buyer_id,"
-        " price_cents = excluded.price_cents, ping_id = excluded.ping_id, at = excluded.at"
-        " RETURNING 1)"
+        " INSERT INTO post_intents (lead_id, buyer_id, price_cents, ping_id, at, shared)"
+        " SELECT id, $2, $3, $4, $5, $6 FROM leads WHERE id = $1 AND status = 'pending' FOR SHARE"
+        " ON CONFLICT (lead_id, buyer_id) DO UPDATE SET price_cents = excluded.price_cents,"
+        " ping_id = excluded.ping_id, at = excluded.at, shared = excluded.shared"
+        " RETURNING 1),"
+        " replaced AS (DELETE FROM post_intents WHERE lead_id = $1 AND buyer_id <> $2"
+        " AND (NOT $6 OR NOT shared) AND EXISTS (SELECT 1 FROM written))"
         " SELECT (SELECT COUNT(*) FROM written),"
         " EXISTS (SELECT 1 FROM leads WHERE id = $1)";
     return run("record_post_intent", StoreStatus::kUnavailable, [&](Connection& c) {
-      const Result r = c.exec(
-          kUpsert, Params().add(p.lead_id).add(p.buyer_id).add(p.price).add(p.ping_id).add(p.at_ms),
-          Effect::kWrite);
+      const Result r = c.exec(kUpsert,
+                              Params()
+                                  .add(p.lead_id)
+                                  .add(p.buyer_id)
+                                  .add(p.price)
+                                  .add(p.ping_id)
+                                  .add(p.at_ms)
+                                  .add(p.shared),
+                              Effect::kWrite);
       if (r.int64(0, 0) > 0) return StoreStatus::kOk;
       return r.boolean(0, 1) ? StoreStatus::kConflict : StoreStatus::kNotFound;
     });
@@ -624,12 +649,15 @@ class PgStore final : public Store, private PgCalls {
         "   AND post_intents.lead_id <> $1 AND l.status = 'pending') AS o"
         "  WHERE CASE WHEN w.cents THEN s.spent + o.spent + $3::BIGINT"
         "   ELSE s.n + o.n + 1 END > w.cap) AS over_cap),"
-        " written AS (INSERT INTO post_intents (lead_id, buyer_id, price_cents, ping_id, at)"
-        "  SELECT $1, $2, $3::BIGINT, $4::TEXT, $5::BIGINT FROM lead, capped"
+        " written AS (INSERT INTO post_intents (lead_id, buyer_id, price_cents, ping_id, at,"
+        "  shared) SELECT $1, $2, $3::BIGINT, $4::TEXT, $5::BIGINT, $9::BOOLEAN FROM lead, capped"
         "  WHERE lead.pending AND NOT capped.over_cap"
-        "  ON CONFLICT (lead_id) DO UPDATE SET buyer_id = excluded.buyer_id,"
-        "  price_cents = excluded.price_cents, ping_id = excluded.ping_id, at = excluded.at"
-        "  RETURNING 1)"
+        "  ON CONFLICT (lead_id, buyer_id) DO UPDATE SET price_cents = excluded.price_cents,"
+        "  ping_id = excluded.ping_id, at = excluded.at, shared = excluded.shared"
+        "  RETURNING 1),"
+        // As record_post_intent: the posts this one follows were answered.
+        " replaced AS (DELETE FROM post_intents WHERE lead_id = $1 AND buyer_id <> $2"
+        "  AND (NOT $9::BOOLEAN OR NOT shared) AND EXISTS (SELECT 1 FROM written))"
         " SELECT (SELECT COUNT(*) FROM written), (SELECT pending FROM lead),"
         " (SELECT over_cap FROM capped)";
     const std::vector<StoreStatus> all_failed(writes.size(), StoreStatus::kUnavailable);
@@ -670,7 +698,8 @@ class PgStore final : public Store, private PgCalls {
                                          .add(w.intent.at_ms)
                                          .add(since.str())
                                          .add(limit.str())
-                                         .add(cents.str())});
+                                         .add(cents.str())
+                                         .add(w.intent.shared)});
     }
     statements.push_back({"COMMIT", Params()});
     return run("record_post_intents", all_failed, [&](Connection& c) {
@@ -697,10 +726,11 @@ class PgStore final : public Store, private PgCalls {
     });
   }
 
-  Lookup<PostIntent> get_post_intent(std::string_view lead_id) override {
-    return lookup<PostIntent>(
-        "get_post_intent", "SELECT " LF_POST_INTENT_COLUMNS " FROM post_intents WHERE lead_id = $1",
-        Params().add(lead_id), read_post_intent<Row>);
+  std::optional<std::vector<PostIntent>> get_post_intents(std::string_view lead_id) override {
+    return read_rows<PostIntent>("get_post_intents",
+                                 "SELECT " LF_POST_INTENT_COLUMNS
+                                 " FROM post_intents WHERE lead_id = $1 ORDER BY at, buyer_id",
+                                 Params().add(lead_id), read_post_intent<Row>);
   }
 
   /// Per outcome: kOk (written), kConflict (already decided: the first outcome stays; also for
@@ -737,6 +767,7 @@ class PgStore final : public Store, private PgCalls {
 
       ArrayText id, status, buyer, price, payout, buyer_lead_id, reason, decided_at, attempts,
           ineligible;
+      ArrayText sale_lead, sale_slot, sale_buyer, sale_price, sale_payout, sale_reference;
       bool any = false;
       for (std::size_t i = 0; i < outcomes.size(); ++i) {
         const OutcomeRecord& o = outcomes[i];
@@ -746,7 +777,8 @@ class PgStore final : public Store, private PgCalls {
           results[i] = StoreStatus::kNotFound;
           continue;
         }
-        const bool sale = d.status == DeliveryStatus::kDelivered;
+        const std::vector<Sale> sales = sales_of(d);
+        const bool sale = !sales.empty();
         // A pending outcome decides nothing; a decided lead keeps its first outcome; a sale
         // row already there (never for a pending lead, unless data was damaged) refuses a sale.
         if (d.status == DeliveryStatus::kPending || !it->second.pending ||
@@ -767,6 +799,14 @@ class PgStore final : public Store, private PgCalls {
         decided_at.add(d.decided_at_ms);
         attempts.add(dump(attempts_to_json(d.attempts)));
         ineligible.add(dump(ineligible_to_json(d.ineligible)));
+        for (std::size_t slot = 0; slot < sales.size(); ++slot) {
+          sale_lead.add(o.lead_id);
+          sale_slot.add(static_cast<std::int64_t>(slot));
+          sale_buyer.add(sales[slot].buyer_id);
+          sale_price.add(sales[slot].price);
+          sale_payout.add(sales[slot].payout);
+          sale_reference.add(sales[slot].buyer_lead_id);
+        }
       }
       std::vector<Statement> finish;
       if (any) {
@@ -781,12 +821,16 @@ class PgStore final : public Store, private PgCalls {
              "   decided_at = batch.decided_at, attempts = batch.attempts,"
              "   ineligible = batch.ineligible"
              "   FROM batch WHERE leads.id = batch.id"
-             "   RETURNING leads.id, leads.status, leads.buyer_id, leads.price_cents,"
-             "   leads.payout_cents, leads.decided_at, leads.email, leads.phone)"
+             "   RETURNING leads.id, leads.decided_at, leads.email, leads.phone),"
+             " sold AS (SELECT * FROM unnest($11::TEXT[], $12::INTEGER[], $13::TEXT[],"
+             "   $14::BIGINT[], $15::BIGINT[], $16::TEXT[]) AS s (lead_id, slot, buyer_id, price,"
+             "   payout, buyer_lead_id))"
              " INSERT INTO sales (lead_id, slot, buyer_id, price_cents, payout_cents, sold_at,"
-             "   email, phone)"
-             " SELECT id, 0, buyer_id, price_cents, payout_cents, decided_at, email, phone"
-             " FROM decided WHERE status = 'delivered'",
+             "   email, phone, buyer_lead_id)"
+             " SELECT sold.lead_id, sold.slot, sold.buyer_id, sold.price, sold.payout,"
+             "   decided.decided_at, decided.email, decided.phone, sold.buyer_lead_id"
+             " FROM sold JOIN decided ON decided.id = sold.lead_id ORDER BY sold.lead_id, "
+             "sold.slot",
              Params()
                  .add(id.str())
                  .add(status.str())
@@ -797,7 +841,13 @@ class PgStore final : public Store, private PgCalls {
                  .add(reason.str())
                  .add(decided_at.str())
                  .add(attempts.str())
-                 .add(ineligible.str())});
+                 .add(ineligible.str())
+                 .add(sale_lead.str())
+                 .add(sale_slot.str())
+                 .add(sale_buyer.str())
+                 .add(sale_price.str())
+                 .add(sale_payout.str())
+                 .add(sale_reference.str())});
       }
       finish.push_back({"COMMIT", Params()});
       // From here the outcome is unknown if the connection breaks: never retried.
@@ -873,8 +923,13 @@ class PgStore final : public Store, private PgCalls {
                  .add(ret.sold_at_ms)
                  .add(ret.returned_at_ms),
              Effect::kWrite);
-      c.exec("UPDATE leads SET status = 'returned' WHERE id = $1 AND status = 'delivered'",
-             Params().add(r.lead_id), Effect::kWrite);
+      // Returned once no sale of it stands: a share returned leaves the others sold.
+      c.exec(
+          "UPDATE leads SET status = 'returned' WHERE id = $1 AND status = 'delivered'"
+          " AND NOT EXISTS (SELECT 1 FROM sales WHERE sales.lead_id = $1"
+          "  AND NOT EXISTS (SELECT 1 FROM returns WHERE returns.lead_id = $1"
+          "   AND returns.buyer_id = sales.buyer_id))",
+          Params().add(r.lead_id), Effect::kWrite);
       tx.commit();
       out.status = ReturnStatus::kReturned;
       return out;
@@ -883,23 +938,41 @@ class PgStore final : public Store, private PgCalls {
 
   /// One transaction, the lead row locked first; a sale's ledger entry is written by the sales
   /// trigger.
-  SettleResult settle_lead(const Settlement& asked) override {
+  SettleResult settle_lead(const Settlement& asked, const PayoutRule& payout) override {
     return run("settle_lead", SettleResult{}, [&](Connection& c) -> SettleResult {
       Transaction tx(c);
       Settlement s = asked;
+      // The lead: failed, or settled before (a shared sale is settled buyer by buyer).
       const Result found = c.exec(
-          "SELECT lead.status = 'failed', post_intents.buyer_id, post_intents.lead_id IS NOT NULL"
-          " FROM (SELECT id, status FROM leads WHERE id = $1 FOR UPDATE) AS lead"
-          " LEFT JOIN post_intents ON post_intents.lead_id = lead.id",
+          "SELECT lead.status = 'failed' OR EXISTS (SELECT 1 FROM settlements"
+          "  WHERE settlements.lead_id = lead.id),"
+          " (SELECT COUNT(*) FROM post_intents WHERE post_intents.lead_id = lead.id),"
+          " (SELECT MIN(buyer_id) FROM post_intents WHERE post_intents.lead_id = lead.id)"
+          " FROM (SELECT id, status FROM leads WHERE id = $1 FOR UPDATE) AS lead",
           Params().add(s.lead_id), Effect::kRead);
       if (found.rows() == 0) return {SettleStatus::kNoSuchLead, {}};
-      const Result before =
-          c.exec("SELECT " LF_SETTLEMENT_COLUMNS " FROM settlements WHERE lead_id = $1",
-                 Params().add(s.lead_id), Effect::kRead);
+      if (!found.boolean(0, 0)) return {SettleStatus::kNotUnknown, {}};
+      if (s.buyer_id.empty()) {
+        const std::int64_t intents = found.int64(0, 1);
+        if (intents == 0) return {SettleStatus::kNotUnknown, {}};
+        if (intents > 1) return {SettleStatus::kBuyerNeeded, {}};
+        s.buyer_id = found.text(0, 2);
+      }
+      const Result before = c.exec("SELECT " LF_SETTLEMENT_COLUMNS
+                                   " FROM settlements WHERE lead_id = $1 AND buyer_id = $2",
+                                   Params().add(s.lead_id).add(s.buyer_id), Effect::kRead);
       if (before.rows() > 0)
         return {SettleStatus::kAlreadySettled, read_settlement(Row{before, 0})};
-      if (!found.boolean(0, 0) || !found.boolean(0, 2)) return {SettleStatus::kNotUnknown, {}};
-      s.buyer_id = found.text(0, 1);
+      // The intent, and what the lead's sales (settled ones, for a shared sale) hold so far.
+      const Result held = c.exec(
+          "SELECT EXISTS (SELECT 1 FROM post_intents WHERE lead_id = $1 AND buyer_id = $2),"
+          " COUNT(*), COALESCE(SUM(price_cents), 0)::BIGINT,"
+          " COALESCE(SUM(payout_cents), 0)::BIGINT FROM sales WHERE lead_id = $1",
+          Params().add(s.lead_id).add(s.buyer_id), Effect::kRead);
+      if (!held.boolean(0, 0)) return {SettleStatus::kNotUnknown, {}};
+      const std::int64_t slots = held.int64(0, 1);
+      const Cents revenue = held.int64(0, 2), paid = held.int64(0, 3);
+      s.payout = s.sold ? payout(revenue + s.price) - paid : 0;
       c.exec("INSERT INTO settlements (" LF_SETTLEMENT_COLUMNS
              ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
              Params()
@@ -913,34 +986,55 @@ class PgStore final : public Store, private PgCalls {
                  .add(s.by_key_id)
                  .add(s.at_ms),
              Effect::kWrite);
-      c.exec(
-          "UPDATE leads SET status = $2, buyer_id = $3, price_cents = $4, payout_cents = $5,"
-          " buyer_lead_id = $6, reason = $7, decided_at = $8 WHERE id = $1 AND status = 'failed'",
-          Params()
-              .add(s.lead_id)
-              .add(s.sold ? "delivered" : "unsold")
-              .add(s.sold ? s.buyer_id : std::string())
-              .add(s.sold ? s.price : 0)
-              .add(s.sold ? s.payout : 0)
-              .add(s.sold ? s.buyer_lead_id : std::string())
-              .add(settled_reason(s.sold))
-              .add(s.at_ms),
-          Effect::kWrite);
-      if (s.sold)
+      if (s.sold) {
         c.exec(
             "INSERT INTO sales (lead_id, slot, buyer_id, price_cents, payout_cents, sold_at,"
-            " email, phone) SELECT id, 0, $2, $3, $4, $5, email, phone FROM leads WHERE id = $1",
-            Params().add(s.lead_id).add(s.buyer_id).add(s.price).add(s.payout).add(s.at_ms),
+            " email, phone, buyer_lead_id)"
+            " SELECT id, $2, $3, $4, $5, $6, email, phone, $7 FROM leads WHERE id = $1",
+            Params()
+                .add(s.lead_id)
+                .add(slots)
+                .add(s.buyer_id)
+                .add(s.price)
+                .add(s.payout)
+                .add(s.at_ms)
+                .add(s.buyer_lead_id),
             Effect::kWrite);
+        // The lead sums its sales up; the first buyer to take it is the one it names.
+        c.exec(
+            "UPDATE leads SET status = 'delivered', price_cents = $2, payout_cents = $3,"
+            " buyer_id = CASE WHEN $4 = 0 THEN $5 ELSE buyer_id END,"
+            " buyer_lead_id = CASE WHEN $4 = 0 THEN $6 ELSE buyer_lead_id END,"
+            " reason = $7, decided_at = $8 WHERE id = $1",
+            Params()
+                .add(s.lead_id)
+                .add(revenue + s.price)
+                .add(paid + s.payout)
+                .add(slots)
+                .add(s.buyer_id)
+                .add(s.buyer_lead_id)
+                .add(settled_reason(true))
+                .add(s.at_ms),
+            Effect::kWrite);
+      } else {
+        // Unsold once no buyer is left to settle and none took it.
+        c.exec(
+            "UPDATE leads SET status = 'unsold', reason = $2, decided_at = $3"
+            " WHERE id = $1 AND status = 'failed'"
+            " AND NOT EXISTS (SELECT 1 FROM post_intents WHERE lead_id = $1"
+            "  AND buyer_id NOT IN (SELECT buyer_id FROM settlements WHERE lead_id = $1))",
+            Params().add(s.lead_id).add(settled_reason(false)).add(s.at_ms), Effect::kWrite);
+      }
       tx.commit();
       return {SettleStatus::kSettled, std::move(s)};
     });
   }
 
-  Lookup<Settlement> get_settlement(std::string_view lead_id) override {
-    return lookup<Settlement>(
-        "get_settlement", "SELECT " LF_SETTLEMENT_COLUMNS " FROM settlements WHERE lead_id = $1",
-        Params().add(lead_id), read_settlement<Row>);
+  std::optional<std::vector<Settlement>> settlements_of_lead(std::string_view lead_id) override {
+    return read_rows<Settlement>("settlements_of_lead",
+                                 "SELECT " LF_SETTLEMENT_COLUMNS
+                                 " FROM settlements WHERE lead_id = $1 ORDER BY at, buyer_id",
+                                 Params().add(lead_id), read_settlement<Row>);
   }
 
   std::optional<std::vector<LeadReturn>> returns_of_lead(std::string_view lead_id) override {

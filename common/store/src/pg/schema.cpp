@@ -303,6 +303,19 @@ CREATE TRIGGER settlements_are_immutable BEFORE UPDATE OR DELETE ON settlements
 ALTER TABLE sellers ADD COLUMN payout_fixed BOOLEAN NOT NULL DEFAULT FALSE;
 ALTER TABLE sellers ADD COLUMN payout_value BIGINT NOT NULL DEFAULT 7000;
 )sql"},
+    // Shared sales: a lead may be posted to several buyers at once, so post intents and
+    // settlements are one per lead and buyer; an intent says whether it is for a share. A sale's
+    // slot stays under the largest max_sales a vertical may have (20).
+    {7, R"sql(
+ALTER TABLE post_intents DROP CONSTRAINT post_intents_pkey;
+ALTER TABLE post_intents ADD PRIMARY KEY (lead_id, buyer_id);
+ALTER TABLE post_intents ADD COLUMN shared BOOLEAN NOT NULL DEFAULT FALSE;
+ALTER TABLE settlements DROP CONSTRAINT settlements_pkey;
+ALTER TABLE settlements ADD PRIMARY KEY (lead_id, buyer_id);
+ALTER TABLE sales ADD CONSTRAINT sales_slot_in_range CHECK (slot >= 0 AND slot < 20);
+-- Each buyer of a shared sale gives its own reference. Sales made before keep theirs on the lead.
+ALTER TABLE sales ADD COLUMN buyer_lead_id TEXT NOT NULL DEFAULT '';
+)sql"},
 };
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 namespace leadflow::sqlite {
 
+using store_rows::sales_of;
 using store_rows::surface_name;
 
 void bind_lead(Query& q, const Lead& l, const std::string& custom_fields) {
@@ -42,9 +43,10 @@ int record_outcome(Connection& c, const OutcomeRecord& o, const std::string& att
     result = StoreStatus::kConflict;  // decides nothing; there is no "invalid" status
     return SQLITE_OK;
   }
-  const bool sale = d.status == DeliveryStatus::kDelivered;
-  // The sale row is written after the lead row; a savepoint undoes the lead row if the sale
-  // constraint refuses it, so a lead is never marked delivered without its one sale.
+  const std::vector<Sale> sales = sales_of(d);
+  const bool sale = !sales.empty();
+  // The sales rows are written after the lead row; a savepoint undoes the lead row if a sale
+  // constraint refuses one, so a lead is never marked delivered without all of its sales.
   if (sale)
     if (int rc = Query(c, "SAVEPOINT outcome").run()) return rc;
   {
@@ -79,17 +81,20 @@ int record_outcome(Connection& c, const OutcomeRecord& o, const std::string& att
     return SQLITE_OK;
   }
   if (sale) {
-    int rc;
-    {
+    int rc = SQLITE_OK;
+    for (std::size_t slot = 0; slot < sales.size() && rc == SQLITE_OK; ++slot) {
+      const Sale& s = sales[slot];
       Query q(c,
               "INSERT INTO sales (lead_id, slot, buyer_id, price_cents, payout_cents, sold_at,"
-              " email, phone) SELECT id, 0, ?2, ?3, ?4, ?5, email, phone FROM leads"
-              " WHERE id = ?1");
+              " email, phone, buyer_lead_id) SELECT id, ?2, ?3, ?4, ?5, ?6, email, phone, ?7"
+              " FROM leads WHERE id = ?1");
       rc = q.bind(o.lead_id)
-               .bind(d.buyer_id)
-               .bind(d.price)
-               .bind(d.payout)
+               .bind(static_cast<std::int64_t>(slot))
+               .bind(s.buyer_id)
+               .bind(s.price)
+               .bind(s.payout)
                .bind(d.decided_at_ms)
+               .bind(s.buyer_lead_id)
                .run();
     }
     if (is_constraint(rc)) {

@@ -293,6 +293,55 @@ END;
 ALTER TABLE sellers ADD COLUMN payout_fixed INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE sellers ADD COLUMN payout_value INTEGER NOT NULL DEFAULT 7000;
 )sql"},
+    // Shared sales: a lead may be posted to several buyers at once, so post intents and
+    // settlements are one per lead and buyer; an intent says whether it is for a share. A sale's
+    // slot stays under the largest max_sales a vertical may have (20).
+    {7, R"sql(
+CREATE TABLE post_intents_v7 (
+  lead_id      TEXT NOT NULL REFERENCES leads (id),
+  buyer_id     TEXT NOT NULL,
+  price_cents  INTEGER NOT NULL,
+  ping_id      TEXT NOT NULL,
+  at           INTEGER NOT NULL,
+  shared       INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (lead_id, buyer_id)
+);
+INSERT INTO post_intents_v7 (lead_id, buyer_id, price_cents, ping_id, at)
+SELECT lead_id, buyer_id, price_cents, ping_id, at FROM post_intents;
+DROP TABLE post_intents;
+ALTER TABLE post_intents_v7 RENAME TO post_intents;
+CREATE INDEX post_intents_by_buyer ON post_intents (buyer_id, at);
+
+CREATE TABLE settlements_v7 (
+  lead_id        TEXT NOT NULL REFERENCES leads (id),
+  buyer_id       TEXT NOT NULL,
+  sold           INTEGER NOT NULL,
+  price_cents    INTEGER NOT NULL,
+  payout_cents   INTEGER NOT NULL,
+  buyer_lead_id  TEXT NOT NULL,
+  note           TEXT NOT NULL,
+  by_key_id      TEXT NOT NULL,
+  at             INTEGER NOT NULL,
+  PRIMARY KEY (lead_id, buyer_id)
+);
+INSERT INTO settlements_v7 SELECT * FROM settlements;
+DROP TABLE settlements;
+ALTER TABLE settlements_v7 RENAME TO settlements;
+CREATE TRIGGER settlements_are_immutable BEFORE UPDATE ON settlements BEGIN
+  SELECT RAISE(ABORT, 'settlements are immutable');
+END;
+CREATE TRIGGER settlements_are_kept BEFORE DELETE ON settlements BEGIN
+  SELECT RAISE(ABORT, 'settlements are immutable');
+END;
+
+-- Each buyer of a shared sale gives its own reference. Sales made before keep theirs on the lead.
+ALTER TABLE sales ADD COLUMN buyer_lead_id TEXT NOT NULL DEFAULT '';
+
+CREATE TRIGGER sales_slot_in_range BEFORE INSERT ON sales
+WHEN NEW.slot < 0 OR NEW.slot >= 20 BEGIN
+  SELECT RAISE(ABORT, 'a sale slot is 0 to 19');
+END;
+)sql"},
 };
 
 }  // namespace

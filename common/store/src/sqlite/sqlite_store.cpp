@@ -381,11 +381,21 @@ class SqliteStore final : public Store, private SqliteCalls {
   }
 
   std::optional<LeadRecord> get_lead(std::string_view id) override {
-    return read_optional<LeadRecord>(
+    auto r = read_optional<LeadRecord>(
         "get_lead",
         "SELECT " LF_LEAD_COLUMNS ", " LF_DISTRIBUTION_COLUMNS
         ", attempts, ineligible FROM leads WHERE id = ?1",
         [&](Query& q) { q.bind(id); }, [](const Query& q) { return read_lead(q, true); });
+    const bool sold = r && (r->distribution.status == DeliveryStatus::kDelivered ||
+                            r->distribution.status == DeliveryStatus::kReturned);
+    if (sold) {
+      // Committed with the status it was read with (or later, by a settlement).
+      auto sales = read_rows<Sale>(
+          "get_lead", "SELECT " LF_SALE_COLUMNS " FROM sales WHERE lead_id = ?1 ORDER BY slot",
+          [&](Query& q) { q.bind(id); }, read_sale<Query>);
+      if (sales) attach_sales(*r, std::move(*sales));
+    }
+    return r;
   }
 
   std::vector<LeadRecord> list_leads(const LeadQuery& lq) override {
@@ -398,7 +408,8 @@ class SqliteStore final : public Store, private SqliteCalls {
       if (lq.status) sql += " AND status = ?";
       if (!lq.vertical.empty()) sql += " AND vertical = ?";
       if (!lq.source.empty()) sql += " AND source = ?";
-      if (!lq.buyer_id.empty()) sql += " AND buyer_id = ?";
+      // Every lead the buyer bought, a share of a shared sale included.
+      if (!lq.buyer_id.empty()) sql += " AND id IN (SELECT lead_id FROM sales WHERE buyer_id = ?)";
       if (lq.created_from_ms != 0) sql += " AND received_at >= ?";
       if (lq.created_to_ms != 0) sql += " AND received_at < ?";
       if (!lq.before_id.empty()) sql += " AND id < ?";
@@ -514,9 +525,9 @@ class SqliteStore final : public Store, private SqliteCalls {
   StoreStatus write_post_intent(Connection& c, const PostIntent& p, std::span<const CapWindow> caps,
                                 bool own_transaction) {
     Transaction tx(c);
+    if (own_transaction)
+      if (int rc = tx.begin()) return report(c, rc, "record_post_intent");
     if (!caps.empty()) {
-      if (own_transaction)
-        if (int rc = tx.begin()) return report(c, rc, "record_post_intent");
       // A decided (or unknown) lead answers as it would without caps, not kLimitReached.
       {
         Query q(c, "SELECT status = 'pending' FROM leads WHERE id = ?1");
@@ -550,22 +561,33 @@ class SqliteStore final : public Store, private SqliteCalls {
       }
     }
     {
-      // One statement: without caps, the pending check and the write are atomic without a
-      // transaction.
       Query q(c,
-              "INSERT INTO post_intents (lead_id, buyer_id, price_cents, ping_id, at)"
-              " SELECT id, ?2, ?3, ?4, ?5 FROM leads WHERE id = ?1 AND status = 'pending'"
-              " ON CONFLICT (lead_id) DO UPDATE SET buyer_id = excluded.buyer_id,"
-              " price_cents = excluded.price_cents, ping_id = excluded.ping_id,"
-              " at = excluded.at");
-      if (int rc =
-              q.bind(p.lead_id).bind(p.buyer_id).bind(p.price).bind(p.ping_id).bind(p.at_ms).run())
+              "INSERT INTO post_intents (lead_id, buyer_id, price_cents, ping_id, at, shared)"
+              " SELECT id, ?2, ?3, ?4, ?5, ?6 FROM leads WHERE id = ?1 AND status = 'pending'"
+              " ON CONFLICT (lead_id, buyer_id) DO UPDATE SET price_cents = excluded.price_cents,"
+              " ping_id = excluded.ping_id, at = excluded.at, shared = excluded.shared");
+      if (int rc = q.bind(p.lead_id)
+                       .bind(p.buyer_id)
+                       .bind(p.price)
+                       .bind(p.ping_id)
+                       .bind(p.at_ms)
+                       .bind(p.shared)
+                       .run())
         return report(c, rc, "record_post_intent");
     }
     if (c.changes() == 0)
       return exists(c, "SELECT 1 FROM leads WHERE id = ?1", p.lead_id, "record_post_intent",
                     StoreStatus::kConflict);
-    if (!caps.empty() && own_transaction)
+    {
+      // The posts this one follows were answered: an exclusive post replaces every other
+      // intent of the lead, a share the exclusive one (the shares stay, posted side by side).
+      Query q(c,
+              "DELETE FROM post_intents WHERE lead_id = ?1 AND buyer_id <> ?2"
+              " AND (?3 = 0 OR shared = 0)");
+      if (int rc = q.bind(p.lead_id).bind(p.buyer_id).bind(p.shared).run())
+        return report(c, rc, "record_post_intent");
+    }
+    if (own_transaction)
       if (int rc = tx.commit()) return report(c, rc, "record_post_intent");
     return StoreStatus::kOk;
   }
@@ -670,9 +692,11 @@ class SqliteStore final : public Store, private SqliteCalls {
                      [&](Query& q) { q.bind(scope).bind(key); });
   }
 
-  Lookup<PostIntent> get_post_intent(std::string_view lead_id) override {
-    return lookup<PostIntent>(
-        "get_post_intent", "SELECT " LF_POST_INTENT_COLUMNS " FROM post_intents WHERE lead_id = ?1",
+  std::optional<std::vector<PostIntent>> get_post_intents(std::string_view lead_id) override {
+    return read_rows<PostIntent>(
+        "get_post_intents",
+        "SELECT " LF_POST_INTENT_COLUMNS
+        " FROM post_intents WHERE lead_id = ?1 ORDER BY at, buyer_id",
         [&](Query& q) { q.bind(lead_id); }, read_post_intent<Query>);
   }
 
@@ -789,7 +813,12 @@ class SqliteStore final : public Store, private SqliteCalls {
         if (int rc = q.run()) return failed(rc);
       }
       {
-        Query q(c, "UPDATE leads SET status = 'returned' WHERE id = ?1 AND status = 'delivered'");
+        // Returned once no sale of it stands: a share returned leaves the others sold.
+        Query q(c,
+                "UPDATE leads SET status = 'returned' WHERE id = ?1 AND status = 'delivered'"
+                " AND NOT EXISTS (SELECT 1 FROM sales WHERE sales.lead_id = ?1"
+                "  AND NOT EXISTS (SELECT 1 FROM returns WHERE returns.lead_id = ?1"
+                "   AND returns.buyer_id = sales.buyer_id))");
         if (int rc = q.bind(r.lead_id).run()) return failed(rc);
       }
       if (int rc = tx.commit()) return failed(rc);
@@ -799,7 +828,7 @@ class SqliteStore final : public Store, private SqliteCalls {
   }
 
   /// One transaction on the writer; a sale's ledger entry is written by the sales trigger.
-  SettleResult settle_lead(const Settlement& asked) override {
+  SettleResult settle_lead(const Settlement& asked, const PayoutRule& payout) override {
     return guarded("settle_lead", SettleResult{}, [&]() -> SettleResult {
       SettleResult out;
       std::lock_guard lock(write_mu_);
@@ -811,22 +840,59 @@ class SqliteStore final : public Store, private SqliteCalls {
       };
       if (int rc = tx.begin()) return failed(rc);
       Settlement s = asked;
+      // The lead: failed, or settled before (a shared sale is settled buyer by buyer).
+      std::string status;
       {
-        Query q(c, "SELECT " LF_SETTLEMENT_COLUMNS " FROM settlements WHERE lead_id = ?1");
+        Query q(c,
+                "SELECT status, EXISTS (SELECT 1 FROM settlements WHERE lead_id = ?1)"
+                " FROM leads WHERE id = ?1");
         const int rc = q.bind(s.lead_id).step();
+        if (rc == SQLITE_DONE) return (out.status = SettleStatus::kNoSuchLead, out);
+        if (rc != SQLITE_ROW) return failed(rc);
+        status = q.text(0);
+        if (status != "failed" && !q.boolean(1))
+          return (out.status = SettleStatus::kNotUnknown, out);
+      }
+      if (s.buyer_id.empty()) {
+        Query q(c, "SELECT buyer_id FROM post_intents WHERE lead_id = ?1 LIMIT 2");
+        q.bind(s.lead_id);
+        int rc;
+        int found = 0;
+        while ((rc = q.step()) == SQLITE_ROW) {
+          ++found;
+          s.buyer_id = q.text(0);
+        }
+        if (rc != SQLITE_DONE) return failed(rc);
+        if (found == 0) return (out.status = SettleStatus::kNotUnknown, out);
+        if (found > 1) return (out.status = SettleStatus::kBuyerNeeded, out);
+      }
+      {
+        Query q(c, "SELECT " LF_SETTLEMENT_COLUMNS
+                   " FROM settlements WHERE lead_id = ?1 AND buyer_id = ?2");
+        const int rc = q.bind(s.lead_id).bind(s.buyer_id).step();
         if (rc == SQLITE_ROW) return {SettleStatus::kAlreadySettled, read_settlement(q)};
         if (rc != SQLITE_DONE) return failed(rc);
       }
       {
-        Query q(c,
-                "SELECT leads.status = 'failed', post_intents.buyer_id FROM leads"
-                " LEFT JOIN post_intents ON post_intents.lead_id = leads.id WHERE leads.id = ?1");
-        const int rc = q.bind(s.lead_id).step();
-        if (rc == SQLITE_DONE) return (out.status = SettleStatus::kNoSuchLead, out);
+        Query q(c, "SELECT 1 FROM post_intents WHERE lead_id = ?1 AND buyer_id = ?2");
+        const int rc = q.bind(s.lead_id).bind(s.buyer_id).step();
+        if (rc == SQLITE_DONE) return (out.status = SettleStatus::kNotUnknown, out);
         if (rc != SQLITE_ROW) return failed(rc);
-        if (!q.boolean(0) || q.is_null(1)) return (out.status = SettleStatus::kNotUnknown, out);
-        s.buyer_id = q.text(1);
       }
+      // What the lead's sales (settled ones, for a shared sale) hold so far.
+      std::int64_t slots = 0;
+      Cents revenue = 0, paid = 0;
+      {
+        Query q(c,
+                "SELECT COUNT(*), COALESCE(SUM(price_cents), 0), COALESCE(SUM(payout_cents), 0)"
+                " FROM sales WHERE lead_id = ?1");
+        const int rc = q.bind(s.lead_id).step();
+        if (rc != SQLITE_ROW) return failed(rc);
+        slots = q.int64(0);
+        revenue = q.int64(1);
+        paid = q.int64(2);
+      }
+      s.payout = s.sold ? payout(revenue + s.price) - paid : 0;
       {
         Query q(c, "INSERT INTO settlements (" LF_SETTLEMENT_COLUMNS
                    ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
@@ -841,30 +907,46 @@ class SqliteStore final : public Store, private SqliteCalls {
             .bind(s.at_ms);
         if (int rc = q.run()) return failed(rc);
       }
-      {
-        // Bound text is not copied: every string bound here outlives the statement's run.
-        const std::string_view no_text;
-        Query q(c,
-                "UPDATE leads SET status = ?2, buyer_id = ?3, price_cents = ?4, payout_cents = ?5,"
-                " buyer_lead_id = ?6, reason = ?7, decided_at = ?8"
-                " WHERE id = ?1 AND status = 'failed'");
-        q.bind(s.lead_id)
-            .bind(s.sold ? "delivered" : "unsold")
-            .bind(s.sold ? std::string_view(s.buyer_id) : no_text)
-            .bind(s.sold ? s.price : 0)
-            .bind(s.sold ? s.payout : 0)
-            .bind(s.sold ? std::string_view(s.buyer_lead_id) : no_text)
-            .bind(settled_reason(s.sold))
-            .bind(s.at_ms);
-        if (int rc = q.run()) return failed(rc);
-      }
       if (s.sold) {
+        {
+          Query q(c,
+                  "INSERT INTO sales (lead_id, slot, buyer_id, price_cents, payout_cents, sold_at,"
+                  " email, phone, buyer_lead_id) SELECT id, ?2, ?3, ?4, ?5, ?6, email, phone, ?7"
+                  " FROM leads WHERE id = ?1");
+          if (int rc = q.bind(s.lead_id)
+                           .bind(slots)
+                           .bind(s.buyer_id)
+                           .bind(s.price)
+                           .bind(s.payout)
+                           .bind(s.at_ms)
+                           .bind(s.buyer_lead_id)
+                           .run())
+            return failed(rc);
+        }
+        // The lead sums its sales up; the first buyer to take it is the one it names.
         Query q(c,
-                "INSERT INTO sales (lead_id, slot, buyer_id, price_cents, payout_cents, sold_at,"
-                " email, phone) SELECT id, 0, ?2, ?3, ?4, ?5, email, phone FROM leads"
-                " WHERE id = ?1");
-        if (int rc =
-                q.bind(s.lead_id).bind(s.buyer_id).bind(s.price).bind(s.payout).bind(s.at_ms).run())
+                "UPDATE leads SET status = 'delivered', price_cents = ?2, payout_cents = ?3,"
+                " buyer_id = CASE WHEN ?4 = 0 THEN ?5 ELSE buyer_id END,"
+                " buyer_lead_id = CASE WHEN ?4 = 0 THEN ?6 ELSE buyer_lead_id END,"
+                " reason = ?7, decided_at = ?8 WHERE id = ?1");
+        if (int rc = q.bind(s.lead_id)
+                         .bind(revenue + s.price)
+                         .bind(paid + s.payout)
+                         .bind(slots)
+                         .bind(s.buyer_id)
+                         .bind(s.buyer_lead_id)
+                         .bind(settled_reason(true))
+                         .bind(s.at_ms)
+                         .run())
+          return failed(rc);
+      } else {
+        // Unsold once no buyer is left to settle and none took it.
+        Query q(c,
+                "UPDATE leads SET status = 'unsold', reason = ?2, decided_at = ?3"
+                " WHERE id = ?1 AND status = 'failed'"
+                " AND NOT EXISTS (SELECT 1 FROM post_intents WHERE lead_id = ?1"
+                "  AND buyer_id NOT IN (SELECT buyer_id FROM settlements WHERE lead_id = ?1))");
+        if (int rc = q.bind(s.lead_id).bind(settled_reason(false)).bind(s.at_ms).run())
           return failed(rc);
       }
       if (int rc = tx.commit()) return failed(rc);
@@ -872,9 +954,11 @@ class SqliteStore final : public Store, private SqliteCalls {
     });
   }
 
-  Lookup<Settlement> get_settlement(std::string_view lead_id) override {
-    return lookup<Settlement>(
-        "get_settlement", "SELECT " LF_SETTLEMENT_COLUMNS " FROM settlements WHERE lead_id = ?1",
+  std::optional<std::vector<Settlement>> settlements_of_lead(std::string_view lead_id) override {
+    return read_rows<Settlement>(
+        "settlements_of_lead",
+        "SELECT " LF_SETTLEMENT_COLUMNS
+        " FROM settlements WHERE lead_id = ?1 ORDER BY at, buyer_id",
         [&](Query& q) { q.bind(lead_id); }, read_settlement<Query>);
   }
 

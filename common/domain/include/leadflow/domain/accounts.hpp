@@ -3,6 +3,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -90,6 +91,12 @@ struct ApiKey {
 /// B), else the seller's own (Surface A), revshare or fixed, never more than the price; 0 for a
 /// lead of neither (posted with an operator key).
 Cents seller_payout(const Campaign* campaign, const Seller* seller, Cents price);
+
+/// The parts of a payout of `payout` over sales at `prices`, in proportion to the prices and to
+/// the cent: they add up to `payout` exactly (the cents rounding leaves go to the largest
+/// fractions), and with a payout no more than the total no part exceeds its price. A shared
+/// sale pays the seller by its rule on the total, then books each buyer's part.
+std::vector<Cents> split_payout(const std::vector<Cents>& prices, Cents payout);
 
 /// A payout rule as the API shows it: {"model": "revshare", "value": percent} or
 /// {"model": "fixed", "value": dollars}.

@@ -39,7 +39,11 @@ struct Buyer {
 
   PricingModel pricing = PricingModel::kBid;
   Cents price = 0;    // fixed price
-  Cents min_bid = 0;  // bids below are ignored
+  Cents min_bid = 0;  // bids below are ignored (exclusive bids only)
+  /// What the buyer pays for a shared (non-exclusive) purchase where the vertical allows
+  /// max_sales > 1; 0: the buyer buys exclusively only. A bid buyer's ping answer may name its
+  /// own shared bid ("shared_bid"), which takes the place of this price for that lead.
+  Cents shared_price = 0;
 
   std::vector<std::string> states;
   std::vector<std::string> exclude_states;

@@ -93,13 +93,26 @@ struct Ineligibility {
                        // "duplicate", "at_capacity", ...
 };
 
-/// A lead's outcome, written once by the worker that decided it.
+/// One buyer's purchase of a lead: an exclusive sale has one, a shared sale up to the vertical's
+/// max_sales (never the same buyer twice).
+struct Sale {
+  std::string buyer_id;
+  Cents price = 0;   // what this buyer paid
+  Cents payout = 0;  // this sale's part of the seller's payout
+  std::string buyer_lead_id;
+};
+
+/// A lead's outcome, written once by the worker that decided it. For a sale, buyer_id, price,
+/// payout and buyer_lead_id sum it up: the first (best-paying) buyer, the total revenue, the
+/// seller's whole payout; `sales` holds each purchase. An outcome built with no `sales` but
+/// delivered stands for one sale made of the summary.
 struct Distribution {
   DeliveryStatus status = DeliveryStatus::kPending;
   std::string buyer_id;       // "" unless delivered
-  Cents price = 0;            // what the buyer paid
+  Cents price = 0;            // what the buyers paid, together
   Cents payout = 0;           // what the seller earns
   std::string buyer_lead_id;  // the buyer's reference, if it gave one
+  std::vector<Sale> sales;    // delivered (or returned): one per buyer
   std::string reason;         // for unsold/rejected/failed/duplicate: a short cause
   std::int64_t decided_at_ms = 0;
   std::vector<Attempt> attempts;

@@ -51,14 +51,16 @@ struct LeadInsertResult {
   DeliveryStatus existing_status = DeliveryStatus::kPending;
 };
 
-/// A pending post: written before the winning buyer is posted, so a worker that takes over a
-/// redelivered lead re-posts to the same buyer (same Idempotency-Key) instead of selling twice.
+/// A pending post: written before a buyer is posted, so a worker that takes over a redelivered
+/// lead re-posts to the same buyers (same Idempotency-Key) instead of selling twice. One per
+/// lead and buyer; `shared` marks a post of a share of a shared sale.
 struct PostIntent {
   std::string lead_id;
   std::string buyer_id;
   Cents price = 0;
   std::string ping_id;
   std::int64_t at_ms = 0;
+  bool shared = false;
 };
 
 /// What a cap window counts: leads (hourly, daily, weekly, monthly caps) or cents of their
@@ -168,10 +170,11 @@ struct LedgerQuery {
 };
 
 /// An operator's settlement of a lead whose post outcome stayed unknown (the lead failed with a
-/// post intent): the buyer's answer, sold at `price` (the seller earning `payout`) or not.
+/// post intent): one buyer's answer, sold at `price` (the seller earning `payout`) or not. A
+/// lead posted to several buyers (a shared sale) is settled once per buyer.
 struct Settlement {
   std::string lead_id;
-  std::string buyer_id;  // the buyer of the post intent
+  std::string buyer_id;  // the buyer of the post intent ("" asks for the lead's only one)
   bool sold = false;
   Cents price = 0;
   Cents payout = 0;
@@ -182,8 +185,18 @@ struct Settlement {
 };
 
 /// What a settlement came to. kNotUnknown: the lead's post outcome is not unknown (it is not
-/// failed, or it has no post intent); kAlreadySettled: `settlement` is the one made before.
-enum class SettleStatus { kSettled, kNoSuchLead, kNotUnknown, kAlreadySettled, kUnavailable };
+/// failed, or it has no post intent of that buyer); kAlreadySettled: `settlement` is the one
+/// made before; kBuyerNeeded: the lead was posted to several buyers and none was named.
+enum class SettleStatus {
+  kSettled,
+  kNoSuchLead,
+  kNotUnknown,
+  kAlreadySettled,
+  kBuyerNeeded,
+  kUnavailable
+};
+/// A seller's payout rule: what the seller earns of sales totalling `price`.
+using PayoutRule = std::function<Cents(Cents price)>;
 struct SettleResult {
   SettleStatus status = SettleStatus::kUnavailable;
   Settlement settlement;
@@ -258,8 +271,10 @@ class Store {
                                      std::string_view phone, std::int64_t since_ms,
                                      std::string_view lead_id) = 0;
 
-  /// Durably records a post intent (kConflict if the lead is already decided). A newer intent
-  /// for the same lead replaces the older one. With `caps`, the intent is also a reservation:
+  /// Durably records a post intent (kConflict if the lead is already decided). An exclusive
+  /// intent replaces every other intent of the lead (the posts before it were answered); a
+  /// shared one replaces the lead's exclusive intent and its buyer's own earlier one, and
+  /// leaves the other shares' intents. With `caps`, the intent is also a reservation:
   /// atomically with the write, the buyer's sales since each window's `since_ms` plus its other
   /// open intents (intents of leads still pending) are counted (or, for a budget, their prices
   /// summed), and if this intent would take any window past its limit nothing is written and
@@ -279,11 +294,21 @@ class Store {
     for (const auto& w : writes) out.push_back(record_post_intent(w.intent, w.caps));
     return out;
   }
-  /// kUnavailable means the store could not say: the lead may have an intent.
-  virtual Lookup<PostIntent> get_post_intent(std::string_view lead_id) = 0;
+  /// The lead's post intents, oldest first; nullopt when the store could not say (the lead may
+  /// have some).
+  virtual std::optional<std::vector<PostIntent>> get_post_intents(std::string_view lead_id) = 0;
+  /// The lead's latest post intent (an exclusive post has one); kNotFound when it has none.
+  Lookup<PostIntent> get_post_intent(std::string_view lead_id) {
+    auto all = get_post_intents(lead_id);
+    if (!all) return {};
+    if (all->empty()) return {StoreStatus::kNotFound, std::nullopt};
+    return {StoreStatus::kOk, std::move(all->back())};
+  }
 
   /// Writes outcomes in one transaction. A lead already decided keeps its first outcome (the
-  /// result for it is kConflict); a sale is unique per lead by constraint, never by hope.
+  /// result for it is kConflict). A delivered outcome writes one sales row per sale (slots 0,
+  /// 1, ...), all in the transaction that decides the lead, so a lead's sales are never added
+  /// to by a second decider; a buyer buys a lead once and a slot holds one sale, by constraint.
   virtual std::vector<StoreStatus> record_outcomes(std::span<const OutcomeRecord> outcomes) = 0;
 
   /// Counts the lead ids a buyer bought since `since_ms` (caps); nullopt when the store cannot
@@ -296,20 +321,23 @@ class Store {
 
   // --- returns and the ledger ---------------------------------------------------------------
   /// Returns a delivered lead for its buyer, atomically: the return row, the ledger entry that
-  /// reverses the sale's revenue and payout, and the lead's status `returned`. A lead is
-  /// returned once per buyer (constraint), only by the buyer it was sold to, within the window.
+  /// reverses that buyer's sale's revenue and payout, and, once every buyer of the lead has
+  /// returned it, the lead's status `returned`. A lead is returned once per buyer (constraint),
+  /// only by a buyer it was sold to, within the window.
   virtual ReturnResult record_return(const ReturnRequest& r) = 0;
   /// The returns of a lead (one per buyer that returned it); nullopt when the store cannot say.
   virtual std::optional<std::vector<LeadReturn>> returns_of_lead(std::string_view lead_id) = 0;
   /// Ledger entries, oldest first; nullopt when the store cannot say.
   virtual std::optional<std::vector<LedgerEntry>> list_ledger(const LedgerQuery& q) = 0;
-  /// Settles a lead whose post outcome stayed unknown, atomically: the settlement row (once per
-  /// lead), and when sold the lead delivered to the intent's buyer with its sale (which enters
-  /// the ledger like any sale); when not, the lead unsold. `s.buyer_id` is ignored: the intent's
-  /// buyer is the one settled with.
-  virtual SettleResult settle_lead(const Settlement& s) = 0;
-  /// The settlement of a lead; kNotFound when it has none.
-  virtual Lookup<Settlement> get_settlement(std::string_view lead_id) = 0;
+  /// Settles one buyer's post of a lead whose post outcome stayed unknown, atomically: the
+  /// settlement row (once per lead and buyer); when sold, a sale (which enters the ledger like
+  /// any sale) and the lead delivered, its payout by `payout` on the lead's total (the sale's
+  /// part is what the total's payout grows by, so `s.payout` is ignored); when not sold and no
+  /// intent of the lead is left unsettled or sold, the lead unsold. A lead stays settleable
+  /// while it has an unsettled intent and was failed (or has been settled since).
+  virtual SettleResult settle_lead(const Settlement& s, const PayoutRule& payout) = 0;
+  /// The settlements of a lead, oldest first; nullopt when the store could not say.
+  virtual std::optional<std::vector<Settlement>> settlements_of_lead(std::string_view lead_id) = 0;
   /// A buyer's sales made since `since_ms` and how many of them it returned; nullopt when the
   /// store cannot say.
   virtual std::optional<ReturnStats> return_stats(std::string_view buyer_id,

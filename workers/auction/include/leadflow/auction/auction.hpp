@@ -12,8 +12,9 @@ namespace leadflow {
 /// One buyer's offer in an auction: a ping's bid, or a fixed price.
 struct Bid {
   const Buyer* buyer = nullptr;
-  Cents amount = 0;
+  Cents amount = 0;     // for the lead alone; 0: the buyer buys it shared only
   std::string ping_id;  // "" for buyers that were not pinged
+  Cents shared = 0;     // for a share of it; 0: the buyer buys it exclusively only
 };
 
 /// Why `buyer` cannot take `lead` at `unix_s`, or "" when it can, judged on configuration alone
@@ -28,5 +29,15 @@ bool custom_rule_matches(const CustomRule& rule, const CustomFields& fields);
 /// random draw among equals (a buyer of weight 3 comes first three times as often as one of
 /// weight 1). Bids of 0 or below the buyer's min_bid are dropped.
 std::vector<Bid> rank_bids(std::vector<Bid> bids, std::mt19937_64& rng);
+
+/// The same order for shared purchases, by the shared amount; bids with none are dropped.
+/// min_bid, a floor for exclusive bids, does not apply to a share.
+std::vector<Bid> rank_shared_bids(std::vector<Bid> bids, std::mt19937_64& rng);
+
+/// Whether selling the lead to the best `max_sales` of `shared` (ranked) earns more than selling
+/// it to the best of `exclusive` (ranked) alone. A tie goes to the exclusive sale, which the
+/// buyer values more. False when the vertical sells exclusively (max_sales 1).
+bool shared_earns_more(const std::vector<Bid>& exclusive, const std::vector<Bid>& shared,
+                       int max_sales);
 
 }  // namespace leadflow

@@ -41,6 +41,7 @@ struct BuyerSimOptions {
   int port = 0;  // 0: an ephemeral port, read back with BuyerSimulator::port()
 
   BidModel bid;
+  double shared_bid = 0.0;    // > 0: every bid also offers this for a share ({"shared_bid"})
   double no_bid_rate = 0.0;   // fraction of pings answered {"bid": 0}
   int latency_ms = 0;         // every answer waits this long...
   int jitter_ms = 0;          // ...plus a uniform 0..jitter_ms
@@ -130,6 +131,7 @@ class BuyerSimulator {
   // Runtime overrides (an "HTTP imposter" for tests).
   void set_bid(double dollars);
   void set_bid_range(double min, double max);
+  void set_shared_bid(double dollars);  // 0: bids for the lead alone only
   void set_no_bid_rate(double rate);
   void set_reject_rate(double rate);
   void set_error_rate(double rate);
