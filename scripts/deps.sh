@@ -4,7 +4,8 @@
 #   --test   adds a PostgreSQL server and psql (the tests start their own server),
 #            clang-format (scripts/check_format.sh), nginx with its echo module (HTTPS and
 #            HTTP/2 buyers in tests/integration/http2_buyer_test.cpp), and clang with libFuzzer
-#            and the sanitizers' runtimes plus llvm-symbolizer for their reports (scripts/fuzz.sh)
+#            and the sanitizers' runtimes plus llvm-symbolizer for their reports (scripts/fuzz.sh),
+#            and Prometheus with promtool (the dashboard and alert rules tests, tests/ops)
 #   --bench  adds those, wrk, nginx and its echo module (scripts/bench.sh)
 set -euo pipefail
 
@@ -18,7 +19,7 @@ packages=(
 for arg in "$@"; do
   case "$arg" in
     --test) packages+=(postgresql postgresql-client clang-format nginx-light libnginx-mod-http-echo
-      clang libclang-rt-14-dev llvm)
+      clang libclang-rt-14-dev llvm prometheus)
       # The manifest validator (tests/k8s) runs on Node. A machine that already has a Node with
       # npm keeps it: Debian's npm conflicts with other builds of nodejs.
       command -v npm >/dev/null || packages+=(nodejs npm) ;;

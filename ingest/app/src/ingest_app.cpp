@@ -15,6 +15,7 @@
 #include "leadflow/http/server.hpp"
 #include "leadflow/http/tls_cert.hpp"
 #include "leadflow/queue/open_queue.hpp"
+#include "leadflow/runtime/health_metrics.hpp"
 #include "leadflow/runtime/worker_pool.hpp"
 
 namespace leadflow {
@@ -83,6 +84,7 @@ struct App::Impl {
   std::unique_ptr<AuditLog> audit;
   std::unique_ptr<IngestContext> ctx;
   Listener tls, plain, metrics;
+  std::unique_ptr<ScrapeHook> up;  // leadflow_store_up, leadflow_queue_up
   bool started = false;
 
   Impl(Config c, const Clock& k) : config(std::move(c)), clock(k) {}
@@ -125,6 +127,7 @@ bool App::start(std::string& error) {
   m.queue = open_queue(c, error);
   if (!m.queue) return false;
   const Topics topics = topics_for(c);
+  m.up = scrape_store_and_queue_up(*m.store, *m.queue);
 
   // Scale-out: the workers are leadflow-worker processes; outcomes come back announced through
   // the store, or on the results topic when the store cannot announce them.
@@ -227,6 +230,7 @@ void App::stop() {
   m.plain.stop();
   m.metrics.stop();
   if (m.workers) m.workers->stop();
+  m.up.reset();
   m.outcomes.reset();
   if (m.results) m.results->stop();
   if (m.queue) {

@@ -158,7 +158,10 @@ TEST_F(WorkerTest, RecordsDecidesPublishesAndCommitsEveryLead) {
   auto& metrics = worker_metrics();
   auto& delivered = metrics.leads_decided.Add({{"status", "delivered"}});
   const double delivered_before = delivered.Value();
-  const double revenue_before = metrics.revenue_cents.Value();
+  auto& revenue = metrics.revenue_cents.Add({{"buyer_id", b.id}});
+  const double revenue_before = revenue.Value();
+  const double payout_before = metrics.payout_cents.Value();
+  const double margin_before = metrics.margin_cents.Value();
 
   std::vector<Lead> leads;
   for (int i = 0; i < 3; ++i) leads.push_back(produce_lead(i));
@@ -175,12 +178,17 @@ TEST_F(WorkerTest, RecordsDecidesPublishesAndCommitsEveryLead) {
     EXPECT_EQ(r->distribution.buyer_id, b.id);
     EXPECT_EQ(r->distribution.attempts.size(), 2u);  // the ping and the post, recorded with it
   }
+  Cents payouts = 0;
   for (const auto& m : publisher_.published()) {
     EXPECT_EQ(m.status, DeliveryStatus::kDelivered);
     EXPECT_EQ(m.price, 1200);
+    payouts += m.payout;
   }
   EXPECT_EQ(delivered.Value(), delivered_before + 3);
-  EXPECT_EQ(metrics.revenue_cents.Value(), revenue_before + 3600);
+  // Once per sale, by the buyer who paid.
+  EXPECT_EQ(revenue.Value(), revenue_before + 3600);
+  EXPECT_EQ(metrics.payout_cents.Value(), payout_before + static_cast<double>(payouts));
+  EXPECT_EQ(metrics.margin_cents.Value(), margin_before + 3600 - static_cast<double>(payouts));
   EXPECT_EQ(queue_.backlog(options_.group), 0);  // every offset committed
   EXPECT_EQ(clock_.elapsed(), 150ms);            // three auctions of 50 ms, one after the other
 }
@@ -349,6 +357,54 @@ TEST_F(WorkerTest, ReadsAheadNoFurtherThanItsConcurrency) {
   }));
   worker->stop();
   EXPECT_EQ(queue_.backlog(options_.group), 0);
+}
+
+TEST(HeldLeads, TheOldestIsTheEarliestAcceptedStillHeld) {
+  HeldLeads held;
+  EXPECT_FALSE(held.oldest_received_ms().has_value());
+  const auto record = [](std::string topic, int partition, std::int64_t offset) {
+    QueueRecord r;
+    r.topic = std::move(topic);
+    r.partition = partition;
+    r.offset = offset;
+    return r;
+  };
+  const QueueRecord a = record("leads", 0, 7), b = record("leads", 1, 3),
+                    c = record("leads.retry", 0, 7);
+  held.add(a, 5'000);
+  held.add(b, 2'000);
+  held.add(c, 2'000);  // same time, another record: both count
+  EXPECT_EQ(held.oldest_received_ms(), 2'000);
+  held.remove(b);
+  EXPECT_EQ(held.oldest_received_ms(), 2'000);
+  held.remove(c);
+  EXPECT_EQ(held.oldest_received_ms(), 5'000);
+  held.remove(record("leads", 0, 8));  // never added: nothing moves
+  EXPECT_EQ(held.oldest_received_ms(), 5'000);
+  held.remove(a);
+  EXPECT_FALSE(held.oldest_received_ms().has_value());
+}
+
+TEST_F(WorkerTest, ReportsTheOldestLeadItHoldsUntilItsOutcomeIsRecorded) {
+  ScriptedDecider decider(/*gated=*/true);
+  options_.concurrency = 4;
+  const std::int64_t accepted_at = clock_.now_ms();
+  produce_lead(1);
+  clock_.advance(3s);
+  produce_lead(2);
+  clock_.advance(2s);
+
+  auto worker = make_worker(decider);
+  worker->start();
+  ASSERT_TRUE(eventually([&] { return decider.running() == 2; }));
+  EXPECT_EQ(worker->running(), 2);
+  // Both auctions wait for their buyers: the first lead, accepted 5 s ago, is the oldest.
+  EXPECT_EQ(worker->oldest_held_received_ms(), accepted_at);
+  decider.open();
+  ASSERT_TRUE(eventually([&] { return publisher_.published().size() == 2; }));
+  ASSERT_TRUE(eventually(
+      [&] { return !worker->oldest_held_received_ms().has_value() && worker->running() == 0; }));
+  worker->stop();
 }
 
 }  // namespace

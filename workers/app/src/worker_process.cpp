@@ -8,6 +8,7 @@
 #include "leadflow/http/server.hpp"
 #include "leadflow/outcomes/outcomes.hpp"
 #include "leadflow/queue/open_queue.hpp"
+#include "leadflow/runtime/health_metrics.hpp"
 #include "leadflow/runtime/worker_pool.hpp"
 #include "leadflow/store/store.hpp"
 
@@ -22,6 +23,7 @@ struct WorkerProcess::Impl {
   std::unique_ptr<QueueOutcomePublisher> publisher;
   std::unique_ptr<WorkerPool> workers;
   std::unique_ptr<HttpServer> ops;  // /healthz, /readyz, /metrics
+  std::unique_ptr<ScrapeHook> up;   // leadflow_store_up, leadflow_queue_up
   int ops_port = 0;
   bool started = false;
 
@@ -95,6 +97,7 @@ bool WorkerProcess::start(std::string& error) {
   m.queue = open_queue(c, error);
   if (!m.queue) return false;
   const Topics topics = topics_for(c);
+  m.up = scrape_store_and_queue_up(*m.store, *m.queue);
 
   m.publisher =
       std::make_unique<QueueOutcomePublisher>(m.queue->producer(), topics.results, *m.store);
@@ -120,6 +123,7 @@ void WorkerProcess::stop() {
   // notices are flushed to the results topic; the ops listener goes last so /readyz answers
   // until the end.
   if (m.workers) m.workers->stop();
+  m.up.reset();
   if (m.queue) {
     m.queue->producer().flush(std::chrono::seconds(5));
     m.queue->shutdown();

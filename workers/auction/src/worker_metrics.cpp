@@ -1,5 +1,7 @@
 #include "leadflow/auction/worker_metrics.hpp"
 
+#include <algorithm>
+
 #include "leadflow/base/metrics.hpp"
 
 namespace leadflow {
@@ -32,10 +34,14 @@ WorkerMetrics& worker_metrics() {
                           .Name("leadflow_worker_leads_in_flight")
                           .Help("Leads consumed and not yet decided")
                           .Register(r);
-    auto& revenue = prometheus::BuildCounter()
-                        .Name("leadflow_revenue_cents_total")
-                        .Help("Sum of sale prices recorded, in cents")
-                        .Register(r);
+    auto& payout = prometheus::BuildCounter()
+                       .Name("leadflow_payout_cents_total")
+                       .Help("Sum of the sellers' payouts of recorded sales, in cents")
+                       .Register(r);
+    auto& margin = prometheus::BuildCounter()
+                       .Name("leadflow_margin_cents_total")
+                       .Help("Sum of sale prices minus the sellers' payouts, in cents")
+                       .Register(r);
     auto& retried = prometheus::BuildCounter()
                         .Name("leadflow_worker_retried_total")
                         .Help("Leads whose auction failed and were sent to the retry topic")
@@ -79,7 +85,12 @@ WorkerMetrics& worker_metrics() {
         recoveries.Add({}),
         store_errors.Add({}),
         in_flight.Add({}),
-        revenue.Add({}),
+        prometheus::BuildCounter()
+            .Name("leadflow_revenue_cents_total")
+            .Help("Sum of sale prices recorded, in cents, by buyer")
+            .Register(r),
+        payout.Add({}),
+        margin.Add({}),
         stale.Add({}),
         retried.Add({}),
         dead.Add({}),
@@ -90,6 +101,14 @@ WorkerMetrics& worker_metrics() {
 
 void WorkerMetrics::decided(DeliveryStatus s) {
   leads_decided.Add({{"status", std::string(to_string(s))}}).Increment();
+}
+
+void WorkerMetrics::count_sale(const std::string& buyer_id, Cents price, Cents payout) {
+  revenue_cents.Add({{"buyer_id", buyer_id}}).Increment(static_cast<double>(price));
+  payout_cents.Increment(static_cast<double>(payout));
+  // A payout is never more than its sale; a counter cannot go down, so a negative margin (a rule
+  // that broke that promise) would be lost rather than counted.
+  margin_cents.Increment(static_cast<double>(std::max<Cents>(0, price - payout)));
 }
 
 void WorkerMetrics::observe_buyer(const std::string& buyer_id, const char* kind,

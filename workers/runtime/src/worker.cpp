@@ -79,6 +79,27 @@ void OutcomeRecorder::run() {
   }
 }
 
+void HeldLeads::add(const QueueRecord& record, std::int64_t received_at_ms) {
+  std::lock_guard lock(mu_);
+  auto [it, added] =
+      by_record_.try_emplace({record.topic, record.partition, record.offset}, received_at_ms);
+  if (added) received_.insert(received_at_ms);
+}
+
+void HeldLeads::remove(const QueueRecord& record) {
+  std::lock_guard lock(mu_);
+  auto it = by_record_.find({record.topic, record.partition, record.offset});
+  if (it == by_record_.end()) return;
+  received_.erase(received_.find(it->second));
+  by_record_.erase(it);
+}
+
+std::optional<std::int64_t> HeldLeads::oldest_received_ms() const {
+  std::lock_guard lock(mu_);
+  if (received_.empty()) return std::nullopt;
+  return *received_.begin();
+}
+
 Worker::Worker(LeadQueue& queue, Store& store, LeadDecider& distributor,
                OutcomePublisher& publisher, const Clock& clock, WorkerOptions options)
     : queue_(queue),
@@ -102,6 +123,15 @@ void Worker::start() {
 int Worker::held() const {
   std::lock_guard lock(held_mu_);
   return held_;
+}
+
+int Worker::running() const {
+  std::lock_guard lock(held_mu_);
+  return running_;
+}
+
+std::vector<PartitionLag> Worker::lag() const {
+  return consumer_ ? consumer_->lag() : std::vector<PartitionLag>{};
 }
 
 void Worker::stop() {
@@ -180,6 +210,7 @@ void Worker::consume_loop() {
         release(r, true, false);
         continue;
       }
+      held_leads_.add(r, lead->received_at_ms);
       leads.push_back(std::move(*lead));
       good.push_back(std::move(r));
     }
@@ -256,7 +287,7 @@ void Worker::record(std::shared_ptr<Job> job, Distribution d) {
     if (status == StoreStatus::kOk) {
       metrics.decided(decided->status);
       if (decided->status == DeliveryStatus::kDelivered)
-        metrics.revenue_cents.Increment(decided->price);
+        metrics.count_sale(decided->buyer_id, decided->price, decided->payout);
       metrics.decide_seconds.Observe(
           std::chrono::duration<double>(clock_.steady_now() - job->consumed_at).count());
       // Awaited only when the seller asked to wait: an async lead's outcome is announced to no
@@ -333,6 +364,7 @@ void Worker::defer(std::shared_ptr<Job> job, const std::string& error) {
 }
 
 void Worker::release(const QueueRecord& record, bool done, bool started) {
+  held_leads_.remove(record);
   if (done) {
     std::lock_guard lock(offsets_mu_);
     const std::int64_t next = trackers_[{record.topic, record.partition}].completed(record.offset);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <optional>
 
 #include "leadflow/auction/distributor.hpp"
 #include "leadflow/base/log.hpp"
@@ -84,11 +85,65 @@ void WorkerPool::start(int count) {
         std::make_unique<Worker>(queue_, store_, *distributor_, publisher_, clock_, wo));
     workers_.back()->start();
   }
+  scrape_ = std::make_unique<ScrapeHook>(
+      [this](std::vector<prometheus::MetricFamily>& families) { collect(families); });
 }
 
 void WorkerPool::stop() {
+  scrape_.reset();  // waits for a scrape reading the workers
   for (auto& w : workers_) w->stop();
   workers_.clear();
+}
+
+void WorkerPool::collect(std::vector<prometheus::MetricFamily>& families) {
+  int running = 0;
+  std::optional<std::int64_t> oldest;
+  std::vector<GaugeSample> end, committed, lag;
+  for (const auto& w : workers_) {
+    running += w->running();
+    if (const auto ms = w->oldest_held_received_ms(); ms && (!oldest || *ms < *oldest)) oldest = ms;
+    for (const PartitionLag& p : w->lag()) {
+      const GaugeSample::Labels labels = {{"topic", p.topic},
+                                          {"partition", std::to_string(p.partition)}};
+      end.push_back({labels, static_cast<double>(p.end)});
+      committed.push_back({labels, static_cast<double>(p.committed)});
+      lag.push_back({labels, static_cast<double>(p.lag())});
+    }
+  }
+  families.push_back(gauge_family("leadflow_auctions_in_flight",
+                                  "Auctions running now in this process",
+                                  static_cast<double>(running)));
+  const double age_ms =
+      oldest ? static_cast<double>(std::max<std::int64_t>(0, clock_.now_ms() - *oldest)) : 0.0;
+  families.push_back(gauge_family(
+      "leadflow_oldest_lead_age_seconds",
+      "Age (since the ingest accepted it) of the oldest lead this process took from the queue and "
+      "has not finished; 0 when it holds none",
+      age_ms / 1000.0));
+  families.push_back(gauge_family("leadflow_queue_end_offset",
+                                  "Offset the next record produced to the partition will get",
+                                  end));
+  families.push_back(gauge_family(
+      "leadflow_queue_committed_offset",
+      "The worker group's committed offset (where a restart resumes) on the partitions this "
+      "process owns",
+      committed));
+  families.push_back(gauge_family(
+      "leadflow_queue_consumer_lag",
+      "Records of the partition the worker group has not finished (end minus committed offset)",
+      lag));
+  std::vector<GaugeSample> paused;
+  for (const Buyer& b : *buyers_->snapshot()) {
+    if (!b.active) continue;
+    const double value = distributor_->buyer_paused(b.id) ? 1 : 0;
+    for (const auto& v : b.verticals)
+      paused.push_back({{{"buyer_id", b.id}, {"vertical", v}}, value});
+  }
+  families.push_back(gauge_family(
+      "leadflow_buyer_paused",
+      "1 while this process keeps the active buyer out of auctions for failing, else 0; one "
+      "series per vertical the buyer buys",
+      paused));
 }
 
 bool WorkerPool::healthy() const {

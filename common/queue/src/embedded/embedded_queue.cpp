@@ -463,6 +463,17 @@ std::int64_t QueueCore::backlog(const std::string& group) {
   return total;
 }
 
+std::vector<PartitionLag> QueueCore::lag(const EmbeddedConsumer& c) const {
+  std::lock_guard lock(mu_);
+  std::vector<PartitionLag> out;
+  out.reserve(c.assigned_.size());
+  for (const Assignment& a : c.assigned_) {
+    out.push_back(
+        {a.topic->name, a.partition, a.topic->parts[a.partition].end, (*a.committed)[a.partition]});
+  }
+  return out;
+}
+
 std::shared_ptr<Segment> QueueCore::segment_locked(std::uint32_t id) const {
   auto it = std::lower_bound(
       segments_.begin(), segments_.end(), id,
@@ -739,6 +750,8 @@ void EmbeddedConsumer::commit(std::string_view topic, int partition, std::int64_
 }
 
 void EmbeddedConsumer::close() { core_->close(*this); }
+
+std::vector<PartitionLag> EmbeddedConsumer::lag() const { return core_->lag(*this); }
 
 namespace {
 

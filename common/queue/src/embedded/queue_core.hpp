@@ -120,6 +120,7 @@ class EmbeddedConsumer final : public QueueConsumer {
   std::optional<QueueRecord> poll(std::chrono::milliseconds timeout) override;
   void commit(std::string_view topic, int partition, std::int64_t next_offset) override;
   void close() override;
+  std::vector<PartitionLag> lag() const override;
 
  private:
   friend class QueueCore;
@@ -162,6 +163,8 @@ class QueueCore final : public QueueProducer {
   std::optional<QueueRecord> poll(EmbeddedConsumer& c, std::chrono::milliseconds timeout);
   void commit(EmbeddedConsumer& c, std::string_view topic, int partition, std::int64_t next);
   void close(EmbeddedConsumer& c);
+  /// The group's lag on the partitions `c` owns: visible records against committed offsets.
+  std::vector<PartitionLag> lag(const EmbeddedConsumer& c) const;
 
   embedded_queue_detail::WriterStats stats() const {
     return {syncs_.load(), synced_records_.load(), sync_nanos_.load()};

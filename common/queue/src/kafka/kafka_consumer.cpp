@@ -23,6 +23,9 @@ constexpr int kAutoCommitIntervalMs = 1000;
 // tails the results topic when its store announces outcomes, which took as many idle fetches
 // away as the workers' shorter wait adds where there are as many ingests as workers.
 constexpr const char* kFetchWaitMaxMs = "5";
+// How often a group member refreshes its lag (librdkafka's statistics, served by poll()).
+// Prometheus scrapes every 15 s; a fresher figure than that would only cost CPU.
+constexpr const char* kStatisticsIntervalMs = "5000";
 
 }  // namespace
 
@@ -46,6 +49,7 @@ bool KafkaConsumer::open(const KafkaQueueOptions& options, const std::vector<std
             {"session.timeout.ms", std::to_string(options.session_timeout_ms)},
             {"heartbeat.interval.ms", std::to_string(heartbeat_ms)},
             {"fetch.wait.max.ms", kFetchWaitMaxMs},
+            {"statistics.interval.ms", kStatisticsIntervalMs},
         });
   } else {
     role.push_back({"enable.auto.commit", "false"});
@@ -54,7 +58,10 @@ bool KafkaConsumer::open(const KafkaQueueOptions& options, const std::vector<std
   Conf conf = make_conf(options, role, this, error);
   if (!conf) return false;
   rd_kafka_conf_set_error_cb(conf.get(), consumer_error_cb);
-  if (mode_ == Mode::kGroup) rd_kafka_conf_set_rebalance_cb(conf.get(), on_rebalance);
+  if (mode_ == Mode::kGroup) {
+    rd_kafka_conf_set_rebalance_cb(conf.get(), on_rebalance);
+    rd_kafka_conf_set_stats_cb(conf.get(), on_statistics);
+  }
   rk_ = make_handle(RD_KAFKA_CONSUMER, std::move(conf), error);
   if (!rk_) return false;
   // Errors, logs and rebalances are served by poll(), on the caller's thread.
@@ -152,6 +159,19 @@ void KafkaConsumer::commit(std::string_view topic, int partition, std::int64_t n
        {"error", rd_kafka_err2name(err)}});
 }
 
+int KafkaConsumer::on_statistics(rd_kafka_t*, char* json, std::size_t len, void* opaque) {
+  auto* self = static_cast<KafkaConsumer*>(opaque);
+  auto lag = lag_from_kafka_statistics(std::string_view(json, len));
+  std::lock_guard lock(self->lag_mu_);
+  self->lag_ = std::move(lag);
+  return 0;  // librdkafka frees the text
+}
+
+std::vector<PartitionLag> KafkaConsumer::lag() const {
+  std::lock_guard lock(lag_mu_);
+  return lag_;
+}
+
 // Eager unless the operator chose cooperative-sticky through `extra`; both are handled.
 bool KafkaConsumer::cooperative() const {
   const char* protocol = rd_kafka_rebalance_protocol(rk_.get());
@@ -228,6 +248,9 @@ void KafkaConsumer::close() {
     log(LogLevel::kWarn, "kafka_consumer_close_failed",
         {{"group", group_}, {"error", rd_kafka_err2name(err)}});
   rk_.reset();
+  // No statistics come after the handle is gone; the group's lag is no longer ours to report.
+  std::lock_guard lock(lag_mu_);
+  lag_.clear();
 }
 
 }  // namespace leadflow::kafka

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -34,8 +35,10 @@ class KafkaConsumer final : public QueueConsumer {
   void set_revoke_handler(std::function<void()> handler) override {
     revoke_handler_ = std::move(handler);
   }
+  std::vector<PartitionLag> lag() const override;
 
  private:
+  static int on_statistics(rd_kafka_t* rk, char* json, std::size_t len, void* opaque);
   static void on_rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,
                            rd_kafka_topic_partition_list_t* partitions, void* opaque);
   void assign(rd_kafka_topic_partition_list_t* partitions);
@@ -49,6 +52,8 @@ class KafkaConsumer final : public QueueConsumer {
   std::atomic<std::uint64_t> generation_{0};
   std::function<void()> revoke_handler_;
   bool closing_ = false;
+  mutable std::mutex lag_mu_;
+  std::vector<PartitionLag> lag_;  // from the latest statistics
 };
 
 }  // namespace leadflow::kafka

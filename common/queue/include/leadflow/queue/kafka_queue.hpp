@@ -2,6 +2,8 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "leadflow/queue/queue.hpp"
 
@@ -28,6 +30,13 @@ struct KafkaQueueOptions {
 /// told (commit), and tail consumers for the results topic. Creates missing topics. Returns
 /// nullptr and sets `error` when the cluster cannot be reached within the timeout.
 std::unique_ptr<LeadQueue> open_kafka_queue(const KafkaQueueOptions& options, std::string& error);
+
+/// Reads a consumer's lag from librdkafka's statistics (the JSON of its stats callback, enabled
+/// by statistics.interval.ms): for each partition the consumer wants now (`desired`), the high
+/// watermark against the group's committed offset, or the log start when the group has committed
+/// nothing yet (it starts there: auto.offset.reset is earliest). Partitions whose offsets are not
+/// known yet are left out. Empty for text that is not librdkafka's statistics.
+std::vector<PartitionLag> lag_from_kafka_statistics(std::string_view json);
 
 /// Test support: makes the producer of a queue from open_kafka_queue hit a fatal error, as a
 /// fenced idempotent producer would (librdkafka's rd_kafka_test_fatal_error). False for any

@@ -28,6 +28,16 @@ struct QueueRecord {
   std::uint64_t generation = 0;
 };
 
+/// How far a consumer group is behind on one partition: the records produced to it that the group
+/// has not committed (read and not finished, or not read yet).
+struct PartitionLag {
+  std::string topic;
+  int partition = 0;
+  std::int64_t end = 0;        // the offset the next record produced will get
+  std::int64_t committed = 0;  // the group's next offset to process (where a restart resumes)
+  std::int64_t lag() const { return end > committed ? end - committed : 0; }
+};
+
 /// Topic names. Configurable through LEADFLOW_TOPIC_PREFIX.
 struct Topics {
   std::string leads = "leadflow.leads";
@@ -87,6 +97,9 @@ class QueueConsumer {
   /// rebalance: the handler finishes what is in flight and commits it, so the partition's next
   /// owner starts after it and no lead is worked on by two consumers at once.
   virtual void set_revoke_handler(std::function<void()> handler) { (void)handler; }
+  /// The lag of the group on each partition this consumer owns now, for metrics. Safe to call
+  /// from any thread while the consumer is open. Empty where the adapter cannot tell.
+  virtual std::vector<PartitionLag> lag() const { return {}; }
 };
 
 /// A queue: a producer and consumers. Kafka-shaped: keyed records, partitions, consumer groups,

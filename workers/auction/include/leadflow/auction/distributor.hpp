@@ -127,6 +127,9 @@ class Distributor final : public LeadDecider {
   /// (deferred) or std::runtime_error (failed). For tests and tools.
   Distribution decide_and_wait(const Lead& lead);
 
+  /// Whether the buyer sits out auctions now for failing (for the leadflow_buyer_paused gauge).
+  bool buyer_paused(const std::string& buyer_id) { return health_.paused(buyer_id); }
+
  private:
   friend class Auction;
   Cents payout_for(const std::optional<Campaign>& campaign, const std::optional<Seller>& seller,

@@ -7,8 +7,10 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "leadflow/auction/distributor.hpp"
@@ -49,6 +51,24 @@ class OutcomeRecorder {
   std::thread thread_;
 };
 
+/// The leads a worker holds (taken from the queue, their offsets not yet done) by the time the
+/// ingest accepted each, so that the oldest one's age can be read from any thread. A lead stays
+/// here through its auction, the recording of its outcome and a retry or dead-letter produce.
+class HeldLeads {
+ public:
+  void add(const QueueRecord& record, std::int64_t received_at_ms);
+  /// A record never added (one no worker could read) is ignored.
+  void remove(const QueueRecord& record);
+  /// When the oldest lead held was accepted; nullopt when none is held.
+  std::optional<std::int64_t> oldest_received_ms() const;
+
+ private:
+  using Key = std::tuple<std::string, int, std::int64_t>;  // topic, partition, offset
+  mutable std::mutex mu_;
+  std::map<Key, std::int64_t> by_record_;
+  std::multiset<std::int64_t> received_;
+};
+
 struct WorkerOptions {
   std::string group = "leadflow-workers";
   Topics topics;
@@ -75,6 +95,15 @@ class Worker {
   /// Records held now: auctions in flight (at most the concurrency), the read-ahead waiting
   /// beside them (at most one batch), leads being recorded.
   int held() const;
+  /// Auctions running now (at most the concurrency). Any thread.
+  int running() const;
+  /// When the oldest lead held now was accepted (see HeldLeads). Any thread.
+  std::optional<std::int64_t> oldest_held_received_ms() const {
+    return held_leads_.oldest_received_ms();
+  }
+  /// The group's lag on the partitions this worker owns (QueueConsumer::lag). Any thread,
+  /// between start() and stop().
+  std::vector<PartitionLag> lag() const;
 
  private:
   struct Job {
@@ -117,6 +146,7 @@ class Worker {
   int held_ = 0;                              // records from the poll until their offset is done
   int running_ = 0;                           // of which started (at most the concurrency)
   std::deque<std::shared_ptr<Job>> waiting_;  // read ahead, not started yet
+  HeldLeads held_leads_;
 
   std::mutex offsets_mu_;
   std::map<std::pair<std::string, int>, OffsetTracker> trackers_;

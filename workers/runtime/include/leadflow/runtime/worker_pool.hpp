@@ -4,6 +4,7 @@
 
 #include "leadflow/base/clock.hpp"
 #include "leadflow/base/config.hpp"
+#include "leadflow/base/metrics.hpp"
 #include "leadflow/domain/verticals.hpp"
 #include "leadflow/outcomes/outcomes.hpp"
 #include "leadflow/queue/queue.hpp"
@@ -37,6 +38,10 @@ class WorkerPool {
   int size() const { return static_cast<int>(workers_.size()); }
 
  private:
+  /// The distribution gauges read at each scrape (see README "Operations"): auctions in flight,
+  /// the oldest lead held, the consumer group's lag per partition, buyers' pause state.
+  void collect(std::vector<prometheus::MetricFamily>& families);
+
   const Config& config_;
   Store& store_;
   LeadQueue& queue_;
@@ -47,6 +52,7 @@ class WorkerPool {
   std::unique_ptr<CampaignDirectory> campaigns_;
   std::unique_ptr<Distributor> distributor_;
   std::vector<std::unique_ptr<Worker>> workers_;
+  std::unique_ptr<ScrapeHook> scrape_;  // between start() and stop()
 };
 
 }  // namespace leadflow
