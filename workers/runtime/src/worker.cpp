@@ -286,8 +286,10 @@ void Worker::record(std::shared_ptr<Job> job, Distribution d) {
     auto& metrics = worker_metrics();
     if (status == StoreStatus::kOk) {
       metrics.decided(decided->status);
-      if (decided->status == DeliveryStatus::kDelivered)
+      // Once per sale: a shared lead counts each buyer's purchase and its part of the payout.
+      if (decided->status == DeliveryStatus::kDelivered && decided->sales.empty())
         metrics.count_sale(decided->buyer_id, decided->price, decided->payout);
+      for (const auto& s : decided->sales) metrics.count_sale(s.buyer_id, s.price, s.payout);
       metrics.decide_seconds.Observe(
           std::chrono::duration<double>(clock_.steady_now() - job->consumed_at).count());
       // Awaited only when the seller asked to wait: an async lead's outcome is announced to no
