@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include <filesystem>
+#include <fstream>
 #include <stdexcept>
 
 #include "leadflow/domain/accounts.hpp"
@@ -39,6 +40,10 @@ ServiceFixture::ServiceFixture(ServiceOptions options) {
   c.trusted_proxies = options.trusted_proxies;
   c.auction_timeout_ms = options.auction_timeout_ms;
   c.log_level = "warn";
+  if (!options.verticals_json.empty()) {
+    c.verticals_file = dir_.path() + "/verticals.json";
+    std::ofstream(c.verticals_file) << options.verticals_json;
+  }
   app_ = std::make_unique<App>(c, options.clock ? *options.clock : SystemClock::instance());
   std::string error;
   if (!app_->start(error)) throw std::runtime_error("service did not start: " + error);
