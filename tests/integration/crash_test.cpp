@@ -1,9 +1,11 @@
 // kill -9 of the whole embedded service while leads stream in and sold leads are returned: every
-// acknowledged lead reaches a final status after restart, none is sold twice, every acknowledged
-// return is kept, and the ledger holds exactly one entry per sale and per return.
+// acknowledged lead reaches a final status after restart, none is sold twice (a shared lead to
+// no more buyers than its vertical allows, none of them twice), every acknowledged return is
+// kept, and the ledger holds exactly one entry per sale and per return.
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <fstream>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -32,6 +34,7 @@ Service start_service(const TempDir& dir, const std::string& key) {
       binary_path("leadflow-ingest"),
       std::map<std::string, std::string>{{"LEADFLOW_DATA_DIR", dir.path()},
                                          {"LEADFLOW_LISTEN", "127.0.0.1:0"},
+                                         {"LEADFLOW_VERTICALS", dir.path() + "/verticals.json"},
                                          {"LEADFLOW_BOOTSTRAP_KEY", key},
                                          {"LEADFLOW_ALLOW_PRIVATE_BUYERS", "1"},
                                          {"LEADFLOW_WORKER_CONCURRENCY", "16"},
@@ -55,13 +58,26 @@ std::unique_ptr<httplib::SSLClient> client(const TempDir& dir, int port) {
 TEST(Crash, Kill9LosesNoAcknowledgedLeadAndSellsNoneTwice) {
   TempDir dir;
   const std::string key = new_api_key_secret();
+  // home_insurance leads are shared by two buyers: two shares (6.00 + 6.00) beat the best bid
+  // alone (10.00), so each such lead is posted to two buyers at once.
+  std::ofstream(dir.path() + "/verticals.json")
+      << R"({"verticals": [{"name": "home_insurance", "max_sales": 2}]})";
   auto first = start_buyer("first", 14.0, 5), second = start_buyer("second", 9.0, 5);
+  std::vector<std::unique_ptr<BuyerSimulator>> sharers;
+  for (const char* name : {"share1", "share2", "share3"}) {
+    sharers.push_back(start_buyer(name, 10.0, 5));
+    sharers.back()->set_shared_bid(6.0);
+  }
+  sharers[0]->set_reject_rate(0.3);  // a refused share makes room for the third buyer
   Service svc = start_service(dir, key);
   const httplib::Headers auth = {{"Authorization", "Bearer " + key}};
-  for (auto* sim : {first.get(), second.get()}) {
+  std::vector<BuyerSimulator*> all_buyers{first.get(), second.get()};
+  for (auto& s : sharers) all_buyers.push_back(s.get());
+  for (auto* sim : all_buyers) {
+    const bool sharer = sim != first.get() && sim != second.get();
     json buyer = {
         {"name", sim->name()},
-        {"verticals", {"auto_insurance"}},
+        {"verticals", {sharer ? "home_insurance" : "auto_insurance"}},
         {"delivery",
          {{"mode", "ping_post"}, {"ping_url", sim->ping_url()}, {"post_url", sim->post_url()}}},
         {"duplicate_lookback_days", 0}};
@@ -109,7 +125,9 @@ TEST(Crash, Kill9LosesNoAcknowledgedLeadAndSellsNoneTwice) {
     std::thread returner([&] {
       auto c = client(dir, svc.port);
       while (!stop) {
-        auto list = c->Get("/v1/leads?status=delivered&limit=5", returner_auth);
+        // Exclusive sales only: a shared lead is returned share by share (the store tests).
+        auto list =
+            c->Get("/v1/leads?status=delivered&vertical=auto_insurance&limit=5", returner_auth);
         if (!list || list->status != 200) {
           std::this_thread::sleep_for(std::chrono::milliseconds(20));
           continue;
@@ -128,15 +146,17 @@ TEST(Crash, Kill9LosesNoAcknowledgedLeadAndSellsNoneTwice) {
       }
     });
     for (int t = 0; t < 4; ++t) {
-      posters.emplace_back([&, surface_b = t % 2 == 1] {
+      posters.emplace_back([&, surface_b = t % 2 == 1, shared = t == 2] {
         auto c = client(dir, svc.port);
         while (!stop) {
+          json lead = sample_lead(salt++, shared ? "home_insurance" : "auto_insurance");
+          if (shared) lead.erase("custom_fields");
           auto r = surface_b
                        ? c->Post("/api/v1/lead", sample_campaign_lead(salt++, campaign_key).dump(),
                                  "application/json")
                        : c->Post("/v1/leads",
                                  {{"Authorization", "Bearer " + key}, {"Prefer", "respond-async"}},
-                                 sample_lead(salt++).dump(), "application/json");
+                                 lead.dump(), "application/json");
           if (!r) continue;  // the process is gone: not acknowledged, not counted
           if (r->status == 202) {
             std::lock_guard lock(mu);
@@ -200,9 +220,33 @@ TEST(Crash, Kill9LosesNoAcknowledgedLeadAndSellsNoneTwice) {
         cursor = page["next_cursor"];
       }
     }
-    const auto sales = first->stats().accepted + second->stats().accepted;
-    EXPECT_EQ(sales, static_cast<std::uint64_t>(delivered + returned));
+    // Every sale the buyers accepted is one sales row of its lead, read straight from the
+    // store's file: a shared lead has at most two, of two different buyers.
+    std::string error;
+    auto store = open_store("sqlite:" + dir.path() + "/leadflow.db", error);
+    ASSERT_NE(store, nullptr) << error;
+    std::map<std::string, std::size_t> sales_of;
+    std::uint64_t sale_rows = 0;
+    int shared_leads = 0;
+    for (const auto& id : sold) {
+      const auto lead = store->get_lead(id);
+      ASSERT_TRUE(lead);
+      const auto& sales = lead->distribution.sales;
+      sales_of[id] = sales.size();
+      sale_rows += sales.size();
+      const std::size_t allowed = lead->lead.vertical == "home_insurance" ? 2 : 1;
+      EXPECT_GE(sales.size(), 1u) << id;
+      EXPECT_LE(sales.size(), allowed) << id;
+      if (sales.size() == 2) {
+        ++shared_leads;
+        EXPECT_NE(sales[0].buyer_id, sales[1].buyer_id) << id;
+      }
+    }
+    std::uint64_t accepted = 0;
+    for (auto* sim : all_buyers) accepted += sim->stats().accepted;
+    EXPECT_EQ(accepted, sale_rows);
     EXPECT_GT(delivered, 0);
+    EXPECT_GT(shared_leads, 0) << "no lead was shared";
     EXPECT_GT(returned_acked.size(), 0u) << "no return was made before the kill";
     for (const auto& id : returned_acked) {
       auto r = c->Get(("/v1/leads/" + id).c_str(), auth);
@@ -213,9 +257,6 @@ TEST(Crash, Kill9LosesNoAcknowledgedLeadAndSellsNoneTwice) {
     // The ledger, read straight from the store's file: one sale entry per sold lead, one return
     // entry per returned one (reversing it exactly), nothing else.
     {
-      std::string error;
-      auto store = open_store("sqlite:" + dir.path() + "/leadflow.db", error);
-      ASSERT_NE(store, nullptr) << error;
       std::map<std::string, std::pair<int, int>> entries;  // lead: sales, returns
       std::map<std::string, Cents> margin;
       LedgerQuery q;
@@ -235,7 +276,7 @@ TEST(Crash, Kill9LosesNoAcknowledgedLeadAndSellsNoneTwice) {
       int return_entries = 0;
       for (const auto& [lead_id, counts] : entries) {
         EXPECT_TRUE(sold.count(lead_id)) << lead_id << " has entries but was not sold";
-        EXPECT_EQ(counts.first, 1) << lead_id;
+        EXPECT_EQ(counts.first, static_cast<int>(sales_of[lead_id])) << lead_id;
         EXPECT_LE(counts.second, 1) << lead_id;
         if (counts.second == 1) {
           EXPECT_EQ(margin[lead_id], 0) << lead_id;
@@ -246,10 +287,15 @@ TEST(Crash, Kill9LosesNoAcknowledgedLeadAndSellsNoneTwice) {
     }
     std::cout << "round " << round << ": acknowledged " << acked.size() << " (" << acked_b
               << " on Surface B)"
-              << ", delivered " << delivered << ", returned " << returned << " ("
-              << returned_acked.size() << " acknowledged before the kill)"
-              << ", duplicate posts absorbed by buyers "
-              << first->stats().duplicate_posts + second->stats().duplicate_posts << "\n";
+              << ", delivered " << delivered << " (" << shared_leads << " shared)"
+              << ", returned " << returned << " (" << returned_acked.size()
+              << " acknowledged before the kill)"
+              << ", duplicate posts absorbed by buyers " <<
+        [&] {
+          std::uint64_t n = 0;
+          for (auto* sim : all_buyers) n += sim->stats().duplicate_posts;
+          return n;
+        }() << "\n";
   }
   EXPECT_EQ(svc.process->terminate(std::chrono::seconds(20)), 0);  // SIGTERM: clean exit
 }
