@@ -18,6 +18,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -34,6 +35,7 @@
 #include <thread>
 #include <vector>
 
+#include "leadflow/domain/accounts.hpp"
 #include "leadflow/store/store.hpp"
 #include "store_contract.hpp"
 
@@ -557,8 +559,9 @@ TEST(PgStoreOpen, AMalformedUrlIsRefusedWithoutEchoingThePassword) {
 namespace leadflow::contract {
 namespace {
 
-// One sequence of operations, the same on both stores: leads, sales and other outcomes in
-// batches, redelivered outcomes, post intents and settlements, returns (some refused). Returns
+// One sequence of operations, the same on both stores: leads, sales (some shared) and other
+// outcomes in batches, redelivered outcomes, post intents (some shares) and settlements buyer by
+// buyer, returns (some refused). Returns
 // what each store answered and holds afterwards, for the two to be compared line by line.
 std::vector<std::string> money_script(Store& store) {
   std::vector<std::string> log;
@@ -584,17 +587,42 @@ std::vector<std::string> money_script(Store& store) {
     const auto roll = rng() % 10;
     Distribution d;
     d.decided_at_ms = kT0 + kMinute + static_cast<std::int64_t>(i);
-    if (roll < 6) {
+    if (roll < 5) {
       d.status = DeliveryStatus::kDelivered;
       d.buyer_id = buyer;
       d.price = 100 + static_cast<Cents>(rng() % 3000);
       d.payout = d.price * static_cast<Cents>(rng() % 90) / 100;
       sold.emplace_back(leads[i].id, buyer);
+    } else if (roll < 6) {
+      // A shared sale to two or three of the buyers, the payout split over the shares.
+      d.status = DeliveryStatus::kDelivered;
+      const std::size_t n = 2 + rng() % 2;
+      std::vector<Cents> prices;
+      for (std::size_t k = 0; k < n; ++k) {
+        const std::string share = "by_" + std::to_string((rng() % 3 + k) % 3);
+        if (std::any_of(d.sales.begin(), d.sales.end(),
+                        [&](const Sale& s) { return s.buyer_id == share; }))
+          continue;
+        d.sales.push_back({share, 100 + static_cast<Cents>(rng() % 900), 0, "r" + share});
+        prices.push_back(d.sales.back().price);
+        d.price += d.sales.back().price;
+        sold.emplace_back(leads[i].id, share);
+      }
+      d.payout = d.price * 7 / 10;
+      const auto parts = split_payout(prices, d.payout);
+      for (std::size_t k = 0; k < parts.size(); ++k) d.sales[k].payout = parts[k];
+      d.buyer_id = d.sales.front().buyer_id;
     } else if (roll < 8) {
       d.status = DeliveryStatus::kUnsold;
     } else {
-      // An unknown post outcome: the intent stays, the lead fails, to be settled below.
-      store.record_post_intent({leads[i].id, buyer, 500 + static_cast<Cents>(i), "pg", kT0}, {});
+      // An unknown post outcome: the intents stay (one, or two shares), the lead fails, to be
+      // settled below.
+      const bool shares = rng() % 2;
+      store.record_post_intent({leads[i].id, buyer, 500 + static_cast<Cents>(i), "pg", kT0, shares},
+                               {});
+      if (shares)
+        store.record_post_intent(
+            {leads[i].id, buyer == "by_0" ? "by_1" : "by_0", 400, "pg", kT0 + 1, true}, {});
       d.status = DeliveryStatus::kFailed;
     }
     batch.push_back({leads[i].id, d});
@@ -607,18 +635,21 @@ std::vector<std::string> money_script(Store& store) {
   }
   for (std::size_t i = 0; i < leads.size(); ++i) {
     if (rng() % 2) continue;
-    Settlement s;
-    s.lead_id = leads[i].id;
-    s.sold = rng() % 2;
-    s.price = s.sold ? 700 : 0;
-    s.payout = s.sold ? 350 : 0;
-    s.by_key_id = "key_op";
-    s.at_ms = kT0 + kHour;
-    const SettleResult r = store.settle_lead(s, [](Cents total) { return total / 2; });
-    log.push_back("settle " + leads[i].id + " " + std::to_string(int(r.status)) + " " +
-                  r.settlement.buyer_id);
-    if (r.status == SettleStatus::kSettled && s.sold)
-      sold.emplace_back(s.lead_id, r.settlement.buyer_id);
+    // Unnamed first (a lead with two intents refuses it), then each buyer that may hold it.
+    for (const std::string named : {"", "by_0", "by_1"}) {
+      Settlement s;
+      s.lead_id = leads[i].id;
+      s.buyer_id = named;
+      s.sold = rng() % 2;
+      s.price = s.sold ? 700 : 0;
+      s.by_key_id = "key_op";
+      s.at_ms = kT0 + kHour;
+      const SettleResult r = store.settle_lead(s, [](Cents total) { return total / 2; });
+      log.push_back("settle " + leads[i].id + " " + named + " " + std::to_string(int(r.status)) +
+                    " " + r.settlement.buyer_id + " " + std::to_string(r.settlement.payout));
+      if (r.status == SettleStatus::kSettled && s.sold)
+        sold.emplace_back(s.lead_id, r.settlement.buyer_id);
+    }
   }
   for (std::size_t i = 0; i < sold.size(); ++i) {
     if (rng() % 3) continue;
@@ -639,6 +670,10 @@ std::vector<std::string> money_script(Store& store) {
         " " + (r ? r->distribution.buyer_id : "") + " " +
         (r ? std::to_string(r->distribution.price) + "/" + std::to_string(r->distribution.payout)
            : ""));
+    if (r)
+      for (const auto& s : r->distribution.sales)
+        log.push_back("sale " + l.id + " " + s.buyer_id + " " + std::to_string(s.price) + "/" +
+                      std::to_string(s.payout) + " " + s.buyer_lead_id);
   }
   LedgerQuery q;
   q.limit = 1000;
