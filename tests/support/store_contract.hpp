@@ -23,6 +23,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <numeric>
 #include <optional>
 #include <ostream>
 #include <random>
@@ -36,6 +37,7 @@
 
 #include "lead_fields.hpp"
 #include "leadflow/base/ids.hpp"
+#include "leadflow/domain/accounts.hpp"
 #include "leadflow/domain/buyer.hpp"
 #include "leadflow/domain/lead.hpp"
 #include "leadflow/store/store.hpp"
