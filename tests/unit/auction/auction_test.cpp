@@ -217,6 +217,38 @@ TEST(BuyerProtocol, BadAnswersAreNoBids) {
   EXPECT_EQ(read_ping_answer(b, r).reason, "timeout");
 }
 
+TEST(BuyerProtocol, AShareIsABidOfItsOwn) {
+  Buyer b = buyer("b");
+  HttpResponse r;
+  r.status = 200;
+  r.body = R"({"bid": 14.25, "shared_bid": 6})";
+  EXPECT_EQ(read_ping_answer(b, r).bid, 1425);
+  EXPECT_EQ(read_ping_answer(b, r).shared_bid, 600);
+  r.body = R"({"shared_bid": "5.50"})";  // a share only
+  EXPECT_FALSE(read_ping_answer(b, r).bid);
+  EXPECT_EQ(read_ping_answer(b, r).shared_bid, 550);
+  r.body = R"({"bid": 0, "shared_bid": 0})";
+  EXPECT_FALSE(read_ping_answer(b, r).bid);
+  EXPECT_FALSE(read_ping_answer(b, r).shared_bid);
+  EXPECT_EQ(read_ping_answer(b, r).reason, "no bid");
+  // A mapping names where the share is.
+  b.mapping = nlohmann::json::parse(R"({"response": {"shared_bid": "/offer/shared"}})");
+  r.body = R"({"offer": {"shared": 4.2}})";
+  EXPECT_EQ(read_ping_answer(b, r).shared_bid, 420);
+}
+
+TEST(BuyerProtocol, SharesAndExclusivePostsCarryTheirOwnIdempotencyKeys) {
+  const Buyer b = buyer("b");
+  const Lead l = lead();
+  auto key = [](const HttpRequest& r) {
+    for (const auto& [name, value] : r.headers)
+      if (name == "Idempotency-Key") return value;
+    return std::string();
+  };
+  EXPECT_EQ(key(make_post_request(b, l, "pg_1", 900)), l.id);
+  EXPECT_EQ(key(make_post_request(b, l, "pg_1", 900, /*shared=*/true)), l.id + ":" + b.id);
+}
+
 TEST(BuyerProtocol, PostRejectionsKeepTheReason) {
   const Buyer b = buyer("b");
   HttpResponse r;

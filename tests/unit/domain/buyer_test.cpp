@@ -207,6 +207,23 @@ TEST(BuyerFromJson, ScheduleIsStoredWithAllSevenDays) {
       "fri": [], "sat": [["10:00", "24:00"]], "sun": []}})"));
 }
 
+TEST(BuyerFromJson, ASharedPriceIsMoneyOfAnyModel) {
+  json body = minimal_body();
+  body["pricing"] = {{"model", "bid"}, {"min_bid", 5}, {"shared_price", 4.5}};
+  const Buyer b = parse_ok(body);
+  EXPECT_EQ(b.shared_price, 450);
+  EXPECT_EQ(buyer_to_json(b, true)["pricing"]["shared_price"], 4.5);
+  body["pricing"] = {{"model", "fixed"}, {"price", 12}};
+  EXPECT_EQ(parse_ok(body).shared_price, 0);  // buys the lead alone only
+  EXPECT_FALSE(buyer_to_json(parse_ok(body), true)["pricing"].contains("shared_price"));
+  body["pricing"] = {{"model", "fixed"}, {"price", 12}, {"shared_price", -1}};
+  const FieldErrors errors = parse_errors(body);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].field, "pricing.shared_price");
+  body["pricing"]["shared_price"] = "cheap";
+  EXPECT_EQ(parse_errors(body).size(), 1u);
+}
+
 TEST(BuyerFromJson, CapsStoreBudgetsInCents) {
   const Buyer b = parse_ok(full_body());
   EXPECT_EQ(b.caps, json::parse(R"({"hourly": 10, "daily": 100, "monthly": 2000,
