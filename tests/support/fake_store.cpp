@@ -227,6 +227,9 @@ StoreStatus FakeStore::update_rate_bucket(std::string_view key,
                                           const std::function<void(RateBucketState&)>& update) {
   return down() ? StoreStatus::kUnavailable : real_->update_rate_bucket(key, update);
 }
+std::optional<std::vector<RevenueCell>> FakeStore::revenue_rollup(const RollupQuery& q) {
+  return down() ? std::nullopt : real_->revenue_rollup(q);
+}
 CampaignStats FakeStore::campaign_stats(std::string_view campaign_id, std::int64_t since_ms) {
   return down() ? CampaignStats{} : real_->campaign_stats(campaign_id, since_ms);
 }

@@ -295,4 +295,63 @@ LeadRecord read_lead(const Row& q, bool with_attempts) {
   return r;
 }
 
+/// The column of a report key in the rollups.
+inline const char* rollup_column(ReportKey k) {
+  switch (k) {
+    case ReportKey::kSeller:
+      return "seller_id";
+    case ReportKey::kCampaign:
+      return "campaign_id";
+    case ReportKey::kBuyer:
+      return "buyer_id";
+    case ReportKey::kVertical:
+      return "vertical";
+    case ReportKey::kSource:
+      return "source";
+  }
+  return "seller_id";
+}
+
+/// The statement summing `sums` (SQL expressions) of `table` for `q`: its columns are the
+/// bucket (with by_bucket), the group keys, then the sums. `placeholder(n)` spells the n-th
+/// parameter (1-based): the bucket range first, then the filters' values in order.
+template <typename Placeholder>
+std::string rollup_sql(const char* table, const char* sums, const RollupQuery& q,
+                       Placeholder placeholder) {
+  std::string select, group;
+  auto add_group = [&](const std::string& column) {
+    select += column + ", ";
+    group += (group.empty() ? " GROUP BY " : ", ") + column;
+  };
+  if (q.by_bucket) add_group("bucket");
+  for (ReportKey k : q.group) add_group(rollup_column(k));
+  std::string sql = "SELECT " + select + sums + " FROM " + table +
+                    " WHERE bucket >= " + placeholder(1) + " AND bucket < " + placeholder(2);
+  int n = 2;
+  for (const auto& [key, value] : q.filters)
+    sql += std::string(" AND ") + rollup_column(key) + " = " + placeholder(++n);
+  return sql + group;
+}
+
+#define LF_REVENUE_SUMS                                                           \
+  "COALESCE(SUM(sales), 0), COALESCE(SUM(revenue), 0), COALESCE(SUM(payout), 0)," \
+  " COALESCE(SUM(returns), 0), COALESCE(SUM(returned_revenue), 0),"               \
+  " COALESCE(SUM(returned_payout), 0)"
+
+/// A revenue cell from a row of rollup_sql(LF_REVENUE_SUMS).
+template <typename Row>
+RevenueCell read_revenue_cell(const Row& r, const RollupQuery& q) {
+  RevenueCell c;
+  int col = 0;
+  if (q.by_bucket) c.bucket_ms = r.int64(col++);
+  for (std::size_t k = 0; k < q.group.size(); ++k) c.keys.push_back(r.text(col++));
+  c.sales = r.int64(col++);
+  c.revenue = r.int64(col++);
+  c.payout = r.int64(col++);
+  c.returns = r.int64(col++);
+  c.returned_revenue = r.int64(col++);
+  c.returned_payout = r.int64(col++);
+  return c;
+}
+
 }  // namespace leadflow::store_rows

@@ -821,7 +821,8 @@ class PgStore final : public Store, private PgCalls {
              "   decided_at = batch.decided_at, attempts = batch.attempts,"
              "   ineligible = batch.ineligible"
              "   FROM batch WHERE leads.id = batch.id"
-             "   RETURNING leads.id, leads.decided_at, leads.email, leads.phone),"
+             "   RETURNING leads.id, leads.decided_at, leads.email, leads.phone, leads.seller_id,"
+             "   leads.campaign_id, leads.vertical, leads.source),"
              " sold AS (SELECT * FROM unnest($11::TEXT[], $12::INTEGER[], $13::TEXT[],"
              "   $14::BIGINT[], $15::BIGINT[], $16::TEXT[]) AS s (lead_id, slot, buyer_id, price,"
              "   payout, buyer_lead_id))"
@@ -829,8 +830,11 @@ class PgStore final : public Store, private PgCalls {
              "   email, phone, buyer_lead_id)"
              " SELECT sold.lead_id, sold.slot, sold.buyer_id, sold.price, sold.payout,"
              "   decided.decided_at, decided.email, decided.phone, sold.buyer_lead_id"
-             " FROM sold JOIN decided ON decided.id = sold.lead_id ORDER BY sold.lead_id, "
-             "sold.slot",
+             " FROM sold JOIN decided ON decided.id = sold.lead_id"
+             // The revenue rollup's key order: every batch locks its rows in this one order.
+             " ORDER BY decided.decided_at - decided.decided_at % 900000, decided.seller_id,"
+             "   decided.campaign_id, sold.buyer_id, decided.vertical, decided.source,"
+             "   sold.lead_id, sold.slot",
              Params()
                  .add(id.str())
                  .add(status.str())
@@ -1220,6 +1224,16 @@ class PgStore final : public Store, private PgCalls {
   // --- stats ------------------------------------------------------------------------------------
 
   /// `invalid` counts whole hours: posts in the hour that contains `since_ms` all count.
+  std::optional<std::vector<RevenueCell>> revenue_rollup(const RollupQuery& rq) override {
+    const std::string sql = rollup_sql("revenue_rollup", LF_REVENUE_SUMS, rq,
+                                       [](int n) { return "$" + std::to_string(n); });
+    Params params;
+    params.add(rq.from_ms).add(rq.to_ms);
+    for (const auto& f : rq.filters) params.add(f.second);
+    return read_rows<RevenueCell>("revenue_rollup", sql.c_str(), std::move(params),
+                                  [&rq](const Row& r) { return read_revenue_cell(r, rq); });
+  }
+
   CampaignStats campaign_stats(std::string_view campaign_id, std::int64_t since_ms) override {
     return run("campaign_stats", CampaignStats{}, [&](Connection& c) {
       const Result r = c.exec(

@@ -316,6 +316,64 @@ ALTER TABLE sales ADD CONSTRAINT sales_slot_in_range CHECK (slot >= 0 AND slot <
 -- Each buyer of a shared sale gives its own reference. Sales made before keep theirs on the lead.
 ALTER TABLE sales ADD COLUMN buyer_lead_id TEXT NOT NULL DEFAULT '';
 )sql"},
+    // Reports: the ledger rolled up per quarter hour of the money's movement and per seller,
+    // campaign, buyer, vertical and source, kept by a trigger in the transaction of each entry
+    // (so it is exact, and survives whatever the entry survives). Quarter hours, because every
+    // time zone's midnight falls on one. Returns are kept apart from sales, as amounts. Sales
+    // are written in the rollup's key order (record_outcomes), so batches lock its rows in one
+    // order and never deadlock on them.
+    {8, R"sql(
+CREATE TABLE revenue_rollup (
+  bucket            BIGINT NOT NULL,
+  seller_id         TEXT COLLATE "C" NOT NULL,
+  campaign_id       TEXT COLLATE "C" NOT NULL,
+  buyer_id          TEXT COLLATE "C" NOT NULL,
+  vertical          TEXT COLLATE "C" NOT NULL,
+  source            TEXT COLLATE "C" NOT NULL,
+  sales             BIGINT NOT NULL,
+  revenue           BIGINT NOT NULL,
+  payout            BIGINT NOT NULL,
+  returns           BIGINT NOT NULL,
+  returned_revenue  BIGINT NOT NULL,
+  returned_payout   BIGINT NOT NULL,
+  PRIMARY KEY (bucket, seller_id, campaign_id, buyer_id, vertical, source)
+);
+CREATE FUNCTION revenue_rollup_of_entry() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO revenue_rollup (bucket, seller_id, campaign_id, buyer_id, vertical, source, sales,
+                              revenue, payout, returns, returned_revenue, returned_payout)
+  SELECT NEW.at - NEW.at % 900000, NEW.seller_id, NEW.campaign_id, NEW.buyer_id, leads.vertical,
+         leads.source, (NEW.kind = 'sale')::INT,
+         CASE WHEN NEW.kind = 'sale' THEN NEW.revenue_cents ELSE 0 END,
+         CASE WHEN NEW.kind = 'sale' THEN NEW.payout_cents ELSE 0 END,
+         (NEW.kind = 'return')::INT,
+         CASE WHEN NEW.kind = 'return' THEN -NEW.revenue_cents ELSE 0 END,
+         CASE WHEN NEW.kind = 'return' THEN -NEW.payout_cents ELSE 0 END
+  FROM leads WHERE leads.id = NEW.lead_id
+  ON CONFLICT (bucket, seller_id, campaign_id, buyer_id, vertical, source) DO UPDATE SET
+    sales = revenue_rollup.sales + excluded.sales,
+    revenue = revenue_rollup.revenue + excluded.revenue,
+    payout = revenue_rollup.payout + excluded.payout,
+    returns = revenue_rollup.returns + excluded.returns,
+    returned_revenue = revenue_rollup.returned_revenue + excluded.returned_revenue,
+    returned_payout = revenue_rollup.returned_payout + excluded.returned_payout;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER revenue_rollup_of_entry AFTER INSERT ON ledger_entries
+  FOR EACH ROW EXECUTE FUNCTION revenue_rollup_of_entry();
+-- What the ledger held before.
+INSERT INTO revenue_rollup (bucket, seller_id, campaign_id, buyer_id, vertical, source, sales,
+                            revenue, payout, returns, returned_revenue, returned_payout)
+SELECT e.at - e.at % 900000, e.seller_id, e.campaign_id, e.buyer_id, l.vertical, l.source,
+       COUNT(*) FILTER (WHERE e.kind = 'sale'),
+       COALESCE(SUM(e.revenue_cents) FILTER (WHERE e.kind = 'sale'), 0),
+       COALESCE(SUM(e.payout_cents) FILTER (WHERE e.kind = 'sale'), 0),
+       COUNT(*) FILTER (WHERE e.kind = 'return'),
+       COALESCE(-SUM(e.revenue_cents) FILTER (WHERE e.kind = 'return'), 0),
+       COALESCE(-SUM(e.payout_cents) FILTER (WHERE e.kind = 'return'), 0)
+FROM ledger_entries AS e JOIN leads AS l ON l.id = e.lead_id
+GROUP BY 1, 2, 3, 4, 5, 6;
+)sql"},
 };
 
 }  // namespace

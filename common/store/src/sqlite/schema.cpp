@@ -342,6 +342,54 @@ WHEN NEW.slot < 0 OR NEW.slot >= 20 BEGIN
   SELECT RAISE(ABORT, 'a sale slot is 0 to 19');
 END;
 )sql"},
+    // Reports: the ledger rolled up per quarter hour of the money's movement and per seller,
+    // campaign, buyer, vertical and source, kept by a trigger in the transaction of each entry
+    // (so it is exact, and survives whatever the entry survives). Quarter hours, because every
+    // time zone's midnight falls on one. Returns are kept apart from sales, as amounts.
+    {8, R"sql(
+CREATE TABLE revenue_rollup (
+  bucket            INTEGER NOT NULL,
+  seller_id         TEXT NOT NULL,
+  campaign_id       TEXT NOT NULL,
+  buyer_id          TEXT NOT NULL,
+  vertical          TEXT NOT NULL,
+  source            TEXT NOT NULL,
+  sales             INTEGER NOT NULL,
+  revenue           INTEGER NOT NULL,
+  payout            INTEGER NOT NULL,
+  returns           INTEGER NOT NULL,
+  returned_revenue  INTEGER NOT NULL,
+  returned_payout   INTEGER NOT NULL,
+  PRIMARY KEY (bucket, seller_id, campaign_id, buyer_id, vertical, source)
+) WITHOUT ROWID;
+CREATE TRIGGER revenue_rollup_of_entry AFTER INSERT ON ledger_entries BEGIN
+  INSERT INTO revenue_rollup (bucket, seller_id, campaign_id, buyer_id, vertical, source, sales,
+                              revenue, payout, returns, returned_revenue, returned_payout)
+  SELECT NEW.at - NEW.at % 900000, NEW.seller_id, NEW.campaign_id, NEW.buyer_id, leads.vertical,
+         leads.source, NEW.kind = 'sale',
+         CASE WHEN NEW.kind = 'sale' THEN NEW.revenue_cents ELSE 0 END,
+         CASE WHEN NEW.kind = 'sale' THEN NEW.payout_cents ELSE 0 END,
+         NEW.kind = 'return',
+         CASE WHEN NEW.kind = 'return' THEN -NEW.revenue_cents ELSE 0 END,
+         CASE WHEN NEW.kind = 'return' THEN -NEW.payout_cents ELSE 0 END
+  FROM leads WHERE leads.id = NEW.lead_id
+  ON CONFLICT (bucket, seller_id, campaign_id, buyer_id, vertical, source) DO UPDATE SET
+    sales = sales + excluded.sales, revenue = revenue + excluded.revenue,
+    payout = payout + excluded.payout, returns = returns + excluded.returns,
+    returned_revenue = returned_revenue + excluded.returned_revenue,
+    returned_payout = returned_payout + excluded.returned_payout;
+END;
+-- What the ledger held before.
+INSERT INTO revenue_rollup (bucket, seller_id, campaign_id, buyer_id, vertical, source, sales,
+                            revenue, payout, returns, returned_revenue, returned_payout)
+SELECT e.at - e.at % 900000, e.seller_id, e.campaign_id, e.buyer_id, l.vertical, l.source,
+       SUM(e.kind = 'sale'), SUM(CASE WHEN e.kind = 'sale' THEN e.revenue_cents ELSE 0 END),
+       SUM(CASE WHEN e.kind = 'sale' THEN e.payout_cents ELSE 0 END), SUM(e.kind = 'return'),
+       SUM(CASE WHEN e.kind = 'return' THEN -e.revenue_cents ELSE 0 END),
+       SUM(CASE WHEN e.kind = 'return' THEN -e.payout_cents ELSE 0 END)
+FROM ledger_entries AS e JOIN leads AS l ON l.id = e.lead_id
+GROUP BY 1, 2, 3, 4, 5, 6;
+)sql"},
 };
 
 }  // namespace

@@ -1029,6 +1029,18 @@ class SqliteStore final : public Store, private SqliteCalls {
   }
 
   /// `invalid` counts whole hours: posts in the hour that contains `since_ms` all count.
+  std::optional<std::vector<RevenueCell>> revenue_rollup(const RollupQuery& rq) override {
+    const std::string sql = rollup_sql("revenue_rollup", LF_REVENUE_SUMS, rq,
+                                       [](int n) { return "?" + std::to_string(n); });
+    return read_rows<RevenueCell>(
+        "revenue_rollup", sql.c_str(),
+        [&](Query& q) {
+          q.bind(rq.from_ms).bind(rq.to_ms);
+          for (const auto& f : rq.filters) q.bind(std::string_view(f.second));
+        },
+        [&rq](const Query& q) { return read_revenue_cell(q, rq); });
+  }
+
   CampaignStats campaign_stats(std::string_view campaign_id, std::int64_t since_ms) override {
     return guarded("campaign_stats", CampaignStats{}, [&] {
       CampaignStats s;

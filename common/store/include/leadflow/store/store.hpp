@@ -208,6 +208,35 @@ struct ReturnStats {
   std::int64_t returns = 0;
 };
 
+/// What a report is cut by, besides time (SPEC §2 Reports).
+enum class ReportKey { kSeller, kCampaign, kBuyer, kVertical, kSource };
+
+/// A question to a rollup: its quarter hours in [from_ms, to_ms) (both on a quarter hour), only
+/// the rows matching every filter, summed per quarter hour (`by_bucket`) and per `group` keys
+/// (none: one sum).
+struct RollupQuery {
+  std::int64_t from_ms = 0;
+  std::int64_t to_ms = 0;
+  std::vector<std::pair<ReportKey, std::string>> filters;
+  bool by_bucket = false;
+  std::vector<ReportKey> group;
+};
+
+/// One sum of the revenue rollup: the ledger's sales and returns, by when the money moved.
+struct RevenueCell {
+  std::int64_t bucket_ms = 0;     // the quarter hour's start, with by_bucket
+  std::vector<std::string> keys;  // one value per group key, in the query's order
+  std::int64_t sales = 0;
+  Cents revenue = 0;
+  Cents payout = 0;
+  std::int64_t returns = 0;
+  Cents returned_revenue = 0;  // what the returns took back (positive)
+  Cents returned_payout = 0;
+};
+
+/// The length of a rollup's time bucket: every time zone's midnight falls on a quarter hour.
+inline constexpr std::int64_t kRollupBucketMs = 15 * 60 * 1000;
+
 struct CampaignStats {
   std::int64_t received = 0, sold = 0, unsold = 0, duplicates = 0, invalid = 0, queued = 0,
                errors = 0;
@@ -396,6 +425,11 @@ class Store {
   }
 
   virtual CampaignStats campaign_stats(std::string_view campaign_id, std::int64_t since_ms) = 0;
+
+  // --- reports ------------------------------------------------------------------------------
+  /// The revenue rollup's sums (kept with each ledger entry, so exact); nullopt when the store
+  /// cannot say.
+  virtual std::optional<std::vector<RevenueCell>> revenue_rollup(const RollupQuery& q) = 0;
   /// Counts a Surface B post that failed validation (the lead itself is never stored).
   virtual void count_invalid(std::string_view campaign_id, std::int64_t at_ms) = 0;
 };
