@@ -13,6 +13,7 @@
 #include "leadflow/base/time_format.hpp"
 #include "leadflow/domain/lead_codec.hpp"
 #include "leadflow/validation/validation.hpp"
+#include "reports.hpp"
 #include "returns.hpp"
 
 namespace leadflow {
@@ -437,6 +438,7 @@ void register_surface_a(Routes& routes, IngestContext& ctx) {
   routes.post("/v1/leads", [&c](const http::Request& q, http::Response& r) { post_lead(c, q, r); });
   register_returns(routes, c);
   register_settlements(routes, c);
+  register_reports(routes, c);
   routes.get("/v1/leads", [&c](const http::Request& q, http::Response& r) { list_leads(c, q, r); });
   routes.get("/v1/leads/{id}",
              [&c](const http::Request& q, http::Response& r) { get_lead(c, q, r); });

@@ -1,0 +1,326 @@
+// Reports: GET /v1/reports/revenue, answered from the store's revenue rollup (kept with every
+// ledger entry, per quarter hour), never by scanning leads. Quarter hours are folded into the
+// caller's days or hours in its time zone here, so a day is cut at the zone's own midnight
+// (23- and 25-hour days included) and an hour repeated by a DST change is two rows.
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "auth.hpp"
+#include "errors.hpp"
+#include "leadflow/api/http_util.hpp"
+#include "leadflow/base/money.hpp"
+#include "leadflow/base/time_format.hpp"
+#include "leadflow/base/tz.hpp"
+#include "reports.hpp"
+
+namespace leadflow {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::int64_t kDayMs = 86'400'000;
+constexpr std::int64_t kMaxRangeDays = 400;  // bounds the work of one report
+
+enum class TimeCut { kNone, kDay, kHour };
+
+struct ReportParams {
+  std::int64_t from_ms = 0, to_ms = 0;
+  std::shared_ptr<const TimeZone> tz;
+  TimeCut time = TimeCut::kNone;
+  std::vector<std::string> group_names;  // as asked, for the answer
+  std::vector<ReportKey> keys;
+  std::vector<std::pair<ReportKey, std::string>> filters;
+  bool csv = false;
+};
+
+struct KeyName {
+  const char* group;   // in group_by
+  const char* column;  // in a row and as a filter
+  ReportKey key;
+};
+constexpr KeyName kKeys[] = {{"buyer", "buyer_id", ReportKey::kBuyer},
+                             {"vertical", "vertical", ReportKey::kVertical},
+                             {"source", "source", ReportKey::kSource},
+                             {"seller", "seller_id", ReportKey::kSeller},
+                             {"campaign", "campaign_id", ReportKey::kCampaign}};
+
+const char* column_of(ReportKey k) {
+  for (const auto& n : kKeys)
+    if (n.key == k) return n.column;
+  return "";
+}
+
+// Local midnight, as Unix ms, of the civil date `days` (days since 1970-01-01) in `tz`.
+std::int64_t local_midnight_ms(const TimeZone& tz, std::int64_t days) {
+  // Noon of that date is inside it whatever the zone's offset; its day starts at midnight.
+  const std::int64_t noon_utc = days * 86'400 + 43'200;
+  return tz.start_of_day(noon_utc - tz.offset_at(noon_utc)) * 1000;
+}
+
+// A bound: a date (its local midnight; `end` makes it the midnight after it) or an RFC 3339
+// instant on a quarter hour.
+std::optional<std::int64_t> parse_bound(const std::string& text, const TimeZone& tz, bool end,
+                                        const char* name, FieldErrors& errors) {
+  if (text.size() == 10 && text[4] == '-' && text[7] == '-') {
+    const auto utc_midnight = parse_rfc3339_ms(text);
+    if (!utc_midnight) {
+      errors.push_back({name, "invalid_format", "a date (YYYY-MM-DD) or an RFC 3339 date-time"});
+      return std::nullopt;
+    }
+    const std::int64_t days = *utc_midnight / kDayMs + (end ? 1 : 0);
+    return local_midnight_ms(tz, days);
+  }
+  const auto at = parse_rfc3339_ms(text);
+  if (!at) {
+    errors.push_back({name, "invalid_format", "a date (YYYY-MM-DD) or an RFC 3339 date-time"});
+    return std::nullopt;
+  }
+  if (*at % kRollupBucketMs != 0) {
+    errors.push_back(
+        {name, "not_allowed", "a date-time on a quarter hour (reports count by them)"});
+    return std::nullopt;
+  }
+  return at;
+}
+
+std::string two(int v) { return (v < 10 ? "0" : "") + std::to_string(v); }
+
+std::string offset_text(int seconds) {
+  const char sign = seconds < 0 ? '-' : '+';
+  const int m = std::abs(seconds) / 60;
+  return std::string(1, sign) + two(m / 60) + ":" + two(m % 60);
+}
+
+// The label of the day or hour (in `tz`) holding the quarter hour starting at `bucket_ms`, and
+// the instant it starts (for ordering).
+std::pair<std::int64_t, std::string> time_label(const TimeZone& tz, TimeCut cut,
+                                                std::int64_t bucket_ms) {
+  const std::int64_t s = bucket_ms / 1000;
+  const std::int64_t start = cut == TimeCut::kDay ? tz.start_of_day(s) : tz.start_of_hour(s);
+  const TimeZone::LocalTime t = tz.local(start);
+  std::string label = std::to_string(t.year) + "-" + two(t.month) + "-" + two(t.day);
+  if (cut == TimeCut::kHour) {
+    // With the offset: the hour a DST change repeats is two different hours.
+    label += "T" + two(t.minute_of_day / 60) + ":" + two(t.minute_of_day % 60) +
+             offset_text(tz.offset_at(start));
+  }
+  return {start, label};
+}
+
+std::optional<ReportParams> parse_params(IngestContext& ctx, const http::Request& req,
+                                         const ApiKey& key, FieldErrors& errors) {
+  static const char* kAllowed[] = {"from",     "to",     "tz",        "group_by",    "buyer_id",
+                                   "vertical", "source", "seller_id", "campaign_id", "format"};
+  for (const auto& [name, value] : req.params())
+    if (std::none_of(std::begin(kAllowed), std::end(kAllowed),
+                     [&](const char* a) { return name == a; }))
+      errors.push_back({name, "unknown_parameter", "unknown query parameter"});
+  ReportParams p;
+  const std::string zone = req.has_param("tz") ? req.param("tz") : "UTC";
+  p.tz = TimeZone::cached(zone);
+  if (!p.tz) {
+    errors.push_back({"tz", "not_allowed", "an IANA time zone, such as America/New_York"});
+    p.tz = TimeZone::cached("UTC");
+  }
+  // Default: the last 7 days, up to the end of the current quarter hour.
+  const std::int64_t now = ctx.clock.now_ms();
+  p.to_ms = now - now % kRollupBucketMs + kRollupBucketMs;
+  p.from_ms = p.to_ms - 7 * kDayMs;
+  if (req.has_param("to"))
+    if (auto v = parse_bound(req.param("to"), *p.tz, true, "to", errors)) p.to_ms = *v;
+  if (req.has_param("from"))
+    if (auto v = parse_bound(req.param("from"), *p.tz, false, "from", errors)) p.from_ms = *v;
+  if (p.from_ms >= p.to_ms) errors.push_back({"from", "out_of_range", "must come before to"});
+  if (p.to_ms - p.from_ms > kMaxRangeDays * kDayMs)
+    errors.push_back({"to", "out_of_range", "a report spans at most 400 days"});
+
+  const std::string group_by = req.has_param("group_by") ? req.param("group_by") : "day";
+  std::size_t at = 0;
+  while (!group_by.empty() && at <= group_by.size()) {
+    const std::size_t comma = std::min(group_by.find(',', at), group_by.size());
+    const std::string name = group_by.substr(at, comma - at);
+    at = comma + 1;
+    if (name == "day" || name == "hour") {
+      if (p.time != TimeCut::kNone) {
+        errors.push_back({"group_by", "not_allowed", "one of day and hour at most"});
+        continue;
+      }
+      p.time = name == "day" ? TimeCut::kDay : TimeCut::kHour;
+    } else {
+      const auto n = std::find_if(std::begin(kKeys), std::end(kKeys),
+                                  [&](const KeyName& k) { return name == k.group; });
+      if (n == std::end(kKeys)) {
+        errors.push_back(
+            {"group_by", "not_allowed", "day, hour, buyer, vertical, source, seller or campaign"});
+        continue;
+      }
+      if (std::find(p.keys.begin(), p.keys.end(), n->key) != p.keys.end()) continue;
+      p.keys.push_back(n->key);
+    }
+    p.group_names.push_back(name);
+  }
+  if (p.group_names.size() > 2)
+    errors.push_back({"group_by", "out_of_range", "at most two at once, such as day,buyer"});
+
+  for (const auto& n : kKeys) {
+    if (!req.has_param(n.column)) continue;
+    std::string value = req.param(n.column);
+    if (value.empty() || value.size() > 200) {
+      errors.push_back({n.column, "invalid_format", "1 to 200 characters"});
+      continue;
+    }
+    p.filters.push_back({n.key, std::move(value)});
+  }
+  // A seller's report holds its own leads only; a buyer's, its own purchases.
+  const auto forced = [&](ReportKey k, const std::string& own, const char* name) {
+    for (auto& [fk, fv] : p.filters)
+      if (fk == k && fv != own) errors.push_back({name, "not_allowed", "another account's"});
+    std::erase_if(p.filters, [&](const auto& f) { return f.first == k; });
+    p.filters.push_back({k, own});
+  };
+  if (key.is_buyer())
+    forced(ReportKey::kBuyer, key.buyer_id, "buyer_id");
+  else if (!key.is_operator())
+    forced(ReportKey::kSeller, key.seller_id, "seller_id");
+
+  const std::string format = req.param("format");
+  if (req.has_param("format") && format != "csv" && format != "json")
+    errors.push_back({"format", "not_allowed", "csv or json"});
+  p.csv = format == "csv" || (!req.has_param("format") &&
+                              req.header("Accept").find("text/csv") != std::string_view::npos);
+  if (!errors.empty()) return std::nullopt;
+  return p;
+}
+
+struct RevenueSums {
+  std::int64_t sales = 0, returns = 0;
+  Cents revenue = 0, payout = 0, returned_revenue = 0, returned_payout = 0;
+
+  void add(const RevenueCell& c) {
+    sales += c.sales;
+    returns += c.returns;
+    revenue += c.revenue;
+    payout += c.payout;
+    returned_revenue += c.returned_revenue;
+    returned_payout += c.returned_payout;
+  }
+};
+
+// A row's figures: revenue, payout and margin net of returns; the returns apart; the average
+// price of the sales made.
+json revenue_figures(const RevenueSums& s) {
+  const Cents revenue = s.revenue - s.returned_revenue, payout = s.payout - s.returned_payout;
+  return {{"leads_sold", s.sales},
+          {"revenue", cents_to_decimal(revenue)},
+          {"payout", cents_to_decimal(payout)},
+          {"margin", cents_to_decimal(revenue - payout)},
+          {"avg_price", s.sales > 0 ? json(cents_to_decimal((s.revenue + s.sales / 2) / s.sales))
+                                    : json(nullptr)},
+          {"gross_revenue", cents_to_decimal(s.revenue)},
+          {"returns", s.returns},
+          {"returned_revenue", cents_to_decimal(s.returned_revenue)},
+          {"returned_payout", cents_to_decimal(s.returned_payout)}};
+}
+
+// A CSV field: quoted when it must be, and never read as a formula by a spreadsheet.
+std::string csv_field(const json& v) {
+  std::string s = v.is_string() ? v.get<std::string>() : v.is_null() ? "" : v.dump();
+  if (!s.empty() && v.is_string() && std::string_view("=+-@\t\r").find(s[0]) != std::string::npos)
+    s.insert(s.begin(), '\'');
+  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+  std::string quoted = "\"";
+  for (char c : s) {
+    if (c == '"') quoted += '"';
+    quoted += c;
+  }
+  return quoted + "\"";
+}
+
+void send_report(http::Response& res, const ReportParams& p, const json& rows, const json& totals,
+                 const std::vector<std::string>& columns) {
+  if (p.csv) {
+    std::string out;
+    for (std::size_t i = 0; i < columns.size(); ++i) out += (i ? "," : "") + columns[i];
+    out += "\r\n";
+    for (const auto& row : rows) {
+      for (std::size_t i = 0; i < columns.size(); ++i)
+        out += (i ? "," : "") + csv_field(row.value(columns[i], json(nullptr)));
+      out += "\r\n";
+    }
+    res.status = 200;
+    res.set_content(std::move(out), "text/csv; charset=utf-8");
+    res.set_header("Content-Disposition", "attachment; filename=\"report.csv\"");
+    return;
+  }
+  http::send_json(res, 200,
+                  {{"success", true},
+                   {"data",
+                    {{"from", format_rfc3339_ms(p.from_ms)},
+                     {"to", format_rfc3339_ms(p.to_ms)},
+                     {"tz", p.tz->name()},
+                     {"group_by", p.group_names},
+                     {"currency", "USD"},
+                     {"rows", rows},
+                     {"totals", totals}}}});
+}
+
+void revenue_report(IngestContext& ctx, const http::Request& req, http::Response& res) {
+  auto key = authorise(ctx, req, res, kScopeReportsRead);
+  if (!key) return;
+  FieldErrors errors;
+  const auto p = parse_params(ctx, req, *key, errors);
+  if (!p) return http::send_problem(res, 400, "invalid report parameters", errors);
+
+  RollupQuery q;
+  q.from_ms = p->from_ms;
+  q.to_ms = p->to_ms;
+  q.filters = p->filters;
+  q.by_bucket = p->time != TimeCut::kNone;
+  q.group = p->keys;
+  const auto cells = ctx.store.revenue_rollup(q);
+  if (!cells) return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
+
+  // Quarter hours folded into the caller's days or hours, ordered by time, then by keys.
+  std::map<std::pair<std::int64_t, std::vector<std::string>>, std::pair<std::string, RevenueSums>>
+      folded;
+  RevenueSums total;
+  for (const auto& c : *cells) {
+    std::pair<std::int64_t, std::string> when{0, ""};
+    if (p->time != TimeCut::kNone) when = time_label(*p->tz, p->time, c.bucket_ms);
+    auto& [label, sums] = folded[{when.first, c.keys}];
+    label = when.second;
+    sums.add(c);
+    total.add(c);
+  }
+  std::vector<std::string> columns;
+  if (p->time != TimeCut::kNone) columns.push_back(p->time == TimeCut::kDay ? "day" : "hour");
+  for (ReportKey k : p->keys) columns.push_back(column_of(k));
+  json rows = json::array();
+  for (const auto& [at, entry] : folded) {
+    json row = json::object();
+    if (p->time != TimeCut::kNone) row[columns[0]] = entry.first;
+    for (std::size_t i = 0; i < p->keys.size(); ++i) row[column_of(p->keys[i])] = at.second[i];
+    // An empty key is a lead without it: a Surface A lead has no campaign, a lead may have no
+    // source.
+    for (ReportKey k : p->keys)
+      if (row[column_of(k)] == "") row[column_of(k)] = nullptr;
+    row.update(revenue_figures(entry.second));
+    rows.push_back(std::move(row));
+  }
+  for (const char* name : {"leads_sold", "revenue", "payout", "margin", "avg_price",
+                           "gross_revenue", "returns", "returned_revenue", "returned_payout"})
+    columns.push_back(name);
+  send_report(res, *p, rows, revenue_figures(total), columns);
+}
+
+}  // namespace
+
+void register_reports(Routes& routes, IngestContext& ctx) {
+  routes.get("/v1/reports/revenue",
+             [&ctx](const http::Request& q, http::Response& r) { revenue_report(ctx, q, r); });
+}
+
+}  // namespace leadflow
