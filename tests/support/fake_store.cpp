@@ -230,6 +230,9 @@ StoreStatus FakeStore::update_rate_bucket(std::string_view key,
 std::optional<std::vector<RevenueCell>> FakeStore::revenue_rollup(const RollupQuery& q) {
   return down() ? std::nullopt : real_->revenue_rollup(q);
 }
+std::optional<std::vector<PerformanceCell>> FakeStore::performance_rollup(const RollupQuery& q) {
+  return down() ? std::nullopt : real_->performance_rollup(q);
+}
 CampaignStats FakeStore::campaign_stats(std::string_view campaign_id, std::int64_t since_ms) {
   return down() ? CampaignStats{} : real_->campaign_stats(campaign_id, since_ms);
 }

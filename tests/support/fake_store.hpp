@@ -101,6 +101,7 @@ class FakeStore final : public Store {
                                  const std::function<void(RateBucketState&)>& update) override;
   CampaignStats campaign_stats(std::string_view campaign_id, std::int64_t since_ms) override;
   std::optional<std::vector<RevenueCell>> revenue_rollup(const RollupQuery& q) override;
+  std::optional<std::vector<PerformanceCell>> performance_rollup(const RollupQuery& q) override;
   void count_invalid(std::string_view campaign_id, std::int64_t at_ms) override;
 
  private:

@@ -48,6 +48,7 @@
 #include "leadflow/base/log.hpp"
 #include "leadflow/domain/buyer.hpp"
 #include "leadflow/domain/lead_codec.hpp"
+#include "performance_rows.hpp"
 #include "pg/driver.hpp"
 #include "pg/redact.hpp"
 #include "pg/schema.hpp"
@@ -752,7 +753,8 @@ class PgStore final : public Store, private PgCalls {
       // On any failure from here the pool rolls the open transaction back.
       const std::vector<Result> begun = c.exec_pipeline(
           {{"BEGIN", Params()},
-           {"SELECT id, status, EXISTS (SELECT 1 FROM sales WHERE sales.lead_id = leads.id)"
+           {"SELECT id, status, EXISTS (SELECT 1 FROM sales WHERE sales.lead_id = leads.id),"
+            " received_at, seller_id, campaign_id, vertical, source"
             " FROM leads WHERE id = ANY ($1::TEXT[]) ORDER BY id FOR UPDATE",
             Params().add(ids.str())}},
           Effect::kRead);
@@ -760,10 +762,15 @@ class PgStore final : public Store, private PgCalls {
       struct Current {
         bool pending;
         bool has_sale;
+        LeadKeys keys;
       };
       std::unordered_map<std::string, Current> current;
       for (int i = 0; i < locked.rows(); ++i)
-        current[locked.text(i, 0)] = {locked.text(i, 1) == "pending", locked.boolean(i, 2)};
+        current[locked.text(i, 0)] = {
+            locked.text(i, 1) == "pending", locked.boolean(i, 2),
+            LeadKeys{locked.int64(i, 3), locked.text(i, 4), locked.text(i, 5), locked.text(i, 6),
+                     locked.text(i, 7)}};
+      PerformanceDeltas performance;
 
       ArrayText id, status, buyer, price, payout, buyer_lead_id, reason, decided_at, attempts,
           ineligible;
@@ -799,6 +806,7 @@ class PgStore final : public Store, private PgCalls {
         decided_at.add(d.decided_at_ms);
         attempts.add(dump(attempts_to_json(d.attempts)));
         ineligible.add(dump(ineligible_to_json(d.ineligible)));
+        add_outcome(performance, it->second.keys, d);
         for (std::size_t slot = 0; slot < sales.size(); ++slot) {
           sale_lead.add(o.lead_id);
           sale_slot.add(static_cast<std::int64_t>(slot));
@@ -853,6 +861,7 @@ class PgStore final : public Store, private PgCalls {
                  .add(sale_payout.str())
                  .add(sale_reference.str())});
       }
+      if (!performance.empty()) finish.push_back(performance_statement(performance));
       finish.push_back({"COMMIT", Params()});
       // From here the outcome is unknown if the connection breaks: never retried.
       c.mark_not_retryable();
@@ -951,11 +960,16 @@ class PgStore final : public Store, private PgCalls {
           "SELECT lead.status = 'failed' OR EXISTS (SELECT 1 FROM settlements"
           "  WHERE settlements.lead_id = lead.id),"
           " (SELECT COUNT(*) FROM post_intents WHERE post_intents.lead_id = lead.id),"
-          " (SELECT MIN(buyer_id) FROM post_intents WHERE post_intents.lead_id = lead.id)"
-          " FROM (SELECT id, status FROM leads WHERE id = $1 FOR UPDATE) AS lead",
+          " (SELECT MIN(buyer_id) FROM post_intents WHERE post_intents.lead_id = lead.id),"
+          " lead.status, lead.received_at, lead.seller_id, lead.campaign_id, lead.vertical,"
+          " lead.source FROM (SELECT id, status, received_at, seller_id, campaign_id, vertical,"
+          " source FROM leads WHERE id = $1 FOR UPDATE) AS lead",
           Params().add(s.lead_id), Effect::kRead);
       if (found.rows() == 0) return {SettleStatus::kNoSuchLead, {}};
       if (!found.boolean(0, 0)) return {SettleStatus::kNotUnknown, {}};
+      const bool was_failed = found.text(0, 3) == "failed";
+      const LeadKeys keys{found.int64(0, 4), found.text(0, 5), found.text(0, 6), found.text(0, 7),
+                          found.text(0, 8)};
       if (s.buyer_id.empty()) {
         const std::int64_t intents = found.int64(0, 1);
         if (intents == 0) return {SettleStatus::kNotUnknown, {}};
@@ -1020,14 +1034,28 @@ class PgStore final : public Store, private PgCalls {
                 .add(settled_reason(true))
                 .add(s.at_ms),
             Effect::kWrite);
+        if (was_failed) {
+          // A settlement moved the failed lead to sold: so does its row of the rollup.
+          PerformanceDeltas deltas;
+          add_settled(deltas, keys, true);
+          const Statement st = performance_statement(deltas);
+          c.exec(st.sql, st.params, Effect::kWrite);
+        }
       } else {
         // Unsold once no buyer is left to settle and none took it.
-        c.exec(
+        const Result unsold = c.exec(
             "UPDATE leads SET status = 'unsold', reason = $2, decided_at = $3"
             " WHERE id = $1 AND status = 'failed'"
             " AND NOT EXISTS (SELECT 1 FROM post_intents WHERE lead_id = $1"
-            "  AND buyer_id NOT IN (SELECT buyer_id FROM settlements WHERE lead_id = $1))",
+            "  AND buyer_id NOT IN (SELECT buyer_id FROM settlements WHERE lead_id = $1))"
+            " RETURNING 1",
             Params().add(s.lead_id).add(settled_reason(false)).add(s.at_ms), Effect::kWrite);
+        if (unsold.rows() > 0) {
+          PerformanceDeltas deltas;
+          add_settled(deltas, keys, false);
+          const Statement st = performance_statement(deltas);
+          c.exec(st.sql, st.params, Effect::kWrite);
+        }
       }
       tx.commit();
       return {SettleStatus::kSettled, std::move(s)};
@@ -1261,16 +1289,67 @@ class PgStore final : public Store, private PgCalls {
     });
   }
 
+  /// The campaign's count, and its row of the performance rollup, in one statement.
   void count_invalid(std::string_view campaign_id, std::int64_t at_ms) override {
     write("count_invalid",
-          "INSERT INTO invalid_counts (campaign_id, hour_start, count) VALUES ($1, $2, 1)"
-          " ON CONFLICT (campaign_id, hour_start)"
-          " DO UPDATE SET count = invalid_counts.count + 1",
-          Params().add(campaign_id).add(hour_start(at_ms)));
+          "WITH counted AS (INSERT INTO invalid_counts (campaign_id, hour_start, count)"
+          " VALUES ($1, $2, 1) ON CONFLICT (campaign_id, hour_start)"
+          " DO UPDATE SET count = invalid_counts.count + 1)"
+          " INSERT INTO performance_rollup (bucket, seller_id, campaign_id, buyer_id, vertical,"
+          " source, invalid) SELECT $3, seller_id, id, '', vertical, '', 1 FROM campaigns"
+          " WHERE id = $1"
+          " ON CONFLICT (bucket, seller_id, campaign_id, buyer_id, vertical, source)"
+          " DO UPDATE SET invalid = performance_rollup.invalid + 1",
+          Params().add(campaign_id).add(hour_start(at_ms)).add(at_ms - at_ms % kRollupBucketMs));
+  }
+
+  std::optional<std::vector<PerformanceCell>> performance_rollup(const RollupQuery& rq) override {
+    static const std::string sums = performance_sums();
+    const std::string sql = rollup_sql("performance_rollup", sums.c_str(), rq,
+                                       [](int n) { return "$" + std::to_string(n); });
+    Params params;
+    params.add(rq.from_ms).add(rq.to_ms);
+    for (const auto& f : rq.filters) params.add(f.second);
+    return read_rows<PerformanceCell>("performance_rollup", sql.c_str(), params,
+                                      [&rq](const Row& r) { return read_performance_cell(r, rq); });
   }
 
  private:
   static std::int64_t clamp_limit(int limit) { return std::clamp<std::int64_t>(limit, 1, 1000); }
+
+  /// Adds `deltas` to the performance rollup in one statement, rows in the key's order (a map
+  /// of tuples orders as "C" collation does), so concurrent transactions lock them in one order.
+  static Statement performance_statement(const PerformanceDeltas& deltas) {
+    static const std::string sql = [] {
+      std::string s =
+          "INSERT INTO performance_rollup (bucket, seller_id, campaign_id, buyer_id, vertical,"
+          " source, " +
+          performance_column_list() +
+          ") SELECT * FROM unnest($1::BIGINT[], $2::TEXT[], $3::TEXT[], $4::TEXT[], $5::TEXT[],"
+          " $6::TEXT[]";
+      for (int i = 0; i < kFigures; ++i) s += ", $" + std::to_string(7 + i) + "::BIGINT[]";
+      return s +
+             ") ORDER BY 1, 2, 3, 4, 5, 6"
+             " ON CONFLICT (bucket, seller_id, campaign_id, buyer_id, vertical, source) DO UPDATE"
+             " SET " +
+             performance_additions("performance_rollup");
+    }();
+    ArrayText keys[6];
+    std::array<ArrayText, kFigures> figures;
+    for (const auto& [key, values] : deltas) {
+      keys[0].add(std::get<0>(key));
+      keys[1].add(std::get<1>(key));
+      keys[2].add(std::get<2>(key));
+      keys[3].add(std::get<3>(key));
+      keys[4].add(std::get<4>(key));
+      keys[5].add(std::get<5>(key));
+      for (int i = 0; i < kFigures; ++i) figures[i].add(values[i]);
+    }
+    Params params;
+    for (const auto& k : keys) params.add(k.str());
+    for (const auto& f : figures) params.add(f.str());
+    return {sql.c_str(), std::move(params)};
+  }
 
   static std::int64_t hour_start(std::int64_t ms) {
     const std::int64_t h = ms / kHourMs - (ms % kHourMs < 0 ? 1 : 0);  // floor, also below 0

@@ -316,10 +316,13 @@ ALTER TABLE sales ADD CONSTRAINT sales_slot_in_range CHECK (slot >= 0 AND slot <
 -- Each buyer of a shared sale gives its own reference. Sales made before keep theirs on the lead.
 ALTER TABLE sales ADD COLUMN buyer_lead_id TEXT NOT NULL DEFAULT '';
 )sql"},
-    // Reports: the ledger rolled up per quarter hour of the money's movement and per seller,
+    // Reports. The ledger rolled up per quarter hour of the money's movement and per seller,
     // campaign, buyer, vertical and source, kept by a trigger in the transaction of each entry
     // (so it is exact, and survives whatever the entry survives). Quarter hours, because every
-    // time zone's midnight falls on one. Returns are kept apart from sales, as amounts. Sales
+    // time zone's midnight falls on one. Returns are kept apart from sales, as amounts.
+    // And the outcomes rolled up per quarter hour of the lead's arrival: each lead's status
+    // (buyer ""), and each buyer's pings and posts, written with the outcome (record_outcomes).
+    // Sales
     // are written in the rollup's key order (record_outcomes), so batches lock its rows in one
     // order and never deadlock on them.
     {8, R"sql(
@@ -373,6 +376,57 @@ SELECT e.at - e.at % 900000, e.seller_id, e.campaign_id, e.buyer_id, l.vertical,
        COALESCE(-SUM(e.payout_cents) FILTER (WHERE e.kind = 'return'), 0)
 FROM ledger_entries AS e JOIN leads AS l ON l.id = e.lead_id
 GROUP BY 1, 2, 3, 4, 5, 6;
+
+CREATE TABLE performance_rollup (
+  bucket       BIGINT NOT NULL,
+  seller_id    TEXT COLLATE "C" NOT NULL,
+  campaign_id  TEXT COLLATE "C" NOT NULL,
+  buyer_id     TEXT COLLATE "C" NOT NULL,
+  vertical     TEXT COLLATE "C" NOT NULL,
+  source       TEXT COLLATE "C" NOT NULL,
+  leads        BIGINT NOT NULL DEFAULT 0,
+  duplicates   BIGINT NOT NULL DEFAULT 0,
+  invalid      BIGINT NOT NULL DEFAULT 0,
+  sold         BIGINT NOT NULL DEFAULT 0,
+  unsold       BIGINT NOT NULL DEFAULT 0,
+  failed       BIGINT NOT NULL DEFAULT 0,
+  pings        BIGINT NOT NULL DEFAULT 0,
+  bids         BIGINT NOT NULL DEFAULT 0,
+  posts        BIGINT NOT NULL DEFAULT 0,
+  accepted     BIGINT NOT NULL DEFAULT 0,
+  rejected     BIGINT NOT NULL DEFAULT 0,
+  timeouts     BIGINT NOT NULL DEFAULT 0,
+  errors       BIGINT NOT NULL DEFAULT 0,
+  responses    BIGINT NOT NULL DEFAULT 0,
+  response_ms  BIGINT NOT NULL DEFAULT 0,
+  h0           BIGINT NOT NULL DEFAULT 0,
+  h1           BIGINT NOT NULL DEFAULT 0,
+  h2           BIGINT NOT NULL DEFAULT 0,
+  h3           BIGINT NOT NULL DEFAULT 0,
+  h4           BIGINT NOT NULL DEFAULT 0,
+  h5           BIGINT NOT NULL DEFAULT 0,
+  h6           BIGINT NOT NULL DEFAULT 0,
+  h7           BIGINT NOT NULL DEFAULT 0,
+  h8           BIGINT NOT NULL DEFAULT 0,
+  h9           BIGINT NOT NULL DEFAULT 0,
+  h10          BIGINT NOT NULL DEFAULT 0,
+  h11          BIGINT NOT NULL DEFAULT 0,
+  PRIMARY KEY (bucket, seller_id, campaign_id, buyer_id, vertical, source)
+);
+-- The leads decided and the invalid posts counted before (buyers' figures start from here).
+INSERT INTO performance_rollup (bucket, seller_id, campaign_id, buyer_id, vertical, source, leads,
+                                duplicates, sold, unsold, failed)
+SELECT received_at - received_at % 900000, seller_id, campaign_id, '', vertical, source, COUNT(*),
+       COUNT(*) FILTER (WHERE status = 'duplicate'),
+       COUNT(*) FILTER (WHERE status IN ('delivered', 'returned')),
+       COUNT(*) FILTER (WHERE status IN ('unsold', 'rejected')),
+       COUNT(*) FILTER (WHERE status = 'failed')
+FROM leads WHERE status <> 'pending' GROUP BY 1, 2, 3, 5, 6;
+INSERT INTO performance_rollup (bucket, seller_id, campaign_id, buyer_id, vertical, source, invalid)
+SELECT i.hour_start, c.seller_id, i.campaign_id, '', c.vertical, '', SUM(i.count)
+FROM invalid_counts AS i JOIN campaigns AS c ON c.id = i.campaign_id GROUP BY 1, 2, 3, 5
+ON CONFLICT (bucket, seller_id, campaign_id, buyer_id, vertical, source)
+DO UPDATE SET invalid = performance_rollup.invalid + excluded.invalid;
 )sql"},
 };
 

@@ -2,10 +2,15 @@
 // and, for a sale, the sales row.
 #include "sqlite/lead_rows.hpp"
 
+#include "performance_rows.hpp"
 #include "rows.hpp"
 
 namespace leadflow::sqlite {
 
+using store_rows::add_outcome;
+using store_rows::kFigures;
+using store_rows::performance_additions;
+using store_rows::performance_column_list;
 using store_rows::sales_of;
 using store_rows::surface_name;
 
@@ -100,14 +105,56 @@ int record_outcome(Connection& c, const OutcomeRecord& o, const std::string& att
     if (is_constraint(rc)) {
       if (int rb = Query(c, "ROLLBACK TO outcome").run()) return rb;
       result = StoreStatus::kConflict;
-    } else if (rc != SQLITE_OK) {
-      return rc;
-    } else {
-      result = StoreStatus::kOk;
+      return Query(c, "RELEASE outcome").run();
     }
-    return Query(c, "RELEASE outcome").run();
+    if (rc != SQLITE_OK) return rc;
+    if (int rel = Query(c, "RELEASE outcome").run()) return rel;
   }
   result = StoreStatus::kOk;
+  // The performance rollup counts the decided lead and its buyers' pings and posts.
+  LeadKeys keys;
+  if (int rc = read_lead_keys(c, o.lead_id, keys)) return rc;
+  PerformanceDeltas deltas;
+  add_outcome(deltas, keys, d);
+  return write_performance(c, deltas);
+}
+
+int read_lead_keys(Connection& c, std::string_view lead_id, LeadKeys& keys) {
+  Query q(c,
+          "SELECT received_at, seller_id, campaign_id, vertical, source FROM leads WHERE id = ?1");
+  const int rc = q.bind(lead_id).step();
+  if (rc != SQLITE_ROW) return rc == SQLITE_DONE ? SQLITE_NOTFOUND : rc;
+  keys.received_at_ms = q.int64(0);
+  keys.seller_id = q.text(1);
+  keys.campaign_id = q.text(2);
+  keys.vertical = q.text(3);
+  keys.source = q.text(4);
+  return SQLITE_OK;
+}
+
+int write_performance(Connection& c, const PerformanceDeltas& deltas) {
+  static const std::string sql = [] {
+    std::string s =
+        "INSERT INTO performance_rollup (bucket, seller_id, campaign_id, buyer_id, vertical,"
+        " source, " +
+        performance_column_list() + ") VALUES (?1, ?2, ?3, ?4, ?5, ?6";
+    for (int i = 0; i < kFigures; ++i) s += ", ?" + std::to_string(7 + i);
+    return s +
+           ") ON CONFLICT (bucket, seller_id, campaign_id, buyer_id, vertical, source) DO UPDATE"
+           " SET " +
+           performance_additions("");
+  }();
+  for (const auto& [key, figures] : deltas) {
+    Query q(c, sql);
+    q.bind(std::get<0>(key))
+        .bind(std::get<1>(key))
+        .bind(std::get<2>(key))
+        .bind(std::get<3>(key))
+        .bind(std::get<4>(key))
+        .bind(std::get<5>(key));
+    for (std::int64_t v : figures) q.bind(v);
+    if (int rc = q.run()) return rc;
+  }
   return SQLITE_OK;
 }
 

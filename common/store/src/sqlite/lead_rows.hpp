@@ -3,6 +3,7 @@
 
 #include "leadflow/domain/lead.hpp"
 #include "leadflow/store/store.hpp"
+#include "performance_rows.hpp"
 #include "sqlite/driver.hpp"
 
 namespace leadflow::sqlite {
@@ -18,5 +19,14 @@ void bind_lead(Query& q, const Lead& l, const std::string& custom_fields);
 /// `ineligible` are the JSON texts of the distribution's lists.
 int record_outcome(Connection& c, const OutcomeRecord& o, const std::string& attempts,
                    const std::string& ineligible, StoreStatus& result);
+
+using store_rows::LeadKeys;
+using store_rows::PerformanceDeltas;
+
+/// The keys the rollups count a lead under (SQLITE_NOTFOUND when there is no such lead).
+int read_lead_keys(Connection& c, std::string_view lead_id, LeadKeys& keys);
+
+/// Adds `deltas` to the performance rollup, inside the caller's transaction.
+int write_performance(Connection& c, const PerformanceDeltas& deltas);
 
 }  // namespace leadflow::sqlite

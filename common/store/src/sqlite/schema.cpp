@@ -342,10 +342,12 @@ WHEN NEW.slot < 0 OR NEW.slot >= 20 BEGIN
   SELECT RAISE(ABORT, 'a sale slot is 0 to 19');
 END;
 )sql"},
-    // Reports: the ledger rolled up per quarter hour of the money's movement and per seller,
+    // Reports. The ledger rolled up per quarter hour of the money's movement and per seller,
     // campaign, buyer, vertical and source, kept by a trigger in the transaction of each entry
     // (so it is exact, and survives whatever the entry survives). Quarter hours, because every
     // time zone's midnight falls on one. Returns are kept apart from sales, as amounts.
+    // And the outcomes rolled up per quarter hour of the lead's arrival: each lead's status
+    // (buyer ""), and each buyer's pings and posts, written with the outcome (record_outcomes).
     {8, R"sql(
 CREATE TABLE revenue_rollup (
   bucket            INTEGER NOT NULL,
@@ -389,6 +391,55 @@ SELECT e.at - e.at % 900000, e.seller_id, e.campaign_id, e.buyer_id, l.vertical,
        SUM(CASE WHEN e.kind = 'return' THEN -e.payout_cents ELSE 0 END)
 FROM ledger_entries AS e JOIN leads AS l ON l.id = e.lead_id
 GROUP BY 1, 2, 3, 4, 5, 6;
+
+CREATE TABLE performance_rollup (
+  bucket       INTEGER NOT NULL,
+  seller_id    TEXT NOT NULL,
+  campaign_id  TEXT NOT NULL,
+  buyer_id     TEXT NOT NULL,
+  vertical     TEXT NOT NULL,
+  source       TEXT NOT NULL,
+  leads        INTEGER NOT NULL DEFAULT 0,
+  duplicates   INTEGER NOT NULL DEFAULT 0,
+  invalid      INTEGER NOT NULL DEFAULT 0,
+  sold         INTEGER NOT NULL DEFAULT 0,
+  unsold       INTEGER NOT NULL DEFAULT 0,
+  failed       INTEGER NOT NULL DEFAULT 0,
+  pings        INTEGER NOT NULL DEFAULT 0,
+  bids         INTEGER NOT NULL DEFAULT 0,
+  posts        INTEGER NOT NULL DEFAULT 0,
+  accepted     INTEGER NOT NULL DEFAULT 0,
+  rejected     INTEGER NOT NULL DEFAULT 0,
+  timeouts     INTEGER NOT NULL DEFAULT 0,
+  errors       INTEGER NOT NULL DEFAULT 0,
+  responses    INTEGER NOT NULL DEFAULT 0,
+  response_ms  INTEGER NOT NULL DEFAULT 0,
+  h0           INTEGER NOT NULL DEFAULT 0,
+  h1           INTEGER NOT NULL DEFAULT 0,
+  h2           INTEGER NOT NULL DEFAULT 0,
+  h3           INTEGER NOT NULL DEFAULT 0,
+  h4           INTEGER NOT NULL DEFAULT 0,
+  h5           INTEGER NOT NULL DEFAULT 0,
+  h6           INTEGER NOT NULL DEFAULT 0,
+  h7           INTEGER NOT NULL DEFAULT 0,
+  h8           INTEGER NOT NULL DEFAULT 0,
+  h9           INTEGER NOT NULL DEFAULT 0,
+  h10          INTEGER NOT NULL DEFAULT 0,
+  h11          INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (bucket, seller_id, campaign_id, buyer_id, vertical, source)
+) WITHOUT ROWID;
+-- The leads decided and the invalid posts counted before (buyers' figures start from here).
+INSERT INTO performance_rollup (bucket, seller_id, campaign_id, buyer_id, vertical, source, leads,
+                                duplicates, sold, unsold, failed)
+SELECT received_at - received_at % 900000, seller_id, campaign_id, '', vertical, source, COUNT(*),
+       SUM(status = 'duplicate'), SUM(status IN ('delivered', 'returned')),
+       SUM(status IN ('unsold', 'rejected')), SUM(status = 'failed')
+FROM leads WHERE status <> 'pending' GROUP BY 1, 2, 3, 5, 6;
+INSERT INTO performance_rollup (bucket, seller_id, campaign_id, buyer_id, vertical, source, invalid)
+SELECT i.hour_start, c.seller_id, i.campaign_id, '', c.vertical, '', SUM(i.count)
+FROM invalid_counts AS i JOIN campaigns AS c ON c.id = i.campaign_id GROUP BY 1, 2, 3, 5
+ON CONFLICT (bucket, seller_id, campaign_id, buyer_id, vertical, source)
+DO UPDATE SET invalid = invalid + excluded.invalid;
 )sql"},
 };
 

@@ -939,6 +939,8 @@ class SqliteStore final : public Store, private SqliteCalls {
                          .bind(s.at_ms)
                          .run())
           return failed(rc);
+        if (status == "failed")
+          if (int rc = settled_in_rollup(c, s.lead_id, true)) return failed(rc);
       } else {
         // Unsold once no buyer is left to settle and none took it.
         Query q(c,
@@ -948,6 +950,8 @@ class SqliteStore final : public Store, private SqliteCalls {
                 "  AND buyer_id NOT IN (SELECT buyer_id FROM settlements WHERE lead_id = ?1))");
         if (int rc = q.bind(s.lead_id).bind(settled_reason(false)).bind(s.at_ms).run())
           return failed(rc);
+        if (c.changes() > 0)
+          if (int rc = settled_in_rollup(c, s.lead_id, false)) return failed(rc);
       }
       if (int rc = tx.commit()) return failed(rc);
       return {SettleStatus::kSettled, std::move(s)};
@@ -1076,11 +1080,46 @@ class SqliteStore final : public Store, private SqliteCalls {
     });
   }
 
+  /// The campaign's count, and its row of the performance rollup, in one transaction.
   void count_invalid(std::string_view campaign_id, std::int64_t at_ms) override {
-    write_one("count_invalid",
-              "INSERT INTO invalid_counts (campaign_id, hour_start, count) VALUES (?1, ?2, 1)"
-              " ON CONFLICT (campaign_id, hour_start) DO UPDATE SET count = count + 1",
-              [&](Query& q) { q.bind(campaign_id).bind(hour_start(at_ms)); });
+    guarded("count_invalid", 0, [&] {
+      std::lock_guard lock(write_mu_);
+      Connection& c = *writer_;
+      Transaction tx(c);
+      if (int rc = tx.begin()) return report(c, rc, "count_invalid"), 0;
+      {
+        Query q(c,
+                "INSERT INTO invalid_counts (campaign_id, hour_start, count) VALUES (?1, ?2, 1)"
+                " ON CONFLICT (campaign_id, hour_start) DO UPDATE SET count = count + 1");
+        if (int rc = q.bind(campaign_id).bind(hour_start(at_ms)).run())
+          return report(c, rc, "count_invalid"), 0;
+      }
+      {
+        Query q(c,
+                "INSERT INTO performance_rollup (bucket, seller_id, campaign_id, buyer_id,"
+                " vertical, source, invalid) SELECT ?2, seller_id, id, '', vertical, '', 1"
+                " FROM campaigns WHERE id = ?1"
+                " ON CONFLICT (bucket, seller_id, campaign_id, buyer_id, vertical, source)"
+                " DO UPDATE SET invalid = invalid + 1");
+        if (int rc = q.bind(campaign_id).bind(at_ms - at_ms % kRollupBucketMs).run())
+          return report(c, rc, "count_invalid"), 0;
+      }
+      if (int rc = tx.commit()) return report(c, rc, "count_invalid"), 0;
+      return 0;
+    });
+  }
+
+  std::optional<std::vector<PerformanceCell>> performance_rollup(const RollupQuery& rq) override {
+    static const std::string sums = performance_sums();
+    const std::string sql = rollup_sql("performance_rollup", sums.c_str(), rq,
+                                       [](int n) { return "?" + std::to_string(n); });
+    return read_rows<PerformanceCell>(
+        "performance_rollup", sql.c_str(),
+        [&](Query& q) {
+          q.bind(rq.from_ms).bind(rq.to_ms);
+          for (const auto& f : rq.filters) q.bind(std::string_view(f.second));
+        },
+        [&rq](const Query& q) { return read_performance_cell(q, rq); });
   }
 
  private:
@@ -1089,6 +1128,15 @@ class SqliteStore final : public Store, private SqliteCalls {
   static std::int64_t hour_start(std::int64_t ms) {
     const std::int64_t h = ms / kHourMs - (ms % kHourMs < 0 ? 1 : 0);  // floor, also below 0
     return h * kHourMs;
+  }
+
+  /// A settlement moved a failed lead to sold or unsold: so does its row of the rollup.
+  static int settled_in_rollup(Connection& c, std::string_view lead_id, bool sold) {
+    LeadKeys keys;
+    if (int rc = read_lead_keys(c, lead_id, keys)) return rc;
+    PerformanceDeltas deltas;
+    store_rows::add_settled(deltas, keys, sold);
+    return write_performance(c, deltas);
   }
 
   static std::vector<LeadInsertResult> failed(const Connection& c, int rc, const char* op,

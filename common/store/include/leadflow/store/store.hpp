@@ -1,4 +1,5 @@
 #pragma once
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -237,6 +238,47 @@ struct RevenueCell {
 /// The length of a rollup's time bucket: every time zone's midnight falls on a quarter hour.
 inline constexpr std::int64_t kRollupBucketMs = 15 * 60 * 1000;
 
+/// Buyers' response times are counted in fixed buckets, so that sums of them (any rows, any
+/// time range) give a p95: upper edges in ms; the last bucket is open.
+inline constexpr int kLatencyBuckets = 12;
+inline constexpr std::int64_t kLatencyEdgesMs[kLatencyBuckets - 1] = {
+    10, 25, 50, 100, 200, 300, 500, 750, 1000, 2000, 5000};
+inline int latency_bucket(std::int64_t ms) {
+  int i = 0;
+  while (i < kLatencyBuckets - 1 && ms > kLatencyEdgesMs[i]) ++i;
+  return i;
+}
+
+/// The figures of the performance rollup. A lead counts once decided, by the quarter hour it
+/// was received in: under buyer "" by its status, and under each buyer asked by its pings and
+/// posts (skipped ones never sent are not counted); invalid Surface B posts under buyer "".
+enum PerformanceFigure {
+  kLeads,
+  kDuplicates,
+  kInvalid,
+  kSold,
+  kUnsold,
+  kFailed,
+  kPings,
+  kBids,
+  kPosts,
+  kAccepted,
+  kRejected,
+  kTimeouts,
+  kErrors,
+  kResponses,   // pings and posts the buyer answered (not timeouts or errors)...
+  kResponseMs,  // ...and their response times summed
+  kLatency0,    // kLatencyBuckets counts of those response times follow
+};
+inline constexpr int kPerformanceFigures = kLatency0 + kLatencyBuckets;
+
+/// One sum of the performance rollup.
+struct PerformanceCell {
+  std::int64_t bucket_ms = 0;     // with by_bucket
+  std::vector<std::string> keys;  // one value per group key
+  std::array<std::int64_t, kPerformanceFigures> figures{};
+};
+
 struct CampaignStats {
   std::int64_t received = 0, sold = 0, unsold = 0, duplicates = 0, invalid = 0, queued = 0,
                errors = 0;
@@ -430,6 +472,8 @@ class Store {
   /// The revenue rollup's sums (kept with each ledger entry, so exact); nullopt when the store
   /// cannot say.
   virtual std::optional<std::vector<RevenueCell>> revenue_rollup(const RollupQuery& q) = 0;
+  /// The performance rollup's sums (kept with each outcome); nullopt when the store cannot say.
+  virtual std::optional<std::vector<PerformanceCell>> performance_rollup(const RollupQuery& q) = 0;
   /// Counts a Surface B post that failed validation (the lead itself is never stored).
   virtual void count_invalid(std::string_view campaign_id, std::int64_t at_ms) = 0;
 };
