@@ -68,8 +68,9 @@ class Reports : public ::testing::Test {
     return body_of(r)["lead_id"];
   }
 
-  json report(const std::string& query, const std::string& key) {
-    auto r = svc.get("/v1/reports/revenue?" + query, key);
+  json report(const std::string& query, const std::string& key,
+              const std::string& which = "revenue") {
+    auto r = svc.get("/v1/reports/" + which + "?" + query, key);
     EXPECT_EQ(r->status, 200) << r->body;
     return r->status == 200 ? body_of(r)["data"] : json();
   }
@@ -138,6 +139,42 @@ TEST_F(Reports, ASellerSeesItsOwnLeadsAndABuyerItsOwnPurchases) {
       report(range + "&group_by=vertical&vertical=auto_insurance", svc.operator_key());
   ASSERT_EQ(filtered["rows"].size(), 1u);
   EXPECT_EQ(filtered["totals"]["leads_sold"], 2);
+}
+
+TEST_F(Reports, PerformanceCountsLeadsByStatusAndBuyersByTheirAnswers) {
+  sell(acme_key, 31, "auto_insurance");
+  sell(acme_key, 32, "solar");
+  // The same person again: a duplicate, never offered to a buyer.
+  auto dup = svc.post("/v1/leads", sample_lead(31), acme_key);
+  ASSERT_EQ(dup->status, 201) << dup->body;
+  const std::string range = "from=2026-10-30&to=2026-11-02";
+
+  const json all = report(range + "&group_by=day", svc.operator_key(), "performance");
+  ASSERT_EQ(all["rows"].size(), 1u) << all.dump();
+  const json& day = all["rows"][0];
+  EXPECT_EQ(day["leads"], 3);
+  EXPECT_EQ(day["sold"], 2);
+  EXPECT_EQ(day["duplicates"], 1);
+  EXPECT_EQ(day["pinged"], 2);  // one buyer per vertical
+  EXPECT_EQ(day["won"], 2);
+  EXPECT_EQ(day["delivered"], 2);
+  EXPECT_EQ(day["acceptance_rate"], 1.0);
+  EXPECT_TRUE(day["p95_response_ms"].is_number()) << day.dump();
+
+  const json buyers = report(range + "&group_by=buyer", svc.operator_key(), "performance");
+  ASSERT_EQ(buyers["rows"].size(), 2u) << buyers.dump();
+  for (const auto& row : buyers["rows"]) {
+    EXPECT_TRUE(row["leads"].is_null());  // leads are no buyer's figure
+    EXPECT_EQ(row["pinged"], 1);
+    EXPECT_EQ(row["bids"], 1);
+    EXPECT_EQ(row["delivered"], 1);
+  }
+  EXPECT_EQ(buyers["totals"]["leads"], 3);
+  // A buyer sees its own pings and posts only.
+  const json mine = report(range + "&group_by=vertical", low_key, "performance");
+  ASSERT_EQ(mine["rows"].size(), 1u) << mine.dump();
+  EXPECT_EQ(mine["rows"][0]["vertical"], "solar");
+  EXPECT_TRUE(mine["totals"]["leads"].is_null());
 }
 
 TEST_F(Reports, CsvForSpreadsheetsAndA400ForEachBadParameter) {

@@ -1,8 +1,11 @@
-// Reports: GET /v1/reports/revenue, answered from the store's revenue rollup (kept with every
-// ledger entry, per quarter hour), never by scanning leads. Quarter hours are folded into the
+// Reports: GET /v1/reports/revenue and /v1/reports/performance, answered from the store's
+// rollups (kept with every ledger entry and every outcome, per quarter hour), never by scanning
+// leads. Quarter hours are folded into the
 // caller's days or hours in its time zone here, so a day is cut at the zone's own midnight
 // (23- and 25-hour days included) and an hour repeated by a DST change is two rows.
 #include <algorithm>
+#include <array>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <string>
@@ -316,9 +319,124 @@ void revenue_report(IngestContext& ctx, const http::Request& req, http::Response
   send_report(res, *p, rows, revenue_figures(total), columns);
 }
 
+struct PerformanceSums {
+  std::array<std::int64_t, kPerformanceFigures> f{};
+  void add(const PerformanceCell& c) {
+    for (int i = 0; i < kPerformanceFigures; ++i) f[i] += c.figures[i];
+  }
+};
+
+json rate(std::int64_t part, std::int64_t whole) {
+  if (whole <= 0) return nullptr;
+  return std::round(static_cast<double>(part) * 10000.0 / static_cast<double>(whole)) / 10000.0;
+}
+
+// The upper edge of the response-time bucket holding the 95th percentile; null with no answers
+// or when it lies in the open bucket above the last edge.
+json p95_ms(const PerformanceSums& s) {
+  const std::int64_t n = s.f[kResponses];
+  if (n <= 0) return nullptr;
+  const std::int64_t rank = (95 * n + 99) / 100;  // the ceil(0.95 n)-th answer
+  std::int64_t seen = 0;
+  for (int i = 0; i < kLatencyBuckets; ++i) {
+    seen += s.f[kLatency0 + i];
+    if (seen >= rank) return i < kLatencyBuckets - 1 ? json(kLatencyEdgesMs[i]) : json(nullptr);
+  }
+  return nullptr;
+}
+
+// A row's figures. `leads_too`: the row holds leads' own figures (not cut by buyer).
+json performance_figures(const PerformanceSums& s, bool leads_too) {
+  const auto& f = s.f;
+  json row = json::object();
+  const auto lead_figure = [&](const char* name, std::int64_t v) {
+    row[name] = leads_too ? json(v) : json(nullptr);
+  };
+  lead_figure("leads", f[kLeads]);
+  lead_figure("duplicates", f[kDuplicates]);
+  lead_figure("invalid", f[kInvalid]);
+  lead_figure("sold", f[kSold]);
+  lead_figure("unsold", f[kUnsold]);
+  lead_figure("failed", f[kFailed]);
+  row["pinged"] = f[kPings];
+  row["bids"] = f[kBids];
+  row["won"] = f[kPosts];
+  row["delivered"] = f[kAccepted];
+  row["rejected"] = f[kRejected];
+  row["timeouts"] = f[kTimeouts];
+  row["errors"] = f[kErrors];
+  // Leads: the share of decided leads (duplicates aside) that sold, as the campaign stats
+  // count it; a buyer's row: the share of its posts it accepted.
+  row["acceptance_rate"] = leads_too ? rate(f[kSold], f[kSold] + f[kUnsold] + f[kFailed])
+                                     : rate(f[kAccepted], f[kPosts]);
+  row["avg_response_ms"] = f[kResponses] > 0
+                               ? json(std::llround(static_cast<double>(f[kResponseMs]) /
+                                                   static_cast<double>(f[kResponses])))
+                               : json(nullptr);
+  row["p95_response_ms"] = p95_ms(s);
+  return row;
+}
+
+void performance_report(IngestContext& ctx, const http::Request& req, http::Response& res) {
+  auto key = authorise(ctx, req, res, kScopeReportsRead);
+  if (!key) return;
+  FieldErrors errors;
+  const auto p = parse_params(ctx, req, *key, errors);
+  if (!p) return http::send_problem(res, 400, "invalid report parameters", errors);
+
+  RollupQuery q;
+  q.from_ms = p->from_ms;
+  q.to_ms = p->to_ms;
+  q.filters = p->filters;
+  q.by_bucket = p->time != TimeCut::kNone;
+  q.group = p->keys;
+  const auto cells = ctx.store.performance_rollup(q);
+  if (!cells) return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
+
+  // Cut by buyer, the leads' own figures (buyer "") are no buyer's row; they still count in
+  // the totals. Filtered by buyer, there are none.
+  const auto by_buyer = std::find(p->keys.begin(), p->keys.end(), ReportKey::kBuyer);
+  const bool buyer_cut = by_buyer != p->keys.end();
+  const bool buyer_filtered = std::any_of(p->filters.begin(), p->filters.end(), [](const auto& f) {
+    return f.first == ReportKey::kBuyer;
+  });
+  std::map<std::pair<std::int64_t, std::vector<std::string>>,
+           std::pair<std::string, PerformanceSums>>
+      folded;
+  PerformanceSums total;
+  for (const auto& c : *cells) {
+    total.add(c);
+    if (buyer_cut && c.keys[by_buyer - p->keys.begin()].empty()) continue;
+    std::pair<std::int64_t, std::string> when{0, ""};
+    if (p->time != TimeCut::kNone) when = time_label(*p->tz, p->time, c.bucket_ms);
+    auto& [label, sums] = folded[{when.first, c.keys}];
+    label = when.second;
+    sums.add(c);
+  }
+  std::vector<std::string> columns;
+  if (p->time != TimeCut::kNone) columns.push_back(p->time == TimeCut::kDay ? "day" : "hour");
+  for (ReportKey k : p->keys) columns.push_back(column_of(k));
+  json rows = json::array();
+  for (const auto& [at, entry] : folded) {
+    json row = json::object();
+    if (p->time != TimeCut::kNone) row[columns[0]] = entry.first;
+    for (std::size_t i = 0; i < p->keys.size(); ++i)
+      row[column_of(p->keys[i])] = at.second[i].empty() ? json(nullptr) : json(at.second[i]);
+    row.update(performance_figures(entry.second, !buyer_cut && !buyer_filtered));
+    rows.push_back(std::move(row));
+  }
+  for (const char* name : {"leads", "duplicates", "invalid", "sold", "unsold", "failed", "pinged",
+                           "bids", "won", "delivered", "rejected", "timeouts", "errors",
+                           "acceptance_rate", "avg_response_ms", "p95_response_ms"})
+    columns.push_back(name);
+  send_report(res, *p, rows, performance_figures(total, !buyer_filtered), columns);
+}
+
 }  // namespace
 
 void register_reports(Routes& routes, IngestContext& ctx) {
+  routes.get("/v1/reports/performance",
+             [&ctx](const http::Request& q, http::Response& r) { performance_report(ctx, q, r); });
   routes.get("/v1/reports/revenue",
              [&ctx](const http::Request& q, http::Response& r) { revenue_report(ctx, q, r); });
 }

@@ -4,8 +4,8 @@
 
 namespace leadflow {
 
-/// GET /v1/reports/revenue (reports:read; a seller's holds its own leads, a buyer's its own
-/// purchases).
+/// GET /v1/reports/revenue and /v1/reports/performance (reports:read; a seller's reports hold
+/// its own leads, a buyer's its own purchases).
 void register_reports(Routes& routes, IngestContext& ctx);
 
 }  // namespace leadflow
