@@ -42,7 +42,8 @@ void bind_lead(Query& q, const Lead& l, const std::string& custom_fields) {
 }
 
 int record_outcome(Connection& c, const OutcomeRecord& o, const std::string& attempts,
-                   const std::string& ineligible, StoreStatus& result) {
+                   const std::string& ineligible, StoreStatus& result,
+                   PerformanceDeltas& performance) {
   const Distribution& d = o.distribution;
   if (d.status == DeliveryStatus::kPending) {
     result = StoreStatus::kConflict;  // decides nothing; there is no "invalid" status
@@ -54,11 +55,15 @@ int record_outcome(Connection& c, const OutcomeRecord& o, const std::string& att
   // constraint refuses one, so a lead is never marked delivered without all of its sales.
   if (sale)
     if (int rc = Query(c, "SAVEPOINT outcome").run()) return rc;
+  // The keys the rollup counts the lead under come back with the update.
+  LeadKeys keys;
+  bool updated = false;
   {
     Query q(c,
             "UPDATE leads SET status = ?2, buyer_id = ?3, price_cents = ?4, payout_cents = ?5,"
             " buyer_lead_id = ?6, reason = ?7, decided_at = ?8, attempts = ?9, ineligible = ?10"
-            " WHERE id = ?1 AND status = 'pending'");
+            " WHERE id = ?1 AND status = 'pending'"
+            " RETURNING received_at, seller_id, campaign_id, vertical, source");
     q.bind(o.lead_id)
         .bind(to_string(d.status))
         .bind(d.buyer_id)
@@ -69,9 +74,15 @@ int record_outcome(Connection& c, const OutcomeRecord& o, const std::string& att
         .bind(d.decided_at_ms)
         .bind(attempts)
         .bind(ineligible);
-    if (int rc = q.run()) return rc;
+    int rc = q.step();
+    if (rc == SQLITE_ROW) {
+      updated = true;
+      keys = {q.int64(0), q.text(1), q.text(2), q.text(3), q.text(4)};
+      rc = q.step();
+    }
+    if (rc != SQLITE_DONE) return rc;
   }
-  if (c.changes() == 0) {
+  if (!updated) {
     if (sale)
       if (int rc = Query(c, "RELEASE outcome").run()) return rc;
     Query q(c, "SELECT 1 FROM leads WHERE id = ?1");
@@ -111,12 +122,10 @@ int record_outcome(Connection& c, const OutcomeRecord& o, const std::string& att
     if (int rel = Query(c, "RELEASE outcome").run()) return rel;
   }
   result = StoreStatus::kOk;
-  // The performance rollup counts the decided lead and its buyers' pings and posts.
-  LeadKeys keys;
-  if (int rc = read_lead_keys(c, o.lead_id, keys)) return rc;
-  PerformanceDeltas deltas;
-  add_outcome(deltas, keys, d);
-  return write_performance(c, deltas);
+  // The performance rollup counts the decided lead and its buyers' pings and posts; the caller
+  // writes a batch's counts at once.
+  add_outcome(performance, keys, d);
+  return SQLITE_OK;
 }
 
 int read_lead_keys(Connection& c, std::string_view lead_id, LeadKeys& keys) {

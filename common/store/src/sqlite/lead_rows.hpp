@@ -12,16 +12,18 @@ namespace leadflow::sqlite {
 /// lead's custom fields, must outlive the query.
 void bind_lead(Query& q, const Lead& l, const std::string& custom_fields);
 
-/// Writes one outcome inside the caller's transaction: the lead's decided columns, and for a sale
-/// the sales row, under a savepoint so that a lead is never marked delivered without its one sale.
-/// Returns SQLITE_OK with `result` set (kOk, kConflict when already decided or the sale is
-/// refused, kNotFound), or the error that must abort the whole transaction. `attempts` and
-/// `ineligible` are the JSON texts of the distribution's lists.
-int record_outcome(Connection& c, const OutcomeRecord& o, const std::string& attempts,
-                   const std::string& ineligible, StoreStatus& result);
-
 using store_rows::LeadKeys;
 using store_rows::PerformanceDeltas;
+
+/// Writes one outcome inside the caller's transaction: the lead's decided columns, and for a sale
+/// the sales rows, under a savepoint so that a lead is never marked delivered without its sales;
+/// adds what it counts to `performance` (written by the caller, once per batch). Returns
+/// SQLITE_OK with `result` set (kOk, kConflict when already decided or a sale is refused,
+/// kNotFound), or the error that must abort the whole transaction. `attempts` and
+/// `ineligible` are the JSON texts of the distribution's lists.
+int record_outcome(Connection& c, const OutcomeRecord& o, const std::string& attempts,
+                   const std::string& ineligible, StoreStatus& result,
+                   PerformanceDeltas& performance);
 
 /// The keys the rollups count a lead under (SQLITE_NOTFOUND when there is no such lead).
 int read_lead_keys(Connection& c, std::string_view lead_id, LeadKeys& keys);

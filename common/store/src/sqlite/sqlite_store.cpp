@@ -717,11 +717,14 @@ class SqliteStore final : public Store, private SqliteCalls {
       Connection& c = *writer_;
       Transaction tx(c);
       if (int rc = tx.begin()) return (report(c, rc, "record_outcomes"), all_failed);
+      PerformanceDeltas performance;
       for (std::size_t i = 0; i < outcomes.size(); ++i) {
-        int rc =
-            record_outcome(c, outcomes[i], json_text[i].first, json_text[i].second, results[i]);
+        int rc = record_outcome(c, outcomes[i], json_text[i].first, json_text[i].second, results[i],
+                                performance);
         if (rc != SQLITE_OK) return (report(c, rc, "record_outcomes"), all_failed);
       }
+      if (int rc = write_performance(c, performance))
+        return (report(c, rc, "record_outcomes"), all_failed);
       if (int rc = tx.commit()) return (report(c, rc, "record_outcomes"), all_failed);
       return results;
     });
