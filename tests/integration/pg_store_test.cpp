@@ -675,17 +675,22 @@ std::vector<std::string> money_script(Store& store) {
         log.push_back("sale " + l.id + " " + s.buyer_id + " " + std::to_string(s.price) + "/" +
                       std::to_string(s.payout) + " " + s.buyer_lead_id);
   }
+  // Entries compared as a set: the order of the entries one transaction writes is the store's
+  // (PostgreSQL writes a batch's sales in the revenue rollup's key order).
   LedgerQuery q;
   q.limit = 1000;
+  std::vector<std::string> entries;
   for (;;) {
     const auto page = store.list_ledger(q);
     if (!page || page->empty()) break;
     for (const auto& e : *page)
-      log.push_back("ledger " + e.kind + " " + e.lead_id + " " + e.buyer_id + " " + e.seller_id +
-                    " " + e.campaign_id + " " + std::to_string(e.revenue) + " " +
-                    std::to_string(e.payout) + " " + std::to_string(e.at_ms));
+      entries.push_back("ledger " + e.kind + " " + e.lead_id + " " + e.buyer_id + " " +
+                        e.seller_id + " " + e.campaign_id + " " + std::to_string(e.revenue) + " " +
+                        std::to_string(e.payout) + " " + std::to_string(e.at_ms));
     q.after_id = page->back().id;
   }
+  std::sort(entries.begin(), entries.end());
+  log.insert(log.end(), entries.begin(), entries.end());
   for (int b = 0; b < 3; ++b) {
     const std::string buyer = "by_" + std::to_string(b);
     log.push_back("budget " + buyer + " " +
