@@ -316,6 +316,32 @@ ALTER TABLE sales ADD CONSTRAINT sales_slot_in_range CHECK (slot >= 0 AND slot <
 -- Each buyer of a shared sale gives its own reference. Sales made before keep theirs on the lead.
 ALTER TABLE sales ADD COLUMN buyer_lead_id TEXT NOT NULL DEFAULT '';
 )sql"},
+    // Dashboard users (operator, seller or buyer accounts, as API keys are) and their sessions.
+    // A session is found by its token's SHA-256; a user's sessions are ended together.
+    {8, R"sql(
+CREATE TABLE users (
+  id             TEXT COLLATE "C" PRIMARY KEY,
+  email          TEXT COLLATE "C" NOT NULL UNIQUE,
+  name           TEXT NOT NULL,
+  seller_id      TEXT COLLATE "C" REFERENCES sellers (id),
+  buyer_id       TEXT COLLATE "C" REFERENCES buyers (id),
+  password_hash  TEXT NOT NULL,
+  active         BOOLEAN NOT NULL,
+  created_at     BIGINT NOT NULL,
+  last_login_at  BIGINT NOT NULL DEFAULT 0,
+  CHECK (seller_id IS NULL OR buyer_id IS NULL)
+);
+
+CREATE TABLE user_sessions (
+  token_hash    TEXT COLLATE "C" PRIMARY KEY,
+  user_id       TEXT COLLATE "C" NOT NULL REFERENCES users (id),
+  csrf_token    TEXT NOT NULL,
+  created_at    BIGINT NOT NULL,
+  expires_at    BIGINT NOT NULL,
+  last_seen_at  BIGINT NOT NULL
+);
+CREATE INDEX user_sessions_by_user ON user_sessions (user_id);
+)sql"},
 };
 
 }  // namespace

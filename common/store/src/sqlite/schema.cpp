@@ -342,6 +342,32 @@ WHEN NEW.slot < 0 OR NEW.slot >= 20 BEGIN
   SELECT RAISE(ABORT, 'a sale slot is 0 to 19');
 END;
 )sql"},
+    // Dashboard users (operator, seller or buyer accounts, as API keys are) and their sessions.
+    // A session is found by its token's SHA-256; a user's sessions are ended together.
+    {8, R"sql(
+CREATE TABLE users (
+  id             TEXT PRIMARY KEY,
+  email          TEXT NOT NULL UNIQUE,
+  name           TEXT NOT NULL,
+  seller_id      TEXT REFERENCES sellers (id),
+  buyer_id       TEXT REFERENCES buyers (id),
+  password_hash  TEXT NOT NULL,
+  active         INTEGER NOT NULL,
+  created_at     INTEGER NOT NULL,
+  last_login_at  INTEGER NOT NULL DEFAULT 0,
+  CHECK (seller_id IS NULL OR buyer_id IS NULL)
+);
+
+CREATE TABLE user_sessions (
+  token_hash    TEXT PRIMARY KEY,
+  user_id       TEXT NOT NULL REFERENCES users (id),
+  csrf_token    TEXT NOT NULL,
+  created_at    INTEGER NOT NULL,
+  expires_at    INTEGER NOT NULL,
+  last_seen_at  INTEGER NOT NULL
+);
+CREATE INDEX user_sessions_by_user ON user_sessions (user_id);
+)sql"},
 };
 
 }  // namespace
