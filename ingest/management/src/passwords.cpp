@@ -75,8 +75,11 @@ bool needs_rehash(std::string_view hash_string) {
 }
 
 void verify_nothing(std::string_view password) {
-  (void)verify(dummy_hash(), password.size() > kMaxLength ? password.substr(0, 0) : password);
+  // verify() answers an over-long password at once, for a real hash as for this one.
+  (void)verify(dummy_hash(), password);
 }
+
+void prepare() { (void)dummy_hash(); }
 
 std::string new_token() {
   ensure_sodium();

@@ -34,6 +34,9 @@ bool needs_rehash(std::string_view hash_string);
 /// Checks `password` against a hash of no account, at the cost of a real check: answering an
 /// unknown e-mail takes as long as answering a wrong password.
 void verify_nothing(std::string_view password);
+/// Makes the hash verify_nothing() checks against, so that the first unknown e-mail is not
+/// answered later than the rest (it costs one hash). Called once before serving.
+void prepare();
 
 /// 32 bytes from libsodium's CSPRNG (randombytes_buf), base64url without padding: 43 characters.
 std::string new_token();
