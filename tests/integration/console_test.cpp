@@ -8,7 +8,9 @@
 #include <string>
 #include <thread>
 
+#include "leadflow/base/clock.hpp"
 #include "leadflow/base/crypto.hpp"
+#include "leadflow/base/ids.hpp"
 #include "leadflow/store/store.hpp"
 #include "service_fixture.hpp"
 
@@ -114,6 +116,29 @@ TEST_F(ConsoleTest, SignInSetsAStrictHostCookieAndAnswersTheUser) {
   auto users = get("/v1/users", b);
   ASSERT_EQ(users->status, 200) << users->body;
   EXPECT_EQ(body_of(users)["data"][0]["last_login_at"].is_string(), true);
+}
+
+TEST_F(ConsoleTest, ASignInReplacesAHashMadeUnderOlderLimits) {
+  // "a long enough password" hashed under libsodium's interactive limits (2 passes), as an
+  // older release would have stored it.
+  User u;
+  u.id = new_id(kUserPrefix);
+  u.email = "old@example.com";
+  u.name = "Old";
+  u.password_hash =
+      "$argon2id$v=19$m=65536,t=2,p=1$WI4PsZQQaNmY/bzA10gYaA$"
+      "N8miLAuYYZPa2tPmW9OWkXRG4C7CzgjkcceF3gnmWtE";
+  u.created_at_ms = 1;
+  ASSERT_EQ(svc.app().store().insert_user(u), StoreStatus::kOk);
+  ASSERT_EQ(sign_in("old@example.com", kPassword)->status, 201);
+  const auto stored = svc.app().store().get_user(u.id).value;
+  ASSERT_TRUE(stored.has_value());
+  EXPECT_NE(stored->password_hash, u.password_hash);
+  EXPECT_NE(stored->password_hash.find("t=3"), std::string::npos) << stored->password_hash;
+  EXPECT_GT(stored->last_login_at_ms, 0);
+  // The new hash is of the same password.
+  ASSERT_EQ(sign_in("old@example.com", kPassword)->status, 201);
+  EXPECT_EQ(sign_in("old@example.com", "a long enough passworD")->status, 401);
 }
 
 TEST_F(ConsoleTest, WrongPasswordAndUnknownEmailGetTheSame401) {
@@ -293,6 +318,50 @@ TEST_F(ConsoleTest, FailedSignInsAreLimitedPerAddress) {
   auto limited = sign_in("someone@example.com", kPassword);
   ASSERT_EQ(limited->status, 429) << limited->body;
   EXPECT_FALSE(limited->get_header_value("Retry-After").empty());
+}
+
+// Sessions on the service's own clock: 2 h unused ends one, use keeps it alive, and 12 h after
+// sign-in it ends however much it was used.
+TEST(ConsoleExpiry, IdleAndAbsoluteExpiryEndSessions) {
+  ManualClock clock;
+  ServiceOptions o;
+  o.workers = 0;
+  o.clock = &clock;
+  ServiceFixture svc(o);
+  auto made = svc.post("/v1/users",
+                       {{"email", "clock@example.com"},
+                        {"name", "Clock"},
+                        {"password", kPassword},
+                        {"account", "operator"}},
+                       svc.operator_key());
+  ASSERT_EQ(made->status, 201) << made->body;
+  const auto sign_in = [&] {
+    auto r = svc.https()->Post("/v1/session",
+                               json{{"email", "clock@example.com"}, {"password", kPassword}}.dump(),
+                               "application/json");
+    EXPECT_EQ(r->status, 201) << r->body;
+    const std::string set = r->get_header_value("Set-Cookie");
+    return httplib::Headers{{"Cookie", set.substr(0, set.find(';'))}};
+  };
+  const auto status = [&](const httplib::Headers& h) {
+    return svc.https()->Get("/v1/session", h)->status;
+  };
+
+  const httplib::Headers idle = sign_in();
+  clock.advance(std::chrono::minutes(119));
+  EXPECT_EQ(status(idle), 200);  // used at 1:59: its idle time starts again
+  clock.advance(std::chrono::minutes(119));
+  EXPECT_EQ(status(idle), 200);
+  clock.advance(std::chrono::minutes(120));
+  EXPECT_EQ(status(idle), 401);  // 2 h unused
+
+  const httplib::Headers busy = sign_in();
+  for (int hour = 1; hour < 12; ++hour) {
+    clock.advance(std::chrono::hours(1));
+    ASSERT_EQ(status(busy), 200) << hour;
+  }
+  clock.advance(std::chrono::hours(1));
+  EXPECT_EQ(status(busy), 401);  // 12 h after sign-in
 }
 
 }  // namespace
