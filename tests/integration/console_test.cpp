@@ -181,6 +181,17 @@ TEST_F(ConsoleTest, TheCookieAuthenticatesTheApiAndStateChangesNeedTheCsrfHeader
   auto with_csrf = post("/v1/leads", sample_lead(1), b, true);
   ASSERT_GE(with_csrf->status, 200) << with_csrf->body;
   ASSERT_LT(with_csrf->status, 300) << with_csrf->body;
+  // The lead is the seller's: its user sees it once the worker has recorded it.
+  const std::string lead_id = body_of(with_csrf)["lead_id"];
+  json listed;
+  for (int i = 0; i < 200; ++i) {
+    listed = body_of(get("/v1/leads", b))["data"];
+    if (!listed.empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0]["lead_id"], lead_id);
+  EXPECT_EQ(listed[0]["seller_id"], seller);
 
   // A seller's session holds a seller's scopes: no operator routes.
   EXPECT_EQ(get("/v1/sellers", b)->status, 403);

@@ -62,7 +62,17 @@ std::optional<ApiKey> limit_and_check(IngestContext& ctx, const http::Request& r
   const RateDecision d = ctx.limiter.acquire(key.id, limits.per_minute, limits.per_day);
   http::set_rate_headers(res, d);
   if (!d.allowed) {
-    audit_rate_limited(ctx, req, "api", "api_key", key.id, "", key.seller_id);
+    if (by_session) {
+      AuditRecord r;
+      r.event = AuditEvent::kRateLimited;
+      r.surface = "api";
+      r.kind = "user";
+      r.user_id = key.id;
+      r.seller_id = key.seller_id;
+      audit_request(ctx, req, r);
+    } else {
+      audit_rate_limited(ctx, req, "api", "api_key", key.id, "", key.seller_id);
+    }
     http::send_problem(
         res, 429,
         by_session ? "rate limit exceeded for this user" : "rate limit exceeded for this API key");

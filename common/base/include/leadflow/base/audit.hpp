@@ -44,9 +44,9 @@ struct AuditRecord {
   /// unknown_key, revoked_key, inactive_campaign, invalid_session, csrf (a state-changing call
   /// of a session without its CSRF token), and on sign-in unknown_user, wrong_password,
   /// inactive_user; rate_limited: api_key, campaign, failed_auth_per_address,
-  /// login_per_address, login_per_account; signed_in: password; signed_out: logout; key_created /
-  /// key_revoked: api_key, campaign_key; lead_returned: the reason code (from the configured list);
-  /// lead_settled: sold, not_sold.
+  /// login_per_address, login_per_account, user (a session's user); signed_in: password;
+  /// signed_out: logout; key_created / key_revoked: api_key, campaign_key; lead_returned: the
+  /// reason code (from the configured list); lead_settled: sold, not_sold.
   std::string_view kind;
   std::string_view route;         // the route's pattern
   std::string_view client;        // the client's address

@@ -3,8 +3,8 @@
 //
 // Passwords are hashed with Argon2id (crypto_pwhash_str): 3 passes over 64 MiB, one step above
 // libsodium's "interactive" limits (2 passes, 64 MiB). On the two cores leadflow is sized for a
-// hash or a check takes about a tenth of a second: slow for someone trying passwords offline
-// against a stolen hash, unnoticeable at sign-in. At most kMaxConcurrentHashes run at once (the
+// hash or a check takes about 0.18 s: slow for someone trying passwords offline against a
+// stolen hash, unnoticeable at sign-in. At most kMaxConcurrentHashes run at once (the
 // others wait their turn), so a burst of sign-ins holds at most that many times 64 MiB. A hash
 // made with other limits (older or weaker) is still checked, and reported by needs_rehash() so
 // that the next sign-in stores a new one.
