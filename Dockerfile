@@ -25,12 +25,12 @@ RUN LEADFLOW_BUILD_DIR=/build LEADFLOW_BUILD_TYPE=Release LEADFLOW_BUILD_TESTS=O
 
 FROM ${DEBIAN_IMAGE} AS runtime
 # The runtime halves of the -dev packages scripts/deps.sh installs (OpenSSL, libcurl, nghttp2,
-# libpq, librdkafka, SQLite, simdjson, prometheus-cpp, jemalloc, brotli, zlib).
+# libpq, librdkafka, SQLite, simdjson, prometheus-cpp, jemalloc, libsodium, brotli, zlib).
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       ca-certificates tzdata \
       libssl3 libcurl4 libnghttp2-14 libpq5 librdkafka1 libsqlite3-0 libsimdjson14 \
-      libprometheus-cpp-core1.0 libjemalloc2 libbrotli1 zlib1g libstdc++6 \
+      libprometheus-cpp-core1.0 libjemalloc2 libsodium23 libbrotli1 zlib1g libstdc++6 \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 10001 leadflow \
  && useradd --system --uid 10001 --gid 10001 --home-dir /var/lib/leadflow --no-create-home \

@@ -14,7 +14,7 @@ packages=(
   libcpp-httplib-dev libssl-dev zlib1g-dev libbrotli-dev
   librdkafka-dev libsimdjson-dev nlohmann-json3-dev prometheus-cpp-dev
   libcurl4-openssl-dev libnghttp2-dev libsqlite3-dev libpq-dev libgtest-dev
-  libjemalloc-dev
+  libjemalloc-dev libsodium-dev
 )
 for arg in "$@"; do
   case "$arg" in

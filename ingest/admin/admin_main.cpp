@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <sstream>
 #include <string>
@@ -39,6 +40,11 @@ constexpr const char* kUsage = R"(usage: leadflow-admin COMMAND [--flag value ..
   list-campaigns  [--seller-id ID]
   import-buyers   --file buyers.json        (a JSON array of buyer configurations)
   list-buyers
+  create-user     --email E --name N (--password-stdin | --password-file PATH)
+                  --account operator|seller|buyer [--seller-id ID | --buyer-id ID]
+                  a dashboard user; the password is the first line of stdin or of the file
+                  (never a flag: flags show in the process list and the shell's history)
+  list-users
 
 The store is LEADFLOW_STORE (default sqlite:leadflow-data/leadflow.db).
 )";
@@ -93,6 +99,10 @@ int main(int argc, char** argv) {
   std::map<std::string, std::string> flags;
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
+    if (a == "--password-stdin") {  // the one flag without a value
+      flags["password-stdin"] = "1";
+      continue;
+    }
     if (a.rfind("--", 0) != 0 || i + 1 >= argc) return fail("expected --flag value, got " + a);
     // An empty value is a mistake (an unset shell variable), never a choice: an API key made
     // with an empty --seller-id or --buyer-id would be the operator's, with every scope.
@@ -220,6 +230,32 @@ int main(int argc, char** argv) {
         return fail("the store refused buyer " + std::to_string(i));
       out.push_back(leadflow::buyer_to_json(b, true));
     }
+    print(out);
+    return 0;
+  }
+  if (command == "create-user") {
+    if (flag("password-stdin").empty() == flag("password-file").empty())
+      return fail("create-user takes exactly one of --password-stdin and --password-file");
+    std::string password;
+    if (!flag("password-file").empty()) {
+      std::ifstream in(flag("password-file"));
+      if (!in) return fail("cannot read --password-file " + flag("password-file"));
+      std::getline(in, password);
+    } else {
+      std::getline(std::cin, password);
+    }
+    if (!password.empty() && password.back() == '\r') password.pop_back();
+    json body = {{"email", flag("email")},
+                 {"name", flag("name")},
+                 {"password", password},
+                 {"account", flag("account")}};
+    if (!flag("seller-id").empty()) body["seller_id"] = flag("seller-id");
+    if (!flag("buyer-id").empty()) body["buyer_id"] = flag("buyer-id");
+    return report(management.create_user(body));
+  }
+  if (command == "list-users") {
+    json out = json::array();
+    for (const auto& u : store->list_users()) out.push_back(leadflow::user_to_json(u));
     print(out);
     return 0;
   }

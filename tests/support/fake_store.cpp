@@ -120,6 +120,45 @@ StoreStatus FakeStore::revoke_api_key(std::string_view id, std::int64_t at_ms) {
   return down() ? StoreStatus::kUnavailable : real_->revoke_api_key(id, at_ms);
 }
 
+StoreStatus FakeStore::insert_user(const User& u) {
+  return down() ? StoreStatus::kUnavailable : real_->insert_user(u);
+}
+Lookup<User> FakeStore::get_user(std::string_view id) {
+  return down() ? Lookup<User>{} : real_->get_user(id);
+}
+Lookup<User> FakeStore::find_user_by_email(std::string_view email) {
+  return down() ? Lookup<User>{} : real_->find_user_by_email(email);
+}
+std::vector<User> FakeStore::list_users() {
+  return down() ? std::vector<User>{} : real_->list_users();
+}
+StoreStatus FakeStore::update_user(const User& u) {
+  return down() ? StoreStatus::kUnavailable : real_->update_user(u);
+}
+StoreStatus FakeStore::record_login(std::string_view user_id, std::int64_t at_ms,
+                                    std::string_view rehashed) {
+  return down() ? StoreStatus::kUnavailable : real_->record_login(user_id, at_ms, rehashed);
+}
+StoreStatus FakeStore::insert_session(const UserSession& s) {
+  return down() ? StoreStatus::kUnavailable : real_->insert_session(s);
+}
+Lookup<UserSession> FakeStore::find_session(std::string_view token_hash) {
+  return down() ? Lookup<UserSession>{} : real_->find_session(token_hash);
+}
+StoreStatus FakeStore::touch_session(std::string_view token_hash, std::int64_t at_ms) {
+  return down() ? StoreStatus::kUnavailable : real_->touch_session(token_hash, at_ms);
+}
+StoreStatus FakeStore::delete_session(std::string_view token_hash) {
+  return down() ? StoreStatus::kUnavailable : real_->delete_session(token_hash);
+}
+StoreStatus FakeStore::delete_user_sessions(std::string_view user_id) {
+  return down() ? StoreStatus::kUnavailable : real_->delete_user_sessions(user_id);
+}
+StoreStatus FakeStore::delete_expired_sessions(std::int64_t now_ms, std::int64_t idle_before_ms) {
+  return down() ? StoreStatus::kUnavailable
+                : real_->delete_expired_sessions(now_ms, idle_before_ms);
+}
+
 StoreStatus FakeStore::insert_buyer(const Buyer& b) {
   return down() ? StoreStatus::kUnavailable : real_->insert_buyer(b);
 }

@@ -63,6 +63,20 @@ class FakeStore final : public Store {
   std::vector<ApiKey> list_api_keys() override;
   StoreStatus revoke_api_key(std::string_view id, std::int64_t at_ms) override;
 
+  StoreStatus insert_user(const User& u) override;
+  Lookup<User> get_user(std::string_view id) override;
+  Lookup<User> find_user_by_email(std::string_view email) override;
+  std::vector<User> list_users() override;
+  StoreStatus update_user(const User& u) override;
+  StoreStatus record_login(std::string_view user_id, std::int64_t at_ms,
+                           std::string_view rehashed) override;
+  StoreStatus insert_session(const UserSession& s) override;
+  Lookup<UserSession> find_session(std::string_view token_hash) override;
+  StoreStatus touch_session(std::string_view token_hash, std::int64_t at_ms) override;
+  StoreStatus delete_session(std::string_view token_hash) override;
+  StoreStatus delete_user_sessions(std::string_view user_id) override;
+  StoreStatus delete_expired_sessions(std::int64_t now_ms, std::int64_t idle_before_ms) override;
+
   StoreStatus insert_buyer(const Buyer& b) override;
   StoreStatus update_buyer(const Buyer& b) override;
   std::optional<Buyer> get_buyer(std::string_view id) override;

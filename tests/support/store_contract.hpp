@@ -36,6 +36,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lead_fields.hpp"
+#include "leadflow/base/crypto.hpp"
 #include "leadflow/base/ids.hpp"
 #include "leadflow/domain/accounts.hpp"
 #include "leadflow/domain/buyer.hpp"

@@ -52,6 +52,10 @@ std::string_view to_string(AuditEvent event) {
       return "lead_returned";
     case AuditEvent::kLeadSettled:
       return "lead_settled";
+    case AuditEvent::kSignedIn:
+      return "signed_in";
+    case AuditEvent::kSignedOut:
+      return "signed_out";
   }
   return "unknown";
 }
@@ -130,6 +134,7 @@ void AuditLog::record(const AuditRecord& r) {
   put("lead_id", r.lead_id);
   put("actor_key_id", r.actor_key_id);
   put("credential_last4", r.credential_last4);
+  put("user_id", r.user_id);
   if (repeats > 0) fields["repeats"] = repeats;
   log_record(std::string("audit.").append(to_string(r.event)), fields);
 }

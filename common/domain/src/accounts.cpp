@@ -168,4 +168,21 @@ nlohmann::json api_key_to_json(const ApiKey& k) {
                                          : nlohmann::json(nullptr)}};
 }
 
+nlohmann::json user_to_json(const User& u) {
+  const auto id_or_null = [](const std::string& id) {
+    return id.empty() ? nlohmann::json(nullptr) : nlohmann::json(id);
+  };
+  return {
+      {"id", u.id},
+      {"email", u.email},
+      {"name", u.name},
+      {"account", u.account()},
+      {"seller_id", id_or_null(u.seller_id)},
+      {"buyer_id", id_or_null(u.buyer_id)},
+      {"active", u.active},
+      {"created_at", format_rfc3339_ms(u.created_at_ms)},
+      {"last_login_at", u.last_login_at_ms ? nlohmann::json(format_rfc3339_ms(u.last_login_at_ms))
+                                           : nlohmann::json(nullptr)}};
+}
+
 }  // namespace leadflow

@@ -147,6 +147,37 @@ ApiKey read_api_key(const Row& q) {
   return k;
 }
 
+#define LF_USER_COLUMNS \
+  "id, email, name, seller_id, buyer_id, password_hash, active, created_at, last_login_at"
+#define LF_SESSION_COLUMNS "token_hash, user_id, csrf_token, created_at, expires_at, last_seen_at"
+
+template <typename Row>
+User read_user(const Row& q) {
+  User u;
+  u.id = q.text(0);
+  u.email = q.text(1);
+  u.name = q.text(2);
+  u.seller_id = q.text(3);  // NULL reads as ""
+  u.buyer_id = q.text(4);
+  u.password_hash = q.text(5);
+  u.active = q.boolean(6);
+  u.created_at_ms = q.int64(7);
+  u.last_login_at_ms = q.int64(8);
+  return u;
+}
+
+template <typename Row>
+UserSession read_session(const Row& q) {
+  UserSession s;
+  s.token_hash = q.text(0);
+  s.user_id = q.text(1);
+  s.csrf_token = q.text(2);
+  s.created_at_ms = q.int64(3);
+  s.expires_at_ms = q.int64(4);
+  s.last_seen_at_ms = q.int64(5);
+  return s;
+}
+
 template <typename Row>
 LeadReturn read_return(const Row& q) {
   LeadReturn r;

@@ -4,7 +4,9 @@
 
 #include "errors.hpp"
 #include "leadflow/api/http_util.hpp"
+#include "leadflow/api/session.hpp"
 #include "leadflow/base/crypto.hpp"
+#include "leadflow/management/passwords.hpp"
 
 namespace leadflow {
 namespace {
@@ -52,6 +54,69 @@ void answer_failed_api_auth(IngestContext& ctx, const http::Request& req, http::
   http::send_problem(res, 401, detail);
 }
 
+// The rate limit of the key (or of the signed-in user, as its key), then its permission.
+std::optional<ApiKey> limit_and_check(IngestContext& ctx, const http::Request& req,
+                                      http::Response& res, ApiKey key, Scope scope,
+                                      bool operator_only, bool by_session) {
+  const PlanLimits limits = limits_of(key.plan);
+  const RateDecision d = ctx.limiter.acquire(key.id, limits.per_minute, limits.per_day);
+  http::set_rate_headers(res, d);
+  if (!d.allowed) {
+    if (by_session) {
+      AuditRecord r;
+      r.event = AuditEvent::kRateLimited;
+      r.surface = "api";
+      r.kind = "user";
+      r.user_id = key.id;
+      r.seller_id = key.seller_id;
+      audit_request(ctx, req, r);
+    } else {
+      audit_rate_limited(ctx, req, "api", "api_key", key.id, "", key.seller_id);
+    }
+    http::send_problem(
+        res, 429,
+        by_session ? "rate limit exceeded for this user" : "rate limit exceeded for this API key");
+    return std::nullopt;
+  }
+  if (!key.has(scope) || (operator_only && !key.is_operator())) {
+    http::send_problem(res, 403,
+                       by_session ? "this account lacks permission for the operation"
+                                  : "this API key lacks permission for the operation");
+    return std::nullopt;
+  }
+  return key;
+}
+
+// A request carrying the dashboard's session cookie and no Authorization header.
+std::optional<ApiKey> authorise_session(IngestContext& ctx, const http::Request& req,
+                                        http::Response& res, std::string_view token, Scope scope,
+                                        bool operator_only) {
+  SignedIn signed_in = find_signed_in(ctx, token);
+  if (signed_in.status == StoreStatus::kUnavailable) {
+    send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kCheckApiKey));
+    return std::nullopt;
+  }
+  if (signed_in.status != StoreStatus::kOk) {
+    answer_failed_api_auth(ctx, req, res, "invalid_session", "", nullptr,
+                           "not signed in, or the session has ended");
+    return std::nullopt;
+  }
+  if (session::changes_state(req.method()) &&
+      !session::csrf_ok(signed_in.session, req.header(session::kCsrfHeader))) {
+    AuditRecord r;
+    r.event = AuditEvent::kAuthFailed;
+    r.surface = "api";
+    r.kind = "csrf";
+    r.user_id = signed_in.user.id;
+    r.seller_id = signed_in.user.seller_id;
+    audit_request(ctx, req, r);
+    http::send_problem(res, 403, "missing or wrong X-CSRF-Token for this session");
+    return std::nullopt;
+  }
+  return limit_and_check(ctx, req, res, session::as_api_key(signed_in.user), scope, operator_only,
+                         true);
+}
+
 }  // namespace
 
 std::string client_of(const IngestContext& ctx, const http::Request& req) {
@@ -63,17 +128,52 @@ std::string client_of(const IngestContext& ctx, const http::Request& req) {
   return http::client_address(req.remote_addr(), forwarded, ctx.config.trusted_proxies);
 }
 
+bool require_https(const IngestContext& ctx, const http::Request& req, http::Response& res) {
+  if (req.tls()) return true;
+  const bool forwarded = req.header("X-Forwarded-Proto") == "https" &&
+                         http::address_in_cidrs(req.remote_addr(), ctx.config.trusted_proxies);
+  if (!forwarded) http::send_problem(res, 403, "HTTPS required");
+  return forwarded;
+}
+
+SignedIn find_signed_in(IngestContext& ctx, std::string_view token) {
+  SignedIn out;
+  out.status = StoreStatus::kNotFound;
+  if (!passwords::is_token(token)) return out;
+  const std::string hash = sha256_hex(token);
+  Lookup<UserSession> found = ctx.store.find_session(hash);
+  if (!found.value) {
+    out.status = found.status;
+    return out;
+  }
+  const std::int64_t now = ctx.clock.now_ms();
+  if (!session::live(*found.value, now)) {
+    ctx.store.delete_session(hash);
+    return out;
+  }
+  Lookup<User> user = ctx.store.get_user(found.value->user_id);
+  if (user.status == StoreStatus::kUnavailable) {
+    out.status = StoreStatus::kUnavailable;
+    return out;
+  }
+  if (!user.value || !user.value->active) return out;
+  out.session = std::move(*found.value);
+  out.user = std::move(*user.value);
+  if (now - out.session.last_seen_at_ms >= session::kTouchEveryMs &&
+      ctx.store.touch_session(hash, now) == StoreStatus::kOk)
+    out.session.last_seen_at_ms = now;
+  out.status = StoreStatus::kOk;
+  return out;
+}
+
 std::optional<ApiKey> authorise(IngestContext& ctx, const http::Request& req, http::Response& res,
                                 Scope scope, bool operator_only) {
-  if (!req.tls()) {
-    const bool forwarded = req.header("X-Forwarded-Proto") == "https" &&
-                           http::address_in_cidrs(req.remote_addr(), ctx.config.trusted_proxies);
-    if (!forwarded) {
-      http::send_problem(res, 403, "HTTPS required");
-      return std::nullopt;
-    }
-  }
+  if (!require_https(ctx, req, res)) return std::nullopt;
   const std::string_view auth = req.header("Authorization");
+  if (auth.empty()) {
+    if (const std::string_view token = session::token_of(req); !token.empty())
+      return authorise_session(ctx, req, res, token, scope, operator_only);
+  }
   std::string_view secret;
   std::optional<ApiKey> key;
   std::string_view kind = "missing_key";
@@ -108,19 +208,7 @@ std::optional<ApiKey> authorise(IngestContext& ctx, const http::Request& req, ht
                                         : "invalid or revoked API key");
     return std::nullopt;
   }
-  const PlanLimits limits = limits_of(key->plan);
-  const RateDecision d = ctx.limiter.acquire(key->id, limits.per_minute, limits.per_day);
-  http::set_rate_headers(res, d);
-  if (!d.allowed) {
-    audit_rate_limited(ctx, req, "api", "api_key", key->id, "", key->seller_id);
-    http::send_problem(res, 429, "rate limit exceeded for this API key");
-    return std::nullopt;
-  }
-  if (!key->has(scope) || (operator_only && !key->is_operator())) {
-    http::send_problem(res, 403, "this API key lacks permission for the operation");
-    return std::nullopt;
-  }
-  return key;
+  return limit_and_check(ctx, req, res, std::move(*key), scope, operator_only, false);
 }
 
 void answer_failed_campaign_auth(IngestContext& ctx, const http::Request& req, http::Response& res,

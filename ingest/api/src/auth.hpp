@@ -20,11 +20,30 @@ namespace leadflow {
 /// address it forwarded.
 std::string client_of(const IngestContext& ctx, const http::Request& req);
 
+/// False (and `res` is a 403) unless the request came over TLS, or a trusted proxy forwarded it
+/// from HTTPS.
+bool require_https(const IngestContext& ctx, const http::Request& req, http::Response& res);
+
 /// Surface A: authenticates, rate-limits and authorises one request. Every answer, refusals
 /// included, carries the X-RateLimit headers. Returns the key when the handler may go on;
 /// otherwise `res` is the answer (403 HTTPS required, 401, 429, 403, 503).
+///
+/// A request with no Authorization header but the dashboard's session cookie is authenticated
+/// by its session instead (leadflow/api/session.hpp): it acts as session::as_api_key(user), and
+/// a state-changing method without the session's X-CSRF-Token is refused with 403.
 std::optional<ApiKey> authorise(IngestContext& ctx, const http::Request& req, http::Response& res,
                                 Scope scope, bool operator_only = false);
+
+/// A live session and its active user, found by the cookie's token. kNotFound for a token that
+/// is malformed, unknown, expired (then deleted) or whose user is gone or inactive;
+/// kUnavailable when the store could not say. Marks the session used (at most every
+/// session::kTouchEveryMs).
+struct SignedIn {
+  StoreStatus status = StoreStatus::kUnavailable;
+  User user;
+  UserSession session;
+};
+SignedIn find_signed_in(IngestContext& ctx, std::string_view token);
 
 /// Why a Surface B caller was not let in: which audit kind, and what is known of it.
 struct FailedCampaignAuth {

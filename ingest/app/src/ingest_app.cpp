@@ -82,6 +82,7 @@ struct App::Impl {
   std::unique_ptr<Management> management;
   std::unique_ptr<CampaignCache> campaigns;
   std::unique_ptr<AuditLog> audit;
+  std::unique_ptr<LoginLimits> logins;
   std::unique_ptr<IngestContext> ctx;
   Listener tls, plain, metrics;
   std::unique_ptr<ScrapeHook> up;  // leadflow_store_up, leadflow_queue_up
@@ -164,9 +165,10 @@ bool App::start(std::string& error) {
   m.ip_limiter = std::make_unique<RateLimiter>(m.clock);
   m.campaigns = std::make_unique<CampaignCache>(*m.store, m.clock);
   m.audit = std::make_unique<AuditLog>(m.clock);
+  m.logins = std::make_unique<LoginLimits>(m.clock);
   m.ctx = std::make_unique<IngestContext>(
       IngestContext{c, *m.store, m.queue->producer(), topics, m.waiters, m.verticals, *m.limiter,
-                    *m.ip_limiter, m.clock, *m.management, *m.campaigns, *m.audit,
+                    *m.ip_limiter, m.clock, *m.management, *m.campaigns, *m.audit, *m.logins,
                     // The way to the workers and back: the queue, in-process workers, and
                     // (scale-out) the watch that hears their outcomes.
                     [&m] {
@@ -189,6 +191,7 @@ bool App::start(std::string& error) {
     register_ops_routes(routes, *m.ctx, OpsListener::kPublic);
     register_surface_a(routes, *m.ctx);
     register_surface_b(routes, *m.ctx);
+    register_console(routes, *m.ctx);
     if (!m.tls.start(std::move(routes), c.listen, c, c.http_threads, cert, key, error,
                      "LEADFLOW_LISTEN"))
       return false;
@@ -199,6 +202,7 @@ bool App::start(std::string& error) {
     register_ops_routes(routes, *m.ctx, OpsListener::kPublic);
     register_surface_a(routes, *m.ctx);  // answers 403 unless via a trusted proxy
     register_surface_b(routes, *m.ctx);
+    register_console(routes, *m.ctx);  // answers 403 unless via a trusted proxy
     if (!m.plain.start(std::move(routes), *c.http_listen, c, c.http_threads, "", "", error,
                        "LEADFLOW_HTTP_LISTEN"))
       return false;

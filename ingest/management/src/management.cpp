@@ -5,6 +5,7 @@
 #include "leadflow/base/crypto.hpp"
 #include "leadflow/base/ids.hpp"
 #include "leadflow/base/text.hpp"
+#include "leadflow/management/passwords.hpp"
 
 namespace leadflow {
 namespace {
@@ -274,6 +275,152 @@ Management::Created Management::create_api_key(const json& body) {
   out.status = store_.insert_api_key(k);
   out.body = api_key_to_json(k);
   out.body["key"] = secret;
+  return out;
+}
+
+// --- dashboard users
+// ------------------------------------------------------------------------------
+
+std::string normalise_email(std::string_view email) { return ascii_lower(trim(email)); }
+
+bool plausible_email(std::string_view e) {
+  if (e.size() < 3 || e.size() > 254) return false;
+  const std::size_t at = e.find('@');
+  if (at == std::string_view::npos || at == 0 || e.find('@', at + 1) != std::string_view::npos)
+    return false;
+  const std::string_view domain = e.substr(at + 1);
+  if (domain.empty() || domain.find('.') == std::string_view::npos || domain.front() == '.' ||
+      domain.back() == '.')
+    return false;
+  for (unsigned char c : e)
+    if (c <= 0x20 || c == 0x7f) return false;
+  return true;
+}
+
+namespace {
+
+// A new password from the body: checked, then hashed. False (with a field error) when refused.
+bool take_password(const json& body, bool required, std::string& hash_out, FieldErrors& errors) {
+  auto it = body.find("password");
+  if (it == body.end() || it->is_null()) {
+    if (required) errors.push_back({"password", "required", "is required"});
+    return false;
+  }
+  if (!it->is_string()) {
+    errors.push_back({"password", "invalid_type", "must be a string"});
+    return false;
+  }
+  const std::string& password = it->get_ref<const std::string&>();
+  if (const std::string_view problem = passwords::problem_with(password); !problem.empty()) {
+    errors.push_back({"password",
+                      password.size() > passwords::kMaxLength ? "too_long" : "invalid_format",
+                      std::string(problem)});
+    return false;
+  }
+  if (!errors.empty()) return false;  // the request is refused anyway: spare the hashing
+  hash_out = passwords::hash(password);
+  return !hash_out.empty();
+}
+
+bool take_active(const json& body, bool& active, FieldErrors& errors) {
+  auto it = body.find("active");
+  if (it == body.end() || it->is_null()) return false;
+  if (!it->is_boolean()) {
+    errors.push_back({"active", "invalid_type", "must be true or false"});
+    return false;
+  }
+  active = it->get<bool>();
+  return true;
+}
+
+}  // namespace
+
+Management::Created Management::create_user(const json& body) {
+  Created out;
+  if (!body.is_object()) {
+    out.errors.push_back({"body", "invalid_type", "must be a JSON object"});
+    return out;
+  }
+  unknown_fields(body, {"email", "name", "password", "account", "seller_id", "buyer_id", "active"},
+                 out.errors);
+  User u;
+  std::string email;
+  if (take_string(body, "email", 254, true, email, out.errors)) {
+    u.email = normalise_email(email);
+    if (!plausible_email(u.email)) {
+      out.errors.push_back({"email", "invalid_format", "must be an e-mail address"});
+    } else {
+      const Lookup<User> existing = store_.find_user_by_email(u.email);
+      if (existing.status == StoreStatus::kUnavailable) {
+        out.status = StoreStatus::kUnavailable;
+        return out;
+      }
+      if (existing.value) out.errors.push_back({"email", "not_allowed", "already has a user"});
+    }
+  }
+  take_string(body, "name", kMaxName, true, u.name, out.errors);
+  std::string account;
+  if (take_string(body, "account", 16, true, account, out.errors)) {
+    const bool has_seller = body.contains("seller_id") && !body["seller_id"].is_null();
+    const bool has_buyer = body.contains("buyer_id") && !body["buyer_id"].is_null();
+    if (account == "operator") {
+      if (has_seller) out.errors.push_back({"seller_id", "not_allowed", "an operator has none"});
+      if (has_buyer) out.errors.push_back({"buyer_id", "not_allowed", "an operator has none"});
+    } else if (account == "seller") {
+      if (take_string(body, "seller_id", 64, true, u.seller_id, out.errors) &&
+          !store_.get_seller(u.seller_id))
+        out.errors.push_back({"seller_id", "not_found", "no such seller"});
+      if (has_buyer) out.errors.push_back({"buyer_id", "not_allowed", "a seller user has none"});
+    } else if (account == "buyer") {
+      if (take_string(body, "buyer_id", 64, true, u.buyer_id, out.errors) &&
+          !store_.get_buyer(u.buyer_id))
+        out.errors.push_back({"buyer_id", "not_found", "no such buyer"});
+      if (has_seller) out.errors.push_back({"seller_id", "not_allowed", "a buyer user has none"});
+    } else {
+      out.errors.push_back({"account", "not_allowed", "must be operator, seller or buyer"});
+    }
+  }
+  take_active(body, u.active, out.errors);
+  const bool hashed = take_password(body, true, u.password_hash, out.errors);
+  if (!out.errors.empty()) return out;
+  if (!hashed) {
+    out.status = StoreStatus::kUnavailable;  // libsodium could not hash (out of memory)
+    return out;
+  }
+  u.id = new_id(kUserPrefix);
+  u.created_at_ms = clock_.now_ms();
+  out.status = store_.insert_user(u);
+  out.body = user_to_json(u);
+  return out;
+}
+
+Management::Created Management::update_user(const std::string& id, const json& body) {
+  Created out;
+  if (!body.is_object()) {
+    out.errors.push_back({"body", "invalid_type", "must be a JSON object"});
+    return out;
+  }
+  unknown_fields(body, {"name", "active", "password"}, out.errors);
+  const Lookup<User> found = store_.get_user(id);
+  if (!found.value) {
+    out.status = found.status;
+    return out;
+  }
+  User u = *found.value;
+  if (body.contains("name")) take_string(body, "name", kMaxName, true, u.name, out.errors);
+  take_active(body, u.active, out.errors);
+  std::string new_hash;
+  const bool new_password = take_password(body, false, new_hash, out.errors);
+  if (!out.errors.empty()) return out;
+  if (body.contains("password") && !new_password) {
+    out.status = StoreStatus::kUnavailable;
+    return out;
+  }
+  if (new_password) u.password_hash = new_hash;
+  out.status = store_.update_user(u);  // inactive: its sessions end with it
+  // A new password ends the sessions made with the old one.
+  if (out.status == StoreStatus::kOk && new_password) out.status = store_.delete_user_sessions(id);
+  out.body = user_to_json(u);
   return out;
 }
 

@@ -331,6 +331,115 @@ class PgStore final : public Store, private PgCalls {
     });
   }
 
+  // --- dashboard users and their sessions -------------------------------------------------------
+
+  StoreStatus insert_user(const User& u) override {
+    return write("insert_user",
+                 "INSERT INTO users (" LF_USER_COLUMNS
+                 ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                 Params()
+                     .add(u.id)
+                     .add(u.email)
+                     .add(u.name)
+                     .add_or_null(u.seller_id)
+                     .add_or_null(u.buyer_id)
+                     .add(u.password_hash)
+                     .add(u.active)
+                     .add(u.created_at_ms)
+                     .add(u.last_login_at_ms));
+  }
+
+  Lookup<User> get_user(std::string_view id) override {
+    return lookup<User>("get_user", "SELECT " LF_USER_COLUMNS " FROM users WHERE id = $1",
+                        Params().add(id), read_user<Row>);
+  }
+
+  Lookup<User> find_user_by_email(std::string_view email) override {
+    return lookup<User>("find_user_by_email",
+                        "SELECT " LF_USER_COLUMNS " FROM users WHERE email = $1",
+                        Params().add(email), read_user<Row>);
+  }
+
+  std::vector<User> list_users() override {
+    return read_all<User>("list_users", "SELECT " LF_USER_COLUMNS " FROM users ORDER BY id",
+                          Params(), read_user<Row>);
+  }
+
+  StoreStatus update_user(const User& u) override {
+    return run("update_user", StoreStatus::kUnavailable, [&](Connection& c) {
+      Transaction tx(c);
+      const Result r = c.exec(
+          "WITH changed AS (UPDATE users SET name = $2, active = $3, password_hash = $4"
+          " WHERE id = $1 RETURNING 1) SELECT COUNT(*) FROM changed",
+          Params().add(u.id).add(u.name).add(u.active).add(u.password_hash), Effect::kWrite);
+      if (r.int64(0, 0) == 0) return StoreStatus::kNotFound;  // the transaction rolls back
+      if (!u.active)
+        c.exec("DELETE FROM user_sessions WHERE user_id = $1", Params().add(u.id), Effect::kWrite);
+      tx.commit();
+      return StoreStatus::kOk;
+    });
+  }
+
+  StoreStatus record_login(std::string_view user_id, std::int64_t at_ms,
+                           std::string_view rehashed) override {
+    return changed_one("record_login",
+                       "UPDATE users SET last_login_at = $2,"
+                       " password_hash = CASE WHEN $3 = '' THEN password_hash ELSE $3 END"
+                       " WHERE id = $1 RETURNING 1",
+                       Params().add(user_id).add(at_ms).add(rehashed));
+  }
+
+  StoreStatus insert_session(const UserSession& s) override {
+    return write("insert_session",
+                 "INSERT INTO user_sessions (" LF_SESSION_COLUMNS
+                 ") VALUES ($1, $2, $3, $4, $5, $6)",
+                 Params()
+                     .add(s.token_hash)
+                     .add(s.user_id)
+                     .add(s.csrf_token)
+                     .add(s.created_at_ms)
+                     .add(s.expires_at_ms)
+                     .add(s.last_seen_at_ms));
+  }
+
+  Lookup<UserSession> find_session(std::string_view token_hash) override {
+    return lookup<UserSession>(
+        "find_session", "SELECT " LF_SESSION_COLUMNS " FROM user_sessions WHERE token_hash = $1",
+        Params().add(token_hash), read_session<Row>);
+  }
+
+  StoreStatus touch_session(std::string_view token_hash, std::int64_t at_ms) override {
+    return changed_one(
+        "touch_session",
+        "UPDATE user_sessions SET last_seen_at = $2 WHERE token_hash = $1 RETURNING 1",
+        Params().add(token_hash).add(at_ms));
+  }
+
+  StoreStatus delete_session(std::string_view token_hash) override {
+    return changed_one("delete_session",
+                       "DELETE FROM user_sessions WHERE token_hash = $1 RETURNING 1",
+                       Params().add(token_hash));
+  }
+
+  StoreStatus delete_user_sessions(std::string_view user_id) override {
+    return write("delete_user_sessions", "DELETE FROM user_sessions WHERE user_id = $1",
+                 Params().add(user_id));
+  }
+
+  StoreStatus delete_expired_sessions(std::int64_t now_ms, std::int64_t idle_before_ms) override {
+    return write("delete_expired_sessions",
+                 "DELETE FROM user_sessions WHERE expires_at <= $1 OR last_seen_at < $2",
+                 Params().add(now_ms).add(idle_before_ms));
+  }
+
+  /// One writing statement ending in RETURNING 1; kNotFound when it changed no row.
+  StoreStatus changed_one(const char* op, const char* sql, const Params& params) {
+    return run(op, StoreStatus::kUnavailable, [&](Connection& c) {
+      const Result r = c.exec(sql, params, Effect::kWrite);
+      return r.rows() > 0 ? StoreStatus::kOk : StoreStatus::kNotFound;
+    });
+  }
+
   // --- buyers -----------------------------------------------------------------------------------
 
   /// The buyer and the version bump in one statement (so in one transaction).

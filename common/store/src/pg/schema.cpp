@@ -428,6 +428,32 @@ FROM invalid_counts AS i JOIN campaigns AS c ON c.id = i.campaign_id GROUP BY 1,
 ON CONFLICT (bucket, seller_id, campaign_id, buyer_id, vertical, source)
 DO UPDATE SET invalid = performance_rollup.invalid + excluded.invalid;
 )sql"},
+    // Dashboard users (operator, seller or buyer accounts, as API keys are) and their sessions.
+    // A session is found by its token's SHA-256; a user's sessions are ended together.
+    {9, R"sql(
+CREATE TABLE users (
+  id             TEXT COLLATE "C" PRIMARY KEY,
+  email          TEXT COLLATE "C" NOT NULL UNIQUE,
+  name           TEXT NOT NULL,
+  seller_id      TEXT COLLATE "C" REFERENCES sellers (id),
+  buyer_id       TEXT COLLATE "C" REFERENCES buyers (id),
+  password_hash  TEXT NOT NULL,
+  active         BOOLEAN NOT NULL,
+  created_at     BIGINT NOT NULL,
+  last_login_at  BIGINT NOT NULL DEFAULT 0,
+  CHECK (seller_id IS NULL OR buyer_id IS NULL)
+);
+
+CREATE TABLE user_sessions (
+  token_hash    TEXT COLLATE "C" PRIMARY KEY,
+  user_id       TEXT COLLATE "C" NOT NULL REFERENCES users (id),
+  csrf_token    TEXT NOT NULL,
+  created_at    BIGINT NOT NULL,
+  expires_at    BIGINT NOT NULL,
+  last_seen_at  BIGINT NOT NULL
+);
+CREATE INDEX user_sessions_by_user ON user_sessions (user_id);
+)sql"},
 };
 
 }  // namespace

@@ -235,6 +235,115 @@ class SqliteStore final : public Store, private SqliteCalls {
     });
   }
 
+  // --- dashboard users and their sessions -------------------------------------------------------
+
+  StoreStatus insert_user(const User& u) override {
+    return write_one("insert_user",
+                     "INSERT INTO users (" LF_USER_COLUMNS
+                     ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                     [&](Query& q) {
+                       q.bind(u.id)
+                           .bind(u.email)
+                           .bind(u.name)
+                           .bind_or_null(u.seller_id)
+                           .bind_or_null(u.buyer_id)
+                           .bind(u.password_hash)
+                           .bind(u.active)
+                           .bind(u.created_at_ms)
+                           .bind(u.last_login_at_ms);
+                     });
+  }
+
+  Lookup<User> get_user(std::string_view id) override {
+    return lookup<User>(
+        "get_user", "SELECT " LF_USER_COLUMNS " FROM users WHERE id = ?1",
+        [&](Query& q) { q.bind(id); }, read_user<Query>);
+  }
+
+  Lookup<User> find_user_by_email(std::string_view email) override {
+    return lookup<User>(
+        "find_user_by_email", "SELECT " LF_USER_COLUMNS " FROM users WHERE email = ?1",
+        [&](Query& q) { q.bind(email); }, read_user<Query>);
+  }
+
+  std::vector<User> list_users() override {
+    return read_all<User>(
+        "list_users", "SELECT " LF_USER_COLUMNS " FROM users ORDER BY id", [](Query&) {},
+        read_user<Query>);
+  }
+
+  StoreStatus update_user(const User& u) override {
+    return guarded("update_user", StoreStatus::kUnavailable, [&] {
+      std::lock_guard lock(write_mu_);
+      Connection& c = *writer_;
+      Transaction tx(c);
+      if (int rc = tx.begin()) return report(c, rc, "update_user");
+      {
+        Query q(c, "UPDATE users SET name = ?2, active = ?3, password_hash = ?4 WHERE id = ?1");
+        if (int rc = q.bind(u.id).bind(u.name).bind(u.active).bind(u.password_hash).run())
+          return report(c, rc, "update_user");
+      }
+      if (c.changes() == 0) return StoreStatus::kNotFound;
+      if (!u.active) {
+        Query q(c, "DELETE FROM user_sessions WHERE user_id = ?1");
+        if (int rc = q.bind(u.id).run()) return report(c, rc, "update_user");
+      }
+      if (int rc = tx.commit()) return report(c, rc, "update_user");
+      return StoreStatus::kOk;
+    });
+  }
+
+  StoreStatus record_login(std::string_view user_id, std::int64_t at_ms,
+                           std::string_view rehashed) override {
+    return changed_one("record_login",
+                       "UPDATE users SET last_login_at = ?2,"
+                       " password_hash = CASE WHEN ?3 = '' THEN password_hash ELSE ?3 END"
+                       " WHERE id = ?1",
+                       [&](Query& q) { q.bind(user_id).bind(at_ms).bind(rehashed); });
+  }
+
+  StoreStatus insert_session(const UserSession& s) override {
+    return write_one("insert_session",
+                     "INSERT INTO user_sessions (" LF_SESSION_COLUMNS
+                     ") VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                     [&](Query& q) {
+                       q.bind(s.token_hash)
+                           .bind(s.user_id)
+                           .bind(s.csrf_token)
+                           .bind(s.created_at_ms)
+                           .bind(s.expires_at_ms)
+                           .bind(s.last_seen_at_ms);
+                     });
+  }
+
+  Lookup<UserSession> find_session(std::string_view token_hash) override {
+    return lookup<UserSession>(
+        "find_session", "SELECT " LF_SESSION_COLUMNS " FROM user_sessions WHERE token_hash = ?1",
+        [&](Query& q) { q.bind(token_hash); }, read_session<Query>);
+  }
+
+  StoreStatus touch_session(std::string_view token_hash, std::int64_t at_ms) override {
+    return changed_one("touch_session",
+                       "UPDATE user_sessions SET last_seen_at = ?2 WHERE token_hash = ?1",
+                       [&](Query& q) { q.bind(token_hash).bind(at_ms); });
+  }
+
+  StoreStatus delete_session(std::string_view token_hash) override {
+    return changed_one("delete_session", "DELETE FROM user_sessions WHERE token_hash = ?1",
+                       [&](Query& q) { q.bind(token_hash); });
+  }
+
+  StoreStatus delete_user_sessions(std::string_view user_id) override {
+    return write_one("delete_user_sessions", "DELETE FROM user_sessions WHERE user_id = ?1",
+                     [&](Query& q) { q.bind(user_id); });
+  }
+
+  StoreStatus delete_expired_sessions(std::int64_t now_ms, std::int64_t idle_before_ms) override {
+    return write_one("delete_expired_sessions",
+                     "DELETE FROM user_sessions WHERE expires_at <= ?1 OR last_seen_at < ?2",
+                     [&](Query& q) { q.bind(now_ms).bind(idle_before_ms); });
+  }
+
   // --- buyers -----------------------------------------------------------------------------------
 
   StoreStatus insert_buyer(const Buyer& b) override {
@@ -1150,6 +1259,19 @@ class SqliteStore final : public Store, private SqliteCalls {
   }
 
   /// kOk-like `found` when the row of `sql` (one ?1 parameter) exists, kNotFound when not.
+  /// One writing statement; kNotFound when it changed no row.
+  template <class Bind>
+  StoreStatus changed_one(const char* op, const char* sql, Bind&& bind) {
+    return guarded(op, StoreStatus::kUnavailable, [&] {
+      std::lock_guard lock(write_mu_);
+      Connection& c = *writer_;
+      Query q(c, sql);
+      bind(q);
+      if (int rc = q.run()) return report(c, rc, op);
+      return c.changes() > 0 ? StoreStatus::kOk : StoreStatus::kNotFound;
+    });
+  }
+
   static StoreStatus exists(Connection& c, const char* sql, std::string_view key, const char* op,
                             StoreStatus found) {
     Query q(c, sql);

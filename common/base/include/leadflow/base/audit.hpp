@@ -24,22 +24,29 @@ enum class AuditEvent {
   kKeyCreated,
   kKeyRevoked,
   kLeadReturned,
-  kLeadSettled
+  kLeadSettled,
+  kSignedIn,
+  kSignedOut
 };
 
-/// "auth_failed", "rate_limited", "key_created", "key_revoked", "lead_returned", "lead_settled".
+/// "auth_failed", "rate_limited", "key_created", "key_revoked", "lead_returned", "lead_settled",
+/// "signed_in", "signed_out" (the dashboard's sessions).
 std::string_view to_string(AuditEvent event);
 
 /// One event. Every field but `event` may be empty, and is then left out of the line. The views
 /// need only live for the call.
 struct AuditRecord {
   AuditEvent event = AuditEvent::kAuthFailed;
-  /// "api" (Surface A and the operator routes), "campaign" (Surface B), "admin" (leadflow-admin).
+  /// "api" (Surface A and the operator routes), "campaign" (Surface B), "admin" (leadflow-admin),
+  /// "console" (the dashboard's sign-in).
   std::string_view surface;
   /// What happened, from a small fixed set (it is a metric label). auth_failed: missing_key,
-  /// unknown_key, revoked_key, inactive_campaign; rate_limited: api_key, campaign,
-  /// failed_auth_per_address; key_created / key_revoked: api_key, campaign_key; lead_returned:
-  /// the reason code (from the configured list); lead_settled: sold, not_sold.
+  /// unknown_key, revoked_key, inactive_campaign, invalid_session, csrf (a state-changing call
+  /// of a session without its CSRF token), and on sign-in unknown_user, wrong_password,
+  /// inactive_user; rate_limited: api_key, campaign, failed_auth_per_address,
+  /// login_per_address, login_per_account, user (a session's user); signed_in: password;
+  /// signed_out: logout; key_created / key_revoked: api_key, campaign_key; lead_returned: the
+  /// reason code (from the configured list); lead_settled: sold, not_sold.
   std::string_view kind;
   std::string_view route;         // the route's pattern
   std::string_view client;        // the client's address
@@ -50,6 +57,7 @@ struct AuditRecord {
   std::string_view lead_id;       // lead_returned: the lead
   std::string_view actor_key_id;  // key_created / key_revoked / lead_returned: the key that did it
   std::string_view credential_last4;  // auth_failed: the end of a key that matched nothing
+  std::string_view user_id;           // the dashboard user concerned (never a password or token)
 };
 
 /// Writes audit records. A burst of one event from one source (the same client address, key or

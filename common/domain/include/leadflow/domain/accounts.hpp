@@ -87,6 +87,39 @@ struct ApiKey {
   bool has(Scope s) const { return (scopes & s) != 0; }
 };
 
+/// A person who signs in to the dashboard with e-mail and password, in one of the three accounts
+/// an API key belongs to: the operator's (no seller_id, no buyer_id), a seller's or a buyer's.
+/// The password is kept only as an Argon2id hash string (libsodium's crypto_pwhash_str).
+struct User {
+  std::string id;     // "us_..."
+  std::string email;  // lower case; unique
+  std::string name;
+  std::string seller_id;
+  std::string buyer_id;
+  std::string password_hash;
+  bool active = true;
+  std::int64_t created_at_ms = 0;
+  std::int64_t last_login_at_ms = 0;  // 0: never signed in
+
+  bool is_operator() const { return seller_id.empty() && buyer_id.empty(); }
+  bool is_buyer() const { return !buyer_id.empty(); }
+  /// "operator", "seller" or "buyer".
+  std::string_view account() const {
+    return is_operator() ? "operator" : (is_buyer() ? "buyer" : "seller");
+  }
+};
+
+/// A signed-in user's session. The token itself is only in the browser's cookie; the store keeps
+/// its SHA-256. It ends at `expires_at_ms` (absolute), or once unused for the idle time.
+struct UserSession {
+  std::string token_hash;  // hex SHA-256 of the cookie's token
+  std::string user_id;
+  std::string csrf_token;  // sent back in X-CSRF-Token on every state-changing call
+  std::int64_t created_at_ms = 0;
+  std::int64_t expires_at_ms = 0;
+  std::int64_t last_seen_at_ms = 0;
+};
+
 /// What the seller earns of a sale at `price`: under the lead's campaign's payout rule (Surface
 /// B), else the seller's own (Surface A), revshare or fixed, never more than the price; 0 for a
 /// lead of neither (posted with an operator key).
@@ -110,5 +143,8 @@ std::string new_campaign_key_secret();
 nlohmann::json seller_to_json(const Seller& s);
 nlohmann::json campaign_to_json(const Campaign& c);
 nlohmann::json api_key_to_json(const ApiKey& k);  // masked: never the secret
+/// {"id", "email", "name", "account", "seller_id", "buyer_id", "active", "created_at",
+/// "last_login_at"}: never the password hash.
+nlohmann::json user_to_json(const User& u);
 
 }  // namespace leadflow

@@ -321,6 +321,31 @@ class Store {
   virtual std::vector<ApiKey> list_api_keys() = 0;
   virtual StoreStatus revoke_api_key(std::string_view id, std::int64_t at_ms) = 0;
 
+  // --- dashboard users and their sessions ----------------------------------------------------
+  /// kConflict if the id or the e-mail exists, or the seller or buyer named does not.
+  virtual StoreStatus insert_user(const User& u) = 0;
+  virtual Lookup<User> get_user(std::string_view id) = 0;
+  virtual Lookup<User> find_user_by_email(std::string_view email) = 0;  // e-mail in lower case
+  virtual std::vector<User> list_users() = 0;                           // by id
+  /// Replaces a user's name, active flag and password hash; kNotFound if absent. A user made
+  /// inactive loses every session in the same transaction.
+  virtual StoreStatus update_user(const User& u) = 0;
+  /// A sign-in: sets last_login_at, and the password hash too when `rehashed` is not empty.
+  virtual StoreStatus record_login(std::string_view user_id, std::int64_t at_ms,
+                                   std::string_view rehashed) = 0;
+  /// kConflict if the token hash exists or the user does not.
+  virtual StoreStatus insert_session(const UserSession& s) = 0;
+  virtual Lookup<UserSession> find_session(std::string_view token_hash) = 0;
+  /// Marks a session used at `at_ms` (its idle time starts again); kNotFound if absent.
+  virtual StoreStatus touch_session(std::string_view token_hash, std::int64_t at_ms) = 0;
+  /// kNotFound if absent.
+  virtual StoreStatus delete_session(std::string_view token_hash) = 0;
+  /// Ends every session of a user (kOk when it had none).
+  virtual StoreStatus delete_user_sessions(std::string_view user_id) = 0;
+  /// Removes the sessions past their absolute expiry at `now_ms` or unused since before
+  /// `idle_before_ms`.
+  virtual StoreStatus delete_expired_sessions(std::int64_t now_ms, std::int64_t idle_before_ms) = 0;
+
   // --- buyers ---------------------------------------------------------------------------------
   virtual StoreStatus insert_buyer(const Buyer& b) = 0;
   virtual StoreStatus update_buyer(const Buyer& b) = 0;  // kNotFound if absent

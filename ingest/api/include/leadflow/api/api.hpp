@@ -1,5 +1,6 @@
 #pragma once
 // Private: what the HTTP handlers share, and the registration functions of each surface.
+#include <chrono>
 #include <functional>
 #include <mutex>
 #include <optional>
@@ -18,6 +19,7 @@
 #include "leadflow/base/config.hpp"
 #include "leadflow/domain/accounts.hpp"
 #include "leadflow/domain/verticals.hpp"
+#include "leadflow/limits/login_limiter.hpp"
 #include "leadflow/limits/rate_limiter.hpp"
 #include "leadflow/management/management.hpp"
 #include "leadflow/outcomes/outcomes.hpp"
@@ -62,6 +64,19 @@ class CampaignCache {
   std::unordered_map<std::string, std::pair<std::optional<Campaign>, SteadyTime>> cache_;
 };
 
+/// Failed dashboard sign-ins of this replica: at most 10 per client address and 5 per account
+/// (e-mail, known or not) in any 15 minutes; past either, POST /v1/session answers 429 with
+/// Retry-After without checking the password. Successful sign-ins are not counted.
+struct LoginLimits {
+  static constexpr int kPerAddress = 10;
+  static constexpr int kPerAccount = 5;
+  static constexpr std::chrono::minutes kWindow{15};
+  explicit LoginLimits(const Clock& clock)
+      : per_address(clock, kPerAddress, kWindow), per_account(clock, kPerAccount, kWindow) {}
+  LoginLimiter per_address;
+  LoginLimiter per_account;
+};
+
 struct IngestContext {
   const Config& config;
   Store& store;
@@ -75,6 +90,7 @@ struct IngestContext {
   Management& management;
   CampaignCache& campaigns;
   AuditLog& audit;              // failed authentications, refusals, keys made and revoked
+  LoginLimits& logins;          // failed dashboard sign-ins
   std::function<bool()> ready;  // /readyz
 };
 
@@ -92,5 +108,8 @@ void register_ops_routes(Routes& routes, IngestContext& ctx, OpsListener listene
 /// Surface A. A request that did not come over TLS is refused unless a trusted proxy forwarded it.
 void register_surface_a(Routes& routes, IngestContext& ctx);
 void register_surface_b(Routes& routes, IngestContext& ctx);
+/// The dashboard's sign-in (POST, GET, DELETE /v1/session) and the operator's user management
+/// (/v1/users). Like Surface A, over HTTPS only (or from a trusted proxy that says it was).
+void register_console(Routes& routes, IngestContext& ctx);
 
 }  // namespace leadflow

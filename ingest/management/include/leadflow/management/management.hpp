@@ -1,6 +1,7 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -12,8 +13,15 @@
 
 namespace leadflow {
 
-/// Creating sellers, campaigns and API keys: shared by the /v1 management endpoints and
-/// leadflow-admin, so both apply the same rules. Thread-safe (stateless over the store).
+/// An e-mail as users are found by: trimmed, ASCII lower case.
+std::string normalise_email(std::string_view email);
+/// Whether `email` (normalised) looks like an address: one @, a dotted domain, no blanks or
+/// control characters, at most 254 bytes.
+bool plausible_email(std::string_view email);
+
+/// Creating sellers, campaigns, API keys and dashboard users: shared by the /v1 management
+/// endpoints and leadflow-admin, so both apply the same rules. Thread-safe (stateless over the
+/// store).
 class Management {
  public:
   Management(Store& store, const VerticalRegistry& verticals, const Clock& clock)
@@ -38,6 +46,14 @@ class Management {
   /// Seller keys may hold leads:write, leads:read and reports:read only; buyer keys leads:read,
   /// returns:write and reports:read (all three by default).
   Created create_api_key(const nlohmann::json& body);
+  /// A dashboard user: {"email", "name", "password", "account": "operator"|"seller"|"buyer",
+  /// "seller_id" (seller) or "buyer_id" (buyer), "active" (default true)}. The e-mail is kept in
+  /// lower case and must be new; the password (passwords::problem_with) is kept only as its
+  /// Argon2id hash. The body is the user, never the password or its hash.
+  Created create_user(const nlohmann::json& body);
+  /// PUT: "name", "active", "password", each optional; kNotFound when there is no such user.
+  /// Making a user inactive or giving it a new password ends its sessions.
+  Created update_user(const std::string& id, const nlohmann::json& body);
   /// Makes sure an operator key with every scope and the enterprise plan exists whose secret is
   /// exactly `secret` (LEADFLOW_BOOTSTRAP_KEY). Idempotent.
   StoreStatus ensure_bootstrap_key(const std::string& secret);

@@ -1,0 +1,187 @@
+// The dashboard's sign-in (/v1/session) and the operator's management of its users (/v1/users).
+//
+// Sign-in answers one generic 401 for an unknown e-mail, a wrong password and an inactive user,
+// and checks a password in each case (against a hash of no account when there is no user), so
+// neither the answer nor its timing tells whether an account exists. Failures count against
+// the client's address and the e-mail (LoginLimits); past either limit the answer is 429 with
+// Retry-After and no password is checked. Passwords and tokens are never logged.
+#include "auth.hpp"
+#include "errors.hpp"
+#include "leadflow/api/api.hpp"
+#include "leadflow/api/http_util.hpp"
+#include "leadflow/api/session.hpp"
+#include "leadflow/management/passwords.hpp"
+
+namespace leadflow {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::string_view kWrongCredentials = "wrong e-mail or password";
+
+void audit_console(IngestContext& ctx, const http::Request& req, AuditEvent event,
+                   std::string_view kind, const User* user, const std::string& client) {
+  AuditRecord r;
+  r.event = event;
+  r.surface = "console";
+  r.kind = kind;
+  r.client = client;
+  if (user != nullptr) {
+    r.user_id = user->id;
+    r.seller_id = user->seller_id;
+    r.buyer_id = user->buyer_id;
+  }
+  audit_request(ctx, req, r);
+}
+
+void refuse_limited(IngestContext& ctx, const http::Request& req, http::Response& res,
+                    std::string_view kind, int retry_after_s, const std::string& client) {
+  audit_console(ctx, req, AuditEvent::kRateLimited, kind, nullptr, client);
+  res.set_header("Retry-After", std::to_string(retry_after_s));
+  http::send_problem(res, 429, "too many failed sign-ins; retry later");
+}
+
+void sign_in(IngestContext& ctx, const http::Request& req, http::Response& res) {
+  if (!require_https(ctx, req, res) || !http::require_json(req, res)) return;
+  auto body = http::parse_body(req, res);
+  if (!body) return;
+  FieldErrors errors;
+  for (const char* name : {"email", "password"}) {
+    auto it = body->find(name);
+    if (it == body->end() || !it->is_string() || it->get_ref<const std::string&>().empty())
+      errors.push_back(
+          {name, it == body->end() ? "required" : "invalid_type", "is required, as a string"});
+  }
+  for (const auto& [k, v] : body->items())
+    if (k != "email" && k != "password") errors.push_back({k, "unknown_field", "unknown field"});
+  if (!errors.empty()) return http::send_problem(res, 400, "the sign-in is invalid", errors);
+  const std::string email = normalise_email((*body)["email"].get<std::string>());
+  const std::string& password = (*body)["password"].get_ref<const std::string&>();
+  const std::string client = client_of(ctx, req);
+  const std::string address_key = "addr:" + client;
+  const std::string account_key = "acct:" + email;
+
+  if (auto d = ctx.logins.per_address.check(address_key); !d.allowed)
+    return refuse_limited(ctx, req, res, "login_per_address", d.retry_after_s, client);
+  if (auto d = ctx.logins.per_account.check(account_key); !d.allowed)
+    return refuse_limited(ctx, req, res, "login_per_account", d.retry_after_s, client);
+
+  const Lookup<User> found = ctx.store.find_user_by_email(email);
+  if (found.status == StoreStatus::kUnavailable)
+    return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
+  std::string_view failure;
+  if (!found.value) {
+    passwords::verify_nothing(password);  // as long as a wrong password takes
+    failure = "unknown_user";
+  } else if (!passwords::verify(found.value->password_hash, password)) {
+    failure = "wrong_password";
+  } else if (!found.value->active) {
+    failure = "inactive_user";
+  }
+  if (!failure.empty()) {
+    ctx.logins.per_address.record_failure(address_key);
+    ctx.logins.per_account.record_failure(account_key);
+    audit_console(ctx, req, AuditEvent::kAuthFailed, failure, found.value ? &*found.value : nullptr,
+                  client);
+    return http::send_problem(res, 401, kWrongCredentials);
+  }
+
+  const User& user = *found.value;
+  const std::int64_t now = ctx.clock.now_ms();
+  // A hash made under older limits is replaced now, while the password is at hand.
+  std::string rehashed;
+  if (passwords::needs_rehash(user.password_hash)) rehashed = passwords::hash(password);
+  const StoreStatus recorded = ctx.store.record_login(user.id, now, rehashed);
+  if (recorded != StoreStatus::kOk)
+    return send_problem(res, refusal_for(recorded, StoreStep::kWrite));
+  // Housekeeping: sessions that ended without a logout leave the store here.
+  ctx.store.delete_expired_sessions(now, now - session::kIdleMs);
+  const std::string token = passwords::new_token();
+  const UserSession s = session::make(user.id, token, now);
+  const StoreStatus made = ctx.store.insert_session(s);
+  if (made != StoreStatus::kOk) return send_problem(res, refusal_for(made, StoreStep::kWrite));
+  audit_console(ctx, req, AuditEvent::kSignedIn, "password", &user, client);
+  res.set_header("Set-Cookie", session::set_cookie(token, session::kAbsoluteMs / 1000));
+  res.set_header("Cache-Control", "no-store");
+  http::send_json(res, 201,
+                  {{"user", session::signed_in_user(user)}, {"csrf_token", s.csrf_token}});
+}
+
+// The signed-in user of the request's cookie, or `res` is the answer (401 or 503).
+std::optional<SignedIn> signed_in(IngestContext& ctx, const http::Request& req,
+                                  http::Response& res) {
+  if (!require_https(ctx, req, res)) return std::nullopt;
+  const std::string_view token = session::token_of(req);
+  SignedIn found;
+  found.status = StoreStatus::kNotFound;
+  if (!token.empty()) found = find_signed_in(ctx, token);
+  if (found.status == StoreStatus::kUnavailable) {
+    send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
+    return std::nullopt;
+  }
+  if (found.status != StoreStatus::kOk) {
+    http::send_problem(res, 401, "not signed in, or the session has ended");
+    return std::nullopt;
+  }
+  return found;
+}
+
+void current_session(IngestContext& ctx, const http::Request& req, http::Response& res) {
+  auto s = signed_in(ctx, req, res);
+  if (!s) return;
+  res.set_header("Cache-Control", "no-store");
+  http::send_json(
+      res, 200,
+      {{"user", session::signed_in_user(s->user)}, {"csrf_token", s->session.csrf_token}});
+}
+
+void sign_out(IngestContext& ctx, const http::Request& req, http::Response& res) {
+  auto s = signed_in(ctx, req, res);
+  if (!s) return;
+  if (!session::csrf_ok(s->session, req.header(session::kCsrfHeader)))
+    return http::send_problem(res, 403, "missing or wrong X-CSRF-Token for this session");
+  const StoreStatus ended = ctx.store.delete_session(s->session.token_hash);
+  if (ended != StoreStatus::kOk && ended != StoreStatus::kNotFound)
+    return send_problem(res, refusal_for(ended, StoreStep::kWrite));
+  audit_console(ctx, req, AuditEvent::kSignedOut, "logout", &s->user, client_of(ctx, req));
+  res.set_header("Set-Cookie", session::clear_cookie());
+  http::send_json(res, 200, {{"success", true}});
+}
+
+void answer_user(http::Response& res, const Management::Created& c, int status) {
+  if (!c.errors.empty()) return http::send_problem(res, 400, "the user is invalid", c.errors);
+  if (c.status != StoreStatus::kOk)
+    return send_problem(res, refusal_for(c.status, StoreStep::kWrite));
+  http::send_json(res, status, {{"success", true}, {"data", c.body}});
+}
+
+}  // namespace
+
+void register_console(Routes& routes, IngestContext& ctx) {
+  auto& c = ctx;
+  passwords::prepare();
+  routes.post("/v1/session", [&c](const http::Request& q, http::Response& r) { sign_in(c, q, r); });
+  routes.get("/v1/session",
+             [&c](const http::Request& q, http::Response& r) { current_session(c, q, r); });
+  routes.remove("/v1/session",
+                [&c](const http::Request& q, http::Response& r) { sign_out(c, q, r); });
+
+  routes.post("/v1/users", [&c](const http::Request& q, http::Response& r) {
+    if (!authorise(c, q, r, kScopeAdmin, true) || !http::require_json(q, r)) return;
+    if (auto body = http::parse_body(q, r)) answer_user(r, c.management.create_user(*body), 201);
+  });
+  routes.get("/v1/users", [&c](const http::Request& q, http::Response& r) {
+    if (!authorise(c, q, r, kScopeAdmin, true)) return;
+    json data = json::array();
+    for (const auto& u : c.store.list_users()) data.push_back(user_to_json(u));
+    http::send_json(r, 200, {{"success", true}, {"data", data}});
+  });
+  routes.put("/v1/users/{id}", [&c](const http::Request& q, http::Response& r) {
+    if (!authorise(c, q, r, kScopeAdmin, true) || !http::require_json(q, r)) return;
+    auto body = http::parse_body(q, r);
+    if (!body) return;
+    answer_user(r, c.management.update_user(std::string(q.match(1)), *body), 200);
+  });
+}
+
+}  // namespace leadflow
