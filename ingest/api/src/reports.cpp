@@ -198,6 +198,17 @@ std::optional<ReportParams> parse_params(IngestContext& ctx, const http::Request
   return p;
 }
 
+// The store's question for a report: its range, filters, and cuts.
+RollupQuery rollup_query(const ReportParams& p) {
+  RollupQuery q;
+  q.from_ms = p.from_ms;
+  q.to_ms = p.to_ms;
+  q.filters = p.filters;
+  q.by_bucket = p.time != TimeCut::kNone;
+  q.group = p.keys;
+  return q;
+}
+
 struct RevenueSums {
   std::int64_t sales = 0, returns = 0;
   Cents revenue = 0, payout = 0, returned_revenue = 0, returned_payout = 0;
@@ -277,12 +288,7 @@ void revenue_report(IngestContext& ctx, const http::Request& req, http::Response
   const auto p = parse_params(ctx, req, *key, errors);
   if (!p) return http::send_problem(res, 400, "invalid report parameters", errors);
 
-  RollupQuery q;
-  q.from_ms = p->from_ms;
-  q.to_ms = p->to_ms;
-  q.filters = p->filters;
-  q.by_bucket = p->time != TimeCut::kNone;
-  q.group = p->keys;
+  const RollupQuery q = rollup_query(*p);
   const auto cells = ctx.store.revenue_rollup(q);
   if (!cells) return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
 
@@ -384,12 +390,7 @@ void performance_report(IngestContext& ctx, const http::Request& req, http::Resp
   const auto p = parse_params(ctx, req, *key, errors);
   if (!p) return http::send_problem(res, 400, "invalid report parameters", errors);
 
-  RollupQuery q;
-  q.from_ms = p->from_ms;
-  q.to_ms = p->to_ms;
-  q.filters = p->filters;
-  q.by_bucket = p->time != TimeCut::kNone;
-  q.group = p->keys;
+  const RollupQuery q = rollup_query(*p);
   const auto cells = ctx.store.performance_rollup(q);
   if (!cells) return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
 
