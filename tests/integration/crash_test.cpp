@@ -259,6 +259,7 @@ TEST(Crash, Kill9LosesNoAcknowledgedLeadAndSellsNoneTwice) {
     {
       std::map<std::string, std::pair<int, int>> entries;  // lead: sales, returns
       std::map<std::string, Cents> margin;
+      RevenueCell ledger;  // the ledger summed by hand
       LedgerQuery q;
       q.limit = 1000;
       for (;;) {
@@ -269,6 +270,15 @@ TEST(Crash, Kill9LosesNoAcknowledgedLeadAndSellsNoneTwice) {
           auto& [s, ret] = entries[e.lead_id];
           ++(e.kind == "sale" ? s : ret);
           margin[e.lead_id] += e.revenue - e.payout;
+          if (e.kind == "sale") {
+            ++ledger.sales;
+            ledger.revenue += e.revenue;
+            ledger.payout += e.payout;
+          } else {
+            ++ledger.returns;
+            ledger.returned_revenue -= e.revenue;
+            ledger.returned_payout -= e.payout;
+          }
         }
         q.after_id = page->back().id;
       }
@@ -284,6 +294,23 @@ TEST(Crash, Kill9LosesNoAcknowledgedLeadAndSellsNoneTwice) {
         return_entries += counts.second;
       }
       EXPECT_EQ(return_entries, returned);
+
+      // The rollups the reports read committed with what they count, through every kill: the
+      // revenue rollup holds the ledger, the performance rollup one sold lead per lead the
+      // ledger sold.
+      RollupQuery all;
+      all.to_ms = std::int64_t{1} << 50;
+      const auto revenue = store->revenue_rollup(all);
+      const auto performance = store->performance_rollup(all);
+      ASSERT_TRUE(revenue && revenue->size() == 1u && performance && performance->size() == 1u);
+      const RevenueCell& r = revenue->front();
+      EXPECT_EQ(r.sales, ledger.sales);
+      EXPECT_EQ(r.revenue, ledger.revenue);
+      EXPECT_EQ(r.payout, ledger.payout);
+      EXPECT_EQ(r.returns, ledger.returns);
+      EXPECT_EQ(r.returned_revenue, ledger.returned_revenue);
+      EXPECT_EQ(r.returned_payout, ledger.returned_payout);
+      EXPECT_EQ(performance->front().figures[kSold], static_cast<std::int64_t>(entries.size()));
     }
     std::cout << "round " << round << ": acknowledged " << acked.size() << " (" << acked_b
               << " on Surface B)"

@@ -177,6 +177,68 @@ TEST_F(Reports, PerformanceCountsLeadsByStatusAndBuyersByTheirAnswers) {
   EXPECT_TRUE(mine["totals"]["leads"].is_null());
 }
 
+TEST_F(Reports, UnsoldSaysWhyEachLeadAndEachBuyerDidNotSell) {
+  sell(acme_key, 41, "auto_insurance");  // sold: never in this report
+  // Nobody buys mortgages; the solar buyer refuses its post, then does not bid.
+  for (int salt : {42, 43}) {
+    json lead = sample_lead(salt, "mortgage");
+    lead.erase("custom_fields");
+    ASSERT_EQ(svc.post("/v1/leads", lead, acme_key)->status, 201);
+  }
+  low->set_reject_next(1, "cap reached");
+  json refused = sample_lead(44, "solar");
+  refused.erase("custom_fields");
+  auto r = svc.post("/v1/leads", refused, other_key);
+  ASSERT_EQ(r->status, 201) << r->body;
+  EXPECT_EQ(body_of(r)["distribution"]["accepted"], false);
+  low->set_no_bid_rate(1.0);
+  json no_bid = sample_lead(45, "solar");
+  no_bid.erase("custom_fields");
+  ASSERT_EQ(svc.post("/v1/leads", no_bid, acme_key)->status, 201);
+  const std::string range = "from=2026-10-30&to=2026-11-02";
+
+  // The leads' own reasons, the most first.
+  const json leads = report(range, svc.operator_key(), "unsold");
+  EXPECT_EQ(leads["totals"]["counts"], "leads");
+  EXPECT_EQ(leads["totals"]["leads"], 4);
+  ASSERT_EQ(leads["rows"].size(), 3u) << leads.dump();
+  EXPECT_EQ(leads["rows"][0]["reason"], "no_buyer_in_vertical");
+  EXPECT_EQ(leads["rows"][0]["leads"], 2);
+  EXPECT_EQ(leads["totals"]["reasons"]["refused"], 1);
+  EXPECT_EQ(leads["totals"]["reasons"]["no_bid"], 1);
+  // They add up to the performance report's unsold leads.
+  EXPECT_EQ(report(range, svc.operator_key(), "performance")["totals"]["unsold"], 4);
+
+  // Each buyer's reasons.
+  const json buyers = report(range + "&group_by=buyer,reason", svc.operator_key(), "unsold");
+  EXPECT_EQ(buyers["totals"]["counts"], "buyers");
+  ASSERT_EQ(buyers["rows"].size(), 2u) << buyers.dump();
+  for (const auto& row : buyers["rows"]) {
+    EXPECT_EQ(row["buyer_id"], low_id);
+    EXPECT_EQ(row["leads"], 1);
+  }
+  EXPECT_EQ(buyers["totals"]["reasons"]["refused"], 1);
+  EXPECT_EQ(buyers["totals"]["reasons"]["no_bid"], 1);
+
+  // A seller sees its own leads' reasons; a filter by reason; the day in a zone; CSV.
+  const json mine = report(range + "&group_by=seller", acme_key, "unsold");
+  EXPECT_EQ(mine["totals"]["leads"], 3);
+  for (const auto& row : mine["rows"]) EXPECT_EQ(row["seller_id"], acme);
+  const json one = report(range + "&reason=no_bid&group_by=day&tz=America/New_York",
+                          svc.operator_key(), "unsold");
+  ASSERT_EQ(one["rows"].size(), 1u) << one.dump();
+  EXPECT_EQ(one["rows"][0]["day"], "2026-11-01");
+  EXPECT_EQ(one["rows"][0]["leads"], 1);
+  auto csv =
+      svc.get("/v1/reports/unsold?" + range + "&group_by=buyer&format=csv", svc.operator_key());
+  ASSERT_EQ(csv->status, 200);
+  EXPECT_EQ(csv->body.substr(0, csv->body.find("\r\n")), "buyer_id,reason,leads");
+  for (const char* bad : {"group_by=week", "group_by=buyer,seller,source", "reason=", "colour=1"})
+    EXPECT_EQ(svc.get(std::string("/v1/reports/unsold?") + bad, svc.operator_key())->status, 400)
+        << bad;
+  EXPECT_EQ(svc.get("/v1/reports/performance?reason=no_bid", svc.operator_key())->status, 400);
+}
+
 TEST_F(Reports, CsvForSpreadsheetsAndA400ForEachBadParameter) {
   sell(acme_key, 21, "auto_insurance");
   auto csv = svc.get(

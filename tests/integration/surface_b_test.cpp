@@ -3,6 +3,7 @@
 
 #include <thread>
 
+#include "leadflow/base/time_format.hpp"
 #include "service_fixture.hpp"
 
 namespace leadflow::testing {
@@ -161,7 +162,25 @@ TEST_F(SurfaceB, StatsCountTheCampaign) {
   EXPECT_EQ(s["invalid"], 1);
   EXPECT_DOUBLE_EQ(s["acceptance_rate"].get<double>(), 0.5);
   EXPECT_EQ(s["payout"], 10.5);
+  EXPECT_EQ(s["queued"], 0);
   EXPECT_EQ(svc.https()->Get(("/api/v1/stats/" + key + "?period=forever").c_str())->status, 400);
+
+  // The same numbers as the reports', over the same quarter hours.
+  const auto from = parse_rfc3339_ms(s["from"].get<std::string>());
+  ASSERT_TRUE(from.has_value()) << s.dump();
+  const std::string query = "?group_by=&campaign_id=" + campaign_id +
+                            "&from=" + format_rfc3339_ms(*from) +
+                            "&to=" + format_rfc3339_ms(*from + 2 * 86'400'000LL);
+  auto perf = svc.get("/v1/reports/performance" + query, svc.operator_key());
+  ASSERT_EQ(perf->status, 200) << perf->body;
+  const json p = body_of(perf)["data"]["totals"];
+  for (const char* figure : {"sold", "unsold", "duplicates", "invalid", "acceptance_rate"})
+    EXPECT_EQ(s[figure], p[figure]) << figure;
+  EXPECT_EQ(s["errors"], p["failed"]);
+  EXPECT_EQ(s["received"], p["leads"]);
+  auto money = svc.get("/v1/reports/revenue" + query, svc.operator_key());
+  ASSERT_EQ(money->status, 200) << money->body;
+  EXPECT_EQ(s["payout"], body_of(money)["data"]["totals"]["payout"]);
 }
 
 TEST_F(SurfaceB, VerticalFieldsArePublished) {

@@ -272,8 +272,13 @@ std::optional<std::vector<RevenueCell>> FakeStore::revenue_rollup(const RollupQu
 std::optional<std::vector<PerformanceCell>> FakeStore::performance_rollup(const RollupQuery& q) {
   return down() ? std::nullopt : real_->performance_rollup(q);
 }
-CampaignStats FakeStore::campaign_stats(std::string_view campaign_id, std::int64_t since_ms) {
-  return down() ? CampaignStats{} : real_->campaign_stats(campaign_id, since_ms);
+
+std::optional<std::vector<UnsoldCell>> FakeStore::unsold_rollup(const RollupQuery& q) {
+  return down() ? std::nullopt : real_->unsold_rollup(q);
+}
+std::optional<std::int64_t> FakeStore::count_queued(std::string_view campaign_id,
+                                                    std::int64_t since_ms) {
+  return down() ? std::nullopt : real_->count_queued(campaign_id, since_ms);
 }
 void FakeStore::count_invalid(std::string_view campaign_id, std::int64_t at_ms) {
   if (!down()) real_->count_invalid(campaign_id, at_ms);

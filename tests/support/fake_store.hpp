@@ -113,9 +113,11 @@ class FakeStore final : public Store {
   StoreStatus release_idempotency_key(std::string_view scope, std::string_view key) override;
   StoreStatus update_rate_bucket(std::string_view key,
                                  const std::function<void(RateBucketState&)>& update) override;
-  CampaignStats campaign_stats(std::string_view campaign_id, std::int64_t since_ms) override;
+  std::optional<std::int64_t> count_queued(std::string_view campaign_id,
+                                           std::int64_t since_ms) override;
   std::optional<std::vector<RevenueCell>> revenue_rollup(const RollupQuery& q) override;
   std::optional<std::vector<PerformanceCell>> performance_rollup(const RollupQuery& q) override;
+  std::optional<std::vector<UnsoldCell>> unsold_rollup(const RollupQuery& q) override;
   void count_invalid(std::string_view campaign_id, std::int64_t at_ms) override;
 
  private:

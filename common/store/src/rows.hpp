@@ -339,6 +339,8 @@ inline const char* rollup_column(ReportKey k) {
       return "vertical";
     case ReportKey::kSource:
       return "source";
+    case ReportKey::kReason:
+      return "reason";
   }
   return "seller_id";
 }
@@ -382,6 +384,17 @@ RevenueCell read_revenue_cell(const Row& r, const RollupQuery& q) {
   c.returns = r.int64(col++);
   c.returned_revenue = r.int64(col++);
   c.returned_payout = r.int64(col++);
+  return c;
+}
+
+/// An unsold cell from a row of rollup_sql("COALESCE(SUM(leads), 0)").
+template <typename Row>
+UnsoldCell read_unsold_cell(const Row& r, const RollupQuery& q) {
+  UnsoldCell c;
+  int col = 0;
+  if (q.by_bucket) c.bucket_ms = r.int64(col++);
+  for (std::size_t k = 0; k < q.group.size(); ++k) c.keys.push_back(r.text(col++));
+  c.leads = r.int64(col++);
   return c;
 }
 

@@ -1,6 +1,6 @@
-// Reports: GET /v1/reports/revenue and /v1/reports/performance, answered from the store's
-// rollups (kept with every ledger entry and every outcome, per quarter hour), never by scanning
-// leads. Quarter hours are folded into the
+// Reports: GET /v1/reports/revenue, /v1/reports/performance and /v1/reports/unsold, answered
+// from the store's rollups (kept with every ledger entry and every outcome, per quarter hour),
+// never by scanning leads. Quarter hours are folded into the
 // caller's days or hours in its time zone here, so a day is cut at the zone's own midnight
 // (23- and 25-hour days included) and an hour repeated by a DST change is two rows.
 #include <algorithm>
@@ -48,7 +48,9 @@ constexpr KeyName kKeys[] = {{"buyer", "buyer_id", ReportKey::kBuyer},
                              {"vertical", "vertical", ReportKey::kVertical},
                              {"source", "source", ReportKey::kSource},
                              {"seller", "seller_id", ReportKey::kSeller},
-                             {"campaign", "campaign_id", ReportKey::kCampaign}};
+                             {"campaign", "campaign_id", ReportKey::kCampaign},
+                             // The unsold report's alone.
+                             {"reason", "reason", ReportKey::kReason}};
 
 const char* column_of(ReportKey k) {
   for (const auto& n : kKeys)
@@ -113,14 +115,24 @@ std::pair<std::int64_t, std::string> time_label(const TimeZone& tz, TimeCut cut,
   return {start, label};
 }
 
+// What a report may be asked: the unsold report is also cut and filtered by reason, and is not
+// cut by time unless asked.
+struct ReportShape {
+  bool reasons = false;
+  const char* default_group = "day";
+};
+
 std::optional<ReportParams> parse_params(IngestContext& ctx, const http::Request& req,
-                                         const ApiKey& key, FieldErrors& errors) {
+                                         const ApiKey& key, FieldErrors& errors,
+                                         ReportShape shape = {}) {
   static const char* kAllowed[] = {"from",     "to",     "tz",        "group_by",    "buyer_id",
                                    "vertical", "source", "seller_id", "campaign_id", "format"};
   for (const auto& [name, value] : req.params())
     if (std::none_of(std::begin(kAllowed), std::end(kAllowed),
-                     [&](const char* a) { return name == a; }))
+                     [&](const char* a) { return name == a; }) &&
+        !(shape.reasons && name == "reason"))
       errors.push_back({name, "unknown_parameter", "unknown query parameter"});
+  const auto known = [&](const KeyName& k) { return shape.reasons || k.key != ReportKey::kReason; };
   ReportParams p;
   const std::string zone = req.has_param("tz") ? req.param("tz") : "UTC";
   p.tz = TimeZone::cached(zone);
@@ -140,7 +152,8 @@ std::optional<ReportParams> parse_params(IngestContext& ctx, const http::Request
   if (p.to_ms - p.from_ms > kMaxRangeDays * kDayMs)
     errors.push_back({"to", "out_of_range", "a report spans at most 400 days"});
 
-  const std::string group_by = req.has_param("group_by") ? req.param("group_by") : "day";
+  const std::string group_by =
+      req.has_param("group_by") ? req.param("group_by") : shape.default_group;
   std::size_t at = 0;
   while (!group_by.empty() && at <= group_by.size()) {
     const std::size_t comma = std::min(group_by.find(',', at), group_by.size());
@@ -154,10 +167,12 @@ std::optional<ReportParams> parse_params(IngestContext& ctx, const http::Request
       p.time = name == "day" ? TimeCut::kDay : TimeCut::kHour;
     } else {
       const auto n = std::find_if(std::begin(kKeys), std::end(kKeys),
-                                  [&](const KeyName& k) { return name == k.group; });
+                                  [&](const KeyName& k) { return name == k.group && known(k); });
       if (n == std::end(kKeys)) {
-        errors.push_back(
-            {"group_by", "not_allowed", "day, hour, buyer, vertical, source, seller or campaign"});
+        errors.push_back({"group_by", "not_allowed",
+                          shape.reasons
+                              ? "day, hour, buyer, vertical, source, seller, campaign or reason"
+                              : "day, hour, buyer, vertical, source, seller or campaign"});
         continue;
       }
       if (std::find(p.keys.begin(), p.keys.end(), n->key) != p.keys.end()) continue;
@@ -169,7 +184,7 @@ std::optional<ReportParams> parse_params(IngestContext& ctx, const http::Request
     errors.push_back({"group_by", "out_of_range", "at most two at once, such as day,buyer"});
 
   for (const auto& n : kKeys) {
-    if (!req.has_param(n.column)) continue;
+    if (!known(n) || !req.has_param(n.column)) continue;
     std::string value = req.param(n.column);
     if (value.empty() || value.size() > 200) {
       errors.push_back({n.column, "invalid_format", "1 to 200 characters"});
@@ -433,9 +448,74 @@ void performance_report(IngestContext& ctx, const http::Request& req, http::Resp
   send_report(res, *p, rows, performance_figures(total, !buyer_filtered), columns);
 }
 
+// Why leads went unsold: every row is cut by reason. Not cut or filtered by buyer, a row counts
+// leads by why each went unsold (one reason per lead); cut or filtered by buyer, it counts, per
+// buyer, the unsold leads that buyer did not take and why (one reason per lead and buyer).
+void unsold_report(IngestContext& ctx, const http::Request& req, http::Response& res) {
+  auto key = authorise(ctx, req, res, kScopeReportsRead);
+  if (!key) return;
+  FieldErrors errors;
+  const auto p = parse_params(ctx, req, *key, errors, {.reasons = true, .default_group = ""});
+  if (!p) return http::send_problem(res, 400, "invalid report parameters", errors);
+
+  RollupQuery q = rollup_query(*p);
+  if (std::find(q.group.begin(), q.group.end(), ReportKey::kReason) == q.group.end())
+    q.group.push_back(ReportKey::kReason);
+  const auto by_buyer = std::find(q.group.begin(), q.group.end(), ReportKey::kBuyer);
+  const bool buyer_cut = by_buyer != q.group.end();
+  const bool buyers =
+      buyer_cut || std::any_of(q.filters.begin(), q.filters.end(),
+                               [](const auto& f) { return f.first == ReportKey::kBuyer; });
+  if (!buyers) q.filters.push_back({ReportKey::kBuyer, ""});  // the leads' own reasons
+  const auto cells = ctx.store.unsold_rollup(q);
+  if (!cells) return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
+
+  const std::size_t reason_at =
+      std::find(q.group.begin(), q.group.end(), ReportKey::kReason) - q.group.begin();
+  std::map<std::pair<std::int64_t, std::vector<std::string>>, std::pair<std::string, std::int64_t>>
+      folded;
+  std::map<std::string, std::int64_t> by_reason;
+  std::int64_t total = 0;
+  for (const auto& c : *cells) {
+    if (buyer_cut && c.keys[by_buyer - q.group.begin()].empty()) continue;  // a lead's own
+    std::pair<std::int64_t, std::string> when{0, ""};
+    if (p->time != TimeCut::kNone) when = time_label(*p->tz, p->time, c.bucket_ms);
+    auto& [label, leads] = folded[{when.first, c.keys}];
+    label = when.second;
+    leads += c.leads;
+    by_reason[c.keys[reason_at]] += c.leads;
+    total += c.leads;
+  }
+  std::vector<std::string> columns;
+  if (p->time != TimeCut::kNone) columns.push_back(p->time == TimeCut::kDay ? "day" : "hour");
+  for (ReportKey k : q.group) columns.push_back(column_of(k));
+  columns.push_back("leads");
+  // In time order; inside a day or hour (or in all), the most leads first.
+  std::vector<std::pair<std::pair<std::int64_t, std::int64_t>, json>> ordered;
+  for (const auto& [at, entry] : folded) {
+    json row = json::object();
+    if (p->time != TimeCut::kNone) row[columns[0]] = entry.first;
+    for (std::size_t i = 0; i < q.group.size(); ++i)
+      row[column_of(q.group[i])] = at.second[i].empty() ? json(nullptr) : json(at.second[i]);
+    row["leads"] = entry.second;
+    ordered.push_back({{at.first, -entry.second}, std::move(row)});
+  }
+  std::stable_sort(ordered.begin(), ordered.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  json rows = json::array();
+  for (auto& [order, row] : ordered) rows.push_back(std::move(row));
+  json reasons = json::object();
+  for (const auto& [reason, leads] : by_reason) reasons[reason] = leads;
+  send_report(res, *p, rows,
+              {{"counts", buyers ? "buyers" : "leads"}, {"leads", total}, {"reasons", reasons}},
+              columns);
+}
+
 }  // namespace
 
 void register_reports(Routes& routes, IngestContext& ctx) {
+  routes.get("/v1/reports/unsold",
+             [&ctx](const http::Request& q, http::Response& r) { unsold_report(ctx, q, r); });
   routes.get("/v1/reports/performance",
              [&ctx](const http::Request& q, http::Response& r) { performance_report(ctx, q, r); });
   routes.get("/v1/reports/revenue",

@@ -1,5 +1,7 @@
 // Surface B: campaign-key lead posting under /api/v1, and the legacy form POST /{key}.
+#include <array>
 #include <atomic>
+#include <cmath>
 
 #include "auth.hpp"
 #include "errors.hpp"
@@ -10,6 +12,7 @@
 #include "leadflow/base/ids.hpp"
 #include "leadflow/base/log.hpp"
 #include "leadflow/base/metrics.hpp"
+#include "leadflow/base/time_format.hpp"
 #include "leadflow/http/forms.hpp"
 #include "leadflow/validation/validation.hpp"
 
@@ -371,26 +374,49 @@ void register_surface_b(Routes& routes, IngestContext& ctx) {
       return answer_failed_campaign_auth(c, q, r, {"unknown_key", key, {}, {}},
                                          "unrecognised or inactive campaign key");
     const std::string period = q.has_param("period") ? q.param("period") : "today";
-    const std::int64_t since = period_start_ms(period, c.clock.now_ms());
+    const std::int64_t now = c.clock.now_ms();
+    const std::int64_t since = period_start_ms(period, now);
     if (since < 0) {
       send_invalid(r, {{"period", "not_allowed", "must be today, 24h, 7d, 30d or all"}});
       return;
     }
-    const CampaignStats s = c.store.campaign_stats(campaign->id, since);
-    const std::int64_t decided = s.sold + s.unsold + s.errors;
-    http::send_json(r, 200,
-                    {{"campaign_id", campaign->id},
-                     {"period", period},
-                     {"received", s.received},
-                     {"sold", s.sold},
-                     {"unsold", s.unsold},
-                     {"duplicates", s.duplicates},
-                     {"invalid", s.invalid},
-                     {"queued", s.queued},
-                     {"errors", s.errors},
-                     {"acceptance_rate", decided ? static_cast<double>(s.sold) / decided : 0.0},
-                     {"payout", cents_to_decimal(s.payout)},
-                     {"currency", "USD"}});
+    // The reports' numbers (GET /v1/reports/performance and /revenue for this campaign), from
+    // the same rollups, counted by quarter hour: a period starts at the quarter hour holding its
+    // start. The rollups hold decided leads; the store counts those still queued.
+    RollupQuery rq;
+    rq.from_ms = since - since % kRollupBucketMs;
+    rq.to_ms = now - now % kRollupBucketMs + kRollupBucketMs;
+    rq.filters = {{ReportKey::kCampaign, campaign->id}};
+    const auto perf = c.store.performance_rollup(rq);
+    const auto money = perf ? c.store.revenue_rollup(rq) : std::nullopt;
+    const auto queued = money ? c.store.count_queued(campaign->id, rq.from_ms) : std::nullopt;
+    if (!perf || !money || !queued)
+      return send_b_error(r, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
+    std::array<std::int64_t, kPerformanceFigures> f{};
+    for (const auto& cell : *perf)
+      for (int i = 0; i < kPerformanceFigures; ++i) f[i] += cell.figures[i];
+    Cents payout = 0;
+    for (const auto& cell : *money) payout += cell.payout - cell.returned_payout;
+    const std::int64_t decided = f[kSold] + f[kUnsold] + f[kFailed];
+    http::send_json(
+        r, 200,
+        {{"campaign_id", campaign->id},
+         {"period", period},
+         {"from", format_rfc3339_ms(rq.from_ms)},
+         {"received", f[kLeads] + *queued},
+         {"sold", f[kSold]},
+         {"unsold", f[kUnsold]},
+         {"duplicates", f[kDuplicates]},
+         {"invalid", f[kInvalid]},
+         {"queued", *queued},
+         {"errors", f[kFailed]},
+         // Rounded as the performance report rounds it.
+         {"acceptance_rate", decided ? std::round(static_cast<double>(f[kSold]) * 10000.0 /
+                                                  static_cast<double>(decided)) /
+                                           10000.0
+                                     : 0.0},
+         {"payout", cents_to_decimal(payout)},
+         {"currency", "USD"}});
   });
 
   // A campaign learns nothing of ids that are not its own: another campaign's lead (queued or

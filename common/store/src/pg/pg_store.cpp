@@ -53,6 +53,7 @@
 #include "pg/redact.hpp"
 #include "pg/schema.hpp"
 #include "rows.hpp"
+#include "unsold_rows.hpp"
 
 namespace leadflow {
 namespace {
@@ -880,6 +881,7 @@ class PgStore final : public Store, private PgCalls {
             LeadKeys{locked.int64(i, 3), locked.text(i, 4), locked.text(i, 5), locked.text(i, 6),
                      locked.text(i, 7)}};
       PerformanceDeltas performance;
+      UnsoldDeltas unsold;
 
       ArrayText id, status, buyer, price, payout, buyer_lead_id, reason, decided_at, attempts,
           ineligible;
@@ -916,6 +918,7 @@ class PgStore final : public Store, private PgCalls {
         attempts.add(dump(attempts_to_json(d.attempts)));
         ineligible.add(dump(ineligible_to_json(d.ineligible)));
         add_outcome(performance, it->second.keys, d);
+        add_unsold(unsold, it->second.keys, d);
         for (std::size_t slot = 0; slot < sales.size(); ++slot) {
           sale_lead.add(o.lead_id);
           sale_slot.add(static_cast<std::int64_t>(slot));
@@ -971,6 +974,7 @@ class PgStore final : public Store, private PgCalls {
                  .add(sale_reference.str())});
       }
       if (!performance.empty()) finish.push_back(performance_statement(performance));
+      if (!unsold.empty()) finish.push_back(unsold_statement(unsold));
       finish.push_back({"COMMIT", Params()});
       // From here the outcome is unknown if the connection breaks: never retried.
       c.mark_not_retryable();
@@ -1164,6 +1168,10 @@ class PgStore final : public Store, private PgCalls {
           add_settled(deltas, keys, false);
           const Statement st = performance_statement(deltas);
           c.exec(st.sql, st.params, Effect::kWrite);
+          UnsoldDeltas why;
+          add_settled_unsold(why, keys);
+          const Statement counted = unsold_statement(why);
+          c.exec(counted.sql, counted.params, Effect::kWrite);
         }
       }
       tx.commit();
@@ -1371,31 +1379,17 @@ class PgStore final : public Store, private PgCalls {
                                   [&rq](const Row& r) { return read_revenue_cell(r, rq); });
   }
 
-  CampaignStats campaign_stats(std::string_view campaign_id, std::int64_t since_ms) override {
-    return run("campaign_stats", CampaignStats{}, [&](Connection& c) {
-      const Result r = c.exec(
-          "SELECT COUNT(*),"
-          " COUNT(*) FILTER (WHERE status = 'delivered'),"
-          " COUNT(*) FILTER (WHERE status = 'unsold'),"
-          " COUNT(*) FILTER (WHERE status = 'duplicate'),"
-          " COUNT(*) FILTER (WHERE status = 'pending'),"
-          " COUNT(*) FILTER (WHERE status IN ('failed', 'rejected')),"
-          " COALESCE(SUM(payout_cents) FILTER (WHERE status = 'delivered'), 0),"
-          " (SELECT COALESCE(SUM(count), 0) FROM invalid_counts"
-          "  WHERE campaign_id = $1 AND hour_start >= $3)"
-          " FROM leads WHERE campaign_id = $1 AND received_at >= $2",
-          Params().add(campaign_id).add(since_ms).add(hour_start(since_ms)), Effect::kRead);
-      CampaignStats s;
-      s.received = r.int64(0, 0);
-      s.sold = r.int64(0, 1);
-      s.unsold = r.int64(0, 2);
-      s.duplicates = r.int64(0, 3);
-      s.queued = r.int64(0, 4);
-      s.errors = r.int64(0, 5);
-      s.payout = r.int64(0, 6);
-      s.invalid = r.int64(0, 7);
-      return s;
-    });
+  std::optional<std::int64_t> count_queued(std::string_view campaign_id,
+                                           std::int64_t since_ms) override {
+    return run("count_queued", std::optional<std::int64_t>{},
+               [&](Connection& c) -> std::optional<std::int64_t> {
+                 return c
+                     .exec(
+                         "SELECT COUNT(*) FROM leads WHERE status = 'pending'"
+                         " AND campaign_id = $1 AND received_at >= $2",
+                         Params().add(campaign_id).add(since_ms), Effect::kRead)
+                     .int64(0, 0);
+               });
   }
 
   /// The campaign's count, and its row of the performance rollup, in one statement.
@@ -1421,6 +1415,16 @@ class PgStore final : public Store, private PgCalls {
     for (const auto& f : rq.filters) params.add(f.second);
     return read_rows<PerformanceCell>("performance_rollup", sql.c_str(), params,
                                       [&rq](const Row& r) { return read_performance_cell(r, rq); });
+  }
+
+  std::optional<std::vector<UnsoldCell>> unsold_rollup(const RollupQuery& rq) override {
+    const std::string sql = rollup_sql("unsold_rollup", "COALESCE(SUM(leads), 0)", rq,
+                                       [](int n) { return "$" + std::to_string(n); });
+    Params params;
+    params.add(rq.from_ms).add(rq.to_ms);
+    for (const auto& f : rq.filters) params.add(f.second);
+    return read_rows<UnsoldCell>("unsold_rollup", sql.c_str(), params,
+                                 [&rq](const Row& r) { return read_unsold_cell(r, rq); });
   }
 
  private:
@@ -1458,6 +1462,32 @@ class PgStore final : public Store, private PgCalls {
     for (const auto& k : keys) params.add(k.str());
     for (const auto& f : figures) params.add(f.str());
     return {sql.c_str(), std::move(params)};
+  }
+
+  /// Adds `deltas` to the unsold rollup in one statement, rows in the key's order.
+  static Statement unsold_statement(const UnsoldDeltas& deltas) {
+    ArrayText keys[7], leads;
+    for (const auto& [key, n] : deltas) {
+      keys[0].add(std::get<0>(key));
+      keys[1].add(std::get<1>(key));
+      keys[2].add(std::get<2>(key));
+      keys[3].add(std::get<3>(key));
+      keys[4].add(std::get<4>(key));
+      keys[5].add(std::get<5>(key));
+      keys[6].add(std::get<6>(key));
+      leads.add(n);
+    }
+    Params params;
+    for (const auto& k : keys) params.add(k.str());
+    params.add(leads.str());
+    return {
+        "INSERT INTO unsold_rollup (bucket, seller_id, campaign_id, buyer_id, vertical, source,"
+        " reason, leads) SELECT * FROM unnest($1::BIGINT[], $2::TEXT[], $3::TEXT[],"
+        " $4::TEXT[], $5::TEXT[], $6::TEXT[], $7::TEXT[], $8::BIGINT[])"
+        " ORDER BY 1, 2, 3, 4, 5, 6, 7"
+        " ON CONFLICT (bucket, seller_id, campaign_id, buyer_id, vertical, source, reason)"
+        " DO UPDATE SET leads = unsold_rollup.leads + excluded.leads",
+        std::move(params)};
   }
 
   static std::int64_t hour_start(std::int64_t ms) {

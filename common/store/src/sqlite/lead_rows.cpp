@@ -8,6 +8,7 @@
 namespace leadflow::sqlite {
 
 using store_rows::add_outcome;
+using store_rows::add_unsold;
 using store_rows::kFigures;
 using store_rows::performance_additions;
 using store_rows::performance_column_list;
@@ -42,8 +43,7 @@ void bind_lead(Query& q, const Lead& l, const std::string& custom_fields) {
 }
 
 int record_outcome(Connection& c, const OutcomeRecord& o, const std::string& attempts,
-                   const std::string& ineligible, StoreStatus& result,
-                   PerformanceDeltas& performance) {
+                   const std::string& ineligible, StoreStatus& result, OutcomeDeltas& deltas) {
   const Distribution& d = o.distribution;
   if (d.status == DeliveryStatus::kPending) {
     result = StoreStatus::kConflict;  // decides nothing; there is no "invalid" status
@@ -122,9 +122,10 @@ int record_outcome(Connection& c, const OutcomeRecord& o, const std::string& att
     if (int rel = Query(c, "RELEASE outcome").run()) return rel;
   }
   result = StoreStatus::kOk;
-  // The performance rollup counts the decided lead and its buyers' pings and posts; the caller
-  // writes a batch's counts at once.
-  add_outcome(performance, keys, d);
+  // The performance rollup counts the decided lead and its buyers' pings and posts, the unsold
+  // rollup why nobody took it; the caller writes a batch's counts at once.
+  add_outcome(deltas.performance, keys, d);
+  add_unsold(deltas.unsold, keys, d);
   return SQLITE_OK;
 }
 
@@ -165,6 +166,31 @@ int write_performance(Connection& c, const PerformanceDeltas& deltas) {
     if (int rc = q.run()) return rc;
   }
   return SQLITE_OK;
+}
+
+int write_unsold(Connection& c, const UnsoldDeltas& deltas) {
+  for (const auto& [key, leads] : deltas) {
+    Query q(c,
+            "INSERT INTO unsold_rollup (bucket, seller_id, campaign_id, buyer_id, vertical, source,"
+            " reason, leads) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
+            " ON CONFLICT (bucket, seller_id, campaign_id, buyer_id, vertical, source, reason)"
+            " DO UPDATE SET leads = leads + excluded.leads");
+    q.bind(std::get<0>(key))
+        .bind(std::get<1>(key))
+        .bind(std::get<2>(key))
+        .bind(std::get<3>(key))
+        .bind(std::get<4>(key))
+        .bind(std::get<5>(key))
+        .bind(std::get<6>(key))
+        .bind(leads);
+    if (int rc = q.run()) return rc;
+  }
+  return SQLITE_OK;
+}
+
+int write_outcome_deltas(Connection& c, const OutcomeDeltas& deltas) {
+  if (int rc = write_performance(c, deltas.performance)) return rc;
+  return write_unsold(c, deltas.unsold);
 }
 
 }  // namespace leadflow::sqlite

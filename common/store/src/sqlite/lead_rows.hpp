@@ -5,6 +5,7 @@
 #include "leadflow/store/store.hpp"
 #include "performance_rows.hpp"
 #include "sqlite/driver.hpp"
+#include "unsold_rows.hpp"
 
 namespace leadflow::sqlite {
 
@@ -13,22 +14,29 @@ namespace leadflow::sqlite {
 void bind_lead(Query& q, const Lead& l, const std::string& custom_fields);
 
 using store_rows::LeadKeys;
+using store_rows::OutcomeDeltas;
 using store_rows::PerformanceDeltas;
+using store_rows::UnsoldDeltas;
 
 /// Writes one outcome inside the caller's transaction: the lead's decided columns, and for a sale
 /// the sales rows, under a savepoint so that a lead is never marked delivered without its sales;
-/// adds what it counts to `performance` (written by the caller, once per batch). Returns
+/// adds what it counts to the rollups' `deltas` (written by the caller, once per batch). Returns
 /// SQLITE_OK with `result` set (kOk, kConflict when already decided or a sale is refused,
 /// kNotFound), or the error that must abort the whole transaction. `attempts` and
 /// `ineligible` are the JSON texts of the distribution's lists.
 int record_outcome(Connection& c, const OutcomeRecord& o, const std::string& attempts,
-                   const std::string& ineligible, StoreStatus& result,
-                   PerformanceDeltas& performance);
+                   const std::string& ineligible, StoreStatus& result, OutcomeDeltas& deltas);
 
 /// The keys the rollups count a lead under (SQLITE_NOTFOUND when there is no such lead).
 int read_lead_keys(Connection& c, std::string_view lead_id, LeadKeys& keys);
 
 /// Adds `deltas` to the performance rollup, inside the caller's transaction.
 int write_performance(Connection& c, const PerformanceDeltas& deltas);
+
+/// Adds `deltas` to the unsold rollup, inside the caller's transaction.
+int write_unsold(Connection& c, const UnsoldDeltas& deltas);
+
+/// Adds a batch's `deltas` to both rollups, inside the caller's transaction.
+int write_outcome_deltas(Connection& c, const OutcomeDeltas& deltas);
 
 }  // namespace leadflow::sqlite

@@ -467,6 +467,29 @@ CREATE TABLE user_sessions (
 );
 CREATE INDEX user_sessions_by_user ON user_sessions (user_id);
 )sql"},
+    // Why leads go unsold: per quarter hour of the lead's arrival and the report keys, each lead
+    // decided unsold under buyer "" by the furthest its auction got, and under each buyer that
+    // could have had it by why that buyer did not (unsold_rows.hpp), written with the outcome.
+    // Leads decided before count under the one reason "not_recorded", so the lead totals match
+    // the performance rollup's; their buyers' reasons were not kept apart.
+    {10, R"sql(
+CREATE TABLE unsold_rollup (
+  bucket       INTEGER NOT NULL,
+  seller_id    TEXT NOT NULL,
+  campaign_id  TEXT NOT NULL,
+  buyer_id     TEXT NOT NULL,
+  vertical     TEXT NOT NULL,
+  source       TEXT NOT NULL,
+  reason       TEXT NOT NULL,
+  leads        INTEGER NOT NULL,
+  PRIMARY KEY (bucket, seller_id, campaign_id, buyer_id, vertical, source, reason)
+) WITHOUT ROWID;
+INSERT INTO unsold_rollup (bucket, seller_id, campaign_id, buyer_id, vertical, source, reason,
+                           leads)
+SELECT received_at - received_at % 900000, seller_id, campaign_id, '', vertical, source,
+       'not_recorded', COUNT(*)
+FROM leads WHERE status IN ('unsold', 'rejected') GROUP BY 1, 2, 3, 5, 6;
+)sql"},
 };
 
 }  // namespace

@@ -826,13 +826,13 @@ class SqliteStore final : public Store, private SqliteCalls {
       Connection& c = *writer_;
       Transaction tx(c);
       if (int rc = tx.begin()) return (report(c, rc, "record_outcomes"), all_failed);
-      PerformanceDeltas performance;
+      OutcomeDeltas deltas;
       for (std::size_t i = 0; i < outcomes.size(); ++i) {
         int rc = record_outcome(c, outcomes[i], json_text[i].first, json_text[i].second, results[i],
-                                performance);
+                                deltas);
         if (rc != SQLITE_OK) return (report(c, rc, "record_outcomes"), all_failed);
       }
-      if (int rc = write_performance(c, performance))
+      if (int rc = write_outcome_deltas(c, deltas))
         return (report(c, rc, "record_outcomes"), all_failed);
       if (int rc = tx.commit()) return (report(c, rc, "record_outcomes"), all_failed);
       return results;
@@ -1157,39 +1157,21 @@ class SqliteStore final : public Store, private SqliteCalls {
         [&rq](const Query& q) { return read_revenue_cell(q, rq); });
   }
 
-  CampaignStats campaign_stats(std::string_view campaign_id, std::int64_t since_ms) override {
-    return guarded("campaign_stats", CampaignStats{}, [&] {
-      CampaignStats s;
-      auto conn = readers_.acquire();
-      if (!conn) return s;
-      {
-        Query q(*conn,
-                "SELECT COUNT(*),"
-                " COALESCE(SUM(status = 'delivered'), 0),"
-                " COALESCE(SUM(status = 'unsold'), 0),"
-                " COALESCE(SUM(status = 'duplicate'), 0),"
-                " COALESCE(SUM(status = 'pending'), 0),"
-                " COALESCE(SUM(status IN ('failed', 'rejected')), 0),"
-                " COALESCE(SUM(CASE WHEN status = 'delivered' THEN payout_cents END), 0)"
-                " FROM leads WHERE campaign_id = ?1 AND received_at >= ?2");
-        const int rc = q.bind(campaign_id).bind(since_ms).step();
-        if (rc != SQLITE_ROW) return (report(*conn, rc, "campaign_stats"), CampaignStats{});
-        s.received = q.int64(0);
-        s.sold = q.int64(1);
-        s.unsold = q.int64(2);
-        s.duplicates = q.int64(3);
-        s.queued = q.int64(4);
-        s.errors = q.int64(5);
-        s.payout = q.int64(6);
-      }
-      Query q(*conn,
-              "SELECT COALESCE(SUM(count), 0) FROM invalid_counts"
-              " WHERE campaign_id = ?1 AND hour_start >= ?2");
-      const int rc = q.bind(campaign_id).bind(hour_start(since_ms)).step();
-      if (rc != SQLITE_ROW) return (report(*conn, rc, "campaign_stats"), CampaignStats{});
-      s.invalid = q.int64(0);
-      return s;
-    });
+  std::optional<std::int64_t> count_queued(std::string_view campaign_id,
+                                           std::int64_t since_ms) override {
+    return guarded(
+        "count_queued", std::optional<std::int64_t>{}, [&]() -> std::optional<std::int64_t> {
+          auto conn = readers_.acquire();
+          if (!conn) return std::nullopt;
+          // The leads still pending are few, whatever the campaign's history holds.
+          Query q(*conn,
+                  "SELECT COUNT(*) FROM leads INDEXED BY leads_by_status WHERE status = 'pending'"
+                  " AND campaign_id = ?1 AND received_at >= ?2");
+          const int rc = q.bind(campaign_id).bind(since_ms).step();
+          if (rc == SQLITE_ROW) return q.int64(0);
+          report(*conn, rc, "count_queued");
+          return std::nullopt;
+        });
   }
 
   /// The campaign's count, and its row of the performance rollup, in one transaction.
@@ -1234,6 +1216,18 @@ class SqliteStore final : public Store, private SqliteCalls {
         [&rq](const Query& q) { return read_performance_cell(q, rq); });
   }
 
+  std::optional<std::vector<UnsoldCell>> unsold_rollup(const RollupQuery& rq) override {
+    const std::string sql = rollup_sql("unsold_rollup", "COALESCE(SUM(leads), 0)", rq,
+                                       [](int n) { return "?" + std::to_string(n); });
+    return read_rows<UnsoldCell>(
+        "unsold_rollup", sql.c_str(),
+        [&](Query& q) {
+          q.bind(rq.from_ms).bind(rq.to_ms);
+          for (const auto& f : rq.filters) q.bind(std::string_view(f.second));
+        },
+        [&rq](const Query& q) { return read_unsold_cell(q, rq); });
+  }
+
  private:
   static std::int64_t clamp_limit(int limit) { return std::clamp<std::int64_t>(limit, 1, 1000); }
 
@@ -1242,13 +1236,14 @@ class SqliteStore final : public Store, private SqliteCalls {
     return h * kHourMs;
   }
 
-  /// A settlement moved a failed lead to sold or unsold: so does its row of the rollup.
+  /// A settlement moved a failed lead to sold or unsold: so do its rows of the rollups.
   static int settled_in_rollup(Connection& c, std::string_view lead_id, bool sold) {
     LeadKeys keys;
     if (int rc = read_lead_keys(c, lead_id, keys)) return rc;
-    PerformanceDeltas deltas;
-    store_rows::add_settled(deltas, keys, sold);
-    return write_performance(c, deltas);
+    OutcomeDeltas deltas;
+    store_rows::add_settled(deltas.performance, keys, sold);
+    if (!sold) store_rows::add_settled_unsold(deltas.unsold, keys);
+    return write_outcome_deltas(c, deltas);
   }
 
   static std::vector<LeadInsertResult> failed(const Connection& c, int rc, const char* op,

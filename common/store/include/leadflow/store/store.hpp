@@ -209,8 +209,9 @@ struct ReturnStats {
   std::int64_t returns = 0;
 };
 
-/// What a report is cut by, besides time (SPEC §2 Reports).
-enum class ReportKey { kSeller, kCampaign, kBuyer, kVertical, kSource };
+/// What a report is cut by, besides time (SPEC §2 Reports). kReason is the unsold rollup's
+/// alone.
+enum class ReportKey { kSeller, kCampaign, kBuyer, kVertical, kSource, kReason };
 
 /// A question to a rollup: its quarter hours in [from_ms, to_ms) (both on a quarter hour), only
 /// the rows matching every filter, summed per quarter hour (`by_bucket`) and per `group` keys
@@ -279,10 +280,12 @@ struct PerformanceCell {
   std::array<std::int64_t, kPerformanceFigures> figures{};
 };
 
-struct CampaignStats {
-  std::int64_t received = 0, sold = 0, unsold = 0, duplicates = 0, invalid = 0, queued = 0,
-               errors = 0;
-  Cents payout = 0;
+/// One sum of the unsold rollup: leads decided unsold, counted under buyer "" by why the lead
+/// went unsold, and under each buyer that could have had it by why that buyer did not.
+struct UnsoldCell {
+  std::int64_t bucket_ms = 0;     // with by_bucket
+  std::vector<std::string> keys;  // one value per group key
+  std::int64_t leads = 0;
 };
 
 /// A subscription to a channel of announcements (Store::watch): payloads are delivered until it
@@ -491,7 +494,10 @@ class Store {
     return nullptr;
   }
 
-  virtual CampaignStats campaign_stats(std::string_view campaign_id, std::int64_t since_ms) = 0;
+  /// How many of the campaign's leads received since `since_ms` are still undecided (the
+  /// rollups count a lead once decided); nullopt when the store cannot say.
+  virtual std::optional<std::int64_t> count_queued(std::string_view campaign_id,
+                                                   std::int64_t since_ms) = 0;
 
   // --- reports ------------------------------------------------------------------------------
   /// The revenue rollup's sums (kept with each ledger entry, so exact); nullopt when the store
@@ -499,6 +505,8 @@ class Store {
   virtual std::optional<std::vector<RevenueCell>> revenue_rollup(const RollupQuery& q) = 0;
   /// The performance rollup's sums (kept with each outcome); nullopt when the store cannot say.
   virtual std::optional<std::vector<PerformanceCell>> performance_rollup(const RollupQuery& q) = 0;
+  /// The unsold rollup's sums (kept with each outcome); nullopt when the store cannot say.
+  virtual std::optional<std::vector<UnsoldCell>> unsold_rollup(const RollupQuery& q) = 0;
   /// Counts a Surface B post that failed validation (the lead itself is never stored).
   virtual void count_invalid(std::string_view campaign_id, std::int64_t at_ms) = 0;
 };
