@@ -50,6 +50,9 @@ inline PerformanceFigures& figures_of(PerformanceDeltas& d, const PerformanceKey
   return it->second;
 }
 
+/// What each buyer asked adds, by its attempts.
+inline void add_buyers(PerformanceDeltas& d, const LeadKeys& l, const Distribution& dist);
+
 /// What a decided lead adds: the lead by its status, and each buyer asked by its attempts.
 inline void add_outcome(PerformanceDeltas& d, const LeadKeys& l, const Distribution& dist) {
   PerformanceFigures& lead = figures_of(d, performance_key(l, ""));
@@ -72,6 +75,10 @@ inline void add_outcome(PerformanceDeltas& d, const LeadKeys& l, const Distribut
     case DeliveryStatus::kPending:
       break;
   }
+  add_buyers(d, l, dist);
+}
+
+inline void add_buyers(PerformanceDeltas& d, const LeadKeys& l, const Distribution& dist) {
   for (const Attempt& a : dist.attempts) {
     PerformanceFigures& b = figures_of(d, performance_key(l, a.buyer_id));
     const bool ping = a.kind == AttemptKind::kPing;

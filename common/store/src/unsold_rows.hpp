@@ -12,6 +12,7 @@
 #include "leadflow/domain/lead.hpp"
 #include "leadflow/store/store.hpp"
 #include "performance_rows.hpp"
+#include "rows.hpp"
 
 namespace leadflow::store_rows {
 
@@ -107,6 +108,20 @@ struct OutcomeDeltas {
 /// A settlement decided a failed lead unsold: it counts under its own reason.
 inline void add_settled_unsold(UnsoldDeltas& d, const LeadKeys& l) {
   count_unsold(d, l, "", "settled_not_sold");
+}
+
+/// What a lead decided before a rollup existed adds to it when the rollup is filled from the
+/// stored leads at its migration: `buyers` the performance rollup's buyer figures (the leads'
+/// own were carried over in SQL), `unsold` the unsold rollup's reasons. What the outcome would
+/// have added then, from what the lead's row holds now (a settled lead by its settlement).
+inline void add_backfill(OutcomeDeltas& d, const LeadKeys& l, const Distribution& dist, bool buyers,
+                         bool unsold) {
+  if (buyers) add_buyers(d.performance, l, dist);
+  if (!unsold) return;
+  if (dist.status == DeliveryStatus::kUnsold && dist.reason == settled_reason(false))
+    add_settled_unsold(d.unsold, l);
+  else
+    add_unsold(d.unsold, l, dist);
 }
 
 }  // namespace leadflow::store_rows

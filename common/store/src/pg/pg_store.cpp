@@ -51,6 +51,7 @@
 #include "performance_rows.hpp"
 #include "pg/driver.hpp"
 #include "pg/redact.hpp"
+#include "pg/rollup_rows.hpp"
 #include "pg/schema.hpp"
 #include "rows.hpp"
 #include "unsold_rows.hpp"
@@ -1429,66 +1430,6 @@ class PgStore final : public Store, private PgCalls {
 
  private:
   static std::int64_t clamp_limit(int limit) { return std::clamp<std::int64_t>(limit, 1, 1000); }
-
-  /// Adds `deltas` to the performance rollup in one statement, rows in the key's order (a map
-  /// of tuples orders as "C" collation does), so concurrent transactions lock them in one order.
-  static Statement performance_statement(const PerformanceDeltas& deltas) {
-    static const std::string sql = [] {
-      std::string s =
-          "INSERT INTO performance_rollup (bucket, seller_id, campaign_id, buyer_id, vertical,"
-          " source, " +
-          performance_column_list() +
-          ") SELECT * FROM unnest($1::BIGINT[], $2::TEXT[], $3::TEXT[], $4::TEXT[], $5::TEXT[],"
-          " $6::TEXT[]";
-      for (int i = 0; i < kFigures; ++i) s += ", $" + std::to_string(7 + i) + "::BIGINT[]";
-      return s +
-             ") ORDER BY 1, 2, 3, 4, 5, 6"
-             " ON CONFLICT (bucket, seller_id, campaign_id, buyer_id, vertical, source) DO UPDATE"
-             " SET " +
-             performance_additions("performance_rollup");
-    }();
-    ArrayText keys[6];
-    std::array<ArrayText, kFigures> figures;
-    for (const auto& [key, values] : deltas) {
-      keys[0].add(std::get<0>(key));
-      keys[1].add(std::get<1>(key));
-      keys[2].add(std::get<2>(key));
-      keys[3].add(std::get<3>(key));
-      keys[4].add(std::get<4>(key));
-      keys[5].add(std::get<5>(key));
-      for (int i = 0; i < kFigures; ++i) figures[i].add(values[i]);
-    }
-    Params params;
-    for (const auto& k : keys) params.add(k.str());
-    for (const auto& f : figures) params.add(f.str());
-    return {sql.c_str(), std::move(params)};
-  }
-
-  /// Adds `deltas` to the unsold rollup in one statement, rows in the key's order.
-  static Statement unsold_statement(const UnsoldDeltas& deltas) {
-    ArrayText keys[7], leads;
-    for (const auto& [key, n] : deltas) {
-      keys[0].add(std::get<0>(key));
-      keys[1].add(std::get<1>(key));
-      keys[2].add(std::get<2>(key));
-      keys[3].add(std::get<3>(key));
-      keys[4].add(std::get<4>(key));
-      keys[5].add(std::get<5>(key));
-      keys[6].add(std::get<6>(key));
-      leads.add(n);
-    }
-    Params params;
-    for (const auto& k : keys) params.add(k.str());
-    params.add(leads.str());
-    return {
-        "INSERT INTO unsold_rollup (bucket, seller_id, campaign_id, buyer_id, vertical, source,"
-        " reason, leads) SELECT * FROM unnest($1::BIGINT[], $2::TEXT[], $3::TEXT[],"
-        " $4::TEXT[], $5::TEXT[], $6::TEXT[], $7::TEXT[], $8::BIGINT[])"
-        " ORDER BY 1, 2, 3, 4, 5, 6, 7"
-        " ON CONFLICT (bucket, seller_id, campaign_id, buyer_id, vertical, source, reason)"
-        " DO UPDATE SET leads = unsold_rollup.leads + excluded.leads",
-        std::move(params)};
-  }
 
   static std::int64_t hour_start(std::int64_t ms) {
     const std::int64_t h = ms / kHourMs - (ms % kHourMs < 0 ? 1 : 0);  // floor, also below 0

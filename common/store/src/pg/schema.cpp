@@ -6,6 +6,7 @@
 #include <iterator>
 
 #include "leadflow/store/schema_versions.hpp"
+#include "pg/rollup_rows.hpp"
 
 namespace leadflow::pg {
 namespace {
@@ -457,8 +458,8 @@ CREATE INDEX user_sessions_by_user ON user_sessions (user_id);
     // Why leads go unsold: per quarter hour of the lead's arrival and the report keys, each lead
     // decided unsold under buyer "" by the furthest its auction got, and under each buyer that
     // could have had it by why that buyer did not (unsold_rows.hpp), written with the outcome.
-    // Leads decided before count under the one reason "not_recorded", so the lead totals match
-    // the performance rollup's; their buyers' reasons were not kept apart.
+    // The leads decided before are counted from their rows by apply_migrations, in this
+    // migration's transaction.
     {10, R"sql(
 CREATE TABLE unsold_rollup (
   bucket       BIGINT NOT NULL,
@@ -471,11 +472,6 @@ CREATE TABLE unsold_rollup (
   leads        BIGINT NOT NULL,
   PRIMARY KEY (bucket, seller_id, campaign_id, buyer_id, vertical, source, reason)
 );
-INSERT INTO unsold_rollup (bucket, seller_id, campaign_id, buyer_id, vertical, source, reason,
-                           leads)
-SELECT received_at - received_at % 900000, seller_id, campaign_id, '', vertical, source,
-       'not_recorded', COUNT(*)
-FROM leads WHERE status IN ('unsold', 'rejected') GROUP BY 1, 2, 3, 5, 6;
 )sql"},
 };
 
@@ -503,6 +499,10 @@ StoreStatus apply_migrations(Connection& c) {
   }
   for (std::int64_t v = current + 1; v <= latest; ++v) {
     c.exec_script(migrations()[v - 1].sql, Effect::kRead);  // inside the transaction
+    // Rollups filled from the leads already decided, in the transaction that made them: the
+    // performance rollup's buyer figures (8; its SQL carried the leads' statuses over) and the
+    // unsold rollup (10).
+    if (v == 8 || v == 10) backfill_rollups(c, v == 8, v == 10);
     c.exec(
         "INSERT INTO schema_migrations (version, applied_at)"
         " VALUES ($1, (EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::BIGINT)",

@@ -2,6 +2,8 @@
 // and, for a sale, the sales row.
 #include "sqlite/lead_rows.hpp"
 
+#include "leadflow/base/log.hpp"
+#include "leadflow/domain/lead_codec.hpp"
 #include "performance_rows.hpp"
 #include "rows.hpp"
 
@@ -191,6 +193,46 @@ int write_unsold(Connection& c, const UnsoldDeltas& deltas) {
 int write_outcome_deltas(Connection& c, const OutcomeDeltas& deltas) {
   if (int rc = write_performance(c, deltas.performance)) return rc;
   return write_unsold(c, deltas.unsold);
+}
+
+int backfill_rollups(Connection& c, bool buyers, bool unsold) {
+  // Pages in id order, each page's counts written before the next is read: memory stays
+  // bounded by a page's keys, whatever the store holds.
+  constexpr int kPage = 5000;
+  const std::string sql =
+      std::string(
+          "SELECT id, received_at, seller_id, campaign_id, vertical, source,"
+          " status, reason, attempts, ineligible FROM leads WHERE id > ?1 AND ") +
+      (buyers ? "status <> 'pending'" : "status IN ('unsold', 'rejected')") +
+      " ORDER BY id LIMIT " + std::to_string(kPage);
+  std::string after;
+  std::int64_t leads = 0;
+  for (;;) {
+    OutcomeDeltas deltas;
+    int n = 0;
+    {
+      Query q(c, sql);
+      q.bind(after);
+      int rc;
+      while ((rc = q.step()) == SQLITE_ROW) {
+        after = q.text(0);
+        ++n;
+        const LeadKeys keys{q.int64(1), q.text(2), q.text(3), q.text(4), q.text(5)};
+        Distribution d;
+        d.status = parse_delivery_status(q.text(6)).value_or(DeliveryStatus::kPending);
+        d.reason = q.text(7);
+        d.attempts = attempts_from_json(store_rows::parse_json(q.text(8)));
+        d.ineligible = ineligible_from_json(store_rows::parse_json(q.text(9)));
+        store_rows::add_backfill(deltas, keys, d, buyers, unsold);
+      }
+      if (rc != SQLITE_DONE) return rc;
+    }
+    if (int rc = write_outcome_deltas(c, deltas)) return rc;
+    leads += n;
+    if (n < kPage) break;
+    if (leads % 100'000 == 0) log(LogLevel::kInfo, "store_backfill", {{"leads", leads}});
+  }
+  return SQLITE_OK;
 }
 
 }  // namespace leadflow::sqlite

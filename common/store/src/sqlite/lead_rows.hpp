@@ -39,4 +39,9 @@ int write_unsold(Connection& c, const UnsoldDeltas& deltas);
 /// Adds a batch's `deltas` to both rollups, inside the caller's transaction.
 int write_outcome_deltas(Connection& c, const OutcomeDeltas& deltas);
 
+/// Fills a rollup just created by a migration from the leads already decided, inside the
+/// migration's transaction (store_rows::add_backfill): `buyers` the performance rollup's buyer
+/// figures, `unsold` the unsold rollup's reasons.
+int backfill_rollups(Connection& c, bool buyers, bool unsold);
+
 }  // namespace leadflow::sqlite
