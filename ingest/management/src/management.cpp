@@ -212,6 +212,61 @@ Management::Created Management::create_campaign(const json& body) {
   return out;
 }
 
+namespace {
+// A field of a campaign's view that PUT may send back as it was read, but never change.
+void keep_read_only(const json& body, const char* name, const std::string& current,
+                    FieldErrors& errors) {
+  const auto it = body.find(name);
+  if (it == body.end() || (it->is_string() && it->get_ref<const std::string&>() == current)) return;
+  errors.push_back({name, "read_only", "cannot be changed"});
+}
+}  // namespace
+
+Management::Created Management::update_campaign(const std::string& id, const json& body) {
+  Created out;
+  if (!body.is_object()) {
+    out.errors.push_back({"body", "invalid_type", "must be a JSON object"});
+    return out;
+  }
+  unknown_fields(
+      body,
+      {"name", "status", "mode", "sync_timeout_ms", "rate_limit_per_minute", "payout", "seller_id",
+       "vertical", "campaign_id", "created_at", "campaign_key_hint", "campaign_key"},
+      out.errors);
+  auto c = store_.get_campaign(id);
+  if (!c) {
+    out.status = StoreStatus::kNotFound;
+    return out;
+  }
+  keep_read_only(body, "seller_id", c->seller_id, out.errors);
+  keep_read_only(body, "vertical", c->vertical, out.errors);
+  keep_read_only(body, "campaign_id", c->id, out.errors);
+  keep_read_only(body, "campaign_key_hint", c->key_hint, out.errors);
+  if (body.contains("created_at") && body["created_at"] != campaign_to_json(*c)["created_at"])
+    out.errors.push_back({"created_at", "read_only", "cannot be changed"});
+  if (body.contains("campaign_key"))
+    out.errors.push_back(
+        {"campaign_key", "read_only", "cannot be changed: create a new campaign for a new key"});
+  if (body.contains("name")) take_string(body, "name", kMaxName, true, c->name, out.errors);
+  take_status(body, c->active, out.errors);
+  if (body.contains("mode")) {
+    const auto& m = body["mode"];
+    if (m == "sync")
+      c->async_mode = false;
+    else if (m == "async")
+      c->async_mode = true;
+    else
+      out.errors.push_back({"mode", "not_allowed", "must be sync or async"});
+  }
+  take_int(body, "sync_timeout_ms", 100, 60000, c->sync_timeout_ms, out.errors);
+  take_int(body, "rate_limit_per_minute", 1, 10'000'000, c->rate_limit_per_minute, out.errors);
+  take_payout(body, c->payout_fixed, c->payout_value, out.errors);
+  if (!out.errors.empty()) return out;
+  out.status = store_.update_campaign(*c);
+  out.body = campaign_to_json(*c);
+  return out;
+}
+
 Management::Created Management::create_api_key(const json& body) {
   Created out;
   if (!body.is_object()) {

@@ -42,6 +42,12 @@ class Management {
   /// {"seller_id", "name", "vertical", "status", "mode", "sync_timeout_ms",
   ///  "rate_limit_per_minute", "payout": {"model": "revshare"|"fixed", "value"}}.
   Created create_campaign(const nlohmann::json& body);
+  /// PUT: replaces the fields the body names ("name", "status", "mode", "sync_timeout_ms",
+  /// "rate_limit_per_minute", "payout"), checked as create_campaign checks them, and keeps the
+  /// rest. "seller_id", "vertical", "campaign_id", "created_at" and "campaign_key_hint" may be
+  /// sent back as they read; a different value, or any "campaign_key", is a field error
+  /// (code "read_only"). kNotFound when there is no such campaign.
+  Created update_campaign(const std::string& id, const nlohmann::json& body);
   /// {"name", "seller_id" or "buyer_id" (neither for an operator key), "plan", "scopes": [...]}.
   /// Seller keys may hold leads:write, leads:read and reports:read only; buyer keys leads:read,
   /// returns:write and reports:read (all three by default).
@@ -57,7 +63,6 @@ class Management {
   /// Makes sure an operator key with every scope and the enterprise plan exists whose secret is
   /// exactly `secret` (LEADFLOW_BOOTSTRAP_KEY). Idempotent.
   StoreStatus ensure_bootstrap_key(const std::string& secret);
-
  private:
   Store& store_;
   const VerticalRegistry& verticals_;
