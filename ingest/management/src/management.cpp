@@ -479,6 +479,34 @@ Management::Created Management::update_user(const std::string& id, const json& b
   return out;
 }
 
+Management::Created Management::change_password(const User& user, const json& new_password,
+                                                const std::string& keep_session_hash) {
+  Created out;
+  std::string hash;
+  const bool hashed = take_password(json{{"password", new_password}}, true, hash, out.errors);
+  for (auto& e : out.errors) e.field = "new_password";
+  if (!out.errors.empty()) return out;
+  if (!hashed) {
+    out.status = StoreStatus::kUnavailable;
+    return out;
+  }
+  User u = user;
+  u.password_hash = hash;
+  out.status = store_.update_user(u);
+  if (out.status != StoreStatus::kOk) return out;
+  // The other sessions end; the caller's stays. The store ends every session of a user at once,
+  // so the caller's is put back as it was.
+  const Lookup<UserSession> mine = store_.find_session(keep_session_hash);
+  if (mine.status == StoreStatus::kUnavailable) {
+    out.status = StoreStatus::kUnavailable;
+    return out;
+  }
+  out.status = store_.delete_user_sessions(u.id);
+  if (out.status == StoreStatus::kOk && mine.value) out.status = store_.insert_session(*mine.value);
+  out.body = user_to_json(u);
+  return out;
+}
+
 StoreStatus Management::ensure_bootstrap_key(const std::string& secret) {
   const std::string hash = sha256_hex(secret);
   const Lookup<ApiKey> existing = store_.find_api_key_by_hash(hash);

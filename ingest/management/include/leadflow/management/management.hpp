@@ -63,6 +63,12 @@ class Management {
   /// Makes sure an operator key with every scope and the enterprise plan exists whose secret is
   /// exactly `secret` (LEADFLOW_BOOTSTRAP_KEY). Idempotent.
   StoreStatus ensure_bootstrap_key(const std::string& secret);
+  /// Changes a user's own password (POST /v1/session/password): `new_password` is checked as a
+  /// user's password is at creation, then hashed and stored; every session of the user but
+  /// `keep_session_hash` (the caller's) ends. The current password is the caller's to check.
+  Created change_password(const User& user, const nlohmann::json& new_password,
+                          const std::string& keep_session_hash);
+
  private:
   Store& store_;
   const VerticalRegistry& verticals_;
