@@ -1,8 +1,9 @@
 // What the dashboard needs of the server, over real HTTPS: campaigns read by their seller and
-// changed by the operator.
+// changed by the operator, buyers' health from the performance rollup.
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <map>
 #include <set>
 #include <string>
 #include <thread>
@@ -209,6 +210,71 @@ TEST_F(CampaignApiTest, ASellerListsOnlyItsOwnCampaignsWithoutKeys) {
   const std::string write_only =
       svc.add_api_key({{"name", "w"}, {"seller_id", mine}, {"scopes", {"leads:write"}}});
   EXPECT_EQ(svc.get("/v1/campaigns", write_only)->status, 403);
+}
+
+// --- buyer health -----------------------------------------------------------------------------
+
+TEST(BuyerHealthTest, ListAndViewCarryTheLast24HoursOfTheRollup) {
+  ServiceFixture svc;
+  auto good = start_buyer("good", 12.0);
+  auto bad = start_buyer("bad", 12.0);
+  bad->set_error_rate(1.0);
+  auto idle = start_buyer("idle", 12.0);
+  const std::string good_id = svc.add_buyer(*good);
+  const std::string bad_id = svc.add_buyer(*bad);
+  const std::string idle_id = svc.add_buyer(*idle, "solar");
+  for (int i = 0; i < 3; ++i) {
+    auto r = svc.post("/v1/leads", sample_lead(i), svc.operator_key());
+    ASSERT_EQ(r->status, 201) << r->body;
+  }
+  json health;
+  for (int i = 0; i < 100; ++i) {
+    auto r = svc.get("/v1/buyers/" + bad_id, svc.operator_key());
+    ASSERT_EQ(r->status, 200) << r->body;
+    health = body_of(r)["data"]["health"];
+    if (health["pings_24h"] == 3) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(health, (json{{"status", "failing"},
+                          {"pings_24h", 3},
+                          {"posts_24h", 0},
+                          {"errors_24h", 3},
+                          {"timeouts_24h", 0},
+                          {"error_rate_24h", 1.0},
+                          {"return_rate", 0.0},
+                          {"flagged", false}}));
+
+  auto list = svc.get("/v1/buyers", svc.operator_key());
+  ASSERT_EQ(list->status, 200) << list->body;
+  std::map<std::string, json> by_id;
+  const json listed = body_of(list);
+  for (const auto& b : listed["data"]) by_id[b["buyer_id"]] = b["health"];
+  ASSERT_EQ(by_id.size(), 3u);
+  EXPECT_EQ(by_id[bad_id], health);
+  const json& g = by_id[good_id];
+  EXPECT_EQ(g["status"], "healthy");
+  EXPECT_EQ(g["pings_24h"], 3);
+  EXPECT_EQ(g["posts_24h"], 3);
+  EXPECT_EQ(g["errors_24h"], 0);
+  EXPECT_EQ(g["error_rate_24h"], 0.0);
+  EXPECT_EQ(by_id[idle_id], (json{{"status", "idle"},
+                                  {"pings_24h", 0},
+                                  {"posts_24h", 0},
+                                  {"errors_24h", 0},
+                                  {"timeouts_24h", 0},
+                                  {"error_rate_24h", nullptr},
+                                  {"return_rate", 0.0},
+                                  {"flagged", false}}));
+
+  // Read-only: sent back in a PUT, it is ignored.
+  json view = body_of(svc.get("/v1/buyers/" + good_id, svc.operator_key()))["data"];
+  view["health"]["status"] = "failing";
+  auto same = put(svc, "/v1/buyers/" + good_id, {{"name", "good two"}, {"health", view["health"]}},
+                  svc.operator_key());
+  ASSERT_EQ(same->status, 200) << same->body;
+  EXPECT_EQ(
+      body_of(svc.get("/v1/buyers/" + good_id, svc.operator_key()))["data"]["health"]["status"],
+      "healthy");
 }
 
 }  // namespace

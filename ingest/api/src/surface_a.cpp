@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "auth.hpp"
+#include "buyer_health.hpp"
 #include "errors.hpp"
 #include "intake.hpp"
 #include "leadflow/api/api.hpp"
@@ -345,9 +346,16 @@ void list_buyers(IngestContext& ctx, const http::Request& req, http::Response& r
     http::send_problem(res, 400, "invalid query parameters", errors);
     return;
   }
+  // One rollup question answers the traffic of every buyer of the page.
+  const std::optional<BuyerTraffic> traffic = buyer_traffic_24h(ctx);
   send_page(
       res, q, [&](const BuyerQuery& page) { return ctx.store.list_buyers(page); },
-      [](const Buyer& b) { return b.id; }, [](const Buyer& b) { return buyer_to_json(b, true); });
+      [](const Buyer& b) { return b.id; },
+      [&ctx, &traffic](const Buyer& b) {
+        json j = buyer_to_json(b, true);
+        j["health"] = buyer_health_json(traffic, b.id, buyer_return_summary(ctx, b));
+        return j;
+      });
 }
 
 void create_buyer(IngestContext& ctx, const http::Request& req, http::Response& res) {
@@ -355,6 +363,7 @@ void create_buyer(IngestContext& ctx, const http::Request& req, http::Response& 
   if (!require_json(req, res)) return;
   auto body = parse_body(req, res);
   if (!body) return;
+  if (body->is_object()) body->erase("health");  // read-only, as in a PUT
   FieldErrors errors;
   Buyer b = buyer_from_json(*body, nullptr, ctx.config.allow_private_buyers, errors);
   if (errors.empty()) check_verticals(ctx, b, errors);
@@ -376,6 +385,7 @@ void get_buyer(IngestContext& ctx, const http::Request& req, http::Response& res
   if (!b) return http::send_problem(res, 404, "no such buyer");
   json data = buyer_to_json(*b, true);
   data["returns"] = buyer_return_summary(ctx, *b);
+  data["health"] = buyer_health_json(buyer_traffic_24h(ctx, b->id), b->id, data["returns"]);
   http::send_json(res, 200, {{"success", true}, {"data", std::move(data)}});
 }
 
@@ -386,6 +396,8 @@ void update_buyer(IngestContext& ctx, const http::Request& req, http::Response& 
   if (!base) return http::send_problem(res, 404, "no such buyer");
   auto body = parse_body(req, res);
   if (!body) return;
+  // `health` is read-only, figures of the view: a client may send back what it read.
+  if (body->is_object()) body->erase("health");
   FieldErrors errors;
   Buyer b = buyer_from_json(*body, &*base, ctx.config.allow_private_buyers, errors);
   if (errors.empty()) check_verticals(ctx, b, errors);
