@@ -1,13 +1,16 @@
 // What the dashboard needs of the server, over real HTTPS: campaigns read by their seller and
-// changed by the operator, buyers' health from the performance rollup.
+// changed by the operator, buyers' health from the performance rollup, and a test ping of a
+// buyer through the workers' own protocol code.
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
 #include <thread>
 
+#include "leadflow/api/buyer_test_ping.hpp"
 #include "leadflow/domain/accounts.hpp"
 #include "leadflow/store/store.hpp"
 #include "service_fixture.hpp"
@@ -275,6 +278,167 @@ TEST(BuyerHealthTest, ListAndViewCarryTheLast24HoursOfTheRollup) {
   EXPECT_EQ(
       body_of(svc.get("/v1/buyers/" + good_id, svc.operator_key()))["data"]["health"]["status"],
       "healthy");
+}
+
+// --- test pings -------------------------------------------------------------------------------
+
+TEST(BuyerTestPingTest, PingsTheBuyerAsAWorkerWouldAndAnswersWhatCameBack) {
+  ServiceOptions o;
+  o.workers = 0;
+  ServiceFixture svc(o);
+  auto sim = start_buyer("tested", 12.5);
+  const std::string id =
+      svc.add_buyer(*sim, "auto_insurance",
+                    {{"delivery", {{"headers", {{"X-Api-Key", "buyer-secret-1234"}}}}},
+                     {"filters", {{"states", {"TX"}}}}});
+  const std::string path = "/v1/buyers/" + id + "/test-ping";
+
+  auto bid = svc.post(path, json::object(), svc.operator_key());
+  ASSERT_EQ(bid->status, 200) << bid->body;
+  const json d = body_of(bid)["data"];
+  EXPECT_EQ(body_of(bid)["success"], true);
+  EXPECT_EQ(d["url"], sim->ping_url());
+  EXPECT_EQ(d["http_status"], 200);
+  EXPECT_EQ(d["outcome"], "bid");
+  EXPECT_EQ(d["bid"], 12.5);
+  EXPECT_EQ(d["reason"], nullptr);
+  EXPECT_GE(d["duration_ms"].get<int>(), 0);
+  // The ping is the workers' own: the buyer's headers, no personal data, a clearly synthetic
+  // lead in a state the buyer's filters take.
+  ASSERT_EQ(sim->pings().size(), 1u);
+  const RecordedRequest ping = sim->pings().front();
+  EXPECT_EQ(ping.header("X-Api-Key"), "buyer-secret-1234");
+  const json sent = json::parse(ping.body);
+  EXPECT_EQ(sent["source"], "leadflow_test_ping");
+  EXPECT_EQ(sent["vertical"], "auto_insurance");
+  EXPECT_EQ(sent["state"], "TX");
+  EXPECT_EQ(sent["lead_id"].get<std::string>().rfind("test_", 0), 0u);
+  EXPECT_FALSE(sent.contains("email"));
+  EXPECT_FALSE(sent.contains("phone"));
+  EXPECT_EQ(sim->stats().pii_pings, 0u);
+  EXPECT_EQ(sim->stats().posts, 0u);  // never a post
+
+  sim->stub("/ping", 200, R"({"bid": 0})");
+  auto none = svc.post(path, json::object(), svc.operator_key());
+  ASSERT_EQ(none->status, 200) << none->body;
+  EXPECT_EQ(body_of(none)["data"]["outcome"], "no_bid");
+  EXPECT_EQ(body_of(none)["data"]["bid"], nullptr);
+  EXPECT_EQ(body_of(none)["data"]["reason"], "no bid");
+
+  sim->stub("/ping", 503, "down");
+  auto error = svc.post(path, json::object(), svc.operator_key());
+  ASSERT_EQ(error->status, 200) << error->body;
+  EXPECT_EQ(body_of(error)["data"]["outcome"], "error");
+  EXPECT_EQ(body_of(error)["data"]["http_status"], 503);
+  EXPECT_EQ(body_of(error)["data"]["reason"], "http 503");
+  sim->clear_stubs();
+
+  // The buyer's own timeout bounds the wait.
+  // (PUT replaces a top-level field whole: the delivery is sent again.)
+  const json delivery = {{"mode", "ping_post"},
+                         {"ping_url", sim->ping_url()},
+                         {"post_url", sim->post_url()},
+                         {"timeout_ms", 200}};
+  auto shorter = put(svc, "/v1/buyers/" + id, {{"delivery", delivery}}, svc.operator_key());
+  ASSERT_EQ(shorter->status, 200) << shorter->body;
+  sim->set_hang_next(1);
+  const auto started = std::chrono::steady_clock::now();
+  auto slow = svc.post(path, json::object(), svc.operator_key());
+  const auto took = std::chrono::steady_clock::now() - started;
+  ASSERT_EQ(slow->status, 200) << slow->body;
+  EXPECT_EQ(body_of(slow)["data"]["outcome"], "timeout");
+  EXPECT_EQ(body_of(slow)["data"]["http_status"], nullptr);
+  EXPECT_LT(took, std::chrono::seconds(3));
+}
+
+TEST(BuyerTestPingTest, RefusesWhatCannotBePingedAndWhoMayNotAsk) {
+  ServiceOptions o;
+  o.workers = 0;
+  ServiceFixture svc(o);
+  auto sim = start_buyer("tested", 12.5);
+  const std::string id = svc.add_buyer(*sim);
+  const std::string path = "/v1/buyers/" + id + "/test-ping";
+  const std::string direct =
+      svc.add_buyer(*sim, "auto_insurance",
+                    {{"delivery", {{"mode", "direct_post"}, {"ping_url", nullptr}}},
+                     {"pricing", {{"model", "fixed"}, {"price", 5.0}}}});
+  auto no_ping =
+      svc.post("/v1/buyers/" + direct + "/test-ping", json::object(), svc.operator_key());
+  EXPECT_EQ(no_ping->status, 409) << no_ping->body;
+  EXPECT_EQ(body_of(no_ping)["detail"], "direct-post buyers have no ping");
+  EXPECT_EQ(svc.post("/v1/buyers/by_nobody/test-ping", json::object(), svc.operator_key())->status,
+            404);
+  auto vertical = svc.post(path, {{"vertical", "solar"}}, svc.operator_key());
+  ASSERT_EQ(vertical->status, 400) << vertical->body;
+  EXPECT_EQ(fields_of(vertical), (std::set<std::string>{"vertical"}));
+  EXPECT_EQ(svc.post(path, {{"colour", "red"}}, svc.operator_key())->status, 400);
+  const std::string seller = svc.add_seller("S");
+  const std::string seller_key = svc.add_api_key({{"name", "s"}, {"seller_id", seller}});
+  EXPECT_EQ(svc.post(path, json::object(), seller_key)->status, 403);
+  EXPECT_EQ(sim->stats().pings, 0u);
+
+  // An outbound request on a click: 10 a minute per caller.
+  for (int i = 0; i < kTestPingsPerMinute; ++i) {
+    auto r = svc.post(path, {{"vertical", "auto_insurance"}}, svc.operator_key());
+    ASSERT_EQ(r->status, 200) << i << r->body;
+  }
+  auto limited = svc.post(path, json::object(), svc.operator_key());
+  ASSERT_EQ(limited->status, 429) << limited->body;
+  EXPECT_FALSE(limited->get_header_value("Retry-After").empty());
+  EXPECT_EQ(sim->stats().pings, static_cast<std::uint64_t>(kTestPingsPerMinute));
+}
+
+// A service of the test's own configuration, on the same wiring as leadflow-ingest.
+struct OwnService {
+  TempDir dir;
+  std::unique_ptr<App> app;
+  std::string key = new_api_key_secret();
+
+  explicit OwnService(const std::function<void(Config&)>& configure) {
+    Config c;
+    c.data_dir = dir.path();
+    c.store_url = "sqlite:" + dir.path() + "/leadflow.db";
+    c.listen = {"127.0.0.1", 0};
+    c.bootstrap_key = key;
+    c.workers = 0;
+    c.http_threads = 8;
+    c.log_level = "warn";
+    configure(c);
+    app = std::make_unique<App>(c);
+  }
+  std::unique_ptr<httplib::SSLClient> https() const {
+    auto c = std::make_unique<httplib::SSLClient>("127.0.0.1", app->tls_port());
+    c->set_ca_cert_path((dir.path() + "/tls/cert.pem").c_str());
+    c->enable_server_certificate_verification(true);
+    return c;
+  }
+};
+
+TEST(BuyerTestPingTest, APrivateAddressIsRefusedUnlessAllowed) {
+  auto sim = start_buyer("loopback", 12.5);
+  OwnService svc([](Config& c) { c.allow_private_buyers = false; });
+  std::string error;
+  ASSERT_TRUE(svc.app->start(error)) << error;
+  // Saved when private buyers were allowed (or a public name that resolves to loopback now).
+  Buyer b;
+  b.id = "by_loopback";
+  b.name = "loopback";
+  b.verticals = {"auto_insurance"};
+  b.ping_url = sim->ping_url();
+  b.post_url = sim->post_url();
+  ASSERT_EQ(svc.app->store().insert_buyer(b), StoreStatus::kOk);
+  auto r = svc.https()->Post("/v1/buyers/by_loopback/test-ping",
+                             httplib::Headers{{"Authorization", "Bearer " + svc.key}}, "{}",
+                             "application/json");
+  ASSERT_EQ(r->status, 200) << r->body;
+  const json d = body_of(r)["data"];
+  EXPECT_EQ(d["outcome"], "error");
+  EXPECT_EQ(d["http_status"], nullptr);
+  EXPECT_NE(d["reason"].get<std::string>().find("refused to connect to a loopback address"),
+            std::string::npos)
+      << r->body;
+  EXPECT_EQ(sim->stats().pings, 0u);
+  svc.app->stop();
 }
 
 }  // namespace
