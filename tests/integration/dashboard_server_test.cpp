@@ -1,9 +1,11 @@
 // What the dashboard needs of the server, over real HTTPS: campaigns read by their seller and
-// changed by the operator, buyers' health from the performance rollup, and a test ping of a
-// buyer through the workers' own protocol code.
+// changed by the operator, buyers' health from the performance rollup, a test ping of a buyer
+// through the workers' own protocol code, and the first operator user made at start.
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <set>
@@ -12,6 +14,7 @@
 
 #include "leadflow/api/buyer_test_ping.hpp"
 #include "leadflow/domain/accounts.hpp"
+#include "leadflow/management/management.hpp"
 #include "leadflow/store/store.hpp"
 #include "service_fixture.hpp"
 
@@ -439,6 +442,114 @@ TEST(BuyerTestPingTest, APrivateAddressIsRefusedUnlessAllowed) {
       << r->body;
   EXPECT_EQ(sim->stats().pings, 0u);
   svc.app->stop();
+}
+
+// --- the first operator -----------------------------------------------------------------------
+
+TEST(ConsoleBootstrap, TheFirstOperatorIsMadeOnceAndSignsIn) {
+  TempDir secrets;
+  const std::string file = secrets.path() + "/password";
+  std::ofstream(file) << kPassword << "\n";
+  std::string db;
+  const auto configure = [&](Config& c) {
+    if (!db.empty()) c.store_url = db;
+    c.bootstrap_operator_email = "First@Example.com";
+    c.bootstrap_operator_password_file = file;
+  };
+  OwnService first(configure);
+  std::string error;
+  ASSERT_TRUE(first.app->start(error)) << error;
+  db = "sqlite:" + first.dir.path() + "/leadflow.db";
+  auto users = first.app->store().list_users();
+  ASSERT_EQ(users.size(), 1u);
+  const std::string made = users[0].id;
+  EXPECT_EQ(users[0].email, "first@example.com");
+  EXPECT_TRUE(users[0].is_operator());
+  EXPECT_TRUE(users[0].active);
+  auto r = first.https()->Post("/v1/session",
+                               json{{"email", "first@example.com"}, {"password", kPassword}}.dump(),
+                               "application/json");
+  ASSERT_EQ(r->status, 201) << r->body;
+  EXPECT_EQ(body_of(r)["user"]["account"], "operator");
+  first.app->stop();
+
+  // A restart on the same store, even with another password, makes no second user.
+  std::ofstream(file) << "another long password\n";
+  first.app = std::make_unique<App>([&] {
+    Config c;
+    c.data_dir = first.dir.path();
+    c.store_url = db;
+    c.listen = {"127.0.0.1", 0};
+    c.workers = 0;
+    c.log_level = "warn";
+    configure(c);
+    return c;
+  }());
+  ASSERT_TRUE(first.app->start(error)) << error;
+  users = first.app->store().list_users();
+  ASSERT_EQ(users.size(), 1u);
+  EXPECT_EQ(users[0].id, made);
+  first.app->stop();
+}
+
+TEST(ConsoleBootstrap, ProcessesStartingAtOnceMakeOneOperator) {
+  TempDir dir;
+  const std::string url = "sqlite:" + dir.path() + "/leadflow.db";
+  std::string error;
+  ASSERT_NE(open_migrated_store(url, error), nullptr) << error;
+  constexpr int kProcesses = 4;
+  std::vector<std::unique_ptr<Store>> stores;
+  for (int i = 0; i < kProcesses; ++i) {
+    stores.push_back(open_migrated_store(url, error));
+    ASSERT_NE(stores.back(), nullptr) << error;
+  }
+  const VerticalRegistry verticals = VerticalRegistry::defaults();
+  std::vector<Management::Bootstrap> results(kProcesses);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kProcesses; ++i) {
+    threads.emplace_back([&, i] {
+      Management m(*stores[i], verticals, SystemClock::instance());
+      std::string why;
+      results[i] = m.ensure_bootstrap_operator("ops@example.com", kPassword, why);
+    });
+  }
+  for (auto& t : threads) t.join();
+  int created = 0;
+  for (auto r : results) {
+    EXPECT_TRUE(r == Management::Bootstrap::kCreated || r == Management::Bootstrap::kUsersExist);
+    created += r == Management::Bootstrap::kCreated ? 1 : 0;
+  }
+  EXPECT_EQ(created, 1);
+  EXPECT_EQ(stores[0]->list_users().size(), 1u);
+}
+
+TEST(ConsoleBootstrap, ABadEmailOrPasswordStopsTheStartNamingTheSetting) {
+  TempDir secrets;
+  const std::string file = secrets.path() + "/password";
+  std::ofstream(file) << "short\n";
+  OwnService weak([&](Config& c) {
+    c.bootstrap_operator_email = "ops@example.com";
+    c.bootstrap_operator_password_file = file;
+  });
+  std::string error;
+  EXPECT_FALSE(weak.app->start(error));
+  EXPECT_EQ(error.rfind("LEADFLOW_BOOTSTRAP_OPERATOR_PASSWORD_FILE: ", 0), 0u) << error;
+  EXPECT_EQ(error.find("short"), std::string::npos) << error;  // never the password
+
+  OwnService missing([&](Config& c) {
+    c.bootstrap_operator_email = "ops@example.com";
+    c.bootstrap_operator_password_file = secrets.path() + "/none";
+  });
+  EXPECT_FALSE(missing.app->start(error));
+  EXPECT_EQ(error.rfind("LEADFLOW_BOOTSTRAP_OPERATOR_PASSWORD_FILE: ", 0), 0u) << error;
+
+  std::ofstream(file) << kPassword << "\n";
+  OwnService email([&](Config& c) {
+    c.bootstrap_operator_email = "not an address";
+    c.bootstrap_operator_password_file = file;
+  });
+  EXPECT_FALSE(email.app->start(error));
+  EXPECT_EQ(error.rfind("LEADFLOW_BOOTSTRAP_OPERATOR_EMAIL: ", 0), 0u) << error;
 }
 
 }  // namespace

@@ -68,6 +68,37 @@ struct Listener {
   }
 };
 
+// LEADFLOW_BOOTSTRAP_OPERATOR_EMAIL and _PASSWORD_FILE: the first operator user, made when the
+// store has no user at all. Several processes starting at once make it once (the e-mail is
+// unique); a restart finds users and does nothing.
+bool ensure_bootstrap_operator(const Config& c, Management& management, std::string& error) {
+  std::ifstream in(c.bootstrap_operator_password_file);
+  std::string password;
+  if (!in || !std::getline(in, password)) {
+    error = "LEADFLOW_BOOTSTRAP_OPERATOR_PASSWORD_FILE: cannot read a password from " +
+            c.bootstrap_operator_password_file;
+    return false;
+  }
+  if (!password.empty() && password.back() == '\r') password.pop_back();
+  std::string why;
+  switch (management.ensure_bootstrap_operator(c.bootstrap_operator_email, password, why)) {
+    case Management::Bootstrap::kCreated:
+      log(LogLevel::kInfo, "bootstrap_operator_created");
+      return true;
+    case Management::Bootstrap::kUsersExist:
+      return true;
+    case Management::Bootstrap::kInvalid:
+      error = (why.rfind("the password", 0) == 0 ? "LEADFLOW_BOOTSTRAP_OPERATOR_PASSWORD_FILE: "
+                                                 : "LEADFLOW_BOOTSTRAP_OPERATOR_EMAIL: ") +
+              why;
+      return false;
+    case Management::Bootstrap::kUnavailable:
+      break;
+  }
+  error = "LEADFLOW_BOOTSTRAP_OPERATOR_EMAIL: cannot store the first operator user";
+  return false;
+}
+
 }  // namespace
 
 struct App::Impl {
@@ -128,6 +159,8 @@ bool App::start(std::string& error) {
     error = "LEADFLOW_BOOTSTRAP_KEY: cannot store the bootstrap key";
     return false;
   }
+  if (!c.bootstrap_operator_email.empty() && !ensure_bootstrap_operator(c, *m.management, error))
+    return false;
 
   m.queue = open_queue(c, error);
   if (!m.queue) return false;

@@ -479,6 +479,36 @@ Management::Created Management::update_user(const std::string& id, const json& b
   return out;
 }
 
+Management::Bootstrap Management::ensure_bootstrap_operator(const std::string& email,
+                                                            const std::string& password,
+                                                            std::string& why) {
+  User u;
+  u.email = normalise_email(email);
+  if (!plausible_email(u.email)) {
+    why = "not an e-mail address";
+    return Bootstrap::kInvalid;
+  }
+  if (const std::string_view problem = passwords::problem_with(password); !problem.empty()) {
+    why = "the password " + std::string(problem);
+    return Bootstrap::kInvalid;
+  }
+  if (!store_.healthy()) return Bootstrap::kUnavailable;
+  if (!store_.list_users().empty()) return Bootstrap::kUsersExist;
+  u.name = "Operator";
+  u.password_hash = passwords::hash(password);
+  if (u.password_hash.empty()) return Bootstrap::kUnavailable;
+  u.id = new_id(kUserPrefix);
+  u.created_at_ms = clock_.now_ms();
+  switch (store_.insert_user(u)) {
+    case StoreStatus::kOk:
+      return Bootstrap::kCreated;
+    case StoreStatus::kConflict:  // another process made it first
+      return Bootstrap::kUsersExist;
+    default:
+      return Bootstrap::kUnavailable;
+  }
+}
+
 Management::Created Management::change_password(const User& user, const json& new_password,
                                                 const std::string& keep_session_hash) {
   Created out;

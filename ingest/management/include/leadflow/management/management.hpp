@@ -63,6 +63,15 @@ class Management {
   /// Makes sure an operator key with every scope and the enterprise plan exists whose secret is
   /// exactly `secret` (LEADFLOW_BOOTSTRAP_KEY). Idempotent.
   StoreStatus ensure_bootstrap_key(const std::string& secret);
+  /// What ensure_bootstrap_operator did.
+  enum class Bootstrap { kCreated, kUsersExist, kInvalid, kUnavailable };
+  /// Makes the first operator user (LEADFLOW_BOOTSTRAP_OPERATOR_EMAIL and _PASSWORD_FILE) when
+  /// the store has no user at all; kUsersExist (nothing done) otherwise. Idempotent, and safe
+  /// when several processes start at once: the e-mail is unique, so a second insert of it fails
+  /// and is taken for kUsersExist. kInvalid (with `why`) for an implausible e-mail or a
+  /// password passwords::problem_with refuses.
+  Bootstrap ensure_bootstrap_operator(const std::string& email, const std::string& password,
+                                      std::string& why);
   /// Changes a user's own password (POST /v1/session/password): `new_password` is checked as a
   /// user's password is at creation, then hashed and stored; every session of the user but
   /// `keep_session_hash` (the caller's) ends. The current password is the caller's to check.
