@@ -22,9 +22,9 @@ std::optional<BuyerTraffic> buyer_traffic_24h(IngestContext& ctx, const std::str
 /// figures null; `returns` is buyer_return_summary's answer (null when unknown).
 ///
 /// error_rate_24h = (errors + timeouts) / (pings + posts), null without a request. status:
-/// "idle" without a request in 24 h, "failing" at an error rate of 0.5 or more (where the
-/// workers pause a buyer), "degraded" at 0.1 or more or when its return rate is flagged, else
-/// "healthy"; "unknown" when the store could not say.
+/// "idle" without a request in 24 h (unless flagged), "failing" at an error rate of 0.5 or
+/// more (where the workers pause a buyer), "degraded" at 0.1 or more or when its return rate
+/// is flagged, else "healthy"; "unknown" when the store could not say.
 nlohmann::json buyer_health_json(const std::optional<BuyerTraffic>& traffic,
                                  const std::string& buyer_id, const nlohmann::json& returns);
 
