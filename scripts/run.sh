@@ -4,7 +4,8 @@
 #
 #   scripts/run.sh           the service alone, configured by LEADFLOW_* variables (README)
 #   scripts/run.sh --demo    also three simulated buyers on loopback, seeded buyers, a seller,
-#                            an API key and campaign keys, and curl commands to paste
+#                            an API key and campaign keys, a demo operator and a demo seller
+#                            user for the dashboard, and curl commands to paste
 #
 # Stops cleanly on Ctrl-C / SIGTERM.
 set -euo pipefail
@@ -103,10 +104,33 @@ if [[ ! -f "$state" ]]; then
     "$OPERATOR_KEY" "$SELLER_ID" "$SELLER_KEY" "$CAMPAIGN_KEY" "$ASYNC_CAMPAIGN_KEY" > "$state"
 fi
 
+# The dashboard's demo users, made once like the keys (a demo.env from before they existed gets
+# them added): an operator, and a user of the demo seller. Random passwords, kept in demo.env.
+if [[ -z "${DEMO_OPERATOR_PASSWORD:-}" ]]; then
+  password() { openssl rand -base64 24 | tr -dc 'A-Za-z0-9' | head -c 20; }
+  DEMO_OPERATOR_EMAIL=demo-operator@example.com
+  DEMO_OPERATOR_PASSWORD=$(password)
+  DEMO_SELLER_EMAIL=demo-seller@example.com
+  DEMO_SELLER_PASSWORD=$(password)
+  made_operator=$(api POST /v1/users "{\"email\":\"$DEMO_OPERATOR_EMAIL\",\"name\":\"Demo Operator\",\"password\":\"$DEMO_OPERATOR_PASSWORD\",\"account\":\"operator\"}" | field id)
+  made_seller=$(api POST /v1/users "{\"email\":\"$DEMO_SELLER_EMAIL\",\"name\":\"Demo Seller\",\"password\":\"$DEMO_SELLER_PASSWORD\",\"account\":\"seller\",\"seller_id\":\"$SELLER_ID\"}" | field id)
+  if [[ -z "$made_operator" || -z "$made_seller" ]]; then
+    echo "run.sh: making the demo's dashboard users failed; see $LEADFLOW_DATA_DIR/ingest.log" >&2
+    exit 1
+  fi
+  umask 077
+  printf 'DEMO_OPERATOR_EMAIL=%q\nDEMO_OPERATOR_PASSWORD=%q\nDEMO_SELLER_EMAIL=%q\nDEMO_SELLER_PASSWORD=%q\n' \
+    "$DEMO_OPERATOR_EMAIL" "$DEMO_OPERATOR_PASSWORD" "$DEMO_SELLER_EMAIL" "$DEMO_SELLER_PASSWORD" >> "$state"
+fi
+
 cat <<TXT
 
 leadflow is running at $base (embedded default; data in $LEADFLOW_DATA_DIR)
 Demo buyers: acme-auto :$base_port (bids 14.50), bluesky :$((base_port + 1)) (8-16), cornerstone :$((base_port + 2)) (11.00, rejects 10%)
+
+Dashboard: $base/  (the certificate is self-signed: $cacert)
+  operator login: $DEMO_OPERATOR_EMAIL  password: $DEMO_OPERATOR_PASSWORD
+  seller login:   $DEMO_SELLER_EMAIL  password: $DEMO_SELLER_PASSWORD  (Demo Seller)
 
 # Surface A: post a lead as the demo seller (201 when sold within the wait budget)
 resp=\$(curl -s --cacert $cacert -X POST $base/v1/leads \

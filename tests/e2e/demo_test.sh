@@ -41,6 +41,21 @@ expect '"received":'                     # campaign statistics
 expect '"buyer_id":"by_'                 # the buyer list
 expect 'leadflow_leads_received_total'   # metrics
 
+# The dashboard's demo logins it prints sign in (POST /v1/session).
+grep -q "Dashboard: https://127.0.0.1:$port/" "$work/out" || fail "no dashboard URL printed"
+cacert="$work/data/tls/cert.pem"
+for account in operator seller; do
+  line=$(grep "^  $account login: " "$work/out") || fail "no $account login printed"
+  email=$(sed -n 's/.*login: *\([^ ]*\) *password: *\([^ ]*\).*/\1/p' <<< "$line")
+  password=$(sed -n 's/.*login: *\([^ ]*\) *password: *\([^ ]*\).*/\2/p' <<< "$line")
+  [[ -n "$email" && ${#password} -ge 12 ]] || fail "the $account login is incomplete: $line"
+  answer=$(curl -s --cacert "$cacert" -o /dev/stderr -w '%{http_code}' -X POST \
+    "https://127.0.0.1:$port/v1/session" -H 'Content-Type: application/json' \
+    -d "{\"email\":\"$email\",\"password\":\"$password\"}" 2> "$work/session") || true
+  [[ "$answer" == 201 ]] || fail "the $account login did not sign in ($answer): $(cat "$work/session")"
+  grep -q "\"account\":\"$account\"" "$work/session" || fail "signed in as another account: $(cat "$work/session")"
+done
+
 kill -TERM "$demo"
 wait "$demo" || fail "run.sh --demo did not exit 0 on SIGTERM"
 trap 'rm -rf "$work"' EXIT

@@ -331,6 +331,81 @@ TEST_F(ConsoleTest, FailedSignInsAreLimitedPerAddress) {
   EXPECT_FALSE(limited->get_header_value("Retry-After").empty());
 }
 
+TEST_F(ConsoleTest, ChangingThePasswordKeepsThisSessionAndEndsTheOthers) {
+  add_user("change@example.com", "operator");
+  const Browser here = signed_in("change@example.com");
+  const Browser elsewhere = signed_in("change@example.com");
+  const std::string fresh = "a brand new password";
+  const json good = {{"current_password", kPassword}, {"new_password", fresh}};
+
+  // A state change like any other: the CSRF header is needed; a key has no password to change.
+  EXPECT_EQ(post("/v1/session/password", good, here, false)->status, 403);
+  auto by_key = svc.post("/v1/session/password", good, svc.operator_key());
+  EXPECT_EQ(by_key->status, 403) << by_key->body;
+  EXPECT_EQ(svc.https()->Post("/v1/session/password", good.dump(), "application/json")->status,
+            401);
+
+  // Every field is checked: a wrong current password, a new one refused as at user creation.
+  auto wrong =
+      post("/v1/session/password",
+           {{"current_password", "not the password at all"}, {"new_password", fresh}}, here, true);
+  ASSERT_EQ(wrong->status, 400) << wrong->body;
+  EXPECT_EQ(body_of(wrong)["errors"],
+            (json::array({{{"field", "current_password"},
+                           {"code", "wrong"},
+                           {"message", "is not the user's current password"}}})));
+  auto weak = post("/v1/session/password",
+                   {{"current_password", kPassword}, {"new_password", "short"}}, here, true);
+  ASSERT_EQ(weak->status, 400) << weak->body;
+  ASSERT_EQ(body_of(weak)["errors"].size(), 1u);
+  EXPECT_EQ(body_of(weak)["errors"][0]["field"], "new_password");
+  auto missing = post("/v1/session/password", {{"new_password", 5}, {"extra", 1}}, here, true);
+  ASSERT_EQ(missing->status, 400) << missing->body;
+  const json missing_body = body_of(missing);
+  std::set<std::string> fields;
+  for (const auto& e : missing_body["errors"]) fields.insert(e["field"].get<std::string>());
+  EXPECT_EQ(fields, (std::set<std::string>{"current_password", "new_password", "extra"}));
+
+  auto changed = post("/v1/session/password", good, here, true);
+  ASSERT_EQ(changed->status, 200) << changed->body;
+  EXPECT_EQ(body_of(changed), (json{{"success", true}}));
+  EXPECT_EQ(changed->body.find(fresh), std::string::npos);
+  // This session goes on, with its CSRF token; the other one ended.
+  EXPECT_EQ(get("/v1/session", here)->status, 200);
+  EXPECT_EQ(post("/v1/users",
+                 {{"email", "next@example.com"},
+                  {"name", "Next"},
+                  {"password", kPassword},
+                  {"account", "operator"}},
+                 here, true)
+                ->status,
+            201);
+  EXPECT_EQ(get("/v1/session", elsewhere)->status, 401);
+  // The old password is gone, the new one signs in.
+  EXPECT_EQ(sign_in("change@example.com", kPassword)->status, 401);
+  EXPECT_EQ(sign_in("change@example.com", fresh)->status, 201);
+}
+
+TEST_F(ConsoleTest, WrongCurrentPasswordsCountAgainstTheSignInLimits) {
+  add_user("guess@example.com", "operator");
+  const Browser b = signed_in("guess@example.com");
+  for (int i = 0; i < 5; ++i) {
+    auto r = post("/v1/session/password",
+                  {{"current_password", "guess number " + std::to_string(i)},
+                   {"new_password", "a brand new password"}},
+                  b, true);
+    ASSERT_EQ(r->status, 400) << r->body;
+  }
+  // The account is past its 5 failures: no more guesses, not even the right password...
+  auto limited =
+      post("/v1/session/password",
+           {{"current_password", kPassword}, {"new_password", "a brand new password"}}, b, true);
+  ASSERT_EQ(limited->status, 429) << limited->body;
+  EXPECT_FALSE(limited->get_header_value("Retry-After").empty());
+  // ... and the sign-in of that account is limited too.
+  EXPECT_EQ(sign_in("guess@example.com", kPassword)->status, 429);
+}
+
 // Sessions on the service's own clock: 2 h unused ends one, use keeps it alive, and 12 h after
 // sign-in it ends however much it was used.
 TEST(ConsoleExpiry, IdleAndAbsoluteExpiryEndSessions) {

@@ -229,6 +229,9 @@ std::optional<std::vector<Settlement>> FakeStore::settlements_of_lead(std::strin
 StoreStatus FakeStore::update_seller(const Seller& s) {
   return down() ? StoreStatus::kUnavailable : real_->update_seller(s);
 }
+StoreStatus FakeStore::update_campaign(const Campaign& c) {
+  return down() ? StoreStatus::kUnavailable : real_->update_campaign(c);
+}
 ReturnResult FakeStore::record_return(const ReturnRequest& r) {
   return down() ? ReturnResult{} : real_->record_return(r);
 }

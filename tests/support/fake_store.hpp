@@ -97,6 +97,7 @@ class FakeStore final : public Store {
   std::optional<Cents> sales_cents(std::string_view buyer_id, std::int64_t since_ms) override;
   ReturnResult record_return(const ReturnRequest& r) override;
   StoreStatus update_seller(const Seller& s) override;
+  StoreStatus update_campaign(const Campaign& c) override;
   SettleResult settle_lead(const Settlement& s, const PayoutRule& payout) override;
   std::optional<std::vector<Settlement>> settlements_of_lead(std::string_view lead_id) override;
   std::optional<std::vector<LeadReturn>> returns_of_lead(std::string_view lead_id) override;

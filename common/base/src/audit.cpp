@@ -56,6 +56,8 @@ std::string_view to_string(AuditEvent event) {
       return "signed_in";
     case AuditEvent::kSignedOut:
       return "signed_out";
+    case AuditEvent::kPasswordChanged:
+      return "password_changed";
   }
   return "unknown";
 }

@@ -17,49 +17,52 @@ namespace leadflow {
 namespace {
 
 const std::set<std::string, std::less<>>& known_settings() {
-  static const std::set<std::string, std::less<>> names = {"LEADFLOW_STORE",
-                                                           "LEADFLOW_QUEUE",
-                                                           "LEADFLOW_SHAPE",
-                                                           "LEADFLOW_DATA_DIR",
-                                                           "LEADFLOW_LISTEN",
-                                                           "LEADFLOW_HTTP_LISTEN",
-                                                           "LEADFLOW_METRICS_LISTEN",
-                                                           "LEADFLOW_TLS_CERT",
-                                                           "LEADFLOW_TLS_KEY",
-                                                           "LEADFLOW_BOOTSTRAP_KEY",
-                                                           "LEADFLOW_ALLOW_PRIVATE_BUYERS",
-                                                           "LEADFLOW_TRUSTED_PROXIES",
-                                                           "LEADFLOW_RETURN_REASONS",
-                                                           "LEADFLOW_VERTICALS",
-                                                           "LEADFLOW_HTTP_THREADS",
-                                                           "LEADFLOW_HTTP_LOOPS",
-                                                           "LEADFLOW_HEADER_TIMEOUT_MS",
-                                                           "LEADFLOW_BODY_TIMEOUT_MS",
-                                                           "LEADFLOW_BODY_MIN_RATE",
-                                                           "LEADFLOW_TLS_HANDSHAKE_TIMEOUT_MS",
-                                                           "LEADFLOW_MAX_CONNECTIONS",
-                                                           "LEADFLOW_MAX_CONNECTIONS_PER_ADDRESS",
-                                                           "LEADFLOW_WORKER_NICE",
-                                                           "LEADFLOW_WORKERS",
-                                                           "LEADFLOW_WORKER_CONCURRENCY",
-                                                           "LEADFLOW_BUYER_CONNECTIONS",
-                                                           "LEADFLOW_BUYER_HOST_CONNECTIONS",
-                                                           "LEADFLOW_BUYER_CA_FILE",
-                                                           "LEADFLOW_BUYER_HTTP2",
-                                                           "LEADFLOW_WAIT_MS",
-                                                           "LEADFLOW_MAX_WAIT_MS",
-                                                           "LEADFLOW_AUCTION_TIMEOUT_MS",
-                                                           "LEADFLOW_QUEUE_PARTITIONS",
-                                                           "LEADFLOW_MAX_BACKLOG",
-                                                           "LEADFLOW_IP_RATE_LIMIT",
-                                                           "LEADFLOW_AUTH_FAILURE_LIMIT",
-                                                           "LEADFLOW_LOG_LEVEL",
-                                                           "LEADFLOW_TOPIC_PREFIX",
-                                                           "LEADFLOW_KAFKA_REPLICATION",
-                                                           "LEADFLOW_KAFKA_MESSAGE_TIMEOUT_MS",
-                                                           "LEADFLOW_KAFKA_MAX_BUFFERED",
-                                                           "LEADFLOW_KAFKA_PROPERTIES",
-                                                           "LEADFLOW_WORKER_GROUP"};
+  static const std::set<std::string, std::less<>> names = {
+      "LEADFLOW_STORE",
+      "LEADFLOW_QUEUE",
+      "LEADFLOW_SHAPE",
+      "LEADFLOW_DATA_DIR",
+      "LEADFLOW_LISTEN",
+      "LEADFLOW_HTTP_LISTEN",
+      "LEADFLOW_METRICS_LISTEN",
+      "LEADFLOW_TLS_CERT",
+      "LEADFLOW_TLS_KEY",
+      "LEADFLOW_BOOTSTRAP_KEY",
+      "LEADFLOW_BOOTSTRAP_OPERATOR_EMAIL",
+      "LEADFLOW_BOOTSTRAP_OPERATOR_PASSWORD_FILE",
+      "LEADFLOW_ALLOW_PRIVATE_BUYERS",
+      "LEADFLOW_TRUSTED_PROXIES",
+      "LEADFLOW_RETURN_REASONS",
+      "LEADFLOW_VERTICALS",
+      "LEADFLOW_HTTP_THREADS",
+      "LEADFLOW_HTTP_LOOPS",
+      "LEADFLOW_HEADER_TIMEOUT_MS",
+      "LEADFLOW_BODY_TIMEOUT_MS",
+      "LEADFLOW_BODY_MIN_RATE",
+      "LEADFLOW_TLS_HANDSHAKE_TIMEOUT_MS",
+      "LEADFLOW_MAX_CONNECTIONS",
+      "LEADFLOW_MAX_CONNECTIONS_PER_ADDRESS",
+      "LEADFLOW_WORKER_NICE",
+      "LEADFLOW_WORKERS",
+      "LEADFLOW_WORKER_CONCURRENCY",
+      "LEADFLOW_BUYER_CONNECTIONS",
+      "LEADFLOW_BUYER_HOST_CONNECTIONS",
+      "LEADFLOW_BUYER_CA_FILE",
+      "LEADFLOW_BUYER_HTTP2",
+      "LEADFLOW_WAIT_MS",
+      "LEADFLOW_MAX_WAIT_MS",
+      "LEADFLOW_AUCTION_TIMEOUT_MS",
+      "LEADFLOW_QUEUE_PARTITIONS",
+      "LEADFLOW_MAX_BACKLOG",
+      "LEADFLOW_IP_RATE_LIMIT",
+      "LEADFLOW_AUTH_FAILURE_LIMIT",
+      "LEADFLOW_LOG_LEVEL",
+      "LEADFLOW_TOPIC_PREFIX",
+      "LEADFLOW_KAFKA_REPLICATION",
+      "LEADFLOW_KAFKA_MESSAGE_TIMEOUT_MS",
+      "LEADFLOW_KAFKA_MAX_BUFFERED",
+      "LEADFLOW_KAFKA_PROPERTIES",
+      "LEADFLOW_WORKER_GROUP"};
   return names;
 }
 
@@ -202,6 +205,14 @@ std::optional<Config> load_config(const Getenv& getenv,
         return fail("LEADFLOW_BOOTSTRAP_KEY", "must be printable ASCII without spaces");
     c.bootstrap_key = *v;
   }
+  c.bootstrap_operator_email = get("LEADFLOW_BOOTSTRAP_OPERATOR_EMAIL").value_or("");
+  c.bootstrap_operator_password_file =
+      get("LEADFLOW_BOOTSTRAP_OPERATOR_PASSWORD_FILE").value_or("");
+  if (c.bootstrap_operator_email.empty() != c.bootstrap_operator_password_file.empty())
+    return fail(c.bootstrap_operator_email.empty() ? "LEADFLOW_BOOTSTRAP_OPERATOR_EMAIL"
+                                                   : "LEADFLOW_BOOTSTRAP_OPERATOR_PASSWORD_FILE",
+                "LEADFLOW_BOOTSTRAP_OPERATOR_EMAIL and LEADFLOW_BOOTSTRAP_OPERATOR_PASSWORD_FILE "
+                "are set together or not at all");
   if (auto v = get("LEADFLOW_ALLOW_PRIVATE_BUYERS")) {
     if (*v == "1" || *v == "true")
       c.allow_private_buyers = true;

@@ -148,6 +148,68 @@ void sign_out(IngestContext& ctx, const http::Request& req, http::Response& res)
   http::send_json(res, 200, {{"success", true}});
 }
 
+// POST /v1/session/password: a signed-in user changes its own password. Only a session may (an
+// API key has no password of its own: 403; no session: 401). A wrong current password counts as a
+// failed sign-in of the account and the address, so this route cannot be used to guess passwords
+// past the sign-in limits; past them the answer is 429 without checking the password.
+void change_password(IngestContext& ctx, const http::Request& req, http::Response& res) {
+  if (!require_https(ctx, req, res)) return;
+  if (!req.header("Authorization").empty())
+    return http::send_problem(res, 403,
+                              "only a signed-in dashboard user can change its password; an API "
+                              "key has none");
+  auto s = signed_in(ctx, req, res);
+  if (!s) return;
+  if (!session::csrf_ok(s->session, req.header(session::kCsrfHeader)))
+    return http::send_problem(res, 403, "missing or wrong X-CSRF-Token for this session");
+  if (!http::require_json(req, res)) return;
+  auto body = http::parse_body(req, res);
+  if (!body) return;
+  FieldErrors errors;
+  if (!body->is_object()) {
+    errors.push_back({"body", "invalid_type", "must be a JSON object"});
+    return http::send_problem(res, 400, "the password change is invalid", errors);
+  }
+  for (const char* name : {"current_password", "new_password"}) {
+    auto it = body->find(name);
+    if (it == body->end() || !it->is_string() || it->get_ref<const std::string&>().empty())
+      errors.push_back(
+          {name, it == body->end() ? "required" : "invalid_type", "is required, as a string"});
+  }
+  for (const auto& [k, v] : body->items())
+    if (k != "current_password" && k != "new_password")
+      errors.push_back({k, "unknown_field", "unknown field"});
+  if (!errors.empty())
+    return http::send_problem(res, 400, "the password change is invalid", errors);
+
+  const User& user = s->user;
+  const std::string client = client_of(ctx, req);
+  const std::string address_key = "addr:" + client;
+  const std::string account_key = "acct:" + user.email;
+  if (auto d = ctx.logins.per_address.check(address_key); !d.allowed)
+    return refuse_limited(ctx, req, res, "login_per_address", d.retry_after_s, client);
+  if (auto d = ctx.logins.per_account.check(account_key); !d.allowed)
+    return refuse_limited(ctx, req, res, "login_per_account", d.retry_after_s, client);
+  if (!passwords::verify(user.password_hash,
+                         (*body)["current_password"].get_ref<const std::string&>())) {
+    ctx.logins.per_address.record_failure(address_key);
+    ctx.logins.per_account.record_failure(account_key);
+    audit_console(ctx, req, AuditEvent::kAuthFailed, "wrong_password", &user, client);
+    return http::send_problem(
+        res, 400, "the password change is invalid",
+        {{"current_password", "wrong", "is not the user's current password"}});
+  }
+  const Management::Created changed =
+      ctx.management.change_password(user, (*body)["new_password"], s->session.token_hash);
+  if (!changed.errors.empty())
+    return http::send_problem(res, 400, "the password change is invalid", changed.errors);
+  if (changed.status != StoreStatus::kOk)
+    return send_problem(res, refusal_for(changed.status, StoreStep::kWrite));
+  audit_console(ctx, req, AuditEvent::kPasswordChanged, "self", &user, client);
+  res.set_header("Cache-Control", "no-store");
+  http::send_json(res, 200, {{"success", true}});
+}
+
 void answer_user(http::Response& res, const Management::Created& c, int status) {
   if (!c.errors.empty()) return http::send_problem(res, 400, "the user is invalid", c.errors);
   if (c.status != StoreStatus::kOk)
@@ -165,6 +227,8 @@ void register_console(Routes& routes, IngestContext& ctx) {
              [&c](const http::Request& q, http::Response& r) { current_session(c, q, r); });
   routes.remove("/v1/session",
                 [&c](const http::Request& q, http::Response& r) { sign_out(c, q, r); });
+  routes.post("/v1/session/password",
+              [&c](const http::Request& q, http::Response& r) { change_password(c, q, r); });
 
   routes.post("/v1/users", [&c](const http::Request& q, http::Response& r) {
     if (!authorise(c, q, r, kScopeAdmin, true) || !http::require_json(q, r)) return;

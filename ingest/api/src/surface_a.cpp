@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "auth.hpp"
+#include "buyer_health.hpp"
 #include "errors.hpp"
 #include "intake.hpp"
 #include "leadflow/api/api.hpp"
@@ -345,9 +346,16 @@ void list_buyers(IngestContext& ctx, const http::Request& req, http::Response& r
     http::send_problem(res, 400, "invalid query parameters", errors);
     return;
   }
+  // One rollup question answers the traffic of every buyer of the page.
+  const std::optional<BuyerTraffic> traffic = buyer_traffic_24h(ctx);
   send_page(
       res, q, [&](const BuyerQuery& page) { return ctx.store.list_buyers(page); },
-      [](const Buyer& b) { return b.id; }, [](const Buyer& b) { return buyer_to_json(b, true); });
+      [](const Buyer& b) { return b.id; },
+      [&ctx, &traffic](const Buyer& b) {
+        json j = buyer_to_json(b, true);
+        j["health"] = buyer_health_json(traffic, b.id, buyer_return_summary(ctx, b));
+        return j;
+      });
 }
 
 void create_buyer(IngestContext& ctx, const http::Request& req, http::Response& res) {
@@ -355,6 +363,7 @@ void create_buyer(IngestContext& ctx, const http::Request& req, http::Response& 
   if (!require_json(req, res)) return;
   auto body = parse_body(req, res);
   if (!body) return;
+  if (body->is_object()) body->erase("health");  // read-only, as in a PUT
   FieldErrors errors;
   Buyer b = buyer_from_json(*body, nullptr, ctx.config.allow_private_buyers, errors);
   if (errors.empty()) check_verticals(ctx, b, errors);
@@ -376,6 +385,7 @@ void get_buyer(IngestContext& ctx, const http::Request& req, http::Response& res
   if (!b) return http::send_problem(res, 404, "no such buyer");
   json data = buyer_to_json(*b, true);
   data["returns"] = buyer_return_summary(ctx, *b);
+  data["health"] = buyer_health_json(buyer_traffic_24h(ctx, b->id), b->id, data["returns"]);
   http::send_json(res, 200, {{"success", true}, {"data", std::move(data)}});
 }
 
@@ -386,6 +396,8 @@ void update_buyer(IngestContext& ctx, const http::Request& req, http::Response& 
   if (!base) return http::send_problem(res, 404, "no such buyer");
   auto body = parse_body(req, res);
   if (!body) return;
+  // `health` is read-only, figures of the view: a client may send back what it read.
+  if (body->is_object()) body->erase("health");
   FieldErrors errors;
   Buyer b = buyer_from_json(*body, &*base, ctx.config.allow_private_buyers, errors);
   if (errors.empty()) check_verticals(ctx, b, errors);
@@ -429,6 +441,27 @@ void audit_key(IngestContext& ctx, const http::Request& req, const ApiKey& actor
   r.seller_id = seller_id;
   r.actor_key_id = actor.id;
   audit_request(ctx, req, r);
+}
+
+// Who may read campaigns: the operator with `admin`, and a seller (key or user) with
+// `leads:read`, its own campaigns only; a buyer never. Returns the key, or `res` is the answer.
+std::optional<ApiKey> campaign_reader(IngestContext& ctx, const http::Request& req,
+                                      http::Response& res) {
+  auto key = authorise(ctx, req, res, static_cast<Scope>(kScopeAdmin | kScopeLeadsRead));
+  if (!key) return std::nullopt;
+  if (key->is_buyer() || (key->is_operator() && !key->has(kScopeAdmin)) ||
+      (!key->is_operator() && !key->has(kScopeLeadsRead))) {
+    http::send_problem(res, 403, "this account lacks permission for the operation");
+    return std::nullopt;
+  }
+  return key;
+}
+
+// A campaign as its reader sees it: a seller gets no part of its key (not even the hint).
+json campaign_view(const ApiKey& reader, const Campaign& c) {
+  json j = campaign_to_json(c);
+  if (!reader.is_operator()) j.erase("campaign_key_hint");
+  return j;
 }
 
 }  // namespace
@@ -481,11 +514,41 @@ void register_surface_a(Routes& routes, IngestContext& ctx) {
     if (r.status == 201) audit_key(c, q, *key, AuditEvent::kKeyCreated, "campaign_key", made.body);
   });
   routes.get("/v1/campaigns", [&c](const http::Request& q, http::Response& r) {
-    if (!authorise(c, q, r, kScopeAdmin, true)) return;
+    auto key = campaign_reader(c, q, r);
+    if (!key) return;
+    FieldErrors errors;
+    unknown_params(q, {"seller_id"}, errors);
+    if (!key->is_operator() && q.has_param("seller_id") && q.param("seller_id") != key->seller_id)
+      errors.push_back({"seller_id", "not_allowed", "a seller lists its own campaigns"});
+    if (!errors.empty()) return http::send_problem(r, 400, "invalid query parameters", errors);
     json data = json::array();
-    for (const auto& cp : c.store.list_campaigns(q.param("seller_id")))
-      data.push_back(campaign_to_json(cp));
+    for (const auto& cp :
+         c.store.list_campaigns(key->is_operator() ? q.param("seller_id") : key->seller_id))
+      data.push_back(campaign_view(*key, cp));
     http::send_json(r, 200, {{"success", true}, {"data", data}});
+  });
+  routes.get("/v1/campaigns/{id}", [&c](const http::Request& q, http::Response& r) {
+    auto key = campaign_reader(c, q, r);
+    if (!key) return;
+    const auto cp = c.store.get_campaign(std::string(q.match(1)));
+    // Another seller's campaign is a 404: its existence is not theirs to know.
+    if (!cp || (!key->is_operator() && cp->seller_id != key->seller_id))
+      return http::send_problem(r, 404, "no such campaign");
+    http::send_json(r, 200, {{"success", true}, {"data", campaign_view(*key, *cp)}});
+  });
+  routes.put("/v1/campaigns/{id}", [&c](const http::Request& q, http::Response& r) {
+    if (!authorise(c, q, r, kScopeAdmin, true) || !require_json(q, r)) return;
+    auto body = parse_body(q, r);
+    if (!body) return;
+    const Management::Created changed =
+        c.management.update_campaign(std::string(q.match(1)), *body);
+    if (!changed.errors.empty())
+      return http::send_problem(r, 400, "the campaign is invalid", changed.errors);
+    if (changed.status == StoreStatus::kNotFound)
+      return http::send_problem(r, 404, "no such campaign");
+    if (changed.status != StoreStatus::kOk) return send_store_failure(r, changed.status);
+    log(LogLevel::kInfo, "campaign_updated", {{"campaign_id", std::string(q.match(1))}});
+    http::send_json(r, 200, {{"success", true}, {"data", changed.body}});
   });
   routes.post("/v1/api-keys", [&c](const http::Request& q, http::Response& r) {
     auto key = authorise(c, q, r, kScopeAdmin, true);

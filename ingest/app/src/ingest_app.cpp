@@ -1,5 +1,7 @@
 #include "leadflow/ingest_app/ingest_app.hpp"
 
+#include "buyer_pinger.hpp"
+
 #include <sys/resource.h>
 
 #include <cerrno>
@@ -10,6 +12,7 @@
 #include <thread>
 
 #include "leadflow/api/api.hpp"
+#include "leadflow/api/buyer_test_ping.hpp"
 #include "leadflow/api/http_util.hpp"
 #include "leadflow/base/log.hpp"
 #include "leadflow/http/server.hpp"
@@ -65,6 +68,37 @@ struct Listener {
   }
 };
 
+// LEADFLOW_BOOTSTRAP_OPERATOR_EMAIL and _PASSWORD_FILE: the first operator user, made when the
+// store has no user at all. Several processes starting at once make it once (the e-mail is
+// unique); a restart finds users and does nothing.
+bool ensure_bootstrap_operator(const Config& c, Management& management, std::string& error) {
+  std::ifstream in(c.bootstrap_operator_password_file);
+  std::string password;
+  if (!in || !std::getline(in, password)) {
+    error = "LEADFLOW_BOOTSTRAP_OPERATOR_PASSWORD_FILE: cannot read a password from " +
+            c.bootstrap_operator_password_file;
+    return false;
+  }
+  if (!password.empty() && password.back() == '\r') password.pop_back();
+  std::string why;
+  switch (management.ensure_bootstrap_operator(c.bootstrap_operator_email, password, why)) {
+    case Management::Bootstrap::kCreated:
+      log(LogLevel::kInfo, "bootstrap_operator_created");
+      return true;
+    case Management::Bootstrap::kUsersExist:
+      return true;
+    case Management::Bootstrap::kInvalid:
+      error = (why.rfind("the password", 0) == 0 ? "LEADFLOW_BOOTSTRAP_OPERATOR_PASSWORD_FILE: "
+                                                 : "LEADFLOW_BOOTSTRAP_OPERATOR_EMAIL: ") +
+              why;
+      return false;
+    case Management::Bootstrap::kUnavailable:
+      break;
+  }
+  error = "LEADFLOW_BOOTSTRAP_OPERATOR_EMAIL: cannot store the first operator user";
+  return false;
+}
+
 }  // namespace
 
 struct App::Impl {
@@ -83,6 +117,7 @@ struct App::Impl {
   std::unique_ptr<CampaignCache> campaigns;
   std::unique_ptr<AuditLog> audit;
   std::unique_ptr<LoginLimits> logins;
+  std::unique_ptr<BuyerPinger> pinger;  // POST /v1/buyers/{id}/test-ping
   std::unique_ptr<IngestContext> ctx;
   Listener tls, plain, metrics;
   std::unique_ptr<ScrapeHook> up;  // leadflow_store_up, leadflow_queue_up
@@ -124,6 +159,8 @@ bool App::start(std::string& error) {
     error = "LEADFLOW_BOOTSTRAP_KEY: cannot store the bootstrap key";
     return false;
   }
+  if (!c.bootstrap_operator_email.empty() && !ensure_bootstrap_operator(c, *m.management, error))
+    return false;
 
   m.queue = open_queue(c, error);
   if (!m.queue) return false;
@@ -166,6 +203,7 @@ bool App::start(std::string& error) {
   m.campaigns = std::make_unique<CampaignCache>(*m.store, m.clock);
   m.audit = std::make_unique<AuditLog>(m.clock);
   m.logins = std::make_unique<LoginLimits>(m.clock);
+  m.pinger = make_worker_protocol_pinger(c);
   m.ctx = std::make_unique<IngestContext>(
       IngestContext{c, *m.store, m.queue->producer(), topics, m.waiters, m.verticals, *m.limiter,
                     *m.ip_limiter, m.clock, *m.management, *m.campaigns, *m.audit, *m.logins,
@@ -190,6 +228,7 @@ bool App::start(std::string& error) {
     install_common_handlers(routes, *m.ctx);
     register_ops_routes(routes, *m.ctx, OpsListener::kPublic);
     register_surface_a(routes, *m.ctx);
+    register_buyer_test_ping(routes, *m.ctx, *m.pinger);
     register_surface_b(routes, *m.ctx);
     register_console(routes, *m.ctx);
     if (!m.tls.start(std::move(routes), c.listen, c, c.http_threads, cert, key, error,
@@ -201,6 +240,7 @@ bool App::start(std::string& error) {
     install_common_handlers(routes, *m.ctx);
     register_ops_routes(routes, *m.ctx, OpsListener::kPublic);
     register_surface_a(routes, *m.ctx);  // answers 403 unless via a trusted proxy
+    register_buyer_test_ping(routes, *m.ctx, *m.pinger);
     register_surface_b(routes, *m.ctx);
     register_console(routes, *m.ctx);  // answers 403 unless via a trusted proxy
     if (!m.plain.start(std::move(routes), *c.http_listen, c, c.http_threads, "", "", error,

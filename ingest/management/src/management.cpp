@@ -212,6 +212,61 @@ Management::Created Management::create_campaign(const json& body) {
   return out;
 }
 
+namespace {
+// A field of a campaign's view that PUT may send back as it was read, but never change.
+void keep_read_only(const json& body, const char* name, const std::string& current,
+                    FieldErrors& errors) {
+  const auto it = body.find(name);
+  if (it == body.end() || (it->is_string() && it->get_ref<const std::string&>() == current)) return;
+  errors.push_back({name, "read_only", "cannot be changed"});
+}
+}  // namespace
+
+Management::Created Management::update_campaign(const std::string& id, const json& body) {
+  Created out;
+  if (!body.is_object()) {
+    out.errors.push_back({"body", "invalid_type", "must be a JSON object"});
+    return out;
+  }
+  unknown_fields(
+      body,
+      {"name", "status", "mode", "sync_timeout_ms", "rate_limit_per_minute", "payout", "seller_id",
+       "vertical", "campaign_id", "created_at", "campaign_key_hint", "campaign_key"},
+      out.errors);
+  auto c = store_.get_campaign(id);
+  if (!c) {
+    out.status = StoreStatus::kNotFound;
+    return out;
+  }
+  keep_read_only(body, "seller_id", c->seller_id, out.errors);
+  keep_read_only(body, "vertical", c->vertical, out.errors);
+  keep_read_only(body, "campaign_id", c->id, out.errors);
+  keep_read_only(body, "campaign_key_hint", c->key_hint, out.errors);
+  if (body.contains("created_at") && body["created_at"] != campaign_to_json(*c)["created_at"])
+    out.errors.push_back({"created_at", "read_only", "cannot be changed"});
+  if (body.contains("campaign_key"))
+    out.errors.push_back(
+        {"campaign_key", "read_only", "cannot be changed: create a new campaign for a new key"});
+  if (body.contains("name")) take_string(body, "name", kMaxName, true, c->name, out.errors);
+  take_status(body, c->active, out.errors);
+  if (body.contains("mode")) {
+    const auto& m = body["mode"];
+    if (m == "sync")
+      c->async_mode = false;
+    else if (m == "async")
+      c->async_mode = true;
+    else
+      out.errors.push_back({"mode", "not_allowed", "must be sync or async"});
+  }
+  take_int(body, "sync_timeout_ms", 100, 60000, c->sync_timeout_ms, out.errors);
+  take_int(body, "rate_limit_per_minute", 1, 10'000'000, c->rate_limit_per_minute, out.errors);
+  take_payout(body, c->payout_fixed, c->payout_value, out.errors);
+  if (!out.errors.empty()) return out;
+  out.status = store_.update_campaign(*c);
+  out.body = campaign_to_json(*c);
+  return out;
+}
+
 Management::Created Management::create_api_key(const json& body) {
   Created out;
   if (!body.is_object()) {
@@ -420,6 +475,64 @@ Management::Created Management::update_user(const std::string& id, const json& b
   out.status = store_.update_user(u);  // inactive: its sessions end with it
   // A new password ends the sessions made with the old one.
   if (out.status == StoreStatus::kOk && new_password) out.status = store_.delete_user_sessions(id);
+  out.body = user_to_json(u);
+  return out;
+}
+
+Management::Bootstrap Management::ensure_bootstrap_operator(const std::string& email,
+                                                            const std::string& password,
+                                                            std::string& why) {
+  User u;
+  u.email = normalise_email(email);
+  if (!plausible_email(u.email)) {
+    why = "not an e-mail address";
+    return Bootstrap::kInvalid;
+  }
+  if (const std::string_view problem = passwords::problem_with(password); !problem.empty()) {
+    why = "the password " + std::string(problem);
+    return Bootstrap::kInvalid;
+  }
+  if (!store_.healthy()) return Bootstrap::kUnavailable;
+  if (!store_.list_users().empty()) return Bootstrap::kUsersExist;
+  u.name = "Operator";
+  u.password_hash = passwords::hash(password);
+  if (u.password_hash.empty()) return Bootstrap::kUnavailable;
+  u.id = new_id(kUserPrefix);
+  u.created_at_ms = clock_.now_ms();
+  switch (store_.insert_user(u)) {
+    case StoreStatus::kOk:
+      return Bootstrap::kCreated;
+    case StoreStatus::kConflict:  // another process made it first
+      return Bootstrap::kUsersExist;
+    default:
+      return Bootstrap::kUnavailable;
+  }
+}
+
+Management::Created Management::change_password(const User& user, const json& new_password,
+                                                const std::string& keep_session_hash) {
+  Created out;
+  std::string hash;
+  const bool hashed = take_password(json{{"password", new_password}}, true, hash, out.errors);
+  for (auto& e : out.errors) e.field = "new_password";
+  if (!out.errors.empty()) return out;
+  if (!hashed) {
+    out.status = StoreStatus::kUnavailable;
+    return out;
+  }
+  User u = user;
+  u.password_hash = hash;
+  out.status = store_.update_user(u);
+  if (out.status != StoreStatus::kOk) return out;
+  // The other sessions end; the caller's stays. The store ends every session of a user at once,
+  // so the caller's is put back as it was.
+  const Lookup<UserSession> mine = store_.find_session(keep_session_hash);
+  if (mine.status == StoreStatus::kUnavailable) {
+    out.status = StoreStatus::kUnavailable;
+    return out;
+  }
+  out.status = store_.delete_user_sessions(u.id);
+  if (out.status == StoreStatus::kOk && mine.value) out.status = store_.insert_session(*mine.value);
   out.body = user_to_json(u);
   return out;
 }

@@ -212,6 +212,8 @@ TEST(Config, BadSettingsNameThemselves) {
       {"LEADFLOW_ALLOW_PRIVATE_BUYERS", "maybe"},
       {"LEADFLOW_TRUSTED_PROXIES", "10.0.0.0/99"},
       {"LEADFLOW_BOOTSTRAP_KEY", "short"},
+      {"LEADFLOW_BOOTSTRAP_OPERATOR_EMAIL", "ops@example.com"},  // without its password file
+      {"LEADFLOW_BOOTSTRAP_OPERATOR_PASSWORD_FILE", "/run/secrets/password"},  // without an e-mail
       {"LEADFLOW_TLS_CERT", "/only/cert.pem"},
       {"LEADFLOW_LOG_LEVEL", "loud"},
       {"LEADFLOW_HEADER_TIMEOUT_MS", "0"},
@@ -239,6 +241,8 @@ TEST(Config, ParsesEverySetting) {
       {"LEADFLOW_TRUSTED_PROXIES", "10.0.0.0/8,::1"},
       {"LEADFLOW_ALLOW_PRIVATE_BUYERS", "1"},
       {"LEADFLOW_BOOTSTRAP_KEY", "lfk_0123456789abcdefghijklmnop"},
+      {"LEADFLOW_BOOTSTRAP_OPERATOR_EMAIL", "ops@example.com"},
+      {"LEADFLOW_BOOTSTRAP_OPERATOR_PASSWORD_FILE", "/run/secrets/password"},
       {"LEADFLOW_WORKERS", "2"}};
   std::string error;
   auto c = load_config(env_of(vars), names_of(vars), error);
@@ -251,6 +255,8 @@ TEST(Config, ParsesEverySetting) {
   EXPECT_EQ(c->metrics_listen->host, "0.0.0.0");
   EXPECT_EQ(c->trusted_proxies.size(), 2u);
   EXPECT_TRUE(c->allow_private_buyers);
+  EXPECT_EQ(c->bootstrap_operator_email, "ops@example.com");
+  EXPECT_EQ(c->bootstrap_operator_password_file, "/run/secrets/password");
   EXPECT_EQ(c->workers, 2);
 }
 

@@ -277,6 +277,26 @@ class PgStore final : public Store, private PgCalls {
                               Params().add(id), read_campaign<Row>);
   }
 
+  StoreStatus update_campaign(const Campaign& cp) override {
+    return run("update_campaign", StoreStatus::kUnavailable, [&](Connection& c) {
+      const Result r = c.exec(
+          "WITH changed AS (UPDATE campaigns SET name = $2, active = $3, async_mode = $4,"
+          " sync_timeout_ms = $5, rate_limit_per_minute = $6, payout_fixed = $7,"
+          " payout_value = $8 WHERE id = $1 RETURNING 1) SELECT COUNT(*) FROM changed",
+          Params()
+              .add(cp.id)
+              .add(cp.name)
+              .add(cp.active)
+              .add(cp.async_mode)
+              .add(cp.sync_timeout_ms)
+              .add(cp.rate_limit_per_minute)
+              .add(cp.payout_fixed)
+              .add(cp.payout_value),
+          Effect::kWrite);
+      return r.int64(0, 0) > 0 ? StoreStatus::kOk : StoreStatus::kNotFound;
+    });
+  }
+
   Lookup<Campaign> find_campaign_by_key_hash(std::string_view key_hash) override {
     return lookup<Campaign>("find_campaign_by_key_hash",
                             "SELECT " LF_CAMPAIGN_COLUMNS " FROM campaigns WHERE key_hash = $1",

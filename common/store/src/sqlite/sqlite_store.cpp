@@ -174,6 +174,27 @@ class SqliteStore final : public Store, private SqliteCalls {
         [&](Query& q) { q.bind(id); }, read_campaign<Query>);
   }
 
+  StoreStatus update_campaign(const Campaign& c) override {
+    return guarded("update_campaign", StoreStatus::kUnavailable, [&] {
+      std::lock_guard lock(write_mu_);
+      Connection& conn = *writer_;
+      Query q(conn,
+              "UPDATE campaigns SET name = ?2, active = ?3, async_mode = ?4, sync_timeout_ms = ?5,"
+              " rate_limit_per_minute = ?6, payout_fixed = ?7, payout_value = ?8 WHERE id = ?1");
+      if (int rc = q.bind(c.id)
+                       .bind(c.name)
+                       .bind(c.active)
+                       .bind(c.async_mode)
+                       .bind(c.sync_timeout_ms)
+                       .bind(c.rate_limit_per_minute)
+                       .bind(c.payout_fixed)
+                       .bind(c.payout_value)
+                       .run())
+        return report(conn, rc, "update_campaign");
+      return conn.changes() > 0 ? StoreStatus::kOk : StoreStatus::kNotFound;
+    });
+  }
+
   Lookup<Campaign> find_campaign_by_key_hash(std::string_view key_hash) override {
     return lookup<Campaign>(
         "find_campaign_by_key_hash",

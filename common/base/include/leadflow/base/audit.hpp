@@ -26,11 +26,12 @@ enum class AuditEvent {
   kLeadReturned,
   kLeadSettled,
   kSignedIn,
-  kSignedOut
+  kSignedOut,
+  kPasswordChanged
 };
 
 /// "auth_failed", "rate_limited", "key_created", "key_revoked", "lead_returned", "lead_settled",
-/// "signed_in", "signed_out" (the dashboard's sessions).
+/// "signed_in", "signed_out", "password_changed" (the dashboard's sessions).
 std::string_view to_string(AuditEvent event);
 
 /// One event. Every field but `event` may be empty, and is then left out of the line. The views
@@ -45,7 +46,8 @@ struct AuditRecord {
   /// of a session without its CSRF token), and on sign-in unknown_user, wrong_password,
   /// inactive_user; rate_limited: api_key, campaign, failed_auth_per_address,
   /// login_per_address, login_per_account, user (a session's user); signed_in: password;
-  /// signed_out: logout; key_created / key_revoked: api_key, campaign_key; lead_returned: the
+  /// signed_out: logout; password_changed: self (a user's own, POST /v1/session/password);
+  /// key_created / key_revoked: api_key, campaign_key; lead_returned: the
   /// reason code (from the configured list); lead_settled: sold, not_sold.
   std::string_view kind;
   std::string_view route;         // the route's pattern

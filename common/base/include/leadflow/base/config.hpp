@@ -32,8 +32,13 @@ struct Config {
   std::optional<ListenAddress> metrics_listen;  // LEADFLOW_METRICS_LISTEN (plain)
   std::string tls_cert, tls_key;                // LEADFLOW_TLS_CERT / _KEY
   std::string bootstrap_key;                    // LEADFLOW_BOOTSTRAP_KEY
-  bool allow_private_buyers = false;            // LEADFLOW_ALLOW_PRIVATE_BUYERS
-  std::vector<std::string> trusted_proxies;     // LEADFLOW_TRUSTED_PROXIES (CIDRs)
+  /// The first operator user, made by leadflow-ingest when the store has no user at all: its
+  /// e-mail (LEADFLOW_BOOTSTRAP_OPERATOR_EMAIL) and the file whose first line is its password
+  /// (LEADFLOW_BOOTSTRAP_OPERATOR_PASSWORD_FILE). Both or neither.
+  std::string bootstrap_operator_email;
+  std::string bootstrap_operator_password_file;
+  bool allow_private_buyers = false;         // LEADFLOW_ALLOW_PRIVATE_BUYERS
+  std::vector<std::string> trusted_proxies;  // LEADFLOW_TRUSTED_PROXIES (CIDRs)
   /// The reason codes a return may give (LEADFLOW_RETURN_REASONS, comma-separated); "other"
   /// needs a note.
   std::vector<std::string> return_reasons = {"invalid_phone",  "invalid_email", "duplicate",

@@ -317,6 +317,9 @@ class Store {
   virtual StoreStatus insert_campaign(const Campaign& c) = 0;
   virtual std::optional<Campaign> get_campaign(std::string_view id) = 0;
   virtual Lookup<Campaign> find_campaign_by_key_hash(std::string_view key_hash) = 0;
+  /// Replaces a campaign's name, status, mode, sync timeout, per-minute ceiling and payout rule;
+  /// its seller, vertical, key and creation time stay as they were. kNotFound if absent.
+  virtual StoreStatus update_campaign(const Campaign& c) = 0;
   virtual std::vector<Campaign> list_campaigns(std::string_view seller_id) = 0;  // "" = all
 
   virtual StoreStatus insert_api_key(const ApiKey& k) = 0;  // kConflict if the hash exists

@@ -42,6 +42,12 @@ class Management {
   /// {"seller_id", "name", "vertical", "status", "mode", "sync_timeout_ms",
   ///  "rate_limit_per_minute", "payout": {"model": "revshare"|"fixed", "value"}}.
   Created create_campaign(const nlohmann::json& body);
+  /// PUT: replaces the fields the body names ("name", "status", "mode", "sync_timeout_ms",
+  /// "rate_limit_per_minute", "payout"), checked as create_campaign checks them, and keeps the
+  /// rest. "seller_id", "vertical", "campaign_id", "created_at" and "campaign_key_hint" may be
+  /// sent back as they read; a different value, or any "campaign_key", is a field error
+  /// (code "read_only"). kNotFound when there is no such campaign.
+  Created update_campaign(const std::string& id, const nlohmann::json& body);
   /// {"name", "seller_id" or "buyer_id" (neither for an operator key), "plan", "scopes": [...]}.
   /// Seller keys may hold leads:write, leads:read and reports:read only; buyer keys leads:read,
   /// returns:write and reports:read (all three by default).
@@ -57,6 +63,20 @@ class Management {
   /// Makes sure an operator key with every scope and the enterprise plan exists whose secret is
   /// exactly `secret` (LEADFLOW_BOOTSTRAP_KEY). Idempotent.
   StoreStatus ensure_bootstrap_key(const std::string& secret);
+  /// What ensure_bootstrap_operator did.
+  enum class Bootstrap { kCreated, kUsersExist, kInvalid, kUnavailable };
+  /// Makes the first operator user (LEADFLOW_BOOTSTRAP_OPERATOR_EMAIL and _PASSWORD_FILE) when
+  /// the store has no user at all; kUsersExist (nothing done) otherwise. Idempotent, and safe
+  /// when several processes start at once: the e-mail is unique, so a second insert of it fails
+  /// and is taken for kUsersExist. kInvalid (with `why`) for an implausible e-mail or a
+  /// password passwords::problem_with refuses.
+  Bootstrap ensure_bootstrap_operator(const std::string& email, const std::string& password,
+                                      std::string& why);
+  /// Changes a user's own password (POST /v1/session/password): `new_password` is checked as a
+  /// user's password is at creation, then hashed and stored; every session of the user but
+  /// `keep_session_hash` (the caller's) ends. The current password is the caller's to check.
+  Created change_password(const User& user, const nlohmann::json& new_password,
+                          const std::string& keep_session_hash);
 
  private:
   Store& store_;
