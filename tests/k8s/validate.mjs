@@ -484,8 +484,9 @@ function checkRender(name, objs, { production }) {
       if (!ports.length) problem(at(w.d), "an ingress rule opens every port");
       if (bin === "leadflow-worker" && ports.some((p) => p !== 9464)) problem(at(w.d), `workers accept connections on port ${ports}`);
     }
-    if (bin === "leadflow-worker" && !egress.some((r) => (r.to ?? []).some((p) => p.ipBlock?.cidr === "0.0.0.0/0")))
-      problem(at(w.d), "workers cannot reach buyers on the internet (no egress to 0.0.0.0/0)");
+    // Workers reach buyers for auctions, ingest for the operator's test pings.
+    if ((bin === "leadflow-worker" || bin === "leadflow-ingest") && !egress.some((r) => (r.to ?? []).some((p) => p.ipBlock?.cidr === "0.0.0.0/0")))
+      problem(at(w.d), `${bin} cannot reach buyers on the internet (no egress to 0.0.0.0/0)`);
     if (bin === "leadflow-ingest" && !ingress.some((r) => !r.from && (r.ports ?? []).some((p) => p.port === 8443 || p.port === "https")))
       problem(at(w.d), "sellers cannot reach the ingest's HTTPS port from anywhere");
   }
