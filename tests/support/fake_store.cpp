@@ -132,8 +132,8 @@ Lookup<User> FakeStore::find_user_by_email(std::string_view email) {
 std::vector<User> FakeStore::list_users() {
   return down() ? std::vector<User>{} : real_->list_users();
 }
-StoreStatus FakeStore::update_user(const User& u) {
-  return down() ? StoreStatus::kUnavailable : real_->update_user(u);
+StoreStatus FakeStore::update_user(const User& u, std::string_view keep_session) {
+  return down() ? StoreStatus::kUnavailable : real_->update_user(u, keep_session);
 }
 StoreStatus FakeStore::record_login(std::string_view user_id, std::int64_t at_ms,
                                     std::string_view rehashed) {

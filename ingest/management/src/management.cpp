@@ -472,9 +472,8 @@ Management::Created Management::update_user(const std::string& id, const json& b
     return out;
   }
   if (new_password) u.password_hash = new_hash;
-  out.status = store_.update_user(u);  // inactive: its sessions end with it
-  // A new password ends the sessions made with the old one.
-  if (out.status == StoreStatus::kOk && new_password) out.status = store_.delete_user_sessions(id);
+  // Inactive, or with a new password, its sessions end with the change.
+  out.status = store_.update_user(u);
   out.body = user_to_json(u);
   return out;
 }
@@ -522,17 +521,8 @@ Management::Created Management::change_password(const User& user, const json& ne
   }
   User u = user;
   u.password_hash = hash;
-  out.status = store_.update_user(u);
-  if (out.status != StoreStatus::kOk) return out;
-  // The other sessions end; the caller's stays. The store ends every session of a user at once,
-  // so the caller's is put back as it was.
-  const Lookup<UserSession> mine = store_.find_session(keep_session_hash);
-  if (mine.status == StoreStatus::kUnavailable) {
-    out.status = StoreStatus::kUnavailable;
-    return out;
-  }
-  out.status = store_.delete_user_sessions(u.id);
-  if (out.status == StoreStatus::kOk && mine.value) out.status = store_.insert_session(*mine.value);
+  // The other sessions end with the change, in its transaction; the caller's stays.
+  out.status = store_.update_user(u, keep_session_hash);
   out.body = user_to_json(u);
   return out;
 }

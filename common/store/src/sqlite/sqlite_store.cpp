@@ -293,21 +293,28 @@ class SqliteStore final : public Store, private SqliteCalls {
         read_user<Query>);
   }
 
-  StoreStatus update_user(const User& u) override {
+  StoreStatus update_user(const User& u, std::string_view keep_session) override {
     return guarded("update_user", StoreStatus::kUnavailable, [&] {
       std::lock_guard lock(write_mu_);
       Connection& c = *writer_;
       Transaction tx(c);
       if (int rc = tx.begin()) return report(c, rc, "update_user");
+      bool new_password = false;
+      {
+        Query q(c, "SELECT password_hash <> ?2 FROM users WHERE id = ?1");
+        const int rc = q.bind(u.id).bind(u.password_hash).step();
+        if (rc == SQLITE_DONE) return StoreStatus::kNotFound;
+        if (rc != SQLITE_ROW) return report(c, rc, "update_user");
+        new_password = q.int64(0) != 0;
+      }
       {
         Query q(c, "UPDATE users SET name = ?2, active = ?3, password_hash = ?4 WHERE id = ?1");
         if (int rc = q.bind(u.id).bind(u.name).bind(u.active).bind(u.password_hash).run())
           return report(c, rc, "update_user");
       }
-      if (c.changes() == 0) return StoreStatus::kNotFound;
-      if (!u.active) {
-        Query q(c, "DELETE FROM user_sessions WHERE user_id = ?1");
-        if (int rc = q.bind(u.id).run()) return report(c, rc, "update_user");
+      if (!u.active || new_password) {
+        Query q(c, "DELETE FROM user_sessions WHERE user_id = ?1 AND token_hash <> ?2");
+        if (int rc = q.bind(u.id).bind(keep_session).run()) return report(c, rc, "update_user");
       }
       if (int rc = tx.commit()) return report(c, rc, "update_user");
       return StoreStatus::kOk;

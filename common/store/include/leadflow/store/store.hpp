@@ -334,8 +334,9 @@ class Store {
   virtual Lookup<User> find_user_by_email(std::string_view email) = 0;  // e-mail in lower case
   virtual std::vector<User> list_users() = 0;                           // by id
   /// Replaces a user's name, active flag and password hash; kNotFound if absent. A user made
-  /// inactive loses every session in the same transaction.
-  virtual StoreStatus update_user(const User& u) = 0;
+  /// inactive, or given a new password hash, loses its sessions in the same transaction: all of
+  /// them, but for `keep_session` (a token hash: the session that changed its own password).
+  virtual StoreStatus update_user(const User& u, std::string_view keep_session = {}) = 0;
   /// A sign-in: sets last_login_at, and the password hash too when `rehashed` is not empty.
   virtual StoreStatus record_login(std::string_view user_id, std::int64_t at_ms,
                                    std::string_view rehashed) = 0;
