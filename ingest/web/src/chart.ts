@@ -7,9 +7,9 @@ export interface Point {
 }
 
 /** A "nice" upper bound and tick step for values up to `max` (1, 2 or 5 times a power of 10). */
-export function niceScale(max: number, ticks = 4): { top: number; step: number } {
-  if (!(max > 0) || !Number.isFinite(max)) return { top: 1, step: 0.25 };
-  const raw = max / ticks;
+export function niceScale(max: number, ticks = 4, integer = false): { top: number; step: number } {
+  if (!(max > 0) || !Number.isFinite(max)) return integer ? { top: 1, step: 1 } : { top: 1, step: 0.25 };
+  const raw = integer ? Math.max(1, max / ticks) : max / ticks;
   const power = 10 ** Math.floor(Math.log10(raw));
   const fraction = raw / power;
   const nice = fraction <= 1 ? 1 : fraction <= 2 ? 2 : fraction <= 5 ? 5 : 10;
@@ -37,7 +37,8 @@ function s<K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string, s
 export function lineChart(points: Point[], title: string, format: (v: number) => string): SVGSVGElement {
   const W = 720, H = 260, left = 64, right = 16, topPad = 16, bottom = 40;
   const plotW = W - left - right, plotH = H - topPad - bottom;
-  const { top, step } = niceScale(Math.max(0, ...points.map((p) => p.value)));
+  const integer = points.every((p) => Number.isInteger(p.value));
+  const { top, step } = niceScale(Math.max(0, ...points.map((p) => p.value)), 4, integer);
   const svg = s('svg', { viewBox: `0 0 ${W} ${H}`, role: 'img', class: 'chart chart-line', 'aria-label': title });
   svg.appendChild(s('title', {}, title));
   const g = s('g', { transform: `translate(${left},${topPad})` });
@@ -57,8 +58,9 @@ export function lineChart(points: Point[], title: string, format: (v: number) =>
       const dot = s('circle', { cx: x, cy: y, r: 3, class: 'dot' });
       dot.appendChild(s('title', {}, `${points[i].label}: ${format(points[i].value)}`));
       g.appendChild(dot);
-      if (i % every === 0 || i === xy.length - 1)
-        g.appendChild(s('text', { x, y: plotH + 18, 'text-anchor': 'middle', class: 'tick' }, shortLabel(points[i].label)));
+      const last = i === xy.length - 1;
+      if (i % every === 0 || last)
+        g.appendChild(s('text', { x, y: plotH + 18, 'text-anchor': last && xy.length > 1 ? 'end' : 'middle', class: 'tick' }, shortLabel(points[i].label)));
     });
   } else {
     g.appendChild(s('text', { x: plotW / 2, y: plotH / 2, 'text-anchor': 'middle', class: 'tick' }, 'no data in this range'));
@@ -68,7 +70,7 @@ export function lineChart(points: Point[], title: string, format: (v: number) =>
 
 export function barChart(points: Point[], title: string, format: (v: number) => string): SVGSVGElement {
   const rows = points.slice(0, 12);
-  const W = 720, bar = 22, gap = 8, left = 160, right = 90;
+  const W = 720, bar = 22, gap = 8, left = 200, right = 90;
   const H = Math.max(1, rows.length) * (bar + gap) + 8;
   const { top } = niceScale(Math.max(0, ...rows.map((p) => p.value)));
   const svg = s('svg', { viewBox: `0 0 ${W} ${H}`, role: 'img', class: 'chart chart-bar', 'aria-label': title });
@@ -76,7 +78,7 @@ export function barChart(points: Point[], title: string, format: (v: number) => 
   rows.forEach((p, i) => {
     const y = 4 + i * (bar + gap);
     const w = ((W - left - right) * Math.max(0, p.value)) / (top || 1);
-    svg.appendChild(s('text', { x: left - 8, y: y + bar / 2 + 4, 'text-anchor': 'end', class: 'tick' }, p.label.slice(0, 22)));
+    svg.appendChild(s('text', { x: left - 8, y: y + bar / 2 + 4, 'text-anchor': 'end', class: 'tick' }, p.label.length > 24 ? p.label.slice(0, 23) + '…' : p.label));
     const r = s('rect', { x: left, y, width: Math.max(1, w), height: bar, class: 'bar' });
     r.appendChild(s('title', {}, `${p.label}: ${format(p.value)}`));
     svg.appendChild(r);

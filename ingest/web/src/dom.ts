@@ -87,7 +87,8 @@ export function select(options: (string | [string, string])[], value = '', attrs
     const [v, text] = Array.isArray(o) ? o : [o, o];
     s.appendChild(h('option', { value: v }, text));
   }
-  s.value = value;
+  // A value that is none of the options leaves the first one chosen.
+  if (Array.from(s.options).some((o) => o.value === value)) s.value = value;
   return s;
 }
 

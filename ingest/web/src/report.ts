@@ -45,3 +45,16 @@ export const METRICS: Record<ReportKind, string[]> = {
 };
 
 export const MONEY_METRICS = new Set(['revenue', 'payout', 'margin', 'avg_price', 'gross_revenue', 'returned_revenue', 'returned_payout']);
+
+/** Every day from `from` to `to` (YYYY-MM-DD, both included) with the value of its point, or 0:
+ *  the API leaves out days with no lead. */
+export function fillDays(points: Point[], from: string, to: string): Point[] {
+  const byDay = new Map(points.map((p) => [p.label, p.value]));
+  const out: Point[] = [];
+  const end = Date.parse(`${to}T00:00:00Z`);
+  for (let t = Date.parse(`${from}T00:00:00Z`); t <= end && out.length < 400; t += 86_400_000) {
+    const day = new Date(t).toISOString().slice(0, 10);
+    out.push({ label: day, value: byDay.get(day) ?? 0 });
+  }
+  return out;
+}

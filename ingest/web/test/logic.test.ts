@@ -4,7 +4,7 @@ import { BUYER_FIELDS, buildBuyerBody, toText } from '../src/buyer_form';
 import { linePoints, niceScale, shortLabel } from '../src/chart';
 import { assignErrors, fieldForError } from '../src/form';
 import { count, dateTime, daysAgo, duration, money, percent, splitList } from '../src/format';
-import { reportPath, rowLabel, series } from '../src/report';
+import { fillDays, reportPath, rowLabel, series } from '../src/report';
 import { matchPath, route } from '../src/router';
 import { campaignBody } from '../src/pages/campaigns';
 
@@ -92,6 +92,10 @@ describe('charts', () => {
     expect(niceScale(95)).toEqual({ top: 100, step: 50 });
     expect(niceScale(1234)).toEqual({ top: 1500, step: 500 });
     expect(niceScale(0.3).top).toBeCloseTo(0.3);
+    expect(niceScale(1, 4, true)).toEqual({ top: 1, step: 1 });
+    expect(niceScale(3, 4, true)).toEqual({ top: 3, step: 1 });
+    expect(niceScale(0, 4, true)).toEqual({ top: 1, step: 1 });
+    expect(niceScale(38, 4, true)).toEqual({ top: 40, step: 10 });
   });
   it('places points across the plot, y downwards', () => {
     expect(linePoints([{ label: 'a', value: 0 }, { label: 'b', value: 10 }, { label: 'c', value: 5 }], 100, 50, 10)).toEqual([[0, 50], [50, 0], [100, 25]]);
@@ -114,6 +118,12 @@ describe('reports', () => {
     expect(series(rows, 'buyer', 'revenue').map((p) => p.label)).toEqual(['b2', 'b1', '(none)']);
     expect(series([{ day: '2026-11-02', leads: 3 }, { day: '2026-11-01', leads: 4 }], 'day', 'leads').map((p) => p.label)).toEqual(['2026-11-02', '2026-11-01']);
     expect(rowLabel({ vertical: 'solar' }, 'vertical')).toBe('solar');
+  });
+  it('gives every day of a range a point, zero when it has no row', () => {
+    expect(fillDays([{ label: '2026-11-25', value: 4 }], '2026-11-24', '2026-11-26')).toEqual([
+      { label: '2026-11-24', value: 0 }, { label: '2026-11-25', value: 4 }, { label: '2026-11-26', value: 0 },
+    ]);
+    expect(fillDays([], '2026-11-26', '2026-11-25')).toEqual([]);
   });
 });
 

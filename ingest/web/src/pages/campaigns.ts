@@ -2,7 +2,6 @@ import { ApiError, get, post, put, query } from '../api';
 import { Ctx } from '../app';
 import { Field, button, field, h, input, link, notice, select, table } from '../dom';
 import { FormErrors } from '../form';
-import { dateTime } from '../format';
 import { shownOnce } from '../secret';
 
 type Rec = Record<string, any>;
@@ -27,7 +26,7 @@ export function campaignBody(v: Record<string, string>, creating: boolean): Rec 
   return body;
 }
 
-function campaignForm(sellers: Rec[], c: Rec | null, onDone: (made: Rec) => void): HTMLElement {
+function campaignForm(sellers: Rec[], c: Rec | null, onDone: (made: Rec) => void): HTMLFormElement {
   const creating = !c;
   const fields: Field[] = [];
   if (creating) {
@@ -63,61 +62,63 @@ function campaignForm(sellers: Rec[], c: Rec | null, onDone: (made: Rec) => void
 }
 
 export async function campaignsPage(ctx: Ctx, root: HTMLElement): Promise<void> {
-  const [campaigns, sellers] = await Promise.all([get<{ data: Rec[] }>('/v1/campaigns'), get<{ data: Rec[] }>('/v1/sellers')]);
+  const sellers = (await get<{ data: Rec[] }>('/v1/sellers')).data;
   const secret = h('div');
   const editing = h('div');
-  const sellerName = new Map(sellers.data.map((s) => [s.seller_id, s.name]));
-  root.append(h('h1', {}, 'Campaigns'), secret);
-  root.append(
-    table(
-      ['Campaign', 'Seller', 'Vertical', 'Status', 'Mode', 'Payout', 'Rate ceiling', 'Key', ''],
-      campaigns.data.map((c) => [
-        h('span', {}, c.name, h('br'), h('span', { class: 'mono muted' }, c.campaign_id)),
-        sellerName.get(c.seller_id) ?? c.seller_id,
-        c.vertical,
-        h('span', { class: `badge badge-${c.status}` }, c.status),
-        c.mode === 'sync' ? `sync (${c.sync_timeout_ms} ms)` : 'async',
-        payoutText(c.payout),
-        `${c.rate_limit_per_minute}/min`,
-        h('span', { class: 'mono' }, `…${c.campaign_key_hint ?? ''}`),
-        h(
-          'span',
-          { class: 'row-actions' },
-          link(`/reports${query({ campaign_id: c.campaign_id, group_by: 'day' })}`, 'Stats'),
-          ' ',
-          button('Edit', () => {
-            editing.replaceChildren(h('section', { class: 'card' }, h('h2', {}, `Edit ${c.name}`), campaignForm(sellers.data, c, () => ctx.go('/campaigns'))));
-            (editing.querySelector('input, select') as HTMLElement | null)?.focus();
-          }, { class: 'secondary small', 'aria-label': `Edit ${c.name}` }),
-          ' ',
-          button(c.status === 'active' ? 'Pause' : 'Resume', async () => {
-            try {
-              await put(`/v1/campaigns/${encodeURIComponent(c.campaign_id)}`, { status: c.status === 'active' ? 'paused' : 'active' });
-              ctx.go('/campaigns');
-            } catch (e) {
-              secret.replaceChildren(notice(e instanceof ApiError && (e.status === 404 || e.status === 405) ? 'This server cannot change campaigns yet.' : String((e as Error).message), 'error'));
-            }
-          }, { class: 'secondary small', 'aria-label': `${c.status === 'active' ? 'Pause' : 'Resume'} ${c.name}` }),
-        ),
-      ]),
-      `${campaigns.data.length} campaigns; created ${campaigns.data.length ? dateTime(campaigns.data[campaigns.data.length - 1].created_at) : '—'}`,
-    ),
-    editing,
-  );
-  if (!sellers.data.length) {
+  const list = h('div');
+  const sellerName = new Map(sellers.map((s) => [s.seller_id, s.name]));
+  root.append(h('h1', {}, 'Campaigns'), secret, list, editing);
+
+  // The list, drawn again after a campaign is made (the key shown above it stays).
+  const drawList = async () => {
+    const campaigns = (await get<{ data: Rec[] }>('/v1/campaigns')).data;
+    list.replaceChildren(
+      table(
+        ['Campaign', 'Seller', 'Vertical', 'Status', 'Mode', 'Payout', 'Rate ceiling', 'Key', ''],
+        campaigns.map((c) => [
+          h('span', {}, c.name, h('br'), h('span', { class: 'mono muted' }, c.campaign_id)),
+          sellerName.get(c.seller_id) ?? c.seller_id,
+          c.vertical,
+          h('span', { class: `badge badge-${c.status}` }, c.status),
+          c.mode === 'sync' ? `sync (${c.sync_timeout_ms} ms)` : 'async',
+          payoutText(c.payout),
+          `${c.rate_limit_per_minute}/min`,
+          h('span', { class: 'mono' }, c.campaign_key_hint ?? '—'),
+          h(
+            'span',
+            { class: 'row-actions' },
+            link(`/reports${query({ campaign_id: c.campaign_id, group_by: 'day' })}`, 'Stats', { 'aria-label': `Stats of ${c.name}` }),
+            ' ',
+            button('Edit', () => {
+              editing.replaceChildren(h('section', { class: 'card' }, h('h2', {}, `Edit ${c.name}`), campaignForm(sellers, c, () => ctx.go('/campaigns'))));
+              (editing.querySelector('input, select') as HTMLElement | null)?.focus();
+            }, { class: 'secondary small', 'aria-label': `Edit ${c.name}` }),
+            ' ',
+            button(c.status === 'active' ? 'Pause' : 'Resume', async () => {
+              try {
+                await put(`/v1/campaigns/${encodeURIComponent(c.campaign_id)}`, { status: c.status === 'active' ? 'paused' : 'active' });
+                await drawList();
+              } catch (e) {
+                secret.replaceChildren(notice(e instanceof ApiError && (e.status === 404 || e.status === 405) ? 'This server cannot change campaigns yet.' : String((e as Error).message), 'error'));
+              }
+            }, { class: 'secondary small', 'aria-label': `${c.status === 'active' ? 'Pause' : 'Resume'} ${c.name}` }),
+          ),
+        ]),
+        `${campaigns.length} campaigns`,
+      ),
+    );
+  };
+  await drawList();
+  if (!sellers.length) {
     root.append(notice('There is no seller yet: a campaign belongs to a seller (leadflow-admin create-seller, or POST /v1/sellers).', 'info'));
     return;
   }
-  root.append(
-    h(
-      'section',
-      { class: 'card' },
-      h('h2', {}, 'New campaign'),
-      campaignForm(sellers.data, null, (made) => {
-        secret.replaceChildren(shownOnce(`Campaign key of ${made.name}`, made.campaign_key));
-        secret.scrollIntoView();
-        (secret.querySelector('button') as HTMLElement | null)?.focus();
-      }),
-    ),
-  );
+  const form = campaignForm(sellers, null, (made) => {
+    secret.replaceChildren(shownOnce(`Campaign key of ${made.name}`, made.campaign_key));
+    (form.elements.namedItem('name') as HTMLInputElement).value = '';
+    void drawList();
+    secret.scrollIntoView();
+    (secret.querySelector('button') as HTMLElement | null)?.focus();
+  });
+  root.append(h('section', { class: 'card' }, h('h2', {}, 'New campaign'), form));
 }

@@ -3,7 +3,7 @@ import { Ctx } from '../app';
 import { lineChart } from '../chart';
 import { h, link } from '../dom';
 import { count, daysAgo, money, percent } from '../format';
-import { Row, reportPath, series } from '../report';
+import { Row, fillDays, reportPath, series } from '../report';
 
 interface Report {
   data: { rows: Row[]; totals: Row; currency: string };
@@ -32,7 +32,7 @@ export async function overviewPage(ctx: Ctx, root: HTMLElement): Promise<void> {
       tile('Revenue', money(Number(r.revenue ?? 0), rev.data.currency), 'tile-revenue'),
       tile('Acceptance rate', percent(p.acceptance_rate as number | null), 'tile-acceptance'),
     ),
-    h('section', { class: 'card' }, h('h2', {}, 'Leads, last 7 days'), lineChart(series(week.data.rows, 'day', 'leads'), 'Leads per day, last 7 days', count)),
+    h('section', { class: 'card' }, h('h2', {}, 'Leads, last 7 days'), lineChart(fillDays(series(week.data.rows, 'day', 'leads'), daysAgo(6), today), 'Leads per day, last 7 days', count)),
     h('p', {}, link('/leads', 'See the leads'), ' · ', link('/reports', 'Open the reports')),
   );
 }

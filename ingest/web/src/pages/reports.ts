@@ -1,9 +1,9 @@
 import { get } from '../api';
-import { Ctx } from '../app';
+import { Ctx, isOperator } from '../app';
 import { barChart, lineChart } from '../chart';
 import { field, h, input, link, notice, select, table } from '../dom';
 import { count, daysAgo, money, percent } from '../format';
-import { GROUPS, METRICS, MONEY_METRICS, ReportKind, ReportParams, Row, TIME_GROUPS, reportPath, rowLabel, series } from '../report';
+import { GROUPS, METRICS, MONEY_METRICS, ReportKind, ReportParams, Row, TIME_GROUPS, fillDays, reportPath, rowLabel, series } from '../report';
 
 export function formatMetric(metric: string, v: unknown, currency = 'USD'): string {
   if (v === null || v === undefined) return '—';
@@ -54,7 +54,12 @@ export async function reportsPage(ctx: Ctx, root: HTMLElement): Promise<void> {
   });
   if (!rep) return;
   const group = params.group_by.split(',')[0];
-  const points = series(rep.data.rows, group, metric);
+  const names = await groupNames(ctx, group);
+  if (names.size) for (const r of rep.data.rows) if (typeof r[`${group}_id`] === 'string') r[`${group}_id`] = names.get(r[`${group}_id`] as string) ?? r[`${group}_id`];
+  let points = series(rep.data.rows, group, metric);
+  // A day report over dates (the usual case, in UTC) shows the days with no lead as zeros.
+  if (group === 'day' && !params.tz && /^\d{4}-\d{2}-\d{2}$/.test(params.from) && /^\d{4}-\d{2}-\d{2}$/.test(params.to) && !params.group_by.includes(','))
+    points = fillDays(points, params.from, params.to);
   const title = `${metric.replace(/_/g, ' ')} by ${group}, ${params.from} to ${params.to}`;
   const fmt = (v: number) => formatMetric(metric, v, rep.data.currency);
   root.append(
@@ -71,4 +76,17 @@ export async function reportsPage(ctx: Ctx, root: HTMLElement): Promise<void> {
 // A new report kind has other metrics: the chart's metric starts again from its default.
 function f_kindChanged(kind: string, q: URLSearchParams): boolean {
   return (q.get('kind') ?? 'performance') !== kind;
+}
+
+// The names of buyers, sellers or campaigns, for an operator's breakdown (others see ids).
+async function groupNames(ctx: Ctx, group: string): Promise<Map<string, string>> {
+  const source: Record<string, [string, string]> = { buyer: ['/v1/buyers?limit=100', 'buyer_id'], seller: ['/v1/sellers', 'seller_id'], campaign: ['/v1/campaigns', 'campaign_id'] };
+  if (!isOperator(ctx.user) || !source[group]) return new Map();
+  try {
+    const [path, id] = source[group];
+    const list = await get<{ data: Record<string, string>[] }>(path);
+    return new Map(list.data.map((x) => [x[id], x.name]));
+  } catch {
+    return new Map();
+  }
 }

@@ -23,7 +23,7 @@ export async function apiKeysPage(ctx: Ctx, root: HTMLElement): Promise<void> {
         k.account + (k.seller_id ? ` ${k.seller_id}` : k.buyer_id ? ` ${k.buyer_id}` : ''),
         k.plan,
         (k.scopes ?? []).join(' '),
-        h('span', { class: 'mono' }, `lfk_…${k.key_hint ?? ''}`),
+        h('span', { class: 'mono' }, k.key_hint ?? '—'),
         dateTime(k.created_at),
         k.last_used_at ? dateTime(k.last_used_at) : '—',
         k.revoked_at
