@@ -26,7 +26,7 @@ const pages: Entry[] = [
   { pattern: '/buyers', page: buyersPage, title: 'Buyers', operatorOnly: true },
   { pattern: '/buyers/new', page: buyerEditPage, title: 'New buyer', operatorOnly: true },
   { pattern: '/buyers/:id', page: buyerEditPage, title: 'Buyer', operatorOnly: true },
-  { pattern: '/campaigns', page: campaignsPage, title: 'Campaigns', operatorOnly: true },
+  { pattern: '/campaigns', page: campaignsPage, title: 'Campaigns' },
   { pattern: '/reports', page: reportsPage, title: 'Reports' },
   { pattern: '/settings/api-keys', page: apiKeysPage, title: 'API keys', operatorOnly: true },
   { pattern: '/settings/users', page: usersPage, title: 'Users', operatorOnly: true },
@@ -56,7 +56,8 @@ setSignedOutHandler(() => {
 function nav(u: User): HTMLElement {
   const here = location.pathname;
   const items: [string, string][] = [['/', 'Overview'], ['/leads', 'Leads']];
-  if (isOperator(u)) items.push(['/buyers', 'Buyers'], ['/campaigns', 'Campaigns']);
+  if (isOperator(u)) items.push(['/buyers', 'Buyers']);
+  if (u.account !== 'buyer') items.push(['/campaigns', 'Campaigns']);
   items.push(['/reports', 'Reports']);
   if (isOperator(u)) items.push(['/settings/api-keys', 'API keys'], ['/settings/users', 'Users']);
   items.push(['/settings/password', 'Password']);

@@ -14,7 +14,7 @@ function health(b: Buyer): HTMLElement {
   return h(
     'span',
     { class: bad ? 'health health-bad' : 'health' },
-    `${hl.status ?? b.status}; errors ${percent(hl.error_rate_24h)} of ${hl.pings_24h ?? 0} pings (24 h); returns ${percent(hl.return_rate)}${hl.flagged ? '; flagged' : ''}`,
+    `${hl.status ?? b.status}; ${hl.pings_24h ? `errors ${percent(hl.error_rate_24h)} of ${hl.pings_24h} pings, ${hl.timeouts_24h ?? 0} timeouts (24 h)` : 'no pings in 24 h'}; returns ${percent(hl.return_rate)}${hl.flagged ? '; flagged' : ''}`,
   );
 }
 

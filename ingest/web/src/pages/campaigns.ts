@@ -1,5 +1,5 @@
 import { ApiError, get, post, put, query } from '../api';
-import { Ctx } from '../app';
+import { Ctx, isOperator } from '../app';
 import { Field, button, field, h, input, link, notice, select, table } from '../dom';
 import { FormErrors } from '../form';
 import { shownOnce } from '../secret';
@@ -62,7 +62,9 @@ function campaignForm(sellers: Rec[], c: Rec | null, onDone: (made: Rec) => void
 }
 
 export async function campaignsPage(ctx: Ctx, root: HTMLElement): Promise<void> {
-  const sellers = (await get<{ data: Rec[] }>('/v1/sellers')).data;
+  // A seller reads its own campaigns (where the server lets it); only the operator changes them.
+  const operator = isOperator(ctx.user);
+  const sellers = operator ? (await get<{ data: Rec[] }>('/v1/sellers')).data : [];
   const secret = h('div');
   const editing = h('div');
   const list = h('div');
@@ -71,13 +73,20 @@ export async function campaignsPage(ctx: Ctx, root: HTMLElement): Promise<void> 
 
   // The list, drawn again after a campaign is made (the key shown above it stays).
   const drawList = async () => {
-    const campaigns = (await get<{ data: Rec[] }>('/v1/campaigns')).data;
+    let campaigns: Rec[];
+    try {
+      campaigns = (await get<{ data: Rec[] }>('/v1/campaigns')).data;
+    } catch (e) {
+      if (operator || !(e instanceof ApiError) || e.status !== 403) throw e;
+      list.replaceChildren(notice('This server shows campaigns to the operator only; ask the operator for your campaigns and their figures.', 'info'));
+      return;
+    }
     list.replaceChildren(
       table(
         ['Campaign', 'Seller', 'Vertical', 'Status', 'Mode', 'Payout', 'Rate ceiling', 'Key', ''],
         campaigns.map((c) => [
           h('span', {}, c.name, h('br'), h('span', { class: 'mono muted' }, c.campaign_id)),
-          sellerName.get(c.seller_id) ?? c.seller_id,
+          sellerName.get(c.seller_id) ?? c.seller_id ?? '—',
           c.vertical,
           h('span', { class: `badge badge-${c.status}` }, c.status),
           c.mode === 'sync' ? `sync (${c.sync_timeout_ms} ms)` : 'async',
@@ -88,13 +97,13 @@ export async function campaignsPage(ctx: Ctx, root: HTMLElement): Promise<void> 
             'span',
             { class: 'row-actions' },
             link(`/reports${query({ campaign_id: c.campaign_id, group_by: 'day' })}`, 'Stats', { 'aria-label': `Stats of ${c.name}` }),
-            ' ',
-            button('Edit', () => {
+            operator && ' ',
+            operator && button('Edit', () => {
               editing.replaceChildren(h('section', { class: 'card' }, h('h2', {}, `Edit ${c.name}`), campaignForm(sellers, c, () => ctx.go('/campaigns'))));
               (editing.querySelector('input, select') as HTMLElement | null)?.focus();
             }, { class: 'secondary small', 'aria-label': `Edit ${c.name}` }),
-            ' ',
-            button(c.status === 'active' ? 'Pause' : 'Resume', async () => {
+            operator && ' ',
+            operator && button(c.status === 'active' ? 'Pause' : 'Resume', async () => {
               try {
                 await put(`/v1/campaigns/${encodeURIComponent(c.campaign_id)}`, { status: c.status === 'active' ? 'paused' : 'active' });
                 await drawList();
@@ -109,6 +118,7 @@ export async function campaignsPage(ctx: Ctx, root: HTMLElement): Promise<void> 
     );
   };
   await drawList();
+  if (!operator) return;
   if (!sellers.length) {
     root.append(notice('There is no seller yet: a campaign belongs to a seller (leadflow-admin create-seller, or POST /v1/sellers).', 'info'));
     return;
