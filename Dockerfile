@@ -3,7 +3,10 @@
 #   docker build -t registry.example.com/leadflow:1.0.0 .
 #
 # The builder installs the build dependencies with scripts/deps.sh (the same packages as a
-# developer's machine) and builds with scripts/build.sh in Release, without the tests. The
+# developer's machine, Node and npm included) and builds with scripts/build.sh in Release, without
+# the tests. The web dashboard (ingest/web) is built by Vite from the npm packages its
+# package-lock.json pins and embedded in leadflow-ingest, so the image needs no file beside it;
+# the builder fails rather than ship an image without it. The
 # runtime stage holds only the shared libraries those three binaries load, CA certificates and
 # the time-zone database (buyer schedules), and runs as an unprivileged user with a fixed uid so
 # that Kubernetes can check runAsNonRoot. Nothing is written under / at run time: point
@@ -20,6 +23,7 @@ RUN scripts/deps.sh && rm -rf /var/lib/apt/lists/*
 COPY . .
 RUN LEADFLOW_BUILD_DIR=/build LEADFLOW_BUILD_TYPE=Release LEADFLOW_BUILD_TESTS=OFF \
       scripts/build.sh --target leadflow-ingest leadflow-worker leadflow-admin \
+ && ! grep -q 'kDashboardFileCount = 0;' /build/ingest/app/dashboard_files.cpp \
  && install -D -m 0755 -t /out/usr/local/bin \
       /build/ingest/leadflow-ingest /build/workers/leadflow-worker /build/ingest/leadflow-admin
 

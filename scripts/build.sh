@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Configures and builds leadflow into build/ (or $LEADFLOW_BUILD_DIR). Two jobs: the machine
 # this is made for has two cores. Extra arguments go to cmake --build (e.g. --target leadflow-ingest).
+# With node and npm on the PATH, leadflow-ingest's target also builds the web dashboard (npm ci and
+# Vite, ingest/web/dashboard.cmake) and embeds it; without them the dashboard answers 503.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${LEADFLOW_BUILD_DIR:-$root/build}

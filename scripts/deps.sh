@@ -5,7 +5,10 @@
 #            clang-format (scripts/check_format.sh), nginx with its echo module (HTTPS and
 #            HTTP/2 buyers in tests/integration/http2_buyer_test.cpp), and clang with libFuzzer
 #            and the sanitizers' runtimes plus llvm-symbolizer for their reports (scripts/fuzz.sh),
-#            and Prometheus with promtool (the dashboard and alert rules tests, tests/ops)
+#            and Prometheus with promtool (the dashboard and alert rules tests, tests/ops), and
+#            chromium (the web dashboard's end-to-end test, tests/web)
+# Node and npm come too (Debian's nodejs and npm, where no npm is there yet): the build runs Vite
+# to make the web dashboard that leadflow-ingest embeds (ingest/web).
 #   --bench  adds those, wrk, nginx and its echo module (scripts/bench.sh)
 set -euo pipefail
 
@@ -16,13 +19,13 @@ packages=(
   libcurl4-openssl-dev libnghttp2-dev libsqlite3-dev libpq-dev libgtest-dev
   libjemalloc-dev libsodium-dev
 )
+# A machine that already has a Node with npm keeps it: Debian's npm conflicts with other builds of
+# nodejs.
+command -v npm >/dev/null || packages+=(nodejs npm)
 for arg in "$@"; do
   case "$arg" in
     --test) packages+=(postgresql postgresql-client clang-format nginx-light libnginx-mod-http-echo
-      clang libclang-rt-14-dev llvm prometheus)
-      # The manifest validator (tests/k8s) runs on Node. A machine that already has a Node with
-      # npm keeps it: Debian's npm conflicts with other builds of nodejs.
-      command -v npm >/dev/null || packages+=(nodejs npm) ;;
+      clang libclang-rt-14-dev llvm prometheus chromium) ;;
     --bench) packages+=(postgresql postgresql-client wrk nginx-light libnginx-mod-http-echo) ;;
     *) echo "deps.sh: unknown option $arg" >&2; exit 2 ;;
   esac

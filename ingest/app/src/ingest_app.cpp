@@ -17,6 +17,7 @@
 #include "leadflow/base/log.hpp"
 #include "leadflow/http/server.hpp"
 #include "leadflow/http/tls_cert.hpp"
+#include "leadflow/ingest_app/dashboard.hpp"
 #include "leadflow/queue/open_queue.hpp"
 #include "leadflow/runtime/health_metrics.hpp"
 #include "leadflow/runtime/worker_pool.hpp"
@@ -231,6 +232,7 @@ bool App::start(std::string& error) {
     register_buyer_test_ping(routes, *m.ctx, *m.pinger);
     register_surface_b(routes, *m.ctx);
     register_console(routes, *m.ctx);
+    register_dashboard(routes);  // last: it takes every other GET path
     if (!m.tls.start(std::move(routes), c.listen, c, c.http_threads, cert, key, error,
                      "LEADFLOW_LISTEN"))
       return false;
@@ -243,6 +245,7 @@ bool App::start(std::string& error) {
     register_buyer_test_ping(routes, *m.ctx, *m.pinger);
     register_surface_b(routes, *m.ctx);
     register_console(routes, *m.ctx);  // answers 403 unless via a trusted proxy
+    register_dashboard(routes);        // static files: no secret, and signs in over HTTPS only
     if (!m.plain.start(std::move(routes), *c.http_listen, c, c.http_threads, "", "", error,
                        "LEADFLOW_HTTP_LISTEN"))
       return false;

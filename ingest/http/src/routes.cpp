@@ -52,9 +52,10 @@ const Routes::Route* Routes::find(http::Request& req) const {
         ok = false;
         break;
       }
+      const bool last = i + 1 == r.segments.size();
+      if (last && r.segments[i] == "*") break;  // the rest of the path, whatever it holds
       const std::size_t slash = path.find('/', at);
       const std::size_t end = slash == std::string_view::npos ? path.size() : slash;
-      const bool last = i + 1 == r.segments.size();
       if (last != (slash == std::string_view::npos)) {
         ok = false;  // the path has fewer or more segments than the pattern
         break;

@@ -59,6 +59,20 @@ TEST(Routes, ThePatternIsTheRouteLabel) {
   EXPECT_EQ(routed(routes, "DELETE", "/v1/leads"), "");
 }
 
+TEST(Routes, AStarTakesTheRestOfThePathAfterEveryOtherRoute) {
+  Routes routes = front_routes();
+  routes.get("/*", [](const http::Request&, http::Response&) {});
+  EXPECT_EQ(routed(routes, "GET", "/"), "/*");
+  EXPECT_EQ(routed(routes, "GET", "/leads"), "/*");
+  EXPECT_EQ(routed(routes, "GET", "/random/deep/path"), "/*");
+  EXPECT_EQ(routed(routes, "GET", "/assets/index-1a2b.js"), "/*");
+  EXPECT_EQ(routed(routes, "HEAD", "/buyers/by_1"), "/*");
+  EXPECT_EQ(routed(routes, "GET", "/v1/leads/ld_1"), "/v1/leads/{id}");  // registered first
+  EXPECT_EQ(routed(routes, "GET", "/healthz"), "/healthz");
+  EXPECT_EQ(routed(routes, "POST", "/a/b"), "");  // GET only
+  EXPECT_EQ(routed(routes, "POST", "/lfc_secret"), "/{seller_campaign_key}");
+}
+
 TEST(Routes, AParameterIsOneNonEmptySegment) {
   const Routes routes = front_routes();
   http::Request req = request("GET", "/v1/leads/ld%2F1?x=1");  // decoded: "/v1/leads/ld/1"

@@ -84,7 +84,9 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
 /// of threads may route at once).
 ///
 /// A pattern is a path whose segments may be parameters: "/v1/leads/{id}" takes "/v1/leads/ld_1"
-/// (a parameter is one non-empty segment, http::Request::match(1) here). The pattern is also the
+/// (a parameter is one non-empty segment, http::Request::match(1) here). A last segment "*"
+/// takes the rest of the path, any number of segments or none: "/*" takes every path, so it is
+/// registered last (the dashboard's client routes). The pattern is also the
 /// route's name in metrics (http::Request::route()), so a label can never drift from its route.
 class Routes {
  public:

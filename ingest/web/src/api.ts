@@ -1,0 +1,116 @@
+// The dashboard's only way to the API: same origin, the session cookie, and the session's
+// CSRF token on every request that changes something. Problem bodies (RFC 9457) become ApiError,
+// with the field errors the API names, so a form can show each next to its field.
+
+export interface FieldError {
+  field: string;
+  code?: string;
+  message: string;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly fields: FieldError[] = [],
+  ) {
+    super(message);
+  }
+}
+
+/** Reads an error answer's body (problem+json or Surface B's shape) into an ApiError. */
+export function toApiError(status: number, body: unknown): ApiError {
+  const b = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
+  const detail = typeof b.detail === 'string' ? b.detail : '';
+  const title = typeof b.title === 'string' ? b.title : '';
+  const message = detail || title || (typeof b.message === 'string' ? b.message : '') || `HTTP ${status}`;
+  const fields: FieldError[] = [];
+  if (Array.isArray(b.errors)) {
+    for (const e of b.errors) {
+      if (e && typeof e === 'object' && typeof (e as FieldError).field === 'string') {
+        const fe = e as FieldError;
+        fields.push({ field: fe.field, code: fe.code, message: String(fe.message ?? fe.code ?? 'invalid') });
+      }
+    }
+  }
+  return new ApiError(status, message, fields);
+}
+
+let csrfToken = '';
+let onSignedOut: () => void = () => {};
+
+export function setCsrfToken(token: string): void {
+  csrfToken = token;
+}
+/** Called when an API answer says the session is gone (401), so the app shows the sign-in. */
+export function setSignedOutHandler(handler: () => void): void {
+  onSignedOut = handler;
+}
+
+const unsafe = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+export async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = { Accept: 'application/json' };
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  if (unsafe.has(method) && csrfToken) headers['X-CSRF-Token'] = csrfToken;
+  const res = await fetch(path, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    credentials: 'same-origin',
+    cache: 'no-store',
+  });
+  const text = await res.text();
+  let parsed: unknown = null;
+  if (text) {
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = { detail: text.slice(0, 200) };
+    }
+  }
+  if (!res.ok) {
+    if (res.status === 401 && path !== '/v1/session') onSignedOut();
+    throw toApiError(res.status, parsed);
+  }
+  return parsed as T;
+}
+
+export const get = <T>(path: string) => request<T>('GET', path);
+export const post = <T>(path: string, body: unknown) => request<T>('POST', path, body);
+export const put = <T>(path: string, body: unknown) => request<T>('PUT', path, body);
+export const del = <T>(path: string) => request<T>('DELETE', path);
+
+/** A query string from the non-empty values of `params` ("" when none). */
+export function query(params: Record<string, string | number | undefined | null>): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) {
+    if (v !== undefined && v !== null && String(v).trim() !== '') q.set(k, String(v).trim());
+  }
+  const s = q.toString();
+  return s ? `?${s}` : '';
+}
+
+export interface User {
+  id: string;
+  email: string;
+  name: string;
+  account: 'operator' | 'seller' | 'buyer';
+  seller_id: string | null;
+  buyer_id: string | null;
+  active?: boolean;
+  created_at?: string;
+  last_login_at?: string | null;
+}
+
+export interface Session {
+  user: User;
+  csrf_token: string;
+}
+
+export interface Page<T> {
+  success: boolean;
+  data: T[];
+  has_more?: boolean;
+  next_cursor?: string | null;
+}

@@ -1,0 +1,47 @@
+// How the dashboard writes numbers, money, rates and times.
+
+export function money(value: number | null | undefined, currency = 'USD'): string {
+  if (value === null || value === undefined || Number.isNaN(value)) return '—';
+  const sign = value < 0 ? '-' : '';
+  const abs = Math.abs(value);
+  const [whole, cents] = abs.toFixed(2).split('.');
+  const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+  return `${sign}${currency === 'USD' ? '$' : currency + ' '}${grouped}.${cents}`;
+}
+
+export function count(value: number | null | undefined): string {
+  if (value === null || value === undefined) return '—';
+  return String(Math.round(value)).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+}
+
+/** A rate in [0, 1] as a percentage with one decimal. */
+export function percent(rate: number | null | undefined): string {
+  if (rate === null || rate === undefined || Number.isNaN(rate)) return '—';
+  return `${(rate * 100).toFixed(1)}%`;
+}
+
+/** An RFC 3339 time as "YYYY-MM-DD HH:MM:SS" in UTC (the API's zone), or "—". */
+export function dateTime(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  return d.toISOString().replace('T', ' ').slice(0, 19);
+}
+
+export function duration(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined) return '—';
+  return ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${Math.round(ms)} ms`;
+}
+
+/** The date (YYYY-MM-DD, UTC) `days` days before `now`. */
+export function daysAgo(days: number, now: Date = new Date()): string {
+  return new Date(now.getTime() - days * 86_400_000).toISOString().slice(0, 10);
+}
+
+/** Splits "a, b,,c" into ["a", "b", "c"]. */
+export function splitList(text: string): string[] {
+  return text
+    .split(/[,\n]/)
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+}

@@ -1,0 +1,154 @@
+import './style.css';
+import { ApiError, Session, User, del, get, post, setCsrfToken, setSignedOutHandler } from './api';
+import { Ctx, Page, isOperator } from './app';
+import { button, clear, field, h, input, link, notice } from './dom';
+import { route } from './router';
+import { overviewPage } from './pages/overview';
+import { leadPage, leadsPage } from './pages/leads';
+import { buyerEditPage, buyersPage } from './pages/buyers';
+import { campaignsPage } from './pages/campaigns';
+import { reportsPage } from './pages/reports';
+import { apiKeysPage, passwordPage, usersPage } from './pages/settings';
+
+const root = document.getElementById('app')!;
+let user: User | null = null;
+
+interface Entry {
+  pattern: string;
+  page: Page;
+  title: string;
+  operatorOnly?: boolean;
+}
+const pages: Entry[] = [
+  { pattern: '/', page: overviewPage, title: 'Overview' },
+  { pattern: '/leads', page: leadsPage, title: 'Leads' },
+  { pattern: '/leads/:id', page: leadPage, title: 'Lead' },
+  { pattern: '/buyers', page: buyersPage, title: 'Buyers', operatorOnly: true },
+  { pattern: '/buyers/new', page: buyerEditPage, title: 'New buyer', operatorOnly: true },
+  { pattern: '/buyers/:id', page: buyerEditPage, title: 'Buyer', operatorOnly: true },
+  { pattern: '/campaigns', page: campaignsPage, title: 'Campaigns' },
+  { pattern: '/reports', page: reportsPage, title: 'Reports' },
+  { pattern: '/settings/api-keys', page: apiKeysPage, title: 'API keys', operatorOnly: true },
+  { pattern: '/settings/users', page: usersPage, title: 'Users', operatorOnly: true },
+  { pattern: '/settings/password', page: passwordPage, title: 'Password' },
+];
+
+function go(path: string): void {
+  history.pushState(null, '', path);
+  void render();
+}
+
+// Links marked data-link are followed by the router; a modified click opens a tab as usual.
+document.addEventListener('click', (ev) => {
+  const a = (ev.target as Element | null)?.closest?.('a[data-link]') as HTMLAnchorElement | null;
+  if (!a || ev.defaultPrevented || ev.button !== 0 || ev.metaKey || ev.ctrlKey || ev.shiftKey || ev.altKey) return;
+  ev.preventDefault();
+  go(a.getAttribute('href')!);
+});
+window.addEventListener('popstate', () => void render());
+setSignedOutHandler(() => {
+  if (user) {
+    user = null;
+    void render();
+  }
+});
+
+function nav(u: User): HTMLElement {
+  const here = location.pathname;
+  const items: [string, string][] = [['/', 'Overview'], ['/leads', 'Leads']];
+  if (isOperator(u)) items.push(['/buyers', 'Buyers']);
+  if (u.account !== 'buyer') items.push(['/campaigns', 'Campaigns']);
+  items.push(['/reports', 'Reports']);
+  if (isOperator(u)) items.push(['/settings/api-keys', 'API keys'], ['/settings/users', 'Users']);
+  items.push(['/settings/password', 'Password']);
+  const current = (p: string) => (p === '/' ? here === '/' : here === p || here.startsWith(p + '/'));
+  return h(
+    'header',
+    { class: 'topbar' },
+    h('a', { class: 'brand', href: '/', 'data-link': '1' }, 'leadflow'),
+    h('nav', { 'aria-label': 'Main' }, h('ul', {}, items.map(([p, t]) => h('li', {}, link(p, t, { 'aria-current': current(p) ? 'page' : undefined }))))),
+    h(
+      'div',
+      { class: 'who' },
+      h('span', { class: 'who-name' }, `${u.name || u.email} (${u.account})`),
+      button('Sign out', async () => {
+        try {
+          await del('/v1/session');
+        } catch {
+          /* the session is gone either way */
+        }
+        user = null;
+        setCsrfToken('');
+        history.pushState(null, '', '/');
+        void render();
+      }, { class: 'secondary', id: 'sign-out' }),
+    ),
+  );
+}
+
+function signIn(): void {
+  clear(root);
+  document.title = 'Sign in · leadflow';
+  const email = field('email', 'E-mail', input({ type: 'email', autocomplete: 'username', required: true }));
+  const password = field('password', 'Password', input({ type: 'password', autocomplete: 'current-password', required: true }));
+  const status = h('div', { class: 'form-summary' });
+  const form = h(
+    'form',
+    { class: 'card signin', novalidate: true },
+    h('h1', {}, 'Sign in to leadflow'),
+    status,
+    email.wrapper,
+    password.wrapper,
+    h('button', { type: 'submit' }, 'Sign in'),
+  );
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    clear(status);
+    try {
+      const s = await post<Session>('/v1/session', { email: email.control.value, password: password.control.value });
+      user = s.user;
+      setCsrfToken(s.csrf_token);
+      await render();
+    } catch (e) {
+      const msg = e instanceof ApiError && e.status === 429 ? 'Too many failed sign-ins: wait a few minutes.' : e instanceof Error ? e.message : String(e);
+      status.appendChild(notice(msg, 'error'));
+      password.control.value = '';
+      password.control.focus();
+    }
+  });
+  root.appendChild(h('main', { class: 'center' }, form));
+  email.control.focus();
+}
+
+async function render(): Promise<void> {
+  if (!user) {
+    try {
+      const s = await get<Session>('/v1/session');
+      user = s.user;
+      setCsrfToken(s.csrf_token);
+    } catch {
+      signIn();
+      return;
+    }
+  }
+  const u = user;
+  const found = route(pages.map((p) => p.pattern), location.pathname);
+  const entry = found ? pages.find((p) => p.pattern === found.pattern)! : null;
+  clear(root);
+  const main = h('main', { id: 'main', tabindex: -1 });
+  root.append(h('a', { class: 'skip', href: '#main' }, 'Skip to content'), nav(u), main);
+  if (!entry || (entry.operatorOnly && !isOperator(u))) {
+    document.title = 'Not found · leadflow';
+    main.append(h('h1', {}, 'Not found'), h('p', {}, 'There is no such page here. '), link('/', 'Back to the overview'));
+    return;
+  }
+  document.title = `${entry.title} · leadflow`;
+  const ctx: Ctx = { user: u, params: found!.params, search: new URLSearchParams(location.search), go };
+  try {
+    await entry.page(ctx, main);
+  } catch (e) {
+    if (user) main.appendChild(notice(e instanceof Error ? e.message : String(e), 'error'));
+  }
+}
+
+void render();

@@ -1,0 +1,92 @@
+import { get } from '../api';
+import { Ctx, isOperator } from '../app';
+import { barChart, lineChart } from '../chart';
+import { field, h, input, link, notice, select, table } from '../dom';
+import { count, daysAgo, money, percent } from '../format';
+import { GROUPS, METRICS, MONEY_METRICS, ReportKind, ReportParams, Row, TIME_GROUPS, fillDays, reportPath, rowLabel, series } from '../report';
+
+export function formatMetric(metric: string, v: unknown, currency = 'USD'): string {
+  if (v === null || v === undefined) return '—';
+  const n = Number(v);
+  if (MONEY_METRICS.has(metric)) return money(n, currency);
+  if (metric === 'acceptance_rate') return percent(n);
+  if (metric.endsWith('_ms')) return `${Math.round(n)} ms`;
+  return count(n);
+}
+
+export async function reportsPage(ctx: Ctx, root: HTMLElement): Promise<void> {
+  const s = ctx.search;
+  const kind = (s.get('kind') === 'revenue' ? 'revenue' : 'performance') as ReportKind;
+  const params: ReportParams & Record<string, string | undefined> = {
+    from: s.get('from') || daysAgo(6),
+    to: s.get('to') || daysAgo(0),
+    group_by: s.get('group_by') || 'day',
+    tz: s.get('tz') || undefined,
+    vertical: s.get('vertical') || undefined,
+    source: s.get('source') || undefined,
+    buyer_id: s.get('buyer_id') || undefined,
+    campaign_id: s.get('campaign_id') || undefined,
+  };
+  const metric = METRICS[kind].includes(s.get('metric') ?? '') ? s.get('metric')! : kind === 'revenue' ? 'revenue' : 'leads';
+  const fields = [
+    field('kind', 'Report', select([['performance', 'Performance'], ['revenue', 'Revenue']], kind)),
+    field('from', 'From', input({ type: 'date', value: params.from })),
+    field('to', 'To', input({ type: 'date', value: params.to })),
+    field('group_by', 'Group by', select(GROUPS, params.group_by)),
+    field('metric', 'Chart', select(METRICS[kind], metric)),
+    field('vertical', 'Vertical', input({ value: params.vertical ?? '' })),
+  ];
+  const form = h('form', { class: 'filters', 'aria-label': 'Report range and grouping' }, fields.map((f) => f.wrapper), h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Show')));
+  form.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    const q = new URLSearchParams();
+    for (const f of fields) if (f.control.value) q.set(f.name, f.control.value);
+    if (f_kindChanged(kind, q)) q.delete('metric');
+    if (params.campaign_id) q.set('campaign_id', params.campaign_id);
+    ctx.go(`/reports?${q}`);
+  });
+  root.append(h('h1', {}, kind === 'revenue' ? 'Revenue report' : 'Performance report'), form);
+  if (params.campaign_id) root.append(h('p', {}, `Campaign ${params.campaign_id} only. `, link('/reports', 'All campaigns')));
+
+  const rep = await get<{ data: { rows: Row[]; totals: Row; currency: string; group_by: string[] | string } }>(reportPath(kind, params)).catch((e) => {
+    root.append(notice((e as Error).message, 'error'));
+    return null;
+  });
+  if (!rep) return;
+  const group = params.group_by.split(',')[0];
+  const names = await groupNames(ctx, group);
+  if (names.size) for (const r of rep.data.rows) if (typeof r[`${group}_id`] === 'string') r[`${group}_id`] = names.get(r[`${group}_id`] as string) ?? r[`${group}_id`];
+  let points = series(rep.data.rows, group, metric);
+  // A day report over dates (the usual case, in UTC) shows the days with no lead as zeros.
+  if (group === 'day' && !params.tz && /^\d{4}-\d{2}-\d{2}$/.test(params.from) && /^\d{4}-\d{2}-\d{2}$/.test(params.to) && !params.group_by.includes(','))
+    points = fillDays(points, params.from, params.to);
+  const title = `${metric.replace(/_/g, ' ')} by ${group}, ${params.from} to ${params.to}`;
+  const fmt = (v: number) => formatMetric(metric, v, rep.data.currency);
+  root.append(
+    h('section', { class: 'card chart-card' }, h('h2', {}, title), TIME_GROUPS.includes(group) ? lineChart(points, title, fmt) : barChart(points, title, fmt)),
+    h('p', {}, h('a', { href: reportPath(kind, params, true), download: `leadflow-${kind}-${params.from}-${params.to}.csv`, class: 'button secondary', id: 'csv' }, 'Download CSV')),
+  );
+  const cols = METRICS[kind];
+  const rows = rep.data.rows.map((r) => [rowLabel(r, group), ...cols.map((c) => formatMetric(c, r[c], rep.data.currency))]);
+  const totals = rep.data.totals ?? {};
+  rows.push([h('strong', {}, 'Total'), ...cols.map((c) => h('strong', {}, formatMetric(c, totals[c], rep.data.currency)))] as any);
+  root.append(table([group, ...cols.map((c) => c.replace(/_/g, ' '))], rows, `${rep.data.rows.length} rows`));
+}
+
+// A new report kind has other metrics: the chart's metric starts again from its default.
+function f_kindChanged(kind: string, q: URLSearchParams): boolean {
+  return (q.get('kind') ?? 'performance') !== kind;
+}
+
+// The names of buyers, sellers or campaigns, for an operator's breakdown (others see ids).
+async function groupNames(ctx: Ctx, group: string): Promise<Map<string, string>> {
+  const source: Record<string, [string, string]> = { buyer: ['/v1/buyers?limit=100', 'buyer_id'], seller: ['/v1/sellers', 'seller_id'], campaign: ['/v1/campaigns', 'campaign_id'] };
+  if (!isOperator(ctx.user) || !source[group]) return new Map();
+  try {
+    const [path, id] = source[group];
+    const list = await get<{ data: Record<string, string>[] }>(path);
+    return new Map(list.data.map((x) => [x[id], x.name]));
+  } catch {
+    return new Map();
+  }
+}

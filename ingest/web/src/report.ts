@@ -1,0 +1,60 @@
+// Report parameters and rows: what the report pages ask the API and how they read the answer.
+import { query } from './api';
+import { Point } from './chart';
+
+export type ReportKind = 'performance' | 'revenue';
+export const TIME_GROUPS = ['day', 'hour'];
+export const GROUPS = ['day', 'hour', 'buyer', 'vertical', 'source', 'seller', 'campaign'];
+
+export interface ReportParams {
+  from: string;
+  to: string;
+  group_by: string;
+  tz?: string;
+  vertical?: string;
+  source?: string;
+  buyer_id?: string;
+}
+
+export function reportPath(kind: ReportKind, p: ReportParams, csv = false): string {
+  return `/v1/reports/${kind}${query({ ...p, format: csv ? 'csv' : undefined })}`;
+}
+
+export type Row = Record<string, unknown>;
+
+/** The label of a row for its grouping: the time ("day", "hour") or the group's id. */
+export function rowLabel(row: Row, group: string): string {
+  const keys = group === 'day' || group === 'hour' ? [group, 'period', 'start'] : [`${group}_id`, group, `${group}_name`];
+  for (const k of keys) {
+    const v = row[k];
+    if (typeof v === 'string' || typeof v === 'number') return String(v);
+  }
+  return '(none)';
+}
+
+/** The points of one metric, in the API's order for a time grouping, largest first otherwise. */
+export function series(rows: Row[], group: string, metric: string): Point[] {
+  const points = rows.map((r) => ({ label: rowLabel(r, group), value: Number(r[metric] ?? 0) || 0 }));
+  if (!TIME_GROUPS.includes(group)) points.sort((a, b) => b.value - a.value);
+  return points;
+}
+
+export const METRICS: Record<ReportKind, string[]> = {
+  performance: ['leads', 'sold', 'unsold', 'duplicates', 'invalid', 'pinged', 'bids', 'won', 'delivered', 'rejected', 'timeouts', 'errors', 'acceptance_rate', 'avg_response_ms', 'p95_response_ms'],
+  revenue: ['leads_sold', 'revenue', 'payout', 'margin', 'avg_price', 'gross_revenue', 'returns', 'returned_revenue', 'returned_payout'],
+};
+
+export const MONEY_METRICS = new Set(['revenue', 'payout', 'margin', 'avg_price', 'gross_revenue', 'returned_revenue', 'returned_payout']);
+
+/** Every day from `from` to `to` (YYYY-MM-DD, both included) with the value of its point, or 0:
+ *  the API leaves out days with no lead. */
+export function fillDays(points: Point[], from: string, to: string): Point[] {
+  const byDay = new Map(points.map((p) => [p.label, p.value]));
+  const out: Point[] = [];
+  const end = Date.parse(`${to}T00:00:00Z`);
+  for (let t = Date.parse(`${from}T00:00:00Z`); t <= end && out.length < 400; t += 86_400_000) {
+    const day = new Date(t).toISOString().slice(0, 10);
+    out.push({ label: day, value: byDay.get(day) ?? 0 });
+  }
+  return out;
+}

@@ -1,0 +1,251 @@
+// The dashboard end to end in Debian's chromium, driven by playwright-core. Started by
+// tests/web/e2e.sh, which runs leadflow-ingest and a buyer simulator and sets E2E_*.
+// Each step saves a screenshot to E2E_SHOTS (look at them: they are how the pages look).
+import { chromium } from 'playwright-core';
+import assert from 'node:assert/strict';
+
+const base = process.env.E2E_BASE;
+const operatorKey = process.env.E2E_OPERATOR_KEY;
+const buyerUrl = process.env.E2E_BUYER_URL;
+const shots = process.env.E2E_SHOTS;
+const suffix = Math.random().toString(36).slice(2, 8);
+const ops = { email: `ops-${suffix}@example.com`, password: 'operator password 1' };
+const alpha = { email: `alpha-${suffix}@example.com`, password: 'alpha seller password' };
+
+async function api(method, path, body, key = operatorKey) {
+  const res = await fetch(base + path, {
+    method,
+    headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
+}
+function lead(n, extra = {}) {
+  return { first_name: 'Ada', last_name: `Tester${n}`, email: `ada.${suffix}.${n}@example.com`, phone: `202555${1000 + n}`, zip_code: '90210', vertical: 'auto_insurance', source: 'e2e', ...extra };
+}
+let step = 0;
+async function shot(page, name) {
+  step += 1;
+  const file = `${shots}/${String(step).padStart(2, '0')}-${name}.png`;
+  await page.screenshot({ path: file, fullPage: true });
+  console.log(`e2e: ${name} ok (${file})`);
+}
+
+// Seed: two sellers, an operator user, a seller user of Alpha; Beta posts a lead of its own.
+const sellerA = (await api('POST', '/v1/sellers', { name: `Alpha ${suffix}` })).body.data;
+const sellerB = (await api('POST', '/v1/sellers', { name: `Beta ${suffix}` })).body.data;
+assert.equal((await api('POST', '/v1/users', { email: ops.email, name: 'Olive Operator', password: ops.password, account: 'operator' })).status, 201);
+assert.equal((await api('POST', '/v1/users', { email: alpha.email, name: 'Al Alpha', password: alpha.password, account: 'seller', seller_id: sellerA.seller_id })).status, 201);
+const keyB = (await api('POST', '/v1/api-keys', { name: 'beta', seller_id: sellerB.seller_id })).body.data.key;
+const betaLead = (await api('POST', '/v1/leads', lead(1), keyB)).body.lead_id;
+assert.ok(betaLead, 'Beta posted a lead');
+
+const browser = await chromium.launch({ executablePath: process.env.E2E_CHROMIUM, args: ['--no-sandbox'] });
+const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1280, height: 800 } });
+const page = await context.newPage();
+const consoleErrors = [];
+page.on('console', (m) => m.type() === 'error' && consoleErrors.push(m.text()));
+page.on('pageerror', (e) => consoleErrors.push(String(e)));
+page.on('dialog', (d) => d.accept());
+
+// A page of the main menu.
+const menu = (name) => page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true });
+
+async function signIn(who) {
+  await page.goto(base + '/');
+  await page.getByLabel('E-mail').fill(who.email);
+  await page.getByLabel('Password').fill(who.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Overview' }).waitFor();
+}
+
+try {
+  // The page and its assets: security headers, caching, client routes, the API kept apart.
+  const index = await page.goto(base + '/leads/some/client/route');
+  assert.equal(index.status(), 200);
+  const h = index.headers();
+  assert.equal(h['content-security-policy'], "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'");
+  assert.equal(h['x-frame-options'], 'DENY');
+  assert.equal(h['referrer-policy'], 'no-referrer');
+  assert.equal(h['x-content-type-options'], 'nosniff');
+  assert.equal(h['cache-control'], 'no-cache');
+  const html = await index.text();
+  const script = /src="(\/assets\/[^"]+\.js)"/.exec(html)[1];
+  const asset = await fetch(base + script);
+  assert.equal(asset.headers.get('cache-control'), 'public, max-age=31536000, immutable');
+  assert.match(asset.headers.get('content-type'), /javascript/);
+  assert.equal((await fetch(base + '/assets/nothing-here.js')).status, 404);
+  const apiMiss = await fetch(base + '/v1/no-such-thing');
+  assert.equal(apiMiss.status, 404);
+  assert.match(apiMiss.headers.get('content-type'), /problem\+json/);
+
+  // Sign in.
+  await page.getByRole('heading', { name: 'Sign in to leadflow' }).waitFor();
+  await page.getByLabel('E-mail').fill(ops.email);
+  await page.getByLabel('Password').fill('not the password');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByText('wrong e-mail or password').waitFor();
+  await shot(page, 'sign-in-refused');
+  await signIn(ops);
+  await shot(page, 'overview');
+
+  // A buyer with an invalid URL: the error is shown next to the field; fixed, it is created.
+  await menu('Buyers').click();
+  await page.getByRole('link', { name: 'New buyer' }).click();
+  await page.getByLabel('Name', { exact: true }).fill(`E2E Buyer ${suffix}`);
+  await page.getByLabel('Verticals').fill('auto_insurance');
+  await page.getByLabel('Ping URL').fill('not a url');
+  await page.getByLabel('Post URL').fill(`${buyerUrl}/post`);
+  await page.getByLabel('Timeout (ms)').fill('1000');
+  await page.getByLabel('Minimum bid').fill('1');
+  await page.getByRole('button', { name: 'Create buyer' }).click();
+  const pingError = page.locator('[data-field="delivery.ping_url"] .field-error');
+  await pingError.waitFor();
+  assert.notEqual((await pingError.textContent()).trim(), '');
+  assert.equal(await page.getByLabel('Ping URL').getAttribute('aria-invalid'), 'true');
+  await shot(page, 'buyer-field-error');
+  await page.getByLabel('Ping URL').fill(`${buyerUrl}/ping`);
+  await page.getByRole('button', { name: 'Create buyer' }).click();
+  await page.getByText('Buyer created.').waitFor();
+  const buyerId = decodeURIComponent(new URL(page.url()).pathname.split('/').pop());
+  await shot(page, 'buyer-created');
+  // A test ping against the buyer's endpoint (or word that the server has none yet).
+  await page.getByRole('button', { name: 'Send a test ping' }).click();
+  await page.locator('.ping-result table, .ping-result .notice').first().waitFor();
+  const pinged = await page.locator('.ping-result table').count();
+  if (pinged) assert.match(await page.locator('.ping-result table').textContent(), /\/ping/);
+  else assert.match(await page.locator('.ping-result').textContent(), /does not offer test pings/);
+  await shot(page, pinged ? 'buyer-test-ping' : 'buyer-test-ping-absent');
+  await menu('Buyers').click();
+  await page.getByRole('link', { name: `E2E Buyer ${suffix}` }).waitFor();
+  await shot(page, 'buyers');
+
+  // A campaign for Alpha: its key is shown once.
+  await menu('Campaigns').click();
+  await page.getByLabel('Seller').selectOption(sellerA.seller_id);
+  await page.getByLabel('Name').fill(`Alpha web ${suffix}`);
+  await page.getByLabel('Payout value').fill('70');
+  await page.getByRole('button', { name: 'Create campaign' }).click();
+  const campaignKey = (await page.locator('#secret-value').textContent()).trim();
+  assert.match(campaignKey, /^lfc_/);
+  await shot(page, 'campaign-key-once');
+  await page.reload();
+  await page.getByRole('heading', { name: 'Campaigns' }).waitFor();
+  assert.equal(await page.locator('#secret-value').count(), 0, 'the campaign key is shown once');
+  assert.equal((await page.content()).includes(campaignKey), false);
+
+  // The campaign's rate ceiling changed (or word that the server cannot change campaigns yet).
+  await page.getByRole('button', { name: `Edit Alpha web ${suffix}` }).click();
+  const editing = page.locator('section', { has: page.getByRole('heading', { name: `Edit Alpha web ${suffix}` }) });
+  await editing.getByLabel('Rate ceiling (leads a minute)').fill('120');
+  await editing.getByRole('button', { name: 'Save campaign' }).click();
+  await page.getByText(/120\/min|cannot change campaigns yet/).first().waitFor();
+  await shot(page, 'campaign-edited');
+
+  // Alpha posts a lead through its campaign (Surface B).
+  const posted = await fetch(base + '/api/v1/lead', {
+    method: 'POST', headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ SELLER_CAMPAIGN_KEY: campaignKey, first_name: 'Grace', last_name: 'Hopper', email_address: `grace.${suffix}@example.com`, phone_home: '2125551234', zip_code: '10001' }),
+  });
+  const alphaLead = (await posted.json()).lead_id;
+  assert.ok(alphaLead, `Alpha's lead: ${posted.status}`);
+
+  // An API key: made in the dashboard, used with the API, revoked, then refused.
+  await menu('API keys').click();
+  await page.getByLabel('Name').fill(`e2e key ${suffix}`);
+  await page.getByRole('button', { name: 'Create key' }).click();
+  const apiKey = (await page.locator('#secret-value').textContent()).trim();
+  assert.match(apiKey, /^lfk_/);
+  await shot(page, 'api-key-once');
+  const made = await api('POST', '/v1/leads', lead(2), apiKey);
+  assert.ok(made.status === 201 || made.status === 202, `lead with the new key: ${made.status}`);
+  const leadId = made.body.lead_id;
+
+  // That lead in Leads, with its attempts.
+  await menu('Leads').click();
+  await page.getByRole('link', { name: leadId }).click();
+  await page.getByRole('heading', { name: 'Timeline' }).waitFor();
+  for (let i = 0; i < 50 && !(await page.getByRole('cell', { name: buyerId }).count()); i++) {
+    await page.waitForTimeout(200);
+    await page.reload();
+  }
+  assert.ok(await page.getByRole('cell', { name: 'ping', exact: true }).count(), 'the ping is on the timeline');
+  assert.ok(await page.getByRole('cell', { name: 'post', exact: true }).count(), 'the post is on the timeline');
+  await shot(page, 'lead-timeline');
+
+  await menu('API keys').click();
+  await page.getByRole('button', { name: `Revoke e2e key ${suffix}` }).click();
+  await page.getByRole('row', { name: new RegExp(`e2e key ${suffix}`) }).getByText(/^revoked \d/).waitFor();
+  await shot(page, 'api-key-revoked');
+  assert.equal((await api('GET', '/v1/leads', undefined, apiKey)).status, 401);
+
+  // Reports draw their charts; the CSV is offered.
+  await menu('Reports').click();
+  await page.locator('svg.chart-line path.line').waitFor();
+  assert.ok(await page.locator('svg.chart-line circle.dot').count() >= 1);
+  await shot(page, 'report-performance');
+  await page.goto(base + '/reports?kind=revenue&group_by=buyer');
+  await page.locator('svg.chart-bar rect.bar').first().waitFor();
+  const csv = await page.evaluate(async (href) => (await fetch(href)).text(), await page.locator('#csv').getAttribute('href'));
+  assert.match(csv.split('\n')[0], /revenue/);
+  await shot(page, 'report-revenue-by-buyer');
+
+  // Readable at 375 px.
+  await page.setViewportSize({ width: 375, height: 800 });
+  await page.goto(base + '/');
+  await page.getByRole('heading', { name: 'Overview' }).waitFor();
+  await shot(page, 'overview-375px');
+  await page.goto(base + `/leads/${leadId}`);
+  await page.getByRole('heading', { name: 'Timeline' }).waitFor();
+  await shot(page, 'lead-375px');
+  await page.setViewportSize({ width: 1280, height: 800 });
+
+  // Log out: the session is gone.
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await page.getByRole('heading', { name: 'Sign in to leadflow' }).waitFor();
+  assert.equal(await page.evaluate(async () => (await fetch('/v1/session')).status), 401);
+  await shot(page, 'signed-out');
+
+  // A seller user sees its own leads only, and no operator pages.
+  await signIn(alpha);
+  await menu('Leads').click();
+  await page.getByRole('link', { name: alphaLead }).waitFor();
+  assert.equal(await page.getByRole('link', { name: betaLead }).count(), 0, "Beta's lead is not Alpha's to see");
+  assert.equal(await page.getByRole('link', { name: leadId }).count(), 0, "the operator's lead is not Alpha's to see");
+  assert.equal(await menu('Buyers').count(), 0);
+  assert.equal(await menu('API keys').count(), 0);
+  await shot(page, 'seller-leads');
+  await menu('Campaigns').click();
+  await page.getByText(new RegExp(`Alpha web ${suffix}|operator only`)).first().waitFor();
+  assert.equal(await page.getByRole('button', { name: 'Create campaign' }).count(), 0);
+  await shot(page, 'seller-campaigns');
+
+  // The seller changes its password (or learns the server cannot yet), then signs in with it.
+  await menu('Password').click();
+  await page.getByLabel('Current password').fill(alpha.password);
+  await page.getByLabel('New password', { exact: true }).fill('alpha new password 2');
+  await page.getByLabel('New password, again').fill('alpha new password 2');
+  await page.getByRole('button', { name: 'Change password' }).click();
+  await page.getByText(/Password changed|cannot change passwords yet/).waitFor();
+  const changed = await page.getByText('Password changed').count();
+  await shot(page, changed ? 'password-changed' : 'password-change-absent');
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await page.getByRole('heading', { name: 'Sign in to leadflow' }).waitFor();
+  if (changed) {
+    await signIn({ email: alpha.email, password: 'alpha new password 2' });
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in to leadflow' }).waitFor();
+  }
+
+  // Refusals the steps ask for (a wrong password, an invalid buyer, a 401 before sign-in) are
+  // logged by the browser as failed loads; anything else (a script error, a CSP violation) fails.
+  assert.deepEqual(consoleErrors.filter((e) => !/the server responded with a status of 4\d\d/.test(e)), [], 'no script errors and no CSP violations');
+  console.log('e2e: all steps passed');
+} catch (e) {
+  await page.screenshot({ path: `${shots}/failure.png`, fullPage: true }).catch(() => {});
+  console.error(`e2e: failed after step ${step}; see ${shots}/failure.png`);
+  throw e;
+} finally {
+  await browser.close();
+}

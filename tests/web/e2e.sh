@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The dashboard end to end in a real browser: starts a buyer simulator and leadflow-ingest (the
+# embedded default, dashboard built in) on loopback, seeds two sellers, an operator user and a
+# seller user through the API, then drives Debian's chromium through the dashboard with
+# playwright-core (tests/web/e2e.mjs). Screenshots go to BUILD_DIR/web-e2e/.
+#
+# Usage: LEADFLOW_BUILD_DIR=build tests/web/e2e.sh NPM_DIR   (NPM_DIR: where npm_install.sh put
+# playwright-core)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+build=${LEADFLOW_BUILD_DIR:?}
+npm_dir=$1
+unset LEADFLOW_BUILD_DIR  # leadflow refuses LEADFLOW_ settings it does not know
+chromium=${CHROMIUM:-$(command -v chromium || true)}
+if [[ -z "$chromium" ]]; then
+  echo "chromium is missing (scripts/deps.sh --test installs it)" >&2
+  exit 1
+fi
+
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+port=$(shuf -i 20000-39999 -n 1)
+buyer_port=$(shuf -i 40000-59990 -n 1)
+"$build/workers/leadflow-buyer-sim" --name e2e-buyer --port "$buyer_port" --bid 12.50 \
+  --latency-ms 20 --seed 7 >/dev/null &
+pids+=($!)
+
+operator_key="lfk_e2e_$(openssl rand -hex 20)"
+export LEADFLOW_DATA_DIR="$work/data" LEADFLOW_LISTEN="127.0.0.1:$port" \
+  LEADFLOW_BOOTSTRAP_KEY="$operator_key" LEADFLOW_ALLOW_PRIVATE_BUYERS=1 LEADFLOW_LOG_LEVEL=warn
+mkdir -p "$LEADFLOW_DATA_DIR"
+"$build/ingest/leadflow-ingest" > "$work/ingest.out" 2> "$work/ingest.log" &
+pids+=($!)
+base="https://127.0.0.1:$port"
+cacert="$LEADFLOW_DATA_DIR/tls/cert.pem"
+for _ in $(seq 1 150); do
+  if [[ -f "$cacert" ]] && curl -sf --cacert "$cacert" "$base/readyz" >/dev/null 2>&1; then break; fi
+  if ! kill -0 "${pids[-1]}" 2>/dev/null; then
+    echo "e2e: leadflow-ingest did not start:" >&2
+    cat "$work/ingest.log" >&2
+    exit 1
+  fi
+  sleep 0.1
+done
+
+export NODE_PATH="$npm_dir/node_modules" NODE_EXTRA_CA_CERTS="$cacert"
+export E2E_BASE="$base" E2E_OPERATOR_KEY="$operator_key" E2E_CHROMIUM="$chromium" \
+  E2E_BUYER_URL="http://127.0.0.1:$buyer_port" E2E_SHOTS="$build/web-e2e"
+mkdir -p "$E2E_SHOTS"
+# NODE_PATH does not reach ES modules: the script is run from the folder holding node_modules.
+cp "$here/e2e.mjs" "$npm_dir/e2e.mjs"
+if ! node "$npm_dir/e2e.mjs"; then
+  echo "e2e: the ingest log's last lines:" >&2
+  tail -n 30 "$work/ingest.log" >&2
+  exit 1
+fi
