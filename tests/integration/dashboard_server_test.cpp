@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "leadflow/api/buyer_test_ping.hpp"
+#include "leadflow/base/time_format.hpp"
 #include "leadflow/domain/accounts.hpp"
 #include "leadflow/management/management.hpp"
 #include "leadflow/store/store.hpp"
@@ -155,6 +156,23 @@ TEST_F(CampaignApiTest, APausedCampaignStopsTakingLeadsWithinItsCacheTime) {
     status = svc.post("/api/v1/lead", sample_campaign_lead(100 + i, key), "")->status;
   }
   EXPECT_EQ(status, 202);
+}
+
+TEST_F(CampaignApiTest, AKeysLastUseIsListed) {
+  const std::string seller = svc.add_seller("Uses its key");
+  const std::string key = svc.add_api_key({{"name", "used"}, {"seller_id", seller}});
+  auto listed = [&] {
+    auto r = svc.get("/v1/api-keys", svc.operator_key());
+    EXPECT_EQ(r->status, 200) << r->body;
+    for (const auto& k : body_of(r)["data"])
+      if (k["name"] == "used") return k;
+    return json();
+  };
+  EXPECT_TRUE(listed()["last_used_at"].is_null()) << listed().dump();
+  ASSERT_EQ(svc.get("/v1/leads", key)->status, 200);
+  const json used = listed();
+  ASSERT_TRUE(used["last_used_at"].is_string()) << used.dump();
+  EXPECT_TRUE(parse_rfc3339_ms(used["last_used_at"].get<std::string>()).has_value());
 }
 
 TEST_F(CampaignApiTest, ASellerListsOnlyItsOwnCampaignsWithoutKeys) {

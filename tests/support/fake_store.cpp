@@ -132,6 +132,10 @@ Lookup<User> FakeStore::find_user_by_email(std::string_view email) {
 std::vector<User> FakeStore::list_users() {
   return down() ? std::vector<User>{} : real_->list_users();
 }
+StoreStatus FakeStore::touch_api_key(std::string_view id, std::int64_t at_ms) {
+  return down() ? StoreStatus::kUnavailable : real_->touch_api_key(id, at_ms);
+}
+
 StoreStatus FakeStore::update_user(const User& u, std::string_view keep_session) {
   return down() ? StoreStatus::kUnavailable : real_->update_user(u, keep_session);
 }

@@ -68,6 +68,7 @@ class FakeStore final : public Store {
   Lookup<User> find_user_by_email(std::string_view email) override;
   std::vector<User> list_users() override;
   StoreStatus update_user(const User& u, std::string_view keep_session = {}) override;
+  StoreStatus touch_api_key(std::string_view id, std::int64_t at_ms) override;
   StoreStatus record_login(std::string_view user_id, std::int64_t at_ms,
                            std::string_view rehashed) override;
   StoreStatus insert_session(const UserSession& s) override;

@@ -165,7 +165,9 @@ nlohmann::json api_key_to_json(const ApiKey& k) {
           {"key_hint", k.key_hint},
           {"created_at", format_rfc3339_ms(k.created_at_ms)},
           {"revoked_at", k.revoked_at_ms ? nlohmann::json(format_rfc3339_ms(k.revoked_at_ms))
-                                         : nlohmann::json(nullptr)}};
+                                         : nlohmann::json(nullptr)},
+          {"last_used_at", k.last_used_at_ms ? nlohmann::json(format_rfc3339_ms(k.last_used_at_ms))
+                                             : nlohmann::json(nullptr)}};
 }
 
 nlohmann::json user_to_json(const User& u) {

@@ -31,6 +31,8 @@
   "payout_fixed, payout_value, key_hash, key_hint, created_at"
 #define LF_API_KEY_COLUMNS \
   "id, seller_id, name, plan, scopes, key_hash, key_hint, created_at, revoked_at, buyer_id"
+// What a key's reads add: its last use, written apart from the key (Store::touch_api_key).
+#define LF_API_KEY_READ_COLUMNS LF_API_KEY_COLUMNS ", last_used_at"
 #define LF_RETURN_COLUMNS \
   "lead_id, buyer_id, reason, note, by_key_id, price_cents, payout_cents, sold_at, returned_at"
 #define LF_SELLER_COLUMNS "id, name, active, created_at, payout_fixed, payout_value"
@@ -144,6 +146,7 @@ ApiKey read_api_key(const Row& q) {
   k.created_at_ms = q.int64(7);
   k.revoked_at_ms = q.int64(8);
   k.buyer_id = q.text(9);  // NULL (not a buyer's key) reads as ""
+  k.last_used_at_ms = q.int64(10);
   return k;
 }
 

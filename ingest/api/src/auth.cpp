@@ -11,6 +11,9 @@
 namespace leadflow {
 namespace {
 
+// A key's last use is written at most this often (one store write a minute per busy key).
+constexpr std::int64_t kKeyTouchEveryMs = 60'000;
+
 // Counts a failed authentication against the client's address. The same bucket serves both
 // surfaces, so a client cannot get twice the budget by alternating them.
 RateDecision charge_failure(IngestContext& ctx, const std::string& client) {
@@ -208,6 +211,12 @@ std::optional<ApiKey> authorise(IngestContext& ctx, const http::Request& req, ht
                                         : "invalid or revoked API key");
     return std::nullopt;
   }
+  // Its last use, for people (the dashboard's key list): written at most once a minute, and a
+  // store that cannot take it refuses nothing.
+  const std::int64_t now = ctx.clock.now_ms();
+  if (now - key->last_used_at_ms >= kKeyTouchEveryMs &&
+      ctx.store.touch_api_key(key->id, now) == StoreStatus::kOk)
+    key->last_used_at_ms = now;
   return limit_and_check(ctx, req, res, std::move(*key), scope, operator_only, false);
 }
 

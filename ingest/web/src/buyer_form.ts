@@ -82,9 +82,13 @@ export interface Built {
   errors: { field: string; message: string }[];
 }
 
+/** Groups a PUT replaces whole: emptied on an edit, they are sent as null, which clears them. */
+const CLEARABLE_GROUPS = ['filters', 'schedule', 'caps'];
+
 /** The buyer body from the fields' texts: empty fields are left out (the API's default, or on
- *  an edit the value kept); what cannot be read is an error on its field, before any request. */
-export function buildBuyerBody(values: Record<string, string>): Built {
+ *  an edit the value kept), but for a group emptied on an edit (`editing`), sent as null; what
+ *  cannot be read is an error on its field, before any request. */
+export function buildBuyerBody(values: Record<string, string>, editing = false): Built {
   const body: Record<string, unknown> = {};
   const errors: { field: string; message: string }[] = [];
   for (const f of BUYER_FIELDS) {
@@ -111,5 +115,6 @@ export function buildBuyerBody(values: Record<string, string>): Built {
         setPath(body, f.name, text);
     }
   }
+  if (editing) for (const group of CLEARABLE_GROUPS) if (!(group in body)) body[group] = null;
   return { body, errors };
 }

@@ -59,6 +59,11 @@ describe('buyer form', () => {
       pricing: { model: 'bid', min_bid: 2.5 }, filters: { custom: [{ field: 'age', op: 'gte', value: 18 }] },
     });
   });
+  it('sends a group emptied on an edit as null, which clears it', () => {
+    const { body } = buildBuyerBody({ name: 'Acme', 'caps.daily': '5' }, true);
+    expect(body).toEqual({ name: 'Acme', caps: { daily: 5 }, filters: null, schedule: null });
+    expect(buildBuyerBody({ name: 'Acme' }).body).toEqual({ name: 'Acme' });
+  });
   it('refuses numbers and JSON it cannot read, on their fields', () => {
     const { errors } = buildBuyerBody({ priority: 'high', schedule: '{nope' });
     expect(errors.map((e) => e.field)).toEqual(['priority', 'schedule']);

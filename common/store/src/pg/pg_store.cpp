@@ -330,14 +330,14 @@ class PgStore final : public Store, private PgCalls {
 
   Lookup<ApiKey> find_api_key_by_hash(std::string_view key_hash) override {
     return lookup<ApiKey>("find_api_key_by_hash",
-                          "SELECT " LF_API_KEY_COLUMNS " FROM api_keys WHERE key_hash = $1",
+                          "SELECT " LF_API_KEY_READ_COLUMNS " FROM api_keys WHERE key_hash = $1",
                           Params().add(key_hash), read_api_key<Row>);
   }
 
   std::vector<ApiKey> list_api_keys() override {
     return read_all<ApiKey>("list_api_keys",
-                            "SELECT " LF_API_KEY_COLUMNS " FROM api_keys ORDER BY id", Params(),
-                            read_api_key<Row>);
+                            "SELECT " LF_API_KEY_READ_COLUMNS " FROM api_keys ORDER BY id",
+                            Params(), read_api_key<Row>);
   }
 
   /// Revoking a revoked key is kOk and keeps the first revocation time.
@@ -351,6 +351,13 @@ class PgStore final : public Store, private PgCalls {
           Params().add(id).add(std::max<std::int64_t>(at_ms, 1)), Effect::kWrite);
       return r.boolean(0, 0) ? StoreStatus::kOk : StoreStatus::kNotFound;
     });
+  }
+
+  StoreStatus touch_api_key(std::string_view id, std::int64_t at_ms) override {
+    return changed_one("touch_api_key",
+                       "UPDATE api_keys SET last_used_at = $2 WHERE id = $1 AND last_used_at < $2"
+                       " RETURNING 1",
+                       Params().add(id).add(at_ms));
   }
 
   // --- dashboard users and their sessions -------------------------------------------------------
@@ -1468,6 +1475,7 @@ class PgStore final : public Store, private PgCalls {
 #undef LF_DISTRIBUTION_COLUMNS
 #undef LF_CAMPAIGN_COLUMNS
 #undef LF_API_KEY_COLUMNS
+#undef LF_API_KEY_READ_COLUMNS
 #undef LF_BUYER_COLUMNS
 #undef LF_RETURN_COLUMNS
 #undef LF_SETTLEMENT_COLUMNS

@@ -473,6 +473,10 @@ CREATE TABLE unsold_rollup (
   PRIMARY KEY (bucket, seller_id, campaign_id, buyer_id, vertical, source, reason)
 );
 )sql"},
+    // When each API key was last used (written at most once a minute), for the dashboard.
+    {11, R"sql(
+ALTER TABLE api_keys ADD COLUMN last_used_at BIGINT NOT NULL DEFAULT 0;
+)sql"},
 };
 
 }  // namespace

@@ -229,14 +229,15 @@ class SqliteStore final : public Store, private SqliteCalls {
 
   Lookup<ApiKey> find_api_key_by_hash(std::string_view key_hash) override {
     return lookup<ApiKey>(
-        "find_api_key_by_hash", "SELECT " LF_API_KEY_COLUMNS " FROM api_keys WHERE key_hash = ?1",
+        "find_api_key_by_hash",
+        "SELECT " LF_API_KEY_READ_COLUMNS " FROM api_keys WHERE key_hash = ?1",
         [&](Query& q) { q.bind(key_hash); }, read_api_key<Query>);
   }
 
   std::vector<ApiKey> list_api_keys() override {
     return read_all<ApiKey>(
-        "list_api_keys", "SELECT " LF_API_KEY_COLUMNS " FROM api_keys ORDER BY id", [](Query&) {},
-        read_api_key<Query>);
+        "list_api_keys", "SELECT " LF_API_KEY_READ_COLUMNS " FROM api_keys ORDER BY id",
+        [](Query&) {}, read_api_key<Query>);
   }
 
   /// Revoking a revoked key is kOk and keeps the first revocation time.
@@ -254,6 +255,12 @@ class SqliteStore final : public Store, private SqliteCalls {
       return exists(c, "SELECT 1 FROM api_keys WHERE id = ?1", id, "revoke_api_key",
                     StoreStatus::kOk);
     });
+  }
+
+  StoreStatus touch_api_key(std::string_view id, std::int64_t at_ms) override {
+    return changed_one("touch_api_key",
+                       "UPDATE api_keys SET last_used_at = ?2 WHERE id = ?1 AND last_used_at < ?2",
+                       [&](Query& q) { q.bind(id).bind(at_ms); });
   }
 
   // --- dashboard users and their sessions -------------------------------------------------------
@@ -1326,6 +1333,7 @@ class SqliteStore final : public Store, private SqliteCalls {
 #undef LF_DISTRIBUTION_COLUMNS
 #undef LF_CAMPAIGN_COLUMNS
 #undef LF_API_KEY_COLUMNS
+#undef LF_API_KEY_READ_COLUMNS
 #undef LF_BUYER_COLUMNS
 #undef LF_RETURN_COLUMNS
 #undef LF_SETTLEMENT_COLUMNS

@@ -77,7 +77,7 @@ export async function buyerEditPage(ctx: Ctx, root: HTMLElement): Promise<void> 
     saved.replaceChildren();
     const values: Record<string, string> = {};
     for (const f of fields) values[f.name] = f.control.value;
-    const built = buildBuyerBody(values);
+    const built = buildBuyerBody(values, Boolean(id));
     if (built.errors.length) {
       errors.show(new ApiError(400, 'the buyer is invalid', built.errors));
       return;
@@ -115,8 +115,7 @@ export async function buyerEditPage(ctx: Ctx, root: HTMLElement): Promise<void> 
               table(['URL', 'Outcome', 'HTTP', 'Bid', 'Duration', 'Reason'], [[d.url, d.outcome, d.http_status || '—', d.bid === null || d.bid === undefined ? '—' : money(d.bid), duration(d.duration_ms), d.reason || '—']]),
             );
           } catch (e) {
-            const missing = e instanceof ApiError && (e.status === 404 || e.status === 405);
-            out.replaceChildren(notice(missing ? 'This server does not offer test pings yet.' : String((e as Error).message), 'error'));
+            out.replaceChildren(notice(String((e as Error).message), 'error'));
           }
         }, { id: 'test-ping' }),
         out,

@@ -54,8 +54,7 @@ function campaignForm(sellers: Rec[], c: Rec | null, onDone: (made: Rec) => void
       errors.clear();
       onDone(res.data);
     } catch (e) {
-      if (!creating && e instanceof ApiError && (e.status === 404 || e.status === 405)) errors.show(new Error('This server cannot change campaigns yet.'));
-      else errors.show(e);
+      errors.show(e);
     }
   });
   return form;
@@ -108,7 +107,7 @@ export async function campaignsPage(ctx: Ctx, root: HTMLElement): Promise<void> 
                 await put(`/v1/campaigns/${encodeURIComponent(c.campaign_id)}`, { status: c.status === 'active' ? 'paused' : 'active' });
                 await drawList();
               } catch (e) {
-                secret.replaceChildren(notice(e instanceof ApiError && (e.status === 404 || e.status === 405) ? 'This server cannot change campaigns yet.' : String((e as Error).message), 'error'));
+                secret.replaceChildren(notice(String((e as Error).message), 'error'));
               }
             }, { class: 'secondary small', 'aria-label': `${c.status === 'active' ? 'Pause' : 'Resume'} ${c.name}` }),
           ),

@@ -146,8 +146,7 @@ export function passwordPage(_ctx: Ctx, root: HTMLElement): void {
       form.reset();
       done.replaceChildren(notice('Password changed. Your other sessions were signed out.', 'ok'));
     } catch (e) {
-      if (e instanceof ApiError && (e.status === 404 || e.status === 405)) errors.show(new Error('This server cannot change passwords yet.'));
-      else errors.show(e);
+      errors.show(e);
     }
   });
   root.append(h('h1', {}, 'Change your password'), form);

@@ -81,6 +81,8 @@ struct ApiKey {
   std::string key_hint;  // "lfk_Ab12…"
   std::int64_t created_at_ms = 0;
   std::int64_t revoked_at_ms = 0;  // 0: live
+  /// When a request last authenticated with it (written at most once a minute); 0: never.
+  std::int64_t last_used_at_ms = 0;
 
   bool is_operator() const { return seller_id.empty() && buyer_id.empty(); }
   bool is_buyer() const { return !buyer_id.empty(); }

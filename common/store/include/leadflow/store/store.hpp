@@ -326,6 +326,8 @@ class Store {
   virtual Lookup<ApiKey> find_api_key_by_hash(std::string_view key_hash) = 0;
   virtual std::vector<ApiKey> list_api_keys() = 0;
   virtual StoreStatus revoke_api_key(std::string_view id, std::int64_t at_ms) = 0;
+  /// Records a use of the key at `at_ms` (a later one only); kNotFound when nothing changed.
+  virtual StoreStatus touch_api_key(std::string_view id, std::int64_t at_ms) = 0;
 
   // --- dashboard users and their sessions ----------------------------------------------------
   /// kConflict if the id or the e-mail exists, or the seller or buyer named does not.
