@@ -875,68 +875,90 @@ class SqliteStore final : public Store, private SqliteCalls {
   /// writes). The ledger entry is written by the returns table's trigger.
   ReturnResult record_return(const ReturnRequest& r) override {
     return guarded("record_return", ReturnResult{}, [&]() -> ReturnResult {
-      ReturnResult out;
       std::lock_guard lock(write_mu_);
       Connection& c = *writer_;
       Transaction tx(c);
-      const auto failed = [&](int rc) {
-        report(c, rc, "record_return");
-        return ReturnResult{};
-      };
-      if (int rc = tx.begin()) return failed(rc);
-      LeadReturn& ret = out.ret;
-      {
-        Query q(c,
-                "SELECT leads.status, sales.price_cents, sales.payout_cents, sales.sold_at"
-                " FROM leads LEFT JOIN sales ON sales.lead_id = leads.id AND sales.buyer_id = ?2"
-                " WHERE leads.id = ?1");
-        const int rc = q.bind(r.lead_id).bind(r.buyer_id).step();
-        if (rc == SQLITE_DONE) return (out.status = ReturnStatus::kNoSuchLead, out);
-        if (rc != SQLITE_ROW) return failed(rc);
-        if (q.is_null(1)) return (out.status = ReturnStatus::kNotSold, out);
-        ret.price = q.int64(1);
-        ret.payout = q.int64(2);
-        ret.sold_at_ms = q.int64(3);
-      }
-      {
-        Query q(c,
-                "SELECT " LF_RETURN_COLUMNS " FROM returns WHERE lead_id = ?1 AND buyer_id = ?2");
-        const int rc = q.bind(r.lead_id).bind(r.buyer_id).step();
-        if (rc == SQLITE_ROW) {
-          out.ret = read_return(q);
-          out.status = ReturnStatus::kAlreadyReturned;
-          return out;
-        }
-        if (rc != SQLITE_DONE) return failed(rc);
-      }
-      if (!admit_return(r, out)) return out;
-      {
-        Query q(c, "INSERT INTO returns (" LF_RETURN_COLUMNS
-                   ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
-        q.bind(ret.lead_id)
-            .bind(ret.buyer_id)
-            .bind(ret.reason)
-            .bind(ret.note)
-            .bind(ret.by_key_id)
-            .bind(ret.price)
-            .bind(ret.payout)
-            .bind(ret.sold_at_ms)
-            .bind(ret.returned_at_ms);
-        if (int rc = q.run()) return failed(rc);
-      }
-      {
-        // Returned once no sale of it stands: a share returned leaves the others sold.
-        Query q(c,
-                "UPDATE leads SET status = 'returned' WHERE id = ?1 AND status = 'delivered'"
-                " AND NOT EXISTS (SELECT 1 FROM sales WHERE sales.lead_id = ?1"
-                "  AND NOT EXISTS (SELECT 1 FROM returns WHERE returns.lead_id = ?1"
-                "   AND returns.buyer_id = sales.buyer_id))");
-        if (int rc = q.bind(r.lead_id).run()) return failed(rc);
-      }
-      if (int rc = tx.commit()) return failed(rc);
-      out.status = ReturnStatus::kReturned;
+      if (int rc = tx.begin()) return (report(c, rc, "record_return"), ReturnResult{});
+      ReturnResult out;
+      if (int rc = return_in_transaction(c, r, out))
+        return (report(c, rc, "record_return"), ReturnResult{});
+      if (int rc = tx.commit()) return (report(c, rc, "record_return"), ReturnResult{});
       return out;
     });
+  }
+
+  /// One transaction (one fsync) for the whole batch, each return checked as it would be alone
+  /// after the ones before it. If the store fails on any of them, none is kept and every one
+  /// answers kUnavailable.
+  std::vector<ReturnResult> record_returns(std::span<const ReturnRequest> rs) override {
+    const std::vector<ReturnResult> all_failed(rs.size());
+    return guarded("record_returns", all_failed, [&] {
+      std::lock_guard lock(write_mu_);
+      Connection& c = *writer_;
+      Transaction tx(c);
+      if (int rc = tx.begin()) return (report(c, rc, "record_returns"), all_failed);
+      std::vector<ReturnResult> out(rs.size());
+      for (std::size_t i = 0; i < rs.size(); ++i)
+        if (int rc = return_in_transaction(c, rs[i], out[i]))
+          return (report(c, rc, "record_returns"), all_failed);
+      if (int rc = tx.commit()) return (report(c, rc, "record_returns"), all_failed);
+      return out;
+    });
+  }
+
+  /// record_return's checks and writes, inside the caller's transaction on the writer. A
+  /// SQLite failure is returned (the caller rolls back); a refusal is an answer in `out`.
+  static int return_in_transaction(Connection& c, const ReturnRequest& r, ReturnResult& out) {
+    LeadReturn& ret = out.ret;
+    {
+      Query q(c,
+              "SELECT leads.status, sales.price_cents, sales.payout_cents, sales.sold_at"
+              " FROM leads LEFT JOIN sales ON sales.lead_id = leads.id AND sales.buyer_id = ?2"
+              " WHERE leads.id = ?1");
+      const int rc = q.bind(r.lead_id).bind(r.buyer_id).step();
+      if (rc == SQLITE_DONE) return (out.status = ReturnStatus::kNoSuchLead, SQLITE_OK);
+      if (rc != SQLITE_ROW) return rc;
+      if (q.is_null(1)) return (out.status = ReturnStatus::kNotSold, SQLITE_OK);
+      ret.price = q.int64(1);
+      ret.payout = q.int64(2);
+      ret.sold_at_ms = q.int64(3);
+    }
+    {
+      Query q(c, "SELECT " LF_RETURN_COLUMNS " FROM returns WHERE lead_id = ?1 AND buyer_id = ?2");
+      const int rc = q.bind(r.lead_id).bind(r.buyer_id).step();
+      if (rc == SQLITE_ROW) {
+        out.ret = read_return(q);
+        out.status = ReturnStatus::kAlreadyReturned;
+        return SQLITE_OK;
+      }
+      if (rc != SQLITE_DONE) return rc;
+    }
+    if (!admit_return(r, out)) return SQLITE_OK;
+    {
+      Query q(c, "INSERT INTO returns (" LF_RETURN_COLUMNS
+                 ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
+      q.bind(ret.lead_id)
+          .bind(ret.buyer_id)
+          .bind(ret.reason)
+          .bind(ret.note)
+          .bind(ret.by_key_id)
+          .bind(ret.price)
+          .bind(ret.payout)
+          .bind(ret.sold_at_ms)
+          .bind(ret.returned_at_ms);
+      if (int rc = q.run()) return rc;
+    }
+    {
+      // Returned once no sale of it stands: a share returned leaves the others sold.
+      Query q(c,
+              "UPDATE leads SET status = 'returned' WHERE id = ?1 AND status = 'delivered'"
+              " AND NOT EXISTS (SELECT 1 FROM sales WHERE sales.lead_id = ?1"
+              "  AND NOT EXISTS (SELECT 1 FROM returns WHERE returns.lead_id = ?1"
+              "   AND returns.buyer_id = sales.buyer_id))");
+      if (int rc = q.bind(r.lead_id).run()) return rc;
+    }
+    out.status = ReturnStatus::kReturned;
+    return SQLITE_OK;
   }
 
   /// One transaction on the writer; a sale's ledger entry is written by the sales trigger.
