@@ -52,6 +52,9 @@
 # when run as root) live only as long as the bench.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+# `scripts/bench.sh reports`: the reports phase alone (scripts/bench/reports.sh), over a store of
+# generated data; it is not part of the default run (writing its data takes long).
+if [[ "${1:-}" == reports ]]; then exec "$root/scripts/bench/reports.sh"; fi
 seconds=${BENCH_SECONDS:-10}
 rounds=${BENCH_ROUNDS:-3}
 connections=${BENCH_CONNECTIONS:-64}

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "generate.hpp"
 #include "leadflow/base/audit.hpp"
 #include "leadflow/base/clock.hpp"
 #include "leadflow/base/config.hpp"
@@ -45,6 +46,10 @@ constexpr const char* kUsage = R"(usage: leadflow-admin COMMAND [--flag value ..
                   a dashboard user; the password is the first line of stdin or of the file
                   (never a flag: flags show in the process list and the shell's history)
   list-users
+  generate        --leads N --days D [--seed S] [--sellers K] [--buyers B] [--end RFC3339|ms]
+                  [--batch N] [--duplicate-rate R] [--return-rate R] [--invalid-rate R]
+                  realistic leads, auctions, sales and returns over the D days before --end
+                  (default now), written in bulk into a store without leads (benchmarks)
 
 The store is LEADFLOW_STORE (default sqlite:leadflow-data/leadflow.db).
 )";
@@ -259,6 +264,7 @@ int main(int argc, char** argv) {
     print(out);
     return 0;
   }
+  if (command == "generate") return run_generate(*store, flags);
   if (command == "list-buyers") {
     json out = json::array();
     leadflow::BuyerQuery q;

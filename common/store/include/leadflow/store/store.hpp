@@ -430,6 +430,15 @@ class Store {
   /// returned it, the lead's status `returned`. A lead is returned once per buyer (constraint),
   /// only by a buyer it was sold to, within the window.
   virtual ReturnResult record_return(const ReturnRequest& r) = 0;
+  /// Several record_return calls at once, each answered as it would be alone, in order (a later
+  /// one sees the earlier ones). An adapter writes them in one transaction where it can (one
+  /// fsync for many); the default writes them one by one.
+  virtual std::vector<ReturnResult> record_returns(std::span<const ReturnRequest> rs) {
+    std::vector<ReturnResult> out;
+    out.reserve(rs.size());
+    for (const auto& r : rs) out.push_back(record_return(r));
+    return out;
+  }
   /// The returns of a lead (one per buyer that returned it); nullopt when the store cannot say.
   virtual std::optional<std::vector<LeadReturn>> returns_of_lead(std::string_view lead_id) = 0;
   /// Ledger entries, oldest first; nullopt when the store cannot say.

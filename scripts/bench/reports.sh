@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# The reports phase (scripts/bench.sh reports): how fast GET /v1/reports/revenue and
+# /v1/reports/performance answer over a large store, on SQLite and on PostgreSQL.
+#
+# For each store: `leadflow-admin generate --leads N --days D --seed S` writes the data (sellers,
+# campaigns, buyers, leads with their auctions, sales, returns) through the store's own write
+# paths, timed; a store made before with the same N, D and seed is reused (the data lives in
+# BENCH_REPORTS_DIR, not in a temporary directory: 10 million leads take the better part of an
+# hour to write). Then an embedded leadflow-ingest (no workers) opens the store, and each report
+# shape is asked BENCH_REPORT_WARMUP times (not counted), then BENCH_REPORT_REQUESTS times, one
+# after another on one keep-alive HTTPS connection (curl), with an operator key; every answer
+# must be a 200. Shapes: revenue and performance over the last 30 days of the data grouped by
+# day, by buyer, by source and by day,buyer; over all 90 days by hour; and the 30 days by day
+# with a seller's key. Prints p50 and p95 per shape (curl's time_total: the request on an open
+# connection to the last byte of the answer) and the store's size on disk (SQLite: the file and
+# its write-ahead log; PostgreSQL: pg_database_size).
+#
+# Environment: BENCH_REPORT_LEADS (1000000), BENCH_REPORT_DAYS (90), BENCH_REPORT_SEED (1),
+# BENCH_REPORT_REQUESTS (50), BENCH_REPORT_WARMUP (5), BENCH_REPORT_STORES ("sqlite postgresql"),
+# BENCH_REPORTS_DIR (where the generated stores are kept; default build-release/bench-reports),
+# BENCH_BUILD (a release build dir with leadflow-admin and leadflow-ingest; default: build one).
+# PostgreSQL runs as a server of the bench's own under BENCH_REPORTS_DIR/pg (scripts/pg_server.sh,
+# default settings), halted at the end with its data kept for the next run.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+leads=${BENCH_REPORT_LEADS:-1000000}
+days=${BENCH_REPORT_DAYS:-90}
+seed=${BENCH_REPORT_SEED:-1}
+requests=${BENCH_REPORT_REQUESTS:-50}
+warmup=${BENCH_REPORT_WARMUP:-5}
+stores=${BENCH_REPORT_STORES:-"sqlite postgresql"}
+build=${BENCH_BUILD:-}
+if [[ -z "$build" ]]; then
+  "$root/scripts/deps.sh" --bench
+  build="$root/build-release"
+  LEADFLOW_BUILD_DIR="$build" LEADFLOW_BUILD_TYPE=Release LEADFLOW_BUILD_TESTS=OFF \
+    "$root/scripts/build.sh" --target leadflow-admin leadflow-ingest >/dev/null
+fi
+data=${BENCH_REPORTS_DIR:-$root/build-release/bench-reports}
+mkdir -p "$data"
+data=$(cd "$data" && pwd)
+chmod 711 "$data"  # as root, PostgreSQL runs as the postgres user and must pass through
+admin="$build/ingest/leadflow-admin"
+
+work=$(mktemp -d /tmp/leadflow-reports-XXXXXX)
+pids=()
+mock_pid=""
+# shellcheck source=scripts/bench/common.sh
+source "$root/scripts/bench/common.sh"
+pg_dir="$data/pg"
+finish() {
+  cleanup
+  # Halted, not removed: the generated databases are kept for the next run.
+  if [[ -f "$pg_dir/data/postgresql.conf" ]]; then "$root/scripts/pg_server.sh" halt "$pg_dir" >/dev/null 2>&1 || true; fi
+}
+trap finish EXIT
+key="$leads-$days-$seed"
+
+# generate STORE_URL DIR: writes the data once; DIR/generate.json is its summary, DIR/generate.log
+# its progress and time.
+generate() {
+  if [[ -s "$2/generate.json" ]]; then
+    echo "reports bench: reusing $2 ($(grep -h 'elapsed' "$2/generate.log" || true))" >&2
+    return
+  fi
+  mkdir -p "$2"
+  echo "reports bench: generating $leads leads over $days days into $2 ..." >&2
+  /usr/bin/time -f '%e s elapsed, %U s user, %S s sys, %M KB peak' \
+    env LEADFLOW_STORE="$1" LEADFLOW_LOG_LEVEL=warn "$admin" generate --leads "$leads" --days "$days" \
+    --seed "$seed" > "$2/generate.json.part" 2> "$2/generate.log" ||
+    { echo "reports bench: generate failed" >&2; tail -n 20 "$2/generate.log" >&2; exit 1; }
+  mv "$2/generate.json.part" "$2/generate.json"
+}
+
+json_field() { python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))[sys.argv[2]]; print(v[0] if isinstance(v, list) else v)' "$1" "$2"; }
+
+operator="lfk_bench_$(openssl rand -hex 20)"
+results=()
+for store in $stores; do
+  case "$store" in
+    sqlite)
+      dir="$data/sqlite-$key"
+      url="sqlite:$dir/leadflow.db"
+      generate "$url" "$dir"
+      ;;
+    postgresql)
+      dir="$data/pg-$key"
+      if [[ -f "$pg_dir/data/postgresql.conf" ]]; then
+        "$root/scripts/pg_server.sh" resume "$pg_dir" >/dev/null
+      else
+        "$root/scripts/pg_server.sh" start "$pg_dir" >/dev/null
+      fi
+      pg_admin=$(cat "$pg_dir/url")
+      db="lf_reports_${leads}_${days}_${seed}"
+      url="${pg_admin%/*}/$db"
+      if [[ ! -s "$dir/generate.json" ]]; then
+        psql -q "$pg_admin" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null
+        psql -q "$pg_admin" -c "CREATE DATABASE $db" >/dev/null
+      fi
+      generate "$url" "$dir"
+      ;;
+    *) echo "reports bench: unknown store $store" >&2; exit 1 ;;
+  esac
+  summary="$dir/generate.json"
+  from_iso=$(json_field "$summary" from)
+  to_iso=$(json_field "$summary" to)
+  seller=$(json_field "$summary" seller_ids)
+  from30=$(python3 -c 'import datetime,sys; t=datetime.datetime.fromisoformat(sys.argv[1].replace("Z","+00:00")); print((t-datetime.timedelta(days=30)).strftime("%Y-%m-%dT%H:%M:%SZ"))' "$to_iso")
+  to_q=$(python3 -c 'import sys; print(sys.argv[1].replace(".000Z","Z"))' "$to_iso")
+  from90=$(python3 -c 'import sys; print(sys.argv[1].replace(".000Z","Z"))' "$from_iso")
+  seller_key=$(LEADFLOW_STORE="$url" LEADFLOW_LOG_LEVEL=warn "$admin" create-api-key --seller-id "$seller" \
+    --name reports-bench 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["key"])')
+  [[ -n "$seller_key" ]] || { echo "reports bench: no seller key" >&2; exit 1; }
+
+  lf_dir="$work/lf-$store"
+  mkdir -p "$lf_dir"
+  lf_port=$(free_port)
+  LEADFLOW_DATA_DIR="$lf_dir" LEADFLOW_STORE="$url" LEADFLOW_LISTEN="127.0.0.1:$lf_port" \
+  LEADFLOW_BOOTSTRAP_KEY="$operator" LEADFLOW_WORKERS=0 LEADFLOW_LOG_LEVEL=warn \
+    "$build/ingest/leadflow-ingest" > "$lf_dir/out" 2> "$lf_dir/log" &
+  lf_pid=$!
+  pids+=("$lf_pid")
+  for _ in $(seq 1 600); do
+    curl -sf --cacert "$lf_dir/tls/cert.pem" "https://127.0.0.1:$lf_port/readyz" >/dev/null 2>&1 && break
+    sleep 0.1
+  done
+  curl -sf --cacert "$lf_dir/tls/cert.pem" "https://127.0.0.1:$lf_port/readyz" >/dev/null ||
+    { echo "reports bench: leadflow did not start" >&2; cat "$lf_dir/log" >&2; exit 1; }
+
+  size=$(if [[ "$store" == sqlite ]]; then
+    du -cb "$dir/leadflow.db" "$dir/leadflow.db-wal" 2>/dev/null | tail -n 1 | cut -f1
+  else
+    psql -tA "$pg_admin" -c "SELECT pg_database_size('$db')"
+  fi)
+  gen_line=$(grep -h 'elapsed' "$dir/generate.log" || true)
+  gen_leads=$(json_field "$summary" leads)
+  gen_rate=$(json_field "$summary" leads_per_second)
+  echo "reports bench: $store: $gen_leads leads from $from_iso to $to_iso; generate took $gen_line ($gen_rate leads/s); store size $(awk -v b="$size" 'BEGIN {printf "%.2f GB", b / 1e9}')" >&2
+
+  # shape NAME KEY PATH: times the report and appends a result line.
+  shape() {
+    local name=$1 bearer=$2 path=$3 args=() i times out
+    for ((i = 0; i < warmup + requests; i++)); do args+=(-o /dev/null "https://127.0.0.1:$lf_port$path"); done
+    out=$(curl -s --cacert "$lf_dir/tls/cert.pem" -H "Authorization: Bearer $bearer" \
+      -w '%{http_code} %{time_total}\n' "${args[@]}")
+    if grep -qv '^200 ' <<< "$out"; then
+      echo "reports bench: $store $name answered $(grep -v '^200 ' <<< "$out" | head -n 1)" >&2
+      exit 1
+    fi
+    times=$(tail -n "$requests" <<< "$out" | awk '{print $2 * 1000}' | sort -g)
+    local p50 p95 rows
+    p50=$(median <<< "$times")
+    p95=$(awk -v n="$requests" '{a[NR] = $1} END {i = int(0.95 * n); if (i < 0.95 * n) i++; print a[i]}' <<< "$times")
+    rows=$(curl -s --cacert "$lf_dir/tls/cert.pem" -H "Authorization: Bearer $bearer" \
+      "https://127.0.0.1:$lf_port$path" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["data"]["rows"]))')
+    printf '  %-11s %-44s %9.1f %9.1f %6s\n' "$store" "$name" "$p50" "$p95" "$rows" >&2
+    results+=("$(printf '%-11s %-44s %9.1f %9.1f %6s' "$store" "$name" "$p50" "$p95" "$rows")")
+  }
+  r30="from=$from30&to=$to_q"
+  for report in revenue performance; do
+    for group in day buyer source day,buyer; do
+      shape "$report 30 days by $group" "$operator" "/v1/reports/$report?$r30&group_by=$group"
+    done
+    shape "$report 90 days by hour" "$operator" "/v1/reports/$report?from=$from90&to=$to_q&group_by=hour"
+    shape "$report 30 days by day, seller key" "$seller_key" "/v1/reports/$report?$r30&group_by=day"
+  done
+  results+=("$(printf '%-11s store size on disk: %.2f GB; %s leads; generate: %s (%s leads/s)' "$store" \
+    "$(awk -v b="$size" 'BEGIN {print b / 1e9}')" "$gen_leads" "$gen_line" "$gen_rate")")
+  kill -TERM "$lf_pid" 2>/dev/null || true
+  wait "$lf_pid" 2>/dev/null || true
+done
+
+echo
+echo "Reports: $leads leads over $days days (seed $seed), $requests requests per shape after $warmup warm-up, one keep-alive HTTPS connection"
+printf '%-11s %-44s %9s %9s %6s\n' store shape "p50 ms" "p95 ms" rows
+for line in "${results[@]}"; do echo "$line"; done
