@@ -11,7 +11,7 @@
 # after another on one keep-alive HTTPS connection (curl), with an operator key; every answer
 # must be a 200. Shapes: revenue and performance over the last 30 days of the data grouped by
 # day, by buyer, by source and by day,buyer; over all 90 days by hour; and the 30 days by day
-# with a seller's key. Prints p50 and p95 per shape (curl's time_total: the request on an open
+# with a seller's key; the unsold report over the 30 days by reason and by buyer,reason. Prints p50 and p95 per shape (curl's time_total: the request on an open
 # connection to the last byte of the answer) and the store's size on disk (SQLite: the file and
 # its write-ahead log; PostgreSQL: pg_database_size).
 #
@@ -164,6 +164,9 @@ for store in $stores; do
     shape "$report 90 days by hour" "$operator" "/v1/reports/$report?from=$from90&to=$to_q&group_by=hour"
     shape "$report 30 days by day, seller key" "$seller_key" "/v1/reports/$report?$r30&group_by=day"
   done
+  # Why leads went unsold: by the leads' own reasons, and by buyer and reason.
+  shape "unsold 30 days by reason" "$operator" "/v1/reports/unsold?$r30"
+  shape "unsold 30 days by buyer,reason" "$operator" "/v1/reports/unsold?$r30&group_by=buyer,reason"
   results+=("$(printf '%-11s store size on disk: %.2f GB; %s leads; generate: %s (%s leads/s)' "$store" \
     "$(awk -v b="$size" 'BEGIN {print b / 1e9}')" "$gen_leads" "$gen_line" "$gen_rate")")
   kill -TERM "$lf_pid" 2>/dev/null || true

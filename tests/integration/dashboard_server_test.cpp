@@ -164,9 +164,11 @@ TEST_F(CampaignApiTest, AKeysLastUseIsListed) {
   auto listed = [&] {
     auto r = svc.get("/v1/api-keys", svc.operator_key());
     EXPECT_EQ(r->status, 200) << r->body;
-    for (const auto& k : body_of(r)["data"])
+    const json body = body_of(r);
+    for (const auto& k : body["data"])
       if (k["name"] == "used") return k;
-    return json();
+    ADD_FAILURE() << "no key named used in " << r->body;
+    return json::object();
   };
   EXPECT_TRUE(listed()["last_used_at"].is_null()) << listed().dump();
   ASSERT_EQ(svc.get("/v1/leads", key)->status, 200);

@@ -397,16 +397,12 @@ class PgStore final : public Store, private PgCalls {
   StoreStatus update_user(const User& u, std::string_view keep_session) override {
     return run("update_user", StoreStatus::kUnavailable, [&](Connection& c) {
       Transaction tx(c);
-      // The CTE's SELECT sees the row as it was before the UPDATE beside it.
-      const Result r = c.exec(
-          "WITH before AS (SELECT password_hash FROM users WHERE id = $1 FOR UPDATE),"
-          " changed AS (UPDATE users SET name = $2, active = $3, password_hash = $4"
-          " WHERE id = $1 RETURNING 1)"
-          " SELECT (SELECT COUNT(*) FROM changed), COALESCE((SELECT password_hash <> $4"
-          " FROM before), FALSE)",
-          Params().add(u.id).add(u.name).add(u.active).add(u.password_hash), Effect::kWrite);
-      if (r.int64(0, 0) == 0) return StoreStatus::kNotFound;  // the transaction rolls back
-      if (!u.active || r.boolean(0, 1))
+      const Result before = c.exec("SELECT password_hash <> $2 FROM users WHERE id = $1 FOR UPDATE",
+                                   Params().add(u.id).add(u.password_hash), Effect::kWrite);
+      if (before.rows() == 0) return StoreStatus::kNotFound;  // the transaction rolls back
+      c.exec("UPDATE users SET name = $2, active = $3, password_hash = $4 WHERE id = $1",
+             Params().add(u.id).add(u.name).add(u.active).add(u.password_hash), Effect::kWrite);
+      if (!u.active || before.boolean(0, 0))
         c.exec("DELETE FROM user_sessions WHERE user_id = $1 AND token_hash <> $2",
                Params().add(u.id).add(keep_session), Effect::kWrite);
       tx.commit();
