@@ -173,6 +173,8 @@ struct RowKeys {
         return vertical;
       case ReportKey::kSource:
         return source;
+      case ReportKey::kReason:  // the unsold rollup's alone, not asked here
+        break;
     }
     return seller;
   }
