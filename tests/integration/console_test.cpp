@@ -237,6 +237,58 @@ TEST_F(ConsoleTest, ASellerUserSeesOnlyItsSellersLeads) {
   EXPECT_EQ(get("/v1/leads/" + their_lead, browser)->status, 404);
 }
 
+// Settings, then API Keys: a seller user makes, lists and revokes its own seller's keys; the key
+// is shown once and works; another seller's keys stay out of reach; a seller's key makes none.
+TEST_F(ConsoleTest, ASellerUserManagesItsOwnApiKeys) {
+  const std::string mine = svc.add_seller("Keys Mine");
+  const std::string theirs = svc.add_seller("Keys Theirs");
+  add_user("keys@example.com", "seller", {{"seller_id", mine}});
+  const std::string their_key = svc.add_api_key({{"name", "theirs"}, {"seller_id", theirs}});
+  const Browser b = signed_in("keys@example.com");
+
+  auto made = post("/v1/api-keys", {{"name", "my integration"}}, b, true);
+  ASSERT_EQ(made->status, 201) << made->body;
+  const json key = body_of(made)["data"];
+  EXPECT_EQ(key["seller_id"], mine);
+  EXPECT_EQ(key["plan"], "standard");
+  const std::string secret = key["key"];
+  EXPECT_EQ(svc.get("/v1/leads", secret)->status, 200);
+
+  auto list = get("/v1/api-keys", b);
+  ASSERT_EQ(list->status, 200) << list->body;
+  const json listed = body_of(list)["data"];
+  ASSERT_EQ(listed.size(), 1u) << list->body;  // not the other seller's, not the operator's
+  EXPECT_EQ(listed[0]["key_id"], key["key_id"]);
+  EXPECT_FALSE(listed[0].contains("key"));
+
+  for (const json& bad :
+       {json{{"name", "x"}, {"seller_id", theirs}}, json{{"name", "x"}, {"plan", "enterprise"}},
+        json{{"name", "x"}, {"scopes", json::array({"admin"})}},
+        json{{"name", "x"}, {"buyer_id", "by_someone"}}}) {
+    auto r = post("/v1/api-keys", bad, b, true);
+    EXPECT_EQ(r->status, 400) << bad.dump() << ": " << r->body;
+  }
+  EXPECT_EQ(post("/v1/api-keys", {{"name", "no csrf"}}, b, false)->status, 403);
+  // A seller's key manages no keys, its own seller's included.
+  auto by_key = svc.post("/v1/api-keys", {{"name", "minted"}}, secret);
+  EXPECT_EQ(by_key->status, 403) << by_key->body;
+
+  auto remove = [&](const std::string& id) {
+    return svc.https()->Delete(("/v1/api-keys/" + id).c_str(), headers(b, true));
+  };
+  std::string their_id;
+  {
+    const json all = body_of(svc.get("/v1/api-keys", svc.operator_key()));
+    for (const auto& k : all["data"])
+      if (k["name"] == "theirs") their_id = k["key_id"];
+  }
+  ASSERT_FALSE(their_id.empty());
+  EXPECT_EQ(remove(their_id)->status, 404);
+  EXPECT_EQ(svc.get("/v1/leads", their_key)->status, 200);
+  EXPECT_EQ(remove(key["key_id"])->status, 200);
+  EXPECT_EQ(svc.get("/v1/leads", secret)->status, 401);
+}
+
 TEST_F(ConsoleTest, LogoutEndsTheSessionAndNeedsTheCsrfHeader) {
   add_user("out@example.com", "operator");
   const Browser b = signed_in("out@example.com");

@@ -214,8 +214,23 @@ try {
   assert.equal(await page.getByRole('link', { name: betaLead }).count(), 0, "Beta's lead is not Alpha's to see");
   assert.equal(await page.getByRole('link', { name: leadId }).count(), 0, "the operator's lead is not Alpha's to see");
   assert.equal(await menu('Buyers').count(), 0);
-  assert.equal(await menu('API keys').count(), 0);
+  assert.equal(await menu('Users').count(), 0);
   await shot(page, 'seller-leads');
+
+  // Settings, then API Keys: the seller makes its own key (shown once), which posts as Alpha;
+  // the list holds Alpha's keys only.
+  await menu('API keys').click();
+  assert.equal(await page.getByLabel('Plan').count(), 0, 'the operator sets plans');
+  await page.getByLabel('Name').fill(`alpha key ${suffix}`);
+  await page.getByRole('button', { name: 'Create key' }).click();
+  const alphaKey = (await page.locator('#secret-value').textContent()).trim();
+  assert.match(alphaKey, /^lfk_/);
+  const byAlpha = await api('POST', '/v1/leads', lead(3), alphaKey);
+  assert.ok(byAlpha.status === 201 || byAlpha.status === 202, `lead with Alpha's key: ${byAlpha.status}`);
+  await page.goto(base + '/settings/api-keys');
+  await page.getByRole('row', { name: new RegExp(`alpha key ${suffix}`) }).waitFor();
+  assert.equal(await page.getByRole('row', { name: /beta|e2e key/ }).count(), 0, "no other account's keys");
+  await shot(page, 'seller-api-keys');
   await menu('Campaigns').click();
   await page.getByText(new RegExp(`Alpha web ${suffix}|operator only`)).first().waitFor();
   assert.equal(await page.getByRole('button', { name: 'Create campaign' }).count(), 0);

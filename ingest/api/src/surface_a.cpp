@@ -427,6 +427,29 @@ std::string string_member(const json& body, const char* name) {
 
 // The audit record of a key made or revoked through the API: which key, whose, by which
 // operator key, from where. The secret itself is never part of it.
+// Who may manage API keys: the operator (admin), every key; a signed-in seller or buyer user,
+// its own account's keys (Settings, then API Keys). A seller's or buyer's API key may not make
+// keys: one leaked key must not be able to mint others.
+std::optional<ApiKey> key_manager(IngestContext& ctx, const http::Request& req,
+                                  http::Response& res) {
+  // An API key: the operator's, with admin, as before. A session: any signed-in user; an
+  // operator user holds admin, a seller or buyer user its own account's scopes.
+  const bool by_key = !req.header("Authorization").empty();
+  auto key = authorise(ctx, req, res, by_key ? kScopeAdmin : kScopeLeadsRead, by_key);
+  if (!key) return std::nullopt;
+  if (key->is_operator() && !key->has(kScopeAdmin)) {
+    http::send_problem(res, 403, "API keys are managed with the admin scope");
+    return std::nullopt;
+  }
+  return key;
+}
+
+bool owns_key(const ApiKey& manager, const ApiKey& k) {
+  if (manager.is_operator()) return true;
+  return manager.is_buyer() ? k.buyer_id == manager.buyer_id
+                            : k.seller_id == manager.seller_id && k.buyer_id.empty();
+}
+
 void audit_key(IngestContext& ctx, const http::Request& req, const ApiKey& actor, AuditEvent event,
                std::string_view kind, const json& record) {
   const std::string key_id = string_member(record, "key_id");
@@ -551,29 +574,52 @@ void register_surface_a(Routes& routes, IngestContext& ctx) {
     http::send_json(r, 200, {{"success", true}, {"data", changed.body}});
   });
   routes.post("/v1/api-keys", [&c](const http::Request& q, http::Response& r) {
-    auto key = authorise(c, q, r, kScopeAdmin, true);
+    auto key = key_manager(c, q, r);
     if (!key || !require_json(q, r)) return;
     auto body = parse_body(q, r);
     if (!body) return;
+    if (!key->is_operator()) {
+      // A seller's or buyer's own key, on the standard plan: the operator sets other plans.
+      FieldErrors errors;
+      if (!body->is_object()) errors.push_back({"body", "invalid_type", "must be a JSON object"});
+      const std::string own_field = key->is_buyer() ? "buyer_id" : "seller_id";
+      const std::string& own = key->is_buyer() ? key->buyer_id : key->seller_id;
+      if (errors.empty()) {
+        for (const char* field : {"seller_id", "buyer_id"})
+          if (body->contains(field) && !(*body)[field].is_null() &&
+              !(field == own_field && (*body)[field] == own))
+            errors.push_back({field, "not_allowed", "a key of your own account only"});
+        if (body->contains("plan") && (*body)["plan"] != "standard")
+          errors.push_back({"plan", "not_allowed", "the operator sets plans other than standard"});
+      }
+      if (!errors.empty()) return http::send_problem(r, 400, "the API key is invalid", errors);
+      (*body)[own_field] = own;
+    }
     const Management::Created made = c.management.create_api_key(*body);
     created(r, made, "API key");
     if (r.status == 201) audit_key(c, q, *key, AuditEvent::kKeyCreated, "api_key", made.body);
   });
   routes.get("/v1/api-keys", [&c](const http::Request& q, http::Response& r) {
-    if (!authorise(c, q, r, kScopeAdmin, true)) return;
+    auto key = key_manager(c, q, r);
+    if (!key) return;
     json data = json::array();
-    for (const auto& k : c.store.list_api_keys()) data.push_back(api_key_to_json(k));
+    for (const auto& k : c.store.list_api_keys())
+      if (owns_key(*key, k)) data.push_back(api_key_to_json(k));
     http::send_json(r, 200, {{"success", true}, {"data", data}});
   });
   routes.remove("/v1/api-keys/{id}", [&c](const http::Request& q, http::Response& r) {
-    auto key = authorise(c, q, r, kScopeAdmin, true);
+    auto key = key_manager(c, q, r);
     if (!key) return;
     const std::string id(q.match(1));
+    std::optional<ApiKey> target;
+    for (auto& k : c.store.list_api_keys())
+      if (k.id == id) target = std::move(k);
+    // Another account's key is no key of yours: 404, as an unknown one.
+    if (!target || !owns_key(*key, *target)) return send_store_failure(r, StoreStatus::kNotFound);
     const auto s = c.store.revoke_api_key(id, c.clock.now_ms());
     if (s != StoreStatus::kOk) return send_store_failure(r, s);
     json revoked = {{"key_id", id}};
-    for (const auto& k : c.store.list_api_keys())
-      if (k.id == id && !k.seller_id.empty()) revoked["seller_id"] = k.seller_id;
+    if (!target->seller_id.empty()) revoked["seller_id"] = target->seller_id;
     audit_key(c, q, *key, AuditEvent::kKeyRevoked, "api_key", revoked);
     http::send_json(r, 200, {{"success", true}, {"key_id", id}, {"revoked", true}});
   });

@@ -28,7 +28,7 @@ const pages: Entry[] = [
   { pattern: '/buyers/:id', page: buyerEditPage, title: 'Buyer', operatorOnly: true },
   { pattern: '/campaigns', page: campaignsPage, title: 'Campaigns' },
   { pattern: '/reports', page: reportsPage, title: 'Reports' },
-  { pattern: '/settings/api-keys', page: apiKeysPage, title: 'API keys', operatorOnly: true },
+  { pattern: '/settings/api-keys', page: apiKeysPage, title: 'API keys' },
   { pattern: '/settings/users', page: usersPage, title: 'Users', operatorOnly: true },
   { pattern: '/settings/password', page: passwordPage, title: 'Password' },
 ];
@@ -59,7 +59,8 @@ function nav(u: User): HTMLElement {
   if (isOperator(u)) items.push(['/buyers', 'Buyers']);
   if (u.account !== 'buyer') items.push(['/campaigns', 'Campaigns']);
   items.push(['/reports', 'Reports']);
-  if (isOperator(u)) items.push(['/settings/api-keys', 'API keys'], ['/settings/users', 'Users']);
+  items.push(['/settings/api-keys', 'API keys']);
+  if (isOperator(u)) items.push(['/settings/users', 'Users']);
   items.push(['/settings/password', 'Password']);
   const current = (p: string) => (p === '/' ? here === '/' : here === p || here.startsWith(p + '/'));
   return h(

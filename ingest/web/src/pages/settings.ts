@@ -7,12 +7,18 @@ import { shownOnce } from '../secret';
 
 type Rec = Record<string, any>;
 const SCOPES = ['leads:write', 'leads:read', 'buyers:read', 'buyers:write', 'reports:read', 'returns:write', 'admin'];
+const SELLER_SCOPES = ['leads:write', 'leads:read', 'reports:read'];
+const BUYER_SCOPES = ['leads:read', 'returns:write', 'reports:read'];
 
+/** Settings, then API Keys: the operator manages every key; a seller or buyer user its own
+ *  account's keys, on the standard plan. */
 export async function apiKeysPage(ctx: Ctx, root: HTMLElement): Promise<void> {
-  const [keys, sellers] = await Promise.all([get<{ data: Rec[] }>('/v1/api-keys'), get<{ data: Rec[] }>('/v1/sellers')]);
+  const operator = ctx.user.account === 'operator';
+  const [keys, sellers] = await Promise.all([get<{ data: Rec[] }>('/v1/api-keys'), operator ? get<{ data: Rec[] }>('/v1/sellers') : Promise.resolve({ data: [] as Rec[] })]);
+  const scopesOffered = operator ? SCOPES : ctx.user.account === 'buyer' ? BUYER_SCOPES : SELLER_SCOPES;
   const secret = h('div');
   const msg = h('div');
-  root.append(h('h1', {}, 'API keys'), h('p', { class: 'muted' }, 'Keys authenticate Surface A (Authorization: Bearer). A key is shown once, when it is made; only its last characters are kept for display. Revoking takes effect on its next request.'), secret, msg);
+  root.append(h('h1', {}, 'API keys'), h('p', { class: 'muted' }, 'Keys authenticate Surface A (Authorization: Bearer). A key is shown once, when it is made; only its last characters are kept for display. Keep keys on your servers, never in a web page or a public repository. Revoking takes effect on its next request.'), secret, msg);
   const live = keys.data.filter((k) => !k.revoked_at);
   const revoked = keys.data.filter((k) => k.revoked_at);
   root.append(
@@ -45,19 +51,19 @@ export async function apiKeysPage(ctx: Ctx, root: HTMLElement): Promise<void> {
   const name = field('name', 'Name', input({ required: true }));
   const account = field('seller_id', 'Account', select([['', 'operator'], ...sellers.data.map((s) => [s.seller_id, `seller: ${s.name}`] as [string, string])]));
   const plan = field('plan', 'Plan', select(['standard', 'enterprise']));
-  const boxes = SCOPES.map((s) => h('label', { class: 'check' }, h('input', { type: 'checkbox', value: s, name: 'scopes', checked: s !== 'admin' }), ` ${s}`));
+  const boxes = scopesOffered.map((s) => h('label', { class: 'check' }, h('input', { type: 'checkbox', value: s, name: 'scopes', checked: s !== 'admin' }), ` ${s}`));
   const scopesField: Field = { name: 'scopes', control: boxes[0].querySelector('input')!, wrapper: h('fieldset', { class: 'field' }, h('legend', {}, 'Scopes'), h('div', { class: 'checks' }, boxes)), error: h('p', { class: 'field-error' }) };
   scopesField.wrapper.appendChild(scopesField.error);
-  const fields = [name, account, plan, scopesField];
+  const fields = operator ? [name, account, plan, scopesField] : [name, scopesField];
   const errors = new FormErrors(fields);
   const form = h('form', { class: 'grid-form', novalidate: true }, errors.element, fields.map((f) => f.wrapper), h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Create key')));
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     const scopes = boxes.map((b) => b.querySelector('input')!).filter((i) => i.checked).map((i) => i.value);
-    const body: Rec = { name: name.control.value, plan: plan.control.value, scopes };
-    if (account.control.value) {
+    const body: Rec = operator ? { name: name.control.value, plan: plan.control.value, scopes } : { name: name.control.value, scopes };
+    if (operator && account.control.value) {
       body.seller_id = account.control.value;
-      body.scopes = scopes.filter((s) => ['leads:write', 'leads:read', 'reports:read'].includes(s));
+      body.scopes = scopes.filter((s) => SELLER_SCOPES.includes(s));
     }
     try {
       const made = await post<{ data: Rec }>('/v1/api-keys', body);
