@@ -133,12 +133,13 @@ std::vector<LedgerEntry> all_entries(Store& store) {
 
 enum class Cut { kNone, kDay, kHour };
 
-/// A report's question: a time cut in New York, the keys, a filter, a range.
+/// A report's question: a time cut (in New York unless `tz` says), the keys, a filter, a range.
 struct Question {
   Cut cut = Cut::kNone;
   std::vector<ReportKey> group;
   std::vector<std::pair<ReportKey, std::string>> filters;
   std::int64_t from_ms = 0, to_ms = 0;
+  std::shared_ptr<const TimeZone> tz = nullptr;
 };
 
 using Key = std::pair<std::int64_t, std::vector<std::string>>;  // time cut's start, keys
@@ -187,13 +188,18 @@ struct RowKeys {
   }
 };
 
-RollupQuery rollup_query(const Question& q) {
+/// The store's question for `q`. With `cuts`, the instants where q's days or hours begin in
+/// its zone, so the store answers from its tiers where it can; without, quarter hours only.
+RollupQuery rollup_query(const Question& q, const TimeZone& tz, bool cuts) {
   RollupQuery r;
   r.from_ms = q.from_ms;
   r.to_ms = q.to_ms;
   r.filters = q.filters;
   r.by_bucket = q.cut != Cut::kNone;
   r.group = q.group;
+  if (r.by_bucket && cuts)
+    for (std::int64_t t = q.from_ms + kRollupBucketMs; t < q.to_ms; t += kRollupBucketMs)
+      if (cut_start(tz, q.cut, t) != cut_start(tz, q.cut, t - kRollupBucketMs)) r.cuts.push_back(t);
   return r;
 }
 
@@ -320,77 +326,124 @@ TEST_P(GenerateTest, TheRollupsEqualTheRawRowsSummedByHand) {
                        sum->from_ms,
                        sum->to_ms});
 
-  int nonempty_hour_rows_on_repeat = 0;
-  for (const Question& q : questions) {
-    SCOPED_TRACE("cut " + std::to_string(static_cast<int>(q.cut)) + ", keys " +
-                 std::to_string(q.group.size()) + ", filters " + std::to_string(q.filters.size()) +
-                 ", from " + format_rfc3339_ms(q.from_ms));
-    // Revenue: the store's cells folded into New York's days or hours...
-    RevenueTable stored, by_hand;
-    const auto cells = store->revenue_rollup(rollup_query(q));
-    ASSERT_TRUE(cells.has_value());
-    for (const auto& c : *cells) {
-      auto& f = stored[{cut_start(*ny, q.cut, c.bucket_ms), c.keys}];
-      const std::array<std::int64_t, kRevenueFigures> add = {
-          c.sales, c.revenue, c.payout, c.returns, c.returned_revenue, c.returned_payout};
-      for (int i = 0; i < kRevenueFigures; ++i) f[i] += add[i];
-    }
-    // ...and each ledger entry by its own time.
-    for (const auto& e : ledger) {
-      if (e.at_ms < q.from_ms || e.at_ms >= q.to_ms) continue;
-      const LeadRecord& l = *lead_by_id.at(e.lead_id);
-      const RowKeys k{e.seller_id, e.campaign_id, e.buyer_id, l.lead.vertical, l.lead.source};
-      std::vector<std::string> keys;
-      if (!k.key(q, keys)) continue;
-      auto& f = by_hand[{cut_start(*ny, q.cut, e.at_ms), keys}];
-      if (e.kind == "sale") {
-        f[0] += 1;
-        f[1] += e.revenue;
-        f[2] += e.payout;
-      } else {
-        f[3] += 1;
-        f[4] -= e.revenue;
-        f[5] -= e.payout;
-      }
-    }
-    EXPECT_EQ(stored, by_hand);
-    EXPECT_FALSE(by_hand.empty());
+  // The same cut in other zones: UTC (whole UTC days from the day tiers) and India's (half an
+  // hour off UTC: quarter hours at every cut); ranges not on an hour (quarter hours at edges).
+  const auto kolkata = TimeZone::load("Asia/Kolkata");
+  const auto utc = TimeZone::load("UTC");
+  ASSERT_NE(kolkata, nullptr);
+  ASSERT_NE(utc, nullptr);
+  for (const auto& zone : {kolkata, utc})
+    for (Cut cut : {Cut::kDay, Cut::kHour})
+      for (const auto& g : groups)
+        questions.push_back({cut, g, {}, sum->from_ms, sum->to_ms, zone});
+  questions.push_back({Cut::kNone,
+                       {ReportKey::kBuyer},
+                       {{ReportKey::kSource, "google"}},
+                       sum->from_ms + 45 * 60'000,
+                       sum->to_ms - 2 * 3'600'000 - 15 * 60'000});
+  questions.push_back({Cut::kDay,
+                       {ReportKey::kCampaign},
+                       {},
+                       sum->from_ms + 15 * 60'000,
+                       sum->to_ms - 30 * 60'000,
+                       kolkata});
 
-    // Performance: the same, from each decided lead (by when it arrived) and each invalid post.
-    PerformanceTable pstored, pby_hand;
-    const auto pcells = store->performance_rollup(rollup_query(q));
-    ASSERT_TRUE(pcells.has_value());
-    for (const auto& c : *pcells) {
-      auto& f = pstored[{cut_start(*ny, q.cut, c.bucket_ms), c.keys}];
-      for (int i = 0; i < kPerformanceFigures; ++i) f[i] += c.figures[i];
-    }
-    for (const auto& r : leads) {
-      const Lead& l = r.lead;
-      if (l.received_at_ms < q.from_ms || l.received_at_ms >= q.to_ms) continue;
-      const std::int64_t at = cut_start(*ny, q.cut, l.received_at_ms);
-      count_lead(r, [&](const std::string& buyer) -> std::int64_t* {
-        const RowKeys k{l.seller_id, l.campaign_id, buyer, l.vertical, l.source};
+  int nonempty_hour_rows_on_repeat = 0;
+  for (const Question& question : questions)
+    for (bool cuts : {false, true}) {
+      const Question& q = question;
+      const TimeZone& zone = q.tz ? *q.tz : *ny;
+      SCOPED_TRACE("cut " + std::to_string(static_cast<int>(q.cut)) + " in " + zone.name() +
+                   (cuts ? " (tiers)" : " (quarter hours)") + ", keys " +
+                   std::to_string(q.group.size()) + ", filters " +
+                   std::to_string(q.filters.size()) + ", from " + format_rfc3339_ms(q.from_ms));
+      // Revenue: the store's cells folded into the zone's days or hours...
+      RevenueTable stored, by_hand;
+      const auto cells = store->revenue_rollup(rollup_query(q, zone, cuts));
+      ASSERT_TRUE(cells.has_value());
+      for (const auto& c : *cells) {
+        auto& f = stored[{cut_start(zone, q.cut, c.bucket_ms), c.keys}];
+        const std::array<std::int64_t, kRevenueFigures> add = {
+            c.sales, c.revenue, c.payout, c.returns, c.returned_revenue, c.returned_payout};
+        for (int i = 0; i < kRevenueFigures; ++i) f[i] += add[i];
+      }
+      // ...and each ledger entry by its own time.
+      for (const auto& e : ledger) {
+        if (e.at_ms < q.from_ms || e.at_ms >= q.to_ms) continue;
+        const LeadRecord& l = *lead_by_id.at(e.lead_id);
+        const RowKeys k{e.seller_id, e.campaign_id, e.buyer_id, l.lead.vertical, l.lead.source};
         std::vector<std::string> keys;
-        if (!k.key(q, keys)) return nullptr;
-        return pby_hand[{at, keys}].data();
-      });
+        if (!k.key(q, keys)) continue;
+        auto& f = by_hand[{cut_start(zone, q.cut, e.at_ms), keys}];
+        if (e.kind == "sale") {
+          f[0] += 1;
+          f[1] += e.revenue;
+          f[2] += e.payout;
+        } else {
+          f[3] += 1;
+          f[4] -= e.revenue;
+          f[5] -= e.payout;
+        }
+      }
+      EXPECT_EQ(stored, by_hand);
+      EXPECT_FALSE(by_hand.empty());
+
+      // Performance: the same, from each decided lead (by when it arrived) and each invalid post.
+      PerformanceTable pstored, pby_hand;
+      const auto pcells = store->performance_rollup(rollup_query(q, zone, cuts));
+      ASSERT_TRUE(pcells.has_value());
+      for (const auto& c : *pcells) {
+        auto& f = pstored[{cut_start(zone, q.cut, c.bucket_ms), c.keys}];
+        for (int i = 0; i < kPerformanceFigures; ++i) f[i] += c.figures[i];
+      }
+      for (const auto& r : leads) {
+        const Lead& l = r.lead;
+        if (l.received_at_ms < q.from_ms || l.received_at_ms >= q.to_ms) continue;
+        const std::int64_t at = cut_start(zone, q.cut, l.received_at_ms);
+        count_lead(r, [&](const std::string& buyer) -> std::int64_t* {
+          const RowKeys k{l.seller_id, l.campaign_id, buyer, l.vertical, l.source};
+          std::vector<std::string> keys;
+          if (!k.key(q, keys)) return nullptr;
+          return pby_hand[{at, keys}].data();
+        });
+      }
+      for (const auto& p : sum->invalid_posts) {
+        if (p.at_ms < q.from_ms || p.at_ms >= q.to_ms) continue;
+        const auto& [seller, vertical] = campaign_of.at(p.campaign_id);
+        const RowKeys k{seller, p.campaign_id, "", vertical, ""};
+        std::vector<std::string> keys;
+        if (!k.key(q, keys)) continue;
+        ++pby_hand[{cut_start(zone, q.cut, p.at_ms), keys}][kInvalid];
+      }
+      EXPECT_EQ(pstored, pby_hand);
+
+      // Unsold: the tiers' answer equals the quarter hours' (each checked by hand by the store
+      // contract tests), for the leads' own reasons or each buyer's.
+      if (cuts) {
+        const auto unsold_of = [&](bool with_cuts) {
+          RollupQuery u = rollup_query(q, zone, with_cuts);
+          u.group.push_back(ReportKey::kReason);
+          if (std::find(u.group.begin(), u.group.end(), ReportKey::kBuyer) == u.group.end())
+            u.filters.push_back({ReportKey::kBuyer, ""});
+          std::map<Key, std::int64_t> folded;
+          const auto ucells = store->unsold_rollup(u);
+          EXPECT_TRUE(ucells.has_value());
+          if (ucells)
+            for (const auto& c : *ucells)
+              folded[{cut_start(zone, q.cut, c.bucket_ms), c.keys}] += c.leads;
+          return folded;
+        };
+        const auto from_tiers = unsold_of(true);
+        EXPECT_EQ(from_tiers, unsold_of(false));
+        EXPECT_FALSE(from_tiers.empty());
+      }
+      if (q.tz == nullptr && q.cut == Cut::kHour)
+        for (const auto& [key, f] : pby_hand)
+          if (const auto t = ny->local(key.first); t.month == 11 && t.day == 1 &&
+                                                   t.minute_of_day / 60 == 1 &&
+                                                   ny->offset_at(key.first) == -5 * 3600)
+            ++nonempty_hour_rows_on_repeat;
     }
-    for (const auto& p : sum->invalid_posts) {
-      if (p.at_ms < q.from_ms || p.at_ms >= q.to_ms) continue;
-      const auto& [seller, vertical] = campaign_of.at(p.campaign_id);
-      const RowKeys k{seller, p.campaign_id, "", vertical, ""};
-      std::vector<std::string> keys;
-      if (!k.key(q, keys)) continue;
-      ++pby_hand[{cut_start(*ny, q.cut, p.at_ms), keys}][kInvalid];
-    }
-    EXPECT_EQ(pstored, pby_hand);
-    if (q.cut == Cut::kHour)
-      for (const auto& [key, f] : pby_hand)
-        if (const auto t = ny->local(key.first); t.month == 11 && t.day == 1 &&
-                                                 t.minute_of_day / 60 == 1 &&
-                                                 ny->offset_at(key.first) == -5 * 3600)
-          ++nonempty_hour_rows_on_repeat;
-  }
   // The repeated 1 a.m. (the second one, in EST) did hold leads: the DST change was exercised.
   EXPECT_GT(nonempty_hour_rows_on_repeat, 0);
 }

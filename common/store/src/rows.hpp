@@ -348,33 +348,13 @@ inline const char* rollup_column(ReportKey k) {
   return "seller_id";
 }
 
-/// The statement summing `sums` (SQL expressions) of `table` for `q`: its columns are the
-/// bucket (with by_bucket), the group keys, then the sums. `placeholder(n)` spells the n-th
-/// parameter (1-based): the bucket range first, then the filters' values in order.
-template <typename Placeholder>
-std::string rollup_sql(const char* table, const char* sums, const RollupQuery& q,
-                       Placeholder placeholder) {
-  std::string select, group;
-  auto add_group = [&](const std::string& column) {
-    select += column + ", ";
-    group += (group.empty() ? " GROUP BY " : ", ") + column;
-  };
-  if (q.by_bucket) add_group("bucket");
-  for (ReportKey k : q.group) add_group(rollup_column(k));
-  std::string sql = "SELECT " + select + sums + " FROM " + table +
-                    " WHERE bucket >= " + placeholder(1) + " AND bucket < " + placeholder(2);
-  int n = 2;
-  for (const auto& [key, value] : q.filters)
-    sql += std::string(" AND ") + rollup_column(key) + " = " + placeholder(++n);
-  return sql + group;
-}
-
 #define LF_REVENUE_SUMS                                                           \
   "COALESCE(SUM(sales), 0), COALESCE(SUM(revenue), 0), COALESCE(SUM(payout), 0)," \
   " COALESCE(SUM(returns), 0), COALESCE(SUM(returned_revenue), 0),"               \
   " COALESCE(SUM(returned_payout), 0)"
 
-/// A revenue cell from a row of rollup_sql(LF_REVENUE_SUMS).
+/// A revenue cell from a row summing LF_REVENUE_SUMS: the bucket (with by_bucket), the group
+/// keys, the sums.
 template <typename Row>
 RevenueCell read_revenue_cell(const Row& r, const RollupQuery& q) {
   RevenueCell c;
@@ -390,7 +370,7 @@ RevenueCell read_revenue_cell(const Row& r, const RollupQuery& q) {
   return c;
 }
 
-/// An unsold cell from a row of rollup_sql("COALESCE(SUM(leads), 0)").
+/// An unsold cell from a row summing the leads, as read_revenue_cell reads one.
 template <typename Row>
 UnsoldCell read_unsold_cell(const Row& r, const RollupQuery& q) {
   UnsoldCell c;

@@ -213,7 +213,10 @@ std::optional<ReportParams> parse_params(IngestContext& ctx, const http::Request
   return p;
 }
 
-// The store's question for a report: its range, filters, and cuts.
+// The store's question for a report: its range, filters, and cuts. Cut by time, the cuts are
+// where the caller's days or hours begin (found quarter hour by quarter hour, as the labels
+// are: a 23- or 25-hour day, or an hour of a zone half an hour off UTC, is cut where it
+// really ends), so the store may sum whole UTC hours and days inside them.
 RollupQuery rollup_query(const ReportParams& p) {
   RollupQuery q;
   q.from_ms = p.from_ms;
@@ -221,6 +224,16 @@ RollupQuery rollup_query(const ReportParams& p) {
   q.filters = p.filters;
   q.by_bucket = p.time != TimeCut::kNone;
   q.group = p.keys;
+  if (q.by_bucket) {
+    std::int64_t current = time_label(*p.tz, p.time, p.from_ms).first;
+    for (std::int64_t t = p.from_ms + kRollupBucketMs; t < p.to_ms; t += kRollupBucketMs) {
+      const std::int64_t s = t / 1000;
+      const std::int64_t start =
+          p.time == TimeCut::kDay ? p.tz->start_of_day(s) : p.tz->start_of_hour(s);
+      if (start != current) q.cuts.push_back(t);
+      current = start;
+    }
+  }
   return q;
 }
 

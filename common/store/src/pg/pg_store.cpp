@@ -53,6 +53,7 @@
 #include "pg/redact.hpp"
 #include "pg/rollup_rows.hpp"
 #include "pg/schema.hpp"
+#include "rollup_tiers.hpp"
 #include "rows.hpp"
 #include "unsold_rows.hpp"
 
@@ -1002,8 +1003,8 @@ class PgStore final : public Store, private PgCalls {
                  .add(sale_payout.str())
                  .add(sale_reference.str())});
       }
-      if (!performance.empty()) finish.push_back(performance_statement(performance));
-      if (!unsold.empty()) finish.push_back(unsold_statement(unsold));
+      for (Statement& st : outcome_statements({std::move(performance), std::move(unsold)}))
+        finish.push_back(std::move(st));
       finish.push_back({"COMMIT", Params()});
       // From here the outcome is unknown if the connection breaks: never retried.
       c.mark_not_retryable();
@@ -1199,10 +1200,10 @@ class PgStore final : public Store, private PgCalls {
             Effect::kWrite);
         if (was_failed) {
           // A settlement moved the failed lead to sold: so does its row of the rollup.
-          PerformanceDeltas deltas;
-          add_settled(deltas, keys, true);
-          const Statement st = performance_statement(deltas);
-          c.exec(st.sql, st.params, Effect::kWrite);
+          OutcomeDeltas deltas;
+          add_settled(deltas.performance, keys, true);
+          for (const Statement& st : outcome_statements(deltas))
+            c.exec(st.sql, st.params, Effect::kWrite);
         }
       } else {
         // Unsold once no buyer is left to settle and none took it.
@@ -1214,14 +1215,11 @@ class PgStore final : public Store, private PgCalls {
             " RETURNING 1",
             Params().add(s.lead_id).add(settled_reason(false)).add(s.at_ms), Effect::kWrite);
         if (unsold.rows() > 0) {
-          PerformanceDeltas deltas;
-          add_settled(deltas, keys, false);
-          const Statement st = performance_statement(deltas);
-          c.exec(st.sql, st.params, Effect::kWrite);
-          UnsoldDeltas why;
-          add_settled_unsold(why, keys);
-          const Statement counted = unsold_statement(why);
-          c.exec(counted.sql, counted.params, Effect::kWrite);
+          OutcomeDeltas deltas;
+          add_settled(deltas.performance, keys, false);
+          add_settled_unsold(deltas.unsold, keys);
+          for (const Statement& st : outcome_statements(deltas))
+            c.exec(st.sql, st.params, Effect::kWrite);
         }
       }
       tx.commit();
@@ -1418,14 +1416,12 @@ class PgStore final : public Store, private PgCalls {
 
   // --- stats ------------------------------------------------------------------------------------
 
-  /// `invalid` counts whole hours: posts in the hour that contains `since_ms` all count.
   std::optional<std::vector<RevenueCell>> revenue_rollup(const RollupQuery& rq) override {
-    const std::string sql = rollup_sql("revenue_rollup", LF_REVENUE_SUMS, rq,
-                                       [](int n) { return "$" + std::to_string(n); });
-    Params params;
-    params.add(rq.from_ms).add(rq.to_ms);
-    for (const auto& f : rq.filters) params.add(f.second);
-    return read_rollup<RevenueCell>("revenue_rollup", sql, params,
+    static constexpr const char* kColumns[] = {"sales",   "revenue",          "payout",
+                                               "returns", "returned_revenue", "returned_payout"};
+    const std::string sql =
+        planned_sql("revenue", kColumns, LF_REVENUE_SUMS, rq, RollupKind::kRevenue);
+    return read_rollup<RevenueCell>("revenue_rollup", sql, filter_params(rq),
                                     [&rq](const Row& r) { return read_revenue_cell(r, rq); });
   }
 
@@ -1442,9 +1438,20 @@ class PgStore final : public Store, private PgCalls {
                });
   }
 
-  /// The campaign's count, and its row of the performance rollup, in one statement.
+  /// The campaign's count, its row of the performance rollup, then its rows of the tiers, in
+  /// one transaction (the rollup before its tiers, as every writer of both goes).
   void count_invalid(std::string_view campaign_id, std::int64_t at_ms) override {
-    write("count_invalid",
+    static const std::string tiers =
+        "INSERT INTO performance_tiers (tier, bucket, seller_id, campaign_id, buyer_id, vertical,"
+        " source, invalid) SELECT t.tier, $2 - $2 % t.grain_ms, " +
+        tier_key_columns({"c.seller_id", "c.id", "''", "c.vertical", "''"}) +
+        ", 1 FROM campaigns AS c, rollup_tiers AS t WHERE c.id = $1 ORDER BY 1, 2, 3, 4, 5, 6, 7"
+        " ON CONFLICT (tier, bucket, seller_id, campaign_id, buyer_id, vertical, source)"
+        " DO UPDATE SET invalid = performance_tiers.invalid + 1";
+    const std::int64_t bucket = at_ms - at_ms % kRollupBucketMs;
+    run("count_invalid", StoreStatus::kUnavailable, [&](Connection& c) {
+      Transaction tx(c);
+      c.exec(
           "WITH counted AS (INSERT INTO invalid_counts (campaign_id, hour_start, count)"
           " VALUES ($1, $2, 1) ON CONFLICT (campaign_id, hour_start)"
           " DO UPDATE SET count = invalid_counts.count + 1)"
@@ -1453,33 +1460,78 @@ class PgStore final : public Store, private PgCalls {
           " WHERE id = $1"
           " ON CONFLICT (bucket, seller_id, campaign_id, buyer_id, vertical, source)"
           " DO UPDATE SET invalid = performance_rollup.invalid + 1",
-          Params().add(campaign_id).add(hour_start(at_ms)).add(at_ms - at_ms % kRollupBucketMs));
+          Params().add(campaign_id).add(hour_start(at_ms)).add(bucket), Effect::kWrite);
+      c.exec(tiers.c_str(), Params().add(campaign_id).add(bucket), Effect::kWrite);
+      tx.commit();
+      return StoreStatus::kOk;
+    });
   }
 
   std::optional<std::vector<PerformanceCell>> performance_rollup(const RollupQuery& rq) override {
     static const std::string sums = performance_sums();
-    const std::string sql = rollup_sql("performance_rollup", sums.c_str(), rq,
-                                       [](int n) { return "$" + std::to_string(n); });
-    Params params;
-    params.add(rq.from_ms).add(rq.to_ms);
-    for (const auto& f : rq.filters) params.add(f.second);
-    return read_rollup<PerformanceCell>("performance_rollup", sql, params, [&rq](const Row& r) {
-      return read_performance_cell(r, rq);
-    });
+    const std::string sql =
+        planned_sql("performance", kPerformanceColumns, sums, rq, RollupKind::kPerformance);
+    return read_rollup<PerformanceCell>(
+        "performance_rollup", sql, filter_params(rq),
+        [&rq](const Row& r) { return read_performance_cell(r, rq); });
   }
 
   std::optional<std::vector<UnsoldCell>> unsold_rollup(const RollupQuery& rq) override {
-    const std::string sql = rollup_sql("unsold_rollup", "COALESCE(SUM(leads), 0)", rq,
-                                       [](int n) { return "$" + std::to_string(n); });
-    Params params;
-    params.add(rq.from_ms).add(rq.to_ms);
-    for (const auto& f : rq.filters) params.add(f.second);
-    return read_rollup<UnsoldCell>("unsold_rollup", sql, params,
+    static constexpr const char* kColumns[] = {"leads"};
+    const std::string sql =
+        planned_sql("unsold", kColumns, "COALESCE(SUM(leads), 0)", rq, RollupKind::kUnsold);
+    return read_rollup<UnsoldCell>("unsold_rollup", sql, filter_params(rq),
                                    [&rq](const Row& r) { return read_unsold_cell(r, rq); });
   }
 
  private:
   static std::int64_t clamp_limit(int limit) { return std::clamp<std::int64_t>(limit, 1, 1000); }
+
+  /// The statement summing `sums` (SQL over `columns`) for `rq` from the ranges of its plan
+  /// (plan_rollup: the tiers' whole hours and days, quarter hours at the edges), one branch of
+  /// a UNION ALL per table and tier: its columns are the bucket (with by_bucket), the group
+  /// keys, then the sums. The ranges are the plan's integers, written into the text; $1... are
+  /// the filters' values in order.
+  template <std::size_t N>
+  static std::string planned_sql(const std::string& table, const char* const (&columns)[N],
+                                 const std::string& sums, const RollupQuery& q, RollupKind kind) {
+    std::vector<RollupRange> plan = plan_rollup(q, kind);
+    if (plan.empty()) plan.push_back({0, q.from_ms, q.to_ms});  // no rows, one statement
+    std::string keys, group;
+    const auto add_group = [&](const std::string& column) {
+      keys += column + ", ";
+      group += (group.empty() ? " GROUP BY " : ", ") + column;
+    };
+    if (q.by_bucket) add_group("bucket");
+    for (ReportKey k : q.group) add_group(rollup_column(k));
+    std::string filters, inner = "bucket";
+    for (ReportKey k : q.group) inner += std::string(", ") + rollup_column(k);
+    for (const char* c : columns) inner += std::string(", ") + c;
+    int n = 0;
+    for (const auto& [key, value] : q.filters)
+      filters += std::string(" AND ") + rollup_column(key) + " = $" + std::to_string(++n);
+    std::map<int, std::string> ranges;  // per tier (0: the quarter-hour rollup)
+    for (const RollupRange& r : plan) {
+      std::string& text = ranges[r.tier];
+      text += (text.empty() ? "" : " OR ") + std::string("bucket >= ") + std::to_string(r.from_ms) +
+              " AND bucket < " + std::to_string(r.to_ms);
+    }
+    std::string branches;
+    for (const auto& [tier, text] : ranges) {
+      if (!branches.empty()) branches += " UNION ALL ";
+      branches += "SELECT " + inner + " FROM " + table +
+                  (tier == 0 ? "_rollup WHERE ("
+                             : "_tiers WHERE tier = " + std::to_string(tier) + " AND (") +
+                  text + ")" + filters;
+    }
+    return "SELECT " + keys + sums + " FROM (" + branches + ") AS r" + group;
+  }
+
+  static Params filter_params(const RollupQuery& q) {
+    Params params;
+    for (const auto& f : q.filters) params.add(f.second);
+    return params;
+  }
 
   /// A rollup's sums, read with PostgreSQL's JIT compilation off (SET LOCAL, in a transaction of
   /// its own sent as one pipeline: one round trip). A rollup sum is a scan adding up a few dozen

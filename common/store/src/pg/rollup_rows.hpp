@@ -6,11 +6,11 @@
 
 namespace leadflow::pg {
 
-/// Adds `deltas` to the performance rollup.
-Statement performance_statement(const store_rows::PerformanceDeltas& deltas);
-
-/// Adds `deltas` to the unsold rollup.
-Statement unsold_statement(const store_rows::UnsoldDeltas& deltas);
+/// The statements adding a batch's `deltas` to the rollups and their tiers (rollup_tiers.hpp),
+/// one per table and in one order of tables (performance_rollup, performance_tiers,
+/// unsold_rollup, unsold_tiers), each writing its rows in the key's order, so concurrent
+/// transactions lock rows in one order. None for empty deltas.
+std::vector<Statement> outcome_statements(const store_rows::OutcomeDeltas& deltas);
 
 /// Fills a rollup just created by a migration from the leads already decided, inside the
 /// migration's transaction on `c` (store_rows::add_backfill): `buyers` the performance rollup's

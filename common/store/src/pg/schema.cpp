@@ -7,6 +7,7 @@
 
 #include "leadflow/store/schema_versions.hpp"
 #include "pg/rollup_rows.hpp"
+#include "rollup_tiers.hpp"
 
 namespace leadflow::pg {
 namespace {
@@ -477,6 +478,137 @@ CREATE TABLE unsold_rollup (
     {11, R"sql(
 ALTER TABLE api_keys ADD COLUMN last_used_at BIGINT NOT NULL DEFAULT 0;
 )sql"},
+    // The rollups' tiers (rollup_tiers.hpp): the same sums per UTC hour or day, each tier
+    // keeping some of the report keys, so that a report reads whole hours and days instead of
+    // every quarter hour. rollup_tiers describes them for the SQL that writes them (the revenue
+    // trigger, the invalid posts); apply_migrations fills it and the tiers of what the rollups
+    // already hold, in this migration's transaction. The performance and unsold tiers are
+    // written with the outcomes (rollup_rows.cpp). The revenue trigger writes a ledger entry's
+    // tier rows one entry at a time, and the coarse rows are shared by every entry of a day:
+    // two transactions could lock two of them in opposite orders, so a transaction writing
+    // them first takes an advisory lock (held to its end) and such transactions take turns.
+    // Each takes it after its leads' rows and before any rollup row, as every writer of the
+    // rollups goes (revenue, performance, unsold; each table before its tiers).
+    {12, R"sql(
+CREATE TABLE rollup_tiers (
+  tier      INTEGER PRIMARY KEY,
+  grain_ms  BIGINT NOT NULL,
+  seller    INTEGER NOT NULL,
+  campaign  INTEGER NOT NULL,
+  buyer     INTEGER NOT NULL,
+  vertical  INTEGER NOT NULL,
+  source    INTEGER NOT NULL
+);
+CREATE TABLE revenue_tiers (
+  tier         INTEGER NOT NULL,
+  bucket       BIGINT NOT NULL,
+  seller_id    TEXT COLLATE "C" NOT NULL,
+  campaign_id  TEXT COLLATE "C" NOT NULL,
+  buyer_id     TEXT COLLATE "C" NOT NULL,
+  vertical     TEXT COLLATE "C" NOT NULL,
+  source       TEXT COLLATE "C" NOT NULL,
+  sales             BIGINT NOT NULL DEFAULT 0,
+  revenue           BIGINT NOT NULL DEFAULT 0,
+  payout            BIGINT NOT NULL DEFAULT 0,
+  returns           BIGINT NOT NULL DEFAULT 0,
+  returned_revenue  BIGINT NOT NULL DEFAULT 0,
+  returned_payout   BIGINT NOT NULL DEFAULT 0,
+  PRIMARY KEY (tier, bucket, seller_id, campaign_id, buyer_id, vertical, source)
+);
+CREATE TABLE performance_tiers (
+  tier         INTEGER NOT NULL,
+  bucket       BIGINT NOT NULL,
+  seller_id    TEXT COLLATE "C" NOT NULL,
+  campaign_id  TEXT COLLATE "C" NOT NULL,
+  buyer_id     TEXT COLLATE "C" NOT NULL,
+  vertical     TEXT COLLATE "C" NOT NULL,
+  source       TEXT COLLATE "C" NOT NULL,
+  leads        BIGINT NOT NULL DEFAULT 0,
+  duplicates   BIGINT NOT NULL DEFAULT 0,
+  invalid      BIGINT NOT NULL DEFAULT 0,
+  sold         BIGINT NOT NULL DEFAULT 0,
+  unsold       BIGINT NOT NULL DEFAULT 0,
+  failed       BIGINT NOT NULL DEFAULT 0,
+  pings        BIGINT NOT NULL DEFAULT 0,
+  bids         BIGINT NOT NULL DEFAULT 0,
+  posts        BIGINT NOT NULL DEFAULT 0,
+  accepted     BIGINT NOT NULL DEFAULT 0,
+  rejected     BIGINT NOT NULL DEFAULT 0,
+  timeouts     BIGINT NOT NULL DEFAULT 0,
+  errors       BIGINT NOT NULL DEFAULT 0,
+  responses    BIGINT NOT NULL DEFAULT 0,
+  response_ms  BIGINT NOT NULL DEFAULT 0,
+  h0           BIGINT NOT NULL DEFAULT 0,
+  h1           BIGINT NOT NULL DEFAULT 0,
+  h2           BIGINT NOT NULL DEFAULT 0,
+  h3           BIGINT NOT NULL DEFAULT 0,
+  h4           BIGINT NOT NULL DEFAULT 0,
+  h5           BIGINT NOT NULL DEFAULT 0,
+  h6           BIGINT NOT NULL DEFAULT 0,
+  h7           BIGINT NOT NULL DEFAULT 0,
+  h8           BIGINT NOT NULL DEFAULT 0,
+  h9           BIGINT NOT NULL DEFAULT 0,
+  h10          BIGINT NOT NULL DEFAULT 0,
+  h11          BIGINT NOT NULL DEFAULT 0,
+  PRIMARY KEY (tier, bucket, seller_id, campaign_id, buyer_id, vertical, source)
+);
+CREATE TABLE unsold_tiers (
+  tier         INTEGER NOT NULL,
+  bucket       BIGINT NOT NULL,
+  seller_id    TEXT COLLATE "C" NOT NULL,
+  campaign_id  TEXT COLLATE "C" NOT NULL,
+  buyer_id     TEXT COLLATE "C" NOT NULL,
+  vertical     TEXT COLLATE "C" NOT NULL,
+  source       TEXT COLLATE "C" NOT NULL,
+  reason       TEXT COLLATE "C" NOT NULL,
+  leads        BIGINT NOT NULL,
+  PRIMARY KEY (tier, bucket, seller_id, campaign_id, buyer_id, vertical, source, reason)
+);
+CREATE OR REPLACE FUNCTION revenue_rollup_of_entry() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_advisory_xact_lock(7810778542233040243);  -- the revenue tiers' turn
+  INSERT INTO revenue_rollup (bucket, seller_id, campaign_id, buyer_id, vertical, source, sales,
+                              revenue, payout, returns, returned_revenue, returned_payout)
+  SELECT NEW.at - NEW.at % 900000, NEW.seller_id, NEW.campaign_id, NEW.buyer_id, leads.vertical,
+         leads.source, (NEW.kind = 'sale')::INT,
+         CASE WHEN NEW.kind = 'sale' THEN NEW.revenue_cents ELSE 0 END,
+         CASE WHEN NEW.kind = 'sale' THEN NEW.payout_cents ELSE 0 END,
+         (NEW.kind = 'return')::INT,
+         CASE WHEN NEW.kind = 'return' THEN -NEW.revenue_cents ELSE 0 END,
+         CASE WHEN NEW.kind = 'return' THEN -NEW.payout_cents ELSE 0 END
+  FROM leads WHERE leads.id = NEW.lead_id
+  ON CONFLICT (bucket, seller_id, campaign_id, buyer_id, vertical, source) DO UPDATE SET
+    sales = revenue_rollup.sales + excluded.sales,
+    revenue = revenue_rollup.revenue + excluded.revenue,
+    payout = revenue_rollup.payout + excluded.payout,
+    returns = revenue_rollup.returns + excluded.returns,
+    returned_revenue = revenue_rollup.returned_revenue + excluded.returned_revenue,
+    returned_payout = revenue_rollup.returned_payout + excluded.returned_payout;
+  INSERT INTO revenue_tiers (tier, bucket, seller_id, campaign_id, buyer_id, vertical, source,
+                             sales, revenue, payout, returns, returned_revenue, returned_payout)
+  SELECT t.tier, NEW.at - NEW.at % t.grain_ms,
+         CASE WHEN t.seller = 1 THEN NEW.seller_id ELSE '' END,
+         CASE WHEN t.campaign = 1 THEN NEW.campaign_id ELSE '' END,
+         CASE WHEN t.buyer = 1 THEN NEW.buyer_id ELSE '' END,
+         CASE WHEN t.vertical = 1 THEN leads.vertical ELSE '' END,
+         CASE WHEN t.source = 1 THEN leads.source ELSE '' END,
+         (NEW.kind = 'sale')::INT,
+         CASE WHEN NEW.kind = 'sale' THEN NEW.revenue_cents ELSE 0 END,
+         CASE WHEN NEW.kind = 'sale' THEN NEW.payout_cents ELSE 0 END,
+         (NEW.kind = 'return')::INT,
+         CASE WHEN NEW.kind = 'return' THEN -NEW.revenue_cents ELSE 0 END,
+         CASE WHEN NEW.kind = 'return' THEN -NEW.payout_cents ELSE 0 END
+  FROM leads, rollup_tiers AS t WHERE leads.id = NEW.lead_id ORDER BY 1, 2, 3, 4, 5, 6, 7
+  ON CONFLICT (tier, bucket, seller_id, campaign_id, buyer_id, vertical, source) DO UPDATE SET
+    sales = revenue_tiers.sales + excluded.sales,
+    revenue = revenue_tiers.revenue + excluded.revenue,
+    payout = revenue_tiers.payout + excluded.payout,
+    returns = revenue_tiers.returns + excluded.returns,
+    returned_revenue = revenue_tiers.returned_revenue + excluded.returned_revenue,
+    returned_payout = revenue_tiers.returned_payout + excluded.returned_payout;
+  RETURN NULL;
+END $$;
+)sql"},
 };
 
 }  // namespace
@@ -507,6 +639,10 @@ StoreStatus apply_migrations(Connection& c) {
     // performance rollup's buyer figures (8; its SQL carried the leads' statuses over) and the
     // unsold rollup (10).
     if (v == 8 || v == 10) backfill_rollups(c, v == 8, v == 10);
+    // The tiers of what the rollups hold (12).
+    if (v == 12)
+      for (const std::string& sql : store_rows::fill_tiers_sql())
+        c.exec_script(sql.c_str(), Effect::kWrite);
     c.exec(
         "INSERT INTO schema_migrations (version, applied_at)"
         " VALUES ($1, (EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::BIGINT)",

@@ -5,6 +5,7 @@
 #include "leadflow/base/log.hpp"
 #include "leadflow/domain/lead_codec.hpp"
 #include "performance_rows.hpp"
+#include "rollup_tiers.hpp"
 #include "rows.hpp"
 
 namespace leadflow::sqlite {
@@ -144,26 +145,41 @@ int read_lead_keys(Connection& c, std::string_view lead_id, LeadKeys& keys) {
   return SQLITE_OK;
 }
 
+namespace {
+
+// "INSERT INTO <table> (<keys>, <figures>) VALUES (?1, ...) ON CONFLICT (<keys>) DO UPDATE SET
+// <each figure added>": the upsert of one row of a rollup or its tiers.
+std::string upsert_sql(const char* table, const std::string& keys, int key_count) {
+  std::string s = std::string("INSERT INTO ") + table + " (" + keys + ", " +
+                  performance_column_list() + ") VALUES (?1";
+  for (int i = 1; i < key_count + kFigures; ++i) s += ", ?" + std::to_string(1 + i);
+  return s + ") ON CONFLICT (" + keys + ") DO UPDATE SET " + performance_additions("");
+}
+
+template <typename Key>
+void bind_key(Query& q, const Key& key) {
+  std::apply([&](const auto&... k) { (q.bind(k), ...); }, key);
+}
+
 int write_performance(Connection& c, const PerformanceDeltas& deltas) {
-  static const std::string sql = [] {
-    std::string s =
-        "INSERT INTO performance_rollup (bucket, seller_id, campaign_id, buyer_id, vertical,"
-        " source, " +
-        performance_column_list() + ") VALUES (?1, ?2, ?3, ?4, ?5, ?6";
-    for (int i = 0; i < kFigures; ++i) s += ", ?" + std::to_string(7 + i);
-    return s +
-           ") ON CONFLICT (bucket, seller_id, campaign_id, buyer_id, vertical, source) DO UPDATE"
-           " SET " +
-           performance_additions("");
-  }();
+  static const std::string sql = upsert_sql(
+      "performance_rollup", "bucket, seller_id, campaign_id, buyer_id, vertical, source", 6);
   for (const auto& [key, figures] : deltas) {
     Query q(c, sql);
-    q.bind(std::get<0>(key))
-        .bind(std::get<1>(key))
-        .bind(std::get<2>(key))
-        .bind(std::get<3>(key))
-        .bind(std::get<4>(key))
-        .bind(std::get<5>(key));
+    bind_key(q, key);
+    for (std::int64_t v : figures) q.bind(v);
+    if (int rc = q.run()) return rc;
+  }
+  return SQLITE_OK;
+}
+
+int write_performance_tiers(Connection& c, const store_rows::PerformanceTierDeltas& deltas) {
+  static const std::string sql = upsert_sql(
+      "performance_tiers", "tier, bucket, seller_id, campaign_id, buyer_id, vertical, source", 7);
+  for (const auto& [key, figures] : deltas) {
+    Query q(c, sql);
+    q.bind(static_cast<std::int64_t>(key.first));
+    bind_key(q, key.second);
     for (std::int64_t v : figures) q.bind(v);
     if (int rc = q.run()) return rc;
   }
@@ -177,22 +193,40 @@ int write_unsold(Connection& c, const UnsoldDeltas& deltas) {
             " reason, leads) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
             " ON CONFLICT (bucket, seller_id, campaign_id, buyer_id, vertical, source, reason)"
             " DO UPDATE SET leads = leads + excluded.leads");
-    q.bind(std::get<0>(key))
-        .bind(std::get<1>(key))
-        .bind(std::get<2>(key))
-        .bind(std::get<3>(key))
-        .bind(std::get<4>(key))
-        .bind(std::get<5>(key))
-        .bind(std::get<6>(key))
-        .bind(leads);
-    if (int rc = q.run()) return rc;
+    bind_key(q, key);
+    if (int rc = q.bind(leads).run()) return rc;
   }
   return SQLITE_OK;
 }
 
-int write_outcome_deltas(Connection& c, const OutcomeDeltas& deltas) {
+int write_unsold_tiers(Connection& c, const store_rows::UnsoldTierDeltas& deltas) {
+  for (const auto& [key, leads] : deltas) {
+    Query q(c,
+            "INSERT INTO unsold_tiers (tier, bucket, seller_id, campaign_id, buyer_id, vertical,"
+            " source, reason, leads) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
+            " ON CONFLICT (tier, bucket, seller_id, campaign_id, buyer_id, vertical, source,"
+            " reason) DO UPDATE SET leads = leads + excluded.leads");
+    q.bind(static_cast<std::int64_t>(key.first));
+    bind_key(q, key.second);
+    if (int rc = q.bind(leads).run()) return rc;
+  }
+  return SQLITE_OK;
+}
+
+// The rollups' rows only: a migration filling a rollup runs before the tiers exist, and the
+// tiers' own migration fills them from the rollups.
+int write_rollups(Connection& c, const OutcomeDeltas& deltas) {
   if (int rc = write_performance(c, deltas.performance)) return rc;
   return write_unsold(c, deltas.unsold);
+}
+
+}  // namespace
+
+int write_outcome_deltas(Connection& c, const OutcomeDeltas& deltas) {
+  if (int rc = write_rollups(c, deltas)) return rc;
+  if (int rc = write_performance_tiers(c, store_rows::performance_tiers(deltas.performance)))
+    return rc;
+  return write_unsold_tiers(c, store_rows::unsold_tiers(deltas.unsold));
 }
 
 int backfill_rollups(Connection& c, bool buyers, bool unsold) {
@@ -227,7 +261,7 @@ int backfill_rollups(Connection& c, bool buyers, bool unsold) {
       }
       if (rc != SQLITE_DONE) return rc;
     }
-    if (int rc = write_outcome_deltas(c, deltas)) return rc;
+    if (int rc = write_rollups(c, deltas)) return rc;
     leads += n;
     if (n < kPage) break;
     if (leads % 100'000 == 0) log(LogLevel::kInfo, "store_backfill", {{"leads", leads}});

@@ -30,13 +30,8 @@ int record_outcome(Connection& c, const OutcomeRecord& o, const std::string& att
 /// The keys the rollups count a lead under (SQLITE_NOTFOUND when there is no such lead).
 int read_lead_keys(Connection& c, std::string_view lead_id, LeadKeys& keys);
 
-/// Adds `deltas` to the performance rollup, inside the caller's transaction.
-int write_performance(Connection& c, const PerformanceDeltas& deltas);
-
-/// Adds `deltas` to the unsold rollup, inside the caller's transaction.
-int write_unsold(Connection& c, const UnsoldDeltas& deltas);
-
-/// Adds a batch's `deltas` to both rollups, inside the caller's transaction.
+/// Adds a batch's `deltas` to both rollups and to their tiers (rollup_tiers.hpp), inside the
+/// caller's transaction.
 int write_outcome_deltas(Connection& c, const OutcomeDeltas& deltas);
 
 /// Fills a rollup just created by a migration from the leads already decided, inside the

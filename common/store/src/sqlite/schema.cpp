@@ -4,6 +4,7 @@
 #include "leadflow/base/log.hpp"
 
 #include "leadflow/store/schema_versions.hpp"
+#include "rollup_tiers.hpp"
 #include "sqlite/lead_rows.hpp"
 
 namespace leadflow::sqlite {
@@ -490,6 +491,126 @@ CREATE TABLE unsold_rollup (
     {11, R"sql(
 ALTER TABLE api_keys ADD COLUMN last_used_at INTEGER NOT NULL DEFAULT 0;
 )sql"},
+    // The rollups' tiers (rollup_tiers.hpp): the same sums per UTC hour or day, each tier
+    // keeping some of the report keys, so that a report reads whole hours and days instead of
+    // every quarter hour. rollup_tiers describes them for the SQL that writes them (the revenue
+    // trigger, the invalid posts); apply_migrations fills it and the tiers of what the rollups
+    // already hold, in this migration's transaction. The performance and unsold tiers are
+    // written with the outcomes (lead_rows.cpp).
+    {12, R"sql(
+CREATE TABLE rollup_tiers (
+  tier      INTEGER PRIMARY KEY,
+  grain_ms  INTEGER NOT NULL,
+  seller    INTEGER NOT NULL,
+  campaign  INTEGER NOT NULL,
+  buyer     INTEGER NOT NULL,
+  vertical  INTEGER NOT NULL,
+  source    INTEGER NOT NULL
+);
+CREATE TABLE revenue_tiers (
+  tier              INTEGER NOT NULL,
+  bucket            INTEGER NOT NULL,
+  seller_id         TEXT NOT NULL,
+  campaign_id       TEXT NOT NULL,
+  buyer_id          TEXT NOT NULL,
+  vertical          TEXT NOT NULL,
+  source            TEXT NOT NULL,
+  sales             INTEGER NOT NULL DEFAULT 0,
+  revenue           INTEGER NOT NULL DEFAULT 0,
+  payout            INTEGER NOT NULL DEFAULT 0,
+  returns           INTEGER NOT NULL DEFAULT 0,
+  returned_revenue  INTEGER NOT NULL DEFAULT 0,
+  returned_payout   INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (tier, bucket, seller_id, campaign_id, buyer_id, vertical, source)
+) WITHOUT ROWID;
+CREATE TABLE performance_tiers (
+  tier         INTEGER NOT NULL,
+  bucket       INTEGER NOT NULL,
+  seller_id    TEXT NOT NULL,
+  campaign_id  TEXT NOT NULL,
+  buyer_id     TEXT NOT NULL,
+  vertical     TEXT NOT NULL,
+  source       TEXT NOT NULL,
+  leads        INTEGER NOT NULL DEFAULT 0,
+  duplicates   INTEGER NOT NULL DEFAULT 0,
+  invalid      INTEGER NOT NULL DEFAULT 0,
+  sold         INTEGER NOT NULL DEFAULT 0,
+  unsold       INTEGER NOT NULL DEFAULT 0,
+  failed       INTEGER NOT NULL DEFAULT 0,
+  pings        INTEGER NOT NULL DEFAULT 0,
+  bids         INTEGER NOT NULL DEFAULT 0,
+  posts        INTEGER NOT NULL DEFAULT 0,
+  accepted     INTEGER NOT NULL DEFAULT 0,
+  rejected     INTEGER NOT NULL DEFAULT 0,
+  timeouts     INTEGER NOT NULL DEFAULT 0,
+  errors       INTEGER NOT NULL DEFAULT 0,
+  responses    INTEGER NOT NULL DEFAULT 0,
+  response_ms  INTEGER NOT NULL DEFAULT 0,
+  h0           INTEGER NOT NULL DEFAULT 0,
+  h1           INTEGER NOT NULL DEFAULT 0,
+  h2           INTEGER NOT NULL DEFAULT 0,
+  h3           INTEGER NOT NULL DEFAULT 0,
+  h4           INTEGER NOT NULL DEFAULT 0,
+  h5           INTEGER NOT NULL DEFAULT 0,
+  h6           INTEGER NOT NULL DEFAULT 0,
+  h7           INTEGER NOT NULL DEFAULT 0,
+  h8           INTEGER NOT NULL DEFAULT 0,
+  h9           INTEGER NOT NULL DEFAULT 0,
+  h10          INTEGER NOT NULL DEFAULT 0,
+  h11          INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (tier, bucket, seller_id, campaign_id, buyer_id, vertical, source)
+) WITHOUT ROWID;
+CREATE TABLE unsold_tiers (
+  tier         INTEGER NOT NULL,
+  bucket       INTEGER NOT NULL,
+  seller_id    TEXT NOT NULL,
+  campaign_id  TEXT NOT NULL,
+  buyer_id     TEXT NOT NULL,
+  vertical     TEXT NOT NULL,
+  source       TEXT NOT NULL,
+  reason       TEXT NOT NULL,
+  leads        INTEGER NOT NULL,
+  PRIMARY KEY (tier, bucket, seller_id, campaign_id, buyer_id, vertical, source, reason)
+) WITHOUT ROWID;
+DROP TRIGGER revenue_rollup_of_entry;
+CREATE TRIGGER revenue_rollup_of_entry AFTER INSERT ON ledger_entries BEGIN
+  INSERT INTO revenue_rollup (bucket, seller_id, campaign_id, buyer_id, vertical, source, sales,
+                              revenue, payout, returns, returned_revenue, returned_payout)
+  SELECT NEW.at - NEW.at % 900000, NEW.seller_id, NEW.campaign_id, NEW.buyer_id, leads.vertical,
+         leads.source, NEW.kind = 'sale',
+         CASE WHEN NEW.kind = 'sale' THEN NEW.revenue_cents ELSE 0 END,
+         CASE WHEN NEW.kind = 'sale' THEN NEW.payout_cents ELSE 0 END,
+         NEW.kind = 'return',
+         CASE WHEN NEW.kind = 'return' THEN -NEW.revenue_cents ELSE 0 END,
+         CASE WHEN NEW.kind = 'return' THEN -NEW.payout_cents ELSE 0 END
+  FROM leads WHERE leads.id = NEW.lead_id
+  ON CONFLICT (bucket, seller_id, campaign_id, buyer_id, vertical, source) DO UPDATE SET
+    sales = sales + excluded.sales, revenue = revenue + excluded.revenue,
+    payout = payout + excluded.payout, returns = returns + excluded.returns,
+    returned_revenue = returned_revenue + excluded.returned_revenue,
+    returned_payout = returned_payout + excluded.returned_payout;
+  INSERT INTO revenue_tiers (tier, bucket, seller_id, campaign_id, buyer_id, vertical, source,
+                             sales, revenue, payout, returns, returned_revenue, returned_payout)
+  SELECT t.tier, NEW.at - NEW.at % t.grain_ms,
+         CASE WHEN t.seller = 1 THEN NEW.seller_id ELSE '' END,
+         CASE WHEN t.campaign = 1 THEN NEW.campaign_id ELSE '' END,
+         CASE WHEN t.buyer = 1 THEN NEW.buyer_id ELSE '' END,
+         CASE WHEN t.vertical = 1 THEN leads.vertical ELSE '' END,
+         CASE WHEN t.source = 1 THEN leads.source ELSE '' END,
+         NEW.kind = 'sale',
+         CASE WHEN NEW.kind = 'sale' THEN NEW.revenue_cents ELSE 0 END,
+         CASE WHEN NEW.kind = 'sale' THEN NEW.payout_cents ELSE 0 END,
+         NEW.kind = 'return',
+         CASE WHEN NEW.kind = 'return' THEN -NEW.revenue_cents ELSE 0 END,
+         CASE WHEN NEW.kind = 'return' THEN -NEW.payout_cents ELSE 0 END
+  FROM leads, rollup_tiers AS t WHERE leads.id = NEW.lead_id
+  ON CONFLICT (tier, bucket, seller_id, campaign_id, buyer_id, vertical, source) DO UPDATE SET
+    sales = sales + excluded.sales, revenue = revenue + excluded.revenue,
+    payout = payout + excluded.payout, returns = returns + excluded.returns,
+    returned_revenue = returned_revenue + excluded.returned_revenue,
+    returned_payout = returned_payout + excluded.returned_payout;
+END;
+)sql"},
 };
 
 }  // namespace
@@ -523,6 +644,10 @@ StoreStatus apply_migrations(Connection& c) {
     // unsold rollup (10).
     if (v == 8 || v == 10)
       if (int rc = backfill_rollups(c, v == 8, v == 10)) return report(c, rc, "migrate");
+    // The tiers of what the rollups hold (12).
+    if (v == 12)
+      for (const std::string& sql : store_rows::fill_tiers_sql())
+        if (int rc = c.exec(sql.c_str())) return report(c, rc, "migrate");
     Query q(c,
             "INSERT INTO schema_migrations (version, applied_at) "
             "VALUES (?1, CAST(strftime('%s', 'now') AS INTEGER) * 1000)");

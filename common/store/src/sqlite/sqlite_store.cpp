@@ -31,6 +31,7 @@
 #include "leadflow/base/log.hpp"
 #include "leadflow/domain/buyer.hpp"
 #include "leadflow/domain/lead_codec.hpp"
+#include "rollup_tiers.hpp"
 #include "rows.hpp"
 #include "sqlite/driver.hpp"
 #include "sqlite/lead_rows.hpp"
@@ -1207,7 +1208,8 @@ class SqliteStore final : public Store, private SqliteCalls {
   std::optional<std::vector<RevenueCell>> revenue_rollup(const RollupQuery& rq) override {
     static constexpr const char* kColumns[] = {"sales",   "revenue",          "payout",
                                                "returns", "returned_revenue", "returned_payout"};
-    auto sums = fold_rollup<6>("revenue_rollup", "revenue_rollup", kColumns, rq);
+    auto sums =
+        fold_rollup<6>("revenue_rollup", store_rows::RollupKind::kRevenue, "revenue", kColumns, rq);
     if (!sums) return std::nullopt;
     std::vector<RevenueCell> out;
     out.reserve(sums->size());
@@ -1257,14 +1259,26 @@ class SqliteStore final : public Store, private SqliteCalls {
         if (int rc = q.bind(campaign_id).bind(at_ms - at_ms % kRollupBucketMs).run())
           return report(c, rc, "count_invalid"), 0;
       }
+      {
+        static const std::string sql =
+            "INSERT INTO performance_tiers (tier, bucket, seller_id, campaign_id, buyer_id,"
+            " vertical, source, invalid) SELECT t.tier, ?2 - ?2 % t.grain_ms, " +
+            store_rows::tier_key_columns({"c.seller_id", "c.id", "''", "c.vertical", "''"}) +
+            ", 1 FROM campaigns AS c, rollup_tiers AS t WHERE c.id = ?1"
+            " ON CONFLICT (tier, bucket, seller_id, campaign_id, buyer_id, vertical, source)"
+            " DO UPDATE SET invalid = invalid + 1";
+        Query q(c, sql);
+        if (int rc = q.bind(campaign_id).bind(at_ms - at_ms % kRollupBucketMs).run())
+          return report(c, rc, "count_invalid"), 0;
+      }
       if (int rc = tx.commit()) return report(c, rc, "count_invalid"), 0;
       return 0;
     });
   }
 
   std::optional<std::vector<PerformanceCell>> performance_rollup(const RollupQuery& rq) override {
-    auto sums =
-        fold_rollup<kFigures>("performance_rollup", "performance_rollup", kPerformanceColumns, rq);
+    auto sums = fold_rollup<kFigures>("performance_rollup", store_rows::RollupKind::kPerformance,
+                                      "performance", kPerformanceColumns, rq);
     if (!sums) return std::nullopt;
     std::vector<PerformanceCell> out;
     out.reserve(sums->size());
@@ -1272,60 +1286,70 @@ class SqliteStore final : public Store, private SqliteCalls {
     return out;
   }
 
-  /// The sums of a rollup for `rq`, per quarter hour (by_bucket) and group keys, in the order
-  /// of those: the rows in range are read in the table's key order and added up here. SQLite
-  /// runs an aggregate step for every row and every SUM (27 of them for a performance row),
-  /// which was most of a report's time: over 3 million generated leads a 30-day performance
-  /// report by buyer spent seconds in SUM steps over 1.3 million rows (scripts/bench.sh
-  /// reports). Same answers as SUM ... GROUP BY: integer sums, and one cell of zeros for a sum
-  /// with neither cut nor keys over no rows.
+  /// The sums of a rollup for `rq`, per bucket (by_bucket) and group keys, in the order of
+  /// those: the rows of each range of the plan (store_rows::plan_rollup: the tiers' whole hours
+  /// and days, quarter hours at the edges) are read in the table's key order and added up
+  /// here. SQLite runs an aggregate step for every row and every SUM (27 of them for a
+  /// performance row), which was most of a report's time: over 3 million generated leads a
+  /// 30-day performance report by buyer spent seconds in SUM steps over 1.3 million rows
+  /// (scripts/bench.sh reports). Same answers as SUM ... GROUP BY: integer sums, and one cell
+  /// of zeros for a sum with neither cut nor keys over no rows.
   template <std::size_t N>
   std::optional<
       std::map<std::pair<std::int64_t, std::vector<std::string>>, std::array<std::int64_t, N>>>
-  fold_rollup(const char* op, const char* table, const char* const (&columns)[N],
-              const RollupQuery& rq) {
+  fold_rollup(const char* op, store_rows::RollupKind kind, const std::string& table,
+              const char* const (&columns)[N], const RollupQuery& rq) {
     using Sums =
         std::map<std::pair<std::int64_t, std::vector<std::string>>, std::array<std::int64_t, N>>;
-    std::string sql = "SELECT bucket";
-    for (ReportKey k : rq.group) sql += std::string(", ") + rollup_column(k);
-    for (const char* c : columns) sql += std::string(", ") + c;
-    sql += std::string(" FROM ") + table + " WHERE bucket >= ?1 AND bucket < ?2";
-    int n = 2;
-    for (const auto& f : rq.filters)
-      sql += std::string(" AND ") + rollup_column(f.first) + " = ?" + std::to_string(++n);
+    // ?1 and ?2 the range, ?3 the tier (in the tiers' table), then the filters.
+    const auto select = [&](bool tiers) {
+      std::string sql = "SELECT bucket";
+      for (ReportKey k : rq.group) sql += std::string(", ") + rollup_column(k);
+      for (const char* c : columns) sql += std::string(", ") + c;
+      sql += " FROM " + table + (tiers ? "_tiers" : "_rollup") +
+             " WHERE bucket >= ?1 AND bucket < ?2 AND " + (tiers ? "tier = ?3" : "?3 = 0");
+      int n = 3;
+      for (const auto& f : rq.filters)
+        sql += std::string(" AND ") + rollup_column(f.first) + " = ?" + std::to_string(++n);
+      return sql;
+    };
+    const std::vector<store_rows::RollupRange> plan = store_rows::plan_rollup(rq, kind);
     return guarded(op, std::optional<Sums>{}, [&]() -> std::optional<Sums> {
       auto conn = readers_.acquire();
       if (!conn) return std::nullopt;
-      Query q(*conn, sql);
-      q.bind(rq.from_ms).bind(rq.to_ms);
-      for (const auto& f : rq.filters) q.bind(std::string_view(f.second));
-      // Rows of one cell come together when there are no keys (sorted by bucket); otherwise
-      // they are looked up by their keys.
       Sums sums;
       std::pair<std::int64_t, std::vector<std::string>> key{0, {}};
       key.second.resize(rq.group.size());
       const int first = 1 + static_cast<int>(rq.group.size());
-      int rc;
-      std::array<std::int64_t, N>* cell = nullptr;
-      while ((rc = q.step()) == SQLITE_ROW) {
-        const std::int64_t bucket = rq.by_bucket ? q.int64(0) : 0;
-        bool same = cell != nullptr && bucket == key.first;
-        for (std::size_t k = 0; k < rq.group.size(); ++k) {
-          std::string v = q.text(1 + static_cast<int>(k));
-          if (same && v != key.second[k]) same = false;
-          key.second[k] = std::move(v);
+      const std::string rollup_sql = select(false), tiers_sql = select(true);
+      for (const store_rows::RollupRange& range : plan) {
+        Query q(*conn, range.tier == 0 ? rollup_sql : tiers_sql);
+        q.bind(range.from_ms).bind(range.to_ms).bind(static_cast<std::int64_t>(range.tier));
+        for (const auto& f : rq.filters) q.bind(std::string_view(f.second));
+        // Rows of one cell come together when there are no keys (sorted by bucket); otherwise
+        // they are looked up by their keys.
+        int rc;
+        std::array<std::int64_t, N>* cell = nullptr;
+        while ((rc = q.step()) == SQLITE_ROW) {
+          const std::int64_t bucket = rq.by_bucket ? q.int64(0) : 0;
+          bool same = cell != nullptr && bucket == key.first;
+          for (std::size_t k = 0; k < rq.group.size(); ++k) {
+            std::string v = q.text(1 + static_cast<int>(k));
+            if (same && v != key.second[k]) same = false;
+            key.second[k] = std::move(v);
+          }
+          if (!same) {
+            key.first = bucket;
+            auto [it, fresh] = sums.try_emplace(key);
+            if (fresh) it->second.fill(0);
+            cell = &it->second;
+          }
+          for (std::size_t i = 0; i < N; ++i) (*cell)[i] += q.int64(first + static_cast<int>(i));
         }
-        if (!same) {
-          key.first = bucket;
-          auto [it, fresh] = sums.try_emplace(key);
-          if (fresh) it->second.fill(0);
-          cell = &it->second;
+        if (rc != SQLITE_DONE) {
+          report(*conn, rc, op);
+          return std::nullopt;
         }
-        for (std::size_t i = 0; i < N; ++i) (*cell)[i] += q.int64(first + static_cast<int>(i));
-      }
-      if (rc != SQLITE_DONE) {
-        report(*conn, rc, op);
-        return std::nullopt;
       }
       if (!rq.by_bucket && rq.group.empty() && sums.empty()) sums[{0, {}}].fill(0);
       return sums;
@@ -1334,7 +1358,8 @@ class SqliteStore final : public Store, private SqliteCalls {
 
   std::optional<std::vector<UnsoldCell>> unsold_rollup(const RollupQuery& rq) override {
     static constexpr const char* kColumns[] = {"leads"};
-    auto sums = fold_rollup<1>("unsold_rollup", "unsold_rollup", kColumns, rq);
+    auto sums =
+        fold_rollup<1>("unsold_rollup", store_rows::RollupKind::kUnsold, "unsold", kColumns, rq);
     if (!sums) return std::nullopt;
     std::vector<UnsoldCell> out;
     out.reserve(sums->size());

@@ -214,19 +214,24 @@ struct ReturnStats {
 enum class ReportKey { kSeller, kCampaign, kBuyer, kVertical, kSource, kReason };
 
 /// A question to a rollup: its quarter hours in [from_ms, to_ms) (both on a quarter hour), only
-/// the rows matching every filter, summed per quarter hour (`by_bucket`) and per `group` keys
-/// (none: one sum).
+/// the rows matching every filter, summed per `group` keys (none: one sum) and, with
+/// `by_bucket`, per time bucket: without `cuts` each quarter hour is a sum of its own; with
+/// them (the instants where the caller's days or hours begin, in its time zone) a sum may span
+/// quarter hours, whole UTC hours or days, but never a cut, and its bucket_ms is the start of
+/// what it spans. A store answers from the coarsest rows that can (its tiers, whole UTC hours
+/// and days) and reads quarter hours only at the edges.
 struct RollupQuery {
   std::int64_t from_ms = 0;
   std::int64_t to_ms = 0;
   std::vector<std::pair<ReportKey, std::string>> filters;
   bool by_bucket = false;
   std::vector<ReportKey> group;
+  std::vector<std::int64_t> cuts;
 };
 
 /// One sum of the revenue rollup: the ledger's sales and returns, by when the money moved.
 struct RevenueCell {
-  std::int64_t bucket_ms = 0;     // the quarter hour's start, with by_bucket
+  std::int64_t bucket_ms = 0;     // the bucket's start, with by_bucket
   std::vector<std::string> keys;  // one value per group key, in the query's order
   std::int64_t sales = 0;
   Cents revenue = 0;

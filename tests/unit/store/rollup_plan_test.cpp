@@ -1,0 +1,154 @@
+// The plan that answers a report from the rollups' tiers: whole UTC days and hours from the
+// coarsest tier keeping the keys asked, quarter hours at the edges, never a sum across a cut.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "rollup_tiers.hpp"
+
+namespace leadflow::store_rows {
+
+// Found by argument-dependent lookup (so not in the unnamed namespace).
+bool operator==(const RollupRange& a, const RollupRange& b) {
+  return a.tier == b.tier && a.from_ms == b.from_ms && a.to_ms == b.to_ms;
+}
+
+std::ostream& operator<<(std::ostream& os, const RollupRange& r) {
+  return os << "{tier " << r.tier << ", " << r.from_ms << ", " << r.to_ms << "}";
+}
+
+namespace {
+
+constexpr std::int64_t kMin = 60'000;
+constexpr std::int64_t kHour = 3'600'000;
+constexpr std::int64_t kDay = 86'400'000;
+constexpr std::int64_t kDay0 = 20'000 * kDay;  // a UTC midnight
+
+RollupQuery question(std::int64_t from, std::int64_t to, std::vector<ReportKey> group = {}) {
+  RollupQuery q;
+  q.from_ms = from;
+  q.to_ms = to;
+  q.group = std::move(group);
+  return q;
+}
+
+TEST(RollupPlan, WholeUtcDaysComeFromTheSmallestDayTierKeepingTheKeys) {
+  const auto q = question(kDay0, kDay0 + 30 * kDay);
+  EXPECT_EQ(plan_rollup(q, RollupKind::kPerformance),
+            (std::vector<RollupRange>{{4, kDay0, kDay0 + 30 * kDay}}));
+  EXPECT_EQ(plan_rollup(question(kDay0, kDay0 + kDay, {ReportKey::kBuyer}), RollupKind::kRevenue),
+            (std::vector<RollupRange>{{5, kDay0, kDay0 + kDay}}));
+  EXPECT_EQ(plan_rollup(question(kDay0, kDay0 + kDay, {ReportKey::kSource}), RollupKind::kRevenue),
+            (std::vector<RollupRange>{{6, kDay0, kDay0 + kDay}}));
+  // Two keys no smaller tier keeps together: the day tier keeping every key.
+  EXPECT_EQ(plan_rollup(question(kDay0, kDay0 + kDay, {ReportKey::kBuyer, ReportKey::kSource}),
+                        RollupKind::kPerformance),
+            (std::vector<RollupRange>{{7, kDay0, kDay0 + kDay}}));
+  // A filter counts as a key.
+  auto filtered = question(kDay0, kDay0 + kDay, {ReportKey::kVertical});
+  filtered.filters = {{ReportKey::kSeller, "s1"}, {ReportKey::kCampaign, "c1"}};
+  EXPECT_EQ(plan_rollup(filtered, RollupKind::kPerformance),
+            (std::vector<RollupRange>{{4, kDay0, kDay0 + kDay}}));
+}
+
+TEST(RollupPlan, RaggedEdgesAreReadInHoursThenQuarterHours) {
+  const auto q = question(kDay0 + 45 * kMin, kDay0 + 3 * kDay + 2 * kHour + 15 * kMin);
+  EXPECT_EQ(plan_rollup(q, RollupKind::kPerformance),
+            (std::vector<RollupRange>{
+                {0, kDay0 + 45 * kMin, kDay0 + kHour},
+                {1, kDay0 + kHour, kDay0 + kDay},
+                {4, kDay0 + kDay, kDay0 + 3 * kDay},
+                {1, kDay0 + 3 * kDay, kDay0 + 3 * kDay + 2 * kHour},
+                {0, kDay0 + 3 * kDay + 2 * kHour, kDay0 + 3 * kDay + 2 * kHour + 15 * kMin}}));
+}
+
+TEST(RollupPlan, KeysNoHourTierKeepsAreReadInQuarterHoursOutsideWholeDays) {
+  const auto q = question(kDay0 + 22 * kHour, kDay0 + 2 * kDay + kHour,
+                          {ReportKey::kBuyer, ReportKey::kVertical});
+  EXPECT_EQ(plan_rollup(q, RollupKind::kPerformance),
+            (std::vector<RollupRange>{{0, kDay0 + 22 * kHour, kDay0 + kDay},
+                                      {7, kDay0 + kDay, kDay0 + 2 * kDay},
+                                      {0, kDay0 + 2 * kDay, kDay0 + 2 * kDay + kHour}}));
+}
+
+TEST(RollupPlan, DaysCutAtAnotherZonesMidnightAreReadInHours) {
+  // New York's days (UTC-5): each from 05:00 UTC to 05:00 UTC; no whole UTC day fits in one.
+  auto q = question(kDay0 + 5 * kHour, kDay0 + 3 * kDay + 5 * kHour);
+  q.by_bucket = true;
+  q.cuts = {kDay0 + kDay + 5 * kHour, kDay0 + 2 * kDay + 5 * kHour};
+  EXPECT_EQ(plan_rollup(q, RollupKind::kPerformance),
+            (std::vector<RollupRange>{{1, q.from_ms, q.to_ms}}));
+  // India's (UTC+5:30): cut at 18:30 UTC, so the quarter hours around each cut.
+  q = question(kDay0 - 5 * kHour - 30 * kMin, kDay0 + kDay - 5 * kHour - 30 * kMin);
+  q.by_bucket = true;
+  q.cuts = {q.to_ms};  // one local day: a cut at its end cuts nothing
+  EXPECT_EQ(plan_rollup(q, RollupKind::kPerformance),
+            (std::vector<RollupRange>{{0, q.from_ms, kDay0 - 5 * kHour},
+                                      {1, kDay0 - 5 * kHour, kDay0 + 18 * kHour},
+                                      {0, kDay0 + 18 * kHour, q.to_ms}}));
+}
+
+TEST(RollupPlan, WithoutCutsABucketedQuestionIsReadInQuarterHours) {
+  auto q = question(kDay0, kDay0 + 2 * kDay);
+  q.by_bucket = true;
+  EXPECT_EQ(plan_rollup(q, RollupKind::kPerformance),
+            (std::vector<RollupRange>{{0, kDay0, kDay0 + 2 * kDay}}));
+  EXPECT_TRUE(plan_rollup(question(kDay0, kDay0), RollupKind::kPerformance).empty());
+}
+
+TEST(RollupPlan, TheUnsoldRollupUsesOnlyTiersKeepingTheBuyer) {
+  auto q = question(kDay0 + 23 * kHour, kDay0 + 2 * kDay, {ReportKey::kReason});
+  q.filters = {{ReportKey::kBuyer, ""}};
+  EXPECT_EQ(plan_rollup(q, RollupKind::kUnsold),
+            (std::vector<RollupRange>{{2, kDay0 + 23 * kHour, kDay0 + kDay},
+                                      {5, kDay0 + kDay, kDay0 + 2 * kDay}}));
+  q.group.push_back(ReportKey::kCampaign);
+  EXPECT_EQ(plan_rollup(q, RollupKind::kUnsold),
+            (std::vector<RollupRange>{{0, kDay0 + 23 * kHour, kDay0 + kDay},
+                                      {7, kDay0 + kDay, kDay0 + 2 * kDay}}));
+}
+
+// Whatever the range, cuts and keys: the ranges tile the question's range in order, each tier
+// range holds whole buckets of its grain, and none spans a cut.
+TEST(RollupPlan, RangesTileTheQuestionAndNeverSpanACut) {
+  std::mt19937_64 rng(42);
+  const std::vector<std::vector<ReportKey>> groups = {
+      {}, {ReportKey::kBuyer}, {ReportKey::kSource, ReportKey::kBuyer}, {ReportKey::kCampaign}};
+  for (int round = 0; round < 2000; ++round) {
+    const std::int64_t from = kDay0 + static_cast<std::int64_t>(rng() % 400) * kRollupBucketMs;
+    const std::int64_t to = from + static_cast<std::int64_t>(rng() % 1200) * kRollupBucketMs;
+    auto q = question(from, to, groups[rng() % groups.size()]);
+    q.by_bucket = rng() % 2 == 0;
+    if (q.by_bucket) {
+      const int n = 1 + static_cast<int>(rng() % 6);
+      for (int i = 0; i < n; ++i)
+        q.cuts.push_back(from + static_cast<std::int64_t>(rng() % 1300) * kRollupBucketMs);
+    }
+    const auto kind = rng() % 3 == 0 ? RollupKind::kUnsold : RollupKind::kPerformance;
+    const auto plan = plan_rollup(q, kind);
+    std::int64_t at = from;
+    for (std::size_t i = 0; i < plan.size(); ++i) {
+      const RollupRange& r = plan[i];
+      ASSERT_EQ(r.from_ms, at) << round;
+      ASSERT_LT(r.from_ms, r.to_ms) << round;
+      if (i > 0) EXPECT_FALSE(plan[i - 1].tier == r.tier) << "not merged, round " << round;
+      if (r.tier != 0) {
+        const RollupTier& t = kRollupTiers[r.tier - 1];
+        ASSERT_EQ(t.id, r.tier);
+        EXPECT_EQ(r.from_ms % t.grain_ms, 0) << round;
+        EXPECT_EQ(r.to_ms % t.grain_ms, 0) << round;
+        if (kind == RollupKind::kUnsold) EXPECT_TRUE(kept_by_unsold(t));
+        if (q.by_bucket)
+          for (std::int64_t c : q.cuts) {
+            // A cut inside a tier range falls on one of its buckets' edges.
+            if (c > r.from_ms && c < r.to_ms) EXPECT_EQ(c % t.grain_ms, 0) << round;
+          }
+      }
+      at = r.to_ms;
+    }
+    EXPECT_EQ(at, from < to ? to : from) << round;
+  }
+}
+
+}  // namespace
+}  // namespace leadflow::store_rows
