@@ -10,8 +10,9 @@
 # shape is asked BENCH_REPORT_WARMUP times (not counted), then BENCH_REPORT_REQUESTS times, one
 # after another on one keep-alive HTTPS connection (curl), with an operator key; every answer
 # must be a 200. Shapes: revenue and performance over the last 30 days of the data grouped by
-# day, by buyer, by source and by day,buyer; over all 90 days by hour; and the 30 days by day
-# with a seller's key; the unsold report over the 30 days by reason and by buyer,reason. Prints p50 and p95 per shape (curl's time_total: the request on an open
+# day, by buyer, by source and by day,buyer; over all 90 days by hour; the 30 days by day
+# with a seller's key; the 30 days by day,buyer in New York's days; the unsold report over the
+# 30 days by reason and by buyer,reason. Prints p50 and p95 per shape (curl's time_total: the request on an open
 # connection to the last byte of the answer) and the store's size on disk (SQLite: the file and
 # its write-ahead log; PostgreSQL: pg_database_size).
 #
@@ -163,6 +164,9 @@ for store in $stores; do
     done
     shape "$report 90 days by hour" "$operator" "/v1/reports/$report?from=$from90&to=$to_q&group_by=hour"
     shape "$report 30 days by day, seller key" "$seller_key" "/v1/reports/$report?$r30&group_by=day"
+    # Days of another zone than UTC: each cuts two UTC days, so it is read in hours.
+    shape "$report 30 days by day,buyer, New York" "$operator" \
+      "/v1/reports/$report?$r30&group_by=day,buyer&tz=America/New_York"
   done
   # Why leads went unsold: by the leads' own reasons, and by buyer and reason.
   shape "unsold 30 days by reason" "$operator" "/v1/reports/unsold?$r30"

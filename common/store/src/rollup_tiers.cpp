@@ -89,6 +89,17 @@ UnsoldTierDeltas unsold_tiers(const UnsoldDeltas& d) {
   return out;
 }
 
+std::vector<std::int64_t> sum_starts(const RollupQuery& q) {
+  std::vector<std::int64_t> starts;
+  if (!q.by_bucket || q.cuts.empty() || q.from_ms >= q.to_ms) return starts;
+  starts.push_back(q.from_ms);
+  for (std::int64_t c : q.cuts)
+    if (c > q.from_ms && c < q.to_ms) starts.push_back(c);
+  std::sort(starts.begin(), starts.end());
+  starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
+  return starts;
+}
+
 std::vector<RollupRange> plan_rollup(const RollupQuery& q, RollupKind kind) {
   std::vector<RollupRange> out;
   const auto add = [&](int tier, std::int64_t from, std::int64_t to) {
@@ -110,12 +121,8 @@ std::vector<RollupRange> plan_rollup(const RollupQuery& q, RollupKind kind) {
   const RollupTier* day = best_tier(kTierDayMs, needed, kind);
   const RollupTier* hour = best_tier(kTierHourMs, needed, kind);
 
-  std::vector<std::int64_t> bounds{q.from_ms};
-  if (q.by_bucket)
-    for (std::int64_t c : q.cuts)
-      if (c > q.from_ms && c < q.to_ms) bounds.push_back(c);
-  std::sort(bounds.begin(), bounds.end());
-  bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
+  std::vector<std::int64_t> bounds = sum_starts(q);
+  if (bounds.empty()) bounds.push_back(q.from_ms);
   bounds.push_back(q.to_ms);
   for (std::size_t i = 0; i + 1 < bounds.size(); ++i) {
     const std::int64_t end = bounds[i + 1];

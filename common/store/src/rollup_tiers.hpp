@@ -88,6 +88,11 @@ struct RollupRange {
 /// Which rollup a plan is for: the unsold rollup keeps fewer tiers.
 enum class RollupKind { kRevenue, kPerformance, kUnsold };
 
+/// With by_bucket and cuts: where each of q's sums starts (q.from_ms, then each cut inside the
+/// range), in order; a row of bucket b is summed into the last start at or before b. Empty
+/// otherwise (each quarter hour a sum of its own, or one sum).
+std::vector<std::int64_t> sum_starts(const RollupQuery& q);
+
 /// The ranges answering `q` exactly: no sum crosses one of q.cuts (with by_bucket), and every
 /// range's tier keeps every key q groups or filters by. Adjacent ranges of one tier are merged.
 std::vector<RollupRange> plan_rollup(const RollupQuery& q, RollupKind kind);

@@ -108,6 +108,16 @@ TEST(RollupPlan, TheUnsoldRollupUsesOnlyTiersKeepingTheBuyer) {
                                       {7, kDay0 + kDay, kDay0 + 2 * kDay}}));
 }
 
+TEST(RollupPlan, EachStretchBetweenCutsIsOneSum) {
+  auto q = question(kDay0 + kHour, kDay0 + 3 * kDay);
+  EXPECT_TRUE(sum_starts(q).empty());  // not cut by time: one sum
+  q.by_bucket = true;
+  EXPECT_TRUE(sum_starts(q).empty());  // cut without cuts: each quarter hour
+  q.cuts = {kDay0 + 2 * kDay, kDay0 + kDay, kDay0 + kDay, kDay0, kDay0 + 3 * kDay};
+  EXPECT_EQ(sum_starts(q),
+            (std::vector<std::int64_t>{kDay0 + kHour, kDay0 + kDay, kDay0 + 2 * kDay}));
+}
+
 // Whatever the range, cuts and keys: the ranges tile the question's range in order, each tier
 // range holds whole buckets of its grain, and none spans a cut.
 TEST(RollupPlan, RangesTileTheQuestionAndNeverSpanACut) {

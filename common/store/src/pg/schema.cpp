@@ -640,9 +640,14 @@ StoreStatus apply_migrations(Connection& c) {
     // unsold rollup (10).
     if (v == 8 || v == 10) backfill_rollups(c, v == 8, v == 10);
     // The tiers of what the rollups hold (12).
-    if (v == 12)
+    if (v == 12) {
       for (const std::string& sql : store_rows::fill_tiers_sql())
         c.exec_script(sql.c_str(), Effect::kWrite);
+      // Statistics now, not at autovacuum's next look: a report planned on an empty table's
+      // estimates sorts on disk.
+      c.exec_script("ANALYZE rollup_tiers, revenue_tiers, performance_tiers, unsold_tiers",
+                    Effect::kWrite);
+    }
     c.exec(
         "INSERT INTO schema_migrations (version, applied_at)"
         " VALUES ($1, (EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::BIGINT)",

@@ -216,10 +216,12 @@ enum class ReportKey { kSeller, kCampaign, kBuyer, kVertical, kSource, kReason }
 /// A question to a rollup: its quarter hours in [from_ms, to_ms) (both on a quarter hour), only
 /// the rows matching every filter, summed per `group` keys (none: one sum) and, with
 /// `by_bucket`, per time bucket: without `cuts` each quarter hour is a sum of its own; with
-/// them (the instants where the caller's days or hours begin, in its time zone) a sum may span
-/// quarter hours, whole UTC hours or days, but never a cut, and its bucket_ms is the start of
-/// what it spans. A store answers from the coarsest rows that can (its tiers, whole UTC hours
-/// and days) and reads quarter hours only at the edges.
+/// them (the instants where the caller's days or hours begin, in its time zone) no sum spans
+/// a cut: the stretch between two cuts (or a cut and an end of the range) is summed in one
+/// cell or several, each with a bucket_ms inside the stretch (its start, or the start of the
+/// UTC hour, day or quarter hour summed), so the caller adds up the cells of a stretch. A
+/// store answers from the coarsest rows that can (its tiers: whole UTC hours and days inside a
+/// stretch) and reads quarter hours only at the edges.
 struct RollupQuery {
   std::int64_t from_ms = 0;
   std::int64_t to_ms = 0;
