@@ -190,6 +190,15 @@ try {
   const csv = await page.evaluate(async (href) => (await fetch(href)).text(), await page.locator('#csv').getAttribute('href'));
   assert.match(csv.split('\n')[0], /revenue/);
   await shot(page, 'report-revenue-by-buyer');
+  // Why leads went unsold, chosen from the form: by reason, with what was counted.
+  await page.getByLabel('Report', { exact: true }).selectOption('unsold');
+  await page.getByRole('button', { name: 'Show' }).click();
+  await page.getByRole('heading', { name: 'Unsold report' }).waitFor();
+  await page.getByText('Each unsold lead counts once, by how far its auction got.').waitFor();
+  assert.equal(await page.getByRole('columnheader', { name: 'reason' }).count(), 1);
+  const unsoldApi = await page.evaluate(async (href) => (await fetch(href)).json(), page.url().replace('/reports?', '/v1/reports/unsold?').replace(/kind=unsold&?/, ''));
+  assert.ok(await page.getByRole('cell', { name: new Intl.NumberFormat('en-US').format(unsoldApi.data.totals.leads), exact: true }).count() >= 1, 'the total is the API\'s');
+  await shot(page, 'report-unsold');
 
   // Readable at 375 px.
   await page.setViewportSize({ width: 375, height: 800 });

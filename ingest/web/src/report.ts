@@ -2,9 +2,15 @@
 import { query } from './api';
 import { Point } from './chart';
 
-export type ReportKind = 'performance' | 'revenue';
+export type ReportKind = 'performance' | 'revenue' | 'unsold';
 export const TIME_GROUPS = ['day', 'hour'];
 export const GROUPS = ['day', 'hour', 'buyer', 'vertical', 'source', 'seller', 'campaign'];
+/** The unsold report's groupings: every row is also cut by reason. */
+export const UNSOLD_GROUPS = ['reason', 'buyer', 'source', 'vertical', 'campaign', 'seller', 'day'];
+
+export function groupsOf(kind: ReportKind): string[] {
+  return kind === 'unsold' ? UNSOLD_GROUPS : GROUPS;
+}
 
 export interface ReportParams {
   from: string;
@@ -42,7 +48,24 @@ export function series(rows: Row[], group: string, metric: string): Point[] {
 export const METRICS: Record<ReportKind, string[]> = {
   performance: ['leads', 'sold', 'unsold', 'duplicates', 'invalid', 'pinged', 'bids', 'won', 'delivered', 'rejected', 'timeouts', 'errors', 'acceptance_rate', 'avg_response_ms', 'p95_response_ms'],
   revenue: ['leads_sold', 'revenue', 'payout', 'margin', 'avg_price', 'gross_revenue', 'returns', 'returned_revenue', 'returned_payout'],
+  unsold: ['leads'],
 };
+
+/** An unsold row's label: its reason, after its group's value when grouped by more. */
+export function unsoldLabel(row: Row, group: string): string {
+  const reason = typeof row.reason === 'string' ? row.reason : '(none)';
+  return group === 'reason' ? reason : `${rowLabel(row, group)} · ${reason}`;
+}
+
+/** The unsold report's points: leads per label, largest first. */
+export function unsoldSeries(rows: Row[], group: string): Point[] {
+  const sums = new Map<string, number>();
+  for (const r of rows) {
+    const label = unsoldLabel(r, group);
+    sums.set(label, (sums.get(label) ?? 0) + (Number(r.leads ?? 0) || 0));
+  }
+  return [...sums].map(([label, value]) => ({ label, value })).sort((a, b) => b.value - a.value);
+}
 
 export const MONEY_METRICS = new Set(['revenue', 'payout', 'margin', 'avg_price', 'gross_revenue', 'returned_revenue', 'returned_payout']);
 

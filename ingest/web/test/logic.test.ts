@@ -4,7 +4,7 @@ import { BUYER_FIELDS, buildBuyerBody, toText } from '../src/buyer_form';
 import { linePoints, niceScale, shortLabel } from '../src/chart';
 import { assignErrors, fieldForError } from '../src/form';
 import { count, dateTime, daysAgo, duration, money, percent, splitList } from '../src/format';
-import { fillDays, reportPath, rowLabel, series } from '../src/report';
+import { fillDays, reportPath, rowLabel, series, unsoldLabel, unsoldSeries } from '../src/report';
 import { matchPath, route } from '../src/router';
 import { campaignBody } from '../src/pages/campaigns';
 
@@ -123,6 +123,20 @@ describe('reports', () => {
     expect(series(rows, 'buyer', 'revenue').map((p) => p.label)).toEqual(['b2', 'b1', '(none)']);
     expect(series([{ day: '2026-11-02', leads: 3 }, { day: '2026-11-01', leads: 4 }], 'day', 'leads').map((p) => p.label)).toEqual(['2026-11-02', '2026-11-01']);
     expect(rowLabel({ vertical: 'solar' }, 'vertical')).toBe('solar');
+  });
+  it('labels unsold rows by reason, after their group, and sums them largest first', () => {
+    expect(reportPath('unsold', { from: '2026-11-01', to: '2026-11-07', group_by: 'buyer' })).toBe('/v1/reports/unsold?from=2026-11-01&to=2026-11-07&group_by=buyer');
+    expect(unsoldLabel({ reason: 'no_bid', leads: 4 }, 'reason')).toBe('no_bid');
+    expect(unsoldLabel({ buyer_id: 'b1', reason: 'filter:states', leads: 2 }, 'buyer')).toBe('b1 · filter:states');
+    const rows = [
+      { day: '2026-11-01', reason: 'no_bid', leads: 2 },
+      { day: '2026-11-01', reason: 'refused', leads: 5 },
+      { day: '2026-11-01', reason: 'no_bid', leads: 4 },
+    ];
+    expect(unsoldSeries(rows, 'day')).toEqual([
+      { label: '2026-11-01 · no_bid', value: 6 },
+      { label: '2026-11-01 · refused', value: 5 },
+    ]);
   });
   it('gives every day of a range a point, zero when it has no row', () => {
     expect(fillDays([{ label: '2026-11-25', value: 4 }], '2026-11-24', '2026-11-26')).toEqual([

@@ -3,7 +3,7 @@ import { Ctx, isOperator } from '../app';
 import { barChart, lineChart } from '../chart';
 import { field, h, input, link, notice, select, table } from '../dom';
 import { count, daysAgo, money, percent } from '../format';
-import { GROUPS, METRICS, MONEY_METRICS, ReportKind, ReportParams, Row, TIME_GROUPS, fillDays, reportPath, rowLabel, series } from '../report';
+import { METRICS, MONEY_METRICS, ReportKind, ReportParams, Row, TIME_GROUPS, fillDays, groupsOf, reportPath, rowLabel, series, unsoldSeries } from '../report';
 
 export function formatMetric(metric: string, v: unknown, currency = 'USD'): string {
   if (v === null || v === undefined) return '—';
@@ -16,11 +16,12 @@ export function formatMetric(metric: string, v: unknown, currency = 'USD'): stri
 
 export async function reportsPage(ctx: Ctx, root: HTMLElement): Promise<void> {
   const s = ctx.search;
-  const kind = (s.get('kind') === 'revenue' ? 'revenue' : 'performance') as ReportKind;
+  const asked = s.get('kind');
+  const kind: ReportKind = asked === 'revenue' || asked === 'unsold' ? asked : 'performance';
   const params: ReportParams & Record<string, string | undefined> = {
     from: s.get('from') || daysAgo(6),
     to: s.get('to') || daysAgo(0),
-    group_by: s.get('group_by') || 'day',
+    group_by: s.get('group_by') || (kind === 'unsold' ? 'reason' : 'day'),
     tz: s.get('tz') || undefined,
     vertical: s.get('vertical') || undefined,
     source: s.get('source') || undefined,
@@ -29,10 +30,10 @@ export async function reportsPage(ctx: Ctx, root: HTMLElement): Promise<void> {
   };
   const metric = METRICS[kind].includes(s.get('metric') ?? '') ? s.get('metric')! : kind === 'revenue' ? 'revenue' : 'leads';
   const fields = [
-    field('kind', 'Report', select([['performance', 'Performance'], ['revenue', 'Revenue']], kind)),
+    field('kind', 'Report', select([['performance', 'Performance'], ['revenue', 'Revenue'], ['unsold', 'Unsold']], kind)),
     field('from', 'From', input({ type: 'date', value: params.from })),
     field('to', 'To', input({ type: 'date', value: params.to })),
-    field('group_by', 'Group by', select(GROUPS, params.group_by)),
+    field('group_by', 'Group by', select(groupsOf(kind), params.group_by)),
     field('metric', 'Chart', select(METRICS[kind], metric)),
     field('vertical', 'Vertical', input({ value: params.vertical ?? '' })),
   ];
@@ -41,11 +42,15 @@ export async function reportsPage(ctx: Ctx, root: HTMLElement): Promise<void> {
     ev.preventDefault();
     const q = new URLSearchParams();
     for (const f of fields) if (f.control.value) q.set(f.name, f.control.value);
-    if (f_kindChanged(kind, q)) q.delete('metric');
+    if (f_kindChanged(kind, q)) {
+      q.delete('metric');
+      q.delete('group_by');
+    }
     if (params.campaign_id) q.set('campaign_id', params.campaign_id);
     ctx.go(`/reports?${q}`);
   });
-  root.append(h('h1', {}, kind === 'revenue' ? 'Revenue report' : 'Performance report'), form);
+  const heading = { performance: 'Performance report', revenue: 'Revenue report', unsold: 'Unsold report' }[kind];
+  root.append(h('h1', {}, heading), form);
   if (params.campaign_id) root.append(h('p', {}, `Campaign ${params.campaign_id} only. `, link('/reports', 'All campaigns')));
 
   const rep = await get<{ data: { rows: Row[]; totals: Row; currency: string; group_by: string[] | string } }>(reportPath(kind, params)).catch((e) => {
@@ -56,6 +61,7 @@ export async function reportsPage(ctx: Ctx, root: HTMLElement): Promise<void> {
   const group = params.group_by.split(',')[0];
   const names = await groupNames(ctx, group);
   if (names.size) for (const r of rep.data.rows) if (typeof r[`${group}_id`] === 'string') r[`${group}_id`] = names.get(r[`${group}_id`] as string) ?? r[`${group}_id`];
+  if (kind === 'unsold') return unsoldReport(root, kind, params, rep.data);
   let points = series(rep.data.rows, group, metric);
   // A day report over dates (the usual case, in UTC) shows the days with no lead as zeros.
   if (group === 'day' && !params.tz && /^\d{4}-\d{2}-\d{2}$/.test(params.from) && /^\d{4}-\d{2}-\d{2}$/.test(params.to) && !params.group_by.includes(','))
@@ -73,7 +79,27 @@ export async function reportsPage(ctx: Ctx, root: HTMLElement): Promise<void> {
   root.append(table([group, ...cols.map((c) => c.replace(/_/g, ' '))], rows, `${rep.data.rows.length} rows`));
 }
 
-// A new report kind has other metrics: the chart's metric starts again from its default.
+// Why leads went unsold: leads per reason (after the group's value when grouped by more), as a
+// bar chart largest first and a table; the totals say what was counted.
+function unsoldReport(root: HTMLElement, kind: ReportKind, params: ReportParams, data: { rows: Row[]; totals: Row }): void {
+  const group = params.group_by.split(',')[0];
+  const title = `unsold leads by ${group === 'reason' ? 'reason' : `${group} and reason`}, ${params.from} to ${params.to}`;
+  const perBuyer = data.totals?.counts === 'buyers';
+  root.append(
+    h('p', {}, perBuyer
+      ? 'Each unsold lead counts once under each buyer that could have had it, by why that buyer did not take it.'
+      : 'Each unsold lead counts once, by how far its auction got.'),
+    h('section', { class: 'card chart-card' }, h('h2', {}, title), barChart(unsoldSeries(data.rows, group), title, (v) => count(v))),
+    h('p', {}, h('a', { href: reportPath(kind, params, true), download: `leadflow-unsold-${params.from}-${params.to}.csv`, class: 'button secondary', id: 'csv' }, 'Download CSV')),
+  );
+  const headers = group === 'reason' ? ['reason', 'leads'] : [group, 'reason', 'leads'];
+  const rows = data.rows.map((r) => [...(group === 'reason' ? [] : [rowLabel(r, group)]), String(r.reason ?? '(none)'), count(Number(r.leads ?? 0))]);
+  rows.push([h('strong', {}, 'Total'), ...(group === 'reason' ? [] : ['']), h('strong', {}, count(Number(data.totals?.leads ?? 0)))] as any);
+  root.append(table(headers, rows, `${data.rows.length} rows`));
+}
+
+// A new report kind has other metrics and groupings: the chart's metric and the grouping start
+// again from their defaults.
 function f_kindChanged(kind: string, q: URLSearchParams): boolean {
   return (q.get('kind') ?? 'performance') !== kind;
 }
