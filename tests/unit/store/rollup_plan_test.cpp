@@ -141,18 +141,23 @@ TEST(RollupPlan, RangesTileTheQuestionAndNeverSpanACut) {
       const RollupRange& r = plan[i];
       ASSERT_EQ(r.from_ms, at) << round;
       ASSERT_LT(r.from_ms, r.to_ms) << round;
-      if (i > 0) EXPECT_FALSE(plan[i - 1].tier == r.tier) << "not merged, round " << round;
+      if (i > 0) {
+        EXPECT_NE(plan[i - 1].tier, r.tier) << "not merged, round " << round;
+      }
       if (r.tier != 0) {
         const RollupTier& t = kRollupTiers[r.tier - 1];
         ASSERT_EQ(t.id, r.tier);
         EXPECT_EQ(r.from_ms % t.grain_ms, 0) << round;
         EXPECT_EQ(r.to_ms % t.grain_ms, 0) << round;
-        if (kind == RollupKind::kUnsold) EXPECT_TRUE(kept_by_unsold(t));
-        if (q.by_bucket)
-          for (std::int64_t c : q.cuts) {
-            // A cut inside a tier range falls on one of its buckets' edges.
-            if (c > r.from_ms && c < r.to_ms) EXPECT_EQ(c % t.grain_ms, 0) << round;
+        if (kind == RollupKind::kUnsold) {
+          EXPECT_TRUE(kept_by_unsold(t));
+        }
+        // A cut inside a tier range falls on one of its buckets' edges.
+        for (std::int64_t c : q.cuts) {
+          if (q.by_bucket && c > r.from_ms && c < r.to_ms) {
+            EXPECT_EQ(c % t.grain_ms, 0) << round;
           }
+        }
       }
       at = r.to_ms;
     }
