@@ -1316,9 +1316,10 @@ class SqliteStore final : public Store, private SqliteCalls {
     const std::vector<store_rows::RollupRange> plan = store_rows::plan_rollup(rq, kind);
     // With cuts, a row counts in the stretch holding its bucket.
     const std::vector<std::int64_t> starts = store_rows::sum_starts(rq);
+    // Without cuts (no stretch starts at or before it), the row's own bucket.
     const auto sum_of = [&](std::int64_t bucket) {
-      if (starts.empty()) return bucket;
-      return *(std::upper_bound(starts.begin(), starts.end(), bucket) - 1);
+      const auto after = std::upper_bound(starts.begin(), starts.end(), bucket);
+      return after == starts.begin() ? bucket : *(after - 1);
     };
     return guarded(op, std::optional<Sums>{}, [&]() -> std::optional<Sums> {
       auto conn = readers_.acquire();
