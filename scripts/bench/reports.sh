@@ -19,7 +19,10 @@
 # Environment: BENCH_REPORT_LEADS (1000000), BENCH_REPORT_DAYS (90), BENCH_REPORT_SEED (1),
 # BENCH_REPORT_REQUESTS (50), BENCH_REPORT_WARMUP (5), BENCH_REPORT_STORES ("sqlite postgresql"),
 # BENCH_REPORTS_DIR (where the generated stores are kept; default build-release/bench-reports),
-# BENCH_BUILD (a release build dir with leadflow-admin and leadflow-ingest; default: build one).
+# BENCH_BUILD (a release build dir with leadflow-admin and leadflow-ingest; default: build one),
+# BENCH_REPORT_PG_ROLLUPS ("sqlite": PostgreSQL's database holds no leads, only the rollups,
+# tiers and sellers copied from the SQLite store of the same N, D and seed, made first; for a
+# machine without the disk for the leads twice: the reports read nothing else).
 # PostgreSQL runs as a server of the bench's own under BENCH_REPORTS_DIR/pg (scripts/pg_server.sh,
 # default settings), halted at the end with its data kept for the next run.
 set -euo pipefail
@@ -30,6 +33,7 @@ seed=${BENCH_REPORT_SEED:-1}
 requests=${BENCH_REPORT_REQUESTS:-50}
 warmup=${BENCH_REPORT_WARMUP:-5}
 stores=${BENCH_REPORT_STORES:-"sqlite postgresql"}
+pg_rollups=${BENCH_REPORT_PG_ROLLUPS:-}
 build=${BENCH_BUILD:-}
 if [[ -z "$build" ]]; then
   "$root/scripts/deps.sh" --bench
@@ -73,6 +77,36 @@ generate() {
   mv "$2/generate.json.part" "$2/generate.json"
 }
 
+# copy_rollups SQLITE_DIR PG_URL DIR (BENCH_REPORT_PG_ROLLUPS=sqlite): a PostgreSQL database
+# migrated empty, then given the SQLite store's rollups, their tiers and its sellers (the reports
+# read nothing else), once; DIR/generate.json is the SQLite store's summary.
+copy_rollups() {
+  if [[ -s "$3/generate.json" ]]; then
+    echo "reports bench: reusing $3 (rollups copied from $1)" >&2
+    return
+  fi
+  [[ -s "$1/generate.json" ]] || { echo "reports bench: no SQLite store in $1 to copy" >&2; exit 1; }
+  echo "reports bench: copying the rollups of $1 into PostgreSQL ..." >&2
+  LEADFLOW_STORE="$2" LEADFLOW_LOG_LEVEL=warn "$admin" migrate >/dev/null
+  local table columns keys
+  for table in revenue_rollup performance_rollup unsold_rollup revenue_tiers performance_tiers unsold_tiers; do
+    columns=$(psql -tA "$2" -c "SELECT string_agg(column_name, ', ' ORDER BY ordinal_position)
+      FROM information_schema.columns WHERE table_name = '$table'")
+    keys="seller_id, campaign_id, buyer_id, vertical, source"
+    [[ "$table" == unsold_* ]] && keys+=", reason"
+    # An empty key is '' in the rollups, not NULL.
+    sqlite3 -readonly -csv "$1/leadflow.db" "SELECT $columns FROM $table" |
+      psql -q "$2" -c "\\copy $table ($columns) FROM STDIN WITH (FORMAT csv, FORCE_NOT_NULL ($keys))"
+  done
+  sqlite3 -readonly -csv "$1/leadflow.db" \
+    "SELECT id, name, CASE WHEN active THEN 'true' ELSE 'false' END, created_at FROM sellers" |
+    psql -q "$2" -c "\\copy sellers (id, name, active, created_at) FROM STDIN WITH (FORMAT csv)"
+  psql -q "$2" -c "ANALYZE"
+  mkdir -p "$3"
+  cp "$1/generate.json" "$3/generate.json"
+  echo "rollups, tiers and sellers copied from $1 (no leads)" > "$3/generate.log"
+}
+
 json_field() { python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))[sys.argv[2]]; print(v[0] if isinstance(v, list) else v)' "$1" "$2"; }
 
 operator="lfk_bench_$(openssl rand -hex 20)"
@@ -85,20 +119,29 @@ for store in $stores; do
       generate "$url" "$dir"
       ;;
     postgresql)
-      dir="$data/pg-$key"
       if [[ -f "$pg_dir/data/postgresql.conf" ]]; then
         "$root/scripts/pg_server.sh" resume "$pg_dir" >/dev/null
       else
         "$root/scripts/pg_server.sh" start "$pg_dir" >/dev/null
       fi
       pg_admin=$(cat "$pg_dir/url")
-      db="lf_reports_${leads}_${days}_${seed}"
+      if [[ "$pg_rollups" == sqlite ]]; then
+        dir="$data/pg-rollups-$key"
+        db="lf_rollups_${leads}_${days}_${seed}"
+      else
+        dir="$data/pg-$key"
+        db="lf_reports_${leads}_${days}_${seed}"
+      fi
       url="${pg_admin%/*}/$db"
       if [[ ! -s "$dir/generate.json" ]]; then
         psql -q "$pg_admin" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null
         psql -q "$pg_admin" -c "CREATE DATABASE $db" >/dev/null
       fi
-      generate "$url" "$dir"
+      if [[ "$pg_rollups" == sqlite ]]; then
+        copy_rollups "$data/sqlite-$key" "$url" "$dir"
+      else
+        generate "$url" "$dir"
+      fi
       ;;
     *) echo "reports bench: unknown store $store" >&2; exit 1 ;;
   esac
