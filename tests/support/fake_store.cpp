@@ -273,6 +273,10 @@ StoreStatus FakeStore::update_rate_bucket(std::string_view key,
                                           const std::function<void(RateBucketState&)>& update) {
   return down() ? StoreStatus::kUnavailable : real_->update_rate_bucket(key, update);
 }
+std::optional<std::string> FakeStore::shared_secret(std::string_view name,
+                                                    std::string_view candidate) {
+  return down() ? std::nullopt : real_->shared_secret(name, candidate);
+}
 std::optional<std::vector<RevenueCell>> FakeStore::revenue_rollup(const RollupQuery& q) {
   return down() ? std::nullopt : real_->revenue_rollup(q);
 }

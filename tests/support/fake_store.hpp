@@ -115,6 +115,8 @@ class FakeStore final : public Store {
   StoreStatus release_idempotency_key(std::string_view scope, std::string_view key) override;
   StoreStatus update_rate_bucket(std::string_view key,
                                  const std::function<void(RateBucketState&)>& update) override;
+  std::optional<std::string> shared_secret(std::string_view name,
+                                           std::string_view candidate) override;
   std::optional<std::int64_t> count_queued(std::string_view campaign_id,
                                            std::int64_t since_ms) override;
   std::optional<std::vector<RevenueCell>> revenue_rollup(const RollupQuery& q) override;

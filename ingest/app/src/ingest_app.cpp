@@ -21,6 +21,7 @@
 #include "leadflow/queue/open_queue.hpp"
 #include "leadflow/runtime/health_metrics.hpp"
 #include "leadflow/runtime/worker_pool.hpp"
+#include "leadflow/visibility/visibility.hpp"
 
 namespace leadflow {
 
@@ -214,6 +215,14 @@ bool App::start(std::string& error) {
                       return m.queue->healthy() && (!m.workers || m.workers->healthy()) &&
                              (!m.outcomes || m.outcomes->listening());
                     }});
+
+  // Made once for the installation by whichever process asks first, then read by every other.
+  const auto secret = m.store->shared_secret(kVisibilitySecretName, new_visibility_secret());
+  if (!secret) {
+    error = "LEADFLOW_STORE: cannot read the visibility secret";
+    return false;
+  }
+  m.ctx->visibility_secret = *secret;
 
   std::string cert = c.tls_cert, key = c.tls_key;
   if (cert.empty()) {

@@ -1340,6 +1340,21 @@ class PgStore final : public Store, private PgCalls {
 
   /// The row is created with the defaults of a new bucket if missing, then locked FOR UPDATE:
   /// every process updating the key waits its turn. If `update` throws, nothing is written.
+  std::optional<std::string> shared_secret(std::string_view name,
+                                           std::string_view candidate) override {
+    return run("shared_secret", std::optional<std::string>(),
+               [&](Connection& c) -> std::optional<std::string> {
+                 c.exec(
+                     "INSERT INTO shared_secrets (name, value) VALUES ($1, $2)"
+                     " ON CONFLICT (name) DO NOTHING",
+                     Params().add(name).add(candidate), Effect::kWrite);
+                 const Result row = c.exec("SELECT value FROM shared_secrets WHERE name = $1",
+                                           Params().add(name), Effect::kRead);
+                 if (row.rows() != 1) return std::nullopt;
+                 return row.text(0, 0);
+               });
+  }
+
   StoreStatus update_rate_bucket(std::string_view key,
                                  const std::function<void(RateBucketState&)>& update) override {
     return run("update_rate_bucket", StoreStatus::kUnavailable, [&](Connection& c) {

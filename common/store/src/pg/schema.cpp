@@ -609,6 +609,14 @@ BEGIN
   RETURN NULL;
 END $$;
 )sql"},
+    // Secrets every process of the installation shares, made once by the first process that
+    // asks (Store::shared_secret): the key of buyers' opaque source codes.
+    {13, R"sql(
+CREATE TABLE shared_secrets (
+  name   TEXT PRIMARY KEY,
+  value  TEXT NOT NULL
+);
+)sql"},
 };
 
 }  // namespace

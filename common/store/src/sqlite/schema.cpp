@@ -611,6 +611,14 @@ CREATE TRIGGER revenue_rollup_of_entry AFTER INSERT ON ledger_entries BEGIN
     returned_payout = returned_payout + excluded.returned_payout;
 END;
 )sql"},
+    // Secrets every process of the installation shares, made once by the first process that
+    // asks (Store::shared_secret): the key of buyers' opaque source codes.
+    {13, R"sql(
+CREATE TABLE shared_secrets (
+  name   TEXT PRIMARY KEY,
+  value  TEXT NOT NULL
+);
+)sql"},
 };
 
 }  // namespace

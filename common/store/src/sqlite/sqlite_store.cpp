@@ -784,6 +784,30 @@ class SqliteStore final : public Store, private SqliteCalls {
     });
   }
 
+  std::optional<std::string> shared_secret(std::string_view name,
+                                           std::string_view candidate) override {
+    return guarded("shared_secret", std::optional<std::string>(),
+                   [&]() -> std::optional<std::string> {
+                     std::lock_guard lock(write_mu_);
+                     Connection& c = *writer_;
+                     {
+                       Query q(c,
+                               "INSERT INTO shared_secrets (name, value) VALUES (?1, ?2)"
+                               " ON CONFLICT (name) DO NOTHING");
+                       if (int rc = q.bind(name).bind(candidate).run()) {
+                         report(c, rc, "shared_secret");
+                         return std::nullopt;
+                       }
+                     }
+                     Query q(c, "SELECT value FROM shared_secrets WHERE name = ?1");
+                     if (q.bind(name).step() != SQLITE_ROW) {
+                       report(c, SQLITE_ERROR, "shared_secret");
+                       return std::nullopt;
+                     }
+                     return q.text(0);
+                   });
+  }
+
   StoreStatus claim_idempotency_key(const IdempotencyRecord& r, std::int64_t expire_before_ms,
                                     IdempotencyRecord& existing) override {
     return guarded("claim_idempotency_key", StoreStatus::kUnavailable, [&] {

@@ -488,6 +488,13 @@ class Store {
   virtual StoreStatus update_rate_bucket(std::string_view key,
                                          const std::function<void(RateBucketState&)>& update) = 0;
 
+  // --- secrets shared by every process ------------------------------------------------------
+  /// The secret called `name`: the one stored, or else `candidate`, stored now. Every process
+  /// that asks gets the same value, whichever stored it first. nullopt when the store could not
+  /// say.
+  virtual std::optional<std::string> shared_secret(std::string_view name,
+                                                   std::string_view candidate) = 0;
+
   // --- announcements between processes (scale-out) ------------------------------------------
   /// Whether announce() and watch() reach other processes (PostgreSQL: yes; SQLite: no).
   virtual bool announces() const { return false; }

@@ -32,9 +32,9 @@ struct Viewer {
 /// The classes of field. Each field of a lead, attempt, sale, return, settlement, ledger entry
 /// and report row belongs to exactly one.
 enum class FieldClass {
-  kPerson,          // the person: names, e-mail, phone, address fields, IP, user agent, custom fields
-  kLeadState,       // status, timestamps, vertical, source, lead id
-  kUnsoldReason,    // why a lead went unsold or failed, in words that name no buyer
+  kPerson,        // the person: names, e-mail, phone, address fields, IP, user agent, custom fields
+  kLeadState,     // status, timestamps, vertical, source, lead id
+  kUnsoldReason,  // why a lead went unsold or failed, in words that name no buyer
   kBuyerIdentity,   // buyer ids and names, buyer_lead_id, per-buyer reasons and eligibility
   kBuyerMoney,      // bids, prices paid, revenue
   kSellerIdentity,  // seller ids and names, campaign ids, the seller's API key id
@@ -63,5 +63,10 @@ bool may_see(const Viewer& viewer, FieldClass field, std::string_view seller_id,
 /// "src_" followed by 12 lower-case base32 characters (60 bits of an HMAC-SHA256).
 std::string source_code(std::string_view secret, std::string_view buyer_id,
                         std::string_view seller_id);
+
+/// The name under which the store keeps the source codes' secret (Store::shared_secret), and a
+/// new random one (64 hex digits) for the first process to offer.
+inline constexpr std::string_view kVisibilitySecretName = "visibility";
+std::string new_visibility_secret();
 
 }  // namespace leadflow

@@ -92,6 +92,9 @@ struct IngestContext {
   AuditLog& audit;              // failed authentications, refusals, keys made and revoked
   LoginLimits& logins;          // failed dashboard sign-ins
   std::function<bool()> ready;  // /readyz
+  /// The key of buyers' opaque source codes (leadflow/visibility/visibility.hpp): the store's
+  /// shared secret "visibility", the same in every replica.
+  std::string visibility_secret;
 };
 
 void install_common_handlers(Routes& routes, IngestContext& ctx);
