@@ -214,7 +214,8 @@ bool App::start(std::string& error) {
                     [&m] {
                       return m.queue->healthy() && (!m.workers || m.workers->healthy()) &&
                              (!m.outcomes || m.outcomes->listening());
-                    }});
+                    },
+                    /*visibility_secret=*/{}});
 
   // Made once for the installation by whichever process asks first, then read by every other.
   const auto secret = m.store->shared_secret(kVisibilitySecretName, new_visibility_secret());
