@@ -218,6 +218,16 @@ try {
 
   // A seller user sees its own leads only, and no operator pages.
   await signIn(alpha);
+  // Its overview shows its own payout today (the reports' figure), never the buyers' revenue.
+  const today = new Date().toISOString().slice(0, 10);
+  const own = await page.evaluate(async (q) => (await fetch(q)).json(), `/v1/reports/revenue?from=${today}&to=${today}&group_by=day`);
+  assert.equal(own.data.totals.revenue, undefined, 'a seller reads no revenue');
+  assert.equal(typeof own.data.totals.payout, 'number');
+  const payoutTile = page.locator('#tile-payout .tile-value');
+  await payoutTile.waitFor();
+  assert.equal(await payoutTile.textContent(), '$' + own.data.totals.payout.toFixed(2).replace(/\B(?=(\d{3})+(?!\d))/g, ','));
+  assert.equal(await page.locator('#tile-revenue').count(), 0, 'no revenue tile for a seller');
+  await shot(page, 'seller-overview');
   await menu('Leads').click();
   await page.getByRole('link', { name: alphaLead }).waitFor();
   assert.equal(await page.getByRole('link', { name: betaLead }).count(), 0, "Beta's lead is not Alpha's to see");
