@@ -269,6 +269,25 @@ try {
   await page.getByRole('button', { name: 'Sign out' }).click();
   await page.getByRole('heading', { name: 'Sign in to leadflow' }).waitFor();
 
+  // A buyer user reads its own purchases: its spend, its sources as codes, never a seller's id,
+  // a payout or the unsold report.
+  const bo = { email: `bo-${suffix}@example.com`, password: 'buyer user password' };
+  assert.equal((await api('POST', '/v1/users', { email: bo.email, name: 'Bo Buyer', password: bo.password, account: 'buyer', buyer_id: buyerId })).status, 201);
+  await signIn(bo);
+  await page.locator('#tile-spend').waitFor();
+  assert.equal(await page.locator('#tile-revenue').count(), 0, 'no revenue tile for a buyer');
+  await page.goto(base + '/reports?kind=revenue&group_by=seller');
+  await page.getByRole('columnheader', { name: 'source code' }).waitFor();
+  const kinds = page.getByLabel('Report', { exact: true });
+  assert.equal(await kinds.locator('option[value="revenue"]').count(), 1);
+  assert.equal(await kinds.locator('option[value="unsold"]').count(), 0, 'no unsold report for a buyer');
+  const boCsv = await page.evaluate(async (href) => (await fetch(href)).text(), await page.locator('#csv').getAttribute('href'));
+  assert.equal(boCsv.split('\r\n')[0], 'source_code,leads_sold,revenue,avg_price,gross_revenue,returns,returned_revenue');
+  assert.ok(!boCsv.includes(sellerA.seller_id) && !boCsv.includes(sellerB.seller_id), 'no seller id in a buyer\'s CSV');
+  await shot(page, 'buyer-report-by-source');
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await page.getByRole('heading', { name: 'Sign in to leadflow' }).waitFor();
+
   // Refusals the steps ask for (a wrong password, an invalid buyer, a 401 before sign-in) are
   // logged by the browser as failed loads; anything else (a script error, a CSP violation) fails.
   assert.deepEqual(consoleErrors.filter((e) => !/the server responded with a status of 4\d\d/.test(e)), [], 'no script errors and no CSP violations');

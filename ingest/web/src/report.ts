@@ -51,7 +51,7 @@ export function metricsFor(kind: ReportKind, account: Account): string[] {
 
 /** A figure's name for its reader: a buyer's revenue is what it spent. */
 export function metricLabel(metric: string, account: Account): string {
-  const buyer: Record<string, string> = { revenue: 'spend', gross_revenue: 'gross spend', returned_revenue: 'refunded', avg_price: 'avg price', won: 'posts won' };
+  const buyer: Record<string, string> = { leads_sold: 'leads bought', revenue: 'spend', gross_revenue: 'gross spend', returned_revenue: 'refunded', avg_price: 'avg price', won: 'posts won' };
   return (account === 'buyer' && buyer[metric]) || metric.replace(/_/g, ' ');
 }
 

@@ -133,6 +133,7 @@ describe('reports by account', () => {
     expect(metricsFor('performance', 'buyer')).not.toContain('leads');
     expect(metricsFor('performance', 'buyer')).toContain('delivered');
     expect(metricLabel('revenue', 'buyer')).toBe('spend');
+    expect(metricLabel('leads_sold', 'buyer')).toBe('leads bought');
     expect(metricLabel('gross_revenue', 'operator')).toBe('gross revenue');
     expect(rowLabel({ source_code: 'src_abcdefghijkl', revenue: 1 }, 'seller')).toBe('src_abcdefghijkl');
   });

@@ -58,7 +58,7 @@ export async function reportsPage(ctx: Ctx, root: HTMLElement): Promise<void> {
     if (params.campaign_id) q.set('campaign_id', params.campaign_id);
     ctx.go(`/reports?${q}`);
   });
-  const heading = { performance: 'Performance report', revenue: 'Revenue report', unsold: 'Unsold report' }[kind];
+  const heading = `${kindNames[kind]} report`;
   root.append(h('h1', {}, heading), form);
   if (params.campaign_id) root.append(h('p', {}, `Campaign ${params.campaign_id} only. `, link('/reports', 'All campaigns')));
 
