@@ -218,6 +218,16 @@ try {
 
   // A seller user sees its own leads only, and no operator pages.
   await signIn(alpha);
+  // Its overview shows its own payout today (the reports' figure), never the buyers' revenue.
+  const today = new Date().toISOString().slice(0, 10);
+  const own = await page.evaluate(async (q) => (await fetch(q)).json(), `/v1/reports/revenue?from=${today}&to=${today}&group_by=day`);
+  assert.equal(own.data.totals.revenue, undefined, 'a seller reads no revenue');
+  assert.equal(typeof own.data.totals.payout, 'number');
+  const payoutTile = page.locator('#tile-payout .tile-value');
+  await payoutTile.waitFor();
+  assert.equal(await payoutTile.textContent(), '$' + own.data.totals.payout.toFixed(2).replace(/\B(?=(\d{3})+(?!\d))/g, ','));
+  assert.equal(await page.locator('#tile-revenue').count(), 0, 'no revenue tile for a seller');
+  await shot(page, 'seller-overview');
   await menu('Leads').click();
   await page.getByRole('link', { name: alphaLead }).waitFor();
   assert.equal(await page.getByRole('link', { name: betaLead }).count(), 0, "Beta's lead is not Alpha's to see");
@@ -256,6 +266,25 @@ try {
   await page.getByRole('button', { name: 'Sign out' }).click();
   await page.getByRole('heading', { name: 'Sign in to leadflow' }).waitFor();
   await signIn({ email: alpha.email, password: 'alpha new password 2' });
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await page.getByRole('heading', { name: 'Sign in to leadflow' }).waitFor();
+
+  // A buyer user reads its own purchases: its spend, its sources as codes, never a seller's id,
+  // a payout or the unsold report.
+  const bo = { email: `bo-${suffix}@example.com`, password: 'buyer user password' };
+  assert.equal((await api('POST', '/v1/users', { email: bo.email, name: 'Bo Buyer', password: bo.password, account: 'buyer', buyer_id: buyerId })).status, 201);
+  await signIn(bo);
+  await page.locator('#tile-spend').waitFor();
+  assert.equal(await page.locator('#tile-revenue').count(), 0, 'no revenue tile for a buyer');
+  await page.goto(base + '/reports?kind=revenue&group_by=seller');
+  await page.getByRole('columnheader', { name: 'source code' }).waitFor();
+  const kinds = page.getByLabel('Report', { exact: true });
+  assert.equal(await kinds.locator('option[value="revenue"]').count(), 1);
+  assert.equal(await kinds.locator('option[value="unsold"]').count(), 0, 'no unsold report for a buyer');
+  const boCsv = await page.evaluate(async (href) => (await fetch(href)).text(), await page.locator('#csv').getAttribute('href'));
+  assert.equal(boCsv.split('\r\n')[0], 'source_code,leads_sold,revenue,avg_price,gross_revenue,returns,returned_revenue');
+  assert.ok(!boCsv.includes(sellerA.seller_id) && !boCsv.includes(sellerB.seller_id), 'no seller id in a buyer\'s CSV');
+  await shot(page, 'buyer-report-by-source');
   await page.getByRole('button', { name: 'Sign out' }).click();
   await page.getByRole('heading', { name: 'Sign in to leadflow' }).waitFor();
 

@@ -3,6 +3,8 @@
 // never by scanning leads. Quarter hours are folded into the
 // caller's days or hours in its time zone here, so a day is cut at the zone's own midnight
 // (23- and 25-hour days included) and an hour repeated by a DST change is two rows.
+// What each reader may ask and see is the visibility model's (leadflow/visibility/reports.hpp):
+// the handlers refuse what it refuses, name keys as it names them and drop the figures it hides.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -17,7 +19,9 @@
 #include "leadflow/base/money.hpp"
 #include "leadflow/base/time_format.hpp"
 #include "leadflow/base/tz.hpp"
+#include "leadflow/visibility/reports.hpp"
 #include "reports.hpp"
+#include "viewer.hpp"
 
 namespace leadflow {
 namespace {
@@ -37,11 +41,13 @@ struct ReportParams {
   std::vector<ReportKey> keys;
   std::vector<std::pair<ReportKey, std::string>> filters;
   bool csv = false;
+  Viewer viewer;
+  ReportKind kind = ReportKind::kRevenue;
 };
 
 struct KeyName {
   const char* group;   // in group_by
-  const char* column;  // in a row and as a filter
+  const char* column;  // as a filter (and the operator's column in a row)
   ReportKey key;
 };
 constexpr KeyName kKeys[] = {{"buyer", "buyer_id", ReportKey::kBuyer},
@@ -52,10 +58,33 @@ constexpr KeyName kKeys[] = {{"buyer", "buyer_id", ReportKey::kBuyer},
                              // The unsold report's alone.
                              {"reason", "reason", ReportKey::kReason}};
 
-const char* column_of(ReportKey k) {
+const char* group_of(ReportKey k) {
   for (const auto& n : kKeys)
-    if (n.key == k) return n.column;
+    if (n.key == k) return n.group;
   return "";
+}
+
+// The column under which the report's reader reads the key `k`.
+std::string column_of(const ReportParams& p, ReportKey k) {
+  return report_column(p.viewer, group_of(k));
+}
+
+// A row's key as its reader reads it: a seller's id is a buyer's source code; none is null.
+json key_value(IngestContext& ctx, const ReportParams& p, ReportKey k, const std::string& value) {
+  if (value.empty()) return nullptr;
+  return report_value(p.viewer, ctx.visibility_secret, group_of(k), value);
+}
+
+// The figures of a row or of the totals its reader may see, and the CSV's columns: the key
+// columns, then those figures in the report's order.
+json visible(const ReportParams& p, json figures) {
+  for (const auto& name : report_figures(p.kind))
+    if (!may_see_figure(p.viewer, p.kind, name)) figures.erase(name);
+  return figures;
+}
+void add_figure_columns(const ReportParams& p, std::vector<std::string>& columns) {
+  for (const auto& name : report_figures(p.kind))
+    if (may_see_figure(p.viewer, p.kind, name)) columns.push_back(name);
 }
 
 // Local midnight, as Unix ms, of the civil date `days` (days since 1970-01-01) in `tz`.
@@ -118,22 +147,29 @@ std::pair<std::int64_t, std::string> time_label(const TimeZone& tz, TimeCut cut,
 // What a report may be asked: the unsold report is also cut and filtered by reason, and is not
 // cut by time unless asked.
 struct ReportShape {
+  ReportKind kind = ReportKind::kRevenue;
   bool reasons = false;
   const char* default_group = "day";
 };
 
 std::optional<ReportParams> parse_params(IngestContext& ctx, const http::Request& req,
-                                         const ApiKey& key, FieldErrors& errors,
+                                         const Viewer& viewer, FieldErrors& errors,
                                          ReportShape shape = {}) {
   static const char* kAllowed[] = {"from",     "to",     "tz",        "group_by",    "buyer_id",
                                    "vertical", "source", "seller_id", "campaign_id", "format"};
   for (const auto& [name, value] : req.params())
-    if (std::none_of(std::begin(kAllowed), std::end(kAllowed),
-                     [&](const char* a) { return name == a; }) &&
-        !(shape.reasons && name == "reason"))
+    if (name == "source_code")
+      // A code is never turned back into its seller: that would make it the seller's name.
+      errors.push_back({name, "not_allowed",
+                        "reports are not filtered by source code; group by seller instead"});
+    else if (std::none_of(std::begin(kAllowed), std::end(kAllowed),
+                          [&](const char* a) { return name == a; }) &&
+             !(shape.reasons && name == "reason"))
       errors.push_back({name, "unknown_parameter", "unknown query parameter"});
   const auto known = [&](const KeyName& k) { return shape.reasons || k.key != ReportKey::kReason; };
   ReportParams p;
+  p.viewer = viewer;
+  p.kind = shape.kind;
   const std::string zone = req.has_param("tz") ? req.param("tz") : "UTC";
   p.tz = TimeZone::cached(zone);
   if (!p.tz) {
@@ -169,10 +205,15 @@ std::optional<ReportParams> parse_params(IngestContext& ctx, const http::Request
       const auto n = std::find_if(std::begin(kKeys), std::end(kKeys),
                                   [&](const KeyName& k) { return name == k.group && known(k); });
       if (n == std::end(kKeys)) {
-        errors.push_back({"group_by", "not_allowed",
-                          shape.reasons
-                              ? "day, hour, buyer, vertical, source, seller, campaign or reason"
-                              : "day, hour, buyer, vertical, source, seller or campaign"});
+        std::string may;
+        for (const auto& g : report_groups(viewer, shape.kind))
+          may += (may.empty() ? "" : ", ") + g;
+        errors.push_back(
+            {"group_by", "not_allowed", name + ": not a key of this report; one of " + may});
+        continue;
+      }
+      if (auto refused = refuse_group(viewer, shape.kind, n->group); !refused.empty()) {
+        errors.push_back({"group_by", "not_allowed", std::move(refused)});
         continue;
       }
       if (std::find(p.keys.begin(), p.keys.end(), n->key) != p.keys.end()) continue;
@@ -186,6 +227,10 @@ std::optional<ReportParams> parse_params(IngestContext& ctx, const http::Request
   for (const auto& n : kKeys) {
     if (!known(n) || !req.has_param(n.column)) continue;
     std::string value = req.param(n.column);
+    if (auto refused = refuse_filter(viewer, shape.kind, n.group); !refused.empty()) {
+      errors.push_back({n.column, "not_allowed", std::move(refused)});
+      continue;
+    }
     if (value.empty() || value.size() > 200) {
       errors.push_back({n.column, "invalid_format", "1 to 200 characters"});
       continue;
@@ -199,10 +244,10 @@ std::optional<ReportParams> parse_params(IngestContext& ctx, const http::Request
     std::erase_if(p.filters, [&](const auto& f) { return f.first == k; });
     p.filters.push_back({k, own});
   };
-  if (key.is_buyer())
-    forced(ReportKey::kBuyer, key.buyer_id, "buyer_id");
-  else if (!key.is_operator())
-    forced(ReportKey::kSeller, key.seller_id, "seller_id");
+  if (viewer.is_buyer())
+    forced(ReportKey::kBuyer, viewer.buyer_id, "buyer_id");
+  else if (viewer.is_seller())
+    forced(ReportKey::kSeller, viewer.seller_id, "seller_id");
 
   const std::string format = req.param("format");
   if (req.has_param("format") && format != "csv" && format != "json")
@@ -309,12 +354,28 @@ void send_report(http::Response& res, const ReportParams& p, const json& rows, c
                      {"totals", totals}}}});
 }
 
-void revenue_report(IngestContext& ctx, const http::Request& req, http::Response& res) {
+// The reader's parameters, or the refusal sent: 401/403 for a key that may not read the report,
+// 400 naming each parameter it may not ask.
+std::optional<ReportParams> read_params(IngestContext& ctx, const http::Request& req,
+                                        http::Response& res, ReportShape shape) {
   auto key = authorise(ctx, req, res, kScopeReportsRead);
-  if (!key) return;
+  if (!key) return std::nullopt;
+  const Viewer viewer = viewer_of(ctx, *key);
+  if (!may_read_report(viewer, shape.kind)) {
+    http::send_problem(res, 403,
+                       "this report is not a buyer's: why leads went unsold is the "
+                       "operator's and their sellers'");
+    return std::nullopt;
+  }
   FieldErrors errors;
-  const auto p = parse_params(ctx, req, *key, errors);
-  if (!p) return http::send_problem(res, 400, "invalid report parameters", errors);
+  auto p = parse_params(ctx, req, viewer, errors, shape);
+  if (!p) http::send_problem(res, 400, "invalid report parameters", errors);
+  return p;
+}
+
+void revenue_report(IngestContext& ctx, const http::Request& req, http::Response& res) {
+  const auto p = read_params(ctx, req, res, {.kind = ReportKind::kRevenue});
+  if (!p) return;
 
   const RollupQuery q = rollup_query(*p);
   const auto cells = ctx.store.revenue_rollup(q);
@@ -334,23 +395,20 @@ void revenue_report(IngestContext& ctx, const http::Request& req, http::Response
   }
   std::vector<std::string> columns;
   if (p->time != TimeCut::kNone) columns.push_back(p->time == TimeCut::kDay ? "day" : "hour");
-  for (ReportKey k : p->keys) columns.push_back(column_of(k));
+  for (ReportKey k : p->keys) columns.push_back(column_of(*p, k));
   json rows = json::array();
   for (const auto& [at, entry] : folded) {
     json row = json::object();
     if (p->time != TimeCut::kNone) row[columns[0]] = entry.first;
-    for (std::size_t i = 0; i < p->keys.size(); ++i) row[column_of(p->keys[i])] = at.second[i];
     // An empty key is a lead without it: a Surface A lead has no campaign, a lead may have no
     // source.
-    for (ReportKey k : p->keys)
-      if (row[column_of(k)] == "") row[column_of(k)] = nullptr;
-    row.update(revenue_figures(entry.second));
+    for (std::size_t i = 0; i < p->keys.size(); ++i)
+      row[column_of(*p, p->keys[i])] = key_value(ctx, *p, p->keys[i], at.second[i]);
+    row.update(visible(*p, revenue_figures(entry.second)));
     rows.push_back(std::move(row));
   }
-  for (const char* name : {"leads_sold", "revenue", "payout", "margin", "avg_price",
-                           "gross_revenue", "returns", "returned_revenue", "returned_payout"})
-    columns.push_back(name);
-  send_report(res, *p, rows, revenue_figures(total), columns);
+  add_figure_columns(*p, columns);
+  send_report(res, *p, rows, visible(*p, revenue_figures(total)), columns);
 }
 
 struct PerformanceSums {
@@ -412,11 +470,8 @@ json performance_figures(const PerformanceSums& s, bool leads_too) {
 }
 
 void performance_report(IngestContext& ctx, const http::Request& req, http::Response& res) {
-  auto key = authorise(ctx, req, res, kScopeReportsRead);
-  if (!key) return;
-  FieldErrors errors;
-  const auto p = parse_params(ctx, req, *key, errors);
-  if (!p) return http::send_problem(res, 400, "invalid report parameters", errors);
+  const auto p = read_params(ctx, req, res, {.kind = ReportKind::kPerformance});
+  if (!p) return;
 
   const RollupQuery q = rollup_query(*p);
   const auto cells = ctx.store.performance_rollup(q);
@@ -444,32 +499,27 @@ void performance_report(IngestContext& ctx, const http::Request& req, http::Resp
   }
   std::vector<std::string> columns;
   if (p->time != TimeCut::kNone) columns.push_back(p->time == TimeCut::kDay ? "day" : "hour");
-  for (ReportKey k : p->keys) columns.push_back(column_of(k));
+  for (ReportKey k : p->keys) columns.push_back(column_of(*p, k));
   json rows = json::array();
   for (const auto& [at, entry] : folded) {
     json row = json::object();
     if (p->time != TimeCut::kNone) row[columns[0]] = entry.first;
     for (std::size_t i = 0; i < p->keys.size(); ++i)
-      row[column_of(p->keys[i])] = at.second[i].empty() ? json(nullptr) : json(at.second[i]);
-    row.update(performance_figures(entry.second, !buyer_cut && !buyer_filtered));
+      row[column_of(*p, p->keys[i])] = key_value(ctx, *p, p->keys[i], at.second[i]);
+    row.update(visible(*p, performance_figures(entry.second, !buyer_cut && !buyer_filtered)));
     rows.push_back(std::move(row));
   }
-  for (const char* name : {"leads", "duplicates", "invalid", "sold", "unsold", "failed", "pinged",
-                           "bids", "won", "delivered", "rejected", "timeouts", "errors",
-                           "acceptance_rate", "avg_response_ms", "p95_response_ms"})
-    columns.push_back(name);
-  send_report(res, *p, rows, performance_figures(total, !buyer_filtered), columns);
+  add_figure_columns(*p, columns);
+  send_report(res, *p, rows, visible(*p, performance_figures(total, !buyer_filtered)), columns);
 }
 
 // Why leads went unsold: every row is cut by reason. Not cut or filtered by buyer, a row counts
 // leads by why each went unsold (one reason per lead); cut or filtered by buyer, it counts, per
 // buyer, the unsold leads that buyer did not take and why (one reason per lead and buyer).
 void unsold_report(IngestContext& ctx, const http::Request& req, http::Response& res) {
-  auto key = authorise(ctx, req, res, kScopeReportsRead);
-  if (!key) return;
-  FieldErrors errors;
-  const auto p = parse_params(ctx, req, *key, errors, {.reasons = true, .default_group = ""});
-  if (!p) return http::send_problem(res, 400, "invalid report parameters", errors);
+  const auto p = read_params(ctx, req, res,
+                             {.kind = ReportKind::kUnsold, .reasons = true, .default_group = ""});
+  if (!p) return;
 
   RollupQuery q = rollup_query(*p);
   if (std::find(q.group.begin(), q.group.end(), ReportKey::kReason) == q.group.end())
@@ -501,16 +551,16 @@ void unsold_report(IngestContext& ctx, const http::Request& req, http::Response&
   }
   std::vector<std::string> columns;
   if (p->time != TimeCut::kNone) columns.push_back(p->time == TimeCut::kDay ? "day" : "hour");
-  for (ReportKey k : q.group) columns.push_back(column_of(k));
-  columns.push_back("leads");
+  for (ReportKey k : q.group) columns.push_back(column_of(*p, k));
+  add_figure_columns(*p, columns);
   // In time order; inside a day or hour (or in all), the most leads first.
   std::vector<std::pair<std::pair<std::int64_t, std::int64_t>, json>> ordered;
   for (const auto& [at, entry] : folded) {
     json row = json::object();
     if (p->time != TimeCut::kNone) row[columns[0]] = entry.first;
     for (std::size_t i = 0; i < q.group.size(); ++i)
-      row[column_of(q.group[i])] = at.second[i].empty() ? json(nullptr) : json(at.second[i]);
-    row["leads"] = entry.second;
+      row[column_of(*p, q.group[i])] = key_value(ctx, *p, q.group[i], at.second[i]);
+    row.update(visible(*p, {{"leads", entry.second}}));
     ordered.push_back({{at.first, -entry.second}, std::move(row)});
   }
   std::stable_sort(ordered.begin(), ordered.end(),

@@ -12,6 +12,54 @@ export function groupsOf(kind: ReportKind): string[] {
   return kind === 'unsold' ? UNSOLD_GROUPS : GROUPS;
 }
 
+// What each account may ask and read: the API decides (docs/visibility_reports.md) and refuses
+// the rest with a 400; the page only offers what it will answer.
+export type Account = 'operator' | 'seller' | 'buyer';
+
+/** The reports an account may read: a buyer does not read why leads went unsold. */
+export function kindsFor(account: Account): ReportKind[] {
+  return account === 'buyer' ? ['performance', 'revenue'] : ['performance', 'revenue', 'unsold'];
+}
+
+/** The groupings of a report an account may use: a seller never by buyer; a buyer never by
+ *  campaign, and by seller only as its sources' codes. */
+export function groupsFor(kind: ReportKind, account: Account): string[] {
+  const never = account === 'seller' ? ['buyer'] : account === 'buyer' ? ['campaign', 'reason'] : [];
+  return groupsOf(kind).filter((g) => !never.includes(g));
+}
+
+/** The filters (query parameters) of the reports page an account may send. */
+export function filtersFor(account: Account): string[] {
+  if (account === 'operator') return ['vertical', 'source', 'buyer_id', 'campaign_id'];
+  if (account === 'seller') return ['vertical', 'source', 'campaign_id'];
+  return ['vertical', 'source'];
+}
+
+const HIDDEN: Record<Account, string[]> = {
+  operator: [],
+  // The buyers' money and their answers are theirs; the margin is the operator's.
+  seller: ['revenue', 'margin', 'avg_price', 'gross_revenue', 'returned_revenue', 'pinged', 'bids', 'won', 'delivered', 'rejected', 'timeouts', 'errors', 'avg_response_ms', 'p95_response_ms'],
+  // The sellers' payouts and the margin are not a buyer's; leads' own counts include leads it
+  // did not buy.
+  buyer: ['payout', 'margin', 'returned_payout', 'leads', 'duplicates', 'invalid', 'sold', 'unsold', 'failed'],
+};
+
+/** The figures of a report an account reads. */
+export function metricsFor(kind: ReportKind, account: Account): string[] {
+  return METRICS[kind].filter((m) => !HIDDEN[account].includes(m));
+}
+
+/** A figure's name for its reader: a buyer's revenue is what it spent. */
+export function metricLabel(metric: string, account: Account): string {
+  const buyer: Record<string, string> = { leads_sold: 'leads bought', revenue: 'spend', gross_revenue: 'gross spend', returned_revenue: 'refunded', avg_price: 'avg price', won: 'posts won' };
+  return (account === 'buyer' && buyer[metric]) || metric.replace(/_/g, ' ');
+}
+
+/** The label of a grouping for its reader: a buyer's sellers are its sources' codes. */
+export function groupLabel(group: string, account: Account): string {
+  return account === 'buyer' && group === 'seller' ? 'source code' : group;
+}
+
 export interface ReportParams {
   from: string;
   to: string;
@@ -30,7 +78,8 @@ export type Row = Record<string, unknown>;
 
 /** The label of a row for its grouping: the time ("day", "hour") or the group's id. */
 export function rowLabel(row: Row, group: string): string {
-  const keys = group === 'day' || group === 'hour' ? [group, 'period', 'start'] : [`${group}_id`, group, `${group}_name`];
+  // A buyer reads each seller as an opaque source code.
+  const keys = group === 'day' || group === 'hour' ? [group, 'period', 'start'] : [`${group}_id`, group, `${group}_name`, ...(group === 'seller' ? ['source_code'] : [])];
   for (const k of keys) {
     const v = row[k];
     if (typeof v === 'string' || typeof v === 'number') return String(v);

@@ -4,7 +4,8 @@ import { BUYER_FIELDS, buildBuyerBody, toText } from '../src/buyer_form';
 import { linePoints, niceScale, shortLabel } from '../src/chart';
 import { assignErrors, fieldForError } from '../src/form';
 import { count, dateTime, daysAgo, duration, money, percent, splitList } from '../src/format';
-import { fillDays, reportPath, rowLabel, series, unsoldLabel, unsoldSeries } from '../src/report';
+import { METRICS, filtersFor, fillDays, groupLabel, groupsFor, kindsFor, metricLabel, metricsFor, reportPath, rowLabel, series, unsoldLabel, unsoldSeries } from '../src/report';
+import { overviewTiles, weekChart } from '../src/pages/overview';
 import { matchPath, route } from '../src/router';
 import { campaignBody } from '../src/pages/campaigns';
 
@@ -110,6 +111,47 @@ describe('charts', () => {
     expect(shortLabel('2026-11-26')).toBe('11-26');
     expect(shortLabel('2026-11-26T13:00:00Z')).toBe('26 13:00');
     expect(shortLabel('a-very-long-buyer-name')).toBe('a-very-long-b…');
+  });
+});
+
+describe('reports by account', () => {
+  it('offers a seller no buyer and none of the buyers\' money', () => {
+    expect(kindsFor('seller')).toEqual(['performance', 'revenue', 'unsold']);
+    for (const kind of kindsFor('seller')) expect(groupsFor(kind, 'seller')).not.toContain('buyer');
+    expect(groupsFor('unsold', 'seller')).toContain('reason');
+    expect(groupsFor('revenue', 'seller')).toEqual(['day', 'hour', 'vertical', 'source', 'seller', 'campaign']);
+    expect(filtersFor('seller')).toEqual(['vertical', 'source', 'campaign_id']);
+    expect(metricsFor('revenue', 'seller')).toEqual(['leads_sold', 'payout', 'returns', 'returned_payout']);
+    expect(metricsFor('performance', 'seller')).toEqual(['leads', 'sold', 'unsold', 'duplicates', 'invalid', 'acceptance_rate']);
+  });
+  it('offers a buyer its own purchases by source code, never a campaign, payout or margin', () => {
+    expect(kindsFor('buyer')).toEqual(['performance', 'revenue']);
+    expect(groupsFor('revenue', 'buyer')).toEqual(['day', 'hour', 'buyer', 'vertical', 'source', 'seller']);
+    expect(groupLabel('seller', 'buyer')).toBe('source code');
+    expect(filtersFor('buyer')).toEqual(['vertical', 'source']);
+    expect(metricsFor('revenue', 'buyer')).toEqual(['leads_sold', 'revenue', 'avg_price', 'gross_revenue', 'returns', 'returned_revenue']);
+    expect(metricsFor('performance', 'buyer')).not.toContain('leads');
+    expect(metricsFor('performance', 'buyer')).toContain('delivered');
+    expect(metricLabel('revenue', 'buyer')).toBe('spend');
+    expect(metricLabel('leads_sold', 'buyer')).toBe('leads bought');
+    expect(metricLabel('gross_revenue', 'operator')).toBe('gross revenue');
+    expect(rowLabel({ source_code: 'src_abcdefghijkl', revenue: 1 }, 'seller')).toBe('src_abcdefghijkl');
+  });
+  it('offers the operator everything', () => {
+    for (const kind of kindsFor('operator')) expect(metricsFor(kind, 'operator')).toEqual(METRICS[kind]);
+    expect(groupsFor('revenue', 'operator')).toContain('buyer');
+    expect(filtersFor('operator')).toContain('buyer_id');
+  });
+  it('shows each account its own money on the overview', () => {
+    const money = (a: 'operator' | 'seller' | 'buyer') => overviewTiles(a).filter((t) => t.as === 'money').map((t) => [t.label, t.figure]);
+    expect(money('operator')).toEqual([['Revenue', 'revenue']]);
+    expect(money('seller')).toEqual([['Payout', 'payout']]);
+    expect(money('buyer')).toEqual([['Spend', 'revenue']]);
+    // Every tile's figure is one its reader is answered.
+    for (const a of ['operator', 'seller', 'buyer'] as const)
+      for (const t of overviewTiles(a)) expect(metricsFor(t.report, a)).toContain(t.figure);
+    expect(metricsFor(weekChart('buyer').report, 'buyer')).toContain(weekChart('buyer').figure);
+    expect(metricsFor(weekChart('seller').report, 'seller')).toContain(weekChart('seller').figure);
   });
 });
 

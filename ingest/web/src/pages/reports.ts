@@ -3,7 +3,7 @@ import { Ctx, isOperator } from '../app';
 import { barChart, lineChart } from '../chart';
 import { field, h, input, link, notice, select, table } from '../dom';
 import { count, daysAgo, money, percent } from '../format';
-import { METRICS, MONEY_METRICS, ReportKind, ReportParams, Row, TIME_GROUPS, fillDays, groupsOf, reportPath, rowLabel, series, unsoldSeries } from '../report';
+import { MONEY_METRICS, ReportKind, ReportParams, Row, TIME_GROUPS, filtersFor, fillDays, groupLabel, groupsFor, kindsFor, metricLabel, metricsFor, reportPath, rowLabel, series, unsoldSeries } from '../report';
 
 export function formatMetric(metric: string, v: unknown, currency = 'USD'): string {
   if (v === null || v === undefined) return '—';
@@ -16,25 +16,34 @@ export function formatMetric(metric: string, v: unknown, currency = 'USD'): stri
 
 export async function reportsPage(ctx: Ctx, root: HTMLElement): Promise<void> {
   const s = ctx.search;
-  const asked = s.get('kind');
-  const kind: ReportKind = asked === 'revenue' || asked === 'unsold' ? asked : 'performance';
+  // Only the reports, groupings, filters and figures the signed-in account may use.
+  const account = ctx.user.account;
+  const kinds = kindsFor(account);
+  const asked = s.get('kind') as ReportKind;
+  const kind: ReportKind = kinds.includes(asked) ? asked : 'performance';
+  const groups = groupsFor(kind, account);
+  const allowed = filtersFor(account);
+  const filter = (name: string) => (allowed.includes(name) && s.get(name)) || undefined;
   const params: ReportParams & Record<string, string | undefined> = {
     from: s.get('from') || daysAgo(6),
     to: s.get('to') || daysAgo(0),
     group_by: s.get('group_by') || (kind === 'unsold' ? 'reason' : 'day'),
     tz: s.get('tz') || undefined,
-    vertical: s.get('vertical') || undefined,
-    source: s.get('source') || undefined,
-    buyer_id: s.get('buyer_id') || undefined,
-    campaign_id: s.get('campaign_id') || undefined,
+    vertical: filter('vertical'),
+    source: filter('source'),
+    buyer_id: filter('buyer_id'),
+    campaign_id: filter('campaign_id'),
   };
-  const metric = METRICS[kind].includes(s.get('metric') ?? '') ? s.get('metric')! : kind === 'revenue' ? 'revenue' : 'leads';
+  const metrics = metricsFor(kind, account);
+  const fallback = kind === 'revenue' ? (account === 'seller' ? 'payout' : 'revenue') : account === 'buyer' ? 'delivered' : 'leads';
+  const metric = metrics.includes(s.get('metric') ?? '') ? s.get('metric')! : fallback;
+  const kindNames: Record<ReportKind, string> = { performance: 'Performance', revenue: account === 'buyer' ? 'Spend' : account === 'seller' ? 'Payout' : 'Revenue', unsold: 'Unsold' };
   const fields = [
-    field('kind', 'Report', select([['performance', 'Performance'], ['revenue', 'Revenue'], ['unsold', 'Unsold']], kind)),
+    field('kind', 'Report', select(kinds.map((k) => [k, kindNames[k]] as [string, string]), kind)),
     field('from', 'From', input({ type: 'date', value: params.from })),
     field('to', 'To', input({ type: 'date', value: params.to })),
-    field('group_by', 'Group by', select(groupsOf(kind), params.group_by)),
-    field('metric', 'Chart', select(METRICS[kind], metric)),
+    field('group_by', 'Group by', select(groups.map((g) => [g, groupLabel(g, account)] as [string, string]), params.group_by)),
+    field('metric', 'Chart', select(metrics.map((m) => [m, metricLabel(m, account)] as [string, string]), metric)),
     field('vertical', 'Vertical', input({ value: params.vertical ?? '' })),
   ];
   const form = h('form', { class: 'filters', 'aria-label': 'Report range and grouping' }, fields.map((f) => f.wrapper), h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Show')));
@@ -49,7 +58,7 @@ export async function reportsPage(ctx: Ctx, root: HTMLElement): Promise<void> {
     if (params.campaign_id) q.set('campaign_id', params.campaign_id);
     ctx.go(`/reports?${q}`);
   });
-  const heading = { performance: 'Performance report', revenue: 'Revenue report', unsold: 'Unsold report' }[kind];
+  const heading = `${kindNames[kind]} report`;
   root.append(h('h1', {}, heading), form);
   if (params.campaign_id) root.append(h('p', {}, `Campaign ${params.campaign_id} only. `, link('/reports', 'All campaigns')));
 
@@ -66,17 +75,17 @@ export async function reportsPage(ctx: Ctx, root: HTMLElement): Promise<void> {
   // A day report over dates (the usual case, in UTC) shows the days with no lead as zeros.
   if (group === 'day' && !params.tz && /^\d{4}-\d{2}-\d{2}$/.test(params.from) && /^\d{4}-\d{2}-\d{2}$/.test(params.to) && !params.group_by.includes(','))
     points = fillDays(points, params.from, params.to);
-  const title = `${metric.replace(/_/g, ' ')} by ${group}, ${params.from} to ${params.to}`;
+  const title = `${metricLabel(metric, account)} by ${groupLabel(group, account)}, ${params.from} to ${params.to}`;
   const fmt = (v: number) => formatMetric(metric, v, rep.data.currency);
   root.append(
     h('section', { class: 'card chart-card' }, h('h2', {}, title), TIME_GROUPS.includes(group) ? lineChart(points, title, fmt) : barChart(points, title, fmt)),
     h('p', {}, h('a', { href: reportPath(kind, params, true), download: `leadflow-${kind}-${params.from}-${params.to}.csv`, class: 'button secondary', id: 'csv' }, 'Download CSV')),
   );
-  const cols = METRICS[kind];
+  const cols = metrics;
   const rows = rep.data.rows.map((r) => [rowLabel(r, group), ...cols.map((c) => formatMetric(c, r[c], rep.data.currency))]);
   const totals = rep.data.totals ?? {};
   rows.push([h('strong', {}, 'Total'), ...cols.map((c) => h('strong', {}, formatMetric(c, totals[c], rep.data.currency)))] as any);
-  root.append(table([group, ...cols.map((c) => c.replace(/_/g, ' '))], rows, `${rep.data.rows.length} rows`));
+  root.append(table([groupLabel(group, account), ...cols.map((c) => metricLabel(c, account))], rows, `${rep.data.rows.length} rows`));
 }
 
 // Why leads went unsold: leads per reason (after the group's value when grouped by more), as a
