@@ -240,12 +240,17 @@ TEST_F(ReportVisibility, EveryReaderGetsExactlyItsColumnsForEveryGroupingAsJsonA
           for (const auto& [k, v] : row.items()) got.insert(k);
           EXPECT_EQ(got, want) << who.name << " " << what << ": " << row.dump();
           // Its own account's rows only; a buyer reads each seller as its own source code.
-          if (column == "seller_id" && who.role == Role::kSeller) EXPECT_EQ(row[column], who.own);
-          if (column == "buyer_id" && who.role == Role::kBuyer) EXPECT_EQ(row[column], who.own);
-          if (column == "source_code")
+          if (column == "seller_id" && who.role == Role::kSeller) {
+            EXPECT_EQ(row[column], who.own);
+          }
+          if (column == "buyer_id" && who.role == Role::kBuyer) {
+            EXPECT_EQ(row[column], who.own);
+          }
+          if (column == "source_code") {
             EXPECT_TRUE(row[column] == source_code(secret, who.own, acme) ||
                         row[column] == source_code(secret, who.own, other))
                 << row.dump();
+          }
         }
         if (report != "unsold") {
           std::set<std::string> totals;
@@ -298,9 +303,12 @@ TEST_F(ReportVisibility, EveryReaderMayFilterOnlyByItsOwnKeys) {
           if (f.param == "reason" && report != "unsold") status = 400;  // not its key
           if (who.role == Role::kBuyer && report == "unsold") status = 403;
           EXPECT_EQ(r->status, status) << who.name << " " << what << ": " << r->body;
-          if (status == 400) EXPECT_NE(r->body.find(f.param), std::string::npos) << r->body;
-          if (status == 200 && !csv)
+          if (status == 400) {
+            EXPECT_NE(r->body.find(f.param), std::string::npos) << r->body;
+          }
+          if (status == 200 && !csv) {
             EXPECT_NE(json::parse(r->body)["data"]["totals"], nullptr) << r->body;
+          }
         }
       }
     }
