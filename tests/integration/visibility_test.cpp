@@ -345,5 +345,83 @@ TEST_F(Visibility, EachBuyerGetsItsOwnCodeAndTheOperatorMayShowSellerNames) {
   EXPECT_EQ(low_seen["distribution"]["price"], 10.0);
 }
 
+// A lead whose post was never answered fails naming its buyer; the operator settles it.
+class SettledVisibility : public ::testing::Test {
+ protected:
+  static ServiceOptions short_auctions() {
+    ServiceOptions o;
+    o.auction_timeout_ms = 600;
+    o.wait_ms = 100;  // answer 202 at once: the lead is decided (failed) seconds later
+    return o;
+  }
+  SettledVisibility() : svc(short_auctions()) {}
+
+  void SetUp() override {
+    BuyerSimOptions o;
+    o.name = "silent";
+    o.hang_ms = 5000;
+    silent = std::make_unique<BuyerSimulator>(o);
+    silent->start();
+    // A fixed-price buyer is posted without a ping: every request it gets is a post.
+    silent_id =
+        svc.add_buyer(*silent, "auto_insurance",
+                      {{"delivery", {{"timeout_ms", 150}}},
+                       {"pricing", {{"model", "fixed"}, {"price", 20.0}, {"min_bid", nullptr}}}});
+    silent->set_hang_next(1'000'000);
+    auto made = svc.post("/v1/sellers",
+                         {{"name", "Acme Leads"}, {"payout", {{"model", "fixed"}, {"value", 7.5}}}},
+                         svc.operator_key());
+    ASSERT_EQ(made->status, 201) << made->body;
+    seller_id = body_of(made)["data"]["seller_id"];
+    seller_key = svc.add_api_key({{"name", "s"}, {"seller_id", seller_id}});
+    buyer_key = svc.add_api_key({{"name", "b"}, {"buyer_id", silent_id}});
+  }
+
+  ServiceFixture svc;
+  std::unique_ptr<BuyerSimulator> silent;
+  std::string silent_id, seller_id, seller_key, buyer_key;
+};
+
+TEST_F(SettledVisibility, AFailedLeadsReasonNamesNoBuyerAndEachSideReadsItsSettlement) {
+  auto posted = svc.post("/v1/leads", sample_lead(1), seller_key);
+  ASSERT_TRUE(posted->status == 201 || posted->status == 202) << posted->body;
+  const std::string id = body_of(posted)["lead_id"];
+  json op;
+  for (int i = 0; i < 600; ++i) {
+    op = body_of(svc.get("/v1/leads/" + id, svc.operator_key()))["data"];
+    if (op["status"] == "failed") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  ASSERT_EQ(op["status"], "failed") << op.dump();
+  // The operator's reason names the buyer; the seller's does not.
+  EXPECT_NE(op["distribution"]["reason"].get<std::string>().find(silent_id), std::string::npos)
+      << op.dump();
+  const json failed = body_of(svc.get("/v1/leads/" + id, seller_key))["data"];
+  ASSERT_TRUE(failed["distribution"].contains("reason")) << failed.dump();
+  expect_no_leak("seller's failed lead", failed, {{silent_id, "by_"}, {20.0}});
+  EXPECT_EQ(svc.get("/v1/leads/" + id, buyer_key)->status, 404);  // not bought (yet)
+
+  auto settled = svc.post("/v1/leads/" + id + "/settle",
+                          {{"sold", true}, {"note", "phoned " + seller_id}}, svc.operator_key());
+  ASSERT_EQ(settled->status, 201) << settled->body;
+  EXPECT_EQ(body_of(settled)["data"]["payout"], 7.5);
+  EXPECT_EQ(body_of(settled)["data"]["price"], 20.0);
+
+  const json seller_view = body_of(svc.get("/v1/leads/" + id, seller_key))["data"];
+  expect_no_leak("seller's settled lead", seller_view, {{silent_id, "by_"}, {20.0, 12.5}});
+  ASSERT_EQ(seller_view["settlements"].size(), 1u) << seller_view.dump();
+  EXPECT_EQ(seller_view["settlement"]["payout"], 7.5);
+  EXPECT_EQ(seller_view["distribution"]["payout"], 7.5);
+  EXPECT_FALSE(seller_view["settlement"].contains("note"));
+
+  auto bought = svc.get("/v1/leads/" + id, buyer_key);
+  ASSERT_EQ(bought->status, 200) << bought->body;
+  const json buyer_view = body_of(bought)["data"];
+  expect_no_leak("buyer's settled lead", buyer_view, {{seller_id, "sl_"}, {7.5, 12.5}});
+  EXPECT_EQ(buyer_view["settlement"]["price"], 20.0);
+  EXPECT_EQ(buyer_view["distribution"]["price"], 20.0);
+  EXPECT_FALSE(buyer_view["settlement"].contains("note"));
+}
+
 }  // namespace
 }  // namespace leadflow::testing
