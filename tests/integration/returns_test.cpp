@@ -77,6 +77,7 @@ TEST_F(Returns, ABuyerReturnsALeadItBoughtAndTheSaleIsReversedInTheLedger) {
   EXPECT_EQ(ret["reason"], "invalid_phone");
   EXPECT_EQ(ret["note"], "number disconnected");
   EXPECT_EQ(ret["price"], 15.0);
+  EXPECT_FALSE(ret.contains("payout")) << "the buyer was shown the seller's payout";
 
   const json lead = body_of(svc.get("/v1/leads/" + id, svc.operator_key()))["data"];
   EXPECT_EQ(lead["status"], "returned");
@@ -104,8 +105,13 @@ TEST_F(Returns, ABuyerSeesOnlyWhatItBoughtAndNoOneElsesBids) {
   const json lead = body_of(mine)["data"];
   EXPECT_EQ(lead["email"], "ada2@example.com");  // it paid for the person
   EXPECT_FALSE(lead.contains("seller_id"));
-  EXPECT_FALSE(lead.contains("attempts"));
-  EXPECT_FALSE(lead.contains("ledger"));
+  EXPECT_TRUE(lead.contains("source_code"));  // in the seller's place
+  // Its own attempts only, and its own side of the ledger: its price, no payout or margin.
+  for (const auto& a : lead["attempts"]) EXPECT_EQ(a["buyer_id"], high_id) << lead.dump();
+  ASSERT_EQ(lead["ledger"].size(), 1u) << lead.dump();
+  EXPECT_EQ(lead["ledger"][0]["price"], 15.0);
+  for (const char* absent : {"payout", "margin", "revenue", "seller_id"})
+    EXPECT_FALSE(lead["ledger"][0].contains(absent)) << absent;
 
   auto list = svc.get("/v1/leads", high_key);
   ASSERT_EQ(list->status, 200) << list->body;

@@ -51,7 +51,9 @@ TEST_F(SharedSales, TheBestSharesBuyTheLeadEachWithItsOwnPostAndKey) {
   auto r = svc.post("/v1/leads", sample_lead(1), seller_key);
   ASSERT_EQ(r->status, 201) << r->body;
   const std::string id = body_of(r)["lead_id"];
-  EXPECT_EQ(body_of(r)["distribution"]["price"], 15.5) << r->body;  // what the lead earned
+  // The seller reads what the lead earned it: its 70% of the 15.50 the two buyers paid, no buyer.
+  EXPECT_DOUBLE_EQ(body_of(r)["distribution"]["price"].get<double>(), 10.85) << r->body;
+  EXPECT_FALSE(body_of(r)["distribution"].contains("buyer_id")) << r->body;
 
   ASSERT_EQ(a->posts().size(), 0u);
   ASSERT_EQ(b->posts().size(), 1u);
@@ -116,7 +118,11 @@ TEST_F(SharedSales, WhenOneBidAlonePaysMoreTheLeadIsSoldExclusively) {
   auto r = svc.post("/v1/leads", sample_lead(3), seller_key);
   ASSERT_EQ(r->status, 201) << r->body;
   const std::string id = body_of(r)["lead_id"];
-  EXPECT_EQ(body_of(r)["distribution"]["buyer_id"], a_id);
+  // The seller is not told who bought it; the operator is.
+  EXPECT_FALSE(body_of(r)["distribution"].contains("buyer_id")) << r->body;
+  EXPECT_EQ(
+      body_of(svc.get("/v1/leads/" + id, svc.operator_key()))["data"]["distribution"]["buyer_id"],
+      a_id);
   ASSERT_EQ(a->posts().size(), 1u);
   EXPECT_EQ(a->posts()[0].header("Idempotency-Key"), id);
   EXPECT_EQ(b->posts().size() + c->posts().size(), 0u);

@@ -206,6 +206,8 @@ class BuyerParser {
                 : static_cast<int>(integer(v, key, 0, 365).value_or(kDefaultReturnWindowDays));
       } else if (key == "max_return_rate") {
         out.max_return_rate = v.is_null() ? 0.0 : number(v, key, 0.0, 1.0).value_or(0.0);
+      } else if (key == "visibility") {
+        parse_visibility(v, out);
       } else {
         fail(key, "unknown_field", "is not a buyer field");
       }
@@ -781,6 +783,22 @@ class BuyerParser {
       schedule["hours"] = std::move(normal);
     }
     out.schedule = std::move(schedule);
+  }
+
+  // What the buyer may see of the sellers: {"seller_names": bool}; null or absent members are
+  // the default (source codes only).
+  void parse_visibility(const json& v, Buyer& out) {
+    const std::string path = "visibility";
+    out.show_seller_names = false;
+    if (v.is_null()) return;
+    if (!object(v, path)) return;
+    reject_unknown(v, path, {"seller_names"});
+    if (const json* names = present(v, "seller_names")) {
+      if (names->is_boolean())
+        out.show_seller_names = names->get<bool>();
+      else
+        fail(join(path, "seller_names"), "invalid_type", "must be true or false");
+    }
   }
 
   void parse_caps(const json& v, Buyer& out) {

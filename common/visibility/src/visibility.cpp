@@ -43,6 +43,7 @@ Access access(const Viewer& viewer, FieldClass field) {
         case FieldClass::kBuyerIdentity:
         case FieldClass::kBuyerMoney:
         case FieldClass::kMargin:
+        case FieldClass::kOperatorRecord:
           return Access::kNone;
       }
       return Access::kNone;
@@ -59,6 +60,7 @@ Access access(const Viewer& viewer, FieldClass field) {
         case FieldClass::kUnsoldReason:
         case FieldClass::kSellerMoney:
         case FieldClass::kMargin:
+        case FieldClass::kOperatorRecord:
           return Access::kNone;
       }
       return Access::kNone;

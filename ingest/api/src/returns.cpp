@@ -16,6 +16,7 @@
 #include "leadflow/base/metrics.hpp"
 #include "leadflow/base/money.hpp"
 #include "leadflow/base/time_format.hpp"
+#include "viewer.hpp"
 
 namespace leadflow {
 namespace {
@@ -179,8 +180,9 @@ void post_return(IngestContext& ctx, const http::Request& req, http::Response& r
       http::send_problem(res, 409, "the lead was not sold to that buyer");
       return;
     case ReturnStatus::kAlreadyReturned:
-      http::send_problem_with(res, 409, "the lead was already returned",
-                              {{"return", return_to_json(result.ret)}});
+      http::send_problem_with(
+          res, 409, "the lead was already returned",
+          {{"return", project_return(viewer_of(ctx, *key), result.ret, record->lead.seller_id)}});
       return;
     case ReturnStatus::kWindowClosed:
       http::send_problem(res, 422,
@@ -203,37 +205,14 @@ void post_return(IngestContext& ctx, const http::Request& req, http::Response& r
   audit.actor_key_id = key->id;
   audit_request(ctx, req, audit);
   note_return_rate(ctx, *buyer);
-  http::send_json(res, 201, {{"success", true}, {"data", return_to_json(result.ret)}});
+  // Its buyer reads its return without the seller's payout; the operator all of it.
+  http::send_json(
+      res, 201,
+      {{"success", true},
+       {"data", project_return(viewer_of(ctx, *key), result.ret, record->lead.seller_id)}});
 }
 
 }  // namespace
-
-json return_to_json(const LeadReturn& r) {
-  return {{"lead_id", r.lead_id},
-          {"buyer_id", r.buyer_id},
-          {"reason", r.reason},
-          {"note", r.note.empty() ? json(nullptr) : json(r.note)},
-          {"price", cents_to_decimal(r.price)},
-          {"payout", cents_to_decimal(r.payout)},
-          {"currency", "USD"},
-          {"sold_at", format_rfc3339_ms(r.sold_at_ms)},
-          {"returned_at", format_rfc3339_ms(r.returned_at_ms)},
-          {"key_id", r.by_key_id}};
-}
-
-json ledger_entry_to_json(const LedgerEntry& e) {
-  return {{"entry_id", e.id},
-          {"kind", e.kind},
-          {"lead_id", e.lead_id},
-          {"buyer_id", e.buyer_id},
-          {"seller_id", e.seller_id.empty() ? json(nullptr) : json(e.seller_id)},
-          {"campaign_id", e.campaign_id.empty() ? json(nullptr) : json(e.campaign_id)},
-          {"revenue", cents_to_decimal(e.revenue)},
-          {"payout", cents_to_decimal(e.payout)},
-          {"margin", cents_to_decimal(e.revenue - e.payout)},
-          {"currency", "USD"},
-          {"at", format_rfc3339_ms(e.at_ms)}};
-}
 
 json buyer_return_summary(IngestContext& ctx, const Buyer& b) {
   const auto stats =

@@ -13,6 +13,7 @@
 #include "leadflow/base/money.hpp"
 #include "leadflow/base/time_format.hpp"
 #include "returns.hpp"
+#include "viewer.hpp"
 
 namespace leadflow {
 namespace {
@@ -120,8 +121,10 @@ void post_settlement(IngestContext& ctx, const http::Request& req, http::Respons
                            "the lead was posted to several buyers: name the one settled with"}});
       return;
     case SettleStatus::kAlreadySettled:
-      http::send_problem_with(res, 409, "the lead was already settled with this buyer",
-                              {{"settlement", settlement_to_json(result.settlement)}});
+      http::send_problem_with(
+          res, 409, "the lead was already settled with this buyer",
+          {{"settlement",
+            project_settlement(viewer_of(ctx, *key), result.settlement, record->lead.seller_id)}});
       return;
     case SettleStatus::kUnavailable:
       return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kWrite));
@@ -135,23 +138,13 @@ void post_settlement(IngestContext& ctx, const http::Request& req, http::Respons
   audit.seller_id = record->lead.seller_id;
   audit.actor_key_id = key->id;
   audit_request(ctx, req, audit);
-  http::send_json(res, 201, {{"success", true}, {"data", settlement_to_json(result.settlement)}});
+  http::send_json(res, 201,
+                  {{"success", true},
+                   {"data", project_settlement(viewer_of(ctx, *key), result.settlement,
+                                               record->lead.seller_id)}});
 }
 
 }  // namespace
-
-json settlement_to_json(const Settlement& s) {
-  return {{"lead_id", s.lead_id},
-          {"buyer_id", s.buyer_id},
-          {"sold", s.sold},
-          {"price", s.sold ? json(cents_to_decimal(s.price)) : json(nullptr)},
-          {"payout", s.sold ? json(cents_to_decimal(s.payout)) : json(nullptr)},
-          {"currency", "USD"},
-          {"buyer_lead_id", s.buyer_lead_id.empty() ? json(nullptr) : json(s.buyer_lead_id)},
-          {"note", s.note.empty() ? json(nullptr) : json(s.note)},
-          {"settled_at", format_rfc3339_ms(s.at_ms)},
-          {"key_id", s.by_key_id}};
-}
 
 void register_settlements(Routes& routes, IngestContext& ctx) {
   routes.post("/v1/leads/{id}/settle",

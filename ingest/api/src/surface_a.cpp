@@ -16,6 +16,7 @@
 #include "leadflow/validation/validation.hpp"
 #include "reports.hpp"
 #include "returns.hpp"
+#include "viewer.hpp"
 
 namespace leadflow {
 namespace {
@@ -122,97 +123,58 @@ void post_lead(IngestContext& ctx, const http::Request& req, http::Response& res
     d.status = r.outcome->status;
     d.buyer_id = r.outcome->buyer_id;
     d.price = r.outcome->price;
+    d.payout = r.outcome->payout;
   }
   const char* message = !r.outcome ? "Lead accepted; distribution in progress"
                         : d.status == DeliveryStatus::kDelivered ? "Lead accepted and sold"
                         : d.status == DeliveryStatus::kDuplicate
                             ? "Lead accepted; duplicate of an earlier lead"
                             : "Lead accepted; no buyer took it";
-  http::send_json(res, r.outcome ? 201 : 202,
-                  {{"success", true},
-                   {"lead_id", lead.id},
-                   {"message", message},
-                   {"distribution", distribution_to_json(d)}});
+  http::send_json(
+      res, r.outcome ? 201 : 202,
+      {{"success", true},
+       {"lead_id", lead.id},
+       {"message", message},
+       {"distribution", project_distribution(viewer_of(ctx, *key), d, lead.seller_id)}});
   if (has_idempotency_key &&
       ctx.store.complete_idempotency_key(key->id, idempotency_key, res.status, res.body) !=
           StoreStatus::kOk)
     log(LogLevel::kWarn, "idempotency_not_recorded", {{"lead_id", lead.id}});
 }
 
-// The buyer's purchase of the lead, or nullptr if it bought none.
-const Sale* own_sale(const LeadRecord& r, const std::string& buyer_id) {
-  for (const auto& s : r.distribution.sales)
-    if (s.buyer_id == buyer_id) return &s;
-  return nullptr;
-}
-
-// Whether `key` may see the lead: the operator any, a seller its own, a buyer the ones it bought
-// (returned ones included).
-bool may_see(const ApiKey& key, const LeadRecord& r) {
-  if (key.is_operator()) return true;
-  if (key.is_buyer()) return own_sale(r, key.buyer_id) != nullptr;
-  return r.lead.seller_id == key.seller_id;
-}
-
-// What a buyer sees of a lead it bought: the person and its own purchase, never the seller, the
-// other buyers' bids or the seller's payout.
-json buyer_view(const LeadRecord& r, const std::string& buyer_id) {
-  LeadRecord mine = r;
-  if (const Sale* s = own_sale(r, buyer_id)) {
-    Distribution& d = mine.distribution;
-    d.buyer_id = s->buyer_id;
-    d.price = s->price;
-    d.buyer_lead_id = s->buyer_lead_id;
-    d.sales = {*s};
-  }
-  json j = lead_record_to_json(mine, false);
-  j.erase("seller_id");
-  j.erase("campaign_id");
-  if (auto d = j.find("distribution"); d != j.end()) {
-    d->erase("reason");
-    d->erase("sales");  // its own purchase is the whole distribution
-  }
-  return j;
-}
-
+// One lead as its reader may see it (leadflow/visibility/projections.hpp): the lead, and its
+// returns, settlements and ledger entries, each projected; another account's lead is a 404.
 void get_lead(IngestContext& ctx, const http::Request& req, http::Response& res) {
   auto key = authorise(ctx, req, res, kScopeLeadsRead);
   if (!key) return;
+  const Viewer viewer = viewer_of(ctx, *key);
   const std::string id(req.match(1));
   auto record = is_valid_id(id, kLeadPrefix) ? ctx.store.get_lead(id) : std::nullopt;
   // Another account's lead is a 404: its existence is not theirs to know.
-  if (!record || !may_see(*key, *record)) {
+  if (!record || !may_see_lead(viewer, *record)) {
     http::send_problem(res, 404, "no such lead");
     return;
   }
-  json data =
-      key->is_buyer() ? buyer_view(*record, key->buyer_id) : lead_record_to_json(*record, true);
+  const std::string& seller_id = record->lead.seller_id;
+  json data = project_lead(viewer, *record, seller_labels(ctx, viewer), LeadDetail::kFull);
   const DeliveryStatus status = record->distribution.status;
-  if (status == DeliveryStatus::kReturned) {
-    json returns = json::array();
-    for (const auto& r : ctx.store.returns_of_lead(id).value_or(std::vector<LeadReturn>{}))
-      if (!key->is_buyer() || r.buyer_id == key->buyer_id) returns.push_back(return_to_json(r));
-    data["returns"] = std::move(returns);
-  }
-  if (key->is_operator()) {
-    const auto settled = ctx.store.settlements_of_lead(id);
-    if (settled && !settled->empty()) {
-      // One per buyer settled with; "settlement" stays the first, as before shared sales.
-      json all = json::array();
-      for (const auto& s : *settled) all.push_back(settlement_to_json(s));
+  if (status == DeliveryStatus::kReturned)
+    data["returns"] = project_returns(
+        viewer, ctx.store.returns_of_lead(id).value_or(std::vector<LeadReturn>{}), seller_id);
+  if (const auto settled = ctx.store.settlements_of_lead(id); settled && !settled->empty()) {
+    // One per buyer settled with; "settlement" stays the first, as before shared sales.
+    json all = project_settlements(viewer, *settled, seller_id);
+    if (!all.empty()) {
       data["settlement"] = all.front();
       data["settlements"] = std::move(all);
     }
   }
-  // The operator sees every movement of money of the lead.
-  if (key->is_operator() &&
-      (status == DeliveryStatus::kDelivered || status == DeliveryStatus::kReturned)) {
+  // The movements of money of the lead: each reader its own side of them.
+  if (status == DeliveryStatus::kDelivered || status == DeliveryStatus::kReturned) {
     LedgerQuery q;
     q.lead_id = id;
-    json ledger = json::array();
-    for (const auto& e : ctx.store.list_ledger(q).value_or(std::vector<LedgerEntry>{}))
-      ledger.push_back(ledger_entry_to_json(e));
-    data["ledger"] = std::move(ledger);
+    data["ledger"] =
+        project_ledger(viewer, ctx.store.list_ledger(q).value_or(std::vector<LedgerEntry>{}));
   }
   http::send_json(res, 200, {{"success", true}, {"data", std::move(data)}});
 }
@@ -259,6 +221,7 @@ void unknown_params(const http::Request& req, std::initializer_list<const char*>
 void list_leads(IngestContext& ctx, const http::Request& req, http::Response& res) {
   auto key = authorise(ctx, req, res, kScopeLeadsRead);
   if (!key) return;
+  const Viewer viewer = viewer_of(ctx, *key);
   FieldErrors errors;
   unknown_params(req,
                  {"status", "vertical", "source", "buyer_id", "seller_id", "created_from",
@@ -273,17 +236,26 @@ void list_leads(IngestContext& ctx, const http::Request& req, http::Response& re
   q.vertical = req.param("vertical");
   q.source = req.param("source");
   q.buyer_id = req.param("buyer_id");
-  if (req.has_param("seller_id")) {
-    if (!key->is_operator()) errors.push_back({"seller_id", "not_allowed", "operator keys only"});
-    q.seller_id = req.param("seller_id");
-  }
-  if (key->is_buyer()) {
+  q.seller_id = req.param("seller_id");
+  // A filter on a party the reader may not see is refused, naming it: answering it would tell
+  // which of its leads that party bought or sold (SPEC §8). A seller may name itself, a buyer
+  // itself; every list is cut to the reader's own leads whatever it names.
+  if (req.has_param("buyer_id") &&
+      !may_see(viewer, FieldClass::kBuyerIdentity, viewer.seller_id, q.buyer_id))
+    errors.push_back({"buyer_id", "not_allowed",
+                      viewer.is_seller() ? "a seller's leads cannot be filtered by buyer"
+                                         : "a buyer key lists its own purchases"});
+  if (req.has_param("seller_id") &&
+      (viewer.is_buyer() ||
+       !may_see(viewer, FieldClass::kSellerIdentity, q.seller_id, viewer.buyer_id)))
+    errors.push_back({"seller_id", "not_allowed",
+                      viewer.is_buyer() ? "a buyer's purchases cannot be filtered by seller"
+                                        : "a seller key lists its own leads"});
+  if (viewer.is_buyer()) {
     // A buyer lists its purchases: the leads sold to it (returned ones included).
-    if (req.has_param("buyer_id") && q.buyer_id != key->buyer_id)
-      errors.push_back({"buyer_id", "not_allowed", "a buyer key lists its own purchases"});
-    q.buyer_id = key->buyer_id;
-  } else if (!key->is_operator()) {
-    q.seller_id = key->seller_id;
+    q.buyer_id = viewer.buyer_id;
+  } else if (viewer.is_seller()) {
+    q.seller_id = viewer.seller_id;
   }
   for (auto [name, out] :
        {std::pair{"created_from", &q.created_from_ms}, std::pair{"created_to", &q.created_to_ms}}) {
@@ -306,12 +278,12 @@ void list_leads(IngestContext& ctx, const http::Request& req, http::Response& re
   send_page(
       res, q, [&](const LeadQuery& page) { return ctx.store.list_leads(page); },
       [](const LeadRecord& r) { return r.lead.id; },
-      [&key, &ctx](const LeadRecord& r) {
-        if (!key->is_buyer()) return lead_record_to_json(r, false);
+      [&viewer, &ctx, labels = seller_labels(ctx, viewer)](const LeadRecord& r) {
+        if (!viewer.is_buyer()) return project_lead(viewer, r, labels, LeadDetail::kRow);
         // A listed row carries no sales: a buyer's own purchase of a shared lead is read
         // with the lead.
         const auto whole = ctx.store.get_lead(r.lead.id);
-        return buyer_view(whole ? *whole : r, key->buyer_id);
+        return project_lead(viewer, whole ? *whole : r, labels, LeadDetail::kRow);
       });
 }
 

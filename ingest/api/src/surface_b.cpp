@@ -15,6 +15,7 @@
 #include "leadflow/base/time_format.hpp"
 #include "leadflow/http/forms.hpp"
 #include "leadflow/validation/validation.hpp"
+#include "leadflow/visibility/projections.hpp"
 
 namespace leadflow {
 namespace {
@@ -38,14 +39,26 @@ void send_b_error(http::Response& res, const Refusal& refusal) {
   send_b_error(res, refusal.status, refusal.code, refusal.detail);
 }
 
-json sold_body(const OutcomeMessage& m) {
+// A campaign's answer: the outcome as its seller may see it (the visibility model): the price is
+// the seller's payout, and no buyer is named.
+json sold_body(const OutcomeMessage& m, const std::string& seller_id) {
+  Viewer seller;
+  seller.party = Party::kSeller;
+  seller.seller_id = seller_id;
+  Distribution d;
+  d.status = m.status;
+  d.buyer_id = m.buyer_id;
+  d.price = m.price;
+  d.payout = m.payout;
+  const json seen = project_distribution(seller, d, seller_id);
+  const auto payout = seen.find("payout");
   const bool sold = m.status == DeliveryStatus::kDelivered;
   const char* status = sold                                     ? "sold"
                        : m.status == DeliveryStatus::kDuplicate ? "duplicate"
                                                                 : "unsold";
   return {{"status", status},
           {"sold", sold},
-          {"price", sold ? cents_to_decimal(m.payout) : 0.0},
+          {"price", sold && payout != seen.end() ? payout->get<double>() : 0.0},
           {"currency", "USD"},
           {"lead_id", m.lead_id}};
 }
@@ -259,7 +272,8 @@ Intake take_campaign_lead(IngestContext& ctx, const http::Request& req, http::Re
 
 // The answer to a lead handed to the queue. A 202's job id is the lead id tagged for the key it
 // was posted with (job_ids.hpp).
-void answer_accepted(http::Response& res, const std::string& lead_id,
+// `seller_id`: the campaign's seller, who reads the outcome.
+void answer_accepted(http::Response& res, const std::string& lead_id, const std::string& seller_id,
                      const std::string& campaign_key, const AcceptResult& r) {
   auto& metrics = ingest_metrics();
   if (r.produced != ProduceStatus::kOk) {
@@ -276,7 +290,7 @@ void answer_accepted(http::Response& res, const std::string& lead_id,
                     "application/json");
     return;
   }
-  http::send_json(res, 200, sold_body(*r.outcome));
+  http::send_json(res, 200, sold_body(*r.outcome, seller_id));
 }
 
 // On a blocking thread; `body` is what the event loop already read of the request, if anything.
@@ -284,7 +298,8 @@ void post_campaign_lead(IngestContext& ctx, const http::Request& req, http::Resp
                         const std::string* path_key, PostBody& body) {
   LeadIntake in;
   if (take_campaign_lead(ctx, req, res, path_key, true, body, in) != Intake::kAccept) return;
-  answer_accepted(res, in.lead.id, in.campaign_key, accept_lead(ctx, in.lead, in.wait_ms));
+  answer_accepted(res, in.lead.id, in.lead.seller_id, in.campaign_key,
+                  accept_lead(ctx, in.lead, in.wait_ms));
 }
 
 // Counts an invalid post for the campaign's stats on the blocking pool. A flood of invalid posts
@@ -334,7 +349,8 @@ void post_campaign_lead_inline(IngestContext& ctx, const std::shared_ptr<Exchang
   if (in.wait_ms > 0) {
     // A sync campaign waits for its auction: on the pool, bounded by the campaign's timeout.
     ex->run_blocking([&ctx, in = std::move(in)](Exchange& e) {
-      answer_accepted(e.res, in.lead.id, in.campaign_key, accept_lead(ctx, in.lead, in.wait_ms));
+      answer_accepted(e.res, in.lead.id, in.lead.seller_id, in.campaign_key,
+                      accept_lead(ctx, in.lead, in.wait_ms));
     });
     return;
   }
@@ -342,7 +358,8 @@ void post_campaign_lead_inline(IngestContext& ctx, const std::shared_ptr<Exchang
                     [ex, id = in.lead.id, key = std::move(in.campaign_key)](ProduceStatus status) {
                       AcceptResult r;
                       r.produced = status;
-                      answer_accepted(ex->res, id, key, r);
+                      // No outcome is awaited here: nothing of it for any seller to read.
+                      answer_accepted(ex->res, id, "", key, r);
                       ex->done();
                     });
 }
@@ -444,7 +461,8 @@ void register_surface_b(Routes& routes, IngestContext& ctx) {
       if (d.status == DeliveryStatus::kPending)
         return http::send_json(r, 200, {{"status", "queued"}, {"job_id", id}});
       return http::send_json(r, 200,
-                             sold_body({job.lead_id, d.status, d.buyer_id, d.price, d.payout}));
+                             sold_body({job.lead_id, d.status, d.buyer_id, d.price, d.payout},
+                                       record->lead.seller_id));
     }
     // Not stored under this campaign. Issued to this key: accepted and not picked up by a worker
     // yet (for a day after the id was made). A tag that checks but whose lead the store holds

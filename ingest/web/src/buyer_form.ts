@@ -10,6 +10,8 @@ export interface BuyerField {
   options?: string[];
   hint?: string;
   group: string;
+  /** A select of 'false' / 'true' sent as a JSON boolean. */
+  boolean?: boolean;
 }
 
 export const BUYER_FIELDS: BuyerField[] = [
@@ -23,6 +25,7 @@ export const BUYER_FIELDS: BuyerField[] = [
   { group: 'Buyer', name: 'duplicate_lookback_days', label: 'Duplicate lookback (days)', kind: 'number' },
   { group: 'Buyer', name: 'return_window_days', label: 'Return window (days)', kind: 'number' },
   { group: 'Buyer', name: 'max_return_rate', label: 'Max return rate', kind: 'number', hint: 'a fraction, e.g. 0.2' },
+  { group: 'Buyer', name: 'visibility.seller_names', label: 'Show seller names', kind: 'select', options: ['false', 'true'], boolean: true, hint: 'false: the buyer sees an opaque source code per seller; never the payout' },
   { group: 'Delivery', name: 'delivery.mode', label: 'Mode', kind: 'select', options: ['ping_post', 'direct_post'] },
   { group: 'Delivery', name: 'delivery.ping_url', label: 'Ping URL', kind: 'url', hint: 'ping_post only' },
   { group: 'Delivery', name: 'delivery.post_url', label: 'Post URL', kind: 'url' },
@@ -112,7 +115,7 @@ export function buildBuyerBody(values: Record<string, string>, editing = false):
         }
         break;
       default:
-        setPath(body, f.name, text);
+        setPath(body, f.name, f.boolean ? text === 'true' : text);
     }
   }
   if (editing) for (const group of CLEARABLE_GROUPS) if (!(group in body)) body[group] = null;

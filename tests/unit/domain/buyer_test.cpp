@@ -136,6 +136,7 @@ void expect_same_config(const Buyer& a, const Buyer& b) {
   EXPECT_EQ(a.max_concurrency, b.max_concurrency);
   EXPECT_EQ(a.duplicate_lookback_days, b.duplicate_lookback_days);
   EXPECT_EQ(a.max_return_rate, b.max_return_rate);
+  EXPECT_EQ(a.show_seller_names, b.show_seller_names);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -760,6 +761,23 @@ TEST(BuyerToJson, RoundTripsExactly) {
   with_ids.created_at_ms = original.created_at_ms;
   with_ids.updated_at_ms = original.updated_at_ms;
   EXPECT_EQ(buyer_to_json(with_ids, false), j);
+}
+
+TEST(BuyerVisibility, SellerNamesIsAValidatedChoiceThatDefaultsToSourceCodes) {
+  EXPECT_FALSE(parse_ok(minimal_body()).show_seller_names);
+  json body = minimal_body();
+  body["visibility"] = {{"seller_names", true}};
+  const Buyer named = parse_ok(body);
+  EXPECT_TRUE(named.show_seller_names);
+  EXPECT_EQ(buyer_to_json(named, true)["visibility"], json({{"seller_names", true}}));
+  // A PUT that does not name it keeps it; null turns it back to the default.
+  EXPECT_TRUE(parse_ok({{"status", "paused"}}, &named).show_seller_names);
+  EXPECT_FALSE(parse_ok({{"visibility", nullptr}}, &named).show_seller_names);
+  EXPECT_FIELD_ERROR(errors_with("/visibility/seller_names", "yes"), "visibility.seller_names",
+                     "invalid_type");
+  EXPECT_FIELD_ERROR(errors_with("/visibility/payouts", true), "visibility.payouts",
+                     "unknown_field");
+  EXPECT_FIELD_ERROR(errors_with("/visibility", 1), "visibility", "invalid_type");
 }
 
 TEST(BuyerToJson, MinimalRoundTrip) {

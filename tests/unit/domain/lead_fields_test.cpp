@@ -14,6 +14,7 @@
 #include "leadflow/domain/lead_codec.hpp"
 #include "leadflow/domain/verticals.hpp"
 #include "leadflow/validation/validation.hpp"
+#include "leadflow/visibility/projections.hpp"
 
 namespace leadflow {
 namespace {
@@ -145,6 +146,18 @@ TEST(LeadFields, TheApiViewShowsEveryMember) {
       },
       // Internal: which key and surface took it in, and how long its request waited.
       {"api_key_id", "surface", "sync_wait_ms"}, "the API view (lead_record_to_json)");
+}
+
+TEST(LeadFields, TheOperatorsProjectionShowsEveryMember) {
+  // The API's answers are the projections (leadflow/visibility/projections.hpp): the operator's
+  // must carry every member, or a new field would never reach anyone.
+  expect_every_member_shown(
+      [](const Lead& l) {
+        LeadRecord r;
+        r.lead = l;
+        return project_lead(Viewer{}, r, SellerLabels{"secret", {}}, LeadDetail::kFull).dump();
+      },
+      {"api_key_id", "surface", "sync_wait_ms"}, "the operator's projection (project_lead)");
 }
 
 TEST(LeadFields, TheBuyersPostCarriesEveryMember) {

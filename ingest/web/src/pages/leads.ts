@@ -1,9 +1,7 @@
 import { Page as ApiPage, get, query } from '../api';
 import { Ctx, isOperator } from '../app';
 import { field, h, input, link, notice, select, table } from '../dom';
-import { dateTime, duration, money } from '../format';
-
-type Lead = Record<string, any>;
+import { Lead, attemptsTable, distributionPairs, leadCells, leadColumns, offerPairs, returnsTable } from '../lead_view';
 const STATUSES = ['', 'pending', 'delivered', 'unsold', 'duplicate', 'rejected', 'failed', 'returned'];
 
 function statusBadge(status: string): HTMLElement {
@@ -12,13 +10,14 @@ function statusBadge(status: string): HTMLElement {
 
 export async function leadsPage(ctx: Ctx, root: HTMLElement): Promise<void> {
   const s = ctx.search;
-  const names = ['status', 'vertical', 'source', 'buyer_id', ...(isOperator(ctx.user) ? ['seller_id'] : []), 'created_from', 'created_to'];
+  // Filters on another party are the operator's only: the API refuses them to sellers and buyers.
+  const op = isOperator(ctx.user);
+  const names = ['status', 'vertical', 'source', ...(op ? ['buyer_id', 'seller_id'] : []), 'created_from', 'created_to'];
   const fields = [
     field('status', 'Status', select(STATUSES.map((v) => [v, v || 'any'] as [string, string]), s.get('status') ?? '')),
     field('vertical', 'Vertical', input({ value: s.get('vertical') ?? '' })),
     field('source', 'Source', input({ value: s.get('source') ?? '' })),
-    field('buyer_id', 'Buyer id', input({ value: s.get('buyer_id') ?? '' })),
-    ...(isOperator(ctx.user) ? [field('seller_id', 'Seller id', input({ value: s.get('seller_id') ?? '' }))] : []),
+    ...(op ? [field('buyer_id', 'Buyer id', input({ value: s.get('buyer_id') ?? '' })), field('seller_id', 'Seller id', input({ value: s.get('seller_id') ?? '' }))] : []),
     field('created_from', 'From (date)', input({ type: 'date', value: s.get('created_from') ?? '' })),
     field('created_to', 'To (date)', input({ type: 'date', value: s.get('created_to') ?? '' })),
   ];
@@ -40,17 +39,13 @@ export async function leadsPage(ctx: Ctx, root: HTMLElement): Promise<void> {
     root.append(notice(e instanceof Error ? e.message : String(e), 'error'));
     return;
   }
-  const rows = page.data.map((l) => [
-    link(`/leads/${encodeURIComponent(l.lead_id)}`, l.lead_id, { class: 'mono' }),
-    dateTime(l.created_at),
-    statusBadge(l.status),
-    l.vertical,
-    l.source ?? '—',
-    l.seller_id ?? '—',
-    l.distribution?.buyer_id ?? '—',
-    money(l.distribution?.price),
-  ]);
-  root.append(table(['Lead', 'Received (UTC)', 'Status', 'Vertical', 'Source', 'Seller', 'Buyer', 'Price'], rows, `${page.data.length} leads, newest first`));
+  const account = ctx.user.account;
+  const rows = page.data.map((l) => {
+    const cells: (string | HTMLElement)[] = leadCells(l, account);
+    cells[1] = statusBadge(l.status);
+    return [link(`/leads/${encodeURIComponent(l.lead_id)}`, l.lead_id, { class: 'mono' }), ...cells];
+  });
+  root.append(table(['Lead', ...leadColumns(account)], rows, `${page.data.length} leads, newest first`));
   const nav = h('div', { class: 'pager' });
   if (s.get('cursor')) {
     const back = new URLSearchParams(s);
@@ -71,8 +66,8 @@ function dl(pairs: [string, unknown][]): HTMLElement {
 
 export async function leadPage(ctx: Ctx, root: HTMLElement): Promise<void> {
   const id = ctx.params.id;
+  const account = ctx.user.account;
   const { data: l } = await get<{ data: Lead }>(`/v1/leads/${encodeURIComponent(id)}`);
-  const d = l.distribution ?? {};
   root.append(
     h('p', {}, link('/leads', '← Leads')),
     h('h1', {}, 'Lead ', h('span', { class: 'mono' }, l.lead_id), ' ', statusBadge(l.status)),
@@ -80,20 +75,19 @@ export async function leadPage(ctx: Ctx, root: HTMLElement): Promise<void> {
       'div',
       { class: 'grid2' },
       h('section', { class: 'card' }, h('h2', {}, 'Person'), dl([['Name', `${l.first_name ?? ''} ${l.last_name ?? ''}`], ['E-mail', l.email], ['Phone', l.phone], ['ZIP', l.zip_code], ['State', l.state], ['IP address', l.ip_address]])),
-      h('section', { class: 'card' }, h('h2', {}, 'Distribution'), dl([['Received', dateTime(l.created_at)], ['Vertical', l.vertical], ['Source', l.source], ['Seller', l.seller_id], ['Campaign', l.campaign_id], ['Status', d.delivery_status], ['Buyer', d.buyer_id], ['Price', d.price === null || d.price === undefined ? null : money(d.price, d.currency)], ['Decided', dateTime(d.decided_at)], ['Reason', d.reason]])),
+      h('section', { class: 'card' }, h('h2', {}, 'Distribution'), dl(distributionPairs(l, account))),
     ),
   );
-  const attempts: Lead[] = l.attempts ?? [];
-  root.append(
-    h('h2', {}, 'Timeline'),
-    table(
-      ['Started (UTC)', 'Buyer', 'Kind', 'Tier', 'Outcome', 'Bid', 'Duration', 'HTTP', 'Reason'],
-      attempts.map((a) => [dateTime(a.started_at), a.buyer_id, a.kind, a.tier ?? '—', h('span', { class: `badge badge-${a.outcome}` }, a.outcome), a.bid === null || a.bid === undefined ? '—' : money(a.bid), duration(a.duration_ms), a.http_status || '—', a.reason || '—']),
-      `${attempts.length} attempts (pings and posts)`,
-    ),
-  );
+  const attempts = attemptsTable(l);
+  if (attempts) root.append(h('h2', {}, 'Timeline'), table(attempts.head, attempts.rows, `${attempts.rows.length} attempts (pings and posts)`));
+  const offers = offerPairs(l);
+  if (offers) root.append(h('h2', {}, 'Offered to buyers'), dl(offers));
   const ineligible: Lead[] = l.ineligible_buyers ?? [];
-  if (ineligible.length || l.status === 'unsold') {
+  if (ineligible.length || (l.status === 'unsold' && Array.isArray(l.ineligible_buyers))) {
     root.append(h('h2', {}, 'Buyers not eligible'), table(['Buyer', 'Why'], ineligible.map((i) => [i.buyer_id, i.reason]), 'Why each buyer did not take part'));
   }
+  const reasons: string[] = l.ineligible_reasons ?? [];
+  if (reasons.length) root.append(h('h2', {}, 'Why buyers did not take part'), h('ul', {}, reasons.map((r) => h('li', {}, r))));
+  const returns = returnsTable(l, account);
+  if (returns) root.append(h('h2', {}, 'Returns'), table(returns.head, returns.rows, `${returns.rows.length} returns`));
 }

@@ -68,6 +68,10 @@ struct Buyer {
   /// The share of its sales of the last return window a buyer may return before it is flagged
   /// (0: never flagged).
   double max_return_rate = 0;
+  /// The operator's choice to show this buyer the names and ids of the sellers of the leads it
+  /// bought instead of their opaque source codes ({"visibility": {"seller_names": true}};
+  /// docs/visibility.md). Never the sellers' payouts.
+  bool show_seller_names = false;
 
   std::int64_t created_at_ms = 0;
   std::int64_t updated_at_ms = 0;

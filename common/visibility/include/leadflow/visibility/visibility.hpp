@@ -40,6 +40,7 @@ enum class FieldClass {
   kSellerIdentity,  // seller ids and names, campaign ids, the seller's API key id
   kSellerMoney,     // the seller's payout and its reversals
   kMargin,          // revenue − payout
+  kOperatorRecord,  // the operator's own records: settlement notes, the operator key that acted
 };
 
 /// How much of a class a viewer may see.

@@ -1,0 +1,78 @@
+import { describe, expect, it } from 'vitest';
+import { attemptsTable, distributionPairs, leadCells, leadColumns, offerPairs, returnsTable } from '../src/lead_view';
+
+// Leads as the API projects them for each reader (docs/visibility.md).
+const sellersLead = {
+  lead_id: 'ld_1', status: 'returned', created_at: '2026-11-27T10:00:00.000Z', vertical: 'solar', source: 'fb',
+  seller_id: 'sl_1', campaign_id: 'cp_1', first_name: 'Ada', email: 'ada@example.com',
+  distribution: { accepted: false, delivery_status: 'returned', currency: 'USD', payout: 42, price: 42, decided_at: '2026-11-27T10:00:01.000Z' },
+  offers: { pings: 3, posts: 1, first_offered_at: '2026-11-27T10:00:00.100Z', last_offered_at: '2026-11-27T10:00:00.400Z' },
+  ineligible_reasons: ['outside a buyer\'s hours'],
+  returns: [{ lead_id: 'ld_1', reason: 'invalid_phone', payout: 42, currency: 'USD', returned_at: '2026-11-28T10:00:00.000Z', sold_at: '2026-11-27T10:00:01.000Z' }],
+};
+const buyersLead = {
+  lead_id: 'ld_2', status: 'delivered', created_at: '2026-11-27T10:00:00.000Z', vertical: 'solar', source: null,
+  source_code: 'src_abcdefghijkl', first_name: 'Bo', email: 'bo@example.com',
+  distribution: { accepted: true, delivery_status: 'delivered', currency: 'USD', buyer_id: 'by_1', price: 60, buyer_lead_id: 'ext-9' },
+  attempts: [{ buyer_id: 'by_1', kind: 'post', started_at: '2026-11-27T10:00:00.200Z', duration_ms: 40, outcome: 'accepted', bid: null, http_status: 200, reason: null, tier: 1 }],
+};
+
+describe('a seller\'s lead', () => {
+  it('lists its payout and campaign, no buyer column', () => {
+    expect(leadColumns('seller')).not.toContain('Buyer');
+    const cells = leadCells(sellersLead, 'seller');
+    expect(cells).toContain('$42.00');
+    expect(cells).toContain('cp_1');
+    expect(cells.length).toBe(leadColumns('seller').length);
+  });
+  it('shows its payout once, and no buyer line without a buyer field', () => {
+    const pairs = distributionPairs(sellersLead, 'seller');
+    const labels = pairs.map(([k]) => k);
+    expect(pairs).toContainEqual(['Your payout', '$42.00']);
+    expect(labels).not.toContain('Buyer');
+    expect(labels).not.toContain('Price');
+    expect(attemptsTable(sellersLead)).toBeNull();
+    expect(offerPairs(sellersLead)).toContainEqual(['Pings', '3']);
+    const returns = returnsTable(sellersLead, 'seller')!;
+    expect(returns.head).toEqual(['Returned (UTC)', 'Reason', 'Payout reversed']);
+    expect(returns.rows[0]).toContain('$42.00');
+  });
+});
+
+describe('a buyer\'s lead', () => {
+  it('lists its price and the seller\'s source code', () => {
+    expect(leadColumns('buyer')).not.toContain('Seller');
+    const cells = leadCells(buyersLead, 'buyer');
+    expect(cells).toContain('src_abcdefghijkl');
+    expect(cells).toContain('$60.00');
+    expect(cells.length).toBe(leadColumns('buyer').length);
+  });
+  it('shows the source code and its price, no payout', () => {
+    const pairs = distributionPairs(buyersLead, 'buyer');
+    expect(pairs).toContainEqual(['Seller source', 'src_abcdefghijkl']);
+    expect(pairs).toContainEqual(['Your price', '$60.00']);
+    expect(pairs.map(([k]) => k)).not.toContain('Seller payout');
+    expect(attemptsTable(buyersLead)!.rows.length).toBe(1);
+    expect(offerPairs(buyersLead)).toBeNull();
+  });
+  it('shows a seller\'s name where the operator allows it', () => {
+    const named = { ...buyersLead, seller_id: 'sl_1', seller_name: 'Acme Leads' };
+    expect(distributionPairs(named, 'buyer')).toContainEqual(['Seller source', 'Acme Leads (sl_1)']);
+  });
+});
+
+describe('an operator\'s lead', () => {
+  it('lists seller, buyer and price', () => {
+    const lead = { ...buyersLead, seller_id: 'sl_1', campaign_id: 'cp_1', distribution: { ...buyersLead.distribution, payout: 42 } };
+    expect(leadCells(lead, 'operator')).toEqual(expect.arrayContaining(['sl_1', 'by_1', '$60.00']));
+    expect(distributionPairs(lead, 'operator')).toContainEqual(['Seller payout', '$42.00']);
+  });
+});
+
+describe('the buyer form\'s seller names option', () => {
+  it('is sent as a boolean', async () => {
+    const { buildBuyerBody } = await import('../src/buyer_form');
+    expect(buildBuyerBody({ name: 'Acme', 'visibility.seller_names': 'true' }).body).toEqual({ name: 'Acme', visibility: { seller_names: true } });
+    expect(buildBuyerBody({ name: 'Acme', 'visibility.seller_names': 'false' }).body).toEqual({ name: 'Acme', visibility: { seller_names: false } });
+  });
+});
