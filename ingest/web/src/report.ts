@@ -12,7 +12,7 @@ export function groupsOf(kind: ReportKind): string[] {
   return kind === 'unsold' ? UNSOLD_GROUPS : GROUPS;
 }
 
-// What each account may ask and read: the API decides (docs/visibility_reports.md) and refuses
+// What each account may ask and read: the API decides (docs/visibility.md, "Reports") and refuses
 // the rest with a 400; the page only offers what it will answer.
 export type Account = 'operator' | 'seller' | 'buyer';
 

@@ -18,7 +18,7 @@ export interface Tile {
   as: 'count' | 'money' | 'percent';
 }
 
-/** What an account's overview shows (docs/visibility_reports.md): each reads its own money — the
+/** What an account's overview shows (docs/visibility.md, "Reports"): each reads its own money — the
  *  operator the buyers' revenue, a seller its payout, a buyer what it spent — and a buyer its
  *  purchases, not the leads sellers sent. */
 export function overviewTiles(account: Account): Tile[] {

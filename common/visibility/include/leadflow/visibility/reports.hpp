@@ -1,5 +1,5 @@
 #pragma once
-// The visibility model applied to reports (docs/visibility_reports.md): which report a reader
+// The visibility model applied to reports (docs/visibility.md, "Reports"): which report a reader
 // may read, which keys it may cut and filter it by, under which column it reads a key, and
 // which figures its rows and totals carry. The reports' handlers ask this file and decide
 // nothing themselves, so a JSON answer, its CSV and the dashboard's pages agree.
