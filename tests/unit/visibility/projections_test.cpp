@@ -96,8 +96,11 @@ TEST(Projections, SellerSeesItsPayoutAndNoBuyer) {
   EXPECT_EQ(j["distribution"]["payout"], 45.5);
   EXPECT_EQ(j["distribution"]["price"], 45.5);  // what the lead fetched for the seller
   EXPECT_EQ(j["distribution"]["delivery_status"], "delivered");
-  for (const char* absent : {"buyer_id", "buyer_lead_id", "sales"})
+  for (const char* absent : {"buyer_lead_id", "sales"})
     EXPECT_FALSE(j["distribution"].contains(absent)) << absent;
+  // The one exception: the interface's buyer_id, withheld as null.
+  ASSERT_TRUE(j["distribution"].contains("buyer_id"));
+  EXPECT_TRUE(j["distribution"]["buyer_id"].is_null());
   EXPECT_FALSE(j.contains("attempts"));
   EXPECT_FALSE(j.contains("ineligible_buyers"));
   EXPECT_EQ(j["offers"]["pings"], 2);
