@@ -273,6 +273,14 @@ StoreStatus FakeStore::update_rate_bucket(std::string_view key,
                                           const std::function<void(RateBucketState&)>& update) {
   return down() ? StoreStatus::kUnavailable : real_->update_rate_bucket(key, update);
 }
+StoreStatus FakeStore::update_attempt_windows(
+    const std::vector<std::string>& keys,
+    const std::function<void(std::vector<std::vector<std::int64_t>>&)>& update) {
+  return down() ? StoreStatus::kUnavailable : real_->update_attempt_windows(keys, update);
+}
+StoreStatus FakeStore::forget_attempt_windows(std::int64_t before_ms) {
+  return down() ? StoreStatus::kUnavailable : real_->forget_attempt_windows(before_ms);
+}
 std::optional<std::string> FakeStore::shared_secret(std::string_view name,
                                                     std::string_view candidate) {
   return down() ? std::nullopt : real_->shared_secret(name, candidate);

@@ -115,6 +115,10 @@ class FakeStore final : public Store {
   StoreStatus release_idempotency_key(std::string_view scope, std::string_view key) override;
   StoreStatus update_rate_bucket(std::string_view key,
                                  const std::function<void(RateBucketState&)>& update) override;
+  StoreStatus update_attempt_windows(
+      const std::vector<std::string>& keys,
+      const std::function<void(std::vector<std::vector<std::int64_t>>&)>& update) override;
+  StoreStatus forget_attempt_windows(std::int64_t before_ms) override;
   std::optional<std::string> shared_secret(std::string_view name,
                                            std::string_view candidate) override;
   std::optional<std::int64_t> count_queued(std::string_view campaign_id,

@@ -26,7 +26,9 @@ ServiceFixture::ServiceFixture(ServiceOptions options) {
   operator_key_ = new_api_key_secret();
   Config c;
   c.data_dir = dir_.path();
-  c.store_url = "sqlite:" + dir_.path() + "/leadflow.db";
+  c.store_url =
+      options.store_url.empty() ? "sqlite:" + dir_.path() + "/leadflow.db" : options.store_url;
+  c.shared_limits = options.shared_limits;
   c.listen = {"127.0.0.1", 0};
   if (options.plain_http) c.http_listen = ListenAddress{"127.0.0.1", 0};
   if (options.metrics_listen) c.metrics_listen = ListenAddress{"127.0.0.1", 0};

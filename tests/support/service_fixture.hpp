@@ -2,6 +2,7 @@
 // A whole leadflow service in the test process: real SQLite file, real durable queue, real HTTPS
 // on loopback (verified against the service's own generated certificate), buyer simulators.
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,10 @@ struct ServiceOptions {
   int auth_failure_limit = 0;       // failed authentications a minute per address; 0: the default
   const Clock* clock = nullptr;     // the service's clock; nullptr: the system clock
   std::string verticals_json = "";  // LEADFLOW_VERTICALS' document, written to a file; "": none
+
+  // Two services on one store stand for two replicas.
+  std::string store_url;              // LEADFLOW_STORE; "": a SQLite file of the service's own
+  std::optional<bool> shared_limits;  // LEADFLOW_SHARED_LIMITS; unset: follows the shape
 };
 
 class ServiceFixture {

@@ -56,6 +56,7 @@ const std::set<std::string, std::less<>>& known_settings() {
       "LEADFLOW_MAX_BACKLOG",
       "LEADFLOW_IP_RATE_LIMIT",
       "LEADFLOW_AUTH_FAILURE_LIMIT",
+      "LEADFLOW_SHARED_LIMITS",
       "LEADFLOW_LOG_LEVEL",
       "LEADFLOW_TOPIC_PREFIX",
       "LEADFLOW_KAFKA_REPLICATION",
@@ -178,6 +179,16 @@ std::optional<Config> load_config(const Getenv& getenv,
   if (c.shape == Shape::kScaleOut && !c.kafka_queue())
     return fail("LEADFLOW_SHAPE",
                 "scale-out needs a shared queue: LEADFLOW_QUEUE=kafka://host:port");
+  // Where the limits are counted: "auto" follows the shape (shared through the store in
+  // scale-out, where several replicas take requests; this process's own in the embedded shape).
+  if (auto v = get("LEADFLOW_SHARED_LIMITS"); v && !v->empty()) {
+    if (*v == "on")
+      c.shared_limits = true;
+    else if (*v == "off")
+      c.shared_limits = false;
+    else if (*v != "auto")
+      return fail("LEADFLOW_SHARED_LIMITS", "expected auto, on or off");
+  }
   if (auto v = get("LEADFLOW_LISTEN")) {
     auto l = parse_listen(*v);
     if (!l) return fail("LEADFLOW_LISTEN", "expected host:port");

@@ -5,6 +5,7 @@
 #include "errors.hpp"
 #include "leadflow/api/http_util.hpp"
 #include "leadflow/api/session.hpp"
+#include "leadflow/base/address_key.hpp"
 #include "leadflow/base/crypto.hpp"
 #include "leadflow/management/passwords.hpp"
 
@@ -14,10 +15,15 @@ namespace {
 // A key's last use is written at most this often (one store write a minute per busy key).
 constexpr std::int64_t kKeyTouchEveryMs = 60'000;
 
-// Counts a failed authentication against the client's address. The same bucket serves both
-// surfaces, so a client cannot get twice the budget by alternating them.
-RateDecision charge_failure(IngestContext& ctx, const std::string& client) {
-  return ctx.ip_limiter.acquire("authfail:" + client, ctx.config.auth_failure_limit_per_minute, 0);
+// Counts a failed authentication against the client's address (an IPv6 client: its /64). The
+// same bucket serves both surfaces, so a client cannot get twice the budget by alternating them.
+// nullopt when `may_block` is false and the limiter would have to wait on the store.
+std::optional<RateDecision> charge_failure(IngestContext& ctx, const std::string& client,
+                                           bool may_block = true) {
+  const std::string key = "authfail:" + address_limit_key(client);
+  const int limit = ctx.config.auth_failure_limit_per_minute;
+  if (may_block) return ctx.ip_limiter.acquire(key, limit, 0);
+  return ctx.ip_limiter.try_acquire(key, limit, 0);
 }
 
 void audit_failure(IngestContext& ctx, const http::Request& req, const std::string& client,
@@ -44,7 +50,7 @@ void answer_failed_api_auth(IngestContext& ctx, const http::Request& req, http::
                             std::string_view kind, std::string_view presented,
                             const ApiKey* revoked, std::string_view detail) {
   const std::string client = client_of(ctx, req);
-  const RateDecision d = charge_failure(ctx, client);
+  const RateDecision d = *charge_failure(ctx, client);
   http::set_rate_headers(res, d);
   audit_failure(ctx, req, client, "api", !d.allowed, kind, presented,
                 revoked != nullptr ? std::string_view(revoked->id) : std::string_view(), "",
@@ -220,10 +226,13 @@ std::optional<ApiKey> authorise(IngestContext& ctx, const http::Request& req, ht
   return limit_and_check(ctx, req, res, std::move(*key), scope, operator_only, false);
 }
 
-void answer_failed_campaign_auth(IngestContext& ctx, const http::Request& req, http::Response& res,
-                                 const FailedCampaignAuth& failed, std::string_view message) {
+bool answer_failed_campaign_auth(IngestContext& ctx, const http::Request& req, http::Response& res,
+                                 const FailedCampaignAuth& failed, std::string_view message,
+                                 bool may_block) {
   const std::string client = client_of(ctx, req);
-  const RateDecision d = charge_failure(ctx, client);
+  const std::optional<RateDecision> charged = charge_failure(ctx, client, may_block);
+  if (!charged) return false;
+  const RateDecision& d = *charged;
   http::set_rate_headers(res, d);
   audit_failure(ctx, req, client, "campaign", !d.allowed, failed.kind, failed.presented, "",
                 failed.campaign_id, failed.seller_id);
@@ -231,9 +240,10 @@ void answer_failed_campaign_auth(IngestContext& ctx, const http::Request& req, h
     http::send_json(res, 429,
                     {{"status", "rate_limited"},
                      {"message", "too many failed authentications from this address"}});
-    return;
+    return true;
   }
   http::send_json(res, 401, {{"status", "unauthorized"}, {"message", message}});
+  return true;
 }
 
 void audit_rate_limited(IngestContext& ctx, const http::Request& req, std::string_view surface,

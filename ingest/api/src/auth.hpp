@@ -1,7 +1,8 @@
 #pragma once
 // Private: authentication of both surfaces' callers, and what follows a failed one. Every failed
-// authentication counts against the client's address (LEADFLOW_AUTH_FAILURE_LIMIT a minute,
-// both surfaces together, on this replica); past that, the answer is 429 with Retry-After
+// authentication counts against the client's address, an IPv6 client's /64
+// (LEADFLOW_AUTH_FAILURE_LIMIT a minute, both surfaces together, on every replica together when
+// the limits are shared: Config::limits_shared()); past that, the answer is 429 with Retry-After
 // instead of 401, whatever key is tried, while a valid key from the same address still passes.
 // Failures, refusals and their addresses go to the audit log.
 #include <optional>
@@ -55,9 +56,12 @@ struct FailedCampaignAuth {
 
 /// After a failed authentication on Surface B: counts it against the client's address, audits
 /// it, and answers 401 {"status": "unauthorized"} or, past the address's limit, 429
-/// {"status": "rate_limited"} with Retry-After. Never waits on I/O (the event loop calls it).
-void answer_failed_campaign_auth(IngestContext& ctx, const http::Request& req, http::Response& res,
-                                 const FailedCampaignAuth& failed, std::string_view message);
+/// {"status": "rate_limited"} with Retry-After. With `may_block` false (the event loop calls
+/// it) it never waits on I/O: false when counting would have to wait on the store (shared
+/// limits), and then nothing was counted or answered.
+bool answer_failed_campaign_auth(IngestContext& ctx, const http::Request& req, http::Response& res,
+                                 const FailedCampaignAuth& failed, std::string_view message,
+                                 bool may_block = true);
 
 /// Records `r` in the audit log with the request's route and, unless `r.client` is set already,
 /// its client's address.

@@ -2,9 +2,11 @@
 //
 // Sign-in answers one generic 401 for an unknown e-mail, a wrong password and an inactive user,
 // and checks a password in each case (against a hash of no account when there is no user), so
-// neither the answer nor its timing tells whether an account exists. Failures count against
-// the client's address and the e-mail (LoginLimits); past either limit the answer is 429 with
-// Retry-After and no password is checked. Passwords and tokens are never logged.
+// neither the answer nor its timing tells whether an account exists. Every check of a password
+// first reserves its place in the sign-in limits of the client's address and of the e-mail
+// (SignInLimits), and gives it back only when the password was right: past either limit the
+// answer is 429 with Retry-After and no password is checked, however many attempts arrive at
+// once. Passwords and tokens are never logged.
 #include "auth.hpp"
 #include "errors.hpp"
 #include "leadflow/api/api.hpp"
@@ -34,11 +36,29 @@ void audit_console(IngestContext& ctx, const http::Request& req, AuditEvent even
   audit_request(ctx, req, r);
 }
 
-void refuse_limited(IngestContext& ctx, const http::Request& req, http::Response& res,
-                    std::string_view kind, int retry_after_s, const std::string& client) {
-  audit_console(ctx, req, AuditEvent::kRateLimited, kind, nullptr, client);
-  res.set_header("Retry-After", std::to_string(retry_after_s));
-  http::send_problem(res, 429, "too many failed sign-ins; retry later");
+// Reserves the place of one attempt at a password of `email`'s account in the sign-in limits.
+// False when the attempt may not be made, and then `res` is the answer (429 with Retry-After,
+// audited, or 503), and no password may be checked.
+bool reserve_attempt(IngestContext& ctx, const http::Request& req, http::Response& res,
+                     const std::string& client, std::string_view email,
+                     SignInLimits::Attempt& attempt) {
+  attempt = ctx.logins.reserve(client, email);
+  switch (attempt.decision.status) {
+    case AttemptStatus::kReserved:
+      return true;
+    case AttemptStatus::kRefused:
+      audit_console(ctx, req, AuditEvent::kRateLimited,
+                    attempt.refused_by == SignInLimits::Limit::kPerAddress ? "login_per_address"
+                                                                           : "login_per_account",
+                    nullptr, client);
+      res.set_header("Retry-After", std::to_string(attempt.decision.retry_after_s));
+      http::send_problem(res, 429, "too many failed sign-ins; retry later");
+      return false;
+    case AttemptStatus::kUnavailable:
+      break;
+  }
+  send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
+  return false;
 }
 
 void sign_in(IngestContext& ctx, const http::Request& req, http::Response& res) {
@@ -58,17 +78,14 @@ void sign_in(IngestContext& ctx, const http::Request& req, http::Response& res) 
   const std::string email = normalise_email((*body)["email"].get<std::string>());
   const std::string& password = (*body)["password"].get_ref<const std::string&>();
   const std::string client = client_of(ctx, req);
-  const std::string address_key = "addr:" + client;
-  const std::string account_key = "acct:" + email;
-
-  if (auto d = ctx.logins.per_address.check(address_key); !d.allowed)
-    return refuse_limited(ctx, req, res, "login_per_address", d.retry_after_s, client);
-  if (auto d = ctx.logins.per_account.check(account_key); !d.allowed)
-    return refuse_limited(ctx, req, res, "login_per_account", d.retry_after_s, client);
+  SignInLimits::Attempt attempt;
+  if (!reserve_attempt(ctx, req, res, client, email, attempt)) return;
 
   const Lookup<User> found = ctx.store.find_user_by_email(email);
-  if (found.status == StoreStatus::kUnavailable)
+  if (found.status == StoreStatus::kUnavailable) {
+    ctx.logins.succeeded(attempt);  // no password was checked: not a guess
     return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
+  }
   std::string_view failure;
   if (!found.value) {
     passwords::verify_nothing(password);  // as long as a wrong password takes
@@ -78,13 +95,12 @@ void sign_in(IngestContext& ctx, const http::Request& req, http::Response& res) 
   } else if (!found.value->active) {
     failure = "inactive_user";
   }
-  if (!failure.empty()) {
-    ctx.logins.per_address.record_failure(address_key);
-    ctx.logins.per_account.record_failure(account_key);
+  if (!failure.empty()) {  // the attempt keeps its places
     audit_console(ctx, req, AuditEvent::kAuthFailed, failure, found.value ? &*found.value : nullptr,
                   client);
     return http::send_problem(res, 401, kWrongCredentials);
   }
+  ctx.logins.succeeded(attempt);
 
   const User& user = *found.value;
   const std::int64_t now = ctx.clock.now_ms();
@@ -149,9 +165,10 @@ void sign_out(IngestContext& ctx, const http::Request& req, http::Response& res)
 }
 
 // POST /v1/session/password: a signed-in user changes its own password. Only a session may (an
-// API key has no password of its own: 403; no session: 401). A wrong current password counts as a
-// failed sign-in of the account and the address, so this route cannot be used to guess passwords
-// past the sign-in limits; past them the answer is 429 without checking the password.
+// API key has no password of its own: 403; no session: 401). The current password is checked as
+// at sign-in: its attempt reserved first in the limits of the account and the address, kept when
+// wrong, so this route cannot be used to guess passwords past the sign-in limits; past them the
+// answer is 429 without checking the password.
 void change_password(IngestContext& ctx, const http::Request& req, http::Response& res) {
   if (!require_https(ctx, req, res)) return;
   if (!req.header("Authorization").empty())
@@ -184,21 +201,16 @@ void change_password(IngestContext& ctx, const http::Request& req, http::Respons
 
   const User& user = s->user;
   const std::string client = client_of(ctx, req);
-  const std::string address_key = "addr:" + client;
-  const std::string account_key = "acct:" + user.email;
-  if (auto d = ctx.logins.per_address.check(address_key); !d.allowed)
-    return refuse_limited(ctx, req, res, "login_per_address", d.retry_after_s, client);
-  if (auto d = ctx.logins.per_account.check(account_key); !d.allowed)
-    return refuse_limited(ctx, req, res, "login_per_account", d.retry_after_s, client);
+  SignInLimits::Attempt attempt;
+  if (!reserve_attempt(ctx, req, res, client, user.email, attempt)) return;
   if (!passwords::verify(user.password_hash,
                          (*body)["current_password"].get_ref<const std::string&>())) {
-    ctx.logins.per_address.record_failure(address_key);
-    ctx.logins.per_account.record_failure(account_key);
     audit_console(ctx, req, AuditEvent::kAuthFailed, "wrong_password", &user, client);
     return http::send_problem(
         res, 400, "the password change is invalid",
         {{"current_password", "wrong", "is not the user's current password"}});
   }
+  ctx.logins.succeeded(attempt);
   const Management::Created changed =
       ctx.management.change_password(user, (*body)["new_password"], s->session.token_hash);
   if (!changed.errors.empty())

@@ -205,13 +205,15 @@ Intake take_campaign_lead(IngestContext& ctx, const http::Request& req, http::Re
     return Intake::kAnswered;
   }
   if (!campaign || !campaign->active) {
-    metrics.lead("campaign", "unauthorized");
     FailedCampaignAuth failed{campaign ? "inactive_campaign" : "unknown_key", key, {}, {}};
     if (campaign) {
       failed.campaign_id = campaign->id;
       failed.seller_id = campaign->seller_id;
     }
-    answer_failed_campaign_auth(ctx, req, res, failed, "unrecognised or inactive campaign key");
+    if (!answer_failed_campaign_auth(ctx, req, res, failed, "unrecognised or inactive campaign key",
+                                     may_block))
+      return Intake::kMustBlock;
+    metrics.lead("campaign", "unauthorized");
     return Intake::kAnswered;
   }
   const std::optional<RateDecision> decided =
@@ -388,8 +390,8 @@ void register_surface_b(Routes& routes, IngestContext& ctx) {
     if (unavailable)
       return send_b_error(r, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
     if (!campaign)
-      return answer_failed_campaign_auth(c, q, r, {"unknown_key", key, {}, {}},
-                                         "unrecognised or inactive campaign key");
+      return (void)answer_failed_campaign_auth(c, q, r, {"unknown_key", key, {}, {}},
+                                               "unrecognised or inactive campaign key");
     const std::string period = q.has_param("period") ? q.param("period") : "today";
     const std::int64_t now = c.clock.now_ms();
     const std::int64_t since = period_start_ms(period, now);
@@ -448,9 +450,9 @@ void register_surface_b(Routes& routes, IngestContext& ctx) {
     if (unavailable)
       return send_b_error(r, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
     if (!campaign)
-      return answer_failed_campaign_auth(c, q, r,
-                                         {key.empty() ? "missing_key" : "unknown_key", key, {}, {}},
-                                         "X-Campaign-Key missing, unrecognised or inactive");
+      return (void)answer_failed_campaign_auth(
+          c, q, r, {key.empty() ? "missing_key" : "unknown_key", key, {}, {}},
+          "X-Campaign-Key missing, unrecognised or inactive");
     const std::string id(q.match(1));
     const JobRef job = parse_job_id(id, key);
     const auto not_found = [&r] { send_b_error(r, 404, "not_found", "no such job"); };

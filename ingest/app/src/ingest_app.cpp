@@ -118,7 +118,7 @@ struct App::Impl {
   std::unique_ptr<Management> management;
   std::unique_ptr<CampaignCache> campaigns;
   std::unique_ptr<AuditLog> audit;
-  std::unique_ptr<LoginLimits> logins;
+  std::unique_ptr<SignInLimits> logins;
   std::unique_ptr<BuyerPinger> pinger;  // POST /v1/buyers/{id}/test-ping
   std::unique_ptr<IngestContext> ctx;
   Listener tls, plain, metrics;
@@ -197,14 +197,18 @@ bool App::start(std::string& error) {
     }).join();
   }
 
-  if (c.scale_out())
+  // Every limit counted in the store when several processes take requests (docs/limits.md).
+  if (c.limits_shared()) {
     m.limiter = std::make_unique<SharedRateLimiter>(m.clock, *m.store);
-  else
+    m.ip_limiter = std::make_unique<SharedRateLimiter>(m.clock, *m.store);
+    m.logins = std::make_unique<SignInLimits>(m.clock, *m.store);
+  } else {
     m.limiter = std::make_unique<RateLimiter>(m.clock);
-  m.ip_limiter = std::make_unique<RateLimiter>(m.clock);
+    m.ip_limiter = std::make_unique<RateLimiter>(m.clock);
+    m.logins = std::make_unique<SignInLimits>(m.clock);
+  }
   m.campaigns = std::make_unique<CampaignCache>(*m.store, m.clock);
   m.audit = std::make_unique<AuditLog>(m.clock);
-  m.logins = std::make_unique<LoginLimits>(m.clock);
   m.pinger = make_worker_protocol_pinger(c);
   m.ctx = std::make_unique<IngestContext>(
       IngestContext{c, *m.store, m.queue->producer(), topics, m.waiters, m.verticals, *m.limiter,

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "event_loop.hpp"
+#include "leadflow/base/address_key.hpp"
 #include "leadflow/base/log.hpp"
 #include "server_impl.hpp"
 #include "tls.hpp"
@@ -19,27 +20,6 @@
 namespace leadflow {
 
 using http::EventLoop;
-
-namespace {
-
-// The key a client address is capped under: IPv4 as it is (an IPv4-mapped IPv6 address too),
-// IPv6 by its /64, the block one subscriber is given and can pick addresses from at will.
-std::string address_key(std::string_view address) {
-  std::string text(address);
-  in6_addr a6{};
-  if (inet_pton(AF_INET6, text.c_str(), &a6) != 1) return text;
-  if (IN6_IS_ADDR_V4MAPPED(&a6)) {
-    char v4[INET_ADDRSTRLEN] = "";
-    inet_ntop(AF_INET, a6.s6_addr + 12, v4, sizeof v4);
-    return v4;
-  }
-  std::memset(a6.s6_addr + 8, 0, 8);
-  char v6[INET6_ADDRSTRLEN] = "";
-  inet_ntop(AF_INET6, &a6, v6, sizeof v6);
-  return std::string(v6) + "/64";
-}
-
-}  // namespace
 
 bool HttpServer::Impl::admit(std::string_view address, std::string& key, bool& over_address_cap) {
   over_address_cap = false;
@@ -50,7 +30,7 @@ bool HttpServer::Impl::admit(std::string_view address, std::string& key, bool& o
   }
   const std::size_t cap = options.max_connections_per_address;
   if (cap == 0 || (options.uncapped && options.uncapped(address))) return true;
-  std::string k = address_key(address);
+  std::string k = address_limit_key(address);
   std::lock_guard lock(addresses_mu);
   std::size_t& open = per_address[k];
   if (open >= cap) {

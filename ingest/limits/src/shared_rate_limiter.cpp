@@ -58,10 +58,17 @@ std::optional<RateDecision> SharedRateLimiter::take(std::string_view key, int pe
   lease->used_at = now;
   if (now - lease->granted_at >= kLeaseLife) lease->tokens = 0;  // an old lease is not spent
 
+  // Refused by the shared bucket a moment ago: no replica can put a token back, so until the
+  // bucket has refilled one (or the day has turned) the answer is the same without asking the
+  // store. A flood past a limit (bad keys from one address) then costs no store round trip.
+  const bool still_refused = lease->tokens == 0 && unix_ms < lease->refused_until_ms &&
+                             lease->refused_limits == std::pair{per_minute, per_day};
   bool allowed = false;
   if (lease->tokens > 0) {
     --lease->tokens;
     allowed = true;
+  } else if (still_refused) {
+    // allowed stays false; the answer below is made from the last lease
   } else if (!may_block) {
     return std::nullopt;
   } else {
@@ -100,30 +107,42 @@ std::optional<RateDecision> SharedRateLimiter::take(std::string_view key, int pe
       return RateLimiter::acquire(key, per_minute, per_day);
     }
     lease->granted_at = now;
+    lease->leased_at_ms = unix_ms;
     if (granted > 0) {
       lease->tokens = granted - 1;
       allowed = true;
+    } else {
+      const bool day_out = per_day > 0 && lease->day_left <= 0;
+      lease->refused_until_ms =
+          day_out ? (day + 1) * kDayMs
+                  : unix_ms + static_cast<std::int64_t>(
+                                  std::ceil((1.0 - lease->shared_tokens) / rate_per_ms - 1e-6));
+      lease->refused_limits = {per_minute, per_day};
     }
   }
+  // The shared bucket now, as far as this replica knows: what the last lease left, refilled since.
+  const double shared_tokens = std::min<double>(
+      per_minute, lease->shared_tokens +
+                      std::max<std::int64_t>(0, unix_ms - lease->leased_at_ms) * rate_per_ms);
 
   RateDecision d;
   d.allowed = allowed;
   d.limit = per_minute;
   const std::int64_t minute_left =
-      lease->tokens + static_cast<std::int64_t>(std::floor(lease->shared_tokens));
+      lease->tokens + static_cast<std::int64_t>(std::floor(shared_tokens));
   const std::int64_t day_left = per_day > 0 ? lease->day_left + lease->tokens : minute_left;
   d.remaining = static_cast<int>(std::max<std::int64_t>(0, std::min(minute_left, day_left)));
   const std::int64_t now_s = unix_ms / 1000;
   const std::int64_t next_day_s = (day + 1) * 86'400;
   const bool day_binding = per_day > 0 && day_left <= minute_left;
-  const double to_full_s =
-      (per_minute - lease->shared_tokens - lease->tokens) / (rate_per_ms * 1000);
+  const double to_full_s = (per_minute - shared_tokens - lease->tokens) / (rate_per_ms * 1000);
   d.reset_unix = day_binding ? next_day_s : reset_second(unix_ms, to_full_s);
   if (!allowed) {
     const bool day_out = per_day > 0 && lease->day_left <= 0;
     d.retry_after_s =
-        day_out ? static_cast<int>(next_day_s - now_s)
-                : static_cast<int>(std::ceil((1.0 - lease->shared_tokens) / (rate_per_ms * 1000)));
+        day_out         ? static_cast<int>(next_day_s - now_s)
+        : still_refused ? static_cast<int>((lease->refused_until_ms - unix_ms + 999) / 1000)
+                        : static_cast<int>(std::ceil((1.0 - shared_tokens) / (rate_per_ms * 1000)));
     d.retry_after_s = std::max(1, d.retry_after_s);
   }
   return d;

@@ -619,6 +619,17 @@ CREATE TABLE shared_secrets (
   value  TEXT NOT NULL
 );
 )sql"},
+    // Attempt windows of the sign-in limits, shared by every process using the store
+    // (Store::update_attempt_windows): a key's attempt times, and the newest of them, by which
+    // quiet windows are forgotten.
+    {14, R"sql(
+CREATE TABLE attempt_windows (
+  key        TEXT PRIMARY KEY,
+  times      TEXT NOT NULL,
+  newest_at  INTEGER NOT NULL
+);
+CREATE INDEX attempt_windows_by_newest ON attempt_windows (newest_at);
+)sql"},
 };
 
 }  // namespace

@@ -28,6 +28,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "attempt_times.hpp"
 #include "leadflow/base/log.hpp"
 #include "leadflow/domain/buyer.hpp"
 #include "leadflow/domain/lead_codec.hpp"
@@ -806,6 +807,56 @@ class SqliteStore final : public Store, private SqliteCalls {
                      }
                      return q.text(0);
                    });
+  }
+
+  /// BEGIN IMMEDIATE, as above: the reads, `update` and the writes of every key are one critical
+  /// section across processes.
+  StoreStatus update_attempt_windows(
+      const std::vector<std::string>& keys,
+      const std::function<void(std::vector<std::vector<std::int64_t>>&)>& update) override {
+    return guarded("update_attempt_windows", StoreStatus::kUnavailable, [&] {
+      std::lock_guard lock(write_mu_);
+      Connection& c = *writer_;
+      Transaction tx(c);
+      if (int rc = tx.begin()) return report(c, rc, "update_attempt_windows");
+      std::vector<std::vector<std::int64_t>> windows(keys.size());
+      for (std::size_t i = 0; i < keys.size(); ++i) {
+        Query q(c, "SELECT times FROM attempt_windows WHERE key = ?1");
+        const int rc = q.bind(keys[i]).step();
+        if (rc == SQLITE_ROW)
+          windows[i] = store_rows::decode_attempt_times(q.text(0));
+        else if (rc != SQLITE_DONE)
+          return report(c, rc, "update_attempt_windows");
+      }
+      update(windows);
+      for (std::size_t i = 0; i < keys.size() && i < windows.size(); ++i) {
+        if (windows[i].empty()) {
+          Query q(c, "DELETE FROM attempt_windows WHERE key = ?1");
+          if (int rc = q.bind(keys[i]).run()) return report(c, rc, "update_attempt_windows");
+          continue;
+        }
+        const std::string times = store_rows::encode_attempt_times(windows[i]);
+        Query q(c,
+                "INSERT INTO attempt_windows (key, times, newest_at) VALUES (?1, ?2, ?3)"
+                " ON CONFLICT (key) DO UPDATE SET times = excluded.times,"
+                " newest_at = excluded.newest_at");
+        if (int rc =
+                q.bind(keys[i]).bind(times).bind(store_rows::newest_attempt_time(windows[i])).run())
+          return report(c, rc, "update_attempt_windows");
+      }
+      if (int rc = tx.commit()) return report(c, rc, "update_attempt_windows");
+      return StoreStatus::kOk;
+    });
+  }
+
+  StoreStatus forget_attempt_windows(std::int64_t before_ms) override {
+    return guarded("forget_attempt_windows", StoreStatus::kUnavailable, [&] {
+      std::lock_guard lock(write_mu_);
+      Connection& c = *writer_;
+      Query q(c, "DELETE FROM attempt_windows WHERE newest_at < ?1");
+      if (int rc = q.bind(before_ms).run()) return report(c, rc, "forget_attempt_windows");
+      return StoreStatus::kOk;
+    });
   }
 
   StoreStatus claim_idempotency_key(const IdempotencyRecord& r, std::int64_t expire_before_ms,

@@ -70,6 +70,11 @@ struct Config {
   /// LEADFLOW_AUTH_FAILURE_LIMIT (formerly LEADFLOW_IP_RATE_LIMIT): failed authentications a
   /// minute per client address, both surfaces together; past it, 429.
   int auth_failure_limit_per_minute = 20;
+  /// LEADFLOW_SHARED_LIMITS ("auto", "on", "off"): whether the rate limits, the failed-
+  /// authentication limit, the sign-in limits and the test-ping limits are counted in the store,
+  /// shared by every process using it (on), or by each process alone (off). Unset or "auto":
+  /// shared in the scale-out shape. See limits_shared().
+  std::optional<bool> shared_limits;
   std::string log_level = "info";         // LEADFLOW_LOG_LEVEL
   std::string topic_prefix = "leadflow";  // LEADFLOW_TOPIC_PREFIX
   // Scale-out (LEADFLOW_QUEUE=kafka://..., LEADFLOW_STORE=postgresql://...).
@@ -83,6 +88,8 @@ struct Config {
       "leadflow-workers";  // LEADFLOW_WORKER_GROUP: the workers' consumer group
 
   bool scale_out() const { return shape == Shape::kScaleOut; }
+  /// Whether the limits are shared through the store (LEADFLOW_SHARED_LIMITS).
+  bool limits_shared() const { return shared_limits.value_or(scale_out()); }
   /// The queue adapter: Kafka when LEADFLOW_QUEUE names brokers, otherwise the embedded log.
   bool kafka_queue() const { return !kafka_brokers.empty(); }
 };

@@ -488,6 +488,20 @@ class Store {
   virtual StoreStatus update_rate_bucket(std::string_view key,
                                          const std::function<void(RateBucketState&)>& update) = 0;
 
+  // --- attempt windows (sign-in limits; shared in scale-out) -------------------------------
+  /// Reads the attempt times (ms, oldest first; none for a key never seen) of each of `keys`
+  /// (distinct), lets `update` change them, and writes them back, atomically for all the keys
+  /// together against every other process using the store (row locks taken in key order /
+  /// serialised writer). A window left empty is as one never seen. `update` runs once, inside
+  /// the critical section, must be quick and must not call the store. The rule of what a window
+  /// holds is the caller's (AttemptLimiter); the store keeps the times.
+  virtual StoreStatus update_attempt_windows(
+      const std::vector<std::string>& keys,
+      const std::function<void(std::vector<std::vector<std::int64_t>>&)>& update) = 0;
+  /// Removes the windows whose newest time is before `before_ms` (nothing in them counts any
+  /// more), so keys that went quiet do not stay.
+  virtual StoreStatus forget_attempt_windows(std::int64_t before_ms) = 0;
+
   // --- secrets shared by every process ------------------------------------------------------
   /// The secret called `name`: the one stored, or else `candidate`, stored now. Every process
   /// that asks gets the same value, whichever stored it first. nullopt when the store could not

@@ -19,8 +19,8 @@
 #include "leadflow/base/config.hpp"
 #include "leadflow/domain/accounts.hpp"
 #include "leadflow/domain/verticals.hpp"
-#include "leadflow/limits/login_limiter.hpp"
 #include "leadflow/limits/rate_limiter.hpp"
+#include "leadflow/limits/sign_in_limits.hpp"
 #include "leadflow/management/management.hpp"
 #include "leadflow/outcomes/outcomes.hpp"
 #include "leadflow/queue/queue.hpp"
@@ -64,19 +64,6 @@ class CampaignCache {
   std::unordered_map<std::string, std::pair<std::optional<Campaign>, SteadyTime>> cache_;
 };
 
-/// Failed dashboard sign-ins of this replica: at most 10 per client address and 5 per account
-/// (e-mail, known or not) in any 15 minutes; past either, POST /v1/session answers 429 with
-/// Retry-After without checking the password. Successful sign-ins are not counted.
-struct LoginLimits {
-  static constexpr int kPerAddress = 10;
-  static constexpr int kPerAccount = 5;
-  static constexpr std::chrono::minutes kWindow{15};
-  explicit LoginLimits(const Clock& clock)
-      : per_address(clock, kPerAddress, kWindow), per_account(clock, kPerAccount, kWindow) {}
-  LoginLimiter per_address;
-  LoginLimiter per_account;
-};
-
 struct IngestContext {
   const Config& config;
   Store& store;
@@ -84,13 +71,14 @@ struct IngestContext {
   Topics topics;
   OutcomeWaiters& waiters;
   const VerticalRegistry& verticals;
-  RateLimiter& limiter;     // keys and campaigns: shared across replicas in scale-out
-  RateLimiter& ip_limiter;  // unauthenticated requests per address: always this replica's own
+  // Shared across replicas through the store when Config::limits_shared(), else this process's:
+  RateLimiter& limiter;     // keys and campaigns
+  RateLimiter& ip_limiter;  // failed authentications per address, test pings
   const Clock& clock;
   Management& management;
   CampaignCache& campaigns;
   AuditLog& audit;              // failed authentications, refusals, keys made and revoked
-  LoginLimits& logins;          // failed dashboard sign-ins
+  SignInLimits& logins;         // attempts at dashboard users' passwords
   std::function<bool()> ready;  // /readyz
   /// The key of buyers' opaque source codes (leadflow/visibility/visibility.hpp): the store's
   /// shared secret "visibility", the same in every replica.

@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 
 #include "leadflow/base/clock.hpp"
 
@@ -75,6 +76,10 @@ class Store;
 /// replica is lost to the others, so a key spread thinly over many replicas may get slightly less
 /// than its limit.
 ///
+/// A key the shared bucket refused is refused by the replica on its own until the bucket has
+/// refilled a token (or, past the daily limit, until the next UTC day): nobody can give tokens
+/// back, so asking the store again could only say the same.
+///
 /// When the store cannot answer, the replica falls back to its own local bucket (limits then hold
 /// per replica) rather than refusing every seller. Thread-safe.
 class SharedRateLimiter final : public RateLimiter {
@@ -96,8 +101,12 @@ class SharedRateLimiter final : public RateLimiter {
     std::mutex mu;
     int tokens = 0;  // unspent tokens of the current lease
     SteadyTime granted_at{};
-    double shared_tokens = 0;   // the shared bucket after the last lease
-    std::int64_t day_left = 0;  // the day's allowance after the last lease
+    double shared_tokens = 0;       // the shared bucket after the last lease
+    std::int64_t day_left = 0;      // the day's allowance after the last lease
+    std::int64_t leased_at_ms = 0;  // when the last lease was asked for (wall clock)
+    // The last lease got nothing: refused without asking the store until then, for these limits.
+    std::int64_t refused_until_ms = 0;
+    std::pair<int, int> refused_limits{0, 0};
     SteadyTime used_at{};
   };
   std::shared_ptr<Lease> lease_of(std::string_view key);

@@ -1,0 +1,47 @@
+// LEADFLOW_SHARED_LIMITS: where the limits are counted, following the shape unless set.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "leadflow/base/config.hpp"
+
+namespace leadflow {
+namespace {
+
+std::optional<Config> load(std::map<std::string, std::string> vars, std::string& error) {
+  std::vector<std::string> names;
+  for (const auto& [k, v] : vars) names.push_back(k);
+  return load_config(
+      [&vars](const char* n) -> const char* {
+        auto it = vars.find(n);
+        return it == vars.end() ? nullptr : it->second.c_str();
+      },
+      names, error);
+}
+
+TEST(SharedLimitsSetting, FollowsTheShapeUnlessSet) {
+  std::string error;
+  auto c = load({}, error);
+  ASSERT_TRUE(c) << error;
+  EXPECT_FALSE(c->limits_shared()) << "embedded: one process";
+  c = load({{"LEADFLOW_QUEUE", "kafka://127.0.0.1:9092"}}, error);
+  ASSERT_TRUE(c) << error;
+  EXPECT_TRUE(c->limits_shared()) << "scale-out: replicas share the store";
+  c = load({{"LEADFLOW_QUEUE", "kafka://127.0.0.1:9092"}, {"LEADFLOW_SHARED_LIMITS", "off"}},
+           error);
+  ASSERT_TRUE(c) << error;
+  EXPECT_FALSE(c->limits_shared());
+  c = load({{"LEADFLOW_SHARED_LIMITS", "on"}}, error);
+  ASSERT_TRUE(c) << error;
+  EXPECT_TRUE(c->limits_shared());
+  c = load({{"LEADFLOW_SHARED_LIMITS", "auto"}}, error);
+  ASSERT_TRUE(c) << error;
+  EXPECT_FALSE(c->limits_shared());
+  EXPECT_FALSE(load({{"LEADFLOW_SHARED_LIMITS", "yes"}}, error));
+  EXPECT_NE(error.find("LEADFLOW_SHARED_LIMITS"), std::string::npos) << error;
+}
+
+}  // namespace
+}  // namespace leadflow
