@@ -617,6 +617,15 @@ CREATE TABLE shared_secrets (
   value  TEXT NOT NULL
 );
 )sql"},
+    // Versions of the records people edit (docs/versions.md): a write conditional on the version
+    // it read never overwrites a change it did not see. Existing rows start at 1.
+    {14, R"sql(
+ALTER TABLE users ADD COLUMN version BIGINT NOT NULL DEFAULT 1;
+ALTER TABLE buyers ADD COLUMN version BIGINT NOT NULL DEFAULT 1;
+ALTER TABLE campaigns ADD COLUMN version BIGINT NOT NULL DEFAULT 1;
+ALTER TABLE sellers ADD COLUMN version BIGINT NOT NULL DEFAULT 1;
+ALTER TABLE api_keys ADD COLUMN version BIGINT NOT NULL DEFAULT 1;
+)sql"},
 };
 
 }  // namespace
