@@ -152,13 +152,12 @@ Management::Created Management::update_seller(const std::string& id, const json&
     out.errors.push_back({"body", "invalid_type", "must be a JSON object"});
     return out;
   }
-  // Read-only fields of the view may be sent back as they were read.
-  unknown_fields(body, {"name", "status", "payout", "seller_id", "created_at", "version"},
-                 out.errors);
-  if (!out.errors.empty()) return out;
   return change_record<Seller>(
       if_match, [&] { return found_or_not(store_.get_seller(id)); },
       [&](Seller& s, FieldErrors& errors) {
+        // Read-only fields of the view may be sent back as they were read.
+        unknown_fields(body, {"name", "status", "payout", "seller_id", "created_at", "version"},
+                       errors);
         if (body.contains("name")) take_string(body, "name", kMaxName, true, s.name, errors);
         take_status(body, s.active, errors);
         take_payout(body, s.payout_fixed, s.payout_value, errors);
@@ -222,6 +221,11 @@ void keep_read_only(const json& body, const char* name, const std::string& curre
 
 // A PUT's body applied to a campaign as it is now (Management::update_campaign).
 void apply_campaign(const json& body, Campaign& c, FieldErrors& errors) {
+  unknown_fields(
+      body,
+      {"name", "status", "mode", "sync_timeout_ms", "rate_limit_per_minute", "payout", "seller_id",
+       "vertical", "campaign_id", "created_at", "campaign_key_hint", "campaign_key", "version"},
+      errors);
   keep_read_only(body, "seller_id", c.seller_id, errors);
   keep_read_only(body, "vertical", c.vertical, errors);
   keep_read_only(body, "campaign_id", c.id, errors);
@@ -255,12 +259,6 @@ Management::Created Management::update_campaign(const std::string& id, const jso
     out.errors.push_back({"body", "invalid_type", "must be a JSON object"});
     return out;
   }
-  unknown_fields(
-      body,
-      {"name", "status", "mode", "sync_timeout_ms", "rate_limit_per_minute", "payout", "seller_id",
-       "vertical", "campaign_id", "created_at", "campaign_key_hint", "campaign_key", "version"},
-      out.errors);
-  if (!out.errors.empty()) return out;
   return change_record<Campaign>(
       if_match, [&] { return found_or_not(store_.get_campaign(id)); },
       [&](Campaign& c, FieldErrors& errors) { apply_campaign(body, c, errors); },
