@@ -189,8 +189,8 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (command == "revoke-api-key") {
-    if (store->revoke_api_key(flag("id"), leadflow::SystemClock::instance().now_ms()) !=
-        leadflow::StoreStatus::kOk)
+    if (store->revoke_api_key(flag("id"), leadflow::SystemClock::instance().now_ms(),
+                              leadflow::kAnyVersion) != leadflow::StoreStatus::kOk)
       return fail("no such key: " + flag("id"));
     audit_key(leadflow::AuditEvent::kKeyRevoked, "api_key", {{"key_id", flag("id")}});
     print({{"key_id", flag("id")}, {"revoked", true}});

@@ -78,6 +78,7 @@ TEST_F(CampaignApiTest, PutReplacesTheNamedFieldsAndKeepsTheRest) {
   expected["sync_timeout_ms"] = 900;
   expected["rate_limit_per_minute"] = 50;
   expected["payout"] = {{"model", "fixed"}, {"value", 2.5}};
+  expected["version"] = 2;  // each change moves the version (docs/versions.md)
   EXPECT_EQ(body_of(changed)["data"], expected);
   EXPECT_EQ(body_of(svc.get(path, svc.operator_key()))["data"], expected);
 
@@ -87,6 +88,7 @@ TEST_F(CampaignApiTest, PutReplacesTheNamedFieldsAndKeepsTheRest) {
   auto again = put(svc, path, back, svc.operator_key());
   ASSERT_EQ(again->status, 200) << again->body;
   expected["name"] = "Renamed again";
+  expected["version"] = 3;
   EXPECT_EQ(body_of(again)["data"], expected);
   auto name_only = put(svc, path, {{"name", "Third"}}, svc.operator_key());
   ASSERT_EQ(name_only->status, 200) << name_only->body;

@@ -197,6 +197,7 @@ StoreFactory postgresql_factory() {
 }  // namespace
 
 #include "store_contract_tests.inc"
+#include "store_contract_versions.inc"
 
 INSTANTIATE_TEST_SUITE_P(Postgresql, StoreContract, ::testing::Values(postgresql_factory()),
                          store_factory_name);

@@ -101,6 +101,7 @@ StoreFactory sqlite_factory() {
 }  // namespace
 
 #include "store_contract_tests.inc"
+#include "store_contract_versions.inc"
 
 INSTANTIATE_TEST_SUITE_P(Sqlite, StoreContract, ::testing::Values(sqlite_factory()),
                          store_factory_name);

@@ -116,8 +116,12 @@ Lookup<ApiKey> FakeStore::find_api_key_by_hash(std::string_view key_hash) {
 std::vector<ApiKey> FakeStore::list_api_keys() {
   return down() ? std::vector<ApiKey>{} : real_->list_api_keys();
 }
-StoreStatus FakeStore::revoke_api_key(std::string_view id, std::int64_t at_ms) {
-  return down() ? StoreStatus::kUnavailable : real_->revoke_api_key(id, at_ms);
+Lookup<ApiKey> FakeStore::get_api_key(std::string_view id) {
+  return lookup_fails() ? Lookup<ApiKey>{} : real_->get_api_key(id);
+}
+StoreStatus FakeStore::revoke_api_key(std::string_view id, std::int64_t at_ms,
+                                      std::int64_t if_version) {
+  return down() ? StoreStatus::kUnavailable : real_->revoke_api_key(id, at_ms, if_version);
 }
 
 StoreStatus FakeStore::insert_user(const User& u) {
@@ -136,12 +140,18 @@ StoreStatus FakeStore::touch_api_key(std::string_view id, std::int64_t at_ms) {
   return down() ? StoreStatus::kUnavailable : real_->touch_api_key(id, at_ms);
 }
 
-StoreStatus FakeStore::update_user(const User& u, std::string_view keep_session) {
+StoreStatus FakeStore::update_user(User& u, std::string_view keep_session) {
   return down() ? StoreStatus::kUnavailable : real_->update_user(u, keep_session);
 }
+StoreStatus FakeStore::set_user_password(std::string_view user_id, std::string_view password_hash,
+                                         std::string_view keep_session) {
+  return down() ? StoreStatus::kUnavailable
+                : real_->set_user_password(user_id, password_hash, keep_session);
+}
 StoreStatus FakeStore::record_login(std::string_view user_id, std::int64_t at_ms,
-                                    std::string_view rehashed) {
-  return down() ? StoreStatus::kUnavailable : real_->record_login(user_id, at_ms, rehashed);
+                                    std::string_view rehashed, std::string_view verified) {
+  return down() ? StoreStatus::kUnavailable
+                : real_->record_login(user_id, at_ms, rehashed, verified);
 }
 StoreStatus FakeStore::insert_session(const UserSession& s) {
   return down() ? StoreStatus::kUnavailable : real_->insert_session(s);
@@ -166,7 +176,7 @@ StoreStatus FakeStore::delete_expired_sessions(std::int64_t now_ms, std::int64_t
 StoreStatus FakeStore::insert_buyer(const Buyer& b) {
   return down() ? StoreStatus::kUnavailable : real_->insert_buyer(b);
 }
-StoreStatus FakeStore::update_buyer(const Buyer& b) {
+StoreStatus FakeStore::update_buyer(Buyer& b) {
   return down() ? StoreStatus::kUnavailable : real_->update_buyer(b);
 }
 std::optional<Buyer> FakeStore::get_buyer(std::string_view id) {
@@ -230,10 +240,10 @@ SettleResult FakeStore::settle_lead(const Settlement& s, const PayoutRule& payou
 std::optional<std::vector<Settlement>> FakeStore::settlements_of_lead(std::string_view lead_id) {
   return down() ? std::nullopt : real_->settlements_of_lead(lead_id);
 }
-StoreStatus FakeStore::update_seller(const Seller& s) {
+StoreStatus FakeStore::update_seller(Seller& s) {
   return down() ? StoreStatus::kUnavailable : real_->update_seller(s);
 }
-StoreStatus FakeStore::update_campaign(const Campaign& c) {
+StoreStatus FakeStore::update_campaign(Campaign& c) {
   return down() ? StoreStatus::kUnavailable : real_->update_campaign(c);
 }
 ReturnResult FakeStore::record_return(const ReturnRequest& r) {

@@ -61,16 +61,20 @@ class FakeStore final : public Store {
   StoreStatus insert_api_key(const ApiKey& k) override;
   Lookup<ApiKey> find_api_key_by_hash(std::string_view key_hash) override;
   std::vector<ApiKey> list_api_keys() override;
-  StoreStatus revoke_api_key(std::string_view id, std::int64_t at_ms) override;
+  Lookup<ApiKey> get_api_key(std::string_view id) override;
+  StoreStatus revoke_api_key(std::string_view id, std::int64_t at_ms,
+                             std::int64_t if_version) override;
 
   StoreStatus insert_user(const User& u) override;
   Lookup<User> get_user(std::string_view id) override;
   Lookup<User> find_user_by_email(std::string_view email) override;
   std::vector<User> list_users() override;
-  StoreStatus update_user(const User& u, std::string_view keep_session = {}) override;
+  StoreStatus update_user(User& u, std::string_view keep_session = {}) override;
+  StoreStatus set_user_password(std::string_view user_id, std::string_view password_hash,
+                                std::string_view keep_session) override;
   StoreStatus touch_api_key(std::string_view id, std::int64_t at_ms) override;
-  StoreStatus record_login(std::string_view user_id, std::int64_t at_ms,
-                           std::string_view rehashed) override;
+  StoreStatus record_login(std::string_view user_id, std::int64_t at_ms, std::string_view rehashed,
+                           std::string_view verified) override;
   StoreStatus insert_session(const UserSession& s) override;
   Lookup<UserSession> find_session(std::string_view token_hash) override;
   StoreStatus touch_session(std::string_view token_hash, std::int64_t at_ms) override;
@@ -79,7 +83,7 @@ class FakeStore final : public Store {
   StoreStatus delete_expired_sessions(std::int64_t now_ms, std::int64_t idle_before_ms) override;
 
   StoreStatus insert_buyer(const Buyer& b) override;
-  StoreStatus update_buyer(const Buyer& b) override;
+  StoreStatus update_buyer(Buyer& b) override;
   std::optional<Buyer> get_buyer(std::string_view id) override;
   std::vector<Buyer> list_buyers(const BuyerQuery& q) override;
   std::int64_t buyers_version() override;
@@ -97,8 +101,8 @@ class FakeStore final : public Store {
                                           std::int64_t since_ms) override;
   std::optional<Cents> sales_cents(std::string_view buyer_id, std::int64_t since_ms) override;
   ReturnResult record_return(const ReturnRequest& r) override;
-  StoreStatus update_seller(const Seller& s) override;
-  StoreStatus update_campaign(const Campaign& c) override;
+  StoreStatus update_seller(Seller& s) override;
+  StoreStatus update_campaign(Campaign& c) override;
   SettleResult settle_lead(const Settlement& s, const PayoutRule& payout) override;
   std::optional<std::vector<Settlement>> settlements_of_lead(std::string_view lead_id) override;
   std::optional<std::vector<LeadReturn>> returns_of_lead(std::string_view lead_id) override;

@@ -36,11 +36,14 @@
 #include <nlohmann/json.hpp>
 
 #include "lead_fields.hpp"
+#include "leadflow/base/clock.hpp"
 #include "leadflow/base/crypto.hpp"
 #include "leadflow/base/ids.hpp"
 #include "leadflow/domain/accounts.hpp"
 #include "leadflow/domain/buyer.hpp"
 #include "leadflow/domain/lead.hpp"
+#include "leadflow/domain/verticals.hpp"
+#include "leadflow/management/management.hpp"  // store_contract_versions.inc: changes as the API makes them
 #include "leadflow/store/store.hpp"
 
 namespace leadflow::contract {

@@ -117,6 +117,16 @@ try {
   assert.match(pingResult, /\/ping/);
   assert.match(pingResult, /bid/);
   await shot(page, 'buyer-test-ping');
+  // Someone else changes the buyer while its page is open: Save says so plainly and changes
+  // nothing; reloaded, the page shows their change and Save works.
+  assert.equal((await api('PUT', `/v1/buyers/${buyerId}`, { priority: 7 })).status, 200);
+  await page.getByRole('button', { name: 'Save', exact: true }).click();
+  await page.getByText('Someone else changed this buyer after you opened it').waitFor();
+  await shot(page, 'buyer-stale');
+  await page.getByRole('button', { name: 'Reload the buyer' }).click();
+  await page.getByRole('button', { name: 'Save', exact: true }).click();
+  await page.getByText('Saved.').waitFor();
+  assert.equal((await api('GET', `/v1/buyers/${buyerId}`)).body.data.priority, 7);
   await menu('Buyers').click();
   await page.getByRole('link', { name: `E2E Buyer ${suffix}` }).waitFor();
   await shot(page, 'buyers');

@@ -128,7 +128,8 @@ nlohmann::json seller_to_json(const Seller& s) {
           {"name", s.name},
           {"status", s.active ? "active" : "paused"},
           {"payout", payout_to_json(s.payout_fixed, s.payout_value)},
-          {"created_at", format_rfc3339_ms(s.created_at_ms)}};
+          {"created_at", format_rfc3339_ms(s.created_at_ms)},
+          {"version", s.version}};
 }
 
 nlohmann::json campaign_to_json(const Campaign& c) {
@@ -143,7 +144,8 @@ nlohmann::json campaign_to_json(const Campaign& c) {
           {"rate_limit_per_minute", c.rate_limit_per_minute},
           {"payout", payout},
           {"campaign_key_hint", c.key_hint},
-          {"created_at", format_rfc3339_ms(c.created_at_ms)}};
+          {"created_at", format_rfc3339_ms(c.created_at_ms)},
+          {"version", c.version}};
 }
 
 nlohmann::json api_key_to_json(const ApiKey& k) {
@@ -167,7 +169,8 @@ nlohmann::json api_key_to_json(const ApiKey& k) {
           {"revoked_at", k.revoked_at_ms ? nlohmann::json(format_rfc3339_ms(k.revoked_at_ms))
                                          : nlohmann::json(nullptr)},
           {"last_used_at", k.last_used_at_ms ? nlohmann::json(format_rfc3339_ms(k.last_used_at_ms))
-                                             : nlohmann::json(nullptr)}};
+                                             : nlohmann::json(nullptr)},
+          {"version", k.version}};
 }
 
 nlohmann::json user_to_json(const User& u) {
@@ -184,7 +187,8 @@ nlohmann::json user_to_json(const User& u) {
       {"active", u.active},
       {"created_at", format_rfc3339_ms(u.created_at_ms)},
       {"last_login_at", u.last_login_at_ms ? nlohmann::json(format_rfc3339_ms(u.last_login_at_ms))
-                                           : nlohmann::json(nullptr)}};
+                                           : nlohmann::json(nullptr)},
+      {"version", u.version}};
 }
 
 }  // namespace leadflow

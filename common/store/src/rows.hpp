@@ -31,16 +31,21 @@
   "payout_fixed, payout_value, key_hash, key_hint, created_at"
 #define LF_API_KEY_COLUMNS \
   "id, seller_id, name, plan, scopes, key_hash, key_hint, created_at, revoked_at, buyer_id"
-// What a key's reads add: its last use, written apart from the key (Store::touch_api_key).
-#define LF_API_KEY_READ_COLUMNS LF_API_KEY_COLUMNS ", last_used_at"
+// What a key's reads add: its last use, written apart from the key (Store::touch_api_key), and
+// its version (every write of a record's own sets it, never an insert: it starts at 1).
+#define LF_API_KEY_READ_COLUMNS LF_API_KEY_COLUMNS ", last_used_at, version"
 #define LF_RETURN_COLUMNS \
   "lead_id, buyer_id, reason, note, by_key_id, price_cents, payout_cents, sold_at, returned_at"
 #define LF_SELLER_COLUMNS "id, name, active, created_at, payout_fixed, payout_value"
+// The reads of sellers, campaigns, buyers and users add the version, as a key's do.
+#define LF_SELLER_READ_COLUMNS LF_SELLER_COLUMNS ", version"
+#define LF_CAMPAIGN_READ_COLUMNS LF_CAMPAIGN_COLUMNS ", version"
 #define LF_SETTLEMENT_COLUMNS \
   "lead_id, buyer_id, sold, price_cents, payout_cents, buyer_lead_id, note, by_key_id, at"
 #define LF_LEDGER_COLUMNS \
   "id, kind, lead_id, buyer_id, seller_id, campaign_id, revenue_cents, payout_cents, at"
 #define LF_BUYER_COLUMNS "id, active, doc, created_at, updated_at"
+#define LF_BUYER_READ_COLUMNS LF_BUYER_COLUMNS ", version"
 
 namespace leadflow::store_rows {
 
@@ -68,6 +73,7 @@ Seller read_seller(const Row& q) {
   s.created_at_ms = q.int64(3);
   s.payout_fixed = q.boolean(4);
   s.payout_value = q.int64(5);
+  s.version = q.int64(6);
   return s;
 }
 
@@ -130,6 +136,7 @@ Campaign read_campaign(const Row& q) {
   c.key_hash = q.text(10);
   c.key_hint = q.text(11);
   c.created_at_ms = q.int64(12);
+  c.version = q.int64(13);
   return c;
 }
 
@@ -147,11 +154,13 @@ ApiKey read_api_key(const Row& q) {
   k.revoked_at_ms = q.int64(8);
   k.buyer_id = q.text(9);  // NULL (not a buyer's key) reads as ""
   k.last_used_at_ms = q.int64(10);
+  k.version = q.int64(11);
   return k;
 }
 
 #define LF_USER_COLUMNS \
   "id, email, name, seller_id, buyer_id, password_hash, active, created_at, last_login_at"
+#define LF_USER_READ_COLUMNS LF_USER_COLUMNS ", version"
 #define LF_SESSION_COLUMNS "token_hash, user_id, csrf_token, created_at, expires_at, last_seen_at"
 
 template <typename Row>
@@ -166,6 +175,7 @@ User read_user(const Row& q) {
   u.active = q.boolean(6);
   u.created_at_ms = q.int64(7);
   u.last_login_at_ms = q.int64(8);
+  u.version = q.int64(9);
   return u;
 }
 
@@ -278,6 +288,7 @@ std::optional<Buyer> read_buyer(const Row& q) {
   b.active = q.boolean(1);
   b.created_at_ms = q.int64(3);
   b.updated_at_ms = q.int64(4);
+  b.version = q.int64(5);
   return b;
 }
 

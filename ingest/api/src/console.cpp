@@ -13,6 +13,7 @@
 #include "leadflow/api/http_util.hpp"
 #include "leadflow/api/session.hpp"
 #include "leadflow/management/passwords.hpp"
+#include "versions.hpp"
 
 namespace leadflow {
 namespace {
@@ -107,7 +108,7 @@ void sign_in(IngestContext& ctx, const http::Request& req, http::Response& res) 
   // A hash made under older limits is replaced now, while the password is at hand.
   std::string rehashed;
   if (passwords::needs_rehash(user.password_hash)) rehashed = passwords::hash(password);
-  const StoreStatus recorded = ctx.store.record_login(user.id, now, rehashed);
+  const StoreStatus recorded = ctx.store.record_login(user.id, now, rehashed, user.password_hash);
   if (recorded != StoreStatus::kOk)
     return send_problem(res, refusal_for(recorded, StoreStep::kWrite));
   // Housekeeping: sessions that ended without a logout leave the store here.
@@ -215,6 +216,9 @@ void change_password(IngestContext& ctx, const http::Request& req, http::Respons
       ctx.management.change_password(user, (*body)["new_password"], s->session.token_hash);
   if (!changed.errors.empty())
     return http::send_problem(res, 400, "the password change is invalid", changed.errors);
+  // Disabled (or removed) since its session was checked: disabling wins, nothing was changed.
+  if (changed.status == StoreStatus::kNotFound)
+    return http::send_problem(res, 401, "the user was disabled; nothing was changed");
   if (changed.status != StoreStatus::kOk)
     return send_problem(res, refusal_for(changed.status, StoreStep::kWrite));
   audit_console(ctx, req, AuditEvent::kPasswordChanged, "self", &user, client);
@@ -224,8 +228,10 @@ void change_password(IngestContext& ctx, const http::Request& req, http::Respons
 
 void answer_user(http::Response& res, const Management::Created& c, int status) {
   if (!c.errors.empty()) return http::send_problem(res, 400, "the user is invalid", c.errors);
+  if (refuse_version(res, c, "user")) return;
   if (c.status != StoreStatus::kOk)
     return send_problem(res, refusal_for(c.status, StoreStep::kWrite));
+  if (c.version > 0) set_etag(res, c.version);
   http::send_json(res, status, {{"success", true}, {"data", c.body}});
 }
 
@@ -256,7 +262,17 @@ void register_console(Routes& routes, IngestContext& ctx) {
     if (!authorise(c, q, r, kScopeAdmin, true) || !http::require_json(q, r)) return;
     auto body = http::parse_body(q, r);
     if (!body) return;
-    answer_user(r, c.management.update_user(std::string(q.match(1)), *body), 200);
+    answer_user(r, c.management.update_user(std::string(q.match(1)), *body, if_match_of(q)), 200);
+  });
+  routes.get("/v1/users/{id}", [&c](const http::Request& q, http::Response& r) {
+    if (!authorise(c, q, r, kScopeAdmin, true)) return;
+    const Lookup<User> found = c.store.get_user(std::string(q.match(1)));
+    if (!found.value)
+      return send_problem(
+          r, refusal_for(found.status == StoreStatus::kOk ? StoreStatus::kNotFound : found.status,
+                         StoreStep::kRead));
+    set_etag(r, found.value->version);
+    http::send_json(r, 200, {{"success", true}, {"data", user_to_json(*found.value)}});
   });
 }
 

@@ -16,6 +16,7 @@
 #include "leadflow/validation/validation.hpp"
 #include "reports.hpp"
 #include "returns.hpp"
+#include "versions.hpp"
 #include "viewer.hpp"
 
 namespace leadflow {
@@ -293,6 +294,13 @@ void check_verticals(IngestContext& ctx, const Buyer& b, FieldErrors& errors) {
       errors.push_back({"verticals[" + std::to_string(i) + "]", "not_allowed", "unknown vertical"});
 }
 
+// A buyer as the API shows it: its configuration (secrets masked) and its version.
+json buyer_config_view(const Buyer& b) {
+  json j = buyer_to_json(b, true);
+  j["version"] = b.version;
+  return j;
+}
+
 void list_buyers(IngestContext& ctx, const http::Request& req, http::Response& res) {
   if (!authorise(ctx, req, res, kScopeBuyersRead, true)) return;
   FieldErrors errors;
@@ -324,7 +332,7 @@ void list_buyers(IngestContext& ctx, const http::Request& req, http::Response& r
       res, q, [&](const BuyerQuery& page) { return ctx.store.list_buyers(page); },
       [](const Buyer& b) { return b.id; },
       [&ctx, &traffic](const Buyer& b) {
-        json j = buyer_to_json(b, true);
+        json j = buyer_config_view(b);
         j["health"] = buyer_health_json(traffic, b.id, buyer_return_summary(ctx, b));
         return j;
       });
@@ -348,41 +356,55 @@ void create_buyer(IngestContext& ctx, const http::Request& req, http::Response& 
   if (auto s = ctx.store.insert_buyer(b); s != StoreStatus::kOk) return send_store_failure(res, s);
   log(LogLevel::kInfo, "buyer_created", {{"buyer_id", b.id}});
   res.set_header("Location", "/v1/buyers/" + b.id);
-  http::send_json(res, 201, {{"success", true}, {"data", buyer_to_json(b, true)}});
+  set_etag(res, b.version);
+  http::send_json(res, 201, {{"success", true}, {"data", buyer_config_view(b)}});
 }
 
 void get_buyer(IngestContext& ctx, const http::Request& req, http::Response& res) {
   if (!authorise(ctx, req, res, kScopeBuyersRead, true)) return;
   auto b = ctx.store.get_buyer(std::string(req.match(1)));
   if (!b) return http::send_problem(res, 404, "no such buyer");
-  json data = buyer_to_json(*b, true);
+  json data = buyer_config_view(*b);
   data["returns"] = buyer_return_summary(ctx, *b);
   data["health"] = buyer_health_json(buyer_traffic_24h(ctx, b->id), b->id, data["returns"]);
+  set_etag(res, b->version);
   http::send_json(res, 200, {{"success", true}, {"data", std::move(data)}});
 }
 
 void update_buyer(IngestContext& ctx, const http::Request& req, http::Response& res) {
   if (!authorise(ctx, req, res, kScopeBuyersWrite, true)) return;
   if (!require_json(req, res)) return;
-  auto base = ctx.store.get_buyer(std::string(req.match(1)));
-  if (!base) return http::send_problem(res, 404, "no such buyer");
+  const std::string id(req.match(1));
+  if (!ctx.store.get_buyer(id)) return http::send_problem(res, 404, "no such buyer");
   auto body = parse_body(req, res);
   if (!body) return;
-  // `health` is read-only, figures of the view: a client may send back what it read.
-  if (body->is_object()) body->erase("health");
-  FieldErrors errors;
-  Buyer b = buyer_from_json(*body, &*base, ctx.config.allow_private_buyers, errors);
-  if (errors.empty()) check_verticals(ctx, b, errors);
-  if (!errors.empty()) {
-    http::send_problem(res, 400, "the buyer configuration is invalid", errors);
-    return;
-  }
-  b.id = base->id;
-  b.created_at_ms = base->created_at_ms;
-  b.updated_at_ms = ctx.clock.now_ms();
-  if (auto s = ctx.store.update_buyer(b); s != StoreStatus::kOk) return send_store_failure(res, s);
-  log(LogLevel::kInfo, "buyer_updated", {{"buyer_id", b.id}});
-  http::send_json(res, 200, {{"success", true}, {"data", buyer_to_json(b, true)}});
+  // `health` and `version` are read-only, figures of the view: a client may send back what it
+  // read (the version a change expects is If-Match's to say).
+  body->erase("health");
+  body->erase("version");
+  // The body applied to the buyer as it is when written (docs/versions.md): the fields it does
+  // not name keep what another change wrote meanwhile.
+  const Management::Created changed = change_record<Buyer>(
+      if_match_of(req), [&] { return found_or_not(ctx.store.get_buyer(id)); },
+      [&](Buyer& b, FieldErrors& errors) {
+        const Buyer base = b;
+        b = buyer_from_json(*body, &base, ctx.config.allow_private_buyers, errors);
+        if (errors.empty()) check_verticals(ctx, b, errors);
+        b.id = base.id;
+        b.created_at_ms = base.created_at_ms;
+        b.updated_at_ms = ctx.clock.now_ms();
+        b.version = base.version;
+      },
+      [&](Buyer& b) { return ctx.store.update_buyer(b); }, buyer_config_view);
+  if (!changed.errors.empty())
+    return http::send_problem(res, 400, "the buyer configuration is invalid", changed.errors);
+  if (refuse_version(res, changed, "buyer")) return;
+  if (changed.status == StoreStatus::kNotFound)
+    return http::send_problem(res, 404, "no such buyer");
+  if (changed.status != StoreStatus::kOk) return send_store_failure(res, changed.status);
+  log(LogLevel::kInfo, "buyer_updated", {{"buyer_id", id}});
+  set_etag(res, changed.version);
+  http::send_json(res, 200, {{"success", true}, {"data", changed.body}});
 }
 
 void created(http::Response& res, const Management::Created& c, const char* what) {
@@ -487,11 +509,21 @@ void register_surface_a(Routes& routes, IngestContext& ctx) {
     if (!authorise(c, q, r, kScopeAdmin, true) || !require_json(q, r)) return;
     auto body = parse_body(q, r);
     if (!body) return;
-    const Management::Created changed = c.management.update_seller(std::string(q.match(1)), *body);
+    const Management::Created changed =
+        c.management.update_seller(std::string(q.match(1)), *body, if_match_of(q));
     if (!changed.errors.empty())
       return http::send_problem(r, 400, "the seller is invalid", changed.errors);
+    if (refuse_version(r, changed, "seller")) return;
     if (changed.status != StoreStatus::kOk) return send_store_failure(r, changed.status);
+    set_etag(r, changed.version);
     http::send_json(r, 200, {{"success", true}, {"data", changed.body}});
+  });
+  routes.get("/v1/sellers/{id}", [&c](const http::Request& q, http::Response& r) {
+    if (!authorise(c, q, r, kScopeAdmin, true)) return;
+    const auto s = c.store.get_seller(std::string(q.match(1)));
+    if (!s) return http::send_problem(r, 404, "no such seller");
+    set_etag(r, s->version);
+    http::send_json(r, 200, {{"success", true}, {"data", seller_to_json(*s)}});
   });
   routes.get("/v1/sellers", [&c](const http::Request& q, http::Response& r) {
     if (!authorise(c, q, r, kScopeAdmin, true)) return;
@@ -529,6 +561,7 @@ void register_surface_a(Routes& routes, IngestContext& ctx) {
     // Another seller's campaign is a 404: its existence is not theirs to know.
     if (!cp || (!key->is_operator() && cp->seller_id != key->seller_id))
       return http::send_problem(r, 404, "no such campaign");
+    set_etag(r, cp->version);
     http::send_json(r, 200, {{"success", true}, {"data", campaign_view(*key, *cp)}});
   });
   routes.put("/v1/campaigns/{id}", [&c](const http::Request& q, http::Response& r) {
@@ -536,13 +569,15 @@ void register_surface_a(Routes& routes, IngestContext& ctx) {
     auto body = parse_body(q, r);
     if (!body) return;
     const Management::Created changed =
-        c.management.update_campaign(std::string(q.match(1)), *body);
+        c.management.update_campaign(std::string(q.match(1)), *body, if_match_of(q));
     if (!changed.errors.empty())
       return http::send_problem(r, 400, "the campaign is invalid", changed.errors);
+    if (refuse_version(r, changed, "campaign")) return;
     if (changed.status == StoreStatus::kNotFound)
       return http::send_problem(r, 404, "no such campaign");
     if (changed.status != StoreStatus::kOk) return send_store_failure(r, changed.status);
     log(LogLevel::kInfo, "campaign_updated", {{"campaign_id", std::string(q.match(1))}});
+    set_etag(r, changed.version);
     http::send_json(r, 200, {{"success", true}, {"data", changed.body}});
   });
   routes.post("/v1/api-keys", [&c](const http::Request& q, http::Response& r) {
@@ -579,17 +614,31 @@ void register_surface_a(Routes& routes, IngestContext& ctx) {
       if (owns_key(*key, k)) data.push_back(api_key_to_json(k));
     http::send_json(r, 200, {{"success", true}, {"data", data}});
   });
+  routes.get("/v1/api-keys/{id}", [&c](const http::Request& q, http::Response& r) {
+    auto key = key_manager(c, q, r);
+    if (!key) return;
+    const Lookup<ApiKey> target = c.store.get_api_key(std::string(q.match(1)));
+    if (target.status == StoreStatus::kUnavailable)
+      return send_problem(r, refusal_for(target.status, StoreStep::kRead));
+    // Another account's key is no key of yours: 404, as an unknown one.
+    if (!target.value || !owns_key(*key, *target.value))
+      return send_store_failure(r, StoreStatus::kNotFound);
+    set_etag(r, target.value->version);
+    http::send_json(r, 200, {{"success", true}, {"data", api_key_to_json(*target.value)}});
+  });
   routes.remove("/v1/api-keys/{id}", [&c](const http::Request& q, http::Response& r) {
     auto key = key_manager(c, q, r);
     if (!key) return;
     const std::string id(q.match(1));
-    std::optional<ApiKey> target;
-    for (auto& k : c.store.list_api_keys())
-      if (k.id == id) target = std::move(k);
+    const Lookup<ApiKey> found = c.store.get_api_key(id);
+    if (found.status == StoreStatus::kUnavailable) return send_store_failure(r, found.status);
+    const std::optional<ApiKey>& target = found.value;
     // Another account's key is no key of yours: 404, as an unknown one.
     if (!target || !owns_key(*key, *target)) return send_store_failure(r, StoreStatus::kNotFound);
-    const auto s = c.store.revoke_api_key(id, c.clock.now_ms());
-    if (s != StoreStatus::kOk) return send_store_failure(r, s);
+    const Management::Created revoked_key = c.management.revoke_api_key(id, if_match_of(q));
+    if (refuse_version(r, revoked_key, "API key")) return;
+    if (revoked_key.status != StoreStatus::kOk) return send_store_failure(r, revoked_key.status);
+    set_etag(r, revoked_key.version);
     json revoked = {{"key_id", id}};
     if (!target->seller_id.empty()) revoked["seller_id"] = target->seller_id;
     audit_key(c, q, *key, AuditEvent::kKeyRevoked, "api_key", revoked);

@@ -145,26 +145,24 @@ Management::Created Management::create_seller(const json& body) {
   return out;
 }
 
-Management::Created Management::update_seller(const std::string& id, const json& body) {
+Management::Created Management::update_seller(const std::string& id, const json& body,
+                                              const IfMatch& if_match) {
   Created out;
   if (!body.is_object()) {
     out.errors.push_back({"body", "invalid_type", "must be a JSON object"});
     return out;
   }
-  // Read-only fields of the view may be sent back as they were read.
-  unknown_fields(body, {"name", "status", "payout", "seller_id", "created_at"}, out.errors);
-  auto s = store_.get_seller(id);
-  if (!s) {
-    out.status = StoreStatus::kNotFound;
-    return out;
-  }
-  if (body.contains("name")) take_string(body, "name", kMaxName, true, s->name, out.errors);
-  take_status(body, s->active, out.errors);
-  take_payout(body, s->payout_fixed, s->payout_value, out.errors);
-  if (!out.errors.empty()) return out;
-  out.status = store_.update_seller(*s);
-  out.body = seller_to_json(*s);
-  return out;
+  return change_record<Seller>(
+      if_match, [&] { return found_or_not(store_.get_seller(id)); },
+      [&](Seller& s, FieldErrors& errors) {
+        // Read-only fields of the view may be sent back as they were read.
+        unknown_fields(body, {"name", "status", "payout", "seller_id", "created_at", "version"},
+                       errors);
+        if (body.contains("name")) take_string(body, "name", kMaxName, true, s.name, errors);
+        take_status(body, s.active, errors);
+        take_payout(body, s.payout_fixed, s.payout_value, errors);
+      },
+      [&](Seller& s) { return store_.update_seller(s); }, seller_to_json);
 }
 
 Management::Created Management::create_campaign(const json& body) {
@@ -220,51 +218,51 @@ void keep_read_only(const json& body, const char* name, const std::string& curre
   if (it == body.end() || (it->is_string() && it->get_ref<const std::string&>() == current)) return;
   errors.push_back({name, "read_only", "cannot be changed"});
 }
+
+// A PUT's body applied to a campaign as it is now (Management::update_campaign).
+void apply_campaign(const json& body, Campaign& c, FieldErrors& errors) {
+  unknown_fields(
+      body,
+      {"name", "status", "mode", "sync_timeout_ms", "rate_limit_per_minute", "payout", "seller_id",
+       "vertical", "campaign_id", "created_at", "campaign_key_hint", "campaign_key", "version"},
+      errors);
+  keep_read_only(body, "seller_id", c.seller_id, errors);
+  keep_read_only(body, "vertical", c.vertical, errors);
+  keep_read_only(body, "campaign_id", c.id, errors);
+  keep_read_only(body, "campaign_key_hint", c.key_hint, errors);
+  if (body.contains("created_at") && body["created_at"] != campaign_to_json(c)["created_at"])
+    errors.push_back({"created_at", "read_only", "cannot be changed"});
+  if (body.contains("campaign_key"))
+    errors.push_back(
+        {"campaign_key", "read_only", "cannot be changed: create a new campaign for a new key"});
+  if (body.contains("name")) take_string(body, "name", kMaxName, true, c.name, errors);
+  take_status(body, c.active, errors);
+  if (body.contains("mode")) {
+    const auto& m = body["mode"];
+    if (m == "sync")
+      c.async_mode = false;
+    else if (m == "async")
+      c.async_mode = true;
+    else
+      errors.push_back({"mode", "not_allowed", "must be sync or async"});
+  }
+  take_int(body, "sync_timeout_ms", 100, 60000, c.sync_timeout_ms, errors);
+  take_int(body, "rate_limit_per_minute", 1, 10'000'000, c.rate_limit_per_minute, errors);
+  take_payout(body, c.payout_fixed, c.payout_value, errors);
+}
 }  // namespace
 
-Management::Created Management::update_campaign(const std::string& id, const json& body) {
+Management::Created Management::update_campaign(const std::string& id, const json& body,
+                                                const IfMatch& if_match) {
   Created out;
   if (!body.is_object()) {
     out.errors.push_back({"body", "invalid_type", "must be a JSON object"});
     return out;
   }
-  unknown_fields(
-      body,
-      {"name", "status", "mode", "sync_timeout_ms", "rate_limit_per_minute", "payout", "seller_id",
-       "vertical", "campaign_id", "created_at", "campaign_key_hint", "campaign_key"},
-      out.errors);
-  auto c = store_.get_campaign(id);
-  if (!c) {
-    out.status = StoreStatus::kNotFound;
-    return out;
-  }
-  keep_read_only(body, "seller_id", c->seller_id, out.errors);
-  keep_read_only(body, "vertical", c->vertical, out.errors);
-  keep_read_only(body, "campaign_id", c->id, out.errors);
-  keep_read_only(body, "campaign_key_hint", c->key_hint, out.errors);
-  if (body.contains("created_at") && body["created_at"] != campaign_to_json(*c)["created_at"])
-    out.errors.push_back({"created_at", "read_only", "cannot be changed"});
-  if (body.contains("campaign_key"))
-    out.errors.push_back(
-        {"campaign_key", "read_only", "cannot be changed: create a new campaign for a new key"});
-  if (body.contains("name")) take_string(body, "name", kMaxName, true, c->name, out.errors);
-  take_status(body, c->active, out.errors);
-  if (body.contains("mode")) {
-    const auto& m = body["mode"];
-    if (m == "sync")
-      c->async_mode = false;
-    else if (m == "async")
-      c->async_mode = true;
-    else
-      out.errors.push_back({"mode", "not_allowed", "must be sync or async"});
-  }
-  take_int(body, "sync_timeout_ms", 100, 60000, c->sync_timeout_ms, out.errors);
-  take_int(body, "rate_limit_per_minute", 1, 10'000'000, c->rate_limit_per_minute, out.errors);
-  take_payout(body, c->payout_fixed, c->payout_value, out.errors);
-  if (!out.errors.empty()) return out;
-  out.status = store_.update_campaign(*c);
-  out.body = campaign_to_json(*c);
-  return out;
+  return change_record<Campaign>(
+      if_match, [&] { return found_or_not(store_.get_campaign(id)); },
+      [&](Campaign& c, FieldErrors& errors) { apply_campaign(body, c, errors); },
+      [&](Campaign& c) { return store_.update_campaign(c); }, campaign_to_json);
 }
 
 Management::Created Management::create_api_key(const json& body) {
@@ -449,21 +447,19 @@ Management::Created Management::create_user(const json& body) {
   return out;
 }
 
-Management::Created Management::update_user(const std::string& id, const json& body) {
+Management::Created Management::update_user(const std::string& id, const json& body,
+                                            const IfMatch& if_match) {
   Created out;
   if (!body.is_object()) {
     out.errors.push_back({"body", "invalid_type", "must be a JSON object"});
     return out;
   }
   unknown_fields(body, {"name", "active", "password"}, out.errors);
-  const Lookup<User> found = store_.get_user(id);
-  if (!found.value) {
-    out.status = found.status;
-    return out;
-  }
-  User u = *found.value;
-  if (body.contains("name")) take_string(body, "name", kMaxName, true, u.name, out.errors);
-  take_active(body, u.active, out.errors);
+  // The body is checked, and a new password hashed, once: neither depends on the record.
+  User patch;
+  const bool new_name =
+      body.contains("name") && take_string(body, "name", kMaxName, true, patch.name, out.errors);
+  const bool new_active = take_active(body, patch.active, out.errors);
   std::string new_hash;
   const bool new_password = take_password(body, false, new_hash, out.errors);
   if (!out.errors.empty()) return out;
@@ -471,10 +467,48 @@ Management::Created Management::update_user(const std::string& id, const json& b
     out.status = StoreStatus::kUnavailable;
     return out;
   }
-  if (new_password) u.password_hash = new_hash;
-  // Inactive, or with a new password, its sessions end with the change.
-  out.status = store_.update_user(u);
-  out.body = user_to_json(u);
+  return change_record<User>(
+      if_match, [&] { return store_.get_user(id); },
+      [&](User& u, FieldErrors&) {
+        if (new_name) u.name = patch.name;
+        if (new_active) u.active = patch.active;
+        if (new_password) u.password_hash = new_hash;
+      },
+      // Inactive, or with a new password, its sessions end with the change.
+      [&](User& u) { return store_.update_user(u); }, user_to_json);
+}
+
+Management::Created Management::revoke_api_key(const std::string& id, const IfMatch& if_match) {
+  Created out;
+  const Lookup<ApiKey> found = store_.get_api_key(id);
+  if (!found.value) {
+    out.status = found.status == StoreStatus::kOk ? StoreStatus::kNotFound : found.status;
+    return out;
+  }
+  // One write: the store revokes the key only at a version the If-Match allows.
+  std::int64_t expected = kAnyVersion;
+  if (!if_match.any) {
+    if (!if_match.allows(found.value->version)) {
+      out.status = StoreStatus::kConflict;
+      out.stale = true;
+      out.version = found.value->version;
+      return out;
+    }
+    expected = found.value->version;
+  }
+  out.status = store_.revoke_api_key(id, clock_.now_ms(), expected);
+  if (out.status == StoreStatus::kConflict) {
+    // Changed between the read and the write: the version it is at now.
+    const Lookup<ApiKey> now = store_.get_api_key(id);
+    out.stale = true;
+    out.version = now.value ? now.value->version : found.value->version;
+    return out;
+  }
+  if (out.status != StoreStatus::kOk) return out;
+  const Lookup<ApiKey> revoked = store_.get_api_key(id);
+  const ApiKey& k = revoked.value ? *revoked.value : *found.value;
+  out.body = api_key_to_json(k);
+  out.version = k.version;
   return out;
 }
 
@@ -519,11 +553,10 @@ Management::Created Management::change_password(const User& user, const json& ne
     out.status = StoreStatus::kUnavailable;
     return out;
   }
-  User u = user;
-  u.password_hash = hash;
-  // The other sessions end with the change, in its transaction; the caller's stays.
-  out.status = store_.update_user(u, keep_session_hash);
-  out.body = user_to_json(u);
+  // Only the hash: the rest of `user` was read before and may be stale (an operator may have
+  // disabled the user meanwhile). The other sessions end with the change, in its transaction;
+  // the caller's stays.
+  out.status = store_.set_user_password(user.id, hash, keep_session_hash);
   return out;
 }
 

@@ -49,9 +49,11 @@ export function setSignedOutHandler(handler: () => void): void {
 
 const unsafe = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
-export async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
+/** `ifMatch`: the If-Match header of an edit (the ETag of the version the page read). */
+export async function request<T>(method: string, path: string, body?: unknown, ifMatch?: string): Promise<T> {
   const headers: Record<string, string> = { Accept: 'application/json' };
   if (body !== undefined) headers['Content-Type'] = 'application/json';
+  if (ifMatch) headers['If-Match'] = ifMatch;
   if (unsafe.has(method) && csrfToken) headers['X-CSRF-Token'] = csrfToken;
   const res = await fetch(path, {
     method,
@@ -78,8 +80,14 @@ export async function request<T>(method: string, path: string, body?: unknown): 
 
 export const get = <T>(path: string) => request<T>('GET', path);
 export const post = <T>(path: string, body: unknown) => request<T>('POST', path, body);
-export const put = <T>(path: string, body: unknown) => request<T>('PUT', path, body);
-export const del = <T>(path: string) => request<T>('DELETE', path);
+/** With `version`, the change is made only to that version of the record (else 412). */
+export const put = <T>(path: string, body: unknown, version?: number) => request<T>('PUT', path, body, etagOf(version));
+export const del = <T>(path: string, version?: number) => request<T>('DELETE', path, undefined, etagOf(version));
+
+/** The If-Match of a record read at `version` (its ETag, "v7" quoted); none without one. */
+export function etagOf(version: number | undefined): string | undefined {
+  return typeof version === 'number' && version > 0 ? `"v${version}"` : undefined;
+}
 
 /** A query string from the non-empty values of `params` ("" when none). */
 export function query(params: Record<string, string | number | undefined | null>): string {
@@ -101,6 +109,7 @@ export interface User {
   active?: boolean;
   created_at?: string;
   last_login_at?: string | null;
+  version?: number;
 }
 
 export interface Session {

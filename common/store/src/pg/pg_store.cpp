@@ -233,24 +233,34 @@ class PgStore final : public Store, private PgCalls {
   }
 
   std::optional<Seller> get_seller(std::string_view id) override {
-    return read_one<Seller>("get_seller", "SELECT " LF_SELLER_COLUMNS " FROM sellers WHERE id = $1",
+    return read_one<Seller>("get_seller",
+                            "SELECT " LF_SELLER_READ_COLUMNS " FROM sellers WHERE id = $1",
                             Params().add(id), read_seller<Row>);
   }
 
-  StoreStatus update_seller(const Seller& s) override {
+  StoreStatus update_seller(Seller& s) override {
     return run("update_seller", StoreStatus::kUnavailable, [&](Connection& c) {
       const Result r = c.exec(
           "WITH changed AS (UPDATE sellers SET name = $2, active = $3, payout_fixed = $4,"
-          " payout_value = $5 WHERE id = $1 RETURNING 1) SELECT COUNT(*) FROM changed",
-          Params().add(s.id).add(s.name).add(s.active).add(s.payout_fixed).add(s.payout_value),
+          " payout_value = $5, version = version + 1"
+          " WHERE id = $1 AND ($6::BIGINT = 0 OR version = $6::BIGINT) RETURNING version)"
+          " SELECT (SELECT version FROM changed), EXISTS (SELECT 1 FROM sellers WHERE id = $1)",
+          Params()
+              .add(s.id)
+              .add(s.name)
+              .add(s.active)
+              .add(s.payout_fixed)
+              .add(s.payout_value)
+              .add(s.version),
           Effect::kWrite);
-      return r.int64(0, 0) > 0 ? StoreStatus::kOk : StoreStatus::kNotFound;
+      return versioned(r, s.version);
     });
   }
 
   std::vector<Seller> list_sellers() override {
-    return read_all<Seller>("list_sellers", "SELECT " LF_SELLER_COLUMNS " FROM sellers ORDER BY id",
-                            Params(), read_seller<Row>);
+    return read_all<Seller>("list_sellers",
+                            "SELECT " LF_SELLER_READ_COLUMNS " FROM sellers ORDER BY id", Params(),
+                            read_seller<Row>);
   }
 
   StoreStatus insert_campaign(const Campaign& c) override {
@@ -275,16 +285,18 @@ class PgStore final : public Store, private PgCalls {
 
   std::optional<Campaign> get_campaign(std::string_view id) override {
     return read_one<Campaign>("get_campaign",
-                              "SELECT " LF_CAMPAIGN_COLUMNS " FROM campaigns WHERE id = $1",
+                              "SELECT " LF_CAMPAIGN_READ_COLUMNS " FROM campaigns WHERE id = $1",
                               Params().add(id), read_campaign<Row>);
   }
 
-  StoreStatus update_campaign(const Campaign& cp) override {
+  StoreStatus update_campaign(Campaign& cp) override {
     return run("update_campaign", StoreStatus::kUnavailable, [&](Connection& c) {
       const Result r = c.exec(
           "WITH changed AS (UPDATE campaigns SET name = $2, active = $3, async_mode = $4,"
           " sync_timeout_ms = $5, rate_limit_per_minute = $6, payout_fixed = $7,"
-          " payout_value = $8 WHERE id = $1 RETURNING 1) SELECT COUNT(*) FROM changed",
+          " payout_value = $8, version = version + 1"
+          " WHERE id = $1 AND ($9::BIGINT = 0 OR version = $9::BIGINT) RETURNING version)"
+          " SELECT (SELECT version FROM changed), EXISTS (SELECT 1 FROM campaigns WHERE id = $1)",
           Params()
               .add(cp.id)
               .add(cp.name)
@@ -293,21 +305,23 @@ class PgStore final : public Store, private PgCalls {
               .add(cp.sync_timeout_ms)
               .add(cp.rate_limit_per_minute)
               .add(cp.payout_fixed)
-              .add(cp.payout_value),
+              .add(cp.payout_value)
+              .add(cp.version),
           Effect::kWrite);
-      return r.int64(0, 0) > 0 ? StoreStatus::kOk : StoreStatus::kNotFound;
+      return versioned(r, cp.version);
     });
   }
 
   Lookup<Campaign> find_campaign_by_key_hash(std::string_view key_hash) override {
     return lookup<Campaign>("find_campaign_by_key_hash",
-                            "SELECT " LF_CAMPAIGN_COLUMNS " FROM campaigns WHERE key_hash = $1",
+                            "SELECT " LF_CAMPAIGN_READ_COLUMNS
+                            " FROM campaigns WHERE key_hash = $1",
                             Params().add(key_hash), read_campaign<Row>);
   }
 
   std::vector<Campaign> list_campaigns(std::string_view seller_id) override {
     return read_all<Campaign>("list_campaigns",
-                              "SELECT " LF_CAMPAIGN_COLUMNS
+                              "SELECT " LF_CAMPAIGN_READ_COLUMNS
                               " FROM campaigns"
                               " WHERE $1 = '' OR seller_id = $1 ORDER BY id",
                               Params().add(seller_id), read_campaign<Row>);
@@ -342,16 +356,29 @@ class PgStore final : public Store, private PgCalls {
                             Params(), read_api_key<Row>);
   }
 
+  Lookup<ApiKey> get_api_key(std::string_view id) override {
+    return lookup<ApiKey>("get_api_key",
+                          "SELECT " LF_API_KEY_READ_COLUMNS " FROM api_keys WHERE id = $1",
+                          Params().add(id), read_api_key<Row>);
+  }
+
   /// Revoking a revoked key is kOk and keeps the first revocation time.
-  StoreStatus revoke_api_key(std::string_view id, std::int64_t at_ms) override {
+  StoreStatus revoke_api_key(std::string_view id, std::int64_t at_ms,
+                             std::int64_t if_version) override {
     return run("revoke_api_key", StoreStatus::kUnavailable, [&](Connection& c) {
-      // 0 means "live": a revocation is never recorded as 0.
+      // 0 means "live": a revocation is never recorded as 0. The version read beside the
+      // update is the one before it (one snapshot): it tells a key that moved on from one
+      // revoked before at the version asked.
       const Result r = c.exec(
-          "WITH revoked AS (UPDATE api_keys SET revoked_at = $2"
-          "                 WHERE id = $1 AND revoked_at = 0 RETURNING 1)"
-          " SELECT EXISTS (SELECT 1 FROM revoked) OR EXISTS (SELECT 1 FROM api_keys WHERE id = $1)",
-          Params().add(id).add(std::max<std::int64_t>(at_ms, 1)), Effect::kWrite);
-      return r.boolean(0, 0) ? StoreStatus::kOk : StoreStatus::kNotFound;
+          "WITH revoked AS (UPDATE api_keys SET revoked_at = $2, version = version + 1"
+          "                 WHERE id = $1 AND revoked_at = 0"
+          "                 AND ($3::BIGINT = 0 OR version = $3::BIGINT) RETURNING 1)"
+          " SELECT EXISTS (SELECT 1 FROM revoked), (SELECT version FROM api_keys WHERE id = $1)",
+          Params().add(id).add(std::max<std::int64_t>(at_ms, 1)).add(if_version), Effect::kWrite);
+      if (r.boolean(0, 0)) return StoreStatus::kOk;
+      if (r.is_null(0, 1)) return StoreStatus::kNotFound;
+      return if_version == kAnyVersion || r.int64(0, 1) == if_version ? StoreStatus::kOk
+                                                                      : StoreStatus::kConflict;
     });
   }
 
@@ -381,29 +408,36 @@ class PgStore final : public Store, private PgCalls {
   }
 
   Lookup<User> get_user(std::string_view id) override {
-    return lookup<User>("get_user", "SELECT " LF_USER_COLUMNS " FROM users WHERE id = $1",
+    return lookup<User>("get_user", "SELECT " LF_USER_READ_COLUMNS " FROM users WHERE id = $1",
                         Params().add(id), read_user<Row>);
   }
 
   Lookup<User> find_user_by_email(std::string_view email) override {
     return lookup<User>("find_user_by_email",
-                        "SELECT " LF_USER_COLUMNS " FROM users WHERE email = $1",
+                        "SELECT " LF_USER_READ_COLUMNS " FROM users WHERE email = $1",
                         Params().add(email), read_user<Row>);
   }
 
   std::vector<User> list_users() override {
-    return read_all<User>("list_users", "SELECT " LF_USER_COLUMNS " FROM users ORDER BY id",
+    return read_all<User>("list_users", "SELECT " LF_USER_READ_COLUMNS " FROM users ORDER BY id",
                           Params(), read_user<Row>);
   }
 
-  StoreStatus update_user(const User& u, std::string_view keep_session) override {
+  StoreStatus update_user(User& u, std::string_view keep_session) override {
     return run("update_user", StoreStatus::kUnavailable, [&](Connection& c) {
       Transaction tx(c);
       const Result before = c.exec("SELECT password_hash <> $2 FROM users WHERE id = $1 FOR UPDATE",
                                    Params().add(u.id).add(u.password_hash), Effect::kWrite);
       if (before.rows() == 0) return StoreStatus::kNotFound;  // the transaction rolls back
-      c.exec("UPDATE users SET name = $2, active = $3, password_hash = $4 WHERE id = $1",
-             Params().add(u.id).add(u.name).add(u.active).add(u.password_hash), Effect::kWrite);
+      const Result changed = c.exec(
+          "UPDATE users SET name = $2, active = $3, password_hash = $4,"
+          " version = version + 1"
+          " WHERE id = $1 AND ($5::BIGINT = 0 OR version = $5::BIGINT) RETURNING version",
+          Params().add(u.id).add(u.name).add(u.active).add(u.password_hash).add(u.version),
+          Effect::kWrite);
+      // The row is locked and there: another change came first.
+      if (changed.rows() == 0) return StoreStatus::kConflict;
+      u.version = changed.int64(0, 0);
       if (!u.active || before.boolean(0, 0))
         c.exec("DELETE FROM user_sessions WHERE user_id = $1 AND token_hash <> $2",
                Params().add(u.id).add(keep_session), Effect::kWrite);
@@ -412,13 +446,30 @@ class PgStore final : public Store, private PgCalls {
     });
   }
 
-  StoreStatus record_login(std::string_view user_id, std::int64_t at_ms,
-                           std::string_view rehashed) override {
-    return changed_one("record_login",
-                       "UPDATE users SET last_login_at = $2,"
-                       " password_hash = CASE WHEN $3 = '' THEN password_hash ELSE $3 END"
-                       " WHERE id = $1 RETURNING 1",
-                       Params().add(user_id).add(at_ms).add(rehashed));
+  StoreStatus set_user_password(std::string_view user_id, std::string_view password_hash,
+                                std::string_view keep_session) override {
+    return run("set_user_password", StoreStatus::kUnavailable, [&](Connection& c) {
+      Transaction tx(c);
+      const Result changed = c.exec(
+          "UPDATE users SET password_hash = $2, version = version + 1"
+          " WHERE id = $1 AND active RETURNING 1",
+          Params().add(user_id).add(password_hash), Effect::kWrite);
+      if (changed.rows() == 0) return StoreStatus::kNotFound;  // the transaction rolls back
+      c.exec("DELETE FROM user_sessions WHERE user_id = $1 AND token_hash <> $2",
+             Params().add(user_id).add(keep_session), Effect::kWrite);
+      tx.commit();
+      return StoreStatus::kOk;
+    });
+  }
+
+  StoreStatus record_login(std::string_view user_id, std::int64_t at_ms, std::string_view rehashed,
+                           std::string_view verified) override {
+    return changed_one(
+        "record_login",
+        "UPDATE users SET last_login_at = $2,"
+        " password_hash = CASE WHEN $3 <> '' AND password_hash = $4 THEN $3 ELSE password_hash END"
+        " WHERE id = $1 RETURNING 1",
+        Params().add(user_id).add(at_ms).add(rehashed).add(verified));
   }
 
   StoreStatus insert_session(const UserSession& s) override {
@@ -464,6 +515,17 @@ class PgStore final : public Store, private PgCalls {
                  Params().add(now_ms).add(idle_before_ms));
   }
 
+  /// The answer of a conditional write of one record, a row of (the new version or NULL when
+  /// nothing was written, whether the record exists): kOk with `version` the new one, kConflict
+  /// when the record moved past the version asked, kNotFound when there is none.
+  static StoreStatus versioned(const Result& r, std::int64_t& version) {
+    if (!r.is_null(0, 0)) {
+      version = r.int64(0, 0);
+      return StoreStatus::kOk;
+    }
+    return r.boolean(0, 1) ? StoreStatus::kConflict : StoreStatus::kNotFound;
+  }
+
   /// One writing statement ending in RETURNING 1; kNotFound when it changed no row.
   StoreStatus changed_one(const char* op, const char* sql, const Params& params) {
     return run(op, StoreStatus::kUnavailable, [&](Connection& c) {
@@ -495,28 +557,31 @@ class PgStore final : public Store, private PgCalls {
   }
 
   /// Replaces the configuration; the creation time stays the one first stored.
-  StoreStatus update_buyer(const Buyer& b) override {
+  StoreStatus update_buyer(Buyer& b) override {
     return run("update_buyer", StoreStatus::kUnavailable, [&](Connection& c) {
       const Result r = c.exec(
           "WITH updated AS (UPDATE buyers SET active = $2, doc = $3, updated_at = $4,"
-          "                 verticals = $5 WHERE id = $1 RETURNING 1),"
+          "                 verticals = $5, version = version + 1"
+          "                 WHERE id = $1 AND ($6::BIGINT = 0 OR version = $6::BIGINT)"
+          "                 RETURNING version),"
           " bumped AS (UPDATE buyers_version SET version = version + 1"
           "            WHERE id = 1 AND EXISTS (SELECT 1 FROM updated))"
-          " SELECT COUNT(*) FROM updated",
+          " SELECT (SELECT version FROM updated), EXISTS (SELECT 1 FROM buyers WHERE id = $1)",
           Params()
               .add(b.id)
               .add(b.active)
               .add(dump(buyer_to_json(b, /*mask_secrets=*/false)))
               .add(b.updated_at_ms)
-              .add(dump(json(b.verticals))),
+              .add(dump(json(b.verticals)))
+              .add(b.version),
           Effect::kWrite);
-      return r.int64(0, 0) > 0 ? StoreStatus::kOk : StoreStatus::kNotFound;
+      return versioned(r, b.version);
     });
   }
 
   std::optional<Buyer> get_buyer(std::string_view id) override {
     return run("get_buyer", std::optional<Buyer>{}, [&](Connection& c) -> std::optional<Buyer> {
-      const Result r = c.exec("SELECT " LF_BUYER_COLUMNS " FROM buyers WHERE id = $1",
+      const Result r = c.exec("SELECT " LF_BUYER_READ_COLUMNS " FROM buyers WHERE id = $1",
                               Params().add(id), Effect::kRead);
       if (r.rows() == 0) return std::nullopt;
       return read_buyer(Row{r, 0});
@@ -533,7 +598,7 @@ class PgStore final : public Store, private PgCalls {
       params.add(bq.vertical).add(bq.after_id).add(clamp_limit(bq.limit));
       // Unnamed statements are planned with their parameter values, so the "$n IS NULL OR"
       // branches fold away before planning.
-      const Result r = c.exec("SELECT " LF_BUYER_COLUMNS
+      const Result r = c.exec("SELECT " LF_BUYER_READ_COLUMNS
                               " FROM buyers"
                               " WHERE ($1::BOOLEAN IS NULL OR active = $1::BOOLEAN)"
                               " AND ($2 = '' OR verticals::JSONB ? $2)"

@@ -628,6 +628,15 @@ CREATE TABLE attempt_windows (
 );
 CREATE INDEX attempt_windows_by_newest ON attempt_windows (newest_at);
 )sql"},
+    // Versions of the records people edit (docs/versions.md): a write conditional on the version
+    // it read never overwrites a change it did not see. Existing rows start at 1.
+    {15, R"sql(
+ALTER TABLE users ADD COLUMN version BIGINT NOT NULL DEFAULT 1;
+ALTER TABLE buyers ADD COLUMN version BIGINT NOT NULL DEFAULT 1;
+ALTER TABLE campaigns ADD COLUMN version BIGINT NOT NULL DEFAULT 1;
+ALTER TABLE sellers ADD COLUMN version BIGINT NOT NULL DEFAULT 1;
+ALTER TABLE api_keys ADD COLUMN version BIGINT NOT NULL DEFAULT 1;
+)sql"},
 };
 
 }  // namespace

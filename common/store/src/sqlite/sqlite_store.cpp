@@ -123,31 +123,33 @@ class SqliteStore final : public Store, private SqliteCalls {
 
   std::optional<Seller> get_seller(std::string_view id) override {
     return read_optional<Seller>(
-        "get_seller", "SELECT " LF_SELLER_COLUMNS " FROM sellers WHERE id = ?1",
+        "get_seller", "SELECT " LF_SELLER_READ_COLUMNS " FROM sellers WHERE id = ?1",
         [&](Query& q) { q.bind(id); }, read_seller<Query>);
   }
 
-  StoreStatus update_seller(const Seller& s) override {
+  StoreStatus update_seller(Seller& s) override {
     return guarded("update_seller", StoreStatus::kUnavailable, [&] {
       std::lock_guard lock(write_mu_);
-      Connection& c = *writer_;
-      Query q(c,
-              "UPDATE sellers SET name = ?2, active = ?3, payout_fixed = ?4, payout_value = ?5"
-              " WHERE id = ?1");
-      if (int rc = q.bind(s.id)
-                       .bind(s.name)
-                       .bind(s.active)
-                       .bind(s.payout_fixed)
-                       .bind(s.payout_value)
-                       .run())
-        return report(c, rc, "update_seller");
-      return c.changes() > 0 ? StoreStatus::kOk : StoreStatus::kNotFound;
+      return write_versioned(
+          *writer_, "update_seller",
+          "UPDATE sellers SET name = ?2, active = ?3, payout_fixed = ?4, payout_value = ?5,"
+          " version = version + 1 WHERE id = ?1 AND (?6 = 0 OR version = ?6) RETURNING version",
+          "SELECT 1 FROM sellers WHERE id = ?1", s.id,
+          [&](Query& q) {
+            q.bind(s.id)
+                .bind(s.name)
+                .bind(s.active)
+                .bind(s.payout_fixed)
+                .bind(s.payout_value)
+                .bind(s.version);
+          },
+          s.version);
     });
   }
 
   std::vector<Seller> list_sellers() override {
     return read_all<Seller>(
-        "list_sellers", "SELECT " LF_SELLER_COLUMNS " FROM sellers ORDER BY id", [](Query&) {},
+        "list_sellers", "SELECT " LF_SELLER_READ_COLUMNS " FROM sellers ORDER BY id", [](Query&) {},
         read_seller<Query>);
   }
 
@@ -174,42 +176,46 @@ class SqliteStore final : public Store, private SqliteCalls {
 
   std::optional<Campaign> get_campaign(std::string_view id) override {
     return read_optional<Campaign>(
-        "get_campaign", "SELECT " LF_CAMPAIGN_COLUMNS " FROM campaigns WHERE id = ?1",
+        "get_campaign", "SELECT " LF_CAMPAIGN_READ_COLUMNS " FROM campaigns WHERE id = ?1",
         [&](Query& q) { q.bind(id); }, read_campaign<Query>);
   }
 
-  StoreStatus update_campaign(const Campaign& c) override {
+  StoreStatus update_campaign(Campaign& c) override {
     return guarded("update_campaign", StoreStatus::kUnavailable, [&] {
       std::lock_guard lock(write_mu_);
-      Connection& conn = *writer_;
-      Query q(conn,
-              "UPDATE campaigns SET name = ?2, active = ?3, async_mode = ?4, sync_timeout_ms = ?5,"
-              " rate_limit_per_minute = ?6, payout_fixed = ?7, payout_value = ?8 WHERE id = ?1");
-      if (int rc = q.bind(c.id)
-                       .bind(c.name)
-                       .bind(c.active)
-                       .bind(c.async_mode)
-                       .bind(c.sync_timeout_ms)
-                       .bind(c.rate_limit_per_minute)
-                       .bind(c.payout_fixed)
-                       .bind(c.payout_value)
-                       .run())
-        return report(conn, rc, "update_campaign");
-      return conn.changes() > 0 ? StoreStatus::kOk : StoreStatus::kNotFound;
+      return write_versioned(
+          *writer_, "update_campaign",
+          "UPDATE campaigns SET name = ?2, active = ?3, async_mode = ?4, sync_timeout_ms = ?5,"
+          " rate_limit_per_minute = ?6, payout_fixed = ?7, payout_value = ?8,"
+          " version = version + 1 WHERE id = ?1 AND (?9 = 0 OR version = ?9) RETURNING version",
+          "SELECT 1 FROM campaigns WHERE id = ?1", c.id,
+          [&](Query& q) {
+            q.bind(c.id)
+                .bind(c.name)
+                .bind(c.active)
+                .bind(c.async_mode)
+                .bind(c.sync_timeout_ms)
+                .bind(c.rate_limit_per_minute)
+                .bind(c.payout_fixed)
+                .bind(c.payout_value)
+                .bind(c.version);
+          },
+          c.version);
     });
   }
 
   Lookup<Campaign> find_campaign_by_key_hash(std::string_view key_hash) override {
     return lookup<Campaign>(
         "find_campaign_by_key_hash",
-        "SELECT " LF_CAMPAIGN_COLUMNS " FROM campaigns WHERE key_hash = ?1",
+        "SELECT " LF_CAMPAIGN_READ_COLUMNS " FROM campaigns WHERE key_hash = ?1",
         [&](Query& q) { q.bind(key_hash); }, read_campaign<Query>);
   }
 
   std::vector<Campaign> list_campaigns(std::string_view seller_id) override {
     return read_all<Campaign>(
         "list_campaigns",
-        "SELECT " LF_CAMPAIGN_COLUMNS " FROM campaigns WHERE ?1 = '' OR seller_id = ?1 ORDER BY id",
+        "SELECT " LF_CAMPAIGN_READ_COLUMNS
+        " FROM campaigns WHERE ?1 = '' OR seller_id = ?1 ORDER BY id",
         [&](Query& q) { q.bind(seller_id); }, read_campaign<Query>);
   }
 
@@ -244,20 +250,34 @@ class SqliteStore final : public Store, private SqliteCalls {
         [](Query&) {}, read_api_key<Query>);
   }
 
+  Lookup<ApiKey> get_api_key(std::string_view id) override {
+    return lookup<ApiKey>(
+        "get_api_key", "SELECT " LF_API_KEY_READ_COLUMNS " FROM api_keys WHERE id = ?1",
+        [&](Query& q) { q.bind(id); }, read_api_key<Query>);
+  }
+
   /// Revoking a revoked key is kOk and keeps the first revocation time.
-  StoreStatus revoke_api_key(std::string_view id, std::int64_t at_ms) override {
+  StoreStatus revoke_api_key(std::string_view id, std::int64_t at_ms,
+                             std::int64_t if_version) override {
     return guarded("revoke_api_key", StoreStatus::kUnavailable, [&] {
       std::lock_guard lock(write_mu_);
       Connection& c = *writer_;
       {
-        Query q(c, "UPDATE api_keys SET revoked_at = ?2 WHERE id = ?1 AND revoked_at = 0");
+        Query q(c,
+                "UPDATE api_keys SET revoked_at = ?2, version = version + 1"
+                " WHERE id = ?1 AND revoked_at = 0 AND (?3 = 0 OR version = ?3)");
         // 0 means "live": a revocation is never recorded as 0.
-        if (int rc = q.bind(id).bind(std::max<std::int64_t>(at_ms, 1)).run())
+        if (int rc = q.bind(id).bind(std::max<std::int64_t>(at_ms, 1)).bind(if_version).run())
           return report(c, rc, "revoke_api_key");
       }
       if (c.changes() > 0) return StoreStatus::kOk;
-      return exists(c, "SELECT 1 FROM api_keys WHERE id = ?1", id, "revoke_api_key",
-                    StoreStatus::kOk);
+      // Nothing changed: no such key, a version moved on, or a key revoked before.
+      Query q(c, "SELECT version FROM api_keys WHERE id = ?1");
+      const int rc = q.bind(id).step();
+      if (rc == SQLITE_DONE) return StoreStatus::kNotFound;
+      if (rc != SQLITE_ROW) return report(c, rc, "revoke_api_key");
+      return if_version == kAnyVersion || q.int64(0) == if_version ? StoreStatus::kOk
+                                                                   : StoreStatus::kConflict;
     });
   }
 
@@ -288,23 +308,23 @@ class SqliteStore final : public Store, private SqliteCalls {
 
   Lookup<User> get_user(std::string_view id) override {
     return lookup<User>(
-        "get_user", "SELECT " LF_USER_COLUMNS " FROM users WHERE id = ?1",
+        "get_user", "SELECT " LF_USER_READ_COLUMNS " FROM users WHERE id = ?1",
         [&](Query& q) { q.bind(id); }, read_user<Query>);
   }
 
   Lookup<User> find_user_by_email(std::string_view email) override {
     return lookup<User>(
-        "find_user_by_email", "SELECT " LF_USER_COLUMNS " FROM users WHERE email = ?1",
+        "find_user_by_email", "SELECT " LF_USER_READ_COLUMNS " FROM users WHERE email = ?1",
         [&](Query& q) { q.bind(email); }, read_user<Query>);
   }
 
   std::vector<User> list_users() override {
     return read_all<User>(
-        "list_users", "SELECT " LF_USER_COLUMNS " FROM users ORDER BY id", [](Query&) {},
+        "list_users", "SELECT " LF_USER_READ_COLUMNS " FROM users ORDER BY id", [](Query&) {},
         read_user<Query>);
   }
 
-  StoreStatus update_user(const User& u, std::string_view keep_session) override {
+  StoreStatus update_user(User& u, std::string_view keep_session) override {
     return guarded("update_user", StoreStatus::kUnavailable, [&] {
       std::lock_guard lock(write_mu_);
       Connection& c = *writer_;
@@ -318,11 +338,16 @@ class SqliteStore final : public Store, private SqliteCalls {
         if (rc != SQLITE_ROW) return report(c, rc, "update_user");
         new_password = q.int64(0) != 0;
       }
-      {
-        Query q(c, "UPDATE users SET name = ?2, active = ?3, password_hash = ?4 WHERE id = ?1");
-        if (int rc = q.bind(u.id).bind(u.name).bind(u.active).bind(u.password_hash).run())
-          return report(c, rc, "update_user");
-      }
+      const StoreStatus written = write_versioned(
+          c, "update_user",
+          "UPDATE users SET name = ?2, active = ?3, password_hash = ?4, version = version + 1"
+          " WHERE id = ?1 AND (?5 = 0 OR version = ?5) RETURNING version",
+          "SELECT 1 FROM users WHERE id = ?1", u.id,
+          [&](Query& q) {
+            q.bind(u.id).bind(u.name).bind(u.active).bind(u.password_hash).bind(u.version);
+          },
+          u.version);
+      if (written != StoreStatus::kOk) return written;  // the transaction rolls back
       if (!u.active || new_password) {
         Query q(c, "DELETE FROM user_sessions WHERE user_id = ?1 AND token_hash <> ?2");
         if (int rc = q.bind(u.id).bind(keep_session).run()) return report(c, rc, "update_user");
@@ -332,13 +357,39 @@ class SqliteStore final : public Store, private SqliteCalls {
     });
   }
 
-  StoreStatus record_login(std::string_view user_id, std::int64_t at_ms,
-                           std::string_view rehashed) override {
-    return changed_one("record_login",
-                       "UPDATE users SET last_login_at = ?2,"
-                       " password_hash = CASE WHEN ?3 = '' THEN password_hash ELSE ?3 END"
-                       " WHERE id = ?1",
-                       [&](Query& q) { q.bind(user_id).bind(at_ms).bind(rehashed); });
+  StoreStatus set_user_password(std::string_view user_id, std::string_view password_hash,
+                                std::string_view keep_session) override {
+    return guarded("set_user_password", StoreStatus::kUnavailable, [&] {
+      std::lock_guard lock(write_mu_);
+      Connection& c = *writer_;
+      Transaction tx(c);
+      if (int rc = tx.begin()) return report(c, rc, "set_user_password");
+      {
+        Query q(c,
+                "UPDATE users SET password_hash = ?2, version = version + 1"
+                " WHERE id = ?1 AND active = 1");
+        if (int rc = q.bind(user_id).bind(password_hash).run())
+          return report(c, rc, "set_user_password");
+      }
+      if (c.changes() == 0) return StoreStatus::kNotFound;
+      {
+        Query q(c, "DELETE FROM user_sessions WHERE user_id = ?1 AND token_hash <> ?2");
+        if (int rc = q.bind(user_id).bind(keep_session).run())
+          return report(c, rc, "set_user_password");
+      }
+      if (int rc = tx.commit()) return report(c, rc, "set_user_password");
+      return StoreStatus::kOk;
+    });
+  }
+
+  StoreStatus record_login(std::string_view user_id, std::int64_t at_ms, std::string_view rehashed,
+                           std::string_view verified) override {
+    return changed_one(
+        "record_login",
+        "UPDATE users SET last_login_at = ?2,"
+        " password_hash = CASE WHEN ?3 <> '' AND password_hash = ?4 THEN ?3 ELSE password_hash END"
+        " WHERE id = ?1",
+        [&](Query& q) { q.bind(user_id).bind(at_ms).bind(rehashed).bind(verified); });
   }
 
   StoreStatus insert_session(const UserSession& s) override {
@@ -407,18 +458,25 @@ class SqliteStore final : public Store, private SqliteCalls {
   }
 
   /// Replaces the configuration; the creation time stays the one first stored.
-  StoreStatus update_buyer(const Buyer& b) override {
+  StoreStatus update_buyer(Buyer& b) override {
     return guarded("update_buyer", StoreStatus::kUnavailable, [&] {
       const std::string doc = dump(buyer_to_json(b, /*mask_secrets=*/false));
       const std::string verticals = verticals_json(b);
       return write_buyer("update_buyer", [&](Connection& c) {
-        Query q(c,
-                "UPDATE buyers SET active = ?2, doc = ?3, updated_at = ?4, verticals = ?5 "
-                "WHERE id = ?1");
-        if (int rc =
-                q.bind(b.id).bind(b.active).bind(doc).bind(b.updated_at_ms).bind(verticals).run())
-          return report(c, rc, "update_buyer");
-        return c.changes() > 0 ? StoreStatus::kOk : StoreStatus::kNotFound;
+        return write_versioned(
+            c, "update_buyer",
+            "UPDATE buyers SET active = ?2, doc = ?3, updated_at = ?4, verticals = ?5,"
+            " version = version + 1 WHERE id = ?1 AND (?6 = 0 OR version = ?6) RETURNING version",
+            "SELECT 1 FROM buyers WHERE id = ?1", b.id,
+            [&](Query& q) {
+              q.bind(b.id)
+                  .bind(b.active)
+                  .bind(doc)
+                  .bind(b.updated_at_ms)
+                  .bind(verticals)
+                  .bind(b.version);
+            },
+            b.version);
       });
     });
   }
@@ -427,7 +485,7 @@ class SqliteStore final : public Store, private SqliteCalls {
     return guarded("get_buyer", std::optional<Buyer>{}, [&]() -> std::optional<Buyer> {
       auto conn = readers_.acquire();
       if (!conn) return std::nullopt;
-      Query q(*conn, "SELECT " LF_BUYER_COLUMNS " FROM buyers WHERE id = ?1");
+      Query q(*conn, "SELECT " LF_BUYER_READ_COLUMNS " FROM buyers WHERE id = ?1");
       const int rc = q.bind(id).step();
       if (rc == SQLITE_ROW) return read_buyer(q);
       if (rc != SQLITE_DONE) report(*conn, rc, "get_buyer");
@@ -440,7 +498,7 @@ class SqliteStore final : public Store, private SqliteCalls {
       std::vector<Buyer> out;
       auto conn = readers_.acquire();
       if (!conn) return out;
-      Query q(*conn, "SELECT " LF_BUYER_COLUMNS
+      Query q(*conn, "SELECT " LF_BUYER_READ_COLUMNS
                      " FROM buyers"
                      " WHERE (?1 < 0 OR active = ?1)"
                      " AND (?2 = '' OR EXISTS (SELECT 1 FROM json_each(buyers.verticals)"
@@ -1486,6 +1544,27 @@ class SqliteStore final : public Store, private SqliteCalls {
       if (int rc = q.run()) return report(c, rc, op);
       return c.changes() > 0 ? StoreStatus::kOk : StoreStatus::kNotFound;
     });
+  }
+
+  /// A conditional write of one record on the writer (held): `sql` changes the row whose id is
+  /// `id` if it is at the version its last parameter names (0: any), adds one to the version and
+  /// returns it. kOk with `version` the new one; kConflict when the row of `exists_sql` (one ?1
+  /// parameter: `id`) is there but moved on, kNotFound when it is not.
+  template <class Bind>
+  static StoreStatus write_versioned(Connection& c, const char* op, const char* sql,
+                                     const char* exists_sql, std::string_view id, Bind&& bind,
+                                     std::int64_t& version) {
+    {
+      Query q(c, sql);
+      bind(q);
+      const int rc = q.step();
+      if (rc == SQLITE_ROW) {
+        version = q.int64(0);
+        return StoreStatus::kOk;
+      }
+      if (rc != SQLITE_DONE) return report(c, rc, op);
+    }
+    return exists(c, exists_sql, id, op, StoreStatus::kConflict);
   }
 
   static StoreStatus exists(Connection& c, const char* sql, std::string_view key, const char* op,

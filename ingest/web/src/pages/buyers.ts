@@ -3,6 +3,7 @@ import { Ctx } from '../app';
 import { BUYER_FIELDS, buildBuyerBody, getPath, toText } from '../buyer_form';
 import { Field, button, field, h, input, link, notice, select, table, textarea } from '../dom';
 import { FormErrors } from '../form';
+import { isStale, staleNotice } from '../versions';
 import { dateTime, duration, money, percent } from '../format';
 
 type Buyer = Record<string, any>;
@@ -19,7 +20,7 @@ function health(b: Buyer): HTMLElement {
 }
 
 async function setStatus(b: Buyer, status: string, ctx: Ctx): Promise<void> {
-  await put(`/v1/buyers/${encodeURIComponent(b.buyer_id)}`, { status });
+  await put(`/v1/buyers/${encodeURIComponent(b.buyer_id)}`, { status }, b.version);
   ctx.go(location.pathname + location.search);
 }
 
@@ -44,7 +45,7 @@ export async function buyersPage(ctx: Ctx, root: HTMLElement): Promise<void> {
         (b.verticals ?? []).join(', '),
         b.pricing?.model === 'fixed' ? `fixed ${money(b.pricing.price)}` : `bid ≥ ${money(b.pricing?.min_bid ?? 0)}`,
         health(b),
-        button(b.status === 'active' ? 'Pause' : 'Resume', () => setStatus(b, b.status === 'active' ? 'paused' : 'active', ctx).catch((e) => msg.replaceChildren(notice(String(e.message ?? e), 'error'))), { class: 'secondary small', 'aria-label': `${b.status === 'active' ? 'Pause' : 'Resume'} ${b.name}` }),
+        button(b.status === 'active' ? 'Pause' : 'Resume', () => setStatus(b, b.status === 'active' ? 'paused' : 'active', ctx).catch((e) => msg.replaceChildren(isStale(e) ? staleNotice('buyer', () => ctx.go(location.pathname + location.search)) : notice(String(e.message ?? e), 'error'))), { class: 'secondary small', 'aria-label': `${b.status === 'active' ? 'Pause' : 'Resume'} ${b.name}` }),
       ]),
       `${all.length} buyers`,
     ),
@@ -84,7 +85,9 @@ export async function buyerEditPage(ctx: Ctx, root: HTMLElement): Promise<void> 
     }
     try {
       if (id) {
-        await put(`/v1/buyers/${encodeURIComponent(id)}`, built.body);
+        // Only over the version this page read: a change someone made since is never overwritten.
+        const res = await put<{ data: Buyer }>(`/v1/buyers/${encodeURIComponent(id)}`, built.body, buyer.version);
+        buyer.version = res.data.version;
         errors.clear();
         saved.replaceChildren(notice('Saved.', 'ok'));
       } else {
@@ -92,7 +95,9 @@ export async function buyerEditPage(ctx: Ctx, root: HTMLElement): Promise<void> 
         ctx.go(`/buyers/${encodeURIComponent(made.data.buyer_id)}?created=1`);
       }
     } catch (e) {
-      errors.show(e);
+      if (!isStale(e)) return errors.show(e);
+      errors.clear();
+      saved.replaceChildren(staleNotice('buyer', () => ctx.go(location.pathname)));
     }
   });
   if (ctx.search.get('created')) root.append(notice('Buyer created.', 'ok'));

@@ -3,6 +3,7 @@ import { Ctx, isOperator } from '../app';
 import { Field, button, field, h, input, link, notice, select, table } from '../dom';
 import { FormErrors } from '../form';
 import { shownOnce } from '../secret';
+import { isStale, staleNotice } from '../versions';
 
 type Rec = Record<string, any>;
 
@@ -26,7 +27,8 @@ export function campaignBody(v: Record<string, string>, creating: boolean): Rec 
   return body;
 }
 
-function campaignForm(sellers: Rec[], c: Rec | null, onDone: (made: Rec) => void): HTMLFormElement {
+/** `onStale`: reloads the campaign after someone else changed it (the edit was refused). */
+function campaignForm(sellers: Rec[], c: Rec | null, onDone: (made: Rec) => void, onStale: () => void = () => {}): HTMLFormElement {
   const creating = !c;
   const fields: Field[] = [];
   if (creating) {
@@ -50,11 +52,13 @@ function campaignForm(sellers: Rec[], c: Rec | null, onDone: (made: Rec) => void
     for (const f of fields) v[f.name] = f.control.value;
     try {
       const body = campaignBody(v, creating);
-      const res = creating ? await post<{ data: Rec }>('/v1/campaigns', body) : await put<{ data: Rec }>(`/v1/campaigns/${encodeURIComponent(c!.campaign_id)}`, body);
+      const res = creating ? await post<{ data: Rec }>('/v1/campaigns', body) : await put<{ data: Rec }>(`/v1/campaigns/${encodeURIComponent(c!.campaign_id)}`, body, c!.version);
       errors.clear();
       onDone(res.data);
     } catch (e) {
-      errors.show(e);
+      if (!isStale(e)) return errors.show(e);
+      errors.clear();
+      errors.element.replaceChildren(staleNotice('campaign', onStale));
     }
   });
   return form;
@@ -98,16 +102,16 @@ export async function campaignsPage(ctx: Ctx, root: HTMLElement): Promise<void> 
             link(`/reports${query({ campaign_id: c.campaign_id, group_by: 'day' })}`, 'Stats', { 'aria-label': `Stats of ${c.name}` }),
             operator && ' ',
             operator && button('Edit', () => {
-              editing.replaceChildren(h('section', { class: 'card' }, h('h2', {}, `Edit ${c.name}`), campaignForm(sellers, c, () => ctx.go('/campaigns'))));
+              editing.replaceChildren(h('section', { class: 'card' }, h('h2', {}, `Edit ${c.name}`), campaignForm(sellers, c, () => ctx.go('/campaigns'), () => ctx.go('/campaigns'))));
               (editing.querySelector('input, select') as HTMLElement | null)?.focus();
             }, { class: 'secondary small', 'aria-label': `Edit ${c.name}` }),
             operator && ' ',
             operator && button(c.status === 'active' ? 'Pause' : 'Resume', async () => {
               try {
-                await put(`/v1/campaigns/${encodeURIComponent(c.campaign_id)}`, { status: c.status === 'active' ? 'paused' : 'active' });
+                await put(`/v1/campaigns/${encodeURIComponent(c.campaign_id)}`, { status: c.status === 'active' ? 'paused' : 'active' }, c.version);
                 await drawList();
               } catch (e) {
-                secret.replaceChildren(notice(String((e as Error).message), 'error'));
+                secret.replaceChildren(isStale(e) ? staleNotice('campaign', () => { secret.replaceChildren(); void drawList(); }) : notice(String((e as Error).message), 'error'));
               }
             }, { class: 'secondary small', 'aria-label': `${c.status === 'active' ? 'Pause' : 'Resume'} ${c.name}` }),
           ),

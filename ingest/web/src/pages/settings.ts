@@ -4,6 +4,7 @@ import { Field, button, field, h, input, notice, select, table } from '../dom';
 import { FormErrors } from '../form';
 import { dateTime } from '../format';
 import { shownOnce } from '../secret';
+import { isStale, staleNotice } from '../versions';
 
 type Rec = Record<string, any>;
 const SCOPES = ['leads:write', 'leads:read', 'buyers:read', 'buyers:write', 'reports:read', 'returns:write', 'admin'];
@@ -37,10 +38,10 @@ export async function apiKeysPage(ctx: Ctx, root: HTMLElement): Promise<void> {
           : button('Revoke', async () => {
               if (!confirm(`Revoke the key ${k.name || k.key_id}? Requests with it will be refused at once.`)) return;
               try {
-                await del(`/v1/api-keys/${encodeURIComponent(k.key_id)}`);
+                await del(`/v1/api-keys/${encodeURIComponent(k.key_id)}`, k.version);
                 ctx.go('/settings/api-keys');
               } catch (e) {
-                msg.replaceChildren(notice(String((e as Error).message), 'error'));
+                msg.replaceChildren(isStale(e) ? staleNotice('API key', () => ctx.go('/settings/api-keys')) : notice(String((e as Error).message), 'error'));
               }
             }, { class: 'danger small', 'aria-label': `Revoke ${k.name || k.key_id}` }),
       ]),
@@ -95,10 +96,10 @@ export async function usersPage(ctx: Ctx, root: HTMLElement): Promise<void> {
           ? h('span', { class: 'muted' }, 'you')
           : button(u.active ? 'Disable' : 'Enable', async () => {
               try {
-                await put(`/v1/users/${encodeURIComponent(u.id)}`, { active: !u.active });
+                await put(`/v1/users/${encodeURIComponent(u.id)}`, { active: !u.active }, u.version);
                 ctx.go('/settings/users');
               } catch (e) {
-                msg.replaceChildren(notice(String((e as Error).message), 'error'));
+                msg.replaceChildren(isStale(e) ? staleNotice('user', () => ctx.go('/settings/users')) : notice(String((e as Error).message), 'error'));
               }
             }, { class: 'secondary small', 'aria-label': `${u.active ? 'Disable' : 'Enable'} ${u.email}` }),
       ]),

@@ -20,6 +20,7 @@ struct Seller {
   bool payout_fixed = false;         // payout model: revshare (percent of price) or fixed
   std::int64_t payout_value = 7000;  // revshare: basis points (7000 = 70%); fixed: cents
   std::int64_t created_at_ms = 0;
+  std::int64_t version = 1;  // one more with every change (docs/versions.md)
 };
 
 /// A seller's posting channel on Surface B. The campaign key is shown once at creation and
@@ -38,6 +39,7 @@ struct Campaign {
   std::string key_hash;           // hex SHA-256 of the campaign key
   std::string key_hint;           // first characters of the key, for people
   std::int64_t created_at_ms = 0;
+  std::int64_t version = 1;  // one more with every change (docs/versions.md)
 };
 
 /// What an API key may do.
@@ -83,6 +85,8 @@ struct ApiKey {
   std::int64_t revoked_at_ms = 0;  // 0: live
   /// When a request last authenticated with it (written at most once a minute); 0: never.
   std::int64_t last_used_at_ms = 0;
+  /// One more with every change (a revocation); a use does not move it (docs/versions.md).
+  std::int64_t version = 1;
 
   bool is_operator() const { return seller_id.empty() && buyer_id.empty(); }
   bool is_buyer() const { return !buyer_id.empty(); }
@@ -102,6 +106,8 @@ struct User {
   bool active = true;
   std::int64_t created_at_ms = 0;
   std::int64_t last_login_at_ms = 0;  // 0: never signed in
+  /// One more with every change (name, active, password); a sign-in does not move it.
+  std::int64_t version = 1;
 
   bool is_operator() const { return seller_id.empty() && buyer_id.empty(); }
   bool is_buyer() const { return !buyer_id.empty(); }
@@ -146,7 +152,7 @@ nlohmann::json seller_to_json(const Seller& s);
 nlohmann::json campaign_to_json(const Campaign& c);
 nlohmann::json api_key_to_json(const ApiKey& k);  // masked: never the secret
 /// {"id", "email", "name", "account", "seller_id", "buyer_id", "active", "created_at",
-/// "last_login_at"}: never the password hash.
+/// "last_login_at", "version"}: never the password hash.
 nlohmann::json user_to_json(const User& u);
 
 }  // namespace leadflow

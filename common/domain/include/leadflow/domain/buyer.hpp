@@ -75,6 +75,7 @@ struct Buyer {
 
   std::int64_t created_at_ms = 0;
   std::int64_t updated_at_ms = 0;
+  std::int64_t version = 1;  // one more with every change (docs/versions.md); not in the doc
 };
 
 /// Builds a buyer from a request body. With `base` (PUT), fields the body does not name keep the

@@ -23,6 +23,12 @@ enum class StoreStatus { kOk, kNotFound, kConflict, kUnavailable, kLimitReached 
 /// A lookup's answer: the record (kOk), none (kNotFound), or kUnavailable when the store could
 /// not say. A miss is only a kNotFound: asking healthy() afterwards would race a store that came
 /// back in between, and a failed lookup would be believed (and cached) as "no such record".
+/// The version a conditional write of a user, buyer, campaign, seller or API key expects the
+/// record to be at (its `version` as read); kAnyVersion asks for none. Every change to one of
+/// those records adds one to its version in the statement that makes it (docs/versions.md), so
+/// a write conditional on the version read never overwrites a change it did not see.
+inline constexpr std::int64_t kAnyVersion = 0;
+
 template <class T>
 struct Lookup {
   StoreStatus status = StoreStatus::kUnavailable;
@@ -317,22 +323,28 @@ class Store {
   // --- accounts -------------------------------------------------------------------------------
   virtual StoreStatus insert_seller(const Seller& s) = 0;
   virtual std::optional<Seller> get_seller(std::string_view id) = 0;
-  /// Replaces a seller's name, status and payout rule; kNotFound if absent.
-  virtual StoreStatus update_seller(const Seller& s) = 0;
+  /// Replaces a seller's name, status and payout rule if it is still at `s.version` (or any
+  /// version with kAnyVersion): kOk with `s.version` the new one, kConflict when another change
+  /// came first, kNotFound if absent. The other versioned updates below answer alike.
+  virtual StoreStatus update_seller(Seller& s) = 0;
   virtual std::vector<Seller> list_sellers() = 0;
 
   virtual StoreStatus insert_campaign(const Campaign& c) = 0;
   virtual std::optional<Campaign> get_campaign(std::string_view id) = 0;
   virtual Lookup<Campaign> find_campaign_by_key_hash(std::string_view key_hash) = 0;
   /// Replaces a campaign's name, status, mode, sync timeout, per-minute ceiling and payout rule;
-  /// its seller, vertical, key and creation time stay as they were. kNotFound if absent.
-  virtual StoreStatus update_campaign(const Campaign& c) = 0;
+  /// its seller, vertical, key and creation time stay as they were. Versioned as update_seller.
+  virtual StoreStatus update_campaign(Campaign& c) = 0;
   virtual std::vector<Campaign> list_campaigns(std::string_view seller_id) = 0;  // "" = all
 
   virtual StoreStatus insert_api_key(const ApiKey& k) = 0;  // kConflict if the hash exists
   virtual Lookup<ApiKey> find_api_key_by_hash(std::string_view key_hash) = 0;
   virtual std::vector<ApiKey> list_api_keys() = 0;
-  virtual StoreStatus revoke_api_key(std::string_view id, std::int64_t at_ms) = 0;
+  virtual Lookup<ApiKey> get_api_key(std::string_view id) = 0;
+  /// Revokes the key if it is at `if_version` (or any with kAnyVersion; kConflict if not):
+  /// kOk also for a key revoked before, which keeps its first revocation time and version.
+  virtual StoreStatus revoke_api_key(std::string_view id, std::int64_t at_ms,
+                                     std::int64_t if_version) = 0;
   /// Records a use of the key at `at_ms` (a later one only); kNotFound when nothing changed.
   virtual StoreStatus touch_api_key(std::string_view id, std::int64_t at_ms) = 0;
 
@@ -342,13 +354,21 @@ class Store {
   virtual Lookup<User> get_user(std::string_view id) = 0;
   virtual Lookup<User> find_user_by_email(std::string_view email) = 0;  // e-mail in lower case
   virtual std::vector<User> list_users() = 0;                           // by id
-  /// Replaces a user's name, active flag and password hash; kNotFound if absent. A user made
-  /// inactive, or given a new password hash, loses its sessions in the same transaction: all of
-  /// them, but for `keep_session` (a token hash: the session that changed its own password).
-  virtual StoreStatus update_user(const User& u, std::string_view keep_session = {}) = 0;
-  /// A sign-in: sets last_login_at, and the password hash too when `rehashed` is not empty.
+  /// Replaces a user's name, active flag and password hash; versioned as update_seller. A user
+  /// made inactive, or given a new password hash, loses its sessions in the same transaction:
+  /// all of them, but for `keep_session` (a token hash: the session that changed its own
+  /// password).
+  virtual StoreStatus update_user(User& u, std::string_view keep_session = {}) = 0;
+  /// Sets an active user's password hash and nothing else of it (a user's own password change),
+  /// and ends its sessions but `keep_session`, in one transaction; kNotFound if there is no such
+  /// user or it is inactive (disabling a user wins over its concurrent password change).
+  virtual StoreStatus set_user_password(std::string_view user_id, std::string_view password_hash,
+                                        std::string_view keep_session) = 0;
+  /// A sign-in: sets last_login_at, and the password hash to `rehashed` when that is not empty
+  /// and the hash is still `verified` (the one the password was checked against: a password
+  /// changed meanwhile is not replaced by the old one rehashed). Neither moves the version.
   virtual StoreStatus record_login(std::string_view user_id, std::int64_t at_ms,
-                                   std::string_view rehashed) = 0;
+                                   std::string_view rehashed, std::string_view verified) = 0;
   /// kConflict if the token hash exists or the user does not.
   virtual StoreStatus insert_session(const UserSession& s) = 0;
   virtual Lookup<UserSession> find_session(std::string_view token_hash) = 0;
@@ -364,7 +384,7 @@ class Store {
 
   // --- buyers ---------------------------------------------------------------------------------
   virtual StoreStatus insert_buyer(const Buyer& b) = 0;
-  virtual StoreStatus update_buyer(const Buyer& b) = 0;  // kNotFound if absent
+  virtual StoreStatus update_buyer(Buyer& b) = 0;  // versioned as update_seller
   virtual std::optional<Buyer> get_buyer(std::string_view id) = 0;
   virtual std::vector<Buyer> list_buyers(const BuyerQuery& q) = 0;
   /// A number that changes whenever any buyer changes: workers reload their cache when it moves.

@@ -1,7 +1,10 @@
 #pragma once
+#include <algorithm>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -19,6 +22,21 @@ std::string normalise_email(std::string_view email);
 /// control characters, at most 254 bytes.
 bool plausible_email(std::string_view email);
 
+/// What a change asks of the version of the record it changes (a request's If-Match,
+/// docs/versions.md): nothing (no If-Match, or "*": any existing record), or one of `versions`.
+struct IfMatch {
+  bool any = true;
+  std::vector<std::int64_t> versions;  // with `any` false; empty: no version matches
+
+  bool allows(std::int64_t version) const {
+    return any || std::find(versions.begin(), versions.end(), version) != versions.end();
+  }
+};
+
+/// How many times a change asking for any version is applied again to a record that others keep
+/// changing under it (each time to the record as it then is) before it gives up.
+inline constexpr int kChangeAttempts = 8;
+
 /// Creating sellers, campaigns, API keys and dashboard users: shared by the /v1 management
 /// endpoints and leadflow-admin, so both apply the same rules. Thread-safe (stateless over the
 /// store).
@@ -31,6 +49,11 @@ class Management {
     StoreStatus status = StoreStatus::kOk;
     FieldErrors errors;
     nlohmann::json body;  // the created record; for keys, includes the secret once
+    /// The record's version: the new one after a change, the current one when `stale`.
+    std::int64_t version = 0;
+    /// kConflict: the record is not at a version the IfMatch allows (`stale`, a 412), or others
+    /// kept changing it for kChangeAttempts tries (not `stale`, a 409).
+    bool stale = false;
   };
 
   /// {"name", "status", "payout": {"model": "revshare"|"fixed", "value"}} (default 70%
@@ -38,7 +61,12 @@ class Management {
   Created create_seller(const nlohmann::json& body);
   /// PUT: replaces the fields the body names ("name", "status", "payout") and keeps the rest;
   /// kNotFound when there is no such seller. A new payout rule prices the sales made after it.
-  Created update_seller(const std::string& id, const nlohmann::json& body);
+  /// Every update below changes the record only at a version `if_match` allows, and writes it
+  /// only if no other change came in between (the store compares versions); asked for any
+  /// version, it applies the body again to the record as it then is, so the fields the body
+  /// does not name keep what others wrote meanwhile.
+  Created update_seller(const std::string& id, const nlohmann::json& body,
+                        const IfMatch& if_match = {});
   /// {"seller_id", "name", "vertical", "status", "mode", "sync_timeout_ms",
   ///  "rate_limit_per_minute", "payout": {"model": "revshare"|"fixed", "value"}}.
   Created create_campaign(const nlohmann::json& body);
@@ -47,7 +75,8 @@ class Management {
   /// rest. "seller_id", "vertical", "campaign_id", "created_at" and "campaign_key_hint" may be
   /// sent back as they read; a different value, or any "campaign_key", is a field error
   /// (code "read_only"). kNotFound when there is no such campaign.
-  Created update_campaign(const std::string& id, const nlohmann::json& body);
+  Created update_campaign(const std::string& id, const nlohmann::json& body,
+                          const IfMatch& if_match = {});
   /// {"name", "seller_id" or "buyer_id" (neither for an operator key), "plan", "scopes": [...]}.
   /// Seller keys may hold leads:write, leads:read and reports:read only; buyer keys leads:read,
   /// returns:write and reports:read (all three by default).
@@ -59,7 +88,11 @@ class Management {
   Created create_user(const nlohmann::json& body);
   /// PUT: "name", "active", "password", each optional; kNotFound when there is no such user.
   /// Making a user inactive or giving it a new password ends its sessions.
-  Created update_user(const std::string& id, const nlohmann::json& body);
+  Created update_user(const std::string& id, const nlohmann::json& body,
+                      const IfMatch& if_match = {});
+  /// Revokes an API key at a version `if_match` allows (kConflict + `stale` when it is not);
+  /// revoking a revoked key is kOk. `body` is the key as revoked.
+  Created revoke_api_key(const std::string& id, const IfMatch& if_match = {});
   /// Makes sure an operator key with every scope and the enterprise plan exists whose secret is
   /// exactly `secret` (LEADFLOW_BOOTSTRAP_KEY). Idempotent.
   StoreStatus ensure_bootstrap_key(const std::string& secret);
@@ -75,6 +108,8 @@ class Management {
   /// Changes a user's own password (POST /v1/session/password): `new_password` is checked as a
   /// user's password is at creation, then hashed and stored; every session of the user but
   /// `keep_session_hash` (the caller's) ends. The current password is the caller's to check.
+  /// Only the hash is written: nothing else of the `user` read before (its active flag above
+  /// all) is written back; a user disabled meanwhile stays disabled (kNotFound).
   Created change_password(const User& user, const nlohmann::json& new_password,
                           const std::string& keep_session_hash);
 
@@ -83,5 +118,49 @@ class Management {
   const VerticalRegistry& verticals_;
   const Clock& clock_;
 };
+
+/// A read that answers only "found" or "not" (get_seller, get_campaign, get_buyer) as a Lookup.
+template <class T>
+Lookup<T> found_or_not(std::optional<T> value) {
+  const StoreStatus status = value ? StoreStatus::kOk : StoreStatus::kNotFound;
+  return {status, std::move(value)};
+}
+
+/// The one way a user, buyer, campaign or seller is changed (docs/versions.md): read it
+/// (`read`: a Lookup), refuse it at a version `if_match` does not allow, apply the change to it
+/// (`apply(record, errors)` appends field errors to refuse it), and write it only if it is still
+/// at the version read (`write(record)`: the store compares versions in the write and sets the
+/// new one). When another change came in between, all again from the read, so that the change
+/// lands on what the other wrote instead of over it; asked for a version, the read then finds
+/// it stale. On success the body is `view(record)`.
+template <class Record, class Read, class Apply, class Write, class View>
+Management::Created change_record(const IfMatch& if_match, Read&& read, Apply&& apply,
+                                  Write&& write, View&& view) {
+  Management::Created out;
+  for (int attempt = 0; attempt < kChangeAttempts; ++attempt) {
+    const Lookup<Record> found = read();
+    if (!found.value) {
+      out.status = found.status == StoreStatus::kOk ? StoreStatus::kNotFound : found.status;
+      return out;
+    }
+    Record record = *found.value;
+    if (!if_match.allows(record.version)) {
+      out.status = StoreStatus::kConflict;
+      out.stale = true;
+      out.version = record.version;
+      return out;
+    }
+    apply(record, out.errors);
+    if (!out.errors.empty()) return out;
+    out.status = write(record);
+    if (out.status == StoreStatus::kConflict) continue;
+    if (out.status == StoreStatus::kOk) {
+      out.body = view(record);
+      out.version = record.version;
+    }
+    return out;
+  }
+  return out;  // kConflict, not stale: others kept changing it
+}
 
 }  // namespace leadflow
