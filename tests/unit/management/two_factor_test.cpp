@@ -76,7 +76,9 @@ TEST(TwoFactor, ACodeIsAcceptedOneStepEitherSideAndNoFurther) {
     // A code that happens to equal one inside the window would match; these do not.
     bool inside = false;
     for (std::int64_t w : {-1, 0, 1}) inside = inside || tf::code_at(secret, now + w) == code;
-    if (!inside) EXPECT_FALSE(tf::matching_step(secret, code, clock.now_ms())) << d;
+    if (!inside) {
+      EXPECT_FALSE(tf::matching_step(secret, code, clock.now_ms())) << d;
+    }
   }
   // One period later the code is the previous step's, still accepted; two later it is not.
   const std::string current = tf::code_at(secret, now);
@@ -86,7 +88,9 @@ TEST(TwoFactor, ACodeIsAcceptedOneStepEitherSideAndNoFurther) {
   const bool again = tf::code_at(secret, now + 1) == current ||
                      tf::code_at(secret, now + 2) == current ||
                      tf::code_at(secret, now + 3) == current;
-  if (!again) EXPECT_FALSE(tf::matching_step(secret, current, clock.now_ms()));
+  if (!again) {
+    EXPECT_FALSE(tf::matching_step(secret, current, clock.now_ms()));
+  }
   EXPECT_FALSE(tf::matching_step(secret, "12345", clock.now_ms()));
   EXPECT_FALSE(tf::matching_step(secret, "12345a", clock.now_ms()));
   EXPECT_FALSE(tf::matching_step(secret, "1234567", clock.now_ms()));
