@@ -31,10 +31,12 @@ struct ServiceOptions {
   bool plain_http = false;
   std::vector<std::string> trusted_proxies;
   int auction_timeout_ms = 10000;
-  bool metrics_listen = false;      // also the plain-HTTP listener of /metrics, /healthz, /readyz
-  int auth_failure_limit = 0;       // failed authentications a minute per address; 0: the default
-  const Clock* clock = nullptr;     // the service's clock; nullptr: the system clock
-  std::string verticals_json = "";  // LEADFLOW_VERTICALS' document, written to a file; "": none
+  bool metrics_listen = false;        // also the plain-HTTP listener of /metrics, /healthz, /readyz
+  int auth_failure_limit = 0;         // failed authentications a minute per address; 0: the default
+  const Clock* clock = nullptr;       // the service's clock; nullptr: the system clock
+  std::string verticals_json = "";    // LEADFLOW_VERTICALS' document, written to a file; "": none
+  bool require_operator_2fa = false;  // LEADFLOW_REQUIRE_OPERATOR_2FA
+  std::string totp_key;               // the TOTP sealing key (32 bytes); "": secrets kept plain
 };
 
 class ServiceFixture {
