@@ -172,6 +172,41 @@ StoreStatus FakeStore::delete_expired_sessions(std::int64_t now_ms, std::int64_t
   return down() ? StoreStatus::kUnavailable
                 : real_->delete_expired_sessions(now_ms, idle_before_ms);
 }
+Lookup<UserTotp> FakeStore::get_user_totp(std::string_view user_id) {
+  return down() ? Lookup<UserTotp>{} : real_->get_user_totp(user_id);
+}
+Lookup<UserTotp> FakeStore::find_user_totp_by_challenge(std::string_view challenge_hash) {
+  return down() ? Lookup<UserTotp>{} : real_->find_user_totp_by_challenge(challenge_hash);
+}
+StoreStatus FakeStore::begin_user_totp(const UserTotp& t) {
+  return down() ? StoreStatus::kUnavailable : real_->begin_user_totp(t);
+}
+StoreStatus FakeStore::enable_user_totp(std::string_view user_id, std::int64_t step,
+                                        const std::vector<std::string>& recovery_hashes) {
+  return down() ? StoreStatus::kUnavailable
+                : real_->enable_user_totp(user_id, step, recovery_hashes);
+}
+StoreStatus FakeStore::accept_user_totp_step(std::string_view user_id, std::int64_t step) {
+  return down() ? StoreStatus::kUnavailable : real_->accept_user_totp_step(user_id, step);
+}
+StoreStatus FakeStore::use_recovery_code(std::string_view user_id, std::string_view code_hash,
+                                         std::int64_t at_ms) {
+  return down() ? StoreStatus::kUnavailable : real_->use_recovery_code(user_id, code_hash, at_ms);
+}
+StoreStatus FakeStore::set_user_totp_challenge(std::string_view user_id,
+                                               std::string_view challenge_hash,
+                                               std::int64_t expires_at_ms) {
+  return down() ? StoreStatus::kUnavailable
+                : real_->set_user_totp_challenge(user_id, challenge_hash, expires_at_ms);
+}
+StoreStatus FakeStore::take_user_totp_challenge(std::string_view user_id,
+                                                std::string_view challenge_hash) {
+  return down() ? StoreStatus::kUnavailable
+                : real_->take_user_totp_challenge(user_id, challenge_hash);
+}
+StoreStatus FakeStore::delete_user_totp(std::string_view user_id) {
+  return down() ? StoreStatus::kUnavailable : real_->delete_user_totp(user_id);
+}
 
 StoreStatus FakeStore::insert_buyer(const Buyer& b) {
   return down() ? StoreStatus::kUnavailable : real_->insert_buyer(b);

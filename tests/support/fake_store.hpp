@@ -81,6 +81,19 @@ class FakeStore final : public Store {
   StoreStatus delete_session(std::string_view token_hash) override;
   StoreStatus delete_user_sessions(std::string_view user_id) override;
   StoreStatus delete_expired_sessions(std::int64_t now_ms, std::int64_t idle_before_ms) override;
+  Lookup<UserTotp> get_user_totp(std::string_view user_id) override;
+  Lookup<UserTotp> find_user_totp_by_challenge(std::string_view challenge_hash) override;
+  StoreStatus begin_user_totp(const UserTotp& t) override;
+  StoreStatus enable_user_totp(std::string_view user_id, std::int64_t step,
+                               const std::vector<std::string>& recovery_hashes) override;
+  StoreStatus accept_user_totp_step(std::string_view user_id, std::int64_t step) override;
+  StoreStatus use_recovery_code(std::string_view user_id, std::string_view code_hash,
+                                std::int64_t at_ms) override;
+  StoreStatus set_user_totp_challenge(std::string_view user_id, std::string_view challenge_hash,
+                                      std::int64_t expires_at_ms) override;
+  StoreStatus take_user_totp_challenge(std::string_view user_id,
+                                       std::string_view challenge_hash) override;
+  StoreStatus delete_user_totp(std::string_view user_id) override;
 
   StoreStatus insert_buyer(const Buyer& b) override;
   StoreStatus update_buyer(Buyer& b) override;

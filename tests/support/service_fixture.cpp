@@ -42,6 +42,8 @@ ServiceFixture::ServiceFixture(ServiceOptions options) {
   c.trusted_proxies = options.trusted_proxies;
   c.auction_timeout_ms = options.auction_timeout_ms;
   c.log_level = "warn";
+  c.require_operator_2fa = options.require_operator_2fa;
+  c.totp_key = options.totp_key;
   if (!options.verticals_json.empty()) {
     c.verticals_file = dir_.path() + "/verticals.json";
     std::ofstream(c.verticals_file) << options.verticals_json;

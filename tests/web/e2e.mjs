@@ -3,6 +3,7 @@
 // Each step saves a screenshot to E2E_SHOTS (look at them: they are how the pages look).
 import { chromium } from 'playwright-core';
 import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
 
 const base = process.env.E2E_BASE;
 const operatorKey = process.env.E2E_OPERATOR_KEY;
@@ -24,6 +25,20 @@ async function api(method, path, body, key = operatorKey) {
 function lead(n, extra = {}) {
   return { first_name: 'Ada', last_name: `Tester${n}`, email: `ada.${suffix}.${n}@example.com`, phone: `202555${1000 + n}`, zip_code: '90210', vertical: 'auto_insurance', source: 'e2e', ...extra };
 }
+// TOTP (RFC 6238) of a base32 secret at a 30-second step, computed here as an app would.
+function totp(secret, at) {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+  let bits = '';
+  for (const ch of secret.replace(/\s+/g, '')) bits += alphabet.indexOf(ch).toString(2).padStart(5, '0');
+  const key = Buffer.from(bits.match(/.{8}/g).map((b) => parseInt(b, 2)));
+  const counter = Buffer.alloc(8);
+  counter.writeBigUInt64BE(BigInt(at));
+  const mac = createHmac('sha1', key).update(counter).digest();
+  const o = mac[19] & 15;
+  const bin = ((mac[o] & 0x7f) << 24) | (mac[o + 1] << 16) | (mac[o + 2] << 8) | mac[o + 3];
+  return String(bin % 1000000).padStart(6, '0');
+}
+const nowStep = () => Math.floor(Date.now() / 30000);
 let step = 0;
 async function shot(page, name) {
   step += 1;
@@ -276,6 +291,35 @@ try {
   await page.getByRole('button', { name: 'Sign out' }).click();
   await page.getByRole('heading', { name: 'Sign in to leadflow' }).waitFor();
   await signIn({ email: alpha.email, password: 'alpha new password 2' });
+
+  // Two-factor sign-in: the QR code drawn in the page, the secret, a first code computed here,
+  // the recovery codes shown once; then the sign-in asks for a code after the password.
+  await menu('Two-factor').click();
+  await page.getByRole('button', { name: 'Set up two-factor sign-in' }).click();
+  await page.getByRole('img', { name: 'QR code of the two-factor secret' }).waitFor();
+  const secret = (await page.locator('#two-factor-secret').textContent()).trim();
+  assert.match(secret, /^([A-Z2-7]{4} ){7}[A-Z2-7]{4}$/);
+  const confirmedAt = nowStep();
+  await page.getByLabel('Code from the app').fill(totp(secret, confirmedAt));
+  await page.getByRole('button', { name: 'Turn on' }).click();
+  await page.locator('#recovery-codes li').nth(9).waitFor();
+  assert.equal(await page.locator('#recovery-codes li').count(), 10);
+  await shot(page, 'two-factor-enrolled');
+  await page.getByRole('button', { name: 'Done' }).click();
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await page.getByLabel('E-mail').fill(alpha.email);
+  await page.getByLabel('Password').fill('alpha new password 2');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Two-factor sign-in' }).waitFor();
+  const valid = [-1, 0, 1, 2].map((d) => totp(secret, nowStep() + d));
+  await page.getByLabel('Code from your authenticator app').fill(['000000', '111111', '222222'].find((c) => !valid.includes(c)));
+  await page.getByRole('button', { name: 'Verify' }).click();
+  await page.getByText('wrong or already used code').waitFor();
+  // The confirmation's step is spent; the next one is within the allowed drift.
+  await page.getByLabel('Code from your authenticator app').fill(totp(secret, confirmedAt + 1));
+  await page.getByRole('button', { name: 'Verify' }).click();
+  await page.getByRole('heading', { name: 'Overview' }).waitFor();
+  await shot(page, 'two-factor-signed-in');
   await page.getByRole('button', { name: 'Sign out' }).click();
   await page.getByRole('heading', { name: 'Sign in to leadflow' }).waitFor();
 

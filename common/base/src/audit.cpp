@@ -58,6 +58,10 @@ std::string_view to_string(AuditEvent event) {
       return "signed_out";
     case AuditEvent::kPasswordChanged:
       return "password_changed";
+    case AuditEvent::kTwoFactorEnabled:
+      return "two_factor_enabled";
+    case AuditEvent::kTwoFactorDisabled:
+      return "two_factor_disabled";
   }
   return "unknown";
 }

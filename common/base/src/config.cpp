@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <string_view>
 
@@ -31,6 +32,8 @@ const std::set<std::string, std::less<>>& known_settings() {
       "LEADFLOW_BOOTSTRAP_OPERATOR_EMAIL",
       "LEADFLOW_BOOTSTRAP_OPERATOR_PASSWORD_FILE",
       "LEADFLOW_ALLOW_PRIVATE_BUYERS",
+      "LEADFLOW_REQUIRE_OPERATOR_2FA",
+      "LEADFLOW_TOTP_KEY_FILE",
       "LEADFLOW_TRUSTED_PROXIES",
       "LEADFLOW_RETURN_REASONS",
       "LEADFLOW_VERTICALS",
@@ -75,6 +78,24 @@ bool parse_int(std::string_view text, T min, T max, T& out) {
     return false;
   out = value;
   return true;
+}
+
+// The TOTP sealing key from the first line of `path`: 64 hex digits, as 32 raw bytes; nullopt
+// when the file cannot be read or holds anything else.
+std::optional<std::string> read_hex_key(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  if (!in || !std::getline(in, line)) return std::nullopt;
+  while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+  if (line.size() != 64) return std::nullopt;
+  std::string key;
+  for (std::size_t i = 0; i < line.size(); i += 2) {
+    unsigned value = 0;
+    auto [ptr, ec] = std::from_chars(line.data() + i, line.data() + i + 2, value, 16);
+    if (ec != std::errc{} || ptr != line.data() + i + 2) return std::nullopt;
+    key.push_back(static_cast<char>(value));
+  }
+  return key;
 }
 
 bool valid_cidr(const std::string& cidr) {
@@ -231,6 +252,21 @@ std::optional<Config> load_config(const Getenv& getenv,
       c.allow_private_buyers = false;
     else
       return fail("LEADFLOW_ALLOW_PRIVATE_BUYERS", "expected 1 or 0");
+  }
+  if (auto v = get("LEADFLOW_REQUIRE_OPERATOR_2FA")) {
+    if (*v == "1" || *v == "true")
+      c.require_operator_2fa = true;
+    else if (*v == "0" || *v == "false" || v->empty())
+      c.require_operator_2fa = false;
+    else
+      return fail("LEADFLOW_REQUIRE_OPERATOR_2FA", "expected 1 or 0, got \"" + *v + "\"");
+  }
+  if (auto v = get("LEADFLOW_TOTP_KEY_FILE"); v && !v->empty()) {
+    auto key = read_hex_key(*v);
+    if (!key)
+      return fail("LEADFLOW_TOTP_KEY_FILE",
+                  "expected a readable file whose first line is 64 hex digits: \"" + *v + "\"");
+    c.totp_key = std::move(*key);
   }
   if (auto v = get("LEADFLOW_TRUSTED_PROXIES"); v && !v->empty()) {
     std::size_t start = 0;

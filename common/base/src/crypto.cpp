@@ -31,6 +31,15 @@ std::string hmac_sha256(std::string_view key, std::string_view data) {
   return std::string(reinterpret_cast<const char*>(mac), size);
 }
 
+std::string hmac_sha1(std::string_view key, std::string_view data) {
+  unsigned char mac[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  if (HMAC(EVP_sha1(), key.data(), static_cast<int>(key.size()),
+           reinterpret_cast<const unsigned char*>(data.data()), data.size(), mac, &size) == nullptr)
+    throw std::runtime_error("HMAC-SHA1 failed");
+  return std::string(reinterpret_cast<const char*>(mac), size);
+}
+
 bool constant_time_equal(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   return CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;

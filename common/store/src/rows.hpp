@@ -179,6 +179,26 @@ User read_user(const Row& q) {
   return u;
 }
 
+// The second factor with its unused recovery codes counted (a subquery both dialects read).
+#define LF_USER_TOTP_SELECT                                                        \
+  "SELECT user_id, sealed_secret, enabled, last_step, created_at, challenge_hash," \
+  " challenge_expires_at, (SELECT COUNT(*) FROM user_recovery_codes r"             \
+  " WHERE r.user_id = user_totp.user_id AND r.used_at = 0) FROM user_totp"
+
+template <typename Row>
+UserTotp read_user_totp(const Row& q) {
+  UserTotp t;
+  t.user_id = q.text(0);
+  t.sealed_secret = q.text(1);
+  t.enabled = q.boolean(2);
+  t.last_step = q.int64(3);
+  t.created_at_ms = q.int64(4);
+  t.challenge_hash = q.text(5);
+  t.challenge_expires_at_ms = q.int64(6);
+  t.recovery_codes_left = static_cast<int>(q.int64(7));
+  return t;
+}
+
 template <typename Row>
 UserSession read_session(const Row& q) {
   UserSession s;

@@ -122,6 +122,10 @@ std::optional<ApiKey> authorise_session(IngestContext& ctx, const http::Request&
     http::send_problem(res, 403, "missing or wrong X-CSRF-Token for this session");
     return std::nullopt;
   }
+  if (signed_in.enrol_only) {
+    http::send_problem(res, 403, kEnrolFirst);
+    return std::nullopt;
+  }
   return limit_and_check(ctx, req, res, session::as_api_key(signed_in.user), scope, operator_only,
                          true);
 }
@@ -168,6 +172,15 @@ SignedIn find_signed_in(IngestContext& ctx, std::string_view token) {
   if (!user.value || !user.value->active) return out;
   out.session = std::move(*found.value);
   out.user = std::move(*user.value);
+  // Asked only when the setting is on, and for operators: other sessions pay no extra read.
+  if (ctx.config.require_operator_2fa && out.user.is_operator()) {
+    const Lookup<UserTotp> totp = ctx.store.get_user_totp(out.user.id);
+    if (totp.status == StoreStatus::kUnavailable) {
+      out.status = StoreStatus::kUnavailable;
+      return out;
+    }
+    out.enrol_only = !(totp.value && totp.value->enabled);
+  }
   if (now - out.session.last_seen_at_ms >= session::kTouchEveryMs &&
       ctx.store.touch_session(hash, now) == StoreStatus::kOk)
     out.session.last_seen_at_ms = now;

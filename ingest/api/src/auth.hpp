@@ -37,13 +37,20 @@ std::optional<ApiKey> authorise(IngestContext& ctx, const http::Request& req, ht
 
 /// A live session and its active user, found by the cookie's token. kNotFound for a token that
 /// is malformed, unknown, expired (then deleted) or whose user is gone or inactive;
-/// kUnavailable when the store could not say. Marks the session used (at most every
+/// kUnavailable when the store could not say (the user's second factor included, when it must
+/// be asked whether the session is enrol_only). Marks the session used (at most every
 /// session::kTouchEveryMs).
 struct SignedIn {
   StoreStatus status = StoreStatus::kUnavailable;
   User user;
   UserSession session;
+  /// An operator without a second factor while LEADFLOW_REQUIRE_OPERATOR_2FA is set: it may
+  /// only enrol (and see or end its session); every other call is refused with kEnrolFirst.
+  bool enrol_only = false;
 };
+inline constexpr std::string_view kEnrolFirst =
+    "two-factor sign-in is required for operators: enrol first (POST "
+    "/v1/session/two-factor/enrol), then every route opens";
 SignedIn find_signed_in(IngestContext& ctx, std::string_view token);
 
 /// Why a Surface B caller was not let in: which audit kind, and what is known of it.

@@ -7,6 +7,7 @@
 // (SignInLimits), and gives it back only when the password was right: past either limit the
 // answer is 429 with Retry-After and no password is checked, however many attempts arrive at
 // once. Passwords and tokens are never logged.
+#include "console.hpp"
 #include "auth.hpp"
 #include "errors.hpp"
 #include "leadflow/api/api.hpp"
@@ -21,6 +22,8 @@ namespace {
 using nlohmann::json;
 
 constexpr std::string_view kWrongCredentials = "wrong e-mail or password";
+
+}  // namespace
 
 void audit_console(IngestContext& ctx, const http::Request& req, AuditEvent event,
                    std::string_view kind, const User* user, const std::string& client) {
@@ -61,6 +64,31 @@ bool reserve_attempt(IngestContext& ctx, const http::Request& req, http::Respons
   send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
   return false;
 }
+
+void open_session(IngestContext& ctx, const http::Request& req, http::Response& res,
+                  const User& user, const std::string& rehashed, std::string_view kind,
+                  const std::string& client) {
+  const std::int64_t now = ctx.clock.now_ms();
+  // The rehash is written only over the hash that was checked (leadflow/store/store.hpp).
+  const StoreStatus recorded = ctx.store.record_login(user.id, now, rehashed, user.password_hash);
+  if (recorded != StoreStatus::kOk)
+    return send_problem(res, refusal_for(recorded, StoreStep::kWrite));
+  // Housekeeping: sessions that ended without a logout leave the store here.
+  ctx.store.delete_expired_sessions(now, now - session::kIdleMs);
+  const std::string token = passwords::new_token();
+  const UserSession s = session::make(user.id, token, now);
+  const StoreStatus made = ctx.store.insert_session(s);
+  if (made != StoreStatus::kOk) return send_problem(res, refusal_for(made, StoreStep::kWrite));
+  audit_console(ctx, req, AuditEvent::kSignedIn, kind, &user, client);
+  res.set_header("Set-Cookie", session::set_cookie(token, session::kAbsoluteMs / 1000));
+  res.set_header("Cache-Control", "no-store");
+  http::send_json(res, 201,
+                  {{"user", session::signed_in_user(user)},
+                   {"csrf_token", s.csrf_token},
+                   {"two_factor", two_factor_state(ctx, user)}});
+}
+
+namespace {
 
 void sign_in(IngestContext& ctx, const http::Request& req, http::Response& res) {
   if (!require_https(ctx, req, res) || !http::require_json(req, res)) return;
@@ -104,27 +132,16 @@ void sign_in(IngestContext& ctx, const http::Request& req, http::Response& res) 
   ctx.logins.succeeded(attempt);
 
   const User& user = *found.value;
-  const std::int64_t now = ctx.clock.now_ms();
   // A hash made under older limits is replaced now, while the password is at hand.
   std::string rehashed;
   if (passwords::needs_rehash(user.password_hash)) rehashed = passwords::hash(password);
-  const StoreStatus recorded = ctx.store.record_login(user.id, now, rehashed, user.password_hash);
-  if (recorded != StoreStatus::kOk)
-    return send_problem(res, refusal_for(recorded, StoreStep::kWrite));
-  // Housekeeping: sessions that ended without a logout leave the store here.
-  ctx.store.delete_expired_sessions(now, now - session::kIdleMs);
-  const std::string token = passwords::new_token();
-  const UserSession s = session::make(user.id, token, now);
-  const StoreStatus made = ctx.store.insert_session(s);
-  if (made != StoreStatus::kOk) return send_problem(res, refusal_for(made, StoreStep::kWrite));
-  audit_console(ctx, req, AuditEvent::kSignedIn, "password", &user, client);
-  res.set_header("Set-Cookie", session::set_cookie(token, session::kAbsoluteMs / 1000));
-  res.set_header("Cache-Control", "no-store");
-  http::send_json(res, 201,
-                  {{"user", session::signed_in_user(user)}, {"csrf_token", s.csrf_token}});
+  // A user with a second factor gets a challenge for it, not yet a session.
+  if (begin_second_factor(ctx, res, user, rehashed)) return;
+  open_session(ctx, req, res, user, rehashed, "password", client);
 }
 
-// The signed-in user of the request's cookie, or `res` is the answer (401 or 503).
+}  // namespace
+
 std::optional<SignedIn> signed_in(IngestContext& ctx, const http::Request& req,
                                   http::Response& res) {
   if (!require_https(ctx, req, res)) return std::nullopt;
@@ -143,13 +160,16 @@ std::optional<SignedIn> signed_in(IngestContext& ctx, const http::Request& req,
   return found;
 }
 
+namespace {
+
 void current_session(IngestContext& ctx, const http::Request& req, http::Response& res) {
   auto s = signed_in(ctx, req, res);
   if (!s) return;
   res.set_header("Cache-Control", "no-store");
-  http::send_json(
-      res, 200,
-      {{"user", session::signed_in_user(s->user)}, {"csrf_token", s->session.csrf_token}});
+  http::send_json(res, 200,
+                  {{"user", session::signed_in_user(s->user)},
+                   {"csrf_token", s->session.csrf_token},
+                   {"two_factor", two_factor_state(ctx, s->user)}});
 }
 
 void sign_out(IngestContext& ctx, const http::Request& req, http::Response& res) {
@@ -180,6 +200,7 @@ void change_password(IngestContext& ctx, const http::Request& req, http::Respons
   if (!s) return;
   if (!session::csrf_ok(s->session, req.header(session::kCsrfHeader)))
     return http::send_problem(res, 403, "missing or wrong X-CSRF-Token for this session");
+  if (s->enrol_only) return http::send_problem(res, 403, kEnrolFirst);
   if (!http::require_json(req, res)) return;
   auto body = http::parse_body(req, res);
   if (!body) return;
@@ -247,6 +268,7 @@ void register_console(Routes& routes, IngestContext& ctx) {
                 [&c](const http::Request& q, http::Response& r) { sign_out(c, q, r); });
   routes.post("/v1/session/password",
               [&c](const http::Request& q, http::Response& r) { change_password(c, q, r); });
+  register_two_factor(routes, ctx);
 
   routes.post("/v1/users", [&c](const http::Request& q, http::Response& r) {
     if (!authorise(c, q, r, kScopeAdmin, true) || !http::require_json(q, r)) return;

@@ -163,6 +163,11 @@ bool App::start(std::string& error) {
   }
   if (!c.bootstrap_operator_email.empty() && !ensure_bootstrap_operator(c, *m.management, error))
     return false;
+  if (c.totp_key.empty())
+    log(LogLevel::kWarn, "totp_secrets_plain",
+        {{"detail",
+          "LEADFLOW_TOTP_KEY_FILE is not set: dashboard users' two-factor secrets are stored "
+          "unsealed (docs/two-factor.md)"}});
 
   m.queue = open_queue(c, error);
   if (!m.queue) return false;

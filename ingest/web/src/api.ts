@@ -115,6 +115,8 @@ export interface User {
 export interface Session {
   user: User;
   csrf_token: string;
+  /** The user's second factor (docs/two-factor.md). */
+  two_factor?: { enabled: boolean; required: boolean; recovery_codes_left: number };
 }
 
 export interface Page<T> {

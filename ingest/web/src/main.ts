@@ -9,9 +9,13 @@ import { buyerEditPage, buyersPage } from './pages/buyers';
 import { campaignsPage } from './pages/campaigns';
 import { reportsPage } from './pages/reports';
 import { apiKeysPage, passwordPage, usersPage } from './pages/settings';
+import { twoFactorPage } from './pages/two_factor';
+import { SecondFactorChallenge, TwoFactorState, mustEnrol, secondFactorBody } from './two_factor';
 
 const root = document.getElementById('app')!;
 let user: User | null = null;
+let twoFactor: TwoFactorState | undefined;
+const ENROL = '/settings/two-factor';
 
 interface Entry {
   pattern: string;
@@ -31,6 +35,7 @@ const pages: Entry[] = [
   { pattern: '/settings/api-keys', page: apiKeysPage, title: 'API keys' },
   { pattern: '/settings/users', page: usersPage, title: 'Users', operatorOnly: true },
   { pattern: '/settings/password', page: passwordPage, title: 'Password' },
+  { pattern: ENROL, page: twoFactorPage, title: 'Two-factor sign-in' },
 ];
 
 function go(path: string): void {
@@ -62,6 +67,7 @@ function nav(u: User): HTMLElement {
   items.push(['/settings/api-keys', 'API keys']);
   if (isOperator(u)) items.push(['/settings/users', 'Users']);
   items.push(['/settings/password', 'Password']);
+  items.push([ENROL, 'Two-factor']);
   const current = (p: string) => (p === '/' ? here === '/' : here === p || here.startsWith(p + '/'));
   return h(
     'header',
@@ -79,6 +85,7 @@ function nav(u: User): HTMLElement {
           /* the session is gone either way */
         }
         user = null;
+        twoFactor = undefined;
         setCsrfToken('');
         history.pushState(null, '', '/');
         void render();
@@ -106,9 +113,9 @@ function signIn(): void {
     ev.preventDefault();
     clear(status);
     try {
-      const s = await post<Session>('/v1/session', { email: email.control.value, password: password.control.value });
-      user = s.user;
-      setCsrfToken(s.csrf_token);
+      const s = await post<Session | SecondFactorChallenge>('/v1/session', { email: email.control.value, password: password.control.value });
+      if ('second_factor' in s) return secondStep(s);
+      signedIn(s);
       await render();
     } catch (e) {
       const msg = e instanceof ApiError && e.status === 429 ? 'Too many failed sign-ins: wait a few minutes.' : e instanceof Error ? e.message : String(e);
@@ -121,18 +128,56 @@ function signIn(): void {
   email.control.focus();
 }
 
+function signedIn(s: Session): void {
+  user = s.user;
+  twoFactor = s.two_factor;
+  setCsrfToken(s.csrf_token);
+}
+
+// The sign-in's second step: a code from the app (or a recovery code) for the challenge the
+// password step gave. A wrong code may be retried until the sign-in limits say 429; an expired
+// challenge goes back to the password.
+function secondStep(c: SecondFactorChallenge): void {
+  clear(root);
+  document.title = 'Two-factor sign-in · leadflow';
+  const code = field('code', 'Code from your authenticator app', input({ inputmode: 'numeric', autocomplete: 'one-time-code', required: true }), 'or one of your recovery codes');
+  const status = h('div', { class: 'form-summary' });
+  const form = h('form', { class: 'card signin', novalidate: true, id: 'second-factor' }, h('h1', {}, 'Two-factor sign-in'), status, code.wrapper, h('button', { type: 'submit' }, 'Verify'));
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    clear(status);
+    try {
+      signedIn(await post<Session>('/v1/session/second-factor', secondFactorBody(c.challenge, code.control.value)));
+      await render();
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 401 && /expired|challenge/.test(e.message)) {
+        signIn();
+        return;
+      }
+      const msg = e instanceof ApiError && e.status === 429 ? 'Too many failed sign-ins: wait a few minutes.' : e instanceof Error ? e.message : String(e);
+      status.appendChild(notice(msg, 'error'));
+      code.control.value = '';
+      code.control.focus();
+    }
+  });
+  root.appendChild(h('main', { class: 'center' }, form));
+  code.control.focus();
+}
+
 async function render(): Promise<void> {
+  // An operator who must enrol is asked again on each move (it may just have enrolled).
+  if (user && mustEnrol(twoFactor)) user = null;
   if (!user) {
     try {
-      const s = await get<Session>('/v1/session');
-      user = s.user;
-      setCsrfToken(s.csrf_token);
+      signedIn(await get<Session>('/v1/session'));
     } catch {
       signIn();
       return;
     }
   }
-  const u = user;
+  const u = user as User | null;
+  if (!u) return signIn();
+  if (mustEnrol(twoFactor) && location.pathname !== ENROL) history.replaceState(null, '', ENROL);
   const found = route(pages.map((p) => p.pattern), location.pathname);
   const entry = found ? pages.find((p) => p.pattern === found.pattern)! : null;
   clear(root);

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 #include <map>
 #include <set>
 #include <thread>
@@ -222,6 +223,8 @@ TEST(Config, BadSettingsNameThemselves) {
       {"LEADFLOW_BUYER_CONNECTIONS", "0"},
       {"LEADFLOW_BUYER_CA_FILE", "/no/such/ca.pem"},
       {"LEADFLOW_BUYER_HTTP2", "sometimes"},
+      {"LEADFLOW_REQUIRE_OPERATOR_2FA", "yes"},
+      {"LEADFLOW_TOTP_KEY_FILE", "/no/such/key"},
       {"LEADFLOW_NO_SUCH_THING", "1"},
   };
   for (const auto& [name, value] : bad) {
@@ -230,6 +233,36 @@ TEST(Config, BadSettingsNameThemselves) {
     EXPECT_FALSE(load_config(env_of(vars), names_of(vars), error)) << name;
     EXPECT_NE(error.find(name), std::string::npos) << error;
   }
+}
+
+TEST(Config, ReadsTheTwoFactorSettings) {
+  const std::string path = ::testing::TempDir() + "/leadflow_totp_key";
+  {
+    std::ofstream out(path);
+    out << "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f\n";
+  }
+  std::map<std::string, std::string> vars = {{"LEADFLOW_REQUIRE_OPERATOR_2FA", "1"},
+                                             {"LEADFLOW_TOTP_KEY_FILE", path}};
+  std::string error;
+  auto c = load_config(env_of(vars), names_of(vars), error);
+  ASSERT_TRUE(c) << error;
+  EXPECT_TRUE(c->require_operator_2fa);
+  ASSERT_EQ(c->totp_key.size(), 32u);
+  EXPECT_EQ(c->totp_key[0], '\x00');
+  EXPECT_EQ(c->totp_key[31], '\x1f');
+
+  {
+    std::ofstream out(path);
+    out << "not a key\n";
+  }
+  EXPECT_FALSE(load_config(env_of(vars), names_of(vars), error));
+  EXPECT_NE(error.find("LEADFLOW_TOTP_KEY_FILE"), std::string::npos) << error;
+
+  vars = {};
+  c = load_config(env_of(vars), names_of(vars), error);
+  ASSERT_TRUE(c) << error;
+  EXPECT_FALSE(c->require_operator_2fa);
+  EXPECT_TRUE(c->totp_key.empty());
 }
 
 TEST(Config, ParsesEverySetting) {

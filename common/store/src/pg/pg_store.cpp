@@ -526,6 +526,104 @@ class PgStore final : public Store, private PgCalls {
     return r.boolean(0, 1) ? StoreStatus::kConflict : StoreStatus::kNotFound;
   }
 
+  // --- dashboard users' second factor -----------------------------------------------------------
+
+  Lookup<UserTotp> get_user_totp(std::string_view user_id) override {
+    return lookup<UserTotp>("get_user_totp", LF_USER_TOTP_SELECT " WHERE user_id = $1",
+                            Params().add(user_id), read_user_totp<Row>);
+  }
+
+  Lookup<UserTotp> find_user_totp_by_challenge(std::string_view challenge_hash) override {
+    return lookup<UserTotp>("find_user_totp_by_challenge",
+                            LF_USER_TOTP_SELECT
+                            " WHERE challenge_hash = $1 AND challenge_hash <> ''",
+                            Params().add(challenge_hash), read_user_totp<Row>);
+  }
+
+  StoreStatus begin_user_totp(const UserTotp& t) override {
+    return run("begin_user_totp", StoreStatus::kUnavailable, [&](Connection& c) {
+      Transaction tx(c);
+      // An enabled second factor is never replaced here: it is turned off first.
+      const Result r = c.exec(
+          "INSERT INTO user_totp (user_id, sealed_secret, enabled, last_step, created_at)"
+          " VALUES ($1, $2, FALSE, 0, $3) ON CONFLICT (user_id) DO UPDATE SET"
+          " sealed_secret = excluded.sealed_secret, last_step = 0,"
+          " created_at = excluded.created_at, challenge_hash = '', challenge_expires_at = 0"
+          " WHERE NOT user_totp.enabled RETURNING 1",
+          Params().add(t.user_id).add(t.sealed_secret).add(t.created_at_ms), Effect::kWrite);
+      if (r.rows() == 0) return StoreStatus::kConflict;  // the transaction rolls back
+      c.exec("DELETE FROM user_recovery_codes WHERE user_id = $1", Params().add(t.user_id),
+             Effect::kWrite);
+      tx.commit();
+      return StoreStatus::kOk;
+    });
+  }
+
+  StoreStatus enable_user_totp(std::string_view user_id, std::int64_t step,
+                               const std::vector<std::string>& recovery_hashes) override {
+    return run("enable_user_totp", StoreStatus::kUnavailable, [&](Connection& c) {
+      Transaction tx(c);
+      const Result r = c.exec(
+          "UPDATE user_totp SET enabled = TRUE, last_step = $2"
+          " WHERE user_id = $1 AND NOT enabled RETURNING 1",
+          Params().add(user_id).add(step), Effect::kWrite);
+      if (r.rows() == 0) return StoreStatus::kNotFound;  // the transaction rolls back
+      c.exec("DELETE FROM user_recovery_codes WHERE user_id = $1", Params().add(user_id),
+             Effect::kWrite);
+      for (const std::string& h : recovery_hashes)
+        c.exec("INSERT INTO user_recovery_codes (user_id, code_hash) VALUES ($1, $2)",
+               Params().add(user_id).add(h), Effect::kWrite);
+      tx.commit();
+      return StoreStatus::kOk;
+    });
+  }
+
+  StoreStatus accept_user_totp_step(std::string_view user_id, std::int64_t step) override {
+    return changed_one("accept_user_totp_step",
+                       "UPDATE user_totp SET last_step = $2"
+                       " WHERE user_id = $1 AND enabled AND last_step < $2 RETURNING 1",
+                       Params().add(user_id).add(step));
+  }
+
+  StoreStatus use_recovery_code(std::string_view user_id, std::string_view code_hash,
+                                std::int64_t at_ms) override {
+    // 0 means "unused": a use is never recorded as 0.
+    return changed_one("use_recovery_code",
+                       "UPDATE user_recovery_codes SET used_at = $3"
+                       " WHERE user_id = $1 AND code_hash = $2 AND used_at = 0 RETURNING 1",
+                       Params().add(user_id).add(code_hash).add(std::max<std::int64_t>(at_ms, 1)));
+  }
+
+  StoreStatus set_user_totp_challenge(std::string_view user_id, std::string_view challenge_hash,
+                                      std::int64_t expires_at_ms) override {
+    return changed_one("set_user_totp_challenge",
+                       "UPDATE user_totp SET challenge_hash = $2, challenge_expires_at = $3"
+                       " WHERE user_id = $1 AND enabled RETURNING 1",
+                       Params().add(user_id).add(challenge_hash).add(expires_at_ms));
+  }
+
+  StoreStatus take_user_totp_challenge(std::string_view user_id,
+                                       std::string_view challenge_hash) override {
+    return changed_one("take_user_totp_challenge",
+                       "UPDATE user_totp SET challenge_hash = '', challenge_expires_at = 0"
+                       " WHERE user_id = $1 AND challenge_hash = $2 AND challenge_hash <> ''"
+                       " RETURNING 1",
+                       Params().add(user_id).add(challenge_hash));
+  }
+
+  StoreStatus delete_user_totp(std::string_view user_id) override {
+    return run("delete_user_totp", StoreStatus::kUnavailable, [&](Connection& c) {
+      Transaction tx(c);
+      c.exec("DELETE FROM user_recovery_codes WHERE user_id = $1", Params().add(user_id),
+             Effect::kWrite);
+      const Result r = c.exec("DELETE FROM user_totp WHERE user_id = $1 RETURNING 1",
+                              Params().add(user_id), Effect::kWrite);
+      if (r.rows() == 0) return StoreStatus::kNotFound;
+      tx.commit();
+      return StoreStatus::kOk;
+    });
+  }
+
   /// One writing statement ending in RETURNING 1; kNotFound when it changed no row.
   StoreStatus changed_one(const char* op, const char* sql, const Params& params) {
     return run(op, StoreStatus::kUnavailable, [&](Connection& c) {

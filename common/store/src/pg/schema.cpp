@@ -637,6 +637,27 @@ ALTER TABLE campaigns ADD COLUMN version BIGINT NOT NULL DEFAULT 1;
 ALTER TABLE sellers ADD COLUMN version BIGINT NOT NULL DEFAULT 1;
 ALTER TABLE api_keys ADD COLUMN version BIGINT NOT NULL DEFAULT 1;
 )sql"},
+    // Dashboard users' second factor (docs/two-factor.md): one row per user that enrolled, its
+    // secret sealed, the last time step accepted (no code twice) and the pending sign-in's
+    // challenge; the recovery codes' hashes, each used once.
+    {16, R"sql(
+CREATE TABLE user_totp (
+  user_id               TEXT COLLATE "C" PRIMARY KEY REFERENCES users (id),
+  sealed_secret         TEXT NOT NULL,
+  enabled               BOOLEAN NOT NULL DEFAULT FALSE,
+  last_step             BIGINT NOT NULL DEFAULT 0,
+  created_at            BIGINT NOT NULL,
+  challenge_hash        TEXT COLLATE "C" NOT NULL DEFAULT '',
+  challenge_expires_at  BIGINT NOT NULL DEFAULT 0
+);
+CREATE INDEX user_totp_by_challenge ON user_totp (challenge_hash) WHERE challenge_hash <> '';
+CREATE TABLE user_recovery_codes (
+  user_id    TEXT COLLATE "C" NOT NULL REFERENCES users (id),
+  code_hash  TEXT COLLATE "C" NOT NULL,
+  used_at    BIGINT NOT NULL DEFAULT 0,
+  PRIMARY KEY (user_id, code_hash)
+);
+)sql"},
 };
 
 }  // namespace

@@ -639,6 +639,27 @@ ALTER TABLE campaigns ADD COLUMN version INTEGER NOT NULL DEFAULT 1;
 ALTER TABLE sellers ADD COLUMN version INTEGER NOT NULL DEFAULT 1;
 ALTER TABLE api_keys ADD COLUMN version INTEGER NOT NULL DEFAULT 1;
 )sql"},
+    // Dashboard users' second factor (docs/two-factor.md): one row per user that enrolled, its
+    // secret sealed, the last time step accepted (no code twice) and the pending sign-in's
+    // challenge; the recovery codes' hashes, each used once.
+    {16, R"sql(
+CREATE TABLE user_totp (
+  user_id               TEXT PRIMARY KEY REFERENCES users (id),
+  sealed_secret         TEXT NOT NULL,
+  enabled               INTEGER NOT NULL DEFAULT 0,
+  last_step             INTEGER NOT NULL DEFAULT 0,
+  created_at            INTEGER NOT NULL,
+  challenge_hash        TEXT NOT NULL DEFAULT '',
+  challenge_expires_at  INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX user_totp_by_challenge ON user_totp (challenge_hash) WHERE challenge_hash <> '';
+CREATE TABLE user_recovery_codes (
+  user_id    TEXT NOT NULL REFERENCES users (id),
+  code_hash  TEXT NOT NULL,
+  used_at    INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (user_id, code_hash)
+);
+)sql"},
 };
 
 }  // namespace

@@ -27,11 +27,14 @@ enum class AuditEvent {
   kLeadSettled,
   kSignedIn,
   kSignedOut,
-  kPasswordChanged
+  kPasswordChanged,
+  kTwoFactorEnabled,
+  kTwoFactorDisabled
 };
 
 /// "auth_failed", "rate_limited", "key_created", "key_revoked", "lead_returned", "lead_settled",
-/// "signed_in", "signed_out", "password_changed" (the dashboard's sessions).
+/// "signed_in", "signed_out", "password_changed", "two_factor_enabled", "two_factor_disabled"
+/// (the dashboard's sessions).
 std::string_view to_string(AuditEvent event);
 
 /// One event. Every field but `event` may be empty, and is then left out of the line. The views
@@ -44,10 +47,11 @@ struct AuditRecord {
   /// What happened, from a small fixed set (it is a metric label). auth_failed: missing_key,
   /// unknown_key, revoked_key, inactive_campaign, invalid_session, csrf (a state-changing call
   /// of a session without its CSRF token), and on sign-in unknown_user, wrong_password,
-  /// inactive_user; rate_limited: api_key, campaign, failed_auth_per_address,
-  /// login_per_address, login_per_account, user (a session's user); signed_in: password;
-  /// signed_out: logout; password_changed: self (a user's own, POST /v1/session/password);
-  /// key_created / key_revoked: api_key, campaign_key; lead_returned: the
+  /// inactive_user, and on the second factor wrong_code; rate_limited: api_key, campaign,
+  /// failed_auth_per_address, login_per_address, login_per_account, user (a session's user);
+  /// signed_in: password, totp, recovery_code; two_factor_enabled: self; two_factor_disabled: self,
+  /// operator_reset; signed_out: logout; password_changed: self (a user's own, POST
+  /// /v1/session/password); key_created / key_revoked: api_key, campaign_key; lead_returned: the
   /// reason code (from the configured list); lead_settled: sold, not_sold.
   std::string_view kind;
   std::string_view route;         // the route's pattern

@@ -37,7 +37,13 @@ struct Config {
   /// (LEADFLOW_BOOTSTRAP_OPERATOR_PASSWORD_FILE). Both or neither.
   std::string bootstrap_operator_email;
   std::string bootstrap_operator_password_file;
-  bool allow_private_buyers = false;         // LEADFLOW_ALLOW_PRIVATE_BUYERS
+  bool allow_private_buyers = false;  // LEADFLOW_ALLOW_PRIVATE_BUYERS
+  /// Operators must sign in with a second factor (LEADFLOW_REQUIRE_OPERATOR_2FA=1): one without
+  /// it can only enrol (docs/two-factor.md).
+  bool require_operator_2fa = false;
+  /// The 32-byte key that seals dashboard users' TOTP secrets in the store, read from the file
+  /// LEADFLOW_TOTP_KEY_FILE names (its first line: 64 hex digits). Empty: secrets are kept plain.
+  std::string totp_key;
   std::vector<std::string> trusted_proxies;  // LEADFLOW_TRUSTED_PROXIES (CIDRs)
   /// The reason codes a return may give (LEADFLOW_RETURN_REASONS, comma-separated); "other"
   /// needs a note.

@@ -128,6 +128,22 @@ struct UserSession {
   std::int64_t last_seen_at_ms = 0;
 };
 
+/// A dashboard user's second factor (TOTP, docs/two-factor.md). While `enabled` is false it is an
+/// enrolment waiting for its first code. The secret is sealed (leadflow/management/two_factor.hpp);
+/// `last_step` is the time step of the last code accepted, so that no code is accepted twice.
+struct UserTotp {
+  std::string user_id;
+  std::string sealed_secret;
+  bool enabled = false;
+  std::int64_t last_step = 0;
+  std::int64_t created_at_ms = 0;
+  /// The pending sign-in between its password and its code: the SHA-256 of its challenge token
+  /// ("" for none) and when it ends.
+  std::string challenge_hash;
+  std::int64_t challenge_expires_at_ms = 0;
+  int recovery_codes_left = 0;  // read only: the recovery codes not yet used
+};
+
 /// What the seller earns of a sale at `price`: under the lead's campaign's payout rule (Surface
 /// B), else the seller's own (Surface A), revshare or fixed, never more than the price; 0 for a
 /// lead of neither (posted with an operator key).

@@ -382,6 +382,39 @@ class Store {
   /// `idle_before_ms`.
   virtual StoreStatus delete_expired_sessions(std::int64_t now_ms, std::int64_t idle_before_ms) = 0;
 
+  // --- dashboard users' second factor (docs/two-factor.md) --------------------------------------
+
+  /// The user's second factor with its count of unused recovery codes; kNotFound for none.
+  virtual Lookup<UserTotp> get_user_totp(std::string_view user_id) = 0;
+  /// The second factor whose pending sign-in has this challenge hash; kNotFound for none.
+  virtual Lookup<UserTotp> find_user_totp_by_challenge(std::string_view challenge_hash) = 0;
+  /// Starts an enrolment (again): the user's second factor becomes `t.sealed_secret`, not enabled,
+  /// with no step, challenge or recovery code. kConflict when the user's is enabled already, or
+  /// when there is no such user.
+  virtual StoreStatus begin_user_totp(const UserTotp& t) = 0;
+  /// Confirms an enrolment: enabled, `step` as its last accepted step, and `recovery_hashes` as its
+  /// recovery codes (replacing any), in one transaction. kNotFound when no enrolment waits.
+  virtual StoreStatus enable_user_totp(std::string_view user_id, std::int64_t step,
+                                       const std::vector<std::string>& recovery_hashes) = 0;
+  /// Accepts a code of time step `step`: records it, only if the second factor is enabled and
+  /// `step` is after the last accepted one. kNotFound otherwise (a replayed or older code), so two
+  /// concurrent uses of one code cannot both pass.
+  virtual StoreStatus accept_user_totp_step(std::string_view user_id, std::int64_t step) = 0;
+  /// Uses one recovery code, once: kNotFound when the user has no unused code of this hash.
+  virtual StoreStatus use_recovery_code(std::string_view user_id, std::string_view code_hash,
+                                        std::int64_t at_ms) = 0;
+  /// Records a pending sign-in's challenge (replacing the one before) on an enabled second
+  /// factor; kNotFound when there is none.
+  virtual StoreStatus set_user_totp_challenge(std::string_view user_id,
+                                              std::string_view challenge_hash,
+                                              std::int64_t expires_at_ms) = 0;
+  /// Ends the pending sign-in of this challenge hash, once: kNotFound when it is not the user's
+  /// current one (used already, or replaced).
+  virtual StoreStatus take_user_totp_challenge(std::string_view user_id,
+                                               std::string_view challenge_hash) = 0;
+  /// Turns the second factor off: removes it and its recovery codes. kNotFound when there was none.
+  virtual StoreStatus delete_user_totp(std::string_view user_id) = 0;
+
   // --- buyers ---------------------------------------------------------------------------------
   virtual StoreStatus insert_buyer(const Buyer& b) = 0;
   virtual StoreStatus update_buyer(Buyer& b) = 0;  // versioned as update_seller
