@@ -363,7 +363,6 @@ void create_buyer(IngestContext& ctx, const http::Request& req, http::Response& 
   if (!require_json(req, res)) return;
   auto body = parse_body(req, res);
   if (!body) return;
-  if (body->is_object()) body->erase("health");  // read-only, as in a PUT
   FieldErrors errors;
   Buyer b = buyer_from_json(*body, nullptr, ctx.config.allow_private_buyers, errors);
   if (errors.empty()) check_verticals(ctx, b, errors);
@@ -396,8 +395,6 @@ void update_buyer(IngestContext& ctx, const http::Request& req, http::Response& 
   if (!base) return http::send_problem(res, 404, "no such buyer");
   auto body = parse_body(req, res);
   if (!body) return;
-  // `health` is read-only, figures of the view: a client may send back what it read.
-  if (body->is_object()) body->erase("health");
   FieldErrors errors;
   Buyer b = buyer_from_json(*body, &*base, ctx.config.allow_private_buyers, errors);
   if (errors.empty()) check_verticals(ctx, b, errors);
