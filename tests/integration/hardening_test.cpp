@@ -96,7 +96,7 @@ TEST(WrongTypes, EveryManagementFieldOfEveryRouteIs400NamingTheField) {
                         {"account", "operator"}},
                        svc.operator_key());
   ASSERT_EQ(user->status, 201) << user->body;
-  const std::string user_id = json::parse(user->body)["data"]["user_id"];
+  const std::string user_id = json::parse(user->body)["data"]["id"];
 
   const json payout = {{"model", "revshare"}, {"value", 70}};
   const std::vector<Field> seller_fields = {{"name", kString},
@@ -225,8 +225,9 @@ TEST(WrongTypes, EveryManagementFieldOfEveryRouteIs400NamingTheField) {
         const std::string what =
             route.method + " " + route.path + " " + field.path + "=" + wrong.dump();
         EXPECT_EQ(r->status, 400) << what << ": " << r->body;
-        if (r->status == 400)
+        if (r->status == 400) {
           EXPECT_TRUE(names_field(json::parse(r->body), field.path)) << what << ": " << r->body;
+        }
       }
     }
   }
@@ -339,7 +340,7 @@ TEST(FreeText, ControlAndBidiCharactersAreRefusedInEveryFreeTextField) {
                         {"account", "operator"}},
                        svc.operator_key());
   ASSERT_EQ(user->status, 201) << user->body;
-  const std::string user_id = json::parse(user->body)["data"]["user_id"];
+  const std::string user_id = json::parse(user->body)["data"]["id"];
   auto sold = svc.post("/v1/leads", sample_lead(1), svc.operator_key());
   ASSERT_EQ(sold->status, 201) << sold->body;
   const std::string lead_id = json::parse(sold->body)["lead_id"];
@@ -417,8 +418,9 @@ TEST(FreeText, ControlAndBidiCharactersAreRefusedInEveryFreeTextField) {
       auto r = send_value(value);
       ASSERT_TRUE(r);
       EXPECT_EQ(r->status, 400) << "field #" << i << " " << json(value).dump() << ": " << r->body;
-      if (r->status == 400)
+      if (r->status == 400) {
         EXPECT_TRUE(names_field(json::parse(r->body), name)) << i << ": " << r->body;
+      }
     }
   }
 

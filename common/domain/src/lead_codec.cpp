@@ -163,6 +163,16 @@ json lead_record_to_json(const LeadRecord& r, bool with_attempts) {
   return j;
 }
 
+namespace {
+// A double as JSON that reads back as a double: 2019.0 is written "2019.0", not "2019" (which
+// would come back an integer).
+void append_decimal(std::string& out, double d) {
+  const std::size_t from = out.size();
+  append_json_number(out, d);
+  if (out.find_first_not_of("-0123456789", from) == std::string::npos) out += ".0";
+}
+}  // namespace
+
 std::string encode_lead(const Lead& l) {
   // Hand-written: this runs once per accepted lead on the request thread, and building a JSON
   // tree first costs more than the rest of the request's own work.
@@ -213,7 +223,7 @@ std::string encode_lead(const Lead& l) {
     else if (const auto* iv = std::get_if<std::int64_t>(&l.custom_fields[i].second))
       out += std::to_string(*iv);
     else
-      append_json_number(out, std::get<double>(l.custom_fields[i].second));
+      append_decimal(out, std::get<double>(l.custom_fields[i].second));
   }
   out.push_back('}');
   key("received_at_ms");

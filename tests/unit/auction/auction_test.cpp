@@ -167,7 +167,7 @@ TEST(BuyerProtocol, PingsAndPostsCarryIntegersAsIntegers) {
                      {"rate", 2019.0}};
   for (const HttpRequest& r :
        {make_ping_request(buyer("b"), l, "pg_1"), make_post_request(buyer("b"), l, "pg_1", 100)}) {
-    EXPECT_NE(r.body.find(R"("vehicle_year":2019,)"), std::string::npos) << r.body;
+    EXPECT_NE(r.body.find(R"("vehicle_year":2019})"), std::string::npos) << r.body;
     EXPECT_NE(r.body.find(R"("account":9007199254740993)"), std::string::npos) << r.body;
     EXPECT_NE(r.body.find(R"("rate":2019.0)"), std::string::npos) << r.body;
   }
