@@ -1250,6 +1250,77 @@ TEST_P(HostileInput, AnOversizedBodySentAnywayStillGetsIts413) {
 INSTANTIATE_TEST_SUITE_P(Transports, HostileInput, ::testing::Values(true, false),
                          [](const auto& info) { return info.param ? "Tls" : "Plain"; });
 
+// A TLS handshake offering only `ciphers` (TLS 1.2 suites) at protocol `version` (0: any):
+// the suite chosen, or "" when the server refused them all.
+std::string handshake_cipher(int port, int version, const char* ciphers) {
+  std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> ctx(SSL_CTX_new(TLS_client_method()),
+                                                        &SSL_CTX_free);
+  SSL_CTX_set_verify(ctx.get(), SSL_VERIFY_NONE, nullptr);
+  if (version != 0) {
+    SSL_CTX_set_min_proto_version(ctx.get(), version);
+    SSL_CTX_set_max_proto_version(ctx.get(), version);
+  }
+  // @SECLEVEL=0: the client offers what it is told to, so only the server can refuse.
+  if (ciphers != nullptr &&
+      SSL_CTX_set_cipher_list(ctx.get(), (std::string(ciphers) + ":@SECLEVEL=0").c_str()) != 1)
+    return "client refused the list";
+  const int fd = connect_tcp(port);
+  if (fd < 0) return "no connection";
+  set_timeouts(fd, 3000ms);
+  SSL* ssl = SSL_new(ctx.get());
+  SSL_set_fd(ssl, fd);
+  std::string chosen;
+  if (SSL_connect(ssl) == 1) chosen = SSL_get_cipher_name(ssl);
+  ERR_clear_error();
+  SSL_free(ssl);
+  ::close(fd);
+  return chosen;
+}
+
+TEST(HttpServer, Tls12OffersOnlyForwardSecretAeadSuites) {
+  auto server = start_server(base_routes(), server_options(true));
+  ASSERT_TRUE(server);
+  const int port = server->port();
+  // CBC with SHA-1 (and with SHA-2), and static RSA key exchange: refused.
+  EXPECT_EQ(handshake_cipher(port, TLS1_2_VERSION,
+                             "ECDHE-ECDSA-AES128-SHA:ECDHE-ECDSA-AES256-SHA:ECDHE-RSA-AES128-SHA:"
+                             "ECDHE-RSA-AES256-SHA:AES128-SHA:AES256-SHA"),
+            "");
+  EXPECT_EQ(
+      handshake_cipher(port, TLS1_2_VERSION, "ECDHE-ECDSA-AES128-SHA256:ECDHE-ECDSA-AES256-SHA384"),
+      "");
+  EXPECT_EQ(handshake_cipher(port, TLS1_2_VERSION, "AES128-GCM-SHA256:AES256-GCM-SHA384"), "");
+  // ECDHE with AES-GCM or ChaCha20-Poly1305: taken.
+  EXPECT_EQ(handshake_cipher(port, TLS1_2_VERSION, "ECDHE-ECDSA-AES128-GCM-SHA256"),
+            "ECDHE-ECDSA-AES128-GCM-SHA256");
+  EXPECT_EQ(handshake_cipher(port, TLS1_2_VERSION, "ECDHE-ECDSA-CHACHA20-POLY1305"),
+            "ECDHE-ECDSA-CHACHA20-POLY1305");
+  const std::string tls12 = handshake_cipher(port, TLS1_2_VERSION, nullptr);
+  EXPECT_TRUE(tls12.find("GCM") != std::string::npos || tls12.find("CHACHA20") != std::string::npos)
+      << tls12;
+  // TLS 1.3 as it is.
+  EXPECT_EQ(handshake_cipher(port, TLS1_3_VERSION, nullptr).rfind("TLS_", 0), 0u);
+}
+
+TEST(HttpServer, AnswersOverTlsCarryHstsAndPlainOnesDoNot) {
+  auto tls_server = start_server(base_routes(), server_options(true));
+  auto plain_server = start_server(base_routes(), server_options(false));
+  ASSERT_TRUE(tls_server && plain_server);
+  for (const char* path : {"/hello", "/no-such-path"}) {
+    RawClient tls;
+    ASSERT_TRUE(tls.connect(tls_server->port(), true)) << tls.error();
+    const RawResponse secure = roundtrip(tls, get_request(path));
+    ASSERT_TRUE(secure.ok) << secure.error;
+    EXPECT_EQ(secure.header("strict-transport-security"), "max-age=31536000; includeSubDomains")
+        << path;
+    RawClient plain;
+    ASSERT_TRUE(plain.connect(plain_server->port(), false)) << plain.error();
+    const RawResponse clear = roundtrip(plain, get_request(path));
+    ASSERT_TRUE(clear.ok) << clear.error;
+    EXPECT_FALSE(clear.has("strict-transport-security")) << path;
+  }
+}
+
 TEST(HttpServer, BrokenTlsClientsDoNotDisturbTheServer) {
   auto server = start_server(base_routes(), server_options(true));
   ASSERT_TRUE(server);

@@ -68,15 +68,20 @@ std::size_t utf8_length(std::string_view s) {
   return n;
 }
 
-TextInfo inspect_text(std::string_view s, bool allow_tab) {
+TextInfo inspect_text(std::string_view s, TextLines lines) {
   TextInfo info;
+  const bool allow_tab = lines != TextLines::kSingle;
   std::size_t i = 0;
   while (i < s.size()) {
     const auto c = static_cast<unsigned char>(s[i]);
     if (c < 0x80) {  // ASCII fast path
       if (is_control_code_point(c, allow_tab)) {
-        info.problem = TextProblem::kControl;
-        return info;
+        const bool line_break = lines == TextLines::kMulti &&
+                                (c == '\n' || (c == '\r' && i + 1 < s.size() && s[i + 1] == '\n'));
+        if (!line_break) {
+          info.problem = TextProblem::kControl;
+          return info;
+        }
       }
       ++i;
       ++info.chars;
@@ -92,10 +97,39 @@ TextInfo inspect_text(std::string_view s, bool allow_tab) {
       info.problem = TextProblem::kControl;
       return info;
     }
+    if (is_hidden_format_code_point(cp)) {
+      info.problem = TextProblem::kHidden;
+      return info;
+    }
     i += len;
     ++info.chars;
   }
   return info;
+}
+
+std::string_view text_problem_message(TextProblem p) {
+  switch (p) {
+    case TextProblem::kNone:
+      break;
+    case TextProblem::kBadUtf8:
+      return "must be valid UTF-8";
+    case TextProblem::kControl:
+      return "must not contain control characters";
+    case TextProblem::kHidden:
+      return "must not contain invisible formatting characters (bidi overrides and isolates, "
+             "zero-width spaces, line separators)";
+  }
+  return "";
+}
+
+std::optional<TextRefusal> refuse_free_text(std::string_view s, std::size_t max_chars,
+                                            TextLines lines) {
+  const TextInfo info = inspect_text(s, lines);
+  if (info.problem != TextProblem::kNone)
+    return TextRefusal{"invalid_format", std::string(text_problem_message(info.problem))};
+  if (info.chars > max_chars)
+    return TextRefusal{"too_long", "at most " + std::to_string(max_chars) + " characters"};
+  return std::nullopt;
 }
 
 std::optional<int> parse_hhmm(std::string_view s, bool is_end) {

@@ -159,9 +159,13 @@ class BuyerParser {
       if (key == "id") {
         if (base_ == nullptr || !v.is_string() || v.get_ref<const std::string&>() != base_->id)
           fail(key, "not_allowed", "the buyer id is assigned by the service");
-      } else if (key == "buyer_id" || key == "created_at" || key == "updated_at" ||
-                 key == "returns") {
-        // Read-only fields of the API view: a client may send back what it read.
+      } else if (key == "buyer_id" || key == "created_at" || key == "updated_at") {
+        // Read-only fields of the API view: a client may send back what it read, which is text.
+        if (!v.is_string()) fail(key, "invalid_type", "must be a string (it is read-only)");
+      } else if (key == "returns" || key == "health") {
+        // Read-only figures of the API view (null when there are none yet).
+        if (!v.is_null() && !v.is_object())
+          fail(key, "invalid_type", "must be an object (it is read-only)");
       } else if (key == "name") {
         if (auto s = text(v, key, kMaxName, true)) out.name = *s;
       } else if (key == "status") {
@@ -265,19 +269,11 @@ class BuyerParser {
       fail(path, "required", "must not be empty");
       return std::nullopt;
     }
-    // Control characters of every kind (C0, DEL and C1, which terminals also obey) are refused:
-    // a name or a rule is read by people, in lists, logs and terminals.
-    const TextInfo info = inspect_text(s, false);
-    if (info.problem == TextProblem::kControl) {
-      fail(path, "invalid_format", "must not contain control characters");
-      return std::nullopt;
-    }
-    if (info.problem == TextProblem::kBadUtf8) {
-      fail(path, "invalid_format", "must be valid UTF-8");
-      return std::nullopt;
-    }
-    if (info.chars > max_chars) {
-      fail(path, "too_long", "at most " + std::to_string(max_chars) + " characters");
+    // The one free-text rule: a name or a rule is read by people, in lists, logs and terminals
+    // (no control character of any kind, no bidi override or other hidden formatting
+    // character; the length in characters).
+    if (auto refused = refuse_free_text(s, max_chars)) {
+      fail(path, std::move(refused->code), std::move(refused->message));
       return std::nullopt;
     }
     return s;

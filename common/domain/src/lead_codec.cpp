@@ -17,6 +17,8 @@ json custom_fields_to_json(const CustomFields& fields) {
   for (const auto& [name, value] : fields) {
     if (const auto* s = std::get_if<std::string>(&value))
       out[name] = *s;
+    else if (const auto* i = std::get_if<std::int64_t>(&value))
+      out[name] = *i;
     else
       out[name] = std::get<double>(value);
   }
@@ -29,6 +31,12 @@ CustomFields custom_fields_from_json(const json& j) {
   for (const auto& [name, value] : j.items()) {
     if (value.is_string())
       out.emplace_back(name, value.get<std::string>());
+    else if (value.is_number_unsigned() &&
+             value.get<std::uint64_t>() <=
+                 static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+      out.emplace_back(name, static_cast<std::int64_t>(value.get<std::uint64_t>()));
+    else if (value.is_number_integer() && !value.is_number_unsigned())
+      out.emplace_back(name, value.get<std::int64_t>());
     else if (value.is_number())
       out.emplace_back(name, value.get<double>());
   }
@@ -155,6 +163,16 @@ json lead_record_to_json(const LeadRecord& r, bool with_attempts) {
   return j;
 }
 
+namespace {
+// A double as JSON that reads back as a double: 2019.0 is written "2019.0", not "2019" (which
+// would come back an integer).
+void append_decimal(std::string& out, double d) {
+  const std::size_t from = out.size();
+  append_json_number(out, d);
+  if (out.find_first_not_of("-0123456789", from) == std::string::npos) out += ".0";
+}
+}  // namespace
+
 std::string encode_lead(const Lead& l) {
   // Hand-written: this runs once per accepted lead on the request thread, and building a JSON
   // tree first costs more than the rest of the request's own work.
@@ -202,8 +220,10 @@ std::string encode_lead(const Lead& l) {
     out.push_back(':');
     if (const auto* sv = std::get_if<std::string>(&l.custom_fields[i].second))
       append_json_string(out, *sv);
+    else if (const auto* iv = std::get_if<std::int64_t>(&l.custom_fields[i].second))
+      out += std::to_string(*iv);
     else
-      append_json_number(out, std::get<double>(l.custom_fields[i].second));
+      append_decimal(out, std::get<double>(l.custom_fields[i].second));
   }
   out.push_back('}');
   key("received_at_ms");

@@ -43,8 +43,9 @@ bool zip_fits(const Buyer& b, std::string_view zip, std::string_view state) {
 CustomValue sample_value(const VerticalField& f) {
   switch (f.type) {
     case VerticalField::Type::kNumber:
-    case VerticalField::Type::kInteger:
       return f.min ? *f.min : 1.0;
+    case VerticalField::Type::kInteger:
+      return static_cast<std::int64_t>(f.min ? *f.min : 1.0);
     case VerticalField::Type::kBoolean:
       return std::string("true");
     case VerticalField::Type::kEnum:

@@ -15,6 +15,7 @@
 #include "leadflow/base/log.hpp"
 #include "leadflow/base/metrics.hpp"
 #include "leadflow/base/money.hpp"
+#include "leadflow/base/text.hpp"
 #include "leadflow/base/time_format.hpp"
 #include "viewer.hpp"
 
@@ -77,6 +78,13 @@ void note_return_rate(IngestContext& ctx, const Buyer& b) {
          {"window_days", b.return_window_days}});
 }
 
+// Whether `buyer_id` bought the lead (any of its sales, or the summary of a one-sale outcome).
+bool bought_by(const Distribution& d, const std::string& buyer_id) {
+  if (d.buyer_id == buyer_id) return true;
+  return std::any_of(d.sales.begin(), d.sales.end(),
+                     [&](const Sale& s) { return s.buyer_id == buyer_id; });
+}
+
 std::string reasons_list(const std::vector<std::string>& reasons) {
   std::string out;
   for (const auto& r : reasons) out += (out.empty() ? "" : ", ") + r;
@@ -111,8 +119,9 @@ void post_return(IngestContext& ctx, const http::Request& req, http::Response& r
   if (auto it = body.find("note"); it != body.end() && !it->is_null()) {
     if (!it->is_string())
       errors.push_back({"note", "invalid_type", "must be a string"});
-    else if (it->get_ref<const std::string&>().size() > kMaxNote)
-      errors.push_back({"note", "too_long", "at most 1000 characters"});
+    else if (auto refused =
+                 refuse_free_text(it->get_ref<const std::string&>(), kMaxNote, TextLines::kMulti))
+      errors.push_back({"note", refused->code, refused->message});  // a note may run on lines
     else
       note = it->get<std::string>();
   }
@@ -135,6 +144,9 @@ void post_return(IngestContext& ctx, const http::Request& req, http::Response& r
   if (!is_valid_id(id, kLeadPrefix)) return not_found();
   const auto record = ctx.store.get_lead(id);
   if (!record) return not_found();
+  // A buyer learns nothing of a lead it did not buy, whatever its state: the same answer as a
+  // lead that does not exist, before its own return window (or anything else) is looked at.
+  if (key->is_buyer() && !bought_by(record->distribution, key->buyer_id)) return not_found();
   // The operator returns for the buyer the lead was sold to unless it names one; a lead shared
   // among several buyers needs the one named.
   if (buyer_id.empty() && record->distribution.sales.size() > 1) {

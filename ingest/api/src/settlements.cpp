@@ -11,6 +11,7 @@
 #include "leadflow/api/http_util.hpp"
 #include "leadflow/base/ids.hpp"
 #include "leadflow/base/money.hpp"
+#include "leadflow/base/text.hpp"
 #include "leadflow/base/time_format.hpp"
 #include "returns.hpp"
 #include "viewer.hpp"
@@ -53,17 +54,19 @@ void post_settlement(IngestContext& ctx, const http::Request& req, http::Respons
     else
       price = cents;
   }
-  const auto text = [&](const char* name, std::size_t max, std::string& out) {
+  const auto text = [&](const char* name, std::size_t max, TextLines lines, std::string& out) {
     const auto it = body.find(name);
     if (it == body.end() || it->is_null()) return;
-    if (!it->is_string() || it->get_ref<const std::string&>().size() > max)
+    if (!it->is_string())
       errors.push_back({name, "invalid_type", "a string of at most " + std::to_string(max)});
+    else if (auto refused = refuse_free_text(it->get_ref<const std::string&>(), max, lines))
+      errors.push_back({name, refused->code, refused->message});
     else
       out = it->get<std::string>();
   };
-  text("buyer_id", 64, s.buyer_id);
-  text("buyer_lead_id", 200, s.buyer_lead_id);
-  text("note", 1000, s.note);
+  text("buyer_id", 64, TextLines::kSingle, s.buyer_id);
+  text("buyer_lead_id", 200, TextLines::kSingle, s.buyer_lead_id);
+  text("note", 1000, TextLines::kMulti, s.note);  // a note may run on lines
   if (!s.sold && !s.buyer_lead_id.empty())
     errors.push_back({"buyer_lead_id", "not_allowed", "an unsold lead has no buyer reference"});
   if (!errors.empty()) {

@@ -343,7 +343,6 @@ void create_buyer(IngestContext& ctx, const http::Request& req, http::Response& 
   if (!require_json(req, res)) return;
   auto body = parse_body(req, res);
   if (!body) return;
-  if (body->is_object()) body->erase("health");  // read-only, as in a PUT
   FieldErrors errors;
   Buyer b = buyer_from_json(*body, nullptr, ctx.config.allow_private_buyers, errors);
   if (errors.empty()) check_verticals(ctx, b, errors);
@@ -378,10 +377,15 @@ void update_buyer(IngestContext& ctx, const http::Request& req, http::Response& 
   if (!ctx.store.get_buyer(id)) return http::send_problem(res, 404, "no such buyer");
   auto body = parse_body(req, res);
   if (!body) return;
-  // `health` and `version` are read-only, figures of the view: a client may send back what it
-  // read (the version a change expects is If-Match's to say).
-  body->erase("health");
-  body->erase("version");
+  // `version` is read-only, a figure of the view: a client may send back what it read (the
+  // version a change expects is If-Match's to say), of the view's type. (`health` and the other
+  // read-only fields are buyer_from_json's to check.)
+  if (auto v = body->find("version"); v != body->end()) {
+    if (!v->is_number_integer())
+      return http::send_problem(res, 400, "the buyer configuration is invalid",
+                                {{"version", "invalid_type", "must be an integer"}});
+    body->erase(v);
+  }
   // The body applied to the buyer as it is when written (docs/versions.md): the fields it does
   // not name keep what another change wrote meanwhile.
   const Management::Created changed = change_record<Buyer>(

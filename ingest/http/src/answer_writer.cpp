@@ -25,7 +25,8 @@ const std::string& http_date() {
 
 }  // namespace
 
-void serialize(std::string& out, const Response& res, bool head_only, bool close, bool http10) {
+void serialize(std::string& out, const Response& res, bool head_only, bool close, bool http10,
+               bool tls) {
   const bool bodiless = res.status < 200 || res.status == 204 || res.status == 304;
   out.reserve(out.size() + 128 + res.header_block().size() + res.body.size());
   out.append("HTTP/1.1 ").append(std::to_string(res.status)).append(1, ' ');
@@ -37,6 +38,9 @@ void serialize(std::string& out, const Response& res, bool head_only, bool close
     out.append("Connection: close\r\n");
   else if (http10)
     out.append("Connection: keep-alive\r\n");
+  // Over TLS, every answer tells the browser to come back over TLS only, for a year, subdomains
+  // included; never over plain HTTP, where an attacker could forge or strip it (RFC 6797 §7.2).
+  if (tls) out.append("Strict-Transport-Security: max-age=31536000; includeSubDomains\r\n");
   out.append("Date: ").append(http_date()).append("\r\n\r\n");
   if (!head_only && !bodiless) out.append(res.body);
 }

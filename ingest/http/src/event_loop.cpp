@@ -445,7 +445,7 @@ void EventLoop::finish(const std::shared_ptr<Exchange>& ex) {
   if (server_.stopping.load(std::memory_order_relaxed)) c.close_after_write = true;
   const bool close = !c.keep_alive || c.close_after_write;
   c.close_after_write = close;
-  serialize(c.out, res, c.head_only, close, c.http10);
+  serialize(c.out, res, c.head_only, close, c.http10, c.ssl != nullptr);
   if (routes.after)
     routes.after(ex->req, res,
                  std::chrono::duration<double>(SteadyClock::now() - ex->started).count());

@@ -13,6 +13,11 @@ std::string openssl_error() {
   return buf;
 }
 
+constexpr const char* kTls12Ciphers =
+    "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"
+    "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"
+    "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
+
 }  // namespace
 
 SSL_CTX* new_server_tls(const std::string& cert, const std::string& key, std::string& error) {
@@ -22,6 +27,14 @@ SSL_CTX* new_server_tls(const std::string& cert, const std::string& key, std::st
     return nullptr;
   }
   SSL_CTX_set_min_proto_version(tls, TLS1_2_VERSION);
+  // TLS 1.2 offers only forward-secret AEAD suites (ECDHE with AES-GCM or ChaCha20-Poly1305):
+  // no CBC (Lucky Thirteen, padding oracles), no SHA-1 MACs, no static RSA key exchange.
+  // TLS 1.3's suites are all AEAD and stay OpenSSL's defaults.
+  if (SSL_CTX_set_cipher_list(tls, kTls12Ciphers) != 1) {
+    error = "TLS: " + openssl_error();
+    SSL_CTX_free(tls);
+    return nullptr;
+  }
   SSL_CTX_set_options(tls, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
   SSL_CTX_set_mode(tls, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
   if (SSL_CTX_use_certificate_chain_file(tls, cert.c_str()) != 1 ||

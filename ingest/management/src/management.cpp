@@ -22,9 +22,9 @@ void unknown_fields(const json& body, std::initializer_list<const char*> allowed
 }
 
 // Names and ids are text a person reads in a list, a log or a terminal: 1 to `max` characters
-// (code points, so any script counts as a person would), and no control characters (C0, DEL,
-// C1: a NUL, a newline or an escape sequence could cut a record short, forge a log line or
-// repaint a terminal).
+// (code points, so any script counts as a person would), under the one free-text rule
+// (refuse_free_text: no control character, which could cut a record short, forge a log line or
+// repaint a terminal, and no bidi override or other hidden formatting character).
 constexpr std::size_t kMaxName = 200;
 
 bool take_string(const json& body, const char* name, std::size_t max, bool required,
@@ -39,16 +39,15 @@ bool take_string(const json& body, const char* name, std::size_t max, bool requi
     return false;
   }
   out = it->get<std::string>();
-  const TextInfo text = inspect_text(out, false);
-  if (text.problem != TextProblem::kNone) {
-    errors.push_back({name, "invalid_format",
-                      text.problem == TextProblem::kControl ? "must not contain control characters"
-                                                            : "must be valid UTF-8"});
+  if (auto refused = refuse_free_text(out, max)) {
+    errors.push_back({name, refused->code,
+                      refused->code == "too_long"
+                          ? "must be 1 to " + std::to_string(max) + " characters"
+                          : refused->message});
     return false;
   }
-  if (out.empty() || text.chars > max) {
-    errors.push_back({name, out.empty() ? "required" : "too_long",
-                      "must be 1 to " + std::to_string(max) + " characters"});
+  if (out.empty()) {
+    errors.push_back({name, "required", "must be 1 to " + std::to_string(max) + " characters"});
     return false;
   }
   return true;
@@ -81,6 +80,22 @@ void take_status(const json& body, bool& active, FieldErrors& errors) {
     active = false;
   else
     errors.push_back({"status", "not_allowed", "must be active or paused"});
+}
+
+// A field of a view that PUT may send back as it was read, but never change.
+void keep_read_only(const json& body, const char* name, const std::string& current,
+                    FieldErrors& errors) {
+  const auto it = body.find(name);
+  if (it == body.end() || (it->is_string() && it->get_ref<const std::string&>() == current)) return;
+  errors.push_back({name, "read_only", "cannot be changed"});
+}
+
+// The view's `version`, which a PUT may send back as it read it (If-Match says which version a
+// change expects): of the view's type, or a 400 naming it.
+void keep_version_type(const json& body, FieldErrors& errors) {
+  const auto it = body.find("version");
+  if (it != body.end() && !it->is_number_integer())
+    errors.push_back({"version", "invalid_type", "must be an integer"});
 }
 
 std::string hint_of(const std::string& secret) { return secret.substr(0, 8) + "…"; }
@@ -158,6 +173,10 @@ Management::Created Management::update_seller(const std::string& id, const json&
         // Read-only fields of the view may be sent back as they were read.
         unknown_fields(body, {"name", "status", "payout", "seller_id", "created_at", "version"},
                        errors);
+        keep_read_only(body, "seller_id", s.id, errors);
+        keep_version_type(body, errors);
+        if (body.contains("created_at") && body["created_at"] != seller_to_json(s)["created_at"])
+          errors.push_back({"created_at", "read_only", "cannot be changed"});
         if (body.contains("name")) take_string(body, "name", kMaxName, true, s.name, errors);
         take_status(body, s.active, errors);
         take_payout(body, s.payout_fixed, s.payout_value, errors);
@@ -211,14 +230,6 @@ Management::Created Management::create_campaign(const json& body) {
 }
 
 namespace {
-// A field of a campaign's view that PUT may send back as it was read, but never change.
-void keep_read_only(const json& body, const char* name, const std::string& current,
-                    FieldErrors& errors) {
-  const auto it = body.find(name);
-  if (it == body.end() || (it->is_string() && it->get_ref<const std::string&>() == current)) return;
-  errors.push_back({name, "read_only", "cannot be changed"});
-}
-
 // A PUT's body applied to a campaign as it is now (Management::update_campaign).
 void apply_campaign(const json& body, Campaign& c, FieldErrors& errors) {
   unknown_fields(
@@ -227,6 +238,7 @@ void apply_campaign(const json& body, Campaign& c, FieldErrors& errors) {
        "vertical", "campaign_id", "created_at", "campaign_key_hint", "campaign_key", "version"},
       errors);
   keep_read_only(body, "seller_id", c.seller_id, errors);
+  keep_version_type(body, errors);
   keep_read_only(body, "vertical", c.vertical, errors);
   keep_read_only(body, "campaign_id", c.id, errors);
   keep_read_only(body, "campaign_key_hint", c.key_hint, errors);
@@ -355,10 +367,11 @@ namespace {
 // A new password from the body: checked, then hashed. False (with a field error) when refused.
 bool take_password(const json& body, bool required, std::string& hash_out, FieldErrors& errors) {
   auto it = body.find("password");
-  if (it == body.end() || it->is_null()) {
+  if (it == body.end() || (it->is_null() && required)) {
     if (required) errors.push_back({"password", "required", "is required"});
     return false;
   }
+  // A null password is no password: refused, never taken for "unchanged".
   if (!it->is_string()) {
     errors.push_back({"password", "invalid_type", "must be a string"});
     return false;

@@ -128,6 +128,28 @@ bool parse_number(std::string_view s, double& out) {
   return true;
 }
 
+constexpr const char* kBeyondInt64 =
+    "integers must be between -9223372036854775808 and 9223372036854775807 (send a larger one "
+    "as a string)";
+
+// Whether a number is written as an integer, and its value: from the JSON (exact) or from text
+// ("2019", "-7"; a leading "+" allowed). kBeyond: an integer outside int64's range.
+enum class Whole { kNo, kYes, kBeyond };
+Whole whole_number(const Input& v, std::string_view text, std::int64_t& out) {
+  if (v.kind == Input::Kind::kNumber) {
+    if (v.beyond_int64) return Whole::kBeyond;
+    if (!v.integral) return Whole::kNo;
+    out = v.integer;
+    return Whole::kYes;
+  }
+  if (!text.empty() && text.front() == '+') text.remove_prefix(1);
+  const std::string_view digits = !text.empty() && text.front() == '-' ? text.substr(1) : text;
+  if (!all_digits(digits)) return Whole::kNo;
+  const auto res = std::from_chars(text.data(), text.data() + text.size(), out);
+  if (res.ec == std::errc::result_out_of_range) return Whole::kBeyond;
+  return res.ec == std::errc() && res.ptr == text.data() + text.size() ? Whole::kYes : Whole::kNo;
+}
+
 std::optional<bool> parse_bool_text(std::string_view s) {
   static constexpr std::string_view kTrue[] = {"true", "yes", "y", "on", "1"};
   static constexpr std::string_view kFalse[] = {"false", "no", "n", "off", "0"};
@@ -341,12 +363,8 @@ LeadBuilder::Got LeadBuilder::check_text(const Path& path, std::string_view s,
                                          std::string_view& out) {
   if (s.empty()) return Got::kAbsent;
   const TextInfo info = inspect_text(s, allow_tab);
-  if (info.problem == TextProblem::kBadUtf8) {
-    error(path, "invalid_format", "is not valid UTF-8");
-    return Got::kError;
-  }
-  if (info.problem == TextProblem::kControl) {
-    error(path, "invalid_format", "must not contain control characters");
+  if (info.problem != TextProblem::kNone) {
+    error(path, "invalid_format", std::string(text_problem_message(info.problem)));
     return Got::kError;
   }
   if (info.chars > max_chars) {
@@ -549,7 +567,11 @@ void LeadBuilder::custom_fields(const Input& v) {
 
 void LeadBuilder::free_form(std::string_view key, const Input& v) {
   if (v.kind == Input::Kind::kNumber) {
-    if (std::isfinite(v.number)) {
+    if (v.beyond_int64) {
+      error("custom_fields." + std::string(key), "out_of_range", kBeyondInt64);
+    } else if (v.integral) {
+      lead_.custom_fields.emplace_back(std::string(key), v.integer);  // 2019 stays 2019
+    } else if (std::isfinite(v.number)) {
       lead_.custom_fields.emplace_back(std::string(key), v.number);
     } else {
       error("custom_fields." + std::string(key), "invalid_type", "must be a finite number");
@@ -565,8 +587,7 @@ void LeadBuilder::free_form(std::string_view key, const Input& v) {
   const TextInfo info = inspect_text(s, false);
   if (info.problem != TextProblem::kNone) {
     error("custom_fields." + std::string(key), "invalid_format",
-          info.problem == TextProblem::kBadUtf8 ? "is not valid UTF-8"
-                                                : "must not contain control characters");
+          std::string(text_problem_message(info.problem)));
     return;
   }
   if (info.chars > limits_.max_custom_value) {
@@ -622,10 +643,11 @@ void LeadBuilder::typed(const Path& path, const Input& v, const VerticalField& s
       const bool integer = spec.type == VerticalField::Type::kInteger;
       const char* kind_message = integer ? "must be a whole number" : "must be a number";
       double d = 0;
+      std::string_view s;
       if (v.kind == Input::Kind::kNumber) {
         d = v.number;
       } else if (v.kind == Input::Kind::kString) {
-        const std::string_view s = trim(v.text);
+        s = trim(v.text);
         if (s.empty()) {
           absent();
           return;
@@ -636,6 +658,12 @@ void LeadBuilder::typed(const Path& path, const Input& v, const VerticalField& s
         }
       } else {
         error(path, "invalid_type", kind_message);
+        return;
+      }
+      std::int64_t whole = 0;
+      Whole written = whole_number(v, s, whole);
+      if (written == Whole::kBeyond) {
+        error(path, "out_of_range", kBeyondInt64);
         return;
       }
       if (!std::isfinite(d) || (integer && std::trunc(d) != d)) {
@@ -655,7 +683,19 @@ void LeadBuilder::typed(const Path& path, const Input& v, const VerticalField& s
         error(path, "out_of_range", std::move(message));
         return;
       }
-      lead_.custom_fields.emplace_back(spec.name, d == 0 ? 0.0 : d);  // no "-0"
+      // An integer field written 30.0 is the integer 30 (JSON has one number type).
+      if (written == Whole::kNo && integer) {
+        if (std::fabs(d) >= 9223372036854775808.0) {
+          error(path, "out_of_range", kBeyondInt64);
+          return;
+        }
+        whole = static_cast<std::int64_t>(d);
+        written = Whole::kYes;
+      }
+      if (written == Whole::kYes)
+        lead_.custom_fields.emplace_back(spec.name, whole);  // every digit kept
+      else
+        lead_.custom_fields.emplace_back(spec.name, d == 0 ? 0.0 : d);  // no "-0"
       return;
     }
     case VerticalField::Type::kBoolean: {

@@ -26,6 +26,11 @@ struct Input {
   Kind kind = Kind::kNull;
   bool boolean = false;
   double number = 0;
+  // A number written as an integer: `integer` holds it exactly; `beyond_int64` when it is one
+  // past int64's range (simdjson reads those up to 2^64 - 1; larger ones fail the parse).
+  bool integral = false;
+  bool beyond_int64 = false;
+  std::int64_t integer = 0;
   std::string_view text;
   simdjson::dom::element element;  // kObject only
 };
@@ -47,7 +52,13 @@ inline Input to_input(simdjson::dom::element e) {
       if (e.get_string().get(in.text)) in.text = {};
       break;
     case element_type::INT64:
-    case element_type::UINT64:
+      in.integral = !e.get_int64().get(in.integer);
+      in.kind = Input::Kind::kNumber;
+      if (e.get_double().get(in.number)) in.number = 0;
+      break;
+    case element_type::UINT64:  // simdjson's type only for integers above int64's maximum
+      in.beyond_int64 = true;
+      [[fallthrough]];
     case element_type::DOUBLE:
       in.kind = Input::Kind::kNumber;
       if (e.get_double().get(in.number)) in.number = 0;

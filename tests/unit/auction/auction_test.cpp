@@ -144,6 +144,35 @@ TEST(CustomRules, CoverEveryOperator) {
   EXPECT_FALSE(custom_rule_matches({"tier", Op::kGt, 5}, f));  // not comparable: no match
 }
 
+TEST(CustomRules, IntegersCompareByEveryDigit) {
+  const CustomFields f = {
+      {"year", std::int64_t{2019}}, {"account", std::int64_t{9007199254740993}}, {"rate", 2.5}};
+  using Op = CustomRule::Op;
+  EXPECT_TRUE(custom_rule_matches({"year", Op::kEq, 2019}, f));
+  EXPECT_TRUE(custom_rule_matches({"year", Op::kEq, 2019.0}, f));
+  EXPECT_TRUE(custom_rule_matches({"year", Op::kGte, 2015}, f));
+  EXPECT_FALSE(custom_rule_matches({"year", Op::kLt, 2015}, f));
+  EXPECT_TRUE(custom_rule_matches({"year", Op::kIn, json::array({2018, 2019})}, f));
+  // 9007199254740992 and ...993 are the same double: compared as doubles they would be equal.
+  EXPECT_TRUE(custom_rule_matches({"account", Op::kEq, 9007199254740993}, f));
+  EXPECT_TRUE(custom_rule_matches({"account", Op::kNe, 9007199254740992}, f));
+  EXPECT_TRUE(custom_rule_matches({"account", Op::kGt, 9007199254740992}, f));
+  EXPECT_TRUE(custom_rule_matches({"rate", Op::kLt, 3}, f));
+}
+
+TEST(BuyerProtocol, PingsAndPostsCarryIntegersAsIntegers) {
+  Lead l = lead();
+  l.custom_fields = {{"vehicle_year", std::int64_t{2019}},
+                     {"account", std::int64_t{9007199254740993}},
+                     {"rate", 2019.0}};
+  for (const HttpRequest& r :
+       {make_ping_request(buyer("b"), l, "pg_1"), make_post_request(buyer("b"), l, "pg_1", 100)}) {
+    EXPECT_NE(r.body.find(R"("vehicle_year":2019})"), std::string::npos) << r.body;
+    EXPECT_NE(r.body.find(R"("account":9007199254740993)"), std::string::npos) << r.body;
+    EXPECT_NE(r.body.find(R"("rate":2019.0)"), std::string::npos) << r.body;
+  }
+}
+
 TEST(BuyerProtocol, PingsCarryNoPii) {
   const Lead l = lead();
   const HttpRequest r = make_ping_request(buyer("b"), l, "pg_1");

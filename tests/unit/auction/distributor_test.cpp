@@ -245,6 +245,26 @@ TEST_F(DistributorTest, APostNeverAnsweredStopsTheAuctionAndTheRetryAsksThatBuye
   EXPECT_EQ(sent.back().header("Idempotency-Key"), lead.id);
 }
 
+TEST_F(DistributorTest, AFailedAuctionKeepsItsPostsForTheOperatorWhoMustSettleIt) {
+  const Buyer late = add_buyer("late", fixed_at_20);
+  http_.answer(late.post_url, FakeAnswer::no_answer());
+  const Lead lead = add_lead(6);
+  const std::int64_t started = clock_.now_ms();
+
+  const auto decisions = decide_at_once({lead});
+  ASSERT_EQ(decisions.size(), 1u);
+  ASSERT_EQ(decisions[0].kind, Decision::Kind::kFailed);
+  // Every post made before the deadline, when, to whom and at what price.
+  const auto posts = attempts_of(decisions[0].distribution, AttemptKind::kPost);
+  ASSERT_EQ(posts.size(), 9u);
+  for (std::size_t i = 0; i < posts.size(); ++i) {
+    EXPECT_EQ(posts[i].buyer_id, late.id);
+    EXPECT_EQ(posts[i].bid, Cents{2000});
+    EXPECT_EQ(posts[i].outcome, AttemptOutcome::kTimeout);
+    EXPECT_EQ(posts[i].started_at_ms, started + static_cast<std::int64_t>(i) * 1200);
+  }
+}
+
 TEST_F(DistributorTest, ALeadRedeliveredMidPostIsRepostedToTheBuyerOfItsIntent) {
   const Buyer holder = add_buyer("holder"), other = add_buyer("other");
   http_.answer(holder.post_url, FakeAnswer::accept("held"));

@@ -112,5 +112,42 @@ TEST(Text, ParseHhmm) {
   EXPECT_EQ(parse_hhmm_json(nlohmann::json(), false), std::nullopt);
 }
 
+// The one free-text rule (docs/hardening.md): names, notes, reasons and key names.
+TEST(FreeText, RefusesControlAndHiddenFormattingCharactersAndCountsCharacters) {
+  for (const std::string bad :
+       {std::string("a\0b", 3), std::string("esc\x1b[2J"), std::string("del\x7f"),
+        std::string("c1 \xc2\x9b"), std::string("tab\there"), std::string("two\nlines"),
+        std::string("rlo \xe2\x80\xae"), std::string("lre \xe2\x80\xaa"),
+        std::string("fsi \xe2\x81\xa8"), std::string("pdi \xe2\x81\xa9"),
+        std::string("zwsp \xe2\x80\x8b"), std::string("ls \xe2\x80\xa8"),
+        std::string("bom \xef\xbb\xbf"), std::string("wj \xe2\x81\xa0"),
+        std::string("anchor \xef\xbf\xb9"), std::string("bad \xc3")}) {
+    const auto refused = refuse_free_text(bad, 1000);
+    ASSERT_TRUE(refused.has_value()) << bad;
+    EXPECT_EQ(refused->code, "invalid_format") << bad;
+  }
+  // Right-to-left text, its marks, joiners (emoji, Persian) are text.
+  for (const std::string good :
+       {std::string("Zo\xc3\xab \xe6\x9d\x8e"), std::string("\xd7\xa9\xd7\x9c\xd7\x95\xd7\x9d"),
+        std::string("a\xe2\x80\x8f b"), std::string("\xf0\x9f\x91\xa8\xe2\x80\x8d\xf0\x9f\x92\xbb"),
+        std::string("\xd9\x85\xe2\x80\x8c\xd9\x8a")})
+    EXPECT_FALSE(refuse_free_text(good, 1000).has_value()) << good;
+
+  // Multi-line text (a note): LF, CRLF and tabs, never a lone CR.
+  EXPECT_FALSE(refuse_free_text("one\nline\r\nanother\tcol", 1000, TextLines::kMulti));
+  EXPECT_TRUE(refuse_free_text("over\rwrite", 1000, TextLines::kMulti));
+  EXPECT_TRUE(refuse_free_text("end\r", 1000, TextLines::kMulti));
+  EXPECT_TRUE(refuse_free_text("rlo \xe2\x80\xae", 1000, TextLines::kMulti));
+
+  // Characters, not bytes: 600 "é" (1,200 bytes) fit 1,000; 1,001 do not.
+  std::string e600, e1001;
+  for (int i = 0; i < 600; ++i) e600 += "\xc3\xa9";
+  for (int i = 0; i < 1001; ++i) e1001 += "\xc3\xa9";
+  EXPECT_FALSE(refuse_free_text(e600, 1000).has_value());
+  const auto long_one = refuse_free_text(e1001, 1000);
+  ASSERT_TRUE(long_one.has_value());
+  EXPECT_EQ(long_one->code, "too_long");
+}
+
 }  // namespace
 }  // namespace leadflow

@@ -270,10 +270,19 @@ TEST(BuyerFromJson, ReadOnlyFieldsAreIgnored) {
   json body = minimal_body();
   body["buyer_id"] = "by_whatever";
   body["created_at"] = "2020-01-01T00:00:00.000Z";
-  body["updated_at"] = 12;
+  body["updated_at"] = "2020-01-01T00:00:00.000Z";
   const Buyer b = parse_ok(body);
   EXPECT_TRUE(b.id.empty());
   EXPECT_EQ(b.created_at_ms, 0);
+}
+
+// Ignored, but of the view's type: a wrong JSON type is a 400 like anywhere else.
+TEST(BuyerFromJson, ReadOnlyFieldsKeepTheViewsType) {
+  EXPECT_FIELD_ERROR(errors_with("/updated_at", 12), "updated_at", "invalid_type");
+  EXPECT_FIELD_ERROR(errors_with("/buyer_id", nullptr), "buyer_id", "invalid_type");
+  EXPECT_FIELD_ERROR(errors_with("/returns", "x"), "returns", "invalid_type");
+  EXPECT_FIELD_ERROR(errors_with("/health", 3), "health", "invalid_type");
+  EXPECT_TRUE(errors_with("/returns", nullptr).empty());
 }
 
 TEST(BuyerFromJson, IdCannotBeSet) {

@@ -102,6 +102,13 @@ class ScriptedDecider final : public LeadDecider {
       if (poison_.count(lead_id)) {
         d.kind = Decision::Kind::kFailed;
         d.error = "buyer configuration exploded";
+        Attempt post;  // what the failed auction did before it failed
+        post.buyer_id = "by_late";
+        post.kind = AttemptKind::kPost;
+        post.started_at_ms = 1'700'000'000'000;
+        post.outcome = AttemptOutcome::kTimeout;
+        post.bid = 2000;
+        d.distribution.attempts.push_back(post);
         return d;
       }
     }
@@ -306,6 +313,13 @@ TEST_F(WorkerTest, AnAuctionThatKeepsThrowingIsRetriedThenRecordedFailedAndDeadL
   worker->stop();
 
   EXPECT_EQ(store_.get_lead(poison.id)->distribution.status, DeliveryStatus::kFailed);
+  // Its last try's posts are kept for the operator who must settle it.
+  const auto attempts = store_.get_lead(poison.id)->distribution.attempts;
+  ASSERT_EQ(attempts.size(), 1u);
+  EXPECT_EQ(attempts[0].buyer_id, "by_late");
+  EXPECT_EQ(attempts[0].kind, AttemptKind::kPost);
+  EXPECT_EQ(attempts[0].bid, Cents{2000});
+  EXPECT_EQ(attempts[0].started_at_ms, 1'700'000'000'000);
   EXPECT_EQ(store_.get_lead(fine.id)->distribution.status, DeliveryStatus::kUnsold);
   EXPECT_EQ(decider.calls(poison.id), 3);
   std::vector<std::string> retry_keys;

@@ -3,7 +3,10 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <string>
 #include <variant>
@@ -90,8 +93,17 @@ std::string custom_string(const Lead& lead, std::string_view name) {
 
 double custom_number(const Lead& lead, std::string_view name) {
   const CustomValue* v = custom(lead, name);
+  if (v != nullptr && std::holds_alternative<std::int64_t>(*v))
+    return static_cast<double>(std::get<std::int64_t>(*v));
   if (v == nullptr || !std::holds_alternative<double>(*v)) return std::nan("");
   return std::get<double>(*v);
+}
+
+// The value when it is kept as an integer (written without a fraction or exponent).
+std::optional<std::int64_t> custom_integer(const Lead& lead, std::string_view name) {
+  const CustomValue* v = custom(lead, name);
+  if (v == nullptr || !std::holds_alternative<std::int64_t>(*v)) return std::nullopt;
+  return std::get<std::int64_t>(*v);
 }
 
 void expect_malformed(const ParsedLead& p, std::string_view code) {
@@ -613,6 +625,39 @@ TEST(CustomFieldsTest, FreeFormValuesAreNumbersOrStrings) {
   EXPECT_EQ(custom_number(p.lead, "big"), 1e300);
   EXPECT_EQ(custom(p.lead, "empty"), nullptr);  // empty strings are not stored
   EXPECT_EQ(custom_string(p.lead, "u.x-y_Z9"), "ok");
+}
+
+TEST(CustomFieldsTest, NumbersAreKeptAsWrittenIntegersExactly) {
+  const ParsedLead p = api(
+      std::string(R"({"first_name":"A","last_name":"B","email":"a@b.co","phone":"5552345678",)") +
+      R"("zip_code":"10001","vertical":"legal","custom_fields":{"year":2019,)" +
+      R"("id":9007199254740993,"low":-9223372036854775808,"high":9223372036854775807,)" +
+      R"("rate":2019.0,"part":0.1}})");
+  ASSERT_TRUE(p.errors.empty()) << errors_text(p);
+  EXPECT_EQ(custom_integer(p.lead, "year"), 2019);
+  EXPECT_EQ(custom_integer(p.lead, "id"), 9007199254740993);  // past 2^53, every digit
+  EXPECT_EQ(custom_integer(p.lead, "low"), std::numeric_limits<std::int64_t>::min());
+  EXPECT_EQ(custom_integer(p.lead, "high"), std::numeric_limits<std::int64_t>::max());
+  EXPECT_EQ(custom_integer(p.lead, "rate"), std::nullopt);  // written with a fraction
+  EXPECT_EQ(custom_number(p.lead, "rate"), 2019.0);
+  EXPECT_EQ(custom_number(p.lead, "part"), 0.1);
+}
+
+TEST(CustomFieldsTest, AnIntegerBeyondInt64IsOutOfRange) {
+  const ParsedLead p = api(
+      std::string(R"({"first_name":"A","last_name":"B","email":"a@b.co","phone":"5552345678",)") +
+      R"("zip_code":"10001","vertical":"legal","custom_fields":{"big":9223372036854775808}})");
+  EXPECT_TRUE(has_error(p, "custom_fields.big", "out_of_range")) << errors_text(p);
+}
+
+TEST(CustomFieldsTest, ATypedIntegerIsKeptAsAnIntegerWhateverItsSpelling) {
+  json body = valid_api_body();
+  body["vertical"] = "auto_insurance";
+  body["custom_fields"] = {{"vehicle_year", "2019"}, {"driver_age", 40.0}};
+  const ParsedLead p = api(body);
+  ASSERT_TRUE(p.errors.empty()) << errors_text(p);
+  EXPECT_EQ(custom_integer(p.lead, "vehicle_year"), 2019);
+  EXPECT_EQ(custom_integer(p.lead, "driver_age"), 40);
 }
 
 TEST(CustomFieldsTest, NonScalarValuesAreInvalidType) {

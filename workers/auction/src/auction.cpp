@@ -23,16 +23,23 @@ const CustomValue* find_field(const CustomFields& fields, const std::string& nam
 // number), strings exactly. Returns -2 when the two cannot be compared.
 int compare(const CustomValue& value, const nlohmann::json& operand) {
   if (operand.is_number()) {
-    double v;
+    // In long double, whose 64-bit mantissa holds every int64 and every double exactly: an
+    // integer past 2^53 compares by all its digits.
+    long double v;
     if (const auto* d = std::get_if<double>(&value)) {
       v = *d;
+    } else if (const auto* i = std::get_if<std::int64_t>(&value)) {
+      v = static_cast<long double>(*i);
     } else {
       const std::string& s = std::get<std::string>(value);
       char* end = nullptr;
-      v = std::strtod(s.c_str(), &end);
+      v = std::strtold(s.c_str(), &end);
       if (s.empty() || end != s.c_str() + s.size()) return -2;
     }
-    const double o = operand.get<double>();
+    const long double o =
+        operand.is_number_unsigned()  ? static_cast<long double>(operand.get<std::uint64_t>())
+        : operand.is_number_integer() ? static_cast<long double>(operand.get<std::int64_t>())
+                                      : static_cast<long double>(operand.get<double>());
     return v < o ? -1 : (v > o ? 1 : 0);
   }
   if (operand.is_string()) {

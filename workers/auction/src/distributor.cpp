@@ -767,6 +767,10 @@ class Auction : public std::enable_shared_from_this<Auction> {
     Decision decision;
     decision.kind = Decision::Kind::kFailed;
     decision.error = std::move(error);
+    // The pings and posts it made go with it: a lead recorded failed shows the operator who
+    // must settle it when it was posted, to whom and at what price.
+    decision.distribution.attempts = std::move(d_.attempts);
+    decision.distribution.ineligible = std::move(d_.ineligible);
     finish(std::move(decision));
   }
   void finish(Decision decision) {

@@ -272,7 +272,10 @@ void Worker::on_decided(std::shared_ptr<Job> job, Decision decision) {
       record(std::move(job), std::move(decision.distribution));
       return;
     case Decision::Kind::kFailed:
-      side_.run([this, job, error = std::move(decision.error)] { set_aside(job, error); });
+      side_.run([this, job, error = std::move(decision.error),
+                 tried = std::move(decision.distribution)]() mutable {
+        set_aside(job, error, std::move(tried));
+      });
       return;
     case Decision::Kind::kDeferred:
       side_.run([this, job, error = std::move(decision.error)] { defer(job, error); });
@@ -323,7 +326,7 @@ int attempt_of(const QueueRecord& r, const Topics& topics) {
 }
 }  // namespace
 
-void Worker::set_aside(std::shared_ptr<Job> job, const std::string& error) {
+void Worker::set_aside(std::shared_ptr<Job> job, const std::string& error, Distribution tried) {
   // A lead whose auction fails must not stall its partition or crash the worker in a loop: it
   // goes to the retry topic, and after the last attempt it is recorded as failed (so the seller
   // learns its fate) and copied to the dead-letter topic for the operator.
@@ -341,7 +344,12 @@ void Worker::set_aside(std::shared_ptr<Job> job, const std::string& error) {
   queue_.producer().produce(options_.topics.dead, job->lead.id, job->record.payload,
                             std::chrono::seconds(10));
   worker_metrics().dead_lettered.Increment();
+  // The last try's pings and posts are kept: the operator settling the lead sees when it was
+  // posted, to whom and at what price (the earlier tries left their post intents, which that
+  // last try asked first again).
   Distribution d;
+  d.attempts = std::move(tried.attempts);
+  d.ineligible = std::move(tried.ineligible);
   d.status = DeliveryStatus::kFailed;
   d.reason = "processing failed: " + error;
   d.decided_at_ms = clock_.now_ms();

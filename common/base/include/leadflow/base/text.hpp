@@ -82,17 +82,56 @@ bool valid_utf8(std::string_view s);
 /// bytes that do not continue a sequence, so `s` should be valid UTF-8.
 std::size_t utf8_length(std::string_view s);
 
-/// What is wrong with a piece of text, if anything: invalid UTF-8 or a control character.
-enum class TextProblem { kNone, kBadUtf8, kControl };
+/// An invisible formatting character that makes text read other than it is: the bidi
+/// embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069: "Trojan Source" reordering),
+/// line and paragraph separators (U+2028, U+2029: a line break in disguise), the interlinear
+/// annotation marks (U+FFF9-U+FFFB: hidden text), and the zero-width space, word joiner,
+/// invisible operators and BOM (U+200B, U+2060-U+2064, U+FEFF: one name spelled two ways).
+/// Joiners (U+200C, U+200D: emoji, Indic and Persian scripts) and the bidi marks (U+200E,
+/// U+200F, U+061C: right-to-left text) are ordinary text.
+constexpr bool is_hidden_format_code_point(std::uint32_t cp) {
+  return (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069) || cp == 0x2028 ||
+         cp == 0x2029 || (cp >= 0xFFF9 && cp <= 0xFFFB) || cp == 0x200B ||
+         (cp >= 0x2060 && cp <= 0x2064) || cp == 0xFEFF;
+}
+
+/// What is wrong with a piece of text, if anything: invalid UTF-8, a control character or a
+/// hidden formatting character (is_hidden_format_code_point).
+enum class TextProblem { kNone, kBadUtf8, kControl, kHidden };
 
 struct TextInfo {
   TextProblem problem = TextProblem::kNone;
   std::size_t chars = 0;  // code points, when problem is kNone
 };
 
-/// One pass over `s`: UTF-8 validity, control characters (C0, DEL, C1; a tab only when
-/// `allow_tab` is false) and the length in code points.
-TextInfo inspect_text(std::string_view s, bool allow_tab);
+/// How a field may break lines. kSingle: no C0 control at all (names, ids, references);
+/// kSingleWithTabs: a tab allowed (a lead's user agent, consent text); kMulti: a note a person
+/// types in a text box, with tabs and line breaks (LF, or CR only as part of CRLF: a lone CR
+/// rewrites a terminal line).
+enum class TextLines { kSingle, kSingleWithTabs, kMulti };
+
+/// One pass over `s`: UTF-8 validity, control characters (C0 as `lines` says, DEL, C1), hidden
+/// formatting characters and the length in code points.
+TextInfo inspect_text(std::string_view s, TextLines lines);
+inline TextInfo inspect_text(std::string_view s, bool allow_tab) {
+  return inspect_text(s, allow_tab ? TextLines::kSingleWithTabs : TextLines::kSingle);
+}
+
+/// The field error's message for a problem ("must not contain control characters").
+std::string_view text_problem_message(TextProblem p);
+
+/// Why a free-text field is refused: a field error's code and message.
+struct TextRefusal {
+  std::string code;  // "invalid_format" or "too_long"
+  std::string message;
+};
+
+/// The one rule for free text a person writes and others read (names, notes, reasons, key
+/// names): valid UTF-8, no control or hidden formatting character (inspect_text), at most
+/// `max_chars` characters counted in code points (600 "é" are 600, not 1,200). Empty text is
+/// the caller's to judge. nullopt when the text is acceptable.
+std::optional<TextRefusal> refuse_free_text(std::string_view s, std::size_t max_chars,
+                                            TextLines lines = TextLines::kSingle);
 
 /// A schedule time "HH:MM" as minutes since midnight, 00:00-23:59; "24:00" only as the end of a
 /// range (`is_end`). Anything else, leading or trailing spaces included, is nullopt.

@@ -27,8 +27,10 @@ std::string_view to_string(DeliveryStatus s);
 std::optional<DeliveryStatus> parse_delivery_status(std::string_view s);
 inline bool is_final(DeliveryStatus s) { return s != DeliveryStatus::kPending; }
 
-/// A custom field value: the seed allows numbers or strings only.
-using CustomValue = std::variant<std::string, double>;
+/// A custom field value: a string or a number, kept as the seller wrote it. A number written
+/// without a fraction or exponent is an integer (int64, exactly; validation refuses one beyond
+/// that range), any other a double; so 2019 stays 2019 and 9007199254740993 keeps its digits.
+using CustomValue = std::variant<std::string, double, std::int64_t>;
 using CustomFields = std::vector<std::pair<std::string, CustomValue>>;
 
 /// Where a lead came in.

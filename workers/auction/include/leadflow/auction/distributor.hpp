@@ -80,7 +80,8 @@ class AuctionDeferred : public std::runtime_error {
 struct Decision {
   enum class Kind {
     kDecided,   // `distribution` is the outcome to record
-    kFailed,    // the auction failed (`error`): retried through the retry topic, counted
+    kFailed,    // the auction failed (`error`): retried through the retry topic, counted;
+                // `distribution.attempts` holds the pings and posts it made all the same
     kDeferred,  // our store could not answer: back to the queue, not counted as an attempt
   };
   Kind kind = Kind::kDecided;

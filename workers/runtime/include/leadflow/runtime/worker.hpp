@@ -117,7 +117,7 @@ class Worker {
   void on_decided(std::shared_ptr<Job> job, Decision decision);
   void record(std::shared_ptr<Job> job, Distribution d);
   /// Retry topic, or failed and dead-lettered after the last attempt. Blocking.
-  void set_aside(std::shared_ptr<Job> job, const std::string& error);
+  void set_aside(std::shared_ptr<Job> job, const std::string& error, Distribution tried);
   /// Back to the retry topic under the same attempt number. Blocking.
   void defer(std::shared_ptr<Job> job, const std::string& error);
   /// A held record is over: commit its offset if `done`, start the next lead waiting if it was
