@@ -95,8 +95,7 @@ json project_distribution(const Viewer& viewer, const Distribution& d, std::stri
            priced ? json(cents_to_decimal(d.payout)) : json(nullptr));
   // The interface names buyer_id in every distribution (the answer of POST /v1/leads): a reader
   // who may not know the buyer reads it withheld, as null, rather than missing.
-  if (!f.visible(FieldClass::kBuyerIdentity))
-    f.put(FieldClass::kLeadState, "buyer_id", nullptr);
+  if (!f.visible(FieldClass::kBuyerIdentity)) f.put(FieldClass::kLeadState, "buyer_id", nullptr);
   if (d.decided_at_ms)
     f.put(FieldClass::kLeadState, "decided_at", format_rfc3339_ms(d.decided_at_ms));
   if (!mine.buyer_lead_id.empty())
