@@ -235,7 +235,7 @@ TEST_F(Visibility, EveryLeadRouteTimesEveryRoleShowsItsOwnAndLeaksNothing) {
       EXPECT_TRUE(row["distribution"].contains("payout")) << row.dump();
 
     // A filter on a buyer is refused, naming it; on another seller too.
-    for (const std::string q :
+    for (const std::string& q :
          {"buyer_id=" + high_id, "buyer_id=" + low_id, "seller_id=" + rival_id}) {
       auto refused = get("/v1/leads?" + q, *r);
       EXPECT_EQ(refused->status, 400) << r->name << " " << q << ": " << refused->body;
@@ -272,7 +272,7 @@ TEST_F(Visibility, EveryLeadRouteTimesEveryRoleShowsItsOwnAndLeaksNothing) {
     ASSERT_EQ(list->status, 200) << list->body;
     expect_no_leak(r->name + " GET /v1/leads", body_of(list), buyer_forbidden());
     EXPECT_EQ(body_of(list)["data"].size(), 4u);  // the operator's lead too: it bought it
-    for (const std::string q : {"seller_id=" + seller_id, "buyer_id=" + low_id}) {
+    for (const std::string& q : {"seller_id=" + seller_id, "buyer_id=" + low_id}) {
       auto refused = get("/v1/leads?" + q, *r);
       EXPECT_EQ(refused->status, 400) << r->name << " " << q << ": " << refused->body;
       EXPECT_EQ(body_of(refused)["errors"][0]["field"], q.substr(0, q.find('=')));

@@ -38,10 +38,11 @@ struct ServiceOptions {
   std::string verticals_json = "";  // LEADFLOW_VERTICALS' document, written to a file; "": none
 
   // Two services on one store stand for two replicas.
-  std::string store_url;              // LEADFLOW_STORE; "": a SQLite file of the service's own
-  std::optional<bool> shared_limits;  // LEADFLOW_SHARED_LIMITS; unset: follows the shape
+  std::string store_url = "";  // LEADFLOW_STORE; "": a SQLite file of the service's own
+  std::optional<bool> shared_limits =
+      std::nullopt;                   // LEADFLOW_SHARED_LIMITS; unset: follows the shape
   bool require_operator_2fa = false;  // LEADFLOW_REQUIRE_OPERATOR_2FA
-  std::string totp_key;               // the TOTP sealing key (32 bytes); "": secrets kept plain
+  std::string totp_key = "";          // the TOTP sealing key (32 bytes); "": secrets kept plain
 };
 
 class ServiceFixture {

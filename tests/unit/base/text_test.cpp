@@ -114,7 +114,7 @@ TEST(Text, ParseHhmm) {
 
 // The one free-text rule (docs/hardening.md): names, notes, reasons and key names.
 TEST(FreeText, RefusesControlAndHiddenFormattingCharactersAndCountsCharacters) {
-  for (const std::string bad :
+  for (const std::string& bad :
        {std::string("a\0b", 3), std::string("esc\x1b[2J"), std::string("del\x7f"),
         std::string("c1 \xc2\x9b"), std::string("tab\there"), std::string("two\nlines"),
         std::string("rlo \xe2\x80\xae"), std::string("lre \xe2\x80\xaa"),
@@ -127,7 +127,7 @@ TEST(FreeText, RefusesControlAndHiddenFormattingCharactersAndCountsCharacters) {
     EXPECT_EQ(refused->code, "invalid_format") << bad;
   }
   // Right-to-left text, its marks, joiners (emoji, Persian) are text.
-  for (const std::string good :
+  for (const std::string& good :
        {std::string("Zo\xc3\xab \xe6\x9d\x8e"), std::string("\xd7\xa9\xd7\x9c\xd7\x95\xd7\x9d"),
         std::string("a\xe2\x80\x8f b"), std::string("\xf0\x9f\x91\xa8\xe2\x80\x8d\xf0\x9f\x92\xbb"),
         std::string("\xd9\x85\xe2\x80\x8c\xd9\x8a")})
