@@ -166,11 +166,12 @@ TEST(Crash, Kill9LosesNoAcknowledgedLeadAndSellsNoneTwice) {
         }
       });
     }
-    // Let a few hundred leads through, then kill the whole service mid-stream.
-    for (int i = 0; i < 400; ++i) {
+    // Let a few hundred leads through and the first returns be made, then kill the whole
+    // service mid-stream (on a loaded machine the first sales can lag the intake by seconds).
+    for (int i = 0; i < 1500; ++i) {
       {
         std::lock_guard lock(mu);
-        if (acked.size() >= 150) break;
+        if (acked.size() >= 150 && !returned_acked.empty()) break;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
