@@ -34,7 +34,7 @@ bash -e "$work/commands.sh" > "$work/answers" 2>&1 || fail "a printed command fa
 
 expect() { grep -q -- "$1" "$work/answers" || fail "no answer matched $1: $(cat "$work/answers")"; }
 expect '"delivery_status":"delivered"'   # Surface A, sold to the best bidder
-expect '"attempts":\['                   # the lead with its pings and posts
+expect '"offers":{'                      # the seller's lead: how far it went, no buyer named
 expect '"status":"sold"'                 # Surface B sync and the legacy form
 expect '"status":"queued"'               # Surface B async
 expect '"received":'                     # campaign statistics
