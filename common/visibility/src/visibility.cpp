@@ -4,28 +4,31 @@
 
 namespace leadflow {
 
-Viewer Viewer::of(const ApiKey& key) {
+Viewer Viewer::seller(std::string_view seller_id) {
   Viewer v;
-  if (key.is_buyer()) {
-    v.party = Party::kBuyer;
-    v.buyer_id = key.buyer_id;
-  } else if (!key.seller_id.empty()) {
-    v.party = Party::kSeller;
-    v.seller_id = key.seller_id;
-  }
+  v.party = Party::kSeller;
+  v.seller_id = seller_id;
   return v;
 }
 
-Viewer Viewer::of(const User& user) {
+Viewer Viewer::buyer(std::string_view buyer_id, bool seller_names) {
   Viewer v;
-  if (user.is_buyer()) {
-    v.party = Party::kBuyer;
-    v.buyer_id = user.buyer_id;
-  } else if (!user.seller_id.empty()) {
-    v.party = Party::kSeller;
-    v.seller_id = user.seller_id;
-  }
+  v.party = Party::kBuyer;
+  v.buyer_id = buyer_id;
+  v.seller_names = seller_names;
   return v;
+}
+
+Viewer Viewer::of(const ApiKey& key) {
+  if (key.is_buyer()) return buyer(key.buyer_id);
+  if (!key.seller_id.empty()) return seller(key.seller_id);
+  return Viewer{};
+}
+
+Viewer Viewer::of(const User& user) {
+  if (user.is_buyer()) return buyer(user.buyer_id);
+  if (!user.seller_id.empty()) return seller(user.seller_id);
+  return Viewer{};
 }
 
 Access access(const Viewer& viewer, FieldClass field) {

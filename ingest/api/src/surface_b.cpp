@@ -42,9 +42,7 @@ void send_b_error(http::Response& res, const Refusal& refusal) {
 // A campaign's answer: the outcome as its seller may see it (the visibility model): the price is
 // the seller's payout, and no buyer is named.
 json sold_body(const OutcomeMessage& m, const std::string& seller_id) {
-  Viewer seller;
-  seller.party = Party::kSeller;
-  seller.seller_id = seller_id;
+  const Viewer seller = Viewer::seller(seller_id);
   Distribution d;
   d.status = m.status;
   d.buyer_id = m.buyer_id;

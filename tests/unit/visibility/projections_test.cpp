@@ -9,21 +9,6 @@ namespace {
 
 using nlohmann::json;
 
-Viewer seller(const char* id) {
-  Viewer v;
-  v.party = Party::kSeller;
-  v.seller_id = id;
-  return v;
-}
-
-Viewer buyer(const char* id, bool names = false) {
-  Viewer v;
-  v.party = Party::kBuyer;
-  v.buyer_id = id;
-  v.seller_names = names;
-  return v;
-}
-
 // A lead of sl_1 shared between by_a (40.00) and by_b (25.00); the seller earns 45.50.
 LeadRecord shared_lead() {
   LeadRecord r;
@@ -89,7 +74,7 @@ TEST(Projections, OperatorSeesTheWholeLead) {
 }
 
 TEST(Projections, SellerSeesItsPayoutAndNoBuyer) {
-  const json j = project_lead(seller("sl_1"), shared_lead(), kLabels, LeadDetail::kFull);
+  const json j = project_lead(Viewer::seller("sl_1"), shared_lead(), kLabels, LeadDetail::kFull);
   EXPECT_EQ(j["email"], "ada@example.com");
   EXPECT_EQ(j["seller_id"], "sl_1");
   EXPECT_EQ(j["campaign_id"], "cp_1");
@@ -112,24 +97,24 @@ TEST(Projections, SellerSeesItsPayoutAndNoBuyer) {
 }
 
 TEST(Projections, AnotherSellerSeesNothing) {
-  EXPECT_FALSE(may_see_lead(seller("sl_2"), shared_lead()));
-  const json j = project_lead(seller("sl_2"), shared_lead(), kLabels, LeadDetail::kFull);
+  EXPECT_FALSE(may_see_lead(Viewer::seller("sl_2"), shared_lead()));
+  const json j = project_lead(Viewer::seller("sl_2"), shared_lead(), kLabels, LeadDetail::kFull);
   EXPECT_FALSE(mentions(j, "ada@example.com"));
   EXPECT_FALSE(mentions(j, "45.5"));
 }
 
 TEST(Projections, BuyerSeesItsPurchaseAndASourceCode) {
   const LeadRecord r = shared_lead();
-  ASSERT_TRUE(may_see_lead(buyer("by_b"), r));
-  EXPECT_FALSE(may_see_lead(buyer("by_c"), r));
-  const json j = project_lead(buyer("by_b"), r, kLabels, LeadDetail::kFull);
+  ASSERT_TRUE(may_see_lead(Viewer::buyer("by_b"), r));
+  EXPECT_FALSE(may_see_lead(Viewer::buyer("by_c"), r));
+  const json j = project_lead(Viewer::buyer("by_b"), r, kLabels, LeadDetail::kFull);
   EXPECT_EQ(j["email"], "ada@example.com");
   EXPECT_EQ(j["distribution"]["buyer_id"], "by_b");
   EXPECT_EQ(j["distribution"]["price"], 25.0);
   EXPECT_EQ(j["distribution"]["buyer_lead_id"], "ext-b");
   EXPECT_EQ(j["source_code"], source_code("secret", "by_b", "sl_1"));
   EXPECT_NE(j["source_code"],
-            project_lead(buyer("by_a"), r, kLabels, LeadDetail::kRow)["source_code"]);
+            project_lead(Viewer::buyer("by_a"), r, kLabels, LeadDetail::kRow)["source_code"]);
   for (const char* absent : {"seller_id", "campaign_id", "seller_name", "ineligible_buyers",
                              "ineligible_reasons", "offers"})
     EXPECT_FALSE(j.contains(absent)) << absent;
@@ -143,7 +128,8 @@ TEST(Projections, BuyerSeesItsPurchaseAndASourceCode) {
 }
 
 TEST(Projections, BuyerShownNamesSeesTheSellerButNotItsPayout) {
-  const json j = project_lead(buyer("by_b", true), shared_lead(), kLabels, LeadDetail::kFull);
+  const json j =
+      project_lead(Viewer::buyer("by_b", true), shared_lead(), kLabels, LeadDetail::kFull);
   EXPECT_EQ(j["seller_id"], "sl_1");
   EXPECT_EQ(j["seller_name"], "Name of sl_1");
   EXPECT_TRUE(j.contains("source_code"));
@@ -158,7 +144,7 @@ TEST(Projections, OutcomeOfAPostIsTheSellersPayout) {
   d.buyer_id = "by_a";
   d.price = 6000;
   d.payout = 4200;
-  const json s = project_distribution(seller("sl_1"), d, "sl_1");
+  const json s = project_distribution(Viewer::seller("sl_1"), d, "sl_1");
   EXPECT_EQ(s, json({{"accepted", true},
                      {"buyer_id", nullptr},  // named by the interface, withheld
                      {"delivery_status", "delivered"},
@@ -169,14 +155,14 @@ TEST(Projections, OutcomeOfAPostIsTheSellersPayout) {
   EXPECT_EQ(op["buyer_id"], "by_a");
   EXPECT_EQ(op["price"], 60.0);
   d.status = DeliveryStatus::kUnsold;
-  EXPECT_TRUE(project_distribution(seller("sl_1"), d, "sl_1")["price"].is_null());
+  EXPECT_TRUE(project_distribution(Viewer::seller("sl_1"), d, "sl_1")["price"].is_null());
 }
 
 TEST(Projections, ReasonsInSellerWordsNameNoBuyerOrLead) {
   LeadRecord r = shared_lead();
   r.distribution.status = DeliveryStatus::kFailed;
   r.distribution.reason = "no answer from buyer by_a to the post of lead ld_1 (timeout)";
-  const json s = project_lead(seller("sl_1"), r, kLabels, LeadDetail::kRow);
+  const json s = project_lead(Viewer::seller("sl_1"), r, kLabels, LeadDetail::kRow);
   EXPECT_EQ(s["distribution"]["reason"],
             "the lead could not be distributed; the operator is looking into it");
   EXPECT_EQ(project_lead(Viewer{}, r, kLabels, LeadDetail::kRow)["distribution"]["reason"],
@@ -194,18 +180,18 @@ TEST(Projections, ReturnsPerRole) {
   const json op = project_return(Viewer{}, ret, "sl_1");
   EXPECT_EQ(op["price"], 25.0);
   EXPECT_EQ(op["payout"], 17.5);
-  const json b = project_return(buyer("by_b"), ret, "sl_1");
+  const json b = project_return(Viewer::buyer("by_b"), ret, "sl_1");
   EXPECT_EQ(b["price"], 25.0);
   EXPECT_EQ(b["note"], "bad number, by_b ops");
   EXPECT_FALSE(b.contains("payout"));
-  EXPECT_TRUE(project_return(buyer("by_a"), ret, "sl_1").is_null());
-  const json s = project_return(seller("sl_1"), ret, "sl_1");
+  EXPECT_TRUE(project_return(Viewer::buyer("by_a"), ret, "sl_1").is_null());
+  const json s = project_return(Viewer::seller("sl_1"), ret, "sl_1");
   EXPECT_EQ(s["payout"], 17.5);
   EXPECT_EQ(s["reason"], "invalid_phone");
   for (const char* absent : {"price", "buyer_id", "note", "key_id"})
     EXPECT_FALSE(s.contains(absent)) << absent;
-  EXPECT_TRUE(project_return(seller("sl_2"), ret, "sl_1").is_null());
-  EXPECT_EQ(project_returns(seller("sl_2"), {ret}, "sl_1"), json::array());
+  EXPECT_TRUE(project_return(Viewer::seller("sl_2"), ret, "sl_1").is_null());
+  EXPECT_EQ(project_returns(Viewer::seller("sl_2"), {ret}, "sl_1"), json::array());
 }
 
 TEST(Projections, SettlementsPerRole) {
@@ -221,14 +207,14 @@ TEST(Projections, SettlementsPerRole) {
   const json op = project_settlement(Viewer{}, st, "sl_1");
   EXPECT_EQ(op["note"], "by_a confirmed by phone");
   EXPECT_EQ(op["payout"], 21.0);
-  const json b = project_settlement(buyer("by_a"), st, "sl_1");
+  const json b = project_settlement(Viewer::buyer("by_a"), st, "sl_1");
   EXPECT_EQ(b["price"], 30.0);
   for (const char* absent : {"payout", "note", "key_id"}) EXPECT_FALSE(b.contains(absent));
-  const json s = project_settlement(seller("sl_1"), st, "sl_1");
+  const json s = project_settlement(Viewer::seller("sl_1"), st, "sl_1");
   EXPECT_EQ(s["payout"], 21.0);
   EXPECT_FALSE(mentions(s, "by_a"));
   EXPECT_FALSE(mentions(s, "30"));
-  EXPECT_TRUE(project_settlement(buyer("by_b"), st, "sl_1").is_null());
+  EXPECT_TRUE(project_settlement(Viewer::buyer("by_b"), st, "sl_1").is_null());
 }
 
 TEST(Projections, LedgerPerRoleNeverTheMarginToAParty) {
@@ -236,18 +222,18 @@ TEST(Projections, LedgerPerRoleNeverTheMarginToAParty) {
   const json op = project_ledger_entry(Viewer{}, e);
   EXPECT_EQ(op["revenue"], 60.0);
   EXPECT_EQ(op["margin"], 18.0);
-  const json b = project_ledger_entry(buyer("by_a"), e);
+  const json b = project_ledger_entry(Viewer::buyer("by_a"), e);
   EXPECT_EQ(b["price"], 60.0);
   for (const char* absent : {"payout", "margin", "revenue", "seller_id", "campaign_id"})
     EXPECT_FALSE(b.contains(absent)) << absent;
-  const json s = project_ledger_entry(seller("sl_1"), e);
+  const json s = project_ledger_entry(Viewer::seller("sl_1"), e);
   EXPECT_EQ(s["payout"], 42.0);
   EXPECT_EQ(s["seller_id"], "sl_1");
   for (const char* absent : {"price", "margin", "revenue", "buyer_id"})
     EXPECT_FALSE(s.contains(absent)) << absent;
-  EXPECT_TRUE(project_ledger_entry(buyer("by_b"), e).is_null());
-  EXPECT_TRUE(project_ledger_entry(seller("sl_2"), e).is_null());
-  EXPECT_EQ(project_ledger(seller("sl_2"), {e}), json::array());
+  EXPECT_TRUE(project_ledger_entry(Viewer::buyer("by_b"), e).is_null());
+  EXPECT_TRUE(project_ledger_entry(Viewer::seller("sl_2"), e).is_null());
+  EXPECT_EQ(project_ledger(Viewer::seller("sl_2"), {e}), json::array());
 }
 
 }  // namespace

@@ -7,21 +7,6 @@
 namespace leadflow {
 namespace {
 
-Viewer seller(const char* id) {
-  Viewer v;
-  v.party = Party::kSeller;
-  v.seller_id = id;
-  return v;
-}
-
-Viewer buyer(const char* id, bool names = false) {
-  Viewer v;
-  v.party = Party::kBuyer;
-  v.buyer_id = id;
-  v.seller_names = names;
-  return v;
-}
-
 TEST(Visibility, OperatorSeesEverything) {
   const Viewer op;
   for (auto f : {FieldClass::kPerson, FieldClass::kLeadState, FieldClass::kUnsoldReason,
@@ -31,7 +16,7 @@ TEST(Visibility, OperatorSeesEverything) {
 }
 
 TEST(Visibility, SellerNeverSeesBuyersOrMargin) {
-  const Viewer s = seller("sl_a");
+  const Viewer s = Viewer::seller("sl_a");
   EXPECT_FALSE(may_see(s, FieldClass::kBuyerIdentity, "sl_a", "by_a"));
   EXPECT_FALSE(may_see(s, FieldClass::kBuyerMoney, "sl_a", "by_a"));
   EXPECT_FALSE(may_see(s, FieldClass::kMargin, "sl_a", "by_a"));
@@ -42,15 +27,15 @@ TEST(Visibility, SellerNeverSeesBuyersOrMargin) {
 }
 
 TEST(Visibility, BuyerNeverSeesSellersPayoutOrMargin) {
-  const Viewer b = buyer("by_a");
+  const Viewer b = Viewer::buyer("by_a");
   EXPECT_TRUE(may_see(b, FieldClass::kBuyerMoney, "sl_a", "by_a"));
   EXPECT_FALSE(may_see(b, FieldClass::kBuyerMoney, "sl_a", "by_b"));
   EXPECT_FALSE(may_see(b, FieldClass::kSellerIdentity, "sl_a", "by_a"));
   EXPECT_FALSE(may_see(b, FieldClass::kSellerMoney, "sl_a", "by_a"));
   EXPECT_FALSE(may_see(b, FieldClass::kMargin, "sl_a", "by_a"));
   EXPECT_FALSE(may_see(b, FieldClass::kUnsoldReason, "sl_a", "by_a"));
-  EXPECT_TRUE(may_see(buyer("by_a", true), FieldClass::kSellerIdentity, "sl_a", "by_a"));
-  EXPECT_FALSE(may_see(buyer("by_a", true), FieldClass::kSellerMoney, "sl_a", "by_a"));
+  EXPECT_TRUE(may_see(Viewer::buyer("by_a", true), FieldClass::kSellerIdentity, "sl_a", "by_a"));
+  EXPECT_FALSE(may_see(Viewer::buyer("by_a", true), FieldClass::kSellerMoney, "sl_a", "by_a"));
 }
 
 TEST(Visibility, SourceCodesAreStablePerPairAndDifferPerBuyer) {

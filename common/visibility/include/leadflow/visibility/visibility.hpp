@@ -22,6 +22,8 @@ struct Viewer {
   /// A buyer the operator lets see sellers' names and ids instead of its opaque source codes.
   bool seller_names = false;
 
+  static Viewer seller(std::string_view seller_id);
+  static Viewer buyer(std::string_view buyer_id, bool seller_names = false);
   static Viewer of(const ApiKey& key);
   static Viewer of(const User& user);
   bool is_operator() const { return party == Party::kOperator; }
