@@ -49,7 +49,8 @@ class VersionsTest : public ::testing::Test {
     EXPECT_EQ(body_of(read)["data"]["version"], 1);
     auto list = get(list_path);
     ASSERT_EQ(list->status, 200) << list->body;
-    for (const auto& row : body_of(list)["data"]) EXPECT_TRUE(row.contains("version")) << row;
+    const json rows = body_of(list)["data"];  // a range-for over a temporary's member dangles
+    for (const auto& row : rows) EXPECT_TRUE(row.contains("version")) << row;
 
     // The first editor's change, at the version read: made, with the new tag.
     auto changed = put(path, first, etag);
@@ -142,7 +143,8 @@ TEST_F(VersionsTest, ApiKeysAnswerAnETagAndARevocationHonoursIfMatch) {
   EXPECT_EQ(read->get_header_value("ETag"), "\"v1\"");
   EXPECT_EQ(body_of(read)["data"]["version"], 1);
   EXPECT_EQ(body_of(read)["data"].count("key"), 0u);  // never the secret
-  for (const auto& row : body_of(get("/v1/api-keys"))["data"]) EXPECT_TRUE(row.contains("version"));
+  const json keys = body_of(get("/v1/api-keys"))["data"];
+  for (const auto& row : keys) EXPECT_TRUE(row.contains("version"));
   EXPECT_EQ(get("/v1/api-keys/key_missing")->status, 404);
 
   auto stale = svc.https()->Delete(path.c_str(), auth("\"v7\""));

@@ -231,8 +231,8 @@ TEST_F(Visibility, EveryLeadRouteTimesEveryRoleShowsItsOwnAndLeaksNothing) {
     ASSERT_EQ(list->status, 200) << list->body;
     expect_no_leak(r->name + " GET /v1/leads", body_of(list), seller_forbidden());
     EXPECT_EQ(body_of(list)["data"].size(), 3u);
-    for (const auto& row : body_of(list)["data"])
-      EXPECT_TRUE(row["distribution"].contains("payout")) << row.dump();
+    const json rows = body_of(list)["data"];  // a range-for over a temporary's member dangles
+    for (const auto& row : rows) EXPECT_TRUE(row["distribution"].contains("payout")) << row.dump();
 
     // A filter on a buyer is refused, naming it; on another seller too.
     for (const std::string& q :
