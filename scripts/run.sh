@@ -2,7 +2,7 @@
 # The README's first command. Installs what is missing, builds, and runs leadflow's embedded
 # default (SQLite + the durable embedded queue, no external service) on https://127.0.0.1:8443.
 #
-#   scripts/run.sh           the service alone, configured by LEADFLOW_* variables (README)
+#   scripts/run.sh           the service alone, configured by LEADFLOW_* variables (docs/configuration.md)
 #   scripts/run.sh --demo    also three simulated buyers on loopback, seeded buyers, a seller,
 #                            an API key and campaign keys, a demo operator and a demo seller
 #                            user for the dashboard, and curl commands to paste

@@ -14,7 +14,8 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
       std::puts(
-          "usage: leadflow-worker\nConfigured by LEADFLOW_* environment variables; see README.md.");
+          "usage: leadflow-worker\nConfigured by LEADFLOW_* environment variables; see "
+          "docs/configuration.md.");
       return 0;
     }
     std::fprintf(stderr, "leadflow-worker: unknown argument %s\n", argv[i]);

@@ -11,8 +11,8 @@ namespace leadflow {
 /// How the processes are arranged (LEADFLOW_SHAPE). Embedded: leadflow-ingest is the whole
 /// service (front and distribution workers in one process, outcomes handed over in memory, rate
 /// limits per process). Scale-out: leadflow-ingest is a front only, leadflow-worker processes
-/// distribute, outcomes travel over the results topic, and rate limits are shared through the
-/// store.
+/// distribute, outcomes come back announced through the store (PostgreSQL's NOTIFY; the results
+/// topic with a store that cannot announce), and rate limits are shared through the store.
 enum class Shape { kEmbedded, kScaleOut };
 
 struct ListenAddress {
@@ -52,7 +52,7 @@ struct Config {
   std::string verticals_file;  // LEADFLOW_VERTICALS
   int http_threads = 128;      // LEADFLOW_HTTP_THREADS: handlers that may wait (per listener)
   int http_loops = 0;          // LEADFLOW_HTTP_LOOPS: event loops per listener; 0: one per core
-  // The front's bounds per listener (README, "Security bounds"):
+  // The front's bounds per listener (docs/security.md):
   int header_timeout_ms = 10000;  // LEADFLOW_HEADER_TIMEOUT_MS: header section, first byte on
   int body_timeout_ms = 10000;    // LEADFLOW_BODY_TIMEOUT_MS: a body, plus its size at ...
   int body_min_rate = 4096;       // LEADFLOW_BODY_MIN_RATE: ... this many bytes a second

@@ -2,7 +2,7 @@
 // POST /v1/buyers/{id}/test-ping: an operator pings a buyer with a synthetic lead to check its
 // configuration (URL, headers, mapping, timeout) before letting it into auctions.
 //
-// The front never links the workers' HTTP client (ARCHITECTURE.md): the ping itself goes
+// The front never links the workers' HTTP client (docs/architecture.md): the ping itself goes
 // through the BuyerPinger port, which the composition root implements with the workers' own
 // request building, client and answer reading.
 #include <cstdint>

@@ -14,8 +14,8 @@
 // holds neither a thread nor a timer of its own (the buyer simulator's latency).
 //
 // Why not cpp-httplib's server: it holds a thread per connection and wakes it per request; with
-// the group commit's wake-up on top, the kernel's scheduling was most of the CPU (README,
-// "Benchmark").
+// the group commit's wake-up on top, the kernel's scheduling was most of the CPU
+// (docs/benchmarks.md, "An earlier run").
 #include <chrono>
 #include <functional>
 #include <memory>

@@ -38,8 +38,8 @@ class WorkerPool {
   int size() const { return static_cast<int>(workers_.size()); }
 
  private:
-  /// The distribution gauges read at each scrape (see README "Operations"): auctions in flight,
-  /// the oldest lead held, the consumer group's lag per partition, buyers' pause state.
+  /// The distribution gauges read at each scrape (docs/operations.md, "Metrics"): auctions in
+  /// flight, the oldest lead held, the consumer group's lag per partition, buyers' pause state.
   void collect(std::vector<prometheus::MetricFamily>& families);
 
   const Config& config_;
