@@ -19,12 +19,6 @@ function response(status, headers, body)
   if status ~= 200 then failures = failures + 1 end
 end
 
-function done(summary, latency, requests)
-  local total = 0
-  for _, t in ipairs(threads) do total = total + (t:get("failures") or 0) end
-  io.write(string.format("BENCH_FAILURES %d\n", total + summary.errors.connect + summary.errors.read +
-    summary.errors.write + summary.errors.timeout))
-  io.write(string.format("BENCH_RPS %.1f\n", summary.requests / (summary.duration / 1e6)))
-  io.write(string.format("BENCH_P50_MS %.3f\n", latency:percentile(50) / 1000))
-  io.write(string.format("BENCH_P99_MS %.3f\n", latency:percentile(99) / 1000))
-end
+-- The summary lines the bench scripts read, shared by the wrk scripts (summary.lua).
+dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "summary.lua")
+done = summary_of(threads)

@@ -7,6 +7,7 @@
 #include <set>
 #include <thread>
 
+#include "config_vars.hpp"
 #include "leadflow/base/clock.hpp"
 #include "leadflow/base/config.hpp"
 #include "leadflow/base/ids.hpp"
@@ -153,18 +154,8 @@ TEST(RateLimiter, RemainingIsTheSmallerAllowance) {
   EXPECT_EQ(d.remaining, 2);
 }
 
-Getenv env_of(std::map<std::string, std::string>& vars) {
-  return [&vars](const char* n) -> const char* {
-    auto it = vars.find(n);
-    return it == vars.end() ? nullptr : it->second.c_str();
-  };
-}
-
-std::vector<std::string> names_of(const std::map<std::string, std::string>& vars) {
-  std::vector<std::string> out;
-  for (const auto& [k, v] : vars) out.push_back(k);
-  return out;
-}
+using testing::env_of;
+using testing::names_of;
 
 TEST(Config, DefaultsAreTheEmbeddedShape) {
   std::map<std::string, std::string> vars;

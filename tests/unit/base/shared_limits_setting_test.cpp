@@ -5,20 +5,14 @@
 #include <string>
 #include <vector>
 
+#include "config_vars.hpp"
 #include "leadflow/base/config.hpp"
 
 namespace leadflow {
 namespace {
 
-std::optional<Config> load(std::map<std::string, std::string> vars, std::string& error) {
-  std::vector<std::string> names;
-  for (const auto& [k, v] : vars) names.push_back(k);
-  return load_config(
-      [&vars](const char* n) -> const char* {
-        auto it = vars.find(n);
-        return it == vars.end() ? nullptr : it->second.c_str();
-      },
-      names, error);
+std::optional<Config> load(const testing::ConfigVars& vars, std::string& error) {
+  return testing::load_from(vars, error);
 }
 
 TEST(SharedLimitsSetting, FollowsTheShapeUnlessSet) {
