@@ -139,8 +139,9 @@ class H2PoolTest : public ::testing::Test {
   ManualClock clock_;
   RecordingHttp1 http1_;
   FakeIo io_;
-  std::unique_ptr<H2Pool> pool_;
+  // Before the pool: its destructor answers what is still in flight.
   std::vector<std::optional<HttpResponse>> answers_;
+  std::unique_ptr<H2Pool> pool_;
 };
 
 TEST_F(H2PoolTest, ARequestWhoseConnectionIsNotMadeByItsDeadlineTimesOutOnTheClock) {
