@@ -523,6 +523,82 @@ TEST_F(HttpClientTest, CallbackMaySendTheNextRequest) {
   EXPECT_TRUE(json::parse(r.body).at("accepted").get<bool>());
 }
 
+// Both clients read their deadlines from the Clock they are given: on a manual clock a request
+// times out when the clock passes its timeout, however little real time went by, and reports
+// exactly the clock's elapsed time.
+TEST_F(HttpClientTest, ARequestsTimeoutRunsOnTheClientsClock) {
+  sim_->set_latency(60s);
+  ManualClock clock;
+  CurlClientOptions o;
+  o.allow_private_addresses = true;
+  o.clock = &clock;
+  auto c = make_curl_client(o);  // gone before the clock it reads
+  const auto started = std::chrono::steady_clock::now();
+  auto answer = c->send(ping_request(*sim_, 1, 10s));
+  ASSERT_TRUE(sim_->wait_for_requests(1, 10s));
+  EXPECT_EQ(answer.wait_for(100ms), std::future_status::timeout);  // real time does not count
+  clock.advance(10s);
+  ASSERT_EQ(answer.wait_for(5s), std::future_status::ready);
+  const HttpResponse r = answer.get();
+  EXPECT_TRUE(r.timed_out) << r.error;
+  EXPECT_EQ(r.elapsed, 10s);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 5s);
+}
+
+// A TCP listener that takes connections and never says a word (nor finishes a TLS handshake).
+class SilentListener {
+ public:
+  SilentListener() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    ::listen(fd_, 16);
+    socklen_t len = sizeof addr;
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+  }
+  ~SilentListener() {
+    for (int c : accepted_) ::close(c);
+    ::close(fd_);
+  }
+  int port() const { return port_; }
+  // Waits for the next connection (the client is on its way) and keeps it open.
+  void accept_one() { accepted_.push_back(::accept(fd_, nullptr, nullptr)); }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+  std::vector<int> accepted_;
+};
+
+TEST(Http2ClientClockTest, ARequestsTimeoutRunsOnTheClientsClock) {
+  SilentListener buyer;
+  ManualClock clock;
+  CurlClientOptions o;
+  o.allow_private_addresses = true;
+  o.clock = &clock;
+  auto http1 = make_curl_client(o);
+  auto h2 = make_h2_client(o, *http1);
+  HttpRequest rq;
+  rq.url = "https://127.0.0.1:" + std::to_string(buyer.port()) + "/ping";
+  rq.body = "{}";
+  rq.timeout = 5s;
+  const auto started = std::chrono::steady_clock::now();
+  auto answer = h2->send(rq);
+  buyer.accept_one();
+  EXPECT_EQ(answer.wait_for(100ms), std::future_status::timeout);
+  clock.advance(5s);
+  ASSERT_EQ(answer.wait_for(5s), std::future_status::ready);
+  const HttpResponse r = answer.get();
+  EXPECT_TRUE(r.timed_out) << r.error;
+  EXPECT_TRUE(r.not_delivered);  // its TLS handshake never finished
+  EXPECT_EQ(r.error, "timed out after 5000 ms (TLS handshake with 127.0.0.1)");
+  EXPECT_EQ(r.elapsed, 5s);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 5s);
+}
+
 TEST(HttpClientTlsTest, HttpsWithVerificationOffForASelfSignedLoopbackBuyer) {
   const std::string dir = ::testing::TempDir();
   const std::string cert = dir + "/leadflow_sim_cert.pem";

@@ -102,7 +102,9 @@ bool has_header(const Headers& headers, std::string_view name) {
                      [&](const auto& h) { return iequals(h.first, name); });
 }
 
-using Clock = std::chrono::steady_clock;
+// libcurl's own timers run on the real clock (it measures them itself); our deadlines and the
+// wait in our queue read the client's Clock.
+using outbound::RealClock;
 
 /// A multi handle and its connection cache: one share of a buyer host's connections.
 struct Lane {
@@ -110,9 +112,9 @@ struct Lane {
   std::uint32_t index = 0;  // in the client's lanes_, and in the epoll data of its sockets
   int epoll = -1;           // the client's epoll set, which the lane's sockets join
   long in_flight = 0;
-  struct Host* owner = nullptr;  // the buyer host whose connections it holds
-  std::optional<std::chrono::steady_clock::time_point> timer;  // libcurl's next timeout
-  bool active = false;  // libcurl ran since its messages were last read
+  struct Host* owner = nullptr;                // the buyer host whose connections it holds
+  std::optional<RealClock::time_point> timer;  // libcurl's next timeout, in real time
+  bool active = false;                         // libcurl ran since its messages were last read
 };
 
 struct Host;
@@ -124,10 +126,10 @@ struct Transfer {
   std::string host;             // scheme://host:port, the key of its host's queue
   Host* state = nullptr;        // that host's queue (hosts_ never drops one)
   struct Lane* lane = nullptr;  // the multi handle it runs on, while it does
-  Clock::time_point submitted;
-  Clock::time_point sent{};    // handed to a connection; the timeout runs from here
-  Clock::time_point deadline;  // sent + request.timeout
-  std::multimap<Clock::time_point, CURL*>::iterator deadline_entry;
+  SteadyTime submitted;
+  SteadyTime sent{};    // handed to a connection; the timeout runs from here
+  SteadyTime deadline;  // sent + request.timeout
+  std::multimap<SteadyTime, CURL*>::iterator deadline_entry;
   CURL* easy = nullptr;
   curl_slist* header_list = nullptr;
   std::string body;
@@ -212,7 +214,7 @@ class CurlClient final : public HttpClient {
     auto t = std::make_unique<Transfer>();
     t->request = std::move(request);
     t->done = std::move(done);
-    t->submitted = Clock::now();
+    t->submitted = clock_.steady_now();
     t->host = host_key(t->request.url);
     {
       std::lock_guard lock(mutex_);
@@ -289,7 +291,7 @@ class CurlClient final : public HttpClient {
     auto* lane = static_cast<Lane*>(user);
     lane->timer = timeout_ms < 0
                       ? std::nullopt
-                      : std::optional(Clock::now() + std::chrono::milliseconds(timeout_ms));
+                      : std::optional(RealClock::now() + std::chrono::milliseconds(timeout_ms));
     return 0;
   }
 
@@ -310,21 +312,21 @@ class CurlClient final : public HttpClient {
       for (auto& t : incoming) admit(std::move(t));
 
       // Sleep until a socket is ready, a wake-up, libcurl's timer or the next deadline.
-      const auto turn_end = Clock::now();
+      const auto turn_end = RealClock::now();
       note_lag(turn_end - turn_start_);
-      const auto wait = poll_timeout(turn_end);
+      const auto wait = poll_timeout(clock_.steady_now());
       const int n = outbound::wait_for_events(fds_.epoll(), events, wait);
-      turn_start_ = Clock::now();
+      turn_start_ = RealClock::now();
       if (n == 0) note_lag(turn_start_ - (turn_end + wait));
       take_ready(events, n);
       run_timers();
       collect_finished();
-      if (!deadlines_.empty() && deadlines_.begin()->first <= Clock::now()) {
+      if (!deadlines_.empty() && deadlines_.begin()->first <= clock_.steady_now()) {
         // Every answer already in a socket is read before a deadline is enforced: the callbacks
         // above may have taken a while, so look at the sockets once more first.
         take_ready(events, ::epoll_wait(fds_.epoll(), events.data(), kMaxEvents, 0));
         collect_finished();
-        note_lag(Clock::now() - turn_start_);
+        note_lag(RealClock::now() - turn_start_);
         expire_overdue();
       }
       expire_queued();
@@ -372,7 +374,7 @@ class CurlClient final : public HttpClient {
   }
 
   void run_timers() {
-    const auto now = Clock::now();
+    const auto now = RealClock::now();
     for (Lane& lane : lanes_) {
       if (!lane.timer || *lane.timer > now) continue;
       lane.timer.reset();
@@ -384,8 +386,8 @@ class CurlClient final : public HttpClient {
 
   // The loop woke up late, or one turn took long: remember when, so a timeout that spans it is
   // not put down to the buyer.
-  void note_lag(Clock::duration late) {
-    if (late >= kStall) last_stall_ = Clock::now();
+  void note_lag(RealClock::duration late) {
+    if (late >= kStall) last_stall_ = clock_.steady_now();
   }
 
   long host_limit(const Host& h) const {
@@ -484,7 +486,7 @@ class CurlClient final : public HttpClient {
 
   // A request that waited in our queue past max_queue_wait fails without having been sent.
   void expire_queued() {
-    const auto now = Clock::now();
+    const auto now = clock_.steady_now();
     for (auto& [key, h] : hosts_) {
       while (!h.waiting.empty() && now - h.waiting.front()->submitted >= options_.max_queue_wait) {
         std::unique_ptr<Transfer> t = std::move(h.waiting.front());
@@ -501,7 +503,7 @@ class CurlClient final : public HttpClient {
   // The loop enforces each request's timeout itself, after reading what the sockets hold;
   // libcurl's own timer is only a safety net behind it.
   void expire_overdue() {
-    const auto now = Clock::now();
+    const auto now = clock_.steady_now();
     while (!deadlines_.empty() && deadlines_.begin()->first <= now) {
       CURL* easy = deadlines_.begin()->second;
       deadlines_.erase(deadlines_.begin());
@@ -524,14 +526,15 @@ class CurlClient final : public HttpClient {
 
   // Until libcurl's next timer or the next deadline, whichever comes first. (Requests waiting in
   // our queue are looked at at least every kIdlePollMs.)
-  Clock::duration poll_timeout(Clock::time_point now) const {
-    auto next = now + std::chrono::milliseconds(kIdlePollMs);
-    if (!deadlines_.empty()) next = std::min(next, deadlines_.begin()->first);
+  SteadyTime::duration poll_timeout(SteadyTime now) const {
+    SteadyTime::duration wait = std::chrono::milliseconds(kIdlePollMs);
+    if (!deadlines_.empty()) wait = std::min(wait, deadlines_.begin()->first - now);
+    const auto real_now = RealClock::now();
     for (const Lane& lane : lanes_) {
-      if (lane.timer) next = std::min(next, *lane.timer);
+      if (lane.timer) wait = std::min(wait, *lane.timer - real_now);
     }
-    return std::clamp<Clock::duration>(next - now, Clock::duration::zero(),
-                                       std::chrono::milliseconds(kIdlePollMs));
+    return std::clamp<SteadyTime::duration>(wait, SteadyTime::duration::zero(),
+                                            std::chrono::milliseconds(kIdlePollMs));
   }
 
   CURL* take_handle() {
@@ -569,7 +572,7 @@ class CurlClient final : public HttpClient {
       return;
     }
     t->easy = easy;
-    t->sent = Clock::now();
+    t->sent = clock_.steady_now();
     t->deadline = t->sent + std::max(rq.timeout, std::chrono::milliseconds(1));
 
     for (const auto& [name, value] : rq.headers) {
@@ -713,18 +716,19 @@ class CurlClient final : public HttpClient {
     send_waiting(h);
   }
 
-  static void fail(Transfer& t, std::string error) {
+  void fail(Transfer& t, std::string error) const {
     HttpResponse r;
     r.error = std::move(error);
     finish(t, std::move(r));
   }
 
-  static void finish(Transfer& t, HttpResponse r) {
+  void finish(Transfer& t, HttpResponse r) const {
     // What the buyer took: from when the request was sent (nothing if it never was).
-    if (t.sent == Clock::time_point{}) {
+    if (t.sent == SteadyTime{}) {
       r.not_sent = true;
     } else {
-      r.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t.sent);
+      r.elapsed =
+          std::chrono::duration_cast<std::chrono::microseconds>(clock_.steady_now() - t.sent);
     }
     if (!t.done) return;
     try {
@@ -735,6 +739,7 @@ class CurlClient final : public HttpClient {
   }
 
   const CurlClientOptions options_;
+  const Clock& clock_ = options_.clock != nullptr ? *options_.clock : SystemClock::instance();
 
   std::mutex mutex_;
   std::deque<std::unique_ptr<Transfer>> queue_;  // guarded by mutex_
@@ -744,7 +749,7 @@ class CurlClient final : public HttpClient {
   std::deque<Lane> lanes_;     // a deque: a lane's address is its libcurl timer data
   std::size_t next_idle_ = 0;  // where the next look for an idle lane to close starts
   std::unordered_map<CURL*, std::unique_ptr<Transfer>> active_;
-  std::multimap<Clock::time_point, CURL*> deadlines_;  // every transfer in active_, by deadline
+  std::multimap<SteadyTime, CURL*> deadlines_;  // every transfer in active_, by deadline
   std::vector<CURL*> idle_handles_;
   // Every buyer host seen, kept with its lanes (and their idle keep-alive connections).
   std::unordered_map<std::string, Host> hosts_;
@@ -753,8 +758,8 @@ class CurlClient final : public HttpClient {
   CURLSH* share_ = nullptr;
   // The epoll set, and the eventfd that send() and the destructor wake it with.
   outbound::LoopFds fds_{kWakeTag};
-  Clock::time_point turn_start_ = Clock::now();
-  Clock::time_point last_stall_{};
+  RealClock::time_point turn_start_ = RealClock::now();
+  SteadyTime last_stall_{};
 
   std::thread loop_;  // last: starts after everything above exists
 };

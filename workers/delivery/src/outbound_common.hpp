@@ -31,6 +31,10 @@ constexpr std::size_t kMaxResponseBytes = 1 << 20;
 // The loop ran this late (asleep past its wake-up, or busy in one turn): the process was starved
 // of CPU, and a timeout that spans it says nothing certain about the buyer.
 constexpr auto kStall = std::chrono::milliseconds(50);
+// The real clock. Deadlines and waits read the client's Clock (CurlClientOptions::clock), but a
+// loop's lateness is measured on this one: it says how much CPU this process got, which a
+// simulated clock's jumps say nothing about. libcurl's own timers run on it too.
+using RealClock = std::chrono::steady_clock;
 constexpr const char* kShutDownError = "client shut down";
 
 inline std::string timeout_error(const HttpRequest& rq) {

@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "leadflow/base/clock.hpp"
+
 namespace leadflow {
 
 using Headers = std::vector<std::pair<std::string, std::string>>;
@@ -92,6 +94,10 @@ struct CurlClientOptions {
   /// make_buyer_client speaks it through its own transport; make_curl_client alone uses
   /// libcurl's, and only on a libcurl (8.1 or later) that does not lose streams.
   bool http2 = http2_is_reliable();
+  /// Where the clients' timers read the time: request deadlines, the wait in our queue, and the
+  /// HTTP/2 transport's idle and connect timers (libcurl's own connect and safety-net timers
+  /// run inside libcurl, on real time). nullptr: the system's. Not owned; outlives the client.
+  const Clock* clock = nullptr;
 };
 
 /// libcurl multi interface on one event-loop thread driven by socket events (epoll): connections
