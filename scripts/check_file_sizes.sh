@@ -41,6 +41,7 @@ fi
 
 over=()
 listed=0
+checked=0
 for f in "${files[@]}"; do
   case "$f" in
     *.cpp | *.hpp | *.h | *.ts | *.tsx) ;;
@@ -51,6 +52,7 @@ for f in "${files[@]}"; do
       *.test.ts | *.d.ts) continue ;;
   esac
   [[ -f "$f" ]] || continue
+  checked=$((checked + 1))
   lines=$(wc -l <"$f")
   if ((lines > limit)); then
     if [[ -n "${reason_of[$f]+x}" ]]; then
@@ -80,4 +82,4 @@ if ((${#bad_lines[@]})); then
   for l in "${bad_lines[@]}"; do echo "  $l" >&2; done
 fi
 if ((${#over[@]} || ${#bad_lines[@]})); then exit 1; fi
-echo "check_file_sizes: ${#files[@]} files checked, none over $limit lines but the $listed listed"
+echo "check_file_sizes: $checked product files, none over $limit lines but the $listed listed"
