@@ -382,7 +382,11 @@ TEST_F(DistributorTest, ADailyBudgetIsSpentToTheCentAndThenTheBuyerSitsOutUntilT
 
 void hourly_cap_of_one_on_lord_howe(Buyer& b) {
   b.caps = {{"hourly", 1}};
-  b.schedule = {{"timezone", "Australia/Lord_Howe"}};  // no hours: open all day
+  // Open all day, every day, in the stored form (seven days, each with its ranges).
+  json hours = json::object();
+  for (const char* day : {"mon", "tue", "wed", "thu", "fri", "sat", "sun"})
+    hours[day] = json::array({json::array({"00:00", "24:00"})});
+  b.schedule = {{"timezone", "Australia/Lord_Howe"}, {"hours", hours}};
 }
 
 // An hourly cap counts in the buyer's local hours, each at one offset. On 2026-04-05 Lord Howe
