@@ -12,6 +12,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/deps.sh" --test
 "$root/scripts/check_format.sh"
+"$root/scripts/check_file_sizes.sh"
 "$root/scripts/build.sh"
 # The fuzz harnesses run first so that CTest's summary stays the last thing printed; a failure
 # of theirs still fails the command, after the tests have run.

@@ -2,7 +2,9 @@
 // paths fills the rollups exactly. After 2,000 leads over three days around New York's return
 // to standard time (2026-11-01), the revenue and performance rollups, folded into New York days
 // and hours and cut by each report key, equal the raw rows (leads with their attempts, sales,
-// ledger entries) summed by hand, to the cent and the count. And a seed gives the same data.
+// ledger entries) summed by hand, to the cent and the count. The same for a day around Lord
+// Howe's half-hour fall back (2026-04-05), its repeated half hour an hour of its own. And a seed
+// gives the same data.
 //
 // PostgreSQL: LEADFLOW_TEST_PG_URL (a superuser URL), else the server of the postgres_start
 // fixture; each run gets a database of its own, dropped afterwards.
@@ -203,6 +205,46 @@ RollupQuery rollup_query(const Question& q, const TimeZone& tz, bool cuts) {
   return r;
 }
 
+/// The store's revenue cells for `q`, folded into its zone's days or hours.
+RevenueTable stored_revenue(Store& store, const Question& q, const TimeZone& zone, bool cuts) {
+  RevenueTable stored;
+  const auto cells = store.revenue_rollup(rollup_query(q, zone, cuts));
+  EXPECT_TRUE(cells.has_value());
+  if (!cells) return stored;
+  for (const auto& c : *cells) {
+    auto& f = stored[{cut_start(zone, q.cut, c.bucket_ms), c.keys}];
+    const std::array<std::int64_t, kRevenueFigures> add = {
+        c.sales, c.revenue, c.payout, c.returns, c.returned_revenue, c.returned_payout};
+    for (int i = 0; i < kRevenueFigures; ++i) f[i] += add[i];
+  }
+  return stored;
+}
+
+/// The same figures from the raw rows: each ledger entry by its own time.
+RevenueTable revenue_by_hand(const std::vector<LedgerEntry>& ledger,
+                             const std::map<std::string, const LeadRecord*>& lead_by_id,
+                             const Question& q, const TimeZone& zone) {
+  RevenueTable by_hand;
+  for (const auto& e : ledger) {
+    if (e.at_ms < q.from_ms || e.at_ms >= q.to_ms) continue;
+    const LeadRecord& l = *lead_by_id.at(e.lead_id);
+    const RowKeys k{e.seller_id, e.campaign_id, e.buyer_id, l.lead.vertical, l.lead.source};
+    std::vector<std::string> keys;
+    if (!k.key(q, keys)) continue;
+    auto& f = by_hand[{cut_start(zone, q.cut, e.at_ms), keys}];
+    if (e.kind == "sale") {
+      f[0] += 1;
+      f[1] += e.revenue;
+      f[2] += e.payout;
+    } else {
+      f[3] += 1;
+      f[4] -= e.revenue;
+      f[5] -= e.payout;
+    }
+  }
+  return by_hand;
+}
+
 /// The performance figures of one decided lead, counted from its stored record: the lead's own
 /// under buyer "", each buyer's pings and posts under that buyer. Written from the report's
 /// definition, not from the store's code.
@@ -357,35 +399,10 @@ TEST_P(GenerateTest, TheRollupsEqualTheRawRowsSummedByHand) {
                    (cuts ? " (tiers)" : " (quarter hours)") + ", keys " +
                    std::to_string(q.group.size()) + ", filters " +
                    std::to_string(q.filters.size()) + ", from " + format_rfc3339_ms(q.from_ms));
-      // Revenue: the store's cells folded into the zone's days or hours...
-      RevenueTable stored, by_hand;
-      const auto cells = store->revenue_rollup(rollup_query(q, zone, cuts));
-      ASSERT_TRUE(cells.has_value());
-      for (const auto& c : *cells) {
-        auto& f = stored[{cut_start(zone, q.cut, c.bucket_ms), c.keys}];
-        const std::array<std::int64_t, kRevenueFigures> add = {
-            c.sales, c.revenue, c.payout, c.returns, c.returned_revenue, c.returned_payout};
-        for (int i = 0; i < kRevenueFigures; ++i) f[i] += add[i];
-      }
-      // ...and each ledger entry by its own time.
-      for (const auto& e : ledger) {
-        if (e.at_ms < q.from_ms || e.at_ms >= q.to_ms) continue;
-        const LeadRecord& l = *lead_by_id.at(e.lead_id);
-        const RowKeys k{e.seller_id, e.campaign_id, e.buyer_id, l.lead.vertical, l.lead.source};
-        std::vector<std::string> keys;
-        if (!k.key(q, keys)) continue;
-        auto& f = by_hand[{cut_start(zone, q.cut, e.at_ms), keys}];
-        if (e.kind == "sale") {
-          f[0] += 1;
-          f[1] += e.revenue;
-          f[2] += e.payout;
-        } else {
-          f[3] += 1;
-          f[4] -= e.revenue;
-          f[5] -= e.payout;
-        }
-      }
-      EXPECT_EQ(stored, by_hand);
+      // Revenue: the store's cells folded into the zone's days or hours, and each ledger entry by
+      // its own time.
+      const RevenueTable by_hand = revenue_by_hand(ledger, lead_by_id, q, zone);
+      EXPECT_EQ(stored_revenue(*store, q, zone, cuts), by_hand);
       EXPECT_FALSE(by_hand.empty());
 
       // Performance: the same, from each decided lead (by when it arrived) and each invalid post.
@@ -448,6 +465,59 @@ TEST_P(GenerateTest, TheRollupsEqualTheRawRowsSummedByHand) {
     }
   // The repeated 1 a.m. (the second one, in EST) did hold leads: the DST change was exercised.
   EXPECT_GT(nonempty_hour_rows_on_repeat, 0);
+}
+
+// Lord Howe falls back by half an hour on 2026-04-05: 02:00 +11:00 becomes 01:30 +10:30 at 15:00
+// UTC. Its hours are local-clock hours at one offset, so the repeated half hour (15:00-15:30 UTC)
+// is an hour of its own; the cut at 15:30 UTC is inside a UTC hour, so the store must read that
+// hour in quarter hours, never from its hour tier. Folded into Lord Howe's hours, the rollups
+// (from the tiers, and from quarter hours alone) equal the ledger summed by hand, the repeated
+// half hour included.
+TEST_P(GenerateTest, TheRollupsEqualTheRawRowsAcrossLordHowesRepeatedHalfHour) {
+  if (GetParam() == "postgresql" && pg_admin_url().empty())
+    GTEST_FAIL() << "no PostgreSQL server: set LEADFLOW_TEST_PG_URL or run through ctest";
+  TestStore ts(GetParam());
+  Store* store = ts.get();
+  ASSERT_NE(store, nullptr);
+  GenerateOptions o;
+  o.leads = 1500;
+  o.days = 1;
+  o.seed = 17;
+  o.sellers = 3;
+  o.buyers = 6;
+  o.batch = 300;
+  o.return_rate = 0.15;
+  o.end_ms = *parse_rfc3339_ms("2026-04-05T03:00:00Z");
+  std::string error;
+  const auto sum = generate(*store, o, error);
+  ASSERT_TRUE(sum.has_value()) << error;
+  const std::vector<LeadRecord> leads = all_leads(*store);
+  const std::vector<LedgerEntry> ledger = all_entries(*store);
+  std::map<std::string, const LeadRecord*> lead_by_id;
+  for (const auto& r : leads) lead_by_id[r.lead.id] = &r;
+
+  const auto lord_howe = TimeZone::load("Australia/Lord_Howe");
+  ASSERT_NE(lord_howe, nullptr);
+  // Rows are keyed by where their hour starts, in Unix seconds (cut_start).
+  const std::int64_t repeated = *parse_rfc3339_ms("2026-04-04T15:00:00Z") / 1000;
+  const std::int64_t after = *parse_rfc3339_ms("2026-04-04T15:30:00Z") / 1000;
+  ASSERT_EQ(lord_howe->start_of_hour(repeated), repeated);
+  ASSERT_EQ(lord_howe->start_of_hour(after), after);
+  for (const auto& group : std::vector<std::vector<ReportKey>>{{}, {ReportKey::kBuyer}})
+    for (Cut cut : {Cut::kHour, Cut::kDay})
+      for (bool cuts : {false, true}) {
+        const Question q{cut, group, {}, sum->from_ms, sum->to_ms, lord_howe};
+        SCOPED_TRACE("cut " + std::to_string(static_cast<int>(cut)) + ", keys " +
+                     std::to_string(group.size()) + (cuts ? " (tiers)" : " (quarter hours)"));
+        const RevenueTable by_hand = revenue_by_hand(ledger, lead_by_id, q, *lord_howe);
+        EXPECT_EQ(stored_revenue(*store, q, *lord_howe, cuts), by_hand);
+        if (cut != Cut::kHour || !group.empty()) continue;
+        // The repeated half hour held sales, in a row of its own.
+        const auto row = by_hand.find({repeated, {}});
+        ASSERT_NE(row, by_hand.end());
+        EXPECT_GT(row->second[0], 0);
+        EXPECT_TRUE(by_hand.contains({after, {}}));
+      }
 }
 
 TEST_P(GenerateTest, ASeedGivesTheSameData) {

@@ -121,6 +121,44 @@ TEST_F(Reports, RevenueAddsUpByBuyerSellerAndTheHoursOfAZoneChangingItsClocks) {
       report("from=2026-11-01&to=2026-11-01&group_by=hour", svc.operator_key())["rows"].size(), 2u);
 }
 
+// Lord Howe falls back by half an hour: 2026-04-05 02:00 +11:00 becomes 01:30 +10:30 (15:00 UTC).
+// An hour is a local-clock hour at one offset, so the repeated half hour is a row of its own,
+// labelled with its offset, and not folded into the hour before it.
+TEST_F(Reports, TheHalfHourLordHoweRepeatsIsARowOfItsOwn) {
+  int salt = 100;
+  const auto sell_at = [&](const char* utc, int n) {
+    clock.set(*parse_rfc3339_ms(utc));
+    for (int i = 0; i < n; ++i) sell(acme_key, ++salt, "auto_insurance");
+  };
+  sell_at("2026-04-04T14:10:00Z", 2);  // 01:10 +11:00
+  sell_at("2026-04-04T14:50:00Z", 1);  // 01:50 +11:00
+  sell_at("2026-04-04T15:05:00Z", 1);  // 01:35 +10:30, the second time
+  sell_at("2026-04-04T15:25:00Z", 1);  // 01:55 +10:30
+  sell_at("2026-04-04T15:40:00Z", 1);  // 02:10 +10:30
+  const std::string range =
+      "from=2026-04-04T01:00:00Z&to=2026-04-05T03:00:00Z&tz=Australia/Lord_Howe";
+
+  const json by_hour = report(range + "&group_by=hour", svc.operator_key());
+  ASSERT_EQ(by_hour["rows"].size(), 3u) << by_hour.dump();
+  EXPECT_EQ(by_hour["rows"][0]["hour"], "2026-04-05T01:00+11:00");
+  EXPECT_EQ(by_hour["rows"][0]["leads_sold"], 3);
+  EXPECT_EQ(by_hour["rows"][1]["hour"], "2026-04-05T01:30+10:30");
+  EXPECT_EQ(by_hour["rows"][1]["leads_sold"], 2);
+  EXPECT_EQ(by_hour["rows"][2]["hour"], "2026-04-05T02:00+10:30");
+  EXPECT_EQ(by_hour["rows"][2]["leads_sold"], 1);
+  EXPECT_EQ(by_hour["totals"]["leads_sold"], 6);
+  // Cut by seller too, the same hours.
+  const json by_hour_seller = report(range + "&group_by=hour,seller", svc.operator_key());
+  ASSERT_EQ(by_hour_seller["rows"].size(), 3u) << by_hour_seller.dump();
+  EXPECT_EQ(by_hour_seller["rows"][1]["hour"], "2026-04-05T01:30+10:30");
+  EXPECT_EQ(by_hour_seller["rows"][1]["leads_sold"], 2);
+  // The day is one day.
+  const json by_day = report(range + "&group_by=day", svc.operator_key());
+  ASSERT_EQ(by_day["rows"].size(), 1u) << by_day.dump();
+  EXPECT_EQ(by_day["rows"][0]["day"], "2026-04-05");
+  EXPECT_EQ(by_day["rows"][0]["leads_sold"], 6);
+}
+
 TEST_F(Reports, ASellerSeesItsOwnLeadsAndABuyerItsOwnPurchases) {
   sell(acme_key, 11, "auto_insurance");
   sell(other_key, 12, "solar");

@@ -420,10 +420,26 @@ TimeZone::LocalTime TimeZone::local(std::int64_t unix_s) const {
           weekday_from_days(days), static_cast<int>((wall - days * kSecondsPerDay) / 60)};
 }
 
+// An hour is a local-clock hour at one offset: it starts where the clock read hh:00 at the offset
+// in force at `unix_s`, or, if that offset came into force later than that, where it did. So where
+// a zone falls back by half an hour (Lord Howe, 2026-04-05: 02:00 +11:00 becomes 01:30 +10:30),
+// the repeated 01:30-02:00 is an hour of its own, 01:30+10:30, not the second half of 01:00+11:00;
+// where it springs forward by half an hour (02:00 +10:30 becomes 02:30 +11:00), 02:30-03:00 +11:00
+// is one. A whole-hour change (New York) and a zone half or three quarters of an hour off UTC
+// (Kolkata, Eucla) only ever start hours at hh:00.
 std::int64_t TimeZone::start_of_hour(std::int64_t unix_s) const {
   unix_s = clamp_instant(unix_s);
-  const std::int64_t wall = unix_s + offset_at(unix_s);
-  return utc_of_wall(*this, floor_div(wall, 3600) * 3600, unix_s);
+  const int offset = offset_at(unix_s);
+  const std::int64_t on_the_hour = floor_div(unix_s + offset, 3600) * 3600 - offset;
+  if (offset_at(on_the_hour) == offset) return on_the_hour;
+  // The offset changed within the hour (at most once: zones change clocks months apart): find
+  // the first instant of the current one. offset_at(lo) != offset == offset_at(hi).
+  std::int64_t lo = on_the_hour, hi = unix_s;
+  while (hi - lo > 1) {
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    (offset_at(mid) == offset ? hi : lo) = mid;
+  }
+  return hi;
 }
 
 std::int64_t TimeZone::start_of_day(std::int64_t unix_s) const {

@@ -2,7 +2,9 @@
 // from the store's rollups (kept with every ledger entry and every outcome, per quarter hour),
 // never by scanning leads. Quarter hours are folded into the
 // caller's days or hours in its time zone here, so a day is cut at the zone's own midnight
-// (23- and 25-hour days included) and an hour repeated by a DST change is two rows.
+// (23- and 25-hour days included) and an hour repeated by a DST change is two rows; an hour is
+// a local-clock hour at one offset, so a half hour repeated by a half-hour change is a row of
+// its own (docs/time-zones.md).
 // What each reader may ask and see is the visibility model's (leadflow/visibility/reports.hpp):
 // the handlers refuse what it refuses, name keys as it names them and drop the figures it hides.
 #include <algorithm>

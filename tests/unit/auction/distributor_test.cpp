@@ -16,6 +16,7 @@
 #include "fake_store.hpp"
 #include "leadflow/auction/distributor.hpp"
 #include "leadflow/auction/worker_metrics.hpp"
+#include "leadflow/base/time_format.hpp"
 #include "leadflow/domain/lead_codec.hpp"
 #include "leadflow/domain/verticals.hpp"
 #include "simulated_clock.hpp"
@@ -377,6 +378,53 @@ TEST_F(DistributorTest, ADailyBudgetIsSpentToTheCentAndThenTheBuyerSitsOutUntilT
   clock_.advance(24h);
   const Distribution next_day = decide_and_record(5);
   EXPECT_EQ(next_day.buyer_id, budgeted.id);
+}
+
+void hourly_cap_of_one_on_lord_howe(Buyer& b) {
+  b.caps = {{"hourly", 1}};
+  // Open all day, every day, in the stored form (seven days, each with its ranges).
+  json hours = json::object();
+  for (const char* day : {"mon", "tue", "wed", "thu", "fri", "sat", "sun"})
+    hours[day] = json::array({json::array({"00:00", "24:00"})});
+  b.schedule = {{"timezone", "Australia/Lord_Howe"}, {"hours", hours}};
+}
+
+// An hourly cap counts in the buyer's local hours, each at one offset. On 2026-04-05 Lord Howe
+// falls back from 02:00 +11:00 to 01:30 +10:30: the repeated half hour (15:00-15:30 UTC) is an
+// hour of its own, so a buyer capped at one sale an hour that bought at 01:40 +11:00 buys again at
+// 01:40 +10:30, not again in that half hour, and again from 02:00 +10:30.
+TEST_F(DistributorTest, AnHourlyCapCountsTheHalfHourLordHoweRepeatsAsAnHourOfItsOwn) {
+  const Buyer capped = add_buyer("capped", hourly_cap_of_one_on_lord_howe);
+  const Buyer open = add_buyer("open");
+  http_.answer(capped.ping_url, FakeAnswer::bid(15.00));
+  http_.answer(capped.post_url, FakeAnswer::accept());
+  http_.answer(open.ping_url, FakeAnswer::bid(1.00));
+  http_.answer(open.post_url, FakeAnswer::accept());
+  auto decide_and_record = [&](int n) {
+    const Lead lead = add_lead(n);
+    Distribution d = distributor().decide_and_wait(lead);
+    const std::vector<OutcomeRecord> outcome{{lead.id, d}};
+    EXPECT_EQ(store_.record_outcomes(outcome), std::vector<StoreStatus>{StoreStatus::kOk});
+    return d;
+  };
+  const auto at = [&](const char* utc) {
+    clock_.advance(std::chrono::milliseconds(*parse_rfc3339_ms(utc) - clock_.now_ms()));
+  };
+
+  at("2026-04-04T14:40:00Z");  // 01:40 +11:00
+  EXPECT_EQ(decide_and_record(1).buyer_id, capped.id);
+  at("2026-04-04T14:50:00Z");  // 01:50 +11:00: same hour, capped
+  const Distribution same_hour = decide_and_record(2);
+  EXPECT_EQ(same_hour.buyer_id, open.id);
+  EXPECT_EQ(ineligible_reason(same_hour, capped.id), "cap:hourly");
+  at("2026-04-04T15:10:00Z");  // 01:40 +10:30: the repeated half hour, a new hour
+  EXPECT_EQ(decide_and_record(3).buyer_id, capped.id);
+  at("2026-04-04T15:20:00Z");  // 01:50 +10:30
+  const Distribution repeated = decide_and_record(4);
+  EXPECT_EQ(repeated.buyer_id, open.id);
+  EXPECT_EQ(ineligible_reason(repeated, capped.id), "cap:hourly");
+  at("2026-04-04T15:35:00Z");  // 02:05 +10:30
+  EXPECT_EQ(decide_and_record(5).buyer_id, capped.id);
 }
 
 TEST_F(DistributorTest, APostIntentTheStoreCouldNotTakeIsTriedAgainAndTheBestBidStillWins) {

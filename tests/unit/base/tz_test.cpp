@@ -298,11 +298,35 @@ TEST(TimeZoneStarts, HourAroundNewYorkTransitions) {
 TEST(TimeZoneStarts, HourAroundLordHoweHalfHourTransitions) {
   auto lord_howe = zone("Australia/Lord_Howe");
   ASSERT_NE(lord_howe, nullptr);
-  // 2026-10-04: 02:00 +10:30 jumps to 02:30 +11, so hour 02 starts at the jump.
+  // 2026-10-04: 02:00 +10:30 jumps to 02:30 +11, so hour 02 starts at the jump and lasts half an
+  // hour; hour 01 (+10:30) is whole, and 03:00 +11 starts the next.
   EXPECT_EQ(lord_howe->start_of_hour(utc(2026, 10, 3, 15, 45)), utc(2026, 10, 3, 15, 30));
-  // 2026-04-05: 02:00 +11 falls back to 01:30 +10:30; 01:45 +10:30 is in the hour that began at
-  // the (only) 01:00, +11.
-  EXPECT_EQ(lord_howe->start_of_hour(utc(2026, 4, 4, 15, 15)), utc(2026, 4, 4, 14));
+  EXPECT_EQ(lord_howe->start_of_hour(utc(2026, 10, 3, 15, 30)), utc(2026, 10, 3, 15, 30));
+  EXPECT_EQ(lord_howe->start_of_hour(utc(2026, 10, 3, 15, 29)), utc(2026, 10, 3, 14, 30));
+  EXPECT_EQ(lord_howe->start_of_hour(utc(2026, 10, 3, 16, 5)), utc(2026, 10, 3, 16));
+  // 2026-04-05: 02:00 +11 falls back to 01:30 +10:30. 01:00-02:00 +11 is one hour (14:00-15:00
+  // UTC); the repeated 01:30-02:00 is an hour of its own at +10:30 (15:00-15:30 UTC), not folded
+  // into the hour before; 02:00 +10:30 starts the next (15:30 UTC).
+  EXPECT_EQ(lord_howe->start_of_hour(utc(2026, 4, 4, 14, 40)), utc(2026, 4, 4, 14));  // 01:40 +11
+  EXPECT_EQ(lord_howe->start_of_hour(utc(2026, 4, 4, 15) - 1), utc(2026, 4, 4, 14));
+  EXPECT_EQ(lord_howe->start_of_hour(utc(2026, 4, 4, 15)), utc(2026, 4, 4, 15));  // 01:30 +10:30
+  EXPECT_EQ(lord_howe->start_of_hour(utc(2026, 4, 4, 15, 15)), utc(2026, 4, 4, 15));
+  EXPECT_EQ(lord_howe->start_of_hour(utc(2026, 4, 4, 15, 29)), utc(2026, 4, 4, 15));
+  EXPECT_EQ(lord_howe->start_of_hour(utc(2026, 4, 4, 15, 30)), utc(2026, 4, 4, 15, 30));
+  EXPECT_EQ(lord_howe->start_of_hour(utc(2026, 4, 4, 16, 29)), utc(2026, 4, 4, 15, 30));
+  EXPECT_EQ(lord_howe->offset_at(utc(2026, 4, 4, 14)), 11 * 3600);
+  EXPECT_EQ(lord_howe->offset_at(utc(2026, 4, 4, 15)), 10 * 3600 + 1800);
+  EXPECT_EQ(lord_howe->local(utc(2026, 4, 4, 15)).minute_of_day, 90);  // labelled 01:30+10:30
+}
+
+TEST(TimeZoneStarts, HourInAThreeQuarterHourZone) {
+  // Eucla is 8:45 east of UTC, without DST: hours start at hh:00 local, hh:15 UTC.
+  auto eucla = zone("Australia/Eucla");
+  ASSERT_NE(eucla, nullptr);
+  EXPECT_EQ(eucla->offset_at(utc(2026, 1, 1)), 8 * 3600 + 45 * 60);
+  EXPECT_EQ(eucla->start_of_hour(utc(2026, 1, 1, 0, 10)), utc(2025, 12, 31, 23, 15));  // 08:55
+  EXPECT_EQ(eucla->start_of_hour(utc(2026, 1, 1, 0, 15)), utc(2026, 1, 1, 0, 15));     // 09:00
+  EXPECT_EQ(eucla->start_of_hour(utc(2026, 7, 1, 12, 14)), utc(2026, 7, 1, 11, 15));
 }
 
 TEST(TimeZoneStarts, DayAroundNewYorkTransitions) {
@@ -370,8 +394,9 @@ TEST(TimeZoneStarts, MonthAroundTransitions) {
 TEST(TimeZoneStarts, StartsNeverExceedTheInstantAndAreStable) {
   // Every quarter hour through 2026 in zones with awkward rules: start <= t, start_of(start) ==
   // start, and the start has the same local period as t.
-  for (const char* name : {"America/New_York", "Australia/Lord_Howe", "America/Santiago",
-                           "Asia/Kathmandu", "Europe/Dublin", "America/Nuuk"}) {
+  for (const char* name :
+       {"America/New_York", "Australia/Lord_Howe", "America/Santiago", "Asia/Kathmandu",
+        "Europe/Dublin", "America/Nuuk", "Australia/Eucla", "Asia/Kolkata"}) {
     auto z = zone(name);
     ASSERT_NE(z, nullptr);
     for (std::int64_t t = utc(2026, 1, 1); t < utc(2027, 1, 1); t += 900) {
@@ -393,6 +418,8 @@ TEST(TimeZoneStarts, StartsNeverExceedTheInstantAndAreStable) {
       ASSERT_EQ(z->local(month).day, 1) << name << " " << t;
       ASSERT_EQ(z->local(week).weekday, 1) << name << " " << t;
       ASSERT_EQ(z->local(hour).minute_of_day / 60, lt.minute_of_day / 60) << name << " " << t;
+      // An hour has one offset: the one its label shows.
+      ASSERT_EQ(z->offset_at(hour), z->offset_at(t)) << name << " " << t;
     }
   }
 }

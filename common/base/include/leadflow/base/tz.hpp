@@ -31,6 +31,8 @@ class TimeZone {
   LocalTime local(std::int64_t unix_s) const;
 
   /// Unix seconds of the start of the local hour / day / week (Monday) / month containing `unix_s`.
+  /// An hour is a local-clock hour at one offset: where a change of offset falls inside an hour
+  /// (a half-hour DST change), the hour is cut there, so each piece has one offset of its own.
   std::int64_t start_of_hour(std::int64_t unix_s) const;
   std::int64_t start_of_day(std::int64_t unix_s) const;
   std::int64_t start_of_week(std::int64_t unix_s) const;

@@ -1,0 +1,60 @@
+// What the auctions read of the store's configuration, kept close: the buyers as a snapshot
+// reloaded when their version moves, the campaigns' and sellers' payout rules in a short cache.
+// Declared in distributor.hpp.
+#include <chrono>
+
+#include "leadflow/auction/distributor.hpp"
+
+namespace leadflow {
+
+std::shared_ptr<const std::vector<Buyer>> BuyerDirectory::snapshot() {
+  std::lock_guard lock(mu_);
+  const SteadyTime now = clock_.steady_now();
+  if (buyers_ && now - checked_at_ < refresh_) return buyers_;
+  checked_at_ = now;
+  const std::int64_t version = store_.buyers_version();
+  // The store cannot answer (-1): keep the buyers we know rather than an empty list.
+  if (buyers_ && (version == version_ || version < 0)) return buyers_;
+  auto fresh = std::make_shared<std::vector<Buyer>>();
+  BuyerQuery q;
+  q.limit = 1000;
+  for (;;) {
+    auto page = store_.list_buyers(q);
+    for (auto& b : page) fresh->push_back(std::move(b));
+    if (static_cast<int>(page.size()) < q.limit) break;
+    q.after_id = fresh->back().id;
+  }
+  buyers_ = std::move(fresh);
+  version_ = version;
+  return buyers_;
+}
+
+template <class T, class Get>
+std::optional<T> CampaignDirectory::cached(
+    std::unordered_map<std::string, std::pair<T, SteadyTime>>& cache, const std::string& id,
+    Get&& get) {
+  const SteadyTime now = clock_.steady_now();
+  {
+    std::lock_guard lock(mu_);
+    auto it = cache.find(id);
+    if (it != cache.end() && now - it->second.second < std::chrono::seconds(5))
+      return it->second.first;
+  }
+  std::optional<T> found = get(id);
+  if (found) {
+    std::lock_guard lock(mu_);
+    if (cache.size() > 10'000) cache.clear();
+    cache[id] = {*found, now};
+  }
+  return found;
+}
+
+std::optional<Campaign> CampaignDirectory::find(const std::string& id) {
+  return cached(cache_, id, [this](const std::string& i) { return store_.get_campaign(i); });
+}
+
+std::optional<Seller> CampaignDirectory::find_seller(const std::string& id) {
+  return cached(sellers_, id, [this](const std::string& i) { return store_.get_seller(i); });
+}
+
+}  // namespace leadflow
