@@ -1,6 +1,6 @@
-import { ApiError, User, del, get, post, put } from '../api';
+import { ApiError, User, del, errorText, get, post, put } from '../api';
 import { Ctx } from '../app';
-import { Field, button, field, h, input, notice, select, table } from '../dom';
+import { Field, button, field, h, input, named, notice, select, table } from '../dom';
 import { FormErrors } from '../form';
 import { dateTime } from '../format';
 import { shownOnce } from '../secret';
@@ -16,38 +16,46 @@ const BUYER_SCOPES = ['leads:read', 'returns:write', 'reports:read'];
 export async function apiKeysPage(ctx: Ctx, root: HTMLElement): Promise<void> {
   const operator = ctx.user.account === 'operator';
   const [keys, sellers] = await Promise.all([get<{ data: Rec[] }>('/v1/api-keys'), operator ? get<{ data: Rec[] }>('/v1/sellers') : Promise.resolve({ data: [] as Rec[] })]);
+  const sellerNames = new Map(sellers.data.map((s) => [s.seller_id as string, s.name as string]));
   const scopesOffered = operator ? SCOPES : ctx.user.account === 'buyer' ? BUYER_SCOPES : SELLER_SCOPES;
   const secret = h('div');
   const msg = h('div');
-  root.append(h('h1', {}, 'API keys'), h('p', { class: 'muted' }, 'Keys authenticate Surface A (Authorization: Bearer). A key is shown once, when it is made; only its last characters are kept for display. Keep keys on your servers, never in a web page or a public repository. Revoking takes effect on its next request.'), secret, msg);
-  const live = keys.data.filter((k) => !k.revoked_at);
-  const revoked = keys.data.filter((k) => k.revoked_at);
-  root.append(
-    table(
-      ['Name', 'Account', 'Plan', 'Scopes', 'Key', 'Created', 'Last used', ''],
-      [...live, ...revoked].map((k) => [
-        k.name || '(unnamed)',
-        k.account + (k.seller_id ? ` ${k.seller_id}` : k.buyer_id ? ` ${k.buyer_id}` : ''),
-        k.plan,
-        (k.scopes ?? []).join(' '),
-        h('span', { class: 'mono' }, k.key_hint ?? '—'),
-        dateTime(k.created_at),
-        k.last_used_at ? dateTime(k.last_used_at) : '—',
-        k.revoked_at
-          ? h('span', { class: 'badge badge-revoked' }, `revoked ${dateTime(k.revoked_at)}`)
-          : button('Revoke', async () => {
-              if (!confirm(`Revoke the key ${k.name || k.key_id}? Requests with it will be refused at once.`)) return;
-              try {
-                await del(`/v1/api-keys/${encodeURIComponent(k.key_id)}`, k.version);
-                ctx.go('/settings/api-keys');
-              } catch (e) {
-                msg.replaceChildren(isStale(e) ? staleNotice('API key', () => ctx.go('/settings/api-keys')) : notice(String((e as Error).message), 'error'));
-              }
-            }, { class: 'danger small', 'aria-label': `Revoke ${k.name || k.key_id}` }),
-      ]),
-      `${live.length} active keys, ${revoked.length} revoked`,
-    ),
-  );
+  const list = h('div');
+  root.append(h('h1', {}, 'API keys'), h('p', { class: 'muted' }, 'Keys authenticate Surface A (Authorization: Bearer). A key is shown once, when it is made; only its last characters are kept for display. Keep keys on your servers, never in a web page or a public repository. Revoking takes effect on its next request.'), secret, msg, list);
+  // The list is drawn again after each change, so a key just made or revoked shows at once.
+  const draw = (all: Rec[]) => {
+    const live = all.filter((k) => !k.revoked_at);
+    const revoked = all.filter((k) => k.revoked_at);
+    list.replaceChildren(
+      table(
+        ['Name', 'Account', 'Plan', 'Scopes', 'Key', 'Created', 'Last used', ''],
+        [...live, ...revoked].map((k) => [
+          k.name || '(unnamed)',
+          h('span', {}, `${k.account} `, k.seller_id ? named(sellerNames.get(k.seller_id), k.seller_id) : k.buyer_id ? named(null, k.buyer_id) : null),
+          k.plan,
+          (k.scopes ?? []).join(' '),
+          h('span', { class: 'mono' }, k.key_hint ?? '—'),
+          dateTime(k.created_at),
+          k.last_used_at ? dateTime(k.last_used_at) : '—',
+          k.revoked_at
+            ? h('span', { class: 'badge badge-revoked' }, `revoked ${dateTime(k.revoked_at)}`)
+            : button('Revoke', async () => {
+                if (!confirm(`Revoke the key ${k.name || k.key_id}? Requests with it will be refused at once.`)) return;
+                try {
+                  await del(`/v1/api-keys/${encodeURIComponent(k.key_id)}`, k.version);
+                  await refresh();
+                } catch (e) {
+                  msg.replaceChildren(isStale(e) ? staleNotice('API key', () => ctx.go('/settings/api-keys')) : notice(errorText(e), 'error'));
+                }
+              }, { class: 'danger small', 'aria-label': `Revoke ${k.name || k.key_id}` }),
+        ]),
+        `${live.length} active keys, ${revoked.length} revoked`,
+        'No API key yet: create one below, then send leads with it.',
+      ),
+    );
+  };
+  const refresh = async () => draw((await get<{ data: Rec[] }>('/v1/api-keys')).data);
+  draw(keys.data);
 
   const name = field('name', 'Name', input({ required: true }));
   const account = field('seller_id', 'Account', select([['', 'operator'], ...sellers.data.map((s) => [s.seller_id, `seller: ${s.name}`] as [string, string])]));
@@ -70,8 +78,11 @@ export async function apiKeysPage(ctx: Ctx, root: HTMLElement): Promise<void> {
       const made = await post<{ data: Rec }>('/v1/api-keys', body);
       errors.clear();
       secret.replaceChildren(shownOnce(`API key ${made.data.name}`, made.data.key));
+      // Back to the defaults (the scopes ticked as at first: their defaultChecked), ready for
+      // the next key.
       form.reset();
       (secret.querySelector('button') as HTMLElement | null)?.focus();
+      await refresh().catch((e) => msg.replaceChildren(notice(errorText(e), 'error')));
     } catch (e) {
       errors.show(e);
     }
