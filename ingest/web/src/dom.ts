@@ -107,7 +107,8 @@ export function textarea(value = '', attrs: Attrs = {}): HTMLTextAreaElement {
 export function table(headers: string[], rows: Child[][], caption?: string, empty: Child | Child[] = 'Nothing to show.', cls?: string): HTMLElement {
   return h(
     'div',
-    { class: cls ? `table-wrap ${cls}` : 'table-wrap' },
+    // Focusable, so a table wider than the screen can be scrolled from the keyboard.
+    { class: cls ? `table-wrap ${cls}` : 'table-wrap', tabindex: 0, role: 'region', 'aria-label': caption ?? headers.join(', ') },
     h(
       'table',
       {},
@@ -133,6 +134,6 @@ export function emptyState(...children: Child[]): HTMLElement {
 
 /** A name for a record, its id on hover and a button that copies the id. */
 export function named(name: string | null | undefined, id: string): HTMLElement {
-  const copy = button('Copy id', () => void navigator.clipboard?.writeText(id).then(() => (copy.textContent = 'Copied'), () => {}), { class: 'copy', title: `Copy ${id}`, 'aria-label': `Copy the id ${id}` });
+  const copy = button('Copy id', () => void navigator.clipboard?.writeText(id).then(() => (copy.textContent = 'Copied'), () => {}), { class: 'copy', title: `Copy ${id}`, 'aria-label': `Copy id ${id}` });
   return h('span', { class: 'named' }, h('span', { title: id, class: name ? '' : 'mono' }, name || id), ' ', copy);
 }
