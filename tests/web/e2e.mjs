@@ -58,6 +58,15 @@ async function shot(page, name) {
   await scan(page, name);
   console.log(`e2e: ${name} ok (${file})`);
 }
+// WCAG's contrast ratio of two CSS colours ("rgb(r, g, b)").
+function contrast(a, b) {
+  const lum = (c) => {
+    const [r, g, bl] = c.match(/\d+(\.\d+)?/g).slice(0, 3).map((v) => Number(v) / 255).map((v) => (v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4));
+    return 0.2126 * r + 0.7152 * g + 0.0722 * bl;
+  };
+  const [hi, lo] = [lum(a), lum(b)].sort((x, y) => y - x);
+  return (hi + 0.05) / (lo + 0.05);
+}
 // The x-axis labels of the line chart on the page: none may overlap another.
 async function assertLabelsApart(page, what) {
   const boxes = await page.evaluate(() => {
@@ -127,6 +136,12 @@ try {
   await shot(page, 'sign-in-refused');
   await signIn(ops);
   await shot(page, 'overview');
+  // The focus ring is at least 3:1 on the page, the overview's links at least 4.5:1.
+  await page.keyboard.press('Tab');
+  const ring = await page.evaluate(() => { const a = document.activeElement; return [getComputedStyle(a).outlineColor, getComputedStyle(document.body.parentElement).backgroundColor]; });
+  assert.ok(contrast(ring[0], ring[1]) >= 3, `the focus ring ${ring[0]} on ${ring[1]}`);
+  const linkColour = await page.getByRole('link', { name: 'See the leads' }).evaluate((a) => getComputedStyle(a).color);
+  assert.ok(contrast(linkColour, ring[1]) >= 4.5, `the overview's links ${linkColour} on ${ring[1]}`);
 
   // A buyer with an invalid URL: the error is shown next to the field; fixed, it is created.
   await menu('Buyers').click();
@@ -266,6 +281,11 @@ try {
   await page.getByRole('button', { name: `Revoke e2e key ${suffix}` }).click();
   await page.getByRole('row', { name: new RegExp(`e2e key ${suffix}`) }).getByText(/^revoked \d/).waitFor();
   await shot(page, 'api-key-revoked');
+  // Users name their seller (its id on hover).
+  await menu('Users').click();
+  await page.locator(`span[title="${sellerA.seller_id}"]`).first().waitFor();
+  assert.equal(await page.locator(`span[title="${sellerA.seller_id}"]`).first().textContent(), `Alpha ${suffix}`);
+  await shot(page, 'users');
   assert.equal((await api('GET', '/v1/leads', undefined, apiKey)).status, 401);
 
   // Reports draw their charts; the CSV is offered.
@@ -317,6 +337,9 @@ try {
   await page.goto(base + '/settings/api-keys');
   await page.getByRole('heading', { name: 'API keys' }).waitFor();
   await shot(page, 'api-keys-375px');
+  await page.goto(base + '/settings/users');
+  await page.getByRole('heading', { name: 'Users' }).waitFor();
+  await shot(page, 'users-375px');
   await page.goto(base + `/leads/${leadId}`);
   await page.getByRole('heading', { name: 'Timeline' }).waitFor();
   await shot(page, 'lead-375px');
@@ -428,6 +451,20 @@ try {
   assert.equal(boCsv.split('\r\n')[0], 'source_code,leads_sold,revenue,avg_price,gross_revenue,returns,returned_revenue');
   assert.ok(!boCsv.includes(sellerA.seller_id) && !boCsv.includes(sellerB.seller_id), 'no seller id in a buyer\'s CSV');
   await shot(page, 'buyer-report-by-source');
+  // Its purchases: the price in view at 1280 px, and as cards at 375 px.
+  await menu('Leads').click();
+  const bought = page.locator(`.lead-list tr:has(a[title="${leadId}"])`);
+  await bought.waitFor();
+  assert.equal(await bought.locator('td[data-label="Price"]').textContent(), '$12.50');
+  assert.equal(await page.locator(`.lead-list [title="${sellerA.seller_id}"], .lead-list [title="${sellerB.seller_id}"]`).count(), 0, 'no seller id for a buyer');
+  await shot(page, 'buyer-leads');
+  await page.setViewportSize({ width: 375, height: 800 });
+  await page.reload();
+  await bought.waitFor();
+  const priceBox = await bought.locator('td[data-label="Price"]').boundingBox();
+  assert.ok(priceBox && priceBox.x + priceBox.width <= 375, 'the price is on the card at 375 px');
+  await shot(page, 'buyer-leads-375px');
+  await page.setViewportSize({ width: 1280, height: 800 });
   await page.getByRole('button', { name: 'Sign out' }).click();
   await page.getByRole('heading', { name: 'Sign in to leadflow' }).waitFor();
 

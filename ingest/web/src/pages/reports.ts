@@ -42,7 +42,7 @@ export async function reportsPage(ctx: Ctx, root: HTMLElement): Promise<void> {
   const fields = [
     field('kind', 'Report', select(kinds.map((k) => [k, kindNames[k]] as [string, string]), kind)),
     field('from', 'From', input({ type: 'date', value: params.from })),
-    field('to', 'To', input({ type: 'date', value: params.to })),
+    field('to', 'To (included)', input({ type: 'date', value: params.to })),
     field('group_by', 'Group by', select(groups.map((g) => [g, groupLabel(g, account)] as [string, string]), params.group_by)),
     field('metric', 'Chart', select(metrics.map((m) => [m, metricLabel(m, account)] as [string, string]), metric)),
     field('vertical', 'Vertical', input({ value: params.vertical ?? '' })),

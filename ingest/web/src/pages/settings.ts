@@ -3,6 +3,7 @@ import { Ctx } from '../app';
 import { Field, button, field, h, input, named, notice, select, table } from '../dom';
 import { FormErrors } from '../form';
 import { dateTime } from '../format';
+import { loadNames } from '../names';
 import { shownOnce } from '../secret';
 import { isStale, staleNotice } from '../versions';
 
@@ -15,8 +16,7 @@ const BUYER_SCOPES = ['leads:read', 'returns:write', 'reports:read'];
  *  account's keys, on the standard plan. */
 export async function apiKeysPage(ctx: Ctx, root: HTMLElement): Promise<void> {
   const operator = ctx.user.account === 'operator';
-  const [keys, sellers] = await Promise.all([get<{ data: Rec[] }>('/v1/api-keys'), operator ? get<{ data: Rec[] }>('/v1/sellers') : Promise.resolve({ data: [] as Rec[] })]);
-  const sellerNames = new Map(sellers.data.map((s) => [s.seller_id as string, s.name as string]));
+  const [keys, sellers, known] = await Promise.all([get<{ data: Rec[] }>('/v1/api-keys'), operator ? get<{ data: Rec[] }>('/v1/sellers') : Promise.resolve({ data: [] as Rec[] }), loadNames(ctx.user.account)]);
   const scopesOffered = operator ? SCOPES : ctx.user.account === 'buyer' ? BUYER_SCOPES : SELLER_SCOPES;
   const secret = h('div');
   const msg = h('div');
@@ -31,7 +31,7 @@ export async function apiKeysPage(ctx: Ctx, root: HTMLElement): Promise<void> {
         ['Name', 'Account', 'Plan', 'Scopes', 'Key', 'Created', 'Last used', ''],
         [...live, ...revoked].map((k) => [
           k.name || '(unnamed)',
-          h('span', {}, `${k.account} `, k.seller_id ? named(sellerNames.get(k.seller_id), k.seller_id) : k.buyer_id ? named(null, k.buyer_id) : null),
+          h('span', {}, `${k.account} `, k.seller_id ? named(known.get(k.seller_id), k.seller_id) : k.buyer_id ? named(known.get(k.buyer_id), k.buyer_id) : null),
           k.plan,
           (k.scopes ?? []).join(' '),
           h('span', { class: 'mono' }, k.key_hint ?? '—'),
@@ -91,7 +91,7 @@ export async function apiKeysPage(ctx: Ctx, root: HTMLElement): Promise<void> {
 }
 
 export async function usersPage(ctx: Ctx, root: HTMLElement): Promise<void> {
-  const [users, sellers] = await Promise.all([get<{ data: User[] }>('/v1/users'), get<{ data: Rec[] }>('/v1/sellers')]);
+  const [users, sellers, known] = await Promise.all([get<{ data: User[] }>('/v1/users'), get<{ data: Rec[] }>('/v1/sellers'), loadNames(ctx.user.account)]);
   const msg = h('div');
   root.append(h('h1', {}, 'Users'), h('p', { class: 'muted' }, 'People who sign in to this dashboard. A seller user sees only its seller\'s leads and reports.'), msg);
   root.append(
@@ -100,7 +100,7 @@ export async function usersPage(ctx: Ctx, root: HTMLElement): Promise<void> {
       users.data.map((u) => [
         u.name,
         u.email,
-        u.account + (u.seller_id ? ` (${u.seller_id})` : u.buyer_id ? ` (${u.buyer_id})` : ''),
+        h('span', {}, `${u.account} `, u.seller_id ? named(known.get(u.seller_id), u.seller_id) : u.buyer_id ? named(known.get(u.buyer_id), u.buyer_id) : null),
         u.active ? 'yes' : 'no',
         dateTime(u.last_login_at),
         u.id === ctx.user.id
