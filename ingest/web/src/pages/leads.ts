@@ -61,7 +61,7 @@ export async function leadsPage(ctx: Ctx, root: HTMLElement): Promise<void> {
         ? ['No purchases yet: leads you buy appear here.']
         : ['No leads yet: they appear here as sellers post them. A seller needs an ', link('/settings/api-keys', 'API key'), ' first.'];
   if (!page.data.length) root.append(emptyState(...empty));
-  else root.append(table(['Lead', ...leadColumns(account)], rows, `${page.data.length} leads, newest first`, undefined, 'lead-list'));
+  else root.append(table(['Lead', ...leadColumns(account)], rows, `${page.data.length} ${page.data.length === 1 ? 'lead' : 'leads'}, newest first`, undefined, 'lead-list'));
   const nav = h('div', { class: 'pager' });
   if (s.get('cursor')) {
     const back = new URLSearchParams(s);
