@@ -51,6 +51,11 @@ document.addEventListener('click', (ev) => {
   go(a.getAttribute('href')!);
 });
 window.addEventListener('popstate', () => void render());
+// A line chart's x labels are chosen for the size they are drawn at (chart.ts, thinLabels):
+// crossing the phone width draws a page holding one again, so they still never overlap.
+matchMedia('(max-width: 600px)').addEventListener('change', () => {
+  if (root.querySelector('svg.chart-line')) void render();
+});
 setSignedOutHandler(() => {
   if (user) {
     user = null;
