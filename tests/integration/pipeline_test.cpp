@@ -1,6 +1,7 @@
 // The whole pipeline in one process over real HTTPS on loopback: post a lead, see it sold.
 #include <gtest/gtest.h>
 
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -421,6 +422,40 @@ TEST_F(Pipeline, ListsLeadsWithFiltersAndCursor) {
   EXPECT_EQ(
       body_of(svc.get("/v1/leads?status=unsold&vertical=solar", svc.operator_key()))["data"].size(),
       5u);
+}
+
+// A bare date is a whole UTC day, both ends included: From today To today lists today's leads
+// (it once read "created_to=<today>" as today's midnight and listed none). A full date-time
+// keeps its exact instant, and the bound stays exclusive.
+TEST_F(Pipeline, LeadsListDateRangeHoldsWholeDays) {
+  const auto utc_day = [](std::int64_t shift_days) {
+    const std::time_t t = std::time(nullptr) + shift_days * 86'400;
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[11];
+    std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
+    return std::string(buf);
+  };
+  const std::string today = utc_day(0);
+  for (int i = 0; i < 3; ++i)
+    ASSERT_EQ(svc.post("/v1/leads", sample_lead(200 + i, "solar"), svc.operator_key())->status,
+              201);
+  if (utc_day(0) != today) GTEST_SKIP() << "the UTC day changed while the test ran";
+  const auto listed = [&](const std::string& q) {
+    auto r = svc.get("/v1/leads?vertical=solar&limit=100&" + q, svc.operator_key());
+    EXPECT_EQ(r->status, 200) << q << ": " << r->body;
+    return body_of(r)["data"].size();
+  };
+  EXPECT_EQ(listed("created_from=" + today + "&created_to=" + today), 3u);
+  EXPECT_EQ(listed("created_to=" + today), 3u);
+  EXPECT_EQ(listed("created_from=" + today), 3u);
+  EXPECT_EQ(listed("created_to=" + utc_day(-1)), 0u);
+  EXPECT_EQ(listed("created_from=" + utc_day(1)), 0u);
+  // An instant is exact: today's midnight as a date-time excludes everything after it.
+  EXPECT_EQ(listed("created_to=" + today + "T00:00:00Z"), 0u);
+  EXPECT_EQ(listed("created_from=" + today + "T00:00:00Z&created_to=" + utc_day(1) + "T00:00:00Z"),
+            3u);
+  EXPECT_EQ(svc.get("/v1/leads?created_to=2026-13-40", svc.operator_key())->status, 400);
 }
 
 TEST_F(Pipeline, BuyersCanBeCreatedListedAndUpdated) {

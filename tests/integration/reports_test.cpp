@@ -285,6 +285,9 @@ TEST_F(Reports, CsvForSpreadsheetsAndA400ForEachBadParameter) {
       svc.operator_key());
   ASSERT_EQ(csv->status, 200);
   EXPECT_EQ(csv->get_header_value("Content-Type"), "text/csv; charset=utf-8");
+  // Named after the report and its days, the last one included.
+  EXPECT_EQ(csv->get_header_value("Content-Disposition"),
+            "attachment; filename=\"revenue_2026-10-30_2026-11-02.csv\"");
   EXPECT_EQ(csv->body.substr(0, csv->body.find("\r\n")),
             "day,buyer_id,leads_sold,revenue,payout,margin,avg_price,gross_revenue,returns,"
             "returned_revenue,returned_payout");

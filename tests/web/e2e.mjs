@@ -4,6 +4,8 @@
 import { chromium } from 'playwright-core';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 
 const base = process.env.E2E_BASE;
 const operatorKey = process.env.E2E_OPERATOR_KEY;
@@ -40,11 +42,41 @@ function totp(secret, at) {
 }
 const nowStep = () => Math.floor(Date.now() / 30000);
 let step = 0;
+// axe-core scans every page a step shows (run through the DevTools protocol, which the page's
+// CSP does not govern); a serious or critical violation fails the walk at the end, all listed.
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const axeFindings = [];
+async function scan(page, name) {
+  if ((await page.evaluate(() => typeof window.axe)) === 'undefined') await page.evaluate(axeSource);
+  const found = await page.evaluate(async () => (await window.axe.run(document, { resultTypes: ['violations'] })).violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 3).map((n) => n.target.join(' ')) })));
+  for (const v of found) if (v.impact === 'serious' || v.impact === 'critical') axeFindings.push({ page: name, ...v });
+}
 async function shot(page, name) {
   step += 1;
   const file = `${shots}/${String(step).padStart(2, '0')}-${name}.png`;
   await page.screenshot({ path: file, fullPage: true });
+  await scan(page, name);
   console.log(`e2e: ${name} ok (${file})`);
+}
+// WCAG's contrast ratio of two CSS colours ("rgb(r, g, b)").
+function contrast(a, b) {
+  const lum = (c) => {
+    const [r, g, bl] = c.match(/\d+(\.\d+)?/g).slice(0, 3).map((v) => Number(v) / 255).map((v) => (v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4));
+    return 0.2126 * r + 0.7152 * g + 0.0722 * bl;
+  };
+  const [hi, lo] = [lum(a), lum(b)].sort((x, y) => y - x);
+  return (hi + 0.05) / (lo + 0.05);
+}
+// The x-axis labels of the line chart on the page: none may overlap another.
+async function assertLabelsApart(page, what) {
+  const boxes = await page.evaluate(() => {
+    const svg = document.querySelector('svg.chart-line');
+    const g = svg.querySelector('g');
+    const plotBottom = Math.max(...[...g.querySelectorAll('line.grid')].map((l) => l.getBoundingClientRect().bottom));
+    return [...g.querySelectorAll('text.tick')].map((t) => t.getBoundingClientRect()).filter((r) => r.top >= plotBottom - 1).map((r) => [r.left, r.right]).sort((a, b) => a[0] - b[0]);
+  });
+  assert.ok(boxes.length >= 2, `${what}: the x labels are drawn`);
+  for (let i = 1; i < boxes.length; i++) assert.ok(boxes[i - 1][1] <= boxes[i][0], `${what}: x labels ${i - 1} and ${i} overlap (${boxes[i - 1]} / ${boxes[i]})`);
 }
 
 // Seed: two sellers, an operator user, a seller user of Alpha; Beta posts a lead of its own.
@@ -104,6 +136,12 @@ try {
   await shot(page, 'sign-in-refused');
   await signIn(ops);
   await shot(page, 'overview');
+  // The focus ring is at least 3:1 on the page, the overview's links at least 4.5:1.
+  await page.keyboard.press('Tab');
+  const ring = await page.evaluate(() => { const a = document.activeElement; return [getComputedStyle(a).outlineColor, getComputedStyle(document.body.parentElement).backgroundColor]; });
+  assert.ok(contrast(ring[0], ring[1]) >= 3, `the focus ring ${ring[0]} on ${ring[1]}`);
+  const linkColour = await page.getByRole('link', { name: 'See the leads' }).evaluate((a) => getComputedStyle(a).color);
+  assert.ok(contrast(linkColour, ring[1]) >= 4.5, `the overview's links ${linkColour} on ${ring[1]}`);
 
   // A buyer with an invalid URL: the error is shown next to the field; fixed, it is created.
   await menu('Buyers').click();
@@ -182,6 +220,15 @@ try {
   await page.getByRole('button', { name: 'Create key' }).click();
   const apiKey = (await page.locator('#secret-value').textContent()).trim();
   assert.match(apiKey, /^lfk_/);
+  // Listed at once, with no reload; the form's scopes are ticked again, so a second key made
+  // straight away is accepted too.
+  await page.getByRole('row', { name: new RegExp(`e2e key ${suffix}`) }).waitFor();
+  const ticked = await page.locator('input[name="scopes"]:checked').count();
+  assert.equal(ticked, (await page.locator('input[name="scopes"]').count()) - 1, 'every scope but admin ticked again');
+  await page.getByLabel('Name').fill(`e2e second key ${suffix}`);
+  await page.getByRole('button', { name: 'Create key' }).click();
+  await page.getByRole('row', { name: new RegExp(`e2e second key ${suffix}`) }).waitFor();
+  assert.notEqual((await page.locator('#secret-value').textContent()).trim(), apiKey, 'a second key, shown once');
   await shot(page, 'api-key-once');
   const made = await api('POST', '/v1/leads', lead(2), apiKey);
   assert.ok(made.status === 201 || made.status === 202, `lead with the new key: ${made.status}`);
@@ -189,9 +236,40 @@ try {
 
   // That lead in Leads, with its attempts.
   await menu('Leads').click();
-  await page.getByRole('link', { name: leadId }).click();
+  // The list names the person, the seller and the buyer (ids on hover), and fits 1280 px with
+  // the status and price in view.
+  await page.locator(`a[title="${leadId}"]`).waitFor();
+  assert.equal((await page.locator(`.lead-list tr:has(a[title="${alphaLead}"]) span[title="${sellerA.seller_id}"]`).textContent()), `Alpha ${suffix}`);
+  const fits = await page.evaluate(() => { const w = document.querySelector('.lead-list'); return w.scrollWidth <= w.clientWidth; });
+  assert.ok(fits, 'the lead list fits 1280 px');
+  await shot(page, 'leads-named');
+  // A range of one day (From today To today) holds today's leads.
+  const day = new Date().toISOString().slice(0, 10);
+  await page.getByLabel('From (UTC day)').fill(day);
+  await page.getByLabel('To (UTC day, included)').fill(day);
+  await page.getByRole('button', { name: 'Filter' }).click();
+  await page.locator(`a[title="${leadId}"]`).waitFor();
+  await shot(page, 'leads-one-day');
+  // Filters that match nothing say so and how to clear them.
+  await page.goto(base + '/leads?vertical=no_such_vertical');
+  await page.getByText('No lead matches these filters.').waitFor();
+  // While the list loads: "Loading…"; when the network fails: what happened and Try again.
+  await page.route('**/v1/leads?**', async (route) => { await new Promise((r) => setTimeout(r, 1500)); await route.continue(); });
+  await page.goto(base + '/leads');
+  await page.getByRole('status').filter({ hasText: 'Loading…' }).waitFor();
+  await shot(page, 'leads-loading');
+  await page.locator(`a[title="${leadId}"]`).waitFor();
+  await page.unroute('**/v1/leads?**');
+  await page.route('**/v1/leads?**', (route) => route.abort());
+  await page.goto(base + '/leads');
+  await page.getByText('Could not reach the server').waitFor();
+  assert.equal(await page.getByText('Failed to fetch').count(), 0);
+  await shot(page, 'leads-network-error');
+  await page.unroute('**/v1/leads?**');
+  await page.getByRole('button', { name: 'Try again' }).click();
+  await page.locator(`a[title="${leadId}"]`).click();
   await page.getByRole('heading', { name: 'Timeline' }).waitFor();
-  for (let i = 0; i < 50 && !(await page.getByRole('cell', { name: buyerId }).count()); i++) {
+  for (let i = 0; i < 50 && !(await page.locator(`td [title="${buyerId}"]`).count()); i++) {
     await page.waitForTimeout(200);
     await page.reload();
   }
@@ -203,6 +281,11 @@ try {
   await page.getByRole('button', { name: `Revoke e2e key ${suffix}` }).click();
   await page.getByRole('row', { name: new RegExp(`e2e key ${suffix}`) }).getByText(/^revoked \d/).waitFor();
   await shot(page, 'api-key-revoked');
+  // Users name their seller (its id on hover).
+  await menu('Users').click();
+  await page.locator(`span[title="${sellerA.seller_id}"]`).first().waitFor();
+  assert.equal(await page.locator(`span[title="${sellerA.seller_id}"]`).first().textContent(), `Alpha ${suffix}`);
+  await shot(page, 'users');
   assert.equal((await api('GET', '/v1/leads', undefined, apiKey)).status, 401);
 
   // Reports draw their charts; the CSV is offered.
@@ -210,10 +293,19 @@ try {
   await page.locator('svg.chart-line path.line').waitFor();
   assert.ok(await page.locator('svg.chart-line circle.dot').count() >= 1);
   await shot(page, 'report-performance');
+  // 30 days at 1280 px: the day labels thinned so none overlaps.
+  await page.goto(base + `/reports?from=${new Date(Date.now() - 29 * 86400000).toISOString().slice(0, 10)}&to=${new Date().toISOString().slice(0, 10)}`);
+  await page.locator('svg.chart-line path.line').waitFor();
+  await assertLabelsApart(page, '30 days at 1280 px');
+  await shot(page, 'report-30-days');
   await page.goto(base + '/reports?kind=revenue&group_by=buyer');
   await page.locator('svg.chart-bar rect.bar').first().waitFor();
   const csv = await page.evaluate(async (href) => (await fetch(href)).text(), await page.locator('#csv').getAttribute('href'));
   assert.match(csv.split('\n')[0], /revenue/);
+  // The download is named after the report and its days.
+  const [download] = await Promise.all([page.waitForEvent('download'), page.locator('#csv').click()]);
+  assert.match(download.suggestedFilename(), /^revenue_\d{4}-\d{2}-\d{2}_\d{4}-\d{2}-\d{2}\.csv$/);
+  await download.delete();
   await shot(page, 'report-revenue-by-buyer');
   // Why leads went unsold, chosen from the form: by reason, with what was counted.
   await page.getByLabel('Report', { exact: true }).selectOption('unsold');
@@ -226,10 +318,30 @@ try {
   await shot(page, 'report-unsold');
 
   // Readable at 375 px.
-  await page.setViewportSize({ width: 375, height: 800 });
+  // The overview's chart drawn at 1280 px is drawn again when the window narrows to a phone's.
   await page.goto(base + '/');
-  await page.getByRole('heading', { name: 'Overview' }).waitFor();
+  await page.locator('svg.chart-line path.line').waitFor();
+  await page.locator('svg.chart-line').evaluate((svg) => svg.setAttribute('data-drawn-wide', ''));
+  await page.setViewportSize({ width: 375, height: 800 });
+  await page.locator('svg.chart-line:not([data-drawn-wide]) path.line').waitFor();
+  await assertLabelsApart(page, 'the week at 375 px');
   await shot(page, 'overview-375px');
+  // The lead list as cards: nothing hidden, the status and the price in view.
+  await page.goto(base + '/leads');
+  const card = page.locator(`.lead-list tr:has(a[title="${leadId}"])`);
+  await card.waitFor();
+  for (const label of ['Status', 'Price', 'Seller', 'Buyer', 'Received (UTC)']) {
+    const box = await card.locator(`td[data-label="${label}"]`).boundingBox();
+    assert.ok(box && box.x >= 0 && box.x + box.width <= 375, `${label} is on the card at 375 px`);
+  }
+  assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 375), 'no sideways scroll at 375 px');
+  await shot(page, 'leads-375px');
+  await page.goto(base + '/settings/api-keys');
+  await page.getByRole('heading', { name: 'API keys' }).waitFor();
+  await shot(page, 'api-keys-375px');
+  await page.goto(base + '/settings/users');
+  await page.getByRole('heading', { name: 'Users' }).waitFor();
+  await shot(page, 'users-375px');
   await page.goto(base + `/leads/${leadId}`);
   await page.getByRole('heading', { name: 'Timeline' }).waitFor();
   await shot(page, 'lead-375px');
@@ -254,9 +366,11 @@ try {
   assert.equal(await page.locator('#tile-revenue').count(), 0, 'no revenue tile for a seller');
   await shot(page, 'seller-overview');
   await menu('Leads').click();
-  await page.getByRole('link', { name: alphaLead }).waitFor();
-  assert.equal(await page.getByRole('link', { name: betaLead }).count(), 0, "Beta's lead is not Alpha's to see");
-  assert.equal(await page.getByRole('link', { name: leadId }).count(), 0, "the operator's lead is not Alpha's to see");
+  await page.locator(`a[title="${alphaLead}"]`).waitFor();
+  assert.equal(await page.locator(`a[title="${betaLead}"]`).count(), 0, "Beta's lead is not Alpha's to see");
+  assert.equal(await page.locator(`a[title="${leadId}"]`).count(), 0, "the operator's lead is not Alpha's to see");
+  // No other party's id or name: no seller or buyer column for a seller.
+  assert.equal(await page.locator(`.lead-list [title="${buyerId}"]`).count(), 0, 'a seller is not told its buyers');
   assert.equal(await menu('Buyers').count(), 0);
   assert.equal(await menu('Users').count(), 0);
   await shot(page, 'seller-leads');
@@ -339,12 +453,50 @@ try {
   assert.equal(boCsv.split('\r\n')[0], 'source_code,leads_sold,revenue,avg_price,gross_revenue,returns,returned_revenue');
   assert.ok(!boCsv.includes(sellerA.seller_id) && !boCsv.includes(sellerB.seller_id), 'no seller id in a buyer\'s CSV');
   await shot(page, 'buyer-report-by-source');
+  // Its purchases: the price in view at 1280 px, and as cards at 375 px.
+  await menu('Leads').click();
+  const bought = page.locator(`.lead-list tr:has(a[title="${leadId}"])`);
+  await bought.waitFor();
+  assert.equal(await bought.locator('td[data-label="Price"]').textContent(), '$12.50');
+  assert.equal(await page.locator(`.lead-list [title="${sellerA.seller_id}"], .lead-list [title="${sellerB.seller_id}"]`).count(), 0, 'no seller id for a buyer');
+  await shot(page, 'buyer-leads');
+  await page.setViewportSize({ width: 375, height: 800 });
+  await page.reload();
+  await bought.waitFor();
+  const priceBox = await bought.locator('td[data-label="Price"]').boundingBox();
+  assert.ok(priceBox && priceBox.x + priceBox.width <= 375, 'the price is on the card at 375 px');
+  await shot(page, 'buyer-leads-375px');
+  await page.setViewportSize({ width: 1280, height: 800 });
   await page.getByRole('button', { name: 'Sign out' }).click();
   await page.getByRole('heading', { name: 'Sign in to leadflow' }).waitFor();
 
-  // Refusals the steps ask for (a wrong password, an invalid buyer, a 401 before sign-in) are
+  // A new seller with no lead is told what to do first, on the overview and in Leads.
+  const gammaSeller = (await api('POST', '/v1/sellers', { name: `Gamma ${suffix}` })).body.data;
+  const gamma = { email: `gamma-${suffix}@example.com`, password: 'gamma seller password' };
+  assert.equal((await api('POST', '/v1/users', { email: gamma.email, name: 'Gil Gamma', password: gamma.password, account: 'seller', seller_id: gammaSeller.seller_id })).status, 201);
+  await signIn(gamma);
+  await page.getByText('No leads yet').waitFor();
+  await shot(page, 'new-seller-overview');
+  await menu('Leads').click();
+  await page.getByRole('link', { name: 'make an API key' }).click();
+  await page.getByRole('heading', { name: 'API keys' }).waitFor();
+  await page.getByText('No API key yet').waitFor();
+  await shot(page, 'new-seller-api-keys');
+  await page.setViewportSize({ width: 375, height: 800 });
+  await menu('Leads').click();
+  await page.getByText('No leads yet').waitFor();
+  await shot(page, 'new-seller-leads-375px');
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await page.getByRole('heading', { name: 'Sign in to leadflow' }).waitFor();
+
+  if (axeFindings.length) console.error(JSON.stringify(axeFindings, null, 1));
+  assert.deepEqual(axeFindings.map((f) => `${f.page}: ${f.id} (${f.impact})`), [], 'no serious or critical accessibility violation (axe-core)');
+
+  // Refusals the steps ask for (a wrong password, an invalid buyer, a 401 before sign-in, the
+  // network failure made on purpose) are
   // logged by the browser as failed loads; anything else (a script error, a CSP violation) fails.
-  assert.deepEqual(consoleErrors.filter((e) => !/the server responded with a status of 4\d\d/.test(e)), [], 'no script errors and no CSP violations');
+  assert.deepEqual(consoleErrors.filter((e) => !/the server responded with a status of 4\d\d|net::ERR_FAILED/.test(e)), [], 'no script errors and no CSP violations');
   console.log('e2e: all steps passed');
 } catch (e) {
   await page.screenshot({ path: `${shots}/failure.png`, fullPage: true }).catch(() => {});

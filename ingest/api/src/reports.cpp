@@ -328,6 +328,20 @@ std::string csv_field(const json& v) {
   return quoted + "\"";
 }
 
+// The CSV's file name says which report and which days it holds
+// ("revenue_2026-11-01_2026-11-27.csv", the last day included, in the report's zone), so several
+// downloads do not overwrite each other.
+std::string csv_name(const ReportParams& p) {
+  const auto day = [&](std::int64_t ms) {
+    const auto t = p.tz->local(ms / 1000);
+    return std::to_string(t.year) + "-" + two(t.month) + "-" + two(t.day);
+  };
+  const char* kind = p.kind == ReportKind::kRevenue       ? "revenue"
+                     : p.kind == ReportKind::kPerformance ? "performance"
+                                                          : "unsold";
+  return std::string(kind) + "_" + day(p.from_ms) + "_" + day(p.to_ms - 1) + ".csv";
+}
+
 void send_report(http::Response& res, const ReportParams& p, const json& rows, const json& totals,
                  const std::vector<std::string>& columns) {
   if (p.csv) {
@@ -341,7 +355,7 @@ void send_report(http::Response& res, const ReportParams& p, const json& rows, c
     }
     res.status = 200;
     res.set_content(std::move(out), "text/csv; charset=utf-8");
-    res.set_header("Content-Disposition", "attachment; filename=\"report.csv\"");
+    res.set_header("Content-Disposition", "attachment; filename=\"" + csv_name(p) + "\"");
     return;
   }
   http::send_json(res, 200,

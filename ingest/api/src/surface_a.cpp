@@ -22,6 +22,8 @@
 namespace leadflow {
 namespace {
 
+constexpr std::int64_t kOneDayMs = 86'400'000;
+
 using nlohmann::json;
 
 using http::parse_body;
@@ -261,11 +263,17 @@ void list_leads(IngestContext& ctx, const http::Request& req, http::Response& re
   for (auto [name, out] :
        {std::pair{"created_from", &q.created_from_ms}, std::pair{"created_to", &q.created_to_ms}}) {
     if (!req.has_param(name)) continue;
-    auto ms = parse_rfc3339_ms(req.param(name));
-    if (!ms)
-      errors.push_back({name, "invalid_format", "must be an RFC 3339 date-time"});
-    else
-      *out = *ms;
+    const std::string& text = req.param(name);
+    auto ms = parse_rfc3339_ms(text);
+    if (!ms) {
+      errors.push_back({name, "invalid_format", "must be an RFC 3339 date-time or a date"});
+      continue;
+    }
+    // A bare date is a whole UTC day, both ends included: "created_to=2026-11-27" means
+    // through the end of the 27th (the store's bound is exclusive, so the next midnight),
+    // as a person choosing "to the 27th" means. A full date-time keeps its exact instant.
+    const bool bare_date = text.size() == 10 && text[4] == '-' && text[7] == '-';
+    *out = bare_date && out == &q.created_to_ms ? *ms + kOneDayMs : *ms;
   }
   if (req.has_param("cursor")) {
     q.before_id = http::decode_cursor(req.param("cursor"));

@@ -125,3 +125,11 @@ export interface Page<T> {
   has_more?: boolean;
   next_cursor?: string | null;
 }
+
+/** What a person reads of a failure: the API's own words, and in place of the browser's bare
+ *  "Failed to fetch" (a TypeError: no answer at all), that the server could not be reached. */
+export function errorText(e: unknown): string {
+  if (e instanceof ApiError) return e.status >= 500 ? `The server could not answer (HTTP ${e.status}): try again in a moment.` : e.message;
+  if (e instanceof TypeError) return 'Could not reach the server: check the connection, then try again.';
+  return e instanceof Error ? e.message : String(e);
+}

@@ -53,15 +53,17 @@ export function lineChart(points: Point[], title: string, format: (v: number) =>
     const d = xy.map(([x, y], i) => `${i ? 'L' : 'M'}${x.toFixed(1)},${y.toFixed(1)}`).join(' ');
     g.appendChild(s('path', { d: `${d} L${xy[xy.length - 1][0].toFixed(1)},${plotH} L${xy[0][0].toFixed(1)},${plotH} Z`, class: 'area' }));
     g.appendChild(s('path', { d, class: 'line' }));
-    const every = Math.max(1, Math.ceil(points.length / 8));
     xy.forEach(([x, y], i) => {
       const dot = s('circle', { cx: x, cy: y, r: 3, class: 'dot' });
       dot.appendChild(s('title', {}, `${points[i].label}: ${format(points[i].value)}`));
       g.appendChild(dot);
-      const last = i === xy.length - 1;
-      if (i % every === 0 || last)
-        g.appendChild(s('text', { x, y: plotH + 18, 'text-anchor': last && xy.length > 1 ? 'end' : 'middle', class: 'tick' }, shortLabel(points[i].label)));
     });
+    // Only the labels that fit side by side at the size the page draws them (style.css makes
+    // the ticks twice as large in the chart's units on a phone, where it is drawn smaller).
+    const font = tickFont();
+    const labels = points.map((p) => shortLabel(p.label));
+    for (const t of thinLabels(xy.map(([x]) => x), labels.map((l) => labelWidth(l, font)), -left, plotW + right))
+      g.appendChild(s('text', { x: t.x.toFixed(1), y: plotH + (font > 16 ? 30 : 18), 'text-anchor': 'middle', class: 'tick' }, labels[t.index]));
   } else {
     g.appendChild(s('text', { x: plotW / 2, y: plotH / 2, 'text-anchor': 'middle', class: 'tick' }, 'no data in this range'));
   }
@@ -95,4 +97,31 @@ export function shortLabel(label: string): string {
   const d = /^\d{4}-(\d{2}-\d{2})$/.exec(label);
   if (d) return d[1];
   return label.length > 14 ? label.slice(0, 13) + '…' : label;
+}
+
+/** The width of a label in the chart's units, at `font` units a character's height (a
+ *  generous 0.62 em a character, so an estimate never lets two labels touch). */
+export function labelWidth(label: string, font: number): number {
+  return label.length * font * 0.62;
+}
+
+/** The size of the ticks' text in the chart's units (style.css: 13, or 26 on a narrow screen). */
+function tickFont(): number {
+  return typeof matchMedia === 'function' && matchMedia('(max-width: 600px)').matches ? 26 : 13;
+}
+
+/** Which of the labels centred at `xs` (each `widths[i]` wide) to draw so that none overlaps the
+ *  next or leaves [min, max], with a gap of `gap` between them: the last always (the newest day),
+ *  then going back every n-th, n the smallest that fits; each centre moved inside the bounds. */
+export function thinLabels(xs: number[], widths: number[], min: number, max: number, gap = 8): { index: number; x: number }[] {
+  const n = xs.length;
+  if (!n) return [];
+  const place = (i: number) => Math.min(Math.max(xs[i], min + widths[i] / 2), max - widths[i] / 2);
+  for (let step = 1; step <= n; step++) {
+    const picked: { index: number; x: number }[] = [];
+    for (let i = n - 1; i >= 0; i -= step) picked.unshift({ index: i, x: place(i) });
+    const fits = picked.every((p, k) => k === 0 || picked[k - 1].x + widths[picked[k - 1].index] / 2 + gap <= p.x - widths[p.index] / 2);
+    if (fits) return picked;
+  }
+  return [{ index: n - 1, x: place(n - 1) }];
 }

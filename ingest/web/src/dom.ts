@@ -2,7 +2,7 @@
 // place for their error; tables; notices. No inline style or script anywhere (the dashboard's
 // Content-Security-Policy forbids them): look comes from style.css classes.
 
-type Child = Node | string | number | null | undefined | false;
+export type Child = Node | string | number | null | undefined | false;
 type Attrs = Record<string, string | number | boolean | ((ev: Event) => void) | undefined | null>;
 
 export function h<K extends keyof HTMLElementTagNameMap>(
@@ -18,8 +18,12 @@ export function h<K extends keyof HTMLElementTagNameMap>(
     } else if (name === 'class') {
       el.className = String(value);
     } else if (name === 'value' && 'value' in el) {
+      // The default too, so a form's reset() goes back to it rather than to empty.
+      if ('defaultValue' in el) (el as HTMLInputElement).defaultValue = String(value);
       (el as HTMLInputElement).value = String(value);
     } else if (name === 'checked' && 'checked' in el) {
+      // As for a value: reset() restores defaultChecked, which the property alone leaves false.
+      (el as HTMLInputElement).defaultChecked = Boolean(value);
       (el as HTMLInputElement).checked = Boolean(value);
     } else {
       el.setAttribute(name, value === true ? '' : String(value));
@@ -98,17 +102,19 @@ export function textarea(value = '', attrs: Attrs = {}): HTMLTextAreaElement {
   return t;
 }
 
-/** A table: header cells, then rows of cells. */
-export function table(headers: string[], rows: Child[][], caption?: string): HTMLElement {
+/** A table: header cells, then rows of cells; `empty` says what to do when there is no row. */
+/** `cls` names a table that becomes cards on a phone: each cell carries its column's name. */
+export function table(headers: string[], rows: Child[][], caption?: string, empty: Child | Child[] = 'Nothing to show.', cls?: string): HTMLElement {
   return h(
     'div',
-    { class: 'table-wrap' },
+    // Focusable, so a table wider than the screen can be scrolled from the keyboard.
+    { class: cls ? `table-wrap ${cls}` : 'table-wrap', tabindex: 0, role: 'region', 'aria-label': caption ?? headers.join(', ') },
     h(
       'table',
       {},
       caption ? h('caption', {}, caption) : null,
       h('thead', {}, h('tr', {}, headers.map((t) => h('th', { scope: 'col' }, t)))),
-      h('tbody', {}, rows.length ? rows.map((r) => h('tr', {}, r.map((c) => h('td', {}, c)))) : h('tr', {}, h('td', { colspan: headers.length, class: 'empty' }, 'Nothing to show.'))),
+      h('tbody', {}, rows.length ? rows.map((r) => h('tr', {}, r.map((c, i) => h('td', { 'data-label': cls ? headers[i] : undefined }, c)))) : h('tr', {}, h('td', { colspan: headers.length, class: 'empty' }, empty))),
     ),
   );
 }
@@ -119,4 +125,15 @@ export function notice(text: string, kind: 'error' | 'ok' | 'info' = 'info'): HT
 
 export function button(text: string, onclick: (ev: Event) => void, attrs: Attrs = {}): HTMLButtonElement {
   return h('button', { type: 'button', ...attrs, onclick }, text);
+}
+
+/** An empty state: what is missing and what to do about it (a sentence, a link). */
+export function emptyState(...children: Child[]): HTMLElement {
+  return h('div', { class: 'empty-state', role: 'status' }, children);
+}
+
+/** A name for a record, its id on hover and a button that copies the id. */
+export function named(name: string | null | undefined, id: string): HTMLElement {
+  const copy = button('Copy id', () => void navigator.clipboard?.writeText(id).then(() => (copy.textContent = 'Copied'), () => {}), { class: 'copy', title: `Copy ${id}`, 'aria-label': `Copy id ${id}` });
+  return h('span', { class: 'named' }, h('span', { title: id, class: name ? '' : 'mono' }, name || id), ' ', copy);
 }

@@ -45,3 +45,14 @@ export function splitList(text: string): string[] {
     .map((s) => s.trim())
     .filter((s) => s !== '');
 }
+
+/** A range of days chosen in a form (YYYY-MM-DD, either may be empty): null when it is usable,
+ *  else what is wrong. The API reads a bare date as the whole day, both ends included, so
+ *  From X To X is the day X. */
+export function rangeError(from: string, to: string): string | null {
+  const day = /^\d{4}-\d{2}-\d{2}$/;
+  if (from && !day.test(from)) return 'From must be a date';
+  if (to && !day.test(to)) return 'To must be a date';
+  if (from && to && from > to) return 'From must not come after To';
+  return null;
+}

@@ -77,3 +77,11 @@ export function returnsTable(l: Lead, account: Account): { head: string[]; rows:
   const rows = l.returns.map((r: Lead) => [dateTime(r.returned_at), String(r.reason), ...(withPrice ? [amount(r.price, r.currency) ?? '—'] : []), ...(withPayout ? [amount(r.payout, r.currency) ?? '—'] : [])]);
   return { head, rows };
 }
+
+/** The person in one line of the list, as far as this reader was given it: the name, and the
+ *  e-mail and phone as contact. */
+export function personLine(l: Lead): { name: string; contact: string } {
+  const name = [text(l.first_name), text(l.last_name)].filter(Boolean).join(' ');
+  const contact = [text(l.email), text(l.phone)].filter(Boolean).join(' · ');
+  return { name, contact };
+}

@@ -1,5 +1,5 @@
 import './style.css';
-import { ApiError, Session, User, del, get, post, setCsrfToken, setSignedOutHandler } from './api';
+import { ApiError, Session, User, del, errorText, get, post, setCsrfToken, setSignedOutHandler } from './api';
 import { Ctx, Page, isOperator } from './app';
 import { button, clear, field, h, input, link, notice } from './dom';
 import { route } from './router';
@@ -51,6 +51,11 @@ document.addEventListener('click', (ev) => {
   go(a.getAttribute('href')!);
 });
 window.addEventListener('popstate', () => void render());
+// A line chart's x labels are chosen for the size they are drawn at (chart.ts, thinLabels):
+// crossing the phone width draws a page holding one again, so they still never overlap.
+matchMedia('(max-width: 600px)').addEventListener('change', () => {
+  if (root.querySelector('svg.chart-line')) void render();
+});
 setSignedOutHandler(() => {
   if (user) {
     user = null;
@@ -182,6 +187,7 @@ async function render(): Promise<void> {
   const entry = found ? pages.find((p) => p.pattern === found.pattern)! : null;
   clear(root);
   const main = h('main', { id: 'main', tabindex: -1 });
+  const token = ++rendering;
   root.append(h('a', { class: 'skip', href: '#main' }, 'Skip to content'), nav(u), main);
   if (!entry || (entry.operatorOnly && !isOperator(u))) {
     document.title = 'Not found · leadflow';
@@ -190,11 +196,21 @@ async function render(): Promise<void> {
   }
   document.title = `${entry.title} · leadflow`;
   const ctx: Ctx = { user: u, params: found!.params, search: new URLSearchParams(location.search), go };
+  // The page draws into `content`; below it, while the page waits for the API, "Loading…", and
+  // if the API fails, what went wrong with a button that tries again.
+  const content = h('div', { class: 'page' });
+  const status = h('div', { class: 'page-status' }, h('p', { class: 'loading', role: 'status' }, 'Loading…'));
+  main.append(content, status);
   try {
-    await entry.page(ctx, main);
+    await entry.page(ctx, content);
+    status.remove();
   } catch (e) {
-    if (user) main.appendChild(notice(e instanceof Error ? e.message : String(e), 'error'));
+    if (!user || token !== rendering) return;
+    status.replaceChildren(
+      h('div', { class: 'notice notice-error', role: 'alert' }, h('p', {}, errorText(e)), button('Try again', () => void render(), { id: 'retry' })),
+    );
   }
 }
+let rendering = 0;
 
 void render();

@@ -130,3 +130,10 @@ export function fillDays(points: Point[], from: string, to: string): Point[] {
   }
   return out;
 }
+
+/** A report's CSV file name, as the API names it: the report and its days, the last included
+ *  ("revenue_2026-11-01_2026-11-27.csv"). */
+export function csvName(kind: ReportKind, from: string, to: string): string {
+  const safe = (t: string) => t.replace(/[^0-9A-Za-z-]/g, '');
+  return `${kind}_${safe(from)}_${safe(to)}.csv`;
+}

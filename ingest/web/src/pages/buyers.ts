@@ -48,6 +48,7 @@ export async function buyersPage(ctx: Ctx, root: HTMLElement): Promise<void> {
         button(b.status === 'active' ? 'Pause' : 'Resume', () => setStatus(b, b.status === 'active' ? 'paused' : 'active', ctx).catch((e) => msg.replaceChildren(isStale(e) ? staleNotice('buyer', () => ctx.go(location.pathname + location.search)) : notice(String(e.message ?? e), 'error'))), { class: 'secondary small', 'aria-label': `${b.status === 'active' ? 'Pause' : 'Resume'} ${b.name}` }),
       ]),
       `${all.length} buyers`,
+      ['No buyers yet: ', link('/buyers/new', 'add the first buyer'), ' to sell leads to.'],
     ),
   );
 }

@@ -117,6 +117,7 @@ export async function campaignsPage(ctx: Ctx, root: HTMLElement): Promise<void> 
           ),
         ]),
         `${campaigns.length} campaigns`,
+        operator ? 'No campaigns yet: create one below; its key is what a seller posts with.' : 'No campaigns yet: the operator sets them up for you.',
       ),
     );
   };

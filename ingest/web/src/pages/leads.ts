@@ -1,51 +1,67 @@
-import { Page as ApiPage, get, query } from '../api';
+import { Page as ApiPage, ApiError, get, query } from '../api';
 import { Ctx, isOperator } from '../app';
-import { field, h, input, link, notice, select, table } from '../dom';
-import { Lead, attemptsTable, distributionPairs, leadCells, leadColumns, offerPairs, returnsTable } from '../lead_view';
+import { Child, emptyState, field, h, input, link, named, select, table } from '../dom';
+import { FormErrors } from '../form';
+import { rangeError } from '../format';
+import { Lead, attemptsTable, distributionPairs, leadCells, leadColumns, offerPairs, personLine, returnsTable } from '../lead_view';
+import { Names, loadNames } from '../names';
 const STATUSES = ['', 'pending', 'delivered', 'unsold', 'duplicate', 'rejected', 'failed', 'returned'];
 
 function statusBadge(status: string): HTMLElement {
   return h('span', { class: `badge badge-${status}` }, status);
 }
 
+/** A cell that is the id of a record this reader may name: its name, the id on hover and copy. */
+export function withName(cell: Child, names: Names): Child {
+  return typeof cell === 'string' && names.has(cell) ? named(names.get(cell), cell) : cell;
+}
+
 export async function leadsPage(ctx: Ctx, root: HTMLElement): Promise<void> {
   const s = ctx.search;
   // Filters on another party are the operator's only: the API refuses them to sellers and buyers.
   const op = isOperator(ctx.user);
+  const account = ctx.user.account;
   const names = ['status', 'vertical', 'source', ...(op ? ['buyer_id', 'seller_id'] : []), 'created_from', 'created_to'];
   const fields = [
     field('status', 'Status', select(STATUSES.map((v) => [v, v || 'any'] as [string, string]), s.get('status') ?? '')),
     field('vertical', 'Vertical', input({ value: s.get('vertical') ?? '' })),
     field('source', 'Source', input({ value: s.get('source') ?? '' })),
     ...(op ? [field('buyer_id', 'Buyer id', input({ value: s.get('buyer_id') ?? '' })), field('seller_id', 'Seller id', input({ value: s.get('seller_id') ?? '' }))] : []),
-    field('created_from', 'From (date)', input({ type: 'date', value: s.get('created_from') ?? '' })),
-    field('created_to', 'To (date)', input({ type: 'date', value: s.get('created_to') ?? '' })),
+    field('created_from', 'From (UTC day)', input({ type: 'date', value: s.get('created_from') ?? '' })),
+    field('created_to', 'To (UTC day, included)', input({ type: 'date', value: s.get('created_to') ?? '' })),
   ];
-  const form = h('form', { class: 'filters', 'aria-label': 'Filter leads' }, fields.map((f) => f.wrapper), h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Filter'), link('/leads', 'Clear', { class: 'button secondary' })));
+  const errors = new FormErrors(fields);
+  const form = h('form', { class: 'filters', 'aria-label': 'Filter leads', novalidate: true }, errors.element, fields.map((f) => f.wrapper), h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Filter'), link('/leads', 'Clear', { class: 'button secondary' })));
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
     const params: Record<string, string> = {};
     for (const f of fields) params[f.name] = f.control.value;
+    const wrong = rangeError(params.created_from, params.created_to);
+    if (wrong) return errors.show(new ApiError(400, wrong, [{ field: 'created_to', message: wrong }]));
     ctx.go(`/leads${query(params)}`);
   });
   root.append(h('h1', {}, 'Leads'), form);
 
   const params: Record<string, string> = { limit: s.get('limit') ?? '25', cursor: s.get('cursor') ?? '' };
   for (const n of names) params[n] = s.get(n) ?? '';
-  let page: ApiPage<Lead>;
-  try {
-    page = await get<ApiPage<Lead>>(`/v1/leads${query(params)}`);
-  } catch (e) {
-    root.append(notice(e instanceof Error ? e.message : String(e), 'error'));
-    return;
-  }
-  const account = ctx.user.account;
+  const [page, known] = await Promise.all([get<ApiPage<Lead>>(`/v1/leads${query(params)}`), loadNames(account)]);
   const rows = page.data.map((l) => {
-    const cells: (string | HTMLElement)[] = leadCells(l, account);
+    const cells: Child[] = leadCells(l, account).map((c) => withName(c, known));
     cells[1] = statusBadge(l.status);
-    return [link(`/leads/${encodeURIComponent(l.lead_id)}`, l.lead_id, { class: 'mono' }), ...cells];
+    const person = personLine(l);
+    const open = link(`/leads/${encodeURIComponent(l.lead_id)}`, person.name || l.lead_id, { title: l.lead_id, class: person.name ? 'lead-link' : 'lead-link mono' });
+    return [h('div', {}, open, person.contact ? h('div', { class: 'muted small' }, person.contact) : null), ...cells];
   });
-  root.append(table(['Lead', ...leadColumns(account)], rows, `${page.data.length} leads, newest first`));
+  const filtered = names.some((n) => s.get(n));
+  const empty = filtered
+    ? ['No lead matches these filters. ', link('/leads', 'Clear the filters')]
+    : account === 'seller'
+      ? ['No leads yet — ', link('/settings/api-keys', 'make an API key'), ' and post your first lead.']
+      : account === 'buyer'
+        ? ['No purchases yet: leads you buy appear here.']
+        : ['No leads yet: they appear here as sellers post them. A seller needs an ', link('/settings/api-keys', 'API key'), ' first.'];
+  if (!page.data.length) root.append(emptyState(...empty));
+  else root.append(table(['Lead', ...leadColumns(account)], rows, `${page.data.length} ${page.data.length === 1 ? 'lead' : 'leads'}, newest first`, undefined, 'lead-list'));
   const nav = h('div', { class: 'pager' });
   if (s.get('cursor')) {
     const back = new URLSearchParams(s);
@@ -60,31 +76,31 @@ export async function leadsPage(ctx: Ctx, root: HTMLElement): Promise<void> {
   root.append(nav);
 }
 
-function dl(pairs: [string, unknown][]): HTMLElement {
-  return h('dl', { class: 'props' }, pairs.flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v === null || v === undefined || v === '' ? '—' : String(v))]));
+function dl(pairs: [string, unknown][], names: Names): HTMLElement {
+  return h('dl', { class: 'props' }, pairs.flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v === null || v === undefined || v === '' ? '—' : withName(String(v), names))]));
 }
 
 export async function leadPage(ctx: Ctx, root: HTMLElement): Promise<void> {
   const id = ctx.params.id;
   const account = ctx.user.account;
-  const { data: l } = await get<{ data: Lead }>(`/v1/leads/${encodeURIComponent(id)}`);
+  const [{ data: l }, known] = await Promise.all([get<{ data: Lead }>(`/v1/leads/${encodeURIComponent(id)}`), loadNames(account)]);
   root.append(
     h('p', {}, link('/leads', '← Leads')),
     h('h1', {}, 'Lead ', h('span', { class: 'mono' }, l.lead_id), ' ', statusBadge(l.status)),
     h(
       'div',
       { class: 'grid2' },
-      h('section', { class: 'card' }, h('h2', {}, 'Person'), dl([['Name', `${l.first_name ?? ''} ${l.last_name ?? ''}`], ['E-mail', l.email], ['Phone', l.phone], ['ZIP', l.zip_code], ['State', l.state], ['IP address', l.ip_address]])),
-      h('section', { class: 'card' }, h('h2', {}, 'Distribution'), dl(distributionPairs(l, account))),
+      h('section', { class: 'card' }, h('h2', {}, 'Person'), dl([['Name', `${l.first_name ?? ''} ${l.last_name ?? ''}`.trim()], ['E-mail', l.email], ['Phone', l.phone], ['ZIP', l.zip_code], ['State', l.state], ['IP address', l.ip_address]], known)),
+      h('section', { class: 'card' }, h('h2', {}, 'Distribution'), dl(distributionPairs(l, account), known)),
     ),
   );
   const attempts = attemptsTable(l);
-  if (attempts) root.append(h('h2', {}, 'Timeline'), table(attempts.head, attempts.rows, `${attempts.rows.length} attempts (pings and posts)`));
+  if (attempts) root.append(h('h2', {}, 'Timeline'), table(attempts.head, attempts.rows.map((r) => r.map((c) => withName(c, known))), `${attempts.rows.length} attempts (pings and posts)`, 'No ping or post yet.'));
   const offers = offerPairs(l);
-  if (offers) root.append(h('h2', {}, 'Offered to buyers'), dl(offers));
+  if (offers) root.append(h('h2', {}, 'Offered to buyers'), dl(offers, known));
   const ineligible: Lead[] = l.ineligible_buyers ?? [];
   if (ineligible.length || (l.status === 'unsold' && Array.isArray(l.ineligible_buyers))) {
-    root.append(h('h2', {}, 'Buyers not eligible'), table(['Buyer', 'Why'], ineligible.map((i) => [i.buyer_id, i.reason]), 'Why each buyer did not take part'));
+    root.append(h('h2', {}, 'Buyers not eligible'), table(['Buyer', 'Why'], ineligible.map((i) => [withName(i.buyer_id, known), i.reason]), 'Why each buyer did not take part', 'Every buyer was eligible.'));
   }
   const reasons: string[] = l.ineligible_reasons ?? [];
   if (reasons.length) root.append(h('h2', {}, 'Why buyers did not take part'), h('ul', {}, reasons.map((r) => h('li', {}, r))));

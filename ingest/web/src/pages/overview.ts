@@ -1,7 +1,7 @@
 import { get } from '../api';
 import { Ctx } from '../app';
 import { lineChart } from '../chart';
-import { h, link } from '../dom';
+import { emptyState, h, link } from '../dom';
 import { count, daysAgo, money, percent } from '../format';
 import { Account, Row, fillDays, reportPath, series } from '../report';
 
@@ -66,9 +66,18 @@ export async function overviewPage(ctx: Ctx, root: HTMLElement): Promise<void> {
     if (t.as === 'percent') return percent(v as number | null);
     return t.as === 'money' ? money(Number(v ?? 0), rev.data.currency) : count(Number(v ?? 0));
   };
+  const points = fillDays(series(week.data.rows, 'day', chart.figure), daysAgo(6), today);
+  // A week with nothing in it is no chart: it says what to do first.
+  const none = points.every((p) => p.value === 0);
+  const firstStep =
+    account === 'seller'
+      ? ['No leads yet — ', link('/settings/api-keys', 'make an API key'), ' and post your first lead; it shows here and under Leads.']
+      : account === 'buyer'
+        ? ['No purchases this week: leads you buy show here and under Leads.']
+        : ['No leads this week: sellers post them with an ', link('/settings/api-keys', 'API key'), '; buyers take them once set up under ', link('/buyers', 'Buyers'), '.'];
   root.append(
     h('div', { class: 'tiles' }, overviewTiles(account).map((t) => tile(t.label, shown(t), t.id))),
-    h('section', { class: 'card' }, h('h2', {}, chart.heading), lineChart(fillDays(series(week.data.rows, 'day', chart.figure), daysAgo(6), today), chart.title, count)),
+    h('section', { class: 'card' }, h('h2', {}, chart.heading), none ? emptyState(...firstStep) : lineChart(points, chart.title, count)),
     h('p', {}, link('/leads', 'See the leads'), ' · ', link('/reports', 'Open the reports')),
   );
 }

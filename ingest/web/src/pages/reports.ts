@@ -1,9 +1,10 @@
-import { get } from '../api';
+import { ApiError, get } from '../api';
+import { FormErrors } from '../form';
 import { Ctx, isOperator } from '../app';
 import { barChart, lineChart } from '../chart';
-import { field, h, input, link, notice, select, table } from '../dom';
-import { count, daysAgo, money, percent } from '../format';
-import { MONEY_METRICS, ReportKind, ReportParams, Row, TIME_GROUPS, filtersFor, fillDays, groupLabel, groupsFor, kindsFor, metricLabel, metricsFor, reportPath, rowLabel, series, unsoldSeries } from '../report';
+import { emptyState, field, h, input, link, select, table } from '../dom';
+import { count, daysAgo, money, percent, rangeError } from '../format';
+import { MONEY_METRICS, csvName, ReportKind, ReportParams, Row, TIME_GROUPS, filtersFor, fillDays, groupLabel, groupsFor, kindsFor, metricLabel, metricsFor, reportPath, rowLabel, series, unsoldSeries } from '../report';
 
 export function formatMetric(metric: string, v: unknown, currency = 'USD'): string {
   if (v === null || v === undefined) return '—';
@@ -41,14 +42,17 @@ export async function reportsPage(ctx: Ctx, root: HTMLElement): Promise<void> {
   const fields = [
     field('kind', 'Report', select(kinds.map((k) => [k, kindNames[k]] as [string, string]), kind)),
     field('from', 'From', input({ type: 'date', value: params.from })),
-    field('to', 'To', input({ type: 'date', value: params.to })),
+    field('to', 'To (included)', input({ type: 'date', value: params.to })),
     field('group_by', 'Group by', select(groups.map((g) => [g, groupLabel(g, account)] as [string, string]), params.group_by)),
     field('metric', 'Chart', select(metrics.map((m) => [m, metricLabel(m, account)] as [string, string]), metric)),
     field('vertical', 'Vertical', input({ value: params.vertical ?? '' })),
   ];
-  const form = h('form', { class: 'filters', 'aria-label': 'Report range and grouping' }, fields.map((f) => f.wrapper), h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Show')));
+  const errors = new FormErrors(fields);
+  const form = h('form', { class: 'filters', 'aria-label': 'Report range and grouping', novalidate: true }, errors.element, fields.map((f) => f.wrapper), h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Show')));
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
+    const wrong = rangeError(fields[1].control.value, fields[2].control.value);
+    if (wrong) return errors.show(new ApiError(400, wrong, [{ field: 'to', message: wrong }]));
     const q = new URLSearchParams();
     for (const f of fields) if (f.control.value) q.set(f.name, f.control.value);
     if (f_kindChanged(kind, q)) {
@@ -62,11 +66,8 @@ export async function reportsPage(ctx: Ctx, root: HTMLElement): Promise<void> {
   root.append(h('h1', {}, heading), form);
   if (params.campaign_id) root.append(h('p', {}, `Campaign ${params.campaign_id} only. `, link('/reports', 'All campaigns')));
 
-  const rep = await get<{ data: { rows: Row[]; totals: Row; currency: string; group_by: string[] | string } }>(reportPath(kind, params)).catch((e) => {
-    root.append(notice((e as Error).message, 'error'));
-    return null;
-  });
-  if (!rep) return;
+  const rep = await get<{ data: { rows: Row[]; totals: Row; currency: string; group_by: string[] | string } }>(reportPath(kind, params));
+  if (!rep.data.rows.length) root.append(emptyState('No leads in this range. Choose a wider range, or another report, then Show.'));
   const group = params.group_by.split(',')[0];
   const names = await groupNames(ctx, group);
   if (names.size) for (const r of rep.data.rows) if (typeof r[`${group}_id`] === 'string') r[`${group}_id`] = names.get(r[`${group}_id`] as string) ?? r[`${group}_id`];
@@ -79,7 +80,7 @@ export async function reportsPage(ctx: Ctx, root: HTMLElement): Promise<void> {
   const fmt = (v: number) => formatMetric(metric, v, rep.data.currency);
   root.append(
     h('section', { class: 'card chart-card' }, h('h2', {}, title), TIME_GROUPS.includes(group) ? lineChart(points, title, fmt) : barChart(points, title, fmt)),
-    h('p', {}, h('a', { href: reportPath(kind, params, true), download: `leadflow-${kind}-${params.from}-${params.to}.csv`, class: 'button secondary', id: 'csv' }, 'Download CSV')),
+    h('p', {}, h('a', { href: reportPath(kind, params, true), download: csvName(kind, params.from, params.to), class: 'button secondary', id: 'csv' }, 'Download CSV')),
   );
   const cols = metrics;
   const rows = rep.data.rows.map((r) => [rowLabel(r, group), ...cols.map((c) => formatMetric(c, r[c], rep.data.currency))]);
@@ -99,7 +100,7 @@ function unsoldReport(root: HTMLElement, kind: ReportKind, params: ReportParams,
       ? 'Each unsold lead counts once under each buyer that could have had it, by why that buyer did not take it.'
       : 'Each unsold lead counts once, by how far its auction got.'),
     h('section', { class: 'card chart-card' }, h('h2', {}, title), barChart(unsoldSeries(data.rows, group), title, (v) => count(v))),
-    h('p', {}, h('a', { href: reportPath(kind, params, true), download: `leadflow-unsold-${params.from}-${params.to}.csv`, class: 'button secondary', id: 'csv' }, 'Download CSV')),
+    h('p', {}, h('a', { href: reportPath(kind, params, true), download: csvName(kind, params.from, params.to), class: 'button secondary', id: 'csv' }, 'Download CSV')),
   );
   const headers = group === 'reason' ? ['reason', 'leads'] : [group, 'reason', 'leads'];
   const rows = data.rows.map((r) => [...(group === 'reason' ? [] : [rowLabel(r, group)]), String(r.reason ?? '(none)'), count(Number(r.leads ?? 0))]);

@@ -1,8 +1,9 @@
-import { ApiError, User, del, get, post, put } from '../api';
+import { ApiError, User, del, errorText, get, post, put } from '../api';
 import { Ctx } from '../app';
-import { Field, button, field, h, input, notice, select, table } from '../dom';
+import { Field, button, field, h, input, named, notice, select, table } from '../dom';
 import { FormErrors } from '../form';
 import { dateTime } from '../format';
+import { loadNames } from '../names';
 import { shownOnce } from '../secret';
 import { isStale, staleNotice } from '../versions';
 
@@ -15,39 +16,46 @@ const BUYER_SCOPES = ['leads:read', 'returns:write', 'reports:read'];
  *  account's keys, on the standard plan. */
 export async function apiKeysPage(ctx: Ctx, root: HTMLElement): Promise<void> {
   const operator = ctx.user.account === 'operator';
-  const [keys, sellers] = await Promise.all([get<{ data: Rec[] }>('/v1/api-keys'), operator ? get<{ data: Rec[] }>('/v1/sellers') : Promise.resolve({ data: [] as Rec[] })]);
+  const [keys, sellers, known] = await Promise.all([get<{ data: Rec[] }>('/v1/api-keys'), operator ? get<{ data: Rec[] }>('/v1/sellers') : Promise.resolve({ data: [] as Rec[] }), loadNames(ctx.user.account)]);
   const scopesOffered = operator ? SCOPES : ctx.user.account === 'buyer' ? BUYER_SCOPES : SELLER_SCOPES;
   const secret = h('div');
   const msg = h('div');
-  root.append(h('h1', {}, 'API keys'), h('p', { class: 'muted' }, 'Keys authenticate Surface A (Authorization: Bearer). A key is shown once, when it is made; only its last characters are kept for display. Keep keys on your servers, never in a web page or a public repository. Revoking takes effect on its next request.'), secret, msg);
-  const live = keys.data.filter((k) => !k.revoked_at);
-  const revoked = keys.data.filter((k) => k.revoked_at);
-  root.append(
-    table(
-      ['Name', 'Account', 'Plan', 'Scopes', 'Key', 'Created', 'Last used', ''],
-      [...live, ...revoked].map((k) => [
-        k.name || '(unnamed)',
-        k.account + (k.seller_id ? ` ${k.seller_id}` : k.buyer_id ? ` ${k.buyer_id}` : ''),
-        k.plan,
-        (k.scopes ?? []).join(' '),
-        h('span', { class: 'mono' }, k.key_hint ?? '—'),
-        dateTime(k.created_at),
-        k.last_used_at ? dateTime(k.last_used_at) : '—',
-        k.revoked_at
-          ? h('span', { class: 'badge badge-revoked' }, `revoked ${dateTime(k.revoked_at)}`)
-          : button('Revoke', async () => {
-              if (!confirm(`Revoke the key ${k.name || k.key_id}? Requests with it will be refused at once.`)) return;
-              try {
-                await del(`/v1/api-keys/${encodeURIComponent(k.key_id)}`, k.version);
-                ctx.go('/settings/api-keys');
-              } catch (e) {
-                msg.replaceChildren(isStale(e) ? staleNotice('API key', () => ctx.go('/settings/api-keys')) : notice(String((e as Error).message), 'error'));
-              }
-            }, { class: 'danger small', 'aria-label': `Revoke ${k.name || k.key_id}` }),
-      ]),
-      `${live.length} active keys, ${revoked.length} revoked`,
-    ),
-  );
+  const list = h('div');
+  root.append(h('h1', {}, 'API keys'), h('p', { class: 'muted' }, 'Keys authenticate Surface A (Authorization: Bearer). A key is shown once, when it is made; only its last characters are kept for display. Keep keys on your servers, never in a web page or a public repository. Revoking takes effect on its next request.'), secret, msg, list);
+  // The list is drawn again after each change, so a key just made or revoked shows at once.
+  const draw = (all: Rec[]) => {
+    const live = all.filter((k) => !k.revoked_at);
+    const revoked = all.filter((k) => k.revoked_at);
+    list.replaceChildren(
+      table(
+        ['Name', 'Account', 'Plan', 'Scopes', 'Key', 'Created', 'Last used', ''],
+        [...live, ...revoked].map((k) => [
+          k.name || '(unnamed)',
+          h('span', {}, `${k.account} `, k.seller_id ? named(known.get(k.seller_id), k.seller_id) : k.buyer_id ? named(known.get(k.buyer_id), k.buyer_id) : null),
+          k.plan,
+          (k.scopes ?? []).join(' '),
+          h('span', { class: 'mono' }, k.key_hint ?? '—'),
+          dateTime(k.created_at),
+          k.last_used_at ? dateTime(k.last_used_at) : '—',
+          k.revoked_at
+            ? h('span', { class: 'badge badge-revoked' }, `revoked ${dateTime(k.revoked_at)}`)
+            : button('Revoke', async () => {
+                if (!confirm(`Revoke the key ${k.name || k.key_id}? Requests with it will be refused at once.`)) return;
+                try {
+                  await del(`/v1/api-keys/${encodeURIComponent(k.key_id)}`, k.version);
+                  await refresh();
+                } catch (e) {
+                  msg.replaceChildren(isStale(e) ? staleNotice('API key', () => ctx.go('/settings/api-keys')) : notice(errorText(e), 'error'));
+                }
+              }, { class: 'danger small', 'aria-label': `Revoke ${k.name || k.key_id}` }),
+        ]),
+        `${live.length} active keys, ${revoked.length} revoked`,
+        'No API key yet: create one below, then send leads with it.',
+      ),
+    );
+  };
+  const refresh = async () => draw((await get<{ data: Rec[] }>('/v1/api-keys')).data);
+  draw(keys.data);
 
   const name = field('name', 'Name', input({ required: true }));
   const account = field('seller_id', 'Account', select([['', 'operator'], ...sellers.data.map((s) => [s.seller_id, `seller: ${s.name}`] as [string, string])]));
@@ -70,8 +78,11 @@ export async function apiKeysPage(ctx: Ctx, root: HTMLElement): Promise<void> {
       const made = await post<{ data: Rec }>('/v1/api-keys', body);
       errors.clear();
       secret.replaceChildren(shownOnce(`API key ${made.data.name}`, made.data.key));
+      // Back to the defaults (the scopes ticked as at first: their defaultChecked), ready for
+      // the next key.
       form.reset();
       (secret.querySelector('button') as HTMLElement | null)?.focus();
+      await refresh().catch((e) => msg.replaceChildren(notice(errorText(e), 'error')));
     } catch (e) {
       errors.show(e);
     }
@@ -80,7 +91,7 @@ export async function apiKeysPage(ctx: Ctx, root: HTMLElement): Promise<void> {
 }
 
 export async function usersPage(ctx: Ctx, root: HTMLElement): Promise<void> {
-  const [users, sellers] = await Promise.all([get<{ data: User[] }>('/v1/users'), get<{ data: Rec[] }>('/v1/sellers')]);
+  const [users, sellers, known] = await Promise.all([get<{ data: User[] }>('/v1/users'), get<{ data: Rec[] }>('/v1/sellers'), loadNames(ctx.user.account)]);
   const msg = h('div');
   root.append(h('h1', {}, 'Users'), h('p', { class: 'muted' }, 'People who sign in to this dashboard. A seller user sees only its seller\'s leads and reports.'), msg);
   root.append(
@@ -89,7 +100,7 @@ export async function usersPage(ctx: Ctx, root: HTMLElement): Promise<void> {
       users.data.map((u) => [
         u.name,
         u.email,
-        u.account + (u.seller_id ? ` (${u.seller_id})` : u.buyer_id ? ` (${u.buyer_id})` : ''),
+        h('span', {}, `${u.account} `, u.seller_id ? named(known.get(u.seller_id), u.seller_id) : u.buyer_id ? named(known.get(u.buyer_id), u.buyer_id) : null),
         u.active ? 'yes' : 'no',
         dateTime(u.last_login_at),
         u.id === ctx.user.id
