@@ -113,9 +113,10 @@ Cents least_price(const Buyer& b) {
 }
 
 // A cheap first look at the caps, so a full buyer is not pinged. It is not the guarantee: the
-// post intent reserves the slot atomically (Store::record_post_intent), because several workers
-// may pass this check for the last slot at once.
-std::string cap_ineligibility(Store& store, const Buyer& b, const std::vector<NamedCap>& caps) {
+// post intent reserves the slot atomically (DistributionStore::record_post_intent), because several
+// workers may pass this check for the last slot at once.
+std::string cap_ineligibility(DistributionStore& store, const Buyer& b,
+                              const std::vector<NamedCap>& caps) {
   for (const auto& c : caps) {
     // A count the store cannot give is treated as full: better unsold than over a cap.
     if (c.window.unit == CapUnit::kCents) {
@@ -177,7 +178,7 @@ Attempt unanswered(const Buyer& b, AttemptKind kind, std::int64_t started_ms,
 
 }  // namespace
 
-Distributor::Distributor(Store& store, HttpClient& http, BuyerDirectory& buyers,
+Distributor::Distributor(DistributionStore& store, HttpClient& http, BuyerDirectory& buyers,
                          CampaignDirectory& campaigns, const VerticalRegistry& verticals,
                          const Clock& clock, DistributorOptions options)
     : store_(store),
@@ -830,7 +831,7 @@ class Auction : public std::enable_shared_from_this<Auction> {
   bool finished_ = false;
 };
 
-void Distributor::write_intent(Store::PostIntentWrite write,
+void Distributor::write_intent(DistributionStore::PostIntentWrite write,
                                std::function<void(StoreStatus)> then) {
   intents_waiting_.push_back({std::move(write), std::move(then)});
   if (intent_batches_out_ < kMaxIntentBatches) write_intents();
@@ -842,7 +843,7 @@ void Distributor::write_intents() {
   auto batch = std::make_shared<std::vector<PendingIntent>>(std::move(intents_waiting_));
   intents_waiting_.clear();
   loop_->blocking([this, batch] {
-    std::vector<Store::PostIntentWrite> writes;
+    std::vector<DistributionStore::PostIntentWrite> writes;
     writes.reserve(batch->size());
     for (auto& p : *batch) writes.push_back(std::move(p.write));
     auto statuses = store_.record_post_intents(writes);
