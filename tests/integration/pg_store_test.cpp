@@ -196,6 +196,13 @@ StoreFactory postgresql_factory() {
 
 }  // namespace
 
+#include "store_contract_accounts.inc"
+#include "store_contract_distribution.inc"
+#include "store_contract_intake.inc"
+#include "store_contract_limits.inc"
+#include "store_contract_money.inc"
+#include "store_contract_reporting.inc"
+#include "store_contract_sign_in.inc"
 #include "store_contract_tests.inc"
 #include "store_contract_versions.inc"
 

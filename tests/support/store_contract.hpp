@@ -1,17 +1,20 @@
 #pragma once
 // The storage contract: one suite of behaviour every Store adapter must show. An adapter's
-// integration test includes this header and store_contract_tests.inc inside namespace
-// leadflow::contract, then instantiates the suite with its factory:
+// integration test includes this header and the suite's .inc files inside namespace
+// leadflow::contract: store_contract_tests.inc (the whole store's own: schema, health, shared
+// secrets), one store_contract_<port>.inc per role port (docs/store-ports.md), and
+// store_contract_versions.inc; then it instantiates the suite with its factory:
 //
 //   namespace leadflow::contract {
 //   #include "store_contract_tests.inc"
+//   #include "store_contract_accounts.inc"  // ... one per port
 //   INSTANTIATE_TEST_SUITE_P(Sqlite, StoreContract, ::testing::Values(sqlite_factory()),
 //                            store_factory_name);
 //   }
 //
 // The TEST_P bodies live in an .inc, not in the support library, because a static library's
 // object files are linked only when referenced, and registering tests references nothing.
-// The .inc includes nothing itself (it is read inside a namespace): headers it needs are here.
+// An .inc includes nothing itself (it is read inside a namespace): headers it needs are here.
 
 #include <gtest/gtest.h>
 

@@ -7,12 +7,13 @@
 #include "leadflow/base/log.hpp"
 #include "leadflow/outcomes/outcomes.hpp"
 #include "leadflow/queue/queue.hpp"
-#include "leadflow/store/store.hpp"
+#include "leadflow/store/announcements.hpp"
+#include "leadflow/store/intake.hpp"
 
 namespace leadflow {
 
 QueueOutcomePublisher::QueueOutcomePublisher(QueueProducer& producer, std::string topic,
-                                             Store& store)
+                                             AnnouncementStore& store)
     : producer_(producer), topic_(std::move(topic)), store_(store) {
   if (store_.announces()) announcer_ = std::thread([this] { announce_loop(); });
 }
@@ -60,15 +61,16 @@ void QueueOutcomePublisher::announce_loop() {
   }
 }
 
-std::unique_ptr<StoreWatch> listen_for_outcomes(Store& store, OutcomeWaiters& waiters) {
+std::unique_ptr<StoreWatch> listen_for_outcomes(AnnouncementStore& store, IntakeStore& leads,
+                                                OutcomeWaiters& waiters) {
   return store.watch(
       kOutcomeChannel,
       [&waiters](std::string_view payload) {
         if (auto m = decode_outcome(payload)) waiters.deliver(*m);
       },
-      [&store, &waiters] {
+      [&leads, &waiters] {
         for (const std::string& id : waiters.waiting_for()) {
-          const auto r = store.get_lead(id);
+          const auto r = leads.get_lead(id);
           if (!r || !is_final(r->distribution.status)) continue;
           const Distribution& d = r->distribution;
           waiters.deliver({id, d.status, d.buyer_id, d.price, d.payout});

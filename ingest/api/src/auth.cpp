@@ -154,17 +154,17 @@ SignedIn find_signed_in(IngestContext& ctx, std::string_view token) {
   out.status = StoreStatus::kNotFound;
   if (!passwords::is_token(token)) return out;
   const std::string hash = sha256_hex(token);
-  Lookup<UserSession> found = ctx.store.find_session(hash);
+  Lookup<UserSession> found = ctx.sign_in.find_session(hash);
   if (!found.value) {
     out.status = found.status;
     return out;
   }
   const std::int64_t now = ctx.clock.now_ms();
   if (!session::live(*found.value, now)) {
-    ctx.store.delete_session(hash);
+    ctx.sign_in.delete_session(hash);
     return out;
   }
-  Lookup<User> user = ctx.store.get_user(found.value->user_id);
+  Lookup<User> user = ctx.accounts.get_user(found.value->user_id);
   if (user.status == StoreStatus::kUnavailable) {
     out.status = StoreStatus::kUnavailable;
     return out;
@@ -174,7 +174,7 @@ SignedIn find_signed_in(IngestContext& ctx, std::string_view token) {
   out.user = std::move(*user.value);
   // Asked only when the setting is on, and for operators: other sessions pay no extra read.
   if (ctx.config.require_operator_2fa && out.user.is_operator()) {
-    const Lookup<UserTotp> totp = ctx.store.get_user_totp(out.user.id);
+    const Lookup<UserTotp> totp = ctx.sign_in.get_user_totp(out.user.id);
     if (totp.status == StoreStatus::kUnavailable) {
       out.status = StoreStatus::kUnavailable;
       return out;
@@ -182,7 +182,7 @@ SignedIn find_signed_in(IngestContext& ctx, std::string_view token) {
     out.enrol_only = !(totp.value && totp.value->enabled);
   }
   if (now - out.session.last_seen_at_ms >= session::kTouchEveryMs &&
-      ctx.store.touch_session(hash, now) == StoreStatus::kOk)
+      ctx.sign_in.touch_session(hash, now) == StoreStatus::kOk)
     out.session.last_seen_at_ms = now;
   out.status = StoreStatus::kOk;
   return out;
@@ -208,7 +208,7 @@ std::optional<ApiKey> authorise(IngestContext& ctx, const http::Request& req, ht
     // nothing about stored keys.
     if (!secret.empty() && secret.size() <= 256) {
       const std::string hash = sha256_hex(secret);
-      Lookup<ApiKey> found = ctx.store.find_api_key_by_hash(hash);
+      Lookup<ApiKey> found = ctx.accounts.find_api_key_by_hash(hash);
       unavailable = found.status == StoreStatus::kUnavailable;
       key = std::move(found.value);
       if (key && !constant_time_equal(key->key_hash, hash)) key.reset();
@@ -234,7 +234,7 @@ std::optional<ApiKey> authorise(IngestContext& ctx, const http::Request& req, ht
   // store that cannot take it refuses nothing.
   const std::int64_t now = ctx.clock.now_ms();
   if (now - key->last_used_at_ms >= kKeyTouchEveryMs &&
-      ctx.store.touch_api_key(key->id, now) == StoreStatus::kOk)
+      ctx.accounts.touch_api_key(key->id, now) == StoreStatus::kOk)
     key->last_used_at_ms = now;
   return limit_and_check(ctx, req, res, std::move(*key), scope, operator_only, false);
 }

@@ -16,7 +16,7 @@ std::optional<BuyerTraffic> buyer_traffic_24h(IngestContext& ctx, const std::str
   q.to_ms = (now / kRollupBucketMs + 1) * kRollupBucketMs;
   q.group = {ReportKey::kBuyer};
   if (!buyer_id.empty()) q.filters.emplace_back(ReportKey::kBuyer, buyer_id);
-  auto cells = ctx.store.performance_rollup(q);
+  auto cells = ctx.reporting.performance_rollup(q);
   if (!cells) return std::nullopt;
   BuyerTraffic out;
   for (auto& c : *cells)

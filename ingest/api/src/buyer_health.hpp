@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "leadflow/api/api.hpp"
-#include "leadflow/store/store.hpp"
+#include "leadflow/store/reporting.hpp"
 
 namespace leadflow {
 

@@ -91,7 +91,7 @@ void test_ping(IngestContext& ctx, BuyerPinger& pinger, const http::Request& req
     }
     if (!errors.empty()) return http::send_problem(res, 400, "the test ping is invalid", errors);
   }
-  const auto buyer = ctx.store.get_buyer(std::string(req.match(1)));
+  const auto buyer = ctx.accounts.get_buyer(std::string(req.match(1)));
   if (!buyer) return http::send_problem(res, 404, "no such buyer");
   if (buyer->mode == DeliveryMode::kDirectPost || buyer->ping_url.empty())
     return http::send_problem(res, 409, "direct-post buyers have no ping");

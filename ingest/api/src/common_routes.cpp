@@ -221,7 +221,7 @@ void register_ops_routes(Routes& routes, IngestContext& ctx, OpsListener listene
   OpsProbes probes;
   probes.broken = [&ctx] { return ctx.producer.broken(); };
   probes.readiness = {
-      {"store", [&ctx] { return ctx.store.healthy(); }},
+      {"store", [&ctx] { return ctx.intake.healthy(); }},  // any port: they are one store
       {"queue", [&ctx] { return ctx.producer.healthy(); }},
       {"workers", [&ctx] { return !ctx.ready || ctx.ready(); }},
   };

@@ -70,14 +70,14 @@ void open_session(IngestContext& ctx, const http::Request& req, http::Response& 
                   const std::string& client) {
   const std::int64_t now = ctx.clock.now_ms();
   // The rehash is written only over the hash that was checked (leadflow/store/store.hpp).
-  const StoreStatus recorded = ctx.store.record_login(user.id, now, rehashed, user.password_hash);
+  const StoreStatus recorded = ctx.sign_in.record_login(user.id, now, rehashed, user.password_hash);
   if (recorded != StoreStatus::kOk)
     return send_problem(res, refusal_for(recorded, StoreStep::kWrite));
   // Housekeeping: sessions that ended without a logout leave the store here.
-  ctx.store.delete_expired_sessions(now, now - session::kIdleMs);
+  ctx.sign_in.delete_expired_sessions(now, now - session::kIdleMs);
   const std::string token = passwords::new_token();
   const UserSession s = session::make(user.id, token, now);
-  const StoreStatus made = ctx.store.insert_session(s);
+  const StoreStatus made = ctx.sign_in.insert_session(s);
   if (made != StoreStatus::kOk) return send_problem(res, refusal_for(made, StoreStep::kWrite));
   audit_console(ctx, req, AuditEvent::kSignedIn, kind, &user, client);
   res.set_header("Set-Cookie", session::set_cookie(token, session::kAbsoluteMs / 1000));
@@ -110,7 +110,7 @@ void sign_in(IngestContext& ctx, const http::Request& req, http::Response& res) 
   SignInLimits::Attempt attempt;
   if (!reserve_attempt(ctx, req, res, client, email, attempt)) return;
 
-  const Lookup<User> found = ctx.store.find_user_by_email(email);
+  const Lookup<User> found = ctx.accounts.find_user_by_email(email);
   if (found.status == StoreStatus::kUnavailable) {
     ctx.logins.succeeded(attempt);  // no password was checked: not a guess
     return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
@@ -177,7 +177,7 @@ void sign_out(IngestContext& ctx, const http::Request& req, http::Response& res)
   if (!s) return;
   if (!session::csrf_ok(s->session, req.header(session::kCsrfHeader)))
     return http::send_problem(res, 403, "missing or wrong X-CSRF-Token for this session");
-  const StoreStatus ended = ctx.store.delete_session(s->session.token_hash);
+  const StoreStatus ended = ctx.sign_in.delete_session(s->session.token_hash);
   if (ended != StoreStatus::kOk && ended != StoreStatus::kNotFound)
     return send_problem(res, refusal_for(ended, StoreStep::kWrite));
   audit_console(ctx, req, AuditEvent::kSignedOut, "logout", &s->user, client_of(ctx, req));
@@ -277,7 +277,7 @@ void register_console(Routes& routes, IngestContext& ctx) {
   routes.get("/v1/users", [&c](const http::Request& q, http::Response& r) {
     if (!authorise(c, q, r, kScopeAdmin, true)) return;
     json data = json::array();
-    for (const auto& u : c.store.list_users()) data.push_back(user_to_json(u));
+    for (const auto& u : c.accounts.list_users()) data.push_back(user_to_json(u));
     http::send_json(r, 200, {{"success", true}, {"data", data}});
   });
   routes.put("/v1/users/{id}", [&c](const http::Request& q, http::Response& r) {
@@ -288,7 +288,7 @@ void register_console(Routes& routes, IngestContext& ctx) {
   });
   routes.get("/v1/users/{id}", [&c](const http::Request& q, http::Response& r) {
     if (!authorise(c, q, r, kScopeAdmin, true)) return;
-    const Lookup<User> found = c.store.get_user(std::string(q.match(1)));
+    const Lookup<User> found = c.accounts.get_user(std::string(q.match(1)));
     if (!found.value)
       return send_problem(
           r, refusal_for(found.status == StoreStatus::kOk ? StoreStatus::kNotFound : found.status,

@@ -6,7 +6,7 @@
 
 #include "leadflow/http/message.hpp"
 #include "leadflow/queue/queue.hpp"
-#include "leadflow/store/store.hpp"
+#include "leadflow/store/port.hpp"
 
 namespace leadflow {
 

@@ -394,7 +394,7 @@ void revenue_report(IngestContext& ctx, const http::Request& req, http::Response
   if (!p) return;
 
   const RollupQuery q = rollup_query(*p);
-  const auto cells = ctx.store.revenue_rollup(q);
+  const auto cells = ctx.reporting.revenue_rollup(q);
   if (!cells) return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
 
   // Quarter hours folded into the caller's days or hours, ordered by time, then by keys.
@@ -490,7 +490,7 @@ void performance_report(IngestContext& ctx, const http::Request& req, http::Resp
   if (!p) return;
 
   const RollupQuery q = rollup_query(*p);
-  const auto cells = ctx.store.performance_rollup(q);
+  const auto cells = ctx.reporting.performance_rollup(q);
   if (!cells) return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
 
   // Cut by buyer, the leads' own figures (buyer "") are no buyer's row; they still count in
@@ -546,7 +546,7 @@ void unsold_report(IngestContext& ctx, const http::Request& req, http::Response&
       buyer_cut || std::any_of(q.filters.begin(), q.filters.end(),
                                [](const auto& f) { return f.first == ReportKey::kBuyer; });
   if (!buyers) q.filters.push_back({ReportKey::kBuyer, ""});  // the leads' own reasons
-  const auto cells = ctx.store.unsold_rollup(q);
+  const auto cells = ctx.reporting.unsold_rollup(q);
   if (!cells) return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
 
   const std::size_t reason_at =

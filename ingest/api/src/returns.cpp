@@ -61,7 +61,7 @@ double rate_of(const ReturnStats& s) {
 // past the buyer's max_return_rate.
 void note_return_rate(IngestContext& ctx, const Buyer& b) {
   const auto stats =
-      ctx.store.return_stats(b.id, ctx.clock.now_ms() - b.return_window_days * kDayMs);
+      ctx.money.return_stats(b.id, ctx.clock.now_ms() - b.return_window_days * kDayMs);
   if (!stats) return;
   const double rate = rate_of(*stats);
   const bool flagged = b.max_return_rate > 0 && rate > b.max_return_rate;
@@ -142,7 +142,7 @@ void post_return(IngestContext& ctx, const http::Request& req, http::Response& r
   const std::string id(req.match(1));
   const auto not_found = [&res] { http::send_problem(res, 404, "no such lead"); };
   if (!is_valid_id(id, kLeadPrefix)) return not_found();
-  const auto record = ctx.store.get_lead(id);
+  const auto record = ctx.intake.get_lead(id);
   if (!record) return not_found();
   // A buyer learns nothing of a lead it did not buy, whatever its state: the same answer as a
   // lead that does not exist, before its own return window (or anything else) is looked at.
@@ -160,7 +160,7 @@ void post_return(IngestContext& ctx, const http::Request& req, http::Response& r
     http::send_problem(res, 409, "the lead was not sold: there is nothing to return");
     return;
   }
-  const auto buyer = ctx.store.get_buyer(buyer_id);
+  const auto buyer = ctx.accounts.get_buyer(buyer_id);
   if (!buyer) {
     if (key->is_buyer())
       return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
@@ -180,7 +180,7 @@ void post_return(IngestContext& ctx, const http::Request& req, http::Response& r
   r.by_key_id = key->id;
   r.at_ms = ctx.clock.now_ms();
   r.window_ms = buyer->return_window_days * kDayMs;
-  const ReturnResult result = ctx.store.record_return(r);
+  const ReturnResult result = ctx.money.record_return(r);
   switch (result.status) {
     case ReturnStatus::kReturned:
       break;
@@ -228,7 +228,7 @@ void post_return(IngestContext& ctx, const http::Request& req, http::Response& r
 
 json buyer_return_summary(IngestContext& ctx, const Buyer& b) {
   const auto stats =
-      ctx.store.return_stats(b.id, ctx.clock.now_ms() - b.return_window_days * kDayMs);
+      ctx.money.return_stats(b.id, ctx.clock.now_ms() - b.return_window_days * kDayMs);
   if (!stats) return nullptr;
   const double rate = rate_of(*stats);
   return {{"window_days", b.return_window_days},

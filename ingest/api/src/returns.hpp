@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "leadflow/api/api.hpp"
-#include "leadflow/store/store.hpp"
+#include "leadflow/store/money.hpp"
 
 namespace leadflow {
 

@@ -76,9 +76,9 @@ void post_settlement(IngestContext& ctx, const http::Request& req, http::Respons
 
   const std::string id(req.match(1));
   if (!is_valid_id(id, kLeadPrefix)) return http::send_problem(res, 404, "no such lead");
-  const auto record = ctx.store.get_lead(id);
+  const auto record = ctx.intake.get_lead(id);
   if (!record) return http::send_problem(res, 404, "no such lead");
-  const auto intents = ctx.store.get_post_intents(id);
+  const auto intents = ctx.distribution.get_post_intents(id);
   if (!intents) return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
   const auto not_unknown = [&res] {
     http::send_problem(res, 409,
@@ -99,9 +99,9 @@ void post_settlement(IngestContext& ctx, const http::Request& req, http::Respons
   std::optional<Campaign> campaign;
   std::optional<Seller> seller;
   if (!record->lead.campaign_id.empty())
-    campaign = ctx.store.get_campaign(record->lead.campaign_id);
+    campaign = ctx.accounts.get_campaign(record->lead.campaign_id);
   else if (!record->lead.seller_id.empty())
-    seller = ctx.store.get_seller(record->lead.seller_id);
+    seller = ctx.accounts.get_seller(record->lead.seller_id);
   // The seller's payout by its rule on the lead's total: a share settled after others adds
   // what the total's payout grows by.
   const PayoutRule payout = [campaign, seller](Cents total) {
@@ -110,7 +110,7 @@ void post_settlement(IngestContext& ctx, const http::Request& req, http::Respons
   s.lead_id = id;
   s.by_key_id = key->id;
   s.at_ms = ctx.clock.now_ms();
-  const SettleResult result = ctx.store.settle_lead(s, payout);
+  const SettleResult result = ctx.money.settle_lead(s, payout);
   switch (result.status) {
     case SettleStatus::kSettled:
       break;

@@ -81,7 +81,7 @@ void post_lead(IngestContext& ctx, const http::Request& req, http::Response& res
                             "",      lead.received_at_ms};
     IdempotencyRecord existing;
     const std::int64_t day_ago = lead.received_at_ms - 86'400'000;
-    switch (ctx.store.claim_idempotency_key(claim, day_ago, existing)) {
+    switch (ctx.intake.claim_idempotency_key(claim, day_ago, existing)) {
       case StoreStatus::kOk:
         break;
       case StoreStatus::kConflict: {
@@ -115,7 +115,7 @@ void post_lead(IngestContext& ctx, const http::Request& req, http::Response& res
   const AcceptResult r = accept_lead(ctx, lead, wait_ms);
   if (r.produced != ProduceStatus::kOk) {
     metrics.lead("api", "unavailable");
-    if (has_idempotency_key) ctx.store.release_idempotency_key(key->id, idempotency_key);
+    if (has_idempotency_key) ctx.intake.release_idempotency_key(key->id, idempotency_key);
     send_problem(res, refusal_for(r.produced));
     return;
   }
@@ -140,7 +140,7 @@ void post_lead(IngestContext& ctx, const http::Request& req, http::Response& res
        {"message", message},
        {"distribution", project_distribution(viewer_of(ctx, *key), d, lead.seller_id)}});
   if (has_idempotency_key &&
-      ctx.store.complete_idempotency_key(key->id, idempotency_key, res.status, res.body) !=
+      ctx.intake.complete_idempotency_key(key->id, idempotency_key, res.status, res.body) !=
           StoreStatus::kOk)
     log(LogLevel::kWarn, "idempotency_not_recorded", {{"lead_id", lead.id}});
 }
@@ -152,7 +152,7 @@ void get_lead(IngestContext& ctx, const http::Request& req, http::Response& res)
   if (!key) return;
   const Viewer viewer = viewer_of(ctx, *key);
   const std::string id(req.match(1));
-  auto record = is_valid_id(id, kLeadPrefix) ? ctx.store.get_lead(id) : std::nullopt;
+  auto record = is_valid_id(id, kLeadPrefix) ? ctx.intake.get_lead(id) : std::nullopt;
   // Another account's lead is a 404: its existence is not theirs to know.
   if (!record || !may_see_lead(viewer, *record)) {
     http::send_problem(res, 404, "no such lead");
@@ -163,8 +163,8 @@ void get_lead(IngestContext& ctx, const http::Request& req, http::Response& res)
   const DeliveryStatus status = record->distribution.status;
   if (status == DeliveryStatus::kReturned)
     data["returns"] = project_returns(
-        viewer, ctx.store.returns_of_lead(id).value_or(std::vector<LeadReturn>{}), seller_id);
-  if (const auto settled = ctx.store.settlements_of_lead(id); settled && !settled->empty()) {
+        viewer, ctx.money.returns_of_lead(id).value_or(std::vector<LeadReturn>{}), seller_id);
+  if (const auto settled = ctx.money.settlements_of_lead(id); settled && !settled->empty()) {
     // One per buyer settled with; "settlement" stays the first, as before shared sales.
     json all = project_settlements(viewer, *settled, seller_id);
     if (!all.empty()) {
@@ -177,7 +177,7 @@ void get_lead(IngestContext& ctx, const http::Request& req, http::Response& res)
     LedgerQuery q;
     q.lead_id = id;
     data["ledger"] =
-        project_ledger(viewer, ctx.store.list_ledger(q).value_or(std::vector<LedgerEntry>{}));
+        project_ledger(viewer, ctx.money.list_ledger(q).value_or(std::vector<LedgerEntry>{}));
   }
   http::send_json(res, 200, {{"success", true}, {"data", std::move(data)}});
 }
@@ -285,13 +285,13 @@ void list_leads(IngestContext& ctx, const http::Request& req, http::Response& re
     return;
   }
   send_page(
-      res, q, [&](const LeadQuery& page) { return ctx.store.list_leads(page); },
+      res, q, [&](const LeadQuery& page) { return ctx.intake.list_leads(page); },
       [](const LeadRecord& r) { return r.lead.id; },
       [&viewer, &ctx, labels = seller_labels(ctx, viewer)](const LeadRecord& r) {
         if (!viewer.is_buyer()) return project_lead(viewer, r, labels, LeadDetail::kRow);
         // A listed row carries no sales: a buyer's own purchase of a shared lead is read
         // with the lead.
-        const auto whole = ctx.store.get_lead(r.lead.id);
+        const auto whole = ctx.intake.get_lead(r.lead.id);
         return project_lead(viewer, whole ? *whole : r, labels, LeadDetail::kRow);
       });
 }
@@ -337,7 +337,7 @@ void list_buyers(IngestContext& ctx, const http::Request& req, http::Response& r
   // One rollup question answers the traffic of every buyer of the page.
   const std::optional<BuyerTraffic> traffic = buyer_traffic_24h(ctx);
   send_page(
-      res, q, [&](const BuyerQuery& page) { return ctx.store.list_buyers(page); },
+      res, q, [&](const BuyerQuery& page) { return ctx.accounts.list_buyers(page); },
       [](const Buyer& b) { return b.id; },
       [&ctx, &traffic](const Buyer& b) {
         json j = buyer_config_view(b);
@@ -360,7 +360,8 @@ void create_buyer(IngestContext& ctx, const http::Request& req, http::Response& 
   }
   b.created_at_ms = b.updated_at_ms = ctx.clock.now_ms();
   b.id = new_id(kBuyerPrefix, b.created_at_ms);
-  if (auto s = ctx.store.insert_buyer(b); s != StoreStatus::kOk) return send_store_failure(res, s);
+  if (auto s = ctx.accounts.insert_buyer(b); s != StoreStatus::kOk)
+    return send_store_failure(res, s);
   log(LogLevel::kInfo, "buyer_created", {{"buyer_id", b.id}});
   res.set_header("Location", "/v1/buyers/" + b.id);
   set_etag(res, b.version);
@@ -369,7 +370,7 @@ void create_buyer(IngestContext& ctx, const http::Request& req, http::Response& 
 
 void get_buyer(IngestContext& ctx, const http::Request& req, http::Response& res) {
   if (!authorise(ctx, req, res, kScopeBuyersRead, true)) return;
-  auto b = ctx.store.get_buyer(std::string(req.match(1)));
+  auto b = ctx.accounts.get_buyer(std::string(req.match(1)));
   if (!b) return http::send_problem(res, 404, "no such buyer");
   json data = buyer_config_view(*b);
   data["returns"] = buyer_return_summary(ctx, *b);
@@ -382,7 +383,7 @@ void update_buyer(IngestContext& ctx, const http::Request& req, http::Response& 
   if (!authorise(ctx, req, res, kScopeBuyersWrite, true)) return;
   if (!require_json(req, res)) return;
   const std::string id(req.match(1));
-  if (!ctx.store.get_buyer(id)) return http::send_problem(res, 404, "no such buyer");
+  if (!ctx.accounts.get_buyer(id)) return http::send_problem(res, 404, "no such buyer");
   auto body = parse_body(req, res);
   if (!body) return;
   // `version` is read-only, a figure of the view: a client may send back what it read (the
@@ -397,7 +398,7 @@ void update_buyer(IngestContext& ctx, const http::Request& req, http::Response& 
   // The body applied to the buyer as it is when written (docs/versions.md): the fields it does
   // not name keep what another change wrote meanwhile.
   const Management::Created changed = change_record<Buyer>(
-      if_match_of(req), [&] { return found_or_not(ctx.store.get_buyer(id)); },
+      if_match_of(req), [&] { return found_or_not(ctx.accounts.get_buyer(id)); },
       [&](Buyer& b, FieldErrors& errors) {
         const Buyer base = b;
         b = buyer_from_json(*body, &base, ctx.config.allow_private_buyers, errors);
@@ -407,7 +408,7 @@ void update_buyer(IngestContext& ctx, const http::Request& req, http::Response& 
         b.updated_at_ms = ctx.clock.now_ms();
         b.version = base.version;
       },
-      [&](Buyer& b) { return ctx.store.update_buyer(b); }, buyer_config_view);
+      [&](Buyer& b) { return ctx.accounts.update_buyer(b); }, buyer_config_view);
   if (!changed.errors.empty())
     return http::send_problem(res, 400, "the buyer configuration is invalid", changed.errors);
   if (refuse_version(res, changed, "buyer")) return;
@@ -532,7 +533,7 @@ void register_surface_a(Routes& routes, IngestContext& ctx) {
   });
   routes.get("/v1/sellers/{id}", [&c](const http::Request& q, http::Response& r) {
     if (!authorise(c, q, r, kScopeAdmin, true)) return;
-    const auto s = c.store.get_seller(std::string(q.match(1)));
+    const auto s = c.accounts.get_seller(std::string(q.match(1)));
     if (!s) return http::send_problem(r, 404, "no such seller");
     set_etag(r, s->version);
     http::send_json(r, 200, {{"success", true}, {"data", seller_to_json(*s)}});
@@ -540,7 +541,7 @@ void register_surface_a(Routes& routes, IngestContext& ctx) {
   routes.get("/v1/sellers", [&c](const http::Request& q, http::Response& r) {
     if (!authorise(c, q, r, kScopeAdmin, true)) return;
     json data = json::array();
-    for (const auto& s : c.store.list_sellers()) data.push_back(seller_to_json(s));
+    for (const auto& s : c.accounts.list_sellers()) data.push_back(seller_to_json(s));
     http::send_json(r, 200, {{"success", true}, {"data", data}});
   });
   routes.post("/v1/campaigns", [&c](const http::Request& q, http::Response& r) {
@@ -562,14 +563,14 @@ void register_surface_a(Routes& routes, IngestContext& ctx) {
     if (!errors.empty()) return http::send_problem(r, 400, "invalid query parameters", errors);
     json data = json::array();
     for (const auto& cp :
-         c.store.list_campaigns(key->is_operator() ? q.param("seller_id") : key->seller_id))
+         c.accounts.list_campaigns(key->is_operator() ? q.param("seller_id") : key->seller_id))
       data.push_back(campaign_view(*key, cp));
     http::send_json(r, 200, {{"success", true}, {"data", data}});
   });
   routes.get("/v1/campaigns/{id}", [&c](const http::Request& q, http::Response& r) {
     auto key = campaign_reader(c, q, r);
     if (!key) return;
-    const auto cp = c.store.get_campaign(std::string(q.match(1)));
+    const auto cp = c.accounts.get_campaign(std::string(q.match(1)));
     // Another seller's campaign is a 404: its existence is not theirs to know.
     if (!cp || (!key->is_operator() && cp->seller_id != key->seller_id))
       return http::send_problem(r, 404, "no such campaign");
@@ -622,14 +623,14 @@ void register_surface_a(Routes& routes, IngestContext& ctx) {
     auto key = key_manager(c, q, r);
     if (!key) return;
     json data = json::array();
-    for (const auto& k : c.store.list_api_keys())
+    for (const auto& k : c.accounts.list_api_keys())
       if (owns_key(*key, k)) data.push_back(api_key_to_json(k));
     http::send_json(r, 200, {{"success", true}, {"data", data}});
   });
   routes.get("/v1/api-keys/{id}", [&c](const http::Request& q, http::Response& r) {
     auto key = key_manager(c, q, r);
     if (!key) return;
-    const Lookup<ApiKey> target = c.store.get_api_key(std::string(q.match(1)));
+    const Lookup<ApiKey> target = c.accounts.get_api_key(std::string(q.match(1)));
     if (target.status == StoreStatus::kUnavailable)
       return send_problem(r, refusal_for(target.status, StoreStep::kRead));
     // Another account's key is no key of yours: 404, as an unknown one.
@@ -642,7 +643,7 @@ void register_surface_a(Routes& routes, IngestContext& ctx) {
     auto key = key_manager(c, q, r);
     if (!key) return;
     const std::string id(q.match(1));
-    const Lookup<ApiKey> found = c.store.get_api_key(id);
+    const Lookup<ApiKey> found = c.accounts.get_api_key(id);
     if (found.status == StoreStatus::kUnavailable) return send_store_failure(r, found.status);
     const std::optional<ApiKey>& target = found.value;
     // Another account's key is no key of yours: 404, as an unknown one.

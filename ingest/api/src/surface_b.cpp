@@ -247,7 +247,7 @@ Intake take_campaign_lead(IngestContext& ctx, const http::Request& req, http::Re
   if (!parsed.errors.empty()) {
     metrics.lead("campaign", "invalid");
     if (may_block) {
-      ctx.store.count_invalid(campaign->id, ctx.clock.now_ms());
+      ctx.reporting.count_invalid(campaign->id, ctx.clock.now_ms());
     } else {
       out.invalid_campaign = campaign->id;
       out.invalid_at_ms = ctx.clock.now_ms();
@@ -320,7 +320,7 @@ void count_invalid_later(IngestContext& ctx, Exchange& ex, std::string campaign_
     return;
   }
   ex.run_detached([&ctx, id = std::move(campaign_id), at_ms] {
-    ctx.store.count_invalid(id, at_ms);
+    ctx.reporting.count_invalid(id, at_ms);
     waiting.fetch_sub(1);
   });
 }
@@ -404,9 +404,9 @@ void register_surface_b(Routes& routes, IngestContext& ctx) {
     rq.from_ms = since - since % kRollupBucketMs;
     rq.to_ms = now - now % kRollupBucketMs + kRollupBucketMs;
     rq.filters = {{ReportKey::kCampaign, campaign->id}};
-    const auto perf = c.store.performance_rollup(rq);
-    const auto money = perf ? c.store.revenue_rollup(rq) : std::nullopt;
-    const auto queued = money ? c.store.count_queued(campaign->id, rq.from_ms) : std::nullopt;
+    const auto perf = c.reporting.performance_rollup(rq);
+    const auto money = perf ? c.reporting.revenue_rollup(rq) : std::nullopt;
+    const auto queued = money ? c.reporting.count_queued(campaign->id, rq.from_ms) : std::nullopt;
     if (!perf || !money || !queued)
       return send_b_error(r, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
     std::array<std::int64_t, kPerformanceFigures> f{};
@@ -455,7 +455,7 @@ void register_surface_b(Routes& routes, IngestContext& ctx) {
     const JobRef job = parse_job_id(id, key);
     const auto not_found = [&r] { send_b_error(r, 404, "not_found", "no such job"); };
     if (job.lead_id.empty()) return not_found();
-    const auto record = c.store.get_lead(job.lead_id);
+    const auto record = c.intake.get_lead(job.lead_id);
     if (record && record->lead.campaign_id == campaign->id) {
       const auto& d = record->distribution;
       if (d.status == DeliveryStatus::kPending)

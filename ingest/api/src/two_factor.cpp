@@ -91,12 +91,12 @@ Proof use_second_factor(IngestContext& ctx, const UserTotp& t, const json& body,
     if (!secret) return Proof::kUnreadable;
     const auto step = tf::matching_step(*secret, text_of(body, "code"), ctx.clock.now_ms());
     if (!step) return Proof::kWrong;
-    used = ctx.store.accept_user_totp_step(t.user_id, *step);  // kNotFound: used before
+    used = ctx.sign_in.accept_user_totp_step(t.user_id, *step);  // kNotFound: used before
   } else {
     kind = "recovery_code";
     const std::string hash = tf::recovery_code_hash(t.user_id, text_of(body, "recovery_code"));
     if (hash.empty()) return Proof::kWrong;
-    used = ctx.store.use_recovery_code(t.user_id, hash, ctx.clock.now_ms());
+    used = ctx.sign_in.use_recovery_code(t.user_id, hash, ctx.clock.now_ms());
   }
   if (used == StoreStatus::kOk) return Proof::kAccepted;
   return used == StoreStatus::kNotFound ? Proof::kWrong : Proof::kUnavailable;
@@ -130,12 +130,12 @@ void second_factor(IngestContext& ctx, const http::Request& req, http::Response&
   if (!errors.empty()) return http::send_problem(res, 400, "the second factor is invalid", errors);
 
   const Lookup<UserTotp> t =
-      ctx.store.find_user_totp_by_challenge(sha256_hex(text_of(*body, "challenge")));
+      ctx.sign_in.find_user_totp_by_challenge(sha256_hex(text_of(*body, "challenge")));
   if (t.status == StoreStatus::kUnavailable)
     return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
   if (!t.value || !t.value->enabled || t.value->challenge_expires_at_ms <= ctx.clock.now_ms())
     return http::send_problem(res, 401, kChallengeEnded);
-  const Lookup<User> user = ctx.store.get_user(t.value->user_id);
+  const Lookup<User> user = ctx.accounts.get_user(t.value->user_id);
   if (user.status == StoreStatus::kUnavailable)
     return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
   if (!user.value || !user.value->active) return http::send_problem(res, 401, kChallengeEnded);
@@ -158,7 +158,7 @@ void second_factor(IngestContext& ctx, const http::Request& req, http::Response&
   ctx.logins.succeeded(attempt);
   // The challenge is used once: of two calls with it, one opens a session.
   const StoreStatus taken =
-      ctx.store.take_user_totp_challenge(t.value->user_id, t.value->challenge_hash);
+      ctx.sign_in.take_user_totp_challenge(t.value->user_id, t.value->challenge_hash);
   if (taken == StoreStatus::kNotFound) return http::send_problem(res, 401, kChallengeEnded);
   if (taken != StoreStatus::kOk) return send_problem(res, refusal_for(taken, StoreStep::kWrite));
   open_session(ctx, req, res, *user.value, "", kind, client);
@@ -172,7 +172,7 @@ void enrol(IngestContext& ctx, const http::Request& req, http::Response& res) {
   t.user_id = s->user.id;
   t.sealed_secret = tf::SecretBox(ctx.config.totp_key).seal(secret);
   t.created_at_ms = ctx.clock.now_ms();
-  const StoreStatus begun = ctx.store.begin_user_totp(t);
+  const StoreStatus begun = ctx.sign_in.begin_user_totp(t);
   if (begun == StoreStatus::kConflict)
     return http::send_problem(res, 409,
                               "two-factor sign-in is on already; turn it off before enrolling "
@@ -192,7 +192,7 @@ void confirm(IngestContext& ctx, const http::Request& req, http::Response& res) 
   FieldErrors errors;
   check_strings(*body, {"code"}, {}, false, errors);
   if (!errors.empty()) return http::send_problem(res, 400, "the confirmation is invalid", errors);
-  const Lookup<UserTotp> t = ctx.store.get_user_totp(s->user.id);
+  const Lookup<UserTotp> t = ctx.sign_in.get_user_totp(s->user.id);
   if (t.status == StoreStatus::kUnavailable)
     return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
   if (!t.value || t.value->enabled)
@@ -210,7 +210,7 @@ void confirm(IngestContext& ctx, const http::Request& req, http::Response& res) 
   const std::vector<std::string> codes = tf::new_recovery_codes();
   std::vector<std::string> hashes;
   for (const auto& c : codes) hashes.push_back(tf::recovery_code_hash(s->user.id, c));
-  const StoreStatus enabled = ctx.store.enable_user_totp(s->user.id, *step, hashes);
+  const StoreStatus enabled = ctx.sign_in.enable_user_totp(s->user.id, *step, hashes);
   if (enabled == StoreStatus::kNotFound)
     return http::send_problem(res, 409, "the enrolment was confirmed or replaced meanwhile");
   if (enabled != StoreStatus::kOk)
@@ -230,7 +230,7 @@ void disable(IngestContext& ctx, const http::Request& req, http::Response& res) 
   check_strings(*body, {"password"}, {"code", "recovery_code"}, true, errors);
   if (!errors.empty())
     return http::send_problem(res, 400, "turning two-factor sign-in off is invalid", errors);
-  const Lookup<UserTotp> t = ctx.store.get_user_totp(s->user.id);
+  const Lookup<UserTotp> t = ctx.sign_in.get_user_totp(s->user.id);
   if (t.status == StoreStatus::kUnavailable)
     return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
   if (!t.value || !t.value->enabled)
@@ -258,7 +258,7 @@ void disable(IngestContext& ctx, const http::Request& req, http::Response& res) 
       return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kWrite));
   }
   ctx.logins.succeeded(attempt);
-  const StoreStatus removed = ctx.store.delete_user_totp(s->user.id);
+  const StoreStatus removed = ctx.sign_in.delete_user_totp(s->user.id);
   if (removed != StoreStatus::kOk && removed != StoreStatus::kNotFound)
     return send_problem(res, refusal_for(removed, StoreStep::kWrite));
   audit_console(ctx, req, AuditEvent::kTwoFactorDisabled, "self", &s->user, client);
@@ -271,11 +271,11 @@ void reset(IngestContext& ctx, const http::Request& req, http::Response& res) {
   auto key = authorise(ctx, req, res, kScopeAdmin, true);
   if (!key) return;
   const std::string id(req.match(1));
-  const Lookup<User> user = ctx.store.get_user(id);
+  const Lookup<User> user = ctx.accounts.get_user(id);
   if (user.status == StoreStatus::kUnavailable)
     return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
   if (!user.value) return http::send_problem(res, 404, "no such user");
-  const StoreStatus removed = ctx.store.delete_user_totp(id);
+  const StoreStatus removed = ctx.sign_in.delete_user_totp(id);
   if (removed == StoreStatus::kNotFound)
     return http::send_problem(res, 404, "the user has no second factor");
   if (removed != StoreStatus::kOk)
@@ -294,7 +294,7 @@ void reset(IngestContext& ctx, const http::Request& req, http::Response& res) {
 
 bool begin_second_factor(IngestContext& ctx, http::Response& res, const User& user,
                          const std::string& rehashed) {
-  const Lookup<UserTotp> t = ctx.store.get_user_totp(user.id);
+  const Lookup<UserTotp> t = ctx.sign_in.get_user_totp(user.id);
   if (t.status == StoreStatus::kUnavailable) {
     send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
     return true;
@@ -303,10 +303,10 @@ bool begin_second_factor(IngestContext& ctx, http::Response& res, const User& us
   // The new hash is stored now, while the password is at hand; the sign-in itself is recorded
   // after the second step, so the last sign-in time stays as it was.
   if (!rehashed.empty())
-    ctx.store.record_login(user.id, user.last_login_at_ms, rehashed, user.password_hash);
+    ctx.sign_in.record_login(user.id, user.last_login_at_ms, rehashed, user.password_hash);
   const std::string token = passwords::new_token();
-  const StoreStatus set = ctx.store.set_user_totp_challenge(user.id, sha256_hex(token),
-                                                            ctx.clock.now_ms() + tf::kChallengeMs);
+  const StoreStatus set = ctx.sign_in.set_user_totp_challenge(
+      user.id, sha256_hex(token), ctx.clock.now_ms() + tf::kChallengeMs);
   if (set != StoreStatus::kOk) {
     // kNotFound: turned off between the two reads; the user signs in again.
     send_problem(res, refusal_for(set == StoreStatus::kNotFound ? StoreStatus::kUnavailable : set,
@@ -321,7 +321,7 @@ bool begin_second_factor(IngestContext& ctx, http::Response& res, const User& us
 }
 
 json two_factor_state(IngestContext& ctx, const User& user) {
-  const Lookup<UserTotp> t = ctx.store.get_user_totp(user.id);
+  const Lookup<UserTotp> t = ctx.sign_in.get_user_totp(user.id);
   const bool enabled = t.value && t.value->enabled;
   return {{"enabled", enabled},
           {"required", ctx.config.require_operator_2fa && user.is_operator()},

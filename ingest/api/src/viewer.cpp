@@ -5,7 +5,7 @@ namespace leadflow {
 Viewer viewer_of(IngestContext& ctx, const ApiKey& key) {
   Viewer v = Viewer::of(key);
   if (v.is_buyer()) {
-    const auto buyer = ctx.store.get_buyer(v.buyer_id);
+    const auto buyer = ctx.accounts.get_buyer(v.buyer_id);
     v.seller_names = buyer && buyer->show_seller_names;
   }
   return v;
@@ -16,7 +16,7 @@ SellerLabels seller_labels(IngestContext& ctx, const Viewer& viewer) {
   labels.secret = ctx.visibility_secret;
   if (viewer.is_buyer() && viewer.seller_names)
     labels.name_of = [&ctx](const std::string& seller_id) {
-      const auto seller = ctx.store.get_seller(seller_id);
+      const auto seller = ctx.accounts.get_seller(seller_id);
       return seller ? seller->name : std::string();
     };
   return labels;

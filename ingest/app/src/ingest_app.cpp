@@ -177,7 +177,7 @@ bool App::start(std::string& error) {
   // Scale-out: the workers are leadflow-worker processes; outcomes come back announced through
   // the store, or on the results topic when the store cannot announce them.
   if (c.scale_out()) {
-    m.outcomes = listen_for_outcomes(*m.store, m.waiters);
+    m.outcomes = listen_for_outcomes(*m.store, *m.store, m.waiters);
     if (!m.outcomes) {
       auto tail = m.queue->make_tail_consumer({topics.results});
       if (!tail) {
@@ -216,8 +216,11 @@ bool App::start(std::string& error) {
   m.audit = std::make_unique<AuditLog>(m.clock);
   m.pinger = make_worker_protocol_pinger(c);
   m.ctx = std::make_unique<IngestContext>(
-      IngestContext{c, *m.store, m.queue->producer(), topics, m.waiters, m.verticals, *m.limiter,
-                    *m.ip_limiter, m.clock, *m.management, *m.campaigns, *m.audit, *m.logins,
+      IngestContext{c,
+                    // intake, accounts, sign_in, money, reporting, distribution:
+                    *m.store, *m.store, *m.store, *m.store, *m.store, *m.store, m.queue->producer(),
+                    topics, m.waiters, m.verticals, *m.limiter, *m.ip_limiter, m.clock,
+                    *m.management, *m.campaigns, *m.audit, *m.logins,
                     // The way to the workers and back: the queue, in-process workers, and
                     // (scale-out) the watch that hears their outcomes.
                     [&m] {

@@ -10,7 +10,7 @@
 #include <unordered_map>
 
 #include "leadflow/base/log.hpp"
-#include "leadflow/store/store.hpp"
+#include "leadflow/store/limits.hpp"
 
 namespace leadflow {
 
@@ -75,7 +75,7 @@ class LocalWindows final : public AttemptWindows {
 // replica gets there (one indexed DELETE).
 class StoreWindows final : public AttemptWindows {
  public:
-  explicit StoreWindows(Store& store) : store_(store) {}
+  explicit StoreWindows(LimitsStore& store) : store_(store) {}
 
   bool update(const std::vector<std::string>& keys,
               const std::function<void(Windows&)>& update) override {
@@ -90,7 +90,7 @@ class StoreWindows final : public AttemptWindows {
   }
 
  private:
-  Store& store_;
+  LimitsStore& store_;
   std::atomic<std::int64_t> last_forget_ms_{0};
 };
 
@@ -103,7 +103,8 @@ void drop_expired(std::vector<std::int64_t>& times, std::int64_t now_ms, std::in
 AttemptLimiter::AttemptLimiter(const Clock& clock, std::chrono::milliseconds window)
     : clock_(clock), window_(window), windows_(std::make_unique<LocalWindows>()) {}
 
-AttemptLimiter::AttemptLimiter(const Clock& clock, std::chrono::milliseconds window, Store& store)
+AttemptLimiter::AttemptLimiter(const Clock& clock, std::chrono::milliseconds window,
+                               LimitsStore& store)
     : clock_(clock), window_(window), windows_(std::make_unique<StoreWindows>(store)) {}
 
 AttemptLimiter::~AttemptLimiter() = default;

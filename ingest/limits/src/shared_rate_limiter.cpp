@@ -5,7 +5,7 @@
 
 #include "leadflow/base/log.hpp"
 #include "leadflow/limits/rate_limiter.hpp"
-#include "leadflow/store/store.hpp"
+#include "leadflow/store/limits.hpp"
 
 namespace leadflow {
 
@@ -14,7 +14,7 @@ constexpr auto kLeaseLife = std::chrono::seconds(1);
 constexpr std::int64_t kDayMs = 86'400'000;
 }  // namespace
 
-SharedRateLimiter::SharedRateLimiter(const Clock& clock, Store& store)
+SharedRateLimiter::SharedRateLimiter(const Clock& clock, LimitsStore& store)
     : RateLimiter(clock), store_(store) {}
 
 int SharedRateLimiter::lease_size(int per_minute) { return std::clamp(per_minute / 50, 1, 2000); }

@@ -9,7 +9,8 @@ namespace leadflow {
 
 SignInLimits::SignInLimits(const Clock& clock) : limiter_(clock, kWindow) {}
 
-SignInLimits::SignInLimits(const Clock& clock, Store& store) : limiter_(clock, kWindow, store) {}
+SignInLimits::SignInLimits(const Clock& clock, LimitsStore& store)
+    : limiter_(clock, kWindow, store) {}
 
 SignInLimits::Attempt SignInLimits::reserve(std::string_view client_address,
                                             std::string_view email) {

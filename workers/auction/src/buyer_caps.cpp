@@ -52,9 +52,10 @@ Cents least_price(const Buyer& b) {
 }  // namespace
 
 // A cheap first look at the caps, so a full buyer is not pinged. It is not the guarantee: the
-// post intent reserves the slot atomically (Store::record_post_intent), because several workers
-// may pass this check for the last slot at once.
-std::string cap_ineligibility(Store& store, const Buyer& b, const std::vector<NamedCap>& caps) {
+// post intent reserves the slot atomically (DistributionStore::record_post_intent), because several
+// workers may pass this check for the last slot at once.
+std::string cap_ineligibility(DistributionStore& store, const Buyer& b,
+                              const std::vector<NamedCap>& caps) {
   for (const auto& c : caps) {
     // A count the store cannot give is treated as full: better unsold than over a cap.
     if (c.window.unit == CapUnit::kCents) {

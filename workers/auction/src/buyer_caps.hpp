@@ -1,13 +1,13 @@
 #pragma once
 // A buyer's caps and budgets at an instant: the windows they count over (in the buyer's own time
 // zone) and the first look at them before a buyer is pinged. The guarantee is the store's post
-// intent reservation (Store::record_post_intent), which takes these windows.
+// intent reservation (DistributionStore::record_post_intent), which takes these windows.
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "leadflow/domain/buyer.hpp"
-#include "leadflow/store/store.hpp"
+#include "leadflow/store/distribution.hpp"
 
 namespace leadflow {
 
@@ -23,7 +23,8 @@ std::vector<NamedCap> cap_windows(const Buyer& b, std::int64_t unix_s);
 
 /// "cap:<window>" or "budget:<window>" (":unknown" when the store cannot count) for a buyer with
 /// no room left in `caps`, else "".
-std::string cap_ineligibility(Store& store, const Buyer& b, const std::vector<NamedCap>& caps);
+std::string cap_ineligibility(DistributionStore& store, const Buyer& b,
+                              const std::vector<NamedCap>& caps);
 
 /// Why a post intent's reservation was refused, from what the buyer limits.
 const char* limit_reached_reason(const Buyer& b, std::int64_t unix_s);

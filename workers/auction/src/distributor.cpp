@@ -13,7 +13,7 @@
 
 namespace leadflow {
 
-Distributor::Distributor(Store& store, HttpClient& http, BuyerDirectory& buyers,
+Distributor::Distributor(DistributionStore& store, HttpClient& http, BuyerDirectory& buyers,
                          CampaignDirectory& campaigns, const VerticalRegistry& verticals,
                          const Clock& clock, DistributorOptions options)
     : store_(store),
@@ -58,7 +58,7 @@ Cents Distributor::payout_for(const std::optional<Campaign>& c, const std::optio
   return seller_payout(c ? &*c : nullptr, s ? &*s : nullptr, price);
 }
 
-void Distributor::write_intent(Store::PostIntentWrite write,
+void Distributor::write_intent(DistributionStore::PostIntentWrite write,
                                std::function<void(StoreStatus)> then) {
   intents_waiting_.push_back({std::move(write), std::move(then)});
   if (intent_batches_out_ < kMaxIntentBatches) write_intents();
@@ -70,7 +70,7 @@ void Distributor::write_intents() {
   auto batch = std::make_shared<std::vector<PendingIntent>>(std::move(intents_waiting_));
   intents_waiting_.clear();
   loop_->blocking([this, batch] {
-    std::vector<Store::PostIntentWrite> writes;
+    std::vector<DistributionStore::PostIntentWrite> writes;
     writes.reserve(batch->size());
     for (auto& p : *batch) writes.push_back(std::move(p.write));
     auto statuses = store_.record_post_intents(writes);

@@ -2,7 +2,7 @@
 
 namespace leadflow {
 
-std::unique_ptr<ScrapeHook> scrape_store_and_queue_up(Store& store, LeadQueue& queue) {
+std::unique_ptr<ScrapeHook> scrape_store_and_queue_up(StorePort& store, LeadQueue& queue) {
   return std::make_unique<ScrapeHook>([&store, &queue](auto& families) {
     families.push_back(gauge_family("leadflow_store_up",
                                     "1 when the store answers this process, else 0",

@@ -14,7 +14,7 @@ constexpr std::size_t kMaxBatch = 256;
 constexpr auto kStoreRetry = std::chrono::milliseconds(200);
 }  // namespace
 
-OutcomeRecorder::OutcomeRecorder(Store& store, const Clock& clock)
+OutcomeRecorder::OutcomeRecorder(IntakeStore& store, const Clock& clock)
     : store_(store), clock_(clock), thread_([this] { run(); }) {}
 
 OutcomeRecorder::~OutcomeRecorder() {
@@ -100,7 +100,7 @@ std::optional<std::int64_t> HeldLeads::oldest_received_ms() const {
   return *received_.begin();
 }
 
-Worker::Worker(LeadQueue& queue, Store& store, LeadDecider& distributor,
+Worker::Worker(LeadQueue& queue, IntakeStore& store, LeadDecider& distributor,
                OutcomePublisher& publisher, const Clock& clock, WorkerOptions options)
     : queue_(queue),
       store_(store),

@@ -90,7 +90,8 @@ class LocalOutcomePublisher final : public OutcomePublisher {
 
 class QueueProducer;
 class QueueConsumer;
-class Store;
+class AnnouncementStore;
+class IntakeStore;
 class StoreWatch;
 
 /// The store channel outcomes are announced on (scale-out).
@@ -106,7 +107,7 @@ inline constexpr std::string_view kOutcomeChannel = "leadflow_outcomes";
 /// is still waiting first. `store` outlives it.
 class QueueOutcomePublisher final : public OutcomePublisher {
  public:
-  QueueOutcomePublisher(QueueProducer& producer, std::string topic, Store& store);
+  QueueOutcomePublisher(QueueProducer& producer, std::string topic, AnnouncementStore& store);
   ~QueueOutcomePublisher() override;
   QueueOutcomePublisher(const QueueOutcomePublisher&) = delete;
   QueueOutcomePublisher& operator=(const QueueOutcomePublisher&) = delete;
@@ -117,7 +118,7 @@ class QueueOutcomePublisher final : public OutcomePublisher {
 
   QueueProducer& producer_;
   std::string topic_;
-  Store& store_;
+  AnnouncementStore& store_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::vector<std::string> to_announce_;  // guarded by mu_
@@ -130,7 +131,8 @@ class QueueOutcomePublisher final : public OutcomePublisher {
 /// starts listening (at first, and again after the store was unreachable) the leads still waited
 /// for are read from the store, so an outcome announced while it could not hear is not missed.
 /// nullptr when the store cannot be watched (then ResultsListener tails the results topic).
-std::unique_ptr<StoreWatch> listen_for_outcomes(Store& store, OutcomeWaiters& waiters);
+std::unique_ptr<StoreWatch> listen_for_outcomes(AnnouncementStore& store, IntakeStore& leads,
+                                                OutcomeWaiters& waiters);
 
 /// Tails the results topic on a thread of its own and wakes this process's waiting requests: the
 /// way outcomes come back when the store cannot announce them. Owns the consumer.

@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "leadflow/domain/lead.hpp"
-#include "leadflow/store/store.hpp"
+#include "leadflow/store/money.hpp"
 #include "leadflow/visibility/visibility.hpp"
 
 namespace leadflow {

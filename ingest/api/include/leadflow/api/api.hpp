@@ -24,7 +24,12 @@
 #include "leadflow/management/management.hpp"
 #include "leadflow/outcomes/outcomes.hpp"
 #include "leadflow/queue/queue.hpp"
-#include "leadflow/store/store.hpp"
+#include "leadflow/store/accounts.hpp"
+#include "leadflow/store/distribution.hpp"
+#include "leadflow/store/intake.hpp"
+#include "leadflow/store/money.hpp"
+#include "leadflow/store/reporting.hpp"
+#include "leadflow/store/sign_in.hpp"
 
 namespace leadflow {
 
@@ -49,7 +54,7 @@ IngestMetrics& ingest_metrics();
 /// including misses (so a flood of bad keys does not reach the store). Thread-safe.
 class CampaignCache {
  public:
-  CampaignCache(Store& store, const Clock& clock) : store_(store), clock_(clock) {}
+  CampaignCache(AccountsStore& store, const Clock& clock) : store_(store), clock_(clock) {}
   /// The campaign of `key`, or nullopt. `unavailable` is set when the store could not say (a
   /// miss then is not cached, and the caller answers 503 rather than "unknown key").
   std::optional<Campaign> find_by_key(const std::string& key, bool& unavailable);
@@ -58,7 +63,7 @@ class CampaignCache {
   bool find_cached(const std::string& key, std::optional<Campaign>& out);
 
  private:
-  Store& store_;
+  AccountsStore& store_;
   const Clock& clock_;
   std::mutex mu_;
   std::unordered_map<std::string, std::pair<std::optional<Campaign>, SteadyTime>> cache_;
@@ -66,7 +71,14 @@ class CampaignCache {
 
 struct IngestContext {
   const Config& config;
-  Store& store;
+  // The store, through the role ports the handlers use (docs/store-ports.md): all of them one
+  // store, so any of them answers healthy() for it.
+  IntakeStore& intake;              // leads, their outcomes, Idempotency-Keys
+  AccountsStore& accounts;          // sellers, campaigns, API keys, buyers, dashboard users
+  SignInStore& sign_in;             // sign-ins, sessions, second factors
+  MoneyStore& money;                // returns, settlements, the ledger
+  ReportingStore& reporting;        // the rollups reports read
+  DistributionStore& distribution;  // the post intents a settlement reads
   QueueProducer& producer;
   Topics topics;
   OutcomeWaiters& waiters;

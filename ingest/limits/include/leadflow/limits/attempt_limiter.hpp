@@ -11,7 +11,7 @@
 
 namespace leadflow {
 
-class Store;
+class LimitsStore;
 
 /// One key an attempt counts against, and how many attempts the key may hold in any window.
 struct AttemptKey {
@@ -56,7 +56,7 @@ class AttemptWindows;
 /// release) keeps its places, as a failure would.
 ///
 /// The windows live in this process (bounded memory: past kMaxLocalKeys keys the quietest are
-/// forgotten first) or in the store (Store::update_attempt_windows), shared by every process
+/// forgotten first) or in the store (LimitsStore::update_attempt_windows), shared by every process
 /// using it, on wall-clock milliseconds. Thread-safe.
 class AttemptLimiter {
  public:
@@ -65,7 +65,7 @@ class AttemptLimiter {
   /// Windows local to this process.
   AttemptLimiter(const Clock& clock, std::chrono::milliseconds window);
   /// Windows shared through `store` (which must outlive the limiter).
-  AttemptLimiter(const Clock& clock, std::chrono::milliseconds window, Store& store);
+  AttemptLimiter(const Clock& clock, std::chrono::milliseconds window, LimitsStore& store);
   ~AttemptLimiter();
 
   /// Reserves one place in the window of each of `keys` (distinct), or none.

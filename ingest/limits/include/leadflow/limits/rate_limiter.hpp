@@ -61,11 +61,11 @@ class RateLimiter {
   SteadyTime last_eviction_{};
 };
 
-class Store;
+class LimitsStore;
 
 /// The same limits held across several ingest replicas (scale-out). The bucket of each key lives
-/// in the store (Store::update_rate_bucket); a replica takes a lease of several tokens at a time
-/// and spends them locally, so most requests cost no database round trip.
+/// in the store (LimitsStore::update_rate_bucket); a replica takes a lease of several tokens at a
+/// time and spends them locally, so most requests cost no database round trip.
 ///
 /// A lease is a slice of the shared bucket (about 1/50 of the per-minute limit, at least 1) and
 /// expires unspent after one second. Tokens are taken from the shared bucket when leased, so the
@@ -84,7 +84,7 @@ class Store;
 /// per replica) rather than refusing every seller. Thread-safe.
 class SharedRateLimiter final : public RateLimiter {
  public:
-  SharedRateLimiter(const Clock& clock, Store& store);
+  SharedRateLimiter(const Clock& clock, LimitsStore& store);
   RateDecision acquire(std::string_view key, int per_minute, int per_day) override;
   /// Answers from a live lease only; nullopt when a new lease must be taken from the store.
   std::optional<RateDecision> try_acquire(std::string_view key, int per_minute,
@@ -111,7 +111,7 @@ class SharedRateLimiter final : public RateLimiter {
   };
   std::shared_ptr<Lease> lease_of(std::string_view key);
 
-  Store& store_;
+  LimitsStore& store_;
   std::mutex map_mu_;
   std::unordered_map<std::string, std::shared_ptr<Lease>> leases_;
   SteadyTime last_sweep_{};

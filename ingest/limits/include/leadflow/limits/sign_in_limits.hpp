@@ -9,7 +9,7 @@
 
 namespace leadflow {
 
-class Store;
+class LimitsStore;
 
 /// At most kPerAddress attempts per client address (an IPv6 client: its /64) and kPerAccount
 /// per account (the normalised e-mail, known or not) in any kWindow, each attempt reserved
@@ -32,7 +32,7 @@ class SignInLimits {
   /// Limits of this process only.
   explicit SignInLimits(const Clock& clock);
   /// Limits shared by every process using `store`.
-  SignInLimits(const Clock& clock, Store& store);
+  SignInLimits(const Clock& clock, LimitsStore& store);
 
   /// Which limit refused an attempt (for the audit log).
   enum class Limit { kPerAddress, kPerAccount };

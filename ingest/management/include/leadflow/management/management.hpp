@@ -12,7 +12,7 @@
 #include "leadflow/domain/accounts.hpp"
 #include "leadflow/domain/field_error.hpp"
 #include "leadflow/domain/verticals.hpp"
-#include "leadflow/store/store.hpp"
+#include "leadflow/store/accounts.hpp"
 
 namespace leadflow {
 
@@ -42,7 +42,7 @@ inline constexpr int kChangeAttempts = 8;
 /// store).
 class Management {
  public:
-  Management(Store& store, const VerticalRegistry& verticals, const Clock& clock)
+  Management(AccountsStore& store, const VerticalRegistry& verticals, const Clock& clock)
       : store_(store), verticals_(verticals), clock_(clock) {}
 
   struct Created {
@@ -114,7 +114,7 @@ class Management {
                           const std::string& keep_session_hash);
 
  private:
-  Store& store_;
+  AccountsStore& store_;
   const VerticalRegistry& verticals_;
   const Clock& clock_;
 };

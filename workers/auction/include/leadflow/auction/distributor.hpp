@@ -18,7 +18,8 @@
 #include "leadflow/domain/buyer.hpp"
 #include "leadflow/domain/lead.hpp"
 #include "leadflow/domain/verticals.hpp"
-#include "leadflow/store/store.hpp"
+#include "leadflow/store/accounts.hpp"
+#include "leadflow/store/distribution.hpp"
 
 namespace leadflow {
 
@@ -26,13 +27,13 @@ namespace leadflow {
 /// (checked at most every `refresh`). Readers get an immutable snapshot. Thread-safe.
 class BuyerDirectory {
  public:
-  BuyerDirectory(Store& store, const Clock& clock,
+  BuyerDirectory(AccountsStore& store, const Clock& clock,
                  std::chrono::milliseconds refresh = std::chrono::milliseconds(500))
       : store_(store), clock_(clock), refresh_(refresh) {}
   std::shared_ptr<const std::vector<Buyer>> snapshot();
 
  private:
-  Store& store_;
+  AccountsStore& store_;
   const Clock& clock_;
   std::chrono::milliseconds refresh_;
   std::mutex mu_;
@@ -45,7 +46,7 @@ class BuyerDirectory {
 /// for 5 s of `clock`'s time. Thread-safe.
 class CampaignDirectory {
  public:
-  CampaignDirectory(Store& store, const Clock& clock) : store_(store), clock_(clock) {}
+  CampaignDirectory(AccountsStore& store, const Clock& clock) : store_(store), clock_(clock) {}
   std::optional<Campaign> find(const std::string& id);
   std::optional<Seller> find_seller(const std::string& id);
 
@@ -54,7 +55,7 @@ class CampaignDirectory {
   std::optional<T> cached(std::unordered_map<std::string, std::pair<T, SteadyTime>>& cache,
                           const std::string& id, Get&& get);
 
-  Store& store_;
+  AccountsStore& store_;
   const Clock& clock_;
   std::mutex mu_;
   std::unordered_map<std::string, std::pair<Campaign, SteadyTime>> cache_;
@@ -118,8 +119,9 @@ class LeadDecider {
 /// wait runs on `clock`, so a test drives whole auctions on simulated time. Thread-safe.
 class Distributor final : public LeadDecider {
  public:
-  Distributor(Store& store, HttpClient& http, BuyerDirectory& buyers, CampaignDirectory& campaigns,
-              const VerticalRegistry& verticals, const Clock& clock, DistributorOptions options);
+  Distributor(DistributionStore& store, HttpClient& http, BuyerDirectory& buyers,
+              CampaignDirectory& campaigns, const VerticalRegistry& verticals, const Clock& clock,
+              DistributorOptions options);
   ~Distributor() override;
 
   void decide(const Lead& lead, std::function<void(Decision)> done) override;
@@ -144,18 +146,19 @@ class Distributor final : public LeadDecider {
   void observe_health(const std::string& buyer_id, const HttpResponse& r);
   /// Writes a post intent with others waiting at the same time, in one batch; `then` runs on
   /// the loop with the store's answer. Loop thread only.
-  void write_intent(Store::PostIntentWrite write, std::function<void(StoreStatus)> then);
+  void write_intent(DistributionStore::PostIntentWrite write,
+                    std::function<void(StoreStatus)> then);
   void write_intents();
 
   struct PendingIntent {
-    Store::PostIntentWrite write;
+    DistributionStore::PostIntentWrite write;
     std::function<void(StoreStatus)> then;
   };
   // At most this many batches at the store at once (SQLite writes them one after the other
   // anyway); the rest gather into the next batch meanwhile.
   static constexpr int kMaxIntentBatches = 2;
 
-  Store& store_;
+  DistributionStore& store_;
   HttpClient& http_;
   BuyerDirectory& buyers_;
   CampaignDirectory& campaigns_;

@@ -18,7 +18,7 @@
 #include "leadflow/base/clock.hpp"
 #include "leadflow/outcomes/outcomes.hpp"
 #include "leadflow/queue/queue.hpp"
-#include "leadflow/store/store.hpp"
+#include "leadflow/store/intake.hpp"
 
 namespace leadflow {
 
@@ -28,7 +28,7 @@ namespace leadflow {
 /// Thread-safe; `done` runs on the recorder's thread.
 class OutcomeRecorder {
  public:
-  OutcomeRecorder(Store& store, const Clock& clock);
+  OutcomeRecorder(IntakeStore& store, const Clock& clock);
   ~OutcomeRecorder();
   void record(OutcomeRecord outcome, std::function<void(StoreStatus)> done);
   /// From now on an outcome the store cannot take is answered kUnavailable, not tried again.
@@ -41,7 +41,7 @@ class OutcomeRecorder {
   };
   void run();
 
-  Store& store_;
+  IntakeStore& store_;
   const Clock& clock_;
   std::mutex mu_;
   std::condition_variable work_cv_;
@@ -86,8 +86,8 @@ struct WorkerOptions {
 /// measures run on `clock`.
 class Worker {
  public:
-  Worker(LeadQueue& queue, Store& store, LeadDecider& distributor, OutcomePublisher& publisher,
-         const Clock& clock, WorkerOptions options);
+  Worker(LeadQueue& queue, IntakeStore& store, LeadDecider& distributor,
+         OutcomePublisher& publisher, const Clock& clock, WorkerOptions options);
   ~Worker();
   void start();
   void stop();
@@ -128,7 +128,7 @@ class Worker {
   void publish_stored(const std::string& lead_id);
 
   LeadQueue& queue_;
-  Store& store_;
+  IntakeStore& store_;
   LeadDecider& distributor_;
   OutcomePublisher& publisher_;
   const Clock& clock_;

@@ -1,0 +1,80 @@
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "leadflow/domain/lead.hpp"
+#include "leadflow/store/port.hpp"
+
+namespace leadflow {
+
+struct LeadQuery {
+  std::string seller_id;  // "" = any (operator)
+  std::optional<DeliveryStatus> status;
+  std::string vertical, source, buyer_id;
+  std::int64_t created_from_ms = 0;  // inclusive; 0 = open
+  std::int64_t created_to_ms = 0;    // exclusive; 0 = open
+  std::string before_id;             // cursor: only ids < this (newest first)
+  int limit = 25;
+};
+
+/// What happened to one lead insert.
+struct LeadInsertResult {
+  bool inserted = false;  // false: a lead with this id already existed
+  DeliveryStatus existing_status = DeliveryStatus::kPending;
+};
+
+/// The decided outcome of one lead, written in one transaction with its attempts.
+struct OutcomeRecord {
+  std::string lead_id;
+  Distribution distribution;
+};
+
+/// A claimed Idempotency-Key of one API key (SPEC §2): the first request's body hash and, once it
+/// was answered, that answer, replayed for repeats within 24 hours.
+struct IdempotencyRecord {
+  std::string scope;         // the API key id
+  std::string key;           // the Idempotency-Key header
+  std::string request_hash;  // hex SHA-256 of the body
+  std::string lead_id;       // the lead the first request made
+  int status = 0;            // 0 while the first request is in flight
+  std::string response;      // the first answer's body
+  std::int64_t created_at_ms = 0;
+};
+
+/// The intake port: leads as received (pending), what was decided for them, and the
+/// Idempotency-Keys of the requests that posted them; for the API's surfaces, the workers'
+/// runtime and the outcome relay.
+class IntakeStore : public virtual StorePort {
+ public:
+  // --- leads ----------------------------------------------------------------------------------
+  /// Inserts leads as pending, in one transaction. A lead whose id exists is left untouched
+  /// (a redelivery) and reported with its current status.
+  virtual std::vector<LeadInsertResult> insert_leads(std::span<const Lead> leads) = 0;
+  virtual std::optional<LeadRecord> get_lead(std::string_view id) = 0;
+  /// Newest first; the records carry no attempts.
+  virtual std::vector<LeadRecord> list_leads(const LeadQuery& q) = 0;
+
+  /// Writes outcomes in one transaction. A lead already decided keeps its first outcome (the
+  /// result for it is kConflict). A delivered outcome writes one sales row per sale (slots 0,
+  /// 1, ...), all in the transaction that decides the lead, so a lead's sales are never added
+  /// to by a second decider; a buyer buys a lead once and a slot holds one sale, by constraint.
+  virtual std::vector<StoreStatus> record_outcomes(std::span<const OutcomeRecord> outcomes) = 0;
+
+  // --- idempotency --------------------------------------------------------------------------
+  /// Claims (scope, key) for `record` (status 0). kOk: claimed. kConflict: already held by a
+  /// record younger than `expire_before_ms`, copied into `existing` (an older one is replaced).
+  virtual StoreStatus claim_idempotency_key(const IdempotencyRecord& record,
+                                            std::int64_t expire_before_ms,
+                                            IdempotencyRecord& existing) = 0;
+  /// Stores the answer of a claimed key.
+  virtual StoreStatus complete_idempotency_key(std::string_view scope, std::string_view key,
+                                               int status, std::string_view response) = 0;
+  /// Gives a claim up (the request was not accepted, so a retry must be free to go).
+  virtual StoreStatus release_idempotency_key(std::string_view scope, std::string_view key) = 0;
+};
+
+}  // namespace leadflow

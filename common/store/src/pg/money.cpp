@@ -1,0 +1,182 @@
+// The PostgreSQL adapter of the money port (leadflow/store/money.hpp): returns, settlements and the
+// ledger.
+#include "pg/adapter.hpp"
+
+namespace leadflow::pg {
+
+/// One transaction: the lead row locked first (FOR UPDATE), so two returns of one lead wait
+/// for each other; the ledger entry is written by the returns table's trigger.
+ReturnResult PgStore::record_return(const ReturnRequest& r) {
+  return run("record_return", ReturnResult{}, [&](Connection& c) -> ReturnResult {
+    ReturnResult out;
+    Transaction tx(c);
+    return_in_transaction(c, r, out);
+    tx.commit();
+    return out;
+  });
+}
+
+/// One transaction (one commit) for the whole batch, each return checked as it would be alone
+/// after the ones before it; their leads are locked in the batch's order. If the store fails
+/// on any of them (a deadlock with another batch included), none is kept and every one
+/// answers kUnavailable.
+std::vector<ReturnResult> PgStore::record_returns(std::span<const ReturnRequest> rs) {
+  const std::vector<ReturnResult> all_failed(rs.size());
+  return run("record_returns", all_failed, [&](Connection& c) {
+    std::vector<ReturnResult> out(rs.size());
+    Transaction tx(c);
+    for (std::size_t i = 0; i < rs.size(); ++i) return_in_transaction(c, rs[i], out[i]);
+    tx.commit();
+    return out;
+  });
+}
+
+/// One transaction, the lead row locked first; a sale's ledger entry is written by the sales
+/// trigger.
+SettleResult PgStore::settle_lead(const Settlement& asked, const PayoutRule& payout) {
+  return run("settle_lead", SettleResult{}, [&](Connection& c) -> SettleResult {
+    Transaction tx(c);
+    Settlement s = asked;
+    // The lead: failed, or settled before (a shared sale is settled buyer by buyer).
+    const Result found = c.exec(
+        "SELECT lead.status = 'failed' OR EXISTS (SELECT 1 FROM settlements"
+        "  WHERE settlements.lead_id = lead.id),"
+        " (SELECT COUNT(*) FROM post_intents WHERE post_intents.lead_id = lead.id),"
+        " (SELECT MIN(buyer_id) FROM post_intents WHERE post_intents.lead_id = lead.id),"
+        " lead.status, lead.received_at, lead.seller_id, lead.campaign_id, lead.vertical,"
+        " lead.source FROM (SELECT id, status, received_at, seller_id, campaign_id, vertical,"
+        " source FROM leads WHERE id = $1 FOR UPDATE) AS lead",
+        Params().add(s.lead_id), Effect::kRead);
+    if (found.rows() == 0) return {SettleStatus::kNoSuchLead, {}};
+    if (!found.boolean(0, 0)) return {SettleStatus::kNotUnknown, {}};
+    const bool was_failed = found.text(0, 3) == "failed";
+    const LeadKeys keys{found.int64(0, 4), found.text(0, 5), found.text(0, 6), found.text(0, 7),
+                        found.text(0, 8)};
+    if (s.buyer_id.empty()) {
+      const std::int64_t intents = found.int64(0, 1);
+      if (intents == 0) return {SettleStatus::kNotUnknown, {}};
+      if (intents > 1) return {SettleStatus::kBuyerNeeded, {}};
+      s.buyer_id = found.text(0, 2);
+    }
+    const Result before = c.exec("SELECT " LF_SETTLEMENT_COLUMNS
+                                 " FROM settlements WHERE lead_id = $1 AND buyer_id = $2",
+                                 Params().add(s.lead_id).add(s.buyer_id), Effect::kRead);
+    if (before.rows() > 0) return {SettleStatus::kAlreadySettled, read_settlement(Row{before, 0})};
+    // The intent, and what the lead's sales (settled ones, for a shared sale) hold so far.
+    const Result held = c.exec(
+        "SELECT EXISTS (SELECT 1 FROM post_intents WHERE lead_id = $1 AND buyer_id = $2),"
+        " COUNT(*), COALESCE(SUM(price_cents), 0)::BIGINT,"
+        " COALESCE(SUM(payout_cents), 0)::BIGINT FROM sales WHERE lead_id = $1",
+        Params().add(s.lead_id).add(s.buyer_id), Effect::kRead);
+    if (!held.boolean(0, 0)) return {SettleStatus::kNotUnknown, {}};
+    const std::int64_t slots = held.int64(0, 1);
+    const Cents revenue = held.int64(0, 2), paid = held.int64(0, 3);
+    s.payout = s.sold ? payout(revenue + s.price) - paid : 0;
+    c.exec("INSERT INTO settlements (" LF_SETTLEMENT_COLUMNS
+           ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+           Params()
+               .add(s.lead_id)
+               .add(s.buyer_id)
+               .add(s.sold)
+               .add(s.price)
+               .add(s.payout)
+               .add(s.buyer_lead_id)
+               .add(s.note)
+               .add(s.by_key_id)
+               .add(s.at_ms),
+           Effect::kWrite);
+    if (s.sold) {
+      c.exec(
+          "INSERT INTO sales (lead_id, slot, buyer_id, price_cents, payout_cents, sold_at,"
+          " email, phone, buyer_lead_id)"
+          " SELECT id, $2, $3, $4, $5, $6, email, phone, $7 FROM leads WHERE id = $1",
+          Params()
+              .add(s.lead_id)
+              .add(slots)
+              .add(s.buyer_id)
+              .add(s.price)
+              .add(s.payout)
+              .add(s.at_ms)
+              .add(s.buyer_lead_id),
+          Effect::kWrite);
+      // The lead sums its sales up; the first buyer to take it is the one it names.
+      c.exec(
+          "UPDATE leads SET status = 'delivered', price_cents = $2, payout_cents = $3,"
+          " buyer_id = CASE WHEN $4 = 0 THEN $5 ELSE buyer_id END,"
+          " buyer_lead_id = CASE WHEN $4 = 0 THEN $6 ELSE buyer_lead_id END,"
+          " reason = $7, decided_at = $8 WHERE id = $1",
+          Params()
+              .add(s.lead_id)
+              .add(revenue + s.price)
+              .add(paid + s.payout)
+              .add(slots)
+              .add(s.buyer_id)
+              .add(s.buyer_lead_id)
+              .add(settled_reason(true))
+              .add(s.at_ms),
+          Effect::kWrite);
+      if (was_failed) {
+        // A settlement moved the failed lead to sold: so does its row of the rollup.
+        OutcomeDeltas deltas;
+        add_settled(deltas.performance, keys, true);
+        for (const Statement& st : outcome_statements(deltas))
+          c.exec(st.sql, st.params, Effect::kWrite);
+      }
+    } else {
+      // Unsold once no buyer is left to settle and none took it.
+      const Result unsold = c.exec(
+          "UPDATE leads SET status = 'unsold', reason = $2, decided_at = $3"
+          " WHERE id = $1 AND status = 'failed'"
+          " AND NOT EXISTS (SELECT 1 FROM post_intents WHERE lead_id = $1"
+          "  AND buyer_id NOT IN (SELECT buyer_id FROM settlements WHERE lead_id = $1))"
+          " RETURNING 1",
+          Params().add(s.lead_id).add(settled_reason(false)).add(s.at_ms), Effect::kWrite);
+      if (unsold.rows() > 0) {
+        OutcomeDeltas deltas;
+        add_settled(deltas.performance, keys, false);
+        add_settled_unsold(deltas.unsold, keys);
+        for (const Statement& st : outcome_statements(deltas))
+          c.exec(st.sql, st.params, Effect::kWrite);
+      }
+    }
+    tx.commit();
+    return {SettleStatus::kSettled, std::move(s)};
+  });
+}
+
+std::optional<std::vector<Settlement>> PgStore::settlements_of_lead(std::string_view lead_id) {
+  return read_rows<Settlement>("settlements_of_lead",
+                               "SELECT " LF_SETTLEMENT_COLUMNS
+                               " FROM settlements WHERE lead_id = $1 ORDER BY at, buyer_id",
+                               Params().add(lead_id), read_settlement<Row>);
+}
+
+std::optional<std::vector<LeadReturn>> PgStore::returns_of_lead(std::string_view lead_id) {
+  return read_rows<LeadReturn>("returns_of_lead",
+                               "SELECT " LF_RETURN_COLUMNS
+                               " FROM returns WHERE lead_id = $1 ORDER BY returned_at",
+                               Params().add(lead_id), read_return<Row>);
+}
+
+std::optional<std::vector<LedgerEntry>> PgStore::list_ledger(const LedgerQuery& q) {
+  return read_rows<LedgerEntry>(
+      "list_ledger",
+      "SELECT " LF_LEDGER_COLUMNS
+      " FROM ledger_entries"
+      " WHERE ($1 = '' OR lead_id = $1) AND id > $2 ORDER BY id LIMIT $3",
+      Params().add(q.lead_id).add(q.after_id).add(std::clamp(q.limit, 1, 1000)),
+      read_ledger_entry<Row>);
+}
+
+std::optional<ReturnStats> PgStore::return_stats(std::string_view buyer_id, std::int64_t since_ms) {
+  return run("return_stats", std::optional<ReturnStats>{},
+             [&](Connection& c) -> std::optional<ReturnStats> {
+               const Result r = c.exec(
+                   "SELECT (SELECT COUNT(*) FROM sales WHERE buyer_id = $1 AND sold_at >= $2),"
+                   " (SELECT COUNT(*) FROM returns WHERE buyer_id = $1 AND sold_at >= $2)",
+                   Params().add(buyer_id).add(since_ms), Effect::kRead);
+               return ReturnStats{r.int64(0, 0), r.int64(0, 1)};
+             });
+}
+
+}  // namespace leadflow::pg

@@ -1,0 +1,198 @@
+// The SQLite adapter of the intake port (leadflow/store/intake.hpp): leads as received, their
+// outcomes, Idempotency-Keys.
+#include "sqlite/adapter.hpp"
+
+namespace leadflow::sqlite {
+
+/// An empty vector (instead of one result per lead) means nothing was written.
+///
+/// Committed without an fsync of its own (synchronous NORMAL for this transaction): a pending
+/// row is worth keeping only once something depends on it, and everything that does (the
+/// lead's post intent, its outcome) commits with an fsync of the write-ahead log later, which
+/// makes every frame before it durable too. A process crash loses nothing (the frames are in
+/// the file); a power loss before that fsync may lose the row, and the lead, not yet committed
+/// in the queue, is delivered and inserted again. The worker waits on this insert before every
+/// auction, and a sync seller waits on the worker.
+std::vector<LeadInsertResult> SqliteStore::insert_leads(std::span<const Lead> leads) {
+  return guarded("insert_leads", std::vector<LeadInsertResult>{}, [&] {
+    std::vector<LeadInsertResult> results(leads.size());
+    if (leads.empty()) return results;
+    std::vector<std::string> custom(leads.size());
+    for (std::size_t i = 0; i < leads.size(); ++i)
+      custom[i] = dump(custom_fields_to_json(leads[i].custom_fields));
+
+    std::lock_guard lock(write_mu_);
+    Connection& c = *writer_;
+    const UnsyncedCommit unsynced(c);  // declared first: back to FULL after the transaction
+    Transaction tx(c);
+    if (int rc = tx.begin()) return failed(c, rc, "insert_leads", results);
+    for (std::size_t i = 0; i < leads.size(); ++i) {
+      {
+        Query q(c, "INSERT INTO leads (" LF_LEAD_COLUMNS
+                   ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
+                   "?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, "
+                   "?22, ?23, ?24) ON CONFLICT (id) DO NOTHING");
+        bind_lead(q, leads[i], custom[i]);
+        if (int rc = q.run()) return failed(c, rc, "insert_leads", results);
+      }
+      if (c.changes() > 0) {
+        results[i].inserted = true;
+        continue;
+      }
+      // A redelivery: report what became of the lead the first time.
+      Query q(c, "SELECT status FROM leads WHERE id = ?1");
+      const int rc = q.bind(leads[i].id).step();
+      if (rc != SQLITE_ROW) return failed(c, rc, "insert_leads", results);
+      results[i].existing_status =
+          parse_delivery_status(q.text(0)).value_or(DeliveryStatus::kPending);
+    }
+    if (int rc = tx.commit()) return failed(c, rc, "insert_leads", results);
+    return results;
+  });
+}
+
+std::optional<LeadRecord> SqliteStore::get_lead(std::string_view id) {
+  auto r = read_optional<LeadRecord>(
+      "get_lead",
+      "SELECT " LF_LEAD_COLUMNS ", " LF_DISTRIBUTION_COLUMNS
+      ", attempts, ineligible FROM leads WHERE id = ?1",
+      [&](Query& q) { q.bind(id); }, [](const Query& q) { return read_lead(q, true); });
+  const bool sold = r && (r->distribution.status == DeliveryStatus::kDelivered ||
+                          r->distribution.status == DeliveryStatus::kReturned);
+  if (sold) {
+    // Committed with the status it was read with (or later, by a settlement).
+    auto sales = read_rows<Sale>(
+        "get_lead", "SELECT " LF_SALE_COLUMNS " FROM sales WHERE lead_id = ?1 ORDER BY slot",
+        [&](Query& q) { q.bind(id); }, read_sale<Query>);
+    if (sales) attach_sales(*r, std::move(*sales));
+  }
+  return r;
+}
+
+std::vector<LeadRecord> SqliteStore::list_leads(const LeadQuery& lq) {
+  return guarded("list_leads", std::vector<LeadRecord>{}, [&] {
+    // One statement per combination of filters (at most 2^8, each cached once): a fixed
+    // "(? = '' OR col = ?)" form would hide the usable index from the planner.
+    std::string sql =
+        "SELECT " LF_LEAD_COLUMNS ", " LF_DISTRIBUTION_COLUMNS " FROM leads WHERE 1 = 1";
+    if (!lq.seller_id.empty()) sql += " AND seller_id = ?";
+    if (lq.status) sql += " AND status = ?";
+    if (!lq.vertical.empty()) sql += " AND vertical = ?";
+    if (!lq.source.empty()) sql += " AND source = ?";
+    // Every lead the buyer bought, a share of a shared sale included.
+    if (!lq.buyer_id.empty()) sql += " AND id IN (SELECT lead_id FROM sales WHERE buyer_id = ?)";
+    if (lq.created_from_ms != 0) sql += " AND received_at >= ?";
+    if (lq.created_to_ms != 0) sql += " AND received_at < ?";
+    if (!lq.before_id.empty()) sql += " AND id < ?";
+    sql += " ORDER BY id DESC LIMIT ?";
+
+    std::vector<LeadRecord> out;
+    auto conn = readers_.acquire();
+    if (!conn) return out;
+    Query q(*conn, sql);
+    if (!lq.seller_id.empty()) q.bind(lq.seller_id);
+    if (lq.status) q.bind(to_string(*lq.status));
+    if (!lq.vertical.empty()) q.bind(lq.vertical);
+    if (!lq.source.empty()) q.bind(lq.source);
+    if (!lq.buyer_id.empty()) q.bind(lq.buyer_id);
+    if (lq.created_from_ms != 0) q.bind(lq.created_from_ms);
+    if (lq.created_to_ms != 0) q.bind(lq.created_to_ms);
+    if (!lq.before_id.empty()) q.bind(lq.before_id);
+    q.bind(clamp_limit(lq.limit));
+    int rc;
+    while ((rc = q.step()) == SQLITE_ROW) out.push_back(read_lead(q, false));
+    if (rc != SQLITE_DONE) {
+      report(*conn, rc, "list_leads");
+      out.clear();
+    }
+    return out;
+  });
+}
+
+StoreStatus SqliteStore::claim_idempotency_key(const IdempotencyRecord& r,
+                                               std::int64_t expire_before_ms,
+                                               IdempotencyRecord& existing) {
+  return guarded("claim_idempotency_key", StoreStatus::kUnavailable, [&] {
+    std::lock_guard lock(write_mu_);
+    Connection& c = *writer_;
+    {
+      // Claims the key, or takes it over from an expired claim, in one statement.
+      Query q(c,
+              "INSERT INTO idempotency_keys (scope, key, request_hash, lead_id, status, response,"
+              " created_at) VALUES (?1, ?2, ?3, ?4, 0, '', ?5)"
+              " ON CONFLICT (scope, key) DO UPDATE SET request_hash = excluded.request_hash,"
+              " lead_id = excluded.lead_id, status = 0, response = '',"
+              " created_at = excluded.created_at WHERE idempotency_keys.created_at < ?6");
+      if (int rc = q.bind(r.scope)
+                       .bind(r.key)
+                       .bind(r.request_hash)
+                       .bind(r.lead_id)
+                       .bind(r.created_at_ms)
+                       .bind(expire_before_ms)
+                       .run())
+        return report(c, rc, "claim_idempotency_key");
+    }
+    if (c.changes() > 0) return StoreStatus::kOk;
+    Query q(c,
+            "SELECT scope, key, request_hash, lead_id, status, response, created_at"
+            " FROM idempotency_keys WHERE scope = ?1 AND key = ?2");
+    q.bind(r.scope).bind(r.key);
+    const int rc = q.step();
+    if (rc != SQLITE_ROW)
+      return report(c, rc == SQLITE_DONE ? SQLITE_ERROR : rc, "claim_idempotency_key");
+    existing.scope = q.text(0);
+    existing.key = q.text(1);
+    existing.request_hash = q.text(2);
+    existing.lead_id = q.text(3);
+    existing.status = static_cast<int>(q.int64(4));
+    existing.response = q.text(5);
+    existing.created_at_ms = q.int64(6);
+    return StoreStatus::kConflict;
+  });
+}
+
+StoreStatus SqliteStore::complete_idempotency_key(std::string_view scope, std::string_view key,
+                                                  int status, std::string_view response) {
+  return write_one("complete_idempotency_key",
+                   "UPDATE idempotency_keys SET status = ?3, response = ?4"
+                   " WHERE scope = ?1 AND key = ?2",
+                   [&](Query& q) { q.bind(scope).bind(key).bind(status).bind(response); });
+}
+
+StoreStatus SqliteStore::release_idempotency_key(std::string_view scope, std::string_view key) {
+  return write_one("release_idempotency_key",
+                   "DELETE FROM idempotency_keys WHERE scope = ?1 AND key = ?2 AND status = 0",
+                   [&](Query& q) { q.bind(scope).bind(key); });
+}
+
+/// Per outcome: kOk (written), kConflict (already decided: the first outcome stays; also for
+/// an outcome that decides nothing, i.e. status pending), kNotFound (no such lead). When the
+/// transaction itself fails, every result is kUnavailable and nothing was written.
+std::vector<StoreStatus> SqliteStore::record_outcomes(std::span<const OutcomeRecord> outcomes) {
+  const std::vector<StoreStatus> all_failed(outcomes.size(), StoreStatus::kUnavailable);
+  return guarded("record_outcomes", all_failed, [&] {
+    std::vector<std::pair<std::string, std::string>> json_text;
+    json_text.reserve(outcomes.size());
+    for (const auto& o : outcomes)
+      json_text.emplace_back(dump(attempts_to_json(o.distribution.attempts)),
+                             dump(ineligible_to_json(o.distribution.ineligible)));
+
+    std::vector<StoreStatus> results(outcomes.size(), StoreStatus::kUnavailable);
+    std::lock_guard lock(write_mu_);
+    Connection& c = *writer_;
+    Transaction tx(c);
+    if (int rc = tx.begin()) return (report(c, rc, "record_outcomes"), all_failed);
+    OutcomeDeltas deltas;
+    for (std::size_t i = 0; i < outcomes.size(); ++i) {
+      int rc = record_outcome(c, outcomes[i], json_text[i].first, json_text[i].second, results[i],
+                              deltas);
+      if (rc != SQLITE_OK) return (report(c, rc, "record_outcomes"), all_failed);
+    }
+    if (int rc = write_outcome_deltas(c, deltas))
+      return (report(c, rc, "record_outcomes"), all_failed);
+    if (int rc = tx.commit()) return (report(c, rc, "record_outcomes"), all_failed);
+    return results;
+  });
+}
+
+}  // namespace leadflow::sqlite
