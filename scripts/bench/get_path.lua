@@ -1,18 +1,24 @@
--- wrk script: GET one path with a bearer key, and count any answer other than 200 as a failure.
--- Set by environment: BENCH_KEY, BENCH_PATH. Prints the same BENCH_* lines as post_lead.lua.
-local key = os.getenv("BENCH_KEY") or "none"
+-- wrk script: GET one path with bearer keys, and count any answer other than 200 as a failure.
+-- Set by environment: BENCH_KEYS (comma-separated; each request takes the next, so that no key's
+-- rate limit is what is measured), BENCH_PATH. Prints the same BENCH_* lines as post_lead.lua.
+local keys = {}
+for k in string.gmatch(os.getenv("BENCH_KEYS") or "none", "[^,]+") do table.insert(keys, k) end
 local path = os.getenv("BENCH_PATH") or "/healthz"
 local threads = {}
+local turn = 0
 
 function setup(thread)
   table.insert(threads, thread)
 end
 
 function init(args)
-  wrk.method = "GET"
-  wrk.path = path
-  wrk.headers["Authorization"] = "Bearer " .. key
   failures = 0
+  turn = math.random(#keys)
+end
+
+function request()
+  turn = turn % #keys + 1
+  return wrk.format("GET", path, {["Authorization"] = "Bearer " .. keys[turn]})
 end
 
 function response(status, headers, body)

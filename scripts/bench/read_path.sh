@@ -13,8 +13,9 @@
 #   list/seller     GET /v1/leads?limit=25 with the seller's key
 #   revenue/seller  GET /v1/reports/revenue?group_by=day with the seller's key
 #   revenue/buyer   GET /v1/reports/revenue?group_by=day with the buyer's key
-# The API keys' plans are raised (enterprise) and the rate limits are not what is measured: every
-# answer must be a 200. The two builds alternate round by round (base first in odd rounds);
+# The rate limits are not what is measured, and every answer must be a 200: a key's plan
+# (enterprise) allows 1,000 requests a minute, so each role reads with BENCH_READ_KEYS (256) keys,
+# each request taking the next. The two builds alternate round by round (base first in odd rounds);
 # medians of BENCH_ROUNDS (3) rounds, and the ratio new/base of each shape's requests/s.
 #
 # Environment: BENCH_READ_BASE (a build dir holding ingest/leadflow-ingest and
@@ -25,6 +26,7 @@ rounds=${BENCH_ROUNDS:-3}
 seconds=${BENCH_READ_SECONDS:-5}
 connections=${BENCH_READ_CONNECTIONS:-16}
 leads=${BENCH_READ_LEADS:-200}
+keys=${BENCH_READ_KEYS:-256}
 base_build=${BENCH_READ_BASE:?the base build dir}
 new_build=${BENCH_BUILD:?the build dir}
 
@@ -41,7 +43,7 @@ sim_port=$(free_port)
 pids+=($!)
 
 operator="lfk_bench_$(openssl rand -hex 20)"
-declare -A port seller_key buyer_key lead_id
+declare -A port seller_key buyer_key operator_keys lead_id
 start() {  # start NAME BUILD
   local dir="$work/$1" p
   mkdir -p "$dir"
@@ -58,13 +60,20 @@ start() {  # start NAME BUILD
   local buyer seller body i id
   buyer=$(api "$dir" "$p" POST /v1/buyers "{\"name\":\"reader\",\"verticals\":[\"auto_insurance\"],\"delivery\":{\"mode\":\"ping_post\",\"ping_url\":\"http://127.0.0.1:$sim_port/ping\",\"post_url\":\"http://127.0.0.1:$sim_port/post\",\"timeout_ms\":1000},\"duplicate_lookback_days\":0}" | field buyer_id)
   seller=$(api "$dir" "$p" POST /v1/sellers '{"name":"reader"}' | field seller_id)
-  seller_key[$1]=$(api "$dir" "$p" POST /v1/api-keys "{\"name\":\"s\",\"seller_id\":\"$seller\",\"plan\":\"enterprise\"}" | field key)
-  buyer_key[$1]=$(api "$dir" "$p" POST /v1/api-keys "{\"name\":\"b\",\"buyer_id\":\"$buyer\",\"plan\":\"enterprise\"}" | field key)
-  [[ -n "${seller_key[$1]}" && -n "${buyer_key[$1]}" ]] || { echo "read bench: seeding $1 failed" >&2; cat "$dir/log" >&2; exit 1; }
+  # Each role's keys, used in turn (see the top).
+  local s b o
+  for i in $(seq 1 "$keys"); do
+    s=$(api "$dir" "$p" POST /v1/api-keys "{\"name\":\"s$i\",\"seller_id\":\"$seller\",\"plan\":\"enterprise\"}" | field key)
+    b=$(api "$dir" "$p" POST /v1/api-keys "{\"name\":\"b$i\",\"buyer_id\":\"$buyer\",\"plan\":\"enterprise\"}" | field key)
+    o=$(api "$dir" "$p" POST /v1/api-keys "{\"name\":\"o$i\",\"plan\":\"enterprise\"}" | field key)
+    [[ -n "$s" && -n "$b" && -n "$o" ]] || { echo "read bench: seeding $1 failed" >&2; cat "$dir/log" >&2; exit 1; }
+    seller_key[$1]+="${seller_key[$1]:+,}$s"; buyer_key[$1]+="${buyer_key[$1]:+,}$b"
+    operator_keys[$1]+="${operator_keys[$1]:+,}$o"
+  done
   for i in $(seq 1 "$leads"); do
     body="{\"first_name\":\"Ada\",\"last_name\":\"Reader\",\"email\":\"ada.$i@example.com\",\"phone\":\"2125550$(printf '%03d' $((i % 1000)))\",\"zip_code\":\"10001\",\"vertical\":\"auto_insurance\",\"source\":\"google\",\"custom_fields\":{\"vehicle_year\":2019}}"
     id=$(curl -sS --cacert "$dir/tls/cert.pem" -X POST "https://127.0.0.1:$p/v1/leads" \
-      -H "Authorization: Bearer ${seller_key[$1]}" -H 'Content-Type: application/json' -d "$body" | field lead_id)
+      -H "Authorization: Bearer ${seller_key[$1]%%,*}" -H 'Content-Type: application/json' -d "$body" | field lead_id)
     [[ -n "$id" ]] && lead_id[$1]=$id
   done
 }
@@ -74,7 +83,7 @@ start new "$new_build"
 declare -A rps p50
 measure() {  # measure BUILD SHAPE KEY PATH
   local out r a f
-  out=$(BENCH_KEY="$3" BENCH_PATH="$4" wrk -t2 -c"$connections" -d"${seconds}s" --timeout 5s \
+  out=$(BENCH_KEYS="$3" BENCH_PATH="$4" wrk -t2 -c"$connections" -d"${seconds}s" --timeout 5s \
     -s "$root/scripts/bench/get_path.lua" "https://127.0.0.1:${port[$1]}" 2>&1)
   r=$(echo "$out" | awk '/BENCH_RPS/ {print $2}')
   a=$(echo "$out" | awk '/BENCH_P50_MS/ {print $2}')
@@ -88,7 +97,7 @@ run_shapes() {  # run_shapes BUILD
   local b=$1
   measure "$b" lead/seller "${seller_key[$b]}" "/v1/leads/${lead_id[$b]}"
   measure "$b" lead/buyer "${buyer_key[$b]}" "/v1/leads/${lead_id[$b]}"
-  measure "$b" lead/operator "$operator" "/v1/leads/${lead_id[$b]}"
+  measure "$b" lead/operator "${operator_keys[$b]}" "/v1/leads/${lead_id[$b]}"
   measure "$b" list/seller "${seller_key[$b]}" "/v1/leads?limit=25"
   measure "$b" revenue/seller "${seller_key[$b]}" "/v1/reports/revenue?group_by=day"
   measure "$b" revenue/buyer "${buyer_key[$b]}" "/v1/reports/revenue?group_by=day"
