@@ -415,6 +415,7 @@ void update_buyer(IngestContext& ctx, const http::Request& req, http::Response& 
   if (changed.status == StoreStatus::kNotFound)
     return http::send_problem(res, 404, "no such buyer");
   if (changed.status != StoreStatus::kOk) return send_store_failure(res, changed.status);
+  ctx.buyer_visibility.forget(id);  // this replica shows the change at once, others within 1 s
   log(LogLevel::kInfo, "buyer_updated", {{"buyer_id", id}});
   set_etag(res, changed.version);
   http::send_json(res, 200, {{"success", true}, {"data", changed.body}});

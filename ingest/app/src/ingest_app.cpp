@@ -117,6 +117,7 @@ struct App::Impl {
   std::unique_ptr<RateLimiter> limiter, ip_limiter;
   std::unique_ptr<Management> management;
   std::unique_ptr<CampaignCache> campaigns;
+  std::unique_ptr<BuyerVisibilityCache> buyer_visibility;
   std::unique_ptr<AuditLog> audit;
   std::unique_ptr<SignInLimits> logins;
   std::unique_ptr<BuyerPinger> pinger;  // POST /v1/buyers/{id}/test-ping
@@ -213,6 +214,7 @@ bool App::start(std::string& error) {
     m.logins = std::make_unique<SignInLimits>(m.clock);
   }
   m.campaigns = std::make_unique<CampaignCache>(*m.store, m.clock);
+  m.buyer_visibility = std::make_unique<BuyerVisibilityCache>(*m.store, m.clock);
   m.audit = std::make_unique<AuditLog>(m.clock);
   m.pinger = make_worker_protocol_pinger(c);
   m.ctx = std::make_unique<IngestContext>(
@@ -220,7 +222,7 @@ bool App::start(std::string& error) {
                     // intake, accounts, sign_in, money, reporting, distribution:
                     *m.store, *m.store, *m.store, *m.store, *m.store, *m.store, m.queue->producer(),
                     topics, m.waiters, m.verticals, *m.limiter, *m.ip_limiter, m.clock,
-                    *m.management, *m.campaigns, *m.audit, *m.logins,
+                    *m.management, *m.campaigns, *m.buyer_visibility, *m.audit, *m.logins,
                     // The way to the workers and back: the queue, in-process workers, and
                     // (scale-out) the watch that hears their outcomes.
                     [&m] {

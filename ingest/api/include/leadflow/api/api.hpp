@@ -69,6 +69,24 @@ class CampaignCache {
   std::unordered_map<std::string, std::pair<std::optional<Campaign>, SteadyTime>> cache_;
 };
 
+/// Whether the operator shows a buyer sellers' names (its configuration's
+/// visibility.seller_names), which the visibility model asks on every read by that buyer: kept
+/// for 1 s per buyer, like a campaign in CampaignCache, so a change shows within a second in every
+/// replica. A buyer the store cannot read is shown source codes and is not kept. Thread-safe.
+class BuyerVisibilityCache {
+ public:
+  BuyerVisibilityCache(AccountsStore& store, const Clock& clock) : store_(store), clock_(clock) {}
+  bool shows_seller_names(const std::string& buyer_id);
+  /// After a change to the buyer through this replica.
+  void forget(const std::string& buyer_id);
+
+ private:
+  AccountsStore& store_;
+  const Clock& clock_;
+  std::mutex mu_;
+  std::unordered_map<std::string, std::pair<bool, SteadyTime>> cache_;
+};
+
 struct IngestContext {
   const Config& config;
   // The store, through the role ports the handlers use (docs/store-ports.md): all of them one
@@ -89,6 +107,7 @@ struct IngestContext {
   const Clock& clock;
   Management& management;
   CampaignCache& campaigns;
+  BuyerVisibilityCache& buyer_visibility;
   AuditLog& audit;              // failed authentications, refusals, keys made and revoked
   SignInLimits& logins;         // attempts at dashboard users' passwords
   std::function<bool()> ready;  // /readyz
