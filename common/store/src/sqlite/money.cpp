@@ -184,11 +184,16 @@ std::optional<std::vector<LeadReturn>> SqliteStore::returns_of_lead(std::string_
 }
 
 std::optional<std::vector<LedgerEntry>> SqliteStore::list_ledger(const LedgerQuery& lq) {
+  // One statement per shape: with "(?1 = '' OR lead_id = ?1)" the planner walked the whole
+  // ledger by id for one lead's entries; by lead it takes the lead's index.
+  const char* sql =
+      lq.lead_id.empty()
+          ? "SELECT " LF_LEDGER_COLUMNS
+            " FROM ledger_entries WHERE ?1 = '' AND id > ?2 ORDER BY id LIMIT ?3"
+          : "SELECT " LF_LEDGER_COLUMNS
+            " FROM ledger_entries WHERE lead_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3";
   return read_rows<LedgerEntry>(
-      "list_ledger",
-      "SELECT " LF_LEDGER_COLUMNS
-      " FROM ledger_entries"
-      " WHERE (?1 = '' OR lead_id = ?1) AND id > ?2 ORDER BY id LIMIT ?3",
+      "list_ledger", sql,
       [&](Query& q) { q.bind(lq.lead_id).bind(lq.after_id).bind(clamp_limit(lq.limit)); },
       read_ledger_entry<Query>);
 }
