@@ -160,24 +160,24 @@ void get_lead(IngestContext& ctx, const http::Request& req, http::Response& res)
   }
   const std::string& seller_id = record->lead.seller_id;
   json data = project_lead(viewer, *record, seller_labels(ctx, viewer), LeadDetail::kFull);
+  // A lead still pending, a duplicate or rejected was never sold nor settled: no money to read.
   const DeliveryStatus status = record->distribution.status;
-  if (status == DeliveryStatus::kReturned)
-    data["returns"] = project_returns(
-        viewer, ctx.money.returns_of_lead(id).value_or(std::vector<LeadReturn>{}), seller_id);
-  if (const auto settled = ctx.money.settlements_of_lead(id); settled && !settled->empty()) {
-    // One per buyer settled with; "settlement" stays the first, as before shared sales.
-    json all = project_settlements(viewer, *settled, seller_id);
-    if (!all.empty()) {
-      data["settlement"] = all.front();
-      data["settlements"] = std::move(all);
+  if (status != DeliveryStatus::kPending && status != DeliveryStatus::kDuplicate &&
+      status != DeliveryStatus::kRejected) {
+    const LeadMoney money = ctx.money.money_of_lead(id).value_or(LeadMoney{});
+    if (status == DeliveryStatus::kReturned)
+      data["returns"] = project_returns(viewer, money.returns, seller_id);
+    if (!money.settlements.empty()) {
+      // One per buyer settled with; "settlement" stays the first, as before shared sales.
+      json all = project_settlements(viewer, money.settlements, seller_id);
+      if (!all.empty()) {
+        data["settlement"] = all.front();
+        data["settlements"] = std::move(all);
+      }
     }
-  }
-  // The movements of money of the lead: each reader its own side of them.
-  if (status == DeliveryStatus::kDelivered || status == DeliveryStatus::kReturned) {
-    LedgerQuery q;
-    q.lead_id = id;
-    data["ledger"] =
-        project_ledger(viewer, ctx.money.list_ledger(q).value_or(std::vector<LedgerEntry>{}));
+    // The movements of money of the lead: each reader its own side of them.
+    if (status == DeliveryStatus::kDelivered || status == DeliveryStatus::kReturned)
+      data["ledger"] = project_ledger(viewer, money.ledger);
   }
   http::send_json(res, 200, {{"success", true}, {"data", std::move(data)}});
 }

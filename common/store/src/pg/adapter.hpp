@@ -351,6 +351,7 @@ class PgStore final : public Store, private PgCalls {
   SettleResult settle_lead(const Settlement& asked, const PayoutRule& payout) override;
   std::optional<std::vector<Settlement>> settlements_of_lead(std::string_view lead_id) override;
   std::optional<std::vector<LeadReturn>> returns_of_lead(std::string_view lead_id) override;
+  std::optional<LeadMoney> money_of_lead(std::string_view lead_id) override;
   std::optional<std::vector<LedgerEntry>> list_ledger(const LedgerQuery& q) override;
   std::optional<ReturnStats> return_stats(std::string_view buyer_id,
                                           std::int64_t since_ms) override;

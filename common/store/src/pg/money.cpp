@@ -173,6 +173,32 @@ std::optional<std::vector<LedgerEntry>> PgStore::list_ledger(const LedgerQuery& 
       read_ledger_entry<Row>);
 }
 
+/// The three on one leased connection, one after the other (each its own snapshot: a
+/// REPEATABLE READ transaction would add two round trips to every lead view).
+std::optional<LeadMoney> PgStore::money_of_lead(std::string_view lead_id) {
+  return run(
+      "money_of_lead", std::optional<LeadMoney>{}, [&](Connection& c) -> std::optional<LeadMoney> {
+        const Params by_lead = Params().add(lead_id);
+        LeadMoney m;
+        const Result returns = c.exec("SELECT " LF_RETURN_COLUMNS
+                                      " FROM returns WHERE lead_id = $1 ORDER BY returned_at",
+                                      by_lead, Effect::kRead);
+        for (int i = 0; i < returns.rows(); ++i) m.returns.push_back(read_return(Row{returns, i}));
+        const Result settled = c.exec("SELECT " LF_SETTLEMENT_COLUMNS
+                                      " FROM settlements WHERE lead_id = $1 ORDER BY at, buyer_id",
+                                      by_lead, Effect::kRead);
+        for (int i = 0; i < settled.rows(); ++i)
+          m.settlements.push_back(read_settlement(Row{settled, i}));
+        const Result ledger = c.exec("SELECT " LF_LEDGER_COLUMNS
+                                     " FROM ledger_entries WHERE lead_id = $1"
+                                     " ORDER BY id LIMIT 1000",
+                                     by_lead, Effect::kRead);
+        for (int i = 0; i < ledger.rows(); ++i)
+          m.ledger.push_back(read_ledger_entry(Row{ledger, i}));
+        return m;
+      });
+}
+
 std::optional<ReturnStats> PgStore::return_stats(std::string_view buyer_id, std::int64_t since_ms) {
   return run("return_stats", std::optional<ReturnStats>{},
              [&](Connection& c) -> std::optional<ReturnStats> {

@@ -173,6 +173,25 @@ class Transaction {
   bool committed_ = false;
 };
 
+/// A read transaction on a reader connection: the statements inside it share one snapshot and
+/// one WAL read lock (each autocommit statement takes and drops its own, two fcntl calls and the
+/// shared-memory mutex each). Ended by end(), or rolled back on scope exit.
+class ReadSnapshot {
+ public:
+  explicit ReadSnapshot(Connection& conn) : conn_(conn) {}
+  ReadSnapshot(const ReadSnapshot&) = delete;
+  ReadSnapshot& operator=(const ReadSnapshot&) = delete;
+  ~ReadSnapshot() {
+    // exec, not a cached statement: nothing here may allocate or throw.
+    if (conn_.in_transaction()) conn_.exec("ROLLBACK");
+  }
+  int begin() { return Query(conn_, "BEGIN").run(); }
+  int end() { return Query(conn_, "COMMIT").run(); }
+
+ private:
+  Connection& conn_;
+};
+
 /// Reader connections, opened lazily up to a bound and lent to one thread at a time.
 /// Thread-safe.
 class ReaderPool {
@@ -297,14 +316,40 @@ class SqliteCalls {
     return guarded(op, std::optional<std::vector<T>>{}, [&]() -> std::optional<std::vector<T>> {
       auto conn = readers_.acquire();
       if (!conn) return std::nullopt;
-      std::vector<T> out;
-      Query q(*conn, sql);
-      bind(q);
-      int rc;
-      while ((rc = q.step()) == SQLITE_ROW) out.push_back(read(q));
-      if (rc != SQLITE_DONE) {
+      return rows_on<T>(*conn, op, sql, std::forward<Bind>(bind), std::forward<Read>(read));
+    });
+  }
+
+  /// Every row of `sql` on `conn` (inside a snapshot), or nullopt when it could not read them.
+  template <class T, class Bind, class Read>
+  static std::optional<std::vector<T>> rows_on(Connection& conn, const char* op,
+                                               std::string_view sql, Bind&& bind, Read&& read) {
+    std::vector<T> out;
+    Query q(conn, sql);
+    bind(q);
+    int rc;
+    while ((rc = q.step()) == SQLITE_ROW) out.push_back(read(q));
+    if (rc != SQLITE_DONE) {
+      report(conn, rc, op);
+      return std::nullopt;
+    }
+    return out;
+  }
+
+  /// Runs `body` (Connection&) -> R on one pooled reader inside one ReadSnapshot: several reads
+  /// that agree with each other, for the price of one read lock. `fallback` when the snapshot
+  /// cannot begin or end.
+  template <class R, class Body>
+  R read_snapshot(const char* op, R fallback, Body&& body) {
+    return guarded(op, fallback, [&]() -> R {
+      auto conn = readers_.acquire();
+      if (!conn) return fallback;
+      ReadSnapshot snapshot(*conn);
+      if (int rc = snapshot.begin()) return (report(*conn, rc, op), fallback);
+      R out = body(*conn);
+      if (int rc = snapshot.end()) {
         report(*conn, rc, op);
-        return std::nullopt;
+        out = fallback;
       }
       return out;
     });

@@ -51,22 +51,29 @@ std::vector<LeadInsertResult> SqliteStore::insert_leads(std::span<const Lead> le
   });
 }
 
+/// The lead and its sales in one snapshot: one read lock, and sales that belong to the status read.
 std::optional<LeadRecord> SqliteStore::get_lead(std::string_view id) {
-  auto r = read_optional<LeadRecord>(
-      "get_lead",
-      "SELECT " LF_LEAD_COLUMNS ", " LF_DISTRIBUTION_COLUMNS
-      ", attempts, ineligible FROM leads WHERE id = ?1",
-      [&](Query& q) { q.bind(id); }, [](const Query& q) { return read_lead(q, true); });
-  const bool sold = r && (r->distribution.status == DeliveryStatus::kDelivered ||
-                          r->distribution.status == DeliveryStatus::kReturned);
-  if (sold) {
-    // Committed with the status it was read with (or later, by a settlement).
-    auto sales = read_rows<Sale>(
-        "get_lead", "SELECT " LF_SALE_COLUMNS " FROM sales WHERE lead_id = ?1 ORDER BY slot",
-        [&](Query& q) { q.bind(id); }, read_sale<Query>);
-    if (sales) attach_sales(*r, std::move(*sales));
-  }
-  return r;
+  return read_snapshot(
+      "get_lead", std::optional<LeadRecord>{}, [&](Connection& c) -> std::optional<LeadRecord> {
+        Query q(c, "SELECT " LF_LEAD_COLUMNS ", " LF_DISTRIBUTION_COLUMNS
+                   ", attempts, ineligible FROM leads WHERE id = ?1");
+        q.bind(id);
+        const int rc = q.step();
+        if (rc != SQLITE_ROW) {
+          if (rc != SQLITE_DONE) report(c, rc, "get_lead");
+          return std::nullopt;
+        }
+        LeadRecord r = read_lead(q, true);
+        if (r.distribution.status == DeliveryStatus::kDelivered ||
+            r.distribution.status == DeliveryStatus::kReturned) {
+          auto sales = rows_on<Sale>(
+              c, "get_lead",
+              "SELECT " LF_SALE_COLUMNS " FROM sales WHERE lead_id = ?1 ORDER BY slot",
+              [&](Query& sq) { sq.bind(id); }, read_sale<Query>);
+          if (sales) attach_sales(r, std::move(*sales));
+        }
+        return r;
+      });
 }
 
 std::vector<LeadRecord> SqliteStore::list_leads(const LeadQuery& lq) {

@@ -198,6 +198,32 @@ std::optional<std::vector<LedgerEntry>> SqliteStore::list_ledger(const LedgerQue
       read_ledger_entry<Query>);
 }
 
+/// The three in one snapshot on one reader: one read lock instead of three, and a ledger that
+/// agrees with the returns and settlements beside it.
+std::optional<LeadMoney> SqliteStore::money_of_lead(std::string_view lead_id) {
+  return read_snapshot(
+      "money_of_lead", std::optional<LeadMoney>{}, [&](Connection& c) -> std::optional<LeadMoney> {
+        auto by_lead = [&](Query& q) { q.bind(lead_id); };
+        auto returns = rows_on<LeadReturn>(c, "money_of_lead",
+                                           "SELECT " LF_RETURN_COLUMNS
+                                           " FROM returns WHERE lead_id = ?1 ORDER BY returned_at",
+                                           by_lead, read_return<Query>);
+        auto settlements =
+            rows_on<Settlement>(c, "money_of_lead",
+                                "SELECT " LF_SETTLEMENT_COLUMNS
+                                " FROM settlements WHERE lead_id = ?1 ORDER BY at, buyer_id",
+                                by_lead, read_settlement<Query>);
+        auto ledger = rows_on<LedgerEntry>(
+            c, "money_of_lead",
+            "SELECT " LF_LEDGER_COLUMNS
+            " FROM ledger_entries WHERE lead_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3",
+            [&](Query& q) { q.bind(lead_id).bind(std::int64_t{0}).bind(clamp_limit(1000)); },
+            read_ledger_entry<Query>);
+        if (!returns || !settlements || !ledger) return std::nullopt;
+        return LeadMoney{std::move(*returns), std::move(*settlements), std::move(*ledger)};
+      });
+}
+
 std::optional<ReturnStats> SqliteStore::return_stats(std::string_view buyer_id,
                                                      std::int64_t since_ms) {
   return guarded("return_stats", std::optional<ReturnStats>{}, [&]() -> std::optional<ReturnStats> {

@@ -115,6 +115,14 @@ struct ReturnStats {
   std::int64_t returns = 0;
 };
 
+/// A lead's money, read together: its returns (one per buyer that returned it), its settlements
+/// (oldest first) and its ledger entries (oldest first, at most 1,000).
+struct LeadMoney {
+  std::vector<LeadReturn> returns;
+  std::vector<Settlement> settlements;
+  std::vector<LedgerEntry> ledger;
+};
+
 /// The money port: returns, settlements and the ledger, for the API's money routes and
 /// leadflow-admin's generator.
 class MoneyStore : public virtual StorePort {
@@ -147,6 +155,19 @@ class MoneyStore : public virtual StorePort {
   virtual SettleResult settle_lead(const Settlement& s, const PayoutRule& payout) = 0;
   /// The settlements of a lead, oldest first; nullopt when the store could not say.
   virtual std::optional<std::vector<Settlement>> settlements_of_lead(std::string_view lead_id) = 0;
+  /// A lead's returns, settlements and ledger entries in one call (the lead view): an adapter
+  /// reads them in one snapshot where it can, so they agree with each other and cost one read
+  /// lock rather than three. nullopt when the store cannot say.
+  virtual std::optional<LeadMoney> money_of_lead(std::string_view lead_id) {
+    auto returns = returns_of_lead(lead_id);
+    auto settlements = settlements_of_lead(lead_id);
+    LedgerQuery q;
+    q.lead_id = std::string(lead_id);
+    q.limit = 1000;
+    auto ledger = list_ledger(q);
+    if (!returns || !settlements || !ledger) return std::nullopt;
+    return LeadMoney{std::move(*returns), std::move(*settlements), std::move(*ledger)};
+  }
   /// A buyer's sales made since `since_ms` and how many of them it returned; nullopt when the
   /// store cannot say.
   virtual std::optional<ReturnStats> return_stats(std::string_view buyer_id,
