@@ -20,6 +20,7 @@
 #include "leadflow/base/ids.hpp"
 #include "leadflow/base/time_format.hpp"
 #include "leadflow/domain/accounts.hpp"
+#include "leadflow/money/payout.hpp"
 
 namespace leadflow {
 namespace {
@@ -411,7 +412,7 @@ Distribution auction(const World& w, Draw& d, const Lead& l, const Seller& selle
         dist.status = DeliveryStatus::kDelivered;
         dist.buyer_id = b->buyer.id;
         dist.price = price;
-        dist.payout = seller_payout(campaign, &seller, price);
+        dist.payout = money::seller_payout(campaign, &seller, price);
         dist.buyer_lead_id = std::string("b") + std::to_string(d.between(100000000, 999999999));
         dist.sales.push_back({dist.buyer_id, dist.price, dist.payout, dist.buyer_lead_id});
       } else if (o < b->accept_rate + 0.02) {

@@ -617,7 +617,7 @@ std::vector<std::string> money_script(Store& store) {
         sold.emplace_back(leads[i].id, share);
       }
       d.payout = d.price * 7 / 10;
-      const auto parts = split_payout(prices, d.payout);
+      const auto parts = money::split_payout(prices, d.payout);
       for (std::size_t k = 0; k < parts.size(); ++k) d.sales[k].payout = parts[k];
       d.buyer_id = d.sales.front().buyer_id;
     } else if (roll < 8) {

@@ -47,6 +47,7 @@
 #include "leadflow/domain/lead.hpp"
 #include "leadflow/domain/verticals.hpp"
 #include "leadflow/management/management.hpp"  // store_contract_versions.inc: changes as the API makes them
+#include "leadflow/money/payout.hpp"           // store_contract_money.inc: a shared sale's parts
 #include "leadflow/store/store.hpp"
 
 namespace leadflow::contract {

@@ -66,51 +66,6 @@ PlanLimits limits_of(Plan p) {
   return p == Plan::kEnterprise ? PlanLimits{1000, 100'000} : PlanLimits{100, 10'000};
 }
 
-Cents seller_payout(const Campaign* campaign, const Seller* seller, Cents price) {
-  bool fixed = false;
-  std::int64_t value = 0;
-  if (campaign != nullptr) {
-    fixed = campaign->payout_fixed;
-    value = campaign->payout_value;
-  } else if (seller != nullptr) {
-    fixed = seller->payout_fixed;
-    value = seller->payout_value;
-  } else {
-    return 0;
-  }
-  const Cents payout = fixed ? value : apply_basis_points(price, value);
-  return std::min(payout, price);  // never pay a seller more than the sale brought
-}
-
-std::vector<Cents> split_payout(const std::vector<Cents>& prices, Cents payout) {
-  std::vector<Cents> parts(prices.size(), 0);
-  Cents total = 0;
-  for (Cents p : prices) total += p;
-  if (prices.empty()) return parts;
-  if (total <= 0) {
-    parts[0] = payout;
-    return parts;
-  }
-  // Each part rounded down, then the cents left over (fewer than the sales) one each to the
-  // parts with the largest fractions, earlier sales first among equals: no part ends above
-  // its exact share rounded up, so none exceeds its sale's price.
-  Cents given = 0;
-  std::vector<std::pair<__int128, std::size_t>> fractions;
-  for (std::size_t i = 0; i < prices.size(); ++i) {
-    // 128-bit product: cents times cents overflows 64 bits only far beyond any real price, but
-    // the ledger must be exact even then.
-    const __int128 exact = static_cast<__int128>(payout) * prices[i];
-    parts[i] = static_cast<Cents>(exact / total);
-    fractions.emplace_back(exact % total, i);
-    given += parts[i];
-  }
-  std::stable_sort(fractions.begin(), fractions.end(),
-                   [](const auto& x, const auto& y) { return x.first > y.first; });
-  for (std::size_t k = 0; given < payout && k < fractions.size(); ++k, ++given)
-    ++parts[fractions[k].second];
-  return parts;
-}
-
 nlohmann::json payout_to_json(bool fixed, std::int64_t value) {
   nlohmann::json payout = {{"model", fixed ? "fixed" : "revshare"}};
   if (fixed)

@@ -15,6 +15,7 @@
 #include "leadflow/domain/buyer.hpp"
 #include "leadflow/domain/lead.hpp"
 #include "leadflow/domain/lead_codec.hpp"
+#include "leadflow/money/returns.hpp"
 #include "leadflow/store/store.hpp"
 
 // Column lists shared by the statements that read and write rows; the readers below depend on
@@ -227,15 +228,19 @@ LeadReturn read_return(const Row& q) {
 }
 
 /// The step both adapters take once they know the sale (`out.ret`'s price, payout, sold_at) and
-/// that it was not returned yet: false (with `out` the answer) when the window has closed, else
-/// `out.ret` is completed with the return asked for.
+/// that it was not returned yet: false (with `out` the answer) when the window has closed
+/// (money::return_window_open), else `out.ret` is completed with the return asked for, taking
+/// back what money::reverse says.
 inline bool admit_return(const ReturnRequest& r, ReturnResult& out) {
   LeadReturn& ret = out.ret;
-  if (r.at_ms >= ret.sold_at_ms + r.window_ms) {
+  if (!money::return_window_open(ret.sold_at_ms, r.window_ms, r.at_ms)) {
     out.status = ReturnStatus::kWindowClosed;
     out.sold_at_ms = ret.sold_at_ms;
     return false;
   }
+  const money::Reversal back = money::reverse({ret.price, ret.payout, ret.sold_at_ms});
+  ret.price = back.price;
+  ret.payout = back.payout;
   ret.lead_id = r.lead_id;
   ret.buyer_id = r.buyer_id;
   ret.reason = r.reason;

@@ -13,6 +13,7 @@
 #include "leadflow/base/money.hpp"
 #include "leadflow/base/text.hpp"
 #include "leadflow/base/time_format.hpp"
+#include "leadflow/money/payout.hpp"
 #include "returns.hpp"
 #include "viewer.hpp"
 
@@ -104,9 +105,9 @@ void post_settlement(IngestContext& ctx, const http::Request& req, http::Respons
     seller = ctx.accounts.get_seller(record->lead.seller_id);
   // The seller's payout by its rule on the lead's total: a share settled after others adds
   // what the total's payout grows by.
-  const PayoutRule payout = [campaign, seller](Cents total) {
-    return seller_payout(campaign ? &*campaign : nullptr, seller ? &*seller : nullptr, total);
-  };
+  const PayoutRule payout = [model = money::payout_model_of(campaign ? &*campaign : nullptr,
+                                                            seller ? &*seller : nullptr)](
+                                Cents total) { return money::payout_of(model, total); };
   s.lead_id = id;
   s.by_key_id = key->id;
   s.at_ms = ctx.clock.now_ms();

@@ -13,6 +13,7 @@
 #include "leadflow/base/ids.hpp"
 #include "leadflow/base/log.hpp"
 #include "leadflow/delivery/buyer_protocol.hpp"
+#include "leadflow/money/payout.hpp"
 
 namespace leadflow {
 namespace {
@@ -561,20 +562,17 @@ class Auction : public std::enable_shared_from_this<Auction> {
   void sold() {
     std::stable_sort(sales_.begin(), sales_.end(),
                      [](const Sale& x, const Sale& y) { return x.price > y.price; });
-    Cents total = 0;
     std::vector<Cents> prices;
-    for (const auto& s : sales_) {
-      total += s.price;
-      prices.push_back(s.price);
-    }
-    const Cents payout = dist_.payout_for(campaign_, seller_, total);
-    const std::vector<Cents> parts = split_payout(prices, payout);
-    for (std::size_t i = 0; i < sales_.size(); ++i) sales_[i].payout = parts[i];
+    for (const auto& s : sales_) prices.push_back(s.price);
+    const money::PricedSales priced = money::price_sales(
+        prices,
+        money::payout_model_of(campaign_ ? &*campaign_ : nullptr, seller_ ? &*seller_ : nullptr));
+    for (std::size_t i = 0; i < sales_.size(); ++i) sales_[i].payout = priced.parts[i];
     d_.status = DeliveryStatus::kDelivered;
     d_.buyer_id = sales_.front().buyer_id;
     d_.buyer_lead_id = sales_.front().buyer_lead_id;
-    d_.price = total;
-    d_.payout = payout;
+    d_.price = priced.total;
+    d_.payout = priced.payout;
     d_.sales = std::move(sales_);
     decide();
   }

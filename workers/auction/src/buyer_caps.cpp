@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "leadflow/base/tz.hpp"
+#include "leadflow/money/budget.hpp"
 
 namespace leadflow {
 
@@ -42,15 +43,6 @@ std::vector<NamedCap> cap_windows(const Buyer& b, std::int64_t unix_s) {
   return caps;
 }
 
-namespace {
-
-// The least a sale to the buyer can cost it: a fixed price, or a bid at its floor (one cent).
-Cents least_price(const Buyer& b) {
-  return b.pricing == PricingModel::kFixed ? b.price : std::max<Cents>(1, b.min_bid);
-}
-
-}  // namespace
-
 // A cheap first look at the caps, so a full buyer is not pinged. It is not the guarantee: the
 // post intent reserves the slot atomically (DistributionStore::record_post_intent), because several
 // workers may pass this check for the last slot at once.
@@ -62,12 +54,14 @@ std::string cap_ineligibility(DistributionStore& store, const Buyer& b,
       // A budget with no room for the cheapest sale the buyer could make.
       const auto spent = store.sales_cents(b.id, c.window.since_ms);
       if (!spent) return std::string("budget:") + c.name + ":unknown";
-      if (*spent + least_price(b) > c.window.limit) return std::string("budget:") + c.name;
+      if (!money::window_has_room(*spent, money::least_sale_price(b), c.window.limit))
+        return std::string("budget:") + c.name;
       continue;
     }
     const auto sold = store.count_sales(b.id, c.window.since_ms);
     if (!sold) return std::string("cap:") + c.name + ":unknown";
-    if (*sold >= c.window.limit) return std::string("cap:") + c.name;
+    if (!money::window_has_room(*sold, money::window_taking(false, 0), c.window.limit))
+      return std::string("cap:") + c.name;
   }
   return "";
 }

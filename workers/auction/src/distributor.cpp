@@ -53,11 +53,6 @@ void Distributor::request_answered(const std::string& buyer_id) {
   if (it != in_flight_.end() && --it->second <= 0) in_flight_.erase(it);
 }
 
-Cents Distributor::payout_for(const std::optional<Campaign>& c, const std::optional<Seller>& s,
-                              Cents price) const {
-  return seller_payout(c ? &*c : nullptr, s ? &*s : nullptr, price);
-}
-
 void Distributor::write_intent(DistributionStore::PostIntentWrite write,
                                std::function<void(StoreStatus)> then) {
   intents_waiting_.push_back({std::move(write), std::move(then)});

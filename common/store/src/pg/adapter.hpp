@@ -31,6 +31,7 @@
 #include "leadflow/base/log.hpp"
 #include "leadflow/domain/buyer.hpp"
 #include "leadflow/domain/lead_codec.hpp"
+#include "leadflow/money/ledger.hpp"
 #include "leadflow/store/store.hpp"
 #include "performance_rows.hpp"
 #include "pg/driver.hpp"
@@ -57,6 +58,11 @@ constexpr const char* kTcpUserTimeoutMs = "15000";
 
 // A watch whose connection is lost tries again this often.
 constexpr auto kWatchRetryPause = std::chrono::milliseconds(200);
+
+/// The statement appending ledger entries (leadflow/money/ledger.hpp says which a sale and a
+/// return write) in the order given, for the caller's transaction; the revenue rollup's trigger
+/// counts each. Defined in pg/money.cpp.
+Statement ledger_statement(std::span<const money::LedgerEntry> entries);
 
 // ------------------------------------------------------------------------------------------------
 // Announcements: NOTIFY, and a LISTEN on a connection of its own
@@ -306,8 +312,8 @@ class PgStore final : public Store, private PgCalls {
   static void return_in_transaction(Connection& c, const ReturnRequest& r, ReturnResult& out) {
     const Result found = c.exec(
         "SELECT sales.price_cents, sales.payout_cents, sales.sold_at,"
-        " sales.lead_id IS NOT NULL"
-        " FROM (SELECT id FROM leads WHERE id = $1 FOR UPDATE) AS lead"
+        " sales.lead_id IS NOT NULL, lead.seller_id, lead.campaign_id"
+        " FROM (SELECT id, seller_id, campaign_id FROM leads WHERE id = $1 FOR UPDATE) AS lead"
         " LEFT JOIN sales ON sales.lead_id = lead.id AND sales.buyer_id = $2",
         Params().add(r.lead_id).add(r.buyer_id), Effect::kRead);
     if (found.rows() == 0) return void(out.status = ReturnStatus::kNoSuchLead);
@@ -338,6 +344,11 @@ class PgStore final : public Store, private PgCalls {
                .add(ret.sold_at_ms)
                .add(ret.returned_at_ms),
            Effect::kWrite);
+    const money::LedgerEntry entry =
+        money::return_entry({ret.lead_id, found.text(0, 4), found.text(0, 5)}, ret.buyer_id,
+                            ret.price, ret.payout, ret.returned_at_ms);
+    const Statement ledger = ledger_statement(std::span(&entry, 1));
+    c.exec(ledger.sql, ledger.params, Effect::kWrite);
     // Returned once no sale of it stands: a share returned leaves the others sold.
     c.exec(
         "UPDATE leads SET status = 'returned' WHERE id = $1 AND status = 'delivered'"

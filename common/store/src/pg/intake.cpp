@@ -154,7 +154,8 @@ std::vector<LeadRecord> PgStore::list_leads(const LeadQuery& lq) {
 /// One transaction, two round trips for any batch size (pipelines): BEGIN and the lock of the
 /// batch's lead rows in id order (so batches overlapping in any order wait instead of
 /// deadlocking); the winners are decided here from the locked statuses; then one statement
-/// writing every winner's lead row and sale, and COMMIT. A seller waiting on a sync lead
+/// writing every winner's lead row and sales, one appending the sales' ledger entries
+/// (money::sale_entries), the rollups' counts, and COMMIT. A seller waiting on a sync lead
 /// waits on this write.
 std::vector<StoreStatus> PgStore::record_outcomes(std::span<const OutcomeRecord> outcomes) {
   const std::vector<StoreStatus> all_failed(outcomes.size(), StoreStatus::kUnavailable);
@@ -189,6 +190,11 @@ std::vector<StoreStatus> PgStore::record_outcomes(std::span<const OutcomeRecord>
     ArrayText id, status, buyer, price, payout, buyer_lead_id, reason, decided_at, attempts,
         ineligible;
     ArrayText sale_lead, sale_slot, sale_buyer, sale_price, sale_payout, sale_reference;
+    // The sales' ledger entries, each with the key of the revenue rollup row it adds to.
+    std::vector<std::pair<std::tuple<std::int64_t, std::string, std::string, std::string,
+                                     std::string, std::string, std::string, std::size_t>,
+                          money::LedgerEntry>>
+        entries;
     bool any = false;
     for (std::size_t i = 0; i < outcomes.size(); ++i) {
       const OutcomeRecord& o = outcomes[i];
@@ -230,7 +236,23 @@ std::vector<StoreStatus> PgStore::record_outcomes(std::span<const OutcomeRecord>
         sale_payout.add(sales[slot].payout);
         sale_reference.add(sales[slot].buyer_lead_id);
       }
+      const LeadKeys& keys = it->second.keys;
+      std::vector<money::LedgerEntry> booked = money::sale_entries(
+          {o.lead_id, keys.seller_id, keys.campaign_id}, sales, d.decided_at_ms);
+      for (std::size_t slot = 0; slot < booked.size(); ++slot) {
+        money::LedgerEntry& e = booked[slot];
+        entries.push_back({{e.at_ms - e.at_ms % kRollupBucketMs, e.seller_id, e.campaign_id,
+                            e.buyer_id, keys.vertical, keys.source, e.lead_id, slot},
+                           std::move(e)});
+      }
     }
+    // The entries in the revenue rollup's key order (byte order, as its keys' "C" collation):
+    // its trigger updates a row per entry, and every batch then locks those rows in one order.
+    std::sort(entries.begin(), entries.end(),
+              [](const auto& x, const auto& y) { return x.first < y.first; });
+    std::vector<money::LedgerEntry> ledger;
+    ledger.reserve(entries.size());
+    for (auto& [key, e] : entries) ledger.push_back(std::move(e));
     std::vector<Statement> finish;
     if (any) {
       finish.push_back(
@@ -244,8 +266,7 @@ std::vector<StoreStatus> PgStore::record_outcomes(std::span<const OutcomeRecord>
            "   decided_at = batch.decided_at, attempts = batch.attempts,"
            "   ineligible = batch.ineligible"
            "   FROM batch WHERE leads.id = batch.id"
-           "   RETURNING leads.id, leads.decided_at, leads.email, leads.phone, leads.seller_id,"
-           "   leads.campaign_id, leads.vertical, leads.source),"
+           "   RETURNING leads.id, leads.decided_at, leads.email, leads.phone),"
            " sold AS (SELECT * FROM unnest($11::TEXT[], $12::INTEGER[], $13::TEXT[],"
            "   $14::BIGINT[], $15::BIGINT[], $16::TEXT[]) AS s (lead_id, slot, buyer_id, price,"
            "   payout, buyer_lead_id))"
@@ -253,11 +274,7 @@ std::vector<StoreStatus> PgStore::record_outcomes(std::span<const OutcomeRecord>
            "   email, phone, buyer_lead_id)"
            " SELECT sold.lead_id, sold.slot, sold.buyer_id, sold.price, sold.payout,"
            "   decided.decided_at, decided.email, decided.phone, sold.buyer_lead_id"
-           " FROM sold JOIN decided ON decided.id = sold.lead_id"
-           // The revenue rollup's key order: every batch locks its rows in this one order.
-           " ORDER BY decided.decided_at - decided.decided_at % 900000, decided.seller_id,"
-           "   decided.campaign_id, sold.buyer_id, decided.vertical, decided.source,"
-           "   sold.lead_id, sold.slot",
+           " FROM sold JOIN decided ON decided.id = sold.lead_id",
            Params()
                .add(id.str())
                .add(status.str())
@@ -275,6 +292,7 @@ std::vector<StoreStatus> PgStore::record_outcomes(std::span<const OutcomeRecord>
                .add(sale_price.str())
                .add(sale_payout.str())
                .add(sale_reference.str())});
+      if (!ledger.empty()) finish.push_back(ledger_statement(ledger));
     }
     for (Statement& st : outcome_statements({std::move(performance), std::move(unsold)}))
       finish.push_back(std::move(st));

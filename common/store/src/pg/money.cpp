@@ -2,10 +2,44 @@
 // ledger.
 #include "pg/adapter.hpp"
 
+#include "leadflow/money/settlement.hpp"
+
 namespace leadflow::pg {
 
+Statement ledger_statement(std::span<const money::LedgerEntry> entries) {
+  ArrayText kind, lead, buyer, seller, campaign, revenue, payout, at;
+  for (const money::LedgerEntry& e : entries) {
+    kind.add(e.kind);
+    lead.add(e.lead_id);
+    buyer.add(e.buyer_id);
+    seller.add(e.seller_id);
+    campaign.add(e.campaign_id);
+    revenue.add(e.revenue);
+    payout.add(e.payout);
+    at.add(e.at_ms);
+  }
+  // WITH ORDINALITY and the ORDER BY keep the entries' order, so their ids follow it.
+  return {
+      "INSERT INTO ledger_entries (kind, lead_id, buyer_id, seller_id, campaign_id,"
+      " revenue_cents, payout_cents, at)"
+      " SELECT kind, lead_id, buyer_id, seller_id, campaign_id, revenue, payout, at"
+      " FROM unnest($1::TEXT[], $2::TEXT[], $3::TEXT[], $4::TEXT[], $5::TEXT[],"
+      "  $6::BIGINT[], $7::BIGINT[], $8::BIGINT[]) WITH ORDINALITY"
+      "  AS e (kind, lead_id, buyer_id, seller_id, campaign_id, revenue, payout, at, n)"
+      " ORDER BY n",
+      Params()
+          .add(kind.str())
+          .add(lead.str())
+          .add(buyer.str())
+          .add(seller.str())
+          .add(campaign.str())
+          .add(revenue.str())
+          .add(payout.str())
+          .add(at.str())};
+}
+
 /// One transaction: the lead row locked first (FOR UPDATE), so two returns of one lead wait
-/// for each other; the ledger entry is written by the returns table's trigger.
+/// for each other; the return's ledger entry is written in it.
 ReturnResult PgStore::record_return(const ReturnRequest& r) {
   return run("record_return", ReturnResult{}, [&](Connection& c) -> ReturnResult {
     ReturnResult out;
@@ -31,8 +65,8 @@ std::vector<ReturnResult> PgStore::record_returns(std::span<const ReturnRequest>
   });
 }
 
-/// One transaction, the lead row locked first; a sale's ledger entry is written by the sales
-/// trigger.
+/// One transaction, the lead row locked first. The sale a settlement makes, its payout and the
+/// lead's new totals are money::settle_sold's; the sale's ledger entry is money::sale_entry's.
 SettleResult PgStore::settle_lead(const Settlement& asked, const PayoutRule& payout) {
   return run("settle_lead", SettleResult{}, [&](Connection& c) -> SettleResult {
     Transaction tx(c);
@@ -69,9 +103,11 @@ SettleResult PgStore::settle_lead(const Settlement& asked, const PayoutRule& pay
         " COALESCE(SUM(payout_cents), 0)::BIGINT FROM sales WHERE lead_id = $1",
         Params().add(s.lead_id).add(s.buyer_id), Effect::kRead);
     if (!held.boolean(0, 0)) return {SettleStatus::kNotUnknown, {}};
-    const std::int64_t slots = held.int64(0, 1);
-    const Cents revenue = held.int64(0, 2), paid = held.int64(0, 3);
-    s.payout = s.sold ? payout(revenue + s.price) - paid : 0;
+    const money::SettledSale sale =
+        s.sold ? money::settle_sold({held.int64(0, 1), held.int64(0, 2), held.int64(0, 3)}, s.price,
+                                    payout)
+               : money::SettledSale{};
+    s.payout = sale.payout;
     c.exec("INSERT INTO settlements (" LF_SETTLEMENT_COLUMNS
            ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
            Params()
@@ -92,24 +128,29 @@ SettleResult PgStore::settle_lead(const Settlement& asked, const PayoutRule& pay
           " SELECT id, $2, $3, $4, $5, $6, email, phone, $7 FROM leads WHERE id = $1",
           Params()
               .add(s.lead_id)
-              .add(slots)
+              .add(sale.slot)
               .add(s.buyer_id)
-              .add(s.price)
-              .add(s.payout)
+              .add(sale.price)
+              .add(sale.payout)
               .add(s.at_ms)
               .add(s.buyer_lead_id),
           Effect::kWrite);
+      const money::LedgerEntry entry =
+          money::sale_entry({s.lead_id, keys.seller_id, keys.campaign_id},
+                            Sale{s.buyer_id, sale.price, sale.payout, s.buyer_lead_id}, s.at_ms);
+      const Statement ledger = ledger_statement(std::span(&entry, 1));
+      c.exec(ledger.sql, ledger.params, Effect::kWrite);
       // The lead sums its sales up; the first buyer to take it is the one it names.
       c.exec(
           "UPDATE leads SET status = 'delivered', price_cents = $2, payout_cents = $3,"
-          " buyer_id = CASE WHEN $4 = 0 THEN $5 ELSE buyer_id END,"
-          " buyer_lead_id = CASE WHEN $4 = 0 THEN $6 ELSE buyer_lead_id END,"
+          " buyer_id = CASE WHEN $4::BOOLEAN THEN $5 ELSE buyer_id END,"
+          " buyer_lead_id = CASE WHEN $4::BOOLEAN THEN $6 ELSE buyer_lead_id END,"
           " reason = $7, decided_at = $8 WHERE id = $1",
           Params()
               .add(s.lead_id)
-              .add(revenue + s.price)
-              .add(paid + s.payout)
-              .add(slots)
+              .add(sale.lead_price)
+              .add(sale.lead_payout)
+              .add(sale.first)
               .add(s.buyer_id)
               .add(s.buyer_lead_id)
               .add(settled_reason(true))

@@ -24,6 +24,8 @@
 #include "leadflow/base/log.hpp"
 #include "leadflow/domain/buyer.hpp"
 #include "leadflow/domain/lead_codec.hpp"
+#include "leadflow/money/budget.hpp"
+#include "leadflow/money/ledger.hpp"
 #include "leadflow/store/store.hpp"
 #include "rollup_tiers.hpp"
 #include "rows.hpp"
@@ -207,8 +209,8 @@ class SqliteStore final : public Store, private SqliteCalls {
                          "    AND post_intents.lead_id <> ?3 AND leads.status = 'pending')");
         const int rc = q.bind(p.buyer_id).bind(cap.since_ms).bind(p.lead_id).step();
         if (rc != SQLITE_ROW) return report(c, rc, "record_post_intent");
-        const std::int64_t taking = cents ? p.price : 1;
-        if (q.int64(0) + taking > cap.limit) return StoreStatus::kLimitReached;
+        if (!money::window_has_room(q.int64(0), money::window_taking(cents, p.price), cap.limit))
+          return StoreStatus::kLimitReached;
       }
     }
     {
@@ -272,18 +274,22 @@ class SqliteStore final : public Store, private SqliteCalls {
   /// SQLite failure is returned (the caller rolls back); a refusal is an answer in `out`.
   static int return_in_transaction(Connection& c, const ReturnRequest& r, ReturnResult& out) {
     LeadReturn& ret = out.ret;
+    std::string seller_id, campaign_id;
     {
       Query q(c,
-              "SELECT leads.status, sales.price_cents, sales.payout_cents, sales.sold_at"
-              " FROM leads LEFT JOIN sales ON sales.lead_id = leads.id AND sales.buyer_id = ?2"
+              "SELECT leads.seller_id, leads.campaign_id, sales.price_cents, sales.payout_cents,"
+              " sales.sold_at FROM leads"
+              " LEFT JOIN sales ON sales.lead_id = leads.id AND sales.buyer_id = ?2"
               " WHERE leads.id = ?1");
       const int rc = q.bind(r.lead_id).bind(r.buyer_id).step();
       if (rc == SQLITE_DONE) return (out.status = ReturnStatus::kNoSuchLead, SQLITE_OK);
       if (rc != SQLITE_ROW) return rc;
-      if (q.is_null(1)) return (out.status = ReturnStatus::kNotSold, SQLITE_OK);
-      ret.price = q.int64(1);
-      ret.payout = q.int64(2);
-      ret.sold_at_ms = q.int64(3);
+      if (q.is_null(2)) return (out.status = ReturnStatus::kNotSold, SQLITE_OK);
+      seller_id = q.text(0);
+      campaign_id = q.text(1);
+      ret.price = q.int64(2);
+      ret.payout = q.int64(3);
+      ret.sold_at_ms = q.int64(4);
     }
     {
       Query q(c, "SELECT " LF_RETURN_COLUMNS " FROM returns WHERE lead_id = ?1 AND buyer_id = ?2");
@@ -310,6 +316,10 @@ class SqliteStore final : public Store, private SqliteCalls {
           .bind(ret.returned_at_ms);
       if (int rc = q.run()) return rc;
     }
+    const money::LedgerEntry entry =
+        money::return_entry({ret.lead_id, seller_id, campaign_id}, ret.buyer_id, ret.price,
+                            ret.payout, ret.returned_at_ms);
+    if (int rc = write_ledger_entries(c, std::span(&entry, 1))) return rc;
     {
       // Returned once no sale of it stands: a share returned leaves the others sold.
       Query q(c,

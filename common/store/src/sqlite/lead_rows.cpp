@@ -1,5 +1,5 @@
 // The rows a lead is written as: its leads row on insert, and on its outcome the decided columns
-// and, for a sale, the sales row.
+// and, for a sale, the sales rows and their ledger entries.
 #include "sqlite/lead_rows.hpp"
 
 #include "leadflow/base/log.hpp"
@@ -122,6 +122,9 @@ int record_outcome(Connection& c, const OutcomeRecord& o, const std::string& att
       return Query(c, "RELEASE outcome").run();
     }
     if (rc != SQLITE_OK) return rc;
+    const auto entries =
+        money::sale_entries({o.lead_id, keys.seller_id, keys.campaign_id}, sales, d.decided_at_ms);
+    if (int rc = write_ledger_entries(c, entries)) return rc;
     if (int rel = Query(c, "RELEASE outcome").run()) return rel;
   }
   result = StoreStatus::kOk;
@@ -129,6 +132,25 @@ int record_outcome(Connection& c, const OutcomeRecord& o, const std::string& att
   // rollup why nobody took it; the caller writes a batch's counts at once.
   add_outcome(deltas.performance, keys, d);
   add_unsold(deltas.unsold, keys, d);
+  return SQLITE_OK;
+}
+
+int write_ledger_entries(Connection& c, std::span<const money::LedgerEntry> entries) {
+  for (const money::LedgerEntry& e : entries) {
+    Query q(c,
+            "INSERT INTO ledger_entries (kind, lead_id, buyer_id, seller_id, campaign_id,"
+            " revenue_cents, payout_cents, at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+    if (int rc = q.bind(e.kind)
+                     .bind(e.lead_id)
+                     .bind(e.buyer_id)
+                     .bind(e.seller_id)
+                     .bind(e.campaign_id)
+                     .bind(e.revenue)
+                     .bind(e.payout)
+                     .bind(e.at_ms)
+                     .run())
+      return rc;
+  }
   return SQLITE_OK;
 }
 

@@ -1,7 +1,9 @@
 #pragma once
+#include <span>
 #include <string>
 
 #include "leadflow/domain/lead.hpp"
+#include "leadflow/money/ledger.hpp"
 #include "leadflow/store/store.hpp"
 #include "performance_rows.hpp"
 #include "sqlite/driver.hpp"
@@ -19,13 +21,17 @@ using store_rows::PerformanceDeltas;
 using store_rows::UnsoldDeltas;
 
 /// Writes one outcome inside the caller's transaction: the lead's decided columns, and for a sale
-/// the sales rows, under a savepoint so that a lead is never marked delivered without its sales;
-/// adds what it counts to the rollups' `deltas` (written by the caller, once per batch). Returns
-/// SQLITE_OK with `result` set (kOk, kConflict when already decided or a sale is refused,
-/// kNotFound), or the error that must abort the whole transaction. `attempts` and
-/// `ineligible` are the JSON texts of the distribution's lists.
+/// the sales rows and their ledger entries, under a savepoint so that a lead is never marked
+/// delivered without its sales; adds what it counts to the rollups' `deltas` (written by the
+/// caller, once per batch). Returns SQLITE_OK with `result` set (kOk, kConflict when already
+/// decided or a sale is refused, kNotFound), or the error that must abort the whole transaction.
+/// `attempts` and `ineligible` are the JSON texts of the distribution's lists.
 int record_outcome(Connection& c, const OutcomeRecord& o, const std::string& attempts,
                    const std::string& ineligible, StoreStatus& result, OutcomeDeltas& deltas);
+
+/// Appends ledger entries (leadflow/money/ledger.hpp says which a sale and a return write), in
+/// order, inside the caller's transaction; the revenue rollup's trigger counts each.
+int write_ledger_entries(Connection& c, std::span<const money::LedgerEntry> entries);
 
 /// The keys the rollups count a lead under (SQLITE_NOTFOUND when there is no such lead).
 int read_lead_keys(Connection& c, std::string_view lead_id, LeadKeys& keys);

@@ -2,10 +2,12 @@
 // ledger.
 #include "sqlite/adapter.hpp"
 
+#include "leadflow/money/settlement.hpp"
+
 namespace leadflow::sqlite {
 
 /// One transaction on the writer (BEGIN IMMEDIATE: nothing changes between the checks and the
-/// writes). The ledger entry is written by the returns table's trigger.
+/// writes), the return's ledger entry in it.
 ReturnResult SqliteStore::record_return(const ReturnRequest& r) {
   return guarded("record_return", ReturnResult{}, [&]() -> ReturnResult {
     std::lock_guard lock(write_mu_);
@@ -39,7 +41,8 @@ std::vector<ReturnResult> SqliteStore::record_returns(std::span<const ReturnRequ
   });
 }
 
-/// One transaction on the writer; a sale's ledger entry is written by the sales trigger.
+/// One transaction on the writer. The sale a settlement makes, its payout and the lead's new
+/// totals are money::settle_sold's; the sale's ledger entry is money::sale_entry's, written here.
 SettleResult SqliteStore::settle_lead(const Settlement& asked, const PayoutRule& payout) {
   return guarded("settle_lead", SettleResult{}, [&]() -> SettleResult {
     SettleResult out;
@@ -53,15 +56,17 @@ SettleResult SqliteStore::settle_lead(const Settlement& asked, const PayoutRule&
     if (int rc = tx.begin()) return failed(rc);
     Settlement s = asked;
     // The lead: failed, or settled before (a shared sale is settled buyer by buyer).
-    std::string status;
+    std::string status, seller_id, campaign_id;
     {
       Query q(c,
-              "SELECT status, EXISTS (SELECT 1 FROM settlements WHERE lead_id = ?1)"
-              " FROM leads WHERE id = ?1");
+              "SELECT status, EXISTS (SELECT 1 FROM settlements WHERE lead_id = ?1),"
+              " seller_id, campaign_id FROM leads WHERE id = ?1");
       const int rc = q.bind(s.lead_id).step();
       if (rc == SQLITE_DONE) return (out.status = SettleStatus::kNoSuchLead, out);
       if (rc != SQLITE_ROW) return failed(rc);
       status = q.text(0);
+      seller_id = q.text(2);
+      campaign_id = q.text(3);
       if (status != "failed" && !q.boolean(1)) return (out.status = SettleStatus::kNotUnknown, out);
     }
     if (s.buyer_id.empty()) {
@@ -91,19 +96,18 @@ SettleResult SqliteStore::settle_lead(const Settlement& asked, const PayoutRule&
       if (rc != SQLITE_ROW) return failed(rc);
     }
     // What the lead's sales (settled ones, for a shared sale) hold so far.
-    std::int64_t slots = 0;
-    Cents revenue = 0, paid = 0;
+    money::SalesHeld held;
     {
       Query q(c,
               "SELECT COUNT(*), COALESCE(SUM(price_cents), 0), COALESCE(SUM(payout_cents), 0)"
               " FROM sales WHERE lead_id = ?1");
       const int rc = q.bind(s.lead_id).step();
       if (rc != SQLITE_ROW) return failed(rc);
-      slots = q.int64(0);
-      revenue = q.int64(1);
-      paid = q.int64(2);
+      held = {q.int64(0), q.int64(1), q.int64(2)};
     }
-    s.payout = s.sold ? payout(revenue + s.price) - paid : 0;
+    const money::SettledSale sale =
+        s.sold ? money::settle_sold(held, s.price, payout) : money::SettledSale{};
+    s.payout = sale.payout;
     {
       Query q(c, "INSERT INTO settlements (" LF_SETTLEMENT_COLUMNS
                  ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
@@ -125,25 +129,29 @@ SettleResult SqliteStore::settle_lead(const Settlement& asked, const PayoutRule&
                 " email, phone, buyer_lead_id) SELECT id, ?2, ?3, ?4, ?5, ?6, email, phone, ?7"
                 " FROM leads WHERE id = ?1");
         if (int rc = q.bind(s.lead_id)
-                         .bind(slots)
+                         .bind(sale.slot)
                          .bind(s.buyer_id)
-                         .bind(s.price)
-                         .bind(s.payout)
+                         .bind(sale.price)
+                         .bind(sale.payout)
                          .bind(s.at_ms)
                          .bind(s.buyer_lead_id)
                          .run())
           return failed(rc);
       }
+      const money::LedgerEntry entry =
+          money::sale_entry({s.lead_id, seller_id, campaign_id},
+                            Sale{s.buyer_id, sale.price, sale.payout, s.buyer_lead_id}, s.at_ms);
+      if (int rc = write_ledger_entries(c, std::span(&entry, 1))) return failed(rc);
       // The lead sums its sales up; the first buyer to take it is the one it names.
       Query q(c,
               "UPDATE leads SET status = 'delivered', price_cents = ?2, payout_cents = ?3,"
-              " buyer_id = CASE WHEN ?4 = 0 THEN ?5 ELSE buyer_id END,"
-              " buyer_lead_id = CASE WHEN ?4 = 0 THEN ?6 ELSE buyer_lead_id END,"
+              " buyer_id = CASE WHEN ?4 THEN ?5 ELSE buyer_id END,"
+              " buyer_lead_id = CASE WHEN ?4 THEN ?6 ELSE buyer_lead_id END,"
               " reason = ?7, decided_at = ?8 WHERE id = ?1");
       if (int rc = q.bind(s.lead_id)
-                       .bind(revenue + s.price)
-                       .bind(paid + s.payout)
-                       .bind(slots)
+                       .bind(sale.lead_price)
+                       .bind(sale.lead_payout)
+                       .bind(sale.first)
                        .bind(s.buyer_id)
                        .bind(s.buyer_lead_id)
                        .bind(settled_reason(true))

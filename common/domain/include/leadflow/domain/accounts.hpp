@@ -144,17 +144,6 @@ struct UserTotp {
   int recovery_codes_left = 0;  // read only: the recovery codes not yet used
 };
 
-/// What the seller earns of a sale at `price`: under the lead's campaign's payout rule (Surface
-/// B), else the seller's own (Surface A), revshare or fixed, never more than the price; 0 for a
-/// lead of neither (posted with an operator key).
-Cents seller_payout(const Campaign* campaign, const Seller* seller, Cents price);
-
-/// The parts of a payout of `payout` over sales at `prices`, in proportion to the prices and to
-/// the cent: they add up to `payout` exactly (the cents rounding leaves go to the largest
-/// fractions), and with a payout no more than the total no part exceeds its price. A shared
-/// sale pays the seller by its rule on the total, then books each buyer's part.
-std::vector<Cents> split_payout(const std::vector<Cents>& prices, Cents payout);
-
 /// A payout rule as the API shows it: {"model": "revshare", "value": percent} or
 /// {"model": "fixed", "value": dollars}.
 nlohmann::json payout_to_json(bool fixed, std::int64_t value);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "leadflow/base/money.hpp"
+#include "leadflow/money/ledger.hpp"
 #include "leadflow/store/port.hpp"
 
 namespace leadflow {
@@ -53,21 +54,9 @@ struct ReturnResult {
   std::int64_t sold_at_ms = 0;  // kWindowClosed: when the sale was made
 };
 
-/// One immutable movement of money (SPEC §7), in cents: written by the store in the transaction
-/// of what it records, never updated or deleted. kind "sale": revenue = the price the buyer
-/// owes, payout = what the seller is owed; kind "return": both reversed (negative). Per lead,
-/// and in total, margin = revenue - payout.
-struct LedgerEntry {
-  std::int64_t id = 0;  // increasing in the order written
-  std::string kind;
-  std::string lead_id;
-  std::string buyer_id;
-  std::string seller_id;    // "" for a lead posted with an operator key
-  std::string campaign_id;  // "" on Surface A
-  Cents revenue = 0;
-  Cents payout = 0;
-  std::int64_t at_ms = 0;
-};
+/// One immutable movement of money (SPEC §7): the money component's value (leadflow/money/
+/// ledger.hpp), which also says which entries a sale and a return write.
+using LedgerEntry = money::LedgerEntry;
 
 /// Which ledger entries to list: one lead's, or every entry after `after_id`, oldest first.
 struct LedgerQuery {

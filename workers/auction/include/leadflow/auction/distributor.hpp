@@ -135,8 +135,6 @@ class Distributor final : public LeadDecider {
 
  private:
   friend class Auction;
-  Cents payout_for(const std::optional<Campaign>& campaign, const std::optional<Seller>& seller,
-                   Cents price) const;
   /// Whether `b` has max_concurrency pings and posts in flight. Loop thread only.
   bool at_capacity(const Buyer& b) const;
   /// A ping or post to the buyer was sent / was answered (or gave up). Loop thread only.

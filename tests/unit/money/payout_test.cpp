@@ -4,9 +4,9 @@
 #include <numeric>
 #include <random>
 
-#include "leadflow/domain/accounts.hpp"
+#include "leadflow/money/payout.hpp"
 
-namespace leadflow {
+namespace leadflow::money {
 namespace {
 
 TEST(SellerPayout, RevshareAndFixedNeverPayMoreThanThePrice) {
@@ -18,6 +18,41 @@ TEST(SellerPayout, RevshareAndFixedNeverPayMoreThanThePrice) {
   EXPECT_EQ(seller_payout(nullptr, &s, 2400), 500);
   EXPECT_EQ(seller_payout(nullptr, &s, 300), 300);
   EXPECT_EQ(seller_payout(nullptr, nullptr, 2400), 0);  // an operator's own lead
+}
+
+TEST(SellerPayout, TheCampaignsRuleComesBeforeTheSellers) {
+  Seller s;
+  s.payout_value = 7000;
+  Campaign c;
+  c.payout_fixed = true;
+  c.payout_value = 250;
+  EXPECT_EQ(seller_payout(&c, &s, 2400), 250);
+  const auto model = payout_model_of(&c, &s);
+  ASSERT_TRUE(model.has_value());
+  EXPECT_TRUE(model->fixed);
+  EXPECT_FALSE(payout_model_of(nullptr, nullptr).has_value());
+}
+
+TEST(SellerPayout, RevshareRoundsHalfUpToTheCent) {
+  const PayoutModel third{false, 3333};    // 33.33%
+  EXPECT_EQ(payout_of(third, 1000), 333);  // 333.3
+  EXPECT_EQ(payout_of(third, 1500), 500);  // 499.95 rounds up
+  const PayoutModel half{false, 5000};
+  EXPECT_EQ(payout_of(half, 1), 1);  // 0.5 rounds up
+  EXPECT_EQ(payout_of(half, 3), 2);  // 1.5
+  EXPECT_EQ(payout_of(std::nullopt, 1000), 0);
+}
+
+TEST(PriceSales, TotalPayoutAndPartsOfASharedSale) {
+  // Three buyers at 9.01, 8.00 and 7.00; 70% revshare on the total 24.01 is 16.807 -> 16.81.
+  const PricedSales priced = price_sales({901, 800, 700}, PayoutModel{false, 7000});
+  EXPECT_EQ(priced.total, 2401);
+  EXPECT_EQ(priced.payout, 1681);
+  EXPECT_EQ(priced.parts, (std::vector<Cents>{631, 560, 490}));
+  // One buyer: the whole payout is its part.
+  const PricedSales one = price_sales({2400}, PayoutModel{true, 500});
+  EXPECT_EQ(one.payout, 500);
+  EXPECT_EQ(one.parts, (std::vector<Cents>{500}));
 }
 
 TEST(SplitPayout, PartsFollowThePricesAndAddUpToTheCent) {
@@ -52,4 +87,4 @@ TEST(SplitPayout, AddsUpExactlyOverRandomSales) {
 }
 
 }  // namespace
-}  // namespace leadflow
+}  // namespace leadflow::money
