@@ -7,15 +7,15 @@
 #                                   the jars there, `java -cp 'DIR/*'`).
 #   scripts/kafka/fetch.sh --home   prints the cache directory (whether or not it is filled).
 #
-# The directory is $LEADFLOW_KAFKA_HOME, else ${XDG_CACHE_HOME:-$HOME/.cache}/leadflow/kafka-VERSION:
-# outside the tree, so a clean clone and `git clean` keep it. Maven checks every artifact's
+# The directory is ${XDG_CACHE_HOME:-$HOME/.cache}/leadflow/kafka-VERSION: outside the tree, so a
+# clean clone and `git clean` keep it, and each version has its own. Maven checks every artifact's
 # checksum and fails on a mismatch (-C, the strict checksum policy).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 pom="$here/pom.xml"
 version=$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$pom")
 [[ -n "$version" ]] || { echo "kafka/fetch.sh: no <kafka.version> in $pom" >&2; exit 1; }
-home=${LEADFLOW_KAFKA_HOME:-${XDG_CACHE_HOME:-${HOME:?}/.cache}/leadflow/kafka-$version}
+home=${XDG_CACHE_HOME:-${HOME:?}/.cache}/leadflow/kafka-$version
 
 if [[ "${1:-}" == --home ]]; then
   echo "$home"
