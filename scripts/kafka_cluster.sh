@@ -8,8 +8,10 @@
 #                                     still running in DIR is killed and its data thrown away first.
 #   kafka_cluster.sh stop DIR         kills every node and removes DIR.
 #   kafka_cluster.sh kill DIR N       kill -9 of node N (1-3), which keeps its data and ports.
-#   kafka_cluster.sh restart DIR N    starts node N again (if it is not running) and waits until
-#                                     its broker answers.
+#   kafka_cluster.sh restart DIR N... starts nodes N... again (those not running) and waits until
+#                                     their brokers answer. Nodes started alone after the whole
+#                                     cluster died wait for each other (a quorum is two): name
+#                                     them all in one call.
 #   kafka_cluster.sh controller DIR   prints the node id of the active controller.
 #
 # Node N lives in DIR/nodeN: server.properties, data/, server.log, and pid (its JVM, for the fault
@@ -18,7 +20,7 @@
 set -euo pipefail
 
 usage() {
-  echo "usage: $0 start|stop DIR | kill|restart DIR N | controller DIR" >&2
+  echo "usage: $0 start|stop DIR | kill DIR N | restart DIR N... | controller DIR" >&2
   exit 2
 }
 die() {
@@ -29,7 +31,8 @@ die() {
 [[ $# -ge 2 ]] || usage
 command=$1
 dir=$2
-node=${3:-}
+shift 2
+nodes=("$@")
 [[ -n "$dir" ]] || usage
 case "$dir" in
   /*) ;;
@@ -218,9 +221,24 @@ stop() {
   rm -rf "$dir"
 }
 
-check_node() {
-  [[ "$node" =~ ^[1-3]$ ]] || usage
-  [[ -f "$dir/node$node/server.properties" ]] || die "no cluster in $dir; run: $0 start $dir"
+check_nodes() {
+  local n
+  ((${#nodes[@]} > 0)) || usage
+  for n in "${nodes[@]}"; do
+    [[ "$n" =~ ^[1-3]$ ]] || usage
+    [[ -f "$dir/node$n/server.properties" ]] || die "no cluster in $dir; run: $0 start $dir"
+  done
+}
+
+restart() {
+  local n
+  for n in "${nodes[@]}"; do
+    is_running "$n" && continue
+    # The last run's log aside, so that its "started" line is not taken for this run's.
+    mv -f "$dir/node$n/server.log" "$dir/node$n/server.log.1" 2>/dev/null || true
+    launch "$n"
+  done
+  for n in "${nodes[@]}"; do wait_node "$n"; done
 }
 
 controller() {
@@ -233,19 +251,13 @@ controller() {
 }
 
 case "$command" in
-  start) [[ $# -eq 2 ]] || usage; start ;;
-  stop) [[ $# -eq 2 ]] || usage; stop ;;
-  kill) check_node; kill_node "$node" ;;
-  restart)
-    check_node
-    need_release
-    if ! is_running "$node"; then
-      # The last run's log aside, so that its "started" line is not taken for this run's.
-      mv -f "$dir/node$node/server.log" "$dir/node$node/server.log.1" 2>/dev/null || true
-      launch "$node"
-    fi
-    wait_node "$node"
+  start) ((${#nodes[@]} == 0)) || usage; start ;;
+  stop) ((${#nodes[@]} == 0)) || usage; stop ;;
+  kill)
+    check_nodes
+    for n in "${nodes[@]}"; do kill_node "$n"; done
     ;;
-  controller) [[ $# -eq 2 ]] || usage; controller ;;
+  restart) check_nodes; need_release; restart ;;
+  controller) ((${#nodes[@]} == 0)) || usage; controller ;;
   *) usage ;;
 esac
