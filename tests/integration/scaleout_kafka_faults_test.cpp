@@ -1,9 +1,9 @@
 // Faults of the real Kafka cluster under the scale-out shape (tests/support/scaleout_fixture.hpp):
-// the broker leading the leads topic killed, the active controller killed, a broker paused, and
-// workers joining and leaving the group while leads stream. Each ends, like every fault test of
-// the shape, with every acknowledged lead decided and delivered and none sold twice; each prints
-// what the fault did to the posts' latency and how long no post was acknowledged
-// (docs/kafka.md keeps the numbers).
+// the broker leading the leads topic killed, the active controller killed, a broker paused, two
+// of the three nodes down, and workers joining and leaving the group while leads stream. Each ends,
+// like every fault test of the shape, with every acknowledged lead decided and delivered and none
+// sold twice; each prints what the fault did to the posts' latency and how long no post was
+// acknowledged (docs/kafka.md keeps the numbers).
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -63,6 +63,24 @@ TEST_F(ScaleOutKafkaFaults, APausedBrokerIsFencedAndRejoins) {
         kafka_.resume(leader);
       },
       8s);
+}
+
+TEST_F(ScaleOutKafkaFaults, TwoNodesDownRefusesPostsWith503AndLosesNothing) {
+  // One node of three left: no record can reach two replicas (min.insync.replicas=2 with
+  // acks=all), and the metadata quorum is lost too, so no leadership moves. Posts must be
+  // refused with 503 (the seller retries), never acknowledged and then lost.
+  const StreamReport report = stream_through(
+      [&] {
+        const int controller = kafka_.controller();
+        ASSERT_GE(controller, 1);
+        const int other = controller == 1 ? 2 : 1;
+        kafka_.kill9(controller);
+        kafka_.kill9(other);
+        std::this_thread::sleep_for(10s);
+        EXPECT_TRUE(kafka_.restart({controller, other}));
+      },
+      6s);
+  EXPECT_GT(report.refused_503, 0u) << "no post was refused with the cluster down to one node";
 }
 
 TEST_F(ScaleOutKafkaFaults, AWorkerJoiningAndAWorkerLeavingWhileLeadsStream) {
