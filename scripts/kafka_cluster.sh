@@ -87,13 +87,25 @@ kill_node() {
 
 port_answers() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
-# Six TCP ports nobody listens on right now (a broker's and a controller's per node).
+# Six TCP ports nobody listens on right now (a broker's and a controller's per node). Another
+# process may still take one before its node binds it; that node then fails and start says so.
 free_ports() {
-  python3 -c '
+  if command -v python3 >/dev/null 2>&1; then
+    python3 -c '
 import socket
 socks = [socket.socket() for _ in range(6)]
 for s in socks: s.bind(("127.0.0.1", 0))
-print(" ".join(str(s.getsockname()[1]) for s in socks))'
+print(" ".join(str(s.getsockname()[1]) for s in socks))' && return
+  fi
+  local found=() port
+  for _ in $(seq 1 400); do
+    port=$((20000 + RANDOM % 40000))
+    # A refused connection means nothing listens there.
+    if ! port_answers "$port" && [[ " ${found[*]} " != *" $port "* ]]; then found+=("$port"); fi
+    ((${#found[@]} == 6)) && break
+  done
+  ((${#found[@]} == 6)) || die "no six free TCP ports found on 127.0.0.1"
+  echo "${found[*]}"
 }
 
 launch() {
