@@ -39,7 +39,6 @@
 #include "pg/schema.hpp"
 #include "rollup_tiers.hpp"
 #include "rows.hpp"
-#include "unsold_rows.hpp"
 
 namespace leadflow::pg {
 
