@@ -1,7 +1,5 @@
 // Surface B: campaign-key lead posting under /api/v1, and the legacy form POST /{key}.
-#include <array>
 #include <atomic>
-#include <cmath>
 
 #include "auth.hpp"
 #include "errors.hpp"
@@ -14,6 +12,7 @@
 #include "leadflow/base/metrics.hpp"
 #include "leadflow/base/time_format.hpp"
 #include "leadflow/http/forms.hpp"
+#include "leadflow/reports/report.hpp"
 #include "leadflow/validation/validation.hpp"
 #include "leadflow/visibility/projections.hpp"
 
@@ -409,31 +408,26 @@ void register_surface_b(Routes& routes, IngestContext& ctx) {
     const auto queued = money ? c.reporting.count_queued(campaign->id, rq.from_ms) : std::nullopt;
     if (!perf || !money || !queued)
       return send_b_error(r, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
-    std::array<std::int64_t, kPerformanceFigures> f{};
-    for (const auto& cell : *perf)
-      for (int i = 0; i < kPerformanceFigures; ++i) f[i] += cell.figures[i];
-    Cents payout = 0;
-    for (const auto& cell : *money) payout += cell.payout - cell.returned_payout;
-    const std::int64_t decided = f[kSold] + f[kUnsold] + f[kFailed];
-    http::send_json(
-        r, 200,
-        {{"campaign_id", campaign->id},
-         {"period", period},
-         {"from", format_rfc3339_ms(rq.from_ms)},
-         {"received", f[kLeads] + *queued},
-         {"sold", f[kSold]},
-         {"unsold", f[kUnsold]},
-         {"duplicates", f[kDuplicates]},
-         {"invalid", f[kInvalid]},
-         {"queued", *queued},
-         {"errors", f[kFailed]},
-         // Rounded as the performance report rounds it.
-         {"acceptance_rate", decided ? std::round(static_cast<double>(f[kSold]) * 10000.0 /
-                                                  static_cast<double>(decided)) /
-                                           10000.0
-                                     : 0.0},
-         {"payout", cents_to_decimal(payout)},
-         {"currency", "USD"}});
+    // Summed and rated as the reports sum and rate them (leadflow/reports/report.hpp).
+    reports::PerformanceSums leads;
+    for (const auto& cell : *perf) leads.add(cell);
+    reports::RevenueSums sales;
+    for (const auto& cell : *money) sales.add(cell);
+    const auto& f = leads.f;
+    http::send_json(r, 200,
+                    {{"campaign_id", campaign->id},
+                     {"period", period},
+                     {"from", format_rfc3339_ms(rq.from_ms)},
+                     {"received", f[kLeads] + *queued},
+                     {"sold", f[kSold]},
+                     {"unsold", f[kUnsold]},
+                     {"duplicates", f[kDuplicates]},
+                     {"invalid", f[kInvalid]},
+                     {"queued", *queued},
+                     {"errors", f[kFailed]},
+                     {"acceptance_rate", leads.acceptance_rate(true).value_or(0.0)},
+                     {"payout", cents_to_decimal(sales.net_payout())},
+                     {"currency", "USD"}});
   });
 
   // A campaign learns nothing of ids that are not its own: another campaign's lead (queued or

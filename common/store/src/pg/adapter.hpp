@@ -40,7 +40,6 @@
 #include "pg/schema.hpp"
 #include "rollup_tiers.hpp"
 #include "rows.hpp"
-#include "unsold_rows.hpp"
 
 namespace leadflow::pg {
 

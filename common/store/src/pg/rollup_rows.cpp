@@ -159,7 +159,7 @@ void backfill_rollups(Connection& c, bool buyers, bool unsold) {
       d.reason = page.text(i, 7);
       d.attempts = attempts_from_json(parse_json(page.text(i, 8)));
       d.ineligible = ineligible_from_json(parse_json(page.text(i, 9)));
-      add_backfill(deltas, keys, d, buyers, unsold);
+      backfill_lead(deltas, keys, d, buyers, unsold);
     }
     if (page.rows() > 0) after = page.text(page.rows() - 1, 0);
     // The rollups' rows only: the tiers' own migration (12) fills them from the rollups.

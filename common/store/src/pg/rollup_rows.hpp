@@ -1,8 +1,8 @@
 #pragma once
 // The rollups written with outcomes, as PostgreSQL statements: one statement per rollup and
 // batch, rows in the key's order so concurrent transactions lock them in one order.
+#include "performance_rows.hpp"
 #include "pg/driver.hpp"
-#include "unsold_rows.hpp"
 
 namespace leadflow::pg {
 

@@ -376,13 +376,8 @@ class SqliteStore final : public Store, private SqliteCalls {
       return sql;
     };
     const std::vector<store_rows::RollupRange> plan = store_rows::plan_rollup(rq, kind);
-    // With cuts, a row counts in the stretch holding its bucket.
+    // With cuts, a row counts in the stretch holding its bucket; without, in its own bucket.
     const std::vector<std::int64_t> starts = store_rows::sum_starts(rq);
-    // Without cuts (no stretch starts at or before it), the row's own bucket.
-    const auto sum_of = [&](std::int64_t bucket) {
-      const auto after = std::upper_bound(starts.begin(), starts.end(), bucket);
-      return after == starts.begin() ? bucket : *(after - 1);
-    };
     return guarded(op, std::optional<Sums>{}, [&]() -> std::optional<Sums> {
       auto conn = readers_.acquire();
       if (!conn) return std::nullopt;
@@ -400,7 +395,8 @@ class SqliteStore final : public Store, private SqliteCalls {
         int rc;
         std::array<std::int64_t, N>* cell = nullptr;
         while ((rc = q.step()) == SQLITE_ROW) {
-          const std::int64_t bucket = rq.by_bucket ? sum_of(q.int64(0)) : 0;
+          const std::int64_t bucket =
+              rq.by_bucket ? store_rows::sum_start_of(starts, q.int64(0)) : 0;
           bool same = cell != nullptr && bucket == key.first;
           for (std::size_t k = 0; k < rq.group.size(); ++k) {
             std::string v = q.text(1 + static_cast<int>(k));

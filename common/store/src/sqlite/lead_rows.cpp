@@ -279,7 +279,7 @@ int backfill_rollups(Connection& c, bool buyers, bool unsold) {
         d.reason = q.text(7);
         d.attempts = attempts_from_json(store_rows::parse_json(q.text(8)));
         d.ineligible = ineligible_from_json(store_rows::parse_json(q.text(9)));
-        store_rows::add_backfill(deltas, keys, d, buyers, unsold);
+        store_rows::backfill_lead(deltas, keys, d, buyers, unsold);
       }
       if (rc != SQLITE_DONE) return rc;
     }

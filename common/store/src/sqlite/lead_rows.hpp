@@ -7,7 +7,6 @@
 #include "leadflow/store/store.hpp"
 #include "performance_rows.hpp"
 #include "sqlite/driver.hpp"
-#include "unsold_rows.hpp"
 
 namespace leadflow::sqlite {
 

@@ -7,96 +7,10 @@
 #include <utility>
 #include <vector>
 
-#include "leadflow/base/money.hpp"
+#include "leadflow/reports/rollup.hpp"
 #include "leadflow/store/port.hpp"
 
 namespace leadflow {
-
-/// What a report is cut by, besides time (SPEC §2 Reports). kReason is the unsold rollup's
-/// alone.
-enum class ReportKey { kSeller, kCampaign, kBuyer, kVertical, kSource, kReason };
-
-/// A question to a rollup: its quarter hours in [from_ms, to_ms) (both on a quarter hour), only
-/// the rows matching every filter, summed per `group` keys (none: one sum) and, with
-/// `by_bucket`, per time bucket: without `cuts` each quarter hour is a sum of its own; with
-/// them (the instants where the caller's days or hours begin, in its time zone) no sum spans
-/// a cut: the stretch between two cuts (or a cut and an end of the range) is summed in one
-/// cell or several, each with a bucket_ms inside the stretch (its start, or the start of the
-/// UTC hour, day or quarter hour summed), so the caller adds up the cells of a stretch. A
-/// store answers from the coarsest rows that can (its tiers: whole UTC hours and days inside a
-/// stretch) and reads quarter hours only at the edges.
-struct RollupQuery {
-  std::int64_t from_ms = 0;
-  std::int64_t to_ms = 0;
-  std::vector<std::pair<ReportKey, std::string>> filters;
-  bool by_bucket = false;
-  std::vector<ReportKey> group;
-  std::vector<std::int64_t> cuts;
-};
-
-/// One sum of the revenue rollup: the ledger's sales and returns, by when the money moved.
-struct RevenueCell {
-  std::int64_t bucket_ms = 0;     // the bucket's start, with by_bucket
-  std::vector<std::string> keys;  // one value per group key, in the query's order
-  std::int64_t sales = 0;
-  Cents revenue = 0;
-  Cents payout = 0;
-  std::int64_t returns = 0;
-  Cents returned_revenue = 0;  // what the returns took back (positive)
-  Cents returned_payout = 0;
-};
-
-/// The length of a rollup's time bucket: every time zone's midnight falls on a quarter hour.
-inline constexpr std::int64_t kRollupBucketMs = 15 * 60 * 1000;
-
-/// Buyers' response times are counted in fixed buckets, so that sums of them (any rows, any
-/// time range) give a p95: upper edges in ms; the last bucket is open.
-inline constexpr int kLatencyBuckets = 12;
-inline constexpr std::int64_t kLatencyEdgesMs[kLatencyBuckets - 1] = {
-    10, 25, 50, 100, 200, 300, 500, 750, 1000, 2000, 5000};
-inline int latency_bucket(std::int64_t ms) {
-  int i = 0;
-  while (i < kLatencyBuckets - 1 && ms > kLatencyEdgesMs[i]) ++i;
-  return i;
-}
-
-/// The figures of the performance rollup. A lead counts once decided, by the quarter hour it
-/// was received in: under buyer "" by its status, and under each buyer asked by its pings and
-/// posts (skipped ones never sent are not counted); invalid Surface B posts under buyer "".
-enum PerformanceFigure {
-  kLeads,
-  kDuplicates,
-  kInvalid,
-  kSold,
-  kUnsold,
-  kFailed,
-  kPings,
-  kBids,
-  kPosts,
-  kAccepted,
-  kRejected,
-  kTimeouts,
-  kErrors,
-  kResponses,   // pings and posts the buyer answered (not timeouts or errors)...
-  kResponseMs,  // ...and their response times summed
-  kLatency0,    // kLatencyBuckets counts of those response times follow
-};
-inline constexpr int kPerformanceFigures = kLatency0 + kLatencyBuckets;
-
-/// One sum of the performance rollup.
-struct PerformanceCell {
-  std::int64_t bucket_ms = 0;     // with by_bucket
-  std::vector<std::string> keys;  // one value per group key
-  std::array<std::int64_t, kPerformanceFigures> figures{};
-};
-
-/// One sum of the unsold rollup: leads decided unsold, counted under buyer "" by why the lead
-/// went unsold, and under each buyer that could have had it by why that buyer did not.
-struct UnsoldCell {
-  std::int64_t bucket_ms = 0;     // with by_bucket
-  std::vector<std::string> keys;  // one value per group key
-  std::int64_t leads = 0;
-};
 
 /// The reporting port: the rollups the reports read, the one figure counted outside an outcome
 /// (an invalid Surface B post) and the leads still queued; for the API's report routes.

@@ -4,9 +4,9 @@
 
 #include <random>
 
-#include "rollup_tiers.hpp"
+#include "leadflow/reports/tiers.hpp"
 
-namespace leadflow::store_rows {
+namespace leadflow::reports {
 
 // Found by argument-dependent lookup (so not in the unnamed namespace).
 bool operator==(const RollupRange& a, const RollupRange& b) {
@@ -166,4 +166,4 @@ TEST(RollupPlan, RangesTileTheQuestionAndNeverSpanACut) {
 }
 
 }  // namespace
-}  // namespace leadflow::store_rows
+}  // namespace leadflow::reports
