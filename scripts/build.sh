@@ -9,8 +9,14 @@ build=${LEADFLOW_BUILD_DIR:-$root/build}
 type=${LEADFLOW_BUILD_TYPE:-RelWithDebInfo}
 tests=${LEADFLOW_BUILD_TESTS:-ON}
 sanitize=${LEADFLOW_SANITIZE:-}  # e.g. address,undefined (scripts/sanitize.sh)
-# CI builds treat warnings as errors; elsewhere LEADFLOW_WERROR=ON asks for the same.
-werror=${LEADFLOW_WERROR:-OFF}
+# CI builds treat warnings as errors; elsewhere LEADFLOW_WERROR=ON asks for the same. Unset, a
+# build directory keeps what it was configured with: the demo's test runs scripts/run.sh, which
+# builds here again, and a changed flag would rebuild the whole tree in the middle of the tests.
+werror=${LEADFLOW_WERROR:-}
+if [[ -z "$werror" && -f "$build/CMakeCache.txt" ]]; then
+  werror=$(sed -n 's/^LEADFLOW_WERROR:[A-Z]*=//p' "$build/CMakeCache.txt")
+fi
+werror=${werror:-OFF}
 if [[ "${CI:-}" == "true" ]]; then werror=ON; fi
 launcher=()
 if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
