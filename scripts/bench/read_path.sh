@@ -16,7 +16,8 @@
 # The rate limits are not what is measured, and every answer must be a 200: a key's plan
 # (enterprise) allows 1,000 requests a minute, so each role reads with BENCH_READ_KEYS (256) keys,
 # each request taking the next. The two builds alternate round by round (base first in odd rounds);
-# medians of BENCH_ROUNDS (3) rounds, and the ratio new/base of each shape's requests/s.
+# medians of BENCH_ROUNDS (3) rounds, and the ratio new/base of each shape's requests/s (of the
+# medians, and the median of the rounds' own ratios).
 #
 # Environment: BENCH_READ_BASE (a build dir holding ingest/leadflow-ingest and
 # workers/leadflow-buyer-sim of the code before), BENCH_BUILD (the same of the code now).
@@ -110,11 +111,16 @@ done
 
 echo
 echo "read path (Surface A GETs over TLS, $connections connections; medians of $rounds rounds):"
-printf '%-16s %12s %12s %10s %10s %8s\n' shape "base req/s" "new req/s" "base p50" "new p50" "new/base"
+# new/base is the ratio of the medians; paired, the median of each round's ratio (the two builds
+# of a round measured one after the other), which a noisy round moves less.
+printf '%-16s %12s %12s %10s %10s %8s %8s\n' shape "base req/s" "new req/s" "base p50" "new p50" \
+  "new/base" "paired"
 for s in "${shapes[@]}"; do
   rb=$(echo "${rps[base/$s]}" | median)
   rn=$(echo "${rps[new/$s]}" | median)
-  printf '%-16s %12.0f %12.0f %10.2f %10.2f %8.3f\n' "$s" "$rb" "$rn" \
+  paired=$(paste -d' ' <(echo "${rps[new/$s]}" | tr ' ' '\n' | grep -v '^$') \
+    <(echo "${rps[base/$s]}" | tr ' ' '\n' | grep -v '^$') | awk '{printf "%s ", $1 / $2}' | median)
+  printf '%-16s %12.0f %12.0f %10.2f %10.2f %8.3f %8.3f\n' "$s" "$rb" "$rn" \
     "$(echo "${p50[base/$s]}" | median)" "$(echo "${p50[new/$s]}" | median)" \
-    "$(awk -v a="$rn" -v b="$rb" 'BEGIN {print a / b}')"
+    "$(awk -v a="$rn" -v b="$rb" 'BEGIN {print a / b}')" "$paired"
 done
