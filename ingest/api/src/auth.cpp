@@ -208,7 +208,7 @@ std::optional<ApiKey> authorise(IngestContext& ctx, const http::Request& req, ht
     // nothing about stored keys.
     if (!secret.empty() && secret.size() <= 256) {
       const std::string hash = sha256_hex(secret);
-      Lookup<ApiKey> found = ctx.accounts.find_api_key_by_hash(hash);
+      Lookup<ApiKey> found = ctx.api_keys.find_by_hash(hash);
       unavailable = found.status == StoreStatus::kUnavailable;
       key = std::move(found.value);
       if (key && !constant_time_equal(key->key_hash, hash)) key.reset();
@@ -234,8 +234,10 @@ std::optional<ApiKey> authorise(IngestContext& ctx, const http::Request& req, ht
   // store that cannot take it refuses nothing.
   const std::int64_t now = ctx.clock.now_ms();
   if (now - key->last_used_at_ms >= kKeyTouchEveryMs &&
-      ctx.accounts.touch_api_key(key->id, now) == StoreStatus::kOk)
+      ctx.accounts.touch_api_key(key->id, now) == StoreStatus::kOk) {
     key->last_used_at_ms = now;
+    ctx.api_keys.used(key->key_hash, now);
+  }
   return limit_and_check(ctx, req, res, std::move(*key), scope, operator_only, false);
 }
 

@@ -1,5 +1,5 @@
 // Handlers every listener has: request ids, metrics, error bodies, health and /metrics; the
-// front's metric families and its campaign cache.
+// front's metric families.
 #include <charconv>
 #include <chrono>
 #include <unordered_map>
@@ -54,39 +54,6 @@ void IngestMetrics::lead(const char* surface, const char* result) {
   auto& slot = resolved[surface][result];
   if (slot == nullptr) slot = &leads.Add({{"surface", surface}, {"result", result}});
   slot->Increment();
-}
-
-std::optional<Campaign> CampaignCache::find_by_key(const std::string& key, bool& unavailable) {
-  unavailable = false;
-  const std::string hash = sha256_hex(key);
-  const SteadyTime now = clock_.steady_now();
-  {
-    std::lock_guard lock(mu_);
-    auto it = cache_.find(hash);
-    if (it != cache_.end() && now - it->second.second < std::chrono::seconds(1))
-      return it->second.first;
-  }
-  Lookup<Campaign> found = store_.find_campaign_by_key_hash(hash);
-  // A store that cannot answer has said nothing: neither believed nor cached.
-  if (found.status == StoreStatus::kUnavailable) {
-    unavailable = true;
-    return std::nullopt;
-  }
-  std::optional<Campaign>& c = found.value;
-  std::lock_guard lock(mu_);
-  if (cache_.size() > 100'000) cache_.clear();
-  cache_[hash] = {c, now};
-  return c;
-}
-
-bool CampaignCache::find_cached(const std::string& key, std::optional<Campaign>& out) {
-  const std::string hash = sha256_hex(key);
-  const SteadyTime now = clock_.steady_now();
-  std::lock_guard lock(mu_);
-  auto it = cache_.find(hash);
-  if (it == cache_.end() || now - it->second.second >= std::chrono::seconds(1)) return false;
-  out = it->second.first;
-  return true;
 }
 
 namespace {

@@ -652,6 +652,7 @@ void register_surface_a(Routes& routes, IngestContext& ctx) {
     const Management::Created revoked_key = c.management.revoke_api_key(id, if_match_of(q));
     if (refuse_version(r, revoked_key, "API key")) return;
     if (revoked_key.status != StoreStatus::kOk) return send_store_failure(r, revoked_key.status);
+    c.api_keys.forget_all();  // refused here from now on; in other replicas within a second
     set_etag(r, revoked_key.version);
     json revoked = {{"key_id", id}};
     if (!target->seller_id.empty()) revoked["seller_id"] = target->seller_id;

@@ -117,6 +117,7 @@ struct App::Impl {
   std::unique_ptr<RateLimiter> limiter, ip_limiter;
   std::unique_ptr<Management> management;
   std::unique_ptr<CampaignCache> campaigns;
+  std::unique_ptr<ApiKeyCache> api_keys;
   std::unique_ptr<BuyerVisibilityCache> buyer_visibility;
   std::unique_ptr<AuditLog> audit;
   std::unique_ptr<SignInLimits> logins;
@@ -214,22 +215,23 @@ bool App::start(std::string& error) {
     m.logins = std::make_unique<SignInLimits>(m.clock);
   }
   m.campaigns = std::make_unique<CampaignCache>(*m.store, m.clock);
+  m.api_keys = std::make_unique<ApiKeyCache>(*m.store, m.clock);
   m.buyer_visibility = std::make_unique<BuyerVisibilityCache>(*m.store, m.clock);
   m.audit = std::make_unique<AuditLog>(m.clock);
   m.pinger = make_worker_protocol_pinger(c);
-  m.ctx = std::make_unique<IngestContext>(
-      IngestContext{c,
-                    // intake, accounts, sign_in, money, reporting, distribution:
-                    *m.store, *m.store, *m.store, *m.store, *m.store, *m.store, m.queue->producer(),
-                    topics, m.waiters, m.verticals, *m.limiter, *m.ip_limiter, m.clock,
-                    *m.management, *m.campaigns, *m.buyer_visibility, *m.audit, *m.logins,
-                    // The way to the workers and back: the queue, in-process workers, and
-                    // (scale-out) the watch that hears their outcomes.
-                    [&m] {
-                      return m.queue->healthy() && (!m.workers || m.workers->healthy()) &&
-                             (!m.outcomes || m.outcomes->listening());
-                    },
-                    /*visibility_secret=*/{}});
+  m.ctx = std::make_unique<IngestContext>(IngestContext{
+      c,
+      // intake, accounts, sign_in, money, reporting, distribution:
+      *m.store, *m.store, *m.store, *m.store, *m.store, *m.store, m.queue->producer(), topics,
+      m.waiters, m.verticals, *m.limiter, *m.ip_limiter, m.clock, *m.management, *m.campaigns,
+      *m.api_keys, *m.buyer_visibility, *m.audit, *m.logins,
+      // The way to the workers and back: the queue, in-process workers, and
+      // (scale-out) the watch that hears their outcomes.
+      [&m] {
+        return m.queue->healthy() && (!m.workers || m.workers->healthy()) &&
+               (!m.outcomes || m.outcomes->listening());
+      },
+      /*visibility_secret=*/{}});
 
   // Made once for the installation by whichever process asks first, then read by every other.
   const auto secret = m.store->shared_secret(kVisibilitySecretName, new_visibility_secret());

@@ -17,6 +17,7 @@
 #include "leadflow/base/audit.hpp"
 #include "leadflow/base/clock.hpp"
 #include "leadflow/base/config.hpp"
+#include "leadflow/base/expiring_cache.hpp"
 #include "leadflow/domain/accounts.hpp"
 #include "leadflow/domain/verticals.hpp"
 #include "leadflow/limits/rate_limiter.hpp"
@@ -54,7 +55,8 @@ IngestMetrics& ingest_metrics();
 /// including misses (so a flood of bad keys does not reach the store). Thread-safe.
 class CampaignCache {
  public:
-  CampaignCache(AccountsStore& store, const Clock& clock) : store_(store), clock_(clock) {}
+  CampaignCache(AccountsStore& store, const Clock& clock)
+      : store_(store), cache_(clock, std::chrono::seconds(1)) {}
   /// The campaign of `key`, or nullopt. `unavailable` is set when the store could not say (a
   /// miss then is not cached, and the caller answers 503 rather than "unknown key").
   std::optional<Campaign> find_by_key(const std::string& key, bool& unavailable);
@@ -64,9 +66,30 @@ class CampaignCache {
 
  private:
   AccountsStore& store_;
-  const Clock& clock_;
-  std::mutex mu_;
-  std::unordered_map<std::string, std::pair<std::optional<Campaign>, SteadyTime>> cache_;
+  ExpiringCache<std::optional<Campaign>> cache_;
+};
+
+/// Surface A's API keys by the SHA-256 of the secret, kept for a second like campaigns, so that
+/// a busy key costs the store one read a second rather than one a request. Only keys the store
+/// found are kept (revoked ones too, so that they are refused as revoked): a miss or a lookup the
+/// store could not answer is asked again next time. A key revoked through this replica is
+/// refused at once (a revocation forgets every key: they are rare); through another replica or
+/// leadflow-admin, within a second. Thread-safe.
+class ApiKeyCache {
+ public:
+  ApiKeyCache(AccountsStore& store, const Clock& clock)
+      : store_(store), cache_(clock, std::chrono::seconds(1)) {}
+  /// AccountsStore::find_api_key_by_hash, or what it answered less than a second ago.
+  Lookup<ApiKey> find_by_hash(const std::string& key_hash);
+  /// The key's use at `at_ms` was written to the store: the kept copy says so too, so the next
+  /// requests do not write it again.
+  void used(const std::string& key_hash, std::int64_t at_ms);
+  /// After a revocation through this replica.
+  void forget_all() { cache_.clear(); }
+
+ private:
+  AccountsStore& store_;
+  ExpiringCache<ApiKey> cache_;
 };
 
 /// Whether the operator shows a buyer sellers' names (its configuration's
@@ -75,16 +98,15 @@ class CampaignCache {
 /// replica. A buyer the store cannot read is shown source codes and is not kept. Thread-safe.
 class BuyerVisibilityCache {
  public:
-  BuyerVisibilityCache(AccountsStore& store, const Clock& clock) : store_(store), clock_(clock) {}
+  BuyerVisibilityCache(AccountsStore& store, const Clock& clock)
+      : store_(store), cache_(clock, std::chrono::seconds(1)) {}
   bool shows_seller_names(const std::string& buyer_id);
   /// After a change to the buyer through this replica.
-  void forget(const std::string& buyer_id);
+  void forget(const std::string& buyer_id) { cache_.erase(buyer_id); }
 
  private:
   AccountsStore& store_;
-  const Clock& clock_;
-  std::mutex mu_;
-  std::unordered_map<std::string, std::pair<bool, SteadyTime>> cache_;
+  ExpiringCache<bool> cache_;
 };
 
 struct IngestContext {
@@ -107,6 +129,7 @@ struct IngestContext {
   const Clock& clock;
   Management& management;
   CampaignCache& campaigns;
+  ApiKeyCache& api_keys;
   BuyerVisibilityCache& buyer_visibility;
   AuditLog& audit;              // failed authentications, refusals, keys made and revoked
   SignInLimits& logins;         // attempts at dashboard users' passwords
