@@ -21,6 +21,7 @@
 #include "leadflow/queue/open_queue.hpp"
 #include "leadflow/runtime/health_metrics.hpp"
 #include "leadflow/runtime/worker_pool.hpp"
+#include "leadflow/store/store.hpp"
 #include "leadflow/visibility/visibility.hpp"
 
 namespace leadflow {
@@ -198,8 +199,8 @@ bool App::start(std::string& error) {
       if (c.worker_nice > 0 && setpriority(PRIO_PROCESS, 0, c.worker_nice) != 0)
         log(LogLevel::kWarn, "worker_nice_failed",
             {{"nice", c.worker_nice}, {"error", std::strerror(errno)}});
-      m.workers =
-          std::make_unique<WorkerPool>(c, *m.store, *m.queue, m.verticals, *m.publisher, m.clock);
+      m.workers = std::make_unique<WorkerPool>(c, WorkerPorts{*m.store, *m.store, *m.store},
+                                               *m.queue, m.verticals, *m.publisher, m.clock);
       m.workers->start(c.workers);
     }).join();
   }

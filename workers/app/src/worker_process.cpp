@@ -101,8 +101,8 @@ bool WorkerProcess::start(std::string& error) {
 
   m.publisher =
       std::make_unique<QueueOutcomePublisher>(m.queue->producer(), topics.results, *m.store);
-  m.workers =
-      std::make_unique<WorkerPool>(c, *m.store, *m.queue, m.verticals, *m.publisher, m.clock);
+  m.workers = std::make_unique<WorkerPool>(c, WorkerPorts{*m.store, *m.store, *m.store}, *m.queue,
+                                           m.verticals, *m.publisher, m.clock);
   m.workers->start(std::max(1, c.workers));
 
   m.ops = start_ops(c, *m.queue, *m.store, *m.workers, error);

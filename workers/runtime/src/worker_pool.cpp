@@ -47,7 +47,7 @@ CurlClientOptions connection_limits(const Config& config) {
 
 }  // namespace
 
-WorkerPool::WorkerPool(const Config& config, Store& store, LeadQueue& queue,
+WorkerPool::WorkerPool(const Config& config, WorkerPorts store, LeadQueue& queue,
                        const VerticalRegistry& verticals, OutcomePublisher& publisher,
                        const Clock& clock)
     : config_(config), store_(store), queue_(queue), publisher_(publisher), clock_(clock) {
@@ -65,12 +65,12 @@ WorkerPool::WorkerPool(const Config& config, Store& store, LeadQueue& queue,
          {"libcurl", libcurl_version()}});
   });
   http_client_ = make_buyer_client(co);
-  buyers_ = std::make_unique<BuyerDirectory>(store, clock);
-  campaigns_ = std::make_unique<CampaignDirectory>(store, clock);
+  buyers_ = std::make_unique<BuyerDirectory>(store.accounts, clock);
+  campaigns_ = std::make_unique<CampaignDirectory>(store.accounts, clock);
   DistributorOptions dopt;
   dopt.auction_timeout = std::chrono::milliseconds(config.auction_timeout_ms);
-  distributor_ = std::make_unique<Distributor>(store, *http_client_, *buyers_, *campaigns_,
-                                               verticals, clock, dopt);
+  distributor_ = std::make_unique<Distributor>(store.distribution, *http_client_, *buyers_,
+                                               *campaigns_, verticals, clock, dopt);
 }
 
 WorkerPool::~WorkerPool() { stop(); }
@@ -82,7 +82,7 @@ void WorkerPool::start(int count) {
     wo.topics = topics_for(config_);
     wo.concurrency = config_.worker_concurrency;
     workers_.push_back(
-        std::make_unique<Worker>(queue_, store_, *distributor_, publisher_, clock_, wo));
+        std::make_unique<Worker>(queue_, store_.intake, *distributor_, publisher_, clock_, wo));
     workers_.back()->start();
   }
   scrape_ = std::make_unique<ScrapeHook>(

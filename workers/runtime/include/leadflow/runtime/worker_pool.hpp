@@ -8,7 +8,9 @@
 #include "leadflow/domain/verticals.hpp"
 #include "leadflow/outcomes/outcomes.hpp"
 #include "leadflow/queue/queue.hpp"
-#include "leadflow/store/store.hpp"
+#include "leadflow/store/accounts.hpp"
+#include "leadflow/store/distribution.hpp"
+#include "leadflow/store/intake.hpp"
 
 namespace leadflow {
 
@@ -18,13 +20,23 @@ class CampaignDirectory;
 class Distributor;
 class Worker;
 
+/// The store's ports the distribution side holds (docs/store-ports.md): the workers record leads
+/// and outcomes through `intake`, the auction reserves caps and writes post intents through
+/// `distribution`, and the buyer and campaign directories read `accounts`. One store in every
+/// process today; each must outlive the pool.
+struct WorkerPorts {
+  IntakeStore& intake;
+  DistributionStore& distribution;
+  AccountsStore& accounts;
+};
+
 /// The distribution side of one process: the outbound HTTP client, the buyer and campaign caches,
 /// the distributor, and `count` Worker loops of the consumer group LEADFLOW_WORKER_GROUP. Built by
 /// App (embedded: inside leadflow-ingest) and by WorkerProcess (scale-out). The store, queue,
 /// registry and publisher must outlive it. start()/stop() from one thread.
 class WorkerPool {
  public:
-  WorkerPool(const Config& config, Store& store, LeadQueue& queue,
+  WorkerPool(const Config& config, WorkerPorts store, LeadQueue& queue,
              const VerticalRegistry& verticals, OutcomePublisher& publisher, const Clock& clock);
   ~WorkerPool();
   WorkerPool(const WorkerPool&) = delete;
@@ -43,7 +55,7 @@ class WorkerPool {
   void collect(std::vector<prometheus::MetricFamily>& families);
 
   const Config& config_;
-  Store& store_;
+  WorkerPorts store_;
   LeadQueue& queue_;
   OutcomePublisher& publisher_;
   const Clock& clock_;
