@@ -40,7 +40,9 @@
 #      lock step; the added latency is the answer's p50 (p99) minus the floor (the slowest ping +
 #      the winner's post).
 #   (`scripts/bench.sh read COMMIT` runs only scripts/bench/read_path.sh: Surface A's reads,
-#   authentication, lead views and reports, of this tree against COMMIT's, side by side.)
+#   authentication, lead views and reports, of this tree against COMMIT's, side by side;
+#   `scripts/bench.sh compare COMMIT` runs scripts/bench/compare.sh: the front, the sync path
+#   and distribution of this tree against COMMIT's, side by side.)
 #   4. Distribution (scripts/bench/distribution.sh): leads decided per second by one embedded
 #      worker with default settings when three nginx buyers (echo module: almost no CPU) answer
 #      after 0, 100 and 500 ms; leadflow's CPU per decided lead, peak RSS, and how many sold.
@@ -57,21 +59,27 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 # `scripts/bench.sh reports`: the reports phase alone (scripts/bench/reports.sh), over a store of
 # generated data; it is not part of the default run (writing its data takes long).
 if [[ "${1:-}" == reports ]]; then exec "$root/scripts/bench/reports.sh"; fi
-# `scripts/bench.sh read COMMIT`: the read-path phase alone (scripts/bench/read_path.sh): the
-# Surface A reads of this tree against those of COMMIT, built side by side (a worktree of COMMIT
-# in build-base/src, its release build in build-base/build).
-if [[ "${1:-}" == read ]]; then
-  base_commit=${2:?usage: scripts/bench.sh read COMMIT}
+# `scripts/bench.sh read COMMIT` and `scripts/bench.sh compare COMMIT`: this tree against COMMIT,
+# built side by side (a worktree of COMMIT in build-base/src, its release build in
+# build-base/build): Surface A's reads (scripts/bench/read_path.sh), or the front, the sync path
+# and distribution (scripts/bench/compare.sh).
+if [[ "${1:-}" == read || "${1:-}" == compare ]]; then
+  base_commit=${2:?usage: scripts/bench.sh read|compare COMMIT}
   "$root/scripts/deps.sh" --bench
   base_src="$root/build-base/src"
   if [[ ! -d "$base_src" ]]; then git -C "$root" worktree add -q --detach "$base_src" "$base_commit"; fi
   git -C "$base_src" checkout -q --detach "$base_commit"
   for pair in "$base_src:$root/build-base/build" "$root:$root/build-release"; do
     LEADFLOW_BUILD_DIR="${pair#*:}" LEADFLOW_BUILD_TYPE=Release LEADFLOW_BUILD_TESTS=OFF \
-      "${pair%%:*}/scripts/build.sh" --target leadflow-ingest leadflow-buyer-sim >/dev/null
+      "${pair%%:*}/scripts/build.sh" --target leadflow-ingest leadflow-worker leadflow-buyer-sim \
+      leadflow-kafka-mock >/dev/null
   done
-  BENCH_READ_BASE="$root/build-base/build" BENCH_BUILD="$root/build-release" \
-    exec "$root/scripts/bench/read_path.sh"
+  if [[ "$1" == read ]]; then
+    BENCH_READ_BASE="$root/build-base/build" BENCH_BUILD="$root/build-release" \
+      exec "$root/scripts/bench/read_path.sh"
+  fi
+  BENCH_COMPARE_BASE="$root/build-base/build" BENCH_BUILD="$root/build-release" \
+    exec "$root/scripts/bench/compare.sh"
 fi
 seconds=${BENCH_SECONDS:-10}
 rounds=${BENCH_ROUNDS:-3}
