@@ -34,6 +34,24 @@ Refusal refusal_for(StoreStatus status, StoreStep step) {
   return {503, "unavailable", "the store is unavailable"};
 }
 
+Refusal refusal_for(KeyRefused refused) {
+  switch (refused) {
+    case KeyRefused::kInvalid:
+      return {400,
+              "invalid",
+              "invalid Idempotency-Key",
+              false,
+              {{"Idempotency-Key", "invalid_format", "1 to 255 printable ASCII characters"}}};
+    case KeyRefused::kOtherBody:
+      return {422, "unprocessable", "this Idempotency-Key was used with a different body"};
+    case KeyRefused::kInProgress:
+      return {409, "conflict", "a request with this Idempotency-Key is still in progress"};
+    case KeyRefused::kUnavailable:
+      break;
+  }
+  return refusal_for(StoreStatus::kUnavailable, StoreStep::kClaimLead);
+}
+
 Refusal refusal_for(const ReturnRefusal& refused) {
   switch (refused.reason) {
     case ReturnRefused::kNotBuyerOrOperator:

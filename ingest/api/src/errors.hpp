@@ -65,12 +65,22 @@ enum class SettleRefused {
   kUnavailable,        // the store could not record it: nothing was changed
 };
 
+/// Why a lead post's Idempotency-Key stopped it (Surface A).
+enum class KeyRefused {
+  kInvalid,      // not 1 to 255 printable ASCII characters
+  kOtherBody,    // used before with a different body
+  kInProgress,   // the first request with it still runs
+  kUnavailable,  // the store could not claim it: nothing was accepted
+};
+
 /// A lead the queue did not make durable (any status but kOk): 503, nothing was accepted.
 Refusal refusal_for(ProduceStatus status);
 /// A store step that did not succeed (any status but kOk): 409 on a conflict, 404 when not
 /// found, 503 otherwise.
 Refusal refusal_for(StoreStatus status, StoreStep step);
 
+/// A lead post stopped by its Idempotency-Key: 400, 422, 409 or 503.
+Refusal refusal_for(KeyRefused refused);
 /// A return that was not made: 403, 404, 400, 409, 422 or 503.
 Refusal refusal_for(const ReturnRefusal& refused);
 /// A settlement that was not made: 403, 404, 400, 409 or 503.
