@@ -1,5 +1,7 @@
 #include "leadflow/money/returns.hpp"
 
+#include <algorithm>
+
 namespace leadflow::money {
 
 bool return_window_open(std::int64_t sold_at_ms, std::int64_t window_ms, std::int64_t at_ms) {
@@ -7,5 +9,25 @@ bool return_window_open(std::int64_t sold_at_ms, std::int64_t window_ms, std::in
 }
 
 Reversal reverse(const ReturnableSale& sale) { return {sale.price, sale.payout}; }
+
+std::int64_t return_window_ms(int days) {
+  constexpr std::int64_t kDayMs = 86'400'000;
+  return days * kDayMs;
+}
+
+Returner returner_of(const Distribution& sold, std::string_view asking_buyer_id,
+                     std::string_view named_buyer_id) {
+  if (!asking_buyer_id.empty()) {
+    const bool bought = sold.buyer_id == asking_buyer_id ||
+                        std::any_of(sold.sales.begin(), sold.sales.end(),
+                                    [&](const Sale& s) { return s.buyer_id == asking_buyer_id; });
+    if (!bought) return {ReturnerStatus::kNotBought, ""};
+    return {ReturnerStatus::kFound, std::string(asking_buyer_id)};
+  }
+  if (!named_buyer_id.empty()) return {ReturnerStatus::kFound, std::string(named_buyer_id)};
+  if (sold.sales.size() > 1) return {ReturnerStatus::kBuyerNeeded, ""};
+  if (sold.buyer_id.empty()) return {ReturnerStatus::kNotSold, ""};
+  return {ReturnerStatus::kFound, sold.buyer_id};
+}
 
 }  // namespace leadflow::money

@@ -1,6 +1,7 @@
 #include "errors.hpp"
 
 #include "leadflow/api/http_util.hpp"
+#include "leadflow/base/time_format.hpp"
 
 namespace leadflow {
 
@@ -33,9 +34,89 @@ Refusal refusal_for(StoreStatus status, StoreStep step) {
   return {503, "unavailable", "the store is unavailable"};
 }
 
-void send_problem(http::Response& res, const Refusal& refusal) {
+Refusal refusal_for(KeyRefused refused) {
+  switch (refused) {
+    case KeyRefused::kInvalid:
+      return {400,
+              "invalid",
+              "invalid Idempotency-Key",
+              false,
+              {{"Idempotency-Key", "invalid_format", "1 to 255 printable ASCII characters"}}};
+    case KeyRefused::kOtherBody:
+      return {422, "unprocessable", "this Idempotency-Key was used with a different body"};
+    case KeyRefused::kInProgress:
+      return {409, "conflict", "a request with this Idempotency-Key is still in progress"};
+    case KeyRefused::kUnavailable:
+      break;
+  }
+  return refusal_for(StoreStatus::kUnavailable, StoreStep::kClaimLead);
+}
+
+Refusal refusal_for(const ReturnRefusal& refused) {
+  switch (refused.reason) {
+    case ReturnRefused::kNotBuyerOrOperator:
+      return {403, "forbidden", "only the lead's buyer or the operator may return a lead"};
+    case ReturnRefused::kNoSuchLead:
+      return {404, "not_found", "no such lead"};
+    case ReturnRefused::kBuyerNeeded:
+      return {400,
+              "invalid",
+              "the return is invalid",
+              false,
+              {{"buyer_id", "required",
+                "the lead was sold to several buyers: name the one returning it"}}};
+    case ReturnRefused::kNotSold:
+      return {409, "conflict", "the lead was not sold: there is nothing to return"};
+    case ReturnRefused::kNotSoldToBuyer:
+      return {409, "conflict", "the lead was not sold to that buyer"};
+    case ReturnRefused::kNoReturns:
+      return {422, "unprocessable", "this buyer's purchases cannot be returned (return window 0)"};
+    case ReturnRefused::kAlreadyReturned:
+      return {409, "conflict", "the lead was already returned"};
+    case ReturnRefused::kWindowClosed:
+      return {422, "unprocessable",
+              "the return window of " + std::to_string(refused.window_days) + " days ended at " +
+                  format_rfc3339_ms(refused.window_ended_ms)};
+    case ReturnRefused::kBuyerUnreadable:
+      return refusal_for(StoreStatus::kUnavailable, StoreStep::kRead);
+    case ReturnRefused::kUnavailable:
+      break;
+  }
+  return refusal_for(StoreStatus::kUnavailable, StoreStep::kWrite);
+}
+
+Refusal refusal_for(SettleRefused refused) {
+  switch (refused) {
+    case SettleRefused::kNotOperator:
+      return {403, "forbidden", "this API key lacks permission for the operation"};
+    case SettleRefused::kNoSuchLead:
+      return {404, "not_found", "no such lead"};
+    case SettleRefused::kBuyerNeeded:
+      return {400,
+              "invalid",
+              "the settlement is invalid",
+              false,
+              {{"buyer_id", "required",
+                "the lead was posted to several buyers: name the one settled with"}}};
+    case SettleRefused::kNotUnknown:
+      return {409, "conflict",
+              "only a failed lead whose post outcome stayed unknown can be settled"};
+    case SettleRefused::kAlreadySettled:
+      return {409, "conflict", "the lead was already settled with this buyer"};
+    case SettleRefused::kIntentsUnreadable:
+      return refusal_for(StoreStatus::kUnavailable, StoreStep::kRead);
+    case SettleRefused::kUnavailable:
+      break;
+  }
+  return refusal_for(StoreStatus::kUnavailable, StoreStep::kWrite);
+}
+
+void send_problem(http::Response& res, const Refusal& refusal, const nlohmann::json& members) {
   if (refusal.retry_after) res.set_header("Retry-After", "1");
-  http::send_problem(res, refusal.status, refusal.detail);
+  if (members.is_object())
+    http::send_problem_with(res, refusal.status, refusal.detail, members);
+  else
+    http::send_problem(res, refusal.status, refusal.detail, refusal.errors);
 }
 
 }  // namespace leadflow

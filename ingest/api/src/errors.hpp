@@ -2,8 +2,13 @@
 // Private: how the front answers a domain result that is not a success, in one table, so that a
 // result means the same status on every route. Surface A sends the answer as problem+json,
 // Surface B as {"status": code, "message": detail}.
+#include <cstdint>
+#include <string>
 #include <string_view>
 
+#include <nlohmann/json.hpp>
+
+#include "leadflow/domain/field_error.hpp"
 #include "leadflow/http/message.hpp"
 #include "leadflow/queue/queue.hpp"
 #include "leadflow/store/port.hpp"
@@ -14,8 +19,9 @@ namespace leadflow {
 struct Refusal {
   int status = 503;
   std::string_view code;     // Surface B's status word: "unavailable", "conflict", "not_found"
-  std::string_view detail;   // the problem's detail, Surface B's message
+  std::string detail;        // the problem's detail, Surface B's message
   bool retry_after = false;  // also sends "Retry-After: 1"
+  FieldErrors errors = {};   // Surface A: the fields at fault, for a 400
 };
 
 /// What the handler was doing when the store said no: the same outage reads differently to a
@@ -28,13 +34,62 @@ enum class StoreStep {
   kRead,              // reading for an answer (stats, jobs)
 };
 
+/// Why a return of a lead (POST /v1/leads/{id}/return) was not made.
+enum class ReturnRefused {
+  kNotBuyerOrOperator,  // the key is a seller's: only the lead's buyer or the operator returns
+  kNoSuchLead,          // no such lead, or one the asking buyer did not buy (the same answer)
+  kBuyerNeeded,         // the operator named no buyer of a lead sold to several
+  kNotSold,             // the lead was not sold
+  kNotSoldToBuyer,      // the operator named a buyer the lead was not sold to
+  kNoReturns,           // the buyer's return window is 0 days
+  kAlreadyReturned,     // that buyer returned it before
+  kWindowClosed,        // the buyer's return window of the sale has ended
+  kBuyerUnreadable,     // the asking buyer's own record could not be read: nothing was changed
+  kUnavailable,         // the store could not record it: nothing was changed
+};
+/// A refused return and what its answer names: the buyer's window (kWindowClosed).
+struct ReturnRefusal {
+  ReturnRefused reason = ReturnRefused::kUnavailable;
+  int window_days = 0;
+  std::int64_t window_ended_ms = 0;
+};
+
+/// Why a settlement of a lead (POST /v1/leads/{id}/settle) was not made.
+enum class SettleRefused {
+  kNotOperator,        // only the operator settles
+  kNoSuchLead,         // no such lead
+  kBuyerNeeded,        // the lead was posted to several buyers and none was named
+  kNotUnknown,         // the lead's post outcome is not unknown, or not with that buyer
+  kAlreadySettled,     // settled with that buyer before
+  kIntentsUnreadable,  // the lead's post intents could not be read: nothing was changed
+  kUnavailable,        // the store could not record it: nothing was changed
+};
+
+/// Why a lead post's Idempotency-Key stopped it (Surface A).
+enum class KeyRefused {
+  kInvalid,      // not 1 to 255 printable ASCII characters
+  kOtherBody,    // used before with a different body
+  kInProgress,   // the first request with it still runs
+  kUnavailable,  // the store could not claim it: nothing was accepted
+};
+
 /// A lead the queue did not make durable (any status but kOk): 503, nothing was accepted.
 Refusal refusal_for(ProduceStatus status);
 /// A store step that did not succeed (any status but kOk): 409 on a conflict, 404 when not
 /// found, 503 otherwise.
 Refusal refusal_for(StoreStatus status, StoreStep step);
 
-/// Surface A: the refusal as an RFC 9457 problem (and Retry-After when it says so).
-void send_problem(http::Response& res, const Refusal& refusal);
+/// A lead post stopped by its Idempotency-Key: 400, 422, 409 or 503.
+Refusal refusal_for(KeyRefused refused);
+/// A return that was not made: 403, 404, 400, 409, 422 or 503.
+Refusal refusal_for(const ReturnRefusal& refused);
+/// A settlement that was not made: 403, 404, 400, 409 or 503.
+Refusal refusal_for(SettleRefused refused);
+
+/// Surface A: the refusal as an RFC 9457 problem (and Retry-After when it says so), with its
+/// field errors, or with `members` added to the body (a conflict naming the record it conflicts
+/// with).
+void send_problem(http::Response& res, const Refusal& refusal,
+                  const nlohmann::json& members = nullptr);
 
 }  // namespace leadflow

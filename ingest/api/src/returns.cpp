@@ -16,7 +16,7 @@
 #include "leadflow/base/metrics.hpp"
 #include "leadflow/base/money.hpp"
 #include "leadflow/base/text.hpp"
-#include "leadflow/base/time_format.hpp"
+#include "leadflow/money/returns.hpp"
 #include "viewer.hpp"
 
 namespace leadflow {
@@ -24,7 +24,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::int64_t kDayMs = 86'400'000;
 constexpr std::size_t kMaxNote = 1000;
 
 struct ReturnMetrics {
@@ -59,9 +58,9 @@ double rate_of(const ReturnStats& s) {
 
 // After a return: the buyer's rate over its window, in the metrics, and a warning when it is
 // past the buyer's max_return_rate.
-void note_return_rate(IngestContext& ctx, const Buyer& b) {
-  const auto stats =
-      ctx.money.return_stats(b.id, ctx.clock.now_ms() - b.return_window_days * kDayMs);
+void note_return_rate(const ReturnPorts& ports, const Buyer& b) {
+  const auto stats = ports.money.return_stats(
+      b.id, ports.clock.now_ms() - money::return_window_ms(b.return_window_days));
   if (!stats) return;
   const double rate = rate_of(*stats);
   const bool flagged = b.max_return_rate > 0 && rate > b.max_return_rate;
@@ -78,42 +77,29 @@ void note_return_rate(IngestContext& ctx, const Buyer& b) {
          {"window_days", b.return_window_days}});
 }
 
-// Whether `buyer_id` bought the lead (any of its sales, or the summary of a one-sale outcome).
-bool bought_by(const Distribution& d, const std::string& buyer_id) {
-  if (d.buyer_id == buyer_id) return true;
-  return std::any_of(d.sales.begin(), d.sales.end(),
-                     [&](const Sale& s) { return s.buyer_id == buyer_id; });
-}
-
 std::string reasons_list(const std::vector<std::string>& reasons) {
   std::string out;
   for (const auto& r : reasons) out += (out.empty() ? "" : ", ") + r;
   return out;
 }
 
-void post_return(IngestContext& ctx, const http::Request& req, http::Response& res) {
-  auto key = authorise(ctx, req, res, kScopeReturnsWrite);
-  if (!key) return;
-  if (!key->is_operator() && !key->is_buyer()) {
-    http::send_problem(res, 403, "only the lead's buyer or the operator may return a lead");
-    return;
-  }
-  if (!http::require_json(req, res)) return;
-  const auto parsed = http::parse_body(req, res);
-  if (!parsed) return;
-  const json& body = *parsed;
-  FieldErrors errors;
+// Only the lead's buyer or the operator returns a lead; a seller never does.
+bool may_return(const ApiKey& key) { return key.is_operator() || key.is_buyer(); }
+
+// The body of a return: a configured reason code, a note (required for "other") and, from the
+// operator alone, the buyer it returns for. Each field at fault is added to `errors`.
+ReturnAsk decode_return(const json& body, const ApiKey& key,
+                        const std::vector<std::string>& reasons, FieldErrors& errors) {
   for (const auto& [name, value] : body.items())
-    if (name != "reason" && name != "note" && (name != "buyer_id" || !key->is_operator()))
+    if (name != "reason" && name != "note" && (name != "buyer_id" || !key.is_operator()))
       errors.push_back({name, "unknown_field", "is not a field of a return"});
-  std::string reason, note, buyer_id = key->buyer_id;
-  const auto& reasons = ctx.config.return_reasons;
+  ReturnAsk ask;
   if (auto it = body.find("reason"); it == body.end() || !it->is_string()) {
     errors.push_back({"reason", it == body.end() ? "required" : "invalid_type",
                       "a reason code: " + reasons_list(reasons)});
   } else {
-    reason = it->get<std::string>();
-    if (std::find(reasons.begin(), reasons.end(), reason) == reasons.end())
+    ask.reason = it->get<std::string>();
+    if (std::find(reasons.begin(), reasons.end(), ask.reason) == reasons.end())
       errors.push_back({"reason", "not_allowed", "must be one of " + reasons_list(reasons)});
   }
   if (auto it = body.find("note"); it != body.end() && !it->is_null()) {
@@ -123,112 +109,120 @@ void post_return(IngestContext& ctx, const http::Request& req, http::Response& r
                  refuse_free_text(it->get_ref<const std::string&>(), kMaxNote, TextLines::kMulti))
       errors.push_back({"note", refused->code, refused->message});  // a note may run on lines
     else
-      note = it->get<std::string>();
+      ask.note = it->get<std::string>();
   }
-  if (reason == "other" && note.empty())
+  if (ask.reason == "other" && ask.note.empty())
     errors.push_back({"note", "required", "a return for reason \"other\" needs a note"});
-  if (auto it = body.find("buyer_id"); it != body.end() && key->is_operator()) {
+  if (auto it = body.find("buyer_id"); it != body.end() && key.is_operator()) {
     if (!it->is_string() || it->get_ref<const std::string&>().empty() ||
         it->get_ref<const std::string&>().size() > 64)
       errors.push_back({"buyer_id", "invalid_type", "a buyer id"});
     else
-      buyer_id = it->get<std::string>();
+      ask.buyer_id = it->get<std::string>();
   }
-  if (!errors.empty()) {
-    http::send_problem(res, 400, "the return is invalid", errors);
-    return;
-  }
-
-  const std::string id(req.match(1));
-  const auto not_found = [&res] { http::send_problem(res, 404, "no such lead"); };
-  if (!is_valid_id(id, kLeadPrefix)) return not_found();
-  const auto record = ctx.intake.get_lead(id);
-  if (!record) return not_found();
-  // A buyer learns nothing of a lead it did not buy, whatever its state: the same answer as a
-  // lead that does not exist, before its own return window (or anything else) is looked at.
-  if (key->is_buyer() && !bought_by(record->distribution, key->buyer_id)) return not_found();
-  // The operator returns for the buyer the lead was sold to unless it names one; a lead shared
-  // among several buyers needs the one named.
-  if (buyer_id.empty() && record->distribution.sales.size() > 1) {
-    http::send_problem(res, 400, "the return is invalid",
-                       {{"buyer_id", "required",
-                         "the lead was sold to several buyers: name the one returning it"}});
-    return;
-  }
-  if (buyer_id.empty()) buyer_id = record->distribution.buyer_id;
-  if (buyer_id.empty()) {
-    http::send_problem(res, 409, "the lead was not sold: there is nothing to return");
-    return;
-  }
-  const auto buyer = ctx.accounts.get_buyer(buyer_id);
-  if (!buyer) {
-    if (key->is_buyer())
-      return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
-    http::send_problem(res, 409, "the lead was not sold to that buyer");
-    return;
-  }
-  if (buyer->return_window_days == 0) {
-    http::send_problem(res, 422, "this buyer's purchases cannot be returned (return window 0)");
-    return;
-  }
-
-  ReturnRequest r;
-  r.lead_id = id;
-  r.buyer_id = buyer_id;
-  r.reason = reason;
-  r.note = note;
-  r.by_key_id = key->id;
-  r.at_ms = ctx.clock.now_ms();
-  r.window_ms = buyer->return_window_days * kDayMs;
-  const ReturnResult result = ctx.money.record_return(r);
-  switch (result.status) {
-    case ReturnStatus::kReturned:
-      break;
-    case ReturnStatus::kNoSuchLead:
-      return not_found();
-    case ReturnStatus::kNotSold:
-      // A buyer learns nothing of a lead it did not buy.
-      if (key->is_buyer()) return not_found();
-      http::send_problem(res, 409, "the lead was not sold to that buyer");
-      return;
-    case ReturnStatus::kAlreadyReturned:
-      http::send_problem_with(
-          res, 409, "the lead was already returned",
-          {{"return", project_return(viewer_of(ctx, *key), result.ret, record->lead.seller_id)}});
-      return;
-    case ReturnStatus::kWindowClosed:
-      http::send_problem(res, 422,
-                         "the return window of " + std::to_string(buyer->return_window_days) +
-                             " days ended at " +
-                             format_rfc3339_ms(result.sold_at_ms + r.window_ms));
-      return;
-    case ReturnStatus::kUnavailable:
-      return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kWrite));
-  }
-
-  return_metrics().returns.Add({{"reason", reason}}).Increment();
-  AuditRecord audit;
-  audit.event = AuditEvent::kLeadReturned;
-  audit.surface = "api";
-  audit.kind = reason;
-  audit.lead_id = id;
-  audit.buyer_id = buyer_id;
-  audit.seller_id = record->lead.seller_id;
-  audit.actor_key_id = key->id;
-  audit_request(ctx, req, audit);
-  note_return_rate(ctx, *buyer);
-  // Its buyer reads its return without the seller's payout; the operator all of it.
-  http::send_json(
-      res, 201,
-      {{"success", true},
-       {"data", project_return(viewer_of(ctx, *key), result.ret, record->lead.seller_id)}});
+  return ask;
 }
 
 }  // namespace
 
+ReturnDone make_return(const ReturnPorts& ports, const ApiKey& key, const ReturnAsk& ask) {
+  ReturnDone done;
+  const auto refuse = [&done](ReturnRefused why) {
+    done.refused = ReturnRefusal{why};
+    return done;
+  };
+  if (!may_return(key)) return refuse(ReturnRefused::kNotBuyerOrOperator);
+  if (!is_valid_id(ask.lead_id, kLeadPrefix)) return refuse(ReturnRefused::kNoSuchLead);
+  const auto record = ports.intake.get_lead(ask.lead_id);
+  if (!record) return refuse(ReturnRefused::kNoSuchLead);
+  done.seller_id = record->lead.seller_id;
+  const money::Returner returner = money::returner_of(
+      record->distribution, key.buyer_id, key.is_operator() ? ask.buyer_id : std::string());
+  switch (returner.status) {
+    case money::ReturnerStatus::kFound:
+      break;
+    case money::ReturnerStatus::kNotBought:
+      // The same answer as a lead that does not exist, whatever the lead's state.
+      return refuse(ReturnRefused::kNoSuchLead);
+    case money::ReturnerStatus::kBuyerNeeded:
+      return refuse(ReturnRefused::kBuyerNeeded);
+    case money::ReturnerStatus::kNotSold:
+      return refuse(ReturnRefused::kNotSold);
+  }
+  const auto buyer = ports.accounts.get_buyer(returner.buyer_id);
+  if (!buyer)
+    // A buyer's own record is there: the store could not read it.
+    return refuse(key.is_buyer() ? ReturnRefused::kBuyerUnreadable
+                                 : ReturnRefused::kNotSoldToBuyer);
+  if (buyer->return_window_days == 0) return refuse(ReturnRefused::kNoReturns);
+
+  ReturnRequest r;
+  r.lead_id = ask.lead_id;
+  r.buyer_id = returner.buyer_id;
+  r.reason = ask.reason;
+  r.note = ask.note;
+  r.by_key_id = key.id;
+  r.at_ms = ports.clock.now_ms();
+  r.window_ms = money::return_window_ms(buyer->return_window_days);
+  ReturnResult result = ports.money.record_return(r);
+  switch (result.status) {
+    case ReturnStatus::kReturned:
+      break;
+    case ReturnStatus::kNoSuchLead:
+      return refuse(ReturnRefused::kNoSuchLead);
+    case ReturnStatus::kNotSold:
+      // A buyer learns nothing of a lead it did not buy.
+      return refuse(key.is_buyer() ? ReturnRefused::kNoSuchLead : ReturnRefused::kNotSoldToBuyer);
+    case ReturnStatus::kAlreadyReturned:
+      done.ret = std::move(result.ret);
+      return refuse(ReturnRefused::kAlreadyReturned);
+    case ReturnStatus::kWindowClosed:
+      done.refused = ReturnRefusal{ReturnRefused::kWindowClosed, buyer->return_window_days,
+                                   result.sold_at_ms + r.window_ms};
+      return done;
+    case ReturnStatus::kUnavailable:
+      return refuse(ReturnRefused::kUnavailable);
+  }
+
+  done.ret = std::move(result.ret);
+  return_metrics().returns.Add({{"reason", ask.reason}}).Increment();
+  AuditRecord audit;
+  audit.event = AuditEvent::kLeadReturned;
+  audit.surface = "api";
+  audit.kind = ask.reason;
+  audit.lead_id = ask.lead_id;
+  audit.buyer_id = returner.buyer_id;
+  audit.seller_id = done.seller_id;
+  audit.actor_key_id = key.id;
+  ports.audit(audit);
+  note_return_rate(ports, *buyer);
+  return done;
+}
+
+void answer_return(const ReturnPorts& ports, const ApiKey& key, const Viewer& viewer,
+                   std::string_view lead_id, const http::Request& req, http::Response& res) {
+  if (!may_return(key))
+    return send_problem(res, refusal_for(ReturnRefusal{ReturnRefused::kNotBuyerOrOperator}));
+  if (!http::require_json(req, res)) return;
+  const auto body = http::parse_body(req, res);
+  if (!body) return;
+  FieldErrors errors;
+  ReturnAsk ask = decode_return(*body, key, ports.reasons, errors);
+  if (!errors.empty()) return http::send_problem(res, 400, "the return is invalid", errors);
+  ask.lead_id = lead_id;
+
+  const ReturnDone done = make_return(ports, key, ask);
+  // Its buyer reads a return without the seller's payout; the operator all of it.
+  json ret = done.ret ? project_return(viewer, *done.ret, done.seller_id) : json();
+  if (done.refused)
+    return send_problem(res, refusal_for(*done.refused),
+                        done.ret ? json{{"return", std::move(ret)}} : json());
+  http::send_json(res, 201, {{"success", true}, {"data", std::move(ret)}});
+}
+
 json buyer_return_summary(IngestContext& ctx, const Buyer& b) {
-  const auto stats =
-      ctx.money.return_stats(b.id, ctx.clock.now_ms() - b.return_window_days * kDayMs);
+  const auto stats = ctx.money.return_stats(
+      b.id, ctx.clock.now_ms() - money::return_window_ms(b.return_window_days));
   if (!stats) return nullptr;
   const double rate = rate_of(*stats);
   return {{"window_days", b.return_window_days},
@@ -240,8 +234,17 @@ json buyer_return_summary(IngestContext& ctx, const Buyer& b) {
 }
 
 void register_returns(Routes& routes, IngestContext& ctx) {
-  routes.post("/v1/leads/{id}/return",
-              [&ctx](const http::Request& q, http::Response& r) { post_return(ctx, q, r); });
+  routes.post("/v1/leads/{id}/return", [&ctx](const http::Request& req, http::Response& res) {
+    const auto key = authorise(ctx, req, res, kScopeReturnsWrite);
+    if (!key) return;  // 401, 403, 429 or 503 sent
+    const ReturnPorts ports{ctx.intake,
+                            ctx.accounts,
+                            ctx.money,
+                            ctx.clock,
+                            ctx.config.return_reasons,
+                            [&ctx, &req](const AuditRecord& r) { audit_request(ctx, req, r); }};
+    answer_return(ports, *key, viewer_of(ctx, *key), req.match(1), req, res);
+  });
 }
 
 }  // namespace leadflow

@@ -6,14 +6,13 @@
 #include "buyer_health.hpp"
 #include "errors.hpp"
 #include "intake.hpp"
+#include "lead_post.hpp"
 #include "leadflow/api/api.hpp"
 #include "leadflow/api/http_util.hpp"
-#include "leadflow/base/crypto.hpp"
 #include "leadflow/base/ids.hpp"
 #include "leadflow/base/log.hpp"
 #include "leadflow/base/time_format.hpp"
 #include "leadflow/domain/lead_codec.hpp"
-#include "leadflow/validation/validation.hpp"
 #include "reports.hpp"
 #include "returns.hpp"
 #include "versions.hpp"
@@ -31,118 +30,6 @@ using http::require_json;
 
 void send_store_failure(http::Response& res, StoreStatus s) {
   send_problem(res, refusal_for(s, StoreStep::kWrite));
-}
-
-bool valid_idempotency_key(const std::string& k) {
-  if (k.empty() || k.size() > 255) return false;
-  for (unsigned char c : k)
-    if (c < 0x21 || c > 0x7e) return false;
-  return true;
-}
-
-void post_lead(IngestContext& ctx, const http::Request& req, http::Response& res) {
-  auto key = authorise(ctx, req, res, kScopeLeadsWrite);
-  if (!key) return;
-  auto& metrics = ingest_metrics();
-  if (!require_json(req, res)) return;
-  const bool has_idempotency_key = req.has_header("Idempotency-Key");
-  const std::string idempotency_key(req.header("Idempotency-Key"));
-  if (has_idempotency_key && !valid_idempotency_key(idempotency_key)) {
-    http::send_problem(
-        res, 400, "invalid Idempotency-Key",
-        {{"Idempotency-Key", "invalid_format", "1 to 255 printable ASCII characters"}});
-    return;
-  }
-  ParsedLead parsed = parse_lead_json(req.body(), LeadShape::kApi, ctx.verticals, "");
-  if (!parsed.errors.empty()) {
-    metrics.lead("api", "invalid");
-    http::send_problem(res, 400,
-                       parsed.malformed
-                           ? "the body could not be read: " + parsed.errors.front().message
-                           : std::string("the lead failed validation"),
-                       parsed.errors);
-    return;
-  }
-  Lead& lead = parsed.lead;
-  lead.received_at_ms = ctx.clock.now_ms();
-  lead.id = new_id(kLeadPrefix, lead.received_at_ms);
-  lead.seller_id = key->seller_id;
-  lead.api_key_id = key->id;
-  lead.surface = Surface::kApi;
-  const int wait_ms = http::wait_budget_ms(req, ctx.config.wait_ms, ctx.config.max_wait_ms);
-  lead.sync_wait_ms = wait_ms;
-
-  // Idempotency-Key: the first request claims the key with its body hash and lead id; a repeat
-  // gets the first answer again, a different body 422, a repeat while the first runs 409. A
-  // claim whose request died (the process was killed) is finished by the repeat with the same
-  // lead id, so the lead is queued at most once under that id and workers sell it at most once.
-  if (has_idempotency_key) {
-    IdempotencyRecord claim{key->id, idempotency_key,    sha256_hex(req.body()), lead.id, 0,
-                            "",      lead.received_at_ms};
-    IdempotencyRecord existing;
-    const std::int64_t day_ago = lead.received_at_ms - 86'400'000;
-    switch (ctx.intake.claim_idempotency_key(claim, day_ago, existing)) {
-      case StoreStatus::kOk:
-        break;
-      case StoreStatus::kConflict: {
-        if (!constant_time_equal(existing.request_hash, claim.request_hash)) {
-          http::send_problem(res, 422, "this Idempotency-Key was used with a different body");
-          return;
-        }
-        if (existing.status != 0) {
-          res.status = existing.status;
-          res.set_content(existing.response, "application/json");
-          res.set_header("Location", "/v1/leads/" + existing.lead_id);
-          res.set_header("Idempotent-Replayed", "true");
-          return;
-        }
-        const std::int64_t stale_after =
-            std::max<std::int64_t>(60'000, ctx.config.max_wait_ms + 15'000);
-        if (lead.received_at_ms - existing.created_at_ms < stale_after) {
-          http::send_problem(res, 409, "a request with this Idempotency-Key is still in progress");
-          return;
-        }
-        lead.id = existing.lead_id;
-        lead.received_at_ms = existing.created_at_ms;
-        break;
-      }
-      default:
-        send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kClaimLead));
-        return;
-    }
-  }
-
-  const AcceptResult r = accept_lead(ctx, lead, wait_ms);
-  if (r.produced != ProduceStatus::kOk) {
-    metrics.lead("api", "unavailable");
-    if (has_idempotency_key) ctx.intake.release_idempotency_key(key->id, idempotency_key);
-    send_problem(res, refusal_for(r.produced));
-    return;
-  }
-  metrics.lead("api", "accepted");
-  res.set_header("Location", "/v1/leads/" + lead.id);
-  Distribution d;
-  if (r.outcome) {
-    d.status = r.outcome->status;
-    d.buyer_id = r.outcome->buyer_id;
-    d.price = r.outcome->price;
-    d.payout = r.outcome->payout;
-  }
-  const char* message = !r.outcome ? "Lead accepted; distribution in progress"
-                        : d.status == DeliveryStatus::kDelivered ? "Lead accepted and sold"
-                        : d.status == DeliveryStatus::kDuplicate
-                            ? "Lead accepted; duplicate of an earlier lead"
-                            : "Lead accepted; no buyer took it";
-  http::send_json(
-      res, r.outcome ? 201 : 202,
-      {{"success", true},
-       {"lead_id", lead.id},
-       {"message", message},
-       {"distribution", project_distribution(viewer_of(ctx, *key), d, lead.seller_id)}});
-  if (has_idempotency_key &&
-      ctx.intake.complete_idempotency_key(key->id, idempotency_key, res.status, res.body) !=
-          StoreStatus::kOk)
-    log(LogLevel::kWarn, "idempotency_not_recorded", {{"lead_id", lead.id}});
 }
 
 // One lead as its reader may see it (leadflow/visibility/projections.hpp): the lead, and its
@@ -499,7 +386,18 @@ json campaign_view(const ApiKey& reader, const Campaign& c) {
 
 void register_surface_a(Routes& routes, IngestContext& ctx) {
   auto& c = ctx;
-  routes.post("/v1/leads", [&c](const http::Request& q, http::Response& r) { post_lead(c, q, r); });
+  routes.post("/v1/leads", [&c](const http::Request& req, http::Response& res) {
+    const auto key = authorise(c, req, res, kScopeLeadsWrite);
+    if (!key) return;  // 401, 403, 429 or 503 sent
+    const LeadPostPorts ports{
+        c.intake,
+        c.verticals,
+        c.clock,
+        c.config.wait_ms,
+        c.config.max_wait_ms,
+        [&c](const Lead& lead, int wait_ms) { return accept_lead(c, lead, wait_ms); }};
+    answer_lead_post(ports, *key, viewer_of(c, *key), req, res);
+  });
   register_returns(routes, c);
   register_settlements(routes, c);
   register_reports(routes, c);

@@ -1,7 +1,10 @@
 #pragma once
 #include <cstdint>
+#include <string>
+#include <string_view>
 
 #include "leadflow/base/money.hpp"
+#include "leadflow/domain/lead.hpp"
 
 namespace leadflow::money {
 
@@ -24,5 +27,29 @@ struct Reversal {
   Cents payout = 0;
 };
 Reversal reverse(const ReturnableSale& sale);
+
+/// A buyer's return window, in milliseconds, from its `return_window_days`. A window of 0 days
+/// means its purchases cannot be returned at all.
+std::int64_t return_window_ms(int days);
+
+/// Whom a return is for, or why it is for no one.
+enum class ReturnerStatus {
+  kFound,        // `buyer_id` returns it
+  kNotBought,    // the asking buyer did not buy the lead
+  kBuyerNeeded,  // the operator named no buyer, and the lead was sold to several
+  kNotSold,      // the operator named no buyer, and the lead was not sold
+};
+struct Returner {
+  ReturnerStatus status = ReturnerStatus::kNotSold;
+  std::string buyer_id;
+};
+
+/// Who returns the lead `sold`: a buyer (`asking_buyer_id`, "" when the operator asks) returns
+/// only a lead it bought, one of its sales or the summary of a one-sale outcome; the operator
+/// returns for the buyer it names (`named_buyer_id`), else for the lead's one buyer. Whether a
+/// named buyer bought the lead is left to the store, which answers it in the transaction that
+/// records the return.
+Returner returner_of(const Distribution& sold, std::string_view asking_buyer_id,
+                     std::string_view named_buyer_id);
 
 }  // namespace leadflow::money
