@@ -66,7 +66,7 @@ setSignedOutHandler(() => {
 
 // The top bar's box: finds a lead from any page (Leads, searching; its own box keeps the filters).
 function topSearch(): HTMLElement {
-  const box = input({ type: 'search', name: 'q', placeholder: 'Find a lead', 'aria-label': 'Find a lead by id, e-mail or phone', autocomplete: 'off' });
+  const box = input({ type: 'search', name: 'q', placeholder: 'Find a lead', 'aria-label': 'Lead search', title: 'A lead id, an e-mail or a phone', autocomplete: 'off' });
   const form = h('form', { class: 'top-search', role: 'search', 'aria-label': 'Find a lead from any page' }, box);
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
@@ -88,7 +88,8 @@ function nav(u: User): HTMLElement {
   const current = (p: string) => (p === '/' ? here === '/' : here === p || here.startsWith(p + '/'));
   return h(
     'header',
-    { class: 'topbar' },
+    // The operator's menu is the longest: its top bar holds the search box only where it fits.
+    { class: isOperator(u) ? 'topbar topbar-full' : 'topbar' },
     h('a', { class: 'brand', href: '/', 'data-link': '1' }, 'leadflow'),
     h('nav', { 'aria-label': 'Main' }, h('ul', {}, items.map(([p, t]) => h('li', {}, link(p, t, { 'aria-current': current(p) ? 'page' : undefined }))))),
     topSearch(),
