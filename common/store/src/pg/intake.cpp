@@ -143,9 +143,14 @@ std::vector<LeadRecord> PgStore::list_leads(const LeadQuery& lq) {
     if (lq.status) filter("status =", to_string(*lq.status));
     if (!lq.vertical.empty()) filter("vertical =", lq.vertical);
     if (!lq.source.empty()) filter("source =", lq.source);
-    // Every lead the buyer bought, a share of a shared sale included.
+    // Every lead the buyer bought, a share of a shared sale included. A search finds its few
+    // leads first and asks of each whether the buyer bought it.
+    const bool search = !lq.lead_id.empty() || !lq.email_key.empty() || !lq.phone_key.empty();
     if (!lq.buyer_id.empty()) {
-      filter("id IN (SELECT lead_id FROM sales WHERE buyer_id =", lq.buyer_id);
+      filter(search ? "EXISTS (SELECT 1 FROM sales WHERE sales.lead_id = leads.id AND"
+                      " sales.buyer_id ="
+                    : "id IN (SELECT lead_id FROM sales WHERE buyer_id =",
+             lq.buyer_id);
       sql += ")";
     }
     if (lq.created_from_ms != 0) filter("received_at >=", lq.created_from_ms);

@@ -99,8 +99,14 @@ std::vector<LeadRecord> SqliteStore::list_leads(const LeadQuery& lq) {
     if (lq.status) sql += " AND status = ?";
     if (!lq.vertical.empty()) sql += " AND vertical = ?";
     if (!lq.source.empty()) sql += " AND source = ?";
-    // Every lead the buyer bought, a share of a shared sale included.
-    if (!lq.buyer_id.empty()) sql += " AND id IN (SELECT lead_id FROM sales WHERE buyer_id = ?)";
+    // Every lead the buyer bought, a share of a shared sale included. A search finds its few
+    // leads first and asks of each whether the buyer bought it; the list of every purchase of
+    // the buyer (hundreds of thousands on a large store) is for the list alone.
+    const bool search = !lq.lead_id.empty() || !lq.email_key.empty() || !lq.phone_key.empty();
+    if (!lq.buyer_id.empty())
+      sql += search ? " AND EXISTS (SELECT 1 FROM sales WHERE sales.lead_id = leads.id"
+                      " AND sales.buyer_id = ?)"
+                    : " AND id IN (SELECT lead_id FROM sales WHERE buyer_id = ?)";
     if (lq.created_from_ms != 0) sql += " AND received_at >= ?";
     if (lq.created_to_ms != 0) sql += " AND received_at < ?";
     if (!lq.before_id.empty()) sql += " AND id < ?";
