@@ -20,6 +20,7 @@
 #include "leadflow/base/ids.hpp"
 #include "leadflow/base/time_format.hpp"
 #include "leadflow/domain/accounts.hpp"
+#include "leadflow/domain/lead_search.hpp"
 #include "leadflow/money/payout.hpp"
 
 namespace leadflow {
@@ -475,6 +476,12 @@ std::optional<GenerateSummary> generate(Store& store, const GenerateOptions& o,
       return std::nullopt;
     }
   }
+  // The leads are searchable as the workers' are: keyed with the installation's secret.
+  const auto secret = store.shared_secret(kInstallationSecretName, new_installation_secret());
+  if (!secret) {
+    error = "the store could not give the installation secret";
+    return std::nullopt;
+  }
   GenerateSummary sum;
   const std::int64_t end =
       o.end_ms > 0 ? o.end_ms
@@ -508,7 +515,9 @@ std::optional<GenerateSummary> generate(Store& store, const GenerateOptions& o,
     std::vector<Lead> leads;
     std::vector<OutcomeRecord> outcomes;
     std::vector<ReturnRequest> returns;
+    std::vector<SearchKeys> keys;
     leads.reserve(last - first);
+    keys.reserve(last - first);
     outcomes.reserve(last - first);
     for (std::size_t i = first; i < last; ++i) {
       Lead l = make_lead(w, d, times[i], static_cast<std::int64_t>(i));
@@ -529,6 +538,7 @@ std::optional<GenerateSummary> generate(Store& store, const GenerateOptions& o,
           recent[w.recent_next[l.vertical]++ % kRecent] = std::move(p);
         }
       }
+      keys.push_back(search_keys_of(l, *secret));
       const Campaign* campaign = l.campaign_id.empty() ? nullptr : campaign_by_id.at(l.campaign_id);
       OutcomeRecord out;
       out.lead_id = l.id;
@@ -583,7 +593,7 @@ std::optional<GenerateSummary> generate(Store& store, const GenerateOptions& o,
       leads.push_back(std::move(l));
       outcomes.push_back(std::move(out));
     }
-    const auto inserted = store.insert_leads(leads);
+    const auto inserted = store.insert_leads(leads, keys);
     if (inserted.size() != leads.size()) {
       error = "the store refused a batch of leads (insert_leads)";
       return std::nullopt;

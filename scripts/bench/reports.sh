@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The reports phase (scripts/bench.sh reports): how fast GET /v1/reports/revenue and
-# /v1/reports/performance answer over a large store, on SQLite and on PostgreSQL.
+# /v1/reports/performance, and the search of GET /v1/leads?q=, answer over a large store, on
+# SQLite and on PostgreSQL.
 #
 # For each store: `leadflow-admin generate --leads N --days D --seed S` writes the data (sellers,
 # campaigns, buyers, leads with their auctions, sales, returns) through the store's own write
@@ -12,7 +13,9 @@
 # must be a 200. Shapes: revenue and performance over the last 30 days of the data grouped by
 # day, by buyer, by source and by day,buyer; over all 90 days by hour; the 30 days by day
 # with a seller's key; the 30 days by day,buyer in New York's days; the unsold report over the
-# 30 days by reason and by buyer,reason. Prints p50 and p95 per shape (curl's time_total: the request on an open
+# 30 days by reason and by buyer,reason; and the search of GET /v1/leads?q= (a lead of the seller
+# from before those 30 days, by its e-mail, phone and id, with the operator's and the seller's
+# keys). Prints p50 and p95 per shape (curl's time_total: the request on an open
 # connection to the last byte of the answer) and the store's size on disk (SQLite: the file and
 # its write-ahead log; PostgreSQL: pg_database_size).
 #
@@ -152,8 +155,9 @@ for store in $stores; do
   from30=$(python3 -c 'import datetime,sys; t=datetime.datetime.fromisoformat(sys.argv[1].replace("Z","+00:00")); print((t-datetime.timedelta(days=30)).strftime("%Y-%m-%dT%H:%M:%SZ"))' "$to_iso")
   to_q=$(python3 -c 'import sys; print(sys.argv[1].replace(".000Z","Z"))' "$to_iso")
   from90=$(python3 -c 'import sys; print(sys.argv[1].replace(".000Z","Z"))' "$from_iso")
+  # Enterprise (1,000 requests a minute): the seller's shapes ask more than a standard key's 100.
   seller_key=$(LEADFLOW_STORE="$url" LEADFLOW_LOG_LEVEL=warn "$admin" create-api-key --seller-id "$seller" \
-    --name reports-bench 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["key"])')
+    --name reports-bench --plan enterprise 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["key"])')
   [[ -n "$seller_key" ]] || { echo "reports bench: no seller key" >&2; exit 1; }
 
   lf_dir="$work/lf-$store"
@@ -195,8 +199,9 @@ for store in $stores; do
     local p50 p95 rows
     p50=$(median <<< "$times")
     p95=$(awk -v n="$requests" '{a[NR] = $1} END {i = int(0.95 * n); if (i < 0.95 * n) i++; print a[i]}' <<< "$times")
+    # A report's rows, or a list's (a search's) leads.
     rows=$(curl -s --cacert "$lf_dir/tls/cert.pem" -H "Authorization: Bearer $bearer" \
-      "https://127.0.0.1:$lf_port$path" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["data"]["rows"]))')
+      "https://127.0.0.1:$lf_port$path" | python3 -c 'import json,sys; d=json.load(sys.stdin)["data"]; print(len(d["rows"] if isinstance(d, dict) else d))')
     printf '  %-11s %-44s %9.1f %9.1f %6s\n' "$store" "$name" "$p50" "$p95" "$rows" >&2
     results+=("$(printf '%-11s %-44s %9.1f %9.1f %6s' "$store" "$name" "$p50" "$p95" "$rows")")
   }
@@ -214,6 +219,24 @@ for store in $stores; do
   # Why leads went unsold: by the leads' own reasons, and by buyer and reason.
   shape "unsold 30 days by reason" "$operator" "/v1/reports/unsold?$r30"
   shape "unsold 30 days by buyer,reason" "$operator" "/v1/reports/unsold?$r30&group_by=buyer,reason"
+  # Search (GET /v1/leads?q=): one of the seller's leads from before the last 30 days, found by
+  # its e-mail, its phone and its id, with the operator's key and the seller's. A store of
+  # rollups alone (BENCH_REPORT_PG_ROLLUPS=sqlite) has no lead to find.
+  target=$(curl -s --cacert "$lf_dir/tls/cert.pem" -H "Authorization: Bearer $seller_key" \
+    "https://127.0.0.1:$lf_port/v1/leads?limit=1&created_to=$from30" |
+    python3 -c 'import json,sys,urllib.parse as u; d=json.load(sys.stdin)["data"]; print(" ".join(u.quote(d[0][k], safe="") for k in ("email","phone","lead_id")) if d else "")')
+  if [[ -n "$target" ]]; then
+    read -r q_email q_phone q_id <<< "$target"
+    for who in operator seller; do
+      bearer=$operator
+      [[ "$who" == seller ]] && bearer=$seller_key
+      shape "search by e-mail, $who key" "$bearer" "/v1/leads?q=$q_email"
+      shape "search by phone, $who key" "$bearer" "/v1/leads?q=$q_phone"
+      shape "search by id, $who key" "$bearer" "/v1/leads?q=$q_id"
+    done
+  else
+    echo "reports bench: $store: no lead to search for (a store of rollups alone)" >&2
+  fi
   results+=("$(printf '%-11s store size on disk: %.2f GB; %s leads; generate: %s (%s leads/s)' "$store" \
     "$(awk -v b="$size" 'BEGIN {print b / 1e9}')" "$gen_leads" "$gen_line" "$gen_rate")")
   kill -TERM "$lf_pid" 2>/dev/null || true

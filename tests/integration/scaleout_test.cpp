@@ -42,6 +42,16 @@ TEST_F(ScaleOut, SyncAnswersComeBackThroughEitherIngestWhicheverWorkerDecides) {
   auto got = client(1)->Get(("/v1/leads/" + id).c_str(), auth());
   ASSERT_TRUE(got && got->status == 200);
   EXPECT_EQ(json::parse(got->body)["data"]["distribution"]["delivery_status"], "delivered");
+  // Found by its e-mail through either ingest: the worker process that recorded it keyed it
+  // with the installation's secret both ingest processes read from the store.
+  const std::string email = sample_lead(100)["email"];
+  for (int i = 0; i < 2; ++i) {
+    auto found = client(i)->Get(("/v1/leads?q=" + email).c_str(), auth());
+    ASSERT_TRUE(found && found->status == 200) << (found ? found->body : "no answer");
+    const json page = json::parse(found->body);
+    ASSERT_EQ(page["data"].size(), 1u) << found->body;
+    EXPECT_EQ(page["data"][0]["lead_id"], id);
+  }
 
   // Surface B, sync and async campaigns.
   auto seller =

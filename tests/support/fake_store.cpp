@@ -222,8 +222,9 @@ std::vector<Buyer> FakeStore::list_buyers(const BuyerQuery& q) {
 }
 std::int64_t FakeStore::buyers_version() { return down() ? -1 : real_->buyers_version(); }
 
-std::vector<LeadInsertResult> FakeStore::insert_leads(std::span<const Lead> leads) {
-  return down() ? std::vector<LeadInsertResult>{} : real_->insert_leads(leads);
+std::vector<LeadInsertResult> FakeStore::insert_leads(std::span<const Lead> leads,
+                                                      std::span<const SearchKeys> keys) {
+  return down() ? std::vector<LeadInsertResult>{} : real_->insert_leads(leads, keys);
 }
 std::optional<LeadRecord> FakeStore::get_lead(std::string_view id) {
   return down() ? std::nullopt : real_->get_lead(id);

@@ -101,7 +101,9 @@ class FakeStore final : public Store {
   std::vector<Buyer> list_buyers(const BuyerQuery& q) override;
   std::int64_t buyers_version() override;
 
-  std::vector<LeadInsertResult> insert_leads(std::span<const Lead> leads) override;
+  using IntakeStore::insert_leads;
+  std::vector<LeadInsertResult> insert_leads(std::span<const Lead> leads,
+                                             std::span<const SearchKeys> keys) override;
   std::optional<LeadRecord> get_lead(std::string_view id) override;
   std::vector<LeadRecord> list_leads(const LeadQuery& q) override;
   std::string find_duplicate(std::string_view vertical, std::string_view email,

@@ -45,6 +45,7 @@
 #include "leadflow/domain/accounts.hpp"
 #include "leadflow/domain/buyer.hpp"
 #include "leadflow/domain/lead.hpp"
+#include "leadflow/domain/lead_search.hpp"  // store_contract_intake.inc: search keys
 #include "leadflow/domain/verticals.hpp"
 #include "leadflow/management/management.hpp"  // store_contract_versions.inc: changes as the API makes them
 #include "leadflow/money/payout.hpp"           // store_contract_money.inc: a shared sale's parts

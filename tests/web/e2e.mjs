@@ -369,6 +369,36 @@ try {
   await page.locator(`a[title="${alphaLead}"]`).waitFor();
   assert.equal(await page.locator(`a[title="${betaLead}"]`).count(), 0, "Beta's lead is not Alpha's to see");
   assert.equal(await page.locator(`a[title="${leadId}"]`).count(), 0, "the operator's lead is not Alpha's to see");
+  // Search: Alpha's lead found from the top bar by its e-mail as a person types it, then in
+  // Leads by its phone and by its id; Beta's lead, by its id, is simply not found; a text that
+  // is no id, e-mail or phone is refused under the box.
+  const top = page.getByRole('search', { name: 'Find a lead from any page' });
+  await top.getByLabel('Lead search').fill(`  GRACE.${suffix}@Example.COM `);
+  await top.getByLabel('Lead search').press('Enter');
+  await page.waitForURL(/\/leads\?q=GRACE/);
+  await page.locator(`a[title="${alphaLead}"]`).waitFor();
+  assert.equal(await page.locator('.lead-list tbody tr').count(), 1, 'the e-mail finds its one lead');
+  await shot(page, 'leads-search');
+  const finder = page.getByRole('search', { name: 'Find a lead', exact: true });
+  const find = async (text) => {
+    await finder.getByLabel('Find a lead').fill(text);
+    await finder.getByRole('button', { name: 'Find', exact: true }).click();
+  };
+  await find('(212) 555-1234');
+  await page.waitForURL(/q=%28212/);
+  await page.locator(`a[title="${alphaLead}"]`).waitFor();
+  await find(alphaLead);
+  await page.waitForURL(/q=ld_/);
+  await page.locator(`a[title="${alphaLead}"]`).waitFor();
+  await find(betaLead);
+  await page.getByText('No lead matches').waitFor();
+  assert.equal(await page.locator(`a[title="${betaLead}"]`).count(), 0, "Beta's lead is not found by Alpha");
+  await shot(page, 'leads-search-none');
+  await find('jane');
+  await page.getByText('must be a lead id, an e-mail address or a phone').waitFor();
+  assert.equal(await finder.getByLabel('Find a lead').getAttribute('aria-invalid'), 'true');
+  await menu('Leads').click();
+  await page.locator(`a[title="${alphaLead}"]`).waitFor();
   // No other party's id or name: no seller or buyer column for a seller.
   assert.equal(await page.locator(`.lead-list [title="${buyerId}"]`).count(), 0, 'a seller is not told its buyers');
   assert.equal(await menu('Buyers').count(), 0);

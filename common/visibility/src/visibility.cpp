@@ -88,15 +88,7 @@ bool may_see(const Viewer& viewer, FieldClass field, std::string_view seller_id,
   return !buyer_id.empty() && buyer_id == viewer.buyer_id;
 }
 
-std::string new_visibility_secret() {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char b : random_bytes(32)) {
-    out.push_back(kHex[b >> 4]);
-    out.push_back(kHex[b & 15]);
-  }
-  return out;
-}
+std::string new_visibility_secret() { return new_installation_secret(); }
 
 std::string source_code(std::string_view secret, std::string_view buyer_id,
                         std::string_view seller_id) {

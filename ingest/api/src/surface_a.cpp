@@ -13,6 +13,8 @@
 #include "leadflow/base/log.hpp"
 #include "leadflow/base/time_format.hpp"
 #include "leadflow/domain/lead_codec.hpp"
+#include "leadflow/domain/lead_search.hpp"
+#include "leadflow/validation/validation.hpp"
 #include "reports.hpp"
 #include "returns.hpp"
 #include "versions.hpp"
@@ -108,6 +110,26 @@ void unknown_params(const http::Request& req, std::initializer_list<const char*>
   }
 }
 
+// One box finding a lead by its id, e-mail or phone (`q`); the e-mail and phone are matched by
+// their search keys, as the lead's writer stored them. False for a text that is none of the three.
+bool search_by(const IngestContext& ctx, std::string_view text, LeadQuery& q) {
+  const LeadSearchTerm term = parse_lead_search(text);
+  switch (term.kind) {
+    case LeadSearchTerm::Kind::kId:
+      q.lead_id = term.value;
+      return true;
+    case LeadSearchTerm::Kind::kEmail:
+      q.email_key = search_key(ctx.visibility_secret, SearchField::kEmail, term.value);
+      return true;
+    case LeadSearchTerm::Kind::kPhone:
+      q.phone_key = search_key(ctx.visibility_secret, SearchField::kPhone, term.value);
+      return true;
+    case LeadSearchTerm::Kind::kNone:
+      break;
+  }
+  return false;
+}
+
 void list_leads(IngestContext& ctx, const http::Request& req, http::Response& res) {
   auto key = authorise(ctx, req, res, kScopeLeadsRead);
   if (!key) return;
@@ -115,10 +137,14 @@ void list_leads(IngestContext& ctx, const http::Request& req, http::Response& re
   FieldErrors errors;
   unknown_params(req,
                  {"status", "vertical", "source", "buyer_id", "seller_id", "created_from",
-                  "created_to", "limit", "cursor"},
+                  "created_to", "limit", "cursor", "q"},
                  errors);
   LeadQuery q;
   parse_limit(req, q.limit, errors);
+  // A search is one more filter: the reader's own leads only, like every list, so another
+  // party's lead is simply not found.
+  if (req.has_param("q") && !search_by(ctx, req.param("q"), q))
+    errors.push_back({"q", "invalid_format", "must be a lead id, an e-mail address or a phone"});
   if (req.has_param("status")) {
     q.status = parse_delivery_status(req.param("status"));
     if (!q.status) errors.push_back({"status", "not_allowed", "unknown delivery status"});

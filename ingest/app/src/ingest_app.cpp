@@ -172,6 +172,14 @@ bool App::start(std::string& error) {
           "LEADFLOW_TOTP_KEY_FILE is not set: dashboard users' two-factor secrets are stored "
           "unsealed (docs/two-factor.md)"}});
 
+  // Made once for the installation by whichever process asks first, then read by every other:
+  // it keys buyers' source codes and the search keys of leads.
+  const auto secret = m.store->shared_secret(kVisibilitySecretName, new_visibility_secret());
+  if (!secret) {
+    error = "LEADFLOW_STORE: cannot read the visibility secret";
+    return false;
+  }
+
   m.queue = open_queue(c, error);
   if (!m.queue) return false;
   const Topics topics = topics_for(c);
@@ -201,7 +209,7 @@ bool App::start(std::string& error) {
             {{"nice", c.worker_nice}, {"error", std::strerror(errno)}});
       m.workers = std::make_unique<WorkerPool>(c, WorkerPorts{*m.store, *m.store, *m.store},
                                                *m.queue, m.verticals, *m.publisher, m.clock);
-      m.workers->start(c.workers);
+      m.workers->start(c.workers, *secret);
     }).join();
   }
 
@@ -234,12 +242,6 @@ bool App::start(std::string& error) {
       },
       /*visibility_secret=*/{}});
 
-  // Made once for the installation by whichever process asks first, then read by every other.
-  const auto secret = m.store->shared_secret(kVisibilitySecretName, new_visibility_secret());
-  if (!secret) {
-    error = "LEADFLOW_STORE: cannot read the visibility secret";
-    return false;
-  }
   m.ctx->visibility_secret = *secret;
 
   std::string cert = c.tls_cert, key = c.tls_key;

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "field_checks.hpp"
+#include "leadflow/base/ids.hpp"
 #include "leadflow/base/text.hpp"
 #include "leadflow/validation/validation.hpp"
 
@@ -98,6 +99,15 @@ std::string normalize_phone(std::string_view in) {
   out += "+1";
   out.append(d, 10);
   return out;
+}
+
+LeadSearchTerm parse_lead_search(std::string_view q) {
+  using Kind = LeadSearchTerm::Kind;
+  const std::string_view s = trim(q);
+  if (is_valid_id(s, kLeadPrefix)) return {Kind::kId, std::string(s)};
+  if (std::string email = normalize_email(s); !email.empty()) return {Kind::kEmail, email};
+  if (std::string phone = normalize_phone(s); !phone.empty()) return {Kind::kPhone, phone};
+  return {};
 }
 
 bool normalize_zip(std::string_view in, std::string& zip, std::string& zip4) {

@@ -85,3 +85,15 @@ export function personLine(l: Lead): { name: string; contact: string } {
   const contact = [text(l.email), text(l.phone)].filter(Boolean).join(' · ');
   return { name, contact };
 }
+
+/** The Leads page finding `text` (a lead id, an e-mail or a phone: GET /v1/leads?q=), from the
+ *  first page, keeping the filters of `current`; a blank text drops the search. */
+export function searchPath(current: URLSearchParams, text: string): string {
+  const next = new URLSearchParams(current);
+  next.delete('cursor');
+  const q = text.trim();
+  if (q) next.set('q', q);
+  else next.delete('q');
+  const s = next.toString();
+  return s ? `/leads?${s}` : '/leads';
+}

@@ -2,6 +2,7 @@ import './style.css';
 import { ApiError, Session, User, del, errorText, get, post, setCsrfToken, setSignedOutHandler } from './api';
 import { Ctx, Page, isOperator } from './app';
 import { button, clear, field, h, input, link, notice } from './dom';
+import { searchPath } from './lead_view';
 import { route } from './router';
 import { overviewPage } from './pages/overview';
 import { leadPage, leadsPage } from './pages/leads';
@@ -63,6 +64,17 @@ setSignedOutHandler(() => {
   }
 });
 
+// The top bar's box: finds a lead from any page (Leads, searching; its own box keeps the filters).
+function topSearch(): HTMLElement {
+  const box = input({ type: 'search', name: 'q', placeholder: 'Find a lead', 'aria-label': 'Lead search', title: 'A lead id, an e-mail or a phone', autocomplete: 'off' });
+  const form = h('form', { class: 'top-search', role: 'search', 'aria-label': 'Find a lead from any page' }, box);
+  form.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    go(searchPath(new URLSearchParams(), box.value));
+  });
+  return form;
+}
+
 function nav(u: User): HTMLElement {
   const here = location.pathname;
   const items: [string, string][] = [['/', 'Overview'], ['/leads', 'Leads']];
@@ -76,9 +88,11 @@ function nav(u: User): HTMLElement {
   const current = (p: string) => (p === '/' ? here === '/' : here === p || here.startsWith(p + '/'));
   return h(
     'header',
-    { class: 'topbar' },
+    // The operator's menu is the longest: its top bar holds the search box only where it fits.
+    { class: isOperator(u) ? 'topbar topbar-full' : 'topbar' },
     h('a', { class: 'brand', href: '/', 'data-link': '1' }, 'leadflow'),
     h('nav', { 'aria-label': 'Main' }, h('ul', {}, items.map(([p, t]) => h('li', {}, link(p, t, { 'aria-current': current(p) ? 'page' : undefined }))))),
+    topSearch(),
     h(
       'div',
       { class: 'who' },

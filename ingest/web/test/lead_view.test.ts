@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { attemptsTable, distributionPairs, leadCells, leadColumns, offerPairs, returnsTable } from '../src/lead_view';
+import { attemptsTable, distributionPairs, leadCells, leadColumns, offerPairs, returnsTable, searchPath } from '../src/lead_view';
 
 // Leads as the API projects them for each reader (docs/visibility.md).
 const sellersLead = {
@@ -74,5 +74,19 @@ describe('the buyer form\'s seller names option', () => {
     const { buildBuyerBody } = await import('../src/buyer_form');
     expect(buildBuyerBody({ name: 'Acme', 'visibility.seller_names': 'true' }).body).toEqual({ name: 'Acme', visibility: { seller_names: true } });
     expect(buildBuyerBody({ name: 'Acme', 'visibility.seller_names': 'false' }).body).toEqual({ name: 'Acme', visibility: { seller_names: false } });
+  });
+});
+
+describe('searchPath', () => {
+  it('finds from the first page, keeping the filters', () => {
+    const current = new URLSearchParams('status=delivered&cursor=abc&q=old');
+    expect(searchPath(current, '  Jane@Example.com ')).toBe('/leads?status=delivered&q=Jane%40Example.com');
+  });
+  it('drops the search for a blank text', () => {
+    expect(searchPath(new URLSearchParams('q=old&vertical=solar'), '   ')).toBe('/leads?vertical=solar');
+    expect(searchPath(new URLSearchParams(), '')).toBe('/leads');
+  });
+  it('from the top bar: only the search', () => {
+    expect(searchPath(new URLSearchParams(), 'ld_01HF0000000000000000000000')).toBe('/leads?q=ld_01HF0000000000000000000000');
   });
 });

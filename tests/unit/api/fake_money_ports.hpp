@@ -53,7 +53,11 @@ class FakeMoneyPorts final : public IntakeStore,
     if (it == leads.end()) return std::nullopt;
     return it->second;
   }
-  std::vector<LeadInsertResult> insert_leads(std::span<const Lead>) override { return {}; }
+  using IntakeStore::insert_leads;
+  std::vector<LeadInsertResult> insert_leads(std::span<const Lead>,
+                                             std::span<const SearchKeys>) override {
+    return {};
+  }
   std::vector<LeadRecord> list_leads(const LeadQuery&) override { return {}; }
   std::vector<StoreStatus> record_outcomes(std::span<const OutcomeRecord>) override { return {}; }
   StoreStatus claim_idempotency_key(const IdempotencyRecord&, std::int64_t,

@@ -48,7 +48,11 @@ class FakeKeys final : public IntakeStore {
     released.emplace_back(key);
     return StoreStatus::kOk;
   }
-  std::vector<LeadInsertResult> insert_leads(std::span<const Lead>) override { return {}; }
+  using IntakeStore::insert_leads;
+  std::vector<LeadInsertResult> insert_leads(std::span<const Lead>,
+                                             std::span<const SearchKeys>) override {
+    return {};
+  }
   std::optional<LeadRecord> get_lead(std::string_view) override { return std::nullopt; }
   std::vector<LeadRecord> list_leads(const LeadQuery&) override { return {}; }
   std::vector<StoreStatus> record_outcomes(std::span<const OutcomeRecord>) override { return {}; }

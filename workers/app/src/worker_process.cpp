@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "leadflow/base/log.hpp"
+#include "leadflow/domain/lead_search.hpp"
 #include "leadflow/domain/verticals.hpp"
 #include "leadflow/http/ops_routes.hpp"
 #include "leadflow/http/server.hpp"
@@ -103,7 +104,14 @@ bool WorkerProcess::start(std::string& error) {
       std::make_unique<QueueOutcomePublisher>(m.queue->producer(), topics.results, *m.store);
   m.workers = std::make_unique<WorkerPool>(c, WorkerPorts{*m.store, *m.store, *m.store}, *m.queue,
                                            m.verticals, *m.publisher, m.clock);
-  m.workers->start(std::max(1, c.workers));
+  // The installation's secret keys the search keys of the leads the workers record; the first
+  // process to ask makes it.
+  const auto secret = m.store->shared_secret(kInstallationSecretName, new_installation_secret());
+  if (!secret) {
+    error = "LEADFLOW_STORE: cannot read the installation secret";
+    return false;
+  }
+  m.workers->start(std::max(1, c.workers), *secret);
 
   m.ops = start_ops(c, *m.queue, *m.store, *m.workers, error);
   if (!m.ops) return false;

@@ -6,6 +6,7 @@
 #include "leadflow/auction/worker_metrics.hpp"
 #include "leadflow/base/log.hpp"
 #include "leadflow/domain/lead_codec.hpp"
+#include "leadflow/domain/lead_search.hpp"
 
 namespace leadflow {
 
@@ -216,10 +217,16 @@ void Worker::consume_loop() {
     }
     if (leads.empty()) continue;
 
-    // Record the leads as pending, in one transaction, before anything is sold.
+    // Record the leads as pending, in one transaction, before anything is sold; with the keys
+    // that find them by e-mail or phone (GET /v1/leads?q=).
+    std::vector<SearchKeys> keys;
+    if (!options_.search_secret.empty()) {
+      keys.reserve(leads.size());
+      for (const Lead& l : leads) keys.push_back(search_keys_of(l, options_.search_secret));
+    }
     std::vector<LeadInsertResult> inserted;
     while (!stopping_) {
-      inserted = store_.insert_leads(leads);
+      inserted = store_.insert_leads(leads, keys);
       if (inserted.size() == leads.size()) break;
       healthy_ = false;
       metrics.store_errors.Increment();

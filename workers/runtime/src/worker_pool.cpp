@@ -75,9 +75,10 @@ WorkerPool::WorkerPool(const Config& config, WorkerPorts store, LeadQueue& queue
 
 WorkerPool::~WorkerPool() { stop(); }
 
-void WorkerPool::start(int count) {
+void WorkerPool::start(int count, const std::string& search_secret) {
   for (int i = 0; i < count; ++i) {
     WorkerOptions wo;
+    wo.search_secret = search_secret;
     wo.group = config_.worker_group;
     wo.topics = topics_for(config_);
     wo.concurrency = config_.worker_concurrency;

@@ -14,13 +14,17 @@ namespace leadflow::pg {
 /// the WAL up to itself and so this insert with it. A server crash before that may lose the
 /// row; the lead, not yet committed in the queue, is delivered and inserted again. The
 /// worker waits on this insert before every auction, and a sync seller waits on the worker.
-std::vector<LeadInsertResult> PgStore::insert_leads(std::span<const Lead> leads) {
+std::vector<LeadInsertResult> PgStore::insert_leads(std::span<const Lead> leads,
+                                                    std::span<const SearchKeys> keys) {
   return run("insert_leads", std::vector<LeadInsertResult>{}, [&](Connection& c) {
     std::vector<LeadInsertResult> results(leads.size());
     if (leads.empty()) return results;
-    constexpr int kColumns = 24;
+    constexpr int kColumns = 26;
     ArrayText cols[kColumns];
-    for (const Lead& l : leads) {
+    const SearchKeys none;
+    for (std::size_t n = 0; n < leads.size(); ++n) {
+      const Lead& l = leads[n];
+      const SearchKeys& k = n < keys.size() ? keys[n] : none;
       int i = 0;
       for (std::string_view v :
            {std::string_view(l.id), std::string_view(l.seller_id), std::string_view(l.campaign_id),
@@ -40,6 +44,12 @@ std::vector<LeadInsertResult> PgStore::insert_leads(std::span<const Lead> leads)
       cols[i++].add(dump(custom_fields_to_json(l.custom_fields)));
       cols[i++].add(l.received_at_ms);
       cols[i++].add(l.sync_wait_ms);
+      for (const std::string* key : {&k.email, &k.phone}) {
+        if (key->empty())
+          cols[i++].add_null();
+        else
+          cols[i++].add(*key);
+      }
     }
     Params params;
     for (const auto& col : cols) params.add(col.str());
@@ -48,12 +58,14 @@ std::vector<LeadInsertResult> PgStore::insert_leads(std::span<const Lead> leads)
     statements.push_back({"BEGIN", Params()});
     statements.push_back({"SET LOCAL synchronous_commit TO OFF", Params()});
     statements.push_back(
-        {"INSERT INTO leads (" LF_LEAD_COLUMNS ") SELECT " LF_LEAD_COLUMNS
+        {"INSERT INTO leads (" LF_LEAD_COLUMNS ", email_key, phone_key) SELECT " LF_LEAD_COLUMNS
+         ", email_key, phone_key"
          " FROM unnest($1::TEXT[], $2::TEXT[], $3::TEXT[], $4::TEXT[], $5::TEXT[], $6::TEXT[],"
          " $7::TEXT[], $8::TEXT[], $9::TEXT[], $10::TEXT[], $11::TEXT[], $12::TEXT[],"
          " $13::TEXT[], $14::TEXT[], $15::TEXT[], $16::TEXT[], $17::TEXT[], $18::TEXT[],"
          " $19::TEXT[], $20::BOOLEAN[], $21::TEXT[], $22::TEXT[], $23::BIGINT[],"
-         " $24::INTEGER[]) WITH ORDINALITY AS batch (" LF_LEAD_COLUMNS ", ord)"
+         " $24::INTEGER[], $25::TEXT[], $26::TEXT[]) WITH ORDINALITY AS batch (" LF_LEAD_COLUMNS
+         ", email_key, phone_key, ord)"
          " ORDER BY id, ord ON CONFLICT (id) DO NOTHING RETURNING id",
          std::move(params)});
     statements.push_back({"COMMIT", Params()});
@@ -124,13 +136,21 @@ std::vector<LeadRecord> PgStore::list_leads(const LeadQuery& lq) {
       sql += condition;
       sql += " $" + std::to_string(params.size());
     };
+    if (!lq.lead_id.empty()) filter("id =", lq.lead_id);
+    if (!lq.email_key.empty()) filter("email_key =", lq.email_key);
+    if (!lq.phone_key.empty()) filter("phone_key =", lq.phone_key);
     if (!lq.seller_id.empty()) filter("seller_id =", lq.seller_id);
     if (lq.status) filter("status =", to_string(*lq.status));
     if (!lq.vertical.empty()) filter("vertical =", lq.vertical);
     if (!lq.source.empty()) filter("source =", lq.source);
-    // Every lead the buyer bought, a share of a shared sale included.
+    // Every lead the buyer bought, a share of a shared sale included. A search finds its few
+    // leads first and asks of each whether the buyer bought it.
+    const bool search = !lq.lead_id.empty() || !lq.email_key.empty() || !lq.phone_key.empty();
     if (!lq.buyer_id.empty()) {
-      filter("id IN (SELECT lead_id FROM sales WHERE buyer_id =", lq.buyer_id);
+      filter(search ? "EXISTS (SELECT 1 FROM sales WHERE sales.lead_id = leads.id AND"
+                      " sales.buyer_id ="
+                    : "id IN (SELECT lead_id FROM sales WHERE buyer_id =",
+             lq.buyer_id);
       sql += ")";
     }
     if (lq.created_from_ms != 0) filter("received_at >=", lq.created_from_ms);

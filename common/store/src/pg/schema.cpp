@@ -666,6 +666,17 @@ DROP TRIGGER IF EXISTS ledger_of_sale ON sales;
 DROP TRIGGER IF EXISTS ledger_of_return ON returns;
 DROP FUNCTION IF EXISTS ledger_of_sale();
 DROP FUNCTION IF EXISTS ledger_of_return();
+)sql"},  // Search by e-mail or phone (docs/api.md, GET /v1/leads?q=): the keyed hashes of a lead's
+    // normalised e-mail and phone (leadflow/domain/lead_search.hpp), never a second plain copy.
+    // The leads already held are given theirs after this step (backfill_search_keys), and only
+    // then indexed (19), so the fill does not update two indexes row by row.
+    {18, R"sql(
+ALTER TABLE leads ADD COLUMN email_key TEXT;
+ALTER TABLE leads ADD COLUMN phone_key TEXT;
+)sql"},
+    {19, R"sql(
+CREATE INDEX leads_by_email_key ON leads (email_key);
+CREATE INDEX leads_by_phone_key ON leads (phone_key);
 )sql"},
 };
 
@@ -706,6 +717,7 @@ StoreStatus apply_migrations(Connection& c) {
       c.exec_script("ANALYZE rollup_tiers, revenue_tiers, performance_tiers, unsold_tiers",
                     Effect::kWrite);
     }
+    if (v == 18) backfill_search_keys(c);
     c.exec(
         "INSERT INTO schema_migrations (version, applied_at)"
         " VALUES ($1, (EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::BIGINT)",

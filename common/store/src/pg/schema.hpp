@@ -16,4 +16,8 @@ std::span<const store_schema::Migration> migrations();
 /// statement throws PgError, as every call on `c` does.
 StoreStatus apply_migrations(Connection& c);
 
+/// Gives every lead held its search keys (migration 18), keyed with the installation's secret,
+/// which it makes now if no process has yet; inside the caller's transaction. Throws PgError.
+void backfill_search_keys(Connection& c);
+
 }  // namespace leadflow::pg

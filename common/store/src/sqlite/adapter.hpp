@@ -163,7 +163,9 @@ class SqliteStore final : public Store, private SqliteCalls {
 
   // --- leads ------------------------------------------------------------------------------------
 
-  std::vector<LeadInsertResult> insert_leads(std::span<const Lead> leads) override;
+  using IntakeStore::insert_leads;
+  std::vector<LeadInsertResult> insert_leads(std::span<const Lead> leads,
+                                             std::span<const SearchKeys> keys) override;
   std::optional<LeadRecord> get_lead(std::string_view id) override;
   std::vector<LeadRecord> list_leads(const LeadQuery& lq) override;
   std::string find_duplicate(std::string_view vertical, std::string_view email,

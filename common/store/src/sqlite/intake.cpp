@@ -13,10 +13,12 @@ namespace leadflow::sqlite {
 /// the file); a power loss before that fsync may lose the row, and the lead, not yet committed
 /// in the queue, is delivered and inserted again. The worker waits on this insert before every
 /// auction, and a sync seller waits on the worker.
-std::vector<LeadInsertResult> SqliteStore::insert_leads(std::span<const Lead> leads) {
+std::vector<LeadInsertResult> SqliteStore::insert_leads(std::span<const Lead> leads,
+                                                        std::span<const SearchKeys> keys) {
   return guarded("insert_leads", std::vector<LeadInsertResult>{}, [&] {
     std::vector<LeadInsertResult> results(leads.size());
     if (leads.empty()) return results;
+    const SearchKeys none;
     std::vector<std::string> custom(leads.size());
     for (std::size_t i = 0; i < leads.size(); ++i)
       custom[i] = dump(custom_fields_to_json(leads[i].custom_fields));
@@ -29,10 +31,12 @@ std::vector<LeadInsertResult> SqliteStore::insert_leads(std::span<const Lead> le
     for (std::size_t i = 0; i < leads.size(); ++i) {
       {
         Query q(c, "INSERT INTO leads (" LF_LEAD_COLUMNS
-                   ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
+                   ", email_key, phone_key) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
                    "?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, "
-                   "?22, ?23, ?24) ON CONFLICT (id) DO NOTHING");
+                   "?22, ?23, ?24, ?25, ?26) ON CONFLICT (id) DO NOTHING");
         bind_lead(q, leads[i], custom[i]);
+        const SearchKeys& k = i < keys.size() ? keys[i] : none;
+        q.bind_or_null(k.email).bind_or_null(k.phone);
         if (int rc = q.run()) return failed(c, rc, "insert_leads", results);
       }
       if (c.changes() > 0) {
@@ -78,16 +82,31 @@ std::optional<LeadRecord> SqliteStore::get_lead(std::string_view id) {
 
 std::vector<LeadRecord> SqliteStore::list_leads(const LeadQuery& lq) {
   return guarded("list_leads", std::vector<LeadRecord>{}, [&] {
-    // One statement per combination of filters (at most 2^8, each cached once): a fixed
-    // "(? = '' OR col = ?)" form would hide the usable index from the planner.
-    std::string sql =
-        "SELECT " LF_LEAD_COLUMNS ", " LF_DISTRIBUTION_COLUMNS " FROM leads WHERE 1 = 1";
+    // One statement per combination of filters (each cached once): a fixed
+    // "(? = '' OR col = ?)" form would hide the usable index from the planner. A search names
+    // its index: without statistics the planner would rather walk a seller's (seller_id, id)
+    // index, which is in the list's order, than the search key's, which finds a handful of rows.
+    std::string sql = "SELECT " LF_LEAD_COLUMNS ", " LF_DISTRIBUTION_COLUMNS " FROM leads";
+    if (!lq.email_key.empty())
+      sql += " INDEXED BY leads_by_email_key";
+    else if (!lq.phone_key.empty())
+      sql += " INDEXED BY leads_by_phone_key";
+    sql += " WHERE 1 = 1";
+    if (!lq.lead_id.empty()) sql += " AND id = ?";
+    if (!lq.email_key.empty()) sql += " AND email_key = ?";
+    if (!lq.phone_key.empty()) sql += " AND phone_key = ?";
     if (!lq.seller_id.empty()) sql += " AND seller_id = ?";
     if (lq.status) sql += " AND status = ?";
     if (!lq.vertical.empty()) sql += " AND vertical = ?";
     if (!lq.source.empty()) sql += " AND source = ?";
-    // Every lead the buyer bought, a share of a shared sale included.
-    if (!lq.buyer_id.empty()) sql += " AND id IN (SELECT lead_id FROM sales WHERE buyer_id = ?)";
+    // Every lead the buyer bought, a share of a shared sale included. A search finds its few
+    // leads first and asks of each whether the buyer bought it; the list of every purchase of
+    // the buyer (hundreds of thousands on a large store) is for the list alone.
+    const bool search = !lq.lead_id.empty() || !lq.email_key.empty() || !lq.phone_key.empty();
+    if (!lq.buyer_id.empty())
+      sql += search ? " AND EXISTS (SELECT 1 FROM sales WHERE sales.lead_id = leads.id"
+                      " AND sales.buyer_id = ?)"
+                    : " AND id IN (SELECT lead_id FROM sales WHERE buyer_id = ?)";
     if (lq.created_from_ms != 0) sql += " AND received_at >= ?";
     if (lq.created_to_ms != 0) sql += " AND received_at < ?";
     if (!lq.before_id.empty()) sql += " AND id < ?";
@@ -97,6 +116,9 @@ std::vector<LeadRecord> SqliteStore::list_leads(const LeadQuery& lq) {
     auto conn = readers_.acquire();
     if (!conn) return out;
     Query q(*conn, sql);
+    if (!lq.lead_id.empty()) q.bind(lq.lead_id);
+    if (!lq.email_key.empty()) q.bind(lq.email_key);
+    if (!lq.phone_key.empty()) q.bind(lq.phone_key);
     if (!lq.seller_id.empty()) q.bind(lq.seller_id);
     if (lq.status) q.bind(to_string(*lq.status));
     if (!lq.vertical.empty()) q.bind(lq.vertical);

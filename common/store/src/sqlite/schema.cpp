@@ -666,6 +666,17 @@ CREATE TABLE user_recovery_codes (
     {17, R"sql(
 DROP TRIGGER IF EXISTS ledger_of_sale;
 DROP TRIGGER IF EXISTS ledger_of_return;
+)sql"},  // Search by e-mail or phone (docs/api.md, GET /v1/leads?q=): the keyed hashes of a lead's
+    // normalised e-mail and phone (leadflow/domain/lead_search.hpp), never a second plain copy.
+    // The leads already held are given theirs after this step (backfill_search_keys), and only
+    // then indexed (19), so the fill does not update two indexes row by row.
+    {18, R"sql(
+ALTER TABLE leads ADD COLUMN email_key TEXT;
+ALTER TABLE leads ADD COLUMN phone_key TEXT;
+)sql"},
+    {19, R"sql(
+CREATE INDEX leads_by_email_key ON leads (email_key);
+CREATE INDEX leads_by_phone_key ON leads (phone_key);
 )sql"},
 };
 
@@ -704,6 +715,8 @@ StoreStatus apply_migrations(Connection& c) {
     if (v == 12)
       for (const std::string& sql : store_rows::fill_tiers_sql())
         if (int rc = c.exec(sql.c_str())) return report(c, rc, "migrate");
+    if (v == 18)
+      if (int rc = backfill_search_keys(c)) return report(c, rc, "migrate");
     Query q(c,
             "INSERT INTO schema_migrations (version, applied_at) "
             "VALUES (?1, CAST(strftime('%s', 'now') AS INTEGER) * 1000)");

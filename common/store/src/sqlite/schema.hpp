@@ -15,4 +15,9 @@ std::span<const store_schema::Migration> migrations();
 /// binary or a step fails; the caller holds the writer.
 StoreStatus apply_migrations(Connection& writer);
 
+/// Gives every lead held its search keys (migration 18), keyed with the installation's secret,
+/// which it makes now if no process has yet. An SQLite result code; the caller holds the
+/// writer's transaction.
+int backfill_search_keys(Connection& writer);
+
 }  // namespace leadflow::sqlite

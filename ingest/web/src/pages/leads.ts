@@ -3,7 +3,7 @@ import { Ctx, isOperator } from '../app';
 import { Child, emptyState, field, h, input, link, named, select, table } from '../dom';
 import { FormErrors } from '../form';
 import { rangeError } from '../format';
-import { Lead, attemptsTable, distributionPairs, leadCells, leadColumns, offerPairs, personLine, returnsTable } from '../lead_view';
+import { Lead, attemptsTable, distributionPairs, leadCells, leadColumns, offerPairs, personLine, returnsTable, searchPath } from '../lead_view';
 import { Names, loadNames } from '../names';
 const STATUSES = ['', 'pending', 'delivered', 'unsold', 'duplicate', 'rejected', 'failed', 'returned'];
 
@@ -30,21 +30,38 @@ export async function leadsPage(ctx: Ctx, root: HTMLElement): Promise<void> {
     field('created_from', 'From (UTC day)', input({ type: 'date', value: s.get('created_from') ?? '' })),
     field('created_to', 'To (UTC day, included)', input({ type: 'date', value: s.get('created_to') ?? '' })),
   ];
+  // One box finds a lead by id, e-mail or phone, within the filters chosen below.
+  const find = field('q', 'Find a lead', input({ type: 'search', value: s.get('q') ?? '', placeholder: 'Lead id, e-mail or phone', autocomplete: 'off' }));
+  const findErrors = new FormErrors([find]);
+  const search = h('form', { class: 'search', role: 'search', 'aria-label': 'Find a lead', novalidate: true }, findErrors.element, find.wrapper, h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Find')));
+  search.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    ctx.go(searchPath(s, find.control.value));
+  });
   const errors = new FormErrors(fields);
   const form = h('form', { class: 'filters', 'aria-label': 'Filter leads', novalidate: true }, errors.element, fields.map((f) => f.wrapper), h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Filter'), link('/leads', 'Clear', { class: 'button secondary' })));
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
     const params: Record<string, string> = {};
     for (const f of fields) params[f.name] = f.control.value;
+    params.q = s.get('q') ?? '';
     const wrong = rangeError(params.created_from, params.created_to);
     if (wrong) return errors.show(new ApiError(400, wrong, [{ field: 'created_to', message: wrong }]));
     ctx.go(`/leads${query(params)}`);
   });
-  root.append(h('h1', {}, 'Leads'), form);
+  root.append(h('h1', {}, 'Leads'), search, form);
 
-  const params: Record<string, string> = { limit: s.get('limit') ?? '25', cursor: s.get('cursor') ?? '' };
+  const params: Record<string, string> = { limit: s.get('limit') ?? '25', cursor: s.get('cursor') ?? '', q: s.get('q') ?? '' };
   for (const n of names) params[n] = s.get(n) ?? '';
-  const [page, known] = await Promise.all([get<ApiPage<Lead>>(`/v1/leads${query(params)}`), loadNames(account)]);
+  let loaded: [ApiPage<Lead>, Names];
+  try {
+    loaded = await Promise.all([get<ApiPage<Lead>>(`/v1/leads${query(params)}`), loadNames(account)]);
+  } catch (e) {
+    // A text that is no lead id, e-mail or phone: said under the box, and nothing is listed.
+    if (e instanceof ApiError && e.fields.some((f) => f.field === 'q')) return findErrors.show(e);
+    throw e;
+  }
+  const [page, known] = loaded;
   const rows = page.data.map((l) => {
     const cells: Child[] = leadCells(l, account).map((c) => withName(c, known));
     cells[1] = statusBadge(l.status);
@@ -53,7 +70,10 @@ export async function leadsPage(ctx: Ctx, root: HTMLElement): Promise<void> {
     return [h('div', {}, open, person.contact ? h('div', { class: 'muted small' }, person.contact) : null), ...cells];
   });
   const filtered = names.some((n) => s.get(n));
-  const empty = filtered
+  const q = s.get('q');
+  const empty = q
+    ? ['No lead matches ', h('strong', {}, q), filtered ? ' with these filters' : '', ' (an id, e-mail or phone is matched whole). ', link('/leads', 'Clear the search')]
+    : filtered
     ? ['No lead matches these filters. ', link('/leads', 'Clear the filters')]
     : account === 'seller'
       ? ['No leads yet — ', link('/settings/api-keys', 'make an API key'), ' and post your first lead.']

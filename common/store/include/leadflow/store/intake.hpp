@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "leadflow/domain/lead.hpp"
+#include "leadflow/domain/lead_search.hpp"
 #include "leadflow/store/port.hpp"
 
 namespace leadflow {
@@ -19,6 +20,9 @@ struct LeadQuery {
   std::int64_t created_to_ms = 0;    // exclusive; 0 = open
   std::string before_id;             // cursor: only ids < this (newest first)
   int limit = 25;
+  // A search (GET /v1/leads?q=): at most one of these, each "" = any. The lead of that id, or
+  // the leads stored with this SearchKeys::email / phone (leadflow/domain/lead_search.hpp).
+  std::string lead_id, email_key, phone_key;
 };
 
 /// What happened to one lead insert.
@@ -51,9 +55,16 @@ struct IdempotencyRecord {
 class IntakeStore : public virtual StorePort {
  public:
   // --- leads ----------------------------------------------------------------------------------
-  /// Inserts leads as pending, in one transaction. A lead whose id exists is left untouched
-  /// (a redelivery) and reported with its current status.
-  virtual std::vector<LeadInsertResult> insert_leads(std::span<const Lead> leads) = 0;
+  /// Inserts leads as pending, in one transaction, `keys[i]` being the search keys of
+  /// `leads[i]` (leadflow/domain/lead_search.hpp: as many as the leads, or none, and then the
+  /// leads are found by id only); the store keeps them as given. A lead whose id exists is left
+  /// untouched (a redelivery) and reported with its current status.
+  virtual std::vector<LeadInsertResult> insert_leads(std::span<const Lead> leads,
+                                                     std::span<const SearchKeys> keys) = 0;
+  /// The same without search keys.
+  std::vector<LeadInsertResult> insert_leads(std::span<const Lead> leads) {
+    return insert_leads(leads, {});
+  }
   virtual std::optional<LeadRecord> get_lead(std::string_view id) = 0;
   /// Newest first; the records carry no attempts.
   virtual std::vector<LeadRecord> list_leads(const LeadQuery& q) = 0;

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "leadflow/domain/accounts.hpp"
+#include "leadflow/domain/lead_search.hpp"
 
 namespace leadflow {
 
@@ -68,8 +69,9 @@ std::string source_code(std::string_view secret, std::string_view buyer_id,
                         std::string_view seller_id);
 
 /// The name under which the store keeps the source codes' secret (Store::shared_secret), and a
-/// new random one (64 hex digits) for the first process to offer.
-inline constexpr std::string_view kVisibilitySecretName = "visibility";
+/// new random one (64 hex digits) for the first process to offer. It is the installation's one
+/// secret, which keys lead search too (leadflow/domain/lead_search.hpp).
+inline constexpr std::string_view kVisibilitySecretName = kInstallationSecretName;
 std::string new_visibility_secret();
 
 }  // namespace leadflow

@@ -78,6 +78,17 @@ std::string normalize_email(std::string_view in);
 /// punctuation ("(555) 123-4567", "+1 555.123.4567"). "" for impossible NANP numbers (area code
 /// or exchange starting 0/1, N11 area codes, 555-01XX fictional range is allowed).
 std::string normalize_phone(std::string_view in);
+
+/// What one search box's text names (GET /v1/leads?q=): a lead id (exact), else an e-mail, else
+/// a phone, the e-mail and phone normalised as a lead's own are (normalize_email,
+/// normalize_phone), so "  Jane@Example.COM " and "(555) 123-4567" find what was posted; kNone
+/// for anything else. Leading and trailing blanks are dropped first.
+struct LeadSearchTerm {
+  enum class Kind { kNone, kId, kEmail, kPhone };
+  Kind kind = Kind::kNone;
+  std::string value;  // the id, the normalised e-mail or the E.164 phone
+};
+LeadSearchTerm parse_lead_search(std::string_view q);
 /// Splits "12345" or "12345-6789" into zip and zip4; false when malformed.
 bool normalize_zip(std::string_view in, std::string& zip, std::string& zip4);
 /// The USPS state for a five-digit ZIP by its three-digit prefix, or "" if unassigned.

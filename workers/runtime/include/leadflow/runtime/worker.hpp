@@ -74,6 +74,10 @@ struct WorkerOptions {
   Topics topics;
   int concurrency = 10000;  // auctions in flight at once
   int max_attempts = 3;     // auctions of one lead that may fail before it is recorded failed
+  /// The installation's secret (Store::shared_secret kInstallationSecretName), which keys the
+  /// search keys of the leads the worker records (leadflow/domain/lead_search.hpp); "": the
+  /// leads are found by id only.
+  std::string search_secret;
 };
 
 /// A distribution worker: consumes leads, records them pending, hands them to the decider

@@ -42,7 +42,9 @@ class WorkerPool {
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
 
-  void start(int count);
+  /// Starts `count` workers; `search_secret` keys the search keys of the leads they record
+  /// (WorkerOptions::search_secret), read by the composition root from the store.
+  void start(int count, const std::string& search_secret);
   /// Stops consuming; in-flight auctions finish, are recorded and committed.
   void stop();
   /// False while a worker is retrying a store it cannot reach.
