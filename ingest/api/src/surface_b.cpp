@@ -52,18 +52,20 @@ void count_invalid_later(IngestContext& ctx, Exchange& ex, std::string campaign_
 }
 
 // On the event loop: the checks run here when they need no I/O, and an async campaign's lead is
-// answered by the queue's writer once durable. Anything that must wait moves to the pool.
-// `ports` lives as long as the routes.
-void post_campaign_lead_inline(IngestContext& ctx, const SurfaceBPorts& ports,
+// answered by the queue's writer once durable. Anything that must wait moves to the pool, which
+// holds the routes' ports while it runs.
+void post_campaign_lead_inline(IngestContext& ctx,
+                               const std::shared_ptr<const SurfaceBPorts>& shared_ports,
                                const std::shared_ptr<Exchange>& ex,
                                std::optional<std::string> path_key) {
+  const SurfaceBPorts& ports = *shared_ports;
   LeadIntake in;
   PostBody body;
   switch (take_campaign_lead(ports, ex->req, ex->res, path_key ? &*path_key : nullptr, false, body,
                              in)) {
     case Intake::kMustBlock:
-      ex->run_blocking([&ctx, &ports, path_key, body = std::move(body)](Exchange& e) mutable {
-        post_campaign_lead(ctx, ports, e.req, e.res, path_key ? &*path_key : nullptr, body);
+      ex->run_blocking([&ctx, shared_ports, path_key, body = std::move(body)](Exchange& e) mutable {
+        post_campaign_lead(ctx, *shared_ports, e.req, e.res, path_key ? &*path_key : nullptr, body);
       });
       return;
     case Intake::kAnswered:
@@ -224,7 +226,7 @@ void register_surface_b(Routes& routes, IngestContext& ctx) {
       }});
 
   routes.post_inline("/api/v1/lead", [&c, ports](const std::shared_ptr<Exchange>& ex) {
-    post_campaign_lead_inline(c, *ports, ex, std::nullopt);
+    post_campaign_lead_inline(c, ports, ex, std::nullopt);
   });
   routes.get("/api/v1/stats/{key}", [ports](const http::Request& q, http::Response& r) {
     answer_stats(*ports, std::string(q.match(1)), q, r);
@@ -237,7 +239,7 @@ void register_surface_b(Routes& routes, IngestContext& ctx) {
   });
   // The legacy form: POST /{seller_campaign_key}. Registered last so every named route wins.
   routes.post_inline("/{seller_campaign_key}", [&c, ports](const std::shared_ptr<Exchange>& ex) {
-    post_campaign_lead_inline(c, *ports, ex, std::string(ex->req.match(1)));
+    post_campaign_lead_inline(c, ports, ex, std::string(ex->req.match(1)));
   });
 }
 
