@@ -1,7 +1,7 @@
 #pragma once
-// Private: what the dashboard's sign-in (console.cpp) and its second factor (two_factor.cpp)
-// share: audit records, the 429 of the sign-in limits, opening a session, and the signed-in user
-// of a request.
+// Private: the dashboard's sign-in, session and user handlers (console.cpp), on ports the routes
+// bind; and what they share with the second factor's routes (two_factor.cpp): audit records, the
+// 429 of the sign-in limits, opening a session, and the signed-in user of a request.
 #include <functional>
 #include <optional>
 #include <string>
