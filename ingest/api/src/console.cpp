@@ -8,6 +8,9 @@
 // answer is 429 with Retry-After and no password is checked, however many attempts arrive at
 // once. Passwords and tokens are never logged.
 #include "console.hpp"
+
+#include <initializer_list>
+
 #include "auth.hpp"
 #include "errors.hpp"
 #include "leadflow/api/api.hpp"
@@ -21,42 +24,75 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::string_view kWrongCredentials = "wrong e-mail or password";
+// {"email", "password"} or the password change's {"current_password", "new_password"}: each of
+// `names` a non-empty string, and no other member. Each field at fault is added to `errors`.
+void check_strings(const json& body, std::initializer_list<const char*> names,
+                   FieldErrors& errors) {
+  for (const char* name : names) {
+    auto it = body.find(name);
+    if (it == body.end() || !it->is_string() || it->get_ref<const std::string&>().empty())
+      errors.push_back(
+          {name, it == body.end() ? "required" : "invalid_type", "is required, as a string"});
+  }
+  for (const auto& [k, v] : body.items()) {
+    bool known = false;
+    for (const char* name : names) known = known || k == name;
+    if (!known) errors.push_back({k, "unknown_field", "unknown field"});
+  }
+}
 
 }  // namespace
 
-void audit_console(IngestContext& ctx, const http::Request& req, AuditEvent event,
-                   std::string_view kind, const User* user, const std::string& client) {
+SignInPorts sign_in_ports(IngestContext& ctx, const http::Request& req) {
+  return {ctx.accounts,
+          ctx.sign_in,
+          ctx.logins,
+          ctx.management,
+          ctx.clock,
+          client_of(ctx, req),
+          [&ctx, &req](const AuditRecord& r) { audit_request(ctx, req, r); },
+          [&ctx](std::string_view token) { return find_signed_in(ctx, token); },
+          [&ctx](http::Response& res, const User& user, const std::string& rehashed) {
+            return begin_second_factor(ctx, res, user, rehashed);
+          },
+          [&ctx](const User& user) { return two_factor_state(ctx, user); }};
+}
+
+void audit_console(const SignInPorts& ports, AuditEvent event, std::string_view kind,
+                   const User* user) {
   AuditRecord r;
   r.event = event;
   r.surface = "console";
   r.kind = kind;
-  r.client = client;
+  r.client = ports.client;
   if (user != nullptr) {
     r.user_id = user->id;
     r.seller_id = user->seller_id;
     r.buyer_id = user->buyer_id;
   }
-  audit_request(ctx, req, r);
+  ports.audit(r);
 }
 
-// Reserves the place of one attempt at a password of `email`'s account in the sign-in limits.
-// False when the attempt may not be made, and then `res` is the answer (429 with Retry-After,
-// audited, or 503), and no password may be checked.
-bool reserve_attempt(IngestContext& ctx, const http::Request& req, http::Response& res,
-                     const std::string& client, std::string_view email,
+void audit_console(IngestContext& ctx, const http::Request& req, AuditEvent event,
+                   std::string_view kind, const User* user, const std::string& client) {
+  SignInPorts ports = sign_in_ports(ctx, req);
+  ports.client = client;
+  audit_console(ports, event, kind, user);
+}
+
+bool reserve_attempt(const SignInPorts& ports, http::Response& res, std::string_view email,
                      SignInLimits::Attempt& attempt) {
-  attempt = ctx.logins.reserve(client, email);
+  attempt = ports.logins.reserve(ports.client, email);
   switch (attempt.decision.status) {
     case AttemptStatus::kReserved:
       return true;
     case AttemptStatus::kRefused:
-      audit_console(ctx, req, AuditEvent::kRateLimited,
+      audit_console(ports, AuditEvent::kRateLimited,
                     attempt.refused_by == SignInLimits::Limit::kPerAddress ? "login_per_address"
                                                                            : "login_per_account",
-                    nullptr, client);
+                    nullptr);
       res.set_header("Retry-After", std::to_string(attempt.decision.retry_after_s));
-      http::send_problem(res, 429, "too many failed sign-ins; retry later");
+      send_problem(res, refusal_for(SignInRefused::kTooManyAttempts));
       return false;
     case AttemptStatus::kUnavailable:
       break;
@@ -65,54 +101,60 @@ bool reserve_attempt(IngestContext& ctx, const http::Request& req, http::Respons
   return false;
 }
 
-void open_session(IngestContext& ctx, const http::Request& req, http::Response& res,
-                  const User& user, const std::string& rehashed, std::string_view kind,
-                  const std::string& client) {
-  const std::int64_t now = ctx.clock.now_ms();
+bool reserve_attempt(IngestContext& ctx, const http::Request& req, http::Response& res,
+                     const std::string& client, std::string_view email,
+                     SignInLimits::Attempt& attempt) {
+  SignInPorts ports = sign_in_ports(ctx, req);
+  ports.client = client;
+  return reserve_attempt(ports, res, email, attempt);
+}
+
+void open_session(const SignInPorts& ports, http::Response& res, const User& user,
+                  const std::string& rehashed, std::string_view kind) {
+  const std::int64_t now = ports.clock.now_ms();
   // The rehash is written only over the hash that was checked (leadflow/store/store.hpp).
-  const StoreStatus recorded = ctx.sign_in.record_login(user.id, now, rehashed, user.password_hash);
+  const StoreStatus recorded =
+      ports.sign_in.record_login(user.id, now, rehashed, user.password_hash);
   if (recorded != StoreStatus::kOk)
     return send_problem(res, refusal_for(recorded, StoreStep::kWrite));
   // Housekeeping: sessions that ended without a logout leave the store here.
-  ctx.sign_in.delete_expired_sessions(now, now - session::kIdleMs);
+  ports.sign_in.delete_expired_sessions(now, now - session::kIdleMs);
   const std::string token = passwords::new_token();
   const UserSession s = session::make(user.id, token, now);
-  const StoreStatus made = ctx.sign_in.insert_session(s);
+  const StoreStatus made = ports.sign_in.insert_session(s);
   if (made != StoreStatus::kOk) return send_problem(res, refusal_for(made, StoreStep::kWrite));
-  audit_console(ctx, req, AuditEvent::kSignedIn, kind, &user, client);
+  audit_console(ports, AuditEvent::kSignedIn, kind, &user);
   res.set_header("Set-Cookie", session::set_cookie(token, session::kAbsoluteMs / 1000));
   res.set_header("Cache-Control", "no-store");
   http::send_json(res, 201,
                   {{"user", session::signed_in_user(user)},
                    {"csrf_token", s.csrf_token},
-                   {"two_factor", two_factor_state(ctx, user)}});
+                   {"two_factor", ports.two_factor(user)}});
 }
 
-namespace {
+void open_session(IngestContext& ctx, const http::Request& req, http::Response& res,
+                  const User& user, const std::string& rehashed, std::string_view kind,
+                  const std::string& client) {
+  SignInPorts ports = sign_in_ports(ctx, req);
+  ports.client = client;
+  open_session(ports, res, user, rehashed, kind);
+}
 
-void sign_in(IngestContext& ctx, const http::Request& req, http::Response& res) {
-  if (!require_https(ctx, req, res) || !http::require_json(req, res)) return;
+void answer_sign_in(const SignInPorts& ports, const http::Request& req, http::Response& res) {
+  if (!http::require_json(req, res)) return;
   auto body = http::parse_body(req, res);
   if (!body) return;
   FieldErrors errors;
-  for (const char* name : {"email", "password"}) {
-    auto it = body->find(name);
-    if (it == body->end() || !it->is_string() || it->get_ref<const std::string&>().empty())
-      errors.push_back(
-          {name, it == body->end() ? "required" : "invalid_type", "is required, as a string"});
-  }
-  for (const auto& [k, v] : body->items())
-    if (k != "email" && k != "password") errors.push_back({k, "unknown_field", "unknown field"});
+  check_strings(*body, {"email", "password"}, errors);
   if (!errors.empty()) return http::send_problem(res, 400, "the sign-in is invalid", errors);
   const std::string email = normalise_email((*body)["email"].get<std::string>());
   const std::string& password = (*body)["password"].get_ref<const std::string&>();
-  const std::string client = client_of(ctx, req);
   SignInLimits::Attempt attempt;
-  if (!reserve_attempt(ctx, req, res, client, email, attempt)) return;
+  if (!reserve_attempt(ports, res, email, attempt)) return;
 
-  const Lookup<User> found = ctx.accounts.find_user_by_email(email);
+  const Lookup<User> found = ports.accounts.find_user_by_email(email);
   if (found.status == StoreStatus::kUnavailable) {
-    ctx.logins.succeeded(attempt);  // no password was checked: not a guess
+    ports.logins.succeeded(attempt);  // no password was checked: not a guess
     return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
   }
   std::string_view failure;
@@ -125,82 +167,80 @@ void sign_in(IngestContext& ctx, const http::Request& req, http::Response& res) 
     failure = "inactive_user";
   }
   if (!failure.empty()) {  // the attempt keeps its places
-    audit_console(ctx, req, AuditEvent::kAuthFailed, failure, found.value ? &*found.value : nullptr,
-                  client);
-    return http::send_problem(res, 401, kWrongCredentials);
+    audit_console(ports, AuditEvent::kAuthFailed, failure, found.value ? &*found.value : nullptr);
+    return send_problem(res, refusal_for(SignInRefused::kWrongCredentials));
   }
-  ctx.logins.succeeded(attempt);
+  ports.logins.succeeded(attempt);
 
   const User& user = *found.value;
   // A hash made under older limits is replaced now, while the password is at hand.
   std::string rehashed;
   if (passwords::needs_rehash(user.password_hash)) rehashed = passwords::hash(password);
   // A user with a second factor gets a challenge for it, not yet a session.
-  if (begin_second_factor(ctx, res, user, rehashed)) return;
-  open_session(ctx, req, res, user, rehashed, "password", client);
+  if (ports.second_factor(res, user, rehashed)) return;
+  open_session(ports, res, user, rehashed, "password");
 }
 
-}  // namespace
-
-std::optional<SignedIn> signed_in(IngestContext& ctx, const http::Request& req,
+std::optional<SignedIn> signed_in(const SignInPorts& ports, const http::Request& req,
                                   http::Response& res) {
-  if (!require_https(ctx, req, res)) return std::nullopt;
   const std::string_view token = session::token_of(req);
   SignedIn found;
   found.status = StoreStatus::kNotFound;
-  if (!token.empty()) found = find_signed_in(ctx, token);
+  if (!token.empty()) found = ports.find_session(token);
   if (found.status == StoreStatus::kUnavailable) {
     send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
     return std::nullopt;
   }
   if (found.status != StoreStatus::kOk) {
-    http::send_problem(res, 401, "not signed in, or the session has ended");
+    send_problem(res, refusal_for(SignInRefused::kNotSignedIn));
     return std::nullopt;
   }
   return found;
 }
 
-namespace {
+std::optional<SignedIn> signed_in(IngestContext& ctx, const http::Request& req,
+                                  http::Response& res) {
+  if (!require_https(ctx, req, res)) return std::nullopt;
+  return signed_in(sign_in_ports(ctx, req), req, res);
+}
 
-void current_session(IngestContext& ctx, const http::Request& req, http::Response& res) {
-  auto s = signed_in(ctx, req, res);
+void answer_session(const SignInPorts& ports, const http::Request& req, http::Response& res) {
+  auto s = signed_in(ports, req, res);
   if (!s) return;
   res.set_header("Cache-Control", "no-store");
   http::send_json(res, 200,
                   {{"user", session::signed_in_user(s->user)},
                    {"csrf_token", s->session.csrf_token},
-                   {"two_factor", two_factor_state(ctx, s->user)}});
+                   {"two_factor", ports.two_factor(s->user)}});
 }
 
-void sign_out(IngestContext& ctx, const http::Request& req, http::Response& res) {
-  auto s = signed_in(ctx, req, res);
+void answer_sign_out(const SignInPorts& ports, const http::Request& req, http::Response& res) {
+  auto s = signed_in(ports, req, res);
   if (!s) return;
   if (!session::csrf_ok(s->session, req.header(session::kCsrfHeader)))
-    return http::send_problem(res, 403, "missing or wrong X-CSRF-Token for this session");
-  const StoreStatus ended = ctx.sign_in.delete_session(s->session.token_hash);
+    return send_problem(res, refusal_for(SignInRefused::kCsrf));
+  const StoreStatus ended = ports.sign_in.delete_session(s->session.token_hash);
   if (ended != StoreStatus::kOk && ended != StoreStatus::kNotFound)
     return send_problem(res, refusal_for(ended, StoreStep::kWrite));
-  audit_console(ctx, req, AuditEvent::kSignedOut, "logout", &s->user, client_of(ctx, req));
+  audit_console(ports, AuditEvent::kSignedOut, "logout", &s->user);
   res.set_header("Set-Cookie", session::clear_cookie());
   http::send_json(res, 200, {{"success", true}});
 }
 
-// POST /v1/session/password: a signed-in user changes its own password. Only a session may (an
-// API key has no password of its own: 403; no session: 401). The current password is checked as
-// at sign-in: its attempt reserved first in the limits of the account and the address, kept when
-// wrong, so this route cannot be used to guess passwords past the sign-in limits; past them the
-// answer is 429 without checking the password.
-void change_password(IngestContext& ctx, const http::Request& req, http::Response& res) {
-  if (!require_https(ctx, req, res)) return;
+// Only a session may change its user's password (an API key has no password of its own: 403;
+// no session: 401). The current password is checked as at sign-in: its attempt reserved first
+// in the limits of the account and the address, kept when wrong, so this route cannot be used
+// to guess passwords past the sign-in limits; past them the answer is 429 without checking the
+// password.
+void answer_password_change(const SignInPorts& ports, const http::Request& req,
+                            http::Response& res) {
   if (!req.header("Authorization").empty())
-    return http::send_problem(res, 403,
-                              "only a signed-in dashboard user can change its password; an API "
-                              "key has none");
-  auto s = signed_in(ctx, req, res);
+    return send_problem(res, refusal_for(SignInRefused::kKeyHasNoPassword));
+  auto s = signed_in(ports, req, res);
   if (!s) return;
   if (!session::csrf_ok(s->session, req.header(session::kCsrfHeader)))
-    return http::send_problem(res, 403, "missing or wrong X-CSRF-Token for this session");
-  if (s->enrol_only) return http::send_problem(res, 403, kEnrolFirst);
+    return send_problem(res, refusal_for(SignInRefused::kCsrf));
+  if (s->enrol_only) return send_problem(res, refusal_for(SignInRefused::kEnrolFirst));
   if (!http::require_json(req, res)) return;
   auto body = http::parse_body(req, res);
   if (!body) return;
@@ -209,45 +249,43 @@ void change_password(IngestContext& ctx, const http::Request& req, http::Respons
     errors.push_back({"body", "invalid_type", "must be a JSON object"});
     return http::send_problem(res, 400, "the password change is invalid", errors);
   }
-  for (const char* name : {"current_password", "new_password"}) {
-    auto it = body->find(name);
-    if (it == body->end() || !it->is_string() || it->get_ref<const std::string&>().empty())
-      errors.push_back(
-          {name, it == body->end() ? "required" : "invalid_type", "is required, as a string"});
-  }
-  for (const auto& [k, v] : body->items())
-    if (k != "current_password" && k != "new_password")
-      errors.push_back({k, "unknown_field", "unknown field"});
+  check_strings(*body, {"current_password", "new_password"}, errors);
   if (!errors.empty())
     return http::send_problem(res, 400, "the password change is invalid", errors);
 
   const User& user = s->user;
-  const std::string client = client_of(ctx, req);
   SignInLimits::Attempt attempt;
-  if (!reserve_attempt(ctx, req, res, client, user.email, attempt)) return;
+  if (!reserve_attempt(ports, res, user.email, attempt)) return;
   if (!passwords::verify(user.password_hash,
                          (*body)["current_password"].get_ref<const std::string&>())) {
-    audit_console(ctx, req, AuditEvent::kAuthFailed, "wrong_password", &user, client);
-    return http::send_problem(
-        res, 400, "the password change is invalid",
-        {{"current_password", "wrong", "is not the user's current password"}});
+    audit_console(ports, AuditEvent::kAuthFailed, "wrong_password", &user);
+    return send_problem(res, refusal_for(SignInRefused::kWrongCurrentPassword));
   }
-  ctx.logins.succeeded(attempt);
+  ports.logins.succeeded(attempt);
   const Management::Created changed =
-      ctx.management.change_password(user, (*body)["new_password"], s->session.token_hash);
+      ports.management.change_password(user, (*body)["new_password"], s->session.token_hash);
   if (!changed.errors.empty())
     return http::send_problem(res, 400, "the password change is invalid", changed.errors);
   // Disabled (or removed) since its session was checked: disabling wins, nothing was changed.
   if (changed.status == StoreStatus::kNotFound)
-    return http::send_problem(res, 401, "the user was disabled; nothing was changed");
+    return send_problem(res, refusal_for(SignInRefused::kUserDisabled));
   if (changed.status != StoreStatus::kOk)
     return send_problem(res, refusal_for(changed.status, StoreStep::kWrite));
-  audit_console(ctx, req, AuditEvent::kPasswordChanged, "self", &user, client);
+  audit_console(ports, AuditEvent::kPasswordChanged, "self", &user);
   res.set_header("Cache-Control", "no-store");
   http::send_json(res, 200, {{"success", true}});
 }
 
-void answer_user(http::Response& res, const Management::Created& c, int status) {
+namespace {
+
+// The operator's alone, whatever scopes another key holds.
+bool refuse_unless_operator(const ApiKey& key, http::Response& res) {
+  if (key.is_operator() && key.has(kScopeAdmin)) return false;
+  send_problem(res, refusal_for(SignInRefused::kNotOperator));
+  return true;
+}
+
+void send_user_change(http::Response& res, const Management::Created& c, int status) {
   if (!c.errors.empty()) return http::send_problem(res, 400, "the user is invalid", c.errors);
   if (refuse_version(res, c, "user")) return;
   if (c.status != StoreStatus::kOk)
@@ -258,43 +296,70 @@ void answer_user(http::Response& res, const Management::Created& c, int status) 
 
 }  // namespace
 
+void answer_create_user(const UserPorts& ports, const ApiKey& key, const http::Request& req,
+                        http::Response& res) {
+  if (refuse_unless_operator(key, res) || !http::require_json(req, res)) return;
+  if (auto body = http::parse_body(req, res))
+    send_user_change(res, ports.management.create_user(*body), 201);
+}
+
+void answer_users(const UserPorts& ports, const ApiKey& key, http::Response& res) {
+  if (refuse_unless_operator(key, res)) return;
+  json data = json::array();
+  for (const auto& u : ports.accounts.list_users()) data.push_back(user_to_json(u));
+  http::send_json(res, 200, {{"success", true}, {"data", data}});
+}
+
+void answer_user(const UserPorts& ports, const ApiKey& key, const std::string& id,
+                 http::Response& res) {
+  if (refuse_unless_operator(key, res)) return;
+  const Lookup<User> found = ports.accounts.get_user(id);
+  if (!found.value)
+    return send_problem(
+        res, refusal_for(found.status == StoreStatus::kOk ? StoreStatus::kNotFound : found.status,
+                         StoreStep::kRead));
+  set_etag(res, found.value->version);
+  http::send_json(res, 200, {{"success", true}, {"data", user_to_json(*found.value)}});
+}
+
+void answer_update_user(const UserPorts& ports, const ApiKey& key, const std::string& id,
+                        const http::Request& req, http::Response& res) {
+  if (refuse_unless_operator(key, res) || !http::require_json(req, res)) return;
+  auto body = http::parse_body(req, res);
+  if (!body) return;
+  send_user_change(res, ports.management.update_user(id, *body, if_match_of(req)), 200);
+}
+
 void register_console(Routes& routes, IngestContext& ctx) {
   auto& c = ctx;
   passwords::prepare();
-  routes.post("/v1/session", [&c](const http::Request& q, http::Response& r) { sign_in(c, q, r); });
-  routes.get("/v1/session",
-             [&c](const http::Request& q, http::Response& r) { current_session(c, q, r); });
-  routes.remove("/v1/session",
-                [&c](const http::Request& q, http::Response& r) { sign_out(c, q, r); });
-  routes.post("/v1/session/password",
-              [&c](const http::Request& q, http::Response& r) { change_password(c, q, r); });
+  // Each session route over HTTPS only, then its handler on the request's ports.
+  const auto session_route = [&c](auto answer) {
+    return [&c, answer](const http::Request& q, http::Response& r) {
+      if (require_https(c, q, r)) answer(sign_in_ports(c, q), q, r);
+    };
+  };
+  routes.post("/v1/session", session_route(answer_sign_in));
+  routes.get("/v1/session", session_route(answer_session));
+  routes.remove("/v1/session", session_route(answer_sign_out));
+  routes.post("/v1/session/password", session_route(answer_password_change));
   register_two_factor(routes, ctx);
 
-  routes.post("/v1/users", [&c](const http::Request& q, http::Response& r) {
-    if (!authorise(c, q, r, kScopeAdmin, true) || !http::require_json(q, r)) return;
-    if (auto body = http::parse_body(q, r)) answer_user(r, c.management.create_user(*body), 201);
+  const UserPorts users{c.accounts, c.management};
+  routes.post("/v1/users", [&c, users](const http::Request& q, http::Response& r) {
+    if (const auto key = authorise(c, q, r, kScopeAdmin, true))
+      answer_create_user(users, *key, q, r);
   });
-  routes.get("/v1/users", [&c](const http::Request& q, http::Response& r) {
-    if (!authorise(c, q, r, kScopeAdmin, true)) return;
-    json data = json::array();
-    for (const auto& u : c.accounts.list_users()) data.push_back(user_to_json(u));
-    http::send_json(r, 200, {{"success", true}, {"data", data}});
+  routes.get("/v1/users", [&c, users](const http::Request& q, http::Response& r) {
+    if (const auto key = authorise(c, q, r, kScopeAdmin, true)) answer_users(users, *key, r);
   });
-  routes.put("/v1/users/{id}", [&c](const http::Request& q, http::Response& r) {
-    if (!authorise(c, q, r, kScopeAdmin, true) || !http::require_json(q, r)) return;
-    auto body = http::parse_body(q, r);
-    if (!body) return;
-    answer_user(r, c.management.update_user(std::string(q.match(1)), *body, if_match_of(q)), 200);
+  routes.put("/v1/users/{id}", [&c, users](const http::Request& q, http::Response& r) {
+    if (const auto key = authorise(c, q, r, kScopeAdmin, true))
+      answer_update_user(users, *key, std::string(q.match(1)), q, r);
   });
-  routes.get("/v1/users/{id}", [&c](const http::Request& q, http::Response& r) {
-    if (!authorise(c, q, r, kScopeAdmin, true)) return;
-    const Lookup<User> found = c.accounts.get_user(std::string(q.match(1)));
-    if (!found.value)
-      return send_problem(
-          r, refusal_for(found.status == StoreStatus::kOk ? StoreStatus::kNotFound : found.status,
-                         StoreStep::kRead));
-    set_etag(r, found.value->version);
-    http::send_json(r, 200, {{"success", true}, {"data", user_to_json(*found.value)}});
+  routes.get("/v1/users/{id}", [&c, users](const http::Request& q, http::Response& r) {
+    if (const auto key = authorise(c, q, r, kScopeAdmin, true))
+      answer_user(users, *key, std::string(q.match(1)), r);
   });
 }
 

@@ -1,5 +1,6 @@
 #include "errors.hpp"
 
+#include "auth.hpp"
 #include "leadflow/api/http_util.hpp"
 #include "leadflow/base/time_format.hpp"
 
@@ -109,6 +110,76 @@ Refusal refusal_for(SettleRefused refused) {
       break;
   }
   return refusal_for(StoreStatus::kUnavailable, StoreStep::kWrite);
+}
+
+Refusal refusal_for(CampaignRefused refused) {
+  switch (refused) {
+    case CampaignRefused::kJsonOnly:
+      return {415, "unsupported_media_type", "Content-Type must be application/json"};
+    case CampaignRefused::kNotAForm:
+      return {415, "unsupported_media_type",
+              "Content-Type must be application/x-www-form-urlencoded, multipart/form-data or "
+              "application/json"};
+    case CampaignRefused::kKeyMismatch:
+      return {400,
+              "invalid",
+              "",
+              false,
+              {{"SELLER_CAMPAIGN_KEY", "mismatch", "differs from the campaign key in the path"}}};
+    case CampaignRefused::kRateLimited:
+      return {429, "rate_limited", "the campaign's per-minute ceiling is reached"};
+    case CampaignRefused::kNoSuchJob:
+      return {404, "not_found", "no such job"};
+    case CampaignRefused::kUnknownVertical:
+      return {404, "not_found", "unknown vertical"};
+    case CampaignRefused::kKeyUnavailable:
+      return refusal_for(StoreStatus::kUnavailable, StoreStep::kCheckCampaignKey);
+    case CampaignRefused::kReadUnavailable:
+      break;
+  }
+  return refusal_for(StoreStatus::kUnavailable, StoreStep::kRead);
+}
+
+Refusal refusal_for(SignInRefused refused) {
+  switch (refused) {
+    case SignInRefused::kWrongCredentials:
+      return {401, "unauthorized", "wrong e-mail or password"};
+    case SignInRefused::kTooManyAttempts:
+      return {429, "rate_limited", "too many failed sign-ins; retry later"};
+    case SignInRefused::kNotSignedIn:
+      return {401, "unauthorized", "not signed in, or the session has ended"};
+    case SignInRefused::kCsrf:
+      return {403, "forbidden", "missing or wrong X-CSRF-Token for this session"};
+    case SignInRefused::kKeyHasNoPassword:
+      return {403, "forbidden",
+              "only a signed-in dashboard user can change its password; an API key has none"};
+    case SignInRefused::kEnrolFirst:
+      return {403, "forbidden", std::string(kEnrolFirst)};
+    case SignInRefused::kWrongCurrentPassword:
+      return {400,
+              "invalid",
+              "the password change is invalid",
+              false,
+              {{"current_password", "wrong", "is not the user's current password"}}};
+    case SignInRefused::kNotOperator:
+      return {403, "forbidden", "this API key lacks permission for the operation"};
+    case SignInRefused::kUserDisabled:
+      break;
+  }
+  return {401, "unauthorized", "the user was disabled; nothing was changed"};
+}
+
+void send_b_invalid(http::Response& res, const FieldErrors& errors) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& e : errors)
+    list.push_back({{"field", e.field}, {"code", e.code}, {"message", e.message}});
+  http::send_json(res, 400, {{"status", "invalid"}, {"errors", std::move(list)}});
+}
+
+void send_b_refusal(http::Response& res, const Refusal& refusal) {
+  if (!refusal.errors.empty()) return send_b_invalid(res, refusal.errors);
+  if (refusal.retry_after) res.set_header("Retry-After", "1");
+  http::send_json(res, refusal.status, {{"status", refusal.code}, {"message", refusal.detail}});
 }
 
 void send_problem(http::Response& res, const Refusal& refusal, const nlohmann::json& members) {

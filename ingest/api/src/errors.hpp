@@ -73,6 +73,32 @@ enum class KeyRefused {
   kUnavailable,  // the store could not claim it: nothing was accepted
 };
 
+/// Why a Surface B request was refused, apart from its key (auth.hpp answers a key that is not
+/// let in) and the fields of its lead (400 naming them).
+enum class CampaignRefused {
+  kJsonOnly,         // /api/v1/lead: a body that is not JSON (415)
+  kNotAForm,         // the legacy form: neither a form nor JSON (415)
+  kKeyMismatch,      // the legacy form: the body's SELLER_CAMPAIGN_KEY is not the path's (400)
+  kRateLimited,      // the campaign's per-minute ceiling is reached (429)
+  kNoSuchJob,        // a job that is not this campaign's, or no job at all (404)
+  kUnknownVertical,  // GET /api/v1/fields/{vertical} of no vertical (404)
+  kKeyUnavailable,   // a lead post's campaign key could not be checked: nothing was accepted
+  kReadUnavailable,  // stats or a job could not be read (503)
+};
+
+/// Why a dashboard sign-in, its session or a password change was refused (console.hpp).
+enum class SignInRefused {
+  kWrongCredentials,      // an unknown e-mail, a wrong password, an inactive user: one answer (401)
+  kTooManyAttempts,       // past the sign-in limits (429, Retry-After from the limits)
+  kNotSignedIn,           // no session, or one that has ended (401)
+  kCsrf,                  // a state change without the session's X-CSRF-Token (403)
+  kKeyHasNoPassword,      // a password change by an API key (403)
+  kEnrolFirst,            // an operator who must enrol a second factor first (403)
+  kWrongCurrentPassword,  // a password change with a wrong current password (400)
+  kUserDisabled,          // the user was disabled while changing its password (401)
+  kNotOperator,           // a key that is not the operator's at the users' routes (403)
+};
+
 /// A lead the queue did not make durable (any status but kOk): 503, nothing was accepted.
 Refusal refusal_for(ProduceStatus status);
 /// A store step that did not succeed (any status but kOk): 409 on a conflict, 404 when not
@@ -85,6 +111,17 @@ Refusal refusal_for(KeyRefused refused);
 Refusal refusal_for(const ReturnRefusal& refused);
 /// A settlement that was not made: 403, 404, 400, 409 or 503.
 Refusal refusal_for(SettleRefused refused);
+
+/// A Surface B request refused: 415, 400, 429, 404 or 503.
+Refusal refusal_for(CampaignRefused refused);
+/// A sign-in, session or password change refused: 401, 429, 403 or 400.
+Refusal refusal_for(SignInRefused refused);
+
+/// Surface B: the refusal as {"status": code, "message": detail} (and Retry-After when it says
+/// so), or, for fields at fault, {"status": "invalid", "errors": [...]}.
+void send_b_refusal(http::Response& res, const Refusal& refusal);
+/// Surface B's 400 for a lead's fields: {"status": "invalid", "errors": [{field, code, message}]}.
+void send_b_invalid(http::Response& res, const FieldErrors& errors);
 
 /// Surface A: the refusal as an RFC 9457 problem (and Retry-After when it says so), with its
 /// field errors, or with `members` added to the body (a conflict naming the record it conflicts

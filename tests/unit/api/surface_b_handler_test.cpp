@@ -1,0 +1,466 @@
+// Surface B's handlers without a server: requests parsed as the server would, the campaign
+// lookup, the key refusals and the rate-limit audit as fakes, a real limiter on a manual clock,
+// and in-memory intake and reporting ports. A lead post's checks on the event loop and on the
+// pool (what the loop leaves to the pool, and what it never waits for), the answer to a lead
+// handed to the queue, and the stats, job and fields reads with each of their refusals.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "leadflow/api/http_util.hpp"
+#include "leadflow/api/job_ids.hpp"
+#include "leadflow/base/ids.hpp"
+#include "leadflow/http/parser.hpp"
+#include "surface_b.hpp"
+
+namespace leadflow::testing {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::int64_t kNow = 1'775'000'000'000;
+const std::string kKey = "lfc_campaign_key_one";
+const std::string kPaused = "lfc_campaign_key_paused";
+
+// The intake and reporting ports: leads put in by the test, canned rollups, and what was asked.
+class FakeReads final : public IntakeStore, public ReportingStore {
+ public:
+  std::map<std::string, LeadRecord, std::less<>> leads;
+  std::vector<PerformanceCell> performance;
+  std::vector<RevenueCell> revenue;
+  std::int64_t queued = 0;
+  bool down = false;  // every read answers "cannot say"
+  std::vector<RollupQuery> asked;
+  std::vector<std::pair<std::string, std::int64_t>> invalid_counted;
+
+  bool healthy() override { return !down; }
+  std::optional<LeadRecord> get_lead(std::string_view id) override {
+    const auto it = leads.find(id);
+    if (it == leads.end()) return std::nullopt;
+    return it->second;
+  }
+  using IntakeStore::insert_leads;
+  std::vector<LeadInsertResult> insert_leads(std::span<const Lead>,
+                                             std::span<const SearchKeys>) override {
+    return {};
+  }
+  std::vector<LeadRecord> list_leads(const LeadQuery&) override { return {}; }
+  std::vector<StoreStatus> record_outcomes(std::span<const OutcomeRecord>) override { return {}; }
+  StoreStatus claim_idempotency_key(const IdempotencyRecord&, std::int64_t,
+                                    IdempotencyRecord&) override {
+    return StoreStatus::kUnavailable;
+  }
+  StoreStatus complete_idempotency_key(std::string_view, std::string_view, int,
+                                       std::string_view) override {
+    return StoreStatus::kUnavailable;
+  }
+  StoreStatus release_idempotency_key(std::string_view, std::string_view) override {
+    return StoreStatus::kUnavailable;
+  }
+
+  std::optional<std::vector<RevenueCell>> revenue_rollup(const RollupQuery& q) override {
+    asked.push_back(q);
+    if (down) return std::nullopt;
+    return revenue;
+  }
+  std::optional<std::vector<PerformanceCell>> performance_rollup(const RollupQuery& q) override {
+    asked.push_back(q);
+    if (down) return std::nullopt;
+    return performance;
+  }
+  std::optional<std::vector<UnsoldCell>> unsold_rollup(const RollupQuery&) override {
+    return std::nullopt;
+  }
+  void count_invalid(std::string_view campaign_id, std::int64_t at_ms) override {
+    invalid_counted.emplace_back(std::string(campaign_id), at_ms);
+  }
+  std::optional<std::int64_t> count_queued(std::string_view, std::int64_t) override {
+    if (down) return std::nullopt;
+    return queued;
+  }
+};
+
+http::Request parse(const std::string& raw) {
+  http::Request req;
+  const http::ParseResult r = http::parse_request(raw, http::ParseLimits{}, req);
+  EXPECT_EQ(r.status, http::ParseStatus::kComplete) << r.error_detail;
+  return req;
+}
+
+std::string post_request(const std::string& target, const std::string& type,
+                         const std::string& body, const std::string& headers = "") {
+  return "POST " + target + " HTTP/1.1\r\nHost: b.example\r\nContent-Type: " + type + "\r\n" +
+         headers + "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+}
+
+json lead_json(const std::string& key = kKey) {
+  json lead = {{"first_name", "Grace"},
+               {"last_name", "Hopper"},
+               {"email_address", "grace@example.com"},
+               {"phone_home", "2125550143"},
+               {"zip_code", "10001"}};
+  if (!key.empty()) lead["SELLER_CAMPAIGN_KEY"] = key;
+  return lead;
+}
+
+json body_of(const http::Response& res) { return json::parse(res.body); }
+
+// A lead id made at `ms`, whatever ids this process made before (new_id never goes back in time).
+std::string lead_id_at(std::int64_t ms) {
+  static constexpr char kCrockford[] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+  std::string time(10, '0');
+  for (int i = 9; i >= 0; --i, ms >>= 5) time[static_cast<std::size_t>(i)] = kCrockford[ms & 31];
+  return std::string(kLeadPrefix) + time + "0000000000000001";
+}
+
+class SurfaceBHandler : public ::testing::Test {
+ protected:
+  SurfaceBHandler() {
+    Campaign c;
+    c.id = "cp_1";
+    c.seller_id = "sl_1";
+    c.vertical = "auto_insurance";
+    c.rate_limit_per_minute = 2;
+    campaigns[kKey] = c;
+    Campaign paused = c;
+    paused.id = "cp_paused";
+    paused.active = false;
+    campaigns[kPaused] = paused;
+  }
+
+  // A lead post: on the loop (may_block false) or on the pool; `path_key` for the legacy form.
+  Intake post(const std::string& raw, bool may_block, const std::string* path_key = nullptr) {
+    req = parse(raw);
+    res = http::Response{};
+    body = PostBody{};
+    in = LeadIntake{};
+    return take_campaign_lead(ports, req, res, path_key, may_block, body, in);
+  }
+  Intake post_json(const json& lead, bool may_block = false, const std::string& headers = "") {
+    return post(post_request("/api/v1/lead", "application/json", lead.dump(), headers), may_block);
+  }
+
+  http::Response get(const std::string& target, const std::string& headers = "") {
+    req = parse("GET " + target + " HTTP/1.1\r\nHost: b.example\r\n" + headers + "\r\n");
+    return http::Response{};
+  }
+
+  FakeReads store;
+  ManualClock clock{SystemTime{std::chrono::milliseconds{kNow}}};
+  VerticalRegistry verticals = VerticalRegistry::defaults();
+  RateLimiter limiter{clock};
+  std::map<std::string, Campaign> campaigns;
+  bool cached = true;       // the cache can say without the store
+  bool keys_down = false;   // the store cannot say
+  bool auth_waits = false;  // counting a failed key would wait on the store
+  int store_lookups = 0;    // lookups that asked the store (may_block)
+  std::vector<std::string> refused_kinds;
+  std::vector<std::string> rate_limited;
+  SurfaceBPorts ports{
+      store,
+      store,
+      verticals,
+      clock,
+      limiter,
+      [this](const std::string& key, bool may_block, std::optional<Campaign>& out,
+             bool& unavailable) {
+        if (!may_block && !cached) return false;
+        if (may_block) ++store_lookups;
+        if (may_block && keys_down) {
+          unavailable = true;
+          return true;
+        }
+        const auto it = campaigns.find(key);
+        if (it != campaigns.end()) out = it->second;
+        return true;
+      },
+      [this](const http::Request&, http::Response& r, const FailedCampaignAuth& failed,
+             std::string_view message, bool may_block) {
+        if (!may_block && auth_waits) return false;
+        refused_kinds.emplace_back(failed.kind);
+        http::send_json(r, 401, {{"status", "unauthorized"}, {"message", message}});
+        return true;
+      },
+      [this](const http::Request&, const Campaign& c) { rate_limited.push_back(c.id); }};
+
+  http::Request req;
+  http::Response res;
+  PostBody body;
+  LeadIntake in;
+};
+
+TEST_F(SurfaceBHandler, AValidPostIsAcceptedOnTheLoopWithItsLeadFilledIn) {
+  ASSERT_EQ(post_json(lead_json()), Intake::kAccept) << res.body;
+  EXPECT_EQ(store_lookups, 0);  // the cache knew the campaign: no store call on the loop
+  EXPECT_EQ(in.lead.id.rfind("ld_", 0), 0u);
+  EXPECT_EQ(in.lead.received_at_ms, kNow);
+  EXPECT_EQ(in.lead.seller_id, "sl_1");
+  EXPECT_EQ(in.lead.campaign_id, "cp_1");
+  EXPECT_EQ(in.lead.surface, Surface::kCampaign);
+  EXPECT_EQ(in.lead.email, "grace@example.com");
+  EXPECT_EQ(in.campaign_key, kKey);
+  EXPECT_EQ(in.wait_ms, 3000);  // a sync campaign waits its sync_timeout_ms
+  EXPECT_EQ(in.lead.sync_wait_ms, 3000);
+  EXPECT_EQ(res.header("X-RateLimit-Limit"), "2");
+
+  EXPECT_EQ(post_json(lead_json(), false, "Prefer: respond-async\r\n"), Intake::kAccept);
+  EXPECT_EQ(in.wait_ms, 0);
+}
+
+TEST_F(SurfaceBHandler, TheLegacyFormTakesItsKeyFromThePath) {
+  std::string form =
+      "first_name=Grace&last_name=Hopper&email_address=grace%40example.com"
+      "&phone_home=2125550143&zip_code=10001";
+  ASSERT_EQ(post(post_request("/" + kKey, "application/x-www-form-urlencoded", form), false, &kKey),
+            Intake::kAccept)
+      << res.body;
+  EXPECT_EQ(in.lead.campaign_id, "cp_1");
+  // JSON on the legacy path need not repeat the key.
+  ASSERT_EQ(post(post_request("/" + kKey, "application/json", lead_json("").dump()), false, &kKey),
+            Intake::kAccept)
+      << res.body;
+  // A key in the body that differs from the path's is named.
+  EXPECT_EQ(post(post_request("/" + kKey, "application/x-www-form-urlencoded",
+                              form + "&SELLER_CAMPAIGN_KEY=lfc_other"),
+                 false, &kKey),
+            Intake::kAnswered);
+  EXPECT_EQ(res.status, 400);
+  EXPECT_EQ(body_of(res)["status"], "invalid");
+  EXPECT_EQ(body_of(res)["errors"][0]["code"], "mismatch");
+}
+
+TEST_F(SurfaceBHandler, AnUnsupportedBodyIs415) {
+  EXPECT_EQ(post(post_request("/api/v1/lead", "application/x-www-form-urlencoded", "a=b"), false),
+            Intake::kAnswered);
+  EXPECT_EQ(res.status, 415);
+  EXPECT_EQ(body_of(res), (json{{"status", "unsupported_media_type"},
+                                {"message", "Content-Type must be application/json"}}));
+  EXPECT_EQ(post(post_request("/" + kKey, "text/plain", "x"), false, &kKey), Intake::kAnswered);
+  EXPECT_EQ(res.status, 415);
+  EXPECT_NE(body_of(res)["message"].get<std::string>().find("multipart/form-data"),
+            std::string::npos);
+}
+
+TEST_F(SurfaceBHandler, AMissingKeyOrABadLeadIsA400NamingTheFields) {
+  EXPECT_EQ(post_json(lead_json("")), Intake::kAnswered);
+  EXPECT_EQ(res.status, 400);
+  EXPECT_EQ(body_of(res)["errors"][0]["field"], "SELLER_CAMPAIGN_KEY");
+
+  json bad = lead_json();
+  bad["email_address"] = "nope";
+  EXPECT_EQ(post_json(bad), Intake::kAnswered);
+  EXPECT_EQ(res.status, 400);
+  EXPECT_EQ(body_of(res)["status"], "invalid");
+  // On the loop the count is left to the caller, which counts it on the pool.
+  EXPECT_EQ(in.invalid_campaign, "cp_1");
+  EXPECT_EQ(in.invalid_at_ms, kNow);
+  EXPECT_TRUE(store.invalid_counted.empty());
+  EXPECT_EQ(post_json(bad, true), Intake::kAnswered);
+  ASSERT_EQ(store.invalid_counted.size(), 1u);
+  EXPECT_EQ(store.invalid_counted[0], std::make_pair(std::string("cp_1"), kNow));
+}
+
+TEST_F(SurfaceBHandler, WhatOnlyTheStoreCanSayMovesToThePoolWithNothingSpent) {
+  cached = false;
+  EXPECT_EQ(post_json(lead_json()), Intake::kMustBlock);
+  EXPECT_EQ(res.status, 200);  // nothing answered
+  EXPECT_TRUE(body.read);      // the body was read once, for the pool
+  EXPECT_EQ(body.key, kKey);
+  // The pool goes on with the same body and asks the store.
+  res = http::Response{};
+  EXPECT_EQ(take_campaign_lead(ports, req, res, nullptr, true, body, in), Intake::kAccept)
+      << res.body;
+  EXPECT_GE(store_lookups, 1);
+
+  // A failed key whose count would wait on the store also goes to the pool.
+  cached = true;
+  auth_waits = true;
+  EXPECT_EQ(post_json(lead_json("lfc_nobody")), Intake::kMustBlock);
+  EXPECT_TRUE(refused_kinds.empty());
+}
+
+TEST_F(SurfaceBHandler, AnUnknownOrPausedKeyIsRefusedByTheKeyCheck) {
+  EXPECT_EQ(post_json(lead_json("lfc_nobody")), Intake::kAnswered);
+  EXPECT_EQ(res.status, 401);
+  EXPECT_EQ(post_json(lead_json(kPaused)), Intake::kAnswered);
+  EXPECT_EQ(refused_kinds, (std::vector<std::string>{"unknown_key", "inactive_campaign"}));
+}
+
+TEST_F(SurfaceBHandler, AStoreThatCannotCheckTheKeyIs503) {
+  cached = false;
+  keys_down = true;
+  EXPECT_EQ(post_json(lead_json(), true), Intake::kAnswered);
+  EXPECT_EQ(res.status, 503);
+  EXPECT_EQ(body_of(res),
+            (json{{"status", "unavailable"},
+                  {"message", "the service cannot check campaign keys right now; retry"}}));
+}
+
+TEST_F(SurfaceBHandler, PastTheCampaignsCeilingIs429AuditedWithTheRateHeaders) {
+  ASSERT_EQ(post_json(lead_json()), Intake::kAccept);
+  ASSERT_EQ(post_json(lead_json()), Intake::kAccept);
+  EXPECT_EQ(post_json(lead_json()), Intake::kAnswered);
+  EXPECT_EQ(res.status, 429);
+  EXPECT_EQ(body_of(res)["status"], "rate_limited");
+  EXPECT_EQ(res.header("X-RateLimit-Remaining"), "0");
+  EXPECT_EQ(rate_limited, std::vector<std::string>{"cp_1"});
+}
+
+TEST_F(SurfaceBHandler, ALeadHandedToTheQueueIsAnsweredByItsOutcome) {
+  const std::string id = new_id(kLeadPrefix, kNow);
+  http::Response queued;
+  answer_campaign_lead(queued, id, "sl_1", kKey, {ProduceStatus::kOk, std::nullopt});
+  EXPECT_EQ(queued.status, 202);
+  EXPECT_EQ(body_of(queued),
+            (json{{"status", "queued"}, {"job_id", job_id_for(id, kKey)}, {"lead_id", id}}));
+
+  http::Response sold;
+  answer_campaign_lead(
+      sold, id, "sl_1", kKey,
+      {ProduceStatus::kOk, OutcomeMessage{id, DeliveryStatus::kDelivered, "by_1", 2400, 1680}});
+  EXPECT_EQ(sold.status, 200);
+  // The seller reads its payout as the price, and no buyer.
+  EXPECT_EQ(body_of(sold), (json{{"status", "sold"},
+                                 {"sold", true},
+                                 {"price", 16.8},
+                                 {"currency", "USD"},
+                                 {"lead_id", id}}));
+
+  http::Response down;
+  answer_campaign_lead(down, id, "sl_1", kKey, {ProduceStatus::kTimedOut, std::nullopt});
+  EXPECT_EQ(down.status, 503);
+  EXPECT_EQ(down.header("Retry-After"), "1");
+  EXPECT_EQ(body_of(down)["status"], "unavailable");
+}
+
+TEST_F(SurfaceBHandler, StatsAreTheRollupsOfThePeriod) {
+  PerformanceCell cell;
+  cell.figures[kLeads] = 10;
+  cell.figures[kSold] = 6;
+  cell.figures[kUnsold] = 3;
+  cell.figures[kFailed] = 1;
+  store.performance = {cell};
+  RevenueCell money;
+  money.sales = 6;
+  money.payout = 6000;
+  store.revenue = {money};
+  store.queued = 2;
+  res = get("/api/v1/stats/" + kKey + "?period=24h");
+  answer_stats(ports, kKey, req, res);
+  ASSERT_EQ(res.status, 200) << res.body;
+  const json b = body_of(res);
+  EXPECT_EQ(b["campaign_id"], "cp_1");
+  EXPECT_EQ(b["period"], "24h");
+  EXPECT_EQ(b["received"], 12);
+  EXPECT_EQ(b["sold"], 6);
+  EXPECT_EQ(b["queued"], 2);
+  EXPECT_EQ(b["errors"], 1);
+  EXPECT_EQ(b["acceptance_rate"], 0.6);
+  EXPECT_EQ(b["payout"], 60.0);
+  ASSERT_FALSE(store.asked.empty());
+  EXPECT_EQ(store.asked[0].from_ms % kRollupBucketMs, 0);
+  EXPECT_EQ(store.asked[0].filters.size(), 1u);
+}
+
+TEST_F(SurfaceBHandler, StatsRefuseABadPeriodAnUnknownKeyAndAStoreDown) {
+  res = get("/api/v1/stats/" + kKey + "?period=year");
+  answer_stats(ports, kKey, req, res);
+  EXPECT_EQ(res.status, 400);
+  EXPECT_EQ(body_of(res)["errors"][0]["field"], "period");
+
+  res = get("/api/v1/stats/lfc_nobody");
+  answer_stats(ports, "lfc_nobody", req, res);
+  EXPECT_EQ(res.status, 401);
+  EXPECT_EQ(refused_kinds, std::vector<std::string>{"unknown_key"});
+
+  // A paused campaign still reads its own stats.
+  res = get("/api/v1/stats/" + kPaused);
+  answer_stats(ports, kPaused, req, res);
+  EXPECT_EQ(res.status, 200);
+
+  store.down = true;
+  res = get("/api/v1/stats/" + kKey);
+  answer_stats(ports, kKey, req, res);
+  EXPECT_EQ(res.status, 503);
+  EXPECT_EQ(body_of(res),
+            (json{{"status", "unavailable"}, {"message", "the store cannot be reached; retry"}}));
+  keys_down = true;
+  res = get("/api/v1/stats/" + kKey);
+  answer_stats(ports, kKey, req, res);
+  EXPECT_EQ(res.status, 503);
+}
+
+TEST_F(SurfaceBHandler, AJobIsItsCampaignsAloneAndQueuedUntilDecided) {
+  const std::string id = lead_id_at(kNow - 1000);
+  ASSERT_EQ(id_time_ms(id, kLeadPrefix), kNow - 1000);
+  const std::string job = job_id_for(id, kKey);
+  const std::string header = "X-Campaign-Key: " + kKey + "\r\n";
+
+  // Issued to this key, not yet stored: queued.
+  res = get("/api/v1/jobs/" + job, header);
+  answer_job(ports, job, req, res);
+  EXPECT_EQ(body_of(res), (json{{"status", "queued"}, {"job_id", job}}));
+
+  LeadRecord r;
+  r.lead.id = id;
+  r.lead.campaign_id = "cp_1";
+  r.lead.seller_id = "sl_1";
+  r.distribution.status = DeliveryStatus::kUnsold;
+  store.leads[id] = r;
+  res = get("/api/v1/jobs/" + job, header);
+  answer_job(ports, job, req, res);
+  EXPECT_EQ(body_of(res)["status"], "unsold");
+
+  // Held under another campaign, a tag this key made reads as the key's own queued job: it says
+  // nothing of that lead.
+  store.leads[id].lead.campaign_id = "cp_2";
+  res = get("/api/v1/jobs/" + job, header);
+  answer_job(ports, job, req, res);
+  EXPECT_EQ(body_of(res), (json{{"status", "queued"}, {"job_id", job}}));
+  // A bare id proves nothing, and anything malformed is nobody's: one 404.
+  for (const std::string& other : {id, std::string("nonsense")}) {
+    res = get("/api/v1/jobs/" + other, header);
+    answer_job(ports, other, req, res);
+    EXPECT_EQ(res.status, 404) << other;
+    EXPECT_EQ(body_of(res), (json{{"status", "not_found"}, {"message", "no such job"}}));
+  }
+  // A day after its id was made, an unstored job is no longer anyone's.
+  store.leads.clear();
+  clock.advance(std::chrono::hours(24));
+  res = get("/api/v1/jobs/" + job, header);
+  answer_job(ports, job, req, res);
+  EXPECT_EQ(res.status, 404);
+}
+
+TEST_F(SurfaceBHandler, AJobNeedsItsCampaignsKey) {
+  res = get("/api/v1/jobs/x");
+  answer_job(ports, "x", req, res);
+  EXPECT_EQ(res.status, 401);
+  res = get("/api/v1/jobs/x", "X-Campaign-Key: lfc_nobody\r\n");
+  answer_job(ports, "x", req, res);
+  EXPECT_EQ(refused_kinds, (std::vector<std::string>{"missing_key", "unknown_key"}));
+  keys_down = true;
+  res = get("/api/v1/jobs/x", "X-Campaign-Key: " + kKey + "\r\n");
+  answer_job(ports, "x", req, res);
+  EXPECT_EQ(res.status, 503);
+}
+
+TEST_F(SurfaceBHandler, FieldsAreTheVerticalsOr404) {
+  http::Response known;
+  answer_fields(ports, "auto_insurance", known);
+  EXPECT_EQ(known.status, 200);
+  EXPECT_EQ(body_of(known), verticals.to_json(*verticals.find("auto_insurance")));
+  http::Response unknown;
+  answer_fields(ports, "space_travel", unknown);
+  EXPECT_EQ(unknown.status, 404);
+  EXPECT_EQ(body_of(unknown), (json{{"status", "not_found"}, {"message", "unknown vertical"}}));
+}
+
+}  // namespace
+}  // namespace leadflow::testing
