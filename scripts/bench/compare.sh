@@ -83,7 +83,8 @@ row_field() {  # row_field TEXT LABEL FROM_END
 sync_round() {  # sync_round BUILD ROUND
   local out
   out=$(BENCH_BUILD="${build[$1]}" BENCH_ROUNDS=1 BENCH_SYNC_SECONDS="${BENCH_SYNC_SECONDS:-5}" \
-    "$root/scripts/bench/sync.sh" 2>/dev/null) || { echo "compare bench: sync ($1) failed" >&2; exit 1; }
+    "$root/scripts/bench/sync.sh" 2>"$work/sync.err") \
+    || { echo "compare bench: sync ($1) failed:" >&2; tail -20 "$work/sync.err" >&2; exit 1; }
   # Columns from the end: failures 0, added p50 (measured) 1, added p99 2, added p50 3, p99 4,
   # p50 5, req/s 6.
   record "sync embedded p50 ms" "$1" "$(row_field "$out" "embedded (SQLite" 5)"
@@ -96,7 +97,8 @@ distribution_round() {  # distribution_round BUILD ROUND
   local out protocol
   out=$(BENCH_BUILD="${build[$1]}" BENCH_ROUNDS=1 BENCH_DELAYS_MS=0 \
     BENCH_DISTRIBUTION_LEADS="${BENCH_DISTRIBUTION_LEADS:-10000}" \
-    "$root/scripts/bench/distribution.sh" 2>/dev/null) || { echo "compare bench: distribution ($1) failed" >&2; exit 1; }
+    "$root/scripts/bench/distribution.sh" 2>"$work/distribution.err") \
+    || { echo "compare bench: distribution ($1) failed:" >&2; tail -20 "$work/distribution.err" >&2; exit 1; }
   # Columns: "0 ms (h2)  leads/s  CPU ms/lead  peak RSS MB  sold/leads".
   for protocol in h2 http1; do
     record "distribution $protocol leads/s" "$1" \
