@@ -2,7 +2,7 @@
 #include <algorithm>
 
 #include "auth.hpp"
-#include "buyer_health.hpp"
+#include "buyer_routes.hpp"
 #include "errors.hpp"
 #include "intake.hpp"
 #include "lead_post.hpp"
@@ -29,131 +29,6 @@ using http::require_json;
 
 void send_store_failure(http::Response& res, StoreStatus s) {
   send_problem(res, refusal_for(s, StoreStep::kWrite));
-}
-
-void check_verticals(IngestContext& ctx, const Buyer& b, FieldErrors& errors) {
-  for (std::size_t i = 0; i < b.verticals.size(); ++i)
-    if (!ctx.verticals.find(b.verticals[i]))
-      errors.push_back({"verticals[" + std::to_string(i) + "]", "not_allowed", "unknown vertical"});
-}
-
-// A buyer as the API shows it: its configuration (secrets masked) and its version.
-json buyer_config_view(const Buyer& b) {
-  json j = buyer_to_json(b, true);
-  j["version"] = b.version;
-  return j;
-}
-
-void list_buyers(IngestContext& ctx, const http::Request& req, http::Response& res) {
-  if (!authorise(ctx, req, res, kScopeBuyersRead, true)) return;
-  FieldErrors errors;
-  unknown_params(req, {"status", "vertical", "limit", "cursor"}, errors);
-  BuyerQuery q;
-  parse_limit(req, q.limit, errors);
-  if (req.has_param("status")) {
-    const std::string s = req.param("status");
-    if (s == "active")
-      q.active = true;
-    else if (s == "paused")
-      q.active = false;
-    else
-      errors.push_back({"status", "not_allowed", "must be active or paused"});
-  }
-  q.vertical = req.param("vertical");
-  if (req.has_param("cursor")) {
-    q.after_id = http::decode_cursor(req.param("cursor"));
-    if (!is_valid_id(q.after_id, kBuyerPrefix))
-      errors.push_back({"cursor", "invalid_format", "not a cursor of this list"});
-  }
-  if (!errors.empty()) {
-    http::send_problem(res, 400, "invalid query parameters", errors);
-    return;
-  }
-  // One rollup question answers the traffic of every buyer of the page.
-  const std::optional<BuyerTraffic> traffic = buyer_traffic_24h(ctx);
-  send_page(
-      res, q, [&](const BuyerQuery& page) { return ctx.accounts.list_buyers(page); },
-      [](const Buyer& b) { return b.id; },
-      [&ctx, &traffic](const Buyer& b) {
-        json j = buyer_config_view(b);
-        j["health"] = buyer_health_json(traffic, b.id, buyer_return_summary(ctx, b));
-        return j;
-      });
-}
-
-void create_buyer(IngestContext& ctx, const http::Request& req, http::Response& res) {
-  if (!authorise(ctx, req, res, kScopeBuyersWrite, true)) return;
-  if (!require_json(req, res)) return;
-  auto body = parse_body(req, res);
-  if (!body) return;
-  FieldErrors errors;
-  Buyer b = buyer_from_json(*body, nullptr, ctx.config.allow_private_buyers, errors);
-  if (errors.empty()) check_verticals(ctx, b, errors);
-  if (!errors.empty()) {
-    http::send_problem(res, 400, "the buyer configuration is invalid", errors);
-    return;
-  }
-  b.created_at_ms = b.updated_at_ms = ctx.clock.now_ms();
-  b.id = new_id(kBuyerPrefix, b.created_at_ms);
-  if (auto s = ctx.accounts.insert_buyer(b); s != StoreStatus::kOk)
-    return send_store_failure(res, s);
-  log(LogLevel::kInfo, "buyer_created", {{"buyer_id", b.id}});
-  res.set_header("Location", "/v1/buyers/" + b.id);
-  set_etag(res, b.version);
-  http::send_json(res, 201, {{"success", true}, {"data", buyer_config_view(b)}});
-}
-
-void get_buyer(IngestContext& ctx, const http::Request& req, http::Response& res) {
-  if (!authorise(ctx, req, res, kScopeBuyersRead, true)) return;
-  auto b = ctx.accounts.get_buyer(std::string(req.match(1)));
-  if (!b) return http::send_problem(res, 404, "no such buyer");
-  json data = buyer_config_view(*b);
-  data["returns"] = buyer_return_summary(ctx, *b);
-  data["health"] = buyer_health_json(buyer_traffic_24h(ctx, b->id), b->id, data["returns"]);
-  set_etag(res, b->version);
-  http::send_json(res, 200, {{"success", true}, {"data", std::move(data)}});
-}
-
-void update_buyer(IngestContext& ctx, const http::Request& req, http::Response& res) {
-  if (!authorise(ctx, req, res, kScopeBuyersWrite, true)) return;
-  if (!require_json(req, res)) return;
-  const std::string id(req.match(1));
-  if (!ctx.accounts.get_buyer(id)) return http::send_problem(res, 404, "no such buyer");
-  auto body = parse_body(req, res);
-  if (!body) return;
-  // `version` is read-only, a figure of the view: a client may send back what it read (the
-  // version a change expects is If-Match's to say), of the view's type. (`health` and the other
-  // read-only fields are buyer_from_json's to check.)
-  if (auto v = body->find("version"); v != body->end()) {
-    if (!v->is_number_integer())
-      return http::send_problem(res, 400, "the buyer configuration is invalid",
-                                {{"version", "invalid_type", "must be an integer"}});
-    body->erase(v);
-  }
-  // The body applied to the buyer as it is when written (docs/versions.md): the fields it does
-  // not name keep what another change wrote meanwhile.
-  const Management::Created changed = change_record<Buyer>(
-      if_match_of(req), [&] { return found_or_not(ctx.accounts.get_buyer(id)); },
-      [&](Buyer& b, FieldErrors& errors) {
-        const Buyer base = b;
-        b = buyer_from_json(*body, &base, ctx.config.allow_private_buyers, errors);
-        if (errors.empty()) check_verticals(ctx, b, errors);
-        b.id = base.id;
-        b.created_at_ms = base.created_at_ms;
-        b.updated_at_ms = ctx.clock.now_ms();
-        b.version = base.version;
-      },
-      [&](Buyer& b) { return ctx.accounts.update_buyer(b); }, buyer_config_view);
-  if (!changed.errors.empty())
-    return http::send_problem(res, 400, "the buyer configuration is invalid", changed.errors);
-  if (refuse_version(res, changed, "buyer")) return;
-  if (changed.status == StoreStatus::kNotFound)
-    return http::send_problem(res, 404, "no such buyer");
-  if (changed.status != StoreStatus::kOk) return send_store_failure(res, changed.status);
-  ctx.buyer_visibility.forget(id);  // this replica shows the change at once, others within 1 s
-  log(LogLevel::kInfo, "buyer_updated", {{"buyer_id", id}});
-  set_etag(res, changed.version);
-  http::send_json(res, 200, {{"success", true}, {"data", changed.body}});
 }
 
 void created(http::Response& res, const Management::Created& c, const char* what) {
@@ -264,14 +139,24 @@ void register_surface_a(Routes& routes, IngestContext& ctx) {
     answer_lead(LeadReadPorts{c.intake, c.money, labels, c.visibility_secret}, viewer, q.match(1),
                 r);
   });
-  routes.get("/v1/buyers",
-             [&c](const http::Request& q, http::Response& r) { list_buyers(c, q, r); });
-  routes.post("/v1/buyers",
-              [&c](const http::Request& q, http::Response& r) { create_buyer(c, q, r); });
-  routes.get("/v1/buyers/{id}",
-             [&c](const http::Request& q, http::Response& r) { get_buyer(c, q, r); });
-  routes.put("/v1/buyers/{id}",
-             [&c](const http::Request& q, http::Response& r) { update_buyer(c, q, r); });
+  const auto buyer_ports = [&c] {
+    return BuyerPorts{c.accounts,        c.money, c.reporting,
+                      c.verticals,       c.clock, c.config.allow_private_buyers,
+                      c.buyer_visibility};
+  };
+  routes.get("/v1/buyers", [&c, buyer_ports](const http::Request& q, http::Response& r) {
+    if (authorise(c, q, r, kScopeBuyersRead, true)) answer_buyer_list(buyer_ports(), q, r);
+  });
+  routes.post("/v1/buyers", [&c, buyer_ports](const http::Request& q, http::Response& r) {
+    if (authorise(c, q, r, kScopeBuyersWrite, true)) answer_buyer_create(buyer_ports(), q, r);
+  });
+  routes.get("/v1/buyers/{id}", [&c, buyer_ports](const http::Request& q, http::Response& r) {
+    if (authorise(c, q, r, kScopeBuyersRead, true)) answer_buyer(buyer_ports(), q.match(1), r);
+  });
+  routes.put("/v1/buyers/{id}", [&c, buyer_ports](const http::Request& q, http::Response& r) {
+    if (authorise(c, q, r, kScopeBuyersWrite, true))
+      answer_buyer_update(buyer_ports(), q.match(1), q, r);
+  });
 
   routes.post("/v1/sellers", [&c](const http::Request& q, http::Response& r) {
     if (!authorise(c, q, r, kScopeAdmin, true) || !require_json(q, r)) return;
