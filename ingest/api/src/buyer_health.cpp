@@ -8,15 +8,16 @@ namespace {
 constexpr std::int64_t kDayMs = 86'400'000;
 }  // namespace
 
-std::optional<BuyerTraffic> buyer_traffic_24h(IngestContext& ctx, const std::string& buyer_id) {
-  const std::int64_t now = ctx.clock.now_ms();
+std::optional<BuyerTraffic> buyer_traffic_24h(ReportingStore& reporting, const Clock& clock,
+                                              const std::string& buyer_id) {
+  const std::int64_t now = clock.now_ms();
   RollupQuery q;
   // The rollup answers whole quarter hours: those that hold any of the last 24 hours.
   q.from_ms = (now - kDayMs) / kRollupBucketMs * kRollupBucketMs;
   q.to_ms = (now / kRollupBucketMs + 1) * kRollupBucketMs;
   q.group = {ReportKey::kBuyer};
   if (!buyer_id.empty()) q.filters.emplace_back(ReportKey::kBuyer, buyer_id);
-  auto cells = ctx.reporting.performance_rollup(q);
+  auto cells = reporting.performance_rollup(q);
   if (!cells) return std::nullopt;
   BuyerTraffic out;
   for (auto& c : *cells)

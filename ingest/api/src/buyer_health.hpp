@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "leadflow/api/api.hpp"
+#include "leadflow/base/clock.hpp"
 #include "leadflow/store/reporting.hpp"
 
 namespace leadflow {
@@ -15,7 +15,8 @@ namespace leadflow {
 /// that cover the last 24 hours, by buyer id: one rollup question for every buyer (or, with
 /// `buyer_id`, for that one). nullopt when the store cannot say.
 using BuyerTraffic = std::unordered_map<std::string, PerformanceCell>;
-std::optional<BuyerTraffic> buyer_traffic_24h(IngestContext& ctx, const std::string& buyer_id = "");
+std::optional<BuyerTraffic> buyer_traffic_24h(ReportingStore& reporting, const Clock& clock,
+                                              const std::string& buyer_id = "");
 
 /// {"status", "pings_24h", "posts_24h", "errors_24h", "timeouts_24h", "error_rate_24h",
 ///  "return_rate", "flagged"}. `traffic` nullopt (the store could not say) leaves the 24 h

@@ -17,6 +17,7 @@
 #include "leadflow/api/http_util.hpp"
 #include "leadflow/api/session.hpp"
 #include "leadflow/management/passwords.hpp"
+#include "two_factor.hpp"
 #include "versions.hpp"
 
 namespace leadflow {
@@ -53,9 +54,11 @@ SignInPorts sign_in_ports(IngestContext& ctx, const http::Request& req) {
           [&ctx, &req](const AuditRecord& r) { audit_request(ctx, req, r); },
           [&ctx](std::string_view token) { return find_signed_in(ctx, token); },
           [&ctx](http::Response& res, const User& user, const std::string& rehashed) {
-            return begin_second_factor(ctx, res, user, rehashed);
+            return begin_second_factor(ctx.sign_in, ctx.clock, res, user, rehashed);
           },
-          [&ctx](const User& user) { return two_factor_state(ctx, user); }};
+          [&ctx](const User& user) {
+            return two_factor_state(ctx.sign_in, ctx.config.require_operator_2fa, user);
+          }};
 }
 
 void audit_console(const SignInPorts& ports, AuditEvent event, std::string_view kind,
@@ -71,13 +74,6 @@ void audit_console(const SignInPorts& ports, AuditEvent event, std::string_view 
     r.buyer_id = user->buyer_id;
   }
   ports.audit(r);
-}
-
-void audit_console(IngestContext& ctx, const http::Request& req, AuditEvent event,
-                   std::string_view kind, const User* user, const std::string& client) {
-  SignInPorts ports = sign_in_ports(ctx, req);
-  ports.client = client;
-  audit_console(ports, event, kind, user);
 }
 
 bool reserve_attempt(const SignInPorts& ports, http::Response& res, std::string_view email,
@@ -101,14 +97,6 @@ bool reserve_attempt(const SignInPorts& ports, http::Response& res, std::string_
   return false;
 }
 
-bool reserve_attempt(IngestContext& ctx, const http::Request& req, http::Response& res,
-                     const std::string& client, std::string_view email,
-                     SignInLimits::Attempt& attempt) {
-  SignInPorts ports = sign_in_ports(ctx, req);
-  ports.client = client;
-  return reserve_attempt(ports, res, email, attempt);
-}
-
 void open_session(const SignInPorts& ports, http::Response& res, const User& user,
                   const std::string& rehashed, std::string_view kind) {
   const std::int64_t now = ports.clock.now_ms();
@@ -130,14 +118,6 @@ void open_session(const SignInPorts& ports, http::Response& res, const User& use
                   {{"user", session::signed_in_user(user)},
                    {"csrf_token", s.csrf_token},
                    {"two_factor", ports.two_factor(user)}});
-}
-
-void open_session(IngestContext& ctx, const http::Request& req, http::Response& res,
-                  const User& user, const std::string& rehashed, std::string_view kind,
-                  const std::string& client) {
-  SignInPorts ports = sign_in_ports(ctx, req);
-  ports.client = client;
-  open_session(ports, res, user, rehashed, kind);
 }
 
 void answer_sign_in(const SignInPorts& ports, const http::Request& req, http::Response& res) {
@@ -196,12 +176,6 @@ std::optional<SignedIn> signed_in(const SignInPorts& ports, const http::Request&
     return std::nullopt;
   }
   return found;
-}
-
-std::optional<SignedIn> signed_in(IngestContext& ctx, const http::Request& req,
-                                  http::Response& res) {
-  if (!require_https(ctx, req, res)) return std::nullopt;
-  return signed_in(sign_in_ports(ctx, req), req, res);
 }
 
 void answer_session(const SignInPorts& ports, const http::Request& req, http::Response& res) {

@@ -220,9 +220,9 @@ void answer_return(const ReturnPorts& ports, const ApiKey& key, const Viewer& vi
   http::send_json(res, 201, {{"success", true}, {"data", std::move(ret)}});
 }
 
-json buyer_return_summary(IngestContext& ctx, const Buyer& b) {
-  const auto stats = ctx.money.return_stats(
-      b.id, ctx.clock.now_ms() - money::return_window_ms(b.return_window_days));
+json buyer_return_summary(MoneyStore& store, const Clock& clock, const Buyer& b) {
+  const auto stats =
+      store.return_stats(b.id, clock.now_ms() - money::return_window_ms(b.return_window_days));
   if (!stats) return nullptr;
   const double rate = rate_of(*stats);
   return {{"window_days", b.return_window_days},

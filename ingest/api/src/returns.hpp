@@ -69,6 +69,6 @@ void register_settlements(Routes& routes, IngestContext& ctx);
 
 /// The buyer's returns over its return window, for its view: {"window_days", "sales",
 /// "returned", "rate", "max_return_rate", "flagged"}; null when the store cannot say.
-nlohmann::json buyer_return_summary(IngestContext& ctx, const Buyer& b);
+nlohmann::json buyer_return_summary(MoneyStore& store, const Clock& clock, const Buyer& b);
 
 }  // namespace leadflow

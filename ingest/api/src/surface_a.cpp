@@ -1,20 +1,19 @@
 // Surface A: the key-authenticated REST surface under /v1 (HTTPS only).
 #include <algorithm>
-#include <charconv>
 
 #include "auth.hpp"
-#include "buyer_health.hpp"
+#include "buyer_routes.hpp"
 #include "errors.hpp"
 #include "intake.hpp"
 #include "lead_post.hpp"
+#include "lead_reads.hpp"
 #include "leadflow/api/api.hpp"
 #include "leadflow/api/http_util.hpp"
 #include "leadflow/base/ids.hpp"
 #include "leadflow/base/log.hpp"
-#include "leadflow/base/time_format.hpp"
 #include "leadflow/domain/lead_codec.hpp"
-#include "leadflow/domain/lead_search.hpp"
 #include "leadflow/validation/validation.hpp"
+#include "pages.hpp"
 #include "reports.hpp"
 #include "returns.hpp"
 #include "versions.hpp"
@@ -23,8 +22,6 @@
 namespace leadflow {
 namespace {
 
-constexpr std::int64_t kOneDayMs = 86'400'000;
-
 using nlohmann::json;
 
 using http::parse_body;
@@ -32,306 +29,6 @@ using http::require_json;
 
 void send_store_failure(http::Response& res, StoreStatus s) {
   send_problem(res, refusal_for(s, StoreStep::kWrite));
-}
-
-// One lead as its reader may see it (leadflow/visibility/projections.hpp): the lead, and its
-// returns, settlements and ledger entries, each projected; another account's lead is a 404.
-void get_lead(IngestContext& ctx, const http::Request& req, http::Response& res) {
-  auto key = authorise(ctx, req, res, kScopeLeadsRead);
-  if (!key) return;
-  const Viewer viewer = viewer_of(ctx, *key);
-  const std::string id(req.match(1));
-  auto record = is_valid_id(id, kLeadPrefix) ? ctx.intake.get_lead(id) : std::nullopt;
-  // Another account's lead is a 404: its existence is not theirs to know.
-  if (!record || !may_see_lead(viewer, *record)) {
-    http::send_problem(res, 404, "no such lead");
-    return;
-  }
-  const std::string& seller_id = record->lead.seller_id;
-  json data = project_lead(viewer, *record, seller_labels(ctx, viewer), LeadDetail::kFull);
-  // A lead still pending, a duplicate or rejected was never sold nor settled: no money to read.
-  const DeliveryStatus status = record->distribution.status;
-  if (status != DeliveryStatus::kPending && status != DeliveryStatus::kDuplicate &&
-      status != DeliveryStatus::kRejected) {
-    const LeadMoney money = ctx.money.money_of_lead(id).value_or(LeadMoney{});
-    if (status == DeliveryStatus::kReturned)
-      data["returns"] = project_returns(viewer, money.returns, seller_id);
-    if (!money.settlements.empty()) {
-      // One per buyer settled with; "settlement" stays the first, as before shared sales.
-      json all = project_settlements(viewer, money.settlements, seller_id);
-      if (!all.empty()) {
-        data["settlement"] = all.front();
-        data["settlements"] = std::move(all);
-      }
-    }
-    // The movements of money of the lead: each reader its own side of them.
-    if (status == DeliveryStatus::kDelivered || status == DeliveryStatus::kReturned)
-      data["ledger"] = project_ledger(viewer, money.ledger);
-  }
-  http::send_json(res, 200, {{"success", true}, {"data", std::move(data)}});
-}
-
-// Answers one page of a list, newest or oldest first as the query says: asks for one row more
-// than the page holds, which tells whether another page follows.
-template <typename Query, typename Fetch, typename IdOf, typename View>
-void send_page(http::Response& res, Query q, Fetch fetch, IdOf id_of, View view) {
-  const int limit = q.limit;
-  q.limit = limit + 1;
-  auto rows = fetch(q);
-  const bool has_more = static_cast<int>(rows.size()) > limit;
-  if (has_more) rows.resize(limit);
-  json data = json::array();
-  for (const auto& r : rows) data.push_back(view(r));
-  http::send_json(
-      res, 200,
-      {{"success", true},
-       {"data", std::move(data)},
-       {"has_more", has_more},
-       {"next_cursor", has_more ? json(http::encode_cursor(id_of(rows.back()))) : json(nullptr)}});
-}
-
-bool parse_limit(const http::Request& req, int& limit, FieldErrors& errors) {
-  if (!req.has_param("limit")) return true;
-  const std::string v = req.param("limit");
-  auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), limit);
-  if (ec != std::errc{} || ptr != v.data() + v.size() || limit < 1 || limit > 100) {
-    errors.push_back({"limit", "out_of_range", "must be an integer from 1 to 100"});
-    return false;
-  }
-  return true;
-}
-
-void unknown_params(const http::Request& req, std::initializer_list<const char*> allowed,
-                    FieldErrors& errors) {
-  for (const auto& [name, value] : req.params()) {
-    bool ok = false;
-    for (const char* a : allowed) ok = ok || name == a;
-    if (!ok) errors.push_back({name, "unknown_parameter", "unknown query parameter"});
-  }
-}
-
-// One box finding a lead by its id, e-mail or phone (`q`); the e-mail and phone are matched by
-// their search keys, as the lead's writer stored them. False for a text that is none of the three.
-bool search_by(const IngestContext& ctx, std::string_view text, LeadQuery& q) {
-  const LeadSearchTerm term = parse_lead_search(text);
-  switch (term.kind) {
-    case LeadSearchTerm::Kind::kId:
-      q.lead_id = term.value;
-      return true;
-    case LeadSearchTerm::Kind::kEmail:
-      q.email_key = search_key(ctx.visibility_secret, SearchField::kEmail, term.value);
-      return true;
-    case LeadSearchTerm::Kind::kPhone:
-      q.phone_key = search_key(ctx.visibility_secret, SearchField::kPhone, term.value);
-      return true;
-    case LeadSearchTerm::Kind::kNone:
-      break;
-  }
-  return false;
-}
-
-void list_leads(IngestContext& ctx, const http::Request& req, http::Response& res) {
-  auto key = authorise(ctx, req, res, kScopeLeadsRead);
-  if (!key) return;
-  const Viewer viewer = viewer_of(ctx, *key);
-  FieldErrors errors;
-  unknown_params(req,
-                 {"status", "vertical", "source", "buyer_id", "seller_id", "created_from",
-                  "created_to", "limit", "cursor", "q"},
-                 errors);
-  LeadQuery q;
-  parse_limit(req, q.limit, errors);
-  // A search is one more filter: the reader's own leads only, like every list, so another
-  // party's lead is simply not found.
-  if (req.has_param("q") && !search_by(ctx, req.param("q"), q))
-    errors.push_back({"q", "invalid_format", "must be a lead id, an e-mail address or a phone"});
-  if (req.has_param("status")) {
-    q.status = parse_delivery_status(req.param("status"));
-    if (!q.status) errors.push_back({"status", "not_allowed", "unknown delivery status"});
-  }
-  q.vertical = req.param("vertical");
-  q.source = req.param("source");
-  q.buyer_id = req.param("buyer_id");
-  q.seller_id = req.param("seller_id");
-  // A filter on a party the reader may not see is refused, naming it: answering it would tell
-  // which of its leads that party bought or sold (SPEC §8). A seller may name itself, a buyer
-  // itself; every list is cut to the reader's own leads whatever it names.
-  if (req.has_param("buyer_id") &&
-      !may_see(viewer, FieldClass::kBuyerIdentity, viewer.seller_id, q.buyer_id))
-    errors.push_back({"buyer_id", "not_allowed",
-                      viewer.is_seller() ? "a seller's leads cannot be filtered by buyer"
-                                         : "a buyer key lists its own purchases"});
-  if (req.has_param("seller_id") &&
-      (viewer.is_buyer() ||
-       !may_see(viewer, FieldClass::kSellerIdentity, q.seller_id, viewer.buyer_id)))
-    errors.push_back({"seller_id", "not_allowed",
-                      viewer.is_buyer() ? "a buyer's purchases cannot be filtered by seller"
-                                        : "a seller key lists its own leads"});
-  if (viewer.is_buyer()) {
-    // A buyer lists its purchases: the leads sold to it (returned ones included).
-    q.buyer_id = viewer.buyer_id;
-  } else if (viewer.is_seller()) {
-    q.seller_id = viewer.seller_id;
-  }
-  for (auto [name, out] :
-       {std::pair{"created_from", &q.created_from_ms}, std::pair{"created_to", &q.created_to_ms}}) {
-    if (!req.has_param(name)) continue;
-    const std::string& text = req.param(name);
-    auto ms = parse_rfc3339_ms(text);
-    if (!ms) {
-      errors.push_back({name, "invalid_format", "must be an RFC 3339 date-time or a date"});
-      continue;
-    }
-    // A bare date is a whole UTC day, both ends included: "created_to=2026-11-27" means
-    // through the end of the 27th (the store's bound is exclusive, so the next midnight),
-    // as a person choosing "to the 27th" means. A full date-time keeps its exact instant.
-    const bool bare_date = text.size() == 10 && text[4] == '-' && text[7] == '-';
-    *out = bare_date && out == &q.created_to_ms ? *ms + kOneDayMs : *ms;
-  }
-  if (req.has_param("cursor")) {
-    q.before_id = http::decode_cursor(req.param("cursor"));
-    if (!is_valid_id(q.before_id, kLeadPrefix))
-      errors.push_back({"cursor", "invalid_format", "not a cursor of this list"});
-  }
-  if (!errors.empty()) {
-    http::send_problem(res, 400, "invalid query parameters", errors);
-    return;
-  }
-  send_page(
-      res, q, [&](const LeadQuery& page) { return ctx.intake.list_leads(page); },
-      [](const LeadRecord& r) { return r.lead.id; },
-      [&viewer, &ctx, labels = seller_labels(ctx, viewer)](const LeadRecord& r) {
-        if (!viewer.is_buyer()) return project_lead(viewer, r, labels, LeadDetail::kRow);
-        // A listed row carries no sales: a buyer's own purchase of a shared lead is read
-        // with the lead.
-        const auto whole = ctx.intake.get_lead(r.lead.id);
-        return project_lead(viewer, whole ? *whole : r, labels, LeadDetail::kRow);
-      });
-}
-
-void check_verticals(IngestContext& ctx, const Buyer& b, FieldErrors& errors) {
-  for (std::size_t i = 0; i < b.verticals.size(); ++i)
-    if (!ctx.verticals.find(b.verticals[i]))
-      errors.push_back({"verticals[" + std::to_string(i) + "]", "not_allowed", "unknown vertical"});
-}
-
-// A buyer as the API shows it: its configuration (secrets masked) and its version.
-json buyer_config_view(const Buyer& b) {
-  json j = buyer_to_json(b, true);
-  j["version"] = b.version;
-  return j;
-}
-
-void list_buyers(IngestContext& ctx, const http::Request& req, http::Response& res) {
-  if (!authorise(ctx, req, res, kScopeBuyersRead, true)) return;
-  FieldErrors errors;
-  unknown_params(req, {"status", "vertical", "limit", "cursor"}, errors);
-  BuyerQuery q;
-  parse_limit(req, q.limit, errors);
-  if (req.has_param("status")) {
-    const std::string s = req.param("status");
-    if (s == "active")
-      q.active = true;
-    else if (s == "paused")
-      q.active = false;
-    else
-      errors.push_back({"status", "not_allowed", "must be active or paused"});
-  }
-  q.vertical = req.param("vertical");
-  if (req.has_param("cursor")) {
-    q.after_id = http::decode_cursor(req.param("cursor"));
-    if (!is_valid_id(q.after_id, kBuyerPrefix))
-      errors.push_back({"cursor", "invalid_format", "not a cursor of this list"});
-  }
-  if (!errors.empty()) {
-    http::send_problem(res, 400, "invalid query parameters", errors);
-    return;
-  }
-  // One rollup question answers the traffic of every buyer of the page.
-  const std::optional<BuyerTraffic> traffic = buyer_traffic_24h(ctx);
-  send_page(
-      res, q, [&](const BuyerQuery& page) { return ctx.accounts.list_buyers(page); },
-      [](const Buyer& b) { return b.id; },
-      [&ctx, &traffic](const Buyer& b) {
-        json j = buyer_config_view(b);
-        j["health"] = buyer_health_json(traffic, b.id, buyer_return_summary(ctx, b));
-        return j;
-      });
-}
-
-void create_buyer(IngestContext& ctx, const http::Request& req, http::Response& res) {
-  if (!authorise(ctx, req, res, kScopeBuyersWrite, true)) return;
-  if (!require_json(req, res)) return;
-  auto body = parse_body(req, res);
-  if (!body) return;
-  FieldErrors errors;
-  Buyer b = buyer_from_json(*body, nullptr, ctx.config.allow_private_buyers, errors);
-  if (errors.empty()) check_verticals(ctx, b, errors);
-  if (!errors.empty()) {
-    http::send_problem(res, 400, "the buyer configuration is invalid", errors);
-    return;
-  }
-  b.created_at_ms = b.updated_at_ms = ctx.clock.now_ms();
-  b.id = new_id(kBuyerPrefix, b.created_at_ms);
-  if (auto s = ctx.accounts.insert_buyer(b); s != StoreStatus::kOk)
-    return send_store_failure(res, s);
-  log(LogLevel::kInfo, "buyer_created", {{"buyer_id", b.id}});
-  res.set_header("Location", "/v1/buyers/" + b.id);
-  set_etag(res, b.version);
-  http::send_json(res, 201, {{"success", true}, {"data", buyer_config_view(b)}});
-}
-
-void get_buyer(IngestContext& ctx, const http::Request& req, http::Response& res) {
-  if (!authorise(ctx, req, res, kScopeBuyersRead, true)) return;
-  auto b = ctx.accounts.get_buyer(std::string(req.match(1)));
-  if (!b) return http::send_problem(res, 404, "no such buyer");
-  json data = buyer_config_view(*b);
-  data["returns"] = buyer_return_summary(ctx, *b);
-  data["health"] = buyer_health_json(buyer_traffic_24h(ctx, b->id), b->id, data["returns"]);
-  set_etag(res, b->version);
-  http::send_json(res, 200, {{"success", true}, {"data", std::move(data)}});
-}
-
-void update_buyer(IngestContext& ctx, const http::Request& req, http::Response& res) {
-  if (!authorise(ctx, req, res, kScopeBuyersWrite, true)) return;
-  if (!require_json(req, res)) return;
-  const std::string id(req.match(1));
-  if (!ctx.accounts.get_buyer(id)) return http::send_problem(res, 404, "no such buyer");
-  auto body = parse_body(req, res);
-  if (!body) return;
-  // `version` is read-only, a figure of the view: a client may send back what it read (the
-  // version a change expects is If-Match's to say), of the view's type. (`health` and the other
-  // read-only fields are buyer_from_json's to check.)
-  if (auto v = body->find("version"); v != body->end()) {
-    if (!v->is_number_integer())
-      return http::send_problem(res, 400, "the buyer configuration is invalid",
-                                {{"version", "invalid_type", "must be an integer"}});
-    body->erase(v);
-  }
-  // The body applied to the buyer as it is when written (docs/versions.md): the fields it does
-  // not name keep what another change wrote meanwhile.
-  const Management::Created changed = change_record<Buyer>(
-      if_match_of(req), [&] { return found_or_not(ctx.accounts.get_buyer(id)); },
-      [&](Buyer& b, FieldErrors& errors) {
-        const Buyer base = b;
-        b = buyer_from_json(*body, &base, ctx.config.allow_private_buyers, errors);
-        if (errors.empty()) check_verticals(ctx, b, errors);
-        b.id = base.id;
-        b.created_at_ms = base.created_at_ms;
-        b.updated_at_ms = ctx.clock.now_ms();
-        b.version = base.version;
-      },
-      [&](Buyer& b) { return ctx.accounts.update_buyer(b); }, buyer_config_view);
-  if (!changed.errors.empty())
-    return http::send_problem(res, 400, "the buyer configuration is invalid", changed.errors);
-  if (refuse_version(res, changed, "buyer")) return;
-  if (changed.status == StoreStatus::kNotFound)
-    return http::send_problem(res, 404, "no such buyer");
-  if (changed.status != StoreStatus::kOk) return send_store_failure(res, changed.status);
-  ctx.buyer_visibility.forget(id);  // this replica shows the change at once, others within 1 s
-  log(LogLevel::kInfo, "buyer_updated", {{"buyer_id", id}});
-  set_etag(res, changed.version);
-  http::send_json(res, 200, {{"success", true}, {"data", changed.body}});
 }
 
 void created(http::Response& res, const Management::Created& c, const char* what) {
@@ -427,17 +124,39 @@ void register_surface_a(Routes& routes, IngestContext& ctx) {
   register_returns(routes, c);
   register_settlements(routes, c);
   register_reports(routes, c);
-  routes.get("/v1/leads", [&c](const http::Request& q, http::Response& r) { list_leads(c, q, r); });
-  routes.get("/v1/leads/{id}",
-             [&c](const http::Request& q, http::Response& r) { get_lead(c, q, r); });
-  routes.get("/v1/buyers",
-             [&c](const http::Request& q, http::Response& r) { list_buyers(c, q, r); });
-  routes.post("/v1/buyers",
-              [&c](const http::Request& q, http::Response& r) { create_buyer(c, q, r); });
-  routes.get("/v1/buyers/{id}",
-             [&c](const http::Request& q, http::Response& r) { get_buyer(c, q, r); });
-  routes.put("/v1/buyers/{id}",
-             [&c](const http::Request& q, http::Response& r) { update_buyer(c, q, r); });
+  routes.get("/v1/leads", [&c](const http::Request& q, http::Response& r) {
+    const auto key = authorise(c, q, r, kScopeLeadsRead);
+    if (!key) return;  // 401, 403, 429 or 503 sent
+    const Viewer viewer = viewer_of(c, *key);
+    const SellerLabels labels = seller_labels(c, viewer);
+    answer_lead_list(LeadReadPorts{c.intake, c.money, labels, c.visibility_secret}, viewer, q, r);
+  });
+  routes.get("/v1/leads/{id}", [&c](const http::Request& q, http::Response& r) {
+    const auto key = authorise(c, q, r, kScopeLeadsRead);
+    if (!key) return;  // 401, 403, 429 or 503 sent
+    const Viewer viewer = viewer_of(c, *key);
+    const SellerLabels labels = seller_labels(c, viewer);
+    answer_lead(LeadReadPorts{c.intake, c.money, labels, c.visibility_secret}, viewer, q.match(1),
+                r);
+  });
+  const auto buyer_ports = [&c] {
+    return BuyerPorts{c.accounts,        c.money, c.reporting,
+                      c.verticals,       c.clock, c.config.allow_private_buyers,
+                      c.buyer_visibility};
+  };
+  routes.get("/v1/buyers", [&c, buyer_ports](const http::Request& q, http::Response& r) {
+    if (authorise(c, q, r, kScopeBuyersRead, true)) answer_buyer_list(buyer_ports(), q, r);
+  });
+  routes.post("/v1/buyers", [&c, buyer_ports](const http::Request& q, http::Response& r) {
+    if (authorise(c, q, r, kScopeBuyersWrite, true)) answer_buyer_create(buyer_ports(), q, r);
+  });
+  routes.get("/v1/buyers/{id}", [&c, buyer_ports](const http::Request& q, http::Response& r) {
+    if (authorise(c, q, r, kScopeBuyersRead, true)) answer_buyer(buyer_ports(), q.match(1), r);
+  });
+  routes.put("/v1/buyers/{id}", [&c, buyer_ports](const http::Request& q, http::Response& r) {
+    if (authorise(c, q, r, kScopeBuyersWrite, true))
+      answer_buyer_update(buyer_ports(), q.match(1), q, r);
+  });
 
   routes.post("/v1/sellers", [&c](const http::Request& q, http::Response& r) {
     if (!authorise(c, q, r, kScopeAdmin, true) || !require_json(q, r)) return;

@@ -6,11 +6,15 @@
 // does (its place in the limits is reserved before the check and kept), so the limits bound guesses
 // of codes as they bound guesses of passwords. A code is accepted once: the store records the time
 // step of the last one accepted and refuses any step not after it.
+//
+// The handlers decode, call and encode on TwoFactorPorts; the routes refuse plain HTTP (the
+// operator's reset: authorise, with admin) and bind the ports of the request.
+#include "two_factor.hpp"
+
 #include <initializer_list>
 #include <optional>
 #include <string>
 
-#include "console.hpp"
 #include "errors.hpp"
 #include "leadflow/api/http_util.hpp"
 #include "leadflow/api/session.hpp"
@@ -72,47 +76,45 @@ std::string text_of(const json& body, const char* name) {
 // The one place a wrong second factor (or the password that guards turning it off) is
 // recorded: the attempt's places in the sign-in limits (the account's and the address's,
 // reserved by reserve_attempt before the check, as for a password at sign-in) stay taken.
-void count_failed_attempt(IngestContext& ctx, const http::Request& req, const User& user,
-                          const std::string& client, std::string_view kind) {
-  audit_console(ctx, req, AuditEvent::kAuthFailed, kind, &user, client);
+void count_failed_attempt(const TwoFactorPorts& ports, const User& user, std::string_view kind) {
+  audit_console(ports, AuditEvent::kAuthFailed, kind, &user);
 }
 
 enum class Proof { kAccepted, kWrong, kUnreadable, kUnavailable };
 
 // Checks and uses the body's "code" (a current code, not accepted before) or "recovery_code"
 // (unused) against `t`. `kind` is set to what was given: totp or recovery_code.
-Proof use_second_factor(IngestContext& ctx, const UserTotp& t, const json& body,
+Proof use_second_factor(const TwoFactorPorts& ports, const UserTotp& t, const json& body,
                         std::string_view& kind) {
   StoreStatus used = StoreStatus::kNotFound;
   if (body.contains("code")) {
     kind = "totp";
-    const std::optional<std::string> secret =
-        tf::SecretBox(ctx.config.totp_key).open(t.sealed_secret);
+    const std::optional<std::string> secret = tf::SecretBox(ports.totp_key).open(t.sealed_secret);
     if (!secret) return Proof::kUnreadable;
-    const auto step = tf::matching_step(*secret, text_of(body, "code"), ctx.clock.now_ms());
+    const auto step = tf::matching_step(*secret, text_of(body, "code"), ports.clock.now_ms());
     if (!step) return Proof::kWrong;
-    used = ctx.sign_in.accept_user_totp_step(t.user_id, *step);  // kNotFound: used before
+    used = ports.sign_in.accept_user_totp_step(t.user_id, *step);  // kNotFound: used before
   } else {
     kind = "recovery_code";
     const std::string hash = tf::recovery_code_hash(t.user_id, text_of(body, "recovery_code"));
     if (hash.empty()) return Proof::kWrong;
-    used = ctx.sign_in.use_recovery_code(t.user_id, hash, ctx.clock.now_ms());
+    used = ports.sign_in.use_recovery_code(t.user_id, hash, ports.clock.now_ms());
   }
   if (used == StoreStatus::kOk) return Proof::kAccepted;
   return used == StoreStatus::kNotFound ? Proof::kWrong : Proof::kUnavailable;
 }
 
 // The signed-in user of a state-changing call about its own second factor: a session (an API
-// key has no second factor: 403) with its CSRF token; otherwise `res` is the answer.
-std::optional<SignedIn> own_session(IngestContext& ctx, const http::Request& req,
+// key has no second factor: 403) with its CSRF token; otherwise `res` is the answer. (The route
+// has refused plain HTTP.)
+std::optional<SignedIn> own_session(const TwoFactorPorts& ports, const http::Request& req,
                                     http::Response& res) {
-  if (!require_https(ctx, req, res)) return std::nullopt;
   if (!req.header("Authorization").empty()) {
     http::send_problem(res, 403,
                        "only a signed-in dashboard user has a second factor; an API key has none");
     return std::nullopt;
   }
-  auto s = signed_in(ctx, req, res);
+  auto s = signed_in(ports, req, res);
   if (!s) return std::nullopt;
   if (!session::csrf_ok(s->session, req.header(session::kCsrfHeader))) {
     http::send_problem(res, 403, "missing or wrong X-CSRF-Token for this session");
@@ -121,8 +123,11 @@ std::optional<SignedIn> own_session(IngestContext& ctx, const http::Request& req
   return s;
 }
 
-void second_factor(IngestContext& ctx, const http::Request& req, http::Response& res) {
-  if (!require_https(ctx, req, res) || !http::require_json(req, res)) return;
+}  // namespace
+
+void answer_second_factor(const TwoFactorPorts& ports, const http::Request& req,
+                          http::Response& res) {
+  if (!http::require_json(req, res)) return;
   auto body = http::parse_body(req, res);
   if (!body) return;
   FieldErrors errors;
@@ -130,49 +135,49 @@ void second_factor(IngestContext& ctx, const http::Request& req, http::Response&
   if (!errors.empty()) return http::send_problem(res, 400, "the second factor is invalid", errors);
 
   const Lookup<UserTotp> t =
-      ctx.sign_in.find_user_totp_by_challenge(sha256_hex(text_of(*body, "challenge")));
+      ports.sign_in.find_user_totp_by_challenge(sha256_hex(text_of(*body, "challenge")));
   if (t.status == StoreStatus::kUnavailable)
     return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
-  if (!t.value || !t.value->enabled || t.value->challenge_expires_at_ms <= ctx.clock.now_ms())
+  if (!t.value || !t.value->enabled || t.value->challenge_expires_at_ms <= ports.clock.now_ms())
     return http::send_problem(res, 401, kChallengeEnded);
-  const Lookup<User> user = ctx.accounts.get_user(t.value->user_id);
+  const Lookup<User> user = ports.accounts.get_user(t.value->user_id);
   if (user.status == StoreStatus::kUnavailable)
     return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
   if (!user.value || !user.value->active) return http::send_problem(res, 401, kChallengeEnded);
-  const std::string client = client_of(ctx, req);
   SignInLimits::Attempt attempt;
-  if (!reserve_attempt(ctx, req, res, client, user.value->email, attempt)) return;
+  if (!reserve_attempt(ports, res, user.value->email, attempt)) return;
 
   std::string_view kind;
-  switch (use_second_factor(ctx, *t.value, *body, kind)) {
+  switch (use_second_factor(ports, *t.value, *body, kind)) {
     case Proof::kAccepted:
       break;
     case Proof::kWrong:
-      count_failed_attempt(ctx, req, *user.value, client, "wrong_code");
+      count_failed_attempt(ports, *user.value, "wrong_code");
       return http::send_problem(res, 401, "wrong or already used code");
     case Proof::kUnreadable:
       return http::send_problem(res, 503, kUnreadableSecret);
     case Proof::kUnavailable:
       return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kWrite));
   }
-  ctx.logins.succeeded(attempt);
+  ports.logins.succeeded(attempt);
   // The challenge is used once: of two calls with it, one opens a session.
   const StoreStatus taken =
-      ctx.sign_in.take_user_totp_challenge(t.value->user_id, t.value->challenge_hash);
+      ports.sign_in.take_user_totp_challenge(t.value->user_id, t.value->challenge_hash);
   if (taken == StoreStatus::kNotFound) return http::send_problem(res, 401, kChallengeEnded);
   if (taken != StoreStatus::kOk) return send_problem(res, refusal_for(taken, StoreStep::kWrite));
-  open_session(ctx, req, res, *user.value, "", kind, client);
+  open_session(ports, res, *user.value, "", kind);
 }
 
-void enrol(IngestContext& ctx, const http::Request& req, http::Response& res) {
-  auto s = own_session(ctx, req, res);
+void answer_two_factor_enrol(const TwoFactorPorts& ports, const http::Request& req,
+                             http::Response& res) {
+  auto s = own_session(ports, req, res);
   if (!s) return;
   const std::string secret = tf::new_secret();
   UserTotp t;
   t.user_id = s->user.id;
-  t.sealed_secret = tf::SecretBox(ctx.config.totp_key).seal(secret);
-  t.created_at_ms = ctx.clock.now_ms();
-  const StoreStatus begun = ctx.sign_in.begin_user_totp(t);
+  t.sealed_secret = tf::SecretBox(ports.totp_key).seal(secret);
+  t.created_at_ms = ports.clock.now_ms();
+  const StoreStatus begun = ports.sign_in.begin_user_totp(t);
   if (begun == StoreStatus::kConflict)
     return http::send_problem(res, 409,
                               "two-factor sign-in is on already; turn it off before enrolling "
@@ -184,15 +189,16 @@ void enrol(IngestContext& ctx, const http::Request& req, http::Response& res) {
                    {"otpauth_uri", tf::otpauth_uri(s->user.email, secret)}});
 }
 
-void confirm(IngestContext& ctx, const http::Request& req, http::Response& res) {
-  auto s = own_session(ctx, req, res);
+void answer_two_factor_confirm(const TwoFactorPorts& ports, const http::Request& req,
+                               http::Response& res) {
+  auto s = own_session(ports, req, res);
   if (!s || !http::require_json(req, res)) return;
   auto body = http::parse_body(req, res);
   if (!body) return;
   FieldErrors errors;
   check_strings(*body, {"code"}, {}, false, errors);
   if (!errors.empty()) return http::send_problem(res, 400, "the confirmation is invalid", errors);
-  const Lookup<UserTotp> t = ctx.sign_in.get_user_totp(s->user.id);
+  const Lookup<UserTotp> t = ports.sign_in.get_user_totp(s->user.id);
   if (t.status == StoreStatus::kUnavailable)
     return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
   if (!t.value || t.value->enabled)
@@ -200,9 +206,9 @@ void confirm(IngestContext& ctx, const http::Request& req, http::Response& res) 
                               "no enrolment waits for a code; start one with POST "
                               "/v1/session/two-factor/enrol");
   const std::optional<std::string> secret =
-      tf::SecretBox(ctx.config.totp_key).open(t.value->sealed_secret);
+      tf::SecretBox(ports.totp_key).open(t.value->sealed_secret);
   if (!secret) return http::send_problem(res, 503, kUnreadableSecret);
-  const auto step = tf::matching_step(*secret, text_of(*body, "code"), ctx.clock.now_ms());
+  const auto step = tf::matching_step(*secret, text_of(*body, "code"), ports.clock.now_ms());
   if (!step)
     return http::send_problem(
         res, 400, "the confirmation is invalid",
@@ -210,19 +216,19 @@ void confirm(IngestContext& ctx, const http::Request& req, http::Response& res) 
   const std::vector<std::string> codes = tf::new_recovery_codes();
   std::vector<std::string> hashes;
   for (const auto& c : codes) hashes.push_back(tf::recovery_code_hash(s->user.id, c));
-  const StoreStatus enabled = ctx.sign_in.enable_user_totp(s->user.id, *step, hashes);
+  const StoreStatus enabled = ports.sign_in.enable_user_totp(s->user.id, *step, hashes);
   if (enabled == StoreStatus::kNotFound)
     return http::send_problem(res, 409, "the enrolment was confirmed or replaced meanwhile");
   if (enabled != StoreStatus::kOk)
     return send_problem(res, refusal_for(enabled, StoreStep::kWrite));
-  audit_console(ctx, req, AuditEvent::kTwoFactorEnabled, "self", &s->user, client_of(ctx, req));
+  audit_console(ports, AuditEvent::kTwoFactorEnabled, "self", &s->user);
   res.set_header("Cache-Control", "no-store");
-  http::send_json(res, 200,
-                  {{"recovery_codes", codes}, {"two_factor", two_factor_state(ctx, s->user)}});
+  http::send_json(res, 200, {{"recovery_codes", codes}, {"two_factor", ports.two_factor(s->user)}});
 }
 
-void disable(IngestContext& ctx, const http::Request& req, http::Response& res) {
-  auto s = own_session(ctx, req, res);
+void answer_two_factor_disable(const TwoFactorPorts& ports, const http::Request& req,
+                               http::Response& res) {
+  auto s = own_session(ports, req, res);
   if (!s || !http::require_json(req, res)) return;
   auto body = http::parse_body(req, res);
   if (!body) return;
@@ -230,25 +236,24 @@ void disable(IngestContext& ctx, const http::Request& req, http::Response& res) 
   check_strings(*body, {"password"}, {"code", "recovery_code"}, true, errors);
   if (!errors.empty())
     return http::send_problem(res, 400, "turning two-factor sign-in off is invalid", errors);
-  const Lookup<UserTotp> t = ctx.sign_in.get_user_totp(s->user.id);
+  const Lookup<UserTotp> t = ports.sign_in.get_user_totp(s->user.id);
   if (t.status == StoreStatus::kUnavailable)
     return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
   if (!t.value || !t.value->enabled)
     return http::send_problem(res, 409, "two-factor sign-in is not on for this user");
-  const std::string client = client_of(ctx, req);
   SignInLimits::Attempt attempt;
-  if (!reserve_attempt(ctx, req, res, client, s->user.email, attempt)) return;
+  if (!reserve_attempt(ports, res, s->user.email, attempt)) return;
   if (!passwords::verify(s->user.password_hash, text_of(*body, "password"))) {
-    count_failed_attempt(ctx, req, s->user, client, "wrong_password");
+    count_failed_attempt(ports, s->user, "wrong_password");
     return http::send_problem(res, 400, "turning two-factor sign-in off is invalid",
                               {{"password", "wrong", "is not the user's password"}});
   }
   std::string_view kind;
-  switch (use_second_factor(ctx, *t.value, *body, kind)) {
+  switch (use_second_factor(ports, *t.value, *body, kind)) {
     case Proof::kAccepted:
       break;
     case Proof::kWrong:
-      count_failed_attempt(ctx, req, s->user, client, "wrong_code");
+      count_failed_attempt(ports, s->user, "wrong_code");
       return http::send_problem(
           res, 400, "turning two-factor sign-in off is invalid",
           {{kind == "totp" ? "code" : "recovery_code", "wrong", "is wrong or was used already"}});
@@ -257,25 +262,23 @@ void disable(IngestContext& ctx, const http::Request& req, http::Response& res) 
     case Proof::kUnavailable:
       return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kWrite));
   }
-  ctx.logins.succeeded(attempt);
-  const StoreStatus removed = ctx.sign_in.delete_user_totp(s->user.id);
+  ports.logins.succeeded(attempt);
+  const StoreStatus removed = ports.sign_in.delete_user_totp(s->user.id);
   if (removed != StoreStatus::kOk && removed != StoreStatus::kNotFound)
     return send_problem(res, refusal_for(removed, StoreStep::kWrite));
-  audit_console(ctx, req, AuditEvent::kTwoFactorDisabled, "self", &s->user, client);
-  http::send_json(res, 200, {{"success", true}, {"two_factor", two_factor_state(ctx, s->user)}});
+  audit_console(ports, AuditEvent::kTwoFactorDisabled, "self", &s->user);
+  http::send_json(res, 200, {{"success", true}, {"two_factor", ports.two_factor(s->user)}});
 }
 
 // DELETE /v1/users/{id}/two-factor: an operator turns off another user's second factor (a lost
 // device and no recovery code left). Audited with the operator's key (a session's is its user).
-void reset(IngestContext& ctx, const http::Request& req, http::Response& res) {
-  auto key = authorise(ctx, req, res, kScopeAdmin, true);
-  if (!key) return;
-  const std::string id(req.match(1));
-  const Lookup<User> user = ctx.accounts.get_user(id);
+void answer_two_factor_reset(const TwoFactorPorts& ports, const ApiKey& key, const std::string& id,
+                             http::Response& res) {
+  const Lookup<User> user = ports.accounts.get_user(id);
   if (user.status == StoreStatus::kUnavailable)
     return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
   if (!user.value) return http::send_problem(res, 404, "no such user");
-  const StoreStatus removed = ctx.sign_in.delete_user_totp(id);
+  const StoreStatus removed = ports.sign_in.delete_user_totp(id);
   if (removed == StoreStatus::kNotFound)
     return http::send_problem(res, 404, "the user has no second factor");
   if (removed != StoreStatus::kOk)
@@ -285,16 +288,14 @@ void reset(IngestContext& ctx, const http::Request& req, http::Response& res) {
   r.surface = "api";
   r.kind = "operator_reset";
   r.user_id = id;
-  r.actor_key_id = key->id;
-  audit_request(ctx, req, r);
+  r.actor_key_id = key.id;
+  ports.audit(r);
   http::send_json(res, 200, {{"success", true}});
 }
 
-}  // namespace
-
-bool begin_second_factor(IngestContext& ctx, http::Response& res, const User& user,
-                         const std::string& rehashed) {
-  const Lookup<UserTotp> t = ctx.sign_in.get_user_totp(user.id);
+bool begin_second_factor(SignInStore& sign_in, const Clock& clock, http::Response& res,
+                         const User& user, const std::string& rehashed) {
+  const Lookup<UserTotp> t = sign_in.get_user_totp(user.id);
   if (t.status == StoreStatus::kUnavailable) {
     send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
     return true;
@@ -303,10 +304,10 @@ bool begin_second_factor(IngestContext& ctx, http::Response& res, const User& us
   // The new hash is stored now, while the password is at hand; the sign-in itself is recorded
   // after the second step, so the last sign-in time stays as it was.
   if (!rehashed.empty())
-    ctx.sign_in.record_login(user.id, user.last_login_at_ms, rehashed, user.password_hash);
+    sign_in.record_login(user.id, user.last_login_at_ms, rehashed, user.password_hash);
   const std::string token = passwords::new_token();
-  const StoreStatus set = ctx.sign_in.set_user_totp_challenge(
-      user.id, sha256_hex(token), ctx.clock.now_ms() + tf::kChallengeMs);
+  const StoreStatus set = sign_in.set_user_totp_challenge(user.id, sha256_hex(token),
+                                                          clock.now_ms() + tf::kChallengeMs);
   if (set != StoreStatus::kOk) {
     // kNotFound: turned off between the two reads; the user signs in again.
     send_problem(res, refusal_for(set == StoreStatus::kNotFound ? StoreStatus::kUnavailable : set,
@@ -320,26 +321,32 @@ bool begin_second_factor(IngestContext& ctx, http::Response& res, const User& us
   return true;
 }
 
-json two_factor_state(IngestContext& ctx, const User& user) {
-  const Lookup<UserTotp> t = ctx.sign_in.get_user_totp(user.id);
+json two_factor_state(SignInStore& sign_in, bool operators_must_enrol, const User& user) {
+  const Lookup<UserTotp> t = sign_in.get_user_totp(user.id);
   const bool enabled = t.value && t.value->enabled;
   return {{"enabled", enabled},
-          {"required", ctx.config.require_operator_2fa && user.is_operator()},
+          {"required", operators_must_enrol && user.is_operator()},
           {"recovery_codes_left", enabled ? t.value->recovery_codes_left : 0}};
 }
 
 void register_two_factor(Routes& routes, IngestContext& ctx) {
   auto& c = ctx;
-  routes.post("/v1/session/second-factor",
-              [&c](const http::Request& q, http::Response& r) { second_factor(c, q, r); });
-  routes.post("/v1/session/two-factor/enrol",
-              [&c](const http::Request& q, http::Response& r) { enrol(c, q, r); });
-  routes.post("/v1/session/two-factor/confirm",
-              [&c](const http::Request& q, http::Response& r) { confirm(c, q, r); });
-  routes.post("/v1/session/two-factor/disable",
-              [&c](const http::Request& q, http::Response& r) { disable(c, q, r); });
-  routes.remove("/v1/users/{id}/two-factor",
-                [&c](const http::Request& q, http::Response& r) { reset(c, q, r); });
+  // Each route over HTTPS only, then its handler on the request's ports.
+  const auto session_route = [&c](auto answer) {
+    return [&c, answer](const http::Request& q, http::Response& r) {
+      if (require_https(c, q, r))
+        answer(TwoFactorPorts{sign_in_ports(c, q), c.config.totp_key}, q, r);
+    };
+  };
+  routes.post("/v1/session/second-factor", session_route(answer_second_factor));
+  routes.post("/v1/session/two-factor/enrol", session_route(answer_two_factor_enrol));
+  routes.post("/v1/session/two-factor/confirm", session_route(answer_two_factor_confirm));
+  routes.post("/v1/session/two-factor/disable", session_route(answer_two_factor_disable));
+  routes.remove("/v1/users/{id}/two-factor", [&c](const http::Request& q, http::Response& r) {
+    if (const auto key = authorise(c, q, r, kScopeAdmin, true))
+      answer_two_factor_reset(TwoFactorPorts{sign_in_ports(c, q), c.config.totp_key}, *key,
+                              std::string(q.match(1)), r);
+  });
 }
 
 }  // namespace leadflow

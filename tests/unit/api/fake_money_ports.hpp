@@ -29,7 +29,8 @@ class FakeMoneyPorts final : public IntakeStore,
   // Failures, one kind at a time: the answer the adapters give when the server is gone.
   bool buyers_down = false;   // get_buyer: nullopt
   bool intents_down = false;  // get_post_intents: nullopt
-  bool writes_down = false;   // record_return, settle_lead: kUnavailable
+  bool writes_down = false;   // record_return, settle_lead, the buyer writes: kUnavailable
+  bool buyer_races = false;   // update_buyer: kConflict every time, as if others kept writing
 
   // What the money writes answer while the store is up. kReturned / kSettled echo the request;
   // kAlreadyReturned / kAlreadySettled answer `earlier_return` / `earlier_settlement`.
@@ -41,6 +42,8 @@ class FakeMoneyPorts final : public IntakeStore,
 
   // What was asked.
   int lead_reads = 0;
+  int buyer_updates = 0;
+  std::vector<BuyerQuery> buyer_lists;
   std::vector<ReturnRequest> returns_asked;
   std::vector<Settlement> settlements_asked;  // `payout` is the rule's on the asked price
 
@@ -104,9 +107,31 @@ class FakeMoneyPorts final : public IntakeStore,
   StoreStatus set_user_password(std::string_view, std::string_view, std::string_view) override {
     return StoreStatus::kUnavailable;
   }
-  StoreStatus insert_buyer(const Buyer&) override { return StoreStatus::kUnavailable; }
-  StoreStatus update_buyer(Buyer&) override { return StoreStatus::kUnavailable; }
-  std::vector<Buyer> list_buyers(const BuyerQuery&) override { return {}; }
+  // Buyers are written as the stores write them: an update at the version read, one more after.
+  StoreStatus insert_buyer(const Buyer& b) override {
+    if (writes_down) return StoreStatus::kUnavailable;
+    buyers[b.id] = b;
+    return StoreStatus::kOk;
+  }
+  StoreStatus update_buyer(Buyer& b) override {
+    ++buyer_updates;
+    if (writes_down) return StoreStatus::kUnavailable;
+    const auto it = buyers.find(b.id);
+    if (it == buyers.end()) return StoreStatus::kNotFound;
+    if (buyer_races || it->second.version != b.version) return StoreStatus::kConflict;
+    ++b.version;
+    it->second = b;
+    return StoreStatus::kOk;
+  }
+  std::vector<Buyer> list_buyers(const BuyerQuery& q) override {
+    buyer_lists.push_back(q);
+    std::vector<Buyer> page;
+    for (const auto& [id, b] : buyers)
+      if (id > q.after_id && (!q.active || b.active == *q.active) &&
+          static_cast<int>(page.size()) < q.limit)
+        page.push_back(b);
+    return page;
+  }
   std::int64_t buyers_version() override { return 0; }
 
   // --- distribution ---

@@ -1,0 +1,42 @@
+#pragma once
+// Private: what Surface A's lists share: their query's checks and one page of rows answered.
+#include <initializer_list>
+
+#include <nlohmann/json.hpp>
+
+#include "leadflow/api/http_util.hpp"
+#include "leadflow/http/message.hpp"
+#include "leadflow/validation/validation.hpp"
+
+namespace leadflow {
+
+/// Reads `limit` from the query into `limit` (unchanged when absent); false, with the error
+/// added to `errors`, for anything but an integer from 1 to 100.
+bool parse_limit(const http::Request& req, int& limit, FieldErrors& errors);
+
+/// Adds an error to `errors` for each query parameter not in `allowed`.
+void unknown_params(const http::Request& req, std::initializer_list<const char*> allowed,
+                    FieldErrors& errors);
+
+/// Answers one page of a list, newest or oldest first as the query says: asks `fetch` for one
+/// row more than the page holds, which tells whether another page follows; `view` encodes a
+/// row, `id_of` names the row the next page's cursor starts after.
+template <typename Query, typename Fetch, typename IdOf, typename View>
+void send_page(http::Response& res, Query q, Fetch fetch, IdOf id_of, View view) {
+  using nlohmann::json;
+  const int limit = q.limit;
+  q.limit = limit + 1;
+  auto rows = fetch(q);
+  const bool has_more = static_cast<int>(rows.size()) > limit;
+  if (has_more) rows.resize(limit);
+  json data = json::array();
+  for (const auto& r : rows) data.push_back(view(r));
+  http::send_json(
+      res, 200,
+      {{"success", true},
+       {"data", std::move(data)},
+       {"has_more", has_more},
+       {"next_cursor", has_more ? json(http::encode_cursor(id_of(rows.back()))) : json(nullptr)}});
+}
+
+}  // namespace leadflow

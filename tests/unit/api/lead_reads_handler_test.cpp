@@ -1,0 +1,340 @@
+// The lead reads without a server: a request parsed as the server would, fake intake and money
+// ports, and the answer's status and body. What each reader may see of a lead, that another
+// party's lead is answered exactly as an unknown one, how many reads the lead view makes, and how
+// the list's query is decoded, cut to the reader's own leads and refused.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "lead_reads.hpp"
+#include "leadflow/api/http_util.hpp"
+#include "leadflow/domain/lead_search.hpp"
+#include "leadflow/http/parser.hpp"
+
+namespace leadflow {
+namespace {
+
+using nlohmann::json;
+
+const std::string kSold = "ld_01JQ0000000000000000000001";
+const std::string kPending = "ld_01JQ0000000000000000000002";
+const std::string kReturned = "ld_01JQ0000000000000000000003";
+const std::string kOthers = "ld_01JQ0000000000000000000004";   // another seller's, another buyer's
+const std::string kNobodys = "ld_01JQ0000000000000000000009";  // a valid id no lead has
+
+// The intake and money ports: the leads a test puts in, the page list_leads answers, the reads
+// counted and the list questions kept. `down` answers as the adapters do when the server is
+// gone: no lead, no money, an empty page.
+class FakeLeadStores final : public IntakeStore, public MoneyStore {
+ public:
+  std::vector<LeadRecord> leads;
+  LeadMoney money;
+  bool down = false;
+
+  int lead_reads = 0;
+  int money_reads = 0;
+  std::vector<LeadQuery> lists_asked;
+
+  bool healthy() override { return !down; }
+
+  std::optional<LeadRecord> get_lead(std::string_view id) override {
+    ++lead_reads;
+    if (down) return std::nullopt;
+    for (const auto& r : leads)
+      if (r.lead.id == id) return r;
+    return std::nullopt;
+  }
+  std::vector<LeadRecord> list_leads(const LeadQuery& q) override {
+    lists_asked.push_back(q);
+    if (down) return {};
+    std::vector<LeadRecord> page;
+    for (const auto& r : leads) {
+      if (!q.seller_id.empty() && r.lead.seller_id != q.seller_id) continue;
+      if (!q.buyer_id.empty() && r.distribution.buyer_id != q.buyer_id) continue;
+      if (static_cast<int>(page.size()) < q.limit) page.push_back(r);
+    }
+    return page;
+  }
+  std::optional<LeadMoney> money_of_lead(std::string_view) override {
+    ++money_reads;
+    if (down) return std::nullopt;
+    return money;
+  }
+
+  using IntakeStore::insert_leads;
+  std::vector<LeadInsertResult> insert_leads(std::span<const Lead>,
+                                             std::span<const SearchKeys>) override {
+    return {};
+  }
+  std::vector<StoreStatus> record_outcomes(std::span<const OutcomeRecord>) override { return {}; }
+  StoreStatus claim_idempotency_key(const IdempotencyRecord&, std::int64_t,
+                                    IdempotencyRecord&) override {
+    return StoreStatus::kUnavailable;
+  }
+  StoreStatus complete_idempotency_key(std::string_view, std::string_view, int,
+                                       std::string_view) override {
+    return StoreStatus::kUnavailable;
+  }
+  StoreStatus release_idempotency_key(std::string_view, std::string_view) override {
+    return StoreStatus::kUnavailable;
+  }
+  ReturnResult record_return(const ReturnRequest&) override { return {}; }
+  SettleResult settle_lead(const Settlement&, const PayoutRule&) override { return {}; }
+  std::optional<std::vector<LeadReturn>> returns_of_lead(std::string_view) override {
+    return std::nullopt;
+  }
+  std::optional<std::vector<LedgerEntry>> list_ledger(const LedgerQuery&) override {
+    return std::nullopt;
+  }
+  std::optional<std::vector<Settlement>> settlements_of_lead(std::string_view) override {
+    return std::nullopt;
+  }
+  std::optional<ReturnStats> return_stats(std::string_view, std::int64_t) override {
+    return std::nullopt;
+  }
+};
+
+LeadRecord lead(const std::string& id, const std::string& seller, const std::string& buyer,
+                DeliveryStatus status) {
+  LeadRecord r;
+  r.lead.id = id;
+  r.lead.seller_id = seller;
+  r.lead.vertical = "auto_insurance";
+  r.lead.email = "ann@example.com";
+  r.distribution.status = status;
+  if (!buyer.empty()) {
+    r.distribution.buyer_id = buyer;
+    r.distribution.sales.push_back(Sale{buyer, 2400, 1680, ""});
+  }
+  return r;
+}
+
+class LeadReadHandler : public ::testing::Test {
+ protected:
+  LeadReadHandler() {
+    store.leads = {lead(kSold, "sl_1", "by_1", DeliveryStatus::kDelivered),
+                   lead(kPending, "sl_1", "", DeliveryStatus::kPending),
+                   lead(kReturned, "sl_1", "by_1", DeliveryStatus::kReturned),
+                   lead(kOthers, "sl_2", "by_2", DeliveryStatus::kDelivered)};
+    Settlement s;
+    s.lead_id = kSold;
+    s.buyer_id = "by_1";
+    s.sold = true;
+    s.price = 2400;
+    s.payout = 1680;
+    store.money.settlements.push_back(s);
+    LedgerEntry e;
+    e.id = 1;
+    e.kind = "sale";
+    e.lead_id = kSold;
+    e.buyer_id = "by_1";
+    e.seller_id = "sl_1";
+    e.revenue = 2400;
+    e.payout = 1680;
+    store.money.ledger.push_back(e);
+  }
+
+  FakeLeadStores store;
+  SellerLabels labels{"secret", {}};
+  LeadReadPorts ports{store, store, labels, "secret"};
+
+  http::Response read(const Viewer& viewer, const std::string& id) {
+    http::Response res;
+    answer_lead(ports, viewer, id, res);
+    return res;
+  }
+  http::Response list(const Viewer& viewer, const std::string& query) {
+    const std::string raw = "GET /v1/leads?" + query + " HTTP/1.1\r\nHost: a.example\r\n\r\n";
+    http::Request req;
+    const http::ParseResult r = http::parse_request(raw, http::ParseLimits{}, req);
+    EXPECT_EQ(r.status, http::ParseStatus::kComplete) << r.error_detail;
+    http::Response res;
+    answer_lead_list(ports, viewer, req, res);
+    return res;
+  }
+  static std::vector<std::string> fields_of(const http::Response& res) {
+    std::vector<std::string> out;
+    const json body = json::parse(res.body);
+    for (const auto& e : body["errors"]) out.push_back(e["field"]);
+    return out;
+  }
+};
+
+const Viewer kOperator{};
+
+TEST_F(LeadReadHandler, TheOperatorReadsASoldLeadWithItsMoneyInTwoReads) {
+  const http::Response res = read(kOperator, kSold);
+  ASSERT_EQ(res.status, 200) << res.body;
+  const json data = json::parse(res.body)["data"];
+  EXPECT_EQ(data["lead_id"], kSold);
+  EXPECT_EQ(data["settlements"].size(), 1u);
+  EXPECT_EQ(data["settlement"], data["settlements"][0]);
+  EXPECT_EQ(data["ledger"].size(), 1u);
+  EXPECT_FALSE(data.contains("returns"));  // not returned
+  EXPECT_EQ(store.lead_reads, 1);
+  EXPECT_EQ(store.money_reads, 1);
+}
+
+TEST_F(LeadReadHandler, ALeadNeverSoldReadsNoMoney) {
+  const http::Response res = read(Viewer::seller("sl_1"), kPending);
+  ASSERT_EQ(res.status, 200) << res.body;
+  const json data = json::parse(res.body)["data"];
+  EXPECT_FALSE(data.contains("ledger"));
+  EXPECT_FALSE(data.contains("settlement"));
+  EXPECT_EQ(store.lead_reads, 1);
+  EXPECT_EQ(store.money_reads, 0);
+}
+
+TEST_F(LeadReadHandler, AReturnedLeadShowsItsReturns) {
+  const http::Response res = read(Viewer::buyer("by_1"), kReturned);
+  ASSERT_EQ(res.status, 200) << res.body;
+  const json data = json::parse(res.body)["data"];
+  EXPECT_TRUE(data["returns"].is_array());
+  EXPECT_TRUE(data.contains("ledger"));
+}
+
+TEST_F(LeadReadHandler, AnotherPartysLeadIsAnsweredAsAnUnknownOne) {
+  const http::Response unknown = read(Viewer::seller("sl_1"), kNobodys);
+  EXPECT_EQ(unknown.status, 404);
+  for (const Viewer& other : {Viewer::seller("sl_1"), Viewer::buyer("by_1")}) {
+    const http::Response res = read(other, kOthers);
+    EXPECT_EQ(res.status, 404);
+    EXPECT_EQ(res.body, unknown.body);
+    EXPECT_EQ(res.header_block(), unknown.header_block());
+  }
+  // A lead the buyer did not buy is no lead of its own either, though its seller's.
+  EXPECT_EQ(read(Viewer::buyer("by_2"), kSold).body, unknown.body);
+  EXPECT_EQ(store.money_reads, 0);  // nothing of an unseen lead is read beyond the lead
+}
+
+TEST_F(LeadReadHandler, AMalformedIdIsA404WithoutAskingTheStore) {
+  const http::Response res = read(kOperator, "not-a-lead");
+  EXPECT_EQ(res.status, 404);
+  EXPECT_EQ(res.body, read(kOperator, kNobodys).body);
+  EXPECT_EQ(store.lead_reads, 1);  // the unknown id's, not the malformed one's
+}
+
+// The intake port cannot tell a lead it failed to read from one it has not (get_lead answers
+// nullopt for both): the view answers 404, as before the handler was split out. A money read
+// that fails leaves the lead's money out rather than failing the view.
+TEST_F(LeadReadHandler, AStoreThatCannotAnswerReadsAsNoLeadAndNoMoney) {
+  store.down = true;
+  EXPECT_EQ(read(kOperator, kSold).status, 404);
+  store.down = false;
+  class MoneyDown final : public MoneyStore {
+   public:
+    bool healthy() override { return false; }
+    ReturnResult record_return(const ReturnRequest&) override { return {}; }
+    SettleResult settle_lead(const Settlement&, const PayoutRule&) override { return {}; }
+    std::optional<std::vector<LeadReturn>> returns_of_lead(std::string_view) override {
+      return std::nullopt;
+    }
+    std::optional<std::vector<LedgerEntry>> list_ledger(const LedgerQuery&) override {
+      return std::nullopt;
+    }
+    std::optional<std::vector<Settlement>> settlements_of_lead(std::string_view) override {
+      return std::nullopt;
+    }
+    std::optional<ReturnStats> return_stats(std::string_view, std::int64_t) override {
+      return std::nullopt;
+    }
+  } money_down;
+  const LeadReadPorts without_money{store, money_down, labels, "secret"};
+  http::Response res;
+  answer_lead(without_money, kOperator, kSold, res);
+  ASSERT_EQ(res.status, 200) << res.body;
+  const json data = json::parse(res.body)["data"];
+  EXPECT_FALSE(data.contains("settlement"));
+  EXPECT_EQ(data["ledger"], json::array());
+}
+
+TEST_F(LeadReadHandler, ASellersListIsItsOwnLeadsOnePageAtATime) {
+  const http::Response res = list(Viewer::seller("sl_1"), "limit=2");
+  ASSERT_EQ(res.status, 200) << res.body;
+  ASSERT_EQ(store.lists_asked.size(), 1u);
+  const LeadQuery& q = store.lists_asked.front();
+  EXPECT_EQ(q.seller_id, "sl_1");
+  EXPECT_EQ(q.limit, 3);  // one more than the page: whether another follows
+  const json body = json::parse(res.body);
+  EXPECT_EQ(body["data"].size(), 2u);
+  EXPECT_EQ(body["has_more"], true);
+  EXPECT_EQ(body["next_cursor"], http::encode_cursor(kPending));
+  EXPECT_EQ(store.lead_reads, 0);  // a seller's rows are the page's
+}
+
+TEST_F(LeadReadHandler, ABuyersListIsItsPurchasesEachRowReadWhole) {
+  const http::Response res = list(Viewer::buyer("by_1"), "");
+  ASSERT_EQ(res.status, 200) << res.body;
+  EXPECT_EQ(store.lists_asked.front().buyer_id, "by_1");
+  EXPECT_EQ(json::parse(res.body)["has_more"], false);
+  EXPECT_EQ(json::parse(res.body)["data"].size(), 2u);
+  EXPECT_EQ(store.lead_reads, 2);  // a row carries no sales: each is read with the lead
+}
+
+TEST_F(LeadReadHandler, ASearchFindsByIdEmailOrPhoneKey) {
+  ASSERT_EQ(list(kOperator, "q=" + kSold).status, 200);
+  EXPECT_EQ(store.lists_asked.back().lead_id, kSold);
+  ASSERT_EQ(list(kOperator, "q=ann%40example.com").status, 200);
+  EXPECT_EQ(store.lists_asked.back().email_key,
+            search_key("secret", SearchField::kEmail, "ann@example.com"));
+  EXPECT_TRUE(store.lists_asked.back().lead_id.empty());
+  const http::Response bad = list(kOperator, "q=nothing");
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_EQ(fields_of(bad), std::vector<std::string>{"q"});
+}
+
+TEST_F(LeadReadHandler, FiltersAreHandedToTheStore) {
+  ASSERT_EQ(list(kOperator, "status=returned&vertical=auto_insurance&source=s1").status, 200);
+  const LeadQuery& q = store.lists_asked.back();
+  ASSERT_TRUE(q.status.has_value());
+  EXPECT_TRUE(*q.status == DeliveryStatus::kReturned);
+  EXPECT_EQ(q.vertical, "auto_insurance");
+  EXPECT_EQ(q.source, "s1");
+  EXPECT_EQ(q.limit, 26);  // the default page of 25, and one more
+}
+
+TEST_F(LeadReadHandler, ABareDateEndsTheDayItNames) {
+  ASSERT_EQ(list(kOperator, "created_from=2026-11-27&created_to=2026-11-27").status, 200);
+  const LeadQuery& q = store.lists_asked.back();
+  EXPECT_EQ(q.created_to_ms - q.created_from_ms, 86'400'000);
+}
+
+TEST_F(LeadReadHandler, RefusesEachBadParameterByNameBeforeAskingTheStore) {
+  const http::Response res =
+      list(kOperator, "limit=0&status=bogus&created_from=yesterday&cursor=abc&colour=red");
+  EXPECT_EQ(res.status, 400);
+  const std::vector<std::string> fields = fields_of(res);
+  for (const char* f : {"colour", "limit", "status", "created_from", "cursor"})
+    EXPECT_NE(std::find(fields.begin(), fields.end(), f), fields.end()) << f;
+  EXPECT_TRUE(store.lists_asked.empty());
+}
+
+TEST_F(LeadReadHandler, AReaderMayNotFilterOnAPartyItMayNotSee) {
+  EXPECT_EQ(fields_of(list(Viewer::seller("sl_1"), "buyer_id=by_1")),
+            std::vector<std::string>{"buyer_id"});
+  EXPECT_EQ(fields_of(list(Viewer::seller("sl_1"), "seller_id=sl_2")),
+            std::vector<std::string>{"seller_id"});
+  EXPECT_EQ(fields_of(list(Viewer::buyer("by_1"), "seller_id=sl_1")),
+            std::vector<std::string>{"seller_id"});
+  EXPECT_EQ(fields_of(list(Viewer::buyer("by_1"), "buyer_id=by_2")),
+            std::vector<std::string>{"buyer_id"});
+  EXPECT_TRUE(store.lists_asked.empty());
+  // Naming itself is no refusal.
+  EXPECT_EQ(list(Viewer::seller("sl_1"), "seller_id=sl_1").status, 200);
+  EXPECT_EQ(list(Viewer::buyer("by_1"), "buyer_id=by_1").status, 200);
+}
+
+TEST_F(LeadReadHandler, AStoreThatCannotListAnswersAnEmptyPage) {
+  store.down = true;
+  const http::Response res = list(Viewer::seller("sl_1"), "");
+  ASSERT_EQ(res.status, 200);
+  EXPECT_EQ(json::parse(res.body)["data"], json::array());
+}
+
+}  // namespace
+}  // namespace leadflow
