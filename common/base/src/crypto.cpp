@@ -63,11 +63,16 @@ std::string sha256_hex(std::string_view data) {
       EVP_Digest(data.data(), data.size(), digest, &size, sha256_md(), nullptr) != 1 ||
       size != SHA256_DIGEST_LENGTH)
     throw std::runtime_error("SHA-256 failed");
+  return hex_of(std::string_view(reinterpret_cast<const char*>(digest), SHA256_DIGEST_LENGTH));
+}
+
+std::string hex_of(std::string_view bytes) {
   static constexpr char kHex[] = "0123456789abcdef";
-  std::string out(2 * SHA256_DIGEST_LENGTH, '0');
-  for (int i = 0; i < SHA256_DIGEST_LENGTH; ++i) {
-    out[2 * i] = kHex[digest[i] >> 4];
-    out[2 * i + 1] = kHex[digest[i] & 15];
+  std::string out(2 * bytes.size(), '0');
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    const auto b = static_cast<unsigned char>(bytes[i]);
+    out[2 * i] = kHex[b >> 4];
+    out[2 * i + 1] = kHex[b & 15];
   }
   return out;
 }

@@ -5,31 +5,19 @@
 namespace leadflow {
 namespace {
 
-constexpr char kHex[] = "0123456789abcdef";
-
-std::string hex(std::string_view bytes) {
-  std::string out;
-  out.reserve(bytes.size() * 2);
-  for (unsigned char b : bytes) {
-    out.push_back(kHex[b >> 4]);
-    out.push_back(kHex[b & 15]);
-  }
-  return out;
-}
-
 // 128 bits: two leads of different people collide once in 2^64 pairs, far beyond any store.
 constexpr std::size_t kKeyBytes = 16;
 
 }  // namespace
 
-std::string new_installation_secret() { return hex(random_bytes(32)); }
+std::string new_installation_secret() { return hex_of(random_bytes(32)); }
 
 std::string search_key(std::string_view secret, SearchField field, std::string_view normalised) {
   if (normalised.empty()) return {};
   std::string data(field == SearchField::kEmail ? "email" : "phone");
   data.push_back('\0');
   data.append(normalised);
-  return hex(std::string_view(hmac_sha256(secret, data)).substr(0, kKeyBytes));
+  return hex_of(std::string_view(hmac_sha256(secret, data)).substr(0, kKeyBytes));
 }
 
 SearchKeys search_keys_of(const Lead& lead, std::string_view secret) {

@@ -5,6 +5,8 @@
 
 namespace leadflow {
 
+/// `bytes` in lower-case hex, two digits a byte.
+std::string hex_of(std::string_view bytes);
 /// Lower-case hex SHA-256.
 std::string sha256_hex(std::string_view data);
 /// HMAC-SHA256 of `data` under `key`: the 32 raw bytes.
