@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what leadflow needs from Debian's packages, skipping what is already there.
-# Usage: scripts/deps.sh [--test] [--bench]
+# Usage: scripts/deps.sh [--test] [--bench] [--scale-out]
 #   --test   adds a PostgreSQL server and psql (the tests start their own server),
 #            clang-format (scripts/check_format.sh), nginx with its echo module (HTTPS and
 #            HTTP/2 buyers in tests/integration/http2_buyer_test.cpp), and clang with libFuzzer
@@ -12,6 +12,8 @@
 # Node and npm come too (Debian's nodejs and npm, where no npm is there yet): the build runs Vite
 # to make the web dashboard that leadflow-ingest embeds (ingest/web).
 #   --bench  adds those, wrk, nginx and its echo module (scripts/bench.sh)
+#   --scale-out  a PostgreSQL server and psql, a Java runtime and Maven, and the pinned Apache
+#            Kafka (scripts/run.sh --scale-out runs the scale-out shape on this machine)
 set -euo pipefail
 
 packages=(
@@ -36,6 +38,12 @@ for arg in "$@"; do
       kafka=1
       ;;
     --bench) packages+=(postgresql postgresql-client wrk nginx-light libnginx-mod-http-echo) ;;
+    --scale-out)
+      packages+=(postgresql postgresql-client)
+      command -v java >/dev/null || packages+=(openjdk-17-jre-headless)
+      command -v mvn >/dev/null || packages+=(maven)
+      kafka=1
+      ;;
     *) echo "deps.sh: unknown option $arg" >&2; exit 2 ;;
   esac
 done
