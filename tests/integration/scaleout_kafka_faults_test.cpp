@@ -92,6 +92,40 @@ TEST_F(ScaleOutKafkaFaults, TwoNodesDownRefusesPostsWith503AndLosesNothing) {
   EXPECT_GT(report.refused_503, 0u) << "no post was refused with the cluster down to one node";
 }
 
+TEST_F(ScaleOutKafkaFaults, PartitionsAddedToTheLeadsTopicWhileLeadsStream) {
+  // The leads topic grows from 4 to 8 partitions under load. The ingests' producers and the
+  // workers' group learn of it from their metadata refresh (30 s): the producers start writing to
+  // the new partitions, the group rebalances to share them out, and the records written there
+  // before a worker held them are read from their start (auto.offset.reset=earliest), not
+  // skipped.
+  const std::string leads = topic(".leads");
+  const std::string group = prefix_ + "-workers";
+  stream_through(
+      [&] {
+        const auto added = std::chrono::steady_clock::now();
+        ASSERT_EQ(kafka_.add_partitions(leads, 8), "");
+        bool used = false;
+        std::vector<std::int64_t> ends, done;
+        while (!used && std::chrono::steady_clock::now() - added < 100s) {
+          std::this_thread::sleep_for(2s);
+          ends = kafka_.end_offsets(leads, 8);
+          done = kafka_.committed(group, leads, 8);
+          used = true;
+          for (int p = 4; p < 8; ++p) used = used && ends[p] > 0 && done[p] > 0;
+        }
+        const auto after = std::chrono::duration_cast<std::chrono::milliseconds>(
+            std::chrono::steady_clock::now() - added);
+        EXPECT_TRUE(used) << "the new partitions were not written and consumed within 100 s";
+        EXPECT_EQ(kafka_.partitions(leads).size(), 8u);
+        std::cout << "8 partitions; the new ones written and committed " << after.count()
+                  << " ms after they were added; per partition end/committed:";
+        for (int p = 0; p < 8 && p < static_cast<int>(ends.size()); ++p)
+          std::cout << " " << ends[p] << "/" << done[p];
+        std::cout << "\n";
+      },
+      5s);
+}
+
 TEST_F(ScaleOutKafkaFaults, AWorkerJoiningAndAWorkerLeavingWhileLeadsStream) {
   // Each rebalance takes partitions from a worker that holds leads it has read: it commits what
   // it decided as the partitions go (the commit librdkafka's mock refused at a rebalance).

@@ -115,6 +115,87 @@ int KafkaCluster::main_leader(const std::string& topic) const {
   return best;
 }
 
+namespace {
+
+// A short-lived client of the cluster, for the tests' questions; nullptr when it cannot be made.
+std::unique_ptr<rd_kafka_t, void (*)(rd_kafka_t*)> client_of(const std::string& bootstrap,
+                                                             rd_kafka_type_t type,
+                                                             const std::string& group = "") {
+  char err[256];
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), err, sizeof err);
+  rd_kafka_conf_set(conf, "log_level", "0", err, sizeof err);
+  if (!group.empty()) {
+    rd_kafka_conf_set(conf, "group.id", group.c_str(), err, sizeof err);
+    rd_kafka_conf_set(conf, "enable.auto.commit", "false", err, sizeof err);
+  }
+  rd_kafka_t* rk = rd_kafka_new(type, conf, err, sizeof err);
+  if (!rk) rd_kafka_conf_destroy(conf);
+  return {rk, [](rd_kafka_t* h) {
+            if (h) rd_kafka_destroy(h);
+          }};
+}
+
+}  // namespace
+
+std::string KafkaCluster::add_partitions(const std::string& topic, int total) const {
+  auto rk = client_of(bootstrap_, RD_KAFKA_PRODUCER);
+  if (!rk) return "no client";
+  char err[256];
+  rd_kafka_NewPartitions_t* np = rd_kafka_NewPartitions_new(topic.c_str(), total, err, sizeof err);
+  if (!np) return err;
+  rd_kafka_queue_t* q = rd_kafka_queue_new(rk.get());
+  rd_kafka_CreatePartitions(rk.get(), &np, 1, nullptr, q);
+  std::string error = "no answer";
+  if (rd_kafka_event_t* ev = rd_kafka_queue_poll(q, 15000)) {
+    if (rd_kafka_event_error(ev)) {
+      error = rd_kafka_event_error_string(ev);
+    } else if (const auto* res = rd_kafka_event_CreatePartitions_result(ev)) {
+      size_t n = 0;
+      const rd_kafka_topic_result_t** topics = rd_kafka_CreatePartitions_result_topics(res, &n);
+      error = n == 1 && !rd_kafka_topic_result_error(topics[0])
+                  ? ""
+                  : (n == 1 ? rd_kafka_topic_result_error_string(topics[0]) : "no topic result");
+    }
+    rd_kafka_event_destroy(ev);
+  }
+  rd_kafka_queue_destroy(q);
+  rd_kafka_NewPartitions_destroy(np);
+  return error;
+}
+
+std::vector<std::int64_t> KafkaCluster::end_offsets(const std::string& topic,
+                                                    int partitions) const {
+  std::vector<std::int64_t> out(static_cast<std::size_t>(partitions), -1);
+  auto rk = client_of(bootstrap_, RD_KAFKA_PRODUCER);
+  if (!rk) return out;
+  for (int p = 0; p < partitions; ++p) {
+    std::int64_t low = 0, high = 0;
+    if (rd_kafka_query_watermark_offsets(rk.get(), topic.c_str(), p, &low, &high, 5000) ==
+        RD_KAFKA_RESP_ERR_NO_ERROR)
+      out[static_cast<std::size_t>(p)] = high;
+  }
+  return out;
+}
+
+std::vector<std::int64_t> KafkaCluster::committed(const std::string& group,
+                                                  const std::string& topic, int partitions) const {
+  std::vector<std::int64_t> out(static_cast<std::size_t>(partitions), -1);
+  // A consumer of the group that never subscribes: it joins nothing and only reads the offsets.
+  auto rk = client_of(bootstrap_, RD_KAFKA_CONSUMER, group);
+  if (!rk) return out;
+  rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(partitions);
+  for (int p = 0; p < partitions; ++p) rd_kafka_topic_partition_list_add(list, topic.c_str(), p);
+  if (rd_kafka_committed(rk.get(), list, 10000) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    for (int i = 0; i < list->cnt; ++i)
+      if (list->elems[i].err == RD_KAFKA_RESP_ERR_NO_ERROR && list->elems[i].offset >= 0)
+        out[static_cast<std::size_t>(list->elems[i].partition)] = list->elems[i].offset;
+  }
+  rd_kafka_topic_partition_list_destroy(list);
+  rd_kafka_consumer_close(rk.get());
+  return out;
+}
+
 bool KafkaCluster::heal(const std::vector<std::string>& topics, std::chrono::seconds limit) {
   const auto deadline = std::chrono::steady_clock::now() + limit;
   std::vector<int> down;

@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,14 @@ class KafkaCluster {
   std::vector<PartitionState> partitions(const std::string& topic) const;
   /// The node that leads most of `topic`'s partitions (ties: the lowest id), or -1.
   int main_leader(const std::string& topic) const;
+
+  /// Grows `topic` to `total` partitions (the admin API's CreatePartitions); "" or the error.
+  std::string add_partitions(const std::string& topic, int total) const;
+  /// Each partition's log end offset (the high watermark), -1 where no broker answered.
+  std::vector<std::int64_t> end_offsets(const std::string& topic, int partitions) const;
+  /// The offsets `group` committed on each partition, -1 where it committed none.
+  std::vector<std::int64_t> committed(const std::string& group, const std::string& topic,
+                                      int partitions) const;
 
   /// Every node running and not paused, and every partition of `topics` led and with all its
   /// replicas in sync again, within `limit`. What a test that hurt the cluster calls before it

@@ -8,6 +8,10 @@ namespace {
 // librdkafka's default backs off up to 10 s between reconnects; after an outage we want delivery
 // and readiness back within a couple of seconds.
 constexpr int kReconnectBackoffMaxMs = 2000;
+// librdkafka refreshes a topic's metadata every 5 minutes by default: partitions an operator adds
+// to the leads topic would go unused by the producers, and unassigned in the workers' group, for
+// that long. One metadata request per client every 30 s costs nothing measurable.
+constexpr int kMetadataRefreshMs = 30000;
 
 // librdkafka's syslog levels into ours.
 void forward_log(const rd_kafka_t* rk, int level, const char* facility, const char* message) {
@@ -49,6 +53,7 @@ Conf make_conf(const KafkaQueueOptions& o, const Properties& role, void* opaque,
       {"client.id", o.client_id},
       {"socket.nagle.disable", "true"},
       {"reconnect.backoff.max.ms", std::to_string(kReconnectBackoffMaxMs)},
+      {"topic.metadata.refresh.interval.ms", std::to_string(kMetadataRefreshMs)},
   };
   all.insert(all.end(), role.begin(), role.end());
   all.insert(all.end(), o.extra.begin(), o.extra.end());
