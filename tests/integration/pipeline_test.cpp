@@ -223,6 +223,40 @@ TEST_F(Pipeline, AFailingBuyerIsPausedAndTheOthersKeepSelling) {
             std::string::npos);
 }
 
+// max_concurrency is counted per worker process; /metrics shows what this process has in flight
+// to each buyer beside the limit, so that summed over the workers the real total can be read.
+TEST_F(Pipeline, MetricsShowABuyersRequestsInFlightBesideItsLimit) {
+  auto slow = start_buyer("slow", 20.00, 1500);
+  const std::string id = svc.add_buyer(
+      *slow, "auto_insurance", {{"max_concurrency", 2}, {"delivery", {{"timeout_ms", 3000}}}});
+  const std::string in_flight = "leadflow_buyer_in_flight{buyer_id=\"" + id + "\"} ";
+  auto value_of = [&](const std::string& series) {
+    auto m = svc.get("/metrics", svc.operator_key());
+    const auto at = m && m->status == 200 ? m->body.find(series) : std::string::npos;
+    return at == std::string::npos ? -1.0 : std::stod(m->body.substr(at + series.size()));
+  };
+  EXPECT_EQ(value_of(in_flight), 0);
+  EXPECT_EQ(value_of("leadflow_buyer_max_concurrency{buyer_id=\"" + id + "\"} "), 2);
+  for (int i = 0; i < 3; ++i) {
+    auto r = svc.post("/v1/leads", sample_lead(600 + i), svc.operator_key(),
+                      {{"Prefer", "respond-async"}});
+    ASSERT_EQ(r->status, 202) << r->body;
+  }
+  // Three auctions at once: two hold the buyer's two slots for 1.5 s, the third sits it out.
+  double most = 0;
+  for (int i = 0; i < 100 && most < 2; ++i) {
+    most = std::max(most, value_of(in_flight));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(most, 2);
+  double now = -1;
+  for (int i = 0; i < 200 && now != 0; ++i) {
+    now = value_of(in_flight);
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  EXPECT_EQ(now, 0) << "the slots did not come back with the answers";
+}
+
 TEST_F(Pipeline, RespondAsyncAnswers202AndTheLeadIsDecidedLater) {
   auto sim = start_buyer("b", 9.00, 100);
   svc.add_buyer(*sim);

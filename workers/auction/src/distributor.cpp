@@ -4,6 +4,8 @@
 #include "leadflow/auction/distributor.hpp"
 
 #include <condition_variable>
+#include <future>
+#include <memory>
 #include <stdexcept>
 
 #include "auction_machine.hpp"
@@ -47,6 +49,18 @@ bool Distributor::at_capacity(const Buyer& b) const {
 }
 
 void Distributor::request_sent(const std::string& buyer_id) { ++in_flight_[buyer_id]; }
+
+std::unordered_map<std::string, int> Distributor::in_flight_now(std::chrono::milliseconds wait) {
+  auto answer = std::make_shared<std::promise<std::unordered_map<std::string, int>>>();
+  auto now = answer->get_future();
+  loop_->post([this, answer] { answer->set_value(in_flight_); });
+  if (now.wait_for(wait) != std::future_status::ready) return {};
+  try {
+    return now.get();
+  } catch (const std::future_error&) {  // the loop dropped the task: it is stopping
+    return {};
+  }
+}
 
 void Distributor::request_answered(const std::string& buyer_id) {
   auto it = in_flight_.find(buyer_id);

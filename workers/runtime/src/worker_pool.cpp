@@ -133,18 +133,33 @@ void WorkerPool::collect(std::vector<prometheus::MetricFamily>& families) {
       "leadflow_queue_consumer_lag",
       "Records of the partition the worker group has not finished (end minus committed offset)",
       lag));
-  std::vector<GaugeSample> paused;
+  std::vector<GaugeSample> paused, in_flight, limits;
+  const auto out = distributor_->in_flight_now(std::chrono::milliseconds(200));
   for (const Buyer& b : *buyers_->snapshot()) {
     if (!b.active) continue;
     const double value = distributor_->buyer_paused(b.id) ? 1 : 0;
     for (const auto& v : b.verticals)
       paused.push_back({{{"buyer_id", b.id}, {"vertical", v}}, value});
+    const auto it = out.find(b.id);
+    in_flight.push_back({{{"buyer_id", b.id}}, it == out.end() ? 0.0 : it->second});
+    if (b.max_concurrency > 0)
+      limits.push_back({{{"buyer_id", b.id}}, static_cast<double>(b.max_concurrency)});
   }
   families.push_back(gauge_family(
       "leadflow_buyer_paused",
       "1 while this process keeps the active buyer out of auctions for failing, else 0; one "
       "series per vertical the buyer buys",
       paused));
+  // max_concurrency is counted per process: summed over the workers, these two show how many
+  // requests a buyer really has in flight against its limit (docs/operations.md).
+  families.push_back(gauge_family(
+      "leadflow_buyer_in_flight",
+      "Pings and posts this process has in flight to the active buyer now", in_flight));
+  families.push_back(gauge_family(
+      "leadflow_buyer_max_concurrency",
+      "The active buyer's max_concurrency, which each worker process applies on its own; only "
+      "buyers with a limit",
+      limits));
 }
 
 bool WorkerPool::healthy() const {

@@ -132,6 +132,10 @@ class Distributor final : public LeadDecider {
 
   /// Whether the buyer sits out auctions now for failing (for the leadflow_buyer_paused gauge).
   bool buyer_paused(const std::string& buyer_id) { return health_.paused(buyer_id); }
+  /// The pings and posts in flight from this process now, per buyer id (for the
+  /// leadflow_buyer_in_flight gauge). Read on the loop, so it waits behind the events already
+  /// posted; empty when the loop has not answered within `wait`.
+  std::unordered_map<std::string, int> in_flight_now(std::chrono::milliseconds wait);
 
  private:
   friend class Auction;
