@@ -1,6 +1,6 @@
 # leadflow's production image: leadflow-ingest, leadflow-worker and leadflow-admin on Debian 12.
 #
-#   docker build -t registry.example.com/leadflow:1.0.0 .
+#   docker build --build-arg LEADFLOW_COMMIT=$(git rev-parse HEAD) -t registry.example.com/leadflow:1.0.0 .
 #
 # The builder installs the build dependencies with scripts/deps.sh (the same packages as a
 # developer's machine, Node and npm included) and builds with scripts/build.sh in Release, without
@@ -16,18 +16,24 @@
 ARG DEBIAN_IMAGE=debian:bookworm-slim
 
 FROM ${DEBIAN_IMAGE} AS build
+# The build context leaves .git out, so the commit the image is built from is given here
+# (docker build --build-arg LEADFLOW_COMMIT=$(git rev-parse HEAD) .); leadflow_build_info
+# reports it, and "unknown" without it.
+ARG LEADFLOW_COMMIT=unknown
 WORKDIR /src
 # Dependencies first, in a layer of their own: it is rebuilt only when deps.sh changes.
 COPY scripts/deps.sh scripts/deps.sh
 RUN scripts/deps.sh && rm -rf /var/lib/apt/lists/*
 COPY . .
 RUN LEADFLOW_BUILD_DIR=/build LEADFLOW_BUILD_TYPE=Release LEADFLOW_BUILD_TESTS=OFF \
-      scripts/build.sh --target leadflow-ingest leadflow-worker leadflow-admin \
+      LEADFLOW_BUILD_COMMIT="$LEADFLOW_COMMIT" scripts/build.sh --target leadflow-ingest leadflow-worker leadflow-admin \
  && ! grep -q 'kDashboardFileCount = 0;' /build/ingest/app/dashboard_files.cpp \
  && install -D -m 0755 -t /out/usr/local/bin \
       /build/ingest/leadflow-ingest /build/workers/leadflow-worker /build/ingest/leadflow-admin
 
 FROM ${DEBIAN_IMAGE} AS runtime
+ARG LEADFLOW_COMMIT=unknown
+LABEL org.opencontainers.image.revision=$LEADFLOW_COMMIT
 # The runtime halves of the -dev packages scripts/deps.sh installs (OpenSSL, libcurl, nghttp2,
 # libpq, librdkafka, SQLite, simdjson, prometheus-cpp, jemalloc, libsodium, brotli, zlib).
 RUN apt-get update \

@@ -20,6 +20,9 @@ werror=${werror:-OFF}
 if [[ "${CI:-}" == "true" ]]; then werror=ON; fi
 launcher=()
 if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+# The commit leadflow_build_info reports, where the tree has no .git to read it from (the image).
+commit=()
+if [[ -n "${LEADFLOW_BUILD_COMMIT:-}" ]]; then commit=(-DLEADFLOW_COMMIT="$LEADFLOW_BUILD_COMMIT"); fi
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE="$type" -DLEADFLOW_BUILD_TESTS="$tests" \
-  -DLEADFLOW_WERROR="$werror" -DLEADFLOW_SANITIZE="$sanitize" "${launcher[@]}" >/dev/null
+  -DLEADFLOW_WERROR="$werror" -DLEADFLOW_SANITIZE="$sanitize" "${launcher[@]}" "${commit[@]}" >/dev/null
 cmake --build "$build" -j "${LEADFLOW_JOBS:-2}" "$@"
