@@ -183,6 +183,45 @@ TEST_F(SurfaceB, StatsCountTheCampaign) {
   EXPECT_EQ(s["payout"], body_of(money)["data"]["totals"]["payout"]);
 }
 
+// The specification a seller hands to its developers: read with the seller's own key, its example
+// request (with the real key in place of the placeholder) is sold as its example says, and its
+// invalid example is refused with the errors it lists.
+TEST_F(SurfaceB, TheCampaignSpecificationsExamplesAreWhatPostsGet) {
+  const std::string seller_key =
+      svc.add_api_key({{"name", "dev"}, {"seller_id", seller}, {"plan", "standard"}});
+  auto r = svc.get("/v1/campaigns/" + campaign_id + "/specification", seller_key);
+  ASSERT_EQ(r->status, 200) << r->body;
+  const json spec = body_of(r)["data"];
+  EXPECT_EQ(spec["campaign"]["campaign_id"], campaign_id);
+  EXPECT_FALSE(spec["campaign"].contains("campaign_key_hint"));  // as GET /v1/campaigns/{id}
+  json lead = spec["example_request"];
+  lead["SELLER_CAMPAIGN_KEY"] = key;
+  auto sold = post_json(lead);
+  ASSERT_EQ(sold->status, 200) << sold->body;
+  for (const auto& e : spec["examples"]) {
+    if (e["status"] == 200 && e["body"]["status"] == "sold") {
+      for (const auto& [name, value] : e["body"].items())
+        EXPECT_TRUE(body_of(sold).contains(name)) << name;
+      EXPECT_EQ(body_of(sold)["price"], 10.5);  // the payout rule the example shows, at $15.00
+    }
+    if (e["status"] == 400) {
+      json bad = lead;
+      bad.erase("last_name");
+      bad["email_address"] = "ada.lovelace@";
+      bad["phone_home"] = "555-01";
+      auto refused = post_json(bad);
+      ASSERT_EQ(refused->status, 400);
+      EXPECT_EQ(body_of(refused), e["body"]);
+    }
+  }
+  // Another seller's campaign is not there for this seller; the operator reads any.
+  const std::string other = svc.add_seller("Other");
+  auto [other_id, other_key] = svc.add_campaign(other);
+  EXPECT_EQ(svc.get("/v1/campaigns/" + other_id + "/specification", seller_key)->status, 404);
+  EXPECT_EQ(svc.get("/v1/campaigns/" + other_id + "/specification", svc.operator_key())->status,
+            200);
+}
+
 TEST_F(SurfaceB, VerticalFieldsArePublished) {
   auto r = svc.https()->Get("/api/v1/fields/auto_insurance");
   ASSERT_EQ(r->status, 200);

@@ -257,8 +257,12 @@ bool answer_failed_campaign_auth(IngestContext& ctx, const http::Request& req, h
                      {"message", "too many failed authentications from this address"}});
     return true;
   }
-  http::send_json(res, 401, {{"status", "unauthorized"}, {"message", message}});
+  send_campaign_unauthorized(res, message);
   return true;
+}
+
+void send_campaign_unauthorized(http::Response& res, std::string_view message) {
+  http::send_json(res, 401, {{"status", "unauthorized"}, {"message", message}});
 }
 
 void audit_rate_limited(IngestContext& ctx, const http::Request& req, std::string_view surface,

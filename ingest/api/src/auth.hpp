@@ -66,6 +66,11 @@ struct FailedCampaignAuth {
 /// {"status": "rate_limited"} with Retry-After. With `may_block` false (the event loop calls
 /// it) it never waits on I/O: false when counting would have to wait on the store (shared
 /// limits), and then nothing was counted or answered.
+/// What a campaign key that is unknown, or whose campaign is paused, is told.
+inline constexpr std::string_view kUnknownCampaignKey = "unrecognised or inactive campaign key";
+/// Surface B's 401: {"status": "unauthorized", "message": message}.
+void send_campaign_unauthorized(http::Response& res, std::string_view message);
+
 bool answer_failed_campaign_auth(IngestContext& ctx, const http::Request& req, http::Response& res,
                                  const FailedCampaignAuth& failed, std::string_view message,
                                  bool may_block = true);

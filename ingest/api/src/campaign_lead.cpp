@@ -121,7 +121,7 @@ Intake take_campaign_lead(const SurfaceBPorts& ports, const http::Request& req, 
       failed.campaign_id = campaign->id;
       failed.seller_id = campaign->seller_id;
     }
-    if (!ports.refuse_key(req, res, failed, "unrecognised or inactive campaign key", may_block))
+    if (!ports.refuse_key(req, res, failed, kUnknownCampaignKey, may_block))
       return Intake::kMustBlock;
     metrics.lead("campaign", "unauthorized");
     return Intake::kAnswered;
@@ -182,6 +182,12 @@ Intake take_campaign_lead(const SurfaceBPorts& ports, const http::Request& req, 
   return Intake::kAccept;
 }
 
+std::string campaign_queued_body(const std::string& lead_id, const std::string& campaign_key) {
+  // The hot path of an async campaign: ids are plain ASCII, so no JSON tree is needed.
+  return "{\"status\":\"queued\",\"job_id\":\"" + job_id_for(lead_id, campaign_key) +
+         "\",\"lead_id\":\"" + lead_id + "\"}";
+}
+
 json campaign_outcome_body(const OutcomeMessage& m, const std::string& seller_id) {
   const Viewer seller = Viewer::seller(seller_id);
   Distribution d;
@@ -213,11 +219,8 @@ void answer_campaign_lead(http::Response& res, const std::string& lead_id,
   }
   metrics.lead("campaign", "accepted");
   if (!r.outcome) {
-    // The hot path of an async campaign: ids are plain ASCII, so no JSON tree is needed.
     res.status = 202;
-    res.set_content("{\"status\":\"queued\",\"job_id\":\"" + job_id_for(lead_id, campaign_key) +
-                        "\",\"lead_id\":\"" + lead_id + "\"}",
-                    "application/json");
+    res.set_content(campaign_queued_body(lead_id, campaign_key), "application/json");
     return;
   }
   http::send_json(res, 200, campaign_outcome_body(*r.outcome, seller_id));

@@ -3,6 +3,7 @@
 
 #include "auth.hpp"
 #include "buyer_routes.hpp"
+#include "campaign_spec.hpp"
 #include "errors.hpp"
 #include "intake.hpp"
 #include "lead_post.hpp"
@@ -220,6 +221,18 @@ void register_surface_a(Routes& routes, IngestContext& ctx) {
       return http::send_problem(r, 404, "no such campaign");
     set_etag(r, cp->version);
     http::send_json(r, 200, {{"success", true}, {"data", campaign_view(*key, *cp)}});
+  });
+  routes.get("/v1/campaigns/{id}/specification", [&c](const http::Request& q, http::Response& r) {
+    auto key = campaign_reader(c, q, r);
+    if (!key) return;
+    const auto cp = c.accounts.get_campaign(std::string(q.match(1)));
+    if (!cp || (!key->is_operator() && cp->seller_id != key->seller_id))
+      return http::send_problem(r, 404, "no such campaign");
+    http::send_json(
+        r, 200,
+        {{"success", true},
+         {"data", campaign_specification(campaign_view(*key, *cp), *cp,
+                                         c.verticals.find(cp->vertical), c.verticals)}});
   });
   routes.put("/v1/campaigns/{id}", [&c](const http::Request& q, http::Response& r) {
     if (!authorise(c, q, r, kScopeAdmin, true) || !require_json(q, r)) return;

@@ -126,8 +126,7 @@ std::optional<Campaign> reading_campaign(const SurfaceBPorts& ports, const std::
 
 void answer_stats(const SurfaceBPorts& ports, const std::string& key, const http::Request& req,
                   http::Response& res) {
-  const auto campaign = reading_campaign(ports, key, "unknown_key",
-                                         "unrecognised or inactive campaign key", req, res);
+  const auto campaign = reading_campaign(ports, key, "unknown_key", kUnknownCampaignKey, req, res);
   if (!campaign) return;
   const std::string period = req.has_param("period") ? req.param("period") : "today";
   const std::int64_t now = ports.clock.now_ms();

@@ -101,6 +101,9 @@ void answer_campaign_lead(http::Response& res, const std::string& lead_id,
                           const std::string& seller_id, const std::string& campaign_key,
                           const AcceptResult& r);
 
+/// The 202 of a lead accepted and not decided yet: {"status": "queued", "job_id", "lead_id"}.
+std::string campaign_queued_body(const std::string& lead_id, const std::string& campaign_key);
+
 /// A campaign's answer about a decided lead: {"status": "sold" | "unsold" | "duplicate", "sold",
 /// "price", "currency", "lead_id"}, as the seller `seller_id` may see it: the price is the
 /// seller's payout, and no buyer is named.

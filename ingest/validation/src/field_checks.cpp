@@ -64,7 +64,6 @@ namespace {
 
 constexpr std::size_t kMaxErrors = 100;
 constexpr std::size_t kMaxDisplayChars = 64;  // a hostile key is echoed back at most this long
-constexpr std::size_t kMaxZipInput = 32;
 
 // ---------------------------------------------------------------------------------------------
 // Text helpers
@@ -161,53 +160,6 @@ std::optional<bool> parse_bool_text(std::string_view s) {
   }
   return std::nullopt;
 }
-
-struct StdName {
-  std::string_view name;
-  Std id;
-};
-
-// Each surface's names of the standard fields (Surface A: POST /v1/leads; B: POST /api/v1/lead).
-constexpr StdName kApiNames[] = {
-    {"first_name", Std::kFirstName},
-    {"last_name", Std::kLastName},
-    {"email", Std::kEmail},
-    {"phone", Std::kPhone},
-    {"zip_code", Std::kZip},
-    {"vertical", Std::kVertical},
-    {"source", Std::kSource},
-    {"landing_page", Std::kLandingPage},
-    {"ip_address", Std::kIp},
-    {"user_agent", Std::kUserAgent},
-    {"custom_fields", Std::kCustomFields},
-    {"trustedform_cert_url", Std::kTrustedForm},
-    {"jornaya_leadid", Std::kJornaya},
-    {"tcpa_consent", Std::kTcpaConsent},
-    {"tcpa_consent_text", Std::kTcpaText},
-};
-
-constexpr StdName kCampaignNames[] = {
-    {"SELLER_CAMPAIGN_KEY", Std::kCampaignKey},
-    {"first_name", Std::kFirstName},
-    {"last_name", Std::kLastName},
-    {"email_address", Std::kEmail},
-    {"phone_home", Std::kPhone},
-    {"zip_code", Std::kZip},
-    {"source", Std::kSource},
-    {"landing_page", Std::kLandingPage},
-    {"ip_address", Std::kIp},
-    {"user_agent", Std::kUserAgent},
-    {"trustedform_cert_url", Std::kTrustedForm},
-    {"jornaya_leadid", Std::kJornaya},
-    {"tcpa_consent", Std::kTcpaConsent},
-    {"tcpa_consent_text", Std::kTcpaText},
-};
-
-// Required fields in the order their absence is reported.
-constexpr Std kApiRequired[] = {Std::kFirstName, Std::kLastName, Std::kEmail,
-                                Std::kPhone,     Std::kZip,      Std::kVertical};
-constexpr Std kCampaignRequired[] = {Std::kCampaignKey, Std::kFirstName, Std::kLastName,
-                                     Std::kEmail,       Std::kPhone,     Std::kZip};
 
 constexpr std::uint32_t bit(Std id) { return 1u << static_cast<unsigned>(id); }
 

@@ -19,6 +19,8 @@ namespace leadflow::validation {
 
 /// The longest phone input looked at, before normalisation (a field check and normalize_phone).
 inline constexpr std::size_t kMaxPhoneInput = 32;
+/// The longest ZIP code input looked at, before normalisation.
+inline constexpr std::size_t kMaxZipInput = 32;
 
 /// A field's value, independent of where it came from (simdjson DOM or a form field).
 struct Input {
@@ -121,6 +123,53 @@ enum class Std : std::uint8_t {
   kTcpaText,
   kCustomFields,
 };
+
+struct StdName {
+  std::string_view name;
+  Std id;
+};
+
+// Each surface's names of the standard fields (Surface A: POST /v1/leads; B: POST /api/v1/lead).
+inline constexpr StdName kApiNames[] = {
+    {"first_name", Std::kFirstName},
+    {"last_name", Std::kLastName},
+    {"email", Std::kEmail},
+    {"phone", Std::kPhone},
+    {"zip_code", Std::kZip},
+    {"vertical", Std::kVertical},
+    {"source", Std::kSource},
+    {"landing_page", Std::kLandingPage},
+    {"ip_address", Std::kIp},
+    {"user_agent", Std::kUserAgent},
+    {"custom_fields", Std::kCustomFields},
+    {"trustedform_cert_url", Std::kTrustedForm},
+    {"jornaya_leadid", Std::kJornaya},
+    {"tcpa_consent", Std::kTcpaConsent},
+    {"tcpa_consent_text", Std::kTcpaText},
+};
+
+inline constexpr StdName kCampaignNames[] = {
+    {"SELLER_CAMPAIGN_KEY", Std::kCampaignKey},
+    {"first_name", Std::kFirstName},
+    {"last_name", Std::kLastName},
+    {"email_address", Std::kEmail},
+    {"phone_home", Std::kPhone},
+    {"zip_code", Std::kZip},
+    {"source", Std::kSource},
+    {"landing_page", Std::kLandingPage},
+    {"ip_address", Std::kIp},
+    {"user_agent", Std::kUserAgent},
+    {"trustedform_cert_url", Std::kTrustedForm},
+    {"jornaya_leadid", Std::kJornaya},
+    {"tcpa_consent", Std::kTcpaConsent},
+    {"tcpa_consent_text", Std::kTcpaText},
+};
+
+// Required fields in the order their absence is reported.
+inline constexpr Std kApiRequired[] = {Std::kFirstName, Std::kLastName, Std::kEmail,
+                                       Std::kPhone,     Std::kZip,      Std::kVertical};
+inline constexpr Std kCampaignRequired[] = {Std::kCampaignKey, Std::kFirstName, Std::kLastName,
+                                            Std::kEmail,       Std::kPhone,     Std::kZip};
 
 // An error path, materialised only when an error is reported ("custom_fields." + "age").
 struct Path {

@@ -66,6 +66,18 @@ ParsedLead parse_lead_form(const std::vector<std::pair<std::string, std::string>
                            const VerticalRegistry& verticals, std::string_view campaign_vertical,
                            const ValidationLimits& limits = {});
 
+/// One standard (not vertical-specific) field of a surface's lead, as the checks above apply
+/// it: for the specification a campaign hands to its seller's developers.
+struct StandardField {
+  std::string_view name;  // as the surface names it (Surface B: email_address, phone_home)
+  bool required = false;
+  std::string_view type;       // "string", "boolean", "object"
+  std::size_t max_length = 0;  // of the text as sent; 0 where not a text
+  std::string_view rule;       // what a valid value is, in a sentence
+};
+/// The standard fields of `shape`, in the order the surface lists them.
+std::vector<StandardField> standard_fields(LeadShape shape, const ValidationLimits& limits = {});
+
 /// Only SELLER_CAMPAIGN_KEY of a Surface B JSON body ("" when absent or not a string), so the key
 /// can be authenticated before the body is validated against the campaign's vertical.
 std::string peek_campaign_key(std::string_view json_body);
