@@ -424,6 +424,23 @@ try {
   assert.equal(await page.getByRole('button', { name: 'Create campaign' }).count(), 0);
   await shot(page, 'seller-campaigns');
 
+  // The campaign's specification, for the seller's developers: its fields, a curl command to
+  // copy, the answers to expect; never the key itself. Readable at 375 px too.
+  await page.getByRole('link', { name: new RegExp(`Specification of Alpha web ${suffix}`) }).click();
+  await page.getByRole('heading', { name: new RegExp(`Specification: Alpha web ${suffix}`) }).waitFor();
+  await page.getByRole('cell', { name: 'email_address' }).waitFor();
+  assert.ok(await page.getByText('YOUR_CAMPAIGN_KEY').count() > 0, 'the example leaves a place for the key');
+  assert.equal((await page.content()).includes(campaignKey), false, 'the specification never shows the key');
+  for (const status of ['200', '202', '400', '429', '401', '503'])
+    assert.ok(await page.locator('#spec-answers h3', { hasText: new RegExp(`^${status}:`) }).count() > 0, `an example answer ${status}`);
+  const [doc] = await Promise.all([page.waitForEvent('download'), page.locator('#spec-download').click()]);
+  assert.match(doc.suggestedFilename(), /^alpha-web-.*-specification\.md$/);
+  await shot(page, 'seller-campaign-specification');
+  await page.setViewportSize({ width: 375, height: 800 });
+  assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 375), 'no sideways scroll at 375 px');
+  await shot(page, 'seller-campaign-specification-375px');
+  await page.setViewportSize({ width: 1280, height: 800 });
+
   // The seller changes its password, then signs in with it.
   await menu('Password').click();
   await page.getByLabel('Current password').fill(alpha.password);

@@ -8,6 +8,7 @@ import { overviewPage } from './pages/overview';
 import { leadPage, leadsPage } from './pages/leads';
 import { buyerEditPage, buyersPage } from './pages/buyers';
 import { campaignsPage } from './pages/campaigns';
+import { campaignSpecPage } from './pages/campaign_spec';
 import { reportsPage } from './pages/reports';
 import { apiKeysPage, passwordPage, usersPage } from './pages/settings';
 import { twoFactorPage } from './pages/two_factor';
@@ -32,6 +33,7 @@ const pages: Entry[] = [
   { pattern: '/buyers/new', page: buyerEditPage, title: 'New buyer', operatorOnly: true },
   { pattern: '/buyers/:id', page: buyerEditPage, title: 'Buyer', operatorOnly: true },
   { pattern: '/campaigns', page: campaignsPage, title: 'Campaigns' },
+  { pattern: '/campaigns/:id/specification', page: campaignSpecPage, title: 'Campaign specification' },
   { pattern: '/reports', page: reportsPage, title: 'Reports' },
   { pattern: '/settings/api-keys', page: apiKeysPage, title: 'API keys' },
   { pattern: '/settings/users', page: usersPage, title: 'Users', operatorOnly: true },

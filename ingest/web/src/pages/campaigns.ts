@@ -100,6 +100,8 @@ export async function campaignsPage(ctx: Ctx, root: HTMLElement): Promise<void> 
             'span',
             { class: 'row-actions' },
             link(`/reports${query({ campaign_id: c.campaign_id, group_by: 'day' })}`, 'Stats', { 'aria-label': `Stats of ${c.name}` }),
+            ' ',
+            link(`/campaigns/${encodeURIComponent(c.campaign_id)}/specification`, 'Specification', { 'aria-label': `Specification of ${c.name}` }),
             operator && ' ',
             operator && button('Edit', () => {
               editing.replaceChildren(h('section', { class: 'card' }, h('h2', {}, `Edit ${c.name}`), campaignForm(sellers, c, () => ctx.go('/campaigns'), () => ctx.go('/campaigns'))));
