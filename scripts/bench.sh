@@ -47,11 +47,15 @@
 #      worker with default settings when three nginx buyers (echo module: almost no CPU) answer
 #      after 0, 100 and 500 ms; leadflow's CPU per decided lead, peak RSS, and how many sold.
 #
+# BENCH_KAFKA=real runs the scale-out phases on a real three-node Apache Kafka
+# (scripts/kafka_cluster.sh) instead of the mock, and BENCH_WORKER_COUNTS ("1 2") says which
+# numbers of worker processes the worker phase measures (e.g. "1 2 3").
 # Environment: BENCH_SECONDS (default 10), BENCH_ROUNDS (default 3), BENCH_CONNECTIONS (64),
 # BENCH_WORKER_LEADS (the backlog of each worker measurement, default 20000; 0 skips them),
 # BENCH_DISTRIBUTION_LEADS (the backlog of each distribution measurement, default 2000; 0 skips
 # them), BENCH_FULL (0 skips the "full" phase: on a fast machine its rounds leave a backlog of
-# hundreds of thousands of leads that the bench waits to drain).
+# hundreds of thousands of leads that the bench waits to drain), BENCH_SYNC (0 skips the sync
+# path).
 # The Kafka mock and a throwaway PostgreSQL server (scripts/pg_server.sh, as the postgres user
 # when run as root) live only as long as the bench.
 set -euo pipefail
@@ -87,8 +91,15 @@ connections=${BENCH_CONNECTIONS:-64}
 worker_leads=${BENCH_WORKER_LEADS:-20000}
 full_phase=${BENCH_FULL:-1}
 partitions=8
+kafka_kind=${BENCH_KAFKA:-mock}
+worker_counts=${BENCH_WORKER_COUNTS:-1 2}
+case "$kafka_kind" in
+  mock) kafka_label="Kafka mock" ;;
+  real) kafka_label="three-node Kafka" ;;
+  *) echo "bench: BENCH_KAFKA is mock or real, not $kafka_kind" >&2; exit 2 ;;
+esac
 
-"$root/scripts/deps.sh" --bench
+if [[ "$kafka_kind" == real ]]; then "$root/scripts/deps.sh" --bench --scale-out; else "$root/scripts/deps.sh" --bench; fi
 build="$root/build-release"
 LEADFLOW_BUILD_DIR="$build" LEADFLOW_BUILD_TYPE=Release LEADFLOW_BUILD_TESTS=OFF \
   "$root/scripts/build.sh" --target leadflow-ingest leadflow-worker leadflow-buyer-sim \
@@ -126,24 +137,32 @@ new_database() {  # new_database NAME -> prints the store URL of a new, empty da
 }
 prefixes=(bench-kafka)
 if [[ "$worker_leads" -gt 0 ]]; then
-  for round in $(seq 1 "$rounds"); do prefixes+=("bench-r$round-w1" "bench-r$round-w2"); done
+  for round in $(seq 1 "$rounds"); do
+    for n in $worker_counts; do prefixes+=("bench-r$round-w$n"); done
+  done
 fi
 topic_args=()
 for prefix in "${prefixes[@]}"; do
   topic_args+=(--topic "$prefix.leads:$partitions" --topic "$prefix.results:$partitions"
                --topic "$prefix.leads.retry:$partitions" --topic "$prefix.leads.dead:1")
 done
-mkdir -p "$work/kafka-mock"
-"$build/tests/leadflow-kafka-mock" --brokers 3 "${topic_args[@]}" \
-  < /dev/null > "$work/kafka-mock/out" 2> "$work/kafka-mock/log" &
-mock_pid=$!
 bootstrap=""
-for _ in $(seq 1 100); do
-  bootstrap=$(sed -n 's/^BOOTSTRAP //p' "$work/kafka-mock/out")
-  [[ -n "$bootstrap" ]] && break
-  sleep 0.1
-done
-[[ -n "$bootstrap" ]] || { echo "bench: the Kafka mock did not start" >&2; cat "$work/kafka-mock/log" >&2; exit 1; }
+if [[ "$kafka_kind" == real ]]; then
+  # A real three-node KRaft cluster (scripts/kafka_cluster.sh); leadflow creates its topics.
+  kafka_cluster_dir="$work/kafka-cluster"
+  bootstrap=$("$root/scripts/kafka_cluster.sh" start "$kafka_cluster_dir" | tail -n 1)
+else
+  mkdir -p "$work/kafka-mock"
+  "$build/tests/leadflow-kafka-mock" --brokers 3 "${topic_args[@]}" \
+    < /dev/null > "$work/kafka-mock/out" 2> "$work/kafka-mock/log" &
+  mock_pid=$!
+  for _ in $(seq 1 100); do
+    bootstrap=$(sed -n 's/^BOOTSTRAP //p' "$work/kafka-mock/out")
+    [[ -n "$bootstrap" ]] && break
+    sleep 0.1
+  done
+fi
+[[ -n "$bootstrap" ]] || { echo "bench: the Kafka cluster did not start" >&2; cat "$work/kafka-mock/log" >&2; exit 1; }
 scale_out=()
 scale_out_env() {  # scale_out_env STORE_URL PREFIX -> sets scale_out to a scale-out process's settings
   scale_out=("LEADFLOW_STORE=$1" "LEADFLOW_QUEUE=kafka://$bootstrap" "LEADFLOW_QUEUE_PARTITIONS=$partitions"
@@ -279,7 +298,7 @@ ingest_table=$(
     row full nginx2 "leadflow front + workers" "$(peak_rss_mb "$full_pid")"
   fi
   row nginx3 nginx3 "nginx fixed 202 (TLS), 3rd phase" -
-  row kafka nginx3 "leadflow front, Kafka + PostgreSQL" "$(peak_rss_mb "$kafka_pid")"
+  row kafka nginx3 "leadflow front, $kafka_label + PostgreSQL" "$(peak_rss_mb "$kafka_pid")"
 )
 echo >&2
 echo "$ingest_table" >&2
@@ -403,10 +422,11 @@ worker_run() {  # worker_run ROUND WORKERS -> sets w_result to "drain_rate overa
 declare -A wrate wall wstart wsold wcpu wbuyers wrss
 if [[ "$worker_leads" -gt 0 ]]; then
   echo >&2
-  echo "worker throughput: $rounds rounds, backlog $worker_leads leads, 1 and 2 worker processes" >&2
+  echo "worker throughput: $rounds rounds, backlog $worker_leads leads, worker processes: $worker_counts" >&2
   for round in $(seq 1 "$rounds"); do
-    order="1 2"
-    if ((round % 2 == 0)); then order="2 1"; fi  # neither goes first every time
+    order="$worker_counts"
+    # neither goes first every time
+    if ((round % 2 == 0)); then order=$(tr ' ' '\n' <<< "$worker_counts" | grep -v '^$' | tac | tr '\n' ' '); fi
     for workers in $order; do
       worker_run "$round" "$workers"
       read -r r a s sold c b m <<< "$w_result"
@@ -419,10 +439,10 @@ if [[ "$worker_leads" -gt 0 ]]; then
   worker_table=$(
     printf '%-34s %10s %8s %11s %9s %9s %12s %15s %8s\n' "workers (median of $rounds)" "leads/s" "scaling" \
       "with start" "start s" "sold %" "CPU ms/lead" "buyers ms/lead" "RSS MB"
-    for workers in 1 2; do
+    for workers in $worker_counts; do
       printf '%-34s %10.0f %8.2f %11.0f %9.2f %9.1f %12.3f %15.3f %8.1f\n' \
         "$workers leadflow-worker process$([[ $workers -gt 1 ]] && echo es)" "$(med "${wrate[$workers]}")" \
-        "$(awk -v a="$(med "${wrate[$workers]}")" -v b="$(med "${wrate[1]}")" 'BEGIN {print a / b}')" \
+        "$(awk -v a="$(med "${wrate[$workers]}")" -v b="$(med "${wrate[${worker_counts%% *}]}")" 'BEGIN {print a / b}')" \
         "$(med "${wall[$workers]}")" "$(med "${wstart[$workers]}")" \
         "$(awk -v s="$(med "${wsold[$workers]}")" -v n="$worker_leads" 'BEGIN {print 100 * s / n}')" \
         "$(med "${wcpu[$workers]}")" "$(med "${wbuyers[$workers]}")" "$(med "${wrss[$workers]}")"
@@ -431,13 +451,16 @@ if [[ "$worker_leads" -gt 0 ]]; then
 fi
 
 # Sync path: fresh services of both shapes with only sync traffic, few connections.
-sync_table=$(BENCH_BUILD="$build" BENCH_ROUNDS="$rounds" "$root/scripts/bench/sync.sh")
+sync_table=""
+if [[ "${BENCH_SYNC:-1}" != 0 ]]; then
+  sync_table=$(BENCH_BUILD="$build" BENCH_ROUNDS="$rounds" "$root/scripts/bench/sync.sh")
+fi
 
 echo
 echo "$ingest_table"
 if [[ "$worker_leads" -gt 0 ]]; then
   echo
-  echo "worker throughput (scale-out: Kafka mock + PostgreSQL; backlog of $worker_leads leads, default settings,"
+  echo "worker throughput (scale-out: $kafka_label + PostgreSQL; backlog of $worker_leads leads, default settings,"
   echo "buyers answering in 20/40/60 ms; leads/s and CPU from the first decided lead to the last):"
   echo "$worker_table"
 fi

@@ -3,13 +3,16 @@
 # They expect $operator to hold an operator key where they call the API.
 
 # What the sourcing script started goes at exit (trap cleanup EXIT): the processes in $pids, the
-# Kafka mock ($mock_pid) last so that they can still flush to it, the PostgreSQL server under
+# Kafka mock ($mock_pid) or cluster ($kafka_cluster_dir) last so that they can still flush to it, the PostgreSQL server under
 # $work/pg if there is one, and $work.
 cleanup() {
   for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
   for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
   if [[ -n "${mock_pid:-}" ]]; then kill -TERM "$mock_pid" 2>/dev/null || true; fi
   wait 2>/dev/null || true
+  if [[ -n "${kafka_cluster_dir:-}" ]]; then
+    "$root/scripts/kafka_cluster.sh" stop "$kafka_cluster_dir" >/dev/null 2>&1 || true
+  fi
   if [[ -d "$work/pg" ]]; then "$root/scripts/pg_server.sh" stop "$work/pg" >/dev/null 2>&1 || true; fi
   rm -rf "$work"
 }
