@@ -1,8 +1,8 @@
 // The Kafka adapter of LeadQueue, over librdkafka's C API.
 //
 // Handles: one producer rd_kafka_t per queue; one rd_kafka_t per consumer (group or tail), owned
-// by that consumer; one small consumer-type rd_kafka_t per group asked about in backlog(), owned
-// by the queue. Consumers share nothing with the queue, so they may outlive it.
+// by that consumer; one small consumer-type rd_kafka_t per group asked about in group_backlog(),
+// owned by the queue. Consumers share nothing with the queue, so they may outlive it.
 //
 // The producer is kafka_producer.cpp, the consumers kafka_consumer.cpp, the librdkafka handles
 // and their configuration rdkafka_handles.cpp.
@@ -36,8 +36,8 @@ namespace {
 
 constexpr auto kBacklogCacheTtl = std::chrono::seconds(1);
 
-/// Answers backlog(group) for one group: a consumer handle with that group.id that never joins
-/// the group, only reads its committed offsets and the watermarks. Guarded by KafkaQueue.
+/// Answers group_backlog(group) for one group: a consumer handle with that group.id that never
+/// joins the group, only reads its committed offsets and the watermarks. Guarded by KafkaQueue.
 struct BacklogProbe {
   Handle rk;
   std::optional<GroupBacklog> value;
