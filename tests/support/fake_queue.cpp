@@ -221,17 +221,20 @@ void FakeQueue::close(Consumer& c) {
   records_cv_.notify_all();
 }
 
-std::int64_t FakeQueue::backlog(const std::string& group) {
+std::optional<GroupBacklog> FakeQueue::group_backlog(const std::string& group) {
   std::lock_guard lock(mu_);
+  if (!available_) return std::nullopt;
+  GroupBacklog b;
   auto it = groups_.find(group);
-  if (it == groups_.end()) return 0;
-  std::int64_t total = 0;
-  for (const auto& [tp, committed] : it->second->committed)
-    total +=
+  if (it == groups_.end()) return b;
+  for (const auto& [tp, committed] : it->second->committed) {
+    b.records +=
         static_cast<std::int64_t>(
             topics_.find(tp.first)->second.partitions[static_cast<std::size_t>(tp.second)].size()) -
         committed;
-  return total;
+    b.position += committed;
+  }
+  return b;
 }
 
 void FakeQueue::shutdown() {

@@ -32,7 +32,7 @@ class FakeQueue final : public LeadQueue {
   QueueProducer& producer() override;
   std::unique_ptr<QueueConsumer> make_consumer(const std::string& group,
                                                const std::vector<std::string>& topics) override;
-  std::int64_t backlog(const std::string& group) override;
+  std::optional<GroupBacklog> group_backlog(const std::string& group) override;
   void shutdown() override;
 
   // --- for tests ---------------------------------------------------------------------------------
@@ -41,7 +41,8 @@ class FakeQueue final : public LeadQueue {
   /// Calls rebalance(group) once `records` more records were handed out to the group's members:
   /// the revoke then comes inside the poll after, mid-batch for a consumer reading several.
   void rebalance_after(const std::string& group, int records);
-  /// Produce, send and healthy() answer as a queue whose broker is gone, while false.
+  /// Produce, send, healthy() and group_backlog() answer as a queue whose broker is gone, while
+  /// false.
   void set_available(bool available);
 
   /// Every record produced to `topic`, in the order produced.

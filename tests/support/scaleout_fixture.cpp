@@ -109,7 +109,7 @@ void ScaleOut::SetUp() {
       {"LEADFLOW_TOPIC_PREFIX", prefix_}, {"LEADFLOW_WORKER_GROUP", prefix_ + "-workers"},
       {"LEADFLOW_QUEUE_PARTITIONS", "4"}, {"LEADFLOW_KAFKA_REPLICATION", "3"},
       {"LEADFLOW_BOOTSTRAP_KEY", key_},   {"LEADFLOW_ALLOW_PRIVATE_BUYERS", "1"},
-      {"LEADFLOW_LOG_LEVEL", "warn"}};
+      {"LEADFLOW_LOG_LEVEL", "warn"},     {"LEADFLOW_BACKLOG_INTERVAL_MS", "1000"}};
   for (int i = 0; i < 2; ++i) {
     Node n;
     n.binary = binary_path("leadflow-ingest");

@@ -66,7 +66,8 @@ const std::set<std::string, std::less<>>& known_settings() {
       "LEADFLOW_KAFKA_MESSAGE_TIMEOUT_MS",
       "LEADFLOW_KAFKA_MAX_BUFFERED",
       "LEADFLOW_KAFKA_PROPERTIES",
-      "LEADFLOW_WORKER_GROUP"};
+      "LEADFLOW_WORKER_GROUP",
+      "LEADFLOW_BACKLOG_INTERVAL_MS"};
   return names;
 }
 
@@ -335,6 +336,8 @@ std::optional<Config> load_config(const Getenv& getenv,
   if (!int_setting("LEADFLOW_AUCTION_TIMEOUT_MS", 100, 600000, c.auction_timeout_ms))
     return std::nullopt;
   if (!int_setting("LEADFLOW_QUEUE_PARTITIONS", 1, 1024, c.queue_partitions)) return std::nullopt;
+  if (!int_setting("LEADFLOW_BACKLOG_INTERVAL_MS", 100, 600000, c.backlog_interval_ms))
+    return std::nullopt;
   if (!int_setting("LEADFLOW_MAX_BACKLOG", std::int64_t{1}, std::int64_t{1'000'000'000},
                    c.max_backlog))
     return std::nullopt;

@@ -18,6 +18,7 @@
 #include "leadflow/http/server.hpp"
 #include "leadflow/http/tls_cert.hpp"
 #include "leadflow/ingest_app/dashboard.hpp"
+#include "leadflow/queue/backlog_monitor.hpp"
 #include "leadflow/queue/open_queue.hpp"
 #include "leadflow/runtime/health_metrics.hpp"
 #include "leadflow/runtime/worker_pool.hpp"
@@ -125,7 +126,8 @@ struct App::Impl {
   std::unique_ptr<BuyerPinger> pinger;  // POST /v1/buyers/{id}/test-ping
   std::unique_ptr<IngestContext> ctx;
   Listener tls, plain, metrics;
-  std::unique_ptr<ScrapeHook> up;  // leadflow_store_up, leadflow_queue_up
+  std::unique_ptr<ScrapeHook> up;           // leadflow_store_up, leadflow_queue_up
+  std::unique_ptr<BacklogMonitor> backlog;  // leadflow_queue_backlog
   bool started = false;
 
   Impl(Config c, const Clock& k) : config(std::move(c)), clock(k) {}
@@ -184,6 +186,13 @@ bool App::start(std::string& error) {
   if (!m.queue) return false;
   const Topics topics = topics_for(c);
   m.up = scrape_store_and_queue_up(*m.store, *m.queue);
+  // The workers' backlog read from the queue's side: it shows with no worker running, which
+  // the workers' own lag cannot (docs/operations.md#metrics).
+  m.backlog = std::make_unique<BacklogMonitor>(
+      *m.queue, m.clock,
+      BacklogMonitor::Options{c.worker_group, c.kafka_queue() ? "broker" : "embedded",
+                              std::chrono::milliseconds(c.backlog_interval_ms)});
+  m.backlog->start();
 
   // Scale-out: the workers are leadflow-worker processes; outcomes come back announced through
   // the store, or on the results topic when the store cannot announce them.
@@ -307,6 +316,7 @@ void App::stop() {
   m.metrics.stop();
   if (m.workers) m.workers->stop();
   m.up.reset();
+  m.backlog.reset();
   m.outcomes.reset();
   if (m.results) m.results->stop();
   if (m.queue) {

@@ -452,28 +452,6 @@ std::unique_ptr<QueueConsumer> QueueCore::make_consumer(std::shared_ptr<QueueCor
   return consumer;
 }
 
-std::int64_t QueueCore::backlog(const std::string& group) {
-  std::lock_guard lock(mu_);
-  auto it = groups_.find(group);
-  if (it == groups_.end()) return 0;
-  std::int64_t total = 0;
-  for (const auto& [t, committed] : it->second->committed) {
-    for (int p = 0; p < opts_.partitions; ++p) total += t->parts[p].end - committed[p];
-  }
-  return total;
-}
-
-std::vector<PartitionLag> QueueCore::lag(const EmbeddedConsumer& c) const {
-  std::lock_guard lock(mu_);
-  std::vector<PartitionLag> out;
-  out.reserve(c.assigned_.size());
-  for (const Assignment& a : c.assigned_) {
-    out.push_back(
-        {a.topic->name, a.partition, a.topic->parts[a.partition].end, (*a.committed)[a.partition]});
-  }
-  return out;
-}
-
 std::shared_ptr<Segment> QueueCore::segment_locked(std::uint32_t id) const {
   auto it = std::lower_bound(
       segments_.begin(), segments_.end(), id,
@@ -766,7 +744,9 @@ class EmbeddedQueue final : public LeadQueue {
                                                const std::vector<std::string>& topics) override {
     return core_->make_consumer(core_, group, topics);
   }
-  std::int64_t backlog(const std::string& group) override { return core_->backlog(group); }
+  std::optional<GroupBacklog> group_backlog(const std::string& group) override {
+    return core_->backlog(group);
+  }
   void shutdown() override { core_->shutdown(); }
 
   QueueCore& core() { return *core_; }

@@ -157,7 +157,7 @@ class QueueCore final : public QueueProducer {
   std::unique_ptr<QueueConsumer> make_consumer(std::shared_ptr<QueueCore> self,
                                                const std::string& group,
                                                const std::vector<std::string>& topics);
-  std::int64_t backlog(const std::string& group);
+  GroupBacklog backlog(const std::string& group);
   void shutdown();
 
   std::optional<QueueRecord> poll(EmbeddedConsumer& c, std::chrono::milliseconds timeout);

@@ -1,5 +1,6 @@
 // Opening a queue directory: the options check, the directory lock, the META file, the groups'
 // offsets files and the scan of every segment that rebuilds the index (and truncates a torn tail).
+// Also what metrics read of the groups: their backlog and lag.
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/mman.h>
@@ -290,6 +291,31 @@ bool QueueCore::open(std::string& error) {
   writer_ = std::thread([this] { writer_loop(); });
   flusher_ = std::thread([this] { flusher_loop(); });
   return true;
+}
+
+GroupBacklog QueueCore::backlog(const std::string& group) {
+  std::lock_guard lock(mu_);
+  GroupBacklog b;
+  auto it = groups_.find(group);
+  if (it == groups_.end()) return b;
+  for (const auto& [t, committed] : it->second->committed) {
+    for (int p = 0; p < opts_.partitions; ++p) {
+      b.records += t->parts[p].end - committed[p];
+      b.position += committed[p];
+    }
+  }
+  return b;
+}
+
+std::vector<PartitionLag> QueueCore::lag(const EmbeddedConsumer& c) const {
+  std::lock_guard lock(mu_);
+  std::vector<PartitionLag> out;
+  out.reserve(c.assigned_.size());
+  for (const Assignment& a : c.assigned_) {
+    out.push_back(
+        {a.topic->name, a.partition, a.topic->parts[a.partition].end, (*a.committed)[a.partition]});
+  }
+  return out;
 }
 
 }  // namespace leadflow::embedded

@@ -1,8 +1,8 @@
 // The Kafka adapter of LeadQueue, over librdkafka's C API.
 //
 // Handles: one producer rd_kafka_t per queue; one rd_kafka_t per consumer (group or tail), owned
-// by that consumer; one small consumer-type rd_kafka_t per group asked about in backlog(), owned
-// by the queue. Consumers share nothing with the queue, so they may outlive it.
+// by that consumer; one small consumer-type rd_kafka_t per group asked about in group_backlog(),
+// owned by the queue. Consumers share nothing with the queue, so they may outlive it.
 //
 // The producer is kafka_producer.cpp, the consumers kafka_consumer.cpp, the librdkafka handles
 // and their configuration rdkafka_handles.cpp.
@@ -18,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -35,11 +36,11 @@ namespace {
 
 constexpr auto kBacklogCacheTtl = std::chrono::seconds(1);
 
-/// Answers backlog(group) for one group: a consumer handle with that group.id that never joins
-/// the group, only reads its committed offsets and the watermarks. Guarded by KafkaQueue.
+/// Answers group_backlog(group) for one group: a consumer handle with that group.id that never
+/// joins the group, only reads its committed offsets and the watermarks. Guarded by KafkaQueue.
 struct BacklogProbe {
   Handle rk;
-  std::int64_t value = -1;
+  std::optional<GroupBacklog> value;
   std::chrono::steady_clock::time_point at{};
   bool fresh() const {
     return at != std::chrono::steady_clock::time_point{} &&
@@ -93,9 +94,9 @@ class KafkaQueue final : public LeadQueue {
 
   bool healthy() override { return producer_->healthy(); }
 
-  // -1 when the cluster did not answer (unknown, which a gauge must not show as "empty"); 0 only
-  // when nothing is waiting.
-  std::int64_t backlog(const std::string& group) override {
+  // nullopt when the cluster did not answer (unknown, which a gauge must not show as "empty").
+  // Each query waits at most kQueryTimeoutMs.
+  std::optional<GroupBacklog> group_backlog(const std::string& group) override {
     std::lock_guard lock(probes_mu_);
     auto& probe = probes_[group];
     if (!probe) probe = std::make_unique<BacklogProbe>();
@@ -108,7 +109,7 @@ class KafkaQueue final : public LeadQueue {
   void shutdown() override { producer_->shutdown(); }
 
  private:
-  std::int64_t measure_backlog(BacklogProbe& probe, const std::string& group);
+  std::optional<GroupBacklog> measure_backlog(BacklogProbe& probe, const std::string& group);
   std::string unique_group_id();
 
   const KafkaQueueOptions options_;
@@ -117,7 +118,8 @@ class KafkaQueue final : public LeadQueue {
   std::map<std::string, std::unique_ptr<BacklogProbe>> probes_;
 };
 
-std::int64_t KafkaQueue::measure_backlog(BacklogProbe& probe, const std::string& group) {
+std::optional<GroupBacklog> KafkaQueue::measure_backlog(BacklogProbe& probe,
+                                                        const std::string& group) {
   if (!probe.rk) {
     std::string error;
     Conf conf =
@@ -125,30 +127,32 @@ std::int64_t KafkaQueue::measure_backlog(BacklogProbe& probe, const std::string&
     if (conf) probe.rk = make_handle(RD_KAFKA_CONSUMER, std::move(conf), error);
     if (!probe.rk) {
       log(LogLevel::kWarn, "kafka_backlog_failed", {{"group", group}, {"error", error}});
-      return -1;
+      return std::nullopt;
     }
   }
   rd_kafka_t* rk = probe.rk.get();
   rd_kafka_poll(rk, 0);  // nobody else serves this handle's events; do not let them pile up
   const std::string& topic = options_.topics.leads;
   const int n = partition_count(rk, topic, kQueryTimeoutMs);
-  if (n <= 0) return -1;
+  if (n <= 0) return std::nullopt;
   PartitionList list(rd_kafka_topic_partition_list_new(n));
   for (int p = 0; p < n; ++p) rd_kafka_topic_partition_list_add(list.get(), topic.c_str(), p);
-  if (rd_kafka_committed(rk, list.get(), kQueryTimeoutMs) != RD_KAFKA_RESP_ERR_NO_ERROR) return -1;
-  std::int64_t total = 0;
+  if (rd_kafka_committed(rk, list.get(), kQueryTimeoutMs) != RD_KAFKA_RESP_ERR_NO_ERROR)
+    return std::nullopt;
+  GroupBacklog b;
   for (int i = 0; i < list->cnt; ++i) {
     std::int64_t low = 0, high = 0;
     if (rd_kafka_query_watermark_offsets(rk, topic.c_str(), list->elems[i].partition, &low, &high,
                                          kQueryTimeoutMs) != RD_KAFKA_RESP_ERR_NO_ERROR)
-      return -1;
+      return std::nullopt;
     // Nothing committed, or committed below what retention kept: the group starts at the oldest
     // record (auto.offset.reset=earliest).
     const std::int64_t committed = list->elems[i].offset;
     const std::int64_t from = committed < 0 ? low : std::clamp(committed, low, high);
-    total += high - from;
+    b.records += high - from;
+    b.position += from;
   }
-  return total;
+  return b;
 }
 
 std::string KafkaQueue::unique_group_id() {

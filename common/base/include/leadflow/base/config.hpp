@@ -92,6 +92,8 @@ struct Config {
       kafka_properties;  // LEADFLOW_KAFKA_PROPERTIES: "k=v;k=v" librdkafka extras
   std::string worker_group =
       "leadflow-workers";  // LEADFLOW_WORKER_GROUP: the workers' consumer group
+  // LEADFLOW_BACKLOG_INTERVAL_MS: how often the ingest reads the workers' backlog from the queue
+  int backlog_interval_ms = 10000;
 
   bool scale_out() const { return shape == Shape::kScaleOut; }
   /// Whether the limits are shared through the store (LEADFLOW_SHARED_LIMITS).

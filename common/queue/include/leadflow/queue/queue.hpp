@@ -38,6 +38,14 @@ struct PartitionLag {
   std::int64_t lag() const { return end > committed ? end - committed : 0; }
 };
 
+/// A consumer group's backlog: the records produced that it has not committed, and its
+/// position, the sum over partitions of the offsets it resumes from, which moves on only when the
+/// group commits. A backlog whose position stands still is waiting for a consumer.
+struct GroupBacklog {
+  std::int64_t records = 0;
+  std::int64_t position = 0;
+};
+
 /// Topic names. Configurable through LEADFLOW_TOPIC_PREFIX.
 struct Topics {
   std::string leads = "leadflow.leads";
@@ -120,8 +128,17 @@ class LeadQueue {
   }
   /// Whether the queue's servers are reachable (readiness).
   virtual bool healthy() { return producer().healthy(); }
-  /// Records produced but not yet committed by `group` (backlog), summed over partitions.
-  virtual std::int64_t backlog(const std::string& group) = 0;
+  /// Where `group` stands on the leads, measured from the queue's side by a handle that is not
+  /// a member of the group (Kafka: the group's committed offsets against the log end), so it
+  /// reads the same whether the group has members or none. nullopt when the queue cannot tell
+  /// now (Kafka: no broker answered within its bounded timeouts): unknown, never "empty".
+  virtual std::optional<GroupBacklog> group_backlog(const std::string& group) = 0;
+  /// Records produced but not yet committed by `group` (backlog), summed over partitions; -1
+  /// when unknown.
+  std::int64_t backlog(const std::string& group) {
+    const auto b = group_backlog(group);
+    return b ? b->records : -1;
+  }
   virtual void shutdown() = 0;
 };
 

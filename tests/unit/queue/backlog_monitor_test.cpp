@@ -1,0 +1,127 @@
+// The workers' backlog as a process that is not one of them reads it: records waiting, how long
+// the group's position has stood still, and nothing (not 0) while the queue cannot tell.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "fake_queue.hpp"
+#include "leadflow/base/clock.hpp"
+#include "leadflow/queue/backlog_monitor.hpp"
+
+namespace leadflow {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct Read {
+  std::vector<double> backlog, stalled, known;
+};
+
+Read read(const BacklogMonitor& m) {
+  std::vector<prometheus::MetricFamily> families;
+  m.collect(families);
+  Read r;
+  for (const auto& f : families) {
+    std::vector<double>* into = f.name == "leadflow_queue_backlog"                   ? &r.backlog
+                                : f.name == "leadflow_queue_backlog_stalled_seconds" ? &r.stalled
+                                : f.name == "leadflow_queue_backlog_known"           ? &r.known
+                                                                                     : nullptr;
+    EXPECT_NE(into, nullptr) << f.name;
+    if (!into) continue;
+    for (const auto& metric : f.metric) {
+      EXPECT_EQ(metric.label.size(), 2u);
+      if (metric.label.size() != 2) continue;
+      EXPECT_EQ(metric.label[0].value, "broker");
+      EXPECT_EQ(metric.label[1].value, "workers");
+      into->push_back(metric.gauge.value);
+    }
+  }
+  return r;
+}
+
+class BacklogMonitorTest : public ::testing::Test {
+ protected:
+  void produce(int n) {
+    for (int i = 0; i < n; ++i)
+      ASSERT_EQ(queue_.producer().produce("leads", "k" + std::to_string(i), "lead", 1s),
+                ProduceStatus::kOk);
+  }
+  // Takes `n` records and commits them, as a worker finishing them does.
+  void finish(QueueConsumer& c, int n) {
+    for (int i = 0; i < n; ++i) {
+      auto r = c.poll(1s);
+      ASSERT_TRUE(r);
+      c.commit(r->topic, r->partition, r->offset + 1);
+    }
+  }
+
+  testing::FakeQueue queue_{1};
+  ManualClock clock_;
+  BacklogMonitor monitor_{queue_, clock_, {"workers", "broker", 10s}};
+};
+
+TEST_F(BacklogMonitorTest, ABacklogNobodyWorksOnStallsAndDrainsWhenAConsumerCommits) {
+  auto consumer = queue_.make_consumer("workers", {"leads"});
+  produce(5);
+  monitor_.measure();
+  Read r = read(monitor_);
+  EXPECT_EQ(r.backlog, std::vector<double>{5});
+  EXPECT_EQ(r.stalled, std::vector<double>{0});  // the count starts at the first reading
+  EXPECT_EQ(r.known, std::vector<double>{1});
+
+  // Nobody commits: the records wait, and the stall grows reading after reading.
+  clock_.advance(30s);
+  produce(2);
+  monitor_.measure();
+  r = read(monitor_);
+  EXPECT_EQ(r.backlog, std::vector<double>{7});
+  EXPECT_EQ(r.stalled, std::vector<double>{30});
+
+  // A consumer commits 3: the position moved, so the stall starts over though records wait.
+  finish(*consumer, 3);
+  clock_.advance(10s);
+  monitor_.measure();
+  r = read(monitor_);
+  EXPECT_EQ(r.backlog, std::vector<double>{4});
+  EXPECT_EQ(r.stalled, std::vector<double>{0});
+  clock_.advance(10s);
+  monitor_.measure();
+  EXPECT_EQ(read(monitor_).stalled, std::vector<double>{10});
+
+  // Drained: nothing waits, nothing stalls.
+  finish(*consumer, 4);
+  clock_.advance(10s);
+  monitor_.measure();
+  r = read(monitor_);
+  EXPECT_EQ(r.backlog, std::vector<double>{0});
+  EXPECT_EQ(r.stalled, std::vector<double>{0});
+}
+
+TEST_F(BacklogMonitorTest, WhileTheQueueCannotTellTheBacklogHasNoSampleRatherThanZero) {
+  auto consumer = queue_.make_consumer("workers", {"leads"});
+  produce(3);
+  monitor_.measure();
+  ASSERT_EQ(read(monitor_).backlog, std::vector<double>{3});
+
+  queue_.set_available(false);
+  clock_.advance(10s);
+  monitor_.measure();
+  Read r = read(monitor_);
+  EXPECT_TRUE(r.backlog.empty());
+  EXPECT_TRUE(r.stalled.empty());
+  EXPECT_EQ(r.known, std::vector<double>{0});
+
+  // Back: the stall counted on through the outage, since nobody committed meanwhile.
+  queue_.set_available(true);
+  clock_.advance(10s);
+  monitor_.measure();
+  r = read(monitor_);
+  EXPECT_EQ(r.backlog, std::vector<double>{3});
+  EXPECT_EQ(r.stalled, std::vector<double>{20});
+  EXPECT_EQ(r.known, std::vector<double>{1});
+}
+
+}  // namespace
+}  // namespace leadflow
