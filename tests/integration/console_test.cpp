@@ -99,7 +99,8 @@ TEST_F(ConsoleTest, SignInSetsAStrictHostCookieAndAnswersTheUser) {
                                 {"name", "Ops@Example.com"},
                                 {"account", "operator"},
                                 {"seller_id", nullptr},
-                                {"buyer_id", nullptr}}));
+                                {"buyer_id", nullptr},
+                                {"time_zone", "UTC"}}));
   EXPECT_EQ(body["csrf_token"].get<std::string>().size(), 43u);
   // The token never reaches the body, and the store keeps only its hash.
   EXPECT_EQ(r->body.find(token), std::string::npos);

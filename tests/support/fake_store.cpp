@@ -148,6 +148,9 @@ StoreStatus FakeStore::set_user_password(std::string_view user_id, std::string_v
   return down() ? StoreStatus::kUnavailable
                 : real_->set_user_password(user_id, password_hash, keep_session);
 }
+StoreStatus FakeStore::set_user_time_zone(std::string_view user_id, std::string_view zone) {
+  return down() ? StoreStatus::kUnavailable : real_->set_user_time_zone(user_id, zone);
+}
 StoreStatus FakeStore::record_login(std::string_view user_id, std::int64_t at_ms,
                                     std::string_view rehashed, std::string_view verified) {
   return down() ? StoreStatus::kUnavailable

@@ -72,6 +72,7 @@ class FakeStore final : public Store {
   StoreStatus update_user(User& u, std::string_view keep_session = {}) override;
   StoreStatus set_user_password(std::string_view user_id, std::string_view password_hash,
                                 std::string_view keep_session) override;
+  StoreStatus set_user_time_zone(std::string_view user_id, std::string_view zone) override;
   StoreStatus touch_api_key(std::string_view id, std::int64_t at_ms) override;
   StoreStatus record_login(std::string_view user_id, std::int64_t at_ms, std::string_view rehashed,
                            std::string_view verified) override;

@@ -89,7 +89,9 @@ const betaLead = (await api('POST', '/v1/leads', lead(1), keyB)).body.lead_id;
 assert.ok(betaLead, 'Beta posted a lead');
 
 const browser = await chromium.launch({ executablePath: process.env.E2E_CHROMIUM, args: ['--no-sandbox'] });
-const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1280, height: 800 } });
+// The browser is in Paris; the operator chooses Kiritimati (+14:00, so its day is not UTC's for
+// most of the day): the pages follow the user's zone, not the browser's.
+const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1280, height: 800 }, timezoneId: 'Europe/Paris' });
 const page = await context.newPage();
 const consoleErrors = [];
 page.on('console', (m) => m.type() === 'error' && consoleErrors.push(m.text()));
@@ -98,6 +100,19 @@ page.on('dialog', (d) => d.accept());
 
 // A page of the main menu.
 const menu = (name) => page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true });
+// A page under Settings, opened from the main menu's Settings.
+async function settings(name) {
+  await menu('Settings').click();
+  await page.getByRole('heading', { name: 'Settings', exact: true }).waitFor();
+  await page.locator('.settings-list').getByRole('link', { name, exact: true }).click();
+}
+const zoneName = 'Pacific/Kiritimati';
+// A date or a time as the dashboard writes it in `tz`.
+function inZone(t, tz, withTime = true) {
+  const p = Object.fromEntries(new Intl.DateTimeFormat('en-US', { timeZone: tz, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' }).formatToParts(new Date(t)).map((x) => [x.type, x.value]));
+  return withTime ? `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}:${p.second}` : `${p.year}-${p.month}-${p.day}`;
+}
+const addDays = (day, n) => new Date(Date.parse(`${day}T00:00:00Z`) + n * 86400000).toISOString().slice(0, 10);
 
 async function signIn(who) {
   await page.goto(base + '/');
@@ -142,6 +157,19 @@ try {
   assert.ok(contrast(ring[0], ring[1]) >= 3, `the focus ring ${ring[0]} on ${ring[1]}`);
   const linkColour = await page.getByRole('link', { name: 'See the leads' }).evaluate((a) => getComputedStyle(a).color);
   assert.ok(contrast(linkColour, ring[1]) >= 4.5, `the overview's links ${linkColour} on ${ring[1]}`);
+
+  // Settings → Time zone: the browser's zone (Paris) suggested, the operator chooses Kiritimati;
+  // the session keeps it, and every page below shows times and whole days in it.
+  await settings('Time zone');
+  await page.getByRole('heading', { name: 'Time zone' }).waitFor();
+  assert.equal(await page.getByRole('navigation', { name: 'Settings' }).getByRole('link', { name: 'Time zone' }).getAttribute('aria-current'), 'page');
+  await page.getByRole('button', { name: "Use this browser's zone (Europe/Paris)" }).click();
+  assert.equal(await page.getByLabel('Time zone').inputValue(), 'Europe/Paris');
+  await page.getByLabel('Time zone').selectOption(zoneName);
+  await page.getByRole('button', { name: 'Save time zone' }).click();
+  await page.getByText(`Saved: times are shown in ${zoneName}.`).waitFor();
+  assert.equal((await page.evaluate(async () => (await fetch('/v1/session')).json())).user.time_zone, zoneName);
+  await shot(page, 'settings-time-zone');
 
   // A buyer with an invalid URL: the error is shown next to the field; fixed, it is created.
   await menu('Buyers').click();
@@ -215,7 +243,7 @@ try {
   assert.ok(alphaLead, `Alpha's lead: ${posted.status}`);
 
   // An API key: made in the dashboard, used with the API, revoked, then refused.
-  await menu('API keys').click();
+  await settings('API keys');
   await page.getByLabel('Name').fill(`e2e key ${suffix}`);
   await page.getByRole('button', { name: 'Create key' }).click();
   const apiKey = (await page.locator('#secret-value').textContent()).trim();
@@ -243,10 +271,23 @@ try {
   const fits = await page.evaluate(() => { const w = document.querySelector('.lead-list'); return w.scrollWidth <= w.clientWidth; });
   assert.ok(fits, 'the lead list fits 1280 px');
   await shot(page, 'leads-named');
-  // A range of one day (From today To today) holds today's leads.
-  const day = new Date().toISOString().slice(0, 10);
-  await page.getByLabel('From (UTC day)').fill(day);
-  await page.getByLabel('To (UTC day, included)').fill(day);
+  // The time received, in Kiritimati.
+  const created = (await api('GET', `/v1/leads/${leadId}`)).body.data.created_at;
+  assert.equal(await page.locator(`.lead-list tr:has(a[title="${leadId}"]) td[data-label="Received"]`).textContent(), inZone(created, zoneName));
+  await page.getByText(`Times and days in ${zoneName}`).waitFor();
+  // A range of one day (From today To today, Kiritimati's today) holds today's leads; UTC's
+  // date, where it is another, is a Kiritimati day already over, without them.
+  const day = inZone(Date.now(), zoneName, false);
+  const utcDay = new Date().toISOString().slice(0, 10);
+  if (utcDay !== day) {
+    await page.getByLabel('From', { exact: true }).fill(utcDay);
+    await page.getByLabel('To (included)').fill(utcDay);
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.waitForURL(new RegExp(`created_to=${utcDay}`));
+    await page.getByText('No lead matches these filters.').waitFor();
+  }
+  await page.getByLabel('From', { exact: true }).fill(day);
+  await page.getByLabel('To (included)').fill(day);
   await page.getByRole('button', { name: 'Filter' }).click();
   await page.locator(`a[title="${leadId}"]`).waitFor();
   await shot(page, 'leads-one-day');
@@ -277,12 +318,12 @@ try {
   assert.ok(await page.getByRole('cell', { name: 'post', exact: true }).count(), 'the post is on the timeline');
   await shot(page, 'lead-timeline');
 
-  await menu('API keys').click();
+  await settings('API keys');
   await page.getByRole('button', { name: `Revoke e2e key ${suffix}` }).click();
   await page.getByRole('row', { name: new RegExp(`e2e key ${suffix}`) }).getByText(/^revoked \d/).waitFor();
   await shot(page, 'api-key-revoked');
   // Users name their seller (its id on hover).
-  await menu('Users').click();
+  await settings('Users');
   await page.locator(`span[title="${sellerA.seller_id}"]`).first().waitFor();
   assert.equal(await page.locator(`span[title="${sellerA.seller_id}"]`).first().textContent(), `Alpha ${suffix}`);
   await shot(page, 'users');
@@ -325,12 +366,17 @@ try {
   await page.setViewportSize({ width: 375, height: 800 });
   await page.locator('svg.chart-line:not([data-drawn-wide]) path.line').waitFor();
   await assertLabelsApart(page, 'the week at 375 px');
+  assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 375), 'no sideways scroll on the overview at 375 px');
   await shot(page, 'overview-375px');
+  await page.goto(base + '/settings/time-zone');
+  await page.getByRole('heading', { name: 'Time zone' }).waitFor();
+  assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 375), 'the time zone page fits 375 px');
+  await shot(page, 'time-zone-375px');
   // The lead list as cards: nothing hidden, the status and the price in view.
   await page.goto(base + '/leads');
   const card = page.locator(`.lead-list tr:has(a[title="${leadId}"])`);
   await card.waitFor();
-  for (const label of ['Status', 'Price', 'Seller', 'Buyer', 'Received (UTC)']) {
+  for (const label of ['Status', 'Price', 'Seller', 'Buyer', 'Received']) {
     const box = await card.locator(`td[data-label="${label}"]`).boundingBox();
     assert.ok(box && box.x >= 0 && box.x + box.width <= 375, `${label} is on the card at 375 px`);
   }
@@ -365,6 +411,41 @@ try {
   assert.equal(await payoutTile.textContent(), '$' + own.data.totals.payout.toFixed(2).replace(/\B(?=(\d{3})+(?!\d))/g, ','));
   assert.equal(await page.locator('#tile-revenue').count(), 0, 'no revenue tile for a seller');
   await shot(page, 'seller-overview');
+  // The overview's range, for Alpha in Kiritimati too (set through the API with the session's
+  // CSRF token): today there, then 7 days, each figure beside the period before's (the reports'
+  // totals in the same zone); then a custom range; at 375 px, 30 days.
+  const csrf = (await page.evaluate(async () => (await fetch('/v1/session')).json())).csrf_token;
+  assert.equal(await page.evaluate(async ([token, tz]) => (await fetch('/v1/session/time-zone', { method: 'PUT', headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': token }, body: JSON.stringify({ time_zone: tz }) })).status, [csrf, zoneName]), 200);
+  const zoneToday = inZone(Date.now(), zoneName, false);
+  const totals = async (from, to) => (await page.evaluate(async (q) => (await fetch(q)).json(), `/v1/reports/performance?from=${from}&to=${to}&group_by=day&tz=${encodeURIComponent(zoneName)}`)).data.totals;
+  await page.reload();
+  await page.getByText(`Today, ${zoneToday} (days in ${zoneName})`).waitFor();
+  await page.getByRole('button', { name: '7 days' }).click();
+  await page.waitForURL(/\?range=7d/);
+  await page.getByText('Previous 7 days:').first().waitFor();
+  assert.equal(await page.getByRole('button', { name: '7 days' }).getAttribute('aria-pressed'), 'true');
+  const week = await totals(addDays(zoneToday, -6), zoneToday);
+  const weekBefore = await totals(addDays(zoneToday, -13), addDays(zoneToday, -7));
+  assert.equal(await page.locator('#tile-leads .tile-value').textContent(), String(week.leads ?? 0));
+  assert.equal(await page.locator('#tile-leads .tile-before-value').textContent(), String(weekBefore.leads ?? 0));
+  await page.locator('svg.chart-line path.line').waitFor();
+  await shot(page, 'overview-7-days');
+  await page.getByLabel('From', { exact: true }).fill(addDays(zoneToday, -2));
+  await page.getByLabel('To (included)').fill(zoneToday);
+  await page.getByRole('button', { name: 'Custom range' }).click();
+  await page.waitForURL(/range=custom/);
+  await page.getByText('Previous 3 days:').first().waitFor();
+  await page.getByText(`From ${addDays(zoneToday, -2)} to ${zoneToday}`).waitFor();
+  await shot(page, 'overview-custom-range');
+  await page.setViewportSize({ width: 375, height: 800 });
+  await page.getByRole('button', { name: '30 days' }).click();
+  await page.getByText('Previous 30 days:').first().waitFor();
+  await page.locator('svg.chart-line path.line').waitFor();
+  await assertLabelsApart(page, '30 days at 375 px');
+  assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 375), 'the range picker fits 375 px');
+  await shot(page, 'overview-30-days-375px');
+  await page.setViewportSize({ width: 1280, height: 800 });
+
   await menu('Leads').click();
   await page.locator(`a[title="${alphaLead}"]`).waitFor();
   assert.equal(await page.locator(`a[title="${betaLead}"]`).count(), 0, "Beta's lead is not Alpha's to see");
@@ -403,11 +484,18 @@ try {
   assert.equal(await page.locator(`.lead-list [title="${buyerId}"]`).count(), 0, 'a seller is not told its buyers');
   assert.equal(await menu('Buyers').count(), 0);
   assert.equal(await menu('Users').count(), 0);
+  assert.equal(await menu('API keys').count(), 0, 'the settings are in one menu');
+  await menu('Settings').click();
+  await page.locator('.settings-list').getByRole('link', { name: 'Time zone' }).waitFor();
+  assert.equal(await page.locator('.settings-list').getByRole('link', { name: 'Users' }).count(), 0, 'no Users for a seller');
+  await shot(page, 'seller-settings');
+  await menu('Leads').click();
+  await page.locator(`a[title="${alphaLead}"]`).waitFor();
   await shot(page, 'seller-leads');
 
   // Settings, then API Keys: the seller makes its own key (shown once), which posts as Alpha;
   // the list holds Alpha's keys only.
-  await menu('API keys').click();
+  await settings('API keys');
   assert.equal(await page.getByLabel('Plan').count(), 0, 'the operator sets plans');
   await page.getByLabel('Name').fill(`alpha key ${suffix}`);
   await page.getByRole('button', { name: 'Create key' }).click();
@@ -442,7 +530,7 @@ try {
   await page.setViewportSize({ width: 1280, height: 800 });
 
   // The seller changes its password, then signs in with it.
-  await menu('Password').click();
+  await settings('Password');
   await page.getByLabel('Current password').fill(alpha.password);
   await page.getByLabel('New password', { exact: true }).fill('alpha new password 2');
   await page.getByLabel('New password, again').fill('alpha new password 2');
@@ -455,7 +543,7 @@ try {
 
   // Two-factor sign-in: the QR code drawn in the page, the secret, a first code computed here,
   // the recovery codes shown once; then the sign-in asks for a code after the password.
-  await menu('Two-factor').click();
+  await settings('Two-factor');
   await page.getByRole('button', { name: 'Set up two-factor sign-in' }).click();
   await page.getByRole('img', { name: 'QR code of the two-factor secret' }).waitFor();
   const secret = (await page.locator('#two-factor-secret').textContent()).trim();

@@ -62,6 +62,8 @@ std::string_view to_string(AuditEvent event) {
       return "two_factor_enabled";
     case AuditEvent::kTwoFactorDisabled:
       return "two_factor_disabled";
+    case AuditEvent::kTimeZoneChanged:
+      return "time_zone_changed";
   }
   return "unknown";
 }

@@ -161,7 +161,7 @@ ApiKey read_api_key(const Row& q) {
 
 #define LF_USER_COLUMNS \
   "id, email, name, seller_id, buyer_id, password_hash, active, created_at, last_login_at"
-#define LF_USER_READ_COLUMNS LF_USER_COLUMNS ", version"
+#define LF_USER_READ_COLUMNS LF_USER_COLUMNS ", version, time_zone"
 #define LF_SESSION_COLUMNS "token_hash, user_id, csrf_token, created_at, expires_at, last_seen_at"
 
 template <typename Row>
@@ -177,6 +177,7 @@ User read_user(const Row& q) {
   u.created_at_ms = q.int64(7);
   u.last_login_at_ms = q.int64(8);
   u.version = q.int64(9);
+  u.time_zone = q.text(10);
   return u;
 }
 

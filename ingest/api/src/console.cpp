@@ -250,6 +250,42 @@ void answer_password_change(const SignInPorts& ports, const http::Request& req,
   http::send_json(res, 200, {{"success", true}});
 }
 
+// A preference of the session's own user, so like the password: a session only (a key has no
+// user: 403), with its CSRF token. The zone is checked against the zone database by Management.
+void answer_time_zone_change(const SignInPorts& ports, const http::Request& req,
+                             http::Response& res) {
+  if (!req.header("Authorization").empty())
+    return send_problem(res, refusal_for(SignInRefused::kKeyHasNoTimeZone));
+  auto s = signed_in(ports, req, res);
+  if (!s) return;
+  if (!session::csrf_ok(s->session, req.header(session::kCsrfHeader)))
+    return send_problem(res, refusal_for(SignInRefused::kCsrf));
+  if (s->enrol_only) return send_problem(res, refusal_for(SignInRefused::kEnrolFirst));
+  if (!http::require_json(req, res)) return;
+  auto body = http::parse_body(req, res);
+  if (!body) return;
+  FieldErrors errors;
+  if (!body->is_object()) {
+    errors.push_back({"body", "invalid_type", "must be a JSON object"});
+    return http::send_problem(res, 400, "the time zone is invalid", errors);
+  }
+  for (const auto& [k, v] : body->items())
+    if (k != "time_zone") errors.push_back({k, "unknown_field", "unknown field"});
+  if (!body->contains("time_zone"))
+    errors.push_back({"time_zone", "required", "is required, as a string"});
+  if (!errors.empty()) return http::send_problem(res, 400, "the time zone is invalid", errors);
+  const Management::Created set = ports.management.set_time_zone(s->user, (*body)["time_zone"]);
+  if (!set.errors.empty())
+    return http::send_problem(res, 400, "the time zone is invalid", set.errors);
+  if (set.status == StoreStatus::kNotFound)
+    return send_problem(res, refusal_for(SignInRefused::kUserDisabled));
+  if (set.status != StoreStatus::kOk)
+    return send_problem(res, refusal_for(set.status, StoreStep::kWrite));
+  audit_console(ports, AuditEvent::kTimeZoneChanged, "self", &s->user);
+  res.set_header("Cache-Control", "no-store");
+  http::send_json(res, 200, {{"success", true}, {"time_zone", set.body}});
+}
+
 namespace {
 
 // The operator's alone, whatever scopes another key holds.
@@ -317,6 +353,7 @@ void register_console(Routes& routes, IngestContext& ctx) {
   routes.get("/v1/session", session_route(answer_session));
   routes.remove("/v1/session", session_route(answer_sign_out));
   routes.post("/v1/session/password", session_route(answer_password_change));
+  routes.put("/v1/session/time-zone", session_route(answer_time_zone_change));
   register_two_factor(routes, ctx);
 
   const UserPorts users{c.accounts, c.management};

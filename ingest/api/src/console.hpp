@@ -78,6 +78,13 @@ void answer_sign_out(const SignInPorts& ports, const http::Request& req, http::R
 void answer_password_change(const SignInPorts& ports, const http::Request& req,
                             http::Response& res);
 
+/// PUT /v1/session/time-zone, {"time_zone": "Europe/Paris"}: a signed-in user's own time zone
+/// (docs/api.md): 200 with the zone, 400 naming `time_zone` for a zone the zone database does
+/// not know, 401, 403 for a key, a missing X-CSRF-Token or an operator who must enrol first,
+/// 503.
+void answer_time_zone_change(const SignInPorts& ports, const http::Request& req,
+                             http::Response& res);
+
 /// What the operator's user routes use: the users, and their management (field checks,
 /// password hashes, sessions ended with a new password or a disabled user).
 struct UserPorts {

@@ -153,6 +153,9 @@ Refusal refusal_for(SignInRefused refused) {
     case SignInRefused::kKeyHasNoPassword:
       return {403, "forbidden",
               "only a signed-in dashboard user can change its password; an API key has none"};
+    case SignInRefused::kKeyHasNoTimeZone:
+      return {403, "forbidden",
+              "only a signed-in dashboard user can change its time zone; an API key has none"};
     case SignInRefused::kEnrolFirst:
       return {403, "forbidden", std::string(kEnrolFirst)};
     case SignInRefused::kWrongCurrentPassword:

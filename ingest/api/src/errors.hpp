@@ -93,6 +93,7 @@ enum class SignInRefused {
   kNotSignedIn,           // no session, or one that has ended (401)
   kCsrf,                  // a state change without the session's X-CSRF-Token (403)
   kKeyHasNoPassword,      // a password change by an API key (403)
+  kKeyHasNoTimeZone,      // a time zone change by an API key (403)
   kEnrolFirst,            // an operator who must enrol a second factor first (403)
   kWrongCurrentPassword,  // a password change with a wrong current password (400)
   kUserDisabled,          // the user was disabled while changing its password (401)

@@ -11,7 +11,9 @@
 #include "leadflow/api/http_util.hpp"
 #include "leadflow/base/ids.hpp"
 #include "leadflow/base/time_format.hpp"
+#include "leadflow/base/tz.hpp"
 #include "leadflow/domain/lead_search.hpp"
+#include "leadflow/reports/stretches.hpp"
 #include "pages.hpp"
 
 namespace leadflow {
@@ -46,7 +48,7 @@ LeadQuery decode_lead_query(const LeadReadPorts& ports, const Viewer& viewer,
                             const http::Request& req, FieldErrors& errors) {
   unknown_params(req,
                  {"status", "vertical", "source", "buyer_id", "seller_id", "created_from",
-                  "created_to", "limit", "cursor", "q"},
+                  "created_to", "tz", "limit", "cursor", "q"},
                  errors);
   LeadQuery q;
   parse_limit(req, q.limit, errors);
@@ -82,6 +84,14 @@ LeadQuery decode_lead_query(const LeadReadPorts& ports, const Viewer& viewer,
   } else if (viewer.is_seller()) {
     q.seller_id = viewer.seller_id;
   }
+  // Whole days are the reader's: `tz`, else a session's user's zone, else UTC (a key's).
+  auto tz = TimeZone::cached(req.has_param("tz") ? std::string_view(req.param("tz"))
+                                                 : ports.default_zone);
+  if (!tz) {
+    if (req.has_param("tz"))
+      errors.push_back({"tz", "not_allowed", "an IANA time zone, such as America/New_York"});
+    tz = TimeZone::cached("UTC");
+  }
   for (auto [name, out] :
        {std::pair{"created_from", &q.created_from_ms}, std::pair{"created_to", &q.created_to_ms}}) {
     if (!req.has_param(name)) continue;
@@ -91,11 +101,17 @@ LeadQuery decode_lead_query(const LeadReadPorts& ports, const Viewer& viewer,
       errors.push_back({name, "invalid_format", "must be an RFC 3339 date-time or a date"});
       continue;
     }
-    // A bare date is a whole UTC day, both ends included: "created_to=2026-11-27" means
-    // through the end of the 27th (the store's bound is exclusive, so the next midnight),
-    // as a person choosing "to the 27th" means. A full date-time keeps its exact instant.
+    // A bare date is a whole day in the zone, both ends included: "created_to=2026-11-27" means
+    // through the end of the 27th (the store's bound is exclusive, so the next local midnight),
+    // as a person choosing "to the 27th" means; a day is 23 or 25 hours where the clocks change
+    // in it. A full date-time keeps its exact instant.
     const bool bare_date = text.size() == 10 && text[4] == '-' && text[7] == '-';
-    *out = bare_date && out == &q.created_to_ms ? *ms + kOneDayMs : *ms;
+    if (bare_date) {
+      const std::int64_t day = *ms / kOneDayMs + (out == &q.created_to_ms ? 1 : 0);
+      *out = reports::local_midnight_ms(*tz, day);
+    } else {
+      *out = *ms;
+    }
   }
   if (req.has_param("cursor")) {
     q.before_id = http::decode_cursor(req.param("cursor"));

@@ -18,6 +18,8 @@ struct LeadReadPorts {
   MoneyStore& money;            // a lead's returns, settlements and ledger entries
   const SellerLabels& labels;   // how the reader is shown sellers
   std::string_view search_key;  // the key of the leads' search keys (visibility_secret)
+  /// The zone of bare dates without `tz`: a session's user's (ApiKey::time_zone), else "UTC".
+  std::string_view default_zone = "UTC";
 };
 
 /// GET /v1/leads/{id} by `viewer`: the lead as it may see it, with its returns, settlements and

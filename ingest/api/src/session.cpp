@@ -73,6 +73,7 @@ ApiKey as_api_key(const User& u) {
   k.plan = Plan::kStandard;
   k.scopes = scopes_of(u);
   k.created_at_ms = u.created_at_ms;
+  k.time_zone = u.time_zone;
   return k;
 }
 
@@ -85,7 +86,8 @@ nlohmann::json signed_in_user(const User& u) {
           {"name", u.name},
           {"account", u.account()},
           {"seller_id", id_or_null(u.seller_id)},
-          {"buyer_id", id_or_null(u.buyer_id)}};
+          {"buyer_id", id_or_null(u.buyer_id)},
+          {"time_zone", u.time_zone}};
 }
 
 }  // namespace leadflow::session

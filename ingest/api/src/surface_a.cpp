@@ -130,7 +130,9 @@ void register_surface_a(Routes& routes, IngestContext& ctx) {
     if (!key) return;  // 401, 403, 429 or 503 sent
     const Viewer viewer = viewer_of(c, *key);
     const SellerLabels labels = seller_labels(c, viewer);
-    answer_lead_list(LeadReadPorts{c.intake, c.money, labels, c.visibility_secret}, viewer, q, r);
+    const std::string zone = key->time_zone.empty() ? "UTC" : key->time_zone;
+    answer_lead_list(LeadReadPorts{c.intake, c.money, labels, c.visibility_secret, zone}, viewer, q,
+                     r);
   });
   routes.get("/v1/leads/{id}", [&c](const http::Request& q, http::Response& r) {
     const auto key = authorise(c, q, r, kScopeLeadsRead);

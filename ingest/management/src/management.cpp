@@ -5,6 +5,7 @@
 #include "leadflow/base/crypto.hpp"
 #include "leadflow/base/ids.hpp"
 #include "leadflow/base/text.hpp"
+#include "leadflow/base/tz.hpp"
 #include "leadflow/management/passwords.hpp"
 
 namespace leadflow {
@@ -570,6 +571,25 @@ Management::Created Management::change_password(const User& user, const json& ne
   // disabled the user meanwhile). The other sessions end with the change, in its transaction;
   // the caller's stays.
   out.status = store_.set_user_password(user.id, hash, keep_session_hash);
+  return out;
+}
+
+Management::Created Management::set_time_zone(const User& user, const json& zone) {
+  Created out;
+  if (!zone.is_string()) {
+    out.errors.push_back({"time_zone", "invalid_type", "is required, as a string"});
+    return out;
+  }
+  const auto& name = zone.get_ref<const std::string&>();
+  // The zone database is the one TimeZone reads: a name it cannot load could never be used.
+  const auto tz = TimeZone::cached(name);
+  if (!tz) {
+    out.errors.push_back(
+        {"time_zone", "not_allowed", "an IANA time zone, such as America/New_York"});
+    return out;
+  }
+  out.status = store_.set_user_time_zone(user.id, tz->name());
+  out.body = tz->name();
   return out;
 }
 

@@ -106,6 +106,8 @@ export interface User {
   account: 'operator' | 'seller' | 'buyer';
   seller_id: string | null;
   buyer_id: string | null;
+  /** The zone the user reads times and days in (an IANA name; the session's answer). */
+  time_zone?: string;
   active?: boolean;
   created_at?: string;
   last_login_at?: string | null;

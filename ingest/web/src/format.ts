@@ -1,4 +1,5 @@
 // How the dashboard writes numbers, money, rates and times.
+import { addDays, dateIn, dateTimeIn, zone } from './zone';
 
 export function money(value: number | null | undefined, currency = 'USD'): string {
   if (value === null || value === undefined || Number.isNaN(value)) return '—';
@@ -20,12 +21,10 @@ export function percent(rate: number | null | undefined): string {
   return `${(rate * 100).toFixed(1)}%`;
 }
 
-/** An RFC 3339 time as "YYYY-MM-DD HH:MM:SS" in UTC (the API's zone), or "—". */
-export function dateTime(iso: string | null | undefined): string {
-  if (!iso) return '—';
-  const d = new Date(iso);
-  if (Number.isNaN(d.getTime())) return iso;
-  return d.toISOString().replace('T', ' ').slice(0, 19);
+/** An RFC 3339 time as "YYYY-MM-DD HH:MM:SS" in the user's zone (zone.ts), with the offset
+ *  where that local time happens twice, or "—". */
+export function dateTime(iso: string | null | undefined, tz: string = zone()): string {
+  return dateTimeIn(iso, tz);
 }
 
 export function duration(ms: number | null | undefined): string {
@@ -33,9 +32,9 @@ export function duration(ms: number | null | undefined): string {
   return ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${Math.round(ms)} ms`;
 }
 
-/** The date (YYYY-MM-DD, UTC) `days` days before `now`. */
-export function daysAgo(days: number, now: Date = new Date()): string {
-  return new Date(now.getTime() - days * 86_400_000).toISOString().slice(0, 10);
+/** The date (YYYY-MM-DD) in the user's zone `days` days before the one holding `now`. */
+export function daysAgo(days: number, now: Date = new Date(), tz: string = zone()): string {
+  return addDays(dateIn(now, tz), -days);
 }
 
 /** Splits "a, b,,c" into ["a", "b", "c"]. */

@@ -20,7 +20,7 @@ export function sellerLabel(l: Lead): string | null {
 
 /** The list's columns for a reader, after the lead id. */
 export function leadColumns(account: Account): string[] {
-  const common = ['Received (UTC)', 'Status', 'Vertical', 'Source'];
+  const common = ['Received', 'Status', 'Vertical', 'Source'];
   if (account === 'seller') return [...common, 'Campaign', 'Your payout'];
   if (account === 'buyer') return [...common, 'Seller source', 'Price'];
   return [...common, 'Seller', 'Buyer', 'Price'];
@@ -56,7 +56,7 @@ export function distributionPairs(l: Lead, account: Account): Pair[] {
 export function attemptsTable(l: Lead): { head: string[]; rows: string[][] } | null {
   if (!Array.isArray(l.attempts)) return null;
   return {
-    head: ['Started (UTC)', 'Buyer', 'Kind', 'Tier', 'Outcome', 'Bid', 'Duration', 'HTTP', 'Reason'],
+    head: ['Started', 'Buyer', 'Kind', 'Tier', 'Outcome', 'Bid', 'Duration', 'HTTP', 'Reason'],
     rows: l.attempts.map((a: Lead) => [dateTime(a.started_at), text(a.buyer_id) ?? '—', String(a.kind), text(a.tier) ?? '—', String(a.outcome), amount(a.bid) ?? '—', duration(a.duration_ms), text(a.http_status) ?? '—', text(a.reason) ?? '—']),
   };
 }
@@ -73,7 +73,7 @@ export function returnsTable(l: Lead, account: Account): { head: string[]; rows:
   if (!Array.isArray(l.returns) || l.returns.length === 0) return null;
   const withPrice = account !== 'seller';
   const withPayout = account !== 'buyer';
-  const head = ['Returned (UTC)', 'Reason', ...(withPrice ? ['Price'] : []), ...(withPayout ? [account === 'seller' ? 'Payout reversed' : 'Seller payout'] : [])];
+  const head = ['Returned', 'Reason', ...(withPrice ? ['Price'] : []), ...(withPayout ? [account === 'seller' ? 'Payout reversed' : 'Seller payout'] : [])];
   const rows = l.returns.map((r: Lead) => [dateTime(r.returned_at), String(r.reason), ...(withPrice ? [amount(r.price, r.currency) ?? '—'] : []), ...(withPayout ? [amount(r.payout, r.currency) ?? '—'] : [])]);
   return { head, rows };
 }

@@ -12,6 +12,9 @@ import { campaignSpecPage } from './pages/campaign_spec';
 import { reportsPage } from './pages/reports';
 import { apiKeysPage, passwordPage, usersPage } from './pages/settings';
 import { twoFactorPage } from './pages/two_factor';
+import { settingsMenu, settingsPage } from './pages/settings_menu';
+import { timeZonePage } from './pages/time_zone';
+import { setZone } from './zone';
 import { SecondFactorChallenge, TwoFactorState, mustEnrol, secondFactorBody } from './two_factor';
 
 const root = document.getElementById('app')!;
@@ -39,6 +42,8 @@ const pages: Entry[] = [
   { pattern: '/settings/users', page: usersPage, title: 'Users', operatorOnly: true },
   { pattern: '/settings/password', page: passwordPage, title: 'Password' },
   { pattern: ENROL, page: twoFactorPage, title: 'Two-factor sign-in' },
+  { pattern: '/settings/time-zone', page: timeZonePage, title: 'Time zone' },
+  { pattern: '/settings', page: settingsPage, title: 'Settings' },
 ];
 
 function go(path: string): void {
@@ -79,14 +84,12 @@ function topSearch(): HTMLElement {
 
 function nav(u: User): HTMLElement {
   const here = location.pathname;
+  // The main menu, in order; what a user sets up is under Settings (pages/settings_menu.ts).
   const items: [string, string][] = [['/', 'Overview'], ['/leads', 'Leads']];
   if (isOperator(u)) items.push(['/buyers', 'Buyers']);
   if (u.account !== 'buyer') items.push(['/campaigns', 'Campaigns']);
   items.push(['/reports', 'Reports']);
-  items.push(['/settings/api-keys', 'API keys']);
-  if (isOperator(u)) items.push(['/settings/users', 'Users']);
-  items.push(['/settings/password', 'Password']);
-  items.push([ENROL, 'Two-factor']);
+  items.push(['/settings', 'Settings']);
   const current = (p: string) => (p === '/' ? here === '/' : here === p || here.startsWith(p + '/'));
   return h(
     'header',
@@ -151,6 +154,7 @@ function signIn(): void {
 
 function signedIn(s: Session): void {
   user = s.user;
+  setZone(s.user.time_zone);
   twoFactor = s.two_factor;
   setCsrfToken(s.csrf_token);
 }
@@ -216,6 +220,7 @@ async function render(): Promise<void> {
   // if the API fails, what went wrong with a button that tries again.
   const content = h('div', { class: 'page' });
   const status = h('div', { class: 'page-status' }, h('p', { class: 'loading', role: 'status' }, 'Loading…'));
+  if (entry.pattern.startsWith('/settings/')) main.append(settingsMenu(u, location.pathname));
   main.append(content, status);
   try {
     await entry.page(ctx, content);

@@ -34,7 +34,7 @@ describe('a seller\'s lead', () => {
     expect(attemptsTable(sellersLead)).toBeNull();
     expect(offerPairs(sellersLead)).toContainEqual(['Pings', '3']);
     const returns = returnsTable(sellersLead, 'seller')!;
-    expect(returns.head).toEqual(['Returned (UTC)', 'Reason', 'Payout reversed']);
+    expect(returns.head).toEqual(['Returned', 'Reason', 'Payout reversed']);
     expect(returns.rows[0]).toContain('$42.00');
   });
 });

@@ -294,6 +294,41 @@ TEST_F(ConsoleHandler, ARightPasswordChangeStoresTheNewPassword) {
   EXPECT_TRUE(store.find_session(current.session.token_hash).value);
 }
 
+TEST_F(ConsoleHandler, AUserSetsItsOwnTimeZoneCheckedAgainstTheZoneDatabase) {
+  const auto put = [&](const json& body, const std::string& headers) {
+    http::Response res;
+    answer_time_zone_change(ports, request("PUT", "/v1/session/time-zone", headers, body.dump()),
+                            res);
+    return res;
+  };
+  const json paris = {{"time_zone", "Europe/Paris"}};
+  EXPECT_EQ(put(paris, "Authorization: Bearer lfk_x\r\n").status, 403);
+  EXPECT_EQ(put(paris, "").status, 401);
+  sign_in_as(user);
+  EXPECT_EQ(put(paris, cookie()).status, 403);  // no CSRF token
+  for (const json& bad : {json{{"time_zone", "Europe/Atlantis"}}, json{{"time_zone", 3}},
+                          json{{"time_zone", "../../etc/passwd"}}, json::object()}) {
+    const auto res = put(bad, cookie() + csrf());
+    ASSERT_EQ(res.status, 400) << bad;
+    EXPECT_EQ(body_of(res)["errors"][0]["field"], "time_zone") << bad;
+  }
+  EXPECT_EQ(store.get_user("us_1").value->time_zone, "UTC");
+  EXPECT_TRUE(audited(AuditEvent::kTimeZoneChanged).empty());
+
+  const auto res = put(paris, cookie() + csrf());
+  ASSERT_EQ(res.status, 200) << res.body;
+  EXPECT_EQ(body_of(res)["time_zone"], "Europe/Paris");
+  EXPECT_EQ(audited(AuditEvent::kTimeZoneChanged), std::vector<std::string>{"self"});
+  const User got = *store.get_user("us_1").value;
+  EXPECT_EQ(got.time_zone, "Europe/Paris");
+  EXPECT_EQ(got.version, user.version);  // a preference, not an edit of the record
+  // The session reads it back.
+  current.user = got;
+  http::Response read;
+  answer_session(ports, request("GET", "/v1/session", cookie()), read);
+  EXPECT_EQ(body_of(read)["user"]["time_zone"], "Europe/Paris");
+}
+
 TEST_F(ConsoleHandler, PastTheLimitsAPasswordChangeIs429) {
   sign_in_as(user);
   for (int i = 0; i < SignInLimits::kPerAccount; ++i)

@@ -107,6 +107,9 @@ class FakeMoneyPorts final : public IntakeStore,
   StoreStatus set_user_password(std::string_view, std::string_view, std::string_view) override {
     return StoreStatus::kUnavailable;
   }
+  StoreStatus set_user_time_zone(std::string_view, std::string_view) override {
+    return StoreStatus::kUnavailable;
+  }
   // Buyers are written as the stores write them: an update at the version read, one more after.
   StoreStatus insert_buyer(const Buyer& b) override {
     if (writes_down) return StoreStatus::kUnavailable;

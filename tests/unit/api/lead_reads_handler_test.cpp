@@ -304,6 +304,32 @@ TEST_F(LeadReadHandler, ABareDateEndsTheDayItNames) {
   EXPECT_EQ(q.created_to_ms - q.created_from_ms, 86'400'000);
 }
 
+// Whole days in the zone asked: New York's 2026-11-01 runs 04:00Z to 05:00Z the next day, 25
+// hours (the clocks fall back); a session's default zone applies without `tz`; a full
+// date-time keeps its instant whatever the zone.
+TEST_F(LeadReadHandler, ABareDateIsAWholeDayInTheZoneAskedAcrossAChangeOfClocks) {
+  constexpr std::int64_t kNov1NewYork = 1'793'505'600'000;  // 2026-11-01T04:00:00Z
+  ASSERT_EQ(
+      list(kOperator, "created_from=2026-11-01&created_to=2026-11-01&tz=America/New_York").status,
+      200);
+  EXPECT_EQ(store.lists_asked.back().created_from_ms, kNov1NewYork);
+  EXPECT_EQ(store.lists_asked.back().created_to_ms, kNov1NewYork + 25 * 3'600'000);
+
+  ports.default_zone = "America/New_York";
+  ASSERT_EQ(list(kOperator, "created_from=2026-11-01&created_to=2026-11-01").status, 200);
+  EXPECT_EQ(store.lists_asked.back().created_from_ms, kNov1NewYork);
+  ASSERT_EQ(list(kOperator, "created_from=2026-11-01&tz=UTC").status, 200);
+  EXPECT_EQ(store.lists_asked.back().created_from_ms, kNov1NewYork - 4 * 3'600'000);
+  ASSERT_EQ(list(kOperator, "created_from=2026-11-01T04:30:00Z").status, 200);
+  EXPECT_EQ(store.lists_asked.back().created_from_ms, kNov1NewYork + 1'800'000);
+
+  const std::size_t asked = store.lists_asked.size();
+  const http::Response bad = list(kOperator, "created_from=2026-11-01&tz=Mars/Olympus_Mons");
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_EQ(fields_of(bad), std::vector<std::string>{"tz"});
+  EXPECT_EQ(store.lists_asked.size(), asked);
+}
+
 TEST_F(LeadReadHandler, RefusesEachBadParameterByNameBeforeAskingTheStore) {
   const http::Response res =
       list(kOperator, "limit=0&status=bogus&created_from=yesterday&cursor=abc&colour=red");

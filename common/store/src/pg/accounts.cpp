@@ -243,6 +243,12 @@ StoreStatus PgStore::set_user_password(std::string_view user_id, std::string_vie
   });
 }
 
+StoreStatus PgStore::set_user_time_zone(std::string_view user_id, std::string_view zone) {
+  return changed_one("set_user_time_zone",
+                     "UPDATE users SET time_zone = $2 WHERE id = $1 AND active RETURNING 1",
+                     Params().add(user_id).add(zone));
+}
+
 /// The buyer and the version bump in one statement (so in one transaction).
 StoreStatus PgStore::insert_buyer(const Buyer& b) {
   return run("insert_buyer", StoreStatus::kUnavailable, [&](Connection& c) {

@@ -276,6 +276,12 @@ StoreStatus SqliteStore::set_user_password(std::string_view user_id, std::string
   });
 }
 
+StoreStatus SqliteStore::set_user_time_zone(std::string_view user_id, std::string_view zone) {
+  return changed_one("set_user_time_zone",
+                     "UPDATE users SET time_zone = ?2 WHERE id = ?1 AND active = 1",
+                     [&](Query& q) { q.bind(user_id).bind(zone); });
+}
+
 StoreStatus SqliteStore::insert_buyer(const Buyer& b) {
   return guarded("insert_buyer", StoreStatus::kUnavailable, [&] {
     const std::string doc = dump(buyer_to_json(b, /*mask_secrets=*/false));

@@ -128,6 +128,7 @@ class SqliteStore final : public Store, private SqliteCalls {
   StoreStatus update_user(User& u, std::string_view keep_session) override;
   StoreStatus set_user_password(std::string_view user_id, std::string_view password_hash,
                                 std::string_view keep_session) override;
+  StoreStatus set_user_time_zone(std::string_view user_id, std::string_view zone) override;
   StoreStatus record_login(std::string_view user_id, std::int64_t at_ms, std::string_view rehashed,
                            std::string_view verified) override;
   StoreStatus insert_session(const UserSession& s) override;

@@ -678,6 +678,11 @@ ALTER TABLE leads ADD COLUMN phone_key TEXT;
 CREATE INDEX leads_by_email_key ON leads (email_key);
 CREATE INDEX leads_by_phone_key ON leads (phone_key);
 )sql"},
+    // A dashboard user's time zone (docs/time-zones.md): the IANA name its pages and whole-day
+    // ranges are read in, UTC until the user chooses another.
+    {20, R"sql(
+ALTER TABLE users ADD COLUMN time_zone TEXT NOT NULL DEFAULT 'UTC';
+)sql"},
 };
 
 }  // namespace

@@ -3,6 +3,8 @@ import { Ctx, isOperator } from '../app';
 import { Child, emptyState, field, h, input, link, named, select, table } from '../dom';
 import { FormErrors } from '../form';
 import { rangeError } from '../format';
+import { zone } from '../zone';
+import { zoneNote } from './settings_menu';
 import { Lead, attemptsTable, distributionPairs, leadCells, leadColumns, offerPairs, personLine, returnsTable, searchPath } from '../lead_view';
 import { Names, loadNames } from '../names';
 const STATUSES = ['', 'pending', 'delivered', 'unsold', 'duplicate', 'rejected', 'failed', 'returned'];
@@ -27,8 +29,9 @@ export async function leadsPage(ctx: Ctx, root: HTMLElement): Promise<void> {
     field('vertical', 'Vertical', input({ value: s.get('vertical') ?? '' })),
     field('source', 'Source', input({ value: s.get('source') ?? '' })),
     ...(op ? [field('buyer_id', 'Buyer id', input({ value: s.get('buyer_id') ?? '' })), field('seller_id', 'Seller id', input({ value: s.get('seller_id') ?? '' }))] : []),
-    field('created_from', 'From (UTC day)', input({ type: 'date', value: s.get('created_from') ?? '' })),
-    field('created_to', 'To (UTC day, included)', input({ type: 'date', value: s.get('created_to') ?? '' })),
+    // Whole days in the user's zone, both included (the API's `tz`).
+    field('created_from', 'From', input({ type: 'date', value: s.get('created_from') ?? '' })),
+    field('created_to', 'To (included)', input({ type: 'date', value: s.get('created_to') ?? '' })),
   ];
   // One box finds a lead by id, e-mail or phone, within the filters chosen below.
   const find = field('q', 'Find a lead', input({ type: 'search', value: s.get('q') ?? '', placeholder: 'Lead id, e-mail or phone', autocomplete: 'off' }));
@@ -49,10 +52,11 @@ export async function leadsPage(ctx: Ctx, root: HTMLElement): Promise<void> {
     if (wrong) return errors.show(new ApiError(400, wrong, [{ field: 'created_to', message: wrong }]));
     ctx.go(`/leads${query(params)}`);
   });
-  root.append(h('h1', {}, 'Leads'), search, form);
+  root.append(h('h1', {}, 'Leads'), search, form, zoneNote());
 
   const params: Record<string, string> = { limit: s.get('limit') ?? '25', cursor: s.get('cursor') ?? '', q: s.get('q') ?? '' };
   for (const n of names) params[n] = s.get(n) ?? '';
+  if (params.created_from || params.created_to) params.tz = zone();
   let loaded: [ApiPage<Lead>, Names];
   try {
     loaded = await Promise.all([get<ApiPage<Lead>>(`/v1/leads${query(params)}`), loadNames(account)]);
@@ -107,6 +111,7 @@ export async function leadPage(ctx: Ctx, root: HTMLElement): Promise<void> {
   root.append(
     h('p', {}, link('/leads', '← Leads')),
     h('h1', {}, 'Lead ', h('span', { class: 'mono' }, l.lead_id), ' ', statusBadge(l.status)),
+    zoneNote(),
     h(
       'div',
       { class: 'grid2' },

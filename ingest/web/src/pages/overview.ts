@@ -1,8 +1,10 @@
-import { get } from '../api';
 import { Ctx } from '../app';
 import { lineChart } from '../chart';
-import { emptyState, h, link } from '../dom';
-import { count, daysAgo, money, percent } from '../format';
+import { ApiError, get } from '../api';
+import { button, emptyState, field, h, input, link } from '../dom';
+import { FormErrors } from '../form';
+import { count, daysAgo, money, percent, rangeError } from '../format';
+import { PRESETS, Preset, Range, addDays, daysIn, presetRange, previousRange, zone } from '../zone';
 import { Account, Row, fillDays, reportPath, series } from '../report';
 
 interface Report {
@@ -30,7 +32,7 @@ export function overviewTiles(account: Account): Tile[] {
       { ...rate, label: 'Posts accepted' },
     ];
   return [
-    { id: 'tile-leads', label: "Today's leads", report: 'performance', figure: 'leads', as: 'count' },
+    { id: 'tile-leads', label: 'Leads', report: 'performance', figure: 'leads', as: 'count' },
     { id: 'tile-sold', label: 'Sold', report: 'performance', figure: 'sold', as: 'count' },
     account === 'seller'
       ? { id: 'tile-payout', label: 'Payout', report: 'revenue', figure: 'payout', as: 'money' }
@@ -46,38 +48,104 @@ export function weekChart(account: Account): { report: 'performance' | 'revenue'
     : { report: 'performance', figure: 'leads', heading: 'Leads, last 7 days', title: 'Leads per day, last 7 days' };
 }
 
-function tile(label: string, value: string, id: string): HTMLElement {
-  return h('div', { class: 'tile', id }, h('div', { class: 'tile-label' }, label), h('div', { class: 'tile-value' }, value));
+/** The range the overview's address asks for (`range`, and `from`/`to` for a custom one), in
+ *  whole days of the user ending `today`; a custom range that is not one is today. */
+export function overviewRange(search: URLSearchParams, today: string): { preset: Preset; range: Range } {
+  const asked = search.get('range') as Preset | null;
+  if (asked === 'custom') {
+    const from = search.get('from') ?? '';
+    const to = search.get('to') ?? '';
+    if (from && to && !rangeError(from, to) && daysIn(from, to) <= 400) return { preset: 'custom', range: { from, to } };
+  }
+  const preset = asked === '7d' || asked === '30d' ? asked : 'today';
+  return { preset, range: presetRange(preset, today) };
+}
+
+/** How a range reads: "today", "the last 7 days", "2026-11-01 to 2026-11-05". */
+export function rangeText(preset: Preset, r: Range): string {
+  if (preset === 'today') return 'today';
+  if (preset !== 'custom') return `the last ${daysIn(r.from, r.to)} days`;
+  return r.from === r.to ? r.from : `${r.from} to ${r.to}`;
+}
+
+/** A figure as its tile shows it. */
+export function tileValue(t: Tile, totals: Row, currency: string): string {
+  const v = totals[t.figure];
+  if (t.as === 'percent') return percent(v as number | null);
+  return t.as === 'money' ? money(Number(v ?? 0), currency) : count(Number(v ?? 0));
+}
+
+function tile(t: Tile, value: string, before: string, beforeText: string): HTMLElement {
+  return h(
+    'div',
+    { class: 'tile', id: t.id },
+    h('div', { class: 'tile-label' }, t.label),
+    h('div', { class: 'tile-value' }, value),
+    h('div', { class: 'tile-before' }, `${beforeText}: `, h('span', { class: 'tile-before-value' }, before)),
+  );
+}
+
+// Today, 7 days, 30 days, or a custom range of whole days (From, To included).
+function rangePicker(ctx: Ctx, preset: Preset, r: Range): HTMLElement {
+  const from = field('from', 'From', input({ type: 'date', value: r.from }));
+  const to = field('to', 'To (included)', input({ type: 'date', value: r.to }));
+  const errors = new FormErrors([from, to]);
+  const presets = h(
+    'div',
+    { class: 'presets', role: 'group', 'aria-label': 'Range' },
+    PRESETS.filter(([p]) => p !== 'custom').map(([p, label]) => button(label, () => ctx.go(p === 'today' ? '/' : `/?range=${p}`), { type: 'button', class: 'secondary', 'aria-pressed': String(p === preset) })),
+  );
+  const form = h('form', { class: 'range-picker', 'aria-label': 'Overview range', novalidate: true }, presets, from.wrapper, to.wrapper, h('button', { type: 'submit', class: preset === 'custom' ? '' : 'secondary', 'aria-pressed': String(preset === 'custom') }, 'Custom range'), errors.element);
+  form.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    const wrong = !from.control.value || !to.control.value ? 'Choose both days' : rangeError(from.control.value, to.control.value);
+    if (wrong) return errors.show(new ApiError(400, wrong, [{ field: 'to', message: wrong }]));
+    if (daysIn(from.control.value, to.control.value) > 400) return errors.show(new ApiError(400, 'at most 400 days', [{ field: 'to', message: 'a range spans at most 400 days' }]));
+    ctx.go(`/?range=custom&from=${from.control.value}&to=${to.control.value}`);
+  });
+  return form;
 }
 
 export async function overviewPage(ctx: Ctx, root: HTMLElement): Promise<void> {
+  const tz = zone();
   const today = daysAgo(0);
+  const { preset, range } = overviewRange(ctx.search, today);
+  const before = previousRange(range);
   const account = ctx.user.account;
-  root.append(h('h1', {}, 'Overview'), h('p', { class: 'muted' }, `Today (UTC), ${today}. Signed in as ${ctx.user.email}.`));
+  root.append(
+    h('h1', {}, 'Overview'),
+    h('p', { class: 'muted' }, `${rangeText(preset, range) === 'today' ? `Today, ${today}` : `From ${range.from} to ${range.to}`} (days in ${tz}). Signed in as ${ctx.user.email}.`),
+    rangePicker(ctx, preset, range),
+  );
+  // The chart: the range by day, or the last 7 days when the range is shorter.
   const chart = weekChart(account);
-  const [perf, rev, week] = await Promise.all([
-    get<Report>(reportPath('performance', { from: today, to: today, group_by: 'day' })),
-    get<Report>(reportPath('revenue', { from: today, to: today, group_by: 'day' })),
-    get<Report>(reportPath(chart.report, { from: daysAgo(6), to: today, group_by: 'day' })),
+  const span = daysIn(range.from, range.to) >= 7 ? range : { from: addDays(range.to, -6), to: range.to };
+  const ask = (report: 'performance' | 'revenue', r: Range) => get<Report>(reportPath(report, { from: r.from, to: r.to, group_by: 'day', tz }));
+  // Four reports when the range is the chart's (its days are those rows), five otherwise.
+  const [perf, rev, perfBefore, revBefore, ownWeek] = await Promise.all([
+    ask('performance', range),
+    ask('revenue', range),
+    ask('performance', before),
+    ask('revenue', before),
+    span === range ? null : ask(chart.report, span),
   ]);
-  const totals = { performance: perf.data.totals ?? {}, revenue: rev.data.totals ?? {} };
-  const shown = (t: Tile) => {
-    const v = totals[t.report][t.figure];
-    if (t.as === 'percent') return percent(v as number | null);
-    return t.as === 'money' ? money(Number(v ?? 0), rev.data.currency) : count(Number(v ?? 0));
-  };
-  const points = fillDays(series(week.data.rows, 'day', chart.figure), daysAgo(6), today);
-  // A week with nothing in it is no chart: it says what to do first.
+  const week = ownWeek ?? (chart.report === 'performance' ? perf : rev);
+  const now = { performance: perf.data.totals ?? {}, revenue: rev.data.totals ?? {} };
+  const then = { performance: perfBefore.data.totals ?? {}, revenue: revBefore.data.totals ?? {} };
+  const beforeText = preset === 'today' ? 'Yesterday' : `Previous ${daysIn(before.from, before.to)} days`;
+  const points = fillDays(series(week.data.rows, 'day', chart.figure), span.from, span.to);
+  const heading = span.from === addDays(today, -6) && span.to === today ? chart.heading : `${chart.heading.split(',')[0]}, ${span.from} to ${span.to}`;
+  // A range with nothing in it is no chart: it says what to do first.
   const none = points.every((p) => p.value === 0);
   const firstStep =
     account === 'seller'
       ? ['No leads yet — ', link('/settings/api-keys', 'make an API key'), ' and post your first lead; it shows here and under Leads.']
       : account === 'buyer'
-        ? ['No purchases this week: leads you buy show here and under Leads.']
-        : ['No leads this week: sellers post them with an ', link('/settings/api-keys', 'API key'), '; buyers take them once set up under ', link('/buyers', 'Buyers'), '.'];
+        ? ['No purchases in these days: leads you buy show here and under Leads.']
+        : ['No leads in these days: sellers post them with an ', link('/settings/api-keys', 'API key'), '; buyers take them once set up under ', link('/buyers', 'Buyers'), '.'];
   root.append(
-    h('div', { class: 'tiles' }, overviewTiles(account).map((t) => tile(t.label, shown(t), t.id))),
-    h('section', { class: 'card' }, h('h2', {}, chart.heading), none ? emptyState(...firstStep) : lineChart(points, chart.title, count)),
+    h('div', { class: 'tiles' }, overviewTiles(account).map((t) => tile(t, tileValue(t, now[t.report], rev.data.currency), tileValue(t, then[t.report], revBefore.data.currency), beforeText))),
+    h('section', { class: 'card' }, h('h2', {}, heading), none ? emptyState(...firstStep) : lineChart(points, chart.title, count)),
     h('p', {}, link('/leads', 'See the leads'), ' · ', link('/reports', 'Open the reports')),
   );
 }

@@ -4,6 +4,7 @@ import { Ctx, isOperator } from '../app';
 import { barChart, lineChart } from '../chart';
 import { emptyState, field, h, input, link, select, table } from '../dom';
 import { count, daysAgo, money, percent, rangeError } from '../format';
+import { zone } from '../zone';
 import { MONEY_METRICS, csvName, ReportKind, ReportParams, Row, TIME_GROUPS, filtersFor, fillDays, groupLabel, groupsFor, kindsFor, metricLabel, metricsFor, reportPath, rowLabel, series, unsoldSeries } from '../report';
 
 export function formatMetric(metric: string, v: unknown, currency = 'USD'): string {
@@ -29,7 +30,8 @@ export async function reportsPage(ctx: Ctx, root: HTMLElement): Promise<void> {
     from: s.get('from') || daysAgo(6),
     to: s.get('to') || daysAgo(0),
     group_by: s.get('group_by') || (kind === 'unsold' ? 'reason' : 'day'),
-    tz: s.get('tz') || undefined,
+    // Days and hours in the user's zone unless the address names another.
+    tz: s.get('tz') || zone(),
     vertical: filter('vertical'),
     source: filter('source'),
     buyer_id: filter('buyer_id'),
@@ -63,7 +65,7 @@ export async function reportsPage(ctx: Ctx, root: HTMLElement): Promise<void> {
     ctx.go(`/reports?${q}`);
   });
   const heading = `${kindNames[kind]} report`;
-  root.append(h('h1', {}, heading), form);
+  root.append(h('h1', {}, heading), h('p', { class: 'muted' }, `Days and hours in ${params.tz}, both ends of the range included.`), form);
   if (params.campaign_id) root.append(h('p', {}, `Campaign ${params.campaign_id} only. `, link('/reports', 'All campaigns')));
 
   const rep = await get<{ data: { rows: Row[]; totals: Row; currency: string; group_by: string[] | string } }>(reportPath(kind, params));
@@ -73,8 +75,8 @@ export async function reportsPage(ctx: Ctx, root: HTMLElement): Promise<void> {
   if (names.size) for (const r of rep.data.rows) if (typeof r[`${group}_id`] === 'string') r[`${group}_id`] = names.get(r[`${group}_id`] as string) ?? r[`${group}_id`];
   if (kind === 'unsold') return unsoldReport(root, kind, params, rep.data);
   let points = series(rep.data.rows, group, metric);
-  // A day report over dates (the usual case, in UTC) shows the days with no lead as zeros.
-  if (group === 'day' && !params.tz && /^\d{4}-\d{2}-\d{2}$/.test(params.from) && /^\d{4}-\d{2}-\d{2}$/.test(params.to) && !params.group_by.includes(','))
+  // A day report over dates (the usual case) shows the days with no lead as zeros.
+  if (group === 'day' && /^\d{4}-\d{2}-\d{2}$/.test(params.from) && /^\d{4}-\d{2}-\d{2}$/.test(params.to) && !params.group_by.includes(','))
     points = fillDays(points, params.from, params.to);
   const title = `${metricLabel(metric, account)} by ${groupLabel(group, account)}, ${params.from} to ${params.to}`;
   const fmt = (v: number) => formatMetric(metric, v, rep.data.currency);

@@ -29,12 +29,13 @@ enum class AuditEvent {
   kSignedOut,
   kPasswordChanged,
   kTwoFactorEnabled,
-  kTwoFactorDisabled
+  kTwoFactorDisabled,
+  kTimeZoneChanged
 };
 
 /// "auth_failed", "rate_limited", "key_created", "key_revoked", "lead_returned", "lead_settled",
-/// "signed_in", "signed_out", "password_changed", "two_factor_enabled", "two_factor_disabled"
-/// (the dashboard's sessions).
+/// "signed_in", "signed_out", "password_changed", "two_factor_enabled", "two_factor_disabled",
+/// "time_zone_changed" (the dashboard's sessions).
 std::string_view to_string(AuditEvent event);
 
 /// One event. Every field but `event` may be empty, and is then left out of the line. The views
@@ -51,8 +52,9 @@ struct AuditRecord {
   /// failed_auth_per_address, login_per_address, login_per_account, user (a session's user);
   /// signed_in: password, totp, recovery_code; two_factor_enabled: self; two_factor_disabled: self,
   /// operator_reset; signed_out: logout; password_changed: self (a user's own, POST
-  /// /v1/session/password); key_created / key_revoked: api_key, campaign_key; lead_returned: the
-  /// reason code (from the configured list); lead_settled: sold, not_sold.
+  /// /v1/session/password); time_zone_changed: self (PUT /v1/session/time-zone); key_created /
+  /// key_revoked: api_key, campaign_key; lead_returned: the reason code (from the configured list);
+  /// lead_settled: sold, not_sold.
   std::string_view kind;
   std::string_view route;         // the route's pattern
   std::string_view client;        // the client's address

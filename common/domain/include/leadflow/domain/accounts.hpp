@@ -87,6 +87,9 @@ struct ApiKey {
   std::int64_t last_used_at_ms = 0;
   /// One more with every change (a revocation); a use does not move it (docs/versions.md).
   std::int64_t version = 1;
+  /// Not stored: a dashboard session acting as a key (session::as_api_key) carries its user's
+  /// time zone, the default of whole-day ranges; a key's is empty, read as UTC.
+  std::string time_zone;
 
   bool is_operator() const { return seller_id.empty() && buyer_id.empty(); }
   bool is_buyer() const { return !buyer_id.empty(); }
@@ -106,6 +109,9 @@ struct User {
   bool active = true;
   std::int64_t created_at_ms = 0;
   std::int64_t last_login_at_ms = 0;  // 0: never signed in
+  /// The IANA zone the user reads times and whole days in (docs/time-zones.md); the user's own
+  /// choice (PUT /v1/session/time-zone), so setting it does not move `version`.
+  std::string time_zone = "UTC";
   /// One more with every change (name, active, password); a sign-in does not move it.
   std::int64_t version = 1;
 

@@ -66,6 +66,9 @@ class AccountsStore : public virtual StorePort {
   /// user or it is inactive (disabling a user wins over its concurrent password change).
   virtual StoreStatus set_user_password(std::string_view user_id, std::string_view password_hash,
                                         std::string_view keep_session) = 0;
+  /// Sets an active user's time zone (an IANA name the caller has checked) and nothing else of
+  /// it, leaving its version; kNotFound if there is no such user or it is inactive.
+  virtual StoreStatus set_user_time_zone(std::string_view user_id, std::string_view zone) = 0;
 
   // --- buyers ---------------------------------------------------------------------------------
   virtual StoreStatus insert_buyer(const Buyer& b) = 0;

@@ -112,6 +112,11 @@ class Management {
   /// all) is written back; a user disabled meanwhile stays disabled (kNotFound).
   Created change_password(const User& user, const nlohmann::json& new_password,
                           const std::string& keep_session_hash);
+  /// Sets a user's own time zone (PUT /v1/session/time-zone): `zone` must be an IANA name the
+  /// zone database knows (TimeZone, docs/time-zones.md), else an error naming `time_zone`. Only
+  /// the zone is written; a user disabled meanwhile stays disabled (kNotFound). `body` is the
+  /// zone's name as stored.
+  Created set_time_zone(const User& user, const nlohmann::json& zone);
 
  private:
   AccountsStore& store_;

@@ -1,0 +1,49 @@
+// Settings: one menu (the top bar's "Settings") holding what a user sets up. Each settings page
+// shows this menu above it; /settings lists it.
+import { User } from '../api';
+import { Ctx, isOperator } from '../app';
+import { h, link } from '../dom';
+import { zone } from '../zone';
+
+export interface SettingsEntry {
+  path: string;
+  title: string;
+  what: string;
+  operatorOnly?: boolean;
+}
+
+/** The settings, in the menu's order. */
+export const SETTINGS: SettingsEntry[] = [
+  { path: '/settings/api-keys', title: 'API keys', what: 'keys that post and read leads' },
+  { path: '/settings/users', title: 'Users', what: 'who signs in to the dashboard', operatorOnly: true },
+  { path: '/settings/password', title: 'Password', what: 'change your password' },
+  { path: '/settings/two-factor', title: 'Two-factor', what: 'a code from an app at sign-in' },
+  { path: '/settings/time-zone', title: 'Time zone', what: 'the zone times and days are shown in' },
+];
+
+/** The settings `u` may open. */
+export function settingsFor(u: User): SettingsEntry[] {
+  return SETTINGS.filter((e) => !e.operatorOnly || isOperator(u));
+}
+
+/** The settings menu, the page at `here` marked current. */
+export function settingsMenu(u: User, here: string): HTMLElement {
+  return h(
+    'nav',
+    { class: 'subnav', 'aria-label': 'Settings' },
+    h('ul', {}, settingsFor(u).map((e) => h('li', {}, link(e.path, e.title, { 'aria-current': here === e.path ? 'page' : undefined })))),
+  );
+}
+
+/** The line saying which zone a page's times and days are in, linking to where it is chosen. */
+export function zoneNote(): HTMLElement {
+  return h('p', { class: 'muted zone-note' }, `Times and days in ${zone()} (`, link('/settings/time-zone', 'change'), ').');
+}
+
+/** /settings: every setting with what it is for. */
+export function settingsPage(ctx: Ctx, root: HTMLElement): void {
+  root.append(
+    h('h1', {}, 'Settings'),
+    h('ul', { class: 'settings-list' }, settingsFor(ctx.user).map((e) => h('li', {}, link(e.path, e.title), h('span', { class: 'muted' }, ` — ${e.what}`)))),
+  );
+}
