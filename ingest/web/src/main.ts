@@ -8,6 +8,7 @@ import { overviewPage } from './pages/overview';
 import { leadPage, leadsPage } from './pages/leads';
 import { buyerEditPage, buyersPage } from './pages/buyers';
 import { campaignsPage } from './pages/campaigns';
+import { changeLogPage } from './pages/change_log';
 import { reportsPage } from './pages/reports';
 import { apiKeysPage, passwordPage, usersPage } from './pages/settings';
 import { twoFactorPage } from './pages/two_factor';
@@ -35,6 +36,7 @@ const pages: Entry[] = [
   { pattern: '/reports', page: reportsPage, title: 'Reports' },
   { pattern: '/settings/api-keys', page: apiKeysPage, title: 'API keys' },
   { pattern: '/settings/users', page: usersPage, title: 'Users', operatorOnly: true },
+  { pattern: '/change-log', page: changeLogPage, title: 'Change log', operatorOnly: true },
   { pattern: '/settings/password', page: passwordPage, title: 'Password' },
   { pattern: ENROL, page: twoFactorPage, title: 'Two-factor sign-in' },
 ];
@@ -83,6 +85,7 @@ function nav(u: User): HTMLElement {
   items.push(['/reports', 'Reports']);
   items.push(['/settings/api-keys', 'API keys']);
   if (isOperator(u)) items.push(['/settings/users', 'Users']);
+  if (isOperator(u)) items.push(['/change-log', 'Change log']);
   items.push(['/settings/password', 'Password']);
   items.push([ENROL, 'Two-factor']);
   const current = (p: string) => (p === '/' ? here === '/' : here === p || here.startsWith(p + '/'));
