@@ -125,7 +125,9 @@ int main(int argc, char** argv) {
   auto store = leadflow::open_migrated_store(config->store_url, error);
   if (!store) return fail(error);
   const auto verticals = leadflow::VerticalRegistry::defaults();
-  leadflow::Management management(*store, verticals, leadflow::SystemClock::instance());
+  leadflow::Management management(*store, verticals, leadflow::SystemClock::instance(), *store);
+  // Changes made here are in the change log as leadflow-admin's, on surface "admin".
+  const leadflow::ChangeActor by{"leadflow-admin", "leadflow-admin", "admin"};
 
   if (command == "migrate") {
     print({{"migrated", true}});
@@ -145,7 +147,7 @@ int main(int argc, char** argv) {
     } catch (const std::exception&) {
       return fail("numeric flags take numbers");
     }
-    return report(management.create_seller(body));
+    return report(management.create_seller(body, by));
   }
   if (command == "create-campaign") {
     json body = {
@@ -160,7 +162,7 @@ int main(int argc, char** argv) {
     } catch (const std::exception&) {
       return fail("numeric flags take numbers");
     }
-    const auto made = management.create_campaign(body);
+    const auto made = management.create_campaign(body, by);
     const int status = report(made);
     if (status == 0) audit_key(leadflow::AuditEvent::kKeyCreated, "campaign_key", made.body);
     return status;
@@ -177,7 +179,7 @@ int main(int argc, char** argv) {
       for (std::string s; std::getline(ss, s, ',');) scopes.push_back(s);
       body["scopes"] = scopes;
     }
-    const auto made = management.create_api_key(body);
+    const auto made = management.create_api_key(body, by);
     const int status = report(made);
     if (status == 0) audit_key(leadflow::AuditEvent::kKeyCreated, "api_key", made.body);
     return status;
@@ -256,7 +258,7 @@ int main(int argc, char** argv) {
                  {"account", flag("account")}};
     if (!flag("seller-id").empty()) body["seller_id"] = flag("seller-id");
     if (!flag("buyer-id").empty()) body["buyer_id"] = flag("buyer-id");
-    return report(management.create_user(body));
+    return report(management.create_user(body, by));
   }
   if (command == "list-users") {
     json out = json::array();

@@ -530,7 +530,7 @@ TEST(ConsoleBootstrap, ProcessesStartingAtOnceMakeOneOperator) {
   std::vector<std::thread> threads;
   for (int i = 0; i < kProcesses; ++i) {
     threads.emplace_back([&, i] {
-      Management m(*stores[i], verticals, SystemClock::instance());
+      Management m(*stores[i], verticals, SystemClock::instance(), *stores[i]);
       std::string why;
       results[i] = m.ensure_bootstrap_operator("ops@example.com", kPassword, why);
     });

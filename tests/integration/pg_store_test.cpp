@@ -197,6 +197,7 @@ StoreFactory postgresql_factory() {
 }  // namespace
 
 #include "store_contract_accounts.inc"
+#include "store_contract_audit.inc"
 #include "store_contract_distribution.inc"
 #include "store_contract_intake.inc"
 #include "store_contract_limits.inc"

@@ -101,6 +101,7 @@ StoreFactory sqlite_factory() {
 }  // namespace
 
 #include "store_contract_accounts.inc"
+#include "store_contract_audit.inc"
 #include "store_contract_distribution.inc"
 #include "store_contract_intake.inc"
 #include "store_contract_limits.inc"

@@ -224,6 +224,13 @@ std::vector<Buyer> FakeStore::list_buyers(const BuyerQuery& q) {
   return down() ? std::vector<Buyer>{} : real_->list_buyers(q);
 }
 std::int64_t FakeStore::buyers_version() { return down() ? -1 : real_->buyers_version(); }
+StoreStatus FakeStore::append_change(const ChangeEntry& e) {
+  return down() ? StoreStatus::kUnavailable : real_->append_change(e);
+}
+std::optional<std::vector<ChangeEntry>> FakeStore::list_changes(const ChangeQuery& q) {
+  if (down()) return std::nullopt;
+  return real_->list_changes(q);
+}
 
 std::vector<LeadInsertResult> FakeStore::insert_leads(std::span<const Lead> leads,
                                                       std::span<const SearchKeys> keys) {

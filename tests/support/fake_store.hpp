@@ -101,6 +101,8 @@ class FakeStore final : public Store {
   std::optional<Buyer> get_buyer(std::string_view id) override;
   std::vector<Buyer> list_buyers(const BuyerQuery& q) override;
   std::int64_t buyers_version() override;
+  StoreStatus append_change(const ChangeEntry& e) override;
+  std::optional<std::vector<ChangeEntry>> list_changes(const ChangeQuery& q) override;
 
   using IntakeStore::insert_leads;
   std::vector<LeadInsertResult> insert_leads(std::span<const Lead> leads,

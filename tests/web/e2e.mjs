@@ -205,12 +205,33 @@ try {
   await page.getByText('Someone else changed this buyer after you opened it').waitFor();
   await shot(page, 'buyer-stale');
   await page.getByRole('button', { name: 'Reload the buyer' }).click();
+  await page.getByLabel('Timeout (ms)').fill('1500');
   await page.getByRole('button', { name: 'Save', exact: true }).click();
   await page.getByText('Saved.').waitFor();
   assert.equal((await api('GET', `/v1/buyers/${buyerId}`)).body.data.priority, 7);
   await menu('Buyers').click();
   await page.getByRole('link', { name: `E2E Buyer ${suffix}` }).waitFor();
   await shot(page, 'buyers');
+
+  // The change log: both changes of the buyer, newest first, each field from what to what, by
+  // who made it (the operator user in the dashboard, the operator key through the API).
+  await menu('Change log').click();
+  await page.getByLabel('Search', { exact: true }).fill(`e2e buyer ${suffix}`);
+  await page.getByRole('button', { name: 'Search', exact: true }).click();
+  const changeRows = page.locator('.change-list tbody tr');
+  await changeRows.first().waitFor();
+  assert.equal(await changeRows.count(), 3, 'created, changed through the API, changed here');
+  const saved = await changeRows.nth(0).textContent();
+  assert.match(saved, /Buyer updated/);
+  assert.match(saved, /delivery\.timeout_ms: 1000 → 1500/);
+  assert.match(saved, /dashboard/);
+  assert.match(await changeRows.nth(1).textContent(), /priority: \S+ → 7/);
+  assert.match(await changeRows.nth(2).textContent(), /Buyer created/);
+  assert.ok(await page.evaluate(() => { const w = document.querySelector('.change-list'); return w.scrollWidth <= w.clientWidth; }), 'the change log fits 1280 px');
+  await shot(page, 'change-log');
+  await page.getByLabel('Search', { exact: true }).fill(`nothing ${suffix}`);
+  await page.getByRole('button', { name: 'Search', exact: true }).click();
+  await page.getByText('No change matches this search.').waitFor();
 
   // A campaign for Alpha: its key is shown once.
   await menu('Campaigns').click();
@@ -391,6 +412,15 @@ try {
   await page.goto(base + `/leads/${leadId}`);
   await page.getByRole('heading', { name: 'Timeline' }).waitFor();
   await shot(page, 'lead-375px');
+  await page.goto(base + `/change-log?q=${encodeURIComponent(`E2E Buyer ${suffix}`)}`);
+  const changeCard = page.locator('.change-list tbody tr').first();
+  await changeCard.waitFor();
+  for (const label of ['When', 'Who', 'What', 'Change']) {
+    const box = await changeCard.locator(`td[data-label="${label}"]`).boundingBox();
+    assert.ok(box && box.x >= 0 && box.x + box.width <= 375, `${label} is on the change's card at 375 px`);
+  }
+  assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 375), 'no sideways scroll in the change log at 375 px');
+  await shot(page, 'change-log-375px');
   await page.setViewportSize({ width: 1280, height: 800 });
 
   // Log out: the session is gone.
@@ -484,6 +514,9 @@ try {
   assert.equal(await page.locator(`.lead-list [title="${buyerId}"]`).count(), 0, 'a seller is not told its buyers');
   assert.equal(await menu('Buyers').count(), 0);
   assert.equal(await menu('Users').count(), 0);
+  assert.equal(await menu('Change log').count(), 0);
+  // Nor the change log through the API: it is the operator's, as the other operator routes.
+  assert.equal(await page.evaluate(async () => (await fetch('/v1/audit')).status), 403);
   assert.equal(await menu('API keys').count(), 0, 'the settings are in one menu');
   await menu('Settings').click();
   await page.locator('.settings-list').getByRole('link', { name: 'Time zone' }).waitFor();

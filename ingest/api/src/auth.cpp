@@ -2,6 +2,8 @@
 // audit records of both.
 #include "auth.hpp"
 
+#include "leadflow/base/ids.hpp"
+
 #include "errors.hpp"
 #include "leadflow/api/http_util.hpp"
 #include "leadflow/api/session.hpp"
@@ -286,6 +288,11 @@ void audit_request(IngestContext& ctx, const http::Request& req, AuditRecord r) 
   }
   r.route = req.route();
   ctx.audit.record(r);
+}
+
+ChangeActor actor_of(const ApiKey& key) {
+  const bool user = key.id.starts_with(kUserPrefix);
+  return {key.id, key.name, user ? "dashboard" : "api"};
 }
 
 }  // namespace leadflow

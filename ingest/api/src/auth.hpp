@@ -12,6 +12,7 @@
 #include "leadflow/api/api.hpp"
 #include "leadflow/base/audit.hpp"
 #include "leadflow/domain/accounts.hpp"
+#include "leadflow/domain/change_log.hpp"
 #include "leadflow/http/message.hpp"
 #include "leadflow/limits/rate_limiter.hpp"
 
@@ -34,6 +35,11 @@ bool require_https(const IngestContext& ctx, const http::Request& req, http::Res
 /// a state-changing method without the session's X-CSRF-Token is refused with 403.
 std::optional<ApiKey> authorise(IngestContext& ctx, const http::Request& req, http::Response& res,
                                 Scope scope, bool operator_only = false);
+
+/// Who makes a change through the API, for the change log: a signed-in user (the session's
+/// as_api_key carries the user's id, us_...) on surface "dashboard", an API key on "api"; by its
+/// name as it is now.
+ChangeActor actor_of(const ApiKey& key);
 
 /// A live session and its active user, found by the cookie's token. kNotFound for a token that
 /// is malformed, unknown, expired (then deleted) or whose user is gone or inactive;

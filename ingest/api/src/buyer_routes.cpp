@@ -81,7 +81,8 @@ void answer_buyer_list(const BuyerPorts& ports, const http::Request& req, http::
       });
 }
 
-void answer_buyer_create(const BuyerPorts& ports, const http::Request& req, http::Response& res) {
+void answer_buyer_create(const BuyerPorts& ports, const ChangeActor& by, const http::Request& req,
+                         http::Response& res) {
   if (!http::require_json(req, res)) return;
   auto body = http::parse_body(req, res);
   if (!body) return;
@@ -97,6 +98,7 @@ void answer_buyer_create(const BuyerPorts& ports, const http::Request& req, http
   if (auto s = ports.accounts.insert_buyer(b); s != StoreStatus::kOk)
     return send_problem(res, refusal_for(s, StoreStep::kWrite));
   log(LogLevel::kInfo, "buyer_created", {{"buyer_id", b.id}});
+  record_change(ports.changes, ports.clock, by, "created", "buyer", b.id, {}, buyer_config_view(b));
   res.set_header("Location", "/v1/buyers/" + b.id);
   set_etag(res, b.version);
   http::send_json(res, 201, {{"success", true}, {"data", buyer_config_view(b)}});
@@ -113,7 +115,7 @@ void answer_buyer(const BuyerPorts& ports, std::string_view buyer_id, http::Resp
   http::send_json(res, 200, {{"success", true}, {"data", std::move(data)}});
 }
 
-void answer_buyer_update(const BuyerPorts& ports, std::string_view buyer_id,
+void answer_buyer_update(const BuyerPorts& ports, const ChangeActor& by, std::string_view buyer_id,
                          const http::Request& req, http::Response& res) {
   if (!http::require_json(req, res)) return;
   const std::string id(buyer_id);
@@ -152,6 +154,8 @@ void answer_buyer_update(const BuyerPorts& ports, std::string_view buyer_id,
     return send_problem(res, refusal_for(changed.status, StoreStep::kWrite));
   ports.visibility.forget(id);  // this replica shows the change at once, others within 1 s
   log(LogLevel::kInfo, "buyer_updated", {{"buyer_id", id}});
+  record_change(ports.changes, ports.clock, by, "updated", "buyer", id, changed.before,
+                changed.body);
   set_etag(res, changed.version);
   http::send_json(res, 200, {{"success", true}, {"data", changed.body}});
 }

@@ -8,6 +8,7 @@
 #include "leadflow/domain/verticals.hpp"
 #include "leadflow/http/message.hpp"
 #include "leadflow/store/accounts.hpp"
+#include "leadflow/store/audit.hpp"
 #include "leadflow/store/money.hpp"
 #include "leadflow/store/reporting.hpp"
 
@@ -23,6 +24,7 @@ struct BuyerPorts {
   const Clock& clock;
   bool allow_private_buyers;         // Config::allow_private_buyers
   BuyerVisibilityCache& visibility;  // forgets a buyer changed through this replica
+  AuditStore& changes;               // the change log: each buyer made or changed, by whom
 };
 
 /// GET /v1/buyers: one page of buyers, oldest first, filtered by status and vertical, each with
@@ -30,8 +32,10 @@ struct BuyerPorts {
 void answer_buyer_list(const BuyerPorts& ports, const http::Request& req, http::Response& res);
 
 /// POST /v1/buyers: the buyer configured by the body (415, 400 naming each field refused), made
-/// with a new id (201 with Location and ETag); 503 when the store cannot write it.
-void answer_buyer_create(const BuyerPorts& ports, const http::Request& req, http::Response& res);
+/// with a new id (201 with Location and ETag); 503 when the store cannot write it. Noted in the
+/// change log as `by`'s.
+void answer_buyer_create(const BuyerPorts& ports, const ChangeActor& by, const http::Request& req,
+                         http::Response& res);
 
 /// GET /v1/buyers/{id}: the buyer (secrets masked) with its returns and health, and its ETag;
 /// 404 for an unknown id.
@@ -39,8 +43,9 @@ void answer_buyer(const BuyerPorts& ports, std::string_view buyer_id, http::Resp
 
 /// PUT /v1/buyers/{id}: the body applied to the buyer as it is when written (docs/versions.md):
 /// 404, 415, 400 naming each field refused, 412 for a stale If-Match, 409 when others kept
-/// changing it, 503 when the store cannot write; else 200 with the buyer and its new ETag.
-void answer_buyer_update(const BuyerPorts& ports, std::string_view buyer_id,
+/// changing it, 503 when the store cannot write; else 200 with the buyer and its new ETag. The
+/// fields changed are noted in the change log as `by`'s.
+void answer_buyer_update(const BuyerPorts& ports, const ChangeActor& by, std::string_view buyer_id,
                          const http::Request& req, http::Response& res);
 
 }  // namespace leadflow

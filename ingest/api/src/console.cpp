@@ -236,8 +236,8 @@ void answer_password_change(const SignInPorts& ports, const http::Request& req,
     return send_problem(res, refusal_for(SignInRefused::kWrongCurrentPassword));
   }
   ports.logins.succeeded(attempt);
-  const Management::Created changed =
-      ports.management.change_password(user, (*body)["new_password"], s->session.token_hash);
+  const Management::Created changed = ports.management.change_password(
+      user, (*body)["new_password"], s->session.token_hash, {user.id, user.name, "dashboard"});
   if (!changed.errors.empty())
     return http::send_problem(res, 400, "the password change is invalid", changed.errors);
   // Disabled (or removed) since its session was checked: disabling wins, nothing was changed.
@@ -310,7 +310,7 @@ void answer_create_user(const UserPorts& ports, const ApiKey& key, const http::R
                         http::Response& res) {
   if (refuse_unless_operator(key, res) || !http::require_json(req, res)) return;
   if (auto body = http::parse_body(req, res))
-    send_user_change(res, ports.management.create_user(*body), 201);
+    send_user_change(res, ports.management.create_user(*body, actor_of(key)), 201);
 }
 
 void answer_users(const UserPorts& ports, const ApiKey& key, http::Response& res) {
@@ -337,7 +337,8 @@ void answer_update_user(const UserPorts& ports, const ApiKey& key, const std::st
   if (refuse_unless_operator(key, res) || !http::require_json(req, res)) return;
   auto body = http::parse_body(req, res);
   if (!body) return;
-  send_user_change(res, ports.management.update_user(id, *body, if_match_of(req)), 200);
+  send_user_change(res, ports.management.update_user(id, *body, if_match_of(req), actor_of(key)),
+                   200);
 }
 
 void register_console(Routes& routes, IngestContext& ctx) {

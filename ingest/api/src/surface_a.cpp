@@ -4,6 +4,7 @@
 #include "auth.hpp"
 #include "buyer_routes.hpp"
 #include "campaign_spec.hpp"
+#include "change_log.hpp"
 #include "errors.hpp"
 #include "intake.hpp"
 #include "lead_post.hpp"
@@ -125,6 +126,7 @@ void register_surface_a(Routes& routes, IngestContext& ctx) {
   register_returns(routes, c);
   register_settlements(routes, c);
   register_reports(routes, c);
+  register_change_log(routes, c);
   routes.get("/v1/leads", [&c](const http::Request& q, http::Response& r) {
     const auto key = authorise(c, q, r, kScopeLeadsRead);
     if (!key) return;  // 401, 403, 429 or 503 sent
@@ -143,34 +145,38 @@ void register_surface_a(Routes& routes, IngestContext& ctx) {
                 r);
   });
   const auto buyer_ports = [&c] {
-    return BuyerPorts{c.accounts,        c.money, c.reporting,
-                      c.verticals,       c.clock, c.config.allow_private_buyers,
-                      c.buyer_visibility};
+    return BuyerPorts{c.accounts,         c.money,  c.reporting,
+                      c.verticals,        c.clock,  c.config.allow_private_buyers,
+                      c.buyer_visibility, c.changes};
   };
   routes.get("/v1/buyers", [&c, buyer_ports](const http::Request& q, http::Response& r) {
     if (authorise(c, q, r, kScopeBuyersRead, true)) answer_buyer_list(buyer_ports(), q, r);
   });
   routes.post("/v1/buyers", [&c, buyer_ports](const http::Request& q, http::Response& r) {
-    if (authorise(c, q, r, kScopeBuyersWrite, true)) answer_buyer_create(buyer_ports(), q, r);
+    if (auto key = authorise(c, q, r, kScopeBuyersWrite, true))
+      answer_buyer_create(buyer_ports(), actor_of(*key), q, r);
   });
   routes.get("/v1/buyers/{id}", [&c, buyer_ports](const http::Request& q, http::Response& r) {
     if (authorise(c, q, r, kScopeBuyersRead, true)) answer_buyer(buyer_ports(), q.match(1), r);
   });
   routes.put("/v1/buyers/{id}", [&c, buyer_ports](const http::Request& q, http::Response& r) {
-    if (authorise(c, q, r, kScopeBuyersWrite, true))
-      answer_buyer_update(buyer_ports(), q.match(1), q, r);
+    if (auto key = authorise(c, q, r, kScopeBuyersWrite, true))
+      answer_buyer_update(buyer_ports(), actor_of(*key), q.match(1), q, r);
   });
 
   routes.post("/v1/sellers", [&c](const http::Request& q, http::Response& r) {
-    if (!authorise(c, q, r, kScopeAdmin, true) || !require_json(q, r)) return;
-    if (auto body = parse_body(q, r)) created(r, c.management.create_seller(*body), "seller");
+    auto key = authorise(c, q, r, kScopeAdmin, true);
+    if (!key || !require_json(q, r)) return;
+    if (auto body = parse_body(q, r))
+      created(r, c.management.create_seller(*body, actor_of(*key)), "seller");
   });
   routes.put("/v1/sellers/{id}", [&c](const http::Request& q, http::Response& r) {
-    if (!authorise(c, q, r, kScopeAdmin, true) || !require_json(q, r)) return;
+    auto key = authorise(c, q, r, kScopeAdmin, true);
+    if (!key || !require_json(q, r)) return;
     auto body = parse_body(q, r);
     if (!body) return;
     const Management::Created changed =
-        c.management.update_seller(std::string(q.match(1)), *body, if_match_of(q));
+        c.management.update_seller(std::string(q.match(1)), *body, if_match_of(q), actor_of(*key));
     if (!changed.errors.empty())
       return http::send_problem(r, 400, "the seller is invalid", changed.errors);
     if (refuse_version(r, changed, "seller")) return;
@@ -196,7 +202,7 @@ void register_surface_a(Routes& routes, IngestContext& ctx) {
     if (!key || !require_json(q, r)) return;
     auto body = parse_body(q, r);
     if (!body) return;
-    const Management::Created made = c.management.create_campaign(*body);
+    const Management::Created made = c.management.create_campaign(*body, actor_of(*key));
     created(r, made, "campaign");
     if (r.status == 201) audit_key(c, q, *key, AuditEvent::kKeyCreated, "campaign_key", made.body);
   });
@@ -237,11 +243,12 @@ void register_surface_a(Routes& routes, IngestContext& ctx) {
                                          c.verticals.find(cp->vertical), c.verticals)}});
   });
   routes.put("/v1/campaigns/{id}", [&c](const http::Request& q, http::Response& r) {
-    if (!authorise(c, q, r, kScopeAdmin, true) || !require_json(q, r)) return;
+    auto key = authorise(c, q, r, kScopeAdmin, true);
+    if (!key || !require_json(q, r)) return;
     auto body = parse_body(q, r);
     if (!body) return;
-    const Management::Created changed =
-        c.management.update_campaign(std::string(q.match(1)), *body, if_match_of(q));
+    const Management::Created changed = c.management.update_campaign(
+        std::string(q.match(1)), *body, if_match_of(q), actor_of(*key));
     if (!changed.errors.empty())
       return http::send_problem(r, 400, "the campaign is invalid", changed.errors);
     if (refuse_version(r, changed, "campaign")) return;
@@ -274,7 +281,7 @@ void register_surface_a(Routes& routes, IngestContext& ctx) {
       if (!errors.empty()) return http::send_problem(r, 400, "the API key is invalid", errors);
       (*body)[own_field] = own;
     }
-    const Management::Created made = c.management.create_api_key(*body);
+    const Management::Created made = c.management.create_api_key(*body, actor_of(*key));
     created(r, made, "API key");
     if (r.status == 201) audit_key(c, q, *key, AuditEvent::kKeyCreated, "api_key", made.body);
   });
@@ -307,7 +314,8 @@ void register_surface_a(Routes& routes, IngestContext& ctx) {
     const std::optional<ApiKey>& target = found.value;
     // Another account's key is no key of yours: 404, as an unknown one.
     if (!target || !owns_key(*key, *target)) return send_store_failure(r, StoreStatus::kNotFound);
-    const Management::Created revoked_key = c.management.revoke_api_key(id, if_match_of(q));
+    const Management::Created revoked_key =
+        c.management.revoke_api_key(id, if_match_of(q), actor_of(*key));
     if (refuse_version(r, revoked_key, "API key")) return;
     if (revoked_key.status != StoreStatus::kOk) return send_store_failure(r, revoked_key.status);
     c.api_keys.forget_all();  // refused here from now on; in other replicas within a second

@@ -160,7 +160,7 @@ bool App::start(std::string& error) {
   std::filesystem::create_directories(c.data_dir, ec);
   m.store = open_migrated_store(c.store_url, error);
   if (!m.store) return false;
-  m.management = std::make_unique<Management>(*m.store, m.verticals, m.clock);
+  m.management = std::make_unique<Management>(*m.store, m.verticals, m.clock, *m.store);
   if (!c.bootstrap_key.empty() &&
       m.management->ensure_bootstrap_key(c.bootstrap_key) != StoreStatus::kOk) {
     error = "LEADFLOW_BOOTSTRAP_KEY: cannot store the bootstrap key";
@@ -239,10 +239,10 @@ bool App::start(std::string& error) {
   m.pinger = make_worker_protocol_pinger(c);
   m.ctx = std::make_unique<IngestContext>(IngestContext{
       c,
-      // intake, accounts, sign_in, money, reporting, distribution:
-      *m.store, *m.store, *m.store, *m.store, *m.store, *m.store, m.queue->producer(), topics,
-      m.waiters, m.verticals, *m.limiter, *m.ip_limiter, m.clock, *m.management, *m.campaigns,
-      *m.api_keys, *m.buyer_visibility, *m.audit, *m.logins,
+      // intake, accounts, sign_in, money, reporting, distribution, changes:
+      *m.store, *m.store, *m.store, *m.store, *m.store, *m.store, *m.store, m.queue->producer(),
+      topics, m.waiters, m.verticals, *m.limiter, *m.ip_limiter, m.clock, *m.management,
+      *m.campaigns, *m.api_keys, *m.buyer_visibility, *m.audit, *m.logins,
       // The way to the workers and back: the queue, in-process workers, and
       // (scale-out) the watch that hears their outcomes.
       [&m] {

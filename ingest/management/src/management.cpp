@@ -2,8 +2,13 @@
 
 #include <cmath>
 
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+
 #include "leadflow/base/crypto.hpp"
 #include "leadflow/base/ids.hpp"
+#include "leadflow/base/log.hpp"
+#include "leadflow/base/metrics.hpp"
 #include "leadflow/base/text.hpp"
 #include "leadflow/base/tz.hpp"
 #include "leadflow/management/passwords.hpp"
@@ -142,7 +147,7 @@ void take_payout(const json& body, bool& fixed, std::int64_t& value, FieldErrors
 }
 }  // namespace
 
-Management::Created Management::create_seller(const json& body) {
+Management::Created Management::create_seller(const json& body, const ChangeActor& by) {
   Created out;
   if (!body.is_object()) {
     out.errors.push_back({"body", "invalid_type", "must be a JSON object"});
@@ -158,17 +163,18 @@ Management::Created Management::create_seller(const json& body) {
   s.created_at_ms = clock_.now_ms();
   out.status = store_.insert_seller(s);
   out.body = seller_to_json(s);
+  if (out.status == StoreStatus::kOk) note_change(by, "created", "seller", s.id, {}, out.body);
   return out;
 }
 
 Management::Created Management::update_seller(const std::string& id, const json& body,
-                                              const IfMatch& if_match) {
+                                              const IfMatch& if_match, const ChangeActor& by) {
   Created out;
   if (!body.is_object()) {
     out.errors.push_back({"body", "invalid_type", "must be a JSON object"});
     return out;
   }
-  return change_record<Seller>(
+  out = change_record<Seller>(
       if_match, [&] { return found_or_not(store_.get_seller(id)); },
       [&](Seller& s, FieldErrors& errors) {
         // Read-only fields of the view may be sent back as they were read.
@@ -183,9 +189,12 @@ Management::Created Management::update_seller(const std::string& id, const json&
         take_payout(body, s.payout_fixed, s.payout_value, errors);
       },
       [&](Seller& s) { return store_.update_seller(s); }, seller_to_json);
+  if (out.status == StoreStatus::kOk)
+    note_change(by, "updated", "seller", id, out.before, out.body);
+  return out;
 }
 
-Management::Created Management::create_campaign(const json& body) {
+Management::Created Management::create_campaign(const json& body, const ChangeActor& by) {
   Created out;
   if (!body.is_object()) {
     out.errors.push_back({"body", "invalid_type", "must be a JSON object"});
@@ -226,6 +235,7 @@ Management::Created Management::create_campaign(const json& body) {
   c.created_at_ms = clock_.now_ms();
   out.status = store_.insert_campaign(c);
   out.body = campaign_to_json(c);
+  if (out.status == StoreStatus::kOk) note_change(by, "created", "campaign", c.id, {}, out.body);
   out.body["campaign_key"] = secret;
   return out;
 }
@@ -266,19 +276,22 @@ void apply_campaign(const json& body, Campaign& c, FieldErrors& errors) {
 }  // namespace
 
 Management::Created Management::update_campaign(const std::string& id, const json& body,
-                                                const IfMatch& if_match) {
+                                                const IfMatch& if_match, const ChangeActor& by) {
   Created out;
   if (!body.is_object()) {
     out.errors.push_back({"body", "invalid_type", "must be a JSON object"});
     return out;
   }
-  return change_record<Campaign>(
+  out = change_record<Campaign>(
       if_match, [&] { return found_or_not(store_.get_campaign(id)); },
       [&](Campaign& c, FieldErrors& errors) { apply_campaign(body, c, errors); },
       [&](Campaign& c) { return store_.update_campaign(c); }, campaign_to_json);
+  if (out.status == StoreStatus::kOk)
+    note_change(by, "updated", "campaign", id, out.before, out.body);
+  return out;
 }
 
-Management::Created Management::create_api_key(const json& body) {
+Management::Created Management::create_api_key(const json& body, const ChangeActor& by) {
   Created out;
   if (!body.is_object()) {
     out.errors.push_back({"body", "invalid_type", "must be a JSON object"});
@@ -340,6 +353,7 @@ Management::Created Management::create_api_key(const json& body) {
   k.created_at_ms = clock_.now_ms();
   out.status = store_.insert_api_key(k);
   out.body = api_key_to_json(k);
+  if (out.status == StoreStatus::kOk) note_change(by, "created", "api_key", k.id, {}, out.body);
   out.body["key"] = secret;
   return out;
 }
@@ -402,7 +416,7 @@ bool take_active(const json& body, bool& active, FieldErrors& errors) {
 
 }  // namespace
 
-Management::Created Management::create_user(const json& body) {
+Management::Created Management::create_user(const json& body, const ChangeActor& by) {
   Created out;
   if (!body.is_object()) {
     out.errors.push_back({"body", "invalid_type", "must be a JSON object"});
@@ -458,11 +472,12 @@ Management::Created Management::create_user(const json& body) {
   u.created_at_ms = clock_.now_ms();
   out.status = store_.insert_user(u);
   out.body = user_to_json(u);
+  if (out.status == StoreStatus::kOk) note_change(by, "created", "user", u.id, {}, out.body, true);
   return out;
 }
 
 Management::Created Management::update_user(const std::string& id, const json& body,
-                                            const IfMatch& if_match) {
+                                            const IfMatch& if_match, const ChangeActor& by) {
   Created out;
   if (!body.is_object()) {
     out.errors.push_back({"body", "invalid_type", "must be a JSON object"});
@@ -481,7 +496,7 @@ Management::Created Management::update_user(const std::string& id, const json& b
     out.status = StoreStatus::kUnavailable;
     return out;
   }
-  return change_record<User>(
+  out = change_record<User>(
       if_match, [&] { return store_.get_user(id); },
       [&](User& u, FieldErrors&) {
         if (new_name) u.name = patch.name;
@@ -490,9 +505,13 @@ Management::Created Management::update_user(const std::string& id, const json& b
       },
       // Inactive, or with a new password, its sessions end with the change.
       [&](User& u) { return store_.update_user(u); }, user_to_json);
+  if (out.status == StoreStatus::kOk)
+    note_change(by, "updated", "user", id, out.before, out.body, new_password);
+  return out;
 }
 
-Management::Created Management::revoke_api_key(const std::string& id, const IfMatch& if_match) {
+Management::Created Management::revoke_api_key(const std::string& id, const IfMatch& if_match,
+                                               const ChangeActor& by) {
   Created out;
   const Lookup<ApiKey> found = store_.get_api_key(id);
   if (!found.value) {
@@ -523,6 +542,8 @@ Management::Created Management::revoke_api_key(const std::string& id, const IfMa
   const ApiKey& k = revoked.value ? *revoked.value : *found.value;
   out.body = api_key_to_json(k);
   out.version = k.version;
+  // A key revoked before changes nothing, and so is not noted again.
+  note_change(by, "revoked", "api_key", id, api_key_to_json(*found.value), out.body);
   return out;
 }
 
@@ -557,7 +578,8 @@ Management::Bootstrap Management::ensure_bootstrap_operator(const std::string& e
 }
 
 Management::Created Management::change_password(const User& user, const json& new_password,
-                                                const std::string& keep_session_hash) {
+                                                const std::string& keep_session_hash,
+                                                const ChangeActor& by) {
   Created out;
   std::string hash;
   const bool hashed = take_password(json{{"password", new_password}}, true, hash, out.errors);
@@ -571,6 +593,10 @@ Management::Created Management::change_password(const User& user, const json& ne
   // disabled the user meanwhile). The other sessions end with the change, in its transaction;
   // the caller's stays.
   out.status = store_.set_user_password(user.id, hash, keep_session_hash);
+  if (out.status == StoreStatus::kOk) {
+    const json view = user_to_json(user);
+    note_change(by, "password_changed", "user", user.id, view, view, true);
+  }
   return out;
 }
 
@@ -591,6 +617,36 @@ Management::Created Management::set_time_zone(const User& user, const json& zone
   out.status = store_.set_user_time_zone(user.id, tz->name());
   out.body = tz->name();
   return out;
+}
+
+void record_change(AuditStore& changes, const Clock& clock, const ChangeActor& by,
+                   std::string_view action, std::string_view kind, std::string_view id,
+                   const json& before, const json& after, bool password) {
+  ChangeEntry e;
+  e.changes = diff_fields(before, after);
+  if (password)
+    e.changes.push_back({"password", before.is_null() ? json() : json("(secret)"), "(secret)"});
+  if (e.changes.empty()) return;  // nothing changed: nothing to note
+  e.at_ms = clock.now_ms();
+  e.id = new_id(kChangePrefix, e.at_ms);
+  e.actor = by;
+  e.action = action;
+  e.object_kind = kind;
+  e.object_id = id;
+  const json& named = after.is_object() ? after : before;
+  if (auto it = named.find("name"); it != named.end() && it->is_string()) e.object_name = *it;
+  if (const StoreStatus s = changes.append_change(e); s != StoreStatus::kOk) {
+    static prometheus::Counter& unwritten = prometheus::BuildCounter()
+                                                .Name("leadflow_change_log_unwritten_total")
+                                                .Help(
+                                                    "Changes of account records made but not "
+                                                    "written to the change log (store failure)")
+                                                .Register(*metrics_registry())
+                                                .Add({});
+    unwritten.Increment();
+    log(LogLevel::kError, "change_log_unwritten",
+        {{"object_kind", e.object_kind}, {"object_id", e.object_id}, {"action", e.action}});
+  }
 }
 
 StoreStatus Management::ensure_bootstrap_key(const std::string& secret) {

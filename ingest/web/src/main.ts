@@ -9,6 +9,7 @@ import { leadPage, leadsPage } from './pages/leads';
 import { buyerEditPage, buyersPage } from './pages/buyers';
 import { campaignsPage } from './pages/campaigns';
 import { campaignSpecPage } from './pages/campaign_spec';
+import { changeLogPage } from './pages/change_log';
 import { reportsPage } from './pages/reports';
 import { apiKeysPage, passwordPage, usersPage } from './pages/settings';
 import { twoFactorPage } from './pages/two_factor';
@@ -40,6 +41,7 @@ const pages: Entry[] = [
   { pattern: '/reports', page: reportsPage, title: 'Reports' },
   { pattern: '/settings/api-keys', page: apiKeysPage, title: 'API keys' },
   { pattern: '/settings/users', page: usersPage, title: 'Users', operatorOnly: true },
+  { pattern: '/change-log', page: changeLogPage, title: 'Change log', operatorOnly: true },
   { pattern: '/settings/password', page: passwordPage, title: 'Password' },
   { pattern: ENROL, page: twoFactorPage, title: 'Two-factor sign-in' },
   { pattern: '/settings/time-zone', page: timeZonePage, title: 'Time zone' },
@@ -89,6 +91,7 @@ function nav(u: User): HTMLElement {
   if (isOperator(u)) items.push(['/buyers', 'Buyers']);
   if (u.account !== 'buyer') items.push(['/campaigns', 'Campaigns']);
   items.push(['/reports', 'Reports']);
+  if (isOperator(u)) items.push(['/change-log', 'Change log']);
   items.push(['/settings', 'Settings']);
   const current = (p: string) => (p === '/' ? here === '/' : here === p || here.startsWith(p + '/'));
   return h(

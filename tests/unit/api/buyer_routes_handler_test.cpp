@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "buyer_routes.hpp"
+#include "fake_change_log.hpp"
 #include "fake_money_ports.hpp"
 #include "leadflow/api/http_util.hpp"
 #include "leadflow/http/parser.hpp"
@@ -67,7 +68,9 @@ class BuyerHandler : public ::testing::Test {
   BuyerVisibilityCache visibility{store, clock};
   // Private addresses allowed, as in a test installation: the buyers' example hosts are never
   // resolved (a unit test uses no network).
-  BuyerPorts ports{store, store, rollups, verticals, clock, true, visibility};
+  testing::FakeChangeLog changes;
+  BuyerPorts ports{store, store, rollups, verticals, clock, true, visibility, changes};
+  const ChangeActor by{"us_operator", "Olga", "dashboard"};
 
   static http::Request request(const std::string& method, const std::string& target,
                                const std::string& body = "",
@@ -81,7 +84,7 @@ class BuyerHandler : public ::testing::Test {
   }
   http::Response create(const json& body) {
     http::Response res;
-    answer_buyer_create(ports, request("POST", "/v1/buyers", body.dump()), res);
+    answer_buyer_create(ports, by, request("POST", "/v1/buyers", body.dump()), res);
     return res;
   }
   http::Response read(const std::string& id) {
@@ -98,7 +101,8 @@ class BuyerHandler : public ::testing::Test {
     std::string headers = "Content-Type: application/json\r\n";
     if (!if_match.empty()) headers += "If-Match: " + if_match + "\r\n";
     http::Response res;
-    answer_buyer_update(ports, id, request("PUT", "/v1/buyers/" + id, body.dump(), headers), res);
+    answer_buyer_update(ports, by, id, request("PUT", "/v1/buyers/" + id, body.dump(), headers),
+                        res);
     return res;
   }
   std::string made(const std::string& name = "Acme") {
@@ -139,13 +143,13 @@ TEST_F(BuyerHandler, RefusesABadBuyerNamingEachField) {
   BuyerPorts public_only = ports;
   public_only.allow_private_buyers = false;
   http::Response refused;
-  answer_buyer_create(public_only, request("POST", "/v1/buyers", private_url.dump()), refused);
+  answer_buyer_create(public_only, by, request("POST", "/v1/buyers", private_url.dump()), refused);
   EXPECT_EQ(refused.status, 400);
   EXPECT_EQ(fields_of(refused),
             (std::vector<std::string>{"delivery.ping_url", "delivery.post_url"}));
   http::Response not_json;
   answer_buyer_create(
-      ports, request("POST", "/v1/buyers", "name=x", "Content-Type: text/plain\r\n"), not_json);
+      ports, by, request("POST", "/v1/buyers", "name=x", "Content-Type: text/plain\r\n"), not_json);
   EXPECT_EQ(not_json.status, 415);
   EXPECT_TRUE(store.buyers.empty());
 }
@@ -230,6 +234,27 @@ TEST_F(BuyerHandler, ChangesTheFieldsTheBodyNamesAtTheNextVersion) {
   EXPECT_EQ(store.buyers[id].verticals, std::vector<std::string>{"auto_insurance"});
 }
 
+TEST_F(BuyerHandler, NotesEachBuyerMadeOrChangedInTheChangeLogByItsActor) {
+  const std::string id = made();
+  ASSERT_EQ(changes.entries.size(), 1u);
+  EXPECT_EQ(changes.entries[0].action, "created");
+  EXPECT_EQ(changes.entries[0].object_id, id);
+  ASSERT_EQ(update(id, {{"name", "Renamed"}}).status, 200);
+  ASSERT_EQ(update(id, {{"name", "Renamed"}}).status, 200);  // changes nothing: not noted
+  EXPECT_EQ(update(id, {{"verticals", {"moon_rentals"}}}).status, 400);  // refused: not noted
+  ASSERT_EQ(changes.entries.size(), 2u);
+  const ChangeEntry& e = changes.entries[1];
+  EXPECT_EQ(e.action, "updated");
+  EXPECT_EQ(e.object_kind, "buyer");
+  EXPECT_EQ(e.object_name, "Renamed");
+  EXPECT_EQ(e.actor.id, "us_operator");
+  EXPECT_EQ(e.actor.surface, "dashboard");
+  ASSERT_EQ(e.changes.size(), 1u);
+  EXPECT_EQ(e.changes[0].field, "name");
+  EXPECT_EQ(e.changes[0].before, "Acme");
+  EXPECT_EQ(e.changes[0].after, "Renamed");
+}
+
 TEST_F(BuyerHandler, AChangeIsShownAtOnceToTheBuyersOwnReads) {
   const std::string id = made();
   EXPECT_FALSE(visibility.shows_seller_names(id));  // kept for a second
@@ -250,7 +275,7 @@ TEST_F(BuyerHandler, RefusesAChangeByWhatStoppedIt) {
   EXPECT_EQ(update(id, {{"name", "X"}}).status, 409);
   EXPECT_GT(store.buyer_updates, 1);  // the change was tried again on what others wrote
   http::Response not_json;
-  answer_buyer_update(ports, id, request("PUT", "/v1/buyers/" + id, "x", ""), not_json);
+  answer_buyer_update(ports, by, id, request("PUT", "/v1/buyers/" + id, "x", ""), not_json);
   EXPECT_EQ(not_json.status, 415);
   EXPECT_EQ(store.buyers[id].name, "Acme");
 }

@@ -111,7 +111,7 @@ class ConsoleHandler : public ::testing::Test {
   ManualClock clock{SystemTime{std::chrono::milliseconds{kNow}}};
   FakeStore store{clock};
   VerticalRegistry verticals = VerticalRegistry::defaults();
-  Management management{store, verticals, clock};
+  Management management{store, verticals, clock, store};
   SignInLimits logins{clock};
   User user;
   SignedIn current;  // what the session lookup finds: nothing until sign_in_as

@@ -132,7 +132,7 @@ class TwoFactorHandler : public ::testing::Test {
   ManualClock clock{SystemTime{std::chrono::milliseconds{kNow}}};
   FakeStore store{clock};
   VerticalRegistry verticals = VerticalRegistry::defaults();
-  Management management{store, verticals, clock};
+  Management management{store, verticals, clock, store};
   SignInLimits logins{clock};
   User user;
   SignedIn current;

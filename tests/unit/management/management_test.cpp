@@ -34,7 +34,7 @@ class ManagementTest : public ::testing::Test {
   ManualClock clock;
   testing::FakeStore store{clock};
   VerticalRegistry verticals = VerticalRegistry::defaults();
-  Management management{store, verticals, clock};
+  Management management{store, verticals, clock, store};
   std::string seller_id;
 };
 

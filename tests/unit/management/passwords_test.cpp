@@ -80,7 +80,7 @@ class UserManagementTest : public ::testing::Test {
   ManualClock clock;
   testing::FakeStore store{clock};
   VerticalRegistry verticals = VerticalRegistry::defaults();
-  Management management{store, verticals, clock};
+  Management management{store, verticals, clock, store};
 };
 
 TEST_F(UserManagementTest, CreatesAUserWithAHashedPasswordAndALowerCaseEmail) {

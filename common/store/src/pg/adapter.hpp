@@ -286,6 +286,11 @@ class PgStore final : public Store, private PgCalls {
   std::vector<Buyer> list_buyers(const BuyerQuery& bq) override;
   std::int64_t buyers_version() override;
 
+  // --- the change log (audit.cpp) ----------------------------------------------------------------
+
+  StoreStatus append_change(const ChangeEntry& e) override;
+  std::optional<std::vector<ChangeEntry>> list_changes(const ChangeQuery& q) override;
+
   // --- leads ------------------------------------------------------------------------------------
 
   using IntakeStore::insert_leads;

@@ -683,6 +683,30 @@ CREATE INDEX leads_by_phone_key ON leads (phone_key);
     {20, R"sql(
 ALTER TABLE users ADD COLUMN time_zone TEXT NOT NULL DEFAULT 'UTC';
 )sql"},
+    // The change log (docs/security.md): who changed which account record, when, from what to
+    // what. Append-only: the triggers refuse any change or removal of an entry. `search` is the
+    // lower-cased ids and names the q filter matches, written by the adapter as given.
+    {21, R"sql(
+CREATE TABLE change_log (
+  id           TEXT PRIMARY KEY,
+  at_ms        INTEGER NOT NULL,
+  actor_id     TEXT NOT NULL,
+  actor_name   TEXT NOT NULL,
+  surface      TEXT NOT NULL,
+  action       TEXT NOT NULL,
+  object_kind  TEXT NOT NULL,
+  object_id    TEXT NOT NULL,
+  object_name  TEXT NOT NULL,
+  changes      TEXT NOT NULL,
+  search       TEXT NOT NULL
+);
+CREATE INDEX change_log_by_object ON change_log (object_kind, object_id);
+CREATE INDEX change_log_by_actor ON change_log (actor_id, id);
+CREATE TRIGGER change_log_no_update BEFORE UPDATE ON change_log
+BEGIN SELECT RAISE(ABORT, 'the change log is append-only'); END;
+CREATE TRIGGER change_log_no_delete BEFORE DELETE ON change_log
+BEGIN SELECT RAISE(ABORT, 'the change log is append-only'); END;
+)sql"},
 };
 
 }  // namespace

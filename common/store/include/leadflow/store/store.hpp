@@ -6,6 +6,7 @@
 
 #include "leadflow/store/accounts.hpp"
 #include "leadflow/store/announcements.hpp"
+#include "leadflow/store/audit.hpp"
 #include "leadflow/store/distribution.hpp"
 #include "leadflow/store/intake.hpp"
 #include "leadflow/store/limits.hpp"
@@ -28,7 +29,8 @@ class Store : public AccountsStore,
               public MoneyStore,
               public ReportingStore,
               public LimitsStore,
-              public AnnouncementStore {
+              public AnnouncementStore,
+              public AuditStore {
  public:
   virtual ~Store() = default;
   /// Applies pending versioned migrations. Idempotent; safe to call at every start.

@@ -26,6 +26,7 @@
 #include "leadflow/outcomes/outcomes.hpp"
 #include "leadflow/queue/queue.hpp"
 #include "leadflow/store/accounts.hpp"
+#include "leadflow/store/audit.hpp"
 #include "leadflow/store/distribution.hpp"
 #include "leadflow/store/intake.hpp"
 #include "leadflow/store/money.hpp"
@@ -119,6 +120,7 @@ struct IngestContext {
   MoneyStore& money;                // returns, settlements, the ledger
   ReportingStore& reporting;        // the rollups reports read
   DistributionStore& distribution;  // the post intents a settlement reads
+  AuditStore& changes;              // the change log of the records above (buyers' written here)
   QueueProducer& producer;
   Topics topics;
   OutcomeWaiters& waiters;

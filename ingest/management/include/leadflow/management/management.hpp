@@ -10,9 +10,11 @@
 
 #include "leadflow/base/clock.hpp"
 #include "leadflow/domain/accounts.hpp"
+#include "leadflow/domain/change_log.hpp"
 #include "leadflow/domain/field_error.hpp"
 #include "leadflow/domain/verticals.hpp"
 #include "leadflow/store/accounts.hpp"
+#include "leadflow/store/audit.hpp"
 
 namespace leadflow {
 
@@ -21,6 +23,17 @@ std::string normalise_email(std::string_view email);
 /// Whether `email` (normalised) looks like an address: one @, a dotted domain, no blanks or
 /// control characters, at most 254 bytes.
 bool plausible_email(std::string_view email);
+
+/// Appends a change of an account record to the change log `changes`: the fields of `before` and
+/// `after` (the records' views, never a secret: diff_fields) that differ, and "password" marked
+/// "(secret)" when `password` changed. An update that changed no field is not written. The
+/// change itself is made already (this is called right after it, not in its transaction): when
+/// the log cannot be written, it is logged ("change_log_unwritten") and counted in
+/// leadflow_change_log_unwritten_total, and the change stands.
+void record_change(AuditStore& changes, const Clock& clock, const ChangeActor& by,
+                   std::string_view action, std::string_view kind, std::string_view id,
+                   const nlohmann::json& before, const nlohmann::json& after,
+                   bool password = false);
 
 /// What a change asks of the version of the record it changes (a request's If-Match,
 /// docs/versions.md): nothing (no If-Match, or "*": any existing record), or one of `versions`.
@@ -38,12 +51,14 @@ struct IfMatch {
 inline constexpr int kChangeAttempts = 8;
 
 /// Creating sellers, campaigns, API keys and dashboard users: shared by the /v1 management
-/// endpoints and leadflow-admin, so both apply the same rules. Thread-safe (stateless over the
-/// store).
+/// endpoints and leadflow-admin, so both apply the same rules. Every change it makes is written
+/// to the change log (`changes`) right after the change itself, naming `by`, the actor.
+/// Thread-safe (stateless over the store).
 class Management {
  public:
-  Management(AccountsStore& store, const VerticalRegistry& verticals, const Clock& clock)
-      : store_(store), verticals_(verticals), clock_(clock) {}
+  Management(AccountsStore& store, const VerticalRegistry& verticals, const Clock& clock,
+             AuditStore& changes)
+      : store_(store), verticals_(verticals), clock_(clock), changes_(changes) {}
 
   struct Created {
     StoreStatus status = StoreStatus::kOk;
@@ -54,11 +69,20 @@ class Management {
     /// kConflict: the record is not at a version the IfMatch allows (`stale`, a 412), or others
     /// kept changing it for kChangeAttempts tries (not `stale`, a 409).
     bool stale = false;
+    /// After a change: the record's view as it was read before it (null after a creation).
+    nlohmann::json before;
   };
+
+  /// record_change on this Management's change log and clock.
+  void note_change(const ChangeActor& by, std::string_view action, std::string_view kind,
+                   std::string_view id, const nlohmann::json& before, const nlohmann::json& after,
+                   bool password = false) {
+    record_change(changes_, clock_, by, action, kind, id, before, after, password);
+  }
 
   /// {"name", "status", "payout": {"model": "revshare"|"fixed", "value"}} (default 70%
   /// revshare): the payout rule of the seller's Surface A leads.
-  Created create_seller(const nlohmann::json& body);
+  Created create_seller(const nlohmann::json& body, const ChangeActor& by = {});
   /// PUT: replaces the fields the body names ("name", "status", "payout") and keeps the rest;
   /// kNotFound when there is no such seller. A new payout rule prices the sales made after it.
   /// Every update below changes the record only at a version `if_match` allows, and writes it
@@ -66,33 +90,34 @@ class Management {
   /// version, it applies the body again to the record as it then is, so the fields the body
   /// does not name keep what others wrote meanwhile.
   Created update_seller(const std::string& id, const nlohmann::json& body,
-                        const IfMatch& if_match = {});
+                        const IfMatch& if_match = {}, const ChangeActor& by = {});
   /// {"seller_id", "name", "vertical", "status", "mode", "sync_timeout_ms",
   ///  "rate_limit_per_minute", "payout": {"model": "revshare"|"fixed", "value"}}.
-  Created create_campaign(const nlohmann::json& body);
+  Created create_campaign(const nlohmann::json& body, const ChangeActor& by = {});
   /// PUT: replaces the fields the body names ("name", "status", "mode", "sync_timeout_ms",
   /// "rate_limit_per_minute", "payout"), checked as create_campaign checks them, and keeps the
   /// rest. "seller_id", "vertical", "campaign_id", "created_at" and "campaign_key_hint" may be
   /// sent back as they read; a different value, or any "campaign_key", is a field error
   /// (code "read_only"). kNotFound when there is no such campaign.
   Created update_campaign(const std::string& id, const nlohmann::json& body,
-                          const IfMatch& if_match = {});
+                          const IfMatch& if_match = {}, const ChangeActor& by = {});
   /// {"name", "seller_id" or "buyer_id" (neither for an operator key), "plan", "scopes": [...]}.
   /// Seller keys may hold leads:write, leads:read and reports:read only; buyer keys leads:read,
   /// returns:write and reports:read (all three by default).
-  Created create_api_key(const nlohmann::json& body);
+  Created create_api_key(const nlohmann::json& body, const ChangeActor& by = {});
   /// A dashboard user: {"email", "name", "password", "account": "operator"|"seller"|"buyer",
   /// "seller_id" (seller) or "buyer_id" (buyer), "active" (default true)}. The e-mail is kept in
   /// lower case and must be new; the password (passwords::problem_with) is kept only as its
   /// Argon2id hash. The body is the user, never the password or its hash.
-  Created create_user(const nlohmann::json& body);
+  Created create_user(const nlohmann::json& body, const ChangeActor& by = {});
   /// PUT: "name", "active", "password", each optional; kNotFound when there is no such user.
   /// Making a user inactive or giving it a new password ends its sessions.
   Created update_user(const std::string& id, const nlohmann::json& body,
-                      const IfMatch& if_match = {});
+                      const IfMatch& if_match = {}, const ChangeActor& by = {});
   /// Revokes an API key at a version `if_match` allows (kConflict + `stale` when it is not);
   /// revoking a revoked key is kOk. `body` is the key as revoked.
-  Created revoke_api_key(const std::string& id, const IfMatch& if_match = {});
+  Created revoke_api_key(const std::string& id, const IfMatch& if_match = {},
+                         const ChangeActor& by = {});
   /// Makes sure an operator key with every scope and the enterprise plan exists whose secret is
   /// exactly `secret` (LEADFLOW_BOOTSTRAP_KEY). Idempotent.
   StoreStatus ensure_bootstrap_key(const std::string& secret);
@@ -111,7 +136,7 @@ class Management {
   /// Only the hash is written: nothing else of the `user` read before (its active flag above
   /// all) is written back; a user disabled meanwhile stays disabled (kNotFound).
   Created change_password(const User& user, const nlohmann::json& new_password,
-                          const std::string& keep_session_hash);
+                          const std::string& keep_session_hash, const ChangeActor& by = {});
   /// Sets a user's own time zone (PUT /v1/session/time-zone): `zone` must be an IANA name the
   /// zone database knows (TimeZone, docs/time-zones.md), else an error naming `time_zone`. Only
   /// the zone is written; a user disabled meanwhile stays disabled (kNotFound). `body` is the
@@ -122,6 +147,7 @@ class Management {
   AccountsStore& store_;
   const VerticalRegistry& verticals_;
   const Clock& clock_;
+  AuditStore& changes_;
 };
 
 /// A read that answers only "found" or "not" (get_seller, get_campaign, get_buyer) as a Lookup.
@@ -160,6 +186,7 @@ Management::Created change_record(const IfMatch& if_match, Read&& read, Apply&& 
     out.status = write(record);
     if (out.status == StoreStatus::kConflict) continue;
     if (out.status == StoreStatus::kOk) {
+      out.before = view(*found.value);
       out.body = view(record);
       out.version = record.version;
     }
