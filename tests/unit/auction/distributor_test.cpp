@@ -820,7 +820,7 @@ TEST_F(DistributorTest, AttemptsKeepTheirTierInTheStoreAndTheLeadView) {
   const std::vector<OutcomeRecord> outcome{{lead.id, d}};
   ASSERT_EQ(store_.record_outcomes(outcome), std::vector<StoreStatus>{StoreStatus::kOk});
 
-  const auto stored = store_.get_lead(lead.id);
+  const auto stored = store_.get_lead(lead.id).value;
   ASSERT_TRUE(stored);
   EXPECT_EQ(tiers_of(stored->distribution), tiers_of(d));
   const json view = lead_record_to_json(*stored, /*with_attempts=*/true);

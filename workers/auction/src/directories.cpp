@@ -19,7 +19,7 @@ std::shared_ptr<const std::vector<Buyer>> BuyerDirectory::snapshot() {
   BuyerQuery q;
   q.limit = 1000;
   for (;;) {
-    auto page = store_.list_buyers(q);
+    auto page = store_.list_buyers(q).value_or(std::vector<Buyer>{});
     for (auto& b : page) fresh->push_back(std::move(b));
     if (static_cast<int>(page.size()) < q.limit) break;
     q.after_id = fresh->back().id;
