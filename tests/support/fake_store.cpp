@@ -43,6 +43,11 @@ void FakeStore::fail_next_lookups(int n) {
   failing_lookups_ = n;
 }
 
+void FakeStore::fail_next_buyer_lists(int n) {
+  std::lock_guard lock(mu_);
+  failing_buyer_lists_ = n;
+}
+
 void FakeStore::hold_calls() {
   std::lock_guard lock(mu_);
   held_ = true;
@@ -218,7 +223,16 @@ Lookup<Buyer> FakeStore::get_buyer(std::string_view id) {
   return down() ? Lookup<Buyer>{} : real_->get_buyer(id);
 }
 std::optional<std::vector<Buyer>> FakeStore::list_buyers(const BuyerQuery& q) {
-  return down() ? std::nullopt : real_->list_buyers(q);
+  if (down()) return std::nullopt;
+  {
+    std::lock_guard lock(mu_);
+    if (failing_buyer_lists_ > 0) {
+      --failing_buyer_lists_;
+      ++unavailable_calls_;
+      return std::nullopt;
+    }
+  }
+  return real_->list_buyers(q);
 }
 std::int64_t FakeStore::buyers_version() { return down() ? -1 : real_->buyers_version(); }
 

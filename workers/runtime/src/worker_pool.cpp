@@ -134,7 +134,9 @@ void WorkerPool::collect(std::vector<prometheus::MetricFamily>& families) {
       "Records of the partition the worker group has not finished (end minus committed offset)",
       lag));
   std::vector<GaugeSample> paused;
-  for (const Buyer& b : *buyers_->snapshot()) {
+  static const std::vector<Buyer> kNone;
+  const auto buyers = buyers_->snapshot();  // nullptr: never listed yet
+  for (const Buyer& b : buyers ? *buyers : kNone) {
     if (!b.active) continue;
     const double value = distributor_->buyer_paused(b.id) ? 1 : 0;
     for (const auto& v : b.verticals)
