@@ -271,7 +271,9 @@ int main(int argc, char** argv) {
     json out = json::array();
     leadflow::BuyerQuery q;
     q.limit = 1000;
-    for (const auto& b : store->list_buyers(q)) out.push_back(leadflow::buyer_to_json(b, true));
+    const auto buyers = store->list_buyers(q);
+    if (!buyers) return fail("the store could not list the buyers");
+    for (const auto& b : *buyers) out.push_back(leadflow::buyer_to_json(b, true));
     print(out);
     return 0;
   }

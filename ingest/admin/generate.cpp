@@ -471,7 +471,12 @@ std::optional<GenerateSummary> generate(Store& store, const GenerateOptions& o,
   {
     LeadQuery any;
     any.limit = 1;
-    if (!store.list_leads(any).empty()) {
+    const auto some = store.list_leads(any);
+    if (!some) {
+      error = "the store could not be read: nothing was generated";
+      return std::nullopt;
+    }
+    if (!some->empty()) {
       error = "the store already holds leads: generate writes into a store without any";
       return std::nullopt;
     }

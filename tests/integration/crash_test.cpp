@@ -230,7 +230,7 @@ TEST(Crash, Kill9LosesNoAcknowledgedLeadAndSellsNoneTwice) {
     std::uint64_t sale_rows = 0;
     int shared_leads = 0;
     for (const auto& id : sold) {
-      const auto lead = store->get_lead(id);
+      const auto lead = store->get_lead(id).value;
       ASSERT_TRUE(lead);
       const auto& sales = lead->distribution.sales;
       sales_of[id] = sales.size();

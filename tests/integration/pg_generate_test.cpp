@@ -106,9 +106,9 @@ std::vector<LeadRecord> all_leads(Store& store) {
   LeadQuery q;
   q.limit = 100;
   for (;;) {
-    const auto page = store.list_leads(q);
+    const auto page = store.list_leads(q).value();
     for (const auto& r : page) {
-      auto full = store.get_lead(r.lead.id);
+      auto full = store.get_lead(r.lead.id).value;
       EXPECT_TRUE(full.has_value()) << r.lead.id;
       if (full) out.push_back(std::move(*full));
     }

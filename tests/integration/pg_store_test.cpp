@@ -314,13 +314,28 @@ TEST_F(PgStore, RecoversByItselfAfterItsConnectionsAreKilled) {
   EXPECT_LT(failures_before_success(
                 [&] { return store_->insert_leads(std::vector<Lead>{l}).size() == 1; }),
             3);
-  EXPECT_EQ(store_->get_lead(l.id)->distribution.status, DeliveryStatus::kPending);
+  EXPECT_EQ(store_->get_lead(l.id).value->distribution.status, DeliveryStatus::kPending);
   EXPECT_EQ(store_->list_sellers().size(), 21u);
 }
 
 TEST_F(PgStore, AnswersQuicklyWhileTheDatabaseIsUnreachableAndRecoversAfter) {
   const Seller s = seller("Outage");
   ASSERT_EQ(store_->insert_seller(s), StoreStatus::kOk);
+  const Lead l = lead();
+  ASSERT_EQ(store_->insert_leads(std::vector<Lead>{l}).size(), 1u);
+  Buyer b;
+  b.id = new_id(kBuyerPrefix, kT0);
+  b.name = "Outage buyer";
+  b.active = true;
+  b.verticals = {"solar"};
+  b.mode = DeliveryMode::kPingPost;
+  b.ping_url = "https://buyer.example.com/ping";
+  b.post_url = "https://buyer.example.com/post";
+  b.timeout_ms = 800;
+  b.pricing = PricingModel::kBid;
+  b.min_bid = 500;
+  b.created_at_ms = b.updated_at_ms = kT0;
+  ASSERT_EQ(store_->insert_buyer(b), StoreStatus::kOk);
   allow_connections(false);
   kill_connections();
 
@@ -329,6 +344,12 @@ TEST_F(PgStore, AnswersQuicklyWhileTheDatabaseIsUnreachableAndRecoversAfter) {
   EXPECT_FALSE(store_->get_seller(s.id).has_value());
   EXPECT_TRUE(store_->list_sellers().empty());
   EXPECT_EQ(store_->count_sales("by_x", 0), std::nullopt) << "callers fail closed on caps";
+  // The reads of the API's lead and buyer views say "unavailable", never "none" (a 503, not a
+  // 404 or an empty page).
+  EXPECT_EQ(store_->get_lead(l.id).status, StoreStatus::kUnavailable);
+  EXPECT_EQ(store_->list_leads({}), std::nullopt);
+  EXPECT_EQ(store_->get_buyer(b.id).status, StoreStatus::kUnavailable);
+  EXPECT_EQ(store_->list_buyers({}), std::nullopt);
   EXPECT_EQ(store_->buyer_bought_person("by_x", "a@example.com", "", 0), std::nullopt);
   EXPECT_EQ(store_->insert_seller(seller("During")), StoreStatus::kUnavailable);
   EXPECT_TRUE(store_->insert_leads(std::vector<Lead>{lead()}).empty());
@@ -338,6 +359,9 @@ TEST_F(PgStore, AnswersQuicklyWhileTheDatabaseIsUnreachableAndRecoversAfter) {
   allow_connections(true);
   EXPECT_LT(failures_before_success([&] { return store_->healthy(); }), 2);
   EXPECT_TRUE(store_->get_seller(s.id).has_value());
+  EXPECT_EQ(store_->get_lead(l.id).status, StoreStatus::kOk);
+  EXPECT_EQ(store_->get_buyer(b.id).status, StoreStatus::kOk);
+  EXPECT_EQ(store_->list_buyers({}).value_or(std::vector<Buyer>{}).size(), 1u);
   EXPECT_EQ(store_->insert_seller(seller("After")), StoreStatus::kOk);
 }
 
@@ -673,7 +697,7 @@ std::vector<std::string> money_script(Store& store) {
     log.push_back("return " + r.lead_id + " " + std::to_string(int(got.status)));
   }
   for (const auto& l : leads) {
-    const auto r = store.get_lead(l.id);
+    const auto r = store.get_lead(l.id).value;
     log.push_back(
         "lead " + l.id + " " + std::string(r ? to_string(r->distribution.status) : "missing") +
         " " + (r ? r->distribution.buyer_id : "") + " " +

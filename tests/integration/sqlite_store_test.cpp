@@ -164,7 +164,7 @@ TEST(SqliteStore, DataSurvivesReopeningAndMigratingAgain) {
   auto store = open_store(url, error);
   ASSERT_NE(store, nullptr) << error;
   EXPECT_EQ(store->migrate(), StoreStatus::kOk);
-  const auto got = store->get_lead(lead.id);
+  const auto got = store->get_lead(lead.id).value;
   ASSERT_TRUE(got.has_value());
   EXPECT_EQ(got->distribution.status, DeliveryStatus::kDelivered);
   EXPECT_EQ(store->count_sales("by_x", 0), 1);
@@ -208,7 +208,7 @@ TEST(SqliteStore, TwoStoresOnOneFileShareOneTruth) {
   d.buyer_id = "by_b";
   EXPECT_EQ(b->record_outcomes(std::vector<OutcomeRecord>{{lead.id, d}}),
             std::vector<StoreStatus>{StoreStatus::kConflict});
-  EXPECT_EQ(b->get_lead(lead.id)->distribution.buyer_id, "by_a");
+  EXPECT_EQ(b->get_lead(lead.id).value->distribution.buyer_id, "by_a");
 }
 
 TEST(SqliteStore, OpenStoreRefusesAFileThatIsNotADatabase) {

@@ -93,7 +93,7 @@ TEST(WorkerRetry, AThrowingAuctionIsRetriedThenRecordedFailedAndDeadLettered) {
   auto final_status = [&](const std::string& id) -> std::optional<LeadRecord> {
     const auto deadline = std::chrono::steady_clock::now() + 30s;
     while (std::chrono::steady_clock::now() < deadline) {
-      auto r = store->get_lead(id);
+      auto r = store->get_lead(id).value;
       if (r && is_final(r->distribution.status)) return r;
       std::this_thread::sleep_for(50ms);
     }

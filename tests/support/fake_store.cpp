@@ -43,6 +43,11 @@ void FakeStore::fail_next_lookups(int n) {
   failing_lookups_ = n;
 }
 
+void FakeStore::fail_next_buyer_lists(int n) {
+  std::lock_guard lock(mu_);
+  failing_buyer_lists_ = n;
+}
+
 void FakeStore::hold_calls() {
   std::lock_guard lock(mu_);
   held_ = true;
@@ -217,11 +222,20 @@ StoreStatus FakeStore::insert_buyer(const Buyer& b) {
 StoreStatus FakeStore::update_buyer(Buyer& b) {
   return down() ? StoreStatus::kUnavailable : real_->update_buyer(b);
 }
-std::optional<Buyer> FakeStore::get_buyer(std::string_view id) {
-  return down() ? std::nullopt : real_->get_buyer(id);
+Lookup<Buyer> FakeStore::get_buyer(std::string_view id) {
+  return down() ? Lookup<Buyer>{} : real_->get_buyer(id);
 }
-std::vector<Buyer> FakeStore::list_buyers(const BuyerQuery& q) {
-  return down() ? std::vector<Buyer>{} : real_->list_buyers(q);
+std::optional<std::vector<Buyer>> FakeStore::list_buyers(const BuyerQuery& q) {
+  if (down()) return std::nullopt;
+  {
+    std::lock_guard lock(mu_);
+    if (failing_buyer_lists_ > 0) {
+      --failing_buyer_lists_;
+      ++unavailable_calls_;
+      return std::nullopt;
+    }
+  }
+  return real_->list_buyers(q);
 }
 std::int64_t FakeStore::buyers_version() { return down() ? -1 : real_->buyers_version(); }
 StoreStatus FakeStore::append_change(const ChangeEntry& e) {
@@ -236,11 +250,11 @@ std::vector<LeadInsertResult> FakeStore::insert_leads(std::span<const Lead> lead
                                                       std::span<const SearchKeys> keys) {
   return down() ? std::vector<LeadInsertResult>{} : real_->insert_leads(leads, keys);
 }
-std::optional<LeadRecord> FakeStore::get_lead(std::string_view id) {
-  return down() ? std::nullopt : real_->get_lead(id);
+Lookup<LeadRecord> FakeStore::get_lead(std::string_view id) {
+  return down() ? Lookup<LeadRecord>{} : real_->get_lead(id);
 }
-std::vector<LeadRecord> FakeStore::list_leads(const LeadQuery& q) {
-  return down() ? std::vector<LeadRecord>{} : real_->list_leads(q);
+std::optional<std::vector<LeadRecord>> FakeStore::list_leads(const LeadQuery& q) {
+  return down() ? std::nullopt : real_->list_leads(q);
 }
 std::string FakeStore::find_duplicate(std::string_view vertical, std::string_view email,
                                       std::string_view phone, std::int64_t since_ms,

@@ -23,6 +23,8 @@ namespace leadflow::testing {
 ///   - fail_next_lookups(n): the next n lookups (campaign key, API key, post intent) answer
 ///   kUnavailable
 ///     while healthy() stays true (the server came back right after the failed call);
+///   - fail_next_buyer_lists(n): the next n list_buyers calls answer nullopt (the store could not
+///     say) while every other call is answered;
 ///   - unavailable_for(d): every call fails as the adapters fail with the server gone (empty
 ///     results, kUnavailable, nullopt) until `clock` has moved on by `d`;
 ///   - hold_calls() ... release_calls(): every call waits in between (a store slow to answer).
@@ -40,6 +42,7 @@ class FakeStore final : public Store {
   void refuse_reservations(const std::string& buyer_id);
   void unavailable_for(std::chrono::milliseconds d);
   void fail_next_lookups(int n);
+  void fail_next_buyer_lists(int n);
   void hold_calls();
   void release_calls();
 
@@ -98,8 +101,8 @@ class FakeStore final : public Store {
 
   StoreStatus insert_buyer(const Buyer& b) override;
   StoreStatus update_buyer(Buyer& b) override;
-  std::optional<Buyer> get_buyer(std::string_view id) override;
-  std::vector<Buyer> list_buyers(const BuyerQuery& q) override;
+  Lookup<Buyer> get_buyer(std::string_view id) override;
+  std::optional<std::vector<Buyer>> list_buyers(const BuyerQuery& q) override;
   std::int64_t buyers_version() override;
   StoreStatus append_change(const ChangeEntry& e) override;
   std::optional<std::vector<ChangeEntry>> list_changes(const ChangeQuery& q) override;
@@ -107,8 +110,8 @@ class FakeStore final : public Store {
   using IntakeStore::insert_leads;
   std::vector<LeadInsertResult> insert_leads(std::span<const Lead> leads,
                                              std::span<const SearchKeys> keys) override;
-  std::optional<LeadRecord> get_lead(std::string_view id) override;
-  std::vector<LeadRecord> list_leads(const LeadQuery& q) override;
+  Lookup<LeadRecord> get_lead(std::string_view id) override;
+  std::optional<std::vector<LeadRecord>> list_leads(const LeadQuery& q) override;
   std::string find_duplicate(std::string_view vertical, std::string_view email,
                              std::string_view phone, std::int64_t since_ms,
                              std::string_view lead_id) override;
@@ -164,6 +167,7 @@ class FakeStore final : public Store {
   bool held_ = false;
   int failing_intents_ = 0;
   int failing_lookups_ = 0;
+  int failing_buyer_lists_ = 0;
   std::set<std::string> refused_reservations_;
   SteadyTime down_until_{};
   int intents_written_ = 0;

@@ -218,7 +218,7 @@ std::vector<std::string> ScaleOut::not_final_after(const std::set<std::string>& 
   do {
     missing.clear();
     for (const auto& id : ids) {
-      auto r = store_->get_lead(id);
+      auto r = store_->get_lead(id).value;
       if (!r || !is_final(r->distribution.status)) missing.push_back(id);
     }
     if (missing.empty()) break;
@@ -244,7 +244,7 @@ std::vector<std::string> ScaleOut::sold_twice() const {
 std::vector<std::string> ScaleOut::not_delivered(const std::set<std::string>& ids) const {
   std::vector<std::string> out;
   for (const auto& id : ids) {
-    auto r = store_->get_lead(id);
+    auto r = store_->get_lead(id).value;
     if (r && is_final(r->distribution.status) &&
         r->distribution.status != DeliveryStatus::kDelivered)
       out.push_back(id + " (" + std::string(to_string(r->distribution.status)) + ": " +

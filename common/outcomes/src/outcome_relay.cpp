@@ -70,9 +70,10 @@ std::unique_ptr<StoreWatch> listen_for_outcomes(AnnouncementStore& store, Intake
       },
       [&leads, &waiters] {
         for (const std::string& id : waiters.waiting_for()) {
+          // One the store could not read is asked again at the next announcement.
           const auto r = leads.get_lead(id);
-          if (!r || !is_final(r->distribution.status)) continue;
-          const Distribution& d = r->distribution;
+          if (!r.value || !is_final(r.value->distribution.status)) continue;
+          const Distribution& d = r.value->distribution;
           waiters.deliver({id, d.status, d.buyer_id, d.price, d.payout});
         }
       });

@@ -105,7 +105,10 @@ void answer_buyer_create(const BuyerPorts& ports, const ChangeActor& by, const h
 }
 
 void answer_buyer(const BuyerPorts& ports, std::string_view buyer_id, http::Response& res) {
-  auto b = ports.accounts.get_buyer(buyer_id);
+  const Lookup<Buyer> found = ports.accounts.get_buyer(buyer_id);
+  if (found.status == StoreStatus::kUnavailable)
+    return send_problem(res, refusal_for(found.status, StoreStep::kRead));
+  const std::optional<Buyer>& b = found.value;
   if (!b) return http::send_problem(res, 404, "no such buyer");
   json data = buyer_config_view(*b);
   data["returns"] = return_summary(ports, *b);
@@ -119,7 +122,10 @@ void answer_buyer_update(const BuyerPorts& ports, const ChangeActor& by, std::st
                          const http::Request& req, http::Response& res) {
   if (!http::require_json(req, res)) return;
   const std::string id(buyer_id);
-  if (!ports.accounts.get_buyer(id)) return http::send_problem(res, 404, "no such buyer");
+  const StoreStatus exists = ports.accounts.get_buyer(id).status;
+  if (exists == StoreStatus::kUnavailable)
+    return send_problem(res, refusal_for(exists, StoreStep::kWrite));
+  if (exists != StoreStatus::kOk) return http::send_problem(res, 404, "no such buyer");
   auto body = http::parse_body(req, res);
   if (!body) return;
   // `version` is read-only, a figure of the view: a client may send back what it read (the
@@ -134,7 +140,7 @@ void answer_buyer_update(const BuyerPorts& ports, const ChangeActor& by, std::st
   // The body applied to the buyer as it is when written (docs/versions.md): the fields it does
   // not name keep what another change wrote meanwhile.
   const Management::Created changed = change_record<Buyer>(
-      if_match_of(req), [&] { return found_or_not(ports.accounts.get_buyer(id)); },
+      if_match_of(req), [&] { return ports.accounts.get_buyer(id); },
       [&](Buyer& b, FieldErrors& errors) {
         const Buyer base = b;
         b = buyer_from_json(*body, &base, ports.allow_private_buyers, errors);

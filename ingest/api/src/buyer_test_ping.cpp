@@ -91,8 +91,11 @@ void test_ping(IngestContext& ctx, BuyerPinger& pinger, const http::Request& req
     }
     if (!errors.empty()) return http::send_problem(res, 400, "the test ping is invalid", errors);
   }
-  const auto buyer = ctx.accounts.get_buyer(std::string(req.match(1)));
-  if (!buyer) return http::send_problem(res, 404, "no such buyer");
+  const auto found = ctx.accounts.get_buyer(std::string(req.match(1)));
+  if (found.status == StoreStatus::kUnavailable)
+    return send_problem(res, refusal_for(found.status, StoreStep::kRead));
+  if (!found.value) return http::send_problem(res, 404, "no such buyer");
+  const auto& buyer = found.value;
   if (buyer->mode == DeliveryMode::kDirectPost || buyer->ping_url.empty())
     return http::send_problem(res, 409, "direct-post buyers have no ping");
   if (vertical.empty() && !buyer->verticals.empty()) vertical = buyer->verticals.front();

@@ -42,7 +42,7 @@ void ApiKeyCache::used(const std::string& key_hash, std::int64_t at_ms) {
 bool BuyerVisibilityCache::shows_seller_names(const std::string& buyer_id) {
   if (const auto kept = cache_.get(buyer_id)) return *kept;
   // Reading the buyer parses its whole configuration: once a second, not once a request.
-  const auto buyer = store_.get_buyer(buyer_id);
+  const auto buyer = store_.get_buyer(buyer_id).value;
   if (!buyer) return false;
   cache_.put(buyer_id, buyer->show_seller_names);
   return buyer->show_seller_names;

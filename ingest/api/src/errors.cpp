@@ -30,7 +30,8 @@ Refusal refusal_for(StoreStatus status, StoreStep step) {
     case StoreStep::kCheckCampaignKey:
       return {503, "unavailable", "the service cannot check campaign keys right now; retry"};
     case StoreStep::kRead:
-      return {503, "unavailable", "the store cannot be reached; retry"};
+      // A read changes nothing: the client may simply ask again, and is told when.
+      return {503, "unavailable", "the store cannot be reached; retry", true};
   }
   return {503, "unavailable", "the store is unavailable"};
 }

@@ -31,7 +31,7 @@ enum class StoreStep {
   kClaimLead,         // the Idempotency-Key claim of a lead post: nothing was accepted
   kCheckApiKey,       // authenticating a Surface A key
   kCheckCampaignKey,  // authenticating a Surface B campaign key for a lead post
-  kRead,              // reading for an answer (stats, jobs)
+  kRead,              // reading for an answer (leads, buyers, stats, jobs): with Retry-After
 };
 
 /// Why a return of a lead (POST /v1/leads/{id}/return) was not made.

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "errors.hpp"
 #include "leadflow/api/http_util.hpp"
 #include "leadflow/base/ids.hpp"
 #include "leadflow/base/time_format.hpp"
@@ -124,10 +125,16 @@ LeadQuery decode_lead_query(const LeadReadPorts& ports, const Viewer& viewer,
 }  // namespace
 
 // One lead as its reader may see it (leadflow/visibility/projections.hpp): the lead, and its
-// returns, settlements and ledger entries, each projected; another account's lead is a 404.
+// returns, settlements and ledger entries, each projected; another account's lead is a 404. A
+// lead or money the store could not read is a 503: never "no such lead", never a lead shown
+// without its money.
 void answer_lead(const LeadReadPorts& ports, const Viewer& viewer, std::string_view lead_id,
                  http::Response& res) {
-  auto record = is_valid_id(lead_id, kLeadPrefix) ? ports.intake.get_lead(lead_id) : std::nullopt;
+  Lookup<LeadRecord> found{StoreStatus::kNotFound, std::nullopt};
+  if (is_valid_id(lead_id, kLeadPrefix)) found = ports.intake.get_lead(lead_id);
+  if (found.status == StoreStatus::kUnavailable)
+    return send_problem(res, refusal_for(found.status, StoreStep::kRead));
+  const std::optional<LeadRecord>& record = found.value;
   // Another account's lead is a 404: its existence is not theirs to know.
   if (!record || !may_see_lead(viewer, *record)) {
     http::send_problem(res, 404, "no such lead");
@@ -139,7 +146,9 @@ void answer_lead(const LeadReadPorts& ports, const Viewer& viewer, std::string_v
   const DeliveryStatus status = record->distribution.status;
   if (status != DeliveryStatus::kPending && status != DeliveryStatus::kDuplicate &&
       status != DeliveryStatus::kRejected) {
-    const LeadMoney money = ports.money.money_of_lead(lead_id).value_or(LeadMoney{});
+    const std::optional<LeadMoney> read = ports.money.money_of_lead(lead_id);
+    if (!read) return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
+    const LeadMoney& money = *read;
     if (status == DeliveryStatus::kReturned)
       data["returns"] = project_returns(viewer, money.returns, seller_id);
     if (!money.settlements.empty()) {
@@ -168,12 +177,13 @@ void answer_lead_list(const LeadReadPorts& ports, const Viewer& viewer, const ht
   send_page(
       res, q, [&](const LeadQuery& page) { return ports.intake.list_leads(page); },
       [](const LeadRecord& r) { return r.lead.id; },
-      [&viewer, &ports](const LeadRecord& r) {
+      [&viewer, &ports](const LeadRecord& r) -> std::optional<json> {
         if (!viewer.is_buyer()) return project_lead(viewer, r, ports.labels, LeadDetail::kRow);
         // A listed row carries no sales: a buyer's own purchase of a shared lead is read
-        // with the lead.
+        // with the lead (a lead the store cannot read makes the page a 503).
         const auto whole = ports.intake.get_lead(r.lead.id);
-        return project_lead(viewer, whole ? *whole : r, ports.labels, LeadDetail::kRow);
+        if (whole.status == StoreStatus::kUnavailable) return std::nullopt;
+        return project_lead(viewer, whole.value ? *whole.value : r, ports.labels, LeadDetail::kRow);
       });
 }
 

@@ -1,9 +1,11 @@
 #pragma once
 // Private: what Surface A's lists share: their query's checks and one page of rows answered.
 #include <initializer_list>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
+#include "errors.hpp"
 #include "leadflow/api/http_util.hpp"
 #include "leadflow/http/message.hpp"
 #include "leadflow/validation/validation.hpp"
@@ -18,19 +20,35 @@ bool parse_limit(const http::Request& req, int& limit, FieldErrors& errors);
 void unknown_params(const http::Request& req, std::initializer_list<const char*> allowed,
                     FieldErrors& errors);
 
+/// A row's encoding as send_page's `view` gives it: the JSON, or none when a read it needed failed.
+inline nlohmann::json* page_row(nlohmann::json& row) { return &row; }
+inline nlohmann::json* page_row(std::optional<nlohmann::json>& row) {
+  return row ? &*row : nullptr;
+}
+
 /// Answers one page of a list, newest or oldest first as the query says: asks `fetch` for one
 /// row more than the page holds, which tells whether another page follows; `view` encodes a
-/// row, `id_of` names the row the next page's cursor starts after.
+/// row, `id_of` names the row the next page's cursor starts after. A page the store could not
+/// read (`fetch` answers nullopt), or a row whose `view` answers nullopt, is a 503: an outage is
+/// never an empty or shortened page.
 template <typename Query, typename Fetch, typename IdOf, typename View>
 void send_page(http::Response& res, Query q, Fetch fetch, IdOf id_of, View view) {
   using nlohmann::json;
   const int limit = q.limit;
   q.limit = limit + 1;
-  auto rows = fetch(q);
+  auto fetched = fetch(q);
+  if (!fetched) return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
+  auto& rows = *fetched;
   const bool has_more = static_cast<int>(rows.size()) > limit;
   if (has_more) rows.resize(limit);
   json data = json::array();
-  for (const auto& r : rows) data.push_back(view(r));
+  for (const auto& r : rows) {
+    auto encoded = view(r);
+    json* row = page_row(encoded);
+    if (row == nullptr)
+      return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
+    data.push_back(std::move(*row));
+  }
   http::send_json(
       res, 200,
       {{"success", true},

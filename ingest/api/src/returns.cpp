@@ -133,8 +133,10 @@ ReturnDone make_return(const ReturnPorts& ports, const ApiKey& key, const Return
   };
   if (!may_return(key)) return refuse(ReturnRefused::kNotBuyerOrOperator);
   if (!is_valid_id(ask.lead_id, kLeadPrefix)) return refuse(ReturnRefused::kNoSuchLead);
-  const auto record = ports.intake.get_lead(ask.lead_id);
-  if (!record) return refuse(ReturnRefused::kNoSuchLead);
+  const auto found = ports.intake.get_lead(ask.lead_id);
+  if (found.status == StoreStatus::kUnavailable) return refuse(ReturnRefused::kUnavailable);
+  if (!found.value) return refuse(ReturnRefused::kNoSuchLead);
+  const auto& record = found.value;
   done.seller_id = record->lead.seller_id;
   const money::Returner returner = money::returner_of(
       record->distribution, key.buyer_id, key.is_operator() ? ask.buyer_id : std::string());
@@ -149,11 +151,12 @@ ReturnDone make_return(const ReturnPorts& ports, const ApiKey& key, const Return
     case money::ReturnerStatus::kNotSold:
       return refuse(ReturnRefused::kNotSold);
   }
-  const auto buyer = ports.accounts.get_buyer(returner.buyer_id);
-  if (!buyer)
-    // A buyer's own record is there: the store could not read it.
-    return refuse(key.is_buyer() ? ReturnRefused::kBuyerUnreadable
-                                 : ReturnRefused::kNotSoldToBuyer);
+  const auto read = ports.accounts.get_buyer(returner.buyer_id);
+  // A buyer's own record is there: a miss is one the store could not read (or decode).
+  if (read.status == StoreStatus::kUnavailable || (!read.value && key.is_buyer()))
+    return refuse(ReturnRefused::kBuyerUnreadable);
+  if (!read.value) return refuse(ReturnRefused::kNotSoldToBuyer);
+  const auto& buyer = read.value;
   if (buyer->return_window_days == 0) return refuse(ReturnRefused::kNoReturns);
 
   ReturnRequest r;

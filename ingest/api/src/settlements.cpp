@@ -78,8 +78,10 @@ SettleDone make_settlement(const SettlePorts& ports, const ApiKey& key, const Se
   };
   if (!key.is_operator()) return refuse(SettleRefused::kNotOperator);
   if (!is_valid_id(ask.lead_id, kLeadPrefix)) return refuse(SettleRefused::kNoSuchLead);
-  const auto record = ports.intake.get_lead(ask.lead_id);
-  if (!record) return refuse(SettleRefused::kNoSuchLead);
+  const auto found = ports.intake.get_lead(ask.lead_id);
+  if (found.status == StoreStatus::kUnavailable) return refuse(SettleRefused::kUnavailable);
+  if (!found.value) return refuse(SettleRefused::kNoSuchLead);
+  const auto& record = found.value;
   done.seller_id = record->lead.seller_id;
   const auto intents = ports.distribution.get_post_intents(ask.lead_id);
   if (!intents) return refuse(SettleRefused::kIntentsUnreadable);

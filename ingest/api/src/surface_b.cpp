@@ -179,7 +179,11 @@ void answer_job(const SurfaceBPorts& ports, const std::string& job_id, const htt
   if (!campaign) return;
   const JobRef job = parse_job_id(job_id, key);
   if (job.lead_id.empty()) return send_b_refusal(res, refusal_for(CampaignRefused::kNoSuchJob));
-  const auto record = ports.intake.get_lead(job.lead_id);
+  const auto found = ports.intake.get_lead(job.lead_id);
+  // A lead the store could not read is not "queued": that would be an answer.
+  if (found.status == StoreStatus::kUnavailable)
+    return send_b_refusal(res, refusal_for(CampaignRefused::kReadUnavailable));
+  const auto& record = found.value;
   if (record && record->lead.campaign_id == campaign->id) {
     const auto& d = record->distribution;
     if (d.status == DeliveryStatus::kPending)

@@ -309,7 +309,7 @@ Management::Created Management::create_api_key(const json& body, const ChangeAct
     if (!k.seller_id.empty())
       out.errors.push_back({"buyer_id", "not_allowed", "a key belongs to a seller or a buyer"});
     else if (take_string(body, "buyer_id", 64, true, k.buyer_id, out.errors) &&
-             !store_.get_buyer(k.buyer_id))
+             !store_.get_buyer(k.buyer_id).value)
       out.errors.push_back({"buyer_id", "not_found", "no such buyer"});
   }
   if (body.contains("plan")) {
@@ -454,7 +454,7 @@ Management::Created Management::create_user(const json& body, const ChangeActor&
       if (has_buyer) out.errors.push_back({"buyer_id", "not_allowed", "a seller user has none"});
     } else if (account == "buyer") {
       if (take_string(body, "buyer_id", 64, true, u.buyer_id, out.errors) &&
-          !store_.get_buyer(u.buyer_id))
+          !store_.get_buyer(u.buyer_id).value)
         out.errors.push_back({"buyer_id", "not_found", "no such buyer"});
       if (has_seller) out.errors.push_back({"seller_id", "not_allowed", "a buyer user has none"});
     } else {

@@ -181,6 +181,42 @@ TEST_F(BuyerHandler, ReadsABuyerWithItsReturnsHealthAndETag) {
   EXPECT_EQ(read("by_nobody").status, 404);
 }
 
+// Our own failure is never an answer: a buyer the store cannot read is a 503 with Retry-After,
+// never "no such buyer"; a buyer the store has not is a 404, one it has a 200.
+TEST_F(BuyerHandler, ABuyerTheStoreCannotReadIsA503NotA404) {
+  const std::string id = made();
+  store.buyers_down = true;
+  const http::Response down = read(id);
+  EXPECT_EQ(down.status, 503) << down.body;
+  EXPECT_EQ(down.header("Retry-After"), "1");
+  EXPECT_EQ(json::parse(down.body)["status"], 503);
+  EXPECT_EQ(json::parse(down.body)["detail"], "the store cannot be reached; retry");
+  EXPECT_EQ(read("by_nobody").status, 503);
+  // A change of a buyer the store cannot read: 503, nothing changed.
+  EXPECT_EQ(update(id, {{"name", "Renamed"}}).status, 503);
+  EXPECT_EQ(store.buyer_updates, 0);
+  store.buyers_down = false;
+  EXPECT_EQ(read("by_nobody").status, 404);
+  EXPECT_EQ(read(id).status, 200);
+  EXPECT_EQ(store.buyers[id].name, "Acme");
+}
+
+TEST_F(BuyerHandler, AListTheStoreCannotReadIsA503NotAnEmptyPage) {
+  // No buyer at all: an empty page.
+  const http::Response none = list("");
+  ASSERT_EQ(none.status, 200) << none.body;
+  EXPECT_EQ(json::parse(none.body)["data"], json::array());
+  made();
+  const http::Response one = list("");
+  ASSERT_EQ(one.status, 200) << one.body;
+  EXPECT_EQ(json::parse(one.body)["data"].size(), 1u);
+  store.buyers_down = true;
+  const http::Response down = list("");
+  EXPECT_EQ(down.status, 503) << down.body;
+  EXPECT_EQ(down.header("Retry-After"), "1");
+  EXPECT_FALSE(json::parse(down.body).contains("data"));
+}
+
 TEST_F(BuyerHandler, AHealthTheStoreCannotSayIsUnknownNotAFailure) {
   const std::string id = made();
   rollups.up = false;

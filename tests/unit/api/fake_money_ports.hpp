@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "fake_intake.hpp"
 #include "leadflow/base/audit.hpp"
 #include "leadflow/store/accounts.hpp"
 #include "leadflow/store/distribution.hpp"
@@ -15,7 +16,7 @@
 
 namespace leadflow::testing {
 
-class FakeMoneyPorts final : public IntakeStore,
+class FakeMoneyPorts final : public FakeIntakeReads,
                              public AccountsStore,
                              public DistributionStore,
                              public MoneyStore {
@@ -27,7 +28,8 @@ class FakeMoneyPorts final : public IntakeStore,
   std::map<std::string, std::vector<PostIntent>, std::less<>> intents;
 
   // Failures, one kind at a time: the answer the adapters give when the server is gone.
-  bool buyers_down = false;   // get_buyer: nullopt
+  bool leads_down = false;    // get_lead: kUnavailable; list_leads: nullopt
+  bool buyers_down = false;   // get_buyer: kUnavailable; list_buyers: nullopt
   bool intents_down = false;  // get_post_intents: nullopt
   bool writes_down = false;   // record_return, settle_lead, the buyer writes: kUnavailable
   bool buyer_races = false;   // update_buyer: kConflict every time, as if others kept writing
@@ -50,35 +52,20 @@ class FakeMoneyPorts final : public IntakeStore,
   bool healthy() override { return !writes_down; }
 
   // --- intake ---
-  std::optional<LeadRecord> get_lead(std::string_view id) override {
+  Lookup<LeadRecord> get_lead(std::string_view id) override {
     ++lead_reads;
-    const auto it = leads.find(id);
-    if (it == leads.end()) return std::nullopt;
-    return it->second;
+    if (leads_down) return {};
+    return found(leads, id);
   }
-  using IntakeStore::insert_leads;
-  std::vector<LeadInsertResult> insert_leads(std::span<const Lead>,
-                                             std::span<const SearchKeys>) override {
-    return {};
-  }
-  std::vector<LeadRecord> list_leads(const LeadQuery&) override { return {}; }
-  std::vector<StoreStatus> record_outcomes(std::span<const OutcomeRecord>) override { return {}; }
-  StoreStatus claim_idempotency_key(const IdempotencyRecord&, std::int64_t,
-                                    IdempotencyRecord&) override {
-    return StoreStatus::kUnavailable;
-  }
-  StoreStatus complete_idempotency_key(std::string_view, std::string_view, int,
-                                       std::string_view) override {
-    return StoreStatus::kUnavailable;
-  }
-  StoreStatus release_idempotency_key(std::string_view, std::string_view) override {
-    return StoreStatus::kUnavailable;
+  std::optional<std::vector<LeadRecord>> list_leads(const LeadQuery&) override {
+    if (leads_down) return std::nullopt;
+    return std::vector<LeadRecord>{};
   }
 
   // --- accounts ---
-  std::optional<Buyer> get_buyer(std::string_view id) override {
-    if (buyers_down) return std::nullopt;
-    return find(buyers, id);
+  Lookup<Buyer> get_buyer(std::string_view id) override {
+    if (buyers_down) return {};
+    return found(buyers, id);
   }
   std::optional<Campaign> get_campaign(std::string_view id) override { return find(campaigns, id); }
   std::optional<Seller> get_seller(std::string_view id) override { return find(sellers, id); }
@@ -126,8 +113,9 @@ class FakeMoneyPorts final : public IntakeStore,
     it->second = b;
     return StoreStatus::kOk;
   }
-  std::vector<Buyer> list_buyers(const BuyerQuery& q) override {
+  std::optional<std::vector<Buyer>> list_buyers(const BuyerQuery& q) override {
     buyer_lists.push_back(q);
+    if (buyers_down) return std::nullopt;
     std::vector<Buyer> page;
     for (const auto& [id, b] : buyers)
       if (id > q.after_id && (!q.active || b.active == *q.active) &&
@@ -203,6 +191,11 @@ class FakeMoneyPorts final : public IntakeStore,
     const auto it = m.find(id);
     if (it == m.end()) return std::nullopt;
     return it->second;
+  }
+  template <class T>
+  static Lookup<T> found(const std::map<std::string, T, std::less<>>& m, std::string_view id) {
+    auto value = find(m, id);
+    return {value ? StoreStatus::kOk : StoreStatus::kNotFound, std::move(value)};
   }
 };
 

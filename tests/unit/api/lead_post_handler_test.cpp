@@ -53,8 +53,10 @@ class FakeKeys final : public IntakeStore {
                                              std::span<const SearchKeys>) override {
     return {};
   }
-  std::optional<LeadRecord> get_lead(std::string_view) override { return std::nullopt; }
-  std::vector<LeadRecord> list_leads(const LeadQuery&) override { return {}; }
+  Lookup<LeadRecord> get_lead(std::string_view) override { return {}; }
+  std::optional<std::vector<LeadRecord>> list_leads(const LeadQuery&) override {
+    return std::nullopt;
+  }
   std::vector<StoreStatus> record_outcomes(std::span<const OutcomeRecord>) override { return {}; }
 };
 

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "fake_intake.hpp"
 #include "lead_reads.hpp"
 #include "leadflow/api/http_util.hpp"
 #include "leadflow/domain/lead_search.hpp"
@@ -29,12 +30,15 @@ const std::string kNobodys = "ld_01JQ0000000000000000000009";  // a valid id no 
 
 // The intake and money ports: the leads a test puts in, the page list_leads answers, the reads
 // counted and the list questions kept. `down` answers as the adapters do when the server is
-// gone: no lead, no money, an empty page.
-class FakeLeadStores final : public IntakeStore, public MoneyStore {
+// gone: every read "unavailable" (kUnavailable, nullopt).
+class FakeLeadStores final : public testing::FakeIntakeReads, public MoneyStore {
  public:
   std::vector<LeadRecord> leads;
   LeadMoney money;
-  bool down = false;
+  bool down = false;        // every read
+  bool leads_down = false;  // get_lead alone
+  bool list_down = false;   // list_leads alone
+  bool money_down = false;  // money_of_lead alone
 
   int lead_reads = 0;
   int money_reads = 0;
@@ -42,16 +46,16 @@ class FakeLeadStores final : public IntakeStore, public MoneyStore {
 
   bool healthy() override { return !down; }
 
-  std::optional<LeadRecord> get_lead(std::string_view id) override {
+  Lookup<LeadRecord> get_lead(std::string_view id) override {
     ++lead_reads;
-    if (down) return std::nullopt;
+    if (down || leads_down) return {};
     for (const auto& r : leads)
-      if (r.lead.id == id) return r;
-    return std::nullopt;
+      if (r.lead.id == id) return {StoreStatus::kOk, r};
+    return {StoreStatus::kNotFound, std::nullopt};
   }
-  std::vector<LeadRecord> list_leads(const LeadQuery& q) override {
+  std::optional<std::vector<LeadRecord>> list_leads(const LeadQuery& q) override {
     lists_asked.push_back(q);
-    if (down) return {};
+    if (down || list_down) return std::nullopt;
     std::vector<LeadRecord> page;
     for (const auto& r : leads) {
       if (!q.seller_id.empty() && r.lead.seller_id != q.seller_id) continue;
@@ -62,27 +66,10 @@ class FakeLeadStores final : public IntakeStore, public MoneyStore {
   }
   std::optional<LeadMoney> money_of_lead(std::string_view) override {
     ++money_reads;
-    if (down) return std::nullopt;
+    if (down || money_down) return std::nullopt;
     return money;
   }
 
-  using IntakeStore::insert_leads;
-  std::vector<LeadInsertResult> insert_leads(std::span<const Lead>,
-                                             std::span<const SearchKeys>) override {
-    return {};
-  }
-  std::vector<StoreStatus> record_outcomes(std::span<const OutcomeRecord>) override { return {}; }
-  StoreStatus claim_idempotency_key(const IdempotencyRecord&, std::int64_t,
-                                    IdempotencyRecord&) override {
-    return StoreStatus::kUnavailable;
-  }
-  StoreStatus complete_idempotency_key(std::string_view, std::string_view, int,
-                                       std::string_view) override {
-    return StoreStatus::kUnavailable;
-  }
-  StoreStatus release_idempotency_key(std::string_view, std::string_view) override {
-    return StoreStatus::kUnavailable;
-  }
   ReturnResult record_return(const ReturnRequest&) override { return {}; }
   SettleResult settle_lead(const Settlement&, const PayoutRule&) override { return {}; }
   std::optional<std::vector<LeadReturn>> returns_of_lead(std::string_view) override {
@@ -219,38 +206,61 @@ TEST_F(LeadReadHandler, AMalformedIdIsA404WithoutAskingTheStore) {
   EXPECT_EQ(store.lead_reads, 1);  // the unknown id's, not the malformed one's
 }
 
-// The intake port cannot tell a lead it failed to read from one it has not (get_lead answers
-// nullopt for both): the view answers 404, as before the handler was split out. A money read
-// that fails leaves the lead's money out rather than failing the view.
-TEST_F(LeadReadHandler, AStoreThatCannotAnswerReadsAsNoLeadAndNoMoney) {
+// Our own failure is never an answer: a lead the store cannot read is a 503 with Retry-After
+// (errors.cpp's store-outage answer), never "no such lead"; none is a 404, a lead a 200.
+TEST_F(LeadReadHandler, ALeadTheStoreCannotReadIsA503NotA404) {
   store.down = true;
-  EXPECT_EQ(read(kOperator, kSold).status, 404);
+  const http::Response down = read(kOperator, kSold);
+  EXPECT_EQ(down.status, 503) << down.body;
+  EXPECT_EQ(down.header("Retry-After"), "1");
+  const json body = json::parse(down.body);
+  EXPECT_EQ(body["status"], 503);
+  EXPECT_EQ(body["detail"], "the store cannot be reached; retry");
+  EXPECT_EQ(read(kOperator, kNobodys).status, 503);  // it cannot say there is none either
+  EXPECT_EQ(store.money_reads, 0);
   store.down = false;
-  class MoneyDown final : public MoneyStore {
-   public:
-    bool healthy() override { return false; }
-    ReturnResult record_return(const ReturnRequest&) override { return {}; }
-    SettleResult settle_lead(const Settlement&, const PayoutRule&) override { return {}; }
-    std::optional<std::vector<LeadReturn>> returns_of_lead(std::string_view) override {
-      return std::nullopt;
-    }
-    std::optional<std::vector<LedgerEntry>> list_ledger(const LedgerQuery&) override {
-      return std::nullopt;
-    }
-    std::optional<std::vector<Settlement>> settlements_of_lead(std::string_view) override {
-      return std::nullopt;
-    }
-    std::optional<ReturnStats> return_stats(std::string_view, std::int64_t) override {
-      return std::nullopt;
-    }
-  } money_down;
-  const LeadReadPorts without_money{store, money_down, labels, "secret"};
-  http::Response res;
-  answer_lead(without_money, kOperator, kSold, res);
-  ASSERT_EQ(res.status, 200) << res.body;
-  const json data = json::parse(res.body)["data"];
-  EXPECT_FALSE(data.contains("settlement"));
-  EXPECT_EQ(data["ledger"], json::array());
+  EXPECT_EQ(read(kOperator, kNobodys).status, 404);
+  EXPECT_EQ(read(kOperator, kSold).status, 200);
+}
+
+// A lead is not shown without the money the store could not read: an empty ledger or no
+// settlement would read as an answer.
+TEST_F(LeadReadHandler, MoneyTheStoreCannotReadIsA503NotALeadWithoutIt) {
+  store.money_down = true;
+  const http::Response down = read(kOperator, kSold);
+  EXPECT_EQ(down.status, 503) << down.body;
+  EXPECT_EQ(down.header("Retry-After"), "1");
+  EXPECT_EQ(read(Viewer::buyer("by_1"), kReturned).status, 503);
+  // A lead never sold reads no money: it is answered.
+  EXPECT_EQ(read(kOperator, kPending).status, 200);
+}
+
+TEST_F(LeadReadHandler, AListTheStoreCannotReadIsA503NotAnEmptyPage) {
+  store.list_down = true;
+  const http::Response down = list(Viewer::seller("sl_1"), "");
+  EXPECT_EQ(down.status, 503) << down.body;
+  EXPECT_EQ(down.header("Retry-After"), "1");
+  EXPECT_FALSE(json::parse(down.body).contains("data"));
+  // A search too: "not found" and "cannot say" are different answers.
+  EXPECT_EQ(list(kOperator, "q=" + kSold).status, 503);
+  store.list_down = false;
+  const http::Response none = list(Viewer::seller("sl_9"), "");
+  ASSERT_EQ(none.status, 200) << none.body;
+  EXPECT_EQ(json::parse(none.body)["data"], json::array());
+  const http::Response some = list(Viewer::seller("sl_1"), "");
+  ASSERT_EQ(some.status, 200) << some.body;
+  EXPECT_EQ(json::parse(some.body)["data"].size(), 3u);
+}
+
+// A buyer's rows are read whole (a row carries no sales): one the store cannot read makes the
+// page a 503 rather than a row without the buyer's purchase.
+TEST_F(LeadReadHandler, ABuyersPageWithALeadTheStoreCannotReadIsA503) {
+  store.leads_down = true;
+  const http::Response down = list(Viewer::buyer("by_1"), "");
+  EXPECT_EQ(down.status, 503) << down.body;
+  EXPECT_EQ(down.header("Retry-After"), "1");
+  // A seller's rows are the page's: nothing more is read.
+  EXPECT_EQ(list(Viewer::seller("sl_1"), "").status, 200);
 }
 
 TEST_F(LeadReadHandler, ASellersListIsItsOwnLeadsOnePageAtATime) {
@@ -353,13 +363,6 @@ TEST_F(LeadReadHandler, AReaderMayNotFilterOnAPartyItMayNotSee) {
   // Naming itself is no refusal.
   EXPECT_EQ(list(Viewer::seller("sl_1"), "seller_id=sl_1").status, 200);
   EXPECT_EQ(list(Viewer::buyer("by_1"), "buyer_id=by_1").status, 200);
-}
-
-TEST_F(LeadReadHandler, AStoreThatCannotListAnswersAnEmptyPage) {
-  store.down = true;
-  const http::Response res = list(Viewer::seller("sl_1"), "");
-  ASSERT_EQ(res.status, 200);
-  EXPECT_EQ(json::parse(res.body)["data"], json::array());
 }
 
 }  // namespace

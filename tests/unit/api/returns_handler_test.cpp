@@ -243,8 +243,14 @@ TEST_F(ReturnHandler, AStoreThatCannotRecordOrReadTheBuyerIsA503) {
   const auto read = post(high, kLead, {{"reason", "fraud"}});
   EXPECT_EQ(read.status, 503);
   EXPECT_EQ(body_of(read)["detail"], "the store cannot be reached; retry");
-  // For the operator, a buyer that cannot be read is one the lead was not sold to.
-  EXPECT_EQ(post(op, kLead, {{"reason", "fraud"}}).status, 409);
+  // For the operator too: the store could not say whether the lead was sold to that buyer.
+  EXPECT_EQ(post(op, kLead, {{"reason", "fraud"}}).status, 503);
+  store.buyers_down = false;
+  // A lead the store cannot read is no "no such lead".
+  store.leads_down = true;
+  const auto lead = post(high, kLead, {{"reason", "fraud"}});
+  EXPECT_EQ(lead.status, 503);
+  EXPECT_EQ(body_of(lead)["detail"], "the store is unavailable; nothing was changed");
   EXPECT_EQ(store.returns_asked.size(), 1u);
   EXPECT_TRUE(audited.empty());
 }

@@ -210,6 +210,13 @@ TEST_F(SettleHandler, AStoreThatCannotReadTheIntentsOrRecordIsA503) {
   const auto write = post(kFailed, {{"sold", true}});
   EXPECT_EQ(write.status, 503);
   EXPECT_EQ(body_of(write)["detail"], "the store is unavailable; nothing was changed");
+  store.writes_down = false;
+  // A lead the store cannot read is no "no such lead".
+  store.leads_down = true;
+  const auto lead = post(kFailed, {{"sold", true}});
+  EXPECT_EQ(lead.status, 503);
+  EXPECT_EQ(body_of(lead)["detail"], "the store is unavailable; nothing was changed");
+  EXPECT_EQ(store.settlements_asked.size(), 1u);  // the write that failed, before
   EXPECT_TRUE(audited.empty());
 }
 

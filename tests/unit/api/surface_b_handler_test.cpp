@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "fake_intake.hpp"
 #include "leadflow/api/http_util.hpp"
 #include "leadflow/api/job_ids.hpp"
 #include "leadflow/base/ids.hpp"
@@ -29,7 +30,7 @@ const std::string kKey = "lfc_campaign_key_one";
 const std::string kPaused = "lfc_campaign_key_paused";
 
 // The intake and reporting ports: leads put in by the test, canned rollups, and what was asked.
-class FakeReads final : public IntakeStore, public ReportingStore {
+class FakeReads final : public FakeIntakeReads, public ReportingStore {
  public:
   std::map<std::string, LeadRecord, std::less<>> leads;
   std::vector<PerformanceCell> performance;
@@ -40,28 +41,15 @@ class FakeReads final : public IntakeStore, public ReportingStore {
   std::vector<std::pair<std::string, std::int64_t>> invalid_counted;
 
   bool healthy() override { return !down; }
-  std::optional<LeadRecord> get_lead(std::string_view id) override {
+  Lookup<LeadRecord> get_lead(std::string_view id) override {
+    if (down) return {};
     const auto it = leads.find(id);
-    if (it == leads.end()) return std::nullopt;
-    return it->second;
+    if (it == leads.end()) return {StoreStatus::kNotFound, std::nullopt};
+    return {StoreStatus::kOk, it->second};
   }
-  using IntakeStore::insert_leads;
-  std::vector<LeadInsertResult> insert_leads(std::span<const Lead>,
-                                             std::span<const SearchKeys>) override {
-    return {};
-  }
-  std::vector<LeadRecord> list_leads(const LeadQuery&) override { return {}; }
-  std::vector<StoreStatus> record_outcomes(std::span<const OutcomeRecord>) override { return {}; }
-  StoreStatus claim_idempotency_key(const IdempotencyRecord&, std::int64_t,
-                                    IdempotencyRecord&) override {
-    return StoreStatus::kUnavailable;
-  }
-  StoreStatus complete_idempotency_key(std::string_view, std::string_view, int,
-                                       std::string_view) override {
-    return StoreStatus::kUnavailable;
-  }
-  StoreStatus release_idempotency_key(std::string_view, std::string_view) override {
-    return StoreStatus::kUnavailable;
+  std::optional<std::vector<LeadRecord>> list_leads(const LeadQuery&) override {
+    if (down) return std::nullopt;
+    return std::vector<LeadRecord>{};
   }
 
   std::optional<std::vector<RevenueCell>> revenue_rollup(const RollupQuery& q) override {
@@ -416,6 +404,14 @@ TEST_F(SurfaceBHandler, AJobIsItsCampaignsAloneAndQueuedUntilDecided) {
   res = get("/api/v1/jobs/" + job, header);
   answer_job(ports, job, req, res);
   EXPECT_EQ(body_of(res)["status"], "unsold");
+  // A lead the store cannot read is neither "queued" nor "no such job": 503, retry.
+  store.down = true;
+  res = get("/api/v1/jobs/" + job, header);
+  answer_job(ports, job, req, res);
+  EXPECT_EQ(res.status, 503);
+  EXPECT_EQ(res.header("Retry-After"), "1");
+  EXPECT_EQ(body_of(res)["status"], "unavailable");
+  store.down = false;
 
   // Held under another campaign, a tag this key made reads as the key's own queued job: it says
   // nothing of that lead.

@@ -549,6 +549,30 @@ TEST_F(DistributorTest, ARequestOurClientNeverSentDoesNotCountAgainstTheBuyer) {
   EXPECT_EQ(http_.count(queued.ping_url), 12u);
 }
 
+// Buyers the store could not list are not "no buyer": a worker that never read them defers the
+// lead instead of recording it unsold; one that read them keeps those until a list succeeds.
+TEST_F(DistributorTest, BuyersTheStoreCannotListAreNotNoBuyer) {
+  const Buyer a = add_buyer("a");
+  http_.answer(a.ping_url, FakeAnswer::bid(8.00));
+  http_.answer(a.post_url, FakeAnswer::accept());
+  store_.fail_next_buyer_lists(1);
+  const Lead first = add_lead(310);
+  EXPECT_THROW(distributor().decide_and_wait(first), AuctionDeferred);
+  EXPECT_EQ(http_.requests().size(), 0u);
+
+  // Read once, the buyers stay while a later list fails (a new buyer moved the version).
+  EXPECT_EQ(distributor().decide_and_wait(first).status, DeliveryStatus::kDelivered);
+  add_buyer("b");
+  clock_.advance(std::chrono::seconds(1));  // past the directory's refresh
+  store_.fail_next_buyer_lists(1);
+  const auto kept = buyers_.snapshot();
+  ASSERT_NE(kept, nullptr);
+  ASSERT_EQ(kept->size(), 1u);
+  EXPECT_EQ(kept->front().id, a.id);
+  clock_.advance(std::chrono::seconds(1));
+  EXPECT_EQ(buyers_.snapshot()->size(), 2u);  // the version is asked again, and listed whole
+}
+
 // Our own failure never decides a lead: when every request that could have sold it never left
 // this process, the lead is deferred (delivered again later), not recorded unsold.
 TEST_F(DistributorTest, ALeadNobodyCouldBeAskedAboutIsDeferredNotUnsold) {
@@ -820,7 +844,7 @@ TEST_F(DistributorTest, AttemptsKeepTheirTierInTheStoreAndTheLeadView) {
   const std::vector<OutcomeRecord> outcome{{lead.id, d}};
   ASSERT_EQ(store_.record_outcomes(outcome), std::vector<StoreStatus>{StoreStatus::kOk});
 
-  const auto stored = store_.get_lead(lead.id);
+  const auto stored = store_.get_lead(lead.id).value;
   ASSERT_TRUE(stored);
   EXPECT_EQ(tiers_of(stored->distribution), tiers_of(d));
   const json view = lead_record_to_json(*stored, /*with_attempts=*/true);

@@ -141,7 +141,7 @@ class WorkerTest : public ::testing::Test {
   }
 
   bool decided(const std::string& lead_id) {
-    auto r = store_.get_lead(lead_id);
+    auto r = store_.get_lead(lead_id).value;
     return r && is_final(r->distribution.status);
   }
 
@@ -180,7 +180,7 @@ TEST_F(WorkerTest, RecordsDecidesPublishesAndCommitsEveryLead) {
   worker->stop();
 
   for (const Lead& l : leads) {
-    const auto r = store_.get_lead(l.id);
+    const auto r = store_.get_lead(l.id).value;
     EXPECT_EQ(r->distribution.status, DeliveryStatus::kDelivered);
     EXPECT_EQ(r->distribution.buyer_id, b.id);
     EXPECT_EQ(r->distribution.attempts.size(), 2u);  // the ping and the post, recorded with it
@@ -312,15 +312,15 @@ TEST_F(WorkerTest, AnAuctionThatKeepsThrowingIsRetriedThenRecordedFailedAndDeadL
   ASSERT_TRUE(eventually([&] { return decided(poison.id) && decided(fine.id); }));
   worker->stop();
 
-  EXPECT_EQ(store_.get_lead(poison.id)->distribution.status, DeliveryStatus::kFailed);
+  EXPECT_EQ(store_.get_lead(poison.id).value->distribution.status, DeliveryStatus::kFailed);
   // Its last try's posts are kept for the operator who must settle it.
-  const auto attempts = store_.get_lead(poison.id)->distribution.attempts;
+  const auto attempts = store_.get_lead(poison.id).value->distribution.attempts;
   ASSERT_EQ(attempts.size(), 1u);
   EXPECT_EQ(attempts[0].buyer_id, "by_late");
   EXPECT_EQ(attempts[0].kind, AttemptKind::kPost);
   EXPECT_EQ(attempts[0].bid, Cents{2000});
   EXPECT_EQ(attempts[0].started_at_ms, 1'700'000'000'000);
-  EXPECT_EQ(store_.get_lead(fine.id)->distribution.status, DeliveryStatus::kUnsold);
+  EXPECT_EQ(store_.get_lead(fine.id).value->distribution.status, DeliveryStatus::kUnsold);
   EXPECT_EQ(decider.calls(poison.id), 3);
   std::vector<std::string> retry_keys;
   for (const auto& r : queue_.records(options_.topics.retry)) retry_keys.push_back(r.key);

@@ -114,6 +114,8 @@ class Auction : public std::enable_shared_from_this<Auction> {
   // and (without one) the eligibility checks.
   EventLoop::Task prepare() {
     buyers_ = dist_.buyers_.snapshot();
+    // Buyers the store could never list are not "no buyer": the lead is not decided unsold.
+    if (!buyers_) return step([this] { defer(); });
     if (!lead_.campaign_id.empty())
       campaign_ = dist_.campaigns_.find(lead_.campaign_id);
     else if (!lead_.seller_id.empty())

@@ -20,8 +20,12 @@ std::shared_ptr<const std::vector<Buyer>> BuyerDirectory::snapshot() {
   q.limit = 1000;
   for (;;) {
     auto page = store_.list_buyers(q);
-    for (auto& b : page) fresh->push_back(std::move(b));
-    if (static_cast<int>(page.size()) < q.limit) break;
+    // A page the store could not read: the buyers known stay (none if never read), and the
+    // version is asked again at the next refresh. A short or empty list believed until the
+    // version moves would leave buyers out of every auction meanwhile.
+    if (!page) return buyers_;
+    for (auto& b : *page) fresh->push_back(std::move(b));
+    if (static_cast<int>(page->size()) < q.limit) break;
     q.after_id = fresh->back().id;
   }
   buyers_ = std::move(fresh);

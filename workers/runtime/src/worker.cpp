@@ -421,7 +421,7 @@ void Worker::drain_for_rebalance() {
 }
 
 void Worker::publish_stored(const std::string& lead_id) {
-  if (auto r = store_.get_lead(lead_id)) {
+  if (auto r = store_.get_lead(lead_id).value) {
     const auto& d = r->distribution;
     publisher_.publish({lead_id, d.status, d.buyer_id, d.price, d.payout});
   }

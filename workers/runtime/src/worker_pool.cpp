@@ -135,7 +135,9 @@ void WorkerPool::collect(std::vector<prometheus::MetricFamily>& families) {
       lag));
   std::vector<GaugeSample> paused, in_flight, limits;
   const auto out = distributor_->in_flight_now(std::chrono::milliseconds(200));
-  for (const Buyer& b : *buyers_->snapshot()) {
+  static const std::vector<Buyer> kNone;
+  const auto buyers = buyers_->snapshot();  // nullptr: never listed yet
+  for (const Buyer& b : buyers ? *buyers : kNone) {
     if (!b.active) continue;
     const double value = distributor_->buyer_paused(b.id) ? 1 : 0;
     for (const auto& v : b.verticals)

@@ -292,17 +292,19 @@ StoreStatus PgStore::update_buyer(Buyer& b) {
   });
 }
 
-std::optional<Buyer> PgStore::get_buyer(std::string_view id) {
-  return run("get_buyer", std::optional<Buyer>{}, [&](Connection& c) -> std::optional<Buyer> {
+/// A buyer whose document no longer decodes is none (read_buyer logs it), as in the list.
+Lookup<Buyer> PgStore::get_buyer(std::string_view id) {
+  return run("get_buyer", Lookup<Buyer>{}, [&](Connection& c) -> Lookup<Buyer> {
     const Result r = c.exec("SELECT " LF_BUYER_READ_COLUMNS " FROM buyers WHERE id = $1",
                             Params().add(id), Effect::kRead);
-    if (r.rows() == 0) return std::nullopt;
-    return read_buyer(Row{r, 0});
+    auto b = r.rows() == 0 ? std::nullopt : read_buyer(Row{r, 0});
+    return {b ? StoreStatus::kOk : StoreStatus::kNotFound, std::move(b)};
   });
 }
 
-std::vector<Buyer> PgStore::list_buyers(const BuyerQuery& bq) {
-  return run("list_buyers", std::vector<Buyer>{}, [&](Connection& c) {
+std::optional<std::vector<Buyer>> PgStore::list_buyers(const BuyerQuery& bq) {
+  using Page = std::optional<std::vector<Buyer>>;
+  return run("list_buyers", Page{}, [&](Connection& c) -> Page {
     Params params;
     if (bq.active)
       params.add(*bq.active);

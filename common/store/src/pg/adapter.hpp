@@ -282,8 +282,8 @@ class PgStore final : public Store, private PgCalls {
 
   StoreStatus insert_buyer(const Buyer& b) override;
   StoreStatus update_buyer(Buyer& b) override;
-  std::optional<Buyer> get_buyer(std::string_view id) override;
-  std::vector<Buyer> list_buyers(const BuyerQuery& bq) override;
+  Lookup<Buyer> get_buyer(std::string_view id) override;
+  std::optional<std::vector<Buyer>> list_buyers(const BuyerQuery& bq) override;
   std::int64_t buyers_version() override;
 
   // --- the change log (audit.cpp) ----------------------------------------------------------------
@@ -296,8 +296,8 @@ class PgStore final : public Store, private PgCalls {
   using IntakeStore::insert_leads;
   std::vector<LeadInsertResult> insert_leads(std::span<const Lead> leads,
                                              std::span<const SearchKeys> keys) override;
-  std::optional<LeadRecord> get_lead(std::string_view id) override;
-  std::vector<LeadRecord> list_leads(const LeadQuery& lq) override;
+  Lookup<LeadRecord> get_lead(std::string_view id) override;
+  std::optional<std::vector<LeadRecord>> list_leads(const LeadQuery& lq) override;
   std::string find_duplicate(std::string_view vertical, std::string_view email,
                              std::string_view phone, std::int64_t since_ms,
                              std::string_view lead_id) override;

@@ -101,31 +101,31 @@ std::vector<LeadInsertResult> PgStore::insert_leads(std::span<const Lead> leads,
 }
 
 /// The lead and its sales on one leased connection.
-std::optional<LeadRecord> PgStore::get_lead(std::string_view id) {
-  return run(
-      "get_lead", std::optional<LeadRecord>{}, [&](Connection& c) -> std::optional<LeadRecord> {
-        const Result lead = c.exec("SELECT " LF_LEAD_COLUMNS ", " LF_DISTRIBUTION_COLUMNS
-                                   ", attempts, ineligible FROM leads WHERE id = $1",
-                                   Params().add(id), Effect::kRead);
-        if (lead.rows() == 0) return std::nullopt;
-        LeadRecord r = read_lead(Row{lead, 0}, true);
-        if (r.distribution.status == DeliveryStatus::kDelivered ||
-            r.distribution.status == DeliveryStatus::kReturned) {
-          // Committed with the status it was read with (or later, by a settlement).
-          const Result sales =
-              c.exec("SELECT " LF_SALE_COLUMNS " FROM sales WHERE lead_id = $1 ORDER BY slot",
-                     Params().add(id), Effect::kRead);
-          std::vector<Sale> all;
-          all.reserve(static_cast<std::size_t>(sales.rows()));
-          for (int i = 0; i < sales.rows(); ++i) all.push_back(read_sale(Row{sales, i}));
-          attach_sales(r, std::move(all));
-        }
-        return r;
-      });
+Lookup<LeadRecord> PgStore::get_lead(std::string_view id) {
+  return run("get_lead", Lookup<LeadRecord>{}, [&](Connection& c) -> Lookup<LeadRecord> {
+    const Result lead = c.exec("SELECT " LF_LEAD_COLUMNS ", " LF_DISTRIBUTION_COLUMNS
+                               ", attempts, ineligible FROM leads WHERE id = $1",
+                               Params().add(id), Effect::kRead);
+    if (lead.rows() == 0) return {StoreStatus::kNotFound, std::nullopt};
+    LeadRecord r = read_lead(Row{lead, 0}, true);
+    if (r.distribution.status == DeliveryStatus::kDelivered ||
+        r.distribution.status == DeliveryStatus::kReturned) {
+      // Committed with the status it was read with (or later, by a settlement).
+      const Result sales =
+          c.exec("SELECT " LF_SALE_COLUMNS " FROM sales WHERE lead_id = $1 ORDER BY slot",
+                 Params().add(id), Effect::kRead);
+      std::vector<Sale> all;
+      all.reserve(static_cast<std::size_t>(sales.rows()));
+      for (int i = 0; i < sales.rows(); ++i) all.push_back(read_sale(Row{sales, i}));
+      attach_sales(r, std::move(all));
+    }
+    return {StoreStatus::kOk, std::move(r)};
+  });
 }
 
-std::vector<LeadRecord> PgStore::list_leads(const LeadQuery& lq) {
-  return run("list_leads", std::vector<LeadRecord>{}, [&](Connection& c) {
+std::optional<std::vector<LeadRecord>> PgStore::list_leads(const LeadQuery& lq) {
+  using Page = std::optional<std::vector<LeadRecord>>;
+  return run("list_leads", Page{}, [&](Connection& c) -> Page {
     // Only the filters in use appear, each as a placeholder: the values stay parameters.
     std::string sql =
         "SELECT " LF_LEAD_COLUMNS ", " LF_DISTRIBUTION_COLUMNS " FROM leads WHERE TRUE";

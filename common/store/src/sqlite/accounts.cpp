@@ -327,23 +327,28 @@ StoreStatus SqliteStore::update_buyer(Buyer& b) {
   });
 }
 
-std::optional<Buyer> SqliteStore::get_buyer(std::string_view id) {
-  return guarded("get_buyer", std::optional<Buyer>{}, [&]() -> std::optional<Buyer> {
+/// A buyer whose document no longer decodes is none (read_buyer logs it), as in the list.
+Lookup<Buyer> SqliteStore::get_buyer(std::string_view id) {
+  return guarded("get_buyer", Lookup<Buyer>{}, [&]() -> Lookup<Buyer> {
     auto conn = readers_.acquire();
-    if (!conn) return std::nullopt;
+    if (!conn) return {};
     Query q(*conn, "SELECT " LF_BUYER_READ_COLUMNS " FROM buyers WHERE id = ?1");
     const int rc = q.bind(id).step();
-    if (rc == SQLITE_ROW) return read_buyer(q);
-    if (rc != SQLITE_DONE) report(*conn, rc, "get_buyer");
-    return std::nullopt;
+    if (rc == SQLITE_ROW) {
+      auto b = read_buyer(q);
+      return {b ? StoreStatus::kOk : StoreStatus::kNotFound, std::move(b)};
+    }
+    if (rc == SQLITE_DONE) return {StoreStatus::kNotFound, std::nullopt};
+    return (report(*conn, rc, "get_buyer"), Lookup<Buyer>{});
   });
 }
 
-std::vector<Buyer> SqliteStore::list_buyers(const BuyerQuery& bq) {
-  return guarded("list_buyers", std::vector<Buyer>{}, [&] {
+std::optional<std::vector<Buyer>> SqliteStore::list_buyers(const BuyerQuery& bq) {
+  using Page = std::optional<std::vector<Buyer>>;
+  return guarded("list_buyers", Page{}, [&]() -> Page {
     std::vector<Buyer> out;
     auto conn = readers_.acquire();
-    if (!conn) return out;
+    if (!conn) return std::nullopt;
     Query q(*conn, "SELECT " LF_BUYER_READ_COLUMNS
                    " FROM buyers"
                    " WHERE (?1 < 0 OR active = ?1)"
@@ -357,10 +362,7 @@ std::vector<Buyer> SqliteStore::list_buyers(const BuyerQuery& bq) {
     int rc;
     while ((rc = q.step()) == SQLITE_ROW)
       if (auto b = read_buyer(q)) out.push_back(std::move(*b));
-    if (rc != SQLITE_DONE) {
-      report(*conn, rc, "list_buyers");
-      out.clear();
-    }
+    if (rc != SQLITE_DONE) return (report(*conn, rc, "list_buyers"), Page{});
     return out;
   });
 }

@@ -56,32 +56,31 @@ std::vector<LeadInsertResult> SqliteStore::insert_leads(std::span<const Lead> le
 }
 
 /// The lead and its sales in one snapshot: one read lock, and sales that belong to the status read.
-std::optional<LeadRecord> SqliteStore::get_lead(std::string_view id) {
-  return read_snapshot(
-      "get_lead", std::optional<LeadRecord>{}, [&](Connection& c) -> std::optional<LeadRecord> {
-        Query q(c, "SELECT " LF_LEAD_COLUMNS ", " LF_DISTRIBUTION_COLUMNS
-                   ", attempts, ineligible FROM leads WHERE id = ?1");
-        q.bind(id);
-        const int rc = q.step();
-        if (rc != SQLITE_ROW) {
-          if (rc != SQLITE_DONE) report(c, rc, "get_lead");
-          return std::nullopt;
-        }
-        LeadRecord r = read_lead(q, true);
-        if (r.distribution.status == DeliveryStatus::kDelivered ||
-            r.distribution.status == DeliveryStatus::kReturned) {
-          auto sales = rows_on<Sale>(
-              c, "get_lead",
-              "SELECT " LF_SALE_COLUMNS " FROM sales WHERE lead_id = ?1 ORDER BY slot",
-              [&](Query& sq) { sq.bind(id); }, read_sale<Query>);
-          if (sales) attach_sales(r, std::move(*sales));
-        }
-        return r;
-      });
+/// A lead whose sales could not be read is not answered without them: the read is kUnavailable.
+Lookup<LeadRecord> SqliteStore::get_lead(std::string_view id) {
+  return read_snapshot("get_lead", Lookup<LeadRecord>{}, [&](Connection& c) -> Lookup<LeadRecord> {
+    Query q(c, "SELECT " LF_LEAD_COLUMNS ", " LF_DISTRIBUTION_COLUMNS
+               ", attempts, ineligible FROM leads WHERE id = ?1");
+    q.bind(id);
+    const int rc = q.step();
+    if (rc == SQLITE_DONE) return {StoreStatus::kNotFound, std::nullopt};
+    if (rc != SQLITE_ROW) return (report(c, rc, "get_lead"), Lookup<LeadRecord>{});
+    LeadRecord r = read_lead(q, true);
+    if (r.distribution.status == DeliveryStatus::kDelivered ||
+        r.distribution.status == DeliveryStatus::kReturned) {
+      auto sales = rows_on<Sale>(
+          c, "get_lead", "SELECT " LF_SALE_COLUMNS " FROM sales WHERE lead_id = ?1 ORDER BY slot",
+          [&](Query& sq) { sq.bind(id); }, read_sale<Query>);
+      if (!sales) return {};
+      attach_sales(r, std::move(*sales));
+    }
+    return {StoreStatus::kOk, std::move(r)};
+  });
 }
 
-std::vector<LeadRecord> SqliteStore::list_leads(const LeadQuery& lq) {
-  return guarded("list_leads", std::vector<LeadRecord>{}, [&] {
+std::optional<std::vector<LeadRecord>> SqliteStore::list_leads(const LeadQuery& lq) {
+  using Page = std::optional<std::vector<LeadRecord>>;
+  return guarded("list_leads", Page{}, [&]() -> Page {
     // One statement per combination of filters (each cached once): a fixed
     // "(? = '' OR col = ?)" form would hide the usable index from the planner. A search names
     // its index: without statistics the planner would rather walk a seller's (seller_id, id)
@@ -112,9 +111,8 @@ std::vector<LeadRecord> SqliteStore::list_leads(const LeadQuery& lq) {
     if (!lq.before_id.empty()) sql += " AND id < ?";
     sql += " ORDER BY id DESC LIMIT ?";
 
-    std::vector<LeadRecord> out;
     auto conn = readers_.acquire();
-    if (!conn) return out;
+    if (!conn) return std::nullopt;
     Query q(*conn, sql);
     if (!lq.lead_id.empty()) q.bind(lq.lead_id);
     if (!lq.email_key.empty()) q.bind(lq.email_key);
@@ -128,12 +126,10 @@ std::vector<LeadRecord> SqliteStore::list_leads(const LeadQuery& lq) {
     if (lq.created_to_ms != 0) q.bind(lq.created_to_ms);
     if (!lq.before_id.empty()) q.bind(lq.before_id);
     q.bind(clamp_limit(lq.limit));
+    std::vector<LeadRecord> out;
     int rc;
     while ((rc = q.step()) == SQLITE_ROW) out.push_back(read_lead(q, false));
-    if (rc != SQLITE_DONE) {
-      report(*conn, rc, "list_leads");
-      out.clear();
-    }
+    if (rc != SQLITE_DONE) return (report(*conn, rc, "list_leads"), Page{});
     return out;
   });
 }

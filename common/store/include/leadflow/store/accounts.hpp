@@ -73,8 +73,10 @@ class AccountsStore : public virtual StorePort {
   // --- buyers ---------------------------------------------------------------------------------
   virtual StoreStatus insert_buyer(const Buyer& b) = 0;
   virtual StoreStatus update_buyer(Buyer& b) = 0;  // versioned as update_seller
-  virtual std::optional<Buyer> get_buyer(std::string_view id) = 0;
-  virtual std::vector<Buyer> list_buyers(const BuyerQuery& q) = 0;
+  /// The buyer (kOk), none (kNotFound), or kUnavailable when the store could not read it.
+  virtual Lookup<Buyer> get_buyer(std::string_view id) = 0;
+  /// Oldest first; nullopt when the store cannot say (never an empty page for an outage).
+  virtual std::optional<std::vector<Buyer>> list_buyers(const BuyerQuery& q) = 0;
   /// A number that changes whenever any buyer changes: workers reload their cache when it moves.
   virtual std::int64_t buyers_version() = 0;
 };

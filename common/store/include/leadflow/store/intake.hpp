@@ -65,9 +65,12 @@ class IntakeStore : public virtual StorePort {
   std::vector<LeadInsertResult> insert_leads(std::span<const Lead> leads) {
     return insert_leads(leads, {});
   }
-  virtual std::optional<LeadRecord> get_lead(std::string_view id) = 0;
-  /// Newest first; the records carry no attempts.
-  virtual std::vector<LeadRecord> list_leads(const LeadQuery& q) = 0;
+  /// The lead with its attempts and sales (kOk), none (kNotFound), or kUnavailable when the
+  /// store could not read it whole.
+  virtual Lookup<LeadRecord> get_lead(std::string_view id) = 0;
+  /// Newest first; the records carry no attempts. nullopt when the store cannot say (never an
+  /// empty page for an outage).
+  virtual std::optional<std::vector<LeadRecord>> list_leads(const LeadQuery& q) = 0;
 
   /// Writes outcomes in one transaction. A lead already decided keeps its first outcome (the
   /// result for it is kConflict). A delivered outcome writes one sales row per sale (slots 0,

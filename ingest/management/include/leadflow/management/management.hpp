@@ -150,7 +150,7 @@ class Management {
   AuditStore& changes_;
 };
 
-/// A read that answers only "found" or "not" (get_seller, get_campaign, get_buyer) as a Lookup.
+/// A read that answers only "found" or "not" (get_seller, get_campaign) as a Lookup.
 template <class T>
 Lookup<T> found_or_not(std::optional<T> value) {
   const StoreStatus status = value ? StoreStatus::kOk : StoreStatus::kNotFound;

@@ -24,7 +24,9 @@
 namespace leadflow {
 
 /// The active buyer configurations, reloaded from the store when its buyers_version moves
-/// (checked at most every `refresh`). Readers get an immutable snapshot. Thread-safe.
+/// (checked at most every `refresh`). Readers get an immutable snapshot: the last one read whole
+/// while the store cannot list them, nullptr if it never could (never an empty or partial list
+/// for an outage). Thread-safe.
 class BuyerDirectory {
  public:
   BuyerDirectory(AccountsStore& store, const Clock& clock,
