@@ -20,6 +20,7 @@
 #include "leadflow/base/clock.hpp"
 #include "leadflow/base/ids.hpp"
 #include "leadflow/store/store.hpp"
+#include "pg_test_database.hpp"
 #include "service_fixture.hpp"
 
 namespace leadflow::testing {
@@ -27,28 +28,11 @@ namespace {
 
 using nlohmann::json;
 
-std::string pg_admin_url() {
-  if (const char* v = std::getenv("LEADFLOW_TEST_PG_URL"); v && *v) return v;
-  std::ifstream in(std::string(LEADFLOW_BINARY_DIR) + "/pg/url");
-  std::string url;
-  std::getline(in, url);
-  return url;
-}
-
-// psql runs the statement: the test needs no libpq of its own.
-bool psql(const std::string& url, const std::string& sql) {
-  const std::string cmd =
-      "psql -q -v ON_ERROR_STOP=1 '" + url + "' -c \"" + sql + "\" >/dev/null 2>&1";
-  return std::system(cmd.c_str()) == 0;
-}
-
 class PgReadOutage : public ::testing::Test {
  protected:
   void SetUp() override {
     admin_ = pg_admin_url();
-    ASSERT_FALSE(admin_.empty())
-        << "no PostgreSQL: run through ctest (the postgres_start fixture starts one) or set "
-           "LEADFLOW_TEST_PG_URL to an admin URL";
+    ASSERT_FALSE(admin_.empty()) << kNoPostgres;
     database_ = "lf_outage_" + new_id("t").substr(2);
     for (auto& ch : database_) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
     ASSERT_TRUE(psql(admin_, "CREATE DATABASE " + database_));

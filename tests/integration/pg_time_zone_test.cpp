@@ -13,6 +13,7 @@
 
 #include "leadflow/base/ids.hpp"
 #include "leadflow/base/time_format.hpp"
+#include "pg_test_database.hpp"
 #include "service_fixture.hpp"
 
 namespace leadflow::testing {
@@ -39,20 +40,6 @@ class SetCalendar final : public Clock {
  private:
   std::atomic<std::int64_t> ahead_ms_{0};
 };
-
-std::string pg_admin_url() {
-  if (const char* v = std::getenv("LEADFLOW_TEST_PG_URL"); v && *v) return v;
-  std::ifstream in(std::string(LEADFLOW_BINARY_DIR) + "/pg/url");
-  std::string url;
-  std::getline(in, url);
-  return url;
-}
-
-bool psql(const std::string& url, const std::string& sql) {
-  const std::string cmd =
-      "psql -q -v ON_ERROR_STOP=1 '" + url + "' -c \"" + sql + "\" >/dev/null 2>&1";
-  return std::system(cmd.c_str()) == 0;
-}
 
 class UserTimeZone : public ::testing::TestWithParam<std::string> {
  protected:

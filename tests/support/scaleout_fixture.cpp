@@ -1,4 +1,5 @@
 #include "scaleout_fixture.hpp"
+#include "pg_test_database.hpp"
 
 #include <stdio.h>
 #include <sys/stat.h>
@@ -23,21 +24,6 @@ namespace {
 using nlohmann::json;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
-
-std::string pg_admin_url() {
-  if (const char* v = std::getenv("LEADFLOW_TEST_PG_URL"); v && *v) return v;
-  std::ifstream in(std::string(LEADFLOW_BINARY_DIR) + "/pg/url");
-  std::string url;
-  std::getline(in, url);
-  return url;
-}
-
-// psql runs the statement: the test needs no libpq of its own.
-bool psql(const std::string& url, const std::string& sql) {
-  const std::string cmd =
-      "psql -q -v ON_ERROR_STOP=1 '" + url + "' -c \"" + sql + "\" >/dev/null 2>&1";
-  return std::system(cmd.c_str()) == 0;
-}
 
 std::string with_database(const std::string& admin_url, const std::string& db) {
   const auto slash = admin_url.rfind('/');
@@ -87,9 +73,7 @@ void ScaleOut::SetUp() {
     std::ifstream in(dir_.path() + "/pg/url");
     std::getline(in, admin);
   }
-  ASSERT_FALSE(admin.empty())
-      << "no PostgreSQL: run through ctest (the postgres_start fixture starts one) or set "
-         "LEADFLOW_TEST_PG_URL to an admin URL";
+  ASSERT_FALSE(admin.empty()) << kNoPostgres;
   database_ = "lf_scaleout_" + new_id("t").substr(2);
   for (auto& ch : database_) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   ASSERT_TRUE(psql(admin, "CREATE DATABASE " + database_))
