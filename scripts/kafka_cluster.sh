@@ -6,6 +6,8 @@
 #                                     three replicas can be made; writes DIR/bootstrap
 #                                     (host:port,host:port,host:port) and prints it. A cluster
 #                                     still running in DIR is killed and its data thrown away first.
+#                                     A node that cannot start (a port taken meanwhile) makes it
+#                                     start again on other ports, three times at most.
 #   kafka_cluster.sh stop DIR         kills every node and removes DIR.
 #   kafka_cluster.sh kill DIR N       kill -9 of node N (1-3), which keeps its data and ports.
 #   kafka_cluster.sh restart DIR N... starts nodes N... again (those not running) and waits until
@@ -263,7 +265,17 @@ controller() {
 }
 
 case "$command" in
-  start) ((${#nodes[@]} == 0)) || usage; start ;;
+  start)
+    ((${#nodes[@]} == 0)) || usage
+    # A port found free may be taken by another process before its node binds it (the free ports
+    # come from the range the kernel also hands to outgoing connections): then the node exits and
+    # the cluster is made again on other ports, up to three times in all.
+    for attempt in 1 2 3; do
+      if (start); then exit 0; fi
+      ((attempt < 3)) && echo "kafka_cluster.sh: starting again on other ports" >&2
+    done
+    exit 1
+    ;;
   stop) ((${#nodes[@]} == 0)) || usage; stop ;;
   kill)
     check_nodes
