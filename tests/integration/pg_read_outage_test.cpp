@@ -1,7 +1,8 @@
-// The API's reads while its PostgreSQL store is unreachable: a lead or buyer the store cannot read
-// is a 503 with Retry-After (the store-outage answer of errors.cpp), never a 404 or an empty
-// page, on GET /v1/leads/{id}, GET /v1/leads (its search too), GET /v1/buyers/{id} and
-// GET /v1/buyers; and the same routes answer again once the store is back. The outage is the one
+// The API's reads while its PostgreSQL store is unreachable: a lead, buyer, seller or campaign the
+// store cannot read is a 503 with Retry-After (the store-outage answer of errors.cpp), never a 404
+// or an empty page, on GET /v1/leads/{id}, GET /v1/leads (its search too), GET /v1/buyers/{id},
+// GET /v1/buyers, GET /v1/sellers/{id}, GET /v1/campaigns/{id} and its specification; and the
+// same routes answer again once the store is back. The outage is the one
 // the store's own tests make (pg_store_test): the database refuses connections and its
 // connections are ended. The service runs on a clock that stands still, so the operator's key,
 // found once, stays believed through the outage (the front keeps a found key for a second of its
@@ -58,6 +59,8 @@ class PgReadOutage : public ::testing::Test {
     lead_id_ = l.id;
     auto sim = start_buyer("outage", 10.0);
     buyer_id_ = svc_->add_buyer(*sim);
+    seller_id_ = svc_->add_seller();
+    campaign_id_ = svc_->add_campaign(seller_id_).first;
   }
   void TearDown() override {
     if (!database_.empty()) {
@@ -85,9 +88,14 @@ class PgReadOutage : public ::testing::Test {
   // Every read route of the test, and its answer's status.
   std::vector<std::pair<std::string, int>> statuses() {
     std::vector<std::pair<std::string, int>> out;
-    const std::vector<std::string> paths{"/v1/leads/" + lead_id_, "/v1/leads",
-                                         "/v1/leads?q=" + lead_id_, "/v1/buyers/" + buyer_id_,
-                                         "/v1/buyers"};
+    const std::vector<std::string> paths{"/v1/leads/" + lead_id_,
+                                         "/v1/leads",
+                                         "/v1/leads?q=" + lead_id_,
+                                         "/v1/buyers/" + buyer_id_,
+                                         "/v1/buyers",
+                                         "/v1/sellers/" + seller_id_,
+                                         "/v1/campaigns/" + campaign_id_,
+                                         "/v1/campaigns/" + campaign_id_ + "/specification"};
     for (const std::string& path : paths) {
       auto r = get(path);
       out.emplace_back(path, r ? r->status : 0);
@@ -96,21 +104,26 @@ class PgReadOutage : public ::testing::Test {
   }
 
   ManualClock clock_;
-  std::string admin_, database_, lead_id_, buyer_id_;
+  std::string admin_, database_, lead_id_, buyer_id_, seller_id_, campaign_id_;
   std::unique_ptr<ServiceFixture> svc_;
 };
 
-TEST_F(PgReadOutage, LeadAndBuyerReadsAre503WhileTheStoreIsDownNot404OrEmpty) {
+TEST_F(PgReadOutage, RecordReadsAre503WhileTheStoreIsDownNot404OrEmpty) {
   // Up: each answers, and an unknown lead or buyer is a 404.
   for (const auto& [path, status] : statuses()) EXPECT_EQ(status, 200) << path;
   EXPECT_EQ(json::parse(get("/v1/leads")->body)["data"].size(), 1u);
   EXPECT_EQ(get("/v1/leads/ld_01JQ0000000000000000000009")->status, 404);
   EXPECT_EQ(get("/v1/buyers/by_01JQ0000000000000000000009")->status, 404);
+  EXPECT_EQ(get("/v1/sellers/sl_01JQ0000000000000000000009")->status, 404);
+  EXPECT_EQ(get("/v1/campaigns/cp_01JQ0000000000000000000009")->status, 404);
 
   take_the_store_down();
   for (const std::string& path : std::vector<std::string>{
            "/v1/leads/" + lead_id_, "/v1/leads/ld_01JQ0000000000000000000009", "/v1/leads",
-           "/v1/leads?q=" + lead_id_, "/v1/buyers/" + buyer_id_, "/v1/buyers"}) {
+           "/v1/leads?q=" + lead_id_, "/v1/buyers/" + buyer_id_, "/v1/buyers",
+           "/v1/sellers/" + seller_id_, "/v1/campaigns/" + campaign_id_,
+           "/v1/campaigns/" + campaign_id_ + "/specification",
+           "/v1/campaigns/cp_01JQ0000000000000000000009"}) {
     auto r = get(path);
     ASSERT_TRUE(r) << path;
     EXPECT_EQ(r->status, 503) << path << ": " << r->body;

@@ -301,10 +301,10 @@ TEST_F(PgStore, RecoversByItselfAfterItsConnectionsAreKilled) {
   ASSERT_GE(kill_connections(), 1);
 
   // The first calls may fail; then everything works again through the same store.
-  EXPECT_LT(failures_before_success([&] { return store_->get_seller(s.id).has_value(); }), 3);
+  EXPECT_LT(failures_before_success([&] { return store_->get_seller(s.id).value.has_value(); }), 3);
   EXPECT_LT(failures_before_success([&] { return store_->healthy(); }), 3);
   for (int i = 0; i < 20; ++i) {
-    ASSERT_TRUE(store_->get_seller(s.id).has_value()) << i;
+    ASSERT_TRUE(store_->get_seller(s.id).value.has_value()) << i;
     ASSERT_EQ(store_->insert_seller(seller("After " + std::to_string(i))), StoreStatus::kOk);
   }
 
@@ -341,7 +341,7 @@ TEST_F(PgStore, AnswersQuicklyWhileTheDatabaseIsUnreachableAndRecoversAfter) {
 
   const auto started = Clock::now();
   EXPECT_FALSE(store_->healthy());
-  EXPECT_FALSE(store_->get_seller(s.id).has_value());
+  EXPECT_FALSE(store_->get_seller(s.id).value.has_value());
   EXPECT_TRUE(store_->list_sellers().empty());
   EXPECT_EQ(store_->count_sales("by_x", 0), std::nullopt) << "callers fail closed on caps";
   // The reads of the API's lead and buyer views say "unavailable", never "none" (a 503, not a
@@ -358,7 +358,7 @@ TEST_F(PgStore, AnswersQuicklyWhileTheDatabaseIsUnreachableAndRecoversAfter) {
 
   allow_connections(true);
   EXPECT_LT(failures_before_success([&] { return store_->healthy(); }), 2);
-  EXPECT_TRUE(store_->get_seller(s.id).has_value());
+  EXPECT_TRUE(store_->get_seller(s.id).value.has_value());
   EXPECT_EQ(store_->get_lead(l.id).status, StoreStatus::kOk);
   EXPECT_EQ(store_->get_buyer(b.id).status, StoreStatus::kOk);
   EXPECT_EQ(store_->list_buyers({}).value_or(std::vector<Buyer>{}).size(), 1u);
@@ -389,7 +389,7 @@ TEST_F(PgStore, StoresMigratingAtOnceAllSucceed) {
   // One schema, shared.
   const Seller s = seller("Shared");
   ASSERT_EQ(stores[0]->insert_seller(s), StoreStatus::kOk);
-  for (auto& store : stores) EXPECT_TRUE(store->get_seller(s.id).has_value());
+  for (auto& store : stores) EXPECT_TRUE(store->get_seller(s.id).value.has_value());
   EXPECT_EQ(stores[1]->migrate(), StoreStatus::kOk);
   stores.clear();
 }

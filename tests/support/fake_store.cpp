@@ -48,6 +48,11 @@ void FakeStore::fail_next_buyer_lists(int n) {
   failing_buyer_lists_ = n;
 }
 
+void FakeStore::fail_next_account_reads(int n) {
+  std::lock_guard lock(mu_);
+  failing_account_reads_ = n;
+}
+
 void FakeStore::hold_calls() {
   std::lock_guard lock(mu_);
   held_ = true;
@@ -66,6 +71,15 @@ bool FakeStore::lookup_fails() {
   std::lock_guard lock(mu_);
   if (failing_lookups_ <= 0) return false;
   --failing_lookups_;
+  ++unavailable_calls_;
+  return true;
+}
+
+bool FakeStore::account_read_fails() {
+  if (down()) return true;
+  std::lock_guard lock(mu_);
+  if (failing_account_reads_ <= 0) return false;
+  --failing_account_reads_;
   ++unavailable_calls_;
   return true;
 }
@@ -94,8 +108,8 @@ bool FakeStore::healthy() { return !down() && real_->healthy(); }
 StoreStatus FakeStore::insert_seller(const Seller& s) {
   return down() ? StoreStatus::kUnavailable : real_->insert_seller(s);
 }
-std::optional<Seller> FakeStore::get_seller(std::string_view id) {
-  return down() ? std::nullopt : real_->get_seller(id);
+Lookup<Seller> FakeStore::get_seller(std::string_view id) {
+  return account_read_fails() ? Lookup<Seller>{} : real_->get_seller(id);
 }
 std::vector<Seller> FakeStore::list_sellers() {
   return down() ? std::vector<Seller>{} : real_->list_sellers();
@@ -103,8 +117,8 @@ std::vector<Seller> FakeStore::list_sellers() {
 StoreStatus FakeStore::insert_campaign(const Campaign& c) {
   return down() ? StoreStatus::kUnavailable : real_->insert_campaign(c);
 }
-std::optional<Campaign> FakeStore::get_campaign(std::string_view id) {
-  return down() ? std::nullopt : real_->get_campaign(id);
+Lookup<Campaign> FakeStore::get_campaign(std::string_view id) {
+  return account_read_fails() ? Lookup<Campaign>{} : real_->get_campaign(id);
 }
 Lookup<Campaign> FakeStore::find_campaign_by_key_hash(std::string_view key_hash) {
   return lookup_fails() ? Lookup<Campaign>{} : real_->find_campaign_by_key_hash(key_hash);

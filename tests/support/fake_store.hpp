@@ -23,6 +23,8 @@ namespace leadflow::testing {
 ///   - fail_next_lookups(n): the next n lookups (campaign key, API key, post intent) answer
 ///   kUnavailable
 ///     while healthy() stays true (the server came back right after the failed call);
+///   - fail_next_account_reads(n): the next n get_campaign / get_seller calls answer kUnavailable
+///     while every other call is answered;
 ///   - fail_next_buyer_lists(n): the next n list_buyers calls answer nullopt (the store could not
 ///     say) while every other call is answered;
 ///   - unavailable_for(d): every call fails as the adapters fail with the server gone (empty
@@ -43,6 +45,7 @@ class FakeStore final : public Store {
   void unavailable_for(std::chrono::milliseconds d);
   void fail_next_lookups(int n);
   void fail_next_buyer_lists(int n);
+  void fail_next_account_reads(int n);
   void hold_calls();
   void release_calls();
 
@@ -55,10 +58,10 @@ class FakeStore final : public Store {
   bool healthy() override;
 
   StoreStatus insert_seller(const Seller& s) override;
-  std::optional<Seller> get_seller(std::string_view id) override;
+  Lookup<Seller> get_seller(std::string_view id) override;
   std::vector<Seller> list_sellers() override;
   StoreStatus insert_campaign(const Campaign& c) override;
-  std::optional<Campaign> get_campaign(std::string_view id) override;
+  Lookup<Campaign> get_campaign(std::string_view id) override;
   Lookup<Campaign> find_campaign_by_key_hash(std::string_view key_hash) override;
   std::vector<Campaign> list_campaigns(std::string_view seller_id) override;
   StoreStatus insert_api_key(const ApiKey& k) override;
@@ -158,6 +161,8 @@ class FakeStore final : public Store {
   bool down();
   /// True (and counted) while a lookup is to fail.
   bool lookup_fails();
+  /// True (and counted) while a campaign or seller read is to fail.
+  bool account_read_fails();
 
   const Clock& clock_;
   std::string dir_;
@@ -168,6 +173,7 @@ class FakeStore final : public Store {
   int failing_intents_ = 0;
   int failing_lookups_ = 0;
   int failing_buyer_lists_ = 0;
+  int failing_account_reads_ = 0;
   std::set<std::string> refused_reservations_;
   SteadyTime down_until_{};
   int intents_written_ = 0;

@@ -101,17 +101,22 @@ SettleDone make_settlement(const SettlePorts& ports, const ApiKey& key, const Se
   s.note = ask.note;
   s.by_key_id = key.id;
   s.at_ms = ports.clock.now_ms();
-  std::optional<Campaign> campaign;
-  std::optional<Seller> seller;
+  Lookup<Campaign> campaign{StoreStatus::kNotFound, std::nullopt};
+  Lookup<Seller> seller{StoreStatus::kNotFound, std::nullopt};
   if (!record->lead.campaign_id.empty())
     campaign = ports.accounts.get_campaign(record->lead.campaign_id);
   else if (!record->lead.seller_id.empty())
     seller = ports.accounts.get_seller(record->lead.seller_id);
+  // A payout rule the store cannot read now is not the default one: nothing is settled.
+  if (campaign.status == StoreStatus::kUnavailable || seller.status == StoreStatus::kUnavailable)
+    return refuse(SettleRefused::kUnavailable);
   // The seller's payout by its rule on the lead's total: a share settled after others adds
   // what the total's payout grows by.
-  const PayoutRule payout = [model = money::payout_model_of(campaign ? &*campaign : nullptr,
-                                                            seller ? &*seller : nullptr)](
-                                Cents total) { return money::payout_of(model, total); };
+  const PayoutRule payout =
+      [model = money::payout_model_of(campaign.value ? &*campaign.value : nullptr,
+                                      seller.value ? &*seller.value : nullptr)](Cents total) {
+        return money::payout_of(model, total);
+      };
   SettleResult result = ports.money.settle_lead(s, payout);
   switch (result.status) {
     case SettleStatus::kSettled:

@@ -186,7 +186,10 @@ void register_surface_a(Routes& routes, IngestContext& ctx) {
   });
   routes.get("/v1/sellers/{id}", [&c](const http::Request& q, http::Response& r) {
     if (!authorise(c, q, r, kScopeAdmin, true)) return;
-    const auto s = c.accounts.get_seller(std::string(q.match(1)));
+    const Lookup<Seller> found = c.accounts.get_seller(std::string(q.match(1)));
+    if (found.status == StoreStatus::kUnavailable)
+      return send_problem(r, refusal_for(found.status, StoreStep::kRead));
+    const auto& s = found.value;
     if (!s) return http::send_problem(r, 404, "no such seller");
     set_etag(r, s->version);
     http::send_json(r, 200, {{"success", true}, {"data", seller_to_json(*s)}});
@@ -223,7 +226,10 @@ void register_surface_a(Routes& routes, IngestContext& ctx) {
   routes.get("/v1/campaigns/{id}", [&c](const http::Request& q, http::Response& r) {
     auto key = campaign_reader(c, q, r);
     if (!key) return;
-    const auto cp = c.accounts.get_campaign(std::string(q.match(1)));
+    const Lookup<Campaign> found = c.accounts.get_campaign(std::string(q.match(1)));
+    if (found.status == StoreStatus::kUnavailable)
+      return send_problem(r, refusal_for(found.status, StoreStep::kRead));
+    const auto& cp = found.value;
     // Another seller's campaign is a 404: its existence is not theirs to know.
     if (!cp || (!key->is_operator() && cp->seller_id != key->seller_id))
       return http::send_problem(r, 404, "no such campaign");
@@ -233,7 +239,10 @@ void register_surface_a(Routes& routes, IngestContext& ctx) {
   routes.get("/v1/campaigns/{id}/specification", [&c](const http::Request& q, http::Response& r) {
     auto key = campaign_reader(c, q, r);
     if (!key) return;
-    const auto cp = c.accounts.get_campaign(std::string(q.match(1)));
+    const Lookup<Campaign> found = c.accounts.get_campaign(std::string(q.match(1)));
+    if (found.status == StoreStatus::kUnavailable)
+      return send_problem(r, refusal_for(found.status, StoreStep::kRead));
+    const auto& cp = found.value;
     if (!cp || (!key->is_operator() && cp->seller_id != key->seller_id))
       return http::send_problem(r, 404, "no such campaign");
     http::send_json(

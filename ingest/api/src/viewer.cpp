@@ -13,7 +13,8 @@ SellerLabels seller_labels(IngestContext& ctx, const Viewer& viewer) {
   labels.secret = ctx.visibility_secret;
   if (viewer.is_buyer() && viewer.seller_names)
     labels.name_of = [&ctx](const std::string& seller_id) {
-      const auto seller = ctx.accounts.get_seller(seller_id);
+      // A name the store cannot read now is shown as a label, as a seller without one.
+      const auto seller = ctx.accounts.get_seller(seller_id).value;
       return seller ? seller->name : std::string();
     };
   return labels;

@@ -175,7 +175,7 @@ Management::Created Management::update_seller(const std::string& id, const json&
     return out;
   }
   out = change_record<Seller>(
-      if_match, [&] { return found_or_not(store_.get_seller(id)); },
+      if_match, [&] { return store_.get_seller(id); },
       [&](Seller& s, FieldErrors& errors) {
         // Read-only fields of the view may be sent back as they were read.
         unknown_fields(body, {"name", "status", "payout", "seller_id", "created_at", "version"},
@@ -205,9 +205,15 @@ Management::Created Management::create_campaign(const json& body, const ChangeAc
                   "rate_limit_per_minute", "payout"},
                  out.errors);
   Campaign c;
-  if (take_string(body, "seller_id", 64, true, c.seller_id, out.errors) &&
-      !store_.get_seller(c.seller_id))
-    out.errors.push_back({"seller_id", "not_found", "no such seller"});
+  if (take_string(body, "seller_id", 64, true, c.seller_id, out.errors)) {
+    const StoreStatus seller = store_.get_seller(c.seller_id).status;
+    if (seller == StoreStatus::kUnavailable) {  // our outage, not the caller's mistake
+      out.status = seller;
+      return out;
+    }
+    if (seller == StoreStatus::kNotFound)
+      out.errors.push_back({"seller_id", "not_found", "no such seller"});
+  }
   take_string(body, "name", kMaxName, true, c.name, out.errors);
   if (take_string(body, "vertical", 64, true, c.vertical, out.errors) &&
       !verticals_.find(c.vertical))
@@ -283,7 +289,7 @@ Management::Created Management::update_campaign(const std::string& id, const jso
     return out;
   }
   out = change_record<Campaign>(
-      if_match, [&] { return found_or_not(store_.get_campaign(id)); },
+      if_match, [&] { return store_.get_campaign(id); },
       [&](Campaign& c, FieldErrors& errors) { apply_campaign(body, c, errors); },
       [&](Campaign& c) { return store_.update_campaign(c); }, campaign_to_json);
   if (out.status == StoreStatus::kOk)
@@ -301,9 +307,15 @@ Management::Created Management::create_api_key(const json& body, const ChangeAct
   ApiKey k;
   take_string(body, "name", kMaxName, false, k.name, out.errors);
   if (body.contains("seller_id") && !body["seller_id"].is_null()) {
-    if (take_string(body, "seller_id", 64, true, k.seller_id, out.errors) &&
-        !store_.get_seller(k.seller_id))
-      out.errors.push_back({"seller_id", "not_found", "no such seller"});
+    if (take_string(body, "seller_id", 64, true, k.seller_id, out.errors)) {
+      const StoreStatus seller = store_.get_seller(k.seller_id).status;
+      if (seller == StoreStatus::kUnavailable) {
+        out.status = seller;
+        return out;
+      }
+      if (seller == StoreStatus::kNotFound)
+        out.errors.push_back({"seller_id", "not_found", "no such seller"});
+    }
   }
   if (body.contains("buyer_id") && !body["buyer_id"].is_null()) {
     if (!k.seller_id.empty())
@@ -448,9 +460,15 @@ Management::Created Management::create_user(const json& body, const ChangeActor&
       if (has_seller) out.errors.push_back({"seller_id", "not_allowed", "an operator has none"});
       if (has_buyer) out.errors.push_back({"buyer_id", "not_allowed", "an operator has none"});
     } else if (account == "seller") {
-      if (take_string(body, "seller_id", 64, true, u.seller_id, out.errors) &&
-          !store_.get_seller(u.seller_id))
-        out.errors.push_back({"seller_id", "not_found", "no such seller"});
+      if (take_string(body, "seller_id", 64, true, u.seller_id, out.errors)) {
+        const StoreStatus seller = store_.get_seller(u.seller_id).status;
+        if (seller == StoreStatus::kUnavailable) {
+          out.status = seller;
+          return out;
+        }
+        if (seller == StoreStatus::kNotFound)
+          out.errors.push_back({"seller_id", "not_found", "no such seller"});
+      }
       if (has_buyer) out.errors.push_back({"buyer_id", "not_allowed", "a seller user has none"});
     } else if (account == "buyer") {
       if (take_string(body, "buyer_id", 64, true, u.buyer_id, out.errors) &&

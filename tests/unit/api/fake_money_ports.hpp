@@ -28,11 +28,12 @@ class FakeMoneyPorts final : public FakeIntakeReads,
   std::map<std::string, std::vector<PostIntent>, std::less<>> intents;
 
   // Failures, one kind at a time: the answer the adapters give when the server is gone.
-  bool leads_down = false;    // get_lead: kUnavailable; list_leads: nullopt
-  bool buyers_down = false;   // get_buyer: kUnavailable; list_buyers: nullopt
-  bool intents_down = false;  // get_post_intents: nullopt
-  bool writes_down = false;   // record_return, settle_lead, the buyer writes: kUnavailable
-  bool buyer_races = false;   // update_buyer: kConflict every time, as if others kept writing
+  bool leads_down = false;     // get_lead: kUnavailable; list_leads: nullopt
+  bool buyers_down = false;    // get_buyer: kUnavailable; list_buyers: nullopt
+  bool accounts_down = false;  // get_campaign, get_seller: kUnavailable
+  bool intents_down = false;   // get_post_intents: nullopt
+  bool writes_down = false;    // record_return, settle_lead, the buyer writes: kUnavailable
+  bool buyer_races = false;    // update_buyer: kConflict every time, as if others kept writing
 
   // What the money writes answer while the store is up. kReturned / kSettled echo the request;
   // kAlreadyReturned / kAlreadySettled answer `earlier_return` / `earlier_settlement`.
@@ -67,8 +68,14 @@ class FakeMoneyPorts final : public FakeIntakeReads,
     if (buyers_down) return {};
     return found(buyers, id);
   }
-  std::optional<Campaign> get_campaign(std::string_view id) override { return find(campaigns, id); }
-  std::optional<Seller> get_seller(std::string_view id) override { return find(sellers, id); }
+  Lookup<Campaign> get_campaign(std::string_view id) override {
+    if (accounts_down) return {};
+    return found(campaigns, id);
+  }
+  Lookup<Seller> get_seller(std::string_view id) override {
+    if (accounts_down) return {};
+    return found(sellers, id);
+  }
   StoreStatus insert_seller(const Seller&) override { return StoreStatus::kUnavailable; }
   StoreStatus update_seller(Seller&) override { return StoreStatus::kUnavailable; }
   std::vector<Seller> list_sellers() override { return {}; }

@@ -220,6 +220,19 @@ TEST_F(SettleHandler, AStoreThatCannotReadTheIntentsOrRecordIsA503) {
   EXPECT_TRUE(audited.empty());
 }
 
+// A payout rule the store cannot read is not the default one: nothing is settled by a guess.
+TEST_F(SettleHandler, APayoutRuleTheStoreCannotReadIsA503AndNothingSettled) {
+  store.accounts_down = true;
+  const auto by_campaign = post(kFailed, {{"sold", true}});
+  EXPECT_EQ(by_campaign.status, 503) << by_campaign.body;
+  const auto by_seller = post(kShared, {{"sold", true}, {"buyer_id", "by_a"}});
+  EXPECT_EQ(by_seller.status, 503) << by_seller.body;
+  EXPECT_TRUE(store.settlements_asked.empty());
+  EXPECT_TRUE(audited.empty());
+  store.accounts_down = false;
+  EXPECT_EQ(post(kFailed, {{"sold", true}}).status, 201);
+}
+
 TEST_F(SettleHandler, OnlyTheOperatorSettles) {
   // The route's authorisation refuses these keys first; the handler refuses them by itself too.
   for (const ApiKey& key : {key_of("key_b", "by_silent"), key_of("key_s", "", "sl_1")}) {

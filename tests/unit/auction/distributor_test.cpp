@@ -573,6 +573,76 @@ TEST_F(DistributorTest, BuyersTheStoreCannotListAreNotNoBuyer) {
   EXPECT_EQ(buyers_.snapshot()->size(), 2u);  // the version is asked again, and listed whole
 }
 
+// A payout rule the store cannot read is not the default rule: the lead is deferred (nobody
+// asked, nothing written) rather than sold with a guessed seller payout; a rule read before is
+// used however old it is.
+TEST_F(DistributorTest, ASellerRuleTheStoreCannotReadDefersTheLead) {
+  Seller s;
+  s.id = "sl_test";
+  s.name = "Fixed Seller";
+  s.created_at_ms = clock_.now_ms();
+  s.payout_fixed = true;
+  s.payout_value = 300;  // $3.00 a lead, not the default 70%
+  ASSERT_EQ(store_.insert_seller(s), StoreStatus::kOk);
+  const Buyer a = add_buyer("a");
+  http_.answer(a.ping_url, FakeAnswer::bid(8.00));
+  http_.answer(a.post_url, FakeAnswer::accept());
+  const Lead lead = add_lead(320);
+
+  store_.fail_next_account_reads(1);
+  EXPECT_THROW(distributor().decide_and_wait(lead), AuctionDeferred);
+  EXPECT_EQ(http_.requests().size(), 0u);
+  EXPECT_EQ(store_.post_intents_written(), 0);
+  EXPECT_EQ(store_.get_lead(lead.id).value->distribution.status, DeliveryStatus::kPending);
+
+  const Distribution sold = distributor().decide_and_wait(lead);
+  ASSERT_EQ(sold.status, DeliveryStatus::kDelivered);
+  EXPECT_EQ(sold.price, 800);
+  EXPECT_EQ(sold.payout, 300);
+
+  // Past the directory's 5 s: a read that fails now gets the rule last read.
+  clock_.advance(std::chrono::seconds(10));
+  store_.fail_next_account_reads(1);
+  const Distribution next = distributor().decide_and_wait(add_lead(321));
+  ASSERT_EQ(next.status, DeliveryStatus::kDelivered);
+  EXPECT_EQ(next.payout, 300);
+}
+
+TEST_F(DistributorTest, ACampaignRuleTheStoreCannotReadDefersTheLead) {
+  Campaign c;
+  c.id = "cp_fixed";
+  c.seller_id = "sl_test";
+  c.name = "fixed";
+  c.vertical = "auto_insurance";
+  c.key_hash = "hash-of-cp-fixed";
+  c.key_hint = "lfc_fixd";
+  c.created_at_ms = clock_.now_ms();
+  c.payout_fixed = true;
+  c.payout_value = 250;
+  Seller s;
+  s.id = "sl_test";
+  s.name = "Seller";
+  ASSERT_EQ(store_.insert_seller(s), StoreStatus::kOk);
+  ASSERT_EQ(store_.insert_campaign(c), StoreStatus::kOk);
+  const Buyer a = add_buyer("a");
+  http_.answer(a.ping_url, FakeAnswer::bid(8.00));
+  http_.answer(a.post_url, FakeAnswer::accept());
+  Lead lead = sample_core_lead(330, clock_.now_ms());
+  lead.campaign_id = c.id;
+  lead.surface = Surface::kCampaign;
+  ASSERT_EQ(store_.insert_leads(std::vector<Lead>{lead}).size(), 1u);
+
+  store_.fail_next_account_reads(1);
+  EXPECT_THROW(distributor().decide_and_wait(lead), AuctionDeferred);
+  EXPECT_EQ(http_.requests().size(), 0u);
+  EXPECT_EQ(store_.post_intents_written(), 0);
+  EXPECT_EQ(store_.get_lead(lead.id).value->distribution.status, DeliveryStatus::kPending);
+
+  const Distribution sold = distributor().decide_and_wait(lead);
+  ASSERT_EQ(sold.status, DeliveryStatus::kDelivered);
+  EXPECT_EQ(sold.payout, 250);
+}
+
 // Our own failure never decides a lead: when every request that could have sold it never left
 // this process, the lead is deferred (delivered again later), not recorded unsold.
 TEST_F(DistributorTest, ALeadNobodyCouldBeAskedAboutIsDeferredNotUnsold) {

@@ -196,5 +196,28 @@ TEST_F(ManagementTest, NamesKeepUnicodeLettersAndAreBoundedInCharacters) {
       names(management.create_campaign(campaign({{"name", longest + "x"}})).errors, "name"));
 }
 
+// A seller the store cannot read is our outage, not the caller's mistake: kUnavailable (a 503)
+// with nothing created or changed, never a "no such seller" field error or a 404.
+TEST_F(ManagementTest, ASellerTheStoreCannotReadIsUnavailableNotAFieldError) {
+  store.fail_next_account_reads(1);
+  const auto camp = management.create_campaign(campaign());
+  EXPECT_EQ(camp.status, StoreStatus::kUnavailable);
+  EXPECT_TRUE(camp.errors.empty()) << list(camp.errors);
+  EXPECT_TRUE(store.list_campaigns("").empty());
+  store.fail_next_account_reads(1);
+  const auto key = management.create_api_key({{"name", "k"}, {"seller_id", seller_id}});
+  EXPECT_EQ(key.status, StoreStatus::kUnavailable);
+  EXPECT_TRUE(key.errors.empty()) << list(key.errors);
+  EXPECT_TRUE(store.list_api_keys().empty());
+  store.fail_next_account_reads(1);
+  EXPECT_EQ(management.update_seller(seller_id, {{"name", "Other"}}).status,
+            StoreStatus::kUnavailable);
+  EXPECT_EQ(store.get_seller(seller_id).value->name, "Acme");
+  // Answered, an unknown seller is still the caller's field error.
+  const auto unknown = management.create_campaign(campaign({{"seller_id", "sl_missing"}}));
+  EXPECT_TRUE(names(unknown.errors, "seller_id")) << list(unknown.errors);
+  EXPECT_TRUE(management.create_campaign(campaign()).errors.empty());
+}
+
 }  // namespace
 }  // namespace leadflow

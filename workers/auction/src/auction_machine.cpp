@@ -116,10 +116,19 @@ class Auction : public std::enable_shared_from_this<Auction> {
     buyers_ = dist_.buyers_.snapshot();
     // Buyers the store could never list are not "no buyer": the lead is not decided unsold.
     if (!buyers_) return step([this] { defer(); });
-    if (!lead_.campaign_id.empty())
-      campaign_ = dist_.campaigns_.find(lead_.campaign_id);
-    else if (!lead_.seller_id.empty())
-      seller_ = dist_.campaigns_.find_seller(lead_.seller_id);  // Surface A: the seller's rule
+    // The payout rule: the campaign's (Surface B), else the seller's (Surface A). One the store
+    // cannot read is not the default rule: the lead waits rather than being paid by a guess.
+    StoreStatus rule = StoreStatus::kOk;
+    if (!lead_.campaign_id.empty()) {
+      Lookup<Campaign> found = dist_.campaigns_.find(lead_.campaign_id);
+      rule = found.status;
+      campaign_ = std::move(found.value);
+    } else if (!lead_.seller_id.empty()) {
+      Lookup<Seller> found = dist_.campaigns_.find_seller(lead_.seller_id);
+      rule = found.status;
+      seller_ = std::move(found.value);
+    }
+    if (rule == StoreStatus::kUnavailable) return step([this] { defer(); });
     std::optional<std::vector<PostIntent>> found = dist_.store_.get_post_intents(lead_.id);
     // A store that cannot say whether the lead has an intent cannot say whether a buyer may
     // already hold it: no other buyer may be asked until it can.

@@ -34,7 +34,7 @@ std::shared_ptr<const std::vector<Buyer>> BuyerDirectory::snapshot() {
 }
 
 template <class T, class Get>
-std::optional<T> CampaignDirectory::cached(
+Lookup<T> CampaignDirectory::cached(
     std::unordered_map<std::string, std::pair<T, SteadyTime>>& cache, const std::string& id,
     Get&& get) {
   const SteadyTime now = clock_.steady_now();
@@ -42,22 +42,30 @@ std::optional<T> CampaignDirectory::cached(
     std::lock_guard lock(mu_);
     auto it = cache.find(id);
     if (it != cache.end() && now - it->second.second < std::chrono::seconds(5))
-      return it->second.first;
+      return {StoreStatus::kOk, it->second.first};
   }
-  std::optional<T> found = get(id);
-  if (found) {
-    std::lock_guard lock(mu_);
+  Lookup<T> found = get(id);
+  std::lock_guard lock(mu_);
+  if (found.status == StoreStatus::kUnavailable) {
+    // The store cannot say now: the rule last read, however old, rather than a guessed one.
+    auto it = cache.find(id);
+    if (it != cache.end()) return {StoreStatus::kOk, it->second.first};
+    return found;
+  }
+  if (found.value) {
     if (cache.size() > 10'000) cache.clear();
-    cache[id] = {*found, now};
+    cache[id] = {*found.value, now};
+  } else {
+    cache.erase(id);
   }
   return found;
 }
 
-std::optional<Campaign> CampaignDirectory::find(const std::string& id) {
+Lookup<Campaign> CampaignDirectory::find(const std::string& id) {
   return cached(cache_, id, [this](const std::string& i) { return store_.get_campaign(i); });
 }
 
-std::optional<Seller> CampaignDirectory::find_seller(const std::string& id) {
+Lookup<Seller> CampaignDirectory::find_seller(const std::string& id) {
   return cached(sellers_, id, [this](const std::string& i) { return store_.get_seller(i); });
 }
 

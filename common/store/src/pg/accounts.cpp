@@ -16,10 +16,10 @@ StoreStatus PgStore::insert_seller(const Seller& s) {
                    .add(s.payout_value));
 }
 
-std::optional<Seller> PgStore::get_seller(std::string_view id) {
-  return read_one<Seller>("get_seller",
-                          "SELECT " LF_SELLER_READ_COLUMNS " FROM sellers WHERE id = $1",
-                          Params().add(id), read_seller<Row>);
+Lookup<Seller> PgStore::get_seller(std::string_view id) {
+  return lookup<Seller>("get_seller",
+                        "SELECT " LF_SELLER_READ_COLUMNS " FROM sellers WHERE id = $1",
+                        Params().add(id), read_seller<Row>);
 }
 
 StoreStatus PgStore::update_seller(Seller& s) {
@@ -67,10 +67,10 @@ StoreStatus PgStore::insert_campaign(const Campaign& c) {
                    .add(c.created_at_ms));
 }
 
-std::optional<Campaign> PgStore::get_campaign(std::string_view id) {
-  return read_one<Campaign>("get_campaign",
-                            "SELECT " LF_CAMPAIGN_READ_COLUMNS " FROM campaigns WHERE id = $1",
-                            Params().add(id), read_campaign<Row>);
+Lookup<Campaign> PgStore::get_campaign(std::string_view id) {
+  return lookup<Campaign>("get_campaign",
+                          "SELECT " LF_CAMPAIGN_READ_COLUMNS " FROM campaigns WHERE id = $1",
+                          Params().add(id), read_campaign<Row>);
 }
 
 StoreStatus PgStore::update_campaign(Campaign& cp) {

@@ -17,8 +17,8 @@ StoreStatus SqliteStore::insert_seller(const Seller& s) {
                    });
 }
 
-std::optional<Seller> SqliteStore::get_seller(std::string_view id) {
-  return read_optional<Seller>(
+Lookup<Seller> SqliteStore::get_seller(std::string_view id) {
+  return lookup<Seller>(
       "get_seller", "SELECT " LF_SELLER_READ_COLUMNS " FROM sellers WHERE id = ?1",
       [&](Query& q) { q.bind(id); }, read_seller<Query>);
 }
@@ -70,8 +70,8 @@ StoreStatus SqliteStore::insert_campaign(const Campaign& c) {
                    });
 }
 
-std::optional<Campaign> SqliteStore::get_campaign(std::string_view id) {
-  return read_optional<Campaign>(
+Lookup<Campaign> SqliteStore::get_campaign(std::string_view id) {
+  return lookup<Campaign>(
       "get_campaign", "SELECT " LF_CAMPAIGN_READ_COLUMNS " FROM campaigns WHERE id = ?1",
       [&](Query& q) { q.bind(id); }, read_campaign<Query>);
 }

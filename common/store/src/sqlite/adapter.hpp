@@ -103,11 +103,11 @@ class SqliteStore final : public Store, private SqliteCalls {
   // --- accounts ---------------------------------------------------------------------------------
 
   StoreStatus insert_seller(const Seller& s) override;
-  std::optional<Seller> get_seller(std::string_view id) override;
+  Lookup<Seller> get_seller(std::string_view id) override;
   StoreStatus update_seller(Seller& s) override;
   std::vector<Seller> list_sellers() override;
   StoreStatus insert_campaign(const Campaign& c) override;
-  std::optional<Campaign> get_campaign(std::string_view id) override;
+  Lookup<Campaign> get_campaign(std::string_view id) override;
   StoreStatus update_campaign(Campaign& c) override;
   Lookup<Campaign> find_campaign_by_key_hash(std::string_view key_hash) override;
   std::vector<Campaign> list_campaigns(std::string_view seller_id) override;

@@ -24,7 +24,8 @@ class AccountsStore : public virtual StorePort {
  public:
   // --- accounts -------------------------------------------------------------------------------
   virtual StoreStatus insert_seller(const Seller& s) = 0;
-  virtual std::optional<Seller> get_seller(std::string_view id) = 0;
+  /// The seller (kOk), none (kNotFound), or kUnavailable when the store could not read it.
+  virtual Lookup<Seller> get_seller(std::string_view id) = 0;
   /// Replaces a seller's name, status and payout rule if it is still at `s.version` (or any
   /// version with kAnyVersion): kOk with `s.version` the new one, kConflict when another change
   /// came first, kNotFound if absent. The other versioned updates below answer alike.
@@ -32,7 +33,8 @@ class AccountsStore : public virtual StorePort {
   virtual std::vector<Seller> list_sellers() = 0;
 
   virtual StoreStatus insert_campaign(const Campaign& c) = 0;
-  virtual std::optional<Campaign> get_campaign(std::string_view id) = 0;
+  /// The campaign (kOk), none (kNotFound), or kUnavailable when the store could not read it.
+  virtual Lookup<Campaign> get_campaign(std::string_view id) = 0;
   virtual Lookup<Campaign> find_campaign_by_key_hash(std::string_view key_hash) = 0;
   /// Replaces a campaign's name, status, mode, sync timeout, per-minute ceiling and payout rule;
   /// its seller, vertical, key and creation time stay as they were. Versioned as update_seller.

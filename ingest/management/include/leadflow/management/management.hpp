@@ -150,13 +150,6 @@ class Management {
   AuditStore& changes_;
 };
 
-/// A read that answers only "found" or "not" (get_seller, get_campaign) as a Lookup.
-template <class T>
-Lookup<T> found_or_not(std::optional<T> value) {
-  const StoreStatus status = value ? StoreStatus::kOk : StoreStatus::kNotFound;
-  return {status, std::move(value)};
-}
-
 /// The one way a user, buyer, campaign or seller is changed (docs/versions.md): read it
 /// (`read`: a Lookup), refuse it at a version `if_match` does not allow, apply the change to it
 /// (`apply(record, errors)` appends field errors to refuse it), and write it only if it is still

@@ -45,17 +45,18 @@ class BuyerDirectory {
 };
 
 /// The payout rules of campaigns (Surface B leads) and sellers (Surface A leads) by id, cached
-/// for 5 s of `clock`'s time. Thread-safe.
+/// for 5 s of `clock`'s time. A record the store cannot read now is the one last read (however
+/// old), or kUnavailable if none was: never "none", which would pay the default rule. Thread-safe.
 class CampaignDirectory {
  public:
   CampaignDirectory(AccountsStore& store, const Clock& clock) : store_(store), clock_(clock) {}
-  std::optional<Campaign> find(const std::string& id);
-  std::optional<Seller> find_seller(const std::string& id);
+  Lookup<Campaign> find(const std::string& id);
+  Lookup<Seller> find_seller(const std::string& id);
 
  private:
   template <class T, class Get>
-  std::optional<T> cached(std::unordered_map<std::string, std::pair<T, SteadyTime>>& cache,
-                          const std::string& id, Get&& get);
+  Lookup<T> cached(std::unordered_map<std::string, std::pair<T, SteadyTime>>& cache,
+                   const std::string& id, Get&& get);
 
   AccountsStore& store_;
   const Clock& clock_;
