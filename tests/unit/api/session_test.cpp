@@ -89,6 +89,11 @@ TEST(SessionScopes, FollowTheUsersAccount) {
   EXPECT_FALSE(k.has(kScopeAdmin));
   EXPECT_TRUE(session::as_api_key(op).is_operator());
   EXPECT_TRUE(session::as_api_key(buyer).is_buyer());
+  // The operator at the console on the enterprise plan's limits; a seller or buyer user keeps
+  // its account's standard plan.
+  EXPECT_EQ(session::as_api_key(op).plan, Plan::kEnterprise);
+  EXPECT_EQ(k.plan, Plan::kStandard);
+  EXPECT_EQ(session::as_api_key(buyer).plan, Plan::kStandard);
   const auto j = session::signed_in_user(buyer);
   EXPECT_EQ(j["account"], "buyer");
   EXPECT_EQ(j["buyer_id"], "by_1");
