@@ -73,7 +73,7 @@ json captured(std::string_view when, const http::Response& res) {
           {"body", json::parse(res.body, nullptr, false)}};
 }
 
-json field_list(const Vertical* vertical) {
+json field_list(const Vertical* vertical, const VerticalRegistry& verticals) {
   json out = json::array();
   for (const StandardField& f : standard_fields(LeadShape::kCampaign)) {
     json j = {{"name", f.name},      {"required", f.required},  {"type", f.type}, {"rule", f.rule},
@@ -82,20 +82,14 @@ json field_list(const Vertical* vertical) {
     out.push_back(std::move(j));
   }
   if (!vertical) return out;
-  for (const auto& f : vertical->fields) {
-    json j = {{"name", f.name},
-              {"required", f.required},
-              {"type", f.type == VerticalField::Type::kEnum      ? "enum"
-                       : f.type == VerticalField::Type::kInteger ? "integer"
-                       : f.type == VerticalField::Type::kNumber  ? "number"
-                       : f.type == VerticalField::Type::kBoolean ? "boolean"
-                                                                 : "string"},
-              {"rule", f.description},
-              {"group", vertical->name},
-              {"values", f.values},
-              {"min", f.min ? json(*f.min) : json(nullptr)},
-              {"max", f.max ? json(*f.max) : json(nullptr)}};
-    out.push_back(std::move(j));
+  // The vertical's fields as GET /api/v1/fields/{vertical} publishes them, its description as
+  // the rule.
+  json published = verticals.to_json(*vertical);
+  for (json& f : published["fields"]) {
+    f["rule"] = std::move(f["description"]);
+    f.erase("description");
+    f["group"] = vertical->name;
+    out.push_back(std::move(f));
   }
   return out;
 }
@@ -187,7 +181,7 @@ json campaign_specification(json campaign, const Campaign& c, const Vertical* ve
                                  {{"method", "GET"},
                                   {"path", "/api/v1/stats/YOUR_CAMPAIGN_KEY?period=today"},
                                   {"what", "the campaign's figures"}}})},
-      {"fields", field_list(vertical)},
+      {"fields", field_list(vertical, verticals)},
       {"example_request", request},
       {"example_request_errors", std::move(request_errors)},
       {"examples", example_answers(c, verticals, request)},

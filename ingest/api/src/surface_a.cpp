@@ -107,6 +107,22 @@ json campaign_view(const ApiKey& reader, const Campaign& c) {
   return j;
 }
 
+// The campaign `id` if `reader` may read it; else answered: 404 for none or another seller's
+// (its existence is not theirs to know), 503 when the store could not say.
+std::optional<Campaign> readable_campaign(IngestContext& ctx, const ApiKey& reader,
+                                          const std::string& id, http::Response& res) {
+  Lookup<Campaign> found = ctx.accounts.get_campaign(id);
+  if (found.status == StoreStatus::kUnavailable) {
+    send_problem(res, refusal_for(found.status, StoreStep::kRead));
+    return std::nullopt;
+  }
+  if (!found.value || (!reader.is_operator() && found.value->seller_id != reader.seller_id)) {
+    http::send_problem(res, 404, "no such campaign");
+    return std::nullopt;
+  }
+  return std::move(found.value);
+}
+
 }  // namespace
 
 void register_surface_a(Routes& routes, IngestContext& ctx) {
@@ -226,25 +242,16 @@ void register_surface_a(Routes& routes, IngestContext& ctx) {
   routes.get("/v1/campaigns/{id}", [&c](const http::Request& q, http::Response& r) {
     auto key = campaign_reader(c, q, r);
     if (!key) return;
-    const Lookup<Campaign> found = c.accounts.get_campaign(std::string(q.match(1)));
-    if (found.status == StoreStatus::kUnavailable)
-      return send_problem(r, refusal_for(found.status, StoreStep::kRead));
-    const auto& cp = found.value;
-    // Another seller's campaign is a 404: its existence is not theirs to know.
-    if (!cp || (!key->is_operator() && cp->seller_id != key->seller_id))
-      return http::send_problem(r, 404, "no such campaign");
+    const auto cp = readable_campaign(c, *key, std::string(q.match(1)), r);
+    if (!cp) return;
     set_etag(r, cp->version);
     http::send_json(r, 200, {{"success", true}, {"data", campaign_view(*key, *cp)}});
   });
   routes.get("/v1/campaigns/{id}/specification", [&c](const http::Request& q, http::Response& r) {
     auto key = campaign_reader(c, q, r);
     if (!key) return;
-    const Lookup<Campaign> found = c.accounts.get_campaign(std::string(q.match(1)));
-    if (found.status == StoreStatus::kUnavailable)
-      return send_problem(r, refusal_for(found.status, StoreStep::kRead));
-    const auto& cp = found.value;
-    if (!cp || (!key->is_operator() && cp->seller_id != key->seller_id))
-      return http::send_problem(r, 404, "no such campaign");
+    const auto cp = readable_campaign(c, *key, std::string(q.match(1)), r);
+    if (!cp) return;
     http::send_json(
         r, 200,
         {{"success", true},
