@@ -201,6 +201,43 @@ void answer_sign_out(const SignInPorts& ports, const http::Request& req, http::R
   http::send_json(res, 200, {{"success", true}});
 }
 
+namespace {
+
+// The start of a change a session makes to its own user (its password, its time zone): refused
+// for an API key (`for_key`: a key has no user of its own), then a session with its CSRF token,
+// past two-factor enrolment, and a JSON object body (else a 400 titled `invalid`).
+struct OwnChange : SignedIn {
+  nlohmann::json body;
+};
+std::optional<OwnChange> own_change(const SignInPorts& ports, const http::Request& req,
+                                    http::Response& res, SignInRefused for_key,
+                                    const char* invalid) {
+  if (!req.header("Authorization").empty()) {
+    send_problem(res, refusal_for(for_key));
+    return std::nullopt;
+  }
+  auto s = signed_in(ports, req, res);
+  if (!s) return std::nullopt;
+  if (!session::csrf_ok(s->session, req.header(session::kCsrfHeader))) {
+    send_problem(res, refusal_for(SignInRefused::kCsrf));
+    return std::nullopt;
+  }
+  if (s->enrol_only) {
+    send_problem(res, refusal_for(SignInRefused::kEnrolFirst));
+    return std::nullopt;
+  }
+  if (!http::require_json(req, res)) return std::nullopt;
+  auto body = http::parse_body(req, res);
+  if (!body) return std::nullopt;
+  if (!body->is_object()) {
+    http::send_problem(res, 400, invalid, {{"body", "invalid_type", "must be a JSON object"}});
+    return std::nullopt;
+  }
+  return OwnChange{{std::move(*s)}, std::move(*body)};
+}
+
+}  // namespace
+
 // Only a session may change its user's password (an API key has no password of its own: 403;
 // no session: 401). The current password is checked as at sign-in: its attempt reserved first
 // in the limits of the account and the address, kept when wrong, so this route cannot be used
@@ -208,21 +245,11 @@ void answer_sign_out(const SignInPorts& ports, const http::Request& req, http::R
 // password.
 void answer_password_change(const SignInPorts& ports, const http::Request& req,
                             http::Response& res) {
-  if (!req.header("Authorization").empty())
-    return send_problem(res, refusal_for(SignInRefused::kKeyHasNoPassword));
-  auto s = signed_in(ports, req, res);
+  auto s = own_change(ports, req, res, SignInRefused::kKeyHasNoPassword,
+                      "the password change is invalid");
   if (!s) return;
-  if (!session::csrf_ok(s->session, req.header(session::kCsrfHeader)))
-    return send_problem(res, refusal_for(SignInRefused::kCsrf));
-  if (s->enrol_only) return send_problem(res, refusal_for(SignInRefused::kEnrolFirst));
-  if (!http::require_json(req, res)) return;
-  auto body = http::parse_body(req, res);
-  if (!body) return;
+  const auto body = &s->body;
   FieldErrors errors;
-  if (!body->is_object()) {
-    errors.push_back({"body", "invalid_type", "must be a JSON object"});
-    return http::send_problem(res, 400, "the password change is invalid", errors);
-  }
   check_strings(*body, {"current_password", "new_password"}, errors);
   if (!errors.empty())
     return http::send_problem(res, 400, "the password change is invalid", errors);
@@ -254,21 +281,11 @@ void answer_password_change(const SignInPorts& ports, const http::Request& req,
 // user: 403), with its CSRF token. The zone is checked against the zone database by Management.
 void answer_time_zone_change(const SignInPorts& ports, const http::Request& req,
                              http::Response& res) {
-  if (!req.header("Authorization").empty())
-    return send_problem(res, refusal_for(SignInRefused::kKeyHasNoTimeZone));
-  auto s = signed_in(ports, req, res);
+  auto s =
+      own_change(ports, req, res, SignInRefused::kKeyHasNoTimeZone, "the time zone is invalid");
   if (!s) return;
-  if (!session::csrf_ok(s->session, req.header(session::kCsrfHeader)))
-    return send_problem(res, refusal_for(SignInRefused::kCsrf));
-  if (s->enrol_only) return send_problem(res, refusal_for(SignInRefused::kEnrolFirst));
-  if (!http::require_json(req, res)) return;
-  auto body = http::parse_body(req, res);
-  if (!body) return;
+  const auto body = &s->body;
   FieldErrors errors;
-  if (!body->is_object()) {
-    errors.push_back({"body", "invalid_type", "must be a JSON object"});
-    return http::send_problem(res, 400, "the time zone is invalid", errors);
-  }
   for (const auto& [k, v] : body->items())
     if (k != "time_zone") errors.push_back({k, "unknown_field", "unknown field"});
   if (!body->contains("time_zone"))
