@@ -1,83 +1,12 @@
-// The dashboard end to end in Debian's chromium, driven by playwright-core. Started by
-// tests/web/e2e.sh, which runs leadflow-ingest and a buyer simulator and sets E2E_*.
-// Each step saves a screenshot to E2E_SHOTS (look at them: they are how the pages look).
-import { chromium } from 'playwright-core';
+// The dashboard end to end in Debian's chromium, driven by playwright-core: the operator's and a
+// seller's main walk. Started by tests/web/e2e.sh, which runs leadflow-ingest and a buyer
+// simulator and sets E2E_*. Each step saves a screenshot to E2E_SHOTS (look at them: they are
+// how the pages look). What the walks share is in e2e_lib.mjs.
 import assert from 'node:assert/strict';
-import { createHmac } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { base, buyerUrl, suffix, api, lead, totp, nowStep, shot, contrast, assertLabelsApart, inZone, addDays, openBrowser } from './e2e_lib.mjs';
 
-const base = process.env.E2E_BASE;
-const operatorKey = process.env.E2E_OPERATOR_KEY;
-const buyerUrl = process.env.E2E_BUYER_URL;
-const shots = process.env.E2E_SHOTS;
-const suffix = Math.random().toString(36).slice(2, 8);
 const ops = { email: `ops-${suffix}@example.com`, password: 'operator password 1' };
 const alpha = { email: `alpha-${suffix}@example.com`, password: 'alpha seller password' };
-
-async function api(method, path, body, key = operatorKey) {
-  const res = await fetch(base + path, {
-    method,
-    headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
-}
-function lead(n, extra = {}) {
-  return { first_name: 'Ada', last_name: `Tester${n}`, email: `ada.${suffix}.${n}@example.com`, phone: `202555${1000 + n}`, zip_code: '90210', vertical: 'auto_insurance', source: 'e2e', ...extra };
-}
-// TOTP (RFC 6238) of a base32 secret at a 30-second step, computed here as an app would.
-function totp(secret, at) {
-  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
-  let bits = '';
-  for (const ch of secret.replace(/\s+/g, '')) bits += alphabet.indexOf(ch).toString(2).padStart(5, '0');
-  const key = Buffer.from(bits.match(/.{8}/g).map((b) => parseInt(b, 2)));
-  const counter = Buffer.alloc(8);
-  counter.writeBigUInt64BE(BigInt(at));
-  const mac = createHmac('sha1', key).update(counter).digest();
-  const o = mac[19] & 15;
-  const bin = ((mac[o] & 0x7f) << 24) | (mac[o + 1] << 16) | (mac[o + 2] << 8) | mac[o + 3];
-  return String(bin % 1000000).padStart(6, '0');
-}
-const nowStep = () => Math.floor(Date.now() / 30000);
-let step = 0;
-// axe-core scans every page a step shows (run through the DevTools protocol, which the page's
-// CSP does not govern); a serious or critical violation fails the walk at the end, all listed.
-const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-const axeFindings = [];
-async function scan(page, name) {
-  if ((await page.evaluate(() => typeof window.axe)) === 'undefined') await page.evaluate(axeSource);
-  const found = await page.evaluate(async () => (await window.axe.run(document, { resultTypes: ['violations'] })).violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 3).map((n) => n.target.join(' ')) })));
-  for (const v of found) if (v.impact === 'serious' || v.impact === 'critical') axeFindings.push({ page: name, ...v });
-}
-async function shot(page, name) {
-  step += 1;
-  const file = `${shots}/${String(step).padStart(2, '0')}-${name}.png`;
-  await page.screenshot({ path: file, fullPage: true });
-  await scan(page, name);
-  console.log(`e2e: ${name} ok (${file})`);
-}
-// WCAG's contrast ratio of two CSS colours ("rgb(r, g, b)").
-function contrast(a, b) {
-  const lum = (c) => {
-    const [r, g, bl] = c.match(/\d+(\.\d+)?/g).slice(0, 3).map((v) => Number(v) / 255).map((v) => (v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4));
-    return 0.2126 * r + 0.7152 * g + 0.0722 * bl;
-  };
-  const [hi, lo] = [lum(a), lum(b)].sort((x, y) => y - x);
-  return (hi + 0.05) / (lo + 0.05);
-}
-// The x-axis labels of the line chart on the page: none may overlap another.
-async function assertLabelsApart(page, what) {
-  const boxes = await page.evaluate(() => {
-    const svg = document.querySelector('svg.chart-line');
-    const g = svg.querySelector('g');
-    const plotBottom = Math.max(...[...g.querySelectorAll('line.grid')].map((l) => l.getBoundingClientRect().bottom));
-    return [...g.querySelectorAll('text.tick')].map((t) => t.getBoundingClientRect()).filter((r) => r.top >= plotBottom - 1).map((r) => [r.left, r.right]).sort((a, b) => a[0] - b[0]);
-  });
-  assert.ok(boxes.length >= 2, `${what}: the x labels are drawn`);
-  for (let i = 1; i < boxes.length; i++) assert.ok(boxes[i - 1][1] <= boxes[i][0], `${what}: x labels ${i - 1} and ${i} overlap (${boxes[i - 1]} / ${boxes[i]})`);
-}
 
 // Seed: two sellers, an operator user, a seller user of Alpha; Beta posts a lead of its own.
 const sellerA = (await api('POST', '/v1/sellers', { name: `Alpha ${suffix}` })).body.data;
@@ -88,41 +17,12 @@ const keyB = (await api('POST', '/v1/api-keys', { name: 'beta', seller_id: selle
 const betaLead = (await api('POST', '/v1/leads', lead(1), keyB)).body.lead_id;
 assert.ok(betaLead, 'Beta posted a lead');
 
-const browser = await chromium.launch({ executablePath: process.env.E2E_CHROMIUM, args: ['--no-sandbox'] });
 // The browser is in Paris; the operator chooses Kiritimati (+14:00, so its day is not UTC's for
 // most of the day): the pages follow the user's zone, not the browser's.
-const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1280, height: 800 }, timezoneId: 'Europe/Paris' });
-const page = await context.newPage();
-const consoleErrors = [];
-page.on('console', (m) => m.type() === 'error' && consoleErrors.push(m.text()));
-page.on('pageerror', (e) => consoleErrors.push(String(e)));
-page.on('dialog', (d) => d.accept());
-
-// A page of the main menu.
-const menu = (name) => page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true });
-// A page under Settings, opened from the main menu's Settings.
-async function settings(name) {
-  await menu('Settings').click();
-  await page.getByRole('heading', { name: 'Settings', exact: true }).waitFor();
-  await page.locator('.settings-list').getByRole('link', { name, exact: true }).click();
-}
+const { page, menu, settings, signIn, run } = await openBrowser({ timezoneId: 'Europe/Paris' });
 const zoneName = 'Pacific/Kiritimati';
-// A date or a time as the dashboard writes it in `tz`.
-function inZone(t, tz, withTime = true) {
-  const p = Object.fromEntries(new Intl.DateTimeFormat('en-US', { timeZone: tz, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' }).formatToParts(new Date(t)).map((x) => [x.type, x.value]));
-  return withTime ? `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}:${p.second}` : `${p.year}-${p.month}-${p.day}`;
-}
-const addDays = (day, n) => new Date(Date.parse(`${day}T00:00:00Z`) + n * 86400000).toISOString().slice(0, 10);
 
-async function signIn(who) {
-  await page.goto(base + '/');
-  await page.getByLabel('E-mail').fill(who.email);
-  await page.getByLabel('Password').fill(who.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Overview' }).waitFor();
-}
-
-try {
+await run(async () => {
   // The page and its assets: security headers, caching, client routes, the API kept apart.
   const index = await page.goto(base + '/leads/some/client/route');
   assert.equal(index.status(), 200);
@@ -657,19 +557,4 @@ try {
   await page.setViewportSize({ width: 1280, height: 800 });
   await page.getByRole('button', { name: 'Sign out' }).click();
   await page.getByRole('heading', { name: 'Sign in to leadflow' }).waitFor();
-
-  if (axeFindings.length) console.error(JSON.stringify(axeFindings, null, 1));
-  assert.deepEqual(axeFindings.map((f) => `${f.page}: ${f.id} (${f.impact})`), [], 'no serious or critical accessibility violation (axe-core)');
-
-  // Refusals the steps ask for (a wrong password, an invalid buyer, a 401 before sign-in, the
-  // network failure made on purpose) are
-  // logged by the browser as failed loads; anything else (a script error, a CSP violation) fails.
-  assert.deepEqual(consoleErrors.filter((e) => !/the server responded with a status of 4\d\d|net::ERR_FAILED/.test(e)), [], 'no script errors and no CSP violations');
-  console.log('e2e: all steps passed');
-} catch (e) {
-  await page.screenshot({ path: `${shots}/failure.png`, fullPage: true }).catch(() => {});
-  console.error(`e2e: failed after step ${step}; see ${shots}/failure.png`);
-  throw e;
-} finally {
-  await browser.close();
-}
+});

@@ -2,14 +2,16 @@
 # The dashboard end to end in a real browser: starts a buyer simulator and leadflow-ingest (the
 # embedded default, dashboard built in) on loopback, seeds two sellers, an operator user and a
 # seller user through the API, then drives Debian's chromium through the dashboard with
-# playwright-core (tests/web/e2e.mjs). Screenshots go to BUILD_DIR/web-e2e/.
+# playwright-core (tests/web/e2e*.mjs). Screenshots go to BUILD_DIR/web-e2e/WALK/.
 #
-# Usage: LEADFLOW_BUILD_DIR=build tests/web/e2e.sh NPM_DIR   (NPM_DIR: where npm_install.sh put
-# playwright-core)
+# Usage: LEADFLOW_BUILD_DIR=build tests/web/e2e.sh NPM_DIR [WALK]   (NPM_DIR: where
+# npm_install.sh put playwright-core; WALK: the walk's script in tests/web, e2e.mjs by default:
+# each walk gets its own ingest and its own folder of screenshots, BUILD_DIR/web-e2e/WALK)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=${LEADFLOW_BUILD_DIR:?}
 npm_dir=$1
+walk=${2:-e2e.mjs}
 unset LEADFLOW_BUILD_DIR  # leadflow refuses LEADFLOW_ settings it does not know
 chromium=${CHROMIUM:-$(command -v chromium || true)}
 if [[ -z "$chromium" ]]; then
@@ -52,11 +54,11 @@ done
 
 export NODE_PATH="$npm_dir/node_modules" NODE_EXTRA_CA_CERTS="$cacert"
 export E2E_BASE="$base" E2E_OPERATOR_KEY="$operator_key" E2E_CHROMIUM="$chromium" \
-  E2E_BUYER_URL="http://127.0.0.1:$buyer_port" E2E_SHOTS="$build/web-e2e"
+  E2E_BUYER_URL="http://127.0.0.1:$buyer_port" E2E_SHOTS="$build/web-e2e/${walk%.mjs}"
 mkdir -p "$E2E_SHOTS"
 # NODE_PATH does not reach ES modules: the script is run from the folder holding node_modules.
-cp "$here/e2e.mjs" "$npm_dir/e2e.mjs"
-if ! node "$npm_dir/e2e.mjs"; then
+cp "$here/e2e_lib.mjs" "$here/$walk" "$npm_dir/"
+if ! node "$npm_dir/$walk"; then
   echo "e2e: the ingest log's last lines:" >&2
   tail -n 30 "$work/ingest.log" >&2
   exit 1
