@@ -5,7 +5,8 @@
 //    CRD schemas of Strimzi, CloudNativePG, KEDA and prometheus-operator), and refuses fields
 //    the schema does not know (a misspelt field is otherwise dropped by the API server);
 // 3. checks leadflow's own invariants (security context, probes, resources, topics, ACLs,
-//    autoscaling, network policy, secrets) and the Dockerfile.
+//    autoscaling, network policy, secrets, monitors: every job an alert rule reads is scraped)
+//    and the Dockerfile.
 // Exit status 1 with every problem listed, 0 when all hold.
 import fs from "node:fs";
 import path from "node:path";
@@ -456,6 +457,35 @@ function checkRender(name, objs, { production }) {
     if (w && !byKind(objs, "ServiceMonitor").some((sm) => byKind(objs, "Service").some((s) => matches(sm.spec.selector?.matchLabels, s.metadata.labels) && matches(s.spec.selector, w.d.spec.template.metadata.labels))))
       problem(where0, `no ServiceMonitor scrapes ${bin}`);
   }
+  // The operators' pods, by the labels the operators give them (Strimzi: a Kafka's nodes;
+  // CloudNativePG: a Cluster's instances, a Pooler's PgBouncer pods), and the job each monitor
+  // gives its targets (the value of its jobLabel): every job="..." an alert rule names must be
+  // one of them, or the rule watches nothing.
+  const operatorPods = [
+    ...kafkas.map((k) => ({ "strimzi.io/cluster": k.metadata.name, "strimzi.io/kind": "Kafka", "strimzi.io/name": `${k.metadata.name}-kafka` })),
+    ...clusters.map((c) => ({ "cnpg.io/cluster": c.metadata.name, "cnpg.io/podRole": "instance" })),
+    ...byKind(objs, "Pooler").map((p) => ({ "cnpg.io/poolerName": p.metadata.name, "cnpg.io/cluster": p.spec.cluster.name, "cnpg.io/podRole": "pooler" })),
+  ];
+  const jobs = new Set();
+  for (const sm of byKind(objs, "ServiceMonitor"))
+    for (const s of byKind(objs, "Service").filter((s) => matches(sm.spec.selector?.matchLabels, s.metadata.labels)))
+      jobs.add(sm.spec.jobLabel ? s.metadata.labels?.[sm.spec.jobLabel] : s.metadata.name);
+  for (const pm of byKind(objs, "PodMonitor")) {
+    const pods = operatorPods.filter((l) => matches(pm.spec.selector?.matchLabels, l));
+    if (!pods.length) problem(at(pm), "selects none of the pods Strimzi or CloudNativePG make here");
+    for (const l of pods) {
+      if (pm.spec.jobLabel && !l[pm.spec.jobLabel]) problem(at(pm), `its jobLabel ${pm.spec.jobLabel} is not a label of the pods it selects`);
+      jobs.add(pm.spec.jobLabel ? l[pm.spec.jobLabel] : `${pm.metadata.namespace}/${pm.metadata.name}`);
+    }
+  }
+  for (const r of rules)
+    for (const rule of (r.spec.groups ?? []).flatMap((g) => g.rules ?? []))
+      for (const m of String(rule.expr).matchAll(/\bjob="([^"]+)"/g))
+        if (!jobs.has(m[1])) problem(at(r), `${rule.alert ?? rule.record} reads job "${m[1]}", which no ServiceMonitor or PodMonitor scrapes`);
+  // Kafka's metrics: the exporter's rules are a ConfigMap in the manifests.
+  const mc = kafka?.spec.kafka.metricsConfig?.valueFrom?.configMapKeyRef;
+  if (mc && !byKind(objs, "ConfigMap").some((c) => c.metadata.name === mc.name && c.metadata.namespace === kafka.metadata.namespace && c.data?.[mc.key]))
+    problem(at(kafka), `metricsConfig names ConfigMap ${mc.name} key ${mc.key}, which is not in the manifests`);
 
   // Network policies.
   const policyFor = (w) => byKind(objs, "NetworkPolicy").filter((p) => matches(p.spec.podSelector?.matchLabels, w.d.spec.template.metadata.labels));
