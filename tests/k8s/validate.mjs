@@ -482,6 +482,17 @@ function checkRender(name, objs, { production }) {
     for (const rule of (r.spec.groups ?? []).flatMap((g) => g.rules ?? []))
       for (const m of String(rule.expr).matchAll(/\bjob="([^"]+)"/g))
         if (!jobs.has(m[1])) problem(at(r), `${rule.alert ?? rule.record} reads job "${m[1]}", which no ServiceMonitor or PodMonitor scrapes`);
+  // The counts the rules expect are the manifests': brokers of the node pools, standbys of the
+  // Cluster (its instances less the primary).
+  const ruleExprs = rules.flatMap((r) => (r.spec.groups ?? []).flatMap((g) => g.rules ?? []).map((rule) => [r, rule, String(rule.expr)]));
+  const brokers = kafka ? byKind(objs, "KafkaNodePool").filter((p) => p.metadata.labels?.["strimzi.io/cluster"] === kafka.metadata.name && p.spec.roles.includes("broker")).reduce((n, p) => n + p.spec.replicas, 0) : 0;
+  const standbys = clusters[0] ? clusters[0].spec.instances - 1 : 0;
+  for (const [r, rule, expr] of ruleExprs) {
+    const b = /activebrokercount\{[^}]*\}\)\s*<\s*(\d+)/.exec(expr);
+    if (b && Number(b[1]) !== brokers) problem(at(r), `${rule.alert} expects ${b[1]} brokers; the node pools have ${brokers}`);
+    const st = /streaming_replicas\{[\s\S]*\)\s*<\s*(\d+)\s*$/.exec(expr.trim());
+    if (st && Number(st[1]) > 1 && Number(st[1]) !== standbys) problem(at(r), `${rule.alert} expects ${st[1]} standbys; the Cluster has ${standbys}`);
+  }
   // Kafka's metrics: the exporter's rules are a ConfigMap in the manifests.
   const mc = kafka?.spec.kafka.metricsConfig?.valueFrom?.configMapKeyRef;
   if (mc && !byKind(objs, "ConfigMap").some((c) => c.metadata.name === mc.name && c.metadata.namespace === kafka.metadata.namespace && c.data?.[mc.key]))
