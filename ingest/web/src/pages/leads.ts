@@ -83,7 +83,7 @@ export async function leadsPage(ctx: Ctx, root: HTMLElement): Promise<void> {
     : filtered
     ? ['No lead matches these filters. ', link('/leads', 'Clear the filters')]
     : account === 'seller'
-      ? ['No leads yet — ', link('/settings/api-keys', 'make an API key'), ' and post your first lead.']
+      ? ['No leads yet — ', link('/settings/api-keys', 'make an API key'), ' and post your first lead, or ', link('/get-started', 'get started step by step', { id: 'get-started' }), '.']
       : account === 'buyer'
         ? ['No purchases yet: leads you buy appear here.']
         : ['No leads yet: they appear here as sellers post them. A seller needs an ', link('/settings/api-keys', 'API key'), ' first.'];
