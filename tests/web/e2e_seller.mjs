@@ -137,12 +137,26 @@ await run(async () => {
   await page.waitForURL(/\/payouts\?range=7d$/);
   await page.locator('#payouts-by-day svg.chart-line').waitFor();
   await assertLabelsApart(page, 'payouts, 7 days at 1280 px');
+  // Crossing 600 px draws the page again (its chart's labels are chosen for the size drawn).
+  await page.evaluate(() => document.querySelector('svg.chart-line').setAttribute('data-drawn-for', 'wide'));
   await page.setViewportSize({ width: 375, height: 800 });
-  await page.locator('#payouts-by-day svg.chart-line').waitFor();
+  await page.locator('#payouts-by-day svg.chart-line:not([data-drawn-for])').waitFor();
   assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 375), 'Payouts fit 375 px');
   await assertLabelsApart(page, 'payouts, 7 days at 375 px');
   await shot(page, 'payouts-375px');
   await page.setViewportSize({ width: 1280, height: 800 });
+  // Days with no sale say so; a report that cannot be read says what went wrong, and Try again
+  // draws the page once it can.
+  await page.goto(base + '/payouts?range=custom&from=2025-01-01&to=2025-01-03');
+  await page.getByText('No payout in these days').waitFor();
+  await page.getByText('No lead sold in these days.').waitFor();
+  await page.route('**/v1/reports/revenue*', (r) => r.abort());
+  await menu('Payouts').click();
+  await page.getByText('Could not reach the server').waitFor();
+  await shot(page, 'payouts-unreachable');
+  await page.unroute('**/v1/reports/revenue*');
+  await page.getByRole('button', { name: 'Try again' }).click();
+  await page.locator('#payouts-by-day svg.chart-line').waitFor();
 
   // Why the solar lead went unsold, in the seller's words: a hint in the list, a sentence on its
   // page; no buyer named.
