@@ -215,7 +215,8 @@ TEST_F(Visibility, EveryLeadRouteTimesEveryRoleShowsItsOwnAndLeaksNothing) {
       EXPECT_FALSE(lead["email"].get<std::string>().empty());  // the person, its own
       EXPECT_EQ(lead["distribution"]["payout"], operator_view(id)["distribution"]["payout"]);
       EXPECT_TRUE(lead.contains("offers")) << lead.dump();
-      EXPECT_EQ(lead["ineligible_reasons"], json({"the lead did not match a buyer's filters"}));
+      EXPECT_EQ(lead["ineligible_reasons"],
+                json({"the lead's state is outside a buyer's filters"}));
       for (const char* absent : {"attempts", "ineligible_buyers"})
         EXPECT_FALSE(lead.contains(absent)) << r->name << " " << absent;
       EXPECT_EQ(count_key(lead, "margin"), 0);

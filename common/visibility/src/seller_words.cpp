@@ -47,6 +47,12 @@ std::string seller_ineligibility(std::string_view reason) {
   if (reason == "paused" || reason == "unhealthy") return "a buyer was not taking leads";
   if (reason == "schedule") return "outside a buyer's hours";
   if (reason.starts_with("cap:")) return "a buyer's cap was reached";
+  // Which of the lead's own fields a buyer's filter turned away, so the seller can fix its
+  // traffic; a custom rule's field stays unnamed (any key a buyer chose).
+  if (reason == "filter:states" || reason == "filter:exclude_states")
+    return "the lead's state is outside a buyer's filters";
+  if (reason == "filter:zip_prefixes") return "the lead's ZIP code is outside a buyer's filters";
+  if (reason == "filter:sources") return "the lead's source is outside a buyer's filters";
   if (reason.starts_with("filter:")) return "the lead did not match a buyer's filters";
   if (reason == "duplicate") return "a buyer had already bought this person";
   if (reason == "at_capacity") return "a buyer was busy";

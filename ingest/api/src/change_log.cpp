@@ -16,12 +16,12 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::int64_t kOneDayMs = 86'400'000;
 constexpr std::array<std::string_view, 5> kObjectKinds = {"seller", "campaign", "api_key", "buyer",
                                                           "user"};
 
-ChangeQuery decode_change_query(const http::Request& req, FieldErrors& errors) {
-  unknown_params(req, {"q", "object_kind", "actor", "from", "to", "limit", "cursor"}, errors);
+ChangeQuery decode_change_query(const http::Request& req, std::string_view default_zone,
+                                FieldErrors& errors) {
+  unknown_params(req, {"q", "object_kind", "actor", "from", "to", "tz", "limit", "cursor"}, errors);
   ChangeQuery q;
   parse_limit(req, q.limit, errors);
   q.q = req.param("q");
@@ -32,18 +32,10 @@ ChangeQuery decode_change_query(const http::Request& req, FieldErrors& errors) {
     errors.push_back(
         {"object_kind", "not_allowed", "one of seller, campaign, api_key, buyer, user"});
   q.actor = req.param("actor");
-  for (auto [name, out] : {std::pair{"from", &q.from_ms}, std::pair{"to", &q.to_ms}}) {
-    if (!req.has_param(name)) continue;
-    const std::string& text = req.param(name);
-    const auto ms = parse_rfc3339_ms(text);
-    if (!ms) {
-      errors.push_back({name, "invalid_format", "must be an RFC 3339 date-time or a date"});
-      continue;
-    }
-    // A bare date as `to` is that whole UTC day, as with the lead list's created_to.
-    const bool bare_date = text.size() == 10 && text[4] == '-' && text[7] == '-';
-    *out = bare_date && out == &q.to_ms ? *ms + kOneDayMs : *ms;
-  }
+  // Whole days in the reader's zone, as the lead list's created_from/created_to.
+  const auto tz = list_zone(req, default_zone, errors);
+  parse_day_bound(req, "from", false, *tz, q.from_ms, errors);
+  parse_day_bound(req, "to", true, *tz, q.to_ms, errors);
   if (req.has_param("cursor")) {
     q.before_id = http::decode_cursor(req.param("cursor"));
     if (!is_valid_id(q.before_id, kChangePrefix))
@@ -66,9 +58,10 @@ json entry_view(const ChangeEntry& e) {
 
 }  // namespace
 
-void answer_change_log(AuditStore& changes, const http::Request& req, http::Response& res) {
+void answer_change_log(AuditStore& changes, const http::Request& req, http::Response& res,
+                       std::string_view default_zone) {
   FieldErrors errors;
-  const ChangeQuery q = decode_change_query(req, errors);
+  const ChangeQuery q = decode_change_query(req, default_zone, errors);
   if (!errors.empty()) return http::send_problem(res, 400, "invalid query parameters", errors);
   // send_page asks for one row more than the page, and learns from it whether more follow; a
   // page the store cannot read is a 503.
@@ -79,7 +72,9 @@ void answer_change_log(AuditStore& changes, const http::Request& req, http::Resp
 
 void register_change_log(Routes& routes, IngestContext& ctx) {
   routes.get("/v1/audit", [&ctx](const http::Request& q, http::Response& r) {
-    if (authorise(ctx, q, r, kScopeAdmin, true)) answer_change_log(ctx.changes, q, r);
+    const auto key = authorise(ctx, q, r, kScopeAdmin, true);
+    if (!key) return;  // 401, 403, 429 or 503 sent
+    answer_change_log(ctx.changes, q, r, key->time_zone.empty() ? "UTC" : key->time_zone);
   });
 }
 

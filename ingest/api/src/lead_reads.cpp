@@ -12,15 +12,11 @@
 #include "leadflow/api/http_util.hpp"
 #include "leadflow/base/ids.hpp"
 #include "leadflow/base/time_format.hpp"
-#include "leadflow/base/tz.hpp"
 #include "leadflow/domain/lead_search.hpp"
-#include "leadflow/reports/stretches.hpp"
 #include "pages.hpp"
 
 namespace leadflow {
 namespace {
-
-constexpr std::int64_t kOneDayMs = 86'400'000;
 
 using nlohmann::json;
 
@@ -86,34 +82,9 @@ LeadQuery decode_lead_query(const LeadReadPorts& ports, const Viewer& viewer,
     q.seller_id = viewer.seller_id;
   }
   // Whole days are the reader's: `tz`, else a session's user's zone, else UTC (a key's).
-  auto tz = TimeZone::cached(req.has_param("tz") ? std::string_view(req.param("tz"))
-                                                 : ports.default_zone);
-  if (!tz) {
-    if (req.has_param("tz"))
-      errors.push_back({"tz", "not_allowed", "an IANA time zone, such as America/New_York"});
-    tz = TimeZone::cached("UTC");
-  }
-  for (auto [name, out] :
-       {std::pair{"created_from", &q.created_from_ms}, std::pair{"created_to", &q.created_to_ms}}) {
-    if (!req.has_param(name)) continue;
-    const std::string& text = req.param(name);
-    auto ms = parse_rfc3339_ms(text);
-    if (!ms) {
-      errors.push_back({name, "invalid_format", "must be an RFC 3339 date-time or a date"});
-      continue;
-    }
-    // A bare date is a whole day in the zone, both ends included: "created_to=2026-11-27" means
-    // through the end of the 27th (the store's bound is exclusive, so the next local midnight),
-    // as a person choosing "to the 27th" means; a day is 23 or 25 hours where the clocks change
-    // in it. A full date-time keeps its exact instant.
-    const bool bare_date = text.size() == 10 && text[4] == '-' && text[7] == '-';
-    if (bare_date) {
-      const std::int64_t day = *ms / kOneDayMs + (out == &q.created_to_ms ? 1 : 0);
-      *out = reports::local_midnight_ms(*tz, day);
-    } else {
-      *out = *ms;
-    }
-  }
+  const auto tz = list_zone(req, ports.default_zone, errors);
+  parse_day_bound(req, "created_from", false, *tz, q.created_from_ms, errors);
+  parse_day_bound(req, "created_to", true, *tz, q.created_to_ms, errors);
   if (req.has_param("cursor")) {
     q.before_id = http::decode_cursor(req.param("cursor"));
     if (!is_valid_id(q.before_id, kLeadPrefix))

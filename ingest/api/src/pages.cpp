@@ -4,6 +4,9 @@
 #include <charconv>
 #include <string>
 
+#include "leadflow/base/time_format.hpp"
+#include "leadflow/reports/stretches.hpp"
+
 namespace leadflow {
 
 bool parse_limit(const http::Request& req, int& limit, FieldErrors& errors) {
@@ -24,6 +27,30 @@ void unknown_params(const http::Request& req, std::initializer_list<const char*>
     for (const char* a : allowed) ok = ok || name == a;
     if (!ok) errors.push_back({name, "unknown_parameter", "unknown query parameter"});
   }
+}
+
+std::shared_ptr<const TimeZone> list_zone(const http::Request& req, std::string_view fallback,
+                                          FieldErrors& errors) {
+  auto tz = TimeZone::cached(req.has_param("tz") ? std::string_view(req.param("tz")) : fallback);
+  if (tz) return tz;
+  if (req.has_param("tz"))
+    errors.push_back({"tz", "not_allowed", "an IANA time zone, such as America/New_York"});
+  return TimeZone::cached("UTC");
+}
+
+void parse_day_bound(const http::Request& req, const char* name, bool end, const TimeZone& tz,
+                     std::int64_t& out, FieldErrors& errors) {
+  constexpr std::int64_t kOneDayMs = 86'400'000;
+  if (!req.has_param(name)) return;
+  const std::string& text = req.param(name);
+  const auto ms = parse_rfc3339_ms(text);
+  if (!ms) {
+    errors.push_back({name, "invalid_format", "must be an RFC 3339 date-time or a date"});
+    return;
+  }
+  // A person choosing "to the 27th" means through the end of the 27th.
+  const bool bare_date = text.size() == 10 && text[4] == '-' && text[7] == '-';
+  out = bare_date ? reports::local_midnight_ms(tz, *ms / kOneDayMs + (end ? 1 : 0)) : *ms;
 }
 
 }  // namespace leadflow

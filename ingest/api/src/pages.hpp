@@ -1,12 +1,16 @@
 #pragma once
 // Private: what Surface A's lists share: their query's checks and one page of rows answered.
+#include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <optional>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
 #include "errors.hpp"
 #include "leadflow/api/http_util.hpp"
+#include "leadflow/base/tz.hpp"
 #include "leadflow/http/message.hpp"
 #include "leadflow/validation/validation.hpp"
 
@@ -19,6 +23,20 @@ bool parse_limit(const http::Request& req, int& limit, FieldErrors& errors);
 /// Adds an error to `errors` for each query parameter not in `allowed`.
 void unknown_params(const http::Request& req, std::initializer_list<const char*> allowed,
                     FieldErrors& errors);
+
+/// The zone a list's whole days are read in: `tz` when asked, else `fallback` (a dashboard
+/// session's user's zone; UTC for an API key). A `tz` that is no IANA zone adds an error to
+/// `errors` and reads UTC, so the other bounds are still checked.
+std::shared_ptr<const TimeZone> list_zone(const http::Request& req, std::string_view fallback,
+                                          FieldErrors& errors);
+
+/// Reads the time bound `name` of a list's query into `out` (unchanged when absent): an RFC 3339
+/// date-time is its instant; a bare date is a whole day in `tz`, both ends of a range included:
+/// its local midnight as a start, the next local midnight as an `end` (the stores' end bound is
+/// exclusive), so "from=2026-11-01&to=2026-11-01" is that one day, 23 or 25 hours long where
+/// the clocks change in it. Anything else adds an error to `errors`.
+void parse_day_bound(const http::Request& req, const char* name, bool end, const TimeZone& tz,
+                     std::int64_t& out, FieldErrors& errors);
 
 /// A row's encoding as send_page's `view` gives it: the JSON, or none when a read it needed failed.
 inline nlohmann::json* page_row(nlohmann::json& row) { return &row; }

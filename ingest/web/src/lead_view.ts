@@ -42,13 +42,15 @@ export function distributionPairs(l: Lead, account: Account): Pair[] {
   if (has(l, 'seller_id') || has(l, 'source_code')) pairs.push([account === 'buyer' ? 'Seller source' : 'Seller', sellerLabel(l)]);
   if (has(l, 'campaign_id')) pairs.push(['Campaign', text(l.campaign_id)]);
   pairs.push(['Status', text(d.delivery_status)]);
-  if (has(d, 'buyer_id')) pairs.push(['Buyer', text(d.buyer_id)]);
+  // A seller's distribution names buyer_id as null, withheld (docs/visibility.md): no line.
+  if (has(d, 'buyer_id') && account !== 'seller') pairs.push(['Buyer', text(d.buyer_id)]);
   if (has(d, 'buyer_lead_id')) pairs.push(['Buyer reference', text(d.buyer_lead_id)]);
   // A seller's "price" is its payout: shown once, as the payout.
   if (has(d, 'price') && account !== 'seller') pairs.push([account === 'buyer' ? 'Your price' : 'Price', amount(d.price, d.currency)]);
   if (has(d, 'payout')) pairs.push([account === 'seller' ? 'Your payout' : 'Seller payout', amount(d.payout, d.currency)]);
   pairs.push(['Decided', d.decided_at ? dateTime(d.decided_at) : null]);
-  if (has(d, 'reason')) pairs.push(['Reason', text(d.reason)]);
+  // A seller reads its reason on the lead page as "Why it was not sold" (src/unsold.ts).
+  if (has(d, 'reason') && account !== 'seller') pairs.push(['Reason', text(d.reason)]);
   return pairs;
 }
 

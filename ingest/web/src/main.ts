@@ -15,6 +15,8 @@ import { apiKeysPage, passwordPage, usersPage } from './pages/settings';
 import { twoFactorPage } from './pages/two_factor';
 import { settingsMenu, settingsPage } from './pages/settings_menu';
 import { timeZonePage } from './pages/time_zone';
+import { payoutsPage } from './pages/payouts';
+import { getStartedPage } from './pages/get_started';
 import { setZone } from './zone';
 import { SecondFactorChallenge, TwoFactorState, mustEnrol, secondFactorBody } from './two_factor';
 
@@ -28,6 +30,7 @@ interface Entry {
   page: Page;
   title: string;
   operatorOnly?: boolean;
+  sellerOnly?: boolean;
 }
 const pages: Entry[] = [
   { pattern: '/', page: overviewPage, title: 'Overview' },
@@ -39,6 +42,8 @@ const pages: Entry[] = [
   { pattern: '/campaigns', page: campaignsPage, title: 'Campaigns' },
   { pattern: '/campaigns/:id/specification', page: campaignSpecPage, title: 'Campaign specification' },
   { pattern: '/reports', page: reportsPage, title: 'Reports' },
+  { pattern: '/payouts', page: payoutsPage, title: 'Payouts', sellerOnly: true },
+  { pattern: '/get-started', page: getStartedPage, title: 'Get started', sellerOnly: true },
   { pattern: '/settings/api-keys', page: apiKeysPage, title: 'API keys' },
   { pattern: '/settings/users', page: usersPage, title: 'Users', operatorOnly: true },
   { pattern: '/change-log', page: changeLogPage, title: 'Change log', operatorOnly: true },
@@ -90,6 +95,7 @@ function nav(u: User): HTMLElement {
   const items: [string, string][] = [['/', 'Overview'], ['/leads', 'Leads']];
   if (isOperator(u)) items.push(['/buyers', 'Buyers']);
   if (u.account !== 'buyer') items.push(['/campaigns', 'Campaigns']);
+  if (u.account === 'seller') items.push(['/payouts', 'Payouts']);
   items.push(['/reports', 'Reports']);
   if (isOperator(u)) items.push(['/change-log', 'Change log']);
   items.push(['/settings', 'Settings']);
@@ -212,7 +218,7 @@ async function render(): Promise<void> {
   const main = h('main', { id: 'main', tabindex: -1 });
   const token = ++rendering;
   root.append(h('a', { class: 'skip', href: '#main' }, 'Skip to content'), nav(u), main);
-  if (!entry || (entry.operatorOnly && !isOperator(u))) {
+  if (!entry || (entry.operatorOnly && !isOperator(u)) || (entry.sellerOnly && u.account !== 'seller')) {
     document.title = 'Not found · leadflow';
     main.append(h('h1', {}, 'Not found'), h('p', {}, 'There is no such page here. '), link('/', 'Back to the overview'));
     return;

@@ -23,6 +23,7 @@ constexpr std::int64_t kT0 = 1'775'000'000'000;
 class ChangeLogHandler : public ::testing::Test {
  protected:
   FakeChangeLog changes;
+  std::string default_zone = "UTC";  // the signed-in user's zone; UTC for an API key
 
   http::Response get(const std::string& query) {
     const std::string raw = "GET /v1/audit" + query + " HTTP/1.1\r\nHost: a.example\r\n\r\n";
@@ -30,7 +31,7 @@ class ChangeLogHandler : public ::testing::Test {
     const http::ParseResult r = http::parse_request(raw, http::ParseLimits{}, req);
     EXPECT_EQ(r.status, http::ParseStatus::kComplete) << r.error_detail;
     http::Response res;
-    answer_change_log(changes, req, res);
+    answer_change_log(changes, req, res, default_zone);
     return res;
   }
 
@@ -69,6 +70,31 @@ TEST_F(ChangeLogHandler, AsksThePortForTheFiltersOfTheQuery) {
   EXPECT_EQ(q.from_ms, 1'793'491'200'000);  // 2026-11-01T00:00:00Z
   EXPECT_EQ(q.to_ms, 1'795'824'000'000);    // the end of 2026-11-27 (UTC), excluded
   EXPECT_EQ(q.limit, 11);                   // one more: whether another page follows
+}
+
+// Whole days in the zone asked, as the lead list's: New York's 2026-11-01 runs 04:00Z to 05:00Z
+// the next day, 25 hours (the clocks fall back); the user's zone applies without `tz`; a full
+// date-time keeps its instant; an unknown zone is refused by name before the store is asked.
+TEST_F(ChangeLogHandler, ABareDateIsAWholeDayInTheZoneAskedAcrossAChangeOfClocks) {
+  constexpr std::int64_t kNov1NewYork = 1'793'505'600'000;  // 2026-11-01T04:00:00Z
+  ASSERT_EQ(get("?from=2026-11-01&to=2026-11-01&tz=America/New_York").status, 200);
+  EXPECT_EQ(changes.asked.back().from_ms, kNov1NewYork);
+  EXPECT_EQ(changes.asked.back().to_ms, kNov1NewYork + 25 * 3'600'000);
+
+  default_zone = "America/New_York";
+  ASSERT_EQ(get("?from=2026-11-01&to=2026-11-01").status, 200);
+  EXPECT_EQ(changes.asked.back().from_ms, kNov1NewYork);
+  EXPECT_EQ(changes.asked.back().to_ms, kNov1NewYork + 25 * 3'600'000);
+  ASSERT_EQ(get("?from=2026-11-01&tz=UTC").status, 200);
+  EXPECT_EQ(changes.asked.back().from_ms, kNov1NewYork - 4 * 3'600'000);
+  ASSERT_EQ(get("?from=2026-11-01T04:30:00Z").status, 200);
+  EXPECT_EQ(changes.asked.back().from_ms, kNov1NewYork + 1'800'000);
+
+  const std::size_t asked = changes.asked.size();
+  const http::Response bad = get("?from=2026-11-01&tz=Mars/Olympus_Mons");
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_EQ(fields_of(bad), std::vector<std::string>{"tz"});
+  EXPECT_EQ(changes.asked.size(), asked);
 }
 
 TEST_F(ChangeLogHandler, AnswersAPageNewestFirstWithEachFieldsBeforeAndAfter) {

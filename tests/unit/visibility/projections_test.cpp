@@ -91,7 +91,8 @@ TEST(Projections, SellerSeesItsPayoutAndNoBuyer) {
   EXPECT_EQ(j["offers"]["pings"], 2);
   EXPECT_EQ(j["offers"]["posts"], 1);
   EXPECT_EQ(j["ineligible_reasons"],
-            json({"a buyer's cap was reached", "the lead did not match a buyer's filters"}));
+            json({"a buyer's cap was reached", "the lead did not match a buyer's filters",
+                  "the lead's state is outside a buyer's filters"}));
   for (const char* leak : {"by_a", "by_b", "by_c", "ext-a", "ext-b", "65", "40", "25"})
     EXPECT_FALSE(mentions(j, leak)) << leak << " in " << j.dump();
 }
@@ -172,6 +173,20 @@ TEST(Projections, ReasonsInSellerWordsNameNoBuyerOrLead) {
   EXPECT_EQ(seller_reason(DeliveryStatus::kUnsold, "no bids"), "no buyer bid on the lead");
   EXPECT_EQ(seller_reason(DeliveryStatus::kUnsold, "by_x said no"), "no buyer took the lead");
   EXPECT_EQ(seller_ineligibility("by_q:weird"), "a buyer could not take part");
+}
+
+// A filter is named by the lead's own field it turned away (state, ZIP, source), both state
+// filters alike; a custom rule's field is never named.
+TEST(Projections, FiltersInSellerWordsNameTheLeadsFieldOnly) {
+  EXPECT_EQ(seller_ineligibility("filter:states"), "the lead's state is outside a buyer's filters");
+  EXPECT_EQ(seller_ineligibility("filter:exclude_states"),
+            "the lead's state is outside a buyer's filters");
+  EXPECT_EQ(seller_ineligibility("filter:zip_prefixes"),
+            "the lead's ZIP code is outside a buyer's filters");
+  EXPECT_EQ(seller_ineligibility("filter:sources"),
+            "the lead's source is outside a buyer's filters");
+  EXPECT_EQ(seller_ineligibility("filter:custom:credit_score"),
+            "the lead did not match a buyer's filters");
 }
 
 TEST(Projections, ReturnsPerRole) {

@@ -3,6 +3,8 @@ import { Ctx } from '../app';
 import { Child, emptyState, field, h, input, link, select, table } from '../dom';
 import { FormErrors } from '../form';
 import { dateTime, rangeError } from '../format';
+import { zone } from '../zone';
+import { zoneNote } from './settings_menu';
 
 /** One entry of GET /v1/audit (docs/api.md). */
 export interface ChangeEntry {
@@ -24,6 +26,15 @@ export function shownValue(v: unknown): string {
   return typeof v === 'string' ? v : JSON.stringify(v);
 }
 
+/** GET /v1/audit's query for the page's address: its search, filters and cursor; From and To
+ *  are whole days in the user's zone `tz`, sent with them (as the lead list's). */
+export function auditQuery(s: URLSearchParams, tz: string): Record<string, string> {
+  const params: Record<string, string> = { limit: s.get('limit') ?? '50', cursor: s.get('cursor') ?? '', q: s.get('q') ?? '' };
+  for (const n of FILTERS) params[n] = s.get(n) ?? '';
+  if (params.from || params.to) params.tz = tz;
+  return params;
+}
+
 /** The change of an entry: one line per field, "field: before → after". */
 export function changeLines(e: ChangeEntry): Child {
   if (!e.changes.length) return '—';
@@ -40,8 +51,8 @@ export async function changeLogPage(ctx: Ctx, root: HTMLElement): Promise<void> 
   const fields = [
     field('object_kind', 'Record', select(KINDS, s.get('object_kind') ?? '')),
     field('actor', 'Changed by (id)', input({ value: s.get('actor') ?? '', placeholder: 'us_… or key_…' })),
-    field('from', 'From (UTC day)', input({ type: 'date', value: s.get('from') ?? '' })),
-    field('to', 'To (UTC day, included)', input({ type: 'date', value: s.get('to') ?? '' })),
+    field('from', 'From', input({ type: 'date', value: s.get('from') ?? '' })),
+    field('to', 'To (included)', input({ type: 'date', value: s.get('to') ?? '' })),
   ];
   const errors = new FormErrors([find, ...fields]);
   const form = h(
@@ -60,10 +71,9 @@ export async function changeLogPage(ctx: Ctx, root: HTMLElement): Promise<void> 
     if (wrong) return errors.show(new ApiError(400, wrong, [{ field: 'to', message: wrong }]));
     ctx.go(`/change-log${query(params)}`);
   });
-  root.append(h('h1', {}, 'Change log'), h('p', { class: 'muted' }, 'Who changed which buyer, campaign, seller, API key or user, when, and from what to what. Secrets are never shown.'), form);
+  root.append(h('h1', {}, 'Change log'), h('p', { class: 'muted' }, 'Who changed which buyer, campaign, seller, API key or user, when, and from what to what. Secrets are never shown.'), form, zoneNote());
 
-  const params: Record<string, string> = { limit: s.get('limit') ?? '50', cursor: s.get('cursor') ?? '', q: s.get('q') ?? '' };
-  for (const n of FILTERS) params[n] = s.get(n) ?? '';
+  const params = auditQuery(s, zone());
   let page: ApiPage<ChangeEntry>;
   try {
     page = await get<ApiPage<ChangeEntry>>(`/v1/audit${query(params)}`);

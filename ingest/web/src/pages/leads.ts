@@ -7,6 +7,7 @@ import { zone } from '../zone';
 import { zoneNote } from './settings_menu';
 import { Lead, attemptsTable, distributionPairs, leadCells, leadColumns, offerPairs, personLine, returnsTable, searchPath } from '../lead_view';
 import { Names, loadNames } from '../names';
+import { unsoldHint, unsoldWhy } from '../unsold';
 const STATUSES = ['', 'pending', 'delivered', 'unsold', 'duplicate', 'rejected', 'failed', 'returned'];
 
 function statusBadge(status: string): HTMLElement {
@@ -68,7 +69,9 @@ export async function leadsPage(ctx: Ctx, root: HTMLElement): Promise<void> {
   const [page, known] = loaded;
   const rows = page.data.map((l) => {
     const cells: Child[] = leadCells(l, account).map((c) => withName(c, known));
-    cells[1] = statusBadge(l.status);
+    // A seller reads why its lead was not sold, in its own words, under the status.
+    const hint = account === 'seller' ? unsoldHint(l) : null;
+    cells[1] = hint ? h('div', {}, statusBadge(l.status), h('div', { class: 'muted small unsold-hint' }, hint)) : statusBadge(l.status);
     const person = personLine(l);
     const open = link(`/leads/${encodeURIComponent(l.lead_id)}`, person.name || l.lead_id, { title: l.lead_id, class: person.name ? 'lead-link' : 'lead-link mono' });
     return [h('div', {}, open, person.contact ? h('div', { class: 'muted small' }, person.contact) : null), ...cells];
@@ -80,7 +83,7 @@ export async function leadsPage(ctx: Ctx, root: HTMLElement): Promise<void> {
     : filtered
     ? ['No lead matches these filters. ', link('/leads', 'Clear the filters')]
     : account === 'seller'
-      ? ['No leads yet — ', link('/settings/api-keys', 'make an API key'), ' and post your first lead.']
+      ? ['No leads yet — ', link('/settings/api-keys', 'make an API key'), ' and post your first lead, or ', link('/get-started', 'get started step by step', { id: 'get-started' }), '.']
       : account === 'buyer'
         ? ['No purchases yet: leads you buy appear here.']
         : ['No leads yet: they appear here as sellers post them. A seller needs an ', link('/settings/api-keys', 'API key'), ' first.'];
@@ -108,10 +111,22 @@ export async function leadPage(ctx: Ctx, root: HTMLElement): Promise<void> {
   const id = ctx.params.id;
   const account = ctx.user.account;
   const [{ data: l }, known] = await Promise.all([get<{ data: Lead }>(`/v1/leads/${encodeURIComponent(id)}`), loadNames(account)]);
+  // A seller's lead not sold: why, in the seller words the API gives (src/unsold.ts).
+  const why = account === 'seller' ? unsoldWhy(l) : null;
+  const whyCard = why
+    ? h(
+        'section',
+        { class: 'card', id: 'unsold-why' },
+        h('h2', {}, 'Why it was not sold'),
+        h('p', { class: 'why-headline' }, why.headline),
+        why.details.length ? [h('h3', {}, 'What kept buyers from it'), h('ul', {}, why.details.map((r) => h('li', {}, r)))] : null,
+      )
+    : null;
   root.append(
     h('p', {}, link('/leads', '← Leads')),
     h('h1', {}, 'Lead ', h('span', { class: 'mono' }, l.lead_id), ' ', statusBadge(l.status)),
     zoneNote(),
+    ...(whyCard ? [whyCard] : []),
     h(
       'div',
       { class: 'grid2' },
@@ -127,8 +142,8 @@ export async function leadPage(ctx: Ctx, root: HTMLElement): Promise<void> {
   if (ineligible.length || (l.status === 'unsold' && Array.isArray(l.ineligible_buyers))) {
     root.append(h('h2', {}, 'Buyers not eligible'), table(['Buyer', 'Why'], ineligible.map((i) => [withName(i.buyer_id, known), i.reason]), 'Why each buyer did not take part', 'Every buyer was eligible.'));
   }
-  const reasons: string[] = l.ineligible_reasons ?? [];
-  if (reasons.length) root.append(h('h2', {}, 'Why buyers did not take part'), h('ul', {}, reasons.map((r) => h('li', {}, r))));
+  if (!why && Array.isArray(l.ineligible_reasons) && l.ineligible_reasons.length)
+    root.append(h('h2', {}, 'Why buyers did not take part'), h('ul', {}, l.ineligible_reasons.map((r: string) => h('li', {}, r))));
   const returns = returnsTable(l, account);
   if (returns) root.append(h('h2', {}, 'Returns'), table(returns.head, returns.rows, `${returns.rows.length} returns`));
 }

@@ -85,23 +85,24 @@ function tile(t: Tile, value: string, before: string, beforeText: string): HTMLE
   );
 }
 
-// Today, 7 days, 30 days, or a custom range of whole days (From, To included).
-function rangePicker(ctx: Ctx, preset: Preset, r: Range): HTMLElement {
+/** Today, 7 days, 30 days, or a custom range of whole days (From, To included), for the page at
+ *  `path` (its address says the range as the overview's does). */
+export function rangePicker(ctx: Ctx, preset: Preset, r: Range, path = '/', label = 'Overview range'): HTMLElement {
   const from = field('from', 'From', input({ type: 'date', value: r.from }));
   const to = field('to', 'To (included)', input({ type: 'date', value: r.to }));
   const errors = new FormErrors([from, to]);
   const presets = h(
     'div',
     { class: 'presets', role: 'group', 'aria-label': 'Range' },
-    PRESETS.filter(([p]) => p !== 'custom').map(([p, label]) => button(label, () => ctx.go(p === 'today' ? '/' : `/?range=${p}`), { type: 'button', class: 'secondary', 'aria-pressed': String(p === preset) })),
+    PRESETS.filter(([p]) => p !== 'custom').map(([p, name]) => button(name, () => ctx.go(p === 'today' ? path : `${path}?range=${p}`), { type: 'button', class: 'secondary', 'aria-pressed': String(p === preset) })),
   );
-  const form = h('form', { class: 'range-picker', 'aria-label': 'Overview range', novalidate: true }, presets, from.wrapper, to.wrapper, h('button', { type: 'submit', class: preset === 'custom' ? '' : 'secondary', 'aria-pressed': String(preset === 'custom') }, 'Custom range'), errors.element);
+  const form = h('form', { class: 'range-picker', 'aria-label': label, novalidate: true }, presets, from.wrapper, to.wrapper, h('button', { type: 'submit', class: preset === 'custom' ? '' : 'secondary', 'aria-pressed': String(preset === 'custom') }, 'Custom range'), errors.element);
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
     const wrong = !from.control.value || !to.control.value ? 'Choose both days' : rangeError(from.control.value, to.control.value);
     if (wrong) return errors.show(new ApiError(400, wrong, [{ field: 'to', message: wrong }]));
     if (daysIn(from.control.value, to.control.value) > 400) return errors.show(new ApiError(400, 'at most 400 days', [{ field: 'to', message: 'a range spans at most 400 days' }]));
-    ctx.go(`/?range=custom&from=${from.control.value}&to=${to.control.value}`);
+    ctx.go(`${path}?range=custom&from=${from.control.value}&to=${to.control.value}`);
   });
   return form;
 }
@@ -139,7 +140,7 @@ export async function overviewPage(ctx: Ctx, root: HTMLElement): Promise<void> {
   const none = points.every((p) => p.value === 0);
   const firstStep =
     account === 'seller'
-      ? ['No leads yet — ', link('/settings/api-keys', 'make an API key'), ' and post your first lead; it shows here and under Leads.']
+      ? ['No leads yet — ', link('/settings/api-keys', 'make an API key'), ' and post your first lead; it shows here and under Leads. Or ', link('/get-started', 'get started step by step', { id: 'get-started' }), ': a key, a command to copy, your lead arriving.']
       : account === 'buyer'
         ? ['No purchases in these days: leads you buy show here and under Leads.']
         : ['No leads in these days: sellers post them with an ', link('/settings/api-keys', 'API key'), '; buyers take them once set up under ', link('/buyers', 'Buyers'), '.'];

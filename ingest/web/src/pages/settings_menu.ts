@@ -1,6 +1,6 @@
 // Settings: one menu (the top bar's "Settings") holding what a user sets up. Each settings page
 // shows this menu above it; /settings lists it.
-import { User } from '../api';
+import { User, get } from '../api';
 import { Ctx, isOperator } from '../app';
 import { h, link } from '../dom';
 import { zone } from '../zone';
@@ -40,10 +40,14 @@ export function zoneNote(): HTMLElement {
   return h('p', { class: 'muted zone-note' }, `Times and days in ${zone()} (`, link('/settings/time-zone', 'change'), ').');
 }
 
-/** /settings: every setting with what it is for. */
-export function settingsPage(ctx: Ctx, root: HTMLElement): void {
+/** /settings: every setting with what it is for; a seller with no lead yet is pointed to the
+ *  first-run guide (a list it cannot read leaves the pointer out). */
+export async function settingsPage(ctx: Ctx, root: HTMLElement): Promise<void> {
   root.append(
     h('h1', {}, 'Settings'),
     h('ul', { class: 'settings-list' }, settingsFor(ctx.user).map((e) => h('li', {}, link(e.path, e.title), h('span', { class: 'muted' }, ` — ${e.what}`)))),
   );
+  if (ctx.user.account !== 'seller') return;
+  const none = await get<{ data: unknown[] }>('/v1/leads?limit=1').then((p) => p.data.length === 0, () => false);
+  if (none) root.append(h('p', { id: 'get-started-hint' }, 'No lead yet? ', link('/get-started', 'Get started step by step'), ': a key, a command to copy, your first lead arriving.'));
 }
