@@ -82,6 +82,33 @@ export function returnsTable(l: Lead, account: Account): { head: string[]; rows:
 
 /** The person in one line of the list, as far as this reader was given it: the name, and the
  *  e-mail and phone as contact. */
+/** The person as the reader may see them (the API leaves out what it may not): who, where they
+ *  came from, their consent and the vertical's custom fields, one row each; a field the lead
+ *  does not hold is left out, but name, e-mail and phone always have a row. */
+export function personPairs(l: Lead): Pair[] {
+  const pairs: Pair[] = [
+    ['Name', text(`${l.first_name ?? ''} ${l.last_name ?? ''}`.trim())],
+    ['E-mail', text(l.email)],
+    ['Phone', text(l.phone)],
+  ];
+  const optional: [string, unknown][] = [
+    ['ZIP', l.zip_code],
+    ['State', l.state],
+    ['IP address', l.ip_address],
+    ['User agent', l.user_agent],
+    ['Landing page', l.landing_page],
+    ['TCPA consent', typeof l.tcpa_consent === 'boolean' ? (l.tcpa_consent ? 'yes' : 'no') : null],
+    ['Consent text', l.tcpa_consent_text],
+    ['TrustedForm certificate', l.trustedform_cert_url],
+    ['Jornaya LeadiD', l.jornaya_leadid],
+  ];
+  for (const [label, v] of optional) if (text(v) !== null) pairs.push([label, text(v)]);
+  const custom = l.custom_fields;
+  if (custom && typeof custom === 'object')
+    for (const [k, v] of Object.entries(custom)) pairs.push([k, text(typeof v === 'object' && v !== null ? JSON.stringify(v) : v)]);
+  return pairs;
+}
+
 export function personLine(l: Lead): { name: string; contact: string } {
   const name = [text(l.first_name), text(l.last_name)].filter(Boolean).join(' ');
   const contact = [text(l.email), text(l.phone)].filter(Boolean).join(' · ');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { attemptsTable, distributionPairs, leadCells, leadColumns, offerPairs, returnsTable, searchPath } from '../src/lead_view';
+import { attemptsTable, distributionPairs, leadCells, leadColumns, offerPairs, personPairs, returnsTable, searchPath } from '../src/lead_view';
 
 // Leads as the API projects them for each reader (docs/visibility.md).
 const sellersLead = {
@@ -88,5 +88,23 @@ describe('searchPath', () => {
   });
   it('from the top bar: only the search', () => {
     expect(searchPath(new URLSearchParams(), 'ld_01HF0000000000000000000000')).toBe('/leads?q=ld_01HF0000000000000000000000');
+  });
+});
+
+describe('the person on the lead page', () => {
+  it('shows the consent, the user agent and the custom fields the lead holds, and nothing absent', () => {
+    const pairs = personPairs({
+      first_name: 'Ada', last_name: 'Lovelace', email: 'ada@example.com', phone: '+12125550123', zip_code: '90210',
+      user_agent: 'Mozilla/5.0', landing_page: 'lp-auto-1', ip_address: null, tcpa_consent: true,
+      tcpa_consent_text: 'I agree to be called.', custom_fields: { vehicle_year: 2019, credit_rating: 'good' },
+    });
+    expect(pairs).toEqual([
+      ['Name', 'Ada Lovelace'], ['E-mail', 'ada@example.com'], ['Phone', '+12125550123'], ['ZIP', '90210'],
+      ['User agent', 'Mozilla/5.0'], ['Landing page', 'lp-auto-1'], ['TCPA consent', 'yes'],
+      ['Consent text', 'I agree to be called.'], ['vehicle_year', '2019'], ['credit_rating', 'good'],
+    ]);
+  });
+  it('keeps the rows of name, e-mail and phone for a reader the API gave none of them', () => {
+    expect(personPairs({ tcpa_consent: false })).toEqual([['Name', null], ['E-mail', null], ['Phone', null], ['TCPA consent', 'no']]);
   });
 });

@@ -5,7 +5,7 @@ import { FormErrors } from '../form';
 import { rangeError } from '../format';
 import { zone } from '../zone';
 import { zoneNote } from './settings_menu';
-import { Lead, attemptsTable, distributionPairs, leadCells, leadColumns, offerPairs, personLine, returnsTable, searchPath } from '../lead_view';
+import { Lead, attemptsTable, distributionPairs, leadCells, leadColumns, offerPairs, personLine, personPairs, returnsTable, searchPath } from '../lead_view';
 import { Names, loadNames } from '../names';
 import { unsoldHint, unsoldWhy } from '../unsold';
 const STATUSES = ['', 'pending', 'delivered', 'unsold', 'duplicate', 'rejected', 'failed', 'returned'];
@@ -130,7 +130,7 @@ export async function leadPage(ctx: Ctx, root: HTMLElement): Promise<void> {
     h(
       'div',
       { class: 'grid2' },
-      h('section', { class: 'card' }, h('h2', {}, 'Person'), dl([['Name', `${l.first_name ?? ''} ${l.last_name ?? ''}`.trim()], ['E-mail', l.email], ['Phone', l.phone], ['ZIP', l.zip_code], ['State', l.state], ['IP address', l.ip_address]], known)),
+      h('section', { class: 'card' }, h('h2', {}, 'Person'), dl(personPairs(l), known)),
       h('section', { class: 'card' }, h('h2', {}, 'Distribution'), dl(distributionPairs(l, account), known)),
     ),
   );
