@@ -63,6 +63,9 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 # `scripts/bench.sh reports`: the reports phase alone (scripts/bench/reports.sh), over a store of
 # generated data; it is not part of the default run (writing its data takes long).
 if [[ "${1:-}" == reports ]]; then exec "$root/scripts/bench/reports.sh"; fi
+# `scripts/bench.sh suppression`: suppression lists' lookups and imports at ten million entries
+# (scripts/bench/suppression.sh).
+if [[ "${1:-}" == suppression ]]; then exec "$root/scripts/bench/suppression.sh"; fi
 # `scripts/bench.sh read COMMIT` and `scripts/bench.sh compare COMMIT`: this tree against COMMIT,
 # built side by side (a worktree of COMMIT in build-base/src, its release build in
 # build-base/build): Surface A's reads (scripts/bench/read_path.sh), or the front, the sync path

@@ -1,5 +1,6 @@
 // leadflow-admin: operator tasks straight on the store named by LEADFLOW_STORE — migrations,
 // sellers, campaigns, API keys, buyer import. Prints JSON; secrets are shown once, here.
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -20,6 +21,7 @@
 #include "leadflow/domain/buyer.hpp"
 #include "leadflow/domain/verticals.hpp"
 #include "leadflow/management/management.hpp"
+#include "leadflow/management/suppression_lists.hpp"
 #include "leadflow/store/store.hpp"
 
 namespace {
@@ -46,6 +48,14 @@ constexpr const char* kUsage = R"(usage: leadflow-admin COMMAND [--flag value ..
                   a dashboard user; the password is the first line of stdin or of the file
                   (never a flag: flags show in the process list and the shell's history)
   list-users
+  create-suppression-list --name N [--buyer-id ID]
+                  a suppression list: the operator's (a lead on it is refused at intake) or, with
+                  --buyer-id, one buyer's (a lead on it is never offered to that buyer)
+  import-suppression-list --list-id ID --file PATH
+                  replaces the list's entries with those of the file: one e-mail, phone or
+                  SHA-256 a line (or the first cell of a CSV line); only fingerprints are kept
+  list-suppression-lists [--buyer-id ID]
+  delete-suppression-list --list-id ID
   generate        --leads N --days D [--seed S] [--sellers K] [--buyers B] [--end RFC3339|ms]
                   [--batch N] [--duplicate-rate R] [--return-rate R] [--invalid-rate R]
                   realistic leads, auctions, sales and returns over the D days before --end
@@ -267,6 +277,73 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (command == "generate") return run_generate(*store, flags);
+  if (command == "create-suppression-list") {
+    json body = {{"name", flag("name")}};
+    if (!flag("buyer-id").empty()) body["buyer_id"] = flag("buyer-id");
+    leadflow::NewSuppressionList made = leadflow::suppression_list_from_json(
+        body, *store, leadflow::SystemClock::instance().now_ms());
+    if (made.status != leadflow::StoreStatus::kOk)
+      return fail("the store could not read the buyer");
+    if (!made.errors.empty()) {
+      for (const auto& e : made.errors)
+        std::fprintf(stderr, "%s: %s\n", e.field.c_str(), e.message.c_str());
+      return 1;
+    }
+    if (store->create_suppression_list(made.list) != leadflow::StoreStatus::kOk)
+      return fail("the store refused the list");
+    print(leadflow::suppression_list_to_json(made.list));
+    return 0;
+  }
+  if (command == "import-suppression-list") {
+    const auto list = store->get_suppression_list(flag("list-id"));
+    if (list.status == leadflow::StoreStatus::kNotFound)
+      return fail("no such list " + flag("list-id"));
+    if (!list.value) return fail("the store could not read the list");
+    std::ifstream in(flag("file"), std::ios::binary);
+    if (!in) return fail("cannot read --file " + flag("file"));
+    const auto started = std::chrono::steady_clock::now();
+    leadflow::SuppressionUpload upload;
+    std::string piece(1 << 20, '\0');
+    while (in.read(piece.data(), static_cast<std::streamsize>(piece.size())) || in.gcount() > 0)
+      upload.add(std::string_view(piece.data(), static_cast<std::size_t>(in.gcount())));
+    upload.finish();
+    if (upload.too_many())
+      return fail("more than " + std::to_string(leadflow::kMaxSuppressionEntries) +
+                  " entries: a list holds at most that many");
+    const std::size_t read = upload.entries_read(), rejected = upload.rejected();
+    const std::vector<std::size_t> rejected_lines = upload.rejected_lines();
+    const auto fingerprints = upload.take_sorted();
+    if (store->replace_suppression_entries(list.value->id, fingerprints,
+                                           leadflow::SystemClock::instance().now_ms()) !=
+        leadflow::StoreStatus::kOk)
+      return fail("the store could not replace the list's entries");
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    print({{"list_id", list.value->id},
+           {"entries", fingerprints.size()},
+           {"read", read},
+           {"repeats", read - fingerprints.size()},
+           {"rejected", rejected},
+           {"rejected_lines", rejected_lines},
+           {"seconds", seconds}});
+    return 0;
+  }
+  if (command == "list-suppression-lists") {
+    const auto lists = flags.contains("buyer-id") ? store->list_suppression_lists(flag("buyer-id"))
+                                                  : store->list_suppression_lists();
+    if (!lists) return fail("the store could not list the suppression lists");
+    json out = json::array();
+    for (const auto& l : *lists) out.push_back(leadflow::suppression_list_to_json(l));
+    print(out);
+    return 0;
+  }
+  if (command == "delete-suppression-list") {
+    const auto status = store->delete_suppression_list(flag("list-id"));
+    if (status == leadflow::StoreStatus::kNotFound) return fail("no such list " + flag("list-id"));
+    if (status != leadflow::StoreStatus::kOk) return fail("the store could not delete the list");
+    print({{"list_id", flag("list-id")}, {"deleted", true}});
+    return 0;
+  }
   if (command == "list-buyers") {
     json out = json::array();
     leadflow::BuyerQuery q;

@@ -259,6 +259,32 @@ std::optional<std::vector<ChangeEntry>> FakeStore::list_changes(const ChangeQuer
   if (down()) return std::nullopt;
   return real_->list_changes(q);
 }
+StoreStatus FakeStore::create_suppression_list(const SuppressionList& l) {
+  return down() ? StoreStatus::kUnavailable : real_->create_suppression_list(l);
+}
+Lookup<SuppressionList> FakeStore::get_suppression_list(std::string_view id) {
+  if (down()) return {};
+  return real_->get_suppression_list(id);
+}
+std::optional<std::vector<SuppressionList>> FakeStore::list_suppression_lists(
+    std::optional<std::string_view> buyer_id) {
+  if (down()) return std::nullopt;
+  return real_->list_suppression_lists(buyer_id);
+}
+StoreStatus FakeStore::replace_suppression_entries(std::string_view id,
+                                                   std::span<const std::uint64_t> fingerprints,
+                                                   std::int64_t now_ms) {
+  return down() ? StoreStatus::kUnavailable
+                : real_->replace_suppression_entries(id, fingerprints, now_ms);
+}
+std::optional<std::vector<std::uint64_t>> FakeStore::suppression_entries(
+    std::string_view id, std::int64_t entries_version) {
+  if (down()) return std::nullopt;
+  return real_->suppression_entries(id, entries_version);
+}
+StoreStatus FakeStore::delete_suppression_list(std::string_view id) {
+  return down() ? StoreStatus::kUnavailable : real_->delete_suppression_list(id);
+}
 
 std::vector<LeadInsertResult> FakeStore::insert_leads(std::span<const Lead> leads,
                                                       std::span<const SearchKeys> keys) {

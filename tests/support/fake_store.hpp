@@ -109,6 +109,16 @@ class FakeStore final : public Store {
   std::int64_t buyers_version() override;
   StoreStatus append_change(const ChangeEntry& e) override;
   std::optional<std::vector<ChangeEntry>> list_changes(const ChangeQuery& q) override;
+  StoreStatus create_suppression_list(const SuppressionList& l) override;
+  Lookup<SuppressionList> get_suppression_list(std::string_view id) override;
+  std::optional<std::vector<SuppressionList>> list_suppression_lists(
+      std::optional<std::string_view> buyer_id) override;
+  StoreStatus replace_suppression_entries(std::string_view id,
+                                          std::span<const std::uint64_t> fingerprints,
+                                          std::int64_t now_ms) override;
+  std::optional<std::vector<std::uint64_t>> suppression_entries(
+      std::string_view id, std::int64_t entries_version) override;
+  StoreStatus delete_suppression_list(std::string_view id) override;
 
   using IntakeStore::insert_leads;
   std::vector<LeadInsertResult> insert_leads(std::span<const Lead> leads,

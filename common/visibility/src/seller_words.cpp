@@ -55,6 +55,7 @@ std::string seller_ineligibility(std::string_view reason) {
   if (reason == "filter:sources") return "the lead's source is outside a buyer's filters";
   if (reason.starts_with("filter:")) return "the lead did not match a buyer's filters";
   if (reason == "duplicate") return "a buyer had already bought this person";
+  if (reason == "suppressed") return "a buyer asked not to be sent this person";
   if (reason == "at_capacity") return "a buyer was busy";
   if (reason == "auction_deadline") return "the auction ran out of time before a buyer's turn";
   return "a buyer could not take part";

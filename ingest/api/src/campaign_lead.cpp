@@ -167,6 +167,11 @@ Intake take_campaign_lead(const SurfaceBPorts& ports, const http::Request& req, 
     send_b_invalid(res, parsed.errors);
     return Intake::kAnswered;
   }
+  if (auto refused = suppression_refusal(ports.suppression, parsed.lead)) {
+    if (refused->status == 422) metrics.lead("campaign", "suppressed");
+    send_b_refusal(res, *refused);
+    return Intake::kAnswered;
+  }
   Lead& lead = parsed.lead;
   lead.received_at_ms = ports.clock.now_ms();
   lead.id = new_id(kLeadPrefix, lead.received_at_ms);

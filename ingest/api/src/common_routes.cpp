@@ -36,7 +36,7 @@ IngestMetrics& ingest_metrics() {
         prometheus::BuildCounter()
             .Name("leadflow_leads_received_total")
             .Help("Lead posts by surface and result (accepted, invalid, unauthorized, "
-                  "rate_limited, unavailable)")
+                  "rate_limited, unavailable, suppressed)")
             .Register(r),
         produce.Add({}, latency_buckets()),
         prometheus::BuildCounter()

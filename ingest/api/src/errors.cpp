@@ -54,6 +54,16 @@ Refusal refusal_for(KeyRefused refused) {
   return refusal_for(StoreStatus::kUnavailable, StoreStep::kClaimLead);
 }
 
+Refusal refusal_for(PersonRefused refused, std::string_view field) {
+  if (refused == PersonRefused::kListsUnknown)
+    return {503, "unavailable", "the suppression lists cannot be read yet; retry", true};
+  // Surface B answers {"status": "suppressed", "message": ...}; Surface A a problem naming the
+  // field, so the seller's developer sees which of the person's details is on the list.
+  Refusal r{422, "suppressed", "this person may not be sold: they are on a suppression list"};
+  r.errors = {{std::string(field), "suppressed", "on a suppression list: may not be sold"}};
+  return r;
+}
+
 Refusal refusal_for(const ReturnRefusal& refused) {
   switch (refused.reason) {
     case ReturnRefused::kNotBuyerOrOperator:
@@ -181,7 +191,7 @@ void send_b_invalid(http::Response& res, const FieldErrors& errors) {
 }
 
 void send_b_refusal(http::Response& res, const Refusal& refusal) {
-  if (!refusal.errors.empty()) return send_b_invalid(res, refusal.errors);
+  if (!refusal.errors.empty() && refusal.status == 400) return send_b_invalid(res, refusal.errors);
   if (refusal.retry_after) res.set_header("Retry-After", "1");
   http::send_json(res, refusal.status, {{"status", refusal.code}, {"message", refusal.detail}});
 }

@@ -65,6 +65,13 @@ enum class SettleRefused {
   kUnavailable,        // the store could not record it: nothing was changed
 };
 
+/// Why a lead's person stopped it at intake, on both surfaces: the operator's suppression lists
+/// (docs/suppression.md).
+enum class PersonRefused {
+  kSuppressed,    // one of the operator's lists holds its e-mail or phone (422)
+  kListsUnknown,  // the lists were never read whole yet: nothing was accepted (503)
+};
+
 /// Why a lead post's Idempotency-Key stopped it (Surface A).
 enum class KeyRefused {
   kInvalid,      // not 1 to 255 printable ASCII characters
@@ -108,6 +115,8 @@ Refusal refusal_for(StoreStatus status, StoreStep step);
 
 /// A lead post stopped by its Idempotency-Key: 400, 422, 409 or 503.
 Refusal refusal_for(KeyRefused refused);
+/// `field`: the field a list holds ("email" or "phone"), named in Surface A's errors.
+Refusal refusal_for(PersonRefused refused, std::string_view field);
 /// A return that was not made: 403, 404, 400, 409, 422 or 503.
 Refusal refusal_for(const ReturnRefusal& refused);
 /// A settlement that was not made: 403, 404, 400, 409 or 503.

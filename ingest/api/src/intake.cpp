@@ -6,6 +6,7 @@
 
 #include "leadflow/base/log.hpp"
 #include "leadflow/domain/lead_codec.hpp"
+#include "leadflow/suppression/suppression_lists.hpp"
 
 namespace leadflow {
 
@@ -29,6 +30,14 @@ void accept_lead_async(IngestContext& ctx, const Lead& lead,
                                count_produce(ctx, started, status);
                                done(status);
                              });
+}
+
+std::optional<Refusal> suppression_refusal(const SuppressionLists* lists, const Lead& lead) {
+  if (lists == nullptr) return std::nullopt;
+  const auto field = lists->operator_listed_field(lead.email, lead.phone);
+  if (!field) return refusal_for(PersonRefused::kListsUnknown, "");
+  if (field->empty()) return std::nullopt;
+  return refusal_for(PersonRefused::kSuppressed, *field);
 }
 
 AcceptResult accept_lead(IngestContext& ctx, const Lead& lead, int wait_ms) {

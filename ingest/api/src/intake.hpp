@@ -3,6 +3,7 @@
 #include <functional>
 #include <optional>
 
+#include "errors.hpp"
 #include "leadflow/api/api.hpp"
 #include "leadflow/domain/lead.hpp"
 
@@ -20,5 +21,12 @@ AcceptResult accept_lead(IngestContext& ctx, const Lead& lead, int wait_ms);
 /// when the lead is durable or refused.
 void accept_lead_async(IngestContext& ctx, const Lead& lead,
                        std::function<void(ProduceStatus)> done);
+
+class SuppressionLists;
+
+/// The operator's suppression lists' word on a validated lead (docs/suppression.md): nullopt to
+/// go on, else why it is refused (on a list: 422; the lists not read yet: 503). No lists held
+/// (`lists` null): nullopt.
+std::optional<Refusal> suppression_refusal(const SuppressionLists* lists, const Lead& lead);
 
 }  // namespace leadflow

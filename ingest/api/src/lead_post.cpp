@@ -60,6 +60,11 @@ std::optional<LeadPost> decode_lead_post(const LeadPostPorts& ports, const ApiKe
                        parsed.errors);
     return std::nullopt;
   }
+  if (auto refused = suppression_refusal(ports.suppression, parsed.lead)) {
+    if (refused->status == 422) ingest_metrics().lead("api", "suppressed");
+    send_problem(res, *refused);
+    return std::nullopt;
+  }
   post.lead = std::move(parsed.lead);
   Lead& lead = post.lead;
   lead.received_at_ms = ports.clock.now_ms();

@@ -27,6 +27,8 @@ struct LeadPostPorts {
   /// Appends the lead to the queue, answered once durable, and waits up to the given budget
   /// (ms) for its outcome: accept_lead.
   std::function<AcceptResult(const Lead&, int wait_ms)> accept;
+  /// The operator's suppression lists (none: no lead is refused for its person).
+  const SuppressionLists* suppression = nullptr;
 };
 
 /// What a request repeating an Idempotency-Key comes to, against the claim that holds the key.

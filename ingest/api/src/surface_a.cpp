@@ -136,7 +136,8 @@ void register_surface_a(Routes& routes, IngestContext& ctx) {
         c.clock,
         c.config.wait_ms,
         c.config.max_wait_ms,
-        [&c](const Lead& lead, int wait_ms) { return accept_lead(c, lead, wait_ms); }};
+        [&c](const Lead& lead, int wait_ms) { return accept_lead(c, lead, wait_ms); },
+        c.suppression};
     answer_lead_post(ports, *key, viewer_of(c, *key), req, res);
   });
   register_returns(routes, c);

@@ -226,7 +226,8 @@ void register_surface_b(Routes& routes, IngestContext& ctx) {
       },
       [&c](const http::Request& req, const Campaign& campaign) {
         audit_rate_limited(c, req, "campaign", "campaign", "", campaign.id, campaign.seller_id);
-      }});
+      },
+      c.suppression});
 
   routes.post_inline("/api/v1/lead", [&c, ports](const std::shared_ptr<Exchange>& ex) {
     post_campaign_lead_inline(c, ports, ex, std::nullopt);

@@ -49,6 +49,8 @@ struct SurfaceBPorts {
       refuse_key;
   /// Audits a lead post refused by its campaign's per-minute ceiling.
   std::function<void(const http::Request&, const Campaign&)> audit_rate_limited;
+  /// The operator's suppression lists (none: no lead is refused for its person).
+  const SuppressionLists* suppression = nullptr;
 };
 
 /// The body of a Surface B post, in whatever form it came.

@@ -23,6 +23,7 @@
 #include "leadflow/runtime/health_metrics.hpp"
 #include "leadflow/runtime/worker_pool.hpp"
 #include "leadflow/store/store.hpp"
+#include "leadflow/suppression/suppression_lists.hpp"
 #include "leadflow/visibility/visibility.hpp"
 
 namespace leadflow {
@@ -115,6 +116,8 @@ struct App::Impl {
   std::unique_ptr<LocalOutcomePublisher> publisher;
   std::unique_ptr<StoreWatch> outcomes;      // scale-out: outcomes announced through the store
   std::unique_ptr<ResultsListener> results;  // ... or read from the results topic
+  std::unique_ptr<SuppressionLists> suppression;
+  std::unique_ptr<SuppressionRefresh> suppression_refresh;  // before what reads the lists
   std::unique_ptr<WorkerPool> workers;
   std::unique_ptr<RateLimiter> limiter, ip_limiter;
   std::unique_ptr<Management> management;
@@ -160,6 +163,12 @@ bool App::start(std::string& error) {
   std::filesystem::create_directories(c.data_dir, ec);
   m.store = open_migrated_store(c.store_url, error);
   if (!m.store) return false;
+  // The operator's and the buyers' suppression lists, read now and then every second
+  // (docs/suppression.md): the front refuses a lead on the operator's, the auctions keep a lead
+  // from a buyer whose list holds it.
+  m.suppression = std::make_unique<SuppressionLists>(*m.store);
+  m.suppression_refresh =
+      std::make_unique<SuppressionRefresh>(*m.suppression, std::chrono::seconds(1));
   m.management = std::make_unique<Management>(*m.store, m.verticals, m.clock, *m.store);
   if (!c.bootstrap_key.empty() &&
       m.management->ensure_bootstrap_key(c.bootstrap_key) != StoreStatus::kOk) {
@@ -216,8 +225,9 @@ bool App::start(std::string& error) {
       if (c.worker_nice > 0 && setpriority(PRIO_PROCESS, 0, c.worker_nice) != 0)
         log(LogLevel::kWarn, "worker_nice_failed",
             {{"nice", c.worker_nice}, {"error", std::strerror(errno)}});
-      m.workers = std::make_unique<WorkerPool>(c, WorkerPorts{*m.store, *m.store, *m.store},
-                                               *m.queue, m.verticals, *m.publisher, m.clock);
+      m.workers =
+          std::make_unique<WorkerPool>(c, WorkerPorts{*m.store, *m.store, *m.store}, *m.queue,
+                                       m.verticals, *m.publisher, m.clock, m.suppression.get());
       m.workers->start(c.workers, *secret);
     }).join();
   }
@@ -252,6 +262,7 @@ bool App::start(std::string& error) {
       /*visibility_secret=*/{}});
 
   m.ctx->visibility_secret = *secret;
+  m.ctx->suppression = m.suppression.get();
 
   std::string cert = c.tls_cert, key = c.tls_key;
   if (cert.empty()) {

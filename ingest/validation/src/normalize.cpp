@@ -10,6 +10,9 @@
 #include "leadflow/base/text.hpp"
 #include "leadflow/validation/validation.hpp"
 
+#include <algorithm>
+#include <cctype>
+
 namespace leadflow {
 
 using validation::kMaxPhoneInput;
@@ -105,6 +108,22 @@ LeadSearchTerm parse_lead_search(std::string_view q) {
   using Kind = LeadSearchTerm::Kind;
   const std::string_view s = trim(q);
   if (is_valid_id(s, kLeadPrefix)) return {Kind::kId, std::string(s)};
+  if (std::string email = normalize_email(s); !email.empty()) return {Kind::kEmail, email};
+  if (std::string phone = normalize_phone(s); !phone.empty()) return {Kind::kPhone, phone};
+  return {};
+}
+
+SuppressionEntry parse_suppression_entry(std::string_view cell) {
+  using Kind = SuppressionEntry::Kind;
+  std::string_view s = trim(cell);
+  if (s.size() >= 2 && s.front() == '"' && s.back() == '"') s = trim(s.substr(1, s.size() - 2));
+  if (s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) {
+        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+      })) {
+    std::string hex(s);
+    for (char& c : hex) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return {Kind::kSha256, std::move(hex)};
+  }
   if (std::string email = normalize_email(s); !email.empty()) return {Kind::kEmail, email};
   if (std::string phone = normalize_phone(s); !phone.empty()) return {Kind::kPhone, phone};
   return {};

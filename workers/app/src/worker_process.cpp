@@ -12,6 +12,7 @@
 #include "leadflow/runtime/health_metrics.hpp"
 #include "leadflow/runtime/worker_pool.hpp"
 #include "leadflow/store/store.hpp"
+#include "leadflow/suppression/suppression_lists.hpp"
 
 namespace leadflow {
 
@@ -22,6 +23,8 @@ struct WorkerProcess::Impl {
   std::unique_ptr<Store> store;
   std::unique_ptr<LeadQueue> queue;
   std::unique_ptr<QueueOutcomePublisher> publisher;
+  std::unique_ptr<SuppressionLists> suppression;
+  std::unique_ptr<SuppressionRefresh> suppression_refresh;
   std::unique_ptr<WorkerPool> workers;
   std::unique_ptr<HttpServer> ops;  // /healthz, /readyz, /metrics
   std::unique_ptr<ScrapeHook> up;   // leadflow_store_up, leadflow_queue_up
@@ -102,8 +105,12 @@ bool WorkerProcess::start(std::string& error) {
 
   m.publisher =
       std::make_unique<QueueOutcomePublisher>(m.queue->producer(), topics.results, *m.store);
+  // The buyers' suppression lists, read now and then every second (docs/suppression.md).
+  m.suppression = std::make_unique<SuppressionLists>(*m.store);
+  m.suppression_refresh =
+      std::make_unique<SuppressionRefresh>(*m.suppression, std::chrono::seconds(1));
   m.workers = std::make_unique<WorkerPool>(c, WorkerPorts{*m.store, *m.store, *m.store}, *m.queue,
-                                           m.verticals, *m.publisher, m.clock);
+                                           m.verticals, *m.publisher, m.clock, m.suppression.get());
   // The installation's secret keys the search keys of the leads the workers record; the first
   // process to ask makes it.
   const auto secret = m.store->shared_secret(kInstallationSecretName, new_installation_secret());

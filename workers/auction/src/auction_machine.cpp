@@ -205,9 +205,22 @@ class Auction : public std::enable_shared_from_this<Auction> {
     }
     std::vector<const Buyer*> eligible;
     std::vector<Ineligibility> ineligible;
+    // The person is hashed for the buyers' suppression lists once, and only when a buyer has
+    // one (or the lists were never read: then no buyer may have the lead yet).
+    const SuppressionLists* lists = dist_.options_.suppression;
+    std::optional<PersonFingerprints> person;
+    if (lists != nullptr && (!lists->known() || lists->any_buyer_list()))
+      person = person_fingerprints(lead_.email, lead_.phone);
     for (const auto& b : *buyers_) {
       if (std::find(recovered_.begin(), recovered_.end(), b.id) != recovered_.end()) continue;
       std::string why = static_ineligibility(b, lead_, now_s);
+      if (why.empty() && person) {
+        const std::optional<bool> listed = lists->buyer_suppresses(b.id, *person);
+        if (!listed)
+          why = "suppressed:unknown";  // cannot tell: hold the lead back
+        else if (*listed)
+          why = "suppressed";
+      }
       if (why.empty() && dist_.health_.paused(b.id)) why = "unhealthy";
       if (why.empty()) why = cap_ineligibility(dist_.store_, b, cap_windows(b, now_s));
       if (why.empty() && b.duplicate_lookback_days > 0) {

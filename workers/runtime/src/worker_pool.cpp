@@ -49,7 +49,7 @@ CurlClientOptions connection_limits(const Config& config) {
 
 WorkerPool::WorkerPool(const Config& config, WorkerPorts store, LeadQueue& queue,
                        const VerticalRegistry& verticals, OutcomePublisher& publisher,
-                       const Clock& clock)
+                       const Clock& clock, const SuppressionLists* suppression)
     : config_(config), store_(store), queue_(queue), publisher_(publisher), clock_(clock) {
   CurlClientOptions co = connection_limits(config);
   co.allow_private_addresses = config.allow_private_buyers;
@@ -69,6 +69,7 @@ WorkerPool::WorkerPool(const Config& config, WorkerPorts store, LeadQueue& queue
   campaigns_ = std::make_unique<CampaignDirectory>(store.accounts, clock);
   DistributorOptions dopt;
   dopt.auction_timeout = std::chrono::milliseconds(config.auction_timeout_ms);
+  dopt.suppression = suppression;
   distributor_ = std::make_unique<Distributor>(store.distribution, *http_client_, *buyers_,
                                                *campaigns_, verticals, clock, dopt);
 }

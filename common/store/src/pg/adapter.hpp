@@ -286,6 +286,19 @@ class PgStore final : public Store, private PgCalls {
   std::optional<std::vector<Buyer>> list_buyers(const BuyerQuery& bq) override;
   std::int64_t buyers_version() override;
 
+  // --- suppression lists (suppression.cpp) ------------------------------------------------------
+
+  StoreStatus create_suppression_list(const SuppressionList& l) override;
+  Lookup<SuppressionList> get_suppression_list(std::string_view id) override;
+  std::optional<std::vector<SuppressionList>> list_suppression_lists(
+      std::optional<std::string_view> buyer_id) override;
+  StoreStatus replace_suppression_entries(std::string_view id,
+                                          std::span<const std::uint64_t> fingerprints,
+                                          std::int64_t now_ms) override;
+  std::optional<std::vector<std::uint64_t>> suppression_entries(
+      std::string_view id, std::int64_t entries_version) override;
+  StoreStatus delete_suppression_list(std::string_view id) override;
+
   // --- the change log (audit.cpp) ----------------------------------------------------------------
 
   StoreStatus append_change(const ChangeEntry& e) override;

@@ -709,6 +709,27 @@ END $$;
 CREATE TRIGGER change_log_append_only BEFORE UPDATE OR DELETE ON change_log
   FOR EACH ROW EXECUTE FUNCTION change_log_append_only();
 )sql"},
+    // Suppression lists (docs/suppression.md): the operator's (buyer_id '') and each buyer's,
+    // their entries as fingerprints in chunks of fixed-width hex, one set per entries_version.
+    {22, R"sql(
+CREATE TABLE suppression_lists (
+  id               TEXT COLLATE "C" PRIMARY KEY,
+  buyer_id         TEXT COLLATE "C" NOT NULL,
+  name             TEXT NOT NULL,
+  entries          BIGINT NOT NULL,
+  entries_version  BIGINT NOT NULL,
+  created_at_ms    BIGINT NOT NULL,
+  updated_at_ms    BIGINT NOT NULL
+);
+CREATE INDEX suppression_lists_by_buyer ON suppression_lists (buyer_id, id);
+CREATE TABLE suppression_chunks (
+  list_id          TEXT COLLATE "C" NOT NULL,
+  entries_version  BIGINT NOT NULL,
+  n                BIGINT NOT NULL,
+  fingerprints     TEXT NOT NULL,
+  PRIMARY KEY (list_id, entries_version, n)
+);
+)sql"},
 };
 
 }  // namespace

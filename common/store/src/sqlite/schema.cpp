@@ -707,6 +707,27 @@ BEGIN SELECT RAISE(ABORT, 'the change log is append-only'); END;
 CREATE TRIGGER change_log_no_delete BEFORE DELETE ON change_log
 BEGIN SELECT RAISE(ABORT, 'the change log is append-only'); END;
 )sql"},
+    // Suppression lists (docs/suppression.md): the operator's (buyer_id '') and each buyer's,
+    // their entries as fingerprints in chunks of fixed-width hex, one set per entries_version.
+    {22, R"sql(
+CREATE TABLE suppression_lists (
+  id               TEXT PRIMARY KEY,
+  buyer_id         TEXT NOT NULL,
+  name             TEXT NOT NULL,
+  entries          INTEGER NOT NULL,
+  entries_version  INTEGER NOT NULL,
+  created_at_ms    INTEGER NOT NULL,
+  updated_at_ms    INTEGER NOT NULL
+);
+CREATE INDEX suppression_lists_by_buyer ON suppression_lists (buyer_id, id);
+CREATE TABLE suppression_chunks (
+  list_id          TEXT NOT NULL,
+  entries_version  INTEGER NOT NULL,
+  n                INTEGER NOT NULL,
+  fingerprints     TEXT NOT NULL,
+  PRIMARY KEY (list_id, entries_version, n)
+);
+)sql"},
 };
 
 }  // namespace

@@ -15,6 +15,7 @@ inline constexpr std::string_view kPingPrefix = "pg_";
 inline constexpr std::string_view kRequestPrefix = "rq_";
 inline constexpr std::string_view kUserPrefix = "us_";
 inline constexpr std::string_view kChangePrefix = "ch_";  // an entry of the change log
+inline constexpr std::string_view kSuppressionListPrefix = "sup_";
 
 /// A new sortable identifier: prefix + 26 Crockford base32 characters holding a 48-bit
 /// millisecond timestamp and 80 random bits (ULID layout). Ids made later in one process sort

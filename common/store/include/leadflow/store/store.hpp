@@ -14,6 +14,7 @@
 #include "leadflow/store/port.hpp"
 #include "leadflow/store/reporting.hpp"
 #include "leadflow/store/sign_in.hpp"
+#include "leadflow/store/suppression.hpp"
 
 namespace leadflow {
 
@@ -30,7 +31,8 @@ class Store : public AccountsStore,
               public ReportingStore,
               public LimitsStore,
               public AnnouncementStore,
-              public AuditStore {
+              public AuditStore,
+              public SuppressionStore {
  public:
   virtual ~Store() = default;
   /// Applies pending versioned migrations. Idempotent; safe to call at every start.

@@ -110,6 +110,8 @@ class BuyerVisibilityCache {
   ExpiringCache<bool> cache_;
 };
 
+class SuppressionLists;
+
 struct IngestContext {
   const Config& config;
   // The store, through the role ports the handlers use (docs/store-ports.md): all of them one
@@ -139,6 +141,9 @@ struct IngestContext {
   /// The key of buyers' opaque source codes (leadflow/visibility/visibility.hpp): the store's
   /// shared secret "visibility", the same in every replica.
   std::string visibility_secret;
+  /// The operator's and buyers' suppression lists this process holds (docs/suppression.md); a
+  /// lead on the operator's is refused at intake. None: no lists.
+  const SuppressionLists* suppression = nullptr;
 };
 
 void install_common_handlers(Routes& routes, IngestContext& ctx);

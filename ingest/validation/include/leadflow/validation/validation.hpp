@@ -101,6 +101,17 @@ struct LeadSearchTerm {
   std::string value;  // the id, the normalised e-mail or the E.164 phone
 };
 LeadSearchTerm parse_lead_search(std::string_view q);
+/// One entry of a suppression list's upload (docs/suppression.md): a SHA-256 already made by the
+/// list's owner (64 hex digits, either case), else an e-mail, else a phone, normalised as a
+/// lead's own are (normalize_email, normalize_phone), so that the fingerprint made of it meets
+/// the lead's; kNone for anything else. One CSV cell: blanks and surrounding double quotes are
+/// dropped first.
+struct SuppressionEntry {
+  enum class Kind { kNone, kSha256, kEmail, kPhone };
+  Kind kind = Kind::kNone;
+  std::string value;  // the hex digest, lower-cased; the normalised e-mail; the E.164 phone
+};
+SuppressionEntry parse_suppression_entry(std::string_view cell);
 /// Splits "12345" or "12345-6789" into zip and zip4; false when malformed.
 bool normalize_zip(std::string_view in, std::string& zip, std::string& zip4);
 /// The USPS state for a five-digit ZIP by its three-digit prefix, or "" if unassigned.

@@ -20,6 +20,7 @@
 #include "leadflow/domain/verticals.hpp"
 #include "leadflow/store/accounts.hpp"
 #include "leadflow/store/distribution.hpp"
+#include "leadflow/suppression/suppression_lists.hpp"
 
 namespace leadflow {
 
@@ -70,6 +71,8 @@ struct DistributorOptions {
   BuyerHealth::Options health;                       // when a failing buyer sits out
   std::chrono::milliseconds post_retry_pause{200};   // between re-asks of a post that got no answer
   int store_threads = 4;                             // blocking store calls of the auctions
+  /// The buyers' suppression lists (a buyer never gets a lead its lists hold); none: no lists.
+  const SuppressionLists* suppression = nullptr;
 };
 
 /// Thrown by Distributor::decide_and_wait when our own store cannot answer (a post intent it

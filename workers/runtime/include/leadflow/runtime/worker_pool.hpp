@@ -14,6 +14,8 @@
 
 namespace leadflow {
 
+class SuppressionLists;
+
 class HttpClient;
 class BuyerDirectory;
 class CampaignDirectory;
@@ -36,8 +38,10 @@ struct WorkerPorts {
 /// registry and publisher must outlive it. start()/stop() from one thread.
 class WorkerPool {
  public:
+  /// `suppression`: the buyers' suppression lists the process holds (none: no lists).
   WorkerPool(const Config& config, WorkerPorts store, LeadQueue& queue,
-             const VerticalRegistry& verticals, OutcomePublisher& publisher, const Clock& clock);
+             const VerticalRegistry& verticals, OutcomePublisher& publisher, const Clock& clock,
+             const SuppressionLists* suppression = nullptr);
   ~WorkerPool();
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;

@@ -1,0 +1,66 @@
+#pragma once
+// Suppression lists as records (docs/suppression.md): a new list from its JSON form, its JSON
+// form, and the reading of an upload of entries into fingerprints. For the API and
+// leadflow-admin, so both make lists and read uploads by the same rules.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "leadflow/domain/field_error.hpp"
+#include "leadflow/store/accounts.hpp"
+#include "leadflow/store/suppression.hpp"
+#include "leadflow/suppression/suppression_set.hpp"
+
+namespace leadflow {
+
+/// The most distinct entries a list holds.
+inline constexpr std::size_t kMaxSuppressionEntries = 10'000'000;
+
+struct NewSuppressionList {
+  SuppressionList list;
+  FieldErrors errors;
+  StoreStatus status = StoreStatus::kOk;  // kUnavailable: the buyer could not be read
+};
+/// A list from `body` {name, buyer_id}: `name` as every record's (1 to 200 characters, no
+/// control characters); `buyer_id`, when given, must name a buyer (an operator's list without
+/// it). Its id is new, made at `now_ms`.
+NewSuppressionList suppression_list_from_json(const nlohmann::json& body, AccountsStore& accounts,
+                                              std::int64_t now_ms);
+/// {list_id, name, buyer_id (null for the operator's), entries, created_at, updated_at}.
+nlohmann::json suppression_list_to_json(const SuppressionList& l);
+
+/// An upload of entries, read as it arrives: one entry a line, or the first cell of each line of
+/// a CSV; each an e-mail, a phone or a SHA-256 (parse_suppression_entry). A first line that is
+/// none of them is a header; blank lines are skipped; any other line that is none of them is
+/// rejected (counted, its number kept for the first ten). Only fingerprints are kept: the
+/// uploaded values are gone once read.
+class SuppressionUpload {
+ public:
+  /// The next piece of the upload (a line may run across pieces).
+  void add(std::string_view text);
+  /// The end of the upload: reads a last line without its newline.
+  void finish();
+
+  std::size_t entries_read() const { return fingerprints_.size(); }
+  std::size_t rejected() const { return rejected_; }
+  const std::vector<std::size_t>& rejected_lines() const { return rejected_lines_; }
+  /// Whether more than kMaxSuppressionEntries entries were read (the upload is refused).
+  bool too_many() const { return too_many_; }
+  /// The fingerprints read, sorted and distinct.
+  std::vector<SuppressionFingerprint> take_sorted();
+
+ private:
+  void line(std::string_view text);
+
+  std::string partial_;
+  std::size_t line_no_ = 0;
+  std::size_t rejected_ = 0;
+  std::vector<std::size_t> rejected_lines_;
+  bool too_many_ = false;
+  std::vector<SuppressionFingerprint> fingerprints_;
+};
+
+}  // namespace leadflow

@@ -1,0 +1,22 @@
+// Suppression lists over real HTTPS on PostgreSQL, the scale-out store (suppression_checks.hpp;
+// suppression_test runs the same on a SQLite file).
+#include <gtest/gtest.h>
+
+#include "pg_test_database.hpp"
+#include "suppression_checks.hpp"
+
+namespace leadflow::testing {
+namespace {
+
+TEST(PgSuppression, TheOperatorsListsRefuseAtIntakeAndABuyersKeepTheLeadFromIt) {
+  ASSERT_FALSE(pg_admin_url().empty()) << kNoPostgres;
+  PgTestDatabase db("lf_suppression_");
+  ASSERT_TRUE(db.made());
+  ServiceOptions o;
+  o.store_url = db.url("?pool_size=4");
+  ServiceFixture svc(o);
+  check_suppression_lists(svc);
+}
+
+}  // namespace
+}  // namespace leadflow::testing

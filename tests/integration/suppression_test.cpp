@@ -1,0 +1,16 @@
+// Suppression lists over real HTTPS on a SQLite file (suppression_checks.hpp;
+// pg_suppression_test runs the same on PostgreSQL).
+#include <gtest/gtest.h>
+
+#include "suppression_checks.hpp"
+
+namespace leadflow::testing {
+namespace {
+
+TEST(Suppression, TheOperatorsListsRefuseAtIntakeAndABuyersKeepTheLeadFromIt) {
+  ServiceFixture svc;
+  check_suppression_lists(svc);
+}
+
+}  // namespace
+}  // namespace leadflow::testing
