@@ -45,11 +45,14 @@ const FILTERS: [string, string][] = [
 export function limitBar(l: Limit): HTMLElement {
   const line = limitLine(l);
   const pct = Math.round(line.share * 100);
+  // Set through the CSSOM: the page's CSP refuses style attributes.
+  const fill = h('span');
+  fill.style.width = `${pct}%`;
   return h(
     'div',
     { class: 'limit', 'data-limit': `${l.period}-${l.kind}` },
     h('div', { class: 'limit-head' }, h('span', { class: 'limit-label' }, line.label), h('span', { class: 'limit-text' }, line.text)),
-    h('div', { class: 'limit-bar', role: 'meter', 'aria-label': `${line.label}: ${line.text}`, 'aria-valuemin': 0, 'aria-valuemax': 100, 'aria-valuenow': pct }, h('span', { style: `width: ${pct}%` })),
+    h('div', { class: 'limit-bar', role: 'meter', 'aria-label': `${line.label}: ${line.text}`, 'aria-valuemin': 0, 'aria-valuemax': 100, 'aria-valuenow': pct }, fill),
     h('div', { class: 'muted small' }, line.resets),
   );
 }
