@@ -71,17 +71,17 @@ TEST(SelfService, IsTheOperatorsOptionRoundTrippedAndValidated) {
   const Buyer none = buyer_from_json(
       {{"name", "B"},
        {"verticals", {"auto"}},
-       {"delivery", {{"mode", "direct_post"}, {"post_url", "https://buyer.example.com/post"}}}},
-      nullptr, false, errors);
+       {"delivery", {{"mode", "direct_post"}, {"post_url", "http://127.0.0.1:9/post"}}}},
+      nullptr, /*allow_private_urls=*/true, errors);
   ASSERT_TRUE(errors.empty()) << errors.front().field;
   EXPECT_FALSE(none.self_caps);
   EXPECT_FALSE(none.self_filters);
   EXPECT_EQ(buyer_to_json(none, true)["self_service"], json({{"caps", false}, {"filters", false}}));
-  const Buyer caps = buyer_from_json({{"self_service", {{"caps", true}}}}, &none, false, errors);
+  const Buyer caps = buyer_from_json({{"self_service", {{"caps", true}}}}, &none, true, errors);
   ASSERT_TRUE(errors.empty());
   EXPECT_TRUE(caps.self_caps);
   EXPECT_FALSE(caps.self_filters);
-  buyer_from_json({{"self_service", {{"caps", "yes"}, {"prices", true}}}}, &none, false, errors);
+  buyer_from_json({{"self_service", {{"caps", "yes"}, {"prices", true}}}}, &none, true, errors);
   ASSERT_EQ(errors.size(), 2u);
 }
 
