@@ -4,6 +4,7 @@
 // model's (leadflow/visibility/account.hpp). The handlers decode, call and encode.
 #include "account.hpp"
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -94,7 +95,7 @@ void send_account(const AccountPorts& ports, const Viewer& viewer, const Buyer& 
 }
 
 // The buyer changed as `apply` says, at the version If-Match allows, then noted in the change
-// log as `by`'s and answered as GET /v1/account. False when `apply` refused (it answered).
+// log as `by`'s and answered as GET /v1/account; a field `apply` refuses is a 400 naming it.
 void change_own(const AccountPorts& ports, const Viewer& viewer, const ChangeActor& by,
                 const IfMatch& if_match, const std::function<void(Buyer&, FieldErrors&)>& apply,
                 http::Response& res) {
@@ -163,6 +164,11 @@ void answer_account_update(const AccountPorts& ports, const Viewer& viewer, cons
   change_own(
       ports, viewer, by, if_match_of(req),
       [&](Buyer& x, FieldErrors& errs) {
+        // Judged again on the buyer as it is when written: the operator may have closed a field
+        // since the first look.
+        if (const auto now = judge_self_change(*body, x, errs);
+            now.verdict == SelfChange::kNotAllowed)
+          return errs.push_back({now.field, "not_allowed", "the operator closed it meanwhile"});
         const Buyer base = x;
         x = buyer_from_json(*body, &base, ports.allow_private_buyers, errs);
         x.id = base.id;
@@ -174,16 +180,9 @@ void answer_account_update(const AccountPorts& ports, const Viewer& viewer, cons
 
 void register_account(Routes& routes, IngestContext& ctx) {
   const auto ports = [&ctx] {
-    return AccountPorts{ctx.accounts,
-                        ctx.money,
-                        ctx.reporting,
-                        ctx.distribution,
-                        ctx.verticals,
-                        ctx.clock,
-                        ctx.config.allow_private_buyers,
-                        ctx.buyer_visibility,
-                        ctx.changes,
-                        ctx.config.return_reasons};
+    return AccountPorts{ctx.accounts,         ctx.money,   ctx.reporting,
+                        ctx.distribution,     ctx.clock,   ctx.config.allow_private_buyers,
+                        ctx.buyer_visibility, ctx.changes, ctx.config.return_reasons};
   };
   routes.get("/v1/account", [&ctx, ports](const http::Request& q, http::Response& r) {
     if (const auto key = authorise(ctx, q, r, kScopeLeadsRead))

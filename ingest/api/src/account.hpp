@@ -8,7 +8,6 @@
 #include "leadflow/api/api.hpp"
 #include "leadflow/base/clock.hpp"
 #include "leadflow/domain/change_log.hpp"
-#include "leadflow/domain/verticals.hpp"
 #include "leadflow/http/message.hpp"
 #include "leadflow/store/accounts.hpp"
 #include "leadflow/store/audit.hpp"
@@ -22,11 +21,10 @@ namespace leadflow {
 /// What the account routes use besides the reader. The routes bind them to IngestContext; tests
 /// hand in fakes.
 struct AccountPorts {
-  AccountsStore& accounts;            // the buyer itself
-  MoneyStore& money;                  // its returns over its window
-  ReportingStore& reporting;          // its traffic over the last 24 hours (health)
-  DistributionStore& distribution;    // its sales and spend in each cap's and budget's period
-  const VerticalRegistry& verticals;  // what its configuration may name
+  AccountsStore& accounts;          // the buyer itself
+  MoneyStore& money;                // its returns over its window
+  ReportingStore& reporting;        // its traffic over the last 24 hours (health)
+  DistributionStore& distribution;  // its sales and spend in each cap's and budget's period
   const Clock& clock;
   bool allow_private_buyers;                // Config::allow_private_buyers
   BuyerVisibilityCache& visibility;         // forgets the buyer once it changed itself
