@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { buyerRates, csvHref, leadsTitle, limitLine, reasonLabel, returnFormError, returnRefusal, returnStanding } from '../src/buyer_portal';
 import { overviewTiles } from '../src/pages/overview';
 import { setZone } from '../src/zone';
+import { buildBuyerBody } from '../src/buyer_form';
 
 describe('a buyer\'s caps and budgets', () => {
   it('reads x of y with its share and when it resets', () => {
@@ -65,5 +66,11 @@ describe('the lead export link', () => {
   it('calls a buyer\'s leads its purchases', () => {
     expect(leadsTitle('buyer')).toBe('Purchases');
     expect(leadsTitle('seller')).toBe('Leads');
+  });
+});
+
+describe('the operator\'s self-service option', () => {
+  it('is sent as booleans under self_service', () => {
+    expect(buildBuyerBody({ name: 'Acme', 'self_service.caps': 'true', 'self_service.filters': 'false' }).body).toEqual({ name: 'Acme', self_service: { caps: true, filters: false } });
   });
 });
