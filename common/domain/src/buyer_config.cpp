@@ -9,6 +9,7 @@
 #include <initializer_list>
 #include <limits>
 #include <string_view>
+#include <utility>
 
 #include "buyer_fields.hpp"
 #include "http_url.hpp"
@@ -198,6 +199,8 @@ class BuyerParser : json_fields::Reader {
         out.max_return_rate = v.is_null() ? 0.0 : number(v, key, 0.0, 1.0).value_or(0.0);
       } else if (key == "visibility") {
         parse_visibility(v, out);
+      } else if (key == "self_service") {
+        parse_self_service(v, out);
       } else {
         fail(key, "unknown_field", "is not a buyer field");
       }
@@ -643,6 +646,24 @@ class BuyerParser : json_fields::Reader {
       else
         fail(join(path, "seller_names"), "invalid_type", "must be true or false");
     }
+  }
+
+  // What the buyer may change itself: {"caps": bool, "filters": bool}; null or absent members
+  // are false (nothing).
+  void parse_self_service(const json& v, Buyer& out) {
+    const std::string path = "self_service";
+    out.self_caps = out.self_filters = false;
+    if (v.is_null()) return;
+    if (!object(v, path)) return;
+    reject_unknown(v, path, {"caps", "filters"});
+    for (auto [name, flag] :
+         {std::pair{"caps", &out.self_caps}, std::pair{"filters", &out.self_filters}})
+      if (const json* f = present(v, name)) {
+        if (f->is_boolean())
+          *flag = f->get<bool>();
+        else
+          fail(join(path, name), "invalid_type", "must be true or false");
+      }
   }
 
   void parse_caps(const json& v, Buyer& out) {

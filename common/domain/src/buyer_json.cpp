@@ -90,6 +90,7 @@ nlohmann::json buyer_to_json(const Buyer& b, bool mask_secrets) {
       {"return_window_days", b.return_window_days},
       {"max_return_rate", b.max_return_rate},
       {"visibility", {{"seller_names", b.show_seller_names}}},
+      {"self_service", {{"caps", b.self_caps}, {"filters", b.self_filters}}},
       {"created_at", format_rfc3339_ms(b.created_at_ms)},
       {"updated_at", format_rfc3339_ms(b.updated_at_ms)},
   };

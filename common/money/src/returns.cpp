@@ -30,4 +30,31 @@ Returner returner_of(const Distribution& sold, std::string_view asking_buyer_id,
   return {ReturnerStatus::kFound, sold.buyer_id};
 }
 
+std::string_view to_string(ReturnStanding s) {
+  switch (s) {
+    case ReturnStanding::kOpen:
+      return "open";
+    case ReturnStanding::kNoReturns:
+      return "no_returns";
+    case ReturnStanding::kWindowEnded:
+      return "window_ended";
+    case ReturnStanding::kReturned:
+      break;
+  }
+  return "returned";
+}
+
+ReturnOutlook return_outlook(int window_days, std::int64_t sold_at_ms, bool returned,
+                             std::int64_t now_ms) {
+  if (returned) {
+    const std::int64_t end = window_days > 0 ? sold_at_ms + return_window_ms(window_days) : 0;
+    return {ReturnStanding::kReturned, end};
+  }
+  if (window_days <= 0) return {ReturnStanding::kNoReturns, 0};
+  const std::int64_t window = return_window_ms(window_days);
+  return {return_window_open(sold_at_ms, window, now_ms) ? ReturnStanding::kOpen
+                                                         : ReturnStanding::kWindowEnded,
+          sold_at_ms + window};
+}
+
 }  // namespace leadflow::money

@@ -97,6 +97,22 @@ Refusal refusal_for(const ReturnRefusal& refused) {
   return refusal_for(StoreStatus::kUnavailable, StoreStep::kWrite);
 }
 
+Refusal refusal_for(AccountRefused refused) {
+  switch (refused) {
+    case AccountRefused::kNotBuyer:
+      return {403, "forbidden", "/v1/account is a buyer's own account: use a buyer's key or user"};
+    case AccountRefused::kNoBuyer:
+      return {404, "not_found", "no such buyer"};
+    case AccountRefused::kCapsClosed:
+      return {403, "forbidden",
+              "the operator has not allowed this buyer to change its own caps; ask the operator"};
+    case AccountRefused::kFiltersClosed:
+      break;
+  }
+  return {403, "forbidden",
+          "the operator has not allowed this buyer to change its own filters; ask the operator"};
+}
+
 Refusal refusal_for(SettleRefused refused) {
   switch (refused) {
     case SettleRefused::kNotOperator:

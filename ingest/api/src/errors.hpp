@@ -93,6 +93,14 @@ enum class CampaignRefused {
   kReadUnavailable,  // stats or a job could not be read (503)
 };
 
+/// Why a buyer's own account route (GET/PUT /v1/account, pause, resume) was refused.
+enum class AccountRefused {
+  kNotBuyer,       // the reader is not a buyer's key or user (403)
+  kNoBuyer,        // the buyer's own record is gone (404)
+  kCapsClosed,     // a change of caps the operator did not open to this buyer (403)
+  kFiltersClosed,  // a change of filters the operator did not open to this buyer (403)
+};
+
 /// Why a dashboard sign-in, its session or a password change was refused (console.hpp).
 enum class SignInRefused {
   kWrongCredentials,      // an unknown e-mail, a wrong password, an inactive user: one answer (401)
@@ -124,6 +132,8 @@ Refusal refusal_for(SettleRefused refused);
 
 /// A Surface B request refused: 415, 400, 429, 404 or 503.
 Refusal refusal_for(CampaignRefused refused);
+/// A buyer's own account route refused: 403 or 404.
+Refusal refusal_for(AccountRefused refused);
 /// A sign-in, session or password change refused: 401, 429, 403 or 400.
 Refusal refusal_for(SignInRefused refused);
 

@@ -2,21 +2,34 @@
 // handlers decode, call and encode; the routes authorise (leads:read).
 #include "lead_reads.hpp"
 
+#include <algorithm>
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
 #include <nlohmann/json.hpp>
 
+#include "csv.hpp"
 #include "errors.hpp"
 #include "leadflow/api/http_util.hpp"
 #include "leadflow/base/ids.hpp"
 #include "leadflow/base/time_format.hpp"
 #include "leadflow/domain/lead_search.hpp"
+#include "leadflow/money/returns.hpp"
+#include "leadflow/reports/stretches.hpp"
+#include "leadflow/visibility/account.hpp"
+#include "leadflow/visibility/lead_csv.hpp"
 #include "pages.hpp"
 
 namespace leadflow {
 namespace {
+
+// A lead export holds at most this many rows (newest first); past it, X-Next-Cursor says where
+// the next download starts.
+constexpr int kCsvMaxRows = 10'000;
+constexpr int kCsvPage = 100;
 
 using nlohmann::json;
 
@@ -40,14 +53,27 @@ bool search_by(std::string_view secret, std::string_view text, LeadQuery& q) {
   return false;
 }
 
+// What the list answers: JSON, or CSV (`format=csv`, or `Accept: text/csv` without `format`).
+struct ListAsk {
+  LeadQuery query;
+  bool csv = false;
+  std::shared_ptr<const TimeZone> tz;
+};
+
 // The list's query as asked, cut to the reader's own leads; a refused parameter adds to `errors`.
-LeadQuery decode_lead_query(const LeadReadPorts& ports, const Viewer& viewer,
-                            const http::Request& req, FieldErrors& errors) {
+ListAsk decode_lead_query(const LeadReadPorts& ports, const Viewer& viewer,
+                          const http::Request& req, FieldErrors& errors) {
   unknown_params(req,
                  {"status", "vertical", "source", "buyer_id", "seller_id", "created_from",
-                  "created_to", "tz", "limit", "cursor", "q"},
+                  "created_to", "tz", "limit", "cursor", "q", "format"},
                  errors);
-  LeadQuery q;
+  ListAsk ask;
+  const std::string& format = req.param("format");
+  if (req.has_param("format") && format != "csv" && format != "json")
+    errors.push_back({"format", "not_allowed", "csv or json"});
+  ask.csv = format == "csv" || (!req.has_param("format") &&
+                                req.header("Accept").find("text/csv") != std::string_view::npos);
+  LeadQuery& q = ask.query;
   parse_limit(req, q.limit, errors);
   // A search is one more filter: the reader's own leads only, like every list, so another
   // party's lead is simply not found.
@@ -90,7 +116,87 @@ LeadQuery decode_lead_query(const LeadReadPorts& ports, const Viewer& viewer,
     if (!is_valid_id(q.before_id, kLeadPrefix))
       errors.push_back({"cursor", "invalid_format", "not a cursor of this list"});
   }
-  return q;
+  ask.tz = tz;
+  return ask;
+}
+
+// A listed lead as `viewer` may see it; nullopt when a read it needed failed.
+std::optional<json> list_row(const LeadReadPorts& ports, const Viewer& viewer,
+                             const LeadRecord& r) {
+  if (!viewer.is_buyer()) return project_lead(viewer, r, ports.labels, LeadDetail::kRow);
+  // A listed row carries no sales: a buyer's own purchase of a shared lead is read with the
+  // lead (a lead the store cannot read makes the page a 503).
+  const auto whole = ports.intake.get_lead(r.lead.id);
+  if (whole.status == StoreStatus::kUnavailable) return std::nullopt;
+  return project_lead(viewer, whole.value ? *whole.value : r, ports.labels, LeadDetail::kRow);
+}
+
+// The export: the list's leads (every page of it, up to kCsvMaxRows) in the reader's columns,
+// named after its days in the reader's zone ("leads_2026-11-01_2026-11-27.csv": the range asked
+// for, or else the days of the first and last lead it holds).
+void send_lead_csv(const LeadReadPorts& ports, const Viewer& viewer, const ListAsk& ask,
+                   http::Response& res) {
+  LeadQuery q = ask.query;
+  json rows = json::array();
+  std::int64_t newest_ms = 0, oldest_ms = 0;
+  std::string next_cursor;
+  while (true) {
+    q.limit = kCsvPage + 1;
+    auto page = ports.intake.list_leads(q);
+    if (!page) return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
+    const bool more = static_cast<int>(page->size()) > kCsvPage;
+    if (more) page->resize(kCsvPage);
+    for (const LeadRecord& r : *page) {
+      auto row = list_row(ports, viewer, r);
+      if (!row) return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
+      if (rows.empty()) newest_ms = r.lead.received_at_ms;
+      oldest_ms = r.lead.received_at_ms;
+      rows.push_back(lead_csv_row(*row));
+    }
+    if (!more || page->empty()) break;
+    q.before_id = page->back().lead.id;
+    if (static_cast<int>(rows.size()) >= kCsvMaxRows) {
+      next_cursor = http::encode_cursor(q.before_id);
+      break;
+    }
+  }
+  const auto day = [&](std::int64_t ms) { return reports::local_date(*ask.tz, ms); };
+  // An empty export without a range is named after today.
+  const std::int64_t today_ms = ports.clock != nullptr ? ports.clock->now_ms() : 0;
+  const std::int64_t now_ms = newest_ms > 0 ? newest_ms : today_ms;
+  const std::string from = ask.query.created_from_ms > 0 ? day(ask.query.created_from_ms)
+                                                         : day(oldest_ms > 0 ? oldest_ms : now_ms);
+  const std::string to =
+      ask.query.created_to_ms > 0 ? day(ask.query.created_to_ms - 1) : day(now_ms);
+  res.status = 200;
+  res.set_content(csv_table(lead_csv_columns(viewer), rows), "text/csv; charset=utf-8");
+  res.set_header("Content-Disposition",
+                 "attachment; filename=\"leads_" + from + "_" + to + ".csv\"");
+  res.set_header("X-Has-More", next_cursor.empty() ? "false" : "true");
+  if (!next_cursor.empty()) res.set_header("X-Next-Cursor", next_cursor);
+}
+
+// The buyer's return standing of its purchase (leadflow/visibility/account.hpp): its window, when
+// it ends, whether it is still open and the reasons the server accepts. Null when there is no
+// sale of this buyer (or no ports to tell); the string "unavailable" when its record cannot be
+// read.
+json return_window_of(const LeadReadPorts& ports, const Viewer& viewer, const LeadMoney& money) {
+  if (ports.accounts == nullptr || ports.clock == nullptr || ports.return_reasons == nullptr)
+    return nullptr;
+  const money::LedgerEntry* sale = nullptr;
+  for (const auto& e : money.ledger)
+    if (e.kind == "sale" && e.buyer_id == viewer.buyer_id) sale = &e;
+  if (sale == nullptr) return nullptr;
+  const Lookup<Buyer> buyer = ports.accounts->get_buyer(viewer.buyer_id);
+  if (!buyer.value) return "unavailable";
+  const bool returned =
+      std::any_of(money.returns.begin(), money.returns.end(),
+                  [&](const LeadReturn& r) { return r.buyer_id == viewer.buyer_id; });
+  const int days = buyer.value->return_window_days;
+  const money::ReturnOutlook outlook =
+      money::return_outlook(days, sale->at_ms, returned, ports.clock->now_ms());
+  return project_return_outlook(viewer, viewer.buyer_id, days, money::to_string(outlook.standing),
+                                outlook.window_ends_at_ms, *ports.return_reasons);
 }
 
 }  // namespace
@@ -131,8 +237,15 @@ void answer_lead(const LeadReadPorts& ports, const Viewer& viewer, std::string_v
       }
     }
     // The movements of money of the lead: each reader its own side of them.
-    if (status == DeliveryStatus::kDelivered || status == DeliveryStatus::kReturned)
+    if (status == DeliveryStatus::kDelivered || status == DeliveryStatus::kReturned) {
       data["ledger"] = project_ledger(viewer, money.ledger);
+      if (viewer.is_buyer()) {
+        json window = return_window_of(ports, viewer, money);
+        if (window.is_string())
+          return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
+        if (!window.is_null()) data["return_window"] = std::move(window);
+      }
+    }
   }
   http::send_json(res, 200, {{"success", true}, {"data", std::move(data)}});
 }
@@ -140,22 +253,16 @@ void answer_lead(const LeadReadPorts& ports, const Viewer& viewer, std::string_v
 void answer_lead_list(const LeadReadPorts& ports, const Viewer& viewer, const http::Request& req,
                       http::Response& res) {
   FieldErrors errors;
-  const LeadQuery q = decode_lead_query(ports, viewer, req, errors);
+  const ListAsk ask = decode_lead_query(ports, viewer, req, errors);
   if (!errors.empty()) {
     http::send_problem(res, 400, "invalid query parameters", errors);
     return;
   }
+  if (ask.csv) return send_lead_csv(ports, viewer, ask, res);
   send_page(
-      res, q, [&](const LeadQuery& page) { return ports.intake.list_leads(page); },
+      res, ask.query, [&](const LeadQuery& page) { return ports.intake.list_leads(page); },
       [](const LeadRecord& r) { return r.lead.id; },
-      [&viewer, &ports](const LeadRecord& r) -> std::optional<json> {
-        if (!viewer.is_buyer()) return project_lead(viewer, r, ports.labels, LeadDetail::kRow);
-        // A listed row carries no sales: a buyer's own purchase of a shared lead is read
-        // with the lead (a lead the store cannot read makes the page a 503).
-        const auto whole = ports.intake.get_lead(r.lead.id);
-        if (whole.status == StoreStatus::kUnavailable) return std::nullopt;
-        return project_lead(viewer, whole.value ? *whole.value : r, ports.labels, LeadDetail::kRow);
-      });
+      [&viewer, &ports](const LeadRecord& r) { return list_row(ports, viewer, r); });
 }
 
 }  // namespace leadflow

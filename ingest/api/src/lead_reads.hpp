@@ -1,7 +1,12 @@
 #pragma once
 // Private: Surface A's lead reads (GET /v1/leads/{id} and GET /v1/leads); their routes are
 // registered by register_surface_a.
+#include <string>
 #include <string_view>
+#include <vector>
+
+#include "leadflow/base/clock.hpp"
+#include "leadflow/store/accounts.hpp"
 
 #include "leadflow/http/message.hpp"
 #include "leadflow/store/intake.hpp"
@@ -20,6 +25,12 @@ struct LeadReadPorts {
   std::string_view search_key;  // the key of the leads' search keys (visibility_secret)
   /// The zone of bare dates without `tz`: a session's user's (ApiKey::time_zone), else "UTC".
   std::string_view default_zone = "UTC";
+  /// A buyer's lead view adds its `return_window` with these (none without them): its return
+  /// window, the clock, and the reason codes a return may give (LEADFLOW_RETURN_REASONS). The
+  /// clock also names an empty export after today.
+  AccountsStore* accounts = nullptr;
+  const Clock* clock = nullptr;
+  const std::vector<std::string>* return_reasons = nullptr;
 };
 
 /// GET /v1/leads/{id} by `viewer`: the lead as it may see it, with its returns, settlements and

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "auth.hpp"
+#include "csv.hpp"
 #include "errors.hpp"
 #include "leadflow/api/http_util.hpp"
 #include "leadflow/base/money.hpp"
@@ -222,20 +223,6 @@ std::optional<ReportParams> parse_params(const ReportPorts& ports, const http::R
   return p;
 }
 
-// A CSV field: quoted when it must be, and never read as a formula by a spreadsheet.
-std::string csv_field(const json& v) {
-  std::string s = v.is_string() ? v.get<std::string>() : v.is_null() ? "" : v.dump();
-  if (!s.empty() && v.is_string() && std::string_view("=+-@\t\r").find(s[0]) != std::string::npos)
-    s.insert(s.begin(), '\'');
-  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
-  std::string quoted = "\"";
-  for (char c : s) {
-    if (c == '"') quoted += '"';
-    quoted += c;
-  }
-  return quoted + "\"";
-}
-
 // The CSV's file name says which report and which days it holds
 // ("revenue_2026-11-01_2026-11-27.csv", the last day included, in the report's zone), so several
 // downloads do not overwrite each other.
@@ -250,16 +237,8 @@ std::string csv_name(const ReportParams& p) {
 void send_report(http::Response& res, const ReportParams& p, const json& rows, const json& totals,
                  const std::vector<std::string>& columns) {
   if (p.csv) {
-    std::string out;
-    for (std::size_t i = 0; i < columns.size(); ++i) out += (i ? "," : "") + columns[i];
-    out += "\r\n";
-    for (const auto& row : rows) {
-      for (std::size_t i = 0; i < columns.size(); ++i)
-        out += (i ? "," : "") + csv_field(row.value(columns[i], json(nullptr)));
-      out += "\r\n";
-    }
     res.status = 200;
-    res.set_content(std::move(out), "text/csv; charset=utf-8");
+    res.set_content(csv_table(columns, rows), "text/csv; charset=utf-8");
     res.set_header("Content-Disposition", "attachment; filename=\"" + csv_name(p) + "\"");
     return;
   }

@@ -1,6 +1,7 @@
 // Surface A: the key-authenticated REST surface under /v1 (HTTPS only).
 #include <algorithm>
 
+#include "account.hpp"
 #include "auth.hpp"
 #include "buyer_routes.hpp"
 #include "campaign_spec.hpp"
@@ -141,6 +142,7 @@ void register_surface_a(Routes& routes, IngestContext& ctx) {
     answer_lead_post(ports, *key, viewer_of(c, *key), req, res);
   });
   register_returns(routes, c);
+  register_account(routes, c);
   register_settlements(routes, c);
   register_reports(routes, c);
   register_change_log(routes, c);
@@ -150,16 +152,18 @@ void register_surface_a(Routes& routes, IngestContext& ctx) {
     const Viewer viewer = viewer_of(c, *key);
     const SellerLabels labels = seller_labels(c, viewer);
     const std::string zone = key->time_zone.empty() ? "UTC" : key->time_zone;
-    answer_lead_list(LeadReadPorts{c.intake, c.money, labels, c.visibility_secret, zone}, viewer, q,
-                     r);
+    answer_lead_list(LeadReadPorts{c.intake, c.money, labels, c.visibility_secret, zone,
+                                   &c.accounts, &c.clock, &c.config.return_reasons},
+                     viewer, q, r);
   });
   routes.get("/v1/leads/{id}", [&c](const http::Request& q, http::Response& r) {
     const auto key = authorise(c, q, r, kScopeLeadsRead);
     if (!key) return;  // 401, 403, 429 or 503 sent
     const Viewer viewer = viewer_of(c, *key);
     const SellerLabels labels = seller_labels(c, viewer);
-    answer_lead(LeadReadPorts{c.intake, c.money, labels, c.visibility_secret}, viewer, q.match(1),
-                r);
+    answer_lead(LeadReadPorts{c.intake, c.money, labels, c.visibility_secret, "UTC", &c.accounts,
+                              &c.clock, &c.config.return_reasons},
+                viewer, q.match(1), r);
   });
   const auto buyer_ports = [&c] {
     return BuyerPorts{c.accounts,         c.money,  c.reporting,

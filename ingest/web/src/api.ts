@@ -13,6 +13,8 @@ export class ApiError extends Error {
     readonly status: number,
     message: string,
     readonly fields: FieldError[] = [],
+    /** The problem's whole body (a 409 names the record it conflicts with). */
+    readonly body: Record<string, any> | null = null,
   ) {
     super(message);
   }
@@ -33,7 +35,7 @@ export function toApiError(status: number, body: unknown): ApiError {
       }
     }
   }
-  return new ApiError(status, message, fields);
+  return new ApiError(status, message, fields, body && typeof body === 'object' ? (b as Record<string, any>) : null);
 }
 
 let csrfToken = '';

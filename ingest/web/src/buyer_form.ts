@@ -26,6 +26,8 @@ export const BUYER_FIELDS: BuyerField[] = [
   { group: 'Buyer', name: 'return_window_days', label: 'Return window (days)', kind: 'number' },
   { group: 'Buyer', name: 'max_return_rate', label: 'Max return rate', kind: 'number', hint: 'a fraction, e.g. 0.2' },
   { group: 'Buyer', name: 'visibility.seller_names', label: 'Show seller names', kind: 'select', options: ['false', 'true'], boolean: true, hint: 'false: the buyer sees an opaque source code per seller; never the payout' },
+  { group: 'Buyer', name: 'self_service.caps', label: 'Buyer may edit its caps', kind: 'select', options: ['false', 'true'], boolean: true, hint: 'true: the buyer changes its own caps and budgets on its Buying page' },
+  { group: 'Buyer', name: 'self_service.filters', label: 'Buyer may edit its filters', kind: 'select', options: ['false', 'true'], boolean: true, hint: 'true: the buyer changes its own filters on its Buying page' },
   { group: 'Delivery', name: 'delivery.mode', label: 'Mode', kind: 'select', options: ['ping_post', 'direct_post'] },
   { group: 'Delivery', name: 'delivery.ping_url', label: 'Ping URL', kind: 'url', hint: 'ping_post only' },
   { group: 'Delivery', name: 'delivery.post_url', label: 'Post URL', kind: 'url' },

@@ -6,6 +6,7 @@ import { searchPath } from './lead_view';
 import { route } from './router';
 import { overviewPage } from './pages/overview';
 import { leadPage, leadsPage } from './pages/leads';
+import { buyingPage } from './pages/buying';
 import { buyerEditPage, buyersPage } from './pages/buyers';
 import { campaignsPage } from './pages/campaigns';
 import { campaignSpecPage } from './pages/campaign_spec';
@@ -31,11 +32,13 @@ interface Entry {
   title: string;
   operatorOnly?: boolean;
   sellerOnly?: boolean;
+  buyerOnly?: boolean;
 }
 const pages: Entry[] = [
   { pattern: '/', page: overviewPage, title: 'Overview' },
   { pattern: '/leads', page: leadsPage, title: 'Leads' },
   { pattern: '/leads/:id', page: leadPage, title: 'Lead' },
+  { pattern: '/buying', page: buyingPage, title: 'Buying', buyerOnly: true },
   { pattern: '/buyers', page: buyersPage, title: 'Buyers', operatorOnly: true },
   { pattern: '/buyers/new', page: buyerEditPage, title: 'New buyer', operatorOnly: true },
   { pattern: '/buyers/:id', page: buyerEditPage, title: 'Buyer', operatorOnly: true },
@@ -93,6 +96,7 @@ function nav(u: User): HTMLElement {
   const here = location.pathname;
   // The main menu, in order; what a user sets up is under Settings (pages/settings_menu.ts).
   const items: [string, string][] = [['/', 'Overview'], ['/leads', 'Leads']];
+  if (u.account === 'buyer') items.push(['/buying', 'Buying']);
   if (isOperator(u)) items.push(['/buyers', 'Buyers']);
   if (u.account !== 'buyer') items.push(['/campaigns', 'Campaigns']);
   if (u.account === 'seller') items.push(['/payouts', 'Payouts']);
@@ -218,7 +222,7 @@ async function render(): Promise<void> {
   const main = h('main', { id: 'main', tabindex: -1 });
   const token = ++rendering;
   root.append(h('a', { class: 'skip', href: '#main' }, 'Skip to content'), nav(u), main);
-  if (!entry || (entry.operatorOnly && !isOperator(u)) || (entry.sellerOnly && u.account !== 'seller')) {
+  if (!entry || (entry.operatorOnly && !isOperator(u)) || (entry.sellerOnly && u.account !== 'seller') || (entry.buyerOnly && u.account !== 'buyer')) {
     document.title = 'Not found · leadflow';
     main.append(h('h1', {}, 'Not found'), h('p', {}, 'There is no such page here. '), link('/', 'Back to the overview'));
     return;

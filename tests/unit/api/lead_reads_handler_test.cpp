@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <optional>
 #include <string>
 #include <vector>
@@ -57,7 +58,9 @@ class FakeLeadStores final : public testing::FakeIntakeReads, public MoneyStore 
     lists_asked.push_back(q);
     if (down || list_down) return std::nullopt;
     std::vector<LeadRecord> page;
+    // Newest first: the leads are kept in descending id order, and a cursor starts after its id.
     for (const auto& r : leads) {
+      if (!q.before_id.empty() && r.lead.id >= q.before_id) continue;
       if (!q.seller_id.empty() && r.lead.seller_id != q.seller_id) continue;
       if (!q.buyer_id.empty() && r.distribution.buyer_id != q.buyer_id) continue;
       if (static_cast<int>(page.size()) < q.limit) page.push_back(r);
@@ -363,6 +366,45 @@ TEST_F(LeadReadHandler, AReaderMayNotFilterOnAPartyItMayNotSee) {
   // Naming itself is no refusal.
   EXPECT_EQ(list(Viewer::seller("sl_1"), "seller_id=sl_1").status, 200);
   EXPECT_EQ(list(Viewer::buyer("by_1"), "buyer_id=by_1").status, 200);
+}
+
+TEST_F(LeadReadHandler, AnExportHoldsTenThousandRowsAndSaysWhereTheNextOneStarts) {
+  // 10,050 leads of one seller, newest (largest id) first, as the store lists them.
+  store.leads.clear();
+  char id[32];
+  for (int n = 10'050; n >= 1; --n) {
+    std::snprintf(id, sizeof id, "ld_01JR%022d", n);
+    store.leads.push_back(lead(id, "sl_9", "by_1", DeliveryStatus::kDelivered));
+  }
+  const Viewer seller = Viewer::seller("sl_9");
+  const http::Response first =
+      list(seller, "format=csv&created_from=2026-11-01&created_to=2026-11-27");
+  ASSERT_EQ(first.status, 200) << first.body;
+  EXPECT_EQ(first.header("Content-Disposition"),
+            "attachment; filename=\"leads_2026-11-01_2026-11-27.csv\"");
+  EXPECT_EQ(first.header("X-Has-More"), "true");
+  EXPECT_EQ(std::count(first.body.begin(), first.body.end(), '\n'), 10'001);       // and the header
+  EXPECT_NE(first.body.find("ld_01JR0000000000000000000051"), std::string::npos);  // the 10,000th
+  EXPECT_EQ(first.body.find("ld_01JR0000000000000000000050"), std::string::npos);
+  EXPECT_EQ(first.body.find("buyer_id"), std::string::npos) << "a seller's file names no buyer";
+  const std::string cursor(first.header("X-Next-Cursor"));
+  EXPECT_EQ(http::decode_cursor(cursor), "ld_01JR0000000000000000000051");
+  const http::Response rest = list(seller, "format=csv&cursor=" + cursor);
+  ASSERT_EQ(rest.status, 200) << rest.body;
+  EXPECT_EQ(rest.header("X-Has-More"), "false");
+  EXPECT_FALSE(rest.has_header("X-Next-Cursor"));
+  EXPECT_EQ(std::count(rest.body.begin(), rest.body.end(), '\n'), 51);
+  // Named after the days of the leads it holds when no range is asked (the fake's are all on
+  // the epoch's first day).
+  EXPECT_EQ(rest.header("Content-Disposition"),
+            "attachment; filename=\"leads_1970-01-01_1970-01-01.csv\"");
+}
+
+TEST_F(LeadReadHandler, AnExportTheStoreCannotFinishIsA503NotAShorterFile) {
+  store.list_down = true;
+  const http::Response down = list(Viewer::seller("sl_1"), "format=csv");
+  EXPECT_EQ(down.status, 503);
+  EXPECT_EQ(down.header("Retry-After"), "1");
 }
 
 }  // namespace

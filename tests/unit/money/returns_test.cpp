@@ -46,5 +46,22 @@ TEST(ReturnWindow, IsTheBuyersDaysAndZeroMeansNoReturns) {
   EXPECT_FALSE(return_window_open(1'000, return_window_ms(1), 1'000 + 86'400'000));
 }
 
+TEST(ReturnOutlook, TellsWhenTheWindowEndsAndWhyAReturnWouldBeRefused) {
+  constexpr std::int64_t kSold = 1'700'000'000'000;
+  const std::int64_t end = kSold + return_window_ms(7);
+  const ReturnOutlook open = return_outlook(7, kSold, false, end - 1);
+  EXPECT_EQ(open.standing, ReturnStanding::kOpen);
+  EXPECT_EQ(open.window_ends_at_ms, end);
+  // Its end excluded, as a return meets it (return_window_open).
+  EXPECT_EQ(return_outlook(7, kSold, false, end).standing, ReturnStanding::kWindowEnded);
+  EXPECT_EQ(return_outlook(7, kSold, false, end).window_ends_at_ms, end);
+  EXPECT_EQ(return_outlook(7, kSold, true, kSold).standing, ReturnStanding::kReturned);
+  const ReturnOutlook none = return_outlook(0, kSold, false, kSold);
+  EXPECT_EQ(none.standing, ReturnStanding::kNoReturns);
+  EXPECT_EQ(none.window_ends_at_ms, 0);
+  EXPECT_EQ(to_string(ReturnStanding::kWindowEnded), "window_ended");
+  EXPECT_EQ(to_string(ReturnStanding::kNoReturns), "no_returns");
+}
+
 }  // namespace
 }  // namespace leadflow::money

@@ -2,44 +2,16 @@
 
 #include <algorithm>
 
-#include "leadflow/base/tz.hpp"
 #include "leadflow/money/budget.hpp"
 
 namespace leadflow {
 
 // The buyer's cap and budget windows now, in the buyer's own time zone (a day and a month start
-// at the buyer's local midnight).
+// at the buyer's local midnight): money::limit_windows, as the store's reservation takes them.
 std::vector<NamedCap> cap_windows(const Buyer& b, std::int64_t unix_s) {
   std::vector<NamedCap> caps;
-  if (!b.caps.is_object()) return caps;
-  std::string zone = "UTC";
-  if (b.schedule.is_object() && b.schedule.contains("timezone") &&
-      b.schedule["timezone"].is_string())
-    zone = b.schedule["timezone"].get<std::string>();
-  auto tz = TimeZone::cached(zone);
-  if (!tz) tz = TimeZone::cached("UTC");
-  struct Window {
-    const char* name;
-    std::int64_t (TimeZone::*start)(std::int64_t) const;
-  };
-  static constexpr Window kWindows[] = {{"hourly", &TimeZone::start_of_hour},
-                                        {"daily", &TimeZone::start_of_day},
-                                        {"weekly", &TimeZone::start_of_week},
-                                        {"monthly", &TimeZone::start_of_month}};
-  for (const auto& w : kWindows) {
-    auto it = b.caps.find(w.name);
-    if (it == b.caps.end() || !it->is_number_integer()) continue;
-    caps.push_back({w.name, {((*tz).*(w.start))(unix_s)*1000, it->get<std::int64_t>()}});
-  }
-  // Budgets: cents of sales, stored as "daily_budget_cents" and "monthly_budget_cents".
-  static constexpr Window kBudgets[] = {{"daily", &TimeZone::start_of_day},
-                                        {"monthly", &TimeZone::start_of_month}};
-  for (const auto& w : kBudgets) {
-    auto it = b.caps.find(std::string(w.name) + "_budget_cents");
-    if (it == b.caps.end() || !it->is_number_integer()) continue;
-    caps.push_back(
-        {w.name, {((*tz).*(w.start))(unix_s)*1000, it->get<std::int64_t>(), CapUnit::kCents}});
-  }
+  for (const auto& w : money::limit_windows(b, unix_s))
+    caps.push_back({w.name, {w.since_ms, w.limit, w.budget ? CapUnit::kCents : CapUnit::kLeads}});
   return caps;
 }
 

@@ -8,6 +8,8 @@ import { zoneNote } from './settings_menu';
 import { Lead, attemptsTable, distributionPairs, leadCells, leadColumns, offerPairs, personLine, personPairs, returnsTable, searchPath } from '../lead_view';
 import { Names, loadNames } from '../names';
 import { unsoldHint, unsoldWhy } from '../unsold';
+import { csvHref, leadsTitle } from '../buyer_portal';
+import { returnCard } from './lead_return';
 const STATUSES = ['', 'pending', 'delivered', 'unsold', 'duplicate', 'rejected', 'failed', 'returned'];
 
 function statusBadge(status: string): HTMLElement {
@@ -53,7 +55,9 @@ export async function leadsPage(ctx: Ctx, root: HTMLElement): Promise<void> {
     if (wrong) return errors.show(new ApiError(400, wrong, [{ field: 'created_to', message: wrong }]));
     ctx.go(`/leads${query(params)}`);
   });
-  root.append(h('h1', {}, 'Leads'), search, form, zoneNote());
+  // The export: every party's own leads under these filters, in the columns it may see.
+  const download = h('p', { class: 'download' }, h('a', { href: csvHref(s, zone()), download: '', id: 'download-csv', class: 'button secondary' }, 'Download CSV'), ' ', h('span', { class: 'muted small' }, 'the leads these filters find, newest first, up to 10,000 a file'));
+  root.append(h('h1', {}, leadsTitle(account)), search, form, download, zoneNote());
 
   const params: Record<string, string> = { limit: s.get('limit') ?? '25', cursor: s.get('cursor') ?? '', q: s.get('q') ?? '' };
   for (const n of names) params[n] = s.get(n) ?? '';
@@ -123,7 +127,7 @@ export async function leadPage(ctx: Ctx, root: HTMLElement): Promise<void> {
       )
     : null;
   root.append(
-    h('p', {}, link('/leads', '← Leads')),
+    h('p', {}, link('/leads', `← ${leadsTitle(account)}`)),
     h('h1', {}, 'Lead ', h('span', { class: 'mono' }, l.lead_id), ' ', statusBadge(l.status)),
     zoneNote(),
     ...(whyCard ? [whyCard] : []),
@@ -146,4 +150,6 @@ export async function leadPage(ctx: Ctx, root: HTMLElement): Promise<void> {
     root.append(h('h2', {}, 'Why buyers did not take part'), h('ul', {}, l.ineligible_reasons.map((r: string) => h('li', {}, r))));
   const returns = returnsTable(l, account);
   if (returns) root.append(h('h2', {}, 'Returns'), table(returns.head, returns.rows, `${returns.rows.length} returns`));
+  // A buyer's purchase: returning it from here, or why it cannot be.
+  if (l.return_window) root.append(returnCard(ctx, l.lead_id, l.return_window));
 }

@@ -6,6 +6,8 @@ import { FormErrors } from '../form';
 import { count, daysAgo, money, percent, rangeError } from '../format';
 import { PRESETS, Preset, Range, addDays, daysIn, presetRange, previousRange, zone } from '../zone';
 import { Account, Row, fillDays, reportPath, series } from '../report';
+import { buyerRates } from '../buyer_portal';
+import { Account as BuyerAccount, limitBars } from './buying';
 
 interface Report {
   data: { rows: Row[]; totals: Row; currency: string };
@@ -30,6 +32,7 @@ export function overviewTiles(account: Account): Tile[] {
       { id: 'tile-bought', label: 'Leads bought', report: 'revenue', figure: 'leads_sold', as: 'count' },
       { id: 'tile-spend', label: 'Spend', report: 'revenue', figure: 'revenue', as: 'money' },
       { ...rate, label: 'Posts accepted' },
+      { id: 'tile-returns', label: 'Returns', report: 'revenue', figure: 'returns', as: 'count' },
     ];
   return [
     { id: 'tile-leads', label: 'Leads', report: 'performance', figure: 'leads', as: 'count' },
@@ -123,12 +126,14 @@ export async function overviewPage(ctx: Ctx, root: HTMLElement): Promise<void> {
   const span = daysIn(range.from, range.to) >= 7 ? range : { from: addDays(range.to, -6), to: range.to };
   const ask = (report: 'performance' | 'revenue', r: Range) => get<Report>(reportPath(report, { from: r.from, to: r.to, group_by: 'day', tz }));
   // Four reports when the range is the chart's (its days are those rows), five otherwise.
-  const [perf, rev, perfBefore, revBefore, ownWeek] = await Promise.all([
+  const [perf, rev, perfBefore, revBefore, ownWeek, own] = await Promise.all([
     ask('performance', range),
     ask('revenue', range),
     ask('performance', before),
     ask('revenue', before),
     span === range ? null : ask(chart.report, span),
+    // A buyer's caps and budgets, with what it bought in each one's current period.
+    account === 'buyer' ? get<{ data: BuyerAccount }>('/v1/account') : null,
   ]);
   const week = ownWeek ?? (chart.report === 'performance' ? perf : rev);
   const now = { performance: perf.data.totals ?? {}, revenue: rev.data.totals ?? {} };
@@ -147,6 +152,15 @@ export async function overviewPage(ctx: Ctx, root: HTMLElement): Promise<void> {
   root.append(
     h('div', { class: 'tiles' }, overviewTiles(account).map((t) => tile(t, tileValue(t, now[t.report], rev.data.currency), tileValue(t, then[t.report], revBefore.data.currency), beforeText))),
     h('section', { class: 'card' }, h('h2', {}, heading), none ? emptyState(...firstStep) : lineChart(points, chart.title, count)),
-    h('p', {}, link('/leads', 'See the leads'), ' · ', link('/reports', 'Open the reports')),
   );
+  if (own) {
+    const rates = buyerRates(now.performance);
+    root.append(
+      h('div', { class: 'grid2' },
+        h('section', { class: 'card', id: 'buyer-rates' }, h('h2', {}, 'Pings and wins'), h('dl', { class: 'props' }, rates.flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v)])), h('p', { class: 'muted small' }, 'Bid rate: pings you bid on. Win rate: bids that won the lead. Accepted: posts you took.')),
+        h('section', { class: 'card', id: 'buyer-limits' }, h('h2', {}, 'Caps and budgets'), limitBars(own.data.limits), h('p', {}, link('/buying', own.data.status === 'paused' ? 'Buying is paused: resume it' : 'Buying settings'))),
+      ),
+    );
+  }
+  root.append(h('p', {}, link('/leads', account === 'buyer' ? 'See your purchases' : 'See the leads'), ' · ', link('/reports', 'Open the reports')));
 }

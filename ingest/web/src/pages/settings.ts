@@ -10,7 +10,8 @@ import { isStale, staleNotice } from '../versions';
 type Rec = Record<string, any>;
 const SCOPES = ['leads:write', 'leads:read', 'buyers:read', 'buyers:write', 'reports:read', 'returns:write', 'admin'];
 const SELLER_SCOPES = ['leads:write', 'leads:read', 'reports:read'];
-const BUYER_SCOPES = ['leads:read', 'returns:write', 'reports:read'];
+// A buyer's buyers:write reaches its own account only (pause, resume, what the operator opened).
+const BUYER_SCOPES = ['leads:read', 'returns:write', 'reports:read', 'buyers:write'];
 
 /** Settings, then API Keys: the operator manages every key; a seller or buyer user its own
  *  account's keys, on the standard plan. */

@@ -53,11 +53,13 @@ enum Scope : std::uint32_t {
   kScopeReturnsWrite = 1u << 6,
   kScopeAll = 0x7f,
 };
-/// The scopes a seller's key may hold, and a buyer's.
+/// The scopes a seller's key may hold, and a buyer's. A buyer's `buyers:write` reaches its own
+/// account only (pause, resume, the changes the operator opened to it: /v1/account); every
+/// other buyer route is the operator's.
 inline constexpr std::uint32_t kSellerScopes =
     kScopeLeadsWrite | kScopeLeadsRead | kScopeReportsRead;
 inline constexpr std::uint32_t kBuyerScopes =
-    kScopeLeadsRead | kScopeReturnsWrite | kScopeReportsRead;
+    kScopeLeadsRead | kScopeReturnsWrite | kScopeReportsRead | kScopeBuyersWrite;
 std::optional<Scope> parse_scope(std::string_view s);
 std::string scopes_to_string(std::uint32_t scopes);  // "leads:write leads:read"
 

@@ -72,6 +72,11 @@ struct Buyer {
   /// bought instead of their opaque source codes ({"visibility": {"seller_names": true}};
   /// docs/visibility.md). Never the sellers' payouts.
   bool show_seller_names = false;
+  /// The operator's choice of what the buyer may change of its own configuration
+  /// ({"self_service": {"caps": true, "filters": false}}; docs/api.md, "A buyer's own account").
+  /// Pausing and resuming its own buying needs no such choice.
+  bool self_caps = false;
+  bool self_filters = false;
 
   std::int64_t created_at_ms = 0;
   std::int64_t updated_at_ms = 0;

@@ -32,6 +32,26 @@ Reversal reverse(const ReturnableSale& sale);
 /// means its purchases cannot be returned at all.
 std::int64_t return_window_ms(int days);
 
+/// Where a buyer's purchase stands for a return, as its lead page shows it before asking.
+enum class ReturnStanding {
+  kOpen,         // it may be returned until `window_ends_at_ms`
+  kNoReturns,    // the buyer's window is 0 days: it takes no returns
+  kWindowEnded,  // the window ended at `window_ends_at_ms`
+  kReturned,     // it was returned already
+};
+struct ReturnOutlook {
+  ReturnStanding standing = ReturnStanding::kNoReturns;
+  std::int64_t window_ends_at_ms = 0;  // sold_at + the window (0 for kNoReturns)
+};
+
+/// "open", "no_returns", "window_ended", "returned".
+std::string_view to_string(ReturnStanding s);
+
+/// The standing at `now_ms` of a sale made at `sold_at_ms` to a buyer whose window is
+/// `window_days`: the same rule a return meets (return_window_open), told in advance.
+ReturnOutlook return_outlook(int window_days, std::int64_t sold_at_ms, bool returned,
+                             std::int64_t now_ms);
+
 /// Whom a return is for, or why it is for no one.
 enum class ReturnerStatus {
   kFound,        // `buyer_id` returns it
