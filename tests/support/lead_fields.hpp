@@ -79,13 +79,14 @@ inline const std::vector<LeadField>& lead_fields() {
                          (CustomFields{{"age", 42.0}, {"coverage", std::string("full")}})),
       LF_TEST_LEAD_FIELD(received_at_ms, 1'700'000'000'123),
       LF_TEST_LEAD_FIELD(sync_wait_ms, 3000),
+      LF_TEST_LEAD_FIELD(test, true),
   };
   return fields;
 }
 
 #undef LF_TEST_LEAD_FIELD
 
-static_assert(member_count<Lead>() == 24,
+static_assert(member_count<Lead>() == 25,
               "Lead's members changed: list every member in lead_fields() (tests/support/"
               "lead_fields.hpp), then make the tests that use it pass");
 

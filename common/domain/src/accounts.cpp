@@ -83,6 +83,7 @@ nlohmann::json seller_to_json(const Seller& s) {
           {"name", s.name},
           {"status", s.active ? "active" : "paused"},
           {"payout", payout_to_json(s.payout_fixed, s.payout_value)},
+          {"test_mode", s.test_mode},
           {"created_at", format_rfc3339_ms(s.created_at_ms)},
           {"version", s.version}};
 }
@@ -98,6 +99,7 @@ nlohmann::json campaign_to_json(const Campaign& c) {
           {"sync_timeout_ms", c.sync_timeout_ms},
           {"rate_limit_per_minute", c.rate_limit_per_minute},
           {"payout", payout},
+          {"test_mode", c.test_mode},
           {"campaign_key_hint", c.key_hint},
           {"created_at", format_rfc3339_ms(c.created_at_ms)},
           {"version", c.version}};

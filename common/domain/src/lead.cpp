@@ -12,8 +12,8 @@ std::optional<E> parse_enum(const std::array<std::string_view, N>& names, std::s
   return std::nullopt;
 }
 
-constexpr std::array<std::string_view, 7> kStatusNames = {
-    "pending", "delivered", "unsold", "duplicate", "rejected", "failed", "returned"};
+constexpr std::array<std::string_view, 8> kStatusNames = {
+    "pending", "delivered", "unsold", "duplicate", "rejected", "failed", "returned", "test"};
 constexpr std::array<std::string_view, 2> kKindNames = {"ping", "post"};
 constexpr std::array<std::string_view, 7> kOutcomeNames = {
     "bid", "no_bid", "accepted", "rejected", "timeout", "error", "skipped"};

@@ -121,6 +121,7 @@ json lead_record_to_json(const LeadRecord& r, bool with_attempts) {
             {"seller_id", l.seller_id.empty() ? json(nullptr) : json(l.seller_id)},
             {"campaign_id", l.campaign_id.empty() ? json(nullptr) : json(l.campaign_id)},
             {"status", to_string(r.distribution.status)},
+            {"test", l.test},
             {"created_at", format_rfc3339_ms(l.received_at_ms)},
             {"first_name", l.first_name},
             {"last_name", l.last_name},
@@ -230,6 +231,11 @@ std::string encode_lead(const Lead& l) {
   out += std::to_string(l.received_at_ms);
   key("sync_wait_ms");
   out += std::to_string(l.sync_wait_ms);
+  // Only a test lead carries the mark: a real lead's record is as it always was.
+  if (l.test) {
+    key("test");
+    out += "true";
+  }
   out.push_back('}');
   return out;
 }
@@ -292,6 +298,7 @@ std::optional<Lead> decode_lead(std::string_view payload) {
     l.custom_fields = custom_fields_from_json(j.value("custom_fields", json::object()));
     l.received_at_ms = *received_at_ms;
     l.sync_wait_ms = static_cast<int>(*sync_wait_ms);
+    l.test = j.contains("test") && j["test"].is_boolean() && j["test"].get<bool>();
     return l;
   } catch (const json::exception&) {
     return std::nullopt;

@@ -3,6 +3,8 @@
 
 #include <utility>
 
+#include "leadflow/domain/test_mode.hpp"
+
 namespace leadflow::reports {
 namespace {
 
@@ -30,6 +32,8 @@ PerformanceFigures& figures_of(PerformanceDeltas& d, const PerformanceKey& k) {
 }
 
 void add_outcome(PerformanceDeltas& d, const LeadKeys& l, const Distribution& dist) {
+  // A test lead is in no report: not a lead received, nor anything it would have been.
+  if (is_test(dist.status)) return;
   PerformanceFigures& lead = figures_of(d, performance_key(l, ""));
   ++lead[kLeads];
   switch (dist.status) {
@@ -48,6 +52,7 @@ void add_outcome(PerformanceDeltas& d, const LeadKeys& l, const Distribution& di
       ++lead[kFailed];
       break;
     case DeliveryStatus::kPending:
+    case DeliveryStatus::kTest:
       break;
   }
   add_buyers(d, l, dist);

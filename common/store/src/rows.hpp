@@ -24,23 +24,30 @@
   "id, seller_id, campaign_id, api_key_id, surface, first_name, last_name, email, phone, " \
   "zip_code, zip4, state, vertical, source, landing_page, ip_address, user_agent, "        \
   "trustedform_cert_url, jornaya_leadid, tcpa_consent, tcpa_consent_text, custom_fields, " \
-  "received_at, sync_wait_ms"
+  "received_at, sync_wait_ms, test"
 #define LF_DISTRIBUTION_COLUMNS \
   "status, buyer_id, price_cents, payout_cents, buyer_lead_id, reason, decided_at"
 #define LF_CAMPAIGN_COLUMNS                                                                     \
   "id, seller_id, name, vertical, active, async_mode, sync_timeout_ms, rate_limit_per_minute, " \
-  "payout_fixed, payout_value, key_hash, key_hint, created_at"
+  "payout_fixed, payout_value, key_hash, key_hint, created_at, test_mode"
 #define LF_API_KEY_COLUMNS \
   "id, seller_id, name, plan, scopes, key_hash, key_hint, created_at, revoked_at, buyer_id"
 // What a key's reads add: its last use, written apart from the key (Store::touch_api_key), and
 // its version (every write of a record's own sets it, never an insert: it starts at 1).
-#define LF_API_KEY_READ_COLUMNS LF_API_KEY_COLUMNS ", last_used_at, version"
+#define LF_API_KEY_READ_COLUMNS \
+  LF_API_KEY_COLUMNS            \
+  ", last_used_at, version,"    \
+  " COALESCE((SELECT test_mode FROM sellers WHERE sellers.id = api_keys.seller_id), FALSE)"
 #define LF_RETURN_COLUMNS \
   "lead_id, buyer_id, reason, note, by_key_id, price_cents, payout_cents, sold_at, returned_at"
-#define LF_SELLER_COLUMNS "id, name, active, created_at, payout_fixed, payout_value"
+#define LF_SELLER_COLUMNS "id, name, active, created_at, payout_fixed, payout_value, test_mode"
 // The reads of sellers, campaigns, buyers and users add the version, as a key's do.
 #define LF_SELLER_READ_COLUMNS LF_SELLER_COLUMNS ", version"
-#define LF_CAMPAIGN_READ_COLUMNS LF_CAMPAIGN_COLUMNS ", version"
+// A campaign's and a key's reads add their seller's test mode (leadflow/domain/test_mode.hpp).
+#define LF_CAMPAIGN_READ_COLUMNS                                                                 \
+  LF_CAMPAIGN_COLUMNS                                                                            \
+  ", version, COALESCE((SELECT test_mode FROM sellers WHERE sellers.id = campaigns.seller_id), " \
+  "FALSE)"
 #define LF_SETTLEMENT_COLUMNS \
   "lead_id, buyer_id, sold, price_cents, payout_cents, buyer_lead_id, note, by_key_id, at"
 #define LF_LEDGER_COLUMNS \
@@ -74,7 +81,8 @@ Seller read_seller(const Row& q) {
   s.created_at_ms = q.int64(3);
   s.payout_fixed = q.boolean(4);
   s.payout_value = q.int64(5);
-  s.version = q.int64(6);
+  s.test_mode = q.boolean(6);
+  s.version = q.int64(7);
   return s;
 }
 
@@ -137,7 +145,9 @@ Campaign read_campaign(const Row& q) {
   c.key_hash = q.text(10);
   c.key_hint = q.text(11);
   c.created_at_ms = q.int64(12);
-  c.version = q.int64(13);
+  c.test_mode = q.boolean(13);
+  c.version = q.int64(14);
+  c.seller_test_mode = q.boolean(15);
   return c;
 }
 
@@ -156,6 +166,7 @@ ApiKey read_api_key(const Row& q) {
   k.buyer_id = q.text(9);  // NULL (not a buyer's key) reads as ""
   k.last_used_at_ms = q.int64(10);
   k.version = q.int64(11);
+  k.seller_test_mode = q.boolean(12);
   return k;
 }
 
@@ -350,6 +361,7 @@ LeadRecord read_lead(const Row& q, bool with_attempts) {
   l.custom_fields = custom_fields_from_json(parse_json(q.text(c++)));
   l.received_at_ms = q.int64(c++);
   l.sync_wait_ms = q.int32(c++);
+  l.test = q.boolean(c++);
 
   Distribution& d = r.distribution;
   d.status = parse_delivery_status(q.text(c++)).value_or(DeliveryStatus::kPending);

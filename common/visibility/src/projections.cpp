@@ -83,6 +83,14 @@ bool may_see_lead(const Viewer& viewer, const LeadRecord& record) {
   return false;
 }
 
+json project_would_have(std::optional<bool> vertical_has_active_buyers) {
+  return {{"valid", true},
+          {"stored_as_test", true},
+          {"offered_to_buyers", false},
+          {"vertical_has_active_buyers",
+           vertical_has_active_buyers ? json(*vertical_has_active_buyers) : json(nullptr)}};
+}
+
 json project_distribution(const Viewer& viewer, const Distribution& d, std::string_view seller_id) {
   const BuyerSide mine = buyer_side(viewer, d);
   const bool priced = has_price(d.status);
@@ -189,6 +197,7 @@ json project_lead(const Viewer& viewer, const LeadRecord& record, const SellerLa
   Fields f(viewer, l.seller_id, mine.buyer_id);
   f.put(FieldClass::kLeadState, "lead_id", l.id)
       .put(FieldClass::kLeadState, "status", to_string(d.status))
+      .put(FieldClass::kLeadState, "test", l.test)
       .put(FieldClass::kLeadState, "created_at", format_rfc3339_ms(l.received_at_ms))
       .put(FieldClass::kLeadState, "vertical", l.vertical)
       .put(FieldClass::kLeadState, "source", or_null(l.source))

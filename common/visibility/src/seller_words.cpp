@@ -33,6 +33,8 @@ std::string seller_reason(DeliveryStatus status, std::string_view reason) {
       return "the lead was refused";
     case DeliveryStatus::kUnsold:
       return "no buyer took the lead";
+    case DeliveryStatus::kTest:
+      return "a test lead: stored, and offered to no buyer";
     case DeliveryStatus::kPending:
     case DeliveryStatus::kDelivered:
     case DeliveryStatus::kReturned:

@@ -8,6 +8,7 @@
 #include "leadflow/api/http_util.hpp"
 #include "leadflow/api/job_ids.hpp"
 #include "leadflow/base/ids.hpp"
+#include "leadflow/domain/test_mode.hpp"
 #include "leadflow/http/forms.hpp"
 #include "leadflow/visibility/projections.hpp"
 #include "surface_b.hpp"
@@ -178,6 +179,7 @@ Intake take_campaign_lead(const SurfaceBPorts& ports, const http::Request& req, 
   lead.seller_id = campaign->seller_id;
   lead.campaign_id = campaign->id;
   lead.surface = Surface::kCampaign;
+  lead.test = is_test_lead({lead.test, campaign->seller_test_mode, campaign->test_mode});
   const bool async = campaign->async_mode || http::prefers_async(req);
   const int wait_ms = async ? 0 : campaign->sync_timeout_ms;
   lead.sync_wait_ms = wait_ms;
@@ -205,17 +207,20 @@ json campaign_outcome_body(const OutcomeMessage& m, const std::string& seller_id
   const bool sold = m.status == DeliveryStatus::kDelivered;
   const char* status = sold                                     ? "sold"
                        : m.status == DeliveryStatus::kDuplicate ? "duplicate"
+                       : is_test(m.status)                      ? "test"
                                                                 : "unsold";
-  return {{"status", status},
-          {"sold", sold},
-          {"price", sold && payout != seen.end() ? payout->get<double>() : 0.0},
-          {"currency", "USD"},
-          {"lead_id", m.lead_id}};
+  json body = {{"status", status},
+               {"sold", sold},
+               {"price", sold && payout != seen.end() ? payout->get<double>() : 0.0},
+               {"currency", "USD"},
+               {"lead_id", m.lead_id}};
+  if (is_test(m.status)) body["test"] = true;
+  return body;
 }
 
 void answer_campaign_lead(http::Response& res, const std::string& lead_id,
                           const std::string& seller_id, const std::string& campaign_key,
-                          const AcceptResult& r) {
+                          const AcceptResult& r, const json* would_have) {
   auto& metrics = ingest_metrics();
   if (r.produced != ProduceStatus::kOk) {
     metrics.lead("campaign", "unavailable");
@@ -223,12 +228,20 @@ void answer_campaign_lead(http::Response& res, const std::string& lead_id,
     return;
   }
   metrics.lead("campaign", "accepted");
-  if (!r.outcome) {
+  if (!r.outcome && !would_have) {
     res.status = 202;
     res.set_content(campaign_queued_body(lead_id, campaign_key), "application/json");
     return;
   }
-  http::send_json(res, 200, campaign_outcome_body(*r.outcome, seller_id));
+  json body = r.outcome ? campaign_outcome_body(*r.outcome, seller_id)
+                        : json{{"status", "queued"},
+                               {"job_id", job_id_for(lead_id, campaign_key)},
+                               {"lead_id", lead_id}};
+  if (would_have) {
+    body["test"] = true;
+    body["would_have"] = *would_have;
+  }
+  http::send_json(res, r.outcome ? 200 : 202, body);
 }
 
 }  // namespace leadflow

@@ -13,6 +13,7 @@
 #include "leadflow/base/crypto.hpp"
 #include "leadflow/base/ids.hpp"
 #include "leadflow/base/log.hpp"
+#include "leadflow/domain/test_mode.hpp"
 #include "leadflow/validation/validation.hpp"
 #include "leadflow/visibility/projections.hpp"
 
@@ -65,8 +66,19 @@ std::optional<LeadPost> decode_lead_post(const LeadPostPorts& ports, const ApiKe
     send_problem(res, *refused);
     return std::nullopt;
   }
+  // A key reads its seller's test mode with it; a signed-in seller user's session does not.
+  bool seller_test_mode = key.seller_test_mode;
+  if (!key.seller_id.empty() && key.id.starts_with(kUserPrefix) && ports.seller) {
+    const Lookup<Seller> seller = ports.seller(key.seller_id);
+    if (seller.status == StoreStatus::kUnavailable) {  // never guessed: nothing accepted
+      send_problem(res, refusal_for(seller.status, StoreStep::kCheckApiKey));
+      return std::nullopt;
+    }
+    seller_test_mode = seller.value && seller.value->test_mode;
+  }
   post.lead = std::move(parsed.lead);
   Lead& lead = post.lead;
+  lead.test = is_test_lead({lead.test, seller_test_mode, false});
   lead.received_at_ms = ports.clock.now_ms();
   lead.id = new_id(kLeadPrefix, lead.received_at_ms);
   lead.seller_id = key.seller_id;
@@ -126,9 +138,10 @@ void send_replay(http::Response& res, const IdempotencyRecord& first) {
   res.set_header("Idempotent-Replayed", "true");
 }
 
-// The accepted lead: 201 with its outcome as `viewer` may see it, or 202 while undecided.
-void send_accepted(http::Response& res, const Viewer& viewer, const Lead& lead,
-                   const std::optional<OutcomeMessage>& outcome) {
+// The accepted lead: 201 with its outcome as `viewer` may see it, or 202 while undecided; a test
+// lead with what it would have come to.
+void send_accepted(const LeadPostPorts& ports, http::Response& res, const Viewer& viewer,
+                   const Lead& lead, const std::optional<OutcomeMessage>& outcome) {
   res.set_header("Location", "/v1/leads/" + lead.id);
   Distribution d;
   if (outcome) {
@@ -137,16 +150,22 @@ void send_accepted(http::Response& res, const Viewer& viewer, const Lead& lead,
     d.price = outcome->price;
     d.payout = outcome->payout;
   }
-  const char* message = !outcome ? "Lead accepted; distribution in progress"
+  const char* message = lead.test  ? "Test lead accepted: stored as a test, offered to no buyer"
+                        : !outcome ? "Lead accepted; distribution in progress"
                         : d.status == DeliveryStatus::kDelivered ? "Lead accepted and sold"
                         : d.status == DeliveryStatus::kDuplicate
                             ? "Lead accepted; duplicate of an earlier lead"
                             : "Lead accepted; no buyer took it";
-  http::send_json(res, outcome ? 201 : 202,
-                  {{"success", true},
-                   {"lead_id", lead.id},
-                   {"message", message},
-                   {"distribution", project_distribution(viewer, d, lead.seller_id)}});
+  json body = {{"success", true},
+               {"lead_id", lead.id},
+               {"message", message},
+               {"distribution", project_distribution(viewer, d, lead.seller_id)}};
+  if (lead.test) {
+    body["test"] = true;
+    body["would_have"] = project_would_have(
+        ports.vertical_buying ? ports.vertical_buying(lead.vertical) : std::nullopt);
+  }
+  http::send_json(res, outcome ? 201 : 202, body);
 }
 
 }  // namespace
@@ -179,7 +198,7 @@ void answer_lead_post(const LeadPostPorts& ports, const ApiKey& key, const Viewe
     return send_problem(res, refusal_for(r.produced));
   }
   metrics.lead("api", "accepted");
-  send_accepted(res, viewer, lead, r.outcome);
+  send_accepted(ports, res, viewer, lead, r.outcome);
   if (post->has_key && ports.intake.complete_idempotency_key(
                            key.id, post->idempotency_key, res.status, res.body) != StoreStatus::kOk)
     log(LogLevel::kWarn, "idempotency_not_recorded", {{"lead_id", lead.id}});

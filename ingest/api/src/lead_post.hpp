@@ -11,6 +11,7 @@
 #include "leadflow/domain/lead.hpp"
 #include "leadflow/domain/verticals.hpp"
 #include "leadflow/http/message.hpp"
+#include "leadflow/store/accounts.hpp"
 #include "leadflow/store/intake.hpp"
 #include "leadflow/visibility/visibility.hpp"
 
@@ -27,6 +28,12 @@ struct LeadPostPorts {
   /// Appends the lead to the queue, answered once durable, and waits up to the given budget
   /// (ms) for its outcome: accept_lead.
   std::function<AcceptResult(const Lead&, int wait_ms)> accept;
+  /// A seller, for a post of a signed-in seller user (a key reads its seller's test mode with
+  /// it; a session does not): AccountsStore::get_seller.
+  std::function<Lookup<Seller>(std::string_view seller_id)> seller;
+  /// Whether some active buyer takes the vertical now, for a test lead's answer
+  /// (vertical_has_active_buyers, test_leads.hpp); nullopt when the store could not say.
+  std::function<std::optional<bool>(std::string_view vertical)> vertical_buying;
   /// The operator's suppression lists (none: no lead is refused for its person).
   const SuppressionLists* suppression = nullptr;
 };
@@ -46,7 +53,8 @@ KeyRepeat judge_repeat(const IdempotencyRecord& existing, std::string_view reque
 /// POST /v1/leads by `key`, whose reader is `viewer`: the Idempotency-Key and the lead checked
 /// (400), the key claimed (the first answer replayed, 409, 422, 503), the lead queued durably
 /// (503 when not) and its outcome awaited within its budget: 201 with the outcome as `viewer`
-/// may see it, 202 while undecided.
+/// may see it, 202 while undecided. A test lead (leadflow/domain/test_mode.hpp) is answered the
+/// same way, with `test: true` and what it would have come to (`would_have`).
 void answer_lead_post(const LeadPostPorts& ports, const ApiKey& key, const Viewer& viewer,
                       const http::Request& req, http::Response& res);
 

@@ -64,7 +64,7 @@ struct ListAsk {
 ListAsk decode_lead_query(const LeadReadPorts& ports, const Viewer& viewer,
                           const http::Request& req, FieldErrors& errors) {
   unknown_params(req,
-                 {"status", "vertical", "source", "buyer_id", "seller_id", "created_from",
+                 {"status", "test", "vertical", "source", "buyer_id", "seller_id", "created_from",
                   "created_to", "tz", "limit", "cursor", "q", "format"},
                  errors);
   ListAsk ask;
@@ -82,6 +82,14 @@ ListAsk decode_lead_query(const LeadReadPorts& ports, const Viewer& viewer,
   if (req.has_param("status")) {
     q.status = parse_delivery_status(req.param("status"));
     if (!q.status) errors.push_back({"status", "not_allowed", "unknown delivery status"});
+  }
+  // Test leads (leadflow/domain/test_mode.hpp): only them, or only real ones; both by default.
+  if (req.has_param("test")) {
+    const std::string test = req.param("test");
+    if (test == "true" || test == "false")
+      q.test = test == "true";
+    else
+      errors.push_back({"test", "not_allowed", "must be true or false"});
   }
   q.vertical = req.param("vertical");
   q.source = req.param("source");

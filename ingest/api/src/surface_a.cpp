@@ -19,6 +19,7 @@
 #include "pages.hpp"
 #include "reports.hpp"
 #include "returns.hpp"
+#include "test_leads.hpp"
 #include "versions.hpp"
 #include "viewer.hpp"
 
@@ -138,6 +139,10 @@ void register_surface_a(Routes& routes, IngestContext& ctx) {
         c.config.wait_ms,
         c.config.max_wait_ms,
         [&c](const Lead& lead, int wait_ms) { return accept_lead(c, lead, wait_ms); },
+        [&c](std::string_view seller_id) { return c.accounts.get_seller(seller_id); },
+        [&c](std::string_view vertical) {
+          return vertical_has_active_buyers(c.accounts, vertical);
+        },
         c.suppression};
     answer_lead_post(ports, *key, viewer_of(c, *key), req, res);
   });

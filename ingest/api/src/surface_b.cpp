@@ -12,7 +12,9 @@
 #include "leadflow/base/metrics.hpp"
 #include "leadflow/base/time_format.hpp"
 #include "leadflow/reports/report.hpp"
+#include "leadflow/visibility/projections.hpp"
 #include "surface_b.hpp"
+#include "test_leads.hpp"
 
 namespace leadflow {
 namespace {
@@ -24,8 +26,11 @@ void post_campaign_lead(IngestContext& ctx, const SurfaceBPorts& ports, const ht
                         http::Response& res, const std::string* path_key, PostBody& body) {
   LeadIntake in;
   if (take_campaign_lead(ports, req, res, path_key, true, body, in) != Intake::kAccept) return;
-  answer_campaign_lead(res, in.lead.id, in.lead.seller_id, in.campaign_key,
-                       accept_lead(ctx, in.lead, in.wait_ms));
+  const AcceptResult r = accept_lead(ctx, in.lead, in.wait_ms);
+  if (!in.lead.test)
+    return answer_campaign_lead(res, in.lead.id, in.lead.seller_id, in.campaign_key, r);
+  const json would_have = project_would_have(ports.vertical_buying(in.lead.vertical));
+  answer_campaign_lead(res, in.lead.id, in.lead.seller_id, in.campaign_key, r, &would_have);
 }
 
 // Counts an invalid post for the campaign's stats on the blocking pool. A flood of invalid posts
@@ -76,11 +81,15 @@ void post_campaign_lead_inline(IngestContext& ctx,
     case Intake::kAccept:
       break;
   }
-  if (in.wait_ms > 0) {
-    // A sync campaign waits for its auction: on the pool, bounded by the campaign's timeout.
-    ex->run_blocking([&ctx, in = std::move(in)](Exchange& e) {
-      answer_campaign_lead(e.res, in.lead.id, in.lead.seller_id, in.campaign_key,
-                           accept_lead(ctx, in.lead, in.wait_ms));
+  if (in.wait_ms > 0 || in.lead.test) {
+    // A sync campaign waits for its auction: on the pool, bounded by the campaign's timeout. A
+    // test lead's answer reads the store (would_have): on the pool too, sync or not.
+    ex->run_blocking([&ctx, shared_ports, in = std::move(in)](Exchange& e) {
+      const AcceptResult r = accept_lead(ctx, in.lead, in.wait_ms);
+      if (!in.lead.test)
+        return answer_campaign_lead(e.res, in.lead.id, in.lead.seller_id, in.campaign_key, r);
+      const json would_have = project_would_have(shared_ports->vertical_buying(in.lead.vertical));
+      answer_campaign_lead(e.res, in.lead.id, in.lead.seller_id, in.campaign_key, r, &would_have);
     });
     return;
   }
@@ -226,6 +235,9 @@ void register_surface_b(Routes& routes, IngestContext& ctx) {
       },
       [&c](const http::Request& req, const Campaign& campaign) {
         audit_rate_limited(c, req, "campaign", "campaign", "", campaign.id, campaign.seller_id);
+      },
+      [&c](std::string_view vertical) {
+        return vertical_has_active_buyers(c.accounts, vertical);
       },
       c.suppression});
 

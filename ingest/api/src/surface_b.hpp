@@ -49,6 +49,9 @@ struct SurfaceBPorts {
       refuse_key;
   /// Audits a lead post refused by its campaign's per-minute ceiling.
   std::function<void(const http::Request&, const Campaign&)> audit_rate_limited;
+  /// Whether some active buyer takes the vertical now, for a test lead's answer
+  /// (vertical_has_active_buyers, test_leads.hpp); nullopt when the store could not say. Blocks.
+  std::function<std::optional<bool>(std::string_view vertical)> vertical_buying;
   /// The operator's suppression lists (none: no lead is refused for its person).
   const SuppressionLists* suppression = nullptr;
 };
@@ -99,14 +102,17 @@ Intake take_campaign_lead(const SurfaceBPorts& ports, const http::Request& req, 
 /// The answer to a lead handed to the queue: 503 when it is not durable; 202 {"status":
 /// "queued", "job_id", "lead_id"} while undecided (the job id tagged for `campaign_key`,
 /// job_ids.hpp); 200 with the outcome as the campaign's seller `seller_id` may see it.
+/// `would_have`: for a test lead (leadflow/domain/test_mode.hpp), what it would have come to
+/// (project_would_have), added with `test: true` to the 200 or 202; null for a real lead.
 void answer_campaign_lead(http::Response& res, const std::string& lead_id,
                           const std::string& seller_id, const std::string& campaign_key,
-                          const AcceptResult& r);
+                          const AcceptResult& r, const nlohmann::json* would_have = nullptr);
 
 /// The 202 of a lead accepted and not decided yet: {"status": "queued", "job_id", "lead_id"}.
 std::string campaign_queued_body(const std::string& lead_id, const std::string& campaign_key);
 
-/// A campaign's answer about a decided lead: {"status": "sold" | "unsold" | "duplicate", "sold",
+/// A campaign's answer about a decided lead: {"status": "sold" | "unsold" | "duplicate" | "test",
+/// "sold",
 /// "price", "currency", "lead_id"}, as the seller `seller_id` may see it: the price is the
 /// seller's payout, and no buyer is named.
 nlohmann::json campaign_outcome_body(const OutcomeMessage& m, const std::string& seller_id);

@@ -88,6 +88,16 @@ void take_status(const json& body, bool& active, FieldErrors& errors) {
     errors.push_back({"status", "not_allowed", "must be active or paused"});
 }
 
+// "test_mode": true | false, when present (leadflow/domain/test_mode.hpp).
+void take_test_mode(const json& body, bool& test_mode, FieldErrors& errors) {
+  auto it = body.find("test_mode");
+  if (it == body.end()) return;
+  if (!it->is_boolean())
+    errors.push_back({"test_mode", "invalid_type", "must be true or false"});
+  else
+    test_mode = it->get<bool>();
+}
+
 // A field of a view that PUT may send back as it was read, but never change.
 void keep_read_only(const json& body, const char* name, const std::string& current,
                     FieldErrors& errors) {
@@ -153,11 +163,12 @@ Management::Created Management::create_seller(const json& body, const ChangeActo
     out.errors.push_back({"body", "invalid_type", "must be a JSON object"});
     return out;
   }
-  unknown_fields(body, {"name", "status", "payout"}, out.errors);
+  unknown_fields(body, {"name", "status", "payout", "test_mode"}, out.errors);
   Seller s;
   take_string(body, "name", kMaxName, true, s.name, out.errors);
   take_status(body, s.active, out.errors);
   take_payout(body, s.payout_fixed, s.payout_value, out.errors);
+  take_test_mode(body, s.test_mode, out.errors);
   if (!out.errors.empty()) return out;
   s.id = new_id(kSellerPrefix);
   s.created_at_ms = clock_.now_ms();
@@ -178,8 +189,9 @@ Management::Created Management::update_seller(const std::string& id, const json&
       if_match, [&] { return store_.get_seller(id); },
       [&](Seller& s, FieldErrors& errors) {
         // Read-only fields of the view may be sent back as they were read.
-        unknown_fields(body, {"name", "status", "payout", "seller_id", "created_at", "version"},
-                       errors);
+        unknown_fields(
+            body, {"name", "status", "payout", "test_mode", "seller_id", "created_at", "version"},
+            errors);
         keep_read_only(body, "seller_id", s.id, errors);
         keep_version_type(body, errors);
         if (body.contains("created_at") && body["created_at"] != seller_to_json(s)["created_at"])
@@ -187,6 +199,7 @@ Management::Created Management::update_seller(const std::string& id, const json&
         if (body.contains("name")) take_string(body, "name", kMaxName, true, s.name, errors);
         take_status(body, s.active, errors);
         take_payout(body, s.payout_fixed, s.payout_value, errors);
+        take_test_mode(body, s.test_mode, errors);
       },
       [&](Seller& s) { return store_.update_seller(s); }, seller_to_json);
   if (out.status == StoreStatus::kOk)
@@ -202,7 +215,7 @@ Management::Created Management::create_campaign(const json& body, const ChangeAc
   }
   unknown_fields(body,
                  {"seller_id", "name", "vertical", "status", "mode", "sync_timeout_ms",
-                  "rate_limit_per_minute", "payout"},
+                  "rate_limit_per_minute", "payout", "test_mode"},
                  out.errors);
   Campaign c;
   if (take_string(body, "seller_id", 64, true, c.seller_id, out.errors)) {
@@ -233,6 +246,7 @@ Management::Created Management::create_campaign(const json& body, const ChangeAc
   c.payout_fixed = false;
   c.payout_value = 7000;  // default: the seller earns 70% of the sale
   take_payout(body, c.payout_fixed, c.payout_value, out.errors);
+  take_test_mode(body, c.test_mode, out.errors);
   if (!out.errors.empty()) return out;
   const std::string secret = new_campaign_key_secret();
   c.id = new_id(kCampaignPrefix);
@@ -249,11 +263,11 @@ Management::Created Management::create_campaign(const json& body, const ChangeAc
 namespace {
 // A PUT's body applied to a campaign as it is now (Management::update_campaign).
 void apply_campaign(const json& body, Campaign& c, FieldErrors& errors) {
-  unknown_fields(
-      body,
-      {"name", "status", "mode", "sync_timeout_ms", "rate_limit_per_minute", "payout", "seller_id",
-       "vertical", "campaign_id", "created_at", "campaign_key_hint", "campaign_key", "version"},
-      errors);
+  unknown_fields(body,
+                 {"name", "status", "mode", "sync_timeout_ms", "rate_limit_per_minute", "payout",
+                  "test_mode", "seller_id", "vertical", "campaign_id", "created_at",
+                  "campaign_key_hint", "campaign_key", "version"},
+                 errors);
   keep_read_only(body, "seller_id", c.seller_id, errors);
   keep_version_type(body, errors);
   keep_read_only(body, "vertical", c.vertical, errors);
@@ -278,6 +292,7 @@ void apply_campaign(const json& body, Campaign& c, FieldErrors& errors) {
   take_int(body, "sync_timeout_ms", 100, 60000, c.sync_timeout_ms, errors);
   take_int(body, "rate_limit_per_minute", 1, 10'000'000, c.rate_limit_per_minute, errors);
   take_payout(body, c.payout_fixed, c.payout_value, errors);
+  take_test_mode(body, c.test_mode, errors);
 }
 }  // namespace
 

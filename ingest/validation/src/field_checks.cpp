@@ -435,39 +435,40 @@ void LeadBuilder::standard(Std id, std::string_view key, const Input& v) {
     case Std::kCustomFields:
       custom_fields(v);
       break;
+    case Std::kTest:
+      lead_.test = flag(path, v).value_or(false);
+      break;
   }
 }
 
 void LeadBuilder::tcpa_consent(const Path& path, const Input& v) {
+  if (auto b = flag(path, v)) lead_.tcpa_consent = *b;
+}
+
+std::optional<bool> LeadBuilder::flag(const Path& path, const Input& v) {
   switch (v.kind) {
     case Input::Kind::kNull:
-      return;
+      return std::nullopt;
     case Input::Kind::kBool:
-      lead_.tcpa_consent = v.boolean;
-      return;
+      return v.boolean;
     case Input::Kind::kString:
       if (shape_ == LeadShape::kCampaign) {
         const std::string_view s = trim(v.text);
-        if (s.empty()) return;
-        if (auto b = parse_bool_text(s)) {
-          lead_.tcpa_consent = *b;
-          return;
-        }
+        if (s.empty()) return std::nullopt;
+        if (auto b = parse_bool_text(s)) return *b;
         error(path, "invalid_type", "must be true or false");
-        return;
+        return std::nullopt;
       }
       break;
     case Input::Kind::kNumber:
-      if (shape_ == LeadShape::kCampaign && (v.number == 0 || v.number == 1)) {
-        lead_.tcpa_consent = v.number == 1;
-        return;
-      }
+      if (shape_ == LeadShape::kCampaign && (v.number == 0 || v.number == 1)) return v.number == 1;
       break;
     default:
       break;
   }
   error(path, "invalid_type",
         shape_ == LeadShape::kApi ? "must be a boolean" : "must be true or false");
+  return std::nullopt;
 }
 
 void LeadBuilder::custom_fields(const Input& v) {

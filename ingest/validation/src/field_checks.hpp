@@ -122,6 +122,7 @@ enum class Std : std::uint8_t {
   kTcpaConsent,
   kTcpaText,
   kCustomFields,
+  kTest,  // the post's own test mark (leadflow/domain/test_mode.hpp)
 };
 
 struct StdName {
@@ -146,6 +147,7 @@ inline constexpr StdName kApiNames[] = {
     {"jornaya_leadid", Std::kJornaya},
     {"tcpa_consent", Std::kTcpaConsent},
     {"tcpa_consent_text", Std::kTcpaText},
+    {"test", Std::kTest},
 };
 
 inline constexpr StdName kCampaignNames[] = {
@@ -163,6 +165,7 @@ inline constexpr StdName kCampaignNames[] = {
     {"jornaya_leadid", Std::kJornaya},
     {"tcpa_consent", Std::kTcpaConsent},
     {"tcpa_consent_text", Std::kTcpaText},
+    {"test", Std::kTest},
 };
 
 // Required fields in the order their absence is reported.
@@ -231,6 +234,9 @@ class LeadBuilder {
   Got required_text(const Path& path, const Input& v, std::size_t max_chars, std::string_view& out);
   void standard(Std id, std::string_view key, const Input& v);
   void tcpa_consent(const Path& path, const Input& v);
+  // A boolean standard field: a JSON boolean; on Surface B also the words and 1/0 the form
+  // post's fields take. nullopt when absent or refused (the error is reported).
+  std::optional<bool> flag(const Path& path, const Input& v);
   void custom_fields(const Input& v);
 
   // A custom field the vertical does not define: a number or a string.

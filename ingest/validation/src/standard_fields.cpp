@@ -52,6 +52,10 @@ StandardField describe(Std id, std::string_view name, const ValidationLimits& l)
       return {name, false, "string", l.max_consent_text, "the consent wording the person saw"};
     case Std::kCustomFields:
       return {name, false, "object", 0, "the vertical's fields, and others of your own"};
+    case Std::kTest:
+      return {name, false, "boolean", 0,
+              "true: a test lead, validated and stored as a test and offered to no buyer (the "
+              "form post also takes yes/no, on/off, 1/0)"};
   }
   return {name, false, "string", 0, ""};
 }

@@ -104,12 +104,71 @@ class LeadPostHandler : public ::testing::Test {
   VerticalRegistry verticals = VerticalRegistry::defaults();
   std::vector<std::pair<Lead, int>> accepted;  // each lead handed to the queue, and its budget
   AcceptResult answer{ProduceStatus::kOk, std::nullopt};
-  LeadPostPorts ports{keys, verticals, clock, 3000, 30000, [this](const Lead& lead, int wait_ms) {
+  Lookup<Seller> seller{StoreStatus::kNotFound, std::nullopt};  // what a session's seller reads
+  std::optional<bool> buying = false;  // whether the vertical has buyers, for a test's answer
+  LeadPostPorts ports{keys,
+                      verticals,
+                      clock,
+                      3000,
+                      30000,
+                      [this](const Lead& lead, int wait_ms) {
                         accepted.emplace_back(lead, wait_ms);
                         return answer;
-                      }};
-  const ApiKey key = seller_key();
+                      },
+                      [this](std::string_view) { return seller; },
+                      [this](std::string_view) { return buying; }};
+  ApiKey key = seller_key();
 };
+
+TEST_F(LeadPostHandler, ATestPostIsQueuedAsATestAndToldWhatWouldHaveHappened) {
+  answer.outcome = OutcomeMessage{"", DeliveryStatus::kTest, "", 0, 0};
+  json body = json::parse(lead_body());
+  body["test"] = true;
+  buying = true;
+  const auto res = post(body.dump());
+  ASSERT_EQ(res.status, 201) << res.body;
+  ASSERT_EQ(accepted.size(), 1u);
+  EXPECT_TRUE(accepted[0].first.test);
+  const json answer_body = body_of(res);
+  EXPECT_EQ(answer_body["test"], true);
+  EXPECT_EQ(answer_body["message"], "Test lead accepted: stored as a test, offered to no buyer");
+  EXPECT_EQ(answer_body["distribution"]["delivery_status"], "test");
+  EXPECT_EQ(answer_body["would_have"], json({{"valid", true},
+                                             {"stored_as_test", true},
+                                             {"offered_to_buyers", false},
+                                             {"vertical_has_active_buyers", true}}));
+  // The store could not say: null, never a guess.
+  buying = std::nullopt;
+  EXPECT_TRUE(body_of(post(body.dump()))["would_have"]["vertical_has_active_buyers"].is_null());
+  // A real post has neither.
+  answer.outcome = OutcomeMessage{"", DeliveryStatus::kUnsold, "", 0, 0};
+  const json real = body_of(post(lead_body("grace@example.com")));
+  EXPECT_FALSE(real.contains("test"));
+  EXPECT_FALSE(real.contains("would_have"));
+  EXPECT_FALSE(accepted.back().first.test);
+}
+
+TEST_F(LeadPostHandler, EveryPostOfASellerInTestModeIsATest) {
+  key.seller_test_mode = true;  // read with the key
+  post(lead_body());
+  ASSERT_EQ(accepted.size(), 1u);
+  EXPECT_TRUE(accepted[0].first.test);
+  // A signed-in seller user's session reads its seller.
+  key = seller_key();
+  key.id = "us_1";
+  Seller s;
+  s.id = "sl_1";
+  s.test_mode = true;
+  seller = {StoreStatus::kOk, s};
+  post(lead_body("b@example.com"));
+  ASSERT_EQ(accepted.size(), 2u);
+  EXPECT_TRUE(accepted[1].first.test);
+  // A seller the store cannot read is never guessed: 503, nothing queued.
+  seller = {StoreStatus::kUnavailable, std::nullopt};
+  const auto res = post(lead_body("c@example.com"));
+  EXPECT_EQ(res.status, 503) << res.body;
+  EXPECT_EQ(accepted.size(), 2u);
+}
 
 TEST_F(LeadPostHandler, ASoldLeadIs201WithItsOutcomeAsTheSellerSeesIt) {
   answer.outcome = OutcomeMessage{"", DeliveryStatus::kDelivered, "by_1", 2400, 1680};

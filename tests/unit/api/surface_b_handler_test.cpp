@@ -18,6 +18,7 @@
 #include "leadflow/api/job_ids.hpp"
 #include "leadflow/base/ids.hpp"
 #include "leadflow/http/parser.hpp"
+#include "leadflow/visibility/projections.hpp"
 #include "surface_b.hpp"
 
 namespace leadflow::testing {
@@ -175,7 +176,8 @@ class SurfaceBHandler : public ::testing::Test {
         http::send_json(r, 401, {{"status", "unauthorized"}, {"message", message}});
         return true;
       },
-      [this](const http::Request&, const Campaign& c) { rate_limited.push_back(c.id); }};
+      [this](const http::Request&, const Campaign& c) { rate_limited.push_back(c.id); },
+      [](std::string_view vertical) { return std::optional<bool>(vertical == "auto_insurance"); }};
 
   http::Request req;
   http::Response res;
@@ -199,6 +201,53 @@ TEST_F(SurfaceBHandler, AValidPostIsAcceptedOnTheLoopWithItsLeadFilledIn) {
 
   EXPECT_EQ(post_json(lead_json(), false, "Prefer: respond-async\r\n"), Intake::kAccept);
   EXPECT_EQ(in.wait_ms, 0);
+}
+
+TEST_F(SurfaceBHandler, APostIsATestWhenItsBodyItsCampaignOrItsSellerSaysSo) {
+  campaigns[kKey].rate_limit_per_minute = 100;
+  ASSERT_EQ(post_json(lead_json()), Intake::kAccept) << res.body;
+  EXPECT_FALSE(in.lead.test);
+  json marked = lead_json();
+  marked["test"] = "yes";  // Surface B's words for a boolean
+  ASSERT_EQ(post_json(marked), Intake::kAccept) << res.body;
+  EXPECT_TRUE(in.lead.test);
+  campaigns[kKey].test_mode = true;
+  ASSERT_EQ(post_json(lead_json()), Intake::kAccept) << res.body;
+  EXPECT_TRUE(in.lead.test);
+  campaigns[kKey].test_mode = false;
+  campaigns[kKey].seller_test_mode = true;
+  ASSERT_EQ(post_json(lead_json()), Intake::kAccept) << res.body;
+  EXPECT_TRUE(in.lead.test);
+  // A test mark is validated as any field is.
+  campaigns[kKey].seller_test_mode = false;
+  marked["test"] = "perhaps";
+  ASSERT_EQ(post_json(marked), Intake::kAnswered);
+  EXPECT_EQ(res.status, 400);
+  EXPECT_EQ(body_of(res)["errors"][0]["field"], "test");
+}
+
+TEST_F(SurfaceBHandler, ATestLeadsAnswerSaysItWasATestAndWhatWouldHaveHappened) {
+  const json would_have = project_would_have(true);
+  AcceptResult decided{ProduceStatus::kOk, OutcomeMessage{"ld_1", DeliveryStatus::kTest, "", 0, 0}};
+  http::Response r;
+  answer_campaign_lead(r, "ld_1", "sl_1", kKey, decided, &would_have);
+  ASSERT_EQ(r.status, 200) << r.body;
+  json b = body_of(r);
+  EXPECT_EQ(b["status"], "test");
+  EXPECT_EQ(b["sold"], false);
+  EXPECT_EQ(b["price"], 0.0);
+  EXPECT_EQ(b["test"], true);
+  EXPECT_EQ(b["would_have"]["vertical_has_active_buyers"], true);
+  EXPECT_EQ(b["would_have"]["offered_to_buyers"], false);
+  // Not decided within the wait (or an async campaign): 202 with its job, still told.
+  http::Response queued;
+  answer_campaign_lead(queued, "ld_1", "sl_1", kKey, AcceptResult{ProduceStatus::kOk, {}},
+                       &would_have);
+  ASSERT_EQ(queued.status, 202);
+  b = body_of(queued);
+  EXPECT_EQ(b["status"], "queued");
+  EXPECT_EQ(b["job_id"], job_id_for("ld_1", kKey));
+  EXPECT_EQ(b["test"], true);
 }
 
 TEST_F(SurfaceBHandler, TheLegacyFormTakesItsKeyFromThePath) {

@@ -139,6 +139,23 @@ TEST_F(DistributorTest, PingsEveryoneAtOnceWithoutPiiAndSellsToTheHighestBid) {
   EXPECT_EQ(json::parse(post[0].request.body)["price"], 15.0);
 }
 
+TEST_F(DistributorTest, ATestLeadIsDecidedTestWithoutAskingAnyBuyer) {
+  const Buyer b = add_buyer("keen");
+  http_.answer(b.ping_url, FakeAnswer::bid(20.00, 10ms));
+  http_.answer(b.post_url, FakeAnswer::accept("keen-1", 10ms));
+  Lead lead = add_lead(7);
+  lead.test = true;
+
+  const Distribution d = distributor().decide_and_wait(lead);
+
+  EXPECT_EQ(d.status, DeliveryStatus::kTest);
+  EXPECT_TRUE(d.attempts.empty());
+  EXPECT_TRUE(d.ineligible.empty());
+  EXPECT_TRUE(http_.requests().empty());
+  // No post intent: nothing reserved against the buyer's caps or budgets.
+  EXPECT_EQ(store_.get_post_intent(lead.id).status, StoreStatus::kNotFound);
+}
+
 TEST_F(DistributorTest, FallsDownTheRankingWhenPostsAreRefused) {
   const Buyer first = add_buyer("first"), second = add_buyer("second"), third = add_buyer("third");
   http_.answer(first.ping_url, FakeAnswer::bid(20.00));

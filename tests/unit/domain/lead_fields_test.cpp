@@ -88,7 +88,8 @@ TEST(LeadFields, SurfaceAValidationReadsEveryBodyMember) {
                      {"jornaya_leadid", "0D6A1E2C-1234-5678-9ABC-DEF012345678"},
                      {"tcpa_consent", true},
                      {"tcpa_consent_text", "I agree to be contacted."},
-                     {"custom_fields", {{"age", 42}}}};
+                     {"custom_fields", {{"age", 42}}},
+                     {"test", true}};
   const ParsedLead parsed =
       parse_lead_json(body.dump(), LeadShape::kApi, registry(), "", ValidationLimits{});
   // surface: kApi, the default, is what Surface A sets.
@@ -113,6 +114,7 @@ TEST(LeadFields, SurfaceBValidationReadsEveryBodyMember) {
                      {"jornaya_leadid", "0D6A1E2C-1234-5678-9ABC-DEF012345678"},
                      {"tcpa_consent", "yes"},
                      {"tcpa_consent_text", "I agree to be contacted."},
+                     {"test", "yes"},
                      {"utility_provider", "PG&E"}};  // a field of the campaign's vertical
   const ParsedLead parsed =
       parse_lead_json(body.dump(), LeadShape::kCampaign, registry(), "solar", ValidationLimits{});
@@ -170,8 +172,10 @@ TEST(LeadFields, TheBuyersPostCarriesEveryMember) {
         for (const auto& [name, value] : r.headers) all += "\n" + name + ": " + value;
         return all;
       },
-      // Who sold it and how it came in are the seller's business, not the buyer's.
-      {"seller_id", "campaign_id", "api_key_id", "surface", "received_at_ms", "sync_wait_ms"},
+      // Who sold it and how it came in are the seller's business, not the buyer's; a test lead is
+      // never posted (leadflow/domain/test_mode.hpp).
+      {"seller_id", "campaign_id", "api_key_id", "surface", "received_at_ms", "sync_wait_ms",
+       "test"},
       "the buyer's post body (make_post_request)");
 }
 

@@ -114,6 +114,7 @@ TEST_F(ManagementTest, CampaignFieldsOfTheWrongTypeAreFieldErrors) {
       {"payout", json::json_pointer("/payout"), {}},
       {"payout.model", json::json_pointer("/payout/model"), {}},
       {"payout.value", json::json_pointer("/payout/value"), {json(5), json(1.5)}},
+      {"test_mode", json::json_pointer("/test_mode"), {json(true), json(false)}},
   };
   for (const auto& c : cases) expect_refused_per_type(create, base, c);
 }
@@ -136,6 +137,7 @@ TEST_F(ManagementTest, SellerFieldsOfTheWrongTypeAreFieldErrors) {
   const std::vector<FieldCase> cases = {
       {"name", json::json_pointer("/name"), {json("text")}},
       {"status", json::json_pointer("/status"), {}},
+      {"test_mode", json::json_pointer("/test_mode"), {json(true), json(false)}},
   };
   for (const auto& c : cases) expect_refused_per_type(create, base, c);
 }

@@ -70,6 +70,17 @@ TEST(OutcomeRows, ASoldLeadCountsByStatusAndEachBuyerByItsAttempts) {
   for (const auto& [key, figures] : tiers) EXPECT_NE(std::get<3>(key.second), "b3");
 }
 
+TEST(OutcomeRows, ATestLeadAddsNothingToAnyRollup) {
+  PerformanceDeltas performance;
+  UnsoldDeltas unsold;
+  Distribution d = decided(DeliveryStatus::kTest, {});
+  d.reason = "test";
+  add_outcome(performance, kLead, d);
+  add_unsold(unsold, kLead, d);
+  EXPECT_TRUE(performance.empty());
+  EXPECT_TRUE(unsold.empty());
+}
+
 TEST(OutcomeRows, TiersSumRowsPerGrainAndKeepOnlyTheirKeys) {
   PerformanceDeltas d;
   add_outcome(d, kLead, decided(DeliveryStatus::kUnsold, {}));

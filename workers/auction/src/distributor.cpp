@@ -12,6 +12,7 @@
 #include "leadflow/auction/worker_metrics.hpp"
 #include "leadflow/base/log.hpp"
 #include "leadflow/delivery/buyer_protocol.hpp"
+#include "leadflow/domain/test_mode.hpp"
 
 namespace leadflow {
 
@@ -93,6 +94,15 @@ void Distributor::write_intents() {
 }
 
 void Distributor::decide(const Lead& lead, std::function<void(Decision)> done) {
+  // What a test lead skips (leadflow/domain/test_mode.hpp): everything an auction does. No
+  // dedupe, no buyer read, pinged or posted, no post intent, cap or budget counted; it is
+  // decided `test` at once, on the loop as any decision is.
+  if (lead.test) {
+    loop_->post([done = std::move(done), now = clock_.now_ms()] {
+      done(Decision{Decision::Kind::kDecided, test_outcome(now), {}});
+    });
+    return;
+  }
   run_auction(*this, lead, std::move(done));
 }
 

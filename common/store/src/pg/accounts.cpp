@@ -6,14 +6,15 @@ namespace leadflow::pg {
 
 StoreStatus PgStore::insert_seller(const Seller& s) {
   return write("insert_seller",
-               "INSERT INTO sellers (" LF_SELLER_COLUMNS ") VALUES ($1, $2, $3, $4, $5, $6)",
+               "INSERT INTO sellers (" LF_SELLER_COLUMNS ") VALUES ($1, $2, $3, $4, $5, $6, $7)",
                Params()
                    .add(s.id)
                    .add(s.name)
                    .add(s.active)
                    .add(s.created_at_ms)
                    .add(s.payout_fixed)
-                   .add(s.payout_value));
+                   .add(s.payout_value)
+                   .add(s.test_mode));
 }
 
 Lookup<Seller> PgStore::get_seller(std::string_view id) {
@@ -26,7 +27,7 @@ StoreStatus PgStore::update_seller(Seller& s) {
   return run("update_seller", StoreStatus::kUnavailable, [&](Connection& c) {
     const Result r = c.exec(
         "WITH changed AS (UPDATE sellers SET name = $2, active = $3, payout_fixed = $4,"
-        " payout_value = $5, version = version + 1"
+        " payout_value = $5, test_mode = $7, version = version + 1"
         " WHERE id = $1 AND ($6::BIGINT = 0 OR version = $6::BIGINT) RETURNING version)"
         " SELECT (SELECT version FROM changed), EXISTS (SELECT 1 FROM sellers WHERE id = $1)",
         Params()
@@ -35,7 +36,8 @@ StoreStatus PgStore::update_seller(Seller& s) {
             .add(s.active)
             .add(s.payout_fixed)
             .add(s.payout_value)
-            .add(s.version),
+            .add(s.version)
+            .add(s.test_mode),
         Effect::kWrite);
     return versioned(r, s.version);
   });
@@ -50,7 +52,7 @@ std::vector<Seller> PgStore::list_sellers() {
 StoreStatus PgStore::insert_campaign(const Campaign& c) {
   return write("insert_campaign",
                "INSERT INTO campaigns (" LF_CAMPAIGN_COLUMNS
-               ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+               ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
                Params()
                    .add(c.id)
                    .add(c.seller_id)
@@ -64,7 +66,8 @@ StoreStatus PgStore::insert_campaign(const Campaign& c) {
                    .add(c.payout_value)
                    .add(c.key_hash)
                    .add(c.key_hint)
-                   .add(c.created_at_ms));
+                   .add(c.created_at_ms)
+                   .add(c.test_mode));
 }
 
 Lookup<Campaign> PgStore::get_campaign(std::string_view id) {
@@ -78,7 +81,7 @@ StoreStatus PgStore::update_campaign(Campaign& cp) {
     const Result r = c.exec(
         "WITH changed AS (UPDATE campaigns SET name = $2, active = $3, async_mode = $4,"
         " sync_timeout_ms = $5, rate_limit_per_minute = $6, payout_fixed = $7,"
-        " payout_value = $8, version = version + 1"
+        " payout_value = $8, test_mode = $10, version = version + 1"
         " WHERE id = $1 AND ($9::BIGINT = 0 OR version = $9::BIGINT) RETURNING version)"
         " SELECT (SELECT version FROM changed), EXISTS (SELECT 1 FROM campaigns WHERE id = $1)",
         Params()
@@ -90,7 +93,8 @@ StoreStatus PgStore::update_campaign(Campaign& cp) {
             .add(cp.rate_limit_per_minute)
             .add(cp.payout_fixed)
             .add(cp.payout_value)
-            .add(cp.version),
+            .add(cp.version)
+            .add(cp.test_mode),
         Effect::kWrite);
     return versioned(r, cp.version);
   });

@@ -19,10 +19,12 @@ std::string PgStore::find_duplicate(std::string_view vertical, std::string_view 
         " SELECT COALESCE("
         "  (SELECT id FROM leads, self WHERE $2 <> '' AND vertical = $1 AND email = $2"
         "   AND received_at >= $4 AND received_at <= until_ms AND id <> $5"
-        "   AND (received_at < until_ms OR id < $5) ORDER BY received_at DESC LIMIT 1),"
+        "   AND (received_at < until_ms OR id < $5) AND NOT test"
+        "   ORDER BY received_at DESC LIMIT 1),"
         "  (SELECT id FROM leads, self WHERE $3 <> '' AND vertical = $1 AND phone = $3"
         "   AND received_at >= $4 AND received_at <= until_ms AND id <> $5"
-        "   AND (received_at < until_ms OR id < $5) ORDER BY received_at DESC LIMIT 1),"
+        "   AND (received_at < until_ms OR id < $5) AND NOT test"
+        "   ORDER BY received_at DESC LIMIT 1),"
         "  '')",
         Params().add(vertical).add(email).add(phone).add(since_ms).add(lead_id), Effect::kRead);
     return r.text(0, 0);

@@ -19,7 +19,7 @@ std::vector<LeadInsertResult> PgStore::insert_leads(std::span<const Lead> leads,
   return run("insert_leads", std::vector<LeadInsertResult>{}, [&](Connection& c) {
     std::vector<LeadInsertResult> results(leads.size());
     if (leads.empty()) return results;
-    constexpr int kColumns = 26;
+    constexpr int kColumns = 27;
     ArrayText cols[kColumns];
     const SearchKeys none;
     for (std::size_t n = 0; n < leads.size(); ++n) {
@@ -44,6 +44,7 @@ std::vector<LeadInsertResult> PgStore::insert_leads(std::span<const Lead> leads,
       cols[i++].add(dump(custom_fields_to_json(l.custom_fields)));
       cols[i++].add(l.received_at_ms);
       cols[i++].add(l.sync_wait_ms);
+      cols[i++].add(l.test);
       for (const std::string* key : {&k.email, &k.phone}) {
         if (key->empty())
           cols[i++].add_null();
@@ -64,8 +65,8 @@ std::vector<LeadInsertResult> PgStore::insert_leads(std::span<const Lead> leads,
          " $7::TEXT[], $8::TEXT[], $9::TEXT[], $10::TEXT[], $11::TEXT[], $12::TEXT[],"
          " $13::TEXT[], $14::TEXT[], $15::TEXT[], $16::TEXT[], $17::TEXT[], $18::TEXT[],"
          " $19::TEXT[], $20::BOOLEAN[], $21::TEXT[], $22::TEXT[], $23::BIGINT[],"
-         " $24::INTEGER[], $25::TEXT[], $26::TEXT[]) WITH ORDINALITY AS batch (" LF_LEAD_COLUMNS
-         ", email_key, phone_key, ord)"
+         " $24::INTEGER[], $25::BOOLEAN[], $26::TEXT[], $27::TEXT[]) WITH ORDINALITY AS batch "
+         "(" LF_LEAD_COLUMNS ", email_key, phone_key, ord)"
          " ORDER BY id, ord ON CONFLICT (id) DO NOTHING RETURNING id",
          std::move(params)});
     statements.push_back({"COMMIT", Params()});
@@ -141,6 +142,7 @@ std::optional<std::vector<LeadRecord>> PgStore::list_leads(const LeadQuery& lq) 
     if (!lq.phone_key.empty()) filter("phone_key =", lq.phone_key);
     if (!lq.seller_id.empty()) filter("seller_id =", lq.seller_id);
     if (lq.status) filter("status =", to_string(*lq.status));
+    if (lq.test) filter("test =", *lq.test);
     if (!lq.vertical.empty()) filter("vertical =", lq.vertical);
     if (!lq.source.empty()) filter("source =", lq.source);
     // Every lead the buyer bought, a share of a shared sale included. A search finds its few

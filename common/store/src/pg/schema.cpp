@@ -709,9 +709,22 @@ END $$;
 CREATE TRIGGER change_log_append_only BEFORE UPDATE OR DELETE ON change_log
   FOR EACH ROW EXECUTE FUNCTION change_log_append_only();
 )sql"},
+    // Test mode (leadflow/domain/test_mode.hpp): a test lead is stored with the fact, and a
+    // seller or campaign may put all of its leads in test mode; the leads' status may be `test`.
+    // The wider check is added NOT VALID: every row already met the narrower one, so there is no
+    // need to read the whole table under its lock to prove it.
+    {22, R"sql(
+ALTER TABLE leads ADD COLUMN test BOOLEAN NOT NULL DEFAULT FALSE;
+ALTER TABLE sellers ADD COLUMN test_mode BOOLEAN NOT NULL DEFAULT FALSE;
+ALTER TABLE campaigns ADD COLUMN test_mode BOOLEAN NOT NULL DEFAULT FALSE;
+ALTER TABLE leads DROP CONSTRAINT leads_status_check;
+ALTER TABLE leads ADD CONSTRAINT leads_status_check CHECK (status IN
+  ('pending', 'delivered', 'unsold', 'duplicate', 'rejected', 'failed', 'returned', 'test'))
+  NOT VALID;
+)sql"},
     // Suppression lists (docs/suppression.md): the operator's (buyer_id '') and each buyer's,
     // their entries as fingerprints in chunks of fixed-width hex, one set per entries_version.
-    {22, R"sql(
+    {23, R"sql(
 CREATE TABLE suppression_lists (
   id               TEXT COLLATE "C" PRIMARY KEY,
   buyer_id         TEXT COLLATE "C" NOT NULL,

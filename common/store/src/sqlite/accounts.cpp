@@ -6,14 +6,16 @@ namespace leadflow::sqlite {
 
 StoreStatus SqliteStore::insert_seller(const Seller& s) {
   return write_one("insert_seller",
-                   "INSERT INTO sellers (" LF_SELLER_COLUMNS ") VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                   "INSERT INTO sellers (" LF_SELLER_COLUMNS
+                   ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                    [&](Query& q) {
                      q.bind(s.id)
                          .bind(s.name)
                          .bind(s.active)
                          .bind(s.created_at_ms)
                          .bind(s.payout_fixed)
-                         .bind(s.payout_value);
+                         .bind(s.payout_value)
+                         .bind(s.test_mode);
                    });
 }
 
@@ -29,7 +31,8 @@ StoreStatus SqliteStore::update_seller(Seller& s) {
     return write_versioned(
         *writer_, "update_seller",
         "UPDATE sellers SET name = ?2, active = ?3, payout_fixed = ?4, payout_value = ?5,"
-        " version = version + 1 WHERE id = ?1 AND (?6 = 0 OR version = ?6) RETURNING version",
+        " test_mode = ?7, version = version + 1 WHERE id = ?1 AND (?6 = 0 OR version = ?6)"
+        " RETURNING version",
         "SELECT 1 FROM sellers WHERE id = ?1", s.id,
         [&](Query& q) {
           q.bind(s.id)
@@ -37,7 +40,8 @@ StoreStatus SqliteStore::update_seller(Seller& s) {
               .bind(s.active)
               .bind(s.payout_fixed)
               .bind(s.payout_value)
-              .bind(s.version);
+              .bind(s.version)
+              .bind(s.test_mode);
         },
         s.version);
   });
@@ -52,7 +56,7 @@ std::vector<Seller> SqliteStore::list_sellers() {
 StoreStatus SqliteStore::insert_campaign(const Campaign& c) {
   return write_one("insert_campaign",
                    "INSERT INTO campaigns (" LF_CAMPAIGN_COLUMNS
-                   ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                   ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
                    [&](Query& q) {
                      q.bind(c.id)
                          .bind(c.seller_id)
@@ -66,7 +70,8 @@ StoreStatus SqliteStore::insert_campaign(const Campaign& c) {
                          .bind(c.payout_value)
                          .bind(c.key_hash)
                          .bind(c.key_hint)
-                         .bind(c.created_at_ms);
+                         .bind(c.created_at_ms)
+                         .bind(c.test_mode);
                    });
 }
 
@@ -82,7 +87,7 @@ StoreStatus SqliteStore::update_campaign(Campaign& c) {
     return write_versioned(
         *writer_, "update_campaign",
         "UPDATE campaigns SET name = ?2, active = ?3, async_mode = ?4, sync_timeout_ms = ?5,"
-        " rate_limit_per_minute = ?6, payout_fixed = ?7, payout_value = ?8,"
+        " rate_limit_per_minute = ?6, payout_fixed = ?7, payout_value = ?8, test_mode = ?10,"
         " version = version + 1 WHERE id = ?1 AND (?9 = 0 OR version = ?9) RETURNING version",
         "SELECT 1 FROM campaigns WHERE id = ?1", c.id,
         [&](Query& q) {
@@ -94,7 +99,8 @@ StoreStatus SqliteStore::update_campaign(Campaign& c) {
               .bind(c.rate_limit_per_minute)
               .bind(c.payout_fixed)
               .bind(c.payout_value)
-              .bind(c.version);
+              .bind(c.version)
+              .bind(c.test_mode);
         },
         c.version);
   });

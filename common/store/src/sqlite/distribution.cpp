@@ -32,13 +32,13 @@ std::string SqliteStore::find_duplicate(std::string_view vertical, std::string_v
     };
     std::string found = probe(
         "SELECT id FROM leads WHERE vertical = ?1 AND email = ?2 AND received_at >= ?3"
-        " AND received_at <= ?4 AND id <> ?5 AND (received_at < ?4 OR id < ?5)"
+        " AND received_at <= ?4 AND id <> ?5 AND (received_at < ?4 OR id < ?5) AND NOT test"
         " ORDER BY received_at DESC LIMIT 1",
         email);
     if (found.empty())
       found = probe(
           "SELECT id FROM leads WHERE vertical = ?1 AND phone = ?2 AND received_at >= ?3"
-          " AND received_at <= ?4 AND id <> ?5 AND (received_at < ?4 OR id < ?5)"
+          " AND received_at <= ?4 AND id <> ?5 AND (received_at < ?4 OR id < ?5) AND NOT test"
           " ORDER BY received_at DESC LIMIT 1",
           phone);
     return found;

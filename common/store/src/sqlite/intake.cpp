@@ -33,7 +33,7 @@ std::vector<LeadInsertResult> SqliteStore::insert_leads(std::span<const Lead> le
         Query q(c, "INSERT INTO leads (" LF_LEAD_COLUMNS
                    ", email_key, phone_key) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
                    "?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, "
-                   "?22, ?23, ?24, ?25, ?26) ON CONFLICT (id) DO NOTHING");
+                   "?22, ?23, ?24, ?25, ?26, ?27) ON CONFLICT (id) DO NOTHING");
         bind_lead(q, leads[i], custom[i]);
         const SearchKeys& k = i < keys.size() ? keys[i] : none;
         q.bind_or_null(k.email).bind_or_null(k.phone);
@@ -96,6 +96,7 @@ std::optional<std::vector<LeadRecord>> SqliteStore::list_leads(const LeadQuery& 
     if (!lq.phone_key.empty()) sql += " AND phone_key = ?";
     if (!lq.seller_id.empty()) sql += " AND seller_id = ?";
     if (lq.status) sql += " AND status = ?";
+    if (lq.test) sql += " AND test = ?";
     if (!lq.vertical.empty()) sql += " AND vertical = ?";
     if (!lq.source.empty()) sql += " AND source = ?";
     // Every lead the buyer bought, a share of a shared sale included. A search finds its few
@@ -119,6 +120,7 @@ std::optional<std::vector<LeadRecord>> SqliteStore::list_leads(const LeadQuery& 
     if (!lq.phone_key.empty()) q.bind(lq.phone_key);
     if (!lq.seller_id.empty()) q.bind(lq.seller_id);
     if (lq.status) q.bind(to_string(*lq.status));
+    if (lq.test) q.bind(*lq.test);
     if (!lq.vertical.empty()) q.bind(lq.vertical);
     if (!lq.source.empty()) q.bind(lq.source);
     if (!lq.buyer_id.empty()) q.bind(lq.buyer_id);

@@ -43,6 +43,7 @@ void bind_lead(Query& q, const Lead& l, const std::string& custom_fields) {
   else
     q.bind_null();
   q.bind(l.tcpa_consent_text).bind(custom_fields).bind(l.received_at_ms).bind(l.sync_wait_ms);
+  q.bind(l.test);
 }
 
 int record_outcome(Connection& c, const OutcomeRecord& o, const std::string& attempts,

@@ -707,9 +707,18 @@ BEGIN SELECT RAISE(ABORT, 'the change log is append-only'); END;
 CREATE TRIGGER change_log_no_delete BEFORE DELETE ON change_log
 BEGIN SELECT RAISE(ABORT, 'the change log is append-only'); END;
 )sql"},
+    // Test mode (leadflow/domain/test_mode.hpp): a test lead is stored with the fact, and a
+    // seller or campaign may put all of its leads in test mode. The leads' status may now be
+    // `test`: SQLite cannot alter a CHECK constraint, so allow_test_status rewrites it after
+    // this step.
+    {22, R"sql(
+ALTER TABLE leads ADD COLUMN test INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE sellers ADD COLUMN test_mode INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE campaigns ADD COLUMN test_mode INTEGER NOT NULL DEFAULT 0;
+)sql"},
     // Suppression lists (docs/suppression.md): the operator's (buyer_id '') and each buyer's,
     // their entries as fingerprints in chunks of fixed-width hex, one set per entries_version.
-    {22, R"sql(
+    {23, R"sql(
 CREATE TABLE suppression_lists (
   id               TEXT PRIMARY KEY,
   buyer_id         TEXT NOT NULL,
@@ -767,6 +776,8 @@ StoreStatus apply_migrations(Connection& c) {
         if (int rc = c.exec(sql.c_str())) return report(c, rc, "migrate");
     if (v == 18)
       if (int rc = backfill_search_keys(c)) return report(c, rc, "migrate");
+    if (v == 22)
+      if (int rc = allow_test_status(c)) return report(c, rc, "migrate");
     Query q(c,
             "INSERT INTO schema_migrations (version, applied_at) "
             "VALUES (?1, CAST(strftime('%s', 'now') AS INTEGER) * 1000)");

@@ -20,4 +20,8 @@ StoreStatus apply_migrations(Connection& writer);
 /// writer's transaction.
 int backfill_search_keys(Connection& writer);
 
+/// Makes the leads' status CHECK admit `test` (migration 22). An SQLite result code; the caller
+/// holds the writer's transaction.
+int allow_test_status(Connection& writer);
+
 }  // namespace leadflow::sqlite

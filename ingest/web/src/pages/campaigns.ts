@@ -4,6 +4,8 @@ import { Field, button, field, h, input, link, notice, select, table } from '../
 import { FormErrors } from '../form';
 import { shownOnce } from '../secret';
 import { isStale, staleNotice } from '../versions';
+import { testBadge } from '../test_mode';
+import { sellersTestMode } from './seller_test_mode';
 
 type Rec = Record<string, any>;
 
@@ -24,6 +26,7 @@ export function campaignBody(v: Record<string, string>, creating: boolean): Rec 
   if (v.mode) body.mode = v.mode;
   for (const k of ['sync_timeout_ms', 'rate_limit_per_minute']) if (v[k]?.trim()) body[k] = Number(v[k]);
   if (v['payout.value']?.trim()) body.payout = { model: v['payout.model'], value: Number(v['payout.value']) };
+  if (v.test_mode) body.test_mode = v.test_mode === 'true';
   return body;
 }
 
@@ -43,6 +46,7 @@ function campaignForm(sellers: Rec[], c: Rec | null, onDone: (made: Rec) => void
     field('rate_limit_per_minute', 'Rate ceiling (leads a minute)', input({ inputmode: 'numeric', value: c?.rate_limit_per_minute ?? '' })),
     field('payout.model', 'Payout model', select([['revshare', 'revshare (percent)'], ['fixed', 'fixed (price)']], c?.payout?.model ?? 'revshare')),
     field('payout.value', 'Payout value', input({ inputmode: 'decimal', value: c?.payout?.value ?? '' })),
+    field('test_mode', 'Test mode', select([['false', 'off: real leads'], ['true', 'on: every lead is a test']], c?.test_mode ? 'true' : 'false'), 'A test lead is stored and shown, never offered to a buyer.'),
   );
   const errors = new FormErrors(fields);
   const form = h('form', { class: 'grid-form', novalidate: true }, errors.element, fields.map((f) => f.wrapper), h('div', { class: 'actions' }, h('button', { type: 'submit' }, creating ? 'Create campaign' : 'Save campaign')));
@@ -88,7 +92,7 @@ export async function campaignsPage(ctx: Ctx, root: HTMLElement): Promise<void> 
       table(
         ['Campaign', 'Seller', 'Vertical', 'Status', 'Mode', 'Payout', 'Rate ceiling', 'Key', ''],
         campaigns.map((c) => [
-          h('span', {}, c.name, h('br'), h('span', { class: 'mono muted' }, c.campaign_id)),
+          h('span', {}, c.name, c.test_mode ? ' ' : null, testBadge(c.test_mode, 'mode'), h('br'), h('span', { class: 'mono muted' }, c.campaign_id)),
           sellerName.get(c.seller_id) ?? c.seller_id ?? '—',
           c.vertical,
           h('span', { class: `badge badge-${c.status}` }, c.status),
@@ -137,4 +141,5 @@ export async function campaignsPage(ctx: Ctx, root: HTMLElement): Promise<void> 
     (secret.querySelector('button') as HTMLElement | null)?.focus();
   });
   root.append(h('section', { class: 'card' }, h('h2', {}, 'New campaign'), form));
+  root.append(sellersTestMode(sellers, () => ctx.go('/campaigns')));
 }

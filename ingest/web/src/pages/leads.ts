@@ -10,10 +10,16 @@ import { Names, loadNames } from '../names';
 import { unsoldHint, unsoldWhy } from '../unsold';
 import { csvHref, leadsTitle } from '../buyer_portal';
 import { returnCard } from './lead_return';
-const STATUSES = ['', 'pending', 'delivered', 'unsold', 'duplicate', 'rejected', 'failed', 'returned'];
+import { TEST_FILTER, isTestStatus, testBadge } from '../test_mode';
+const STATUSES = ['', 'pending', 'delivered', 'unsold', 'duplicate', 'rejected', 'failed', 'returned', 'test'];
 
 function statusBadge(status: string): HTMLElement {
   return h('span', { class: `badge badge-${status}` }, status);
+}
+
+/** The status, and "Test" for a test lead (its status `test` said once, by the Test badge). */
+function statusBadges(l: Lead): HTMLElement {
+  return h('span', { class: 'badges' }, isTestStatus(l) ? null : statusBadge(l.status), testBadge(l.test));
 }
 
 /** A cell that is the id of a record this reader may name: its name, the id on hover and copy. */
@@ -26,9 +32,10 @@ export async function leadsPage(ctx: Ctx, root: HTMLElement): Promise<void> {
   // Filters on another party are the operator's only: the API refuses them to sellers and buyers.
   const op = isOperator(ctx.user);
   const account = ctx.user.account;
-  const names = ['status', 'vertical', 'source', ...(op ? ['buyer_id', 'seller_id'] : []), 'created_from', 'created_to'];
+  const names = ['status', 'test', 'vertical', 'source', ...(op ? ['buyer_id', 'seller_id'] : []), 'created_from', 'created_to'];
   const fields = [
     field('status', 'Status', select(STATUSES.map((v) => [v, v || 'any'] as [string, string]), s.get('status') ?? '')),
+    field('test', 'Test leads', select(TEST_FILTER, s.get('test') ?? '')),
     field('vertical', 'Vertical', input({ value: s.get('vertical') ?? '' })),
     field('source', 'Source', input({ value: s.get('source') ?? '' })),
     ...(op ? [field('buyer_id', 'Buyer id', input({ value: s.get('buyer_id') ?? '' })), field('seller_id', 'Seller id', input({ value: s.get('seller_id') ?? '' }))] : []),
@@ -75,7 +82,7 @@ export async function leadsPage(ctx: Ctx, root: HTMLElement): Promise<void> {
     const cells: Child[] = leadCells(l, account).map((c) => withName(c, known));
     // A seller reads why its lead was not sold, in its own words, under the status.
     const hint = account === 'seller' ? unsoldHint(l) : null;
-    cells[1] = hint ? h('div', {}, statusBadge(l.status), h('div', { class: 'muted small unsold-hint' }, hint)) : statusBadge(l.status);
+    cells[1] = hint ? h('div', {}, statusBadges(l), h('div', { class: 'muted small unsold-hint' }, hint)) : statusBadges(l);
     const person = personLine(l);
     const open = link(`/leads/${encodeURIComponent(l.lead_id)}`, person.name || l.lead_id, { title: l.lead_id, class: person.name ? 'lead-link' : 'lead-link mono' });
     return [h('div', {}, open, person.contact ? h('div', { class: 'muted small' }, person.contact) : null), ...cells];
@@ -128,7 +135,7 @@ export async function leadPage(ctx: Ctx, root: HTMLElement): Promise<void> {
     : null;
   root.append(
     h('p', {}, link('/leads', `← ${leadsTitle(account)}`)),
-    h('h1', {}, 'Lead ', h('span', { class: 'mono' }, l.lead_id), ' ', statusBadge(l.status)),
+    h('h1', {}, 'Lead ', h('span', { class: 'mono' }, l.lead_id), ' ', statusBadges(l)),
     zoneNote(),
     ...(whyCard ? [whyCard] : []),
     h(
@@ -139,7 +146,7 @@ export async function leadPage(ctx: Ctx, root: HTMLElement): Promise<void> {
     ),
   );
   const attempts = attemptsTable(l);
-  if (attempts) root.append(h('h2', {}, 'Timeline'), table(attempts.head, attempts.rows.map((r) => r.map((c) => withName(c, known))), `${attempts.rows.length} attempts (pings and posts)`, 'No ping or post yet.'));
+  if (attempts) root.append(h('h2', {}, 'Timeline'), table(attempts.head, attempts.rows.map((r) => r.map((c) => withName(c, known))), `${attempts.rows.length} attempts (pings and posts)`, l.test ? 'A test lead is offered to no buyer: no ping or post.' : 'No ping or post yet.'));
   const offers = offerPairs(l);
   if (offers) root.append(h('h2', {}, 'Offered to buyers'), dl(offers, known));
   const ineligible: Lead[] = l.ineligible_buyers ?? [];

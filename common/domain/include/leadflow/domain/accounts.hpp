@@ -19,6 +19,8 @@ struct Seller {
   bool active = true;
   bool payout_fixed = false;         // payout model: revshare (percent of price) or fixed
   std::int64_t payout_value = 7000;  // revshare: basis points (7000 = 70%); fixed: cents
+  /// Every lead of the seller is a test lead (leadflow/domain/test_mode.hpp).
+  bool test_mode = false;
   std::int64_t created_at_ms = 0;
   std::int64_t version = 1;  // one more with every change (docs/versions.md)
 };
@@ -38,6 +40,11 @@ struct Campaign {
   std::int64_t payout_value = 0;  // revshare: basis points (7000 = 70%); fixed: cents
   std::string key_hash;           // hex SHA-256 of the campaign key
   std::string key_hint;           // first characters of the key, for people
+  /// Every lead posted to the campaign is a test lead (leadflow/domain/test_mode.hpp).
+  bool test_mode = false;
+  /// Not stored with the campaign: its seller's test_mode, read with it, so that a post learns
+  /// both from the one campaign lookup the front caches.
+  bool seller_test_mode = false;
   std::int64_t created_at_ms = 0;
   std::int64_t version = 1;  // one more with every change (docs/versions.md)
 };
@@ -89,6 +96,9 @@ struct ApiKey {
   std::int64_t last_used_at_ms = 0;
   /// One more with every change (a revocation); a use does not move it (docs/versions.md).
   std::int64_t version = 1;
+  /// Not stored with the key: its seller's test_mode, read with it (false for a key of no
+  /// seller), so that a post learns it from the key lookup the front caches.
+  bool seller_test_mode = false;
   /// Not stored: a dashboard session acting as a key (session::as_api_key) carries its user's
   /// time zone, the default of whole-day ranges; a key's is empty, read as UTC.
   std::string time_zone;

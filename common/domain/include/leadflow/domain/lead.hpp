@@ -12,7 +12,8 @@
 namespace leadflow {
 
 /// The whole set of delivery states (SPEC §2). pending -> delivered | unsold | duplicate |
-/// rejected | failed; delivered -> returned. `accepted` is true exactly when delivered.
+/// rejected | failed | test; delivered -> returned. `accepted` is true exactly when delivered.
+/// `test`: a test lead (leadflow/domain/test_mode.hpp), stored and shown, offered to no buyer.
 enum class DeliveryStatus {
   kPending,
   kDelivered,
@@ -20,7 +21,8 @@ enum class DeliveryStatus {
   kDuplicate,
   kRejected,
   kFailed,
-  kReturned
+  kReturned,
+  kTest
 };
 
 std::string_view to_string(DeliveryStatus s);
@@ -64,6 +66,9 @@ struct Lead {
 
   std::int64_t received_at_ms = 0;
   int sync_wait_ms = 0;  // how long the seller's request waits for the outcome (0: async)
+  /// A test lead (leadflow/domain/test_mode.hpp): set by the front from the post's own mark and
+  /// its seller's and campaign's test mode; carried on the queue and stored with the lead.
+  bool test = false;
 };
 
 enum class AttemptKind { kPing, kPost };

@@ -49,7 +49,8 @@ PerformanceKey performance_key(const LeadKeys& l, const std::string& buyer_id);
 /// The figures of row `k` in `d`, zeros if it is new.
 PerformanceFigures& figures_of(PerformanceDeltas& d, const PerformanceKey& k);
 
-/// What a decided lead adds: the lead by its status, and each buyer asked by its attempts.
+/// What a decided lead adds: the lead by its status, and each buyer asked by its attempts. A
+/// test lead (leadflow/domain/test_mode.hpp) adds nothing at all.
 void add_outcome(PerformanceDeltas& d, const LeadKeys& l, const Distribution& dist);
 
 /// What each buyer asked adds, by its attempts (skipped ones, never sent, add nothing; a

@@ -43,8 +43,9 @@ struct CapWindow {
 class DistributionStore : public virtual StorePort {
  public:
   // --- distribution ---------------------------------------------------------------------------
-  /// The id of an earlier lead of the vertical with this e-mail or phone received at or after
-  /// `since_ms`, other than `lead_id`; "" if none.
+  /// The id of an earlier real lead of the vertical with this e-mail or phone received at or
+  /// after `since_ms`, other than `lead_id`; "" if none. A test lead is never one: it must not
+  /// make the person's real lead a duplicate (leadflow/domain/test_mode.hpp).
   virtual std::string find_duplicate(std::string_view vertical, std::string_view email,
                                      std::string_view phone, std::int64_t since_ms,
                                      std::string_view lead_id) = 0;

@@ -15,6 +15,7 @@ namespace leadflow {
 struct LeadQuery {
   std::string seller_id;  // "" = any (operator)
   std::optional<DeliveryStatus> status;
+  std::optional<bool> test;  // only test leads (true) or only real ones (false); nullopt = both
   std::string vertical, source, buyer_id;
   std::int64_t created_from_ms = 0;  // inclusive; 0 = open
   std::int64_t created_to_ms = 0;    // exclusive; 0 = open

@@ -38,6 +38,13 @@ bool may_see_lead(const Viewer& viewer, const LeadRecord& record);
 nlohmann::json project_lead(const Viewer& viewer, const LeadRecord& record,
                             const SellerLabels& labels, LeadDetail detail);
 
+/// What a test lead would have come to (docs/visibility.md, "Test leads"), as the seller that
+/// posted it may be told: it was valid (an invalid one is refused as a real one is), it was
+/// stored as a test and offered to no buyer, and whether some active buyer takes leads of its
+/// vertical now (`vertical_has_active_buyers`; null when the store could not say). Never which
+/// buyers, how many, what they bid or would have paid: the same for every reader.
+nlohmann::json project_would_have(std::optional<bool> vertical_has_active_buyers);
+
 /// The "distribution" of a lead: accepted, delivery_status, currency; the operator also the
 /// buyer and the buyers' price; a buyer its own purchase's price and reference; a seller its own
 /// payout (as "payout", and as "price": what the lead fetched for it, the meaning Surface B's
