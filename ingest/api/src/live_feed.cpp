@@ -244,7 +244,7 @@ void LiveFeed::sweep_closed_locked() {
   const auto before = subscribers_.size();
   std::erase_if(subscribers_, [](const std::unique_ptr<Subscriber>& s) {
     if (!s->body->closed()) return false;
-    if (s->body->overflowed()) {
+    if (s->body->fell_behind()) {
       live_metrics().dropped_slow.Increment();
       log(LogLevel::kInfo, "live_stream_dropped", {{"reason", "slow"}});
     }

@@ -614,7 +614,10 @@ void EventLoop::sweep(SteadyClock::time_point now) {
     }
     if (c.stream) {
       // A stream is quiet between its events; one whose reader stopped taking bytes is not.
-      if (c.out_off < c.out.size() && now - c.last_active > o.io_timeout) expired.push_back(&c);
+      if (c.out_off < c.out.size() && now - c.last_active > o.io_timeout) {
+        c.stream->mark_stalled();
+        expired.push_back(&c);
+      }
       continue;
     }
     if (c.busy) continue;  // the handler's own deadlines bound it

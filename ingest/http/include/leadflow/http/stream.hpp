@@ -30,6 +30,9 @@ class StreamBody {
   void finish();
   /// The stream ended because a push would have overflowed it.
   bool overflowed() const { return overflowed_.load(std::memory_order_relaxed); }
+  /// The stream ended because its reader fell behind: it overflowed, or its socket took nothing
+  /// for the server's I/O timeout (mark_stalled).
+  bool fell_behind() const { return overflowed() || stalled_.load(std::memory_order_relaxed); }
   /// The stream is over, for whatever reason.
   bool closed() const { return closed_.load(std::memory_order_relaxed); }
 
@@ -38,6 +41,8 @@ class StreamBody {
   void attach(std::function<void()> wake);
   /// The connection is gone: no more wake-ups; pushes fail from now on.
   void detach();
+  /// The loop closes the connection because its socket took nothing for too long.
+  void mark_stalled() { stalled_.store(true, std::memory_order_relaxed); }
   /// Moves the pending bytes to the end of `out`. true: the producer finished or the stream
   /// overflowed, so the connection ends after what was taken.
   bool take(std::string& out);
@@ -50,6 +55,7 @@ class StreamBody {
   bool signalled_ = false;  // a wake-up is on its way and not yet answered by take()
   bool finished_ = false;
   std::atomic<bool> overflowed_{false};
+  std::atomic<bool> stalled_{false};
   std::atomic<bool> closed_{false};
 };
 
