@@ -6,6 +6,9 @@ import { FormErrors } from '../form';
 import { count, daysAgo, money, percent, rangeError } from '../format';
 import { PRESETS, Preset, Range, addDays, daysIn, presetRange, previousRange, zone } from '../zone';
 import { Account, Row, fillDays, reportPath, series } from '../report';
+import { throttle } from '../live';
+import { loadNames } from '../names';
+import { liveFeed } from './live_feed';
 
 interface Report {
   data: { rows: Row[]; totals: Row; currency: string };
@@ -122,12 +125,13 @@ export async function overviewPage(ctx: Ctx, root: HTMLElement): Promise<void> {
   const span = daysIn(range.from, range.to) >= 7 ? range : { from: addDays(range.to, -6), to: range.to };
   const ask = (report: 'performance' | 'revenue', r: Range) => get<Report>(reportPath(report, { from: r.from, to: r.to, group_by: 'day', tz }));
   // Four reports when the range is the chart's (its days are those rows), five otherwise.
-  const [perf, rev, perfBefore, revBefore, ownWeek] = await Promise.all([
+  const [perf, rev, perfBefore, revBefore, ownWeek, names] = await Promise.all([
     ask('performance', range),
     ask('revenue', range),
     ask('performance', before),
     ask('revenue', before),
     span === range ? null : ask(chart.report, span),
+    loadNames(account),
   ]);
   const week = ownWeek ?? (chart.report === 'performance' ? perf : rev);
   const now = { performance: perf.data.totals ?? {}, revenue: rev.data.totals ?? {} };
@@ -148,4 +152,23 @@ export async function overviewPage(ctx: Ctx, root: HTMLElement): Promise<void> {
     h('section', { class: 'card' }, h('h2', {}, heading), none ? emptyState(...firstStep) : lineChart(points, chart.title, count)),
     h('p', {}, link('/leads', 'See the leads'), ' · ', link('/reports', 'Open the reports')),
   );
+  // The live feed; while the range runs to today, each lead it brings reads the totals again, at
+  // most every 3 s, and the tiles change in place.
+  const refresh = throttle(() => {
+    if (range.to !== daysAgo(0) || !root.isConnected) return;
+    void Promise.all([ask('performance', range), ask('revenue', range)])
+      .then(([p, r]) => {
+        const totals = { performance: p.data.totals ?? {}, revenue: r.data.totals ?? {} };
+        for (const t of overviewTiles(account)) {
+          const el = root.querySelector(`#${t.id} .tile-value`);
+          if (el) el.textContent = tileValue(t, totals[t.report], r.data.currency);
+        }
+      })
+      .catch(() => {});  // the next event tries again; the feed's state says if the server is gone
+  }, 3000);
+  // Under the tiles it moves, above the chart (drawn once, at load).
+  const feed = liveFeed(ctx, names, refresh);
+  const tiles = root.querySelector('.tiles');
+  if (tiles) tiles.after(feed);
+  else root.append(feed);
 }
