@@ -7,7 +7,6 @@ import { count, daysAgo, money, percent, rangeError } from '../format';
 import { PRESETS, Preset, Range, addDays, daysIn, presetRange, previousRange, zone } from '../zone';
 import { Account, Row, fillDays, reportPath, series } from '../report';
 import { throttle } from '../live';
-import { loadNames } from '../names';
 import { liveFeed } from './live_feed';
 
 interface Report {
@@ -125,13 +124,12 @@ export async function overviewPage(ctx: Ctx, root: HTMLElement): Promise<void> {
   const span = daysIn(range.from, range.to) >= 7 ? range : { from: addDays(range.to, -6), to: range.to };
   const ask = (report: 'performance' | 'revenue', r: Range) => get<Report>(reportPath(report, { from: r.from, to: r.to, group_by: 'day', tz }));
   // Four reports when the range is the chart's (its days are those rows), five otherwise.
-  const [perf, rev, perfBefore, revBefore, ownWeek, names] = await Promise.all([
+  const [perf, rev, perfBefore, revBefore, ownWeek] = await Promise.all([
     ask('performance', range),
     ask('revenue', range),
     ask('performance', before),
     ask('revenue', before),
     span === range ? null : ask(chart.report, span),
-    loadNames(account),
   ]);
   const week = ownWeek ?? (chart.report === 'performance' ? perf : rev);
   const now = { performance: perf.data.totals ?? {}, revenue: rev.data.totals ?? {} };
@@ -167,7 +165,7 @@ export async function overviewPage(ctx: Ctx, root: HTMLElement): Promise<void> {
       .catch(() => {});  // the next event tries again; the feed's state says if the server is gone
   }, 3000);
   // Under the tiles it moves, above the chart (drawn once, at load).
-  const feed = liveFeed(ctx, names, refresh);
+  const feed = liveFeed(ctx, refresh);
   const tiles = root.querySelector('.tiles');
   if (tiles) tiles.after(feed);
   else root.append(feed);
