@@ -5,7 +5,7 @@
 // before it is decided. Started by tests/web/e2e.sh (E2E_*); screenshots in E2E_SHOTS.
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { base, shots, suffix, api, lead, scan, openBrowser } from './e2e_lib.mjs';
+import { base, operatorKey, shots, suffix, api, lead, scan, openBrowser } from './e2e_lib.mjs';
 
 const slow = http.createServer((req, res) => {
   req.resume();
@@ -106,6 +106,25 @@ await run(async () => {
   assert.ok(box && box.x >= 0 && box.x + box.width <= 375, 'the feed inside the screen');
   await shot(page, 'live-operator-375');
   await page.setViewportSize({ width: 1280, height: 800 });
+
+  // One stream at a time: the overview drawn again keeps one open, another page none (a stream
+  // left open would hold one of the six connections the browser keeps to the server).
+  const streams = async () => {
+    const text = await (await fetch(`${base}/metrics`, { headers: { Authorization: `Bearer ${operatorKey}` } })).text();
+    return Number(/^leadflow_live_connections (\S+)$/m.exec(text)?.[1]);
+  };
+  const waitStreams = async (n) => {
+    for (let i = 0; i < 50 && (await streams()) !== n; i += 1) await new Promise((ok) => setTimeout(ok, 200));
+    assert.equal(await streams(), n, `${n} live streams open`);
+  };
+  for (const preset of ['7 days', '30 days', 'Today']) await page.getByRole('button', { name: preset }).click();
+  await page.locator('#live-state', { hasText: 'Live' }).waitFor();
+  await waitStreams(1);
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Leads', exact: true }).click();
+  await page.getByRole('heading', { name: 'Leads' }).first().waitFor();
+  await waitStreams(0);
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Overview', exact: true }).click();
+  await page.locator('#live-state', { hasText: 'Live' }).waitFor();
 
   // A seller user: its own lead appears, decided with its payout and no buyer; another seller's never.
   await page.locator('#sign-out').click();
