@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstdio>
 #include <random>
+#include <unordered_set>
 #include <utility>
 
 #include <prometheus/counter.h>
@@ -169,7 +170,7 @@ bool LiveFeed::poll() {
   std::vector<std::string> watched;
   watched.reserve(pending_.size());
   for (const auto& [id, at] : pending_) watched.push_back(id);
-  const std::int64_t since = cursor_ms_ - options_.overlap.count();
+  const std::int64_t since = page_full_ ? cursor_ms_ : cursor_ms_ - options_.overlap.count();
   const auto rows = store_.list_lead_changes(since, watched, options_.page);
   if (!rows) {
     live_metrics().poll_failures.Increment();
@@ -191,10 +192,16 @@ bool LiveFeed::poll() {
     if (!decided) pending_.emplace(id, r.lead.received_at_ms);
     cursor_ms_ = std::max(cursor_ms_, r.lead.received_at_ms);
   }
-  // A full page may leave leads of the same window unread: the next read starts at its last
-  // lead rather than go back the overlap (which would read the same page again).
-  if (rows->size() >= static_cast<std::size_t>(options_.page))
-    cursor_ms_ += options_.overlap.count();
+  // A full page of leads received may leave leads of the same window unread: the next read
+  // starts at its last lead rather than go back the overlap (which would read the same page
+  // again). The read's other part is the watched leads decided, each once (one may also be in
+  // the page, read decided there too).
+  const std::unordered_set<std::string> asked(watched.begin(), watched.end());
+  std::unordered_set<std::string> decided_watched;
+  for (const LeadRecord& r : *rows)
+    if (r.distribution.status != DeliveryStatus::kPending && asked.count(r.lead.id) > 0)
+      decided_watched.insert(r.lead.id);
+  page_full_ = rows->size() - decided_watched.size() >= static_cast<std::size_t>(options_.page);
   // Bounds: what fell out of the window is no longer re-read; the oldest watched go first.
   const std::int64_t horizon = cursor_ms_ - 2 * options_.overlap.count();
   std::erase_if(seen_, [&](const auto& kv) { return kv.second < horizon; });

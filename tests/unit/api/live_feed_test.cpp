@@ -207,6 +207,24 @@ TEST(LiveFeed, AReconnectNamingItsLastEventGetsWhatItMissed) {
   EXPECT_TRUE(events_of(*feed.subscribe(Viewer::seller("sel_a"), {"s", nullptr}, "zz-1")).empty());
 }
 
+TEST(LiveFeed, MoreLeadsThanAPageAreReadOverTheNextPolls) {
+  FakeChanges store;
+  LiveOptions o = options();
+  o.page = 2;
+  LiveFeed feed(store, kNow, o);
+  auto s = feed.subscribe(Viewer{}, {"s", nullptr}, "");
+  for (int i = 0; i < 5; ++i) {
+    store.leads.push_back(lead("ld_" + std::to_string(i), "sel_a"));
+    store.leads.back().lead.received_at_ms = kNow + i;
+  }
+  std::vector<std::string> got;
+  for (int poll = 0; poll < 5; ++poll) {
+    ASSERT_TRUE(feed.poll());
+    for (const json& e : events_of(*s)) got.push_back(e["lead"]["lead_id"]);
+  }
+  EXPECT_EQ(got, (std::vector<std::string>{"ld_0", "ld_1", "ld_2", "ld_3", "ld_4"}));
+}
+
 TEST(LiveFeed, AStoreThatCannotAnswerSendsNothingAndIsCounted) {
   FakeChanges store;
   store.down = true;

@@ -88,7 +88,8 @@ class LiveFeed {
   const std::string boot_;  // this process's part of every event id
 
   // The poller's own state (one thread).
-  std::int64_t cursor_ms_;
+  std::int64_t cursor_ms_;  // the latest received time read
+  bool page_full_ = false;  // the last read was a full page: the next starts at the cursor
   std::unordered_map<std::string, std::int64_t> seen_;     // id → received, within the overlap
   std::unordered_map<std::string, std::int64_t> pending_;  // watched: id → received
   std::uint64_t next_seq_ = 1;
