@@ -296,6 +296,10 @@ Lookup<LeadRecord> FakeStore::get_lead(std::string_view id) {
 std::optional<std::vector<LeadRecord>> FakeStore::list_leads(const LeadQuery& q) {
   return down() ? std::nullopt : real_->list_leads(q);
 }
+std::optional<std::vector<LeadRecord>> FakeStore::list_lead_changes(
+    std::int64_t received_since_ms, std::span<const std::string> watched, int limit) {
+  return down() ? std::nullopt : real_->list_lead_changes(received_since_ms, watched, limit);
+}
 std::string FakeStore::find_duplicate(std::string_view vertical, std::string_view email,
                                       std::string_view phone, std::int64_t since_ms,
                                       std::string_view lead_id) {

@@ -43,6 +43,7 @@ struct ServiceOptions {
       std::nullopt;                   // LEADFLOW_SHARED_LIMITS; unset: follows the shape
   bool require_operator_2fa = false;  // LEADFLOW_REQUIRE_OPERATOR_2FA
   std::string totp_key = "";          // the TOTP sealing key (32 bytes); "": secrets kept plain
+  int live_max_connections = 0;       // LEADFLOW_LIVE_MAX_CONNECTIONS; 0: the default
 };
 
 class ServiceFixture {

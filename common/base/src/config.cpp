@@ -46,6 +46,8 @@ const std::set<std::string, std::less<>>& known_settings() {
       "LEADFLOW_MAX_CONNECTIONS",
       "LEADFLOW_MAX_CONNECTIONS_PER_ADDRESS",
       "LEADFLOW_WORKER_NICE",
+      "LEADFLOW_LIVE_MAX_CONNECTIONS",
+      "LEADFLOW_LIVE_POLL_MS",
       "LEADFLOW_WORKERS",
       "LEADFLOW_WORKER_CONCURRENCY",
       "LEADFLOW_BUYER_CONNECTIONS",
@@ -323,6 +325,9 @@ std::optional<Config> load_config(const Getenv& getenv,
       !int_setting("LEADFLOW_MAX_CONNECTIONS", 1, 10'000'000, c.max_connections) ||
       !int_setting("LEADFLOW_MAX_CONNECTIONS_PER_ADDRESS", 0, 10'000'000,
                    c.max_connections_per_address))
+    return std::nullopt;
+  if (!int_setting("LEADFLOW_LIVE_MAX_CONNECTIONS", 0, 1'000'000, c.live_max_connections) ||
+      !int_setting("LEADFLOW_LIVE_POLL_MS", 100, 60'000, c.live_poll_ms))
     return std::nullopt;
   if (!int_setting("LEADFLOW_WORKER_NICE", 0, 19, c.worker_nice)) return std::nullopt;
   if (!int_setting("LEADFLOW_WORKERS", 0, 64, c.workers)) return std::nullopt;

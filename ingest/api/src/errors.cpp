@@ -199,6 +199,17 @@ Refusal refusal_for(SignInRefused refused) {
   return {401, "unauthorized", "the user was disabled; nothing was changed"};
 }
 
+Refusal refusal_for(LiveRefused refused) {
+  switch (refused) {
+    case LiveRefused::kFull:
+      return {503, "unavailable",
+              "this server holds as many live streams as it may; try again shortly", true};
+    case LiveRefused::kOff:
+      break;
+  }
+  return {503, "unavailable", "the live feed does not run here", false};
+}
+
 void send_b_invalid(http::Response& res, const FieldErrors& errors) {
   nlohmann::json list = nlohmann::json::array();
   for (const auto& e : errors)

@@ -137,6 +137,13 @@ Refusal refusal_for(AccountRefused refused);
 /// A sign-in, session or password change refused: 401, 429, 403 or 400.
 Refusal refusal_for(SignInRefused refused);
 
+/// Why GET /v1/live opened no stream.
+enum class LiveRefused {
+  kFull,  // the process holds LEADFLOW_LIVE_MAX_CONNECTIONS streams already
+  kOff,   // this listener runs no live feed
+};
+Refusal refusal_for(LiveRefused refused);
+
 /// Surface B: the refusal as {"status": code, "message": detail} (and Retry-After when it says
 /// so), or, for fields at fault, {"status": "invalid", "errors": [...]}.
 void send_b_refusal(http::Response& res, const Refusal& refusal);

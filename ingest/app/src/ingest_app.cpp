@@ -14,6 +14,7 @@
 #include "leadflow/api/api.hpp"
 #include "leadflow/api/buyer_test_ping.hpp"
 #include "leadflow/api/http_util.hpp"
+#include "leadflow/api/live_feed.hpp"
 #include "leadflow/base/log.hpp"
 #include "leadflow/http/server.hpp"
 #include "leadflow/http/tls_cert.hpp"
@@ -127,6 +128,7 @@ struct App::Impl {
   std::unique_ptr<AuditLog> audit;
   std::unique_ptr<SignInLimits> logins;
   std::unique_ptr<BuyerPinger> pinger;  // POST /v1/buyers/{id}/test-ping
+  std::unique_ptr<LiveFeed> live;       // GET /v1/live: one poller for every stream of the process
   std::unique_ptr<IngestContext> ctx;
   Listener tls, plain, metrics;
   std::unique_ptr<ScrapeHook> up;           // leadflow_store_up, leadflow_queue_up
@@ -263,6 +265,14 @@ bool App::start(std::string& error) {
 
   m.ctx->visibility_secret = *secret;
   m.ctx->suppression = m.suppression.get();
+  {
+    LiveOptions lo;
+    lo.max_connections = static_cast<std::size_t>(c.live_max_connections);
+    lo.poll_interval = std::chrono::milliseconds(c.live_poll_ms);
+    m.live = std::make_unique<LiveFeed>(*m.store, m.clock.now_ms(), lo);
+    m.live->start();
+    m.ctx->live = m.live.get();
+  }
 
   std::string cert = c.tls_cert, key = c.tls_key;
   if (cert.empty()) {
@@ -281,6 +291,7 @@ bool App::start(std::string& error) {
     register_buyer_test_ping(routes, *m.ctx, *m.pinger);
     register_surface_b(routes, *m.ctx);
     register_console(routes, *m.ctx);
+    register_live(routes, *m.ctx);
     register_dashboard(routes);  // last: it takes every other GET path
     if (!m.tls.start(std::move(routes), c.listen, c, c.http_threads, cert, key, error,
                      "LEADFLOW_LISTEN"))
@@ -294,6 +305,7 @@ bool App::start(std::string& error) {
     register_buyer_test_ping(routes, *m.ctx, *m.pinger);
     register_surface_b(routes, *m.ctx);
     register_console(routes, *m.ctx);  // answers 403 unless via a trusted proxy
+    register_live(routes, *m.ctx);     // the same
     register_dashboard(routes);        // static files: no secret, and signs in over HTTPS only
     if (!m.plain.start(std::move(routes), *c.http_listen, c, c.http_threads, "", "", error,
                        "LEADFLOW_HTTP_LISTEN"))
@@ -325,6 +337,7 @@ void App::stop() {
   m.tls.stop();
   m.plain.stop();
   m.metrics.stop();
+  if (m.live) m.live->stop();
   if (m.workers) m.workers->stop();
   m.up.reset();
   m.backlog.reset();

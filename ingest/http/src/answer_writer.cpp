@@ -1,5 +1,6 @@
 #include "answer_writer.hpp"
 
+#include <cstdio>
 #include <ctime>
 
 #include "leadflow/http/parser.hpp"
@@ -43,6 +44,22 @@ void serialize(std::string& out, const Response& res, bool head_only, bool close
   if (tls) out.append("Strict-Transport-Security: max-age=31536000; includeSubDomains\r\n");
   out.append("Date: ").append(http_date()).append("\r\n\r\n");
   if (!head_only && !bodiless) out.append(res.body);
+}
+
+void serialize_stream_head(std::string& out, const Response& res, bool http10, bool tls) {
+  out.append("HTTP/1.1 ").append(std::to_string(res.status)).append(1, ' ');
+  out.append(reason_phrase(res.status)).append("\r\n");
+  out.append(res.header_block());
+  out.append(http10 ? "Connection: close\r\n" : "Transfer-Encoding: chunked\r\n");
+  if (tls) out.append("Strict-Transport-Security: max-age=31536000; includeSubDomains\r\n");
+  out.append("Date: ").append(http_date()).append("\r\n\r\n");
+}
+
+void append_chunk(std::string& out, std::string_view bytes) {
+  if (bytes.empty()) return;
+  char size[20];
+  const int n = std::snprintf(size, sizeof size, "%zx\r\n", bytes.size());
+  out.append(size, static_cast<std::size_t>(n)).append(bytes).append("\r\n");
 }
 
 }  // namespace leadflow::http

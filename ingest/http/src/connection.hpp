@@ -12,6 +12,7 @@
 
 #include "leadflow/http/message.hpp"
 #include "leadflow/http/parser.hpp"
+#include "leadflow/http/stream.hpp"
 #include "server_impl.hpp"
 
 namespace leadflow::http {
@@ -24,6 +25,9 @@ constexpr std::uint64_t kFirstConnection = 1 << 8;  // ids below are tags; low 8
 constexpr int kMaxLoops = 255;
 constexpr std::size_t kReadChunk = 16 * 1024;
 constexpr int kAcceptBatch = 8;  // per wake-up, so another loop takes part of a burst
+// The kernel's send buffer of a streamed answer: what a stalled reader can hold beyond its
+// stream's own bound (the default grows to megabytes).
+constexpr int kStreamSendBuffer = 64 * 1024;
 
 /// A request partly received: the reader that resumes where it stopped, and what it has read.
 struct Reading {
@@ -65,8 +69,12 @@ struct Conn {
   HttpServer::Impl* admitted_by = nullptr;  // counted in its connections (Impl::admit)
   std::string address_key;                  // ... under this key
   int remote_port = 0;
+  // A streamed answer (Response::stream) being written: the connection reads nothing more.
+  std::shared_ptr<StreamBody> stream;
+  bool chunked = false;  // its body is framed in chunks (HTTP/1.1)
 
   ~Conn() {
+    if (stream) stream->detach();
     if (ssl) SSL_free(ssl);
     if (fd >= 0) ::close(fd);
     if (admitted_by) admitted_by->release(address_key);

@@ -46,13 +46,19 @@ void EventLoop::run() {
         [[maybe_unused]] const ssize_t r = ::read(wakefd_, &count, sizeof count);
         std::vector<std::shared_ptr<Exchange>> batch;
         std::vector<std::pair<SteadyClock::time_point, std::shared_ptr<Exchange>>> later;
+        std::vector<std::uint64_t> streams;
         {
           std::lock_guard lock(inbox_mu_);
           batch.swap(inbox_);
           later.swap(deferred_inbox_);
+          streams.swap(stream_inbox_);
         }
         for (auto& ex : batch) finish(ex);
         for (auto& [when, ex] : later) defer(std::move(ex), when);
+        for (const std::uint64_t id : streams) {
+          auto it = conns_.find(id);
+          if (it != conns_.end() && it->second->stream) pump_stream(*it->second);
+        }
       } else {
         on_event(tag, events[i].events);
       }
@@ -91,7 +97,8 @@ void EventLoop::begin_stop() {
   std::vector<Conn*> idle;
   for (auto& [id, c] : conns_) {
     c->close_after_write = true;
-    if (!c->busy && c->out_off >= c->out.size()) idle.push_back(c.get());
+    // A stream never ends by itself: it closes with the server.
+    if (c->stream || (!c->busy && c->out_off >= c->out.size())) idle.push_back(c.get());
   }
   for (Conn* c : idle) close_conn(*c);
 }
@@ -185,6 +192,17 @@ void EventLoop::on_event(std::uint64_t id, std::uint32_t events) {
     if (c.out_off < c.out.size() && !flush_out(c)) return;
   }
   if (!read_in(c)) return;
+  if (c.stream) {
+    // A streamed answer's reader has nothing more to say; what it sends is dropped, and its
+    // going away ends the stream.
+    c.in.clear();
+    if (c.read_closed) {
+      close_conn(c);
+      return;
+    }
+    update_interest(c);
+    return;
+  }
   process(c);
 }
 
@@ -264,8 +282,47 @@ bool EventLoop::flush_out(Conn& c) {
     linger(c);
     return false;
   }
+  if (c.stream) return pump_stream(c);  // the socket took it all: the stream's next bytes
   update_interest(c);
   return true;
+}
+
+// The handler answered with a stream: its head now, then its bytes as they come (pump_stream).
+void EventLoop::start_stream(Conn& c, std::shared_ptr<StreamBody> body) {
+  c.busy = true;  // no further request is read on this connection
+  c.chunked = !c.http10;
+  c.stream = std::move(body);
+  setsockopt(c.fd, SOL_SOCKET, SO_SNDBUF, &kStreamSendBuffer, sizeof kStreamSendBuffer);
+  const std::uint64_t id = c.id;
+  c.stream->attach([this, id] { stream_ready(id); });
+}
+
+// Moves the stream's waiting bytes to the socket, once it took the previous ones: a reader that
+// does not read leaves them in the stream, whose bound then ends it. false: closed (and gone).
+bool EventLoop::pump_stream(Conn& c) {
+  if (c.out_off < c.out.size()) return true;  // flush_out comes back here once it is written
+  std::string bytes;
+  const bool ended = c.stream->take(bytes);
+  if (ended && c.stream->overflowed()) {
+    close_conn(c);  // a reader this far behind gets no more
+    return false;
+  }
+  if (c.chunked)
+    append_chunk(c.out, bytes);
+  else
+    c.out.append(bytes);
+  if (ended) {
+    if (c.chunked) c.out.append("0\r\n\r\n");
+    c.stream->detach();
+    c.stream.reset();
+    c.busy = false;
+    c.close_after_write = true;
+  }
+  if (c.out.empty()) {
+    update_interest(c);
+    return true;
+  }
+  return flush_out(c);
 }
 
 void EventLoop::update_interest(Conn& c) {
@@ -443,6 +500,19 @@ void EventLoop::finish(const std::shared_ptr<Exchange>& ex) {
   if (res.status >= 400 && res.body.empty() && routes.on_error)
     routes.on_error(ex->req, res, ex->refusal);
   if (server_.stopping.load(std::memory_order_relaxed)) c.close_after_write = true;
+  if (res.stream && (res.status != 200 || c.head_only || c.close_after_write)) {
+    res.stream->detach();  // nothing will be streamed: a plain answer
+    res.stream.reset();
+  }
+  if (res.stream) {
+    serialize_stream_head(c.out, res, c.http10, c.ssl != nullptr);
+    if (routes.after)
+      routes.after(ex->req, res,
+                   std::chrono::duration<double>(SteadyClock::now() - ex->started).count());
+    start_stream(c, std::move(res.stream));
+    flush_out(c);
+    return;
+  }
   const bool close = !c.keep_alive || c.close_after_write;
   c.close_after_write = close;
   serialize(c.out, res, c.head_only, close, c.http10, c.ssl != nullptr);
@@ -540,6 +610,14 @@ void EventLoop::sweep(SteadyClock::time_point now) {
     Conn& c = *cp;
     if (c.lingering) {
       if (now - c.last_active > std::chrono::seconds(2)) expired.push_back(&c);
+      continue;
+    }
+    if (c.stream) {
+      // A stream is quiet between its events; one whose reader stopped taking bytes is not.
+      if (c.out_off < c.out.size() && now - c.last_active > o.io_timeout) {
+        c.stream->mark_stalled();
+        expired.push_back(&c);
+      }
       continue;
     }
     if (c.busy) continue;  // the handler's own deadlines bound it

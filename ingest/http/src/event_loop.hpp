@@ -76,7 +76,7 @@ class EventLoop {
     bool first;
     {
       std::lock_guard lock(inbox_mu_);
-      first = inbox_.empty() && deferred_inbox_.empty();
+      first = inbox_.empty() && deferred_inbox_.empty() && stream_inbox_.empty();
       inbox_.push_back(std::move(ex));
     }
     if (first) wake();  // one wake-up per batch: later ones find the inbox non-empty
@@ -90,14 +90,27 @@ class EventLoop {
     bool first;
     {
       std::lock_guard lock(inbox_mu_);
-      first = inbox_.empty() && deferred_inbox_.empty();
+      first = inbox_.empty() && deferred_inbox_.empty() && stream_inbox_.empty();
       deferred_inbox_.emplace_back(when, std::move(ex));
+    }
+    if (first) wake();
+  }
+
+  /// From any thread: the streamed answer of connection `id` has bytes (or its end) waiting.
+  void stream_ready(std::uint64_t id) {
+    bool first;
+    {
+      std::lock_guard lock(inbox_mu_);
+      first = inbox_.empty() && deferred_inbox_.empty() && stream_inbox_.empty();
+      stream_inbox_.push_back(id);
     }
     if (first) wake();
   }
 
  private:
   void run();
+  void start_stream(Conn& c, std::shared_ptr<StreamBody> body);
+  bool pump_stream(Conn& c);
   void accept_some();
   void on_event(std::uint64_t id, std::uint32_t events);
   bool read_in(Conn& c);
@@ -135,6 +148,7 @@ class EventLoop {
   std::mutex inbox_mu_;
   std::vector<std::shared_ptr<Exchange>> inbox_;
   std::vector<std::pair<SteadyClock::time_point, std::shared_ptr<Exchange>>> deferred_inbox_;
+  std::vector<std::uint64_t> stream_inbox_;  // connections whose stream has bytes waiting
   // Answered exchanges waiting for their time (Exchange::done_at): a min-heap by time, then by
   // arrival, so answers due together leave in the order they were given.
   struct Deferred {

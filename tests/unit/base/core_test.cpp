@@ -211,6 +211,8 @@ TEST(Config, BadSettingsNameThemselves) {
       {"LEADFLOW_HEADER_TIMEOUT_MS", "0"},
       {"LEADFLOW_BODY_MIN_RATE", "0"},
       {"LEADFLOW_MAX_CONNECTIONS_PER_ADDRESS", "-1"},
+      {"LEADFLOW_LIVE_MAX_CONNECTIONS", "-1"},
+      {"LEADFLOW_LIVE_POLL_MS", "10"},
       {"LEADFLOW_BUYER_CONNECTIONS", "0"},
       {"LEADFLOW_BUYER_CA_FILE", "/no/such/ca.pem"},
       {"LEADFLOW_BUYER_HTTP2", "sometimes"},
@@ -298,7 +300,10 @@ TEST(Config, FrontBoundsAndBuyerConnections) {
   EXPECT_EQ(d->buyer_connections, 8192);
   EXPECT_EQ(d->buyer_host_connections, 2048);
   EXPECT_EQ(d->buyer_http2, "auto");
+  EXPECT_EQ(d->live_max_connections, 1000);
+  EXPECT_EQ(d->live_poll_ms, 500);
   std::map<std::string, std::string> vars = {
+      {"LEADFLOW_LIVE_MAX_CONNECTIONS", "0"}, {"LEADFLOW_LIVE_POLL_MS", "250"},
       {"LEADFLOW_HEADER_TIMEOUT_MS", "5000"}, {"LEADFLOW_BODY_TIMEOUT_MS", "7000"},
       {"LEADFLOW_BODY_MIN_RATE", "1024"},     {"LEADFLOW_TLS_HANDSHAKE_TIMEOUT_MS", "3000"},
       {"LEADFLOW_MAX_CONNECTIONS", "2000"},   {"LEADFLOW_MAX_CONNECTIONS_PER_ADDRESS", "0"},
@@ -313,6 +318,8 @@ TEST(Config, FrontBoundsAndBuyerConnections) {
   EXPECT_EQ(c->max_connections_per_address, 0);
   EXPECT_EQ(c->buyer_connections, 4000);
   EXPECT_EQ(c->buyer_host_connections, 500);
+  EXPECT_EQ(c->live_max_connections, 0);
+  EXPECT_EQ(c->live_poll_ms, 250);
 }
 
 TEST(OutcomeWaiters, DeliversToTheWaiterAndForgetsIt) {

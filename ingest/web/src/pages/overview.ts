@@ -8,6 +8,8 @@ import { PRESETS, Preset, Range, addDays, daysIn, presetRange, previousRange, zo
 import { Account, Row, fillDays, reportPath, series } from '../report';
 import { buyerRates } from '../buyer_portal';
 import { Account as BuyerAccount, limitBars } from './buying';
+import { throttle } from '../live';
+import { liveFeed } from './live_feed';
 
 interface Report {
   data: { rows: Row[]; totals: Row; currency: string };
@@ -163,4 +165,23 @@ export async function overviewPage(ctx: Ctx, root: HTMLElement): Promise<void> {
     );
   }
   root.append(h('p', {}, link('/leads', account === 'buyer' ? 'See your purchases' : 'See the leads'), ' · ', link('/reports', 'Open the reports')));
+  // The live feed; while the range runs to today, each lead it brings reads the totals again, at
+  // most every 3 s, and the tiles change in place.
+  const refresh = throttle(() => {
+    if (range.to !== daysAgo(0) || !root.isConnected) return;
+    void Promise.all([ask('performance', range), ask('revenue', range)])
+      .then(([p, r]) => {
+        const totals = { performance: p.data.totals ?? {}, revenue: r.data.totals ?? {} };
+        for (const t of overviewTiles(account)) {
+          const el = root.querySelector(`#${t.id} .tile-value`);
+          if (el) el.textContent = tileValue(t, totals[t.report], r.data.currency);
+        }
+      })
+      .catch(() => {});  // the next event tries again; the feed's state says if the server is gone
+  }, 3000);
+  // Under the tiles it moves, above the chart (drawn once, at load).
+  const feed = liveFeed(ctx, refresh);
+  const tiles = root.querySelector('.tiles');
+  if (tiles) tiles.after(feed);
+  else root.append(feed);
 }

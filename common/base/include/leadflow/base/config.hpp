@@ -56,8 +56,11 @@ struct Config {
   int header_timeout_ms = 10000;  // LEADFLOW_HEADER_TIMEOUT_MS: header section, first byte on
   int body_timeout_ms = 10000;    // LEADFLOW_BODY_TIMEOUT_MS: a body, plus its size at ...
   int body_min_rate = 4096;       // LEADFLOW_BODY_MIN_RATE: ... this many bytes a second
-  int tls_handshake_timeout_ms = 10000;   // LEADFLOW_TLS_HANDSHAKE_TIMEOUT_MS
-  int max_connections = 10000;            // LEADFLOW_MAX_CONNECTIONS: open at once
+  int tls_handshake_timeout_ms = 10000;  // LEADFLOW_TLS_HANDSHAKE_TIMEOUT_MS
+  int max_connections = 10000;           // LEADFLOW_MAX_CONNECTIONS: open at once
+  // The live feed (GET /v1/live, docs/operations.md "The live feed"), per process:
+  int live_max_connections = 1000;        // LEADFLOW_LIVE_MAX_CONNECTIONS: streams open at once
+  int live_poll_ms = 500;                 // LEADFLOW_LIVE_POLL_MS: how often the store is read
   int max_connections_per_address = 256;  // LEADFLOW_MAX_CONNECTIONS_PER_ADDRESS: 0, none
   int workers = 1;                        // LEADFLOW_WORKERS: in-process worker loops (embedded)
   int worker_concurrency = 10000;  // LEADFLOW_WORKER_CONCURRENCY: auctions in flight per worker

@@ -9,6 +9,7 @@
 #include "leadflow/store/audit.hpp"
 #include "leadflow/store/distribution.hpp"
 #include "leadflow/store/intake.hpp"
+#include "leadflow/store/lead_changes.hpp"
 #include "leadflow/store/limits.hpp"
 #include "leadflow/store/money.hpp"
 #include "leadflow/store/port.hpp"
@@ -26,6 +27,7 @@ namespace leadflow {
 class Store : public AccountsStore,
               public SignInStore,
               public IntakeStore,
+              public LeadChangesStore,
               public DistributionStore,
               public MoneyStore,
               public ReportingStore,

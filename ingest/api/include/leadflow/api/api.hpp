@@ -35,6 +35,8 @@
 
 namespace leadflow {
 
+class LiveFeed;  // leadflow/api/live_feed.hpp
+
 /// The front's metric families, registered once.
 struct IngestMetrics {
   prometheus::Family<prometheus::Counter>&
@@ -144,6 +146,8 @@ struct IngestContext {
   /// The operator's and buyers' suppression lists this process holds (docs/suppression.md); a
   /// lead on the operator's is refused at intake. None: no lists.
   const SuppressionLists* suppression = nullptr;
+  /// The live feed (GET /v1/live); none: the route answers 503.
+  LiveFeed* live = nullptr;
 };
 
 void install_common_handlers(Routes& routes, IngestContext& ctx);
@@ -163,5 +167,8 @@ void register_surface_b(Routes& routes, IngestContext& ctx);
 /// The dashboard's sign-in (POST, GET, DELETE /v1/session) and the operator's user management
 /// (/v1/users). Like Surface A, over HTTPS only (or from a trusted proxy that says it was).
 void register_console(Routes& routes, IngestContext& ctx);
+/// GET /v1/live: the reader's leads received and decided, as Server-Sent Events
+/// (leadflow/api/live_feed.hpp). Over HTTPS only, like Surface A.
+void register_live(Routes& routes, IngestContext& ctx);
 
 }  // namespace leadflow

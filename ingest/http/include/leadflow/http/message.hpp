@@ -7,6 +7,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -17,6 +18,8 @@ class Routes;
 }  // namespace leadflow
 
 namespace leadflow::http {
+
+class StreamBody;  // leadflow/http/stream.hpp
 
 class RequestParser;
 class EventLoop;
@@ -123,6 +126,9 @@ class Response {
  public:
   int status = 200;
   std::string body;
+  /// Set (with a 200): the body is not `body` but this stream, written chunked as its producer
+  /// pushes, and the connection serves nothing else until the stream or the connection ends.
+  std::shared_ptr<StreamBody> stream;
 
   /// Sets the body and its Content-Type.
   void set_content(std::string content, std::string_view content_type);
