@@ -135,7 +135,7 @@ await run(async () => {
 
   // A campaign for Alpha: its key is shown once.
   await menu('Campaigns').click();
-  await page.getByLabel('Seller').selectOption(sellerA.seller_id);
+  await page.getByLabel('Seller', { exact: true }).selectOption(sellerA.seller_id);
   await page.getByLabel('Name').fill(`Alpha web ${suffix}`);
   await page.getByLabel('Payout value').fill('70');
   await page.getByRole('button', { name: 'Create campaign' }).click();

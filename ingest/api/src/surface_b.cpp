@@ -236,9 +236,7 @@ void register_surface_b(Routes& routes, IngestContext& ctx) {
       [&c](const http::Request& req, const Campaign& campaign) {
         audit_rate_limited(c, req, "campaign", "campaign", "", campaign.id, campaign.seller_id);
       },
-      [&c](std::string_view vertical) {
-        return vertical_has_active_buyers(c.accounts, vertical);
-      },
+      [&c](std::string_view vertical) { return vertical_has_active_buyers(c.accounts, vertical); },
       c.suppression});
 
   routes.post_inline("/api/v1/lead", [&c, ports](const std::shared_ptr<Exchange>& ex) {
