@@ -95,6 +95,9 @@ await run(async () => {
   await page.waitForFunction(([before]) => document.querySelector('#tile-leads .tile-value')?.textContent !== before, [leadsBefore], { timeout: 15000 });
   assert.equal(Number(await tileValue('tile-leads')), Number(leadsBefore) + 1);
   await page.waitForFunction(() => document.querySelector('#tile-sold .tile-value')?.textContent === '1', null, { timeout: 15000 });
+  // The chart, empty at load, now draws the day's lead (its last point above zero).
+  await page.locator('#overview-chart svg.chart-line').waitFor({ timeout: 15000 });
+  assert.equal(await page.locator('#overview-chart').getByText('No leads in these days').count(), 0);
   assert.equal(await page.evaluate(() => window.__notReloaded), true, 'no reload');
   await shot(page, 'live-operator-decided');
 

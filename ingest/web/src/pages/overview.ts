@@ -141,19 +141,22 @@ export async function overviewPage(ctx: Ctx, root: HTMLElement): Promise<void> {
   const now = { performance: perf.data.totals ?? {}, revenue: rev.data.totals ?? {} };
   const then = { performance: perfBefore.data.totals ?? {}, revenue: revBefore.data.totals ?? {} };
   const beforeText = preset === 'today' ? 'Yesterday' : `Previous ${daysIn(before.from, before.to)} days`;
-  const points = fillDays(series(week.data.rows, 'day', chart.figure), span.from, span.to);
   const heading = span.from === addDays(today, -6) && span.to === today ? chart.heading : `${chart.heading.split(',')[0]}, ${span.from} to ${span.to}`;
-  // A range with nothing in it is no chart: it says what to do first.
-  const none = points.every((p) => p.value === 0);
   const firstStep =
     account === 'seller'
       ? ['No leads yet — ', link('/settings/api-keys', 'make an API key'), ' and post your first lead; it shows here and under Leads. Or ', link('/get-started', 'get started step by step', { id: 'get-started' }), ': a key, a command to copy, your lead arriving.']
       : account === 'buyer'
         ? ['No purchases in these days: leads you buy show here and under Leads.']
         : ['No leads in these days: sellers post them with an ', link('/settings/api-keys', 'API key'), '; buyers take them once set up under ', link('/buyers', 'Buyers'), '.'];
+  // The chart's days, or, for a range with nothing in it, what to do first instead.
+  const chartBody = (w: Report) => {
+    const points = fillDays(series(w.data.rows, 'day', chart.figure), span.from, span.to);
+    return points.every((p) => p.value === 0) ? emptyState(...firstStep) : lineChart(points, chart.title, count);
+  };
+  const chartCard = h('section', { class: 'card', id: 'overview-chart' }, h('h2', {}, heading), chartBody(week));
   root.append(
     h('div', { class: 'tiles' }, overviewTiles(account).map((t) => tile(t, tileValue(t, now[t.report], rev.data.currency), tileValue(t, then[t.report], revBefore.data.currency), beforeText))),
-    h('section', { class: 'card' }, h('h2', {}, heading), none ? emptyState(...firstStep) : lineChart(points, chart.title, count)),
+    chartCard,
   );
   if (own) {
     const rates = buyerRates(now.performance);
@@ -165,21 +168,22 @@ export async function overviewPage(ctx: Ctx, root: HTMLElement): Promise<void> {
     );
   }
   root.append(h('p', {}, link('/leads', account === 'buyer' ? 'See your purchases' : 'See the leads'), ' · ', link('/reports', 'Open the reports')));
-  // The live feed; while the range runs to today, each lead it brings reads the totals again, at
-  // most every 3 s, and the tiles change in place.
+  // The live feed; while the range runs to today, each lead it brings reads the totals (and the
+  // chart's days) again, at most every 3 s, and the tiles and the chart change in place.
   const refresh = throttle(() => {
     if (range.to !== daysAgo(0) || !root.isConnected) return;
-    void Promise.all([ask('performance', range), ask('revenue', range)])
-      .then(([p, r]) => {
+    void Promise.all([ask('performance', range), ask('revenue', range), span === range ? null : ask(chart.report, span)])
+      .then(([p, r, w]) => {
         const totals = { performance: p.data.totals ?? {}, revenue: r.data.totals ?? {} };
         for (const t of overviewTiles(account)) {
           const el = root.querySelector(`#${t.id} .tile-value`);
           if (el) el.textContent = tileValue(t, totals[t.report], r.data.currency);
         }
+        chartCard.replaceChildren(h('h2', {}, heading), chartBody(w ?? (chart.report === 'performance' ? p : r)));
       })
       .catch(() => {});  // the next event tries again; the feed's state says if the server is gone
   }, 3000);
-  // Under the tiles it moves, above the chart (drawn once, at load).
+  // Under the tiles it moves, above the chart.
   const feed = liveFeed(ctx, refresh);
   const tiles = root.querySelector('.tiles');
   if (tiles) tiles.after(feed);
