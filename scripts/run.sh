@@ -155,7 +155,8 @@ if [[ ! -f "$state" ]]; then
               "bluesky:$((base_port + 1)):auto_insurance\",\"solar" \
               "cornerstone:$((base_port + 2)):auto_insurance\",\"mortgage"; do
     IFS=: read -r name port verticals <<< "$spec"
-    api POST /v1/buyers "{\"name\":\"$name\",\"verticals\":[\"$verticals\"],\"delivery\":{\"mode\":\"ping_post\",\"ping_url\":\"http://127.0.0.1:$port/ping\",\"post_url\":\"http://127.0.0.1:$port/post\",\"timeout_ms\":500},\"pricing\":{\"model\":\"bid\",\"min_bid\":5}}" >/dev/null
+    made=$(api POST /v1/buyers "{\"name\":\"$name\",\"verticals\":[\"$verticals\"],\"delivery\":{\"mode\":\"ping_post\",\"ping_url\":\"http://127.0.0.1:$port/ping\",\"post_url\":\"http://127.0.0.1:$port/post\",\"timeout_ms\":500},\"pricing\":{\"model\":\"bid\",\"min_bid\":5}}" | field buyer_id)
+    [[ "$name" == acme-auto ]] && BUYER_ID=$made
   done
   SELLER_ID=$(api POST /v1/sellers '{"name":"Demo Seller"}' | field seller_id)
   SELLER_KEY=$(api POST /v1/api-keys "{\"name\":\"demo seller key\",\"seller_id\":\"$SELLER_ID\",\"plan\":\"standard\"}" | field key)
@@ -166,8 +167,8 @@ if [[ ! -f "$state" ]]; then
     exit 1
   fi
   umask 077
-  printf 'OPERATOR_KEY=%q\nSELLER_ID=%q\nSELLER_KEY=%q\nCAMPAIGN_KEY=%q\nASYNC_CAMPAIGN_KEY=%q\n' \
-    "$OPERATOR_KEY" "$SELLER_ID" "$SELLER_KEY" "$CAMPAIGN_KEY" "$ASYNC_CAMPAIGN_KEY" > "$state"
+  printf 'OPERATOR_KEY=%q\nSELLER_ID=%q\nSELLER_KEY=%q\nCAMPAIGN_KEY=%q\nASYNC_CAMPAIGN_KEY=%q\nBUYER_ID=%q\n' \
+    "$OPERATOR_KEY" "$SELLER_ID" "$SELLER_KEY" "$CAMPAIGN_KEY" "$ASYNC_CAMPAIGN_KEY" "$BUYER_ID" > "$state"
 fi
 
 # The dashboard's demo users, made once like the keys (a demo.env from before they existed gets
@@ -189,6 +190,23 @@ if [[ -z "${DEMO_OPERATOR_PASSWORD:-}" ]]; then
     "$DEMO_OPERATOR_EMAIL" "$DEMO_OPERATOR_PASSWORD" "$DEMO_SELLER_EMAIL" "$DEMO_SELLER_PASSWORD" >> "$state"
 fi
 
+# A user of the demo buyer acme-auto, for the buyer's portal (a demo.env made before it knew the
+# buyer's id has none).
+if [[ -z "${DEMO_BUYER_PASSWORD:-}" && -n "${BUYER_ID:-}" ]]; then
+  DEMO_BUYER_EMAIL=demo-buyer@example.com
+  DEMO_BUYER_PASSWORD=$(openssl rand -base64 24 | tr -dc 'A-Za-z0-9' | head -c 20)
+  made_buyer=$(api POST /v1/users "{\"email\":\"$DEMO_BUYER_EMAIL\",\"name\":\"Demo Buyer\",\"password\":\"$DEMO_BUYER_PASSWORD\",\"account\":\"buyer\",\"buyer_id\":\"$BUYER_ID\"}" | field id)
+  if [[ -z "$made_buyer" ]]; then
+    echo "run.sh: making the demo's buyer user failed; see the logs in $logs" >&2
+    exit 1
+  fi
+  umask 077
+  printf 'DEMO_BUYER_EMAIL=%q\nDEMO_BUYER_PASSWORD=%q\n' "$DEMO_BUYER_EMAIL" "$DEMO_BUYER_PASSWORD" >> "$state"
+fi
+buyer_login=""
+[[ -n "${DEMO_BUYER_PASSWORD:-}" ]] &&
+  buyer_login=$'\n'"  buyer login:    $DEMO_BUYER_EMAIL  password: $DEMO_BUYER_PASSWORD  (acme-auto)"
+
 if ((scale_out)); then
   shape_text="scale-out: a second ingest at https://$second, workers' metrics on http://127.0.0.1:$worker_metrics_port/metrics and :$((worker_metrics_port + 1)), Kafka at $bootstrap, PostgreSQL at ${LEADFLOW_STORE%%\?*}; logs and data in $shape_dir, thrown away at the next start"
 else
@@ -201,7 +219,7 @@ Demo buyers: acme-auto :$base_port (bids 14.50), bluesky :$((base_port + 1)) (8-
 
 Dashboard: $base/  (the certificate is self-signed: $cacert)
   operator login: $DEMO_OPERATOR_EMAIL  password: $DEMO_OPERATOR_PASSWORD
-  seller login:   $DEMO_SELLER_EMAIL  password: $DEMO_SELLER_PASSWORD  (Demo Seller)
+  seller login:   $DEMO_SELLER_EMAIL  password: $DEMO_SELLER_PASSWORD  (Demo Seller)$buyer_login
 
 # Surface A: post a lead as the demo seller (201 when sold within the wait budget)
 resp=\$(curl -s --cacert $cacert -X POST $base/v1/leads \

@@ -52,7 +52,7 @@ expect 'leadflow_leads_received_total'   # metrics
 grep -q "Dashboard: https://127.0.0.1:$port/" "$work/out" || fail "no dashboard URL printed"
 cacert="$work/data/tls/cert.pem"
 [[ $mode == --scale-out ]] && cacert="$work/data/scale-out/ingest1/tls/cert.pem"
-for account in operator seller; do
+for account in operator seller buyer; do
   line=$(grep "^  $account login: " "$work/out") || fail "no $account login printed"
   email=$(sed -n 's/.*login: *\([^ ]*\) *password: *\([^ ]*\).*/\1/p' <<< "$line")
   password=$(sed -n 's/.*login: *\([^ ]*\) *password: *\([^ ]*\).*/\2/p' <<< "$line")
