@@ -102,13 +102,20 @@ await run(async () => {
   await shot(page, 'live-operator-decided');
 
   // At 375 px the feed fits the screen.
+  // Crossing 600 px draws the page again (it holds a line chart now): the feed is drawn anew,
+  // with the lines already seen.
+  const drawnBefore = await page.locator('#live-list').elementHandle();
   await page.setViewportSize({ width: 375, height: 800 });
+  await page.waitForFunction((el) => !el.isConnected, drawnBefore);
+  await page.locator('#live-state', { hasText: 'Live' }).waitFor();
   await page.locator('#live-list').scrollIntoViewIfNeeded();
   assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 375), 'no sideways scroll at 375 px');
   const box = await page.locator('section.live').boundingBox();
   assert.ok(box && box.x >= 0 && box.x + box.width <= 375, 'the feed inside the screen');
   await shot(page, 'live-operator-375');
+  const phoneList = await page.locator('#live-list').elementHandle();
   await page.setViewportSize({ width: 1280, height: 800 });
+  await page.waitForFunction((el) => !el.isConnected, phoneList);
 
   // One stream at a time: the overview drawn again keeps one open, another page none (a stream
   // left open would hold one of the six connections the browser keeps to the server).
