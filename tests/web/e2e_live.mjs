@@ -155,7 +155,9 @@ await run(async () => {
   assert.equal(await line(others).count(), 0, "another seller's lead never reaches the feed");
   assert.equal(await page.locator('#live-list li').count(), 1);
   await shot(page, 'live-seller');
+  const sellerList = await page.locator('#live-list').elementHandle();
   await page.setViewportSize({ width: 375, height: 800 });
+  await page.waitForFunction((el) => !el.isConnected, sellerList);
   assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 375), 'the seller’s overview fits 375 px');
   // The page drawn again for the phone's width keeps the lines already seen.
   await page.locator('#live-state', { hasText: 'Live' }).waitFor();

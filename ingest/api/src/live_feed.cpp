@@ -167,6 +167,28 @@ std::shared_ptr<http::StreamBody> LiveFeed::subscribe(const Viewer& viewer,
 }
 
 bool LiveFeed::poll() {
+  const auto now = std::chrono::steady_clock::now();
+  {
+    std::lock_guard lock(mu_);
+    if (!subscribers_.empty()) last_listened_ = now;
+  }
+  if (now - last_listened_ > options_.idle_after) {
+    if (!idle_) {
+      idle_ = true;
+      pending_.clear();
+      seen_.clear();
+      page_full_ = false;
+    }
+    return true;
+  }
+  if (idle_) {
+    // Listened to again: from now (less the overlap), not from before the pause.
+    idle_ = false;
+    const std::int64_t wall_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                     std::chrono::system_clock::now().time_since_epoch())
+                                     .count();
+    cursor_ms_ = std::max(cursor_ms_, wall_ms);
+  }
   std::vector<std::string> watched;
   watched.reserve(pending_.size());
   for (const auto& [id, at] : pending_) watched.push_back(id);

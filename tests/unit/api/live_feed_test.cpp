@@ -23,10 +23,12 @@ class FakeChanges final : public LeadChangesStore {
   std::vector<LeadRecord> leads;
   bool down = false;
   std::vector<std::string> last_watched;
+  int reads = 0;
   bool healthy() override { return !down; }
   std::optional<std::vector<LeadRecord>> list_lead_changes(std::int64_t since,
                                                            std::span<const std::string> watched,
                                                            int limit) override {
+    ++reads;
     if (down) return std::nullopt;
     last_watched.assign(watched.begin(), watched.end());
     std::vector<LeadRecord> out;
@@ -234,6 +236,36 @@ TEST(LiveFeed, AStoreThatCannotAnswerSendsNothingAndIsCounted) {
   EXPECT_FALSE(feed.poll());
   EXPECT_TRUE(events_of(*s).empty());
   EXPECT_FALSE(s->closed());
+}
+
+}  // namespace
+}  // namespace leadflow
+
+namespace leadflow {
+namespace {
+
+// Nobody listening for idle_after: the poller reads nothing (a worker draining a backlog does not
+// pay for reads nobody looks at), and a stream opened later starts from then, not from before.
+TEST(LiveFeed, WithNoStreamForAWhileTheStoreIsNotRead) {
+  FakeChanges store;
+  LiveOptions o = options();
+  o.idle_after = std::chrono::milliseconds(0);
+  // On the wall clock, which the poller goes back to when a stream opens.
+  const std::int64_t wall = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                std::chrono::system_clock::now().time_since_epoch())
+                                .count();
+  LiveFeed feed(store, wall - 120'000, o);
+  store.leads = {lead("ld_1", "sel_a")};  // received a minute ago, while nobody listened
+  store.leads[0].lead.received_at_ms = wall - 60'000;
+  ASSERT_TRUE(feed.poll());
+  ASSERT_TRUE(feed.poll());
+  EXPECT_EQ(store.reads, 0);
+
+  auto op = feed.subscribe(Viewer{}, SellerLabels{"secret", nullptr}, "");
+  ASSERT_TRUE(feed.poll());
+  EXPECT_EQ(store.reads, 1);
+  // From now (less the overlap): the lead received a minute before is not sent.
+  EXPECT_TRUE(events_of(*op).empty());
 }
 
 }  // namespace

@@ -39,6 +39,10 @@ struct LiveOptions {
   // A stream ends after this long and the browser opens a new one (resuming with Last-Event-ID):
   // its reader is authenticated again, so a session that ended or a key revoked stops within it.
   std::chrono::milliseconds max_age{300'000};
+  // With no stream open for this long, the poller reads nothing (a worker draining a backlog
+  // would pay for reads nobody looks at); a stream opened later starts from then. Longer than
+  // `retry_ms`, so a browser reconnecting after max_age misses nothing.
+  std::chrono::milliseconds idle_after{30'000};
 };
 
 /// The fan-out and its poller. subscribe() from any thread; poll() and heartbeat() run on the
@@ -92,6 +96,9 @@ class LiveFeed {
   bool page_full_ = false;  // the last read was a full page: the next starts at the cursor
   std::unordered_map<std::string, std::int64_t> seen_;     // id → received, within the overlap
   std::unordered_map<std::string, std::int64_t> pending_;  // watched: id → received
+  // Last seen with a stream open; never, at first: nothing is read before the first stream.
+  std::chrono::steady_clock::time_point last_listened_{};
+  bool idle_ = false;  // no stream for idle_after: nothing read, nothing followed
   std::uint64_t next_seq_ = 1;
 
   mutable std::mutex mu_;  // subscribers_ and recent_
