@@ -56,9 +56,13 @@ export NODE_PATH="$npm_dir/node_modules" NODE_EXTRA_CA_CERTS="$cacert"
 export E2E_BASE="$base" E2E_OPERATOR_KEY="$operator_key" E2E_CHROMIUM="$chromium" \
   E2E_BUYER_URL="http://127.0.0.1:$buyer_port" E2E_SHOTS="$build/web-e2e/${walk%.mjs}"
 mkdir -p "$E2E_SHOTS"
-# NODE_PATH does not reach ES modules: the script is run from the folder holding node_modules.
-cp "$here/e2e_lib.mjs" "$here/$walk" "$npm_dir/"
-if ! node "$npm_dir/$walk"; then
+# NODE_PATH does not reach ES modules: the script runs from a folder of this walk's own that
+# links to node_modules (walks run side by side: a copy into one shared folder could be read by
+# another walk half written).
+mkdir "$work/walk"
+ln -s "$npm_dir/node_modules" "$work/walk/node_modules"
+cp "$here/e2e_lib.mjs" "$here/$walk" "$work/walk/"
+if ! node "$work/walk/$walk"; then
   echo "e2e: the ingest log's last lines:" >&2
   tail -n 30 "$work/ingest.log" >&2
   exit 1
