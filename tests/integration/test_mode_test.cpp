@@ -5,7 +5,9 @@
 // would have happened, in the seller's words.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
+#include <thread>
 
 #include "service_fixture.hpp"
 
@@ -201,6 +203,30 @@ TEST_F(TestMode, ACampaignInTestModeAnswersWhatWouldHaveHappenedAtOnce) {
   // Performance holds none of them; the stats page neither.
   const json totals = performance_totals();
   EXPECT_EQ(totals["leads"], 0) << totals.dump();
+}
+
+TEST_F(TestMode, AnAsyncTestLeadsJobPollSaysWhatItWouldHaveComeTo) {
+  const auto [campaign_id, campaign_key] = svc.add_campaign(seller, {{"mode", "async"}});
+  json form = sample_campaign_lead(9, campaign_key);
+  form["test"] = true;
+  auto r = svc.post("/api/v1/lead", form, "");
+  ASSERT_EQ(r->status, 202) << r->body;
+  const std::string job = body_of(r)["job_id"];
+  EXPECT_EQ(body_of(r)["would_have"], would_have(true));
+  // Polled until decided: the decided answer is the test's, with its would_have.
+  json answer;
+  for (int i = 0; i < 200; ++i) {
+    auto j = svc.https()->Get(("/api/v1/jobs/" + job).c_str(), {{"X-Campaign-Key", campaign_key}});
+    ASSERT_EQ(j->status, 200) << j->body;
+    answer = body_of(j);
+    if (answer["status"] != "queued") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  EXPECT_EQ(answer["status"], "test");
+  EXPECT_EQ(answer["test"], true) << answer.dump();
+  EXPECT_EQ(answer["would_have"], would_have(true)) << answer.dump();
+  EXPECT_EQ(answer["sold"], false);
+  EXPECT_TRUE(buyer->pings().empty());
 }
 
 }  // namespace

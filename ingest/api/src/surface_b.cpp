@@ -195,12 +195,16 @@ void answer_job(const SurfaceBPorts& ports, const std::string& job_id, const htt
   const auto& record = found.value;
   if (record && record->lead.campaign_id == campaign->id) {
     const auto& d = record->distribution;
-    if (d.status == DeliveryStatus::kPending)
-      return http::send_json(res, 200, {{"status", "queued"}, {"job_id", job_id}});
-    return http::send_json(
-        res, 200,
-        campaign_outcome_body({job.lead_id, d.status, d.buyer_id, d.price, d.payout},
-                              record->lead.seller_id));
+    json body = d.status == DeliveryStatus::kPending
+                    ? json{{"status", "queued"}, {"job_id", job_id}}
+                    : campaign_outcome_body({job.lead_id, d.status, d.buyer_id, d.price, d.payout},
+                                            record->lead.seller_id);
+    // A test lead's poll says what it would have come to, as its post's answer did.
+    if (record->lead.test) {
+      body["test"] = true;
+      body["would_have"] = project_would_have(ports.vertical_buying(record->lead.vertical));
+    }
+    return http::send_json(res, 200, body);
   }
   // Not stored under this campaign. Issued to this key: accepted and not picked up by a worker
   // yet (for a day after the id was made). A tag that checks but whose lead the store holds
