@@ -129,28 +129,29 @@ describe('payouts', () => {
   });
 });
 
-// Waiting for the lead: every 2 s while the page is open, each new or changed lead once.
+// Waiting for the lead: from the live feed, or every 2 s while the page is open; each new or
+// changed lead once.
 describe('arrival', () => {
   afterEach(() => vi.useRealTimers());
 
   it('hands over a lead newer than the one there at first, again when decided, and stops with the page', async () => {
     vi.useFakeTimers();
     let open = true;
-    let newest: Record<string, any> | null = { lead_id: 'ld_old', status: 'delivered' };
+    let newest: Record<string, any> | null = { lead_id: 'ld_01OLD', status: 'delivered' };
     let asks = 0;
     const seen: string[] = [];
-    watchArrivals('ld_old', (l) => seen.push(`${l.lead_id}:${l.status}`), { active: () => open, newest: async () => (asks++, newest) });
+    watchArrivals('ld_01OLD', (l) => seen.push(`${l.lead_id}:${l.status}`), { active: () => open, newest: async () => (asks++, newest) });
     await vi.advanceTimersByTimeAsync(1999);
     expect(asks).toBe(0);
     await vi.advanceTimersByTimeAsync(1);
     expect(asks).toBe(1);
     expect(seen).toEqual([]);
-    newest = { lead_id: 'ld_new', status: 'pending', distribution: { payout: null } };
+    newest = { lead_id: 'ld_01PNEW', status: 'pending', distribution: { payout: null } };
     await vi.advanceTimersByTimeAsync(4000);
-    expect(seen).toEqual(['ld_new:pending']);
-    newest = { lead_id: 'ld_new', status: 'delivered', distribution: { payout: 12.5 } };
+    expect(seen).toEqual(['ld_01PNEW:pending']);
+    newest = { lead_id: 'ld_01PNEW', status: 'delivered', distribution: { payout: 12.5 } };
     await vi.advanceTimersByTimeAsync(2000);
-    expect(seen).toEqual(['ld_new:pending', 'ld_new:delivered']);
+    expect(seen).toEqual(['ld_01PNEW:pending', 'ld_01PNEW:delivered']);
     open = false;
     const before = asks;
     await vi.advanceTimersByTimeAsync(10000);
@@ -173,6 +174,44 @@ describe('arrival', () => {
     expect(seen).toEqual(['ld_1']);
     stop();
     await vi.advanceTimersByTimeAsync(10000);
+    expect(asks).toBe(2);
+  });
+
+  it('listens to the feed instead of asking, asks once as it connects, and asks every 2 s once it is refused', async () => {
+    vi.useFakeTimers();
+    let open = true;
+    let asks = 0;
+    let closed = 0;
+    const seen: string[] = [];
+    let push: (l: Record<string, any>) => void = () => {};
+    let connected: () => void = () => {};
+    let down: () => void = () => {};
+    watchArrivals('ld_01B', (l) => seen.push(`${l.lead_id}:${l.status}`), {
+      active: () => open,
+      newest: async () => (asks++, { lead_id: 'ld_01C', status: 'pending' }),
+      listen: (onLead, onOpen, onDown) => {
+        push = onLead;
+        connected = onOpen;
+        down = onDown;
+        return () => closed++;
+      },
+    });
+    connected();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(asks).toBe(1);
+    expect(seen).toEqual(['ld_01C:pending']);
+    push({ lead_id: 'ld_01A', status: 'delivered' });  // older than the page: not the one awaited
+    push({ lead_id: 'ld_01C', status: 'pending' });  // the same again: once
+    push({ lead_id: 'ld_01C', status: 'delivered', distribution: { payout: 9 } });
+    await vi.advanceTimersByTimeAsync(10000);
+    expect(asks).toBe(1);  // listening: no asking
+    expect(seen).toEqual(['ld_01C:pending', 'ld_01C:delivered']);
+    down();
+    await vi.advanceTimersByTimeAsync(2000);
+    expect(asks).toBe(2);
+    open = false;
+    await vi.advanceTimersByTimeAsync(2000);
+    expect(closed).toBe(1);
     expect(asks).toBe(2);
   });
 });
