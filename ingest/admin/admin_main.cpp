@@ -195,8 +195,10 @@ int main(int argc, char** argv) {
     return status;
   }
   if (command == "list-api-keys") {
+    const auto rows = store->list_api_keys();
+    if (!rows) return fail("the store could not be read");
     json out = json::array();
-    for (const auto& k : store->list_api_keys()) out.push_back(leadflow::api_key_to_json(k));
+    for (const auto& k : *rows) out.push_back(leadflow::api_key_to_json(k));
     print(out);
     return 0;
   }
@@ -209,14 +211,18 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (command == "list-sellers") {
+    const auto rows = store->list_sellers();
+    if (!rows) return fail("the store could not be read");
     json out = json::array();
-    for (const auto& s : store->list_sellers()) out.push_back(leadflow::seller_to_json(s));
+    for (const auto& s : *rows) out.push_back(leadflow::seller_to_json(s));
     print(out);
     return 0;
   }
   if (command == "list-campaigns") {
+    const auto rows = store->list_campaigns(flag("seller-id"));
+    if (!rows) return fail("the store could not be read");
     json out = json::array();
-    for (const auto& c : store->list_campaigns(flag("seller-id")))
+    for (const auto& c : *rows)
       out.push_back(leadflow::campaign_to_json(c));
     print(out);
     return 0;
@@ -271,8 +277,10 @@ int main(int argc, char** argv) {
     return report(management.create_user(body, by));
   }
   if (command == "list-users") {
+    const auto rows = store->list_users();
+    if (!rows) return fail("the store could not be read");
     json out = json::array();
-    for (const auto& u : store->list_users()) out.push_back(leadflow::user_to_json(u));
+    for (const auto& u : *rows) out.push_back(leadflow::user_to_json(u));
     print(out);
     return 0;
   }

@@ -482,7 +482,7 @@ TEST(ConsoleBootstrap, TheFirstOperatorIsMadeOnceAndSignsIn) {
   std::string error;
   ASSERT_TRUE(first.app->start(error)) << error;
   db = "sqlite:" + first.dir.path() + "/leadflow.db";
-  auto users = first.app->store().list_users();
+  auto users = first.app->store().list_users().value();
   ASSERT_EQ(users.size(), 1u);
   const std::string made = users[0].id;
   EXPECT_EQ(users[0].email, "first@example.com");
@@ -508,7 +508,7 @@ TEST(ConsoleBootstrap, TheFirstOperatorIsMadeOnceAndSignsIn) {
     return c;
   }());
   ASSERT_TRUE(first.app->start(error)) << error;
-  users = first.app->store().list_users();
+  users = first.app->store().list_users().value();
   ASSERT_EQ(users.size(), 1u);
   EXPECT_EQ(users[0].id, made);
   first.app->stop();
@@ -542,7 +542,7 @@ TEST(ConsoleBootstrap, ProcessesStartingAtOnceMakeOneOperator) {
     created += r == Management::Bootstrap::kCreated ? 1 : 0;
   }
   EXPECT_EQ(created, 1);
-  EXPECT_EQ(stores[0]->list_users().size(), 1u);
+  EXPECT_EQ(stores[0]->list_users().value().size(), 1u);
 }
 
 TEST(ConsoleBootstrap, ABadEmailOrPasswordStopsTheStartNamingTheSetting) {

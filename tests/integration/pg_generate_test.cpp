@@ -342,7 +342,8 @@ TEST_P(GenerateTest, TheRollupsEqualTheRawRowsSummedByHand) {
   std::map<std::string, const LeadRecord*> lead_by_id;
   for (const auto& r : leads) lead_by_id[r.lead.id] = &r;
   std::map<std::string, std::pair<std::string, std::string>> campaign_of;  // seller, vertical
-  for (const auto& c : store->list_campaigns("")) campaign_of[c.id] = {c.seller_id, c.vertical};
+  const auto campaigns = store->list_campaigns("").value();
+  for (const auto& c : campaigns) campaign_of[c.id] = {c.seller_id, c.vertical};
 
   const auto ny = TimeZone::load("America/New_York");
   ASSERT_NE(ny, nullptr);

@@ -123,7 +123,8 @@ TEST_F(PgReadOutage, RecordReadsAre503WhileTheStoreIsDownNot404OrEmpty) {
            "/v1/leads?q=" + lead_id_, "/v1/buyers/" + buyer_id_, "/v1/buyers",
            "/v1/sellers/" + seller_id_, "/v1/campaigns/" + campaign_id_,
            "/v1/campaigns/" + campaign_id_ + "/specification",
-           "/v1/campaigns/cp_01JQ0000000000000000000009"}) {
+           "/v1/campaigns/cp_01JQ0000000000000000000009", "/v1/sellers", "/v1/campaigns",
+           "/v1/api-keys", "/v1/users"}) {
     auto r = get(path);
     ASSERT_TRUE(r) << path;
     EXPECT_EQ(r->status, 503) << path << ": " << r->body;

@@ -111,8 +111,8 @@ StoreStatus FakeStore::insert_seller(const Seller& s) {
 Lookup<Seller> FakeStore::get_seller(std::string_view id) {
   return account_read_fails() ? Lookup<Seller>{} : real_->get_seller(id);
 }
-std::vector<Seller> FakeStore::list_sellers() {
-  return down() ? std::vector<Seller>{} : real_->list_sellers();
+std::optional<std::vector<Seller>> FakeStore::list_sellers() {
+  return down() ? std::nullopt : real_->list_sellers();
 }
 StoreStatus FakeStore::insert_campaign(const Campaign& c) {
   return down() ? StoreStatus::kUnavailable : real_->insert_campaign(c);
@@ -123,8 +123,8 @@ Lookup<Campaign> FakeStore::get_campaign(std::string_view id) {
 Lookup<Campaign> FakeStore::find_campaign_by_key_hash(std::string_view key_hash) {
   return lookup_fails() ? Lookup<Campaign>{} : real_->find_campaign_by_key_hash(key_hash);
 }
-std::vector<Campaign> FakeStore::list_campaigns(std::string_view seller_id) {
-  return down() ? std::vector<Campaign>{} : real_->list_campaigns(seller_id);
+std::optional<std::vector<Campaign>> FakeStore::list_campaigns(std::string_view seller_id) {
+  return down() ? std::nullopt : real_->list_campaigns(seller_id);
 }
 StoreStatus FakeStore::insert_api_key(const ApiKey& k) {
   return down() ? StoreStatus::kUnavailable : real_->insert_api_key(k);
@@ -132,8 +132,8 @@ StoreStatus FakeStore::insert_api_key(const ApiKey& k) {
 Lookup<ApiKey> FakeStore::find_api_key_by_hash(std::string_view key_hash) {
   return lookup_fails() ? Lookup<ApiKey>{} : real_->find_api_key_by_hash(key_hash);
 }
-std::vector<ApiKey> FakeStore::list_api_keys() {
-  return down() ? std::vector<ApiKey>{} : real_->list_api_keys();
+std::optional<std::vector<ApiKey>> FakeStore::list_api_keys() {
+  return down() ? std::nullopt : real_->list_api_keys();
 }
 Lookup<ApiKey> FakeStore::get_api_key(std::string_view id) {
   return lookup_fails() ? Lookup<ApiKey>{} : real_->get_api_key(id);
@@ -152,8 +152,8 @@ Lookup<User> FakeStore::get_user(std::string_view id) {
 Lookup<User> FakeStore::find_user_by_email(std::string_view email) {
   return down() ? Lookup<User>{} : real_->find_user_by_email(email);
 }
-std::vector<User> FakeStore::list_users() {
-  return down() ? std::vector<User>{} : real_->list_users();
+std::optional<std::vector<User>> FakeStore::list_users() {
+  return down() ? std::nullopt : real_->list_users();
 }
 StoreStatus FakeStore::touch_api_key(std::string_view id, std::int64_t at_ms) {
   return down() ? StoreStatus::kUnavailable : real_->touch_api_key(id, at_ms);

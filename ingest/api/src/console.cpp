@@ -332,8 +332,10 @@ void answer_create_user(const UserPorts& ports, const ApiKey& key, const http::R
 
 void answer_users(const UserPorts& ports, const ApiKey& key, http::Response& res) {
   if (refuse_unless_operator(key, res)) return;
+  const auto users = ports.accounts.list_users();
+  if (!users) return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
   json data = json::array();
-  for (const auto& u : ports.accounts.list_users()) data.push_back(user_to_json(u));
+  for (const auto& u : *users) data.push_back(user_to_json(u));
   http::send_json(res, 200, {{"success", true}, {"data", data}});
 }
 

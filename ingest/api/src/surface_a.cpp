@@ -222,8 +222,10 @@ void register_surface_a(Routes& routes, IngestContext& ctx) {
   });
   routes.get("/v1/sellers", [&c](const http::Request& q, http::Response& r) {
     if (!authorise(c, q, r, kScopeAdmin, true)) return;
+    const auto sellers = c.accounts.list_sellers();
+    if (!sellers) return send_problem(r, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
     json data = json::array();
-    for (const auto& s : c.accounts.list_sellers()) data.push_back(seller_to_json(s));
+    for (const auto& s : *sellers) data.push_back(seller_to_json(s));
     http::send_json(r, 200, {{"success", true}, {"data", data}});
   });
   routes.post("/v1/campaigns", [&c](const http::Request& q, http::Response& r) {
@@ -243,10 +245,12 @@ void register_surface_a(Routes& routes, IngestContext& ctx) {
     if (!key->is_operator() && q.has_param("seller_id") && q.param("seller_id") != key->seller_id)
       errors.push_back({"seller_id", "not_allowed", "a seller lists its own campaigns"});
     if (!errors.empty()) return http::send_problem(r, 400, "invalid query parameters", errors);
+    const auto campaigns =
+        c.accounts.list_campaigns(key->is_operator() ? q.param("seller_id") : key->seller_id);
+    if (!campaigns)
+      return send_problem(r, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
     json data = json::array();
-    for (const auto& cp :
-         c.accounts.list_campaigns(key->is_operator() ? q.param("seller_id") : key->seller_id))
-      data.push_back(campaign_view(*key, cp));
+    for (const auto& cp : *campaigns) data.push_back(campaign_view(*key, cp));
     http::send_json(r, 200, {{"success", true}, {"data", data}});
   });
   routes.get("/v1/campaigns/{id}", [&c](const http::Request& q, http::Response& r) {
@@ -314,8 +318,10 @@ void register_surface_a(Routes& routes, IngestContext& ctx) {
   routes.get("/v1/api-keys", [&c](const http::Request& q, http::Response& r) {
     auto key = key_manager(c, q, r);
     if (!key) return;
+    const auto keys = c.accounts.list_api_keys();
+    if (!keys) return send_problem(r, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
     json data = json::array();
-    for (const auto& k : c.accounts.list_api_keys())
+    for (const auto& k : *keys)
       if (owns_key(*key, k)) data.push_back(api_key_to_json(k));
     http::send_json(r, 200, {{"success", true}, {"data", data}});
   });

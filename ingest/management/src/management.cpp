@@ -594,7 +594,10 @@ Management::Bootstrap Management::ensure_bootstrap_operator(const std::string& e
     return Bootstrap::kInvalid;
   }
   if (!store_.healthy()) return Bootstrap::kUnavailable;
-  if (!store_.list_users().empty()) return Bootstrap::kUsersExist;
+  // An outage is not "no users yet": that would let a second operator be made.
+  const auto users = store_.list_users();
+  if (!users) return Bootstrap::kUnavailable;
+  if (!users->empty()) return Bootstrap::kUsersExist;
   u.name = "Operator";
   u.password_hash = passwords::hash(password);
   if (u.password_hash.empty()) return Bootstrap::kUnavailable;

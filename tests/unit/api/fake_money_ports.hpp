@@ -78,14 +78,14 @@ class FakeMoneyPorts final : public FakeIntakeReads,
   }
   StoreStatus insert_seller(const Seller&) override { return StoreStatus::kUnavailable; }
   StoreStatus update_seller(Seller&) override { return StoreStatus::kUnavailable; }
-  std::vector<Seller> list_sellers() override { return {}; }
+  std::optional<std::vector<Seller>> list_sellers() override { return std::vector<Seller>{}; }
   StoreStatus insert_campaign(const Campaign&) override { return StoreStatus::kUnavailable; }
   Lookup<Campaign> find_campaign_by_key_hash(std::string_view) override { return {}; }
   StoreStatus update_campaign(Campaign&) override { return StoreStatus::kUnavailable; }
-  std::vector<Campaign> list_campaigns(std::string_view) override { return {}; }
+  std::optional<std::vector<Campaign>> list_campaigns(std::string_view) override { return std::vector<Campaign>{}; }
   StoreStatus insert_api_key(const ApiKey&) override { return StoreStatus::kUnavailable; }
   Lookup<ApiKey> find_api_key_by_hash(std::string_view) override { return {}; }
-  std::vector<ApiKey> list_api_keys() override { return {}; }
+  std::optional<std::vector<ApiKey>> list_api_keys() override { return std::vector<ApiKey>{}; }
   Lookup<ApiKey> get_api_key(std::string_view) override { return {}; }
   StoreStatus revoke_api_key(std::string_view, std::int64_t, std::int64_t) override {
     return StoreStatus::kUnavailable;
@@ -96,7 +96,7 @@ class FakeMoneyPorts final : public FakeIntakeReads,
   StoreStatus insert_user(const User&) override { return StoreStatus::kUnavailable; }
   Lookup<User> get_user(std::string_view) override { return {}; }
   Lookup<User> find_user_by_email(std::string_view) override { return {}; }
-  std::vector<User> list_users() override { return {}; }
+  std::optional<std::vector<User>> list_users() override { return std::vector<User>{}; }
   StoreStatus update_user(User&, std::string_view) override { return StoreStatus::kUnavailable; }
   StoreStatus set_user_password(std::string_view, std::string_view, std::string_view) override {
     return StoreStatus::kUnavailable;

@@ -205,12 +205,12 @@ TEST_F(ManagementTest, ASellerTheStoreCannotReadIsUnavailableNotAFieldError) {
   const auto camp = management.create_campaign(campaign());
   EXPECT_EQ(camp.status, StoreStatus::kUnavailable);
   EXPECT_TRUE(camp.errors.empty()) << list(camp.errors);
-  EXPECT_TRUE(store.list_campaigns("").empty());
+  EXPECT_TRUE(store.list_campaigns("").value().empty());
   store.fail_next_account_reads(1);
   const auto key = management.create_api_key({{"name", "k"}, {"seller_id", seller_id}});
   EXPECT_EQ(key.status, StoreStatus::kUnavailable);
   EXPECT_TRUE(key.errors.empty()) << list(key.errors);
-  EXPECT_TRUE(store.list_api_keys().empty());
+  EXPECT_TRUE(store.list_api_keys().value().empty());
   store.fail_next_account_reads(1);
   EXPECT_EQ(management.update_seller(seller_id, {{"name", "Other"}}).status,
             StoreStatus::kUnavailable);

@@ -119,7 +119,7 @@ TEST_F(UserManagementTest, RefusesBadFieldsByName) {
   for (const auto& e : made.errors) fields.insert(e.field);
   EXPECT_EQ(fields, (std::set<std::string>{"email", "name", "password", "seller_id", "buyer_id",
                                            "colour"}));
-  EXPECT_TRUE(store.list_users().empty());
+  EXPECT_TRUE(store.list_users().value().empty());
   const auto unknown_seller = management.create_user({{"email", "s@example.com"},
                                                       {"name", "S"},
                                                       {"password", "a long enough password"},

@@ -43,8 +43,8 @@ StoreStatus PgStore::update_seller(Seller& s) {
   });
 }
 
-std::vector<Seller> PgStore::list_sellers() {
-  return read_all<Seller>("list_sellers",
+std::optional<std::vector<Seller>> PgStore::list_sellers() {
+  return read_rows<Seller>("list_sellers",
                           "SELECT " LF_SELLER_READ_COLUMNS " FROM sellers ORDER BY id", Params(),
                           read_seller<Row>);
 }
@@ -106,8 +106,8 @@ Lookup<Campaign> PgStore::find_campaign_by_key_hash(std::string_view key_hash) {
                           Params().add(key_hash), read_campaign<Row>);
 }
 
-std::vector<Campaign> PgStore::list_campaigns(std::string_view seller_id) {
-  return read_all<Campaign>("list_campaigns",
+std::optional<std::vector<Campaign>> PgStore::list_campaigns(std::string_view seller_id) {
+  return read_rows<Campaign>("list_campaigns",
                             "SELECT " LF_CAMPAIGN_READ_COLUMNS
                             " FROM campaigns"
                             " WHERE $1 = '' OR seller_id = $1 ORDER BY id",
@@ -137,8 +137,8 @@ Lookup<ApiKey> PgStore::find_api_key_by_hash(std::string_view key_hash) {
                         Params().add(key_hash), read_api_key<Row>);
 }
 
-std::vector<ApiKey> PgStore::list_api_keys() {
-  return read_all<ApiKey>("list_api_keys",
+std::optional<std::vector<ApiKey>> PgStore::list_api_keys() {
+  return read_rows<ApiKey>("list_api_keys",
                           "SELECT " LF_API_KEY_READ_COLUMNS " FROM api_keys ORDER BY id", Params(),
                           read_api_key<Row>);
 }
@@ -203,8 +203,8 @@ Lookup<User> PgStore::find_user_by_email(std::string_view email) {
                       Params().add(email), read_user<Row>);
 }
 
-std::vector<User> PgStore::list_users() {
-  return read_all<User>("list_users", "SELECT " LF_USER_READ_COLUMNS " FROM users ORDER BY id",
+std::optional<std::vector<User>> PgStore::list_users() {
+  return read_rows<User>("list_users", "SELECT " LF_USER_READ_COLUMNS " FROM users ORDER BY id",
                         Params(), read_user<Row>);
 }
 

@@ -450,12 +450,6 @@ class PgCalls {
                });
   }
 
-  /// Every row; none when the store could not read them.
-  template <class T, class Read>
-  std::vector<T> read_all(const char* op, const char* sql, const Params& params, Read&& read) {
-    return read_rows<T>(op, sql, params, std::forward<Read>(read)).value_or(std::vector<T>{});
-  }
-
  private:
   ConnectionPool pool_;
 };

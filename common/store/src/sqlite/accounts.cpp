@@ -47,8 +47,8 @@ StoreStatus SqliteStore::update_seller(Seller& s) {
   });
 }
 
-std::vector<Seller> SqliteStore::list_sellers() {
-  return read_all<Seller>(
+std::optional<std::vector<Seller>> SqliteStore::list_sellers() {
+  return read_rows<Seller>(
       "list_sellers", "SELECT " LF_SELLER_READ_COLUMNS " FROM sellers ORDER BY id", [](Query&) {},
       read_seller<Query>);
 }
@@ -113,8 +113,8 @@ Lookup<Campaign> SqliteStore::find_campaign_by_key_hash(std::string_view key_has
       [&](Query& q) { q.bind(key_hash); }, read_campaign<Query>);
 }
 
-std::vector<Campaign> SqliteStore::list_campaigns(std::string_view seller_id) {
-  return read_all<Campaign>(
+std::optional<std::vector<Campaign>> SqliteStore::list_campaigns(std::string_view seller_id) {
+  return read_rows<Campaign>(
       "list_campaigns",
       "SELECT " LF_CAMPAIGN_READ_COLUMNS
       " FROM campaigns WHERE ?1 = '' OR seller_id = ?1 ORDER BY id",
@@ -146,8 +146,8 @@ Lookup<ApiKey> SqliteStore::find_api_key_by_hash(std::string_view key_hash) {
       [&](Query& q) { q.bind(key_hash); }, read_api_key<Query>);
 }
 
-std::vector<ApiKey> SqliteStore::list_api_keys() {
-  return read_all<ApiKey>(
+std::optional<std::vector<ApiKey>> SqliteStore::list_api_keys() {
+  return read_rows<ApiKey>(
       "list_api_keys", "SELECT " LF_API_KEY_READ_COLUMNS " FROM api_keys ORDER BY id",
       [](Query&) {}, read_api_key<Query>);
 }
@@ -218,8 +218,8 @@ Lookup<User> SqliteStore::find_user_by_email(std::string_view email) {
       [&](Query& q) { q.bind(email); }, read_user<Query>);
 }
 
-std::vector<User> SqliteStore::list_users() {
-  return read_all<User>(
+std::optional<std::vector<User>> SqliteStore::list_users() {
+  return read_rows<User>(
       "list_users", "SELECT " LF_USER_READ_COLUMNS " FROM users ORDER BY id", [](Query&) {},
       read_user<Query>);
 }

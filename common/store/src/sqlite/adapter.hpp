@@ -105,15 +105,15 @@ class SqliteStore final : public Store, private SqliteCalls {
   StoreStatus insert_seller(const Seller& s) override;
   Lookup<Seller> get_seller(std::string_view id) override;
   StoreStatus update_seller(Seller& s) override;
-  std::vector<Seller> list_sellers() override;
+  std::optional<std::vector<Seller>> list_sellers() override;
   StoreStatus insert_campaign(const Campaign& c) override;
   Lookup<Campaign> get_campaign(std::string_view id) override;
   StoreStatus update_campaign(Campaign& c) override;
   Lookup<Campaign> find_campaign_by_key_hash(std::string_view key_hash) override;
-  std::vector<Campaign> list_campaigns(std::string_view seller_id) override;
+  std::optional<std::vector<Campaign>> list_campaigns(std::string_view seller_id) override;
   StoreStatus insert_api_key(const ApiKey& k) override;
   Lookup<ApiKey> find_api_key_by_hash(std::string_view key_hash) override;
-  std::vector<ApiKey> list_api_keys() override;
+  std::optional<std::vector<ApiKey>> list_api_keys() override;
   Lookup<ApiKey> get_api_key(std::string_view id) override;
   StoreStatus revoke_api_key(std::string_view id, std::int64_t at_ms,
                              std::int64_t if_version) override;
@@ -124,7 +124,7 @@ class SqliteStore final : public Store, private SqliteCalls {
   StoreStatus insert_user(const User& u) override;
   Lookup<User> get_user(std::string_view id) override;
   Lookup<User> find_user_by_email(std::string_view email) override;
-  std::vector<User> list_users() override;
+  std::optional<std::vector<User>> list_users() override;
   StoreStatus update_user(User& u, std::string_view keep_session) override;
   StoreStatus set_user_password(std::string_view user_id, std::string_view password_hash,
                                 std::string_view keep_session) override;

@@ -302,13 +302,6 @@ class SqliteCalls {
     });
   }
 
-  /// Every row of `sql`; none when the store could not read them all.
-  template <class T, class Bind, class Read>
-  std::vector<T> read_all(const char* op, std::string_view sql, Bind&& bind, Read&& read) {
-    return read_rows<T>(op, sql, std::forward<Bind>(bind), std::forward<Read>(read))
-        .value_or(std::vector<T>{});
-  }
-
   /// Every row of `sql`, or nullopt when the store could not read them all.
   template <class T, class Bind, class Read>
   std::optional<std::vector<T>> read_rows(const char* op, std::string_view sql, Bind&& bind,

@@ -30,7 +30,9 @@ class AccountsStore : public virtual StorePort {
   /// version with kAnyVersion): kOk with `s.version` the new one, kConflict when another change
   /// came first, kNotFound if absent. The other versioned updates below answer alike.
   virtual StoreStatus update_seller(Seller& s) = 0;
-  virtual std::vector<Seller> list_sellers() = 0;
+  /// The lists below (by id) answer nullopt when the store could not read them: never an empty
+  /// list for an outage.
+  virtual std::optional<std::vector<Seller>> list_sellers() = 0;
 
   virtual StoreStatus insert_campaign(const Campaign& c) = 0;
   /// The campaign (kOk), none (kNotFound), or kUnavailable when the store could not read it.
@@ -39,11 +41,12 @@ class AccountsStore : public virtual StorePort {
   /// Replaces a campaign's name, status, mode, sync timeout, per-minute ceiling and payout rule;
   /// its seller, vertical, key and creation time stay as they were. Versioned as update_seller.
   virtual StoreStatus update_campaign(Campaign& c) = 0;
-  virtual std::vector<Campaign> list_campaigns(std::string_view seller_id) = 0;  // "" = all
+  virtual std::optional<std::vector<Campaign>> list_campaigns(
+      std::string_view seller_id) = 0;  // "" = all
 
   virtual StoreStatus insert_api_key(const ApiKey& k) = 0;  // kConflict if the hash exists
   virtual Lookup<ApiKey> find_api_key_by_hash(std::string_view key_hash) = 0;
-  virtual std::vector<ApiKey> list_api_keys() = 0;
+  virtual std::optional<std::vector<ApiKey>> list_api_keys() = 0;
   virtual Lookup<ApiKey> get_api_key(std::string_view id) = 0;
   /// Revokes the key if it is at `if_version` (or any with kAnyVersion; kConflict if not):
   /// kOk also for a key revoked before, which keeps its first revocation time and version.
@@ -57,7 +60,7 @@ class AccountsStore : public virtual StorePort {
   virtual StoreStatus insert_user(const User& u) = 0;
   virtual Lookup<User> get_user(std::string_view id) = 0;
   virtual Lookup<User> find_user_by_email(std::string_view email) = 0;  // e-mail in lower case
-  virtual std::vector<User> list_users() = 0;                           // by id
+  virtual std::optional<std::vector<User>> list_users() = 0;
   /// Replaces a user's name, active flag and password hash; versioned as update_seller. A user
   /// made inactive, or given a new password hash, loses its sessions in the same transaction:
   /// all of them, but for `keep_session` (a token hash: the session that changed its own
