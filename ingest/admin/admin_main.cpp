@@ -222,8 +222,7 @@ int main(int argc, char** argv) {
     const auto rows = store->list_campaigns(flag("seller-id"));
     if (!rows) return fail("the store could not be read");
     json out = json::array();
-    for (const auto& c : *rows)
-      out.push_back(leadflow::campaign_to_json(c));
+    for (const auto& c : *rows) out.push_back(leadflow::campaign_to_json(c));
     print(out);
     return 0;
   }

@@ -82,7 +82,9 @@ class FakeMoneyPorts final : public FakeIntakeReads,
   StoreStatus insert_campaign(const Campaign&) override { return StoreStatus::kUnavailable; }
   Lookup<Campaign> find_campaign_by_key_hash(std::string_view) override { return {}; }
   StoreStatus update_campaign(Campaign&) override { return StoreStatus::kUnavailable; }
-  std::optional<std::vector<Campaign>> list_campaigns(std::string_view) override { return std::vector<Campaign>{}; }
+  std::optional<std::vector<Campaign>> list_campaigns(std::string_view) override {
+    return std::vector<Campaign>{};
+  }
   StoreStatus insert_api_key(const ApiKey&) override { return StoreStatus::kUnavailable; }
   Lookup<ApiKey> find_api_key_by_hash(std::string_view) override { return {}; }
   std::optional<std::vector<ApiKey>> list_api_keys() override { return std::vector<ApiKey>{}; }

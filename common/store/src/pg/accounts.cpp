@@ -45,8 +45,8 @@ StoreStatus PgStore::update_seller(Seller& s) {
 
 std::optional<std::vector<Seller>> PgStore::list_sellers() {
   return read_rows<Seller>("list_sellers",
-                          "SELECT " LF_SELLER_READ_COLUMNS " FROM sellers ORDER BY id", Params(),
-                          read_seller<Row>);
+                           "SELECT " LF_SELLER_READ_COLUMNS " FROM sellers ORDER BY id", Params(),
+                           read_seller<Row>);
 }
 
 StoreStatus PgStore::insert_campaign(const Campaign& c) {
@@ -108,10 +108,10 @@ Lookup<Campaign> PgStore::find_campaign_by_key_hash(std::string_view key_hash) {
 
 std::optional<std::vector<Campaign>> PgStore::list_campaigns(std::string_view seller_id) {
   return read_rows<Campaign>("list_campaigns",
-                            "SELECT " LF_CAMPAIGN_READ_COLUMNS
-                            " FROM campaigns"
-                            " WHERE $1 = '' OR seller_id = $1 ORDER BY id",
-                            Params().add(seller_id), read_campaign<Row>);
+                             "SELECT " LF_CAMPAIGN_READ_COLUMNS
+                             " FROM campaigns"
+                             " WHERE $1 = '' OR seller_id = $1 ORDER BY id",
+                             Params().add(seller_id), read_campaign<Row>);
 }
 
 StoreStatus PgStore::insert_api_key(const ApiKey& k) {
@@ -139,8 +139,8 @@ Lookup<ApiKey> PgStore::find_api_key_by_hash(std::string_view key_hash) {
 
 std::optional<std::vector<ApiKey>> PgStore::list_api_keys() {
   return read_rows<ApiKey>("list_api_keys",
-                          "SELECT " LF_API_KEY_READ_COLUMNS " FROM api_keys ORDER BY id", Params(),
-                          read_api_key<Row>);
+                           "SELECT " LF_API_KEY_READ_COLUMNS " FROM api_keys ORDER BY id", Params(),
+                           read_api_key<Row>);
 }
 
 Lookup<ApiKey> PgStore::get_api_key(std::string_view id) {
@@ -205,7 +205,7 @@ Lookup<User> PgStore::find_user_by_email(std::string_view email) {
 
 std::optional<std::vector<User>> PgStore::list_users() {
   return read_rows<User>("list_users", "SELECT " LF_USER_READ_COLUMNS " FROM users ORDER BY id",
-                        Params(), read_user<Row>);
+                         Params(), read_user<Row>);
 }
 
 StoreStatus PgStore::update_user(User& u, std::string_view keep_session) {
