@@ -117,9 +117,11 @@ void answer_suppression_upload(const SuppressionPorts& ports, const Viewer& view
     std::string lines;
     for (const std::size_t n : upload.rejected_lines())
       lines += (lines.empty() ? "" : ", ") + std::to_string(n);
-    r.detail = "line" + std::string(upload.rejected_lines().size() > 1 ? "s " : " ") + lines +
+    const bool several = upload.rejected() > 1;
+    r.detail = std::string(several ? "lines " : "line ") + lines +
                (upload.rejected() > upload.rejected_lines().size() ? " and more" : "") +
-               " hold no e-mail, phone or SHA-256; nothing was replaced";
+               (several ? " hold" : " holds") +
+               " no e-mail, phone or SHA-256; nothing was replaced";
     return send_problem(
         res, r, {{"rejected", upload.rejected()}, {"rejected_lines", upload.rejected_lines()}});
   }
