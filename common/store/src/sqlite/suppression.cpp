@@ -37,8 +37,8 @@ std::optional<std::vector<SuppressionList>> SqliteStore::list_suppression_lists(
 // SQLite has one writer: ten million entries are 153 rows of 1 MB, and written in one
 // transaction they would hold every lead's write for seconds. So the new entries are written
 // under the next entries_version in small transactions, the writer free between them, where no
-// reader looks (a reader reads the rows of the version the list names); then one short
-// transaction moves the list to that version and drops the old rows. A reader sees the old
+// reader looks (a reader reads the rows of the version the list names); then one statement moves
+// the list to that version, and the old rows are dropped a few at a time. A reader sees the old
 // entries or the new, never a mix, as the port says. Rows of a replacement that stopped half way
 // (a crash) are dropped by the next replacement or the list's deletion.
 StoreStatus SqliteStore::replace_suppression_entries(std::string_view id,
@@ -48,25 +48,31 @@ StoreStatus SqliteStore::replace_suppression_entries(std::string_view id,
   // One replacement at a time in this process: two would write the same next version.
   static std::mutex replacing;
   std::lock_guard one_at_a_time(replacing);
+  // Drops the list's rows of every version but `keep`, a few rows a transaction: freeing a row
+  // walks its pages, and 153 rows of 1 MB at once held the writer for a second and a half.
+  const auto drop_rows_but = [&](Connection& c, std::int64_t keep) -> StoreStatus {
+    for (;;) {
+      std::lock_guard lock(write_mu_);
+      Query q(c,
+              "DELETE FROM suppression_chunks WHERE rowid IN (SELECT rowid FROM suppression_chunks"
+              " WHERE list_id = ?1 AND entries_version <> ?2 LIMIT 8)");
+      if (int rc = q.bind(id).bind(keep).run()) return report(c, rc, "replace_suppression_entries");
+      if (c.changes() == 0) return StoreStatus::kOk;
+    }
+  };
   return guarded("replace_suppression_entries", StoreStatus::kUnavailable, [&] {
+    Connection& c = *writer_;
     std::int64_t version = 0;
     {
       std::lock_guard lock(write_mu_);
-      Connection& c = *writer_;
-      Transaction tx(c);
-      if (int rc = tx.begin()) return report(c, rc, "replace_suppression_entries");
-      {
-        Query q(c, "SELECT entries_version FROM suppression_lists WHERE id = ?1");
-        const int rc = q.bind(id).step();
-        if (rc == SQLITE_DONE) return StoreStatus::kNotFound;
-        if (rc != SQLITE_ROW) return report(c, rc, "replace_suppression_entries");
-        version = q.int64(0);
-      }
-      Query q(c, "DELETE FROM suppression_chunks WHERE list_id = ?1 AND entries_version > ?2");
-      if (int rc = q.bind(id).bind(version).run())
-        return report(c, rc, "replace_suppression_entries");
-      if (int rc = tx.commit()) return report(c, rc, "replace_suppression_entries");
+      Query q(c, "SELECT entries_version FROM suppression_lists WHERE id = ?1");
+      const int rc = q.bind(id).step();
+      if (rc == SQLITE_DONE) return StoreStatus::kNotFound;
+      if (rc != SQLITE_ROW) return report(c, rc, "replace_suppression_entries");
+      version = q.int64(0);
     }
+    // Rows of no version the list names (a replacement cut short, or its old rows not dropped).
+    if (const StoreStatus s = drop_rows_but(c, version); s != StoreStatus::kOk) return s;
     std::size_t at = 0;
     std::int64_t n = 0;
     while (at < fingerprints.size()) {
@@ -78,7 +84,6 @@ StoreStatus SqliteStore::replace_suppression_entries(std::string_view id,
         at += size;
       }
       std::lock_guard lock(write_mu_);
-      Connection& c = *writer_;
       Transaction tx(c);
       if (int rc = tx.begin()) return report(c, rc, "replace_suppression_entries");
       for (const std::string& text : texts) {
@@ -90,11 +95,9 @@ StoreStatus SqliteStore::replace_suppression_entries(std::string_view id,
       }
       if (int rc = tx.commit()) return report(c, rc, "replace_suppression_entries");
     }
-    std::lock_guard lock(write_mu_);
-    Connection& c = *writer_;
-    Transaction tx(c);
-    if (int rc = tx.begin()) return report(c, rc, "replace_suppression_entries");
     {
+      // The switch: from here readers read the new rows.
+      std::lock_guard lock(write_mu_);
       Query q(c,
               "UPDATE suppression_lists SET entries_version = ?2, entries = ?3, updated_at_ms = ?4"
               " WHERE id = ?1 AND entries_version = ?2 - 1");
@@ -107,13 +110,8 @@ StoreStatus SqliteStore::replace_suppression_entries(std::string_view id,
       // Deleted meanwhile (its rows went with it), or replaced by another process.
       if (c.changes() == 0) return StoreStatus::kNotFound;
     }
-    {
-      Query q(c, "DELETE FROM suppression_chunks WHERE list_id = ?1 AND entries_version <= ?2");
-      if (int rc = q.bind(id).bind(version).run())
-        return report(c, rc, "replace_suppression_entries");
-    }
-    if (int rc = tx.commit()) return report(c, rc, "replace_suppression_entries");
-    return StoreStatus::kOk;
+    // The old rows, which no reader reads now.
+    return drop_rows_but(c, version + 1);
   });
 }
 
