@@ -9,10 +9,17 @@
 #      `leadflow-admin import-suppression-list` (read, normalised, fingerprinted, sorted and
 #      written in one transaction), per store of BENCH_SUPPRESSION_STORES ("sqlite postgresql");
 #      wall time and peak memory (/usr/bin/time), twice: a new list, then the same list replaced.
+#   3. Uploads through the API: the same file sent to a running leadflow-ingest on each store
+#      (PUT /v1/suppression-lists/{id}/entries, curl over HTTPS), twice (a new list, then
+#      replaced), while a seller posts leads one after another on another connection: the
+#      upload's wall time, the ingest's resident memory before and its peak (VmHWM) after, and the
+#      lead posts answered during the upload (how many, their slowest, any refused), which shows
+#      whether intake paused.
 #
 # Environment: BENCH_SUPPRESSION_ENTRIES (10000000), BENCH_SUPPRESSION_STORES,
-# BENCH_BUILD (a release build dir with leadflow-admin and leadflow-suppression-bench; default:
-# build one). PostgreSQL is a throwaway server (scripts/pg_server.sh) removed at the end.
+# BENCH_BUILD (a release build dir with leadflow-admin, leadflow-ingest and
+# leadflow-suppression-bench; default: build one), BENCH_SUPPRESSION_PHASES ("lookups imports
+# uploads"). PostgreSQL is a throwaway server (scripts/pg_server.sh) removed at the end.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 entries=${BENCH_SUPPRESSION_ENTRIES:-10000000}
@@ -21,37 +28,117 @@ build=${BENCH_BUILD:-}
 if [[ -z "$build" ]]; then
   build="$root/build-release"
   LEADFLOW_BUILD_DIR="$build" LEADFLOW_BUILD_TYPE=Release LEADFLOW_BUILD_TESTS=OFF \
-    "$root/scripts/build.sh" --target leadflow-admin leadflow-suppression-bench >/dev/null
+    "$root/scripts/build.sh" --target leadflow-admin leadflow-ingest leadflow-suppression-bench >/dev/null
 fi
 admin="$build/ingest/leadflow-admin"
 work=$(mktemp -d /tmp/leadflow-suppression-XXXXXX)
 chmod 711 "$work"  # as root, PostgreSQL runs as the postgres user and must pass through
-cleanup() {
-  if [[ -f "$work/pg/url" ]]; then "$root/scripts/pg_server.sh" stop "$work/pg" >/dev/null 2>&1 || true; fi
-  rm -rf "$work"
-}
+phases=${BENCH_SUPPRESSION_PHASES:-"lookups imports uploads"}
+# shellcheck source=scripts/bench/common.sh
+source "$root/scripts/bench/common.sh"  # cleanup (the processes in $pids, PostgreSQL, $work), free_port
+pids=()
 trap cleanup EXIT
 
-echo "== suppression: lookups in a list of $entries entries"
-"$build/tests/leadflow-suppression-bench" --entries "$entries" --lookups 1000000 --rounds 5
+if [[ " $phases " == *" lookups "* ]]; then
+  echo "== suppression: lookups in a list of $entries entries"
+  "$build/tests/leadflow-suppression-bench" --entries "$entries" --lookups 1000000 --rounds 5
+fi
 
-echo "== suppression: importing $entries e-mail addresses"
+echo "== suppression: a file of $entries e-mail addresses, imported with leadflow-admin and uploaded through the API"
 awk -v n="$entries" 'BEGIN { print "email"; for (i = 0; i < n; i++) printf "Person.%d@Example.com\n", i }' \
   > "$work/list.csv"
 echo "suppression: the file is $(du -h "$work/list.csv" | cut -f1)"
-for store in $stores; do
-  case "$store" in
-    sqlite) url="sqlite:$work/leadflow.db" ;;
-    postgresql) url=$("$root/scripts/pg_server.sh" start "$work/pg") ;;
-    *) echo "unknown store $store" >&2; exit 2 ;;
+store_url() {
+  case "$1" in
+    sqlite) echo "sqlite:$work/leadflow-$2.db" ;;
+    postgresql)
+      if [[ ! -f "$work/pg/url" ]]; then "$root/scripts/pg_server.sh" start "$work/pg" >/dev/null; fi
+      local admin_url db="lf_supp_$2"
+      admin_url=$(cat "$work/pg/url")
+      psql -q "$admin_url" -c "CREATE DATABASE $db" >/dev/null
+      python3 -c 'import sys,urllib.parse as u; p=u.urlparse(sys.argv[1]); print(p._replace(path="/"+sys.argv[2]).geturl())' "$admin_url" "$db"
+      ;;
+    *) echo "unknown store $1" >&2; exit 2 ;;
   esac
-  list=$(LEADFLOW_STORE="$url" "$admin" create-suppression-list --name bench |
-    python3 -c 'import json,sys; print(json.load(sys.stdin)["list_id"])')
-  for what in new replaced; do
-    /usr/bin/time -f '%e %M' -o "$work/time" env LEADFLOW_STORE="$url" LEADFLOW_LOG_LEVEL=warn \
-      "$admin" import-suppression-list --list-id "$list" --file "$work/list.csv" > "$work/out.json"
-    read -r wall rss < "$work/time"
-    kept=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["entries"])' "$work/out.json")
-    echo "suppression: $store, $what list: $kept entries in ${wall} s, peak ${rss} KB"
+}
+
+if [[ " $phases " == *" imports "* ]]; then
+  for store in $stores; do
+    url=$(store_url "$store" imports)
+    list=$(LEADFLOW_STORE="$url" "$admin" create-suppression-list --name bench |
+      python3 -c 'import json,sys; print(json.load(sys.stdin)["list_id"])')
+    for what in new replaced; do
+      /usr/bin/time -f '%e %M' -o "$work/time" env LEADFLOW_STORE="$url" LEADFLOW_LOG_LEVEL=warn \
+        "$admin" import-suppression-list --list-id "$list" --file "$work/list.csv" > "$work/out.json"
+      read -r wall rss < "$work/time"
+      kept=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["entries"])' "$work/out.json")
+      echo "suppression: $store, $what list: $kept entries in ${wall} s, peak ${rss} KB"
+    done
   done
-done
+fi
+
+# kB of the process's resident memory: VmRSS now, or VmHWM (its peak so far).
+memory_kb() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"; }
+
+if [[ " $phases " == *" uploads "* ]]; then
+  echo "== suppression: uploading $entries e-mail addresses through the API"
+  for store in $stores; do
+    url=$(store_url "$store" uploads)
+    LEADFLOW_STORE="$url" LEADFLOW_LOG_LEVEL=warn "$admin" migrate >/dev/null
+    seller=$(LEADFLOW_STORE="$url" LEADFLOW_LOG_LEVEL=warn "$admin" create-seller --name bench |
+      python3 -c 'import json,sys; print(json.load(sys.stdin)["seller_id"])')
+    seller_key=$(LEADFLOW_STORE="$url" LEADFLOW_LOG_LEVEL=warn "$admin" create-api-key --seller-id "$seller" \
+      --name bench --plan enterprise | python3 -c 'import json,sys; print(json.load(sys.stdin)["key"])')
+    operator="lfk_bench_$(openssl rand -hex 20)"
+    lf_dir="$work/lf-$store"
+    mkdir -p "$lf_dir"
+    lf_port=$(free_port)
+    LEADFLOW_DATA_DIR="$lf_dir" LEADFLOW_STORE="$url" LEADFLOW_LISTEN="127.0.0.1:$lf_port" \
+    LEADFLOW_BOOTSTRAP_KEY="$operator" LEADFLOW_LOG_LEVEL=warn \
+      "$build/ingest/leadflow-ingest" > "$lf_dir/out" 2> "$lf_dir/log" &
+    lf_pid=$!
+    pids+=("$lf_pid")
+    lf="https://127.0.0.1:$lf_port"
+    for _ in $(seq 1 600); do
+      curl -sf --cacert "$lf_dir/tls/cert.pem" "$lf/readyz" >/dev/null 2>&1 && break
+      sleep 0.1
+    done
+    curl -sf --cacert "$lf_dir/tls/cert.pem" "$lf/readyz" >/dev/null ||
+      { echo "suppression bench: leadflow-ingest did not start" >&2; cat "$lf_dir/log" >&2; exit 1; }
+    lf_curl() { curl -s --cacert "$lf_dir/tls/cert.pem" "$@"; }
+    list=$(lf_curl -H "Authorization: Bearer $operator" -H 'Content-Type: application/json' \
+      -d '{"name":"bench"}' "$lf/v1/suppression-lists" | python3 -c 'import json,sys; print(json.load(sys.stdin)["data"]["list_id"])')
+    for what in new replaced; do
+      rss_before=$(memory_kb "$lf_pid" VmRSS)
+      # A seller posting leads one after another while the upload runs: each answer's status and
+      # seconds (one connection, so each waits for the previous answer).
+      : > "$work/posts"
+      (
+        i=0
+        while [[ ! -f "$work/upload.done" ]]; do
+          i=$((i + 1))
+          lf_curl -o /dev/null -w '%{http_code} %{time_total}\n' -H "Authorization: Bearer $seller_key" \
+            -H 'Content-Type: application/json' "$lf/v1/leads" \
+            -d '{"first_name":"Ada","last_name":"Bench","email":"ada.'"$what$i"'@bench.example","phone":"202555'"$((1000 + i % 9000))"'","zip_code":"90210","vertical":"auto_insurance"}' >> "$work/posts"
+        done
+      ) &
+      poster=$!
+      rm -f "$work/upload.done"
+      sleep 1
+      started=$(date +%s.%N)
+      code=$(lf_curl -o "$work/upload.json" -w '%{http_code}' -X PUT -H "Authorization: Bearer $operator" \
+        -H 'Content-Type: text/csv' --data-binary "@$work/list.csv" "$lf/v1/suppression-lists/$list/entries")
+      ended=$(date +%s.%N)
+      touch "$work/upload.done"
+      wait "$poster"
+      [[ "$code" == 200 ]] || { echo "suppression bench: the upload answered $code: $(head -c 300 "$work/upload.json")" >&2; exit 1; }
+      kept=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["data"]["entries"])' "$work/upload.json")
+      peak=$(memory_kb "$lf_pid" VmHWM)
+      posts=$(awk '{n++; if ($2 > max) max = $2; if ($1 >= 400) bad++} END {printf "%d lead posts answered during it, slowest %.0f ms, %d refused", n, max * 1000, bad}' "$work/posts")
+      echo "suppression: $store, API upload ($what list): $kept entries in $(awk -v a="$started" -v b="$ended" 'BEGIN {printf "%.1f", b - a}') s; ingest resident ${rss_before} KB before, peak ${peak} KB; $posts"
+      rm -f "$work/upload.done"
+    done
+    kill -TERM "$lf_pid"
+    wait "$lf_pid" 2>/dev/null || true
+  done
+fi

@@ -767,6 +767,105 @@ TEST(HttpServer, LargeBodiesBothWays) {
   EXPECT_EQ(r.body, "post:" + body);
 }
 
+// An upload route (Routes::put_upload) takes a body past the listener's limit, up to its own:
+// 413 beyond it, whether the length is declared or chunked; every other route keeps the limit.
+TEST(HttpServer, AnUploadRouteTakesABodyLargerThanTheListenersUpToItsOwnLimit) {
+  Routes routes = base_routes();
+  routes.put_upload(
+      "/lists/{id}/entries", 1024 * 1024, [](const http::Request& req, http::Response& res) {
+        res.set_content(std::string(req.match(1)) + ":" + std::to_string(req.body().size()),
+                        "text/plain");
+      });
+  auto server = start_server(std::move(routes), server_options(true));
+  ASSERT_TRUE(server);
+  const auto put = [](const std::string& target, const std::string& body) {
+    return "PUT " + target +
+           " HTTP/1.1\r\nHost: localhost\r\nContent-Length: " + std::to_string(body.size()) +
+           "\r\n\r\n" + body;
+  };
+  RawClient c;
+  ASSERT_TRUE(c.connect(server->port(), true)) << c.error();
+  const std::string big(900 * 1024, 'u');  // 14 times the listener's 64 KiB
+  RawResponse r = roundtrip(c, put("/lists/l1/entries", big));
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "l1:" + std::to_string(big.size()));
+  // Chunked, on the same connection.
+  std::string chunked =
+      "PUT /lists/l2/entries HTTP/1.1\r\nHost: localhost\r\n"
+      "Transfer-Encoding: chunked\r\n\r\n";
+  for (int i = 0; i < 9; ++i) chunked += "19000\r\n" + std::string(0x19000, 'c') + "\r\n";
+  chunked += "0\r\n\r\n";
+  r = roundtrip(c, chunked);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.body, "l2:" + std::to_string(9 * 0x19000));
+  // Past its own limit: 413 as soon as the length is read, and the connection closes.
+  RawClient over;
+  ASSERT_TRUE(over.connect(server->port(), true)) << over.error();
+  ASSERT_TRUE(
+      over.send("PUT /lists/l3/entries HTTP/1.1\r\nHost: localhost\r\n"
+                "Content-Length: 1048577\r\n\r\n"));
+  r = over.read_response();
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.status, 413);
+  EXPECT_EQ(over.wait_closed(2000ms), RawClient::Eof::kClosed);
+  // Another route, and another method on the same path, keep the listener's 64 KiB.
+  for (const std::string& request :
+       {post_request("/echo", std::string(100 * 1024, 'e')),
+        std::string("POST /lists/l1/entries HTTP/1.1\r\nHost: localhost\r\n"
+                    "Content-Length: 102400\r\n\r\n")}) {
+    RawClient other;
+    ASSERT_TRUE(other.connect(server->port(), true)) << other.error();
+    ASSERT_TRUE(other.send(request)) << other.error();
+    r = other.read_response();
+    ASSERT_TRUE(r.ok) << r.error;
+    EXPECT_EQ(r.status, 413);
+  }
+  EXPECT_TRUE(serves_normally(server->port(), true));
+}
+
+// Upload bodies arrive before their handler can authenticate anyone: the server holds at most
+// max_upload_bytes of them at once, and refuses one more with 503 until one is read.
+TEST(HttpServer, UploadBodiesHeldAtOnceAreBounded) {
+  Routes routes = base_routes();
+  routes.put_upload("/lists/{id}/entries", 1024 * 1024,
+                    [](const http::Request& req, http::Response& res) {
+                      res.set_content(std::to_string(req.body().size()), "text/plain");
+                    });
+  HttpServerOptions o = server_options(true);
+  o.max_upload_bytes = 1536 * 1024;
+  auto server = start_server(std::move(routes), o);
+  ASSERT_TRUE(server);
+  const std::string head =
+      "PUT /lists/l1/entries HTTP/1.1\r\nHost: localhost\r\nContent-Length: 1048576\r\n\r\n";
+  const std::string body(1024 * 1024, 'u');
+  RawClient first;
+  ASSERT_TRUE(first.connect(server->port(), true)) << first.error();
+  // Its 100 Continue says the server has read its head, and counted its body.
+  ASSERT_TRUE(first.send(head.substr(0, head.size() - 2) + "Expect: 100-continue\r\n\r\n"))
+      << first.error();
+  const RawResponse interim = first.read_response();
+  ASSERT_TRUE(interim.ok) << interim.error;
+  EXPECT_EQ(interim.status_line, "HTTP/1.1 100 Continue");
+  // The first upload is under way: a second of the same size would pass the bound.
+  RawClient second;
+  ASSERT_TRUE(second.connect(server->port(), true)) << second.error();
+  ASSERT_TRUE(second.send(head)) << second.error();
+  RawResponse r = second.read_response();
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.status, 503);
+  // Once the first is read, its bytes are free again.
+  ASSERT_TRUE(first.send(body)) << first.error();
+  r = first.read_response();
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.body, std::to_string(body.size()));
+  RawClient third;
+  ASSERT_TRUE(third.connect(server->port(), true)) << third.error();
+  r = roundtrip(third, head + body);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.status, 200);
+}
+
 // ---------------------------------------------------------------------------------------------
 // 2. Keep-alive and Connection: close
 

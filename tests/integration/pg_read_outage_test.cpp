@@ -142,5 +142,42 @@ TEST_F(PgReadOutage, RecordReadsAre503WhileTheStoreIsDownNot404OrEmpty) {
   for (const auto& [path, status] : statuses()) EXPECT_EQ(status, 200) << path;
 }
 
+// The suppression list routes while the store is down: every read and write is a 503 (nothing
+// changed), never a 404 or an empty list; back up, the list is as it was.
+TEST_F(PgReadOutage, SuppressionListRoutesAre503WhileTheStoreIsDown) {
+  auto made =
+      svc_->post("/v1/suppression-lists", {{"name", "Do not contact"}}, svc_->operator_key());
+  ASSERT_EQ(made->status, 201) << made->body;
+  const std::string id = json::parse(made->body)["data"]["list_id"];
+  auto cli = svc_->https();
+  const httplib::Headers auth{{"Authorization", "Bearer " + svc_->operator_key()}};
+  const auto upload = [&] {
+    return cli->Put("/v1/suppression-lists/" + id + "/entries", auth, "a@example.com\n",
+                    "text/csv");
+  };
+  ASSERT_EQ(upload()->status, 200);
+
+  take_the_store_down();
+  std::vector<std::pair<std::string, httplib::Result>> tries;
+  tries.emplace_back("list", get("/v1/suppression-lists"));
+  tries.emplace_back("read", get("/v1/suppression-lists/" + id));
+  tries.emplace_back(
+      "create", svc_->post("/v1/suppression-lists", {{"name", "Another"}}, svc_->operator_key()));
+  tries.emplace_back("upload", upload());
+  tries.emplace_back("delete", cli->Delete("/v1/suppression-lists/" + id, auth));
+  for (const auto& [what, r] : tries) {
+    ASSERT_TRUE(r) << what;
+    EXPECT_EQ(r->status, 503) << what << ": " << r->body;
+    EXPECT_FALSE(json::parse(r->body, nullptr, false).contains("data")) << what;
+  }
+
+  ASSERT_TRUE(set_allow_connections(true));
+  for (int i = 0; i < 10 && get("/v1/suppression-lists/" + id)->status != 200; ++i) {
+  }
+  const json lists = json::parse(get("/v1/suppression-lists")->body)["data"];
+  ASSERT_EQ(lists.size(), 1u) << lists.dump();
+  EXPECT_EQ(lists[0]["entries"], 1);
+}
+
 }  // namespace
 }  // namespace leadflow::testing

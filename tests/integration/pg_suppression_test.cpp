@@ -18,5 +18,15 @@ TEST(PgSuppression, TheOperatorsListsRefuseAtIntakeAndABuyersKeepTheLeadFromIt) 
   check_suppression_lists(svc);
 }
 
+TEST(PgSuppression, TheRoutesLetEachPartyManageOnlyItsOwnLists) {
+  ASSERT_FALSE(pg_admin_url().empty()) << kNoPostgres;
+  PgTestDatabase db("lf_suppression_routes_");
+  ASSERT_TRUE(db.made());
+  ServiceOptions o;
+  o.store_url = db.url("?pool_size=4");
+  ServiceFixture svc(o);
+  check_suppression_routes(svc);
+}
+
 }  // namespace
 }  // namespace leadflow::testing

@@ -12,5 +12,10 @@ TEST(Suppression, TheOperatorsListsRefuseAtIntakeAndABuyersKeepTheLeadFromIt) {
   check_suppression_lists(svc);
 }
 
+TEST(Suppression, TheRoutesLetEachPartyManageOnlyItsOwnLists) {
+  ServiceFixture svc;
+  check_suppression_routes(svc);
+}
+
 }  // namespace
 }  // namespace leadflow::testing

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <httplib.h>
 #include <nlohmann/json.hpp>
@@ -134,6 +135,127 @@ inline void check_suppression_lists(ServiceFixture& svc) {
   ASSERT_EQ(kept->status, 201) << kept->body;
   EXPECT_EQ(rich->stats().posts, rich_posts) << "the replaced list let its customer through";
   EXPECT_GT(modest->stats().posts, modest_posts);
+}
+
+// The lists' routes as each party meets them: the operator makes a list and uploads a CSV, and a
+// lead on it is refused; a buyer uploads its customers as SHA-256 with its own key, and the next
+// lead of one of them is kept from it (`suppressed` as the operator reads the lead); a seller is
+// refused every route, a buyer reads none but its own; bad lines are named, a body past the
+// front's 64 KiB is an upload's alone, and a list deleted is gone.
+inline void check_suppression_routes(ServiceFixture& svc) {
+  using nlohmann::json;
+  auto rich = start_buyer("Rich buyer", 9.0);
+  auto modest = start_buyer("Modest buyer", 4.0);
+  const std::string rich_id = svc.add_buyer(*rich);
+  const std::string modest_id = svc.add_buyer(*modest);
+  const std::string seller = svc.add_seller();
+  const std::string seller_key = svc.add_api_key({{"name", "seller"}, {"seller_id", seller}});
+  const std::string rich_key = svc.add_api_key({{"name", "rich"}, {"buyer_id", rich_id}});
+  const std::string modest_key = svc.add_api_key({{"name", "modest"}, {"buyer_id", modest_id}});
+  const std::string op = svc.operator_key();
+  auto cli = svc.https();
+  const auto auth = [](const std::string& key) {
+    return httplib::Headers{{"Authorization", "Bearer " + key}};
+  };
+  const auto put = [&](const std::string& id, const std::string& csv, const std::string& key) {
+    return cli->Put("/v1/suppression-lists/" + id + "/entries", auth(key), csv, "text/csv");
+  };
+
+  // The operator's list, made and filled through the API.
+  auto made = svc.post("/v1/suppression-lists", {{"name", "Do not contact"}}, op);
+  ASSERT_EQ(made->status, 201) << made->body;
+  const std::string dnc = json::parse(made->body)["data"]["list_id"];
+  const json listed = sample_lead(9201);
+  auto filled = put(dnc, "email,reason\n" + listed["email"].get<std::string>() + ",asked\n", op);
+  ASSERT_EQ(filled->status, 200) << filled->body;
+  EXPECT_EQ(json::parse(filled->body)["data"]["entries"], 1);
+  ASSERT_TRUE(wait_for_suppression_entries(svc, 1));
+  auto refused = svc.post("/v1/leads", listed, seller_key);
+  ASSERT_EQ(refused->status, 422) << refused->body;
+  EXPECT_EQ(json::parse(refused->body)["errors"][0]["code"], "suppressed");
+
+  // The rich buyer's customers, hashed, with its own key.
+  const json customer = sample_lead(9202);
+  auto own = svc.post("/v1/suppression-lists", {{"name", "Customers"}}, rich_key);
+  ASSERT_EQ(own->status, 201) << own->body;
+  const std::string customers = json::parse(own->body)["data"]["list_id"];
+  EXPECT_EQ(json::parse(own->body)["data"]["buyer_id"], rich_id);
+  const std::string hashed = sha256_hex(normalize_email(customer["email"].get<std::string>()));
+  auto hashed_up = put(customers, hashed + "\n", rich_key);
+  ASSERT_EQ(hashed_up->status, 200) << hashed_up->body;
+  ASSERT_TRUE(wait_for_suppression_entries(svc, 2));
+  auto sold = svc.post("/v1/leads", customer, seller_key);
+  ASSERT_EQ(sold->status, 201) << sold->body;
+  const std::string lead_id = json::parse(sold->body)["lead_id"];
+  const json lead = json::parse(svc.get("/v1/leads/" + lead_id, op)->body)["data"];
+  EXPECT_EQ(lead["distribution"]["buyer_id"], modest_id) << lead.dump();
+  bool suppressed = false;
+  for (const auto& i : lead["ineligible_buyers"])
+    suppressed = suppressed || (i["buyer_id"] == rich_id && i["reason"] == "suppressed");
+  EXPECT_TRUE(suppressed) << lead.dump();
+  EXPECT_EQ(rich->stats().pings, 0u);
+
+  // A seller is refused every route, and learns nothing of the lists.
+  std::vector<httplib::Result> seller_tries;
+  seller_tries.push_back(svc.get("/v1/suppression-lists", seller_key));
+  seller_tries.push_back(svc.get("/v1/suppression-lists/" + dnc, seller_key));
+  seller_tries.push_back(svc.post("/v1/suppression-lists", {{"name", "x"}}, seller_key));
+  seller_tries.push_back(put(dnc, "a@example.com\n", seller_key));
+  seller_tries.push_back(cli->Delete("/v1/suppression-lists/" + customers, auth(seller_key)));
+  for (const auto& r : seller_tries) {
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 403) << r->body;
+    EXPECT_EQ(r->body.find("sup_"), std::string::npos) << r->body;
+  }
+  // The modest buyer sees none of the others' lists, nor can it touch them.
+  const json modest_sees = json::parse(svc.get("/v1/suppression-lists", modest_key)->body);
+  EXPECT_EQ(modest_sees["data"], json::array()) << modest_sees.dump();
+  for (const std::string& id : {dnc, customers}) {
+    EXPECT_EQ(svc.get("/v1/suppression-lists/" + id, modest_key)->status, 404);
+    EXPECT_EQ(put(id, "a@example.com\n", modest_key)->status, 404);
+    EXPECT_EQ(cli->Delete("/v1/suppression-lists/" + id, auth(modest_key))->status, 404);
+  }
+  EXPECT_EQ(
+      svc.post("/v1/suppression-lists", {{"name", "x"}, {"buyer_id", rich_id}}, modest_key)->status,
+      403);
+  // The rich buyer reads its own list only; the operator reads both.
+  const json rich_sees = json::parse(svc.get("/v1/suppression-lists", rich_key)->body)["data"];
+  ASSERT_EQ(rich_sees.size(), 1u) << rich_sees.dump();
+  EXPECT_EQ(rich_sees[0]["list_id"], customers);
+  EXPECT_EQ(rich_sees[0]["entries"], 1);
+  EXPECT_EQ(json::parse(svc.get("/v1/suppression-lists", op)->body)["data"].size(), 2u);
+
+  // Bad lines are named, and nothing is replaced.
+  auto bad = put(dnc, "email\nok@example.com\nnot an entry\n", op);
+  ASSERT_EQ(bad->status, 422) << bad->body;
+  EXPECT_EQ(json::parse(bad->body)["rejected_lines"], json({3}));
+  EXPECT_NE(bad->body.find("line 3"), std::string::npos) << bad->body;
+  EXPECT_EQ(json::parse(svc.get("/v1/suppression-lists/" + dnc, op)->body)["data"]["entries"], 1);
+  EXPECT_EQ(
+      cli->Put("/v1/suppression-lists/" + dnc + "/entries", auth(op), "{}", "application/json")
+          ->status,
+      415);
+
+  // An upload past the front's 64 KiB is taken (this route's alone); a lead that size is not.
+  std::string big = "email\n";
+  for (int i = 0; i < 6000; ++i) big += "person." + std::to_string(i) + "@big-list.example\n";
+  ASSERT_GT(big.size(), 64u * 1024);
+  auto replaced = put(dnc, big, op);
+  ASSERT_EQ(replaced->status, 200) << replaced->body;
+  EXPECT_EQ(json::parse(replaced->body)["data"]["entries"], 6000);
+  json huge = sample_lead(9203);
+  huge["notes"] = big;
+  auto too_large = svc.post("/v1/leads", huge, seller_key);
+  ASSERT_TRUE(too_large);
+  EXPECT_EQ(too_large->status, 413);
+  // The list was replaced in one step: the person listed before is let through again.
+  ASSERT_TRUE(wait_for_suppression_entries(svc, 6001));
+  EXPECT_EQ(svc.post("/v1/leads", listed, seller_key)->status, 201);
+
+  // Deleted: gone for its buyer and from the lookups.
+  EXPECT_EQ(cli->Delete("/v1/suppression-lists/" + customers, auth(rich_key))->status, 204);
+  EXPECT_EQ(svc.get("/v1/suppression-lists/" + customers, op)->status, 404);
+  ASSERT_TRUE(wait_for_suppression_entries(svc, 6000));
 }
 
 }  // namespace leadflow::testing

@@ -119,7 +119,9 @@ void install_common_handlers(Routes& routes, IngestContext&) {
         http::send_problem(res, 405, "method not allowed on this resource");
         break;
       case 413:
-        http::send_problem(res, 413, "the body is larger than the 64 KiB limit");
+        http::send_problem(res, 413,
+                           "the body is larger than the limit: 64 KiB (a suppression list's "
+                           "entries: 1 GiB)");
         break;
       case 414:
         http::send_problem(res, 414, "the request target is too long");

@@ -97,6 +97,23 @@ Refusal refusal_for(const ReturnRefusal& refused) {
   return refusal_for(StoreStatus::kUnavailable, StoreStep::kWrite);
 }
 
+Refusal refusal_for(SuppressionRefused refused) {
+  switch (refused) {
+    case SuppressionRefused::kNoSuchList:
+      return {404, "not_found", "no such suppression list"};
+    case SuppressionRefused::kOtherBuyer:
+      return {403, "forbidden", "a buyer makes suppression lists of its own only"};
+    case SuppressionRefused::kNotText:
+      return {415, "unsupported_media_type",
+              "send the entries as text/csv or text/plain: one e-mail, phone or SHA-256 a line"};
+    case SuppressionRefused::kBadLines:
+      return {422, "invalid", "lines of the upload are no e-mail, phone or SHA-256"};
+    case SuppressionRefused::kTooManyEntries:
+      return {422, "invalid", "more than 10,000,000 entries: a list holds at most that many"};
+  }
+  return {503, "unavailable", "the store is unavailable"};
+}
+
 Refusal refusal_for(AccountRefused refused) {
   switch (refused) {
     case AccountRefused::kNotBuyer:

@@ -101,6 +101,15 @@ enum class AccountRefused {
   kFiltersClosed,  // a change of filters the operator did not open to this buyer (403)
 };
 
+/// Why a suppression list route refused (docs/suppression.md).
+enum class SuppressionRefused {
+  kNoSuchList,      // no such list, or one that is not the reader's (the same answer: 404)
+  kOtherBuyer,      // a buyer making a list for another buyer or for the operator (403)
+  kNotText,         // an upload that is not text/csv or text/plain (415)
+  kBadLines,        // an upload with lines that are no e-mail, phone or SHA-256 (422)
+  kTooManyEntries,  // an upload of more than kMaxSuppressionEntries distinct entries (422)
+};
+
 /// Why a dashboard sign-in, its session or a password change was refused (console.hpp).
 enum class SignInRefused {
   kWrongCredentials,      // an unknown e-mail, a wrong password, an inactive user: one answer (401)
@@ -134,6 +143,8 @@ Refusal refusal_for(SettleRefused refused);
 Refusal refusal_for(CampaignRefused refused);
 /// A buyer's own account route refused: 403 or 404.
 Refusal refusal_for(AccountRefused refused);
+/// A suppression list route refused: 404, 403, 415 or 422.
+Refusal refusal_for(SuppressionRefused refused);
 /// A sign-in, session or password change refused: 401, 429, 403 or 400.
 Refusal refusal_for(SignInRefused refused);
 

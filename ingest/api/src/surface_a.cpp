@@ -19,6 +19,7 @@
 #include "pages.hpp"
 #include "reports.hpp"
 #include "returns.hpp"
+#include "suppression_routes.hpp"
 #include "test_leads.hpp"
 #include "versions.hpp"
 #include "viewer.hpp"
@@ -151,6 +152,7 @@ void register_surface_a(Routes& routes, IngestContext& ctx) {
   register_settlements(routes, c);
   register_reports(routes, c);
   register_change_log(routes, c);
+  if (c.suppression_store) register_suppression_lists(routes, c);
   routes.get("/v1/leads", [&c](const http::Request& q, http::Response& r) {
     const auto key = authorise(c, q, r, kScopeLeadsRead);
     if (!key) return;  // 401, 403, 429 or 503 sent

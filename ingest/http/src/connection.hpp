@@ -4,6 +4,7 @@
 
 #include <openssl/ssl.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -65,6 +66,17 @@ struct Conn {
   bool head_read = false;
   SteadyClock::time_point deadline;
   std::unique_ptr<Reading> reading;  // while a request is partly here
+  // What `in` may hold while this request is read, when its route takes a body larger than the
+  // listener's (Routes::put_upload); 0: the loop's own cap. The body's bound is counted in
+  // `uploads` (the server's bytes of such bodies being received) until the request is read.
+  std::size_t in_cap = 0;
+  std::size_t upload_bytes = 0;
+  std::atomic<std::size_t>* uploads = nullptr;
+  void end_upload() {
+    if (uploads && upload_bytes) uploads->fetch_sub(upload_bytes, std::memory_order_relaxed);
+    upload_bytes = 0;
+    in_cap = 0;
+  }
   std::string remote_addr;
   HttpServer::Impl* admitted_by = nullptr;  // counted in its connections (Impl::admit)
   std::string address_key;                  // ... under this key
@@ -74,6 +86,7 @@ struct Conn {
   bool chunked = false;  // its body is framed in chunks (HTTP/1.1)
 
   ~Conn() {
+    end_upload();
     if (stream) stream->detach();
     if (ssl) SSL_free(ssl);
     if (fd >= 0) ::close(fd);

@@ -209,7 +209,7 @@ void EventLoop::on_event(std::uint64_t id, std::uint32_t events) {
 // Reads what the socket has. false: the connection was closed (and is gone).
 bool EventLoop::read_in(Conn& c) {
   while (!c.read_closed) {
-    if (c.in.size() >= input_cap_) break;  // a flood of pipelined requests: read again once parsed
+    if (c.in.size() >= cap_of(c)) break;  // a flood of pipelined requests: read again once parsed
     int n;
     if (c.ssl) {
       ERR_clear_error();
@@ -327,7 +327,7 @@ bool EventLoop::pump_stream(Conn& c) {
 
 void EventLoop::update_interest(Conn& c) {
   std::uint32_t want = 0;
-  if ((!c.read_closed && c.in.size() < input_cap_) || c.tls_wants_read) want |= EPOLLIN;
+  if ((!c.read_closed && c.in.size() < cap_of(c)) || c.tls_wants_read) want |= EPOLLIN;
   if (c.out_off < c.out.size() || c.tls_wants_write) want |= EPOLLOUT;
   if (want == c.interest) return;
   // With nothing to wait for (input closed, an answer still being made) the socket leaves the
@@ -358,6 +358,22 @@ bool EventLoop::process(Conn& c) {
           const auto rate = std::max<std::size_t>(1, o.body_min_rate);
           c.deadline = SteadyClock::now() + o.body_timeout +
                        std::chrono::milliseconds(r.body_bound * 1000 / rate);
+          // An upload route's body is larger than the loop's cap on what a connection holds; the
+          // server holds at most max_upload_bytes of such bodies at once (they arrive before
+          // their handler can authenticate anyone), and refuses one past that.
+          if (r.body_bound > o.limits.max_body_bytes) {
+            const std::size_t held =
+                server_.upload_bytes.fetch_add(r.body_bound, std::memory_order_relaxed);
+            c.uploads = &server_.upload_bytes;
+            c.upload_bytes = r.body_bound;
+            c.in_cap = o.limits.max_header_bytes + r.body_bound + 64 * 1024;
+            if (held + r.body_bound > o.max_upload_bytes) {
+              c.in.clear();
+              done_reading(c);
+              answer_error(c, 503, "Too many large uploads at once; retry later.");
+              break;
+            }
+          }
         }
         // HTTP/1.0 clients do not know 100 (RFC 9110 §10.1.1): they just send the body.
         if (r.headers_complete && !c.continue_sent && rd.request.expect_continue() &&
@@ -388,7 +404,7 @@ bool EventLoop::process(Conn& c) {
     // Bytes OpenSSL decrypted but read_in left for later (the input was full) raise no epoll
     // event: read them now that there is room.
     if (c.ssl && !c.busy && !c.close_after_write && c.out.empty() && !c.read_closed &&
-        c.in.size() < input_cap_ && SSL_pending(c.ssl) > 0) {
+        c.in.size() < cap_of(c) && SSL_pending(c.ssl) > 0) {
       if (!read_in(c)) return false;
       continue;
     }
@@ -421,6 +437,7 @@ void EventLoop::answer_error(Conn& c, int status, const std::string& detail) {
 // to be reused by the next request on any connection.
 void EventLoop::done_reading(Conn& c) {
   c.head_read = false;
+  c.end_upload();
   if (!c.reading) return;
   c.reading->reader.reset();
   c.reading->request = http::Request();

@@ -137,6 +137,8 @@ class EventLoop {
   // Received bytes a connection may hold unparsed (a request of the largest size, and room for
   // pipelined ones); beyond it reading pauses until the front is parsed.
   const std::size_t input_cap_;
+  /// What a connection's input may hold: the loop's cap, or its request's (Conn::in_cap).
+  std::size_t cap_of(const Conn& c) const { return c.in_cap > input_cap_ ? c.in_cap : input_cap_; }
   int epfd_ = -1;
   int wakefd_ = -1;
   std::thread thread_;

@@ -208,7 +208,7 @@ class RequestParser {
     }
     result_.headers_complete = true;
     result_.body_bound = framing_.has_transfer_encoding
-                             ? limits_.max_body_bytes
+                             ? body_limit_
                              : static_cast<std::size_t>(framing_.content_length);
     if (phase_ == Phase::kBody) {
       const auto length = static_cast<std::size_t>(framing_.content_length);  // 0 without framing
@@ -540,7 +540,15 @@ class RequestParser {
       if (framing_.coding_count > 1)
         return fail(501, "Transfer codings other than chunked are not supported.");
     }
-    if (framing_.has_content_length && framing_.content_length > limits_.max_body_bytes) {
+    // An upload route may take more than the listener's limit (ParseLimits::larger_body).
+    body_limit_ = limits_.max_body_bytes;
+    if (limits_.larger_body) {
+      // The request's bytes are not its own yet (method() reads them once copied): the method
+      // is read from the input.
+      const std::string_view method = in_.substr(req_->method_.offset, req_->method_.size);
+      body_limit_ = std::max(body_limit_, limits_.larger_body(method, req_->path()));
+    }
+    if (framing_.has_content_length && framing_.content_length > body_limit_) {
       return fail(413, "Content-Length exceeds the body limit.");
     }
     req_->keep_alive_ = req_->version_minor_ == 1
@@ -567,7 +575,7 @@ class RequestParser {
           }
           // Hex digits only ever grow the size, so a partial size already over the limit is
           // final.
-          if (c.size > limits_.max_body_bytes - decoded_size())
+          if (c.size > body_limit_ - decoded_size())
             return fail(413, "Chunked body exceeds the body limit.");
           if (pos_ >= end) return Step::kNeedMore;
           if (c.digits == 0) return fail(400, "Missing or malformed chunk size.");
@@ -599,7 +607,7 @@ class RequestParser {
             return step;
           // Tiny chunks with padded sizes would let the raw body grow far beyond the decoded
           // limit.
-          if (pos_ - head_end_ - decoded_size() > limits_.max_body_bytes + kChunkFramingSlack)
+          if (pos_ - head_end_ - decoded_size() > body_limit_ + kChunkFramingSlack)
             return fail(413, "Chunked body framing is too large.");
           if (c.size == 0) {
             c.stage = Chunk::kTrailers;
@@ -651,6 +659,7 @@ class RequestParser {
   std::size_t decoded_size() const { return req_->storage_.size() - head_end_; }
 
   ParseLimits limits_;
+  std::size_t body_limit_ = 0;  // the request's: max_body_bytes, or its route's larger one
   bool gated_;
   std::string_view in_;
   http::Request* req_ = nullptr;

@@ -118,7 +118,16 @@ bool HttpServer::Impl::bind_listener(std::string& error) {
 }
 
 HttpServer::HttpServer(Routes routes, HttpServerOptions options)
-    : impl_(std::make_unique<Impl>(std::move(routes), std::move(options))) {}
+    : impl_(std::make_unique<Impl>(std::move(routes), std::move(options))) {
+  // The routes with a body limit of their own (uploads) say theirs as their requests arrive.
+  if (impl_->routes.has_body_limits() && !impl_->options.limits.larger_body) {
+    const Routes* routes_of = &impl_->routes;  // lives as long as the server, like the loops
+    impl_->options.limits.larger_body = [routes_of](std::string_view method,
+                                                    std::string_view path) {
+      return routes_of->body_limit(method, path);
+    };
+  }
+}
 
 HttpServer::~HttpServer() { stop(); }
 

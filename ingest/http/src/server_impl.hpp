@@ -36,6 +36,8 @@ struct HttpServer::Impl final : ExchangeHost {
   // Connections open on all loops, and per client address (its key: address_key), so that the
   // caps hold for the listener as a whole rather than per loop.
   std::atomic<std::size_t> open_connections{0};
+  // Bytes of upload bodies (Routes::put_upload) being received on all loops, at their bound.
+  std::atomic<std::size_t> upload_bytes{0};
   std::mutex addresses_mu;
   std::unordered_map<std::string, std::size_t> per_address;
 

@@ -57,12 +57,16 @@ NewSuppressionList suppression_list_from_json(const nlohmann::json& body, Accoun
 }
 
 nlohmann::json suppression_list_to_json(const SuppressionList& l) {
-  return {{"list_id", l.id},
-          {"name", l.name},
-          {"buyer_id", l.buyer_id.empty() ? nlohmann::json() : nlohmann::json(l.buyer_id)},
-          {"entries", l.entries},
-          {"created_at", format_rfc3339_ms(l.created_at_ms)},
-          {"updated_at", format_rfc3339_ms(l.updated_at_ms)}};
+  return {
+      {"list_id", l.id},
+      {"name", l.name},
+      {"buyer_id", l.buyer_id.empty() ? nlohmann::json() : nlohmann::json(l.buyer_id)},
+      {"entries", l.entries},
+      {"created_at", format_rfc3339_ms(l.created_at_ms)},
+      {"updated_at", format_rfc3339_ms(l.updated_at_ms)},
+      // The last upload of its entries; null while none was made.
+      {"uploaded_at", l.entries_version == 0 ? nlohmann::json()
+                                             : nlohmann::json(format_rfc3339_ms(l.updated_at_ms))}};
 }
 
 void SuppressionUpload::add(std::string_view text) {

@@ -57,13 +57,19 @@ export async function request<T>(method: string, path: string, body?: unknown, i
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   if (ifMatch) headers['If-Match'] = ifMatch;
   if (unsafe.has(method) && csrfToken) headers['X-CSRF-Token'] = csrfToken;
-  const res = await fetch(path, {
-    method,
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-    credentials: 'same-origin',
-    cache: 'no-store',
-  });
+  return send<T>(method, path, headers, body === undefined ? undefined : JSON.stringify(body));
+}
+
+/** Sends a file as it is (`type`: its media type, "text/csv"): an upload, such as a suppression
+ *  list's entries (PUT /v1/suppression-lists/{id}/entries). */
+export async function upload<T>(path: string, file: Blob, type: string): Promise<T> {
+  const headers: Record<string, string> = { Accept: 'application/json', 'Content-Type': type };
+  if (csrfToken) headers['X-CSRF-Token'] = csrfToken;
+  return send<T>('PUT', path, headers, file);
+}
+
+async function send<T>(method: string, path: string, headers: Record<string, string>, body: BodyInit | undefined): Promise<T> {
+  const res = await fetch(path, { method, headers, body, credentials: 'same-origin', cache: 'no-store' });
   const text = await res.text();
   let parsed: unknown = null;
   if (text) {

@@ -18,6 +18,7 @@ import { settingsMenu, settingsPage } from './pages/settings_menu';
 import { timeZonePage } from './pages/time_zone';
 import { payoutsPage } from './pages/payouts';
 import { getStartedPage } from './pages/get_started';
+import { suppressionPage } from './pages/suppression';
 import { setZone } from './zone';
 import { SecondFactorChallenge, TwoFactorState, mustEnrol, secondFactorBody } from './two_factor';
 
@@ -33,6 +34,7 @@ interface Entry {
   operatorOnly?: boolean;
   sellerOnly?: boolean;
   buyerOnly?: boolean;
+  notSeller?: boolean;
 }
 const pages: Entry[] = [
   { pattern: '/', page: overviewPage, title: 'Overview' },
@@ -45,6 +47,7 @@ const pages: Entry[] = [
   { pattern: '/campaigns', page: campaignsPage, title: 'Campaigns' },
   { pattern: '/campaigns/:id/specification', page: campaignSpecPage, title: 'Campaign specification' },
   { pattern: '/reports', page: reportsPage, title: 'Reports' },
+  { pattern: '/suppression', page: suppressionPage, title: 'Suppression lists', notSeller: true },
   { pattern: '/payouts', page: payoutsPage, title: 'Payouts', sellerOnly: true },
   { pattern: '/get-started', page: getStartedPage, title: 'Get started', sellerOnly: true },
   { pattern: '/settings/api-keys', page: apiKeysPage, title: 'API keys' },
@@ -101,6 +104,7 @@ function nav(u: User): HTMLElement {
   if (u.account !== 'buyer') items.push(['/campaigns', 'Campaigns']);
   if (u.account === 'seller') items.push(['/payouts', 'Payouts']);
   items.push(['/reports', 'Reports']);
+  if (u.account !== 'seller') items.push(['/suppression', 'Suppression']);
   if (isOperator(u)) items.push(['/change-log', 'Change log']);
   items.push(['/settings', 'Settings']);
   const current = (p: string) => (p === '/' ? here === '/' : here === p || here.startsWith(p + '/'));
@@ -222,7 +226,7 @@ async function render(): Promise<void> {
   const main = h('main', { id: 'main', tabindex: -1 });
   const token = ++rendering;
   root.append(h('a', { class: 'skip', href: '#main' }, 'Skip to content'), nav(u), main);
-  if (!entry || (entry.operatorOnly && !isOperator(u)) || (entry.sellerOnly && u.account !== 'seller') || (entry.buyerOnly && u.account !== 'buyer')) {
+  if (!entry || (entry.operatorOnly && !isOperator(u)) || (entry.sellerOnly && u.account !== 'seller') || (entry.buyerOnly && u.account !== 'buyer') || (entry.notSeller && u.account === 'seller')) {
     document.title = 'Not found · leadflow';
     main.append(h('h1', {}, 'Not found'), h('p', {}, 'There is no such page here. '), link('/', 'Back to the overview'));
     return;

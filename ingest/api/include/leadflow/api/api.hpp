@@ -113,6 +113,7 @@ class BuyerVisibilityCache {
 };
 
 class SuppressionLists;
+class SuppressionStore;
 
 struct IngestContext {
   const Config& config;
@@ -146,6 +147,9 @@ struct IngestContext {
   /// The operator's and buyers' suppression lists this process holds (docs/suppression.md); a
   /// lead on the operator's is refused at intake. None: no lists.
   const SuppressionLists* suppression = nullptr;
+  /// The lists' records and entries, for their routes (/v1/suppression-lists); none: the routes
+  /// are not registered.
+  SuppressionStore* suppression_store = nullptr;
   /// The live feed (GET /v1/live); none: the route answers 503.
   LiveFeed* live = nullptr;
 };

@@ -5,6 +5,7 @@
 // Strict where laxness lets requests be smuggled (Content-Length with Transfer-Encoding, bad
 // lengths, bare CR), and bounded everywhere (header section, target, body).
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -18,6 +19,10 @@ struct ParseLimits {
   std::size_t max_target_bytes = 8 * 1024;   // over it: 414
   std::size_t max_body_bytes = 64 * 1024;    // decoded body; over it: 413
   std::size_t max_header_count = 100;        // over it: 431
+  /// A larger body limit for the requests of some routes (an upload's: Routes::put_upload), by
+  /// method and path, asked once the header section is in; below max_body_bytes it changes
+  /// nothing. None: max_body_bytes for every request.
+  std::function<std::size_t(std::string_view method, std::string_view path)> larger_body;
 };
 
 enum class ParseStatus {

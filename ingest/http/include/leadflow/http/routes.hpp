@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "leadflow/http/message.hpp"
@@ -114,6 +115,14 @@ class Routes {
   void post_inline(std::string pattern, InlineHandler h) {
     add("POST", std::move(pattern), nullptr, std::move(h));
   }
+  /// A PUT whose body may reach `max_body_bytes`, above the listener's limit
+  /// (http::ParseLimits::max_body_bytes): an upload. The server asks body_limit() once a
+  /// request's header section is in, so only this route's requests may be that large, and
+  /// answers 413 past it.
+  void put_upload(std::string pattern, std::size_t max_body_bytes, Handler h) {
+    add("PUT", std::move(pattern), std::move(h), nullptr);
+    routes_.back().max_body_bytes = max_body_bytes;
+  }
 
   struct Route {
     std::string method;
@@ -121,10 +130,16 @@ class Routes {
     std::vector<std::string> segments;  // the pattern split at '/'; "{...}" takes any segment
     Handler handler;
     InlineHandler inline_handler;
+    std::size_t max_body_bytes = 0;  // 0: the listener's limit
   };
   /// The first route registered for the method whose pattern matches the whole path (HEAD uses
   /// GET's); records the route and its parameters in `req`. nullptr: none.
   const Route* find(http::Request& req) const;
+  /// The body limit of the route `method` and `path` go to, when it has one of its own
+  /// (put_upload); 0 otherwise.
+  std::size_t body_limit(std::string_view method, std::string_view path) const;
+  /// Whether a route has a body limit of its own.
+  bool has_body_limits() const;
 
   // Hooks, all optional.
   /// Every request, before routing (request ids).
@@ -138,6 +153,8 @@ class Routes {
   std::function<void(const http::Request&, const http::Response&, double seconds)> after;
 
  private:
+  using Match = std::pair<std::uint32_t, std::uint32_t>;  // a parameter's offset and size
+  static bool matches(const Route& r, std::string_view path, Match* matches, std::size_t& count);
   void add(const char* method, std::string pattern, Handler h, InlineHandler ih);
   std::vector<Route> routes_;
 };

@@ -29,7 +29,8 @@ struct NewSuppressionList {
 /// it). Its id is new, made at `now_ms`.
 NewSuppressionList suppression_list_from_json(const nlohmann::json& body, AccountsStore& accounts,
                                               std::int64_t now_ms);
-/// {list_id, name, buyer_id (null for the operator's), entries, created_at, updated_at}.
+/// {list_id, name, buyer_id (null for the operator's), entries, created_at, updated_at,
+/// uploaded_at (its entries' last replacement; null before the first)}.
 nlohmann::json suppression_list_to_json(const SuppressionList& l);
 
 /// An upload of entries, read as it arrives: one entry a line, or the first cell of each line of
