@@ -199,6 +199,7 @@ StoreFactory postgresql_factory() {
 #include "store_contract_accounts.inc"
 #include "store_contract_audit.inc"
 #include "store_contract_distribution.inc"
+#include "store_contract_erasure.inc"
 #include "store_contract_intake.inc"
 #include "store_contract_limits.inc"
 #include "store_contract_money.inc"

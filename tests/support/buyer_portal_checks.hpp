@@ -201,7 +201,7 @@ inline void check_lead_exports(ServiceFixture& svc) {
   const std::string header = csv->body.substr(0, csv->body.find("\r\n"));
   EXPECT_EQ(header,
             "lead_id,created_at,status,vertical,source,source_code,buyer_id,price,currency,"
-            "decided_at,first_name,last_name,email,phone,zip_code,state");
+            "decided_at,first_name,last_name,email,phone,zip_code,state,erased_at");
   expect_no_seller(csv->body, w);
   EXPECT_NE(csv->body.find(",15.0,USD,"), std::string::npos) << csv->body;
   // A cell a spreadsheet would run as a formula is written as text (the phone's "+").

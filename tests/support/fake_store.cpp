@@ -259,6 +259,15 @@ std::optional<std::vector<ChangeEntry>> FakeStore::list_changes(const ChangeQuer
   if (down()) return std::nullopt;
   return real_->list_changes(q);
 }
+EraseStatus FakeStore::erase_lead(const Lead& tombstone, std::int64_t at_ms, const ChangeEntry& e) {
+  return down() ? EraseStatus::kUnavailable : real_->erase_lead(tombstone, at_ms, e);
+}
+std::optional<std::vector<ErasableLead>> FakeStore::erasable_leads(std::int64_t from_ms,
+                                                                   std::int64_t before_ms,
+                                                                   int limit) {
+  if (down()) return std::nullopt;
+  return real_->erasable_leads(from_ms, before_ms, limit);
+}
 StoreStatus FakeStore::create_suppression_list(const SuppressionList& l) {
   return down() ? StoreStatus::kUnavailable : real_->create_suppression_list(l);
 }

@@ -109,6 +109,10 @@ class FakeStore final : public Store {
   std::int64_t buyers_version() override;
   StoreStatus append_change(const ChangeEntry& e) override;
   std::optional<std::vector<ChangeEntry>> list_changes(const ChangeQuery& q) override;
+  EraseStatus erase_lead(const Lead& tombstone, std::int64_t at_ms, const ChangeEntry& e) override;
+  std::optional<std::vector<ErasableLead>> erasable_leads(std::int64_t from_ms,
+                                                          std::int64_t before_ms,
+                                                          int limit) override;
   StoreStatus create_suppression_list(const SuppressionList& l) override;
   Lookup<SuppressionList> get_suppression_list(std::string_view id) override;
   std::optional<std::vector<SuppressionList>> list_suppression_lists(

@@ -47,9 +47,12 @@
 #include "leadflow/domain/lead.hpp"
 #include "leadflow/domain/lead_search.hpp"  // store_contract_intake.inc: search keys
 #include "leadflow/domain/verticals.hpp"
+#include "leadflow/erasure/erasure.hpp"    // store_contract_erasure.inc
+#include "leadflow/erasure/retention.hpp"  // store_contract_erasure.inc
 #include "leadflow/management/management.hpp"  // store_contract_versions.inc: changes as the API makes them
 #include "leadflow/money/payout.hpp"           // store_contract_money.inc: a shared sale's parts
 #include "leadflow/store/store.hpp"
+#include "simulated_clock.hpp"
 
 namespace leadflow::contract {
 

@@ -48,6 +48,7 @@ const std::set<std::string, std::less<>>& known_settings() {
       "LEADFLOW_WORKER_NICE",
       "LEADFLOW_LIVE_MAX_CONNECTIONS",
       "LEADFLOW_LIVE_POLL_MS",
+      "LEADFLOW_RETENTION_DAYS",
       "LEADFLOW_WORKERS",
       "LEADFLOW_WORKER_CONCURRENCY",
       "LEADFLOW_BUYER_CONNECTIONS",
@@ -330,6 +331,7 @@ std::optional<Config> load_config(const Getenv& getenv,
       !int_setting("LEADFLOW_LIVE_POLL_MS", 100, 60'000, c.live_poll_ms))
     return std::nullopt;
   if (!int_setting("LEADFLOW_WORKER_NICE", 0, 19, c.worker_nice)) return std::nullopt;
+  if (!int_setting("LEADFLOW_RETENTION_DAYS", 0, 36'500, c.retention_days)) return std::nullopt;
   if (!int_setting("LEADFLOW_WORKERS", 0, 64, c.workers)) return std::nullopt;
   if (!int_setting("LEADFLOW_WORKER_CONCURRENCY", 1, 10000, c.worker_concurrency))
     return std::nullopt;

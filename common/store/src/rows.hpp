@@ -25,8 +25,9 @@
   "zip_code, zip4, state, vertical, source, landing_page, ip_address, user_agent, "        \
   "trustedform_cert_url, jornaya_leadid, tcpa_consent, tcpa_consent_text, custom_fields, " \
   "received_at, sync_wait_ms, test"
+// (read beside the lead's own columns: erased_at, when its personal fields were erased)
 #define LF_DISTRIBUTION_COLUMNS \
-  "status, buyer_id, price_cents, payout_cents, buyer_lead_id, reason, decided_at"
+  "status, buyer_id, price_cents, payout_cents, buyer_lead_id, reason, decided_at, erased_at"
 #define LF_CAMPAIGN_COLUMNS                                                                     \
   "id, seller_id, name, vertical, active, async_mode, sync_timeout_ms, rate_limit_per_minute, " \
   "payout_fixed, payout_value, key_hash, key_hint, created_at, test_mode"
@@ -371,6 +372,7 @@ LeadRecord read_lead(const Row& q, bool with_attempts) {
   d.buyer_lead_id = q.text(c++);
   d.reason = q.text(c++);
   d.decided_at_ms = q.int64(c++);
+  r.erased_at_ms = q.int64(c++);
   if (with_attempts) {
     d.attempts = attempts_from_json(parse_json(q.text(c++)));
     d.ineligible = ineligible_from_json(parse_json(q.text(c++)));

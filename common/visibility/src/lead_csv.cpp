@@ -20,7 +20,8 @@ std::vector<std::string> lead_csv_columns(const Viewer& viewer) {
   if (sees(FieldClass::kSellerMoney)) out.push_back("payout");
   out.insert(out.end(), {"currency", "decided_at"});
   if (sees(FieldClass::kPerson))
-    out.insert(out.end(), {"first_name", "last_name", "email", "phone", "zip_code", "state"});
+    out.insert(out.end(),
+               {"first_name", "last_name", "email", "phone", "zip_code", "state", "erased_at"});
   return out;
 }
 

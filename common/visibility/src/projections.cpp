@@ -218,6 +218,9 @@ json project_lead(const Viewer& viewer, const LeadRecord& record, const SellerLa
   if (!l.tcpa_consent_text.empty())
     f.put(FieldClass::kPerson, "tcpa_consent_text", l.tcpa_consent_text);
 
+  // An erased lead's person fields hold its tombstone (docs/erasure.md); when, is the lead's state.
+  if (record.erased_at_ms != 0)
+    f.put(FieldClass::kLeadState, "erased_at", format_rfc3339_ms(record.erased_at_ms));
   f.put(FieldClass::kSellerIdentity, "seller_id", or_null(l.seller_id))
       .put(FieldClass::kSellerIdentity, "campaign_id", or_null(l.campaign_id));
   if (viewer.is_buyer()) {

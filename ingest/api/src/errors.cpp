@@ -156,6 +156,21 @@ Refusal refusal_for(SettleRefused refused) {
   return refusal_for(StoreStatus::kUnavailable, StoreStep::kWrite);
 }
 
+Refusal refusal_for(EraseStatus refused) {
+  switch (refused) {
+    case EraseStatus::kNoSuchLead:
+      return {404, "not_found", "no such lead"};
+    case EraseStatus::kPending:
+      return {409, "conflict", "the lead is still being distributed: erase it once it is decided"};
+    case EraseStatus::kAlreadyErased:
+      return {409, "conflict", "the lead's personal data was erased already"};
+    case EraseStatus::kErased:
+    case EraseStatus::kUnavailable:
+      break;
+  }
+  return refusal_for(StoreStatus::kUnavailable, StoreStep::kWrite);
+}
+
 Refusal refusal_for(CampaignRefused refused) {
   switch (refused) {
     case CampaignRefused::kJsonOnly:

@@ -11,6 +11,7 @@
 #include "leadflow/domain/field_error.hpp"
 #include "leadflow/http/message.hpp"
 #include "leadflow/queue/queue.hpp"
+#include "leadflow/store/erasure.hpp"
 #include "leadflow/store/port.hpp"
 
 namespace leadflow {
@@ -138,6 +139,9 @@ Refusal refusal_for(PersonRefused refused, std::string_view field);
 Refusal refusal_for(const ReturnRefusal& refused);
 /// A settlement that was not made: 403, 404, 400, 409 or 503.
 Refusal refusal_for(SettleRefused refused);
+/// An erasure that was not made (POST /v1/leads/{id}/erase): 404, 409 or 503. kErased is no
+/// refusal and must not be passed.
+Refusal refusal_for(EraseStatus refused);
 
 /// A Surface B request refused: 415, 400, 429, 404 or 503.
 Refusal refusal_for(CampaignRefused refused);

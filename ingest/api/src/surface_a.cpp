@@ -6,6 +6,7 @@
 #include "buyer_routes.hpp"
 #include "campaign_spec.hpp"
 #include "change_log.hpp"
+#include "erasure_routes.hpp"
 #include "errors.hpp"
 #include "intake.hpp"
 #include "lead_post.hpp"
@@ -150,6 +151,7 @@ void register_surface_a(Routes& routes, IngestContext& ctx) {
   register_returns(routes, c);
   register_account(routes, c);
   register_settlements(routes, c);
+  register_erasure(routes, c);
   register_reports(routes, c);
   register_change_log(routes, c);
   if (c.suppression_store) register_suppression_lists(routes, c);

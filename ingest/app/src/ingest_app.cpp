@@ -16,6 +16,7 @@
 #include "leadflow/api/http_util.hpp"
 #include "leadflow/api/live_feed.hpp"
 #include "leadflow/base/log.hpp"
+#include "leadflow/erasure/retention.hpp"
 #include "leadflow/http/server.hpp"
 #include "leadflow/http/tls_cert.hpp"
 #include "leadflow/ingest_app/dashboard.hpp"
@@ -133,6 +134,8 @@ struct App::Impl {
   Listener tls, plain, metrics;
   std::unique_ptr<ScrapeHook> up;           // leadflow_store_up, leadflow_queue_up
   std::unique_ptr<BacklogMonitor> backlog;  // leadflow_queue_backlog
+  // The retention pass (LEADFLOW_RETENTION_DAYS, docs/erasure.md); none while it is off.
+  std::unique_ptr<RetentionPass> retention;
   bool started = false;
 
   Impl(Config c, const Clock& k) : config(std::move(c)), clock(k) {}
@@ -266,6 +269,13 @@ bool App::start(std::string& error) {
   m.ctx->visibility_secret = *secret;
   m.ctx->suppression = m.suppression.get();
   m.ctx->suppression_store = m.store.get();
+  m.ctx->erasure = m.store.get();
+  if (c.retention_days > 0) {
+    // A pass at start and then every hour, each a lead per transaction (docs/erasure.md).
+    RetentionPass::Options ro{c.retention_days, 500, &m.queue->producer(), topics};
+    m.retention = std::make_unique<RetentionPass>(*m.store, *m.store, m.clock, ro);
+    m.retention->start(std::chrono::hours(1));
+  }
   {
     LiveOptions lo;
     lo.max_connections = static_cast<std::size_t>(c.live_max_connections);
@@ -339,6 +349,7 @@ void App::stop() {
   m.plain.stop();
   m.metrics.stop();
   if (m.live) m.live->stop();
+  m.retention.reset();
   if (m.workers) m.workers->stop();
   m.up.reset();
   m.backlog.reset();

@@ -32,6 +32,9 @@ struct WriterStats {
 };
 WriterStats writer_stats(LeadQueue& queue);
 std::uint32_t crc32c(std::string_view data);
+/// From now on, rewrite_payloads stops once its journal is durable, as a process killed right
+/// then would (rewrite.cpp); the next open finishes the rewrite.
+void stop_rewrites_after_journal(LeadQueue& queue);
 }  // namespace embedded_queue_detail
 
 namespace embedded {
@@ -153,6 +156,10 @@ class QueueCore final : public QueueProducer {
   }
   bool flush(std::chrono::milliseconds timeout) override;
   bool healthy() override { return healthy_.load(); }
+  std::optional<std::int64_t> rewrite_payloads(const std::vector<std::string>& topics,
+                                               const std::vector<std::string>& keys,
+                                               const PayloadRewrite& rewrite) override;
+  std::atomic<bool> stop_after_journal{false};  // embedded_queue_detail's test hook
 
   std::unique_ptr<QueueConsumer> make_consumer(std::shared_ptr<QueueCore> self,
                                                const std::string& group,
@@ -205,6 +212,9 @@ class QueueCore final : public QueueProducer {
   bool flush_offsets();
   void run_retention();
   void fail_io(const char* op, const std::string& path, int err);
+  /// At open, before the segments are scanned: a rewrite whose journal is on disk is applied
+  /// again, whole (rewrite.cpp).
+  bool redo_rewrites(std::string& error);
 
   const EmbeddedQueueOptions opts_;
   const std::string dir_;
@@ -242,6 +252,7 @@ class QueueCore final : public QueueProducer {
   std::string batch_buf_;
 
   std::mutex flush_mu_;     // one offsets flush at a time
+  std::mutex rewrite_mu_;   // one rewrite (one journal) at a time
   std::mutex shutdown_mu_;  // shutdown runs once, other callers wait for it
   bool shut_down_ = false;
   std::thread writer_;

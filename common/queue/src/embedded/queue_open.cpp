@@ -210,6 +210,7 @@ bool QueueCore::open(std::string& error) {
     return false;
   }
   if (!check_meta(error)) return false;
+  if (!redo_rewrites(error)) return false;
 
   std::vector<std::pair<std::uint32_t, std::string>> segment_files;
   std::vector<std::string> offsets_files;

@@ -304,6 +304,13 @@ class PgStore final : public Store, private PgCalls {
   StoreStatus append_change(const ChangeEntry& e) override;
   std::optional<std::vector<ChangeEntry>> list_changes(const ChangeQuery& q) override;
 
+  // --- erasure (erasure.cpp) -------------------------------------------------------------------
+
+  EraseStatus erase_lead(const Lead& tombstone, std::int64_t at_ms, const ChangeEntry& e) override;
+  std::optional<std::vector<ErasableLead>> erasable_leads(std::int64_t from_ms,
+                                                          std::int64_t before_ms,
+                                                          int limit) override;
+
   // --- leads ------------------------------------------------------------------------------------
 
   using IntakeStore::insert_leads;

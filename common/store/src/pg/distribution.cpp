@@ -6,22 +6,36 @@ namespace leadflow::pg {
 
 /// "Earlier" orders leads by (received_at, id): when the lead itself is stored, only leads
 /// before it count, so of two copies of one person decided side by side exactly one is the
-/// duplicate. When it is not stored yet (an intake check), every other lead counts.
+/// duplicate. When it is not stored yet (an intake check), every other lead counts. An erased
+/// lead keeps no e-mail or phone, only their search keys: it is found by the stored lead's own
+/// keys, on the index of erased leads alone (empty until something is erased).
 std::string PgStore::find_duplicate(std::string_view vertical, std::string_view email,
                                     std::string_view phone, std::int64_t since_ms,
                                     std::string_view lead_id) {
   return run("find_duplicate", std::string{}, [&](Connection& c) -> std::string {
-    // One statement: the lead's own time, then the e-mail probe, then the phone probe, each
-    // an index range scan.
+    // One statement: the lead's own time and keys, then the e-mail probe, then the phone
+    // probe, then the erased leads' probes, each an index range scan.
     const Result r = c.exec(
         "WITH self AS (SELECT COALESCE((SELECT received_at FROM leads WHERE id = $5),"
-        "                              9223372036854775807) AS until_ms)"
+        "                              9223372036854775807) AS until_ms,"
+        "  (SELECT email_key FROM leads WHERE id = $5) AS email_key,"
+        "  (SELECT phone_key FROM leads WHERE id = $5) AS phone_key)"
         " SELECT COALESCE("
         "  (SELECT id FROM leads, self WHERE $2 <> '' AND vertical = $1 AND email = $2"
         "   AND received_at >= $4 AND received_at <= until_ms AND id <> $5"
         "   AND (received_at < until_ms OR id < $5) AND NOT test"
         "   ORDER BY received_at DESC LIMIT 1),"
         "  (SELECT id FROM leads, self WHERE $3 <> '' AND vertical = $1 AND phone = $3"
+        "   AND received_at >= $4 AND received_at <= until_ms AND id <> $5"
+        "   AND (received_at < until_ms OR id < $5) AND NOT test"
+        "   ORDER BY received_at DESC LIMIT 1),"
+        "  (SELECT id FROM leads, self WHERE leads.email_key = self.email_key"
+        "   AND erased_at > 0 AND vertical = $1"
+        "   AND received_at >= $4 AND received_at <= until_ms AND id <> $5"
+        "   AND (received_at < until_ms OR id < $5) AND NOT test"
+        "   ORDER BY received_at DESC LIMIT 1),"
+        "  (SELECT id FROM leads, self WHERE leads.phone_key = self.phone_key"
+        "   AND erased_at > 0 AND vertical = $1"
         "   AND received_at >= $4 AND received_at <= until_ms AND id <> $5"
         "   AND (received_at < until_ms OR id < $5) AND NOT test"
         "   ORDER BY received_at DESC LIMIT 1),"

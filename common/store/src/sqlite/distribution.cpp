@@ -6,7 +6,9 @@ namespace leadflow::sqlite {
 
 /// "Earlier" orders leads by (received_at, id): when the lead itself is stored, only leads
 /// before it count, so of two copies of one person decided side by side exactly one is the
-/// duplicate. When it is not stored yet (an intake check), every other lead counts.
+/// duplicate. When it is not stored yet (an intake check), every other lead counts. An erased
+/// lead keeps no e-mail or phone, only their search keys: it is found by the stored lead's own
+/// keys, on the index of erased leads alone (empty until something is erased).
 std::string SqliteStore::find_duplicate(std::string_view vertical, std::string_view email,
                                         std::string_view phone, std::int64_t since_ms,
                                         std::string_view lead_id) {
@@ -14,13 +16,17 @@ std::string SqliteStore::find_duplicate(std::string_view vertical, std::string_v
     auto conn = readers_.acquire();
     if (!conn) return std::string{};
     std::int64_t until_ms = std::numeric_limits<std::int64_t>::max();
+    std::string email_key, phone_key;
     if (!lead_id.empty()) {
-      Query q(*conn, "SELECT received_at FROM leads WHERE id = ?1");
+      Query q(*conn, "SELECT received_at, email_key, phone_key FROM leads WHERE id = ?1");
       const int rc = q.bind(lead_id).step();
-      if (rc == SQLITE_ROW)
+      if (rc == SQLITE_ROW) {
         until_ms = q.int64(0);
-      else if (rc != SQLITE_DONE)
+        if (!q.is_null(1)) email_key = q.text(1);
+        if (!q.is_null(2)) phone_key = q.text(2);
+      } else if (rc != SQLITE_DONE) {
         return (report(*conn, rc, "find_duplicate"), std::string{});
+      }
     }
     auto probe = [&](const char* sql, std::string_view key) -> std::string {
       if (key.empty()) return {};
@@ -30,17 +36,24 @@ std::string SqliteStore::find_duplicate(std::string_view vertical, std::string_v
       if (rc != SQLITE_DONE) report(*conn, rc, "find_duplicate");
       return {};
     };
-    std::string found = probe(
-        "SELECT id FROM leads WHERE vertical = ?1 AND email = ?2 AND received_at >= ?3"
-        " AND received_at <= ?4 AND id <> ?5 AND (received_at < ?4 OR id < ?5) AND NOT test"
-        " ORDER BY received_at DESC LIMIT 1",
-        email);
+#define LF_EARLIER                                            \
+  " AND received_at >= ?3 AND received_at <= ?4 AND id <> ?5" \
+  " AND (received_at < ?4 OR id < ?5) AND NOT test ORDER BY received_at DESC LIMIT 1"
+    std::string found =
+        probe("SELECT id FROM leads WHERE vertical = ?1 AND email = ?2" LF_EARLIER, email);
+    if (found.empty())
+      found = probe("SELECT id FROM leads WHERE vertical = ?1 AND phone = ?2" LF_EARLIER, phone);
     if (found.empty())
       found = probe(
-          "SELECT id FROM leads WHERE vertical = ?1 AND phone = ?2 AND received_at >= ?3"
-          " AND received_at <= ?4 AND id <> ?5 AND (received_at < ?4 OR id < ?5) AND NOT test"
-          " ORDER BY received_at DESC LIMIT 1",
-          phone);
+          "SELECT id FROM leads INDEXED BY leads_erased_by_email_key WHERE"
+          " email_key = ?2 AND vertical = ?1 AND erased_at > 0" LF_EARLIER,
+          email_key);
+    if (found.empty())
+      found = probe(
+          "SELECT id FROM leads INDEXED BY leads_erased_by_phone_key WHERE"
+          " phone_key = ?2 AND vertical = ?1 AND erased_at > 0" LF_EARLIER,
+          phone_key);
+#undef LF_EARLIER
     return found;
   });
 }

@@ -732,6 +732,29 @@ CREATE TABLE suppression_chunks (
   PRIMARY KEY (list_id, entries_version, n)
 );
 )sql"},
+    // Version 24 belongs to a change made beside this one; this entry only holds its place (the
+    // versions run without a gap) and gives way to that change's step when both are merged.
+    {24, "SELECT 1;"},
+    // Erasure (docs/erasure.md): when a lead's personal fields were replaced by their tombstone;
+    // the erased leads by their search keys, so that an erased person's later lead is still a
+    // duplicate (find_duplicate); and a sale's copy of the e-mail and phone may now be written
+    // over, only with its lead erased, every other column staying immutable.
+    {25, R"sql(
+ALTER TABLE leads ADD COLUMN erased_at INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX leads_erased_by_email_key ON leads (email_key, vertical, received_at)
+  WHERE erased_at > 0;
+CREATE INDEX leads_erased_by_phone_key ON leads (phone_key, vertical, received_at)
+  WHERE erased_at > 0;
+DROP TRIGGER sales_are_immutable;
+CREATE TRIGGER sales_are_immutable BEFORE UPDATE OF lead_id, slot, buyer_id, price_cents,
+  payout_cents, sold_at, buyer_lead_id ON sales BEGIN
+  SELECT RAISE(ABORT, 'sales are immutable: a return or a settlement is a new row');
+END;
+CREATE TRIGGER sales_person_only_erased BEFORE UPDATE OF email, phone ON sales
+WHEN NOT EXISTS (SELECT 1 FROM leads WHERE id = NEW.lead_id AND erased_at > 0) BEGIN
+  SELECT RAISE(ABORT, 'a sale''s copy of the person changes only when its lead is erased');
+END;
+)sql"},
 };
 
 }  // namespace

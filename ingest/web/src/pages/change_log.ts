@@ -16,7 +16,7 @@ export interface ChangeEntry {
   changes: { field: string; before: unknown; after: unknown }[];
 }
 
-const KINDS: [string, string][] = [['', 'any'], ['buyer', 'Buyer'], ['campaign', 'Campaign'], ['seller', 'Seller'], ['api_key', 'API key'], ['user', 'User']];
+const KINDS: [string, string][] = [['', 'any'], ['buyer', 'Buyer'], ['campaign', 'Campaign'], ['seller', 'Seller'], ['api_key', 'API key'], ['user', 'User'], ['lead', 'Lead']];
 const KIND_NAMES: Record<string, string> = Object.fromEntries(KINDS.filter(([k]) => k));
 const FILTERS = ['object_kind', 'actor', 'from', 'to'];
 
@@ -71,7 +71,7 @@ export async function changeLogPage(ctx: Ctx, root: HTMLElement): Promise<void> 
     if (wrong) return errors.show(new ApiError(400, wrong, [{ field: 'to', message: wrong }]));
     ctx.go(`/change-log${query(params)}`);
   });
-  root.append(h('h1', {}, 'Change log'), h('p', { class: 'muted' }, 'Who changed which buyer, campaign, seller, API key or user, when, and from what to what. Secrets are never shown.'), form, zoneNote());
+  root.append(h('h1', {}, 'Change log'), h('p', { class: 'muted' }, 'Who changed which buyer, campaign, seller, API key or user, when, and from what to what, and who erased which lead\'s personal data. Secrets are never shown.'), form, zoneNote());
 
   const params = auditQuery(s, zone());
   let page: ApiPage<ChangeEntry>;

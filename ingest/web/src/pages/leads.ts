@@ -10,6 +10,7 @@ import { Names, loadNames } from '../names';
 import { unsoldHint, unsoldWhy } from '../unsold';
 import { csvHref, leadsTitle } from '../buyer_portal';
 import { returnCard } from './lead_return';
+import { eraseCard, erasedNote } from './lead_erase';
 import { TEST_FILTER, isTestStatus, testBadge } from '../test_mode';
 const STATUSES = ['', 'pending', 'delivered', 'unsold', 'duplicate', 'rejected', 'failed', 'returned', 'test'];
 
@@ -133,10 +134,12 @@ export async function leadPage(ctx: Ctx, root: HTMLElement): Promise<void> {
         why.details.length ? [h('h3', {}, 'What kept buyers from it'), h('ul', {}, why.details.map((r) => h('li', {}, r)))] : null,
       )
     : null;
+  const erased = erasedNote(l.erased_at);
   root.append(
     h('p', {}, link('/leads', `← ${leadsTitle(account)}`)),
     h('h1', {}, 'Lead ', h('span', { class: 'mono' }, l.lead_id), ' ', statusBadges(l)),
     zoneNote(),
+    ...(erased ? [erased] : []),
     ...(whyCard ? [whyCard] : []),
     h(
       'div',
@@ -159,4 +162,6 @@ export async function leadPage(ctx: Ctx, root: HTMLElement): Promise<void> {
   if (returns) root.append(h('h2', {}, 'Returns'), table(returns.head, returns.rows, `${returns.rows.length} returns`));
   // A buyer's purchase: returning it from here, or why it cannot be.
   if (l.return_window) root.append(returnCard(ctx, l.lead_id, l.return_window));
+  // The operator erases a person's data on their request (docs/erasure.md).
+  if (isOperator(ctx.user) && !l.erased_at) root.append(eraseCard(ctx, l.lead_id, l.status));
 }

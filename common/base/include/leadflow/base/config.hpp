@@ -97,6 +97,9 @@ struct Config {
       "leadflow-workers";  // LEADFLOW_WORKER_GROUP: the workers' consumer group
   // LEADFLOW_BACKLOG_INTERVAL_MS: how often the ingest reads the workers' backlog from the queue
   int backlog_interval_ms = 10000;
+  // LEADFLOW_RETENTION_DAYS (docs/erasure.md): leads received more than this many days ago lose
+  // their personal data to the retention pass; 0, never.
+  int retention_days = 0;
 
   bool scale_out() const { return shape == Shape::kScaleOut; }
   /// Whether the limits are shared through the store (LEADFLOW_SHARED_LIMITS).

@@ -1,7 +1,8 @@
 #pragma once
 // The change log (docs/security.md): who changed which seller, campaign, API key, buyer or
 // dashboard user, when, through which surface, and each field from what to what. Account
-// objects only, never a lead; never a secret.
+// objects, and the erasure of a lead's personal data (kind "lead": its id, never the person,
+// leadflow/erasure/erasure.hpp); never a secret.
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -33,8 +34,8 @@ struct ChangeEntry {
   std::string id;  // ch_ + a sortable id: newer entries sort after older ones
   std::int64_t at_ms = 0;
   ChangeActor actor;
-  std::string action;       // "created", "updated", "revoked", "password_changed"
-  std::string object_kind;  // "seller", "campaign", "api_key", "buyer", "user"
+  std::string action;       // "created", "updated", "revoked", "password_changed", "erased"
+  std::string object_kind;  // "seller", "campaign", "api_key", "buyer", "user", "lead"
   std::string object_id;
   std::string object_name;
   std::vector<FieldChange> changes;

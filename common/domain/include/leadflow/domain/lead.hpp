@@ -130,6 +130,9 @@ struct Distribution {
 struct LeadRecord {
   Lead lead;
   Distribution distribution;
+  /// When the person's fields were erased (leadflow/erasure/erasure.hpp: `lead` holds the
+  /// tombstone); 0 = never.
+  std::int64_t erased_at_ms = 0;
 };
 
 }  // namespace leadflow

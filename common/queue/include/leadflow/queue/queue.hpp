@@ -83,6 +83,22 @@ class QueueProducer {
   /// Waits for everything produced so far to be durable.
   virtual bool flush(std::chrono::milliseconds timeout) = 0;
   virtual bool healthy() = 0;
+  /// A payload rewritten: the new bytes, of the same length (or nullopt: leave the record).
+  using PayloadRewrite = std::function<std::optional<std::string>(std::string_view payload)>;
+  /// Rewrites in place the records of `topics` keyed by one of `keys` that the queue still holds
+  /// and that every consumer group has committed (no consumer reads them again), each payload
+  /// through `rewrite` (docs/erasure.md: a lead's tombstone). Crash-safe: the new bytes are
+  /// journalled first, so a crash mid-rewrite leaves each record whole, old or new, after the
+  /// next open. The records rewritten, or nullopt where the queue cannot (Kafka: a record is
+  /// never changed) or failed (I/O: the queue is unhealthy then).
+  virtual std::optional<std::int64_t> rewrite_payloads(const std::vector<std::string>& topics,
+                                                       const std::vector<std::string>& keys,
+                                                       const PayloadRewrite& rewrite) {
+    (void)topics;
+    (void)keys;
+    (void)rewrite;
+    return std::nullopt;
+  }
   /// True once the producer is in a state only a restart cures (Kafka: a fatal error of the
   /// idempotent producer). /healthz then fails, so an orchestrator restarts the process.
   virtual bool broken() { return false; }

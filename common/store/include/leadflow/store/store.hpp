@@ -8,6 +8,7 @@
 #include "leadflow/store/announcements.hpp"
 #include "leadflow/store/audit.hpp"
 #include "leadflow/store/distribution.hpp"
+#include "leadflow/store/erasure.hpp"
 #include "leadflow/store/intake.hpp"
 #include "leadflow/store/lead_changes.hpp"
 #include "leadflow/store/limits.hpp"
@@ -34,7 +35,8 @@ class Store : public AccountsStore,
               public LimitsStore,
               public AnnouncementStore,
               public AuditStore,
-              public SuppressionStore {
+              public SuppressionStore,
+              public ErasureStore {
  public:
   virtual ~Store() = default;
   /// Applies pending versioned migrations. Idempotent; safe to call at every start.

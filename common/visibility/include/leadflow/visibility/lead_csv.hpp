@@ -14,7 +14,8 @@ namespace leadflow {
 /// reader may see it (a seller its ids; a buyer its `source_code`, and the seller's ids and name
 /// only where the operator shows it names), the distribution's buyer and money as the reader
 /// may see them (a seller its `payout`, never a buyer or a price; a buyer its `price`, never a
-/// payout), then the person. A class the reader may not see is no column, not an empty one.
+/// payout), then the person, with `erased_at` (empty unless the person was erased,
+/// docs/erasure.md). A class the reader may not see is no column, not an empty one.
 std::vector<std::string> lead_csv_columns(const Viewer& viewer);
 
 /// One row of the export: a lead as project_lead gave it (LeadDetail::kRow), its distribution's

@@ -28,6 +28,7 @@
 #include "leadflow/store/accounts.hpp"
 #include "leadflow/store/audit.hpp"
 #include "leadflow/store/distribution.hpp"
+#include "leadflow/store/erasure.hpp"
 #include "leadflow/store/intake.hpp"
 #include "leadflow/store/money.hpp"
 #include "leadflow/store/reporting.hpp"
@@ -152,6 +153,8 @@ struct IngestContext {
   SuppressionStore* suppression_store = nullptr;
   /// The live feed (GET /v1/live); none: the route answers 503.
   LiveFeed* live = nullptr;
+  /// Erasure of a lead's personal data (POST /v1/leads/{id}/erase); none: the route answers 503.
+  ErasureStore* erasure = nullptr;
 };
 
 void install_common_handlers(Routes& routes, IngestContext& ctx);
