@@ -15,6 +15,7 @@
 #include "leadflow/store/port.hpp"
 #include "leadflow/store/reporting.hpp"
 #include "leadflow/store/sign_in.hpp"
+#include "leadflow/store/statements.hpp"
 #include "leadflow/store/suppression.hpp"
 
 namespace leadflow {
@@ -34,7 +35,8 @@ class Store : public AccountsStore,
               public LimitsStore,
               public AnnouncementStore,
               public AuditStore,
-              public SuppressionStore {
+              public SuppressionStore,
+              public StatementStore {
  public:
   virtual ~Store() = default;
   /// Applies pending versioned migrations. Idempotent; safe to call at every start.
