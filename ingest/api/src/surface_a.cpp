@@ -19,6 +19,7 @@
 #include "pages.hpp"
 #include "reports.hpp"
 #include "returns.hpp"
+#include "statements.hpp"
 #include "test_leads.hpp"
 #include "versions.hpp"
 #include "viewer.hpp"
@@ -149,6 +150,7 @@ void register_surface_a(Routes& routes, IngestContext& ctx) {
   register_returns(routes, c);
   register_account(routes, c);
   register_settlements(routes, c);
+  register_statements(routes, c);
   register_reports(routes, c);
   register_change_log(routes, c);
   routes.get("/v1/leads", [&c](const http::Request& q, http::Response& r) {

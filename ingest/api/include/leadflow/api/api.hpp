@@ -32,6 +32,7 @@
 #include "leadflow/store/money.hpp"
 #include "leadflow/store/reporting.hpp"
 #include "leadflow/store/sign_in.hpp"
+#include "leadflow/store/statements.hpp"
 
 namespace leadflow {
 
@@ -148,6 +149,8 @@ struct IngestContext {
   const SuppressionLists* suppression = nullptr;
   /// The live feed (GET /v1/live); none: the route answers 503.
   LiveFeed* live = nullptr;
+  /// Closes and statements (docs/statements.md); none: their routes answer 503.
+  StatementStore* statements = nullptr;
 };
 
 void install_common_handlers(Routes& routes, IngestContext& ctx);
