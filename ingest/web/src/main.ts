@@ -18,6 +18,8 @@ import { settingsMenu, settingsPage } from './pages/settings_menu';
 import { timeZonePage } from './pages/time_zone';
 import { payoutsPage } from './pages/payouts';
 import { getStartedPage } from './pages/get_started';
+import { statementsPage } from './pages/statements';
+import { periodsPage } from './pages/periods';
 import { setZone } from './zone';
 import { SecondFactorChallenge, TwoFactorState, mustEnrol, secondFactorBody } from './two_factor';
 
@@ -47,6 +49,8 @@ const pages: Entry[] = [
   { pattern: '/reports', page: reportsPage, title: 'Reports' },
   { pattern: '/payouts', page: payoutsPage, title: 'Payouts', sellerOnly: true },
   { pattern: '/get-started', page: getStartedPage, title: 'Get started', sellerOnly: true },
+  { pattern: '/statements', page: statementsPage, title: 'Statements' },
+  { pattern: '/periods', page: periodsPage, title: 'Periods', operatorOnly: true },
   { pattern: '/settings/api-keys', page: apiKeysPage, title: 'API keys' },
   { pattern: '/settings/users', page: usersPage, title: 'Users', operatorOnly: true },
   { pattern: '/change-log', page: changeLogPage, title: 'Change log', operatorOnly: true },
@@ -101,6 +105,8 @@ function nav(u: User): HTMLElement {
   if (u.account !== 'buyer') items.push(['/campaigns', 'Campaigns']);
   if (u.account === 'seller') items.push(['/payouts', 'Payouts']);
   items.push(['/reports', 'Reports']);
+  items.push(['/statements', 'Statements']);
+  if (isOperator(u)) items.push(['/periods', 'Periods']);
   if (isOperator(u)) items.push(['/change-log', 'Change log']);
   items.push(['/settings', 'Settings']);
   const current = (p: string) => (p === '/' ? here === '/' : here === p || here.startsWith(p + '/'));
