@@ -109,6 +109,7 @@ StoreFactory sqlite_factory() {
 #include "store_contract_money.inc"
 #include "store_contract_reporting.inc"
 #include "store_contract_sign_in.inc"
+#include "store_contract_statements.inc"
 #include "store_contract_suppression.inc"
 #include "store_contract_test_mode.inc"
 #include "store_contract_tests.inc"

@@ -294,6 +294,22 @@ std::optional<std::vector<std::uint64_t>> FakeStore::suppression_entries(
 StoreStatus FakeStore::delete_suppression_list(std::string_view id) {
   return down() ? StoreStatus::kUnavailable : real_->delete_suppression_list(id);
 }
+std::optional<money::Closes> FakeStore::list_closes() {
+  if (down()) return std::nullopt;
+  return real_->list_closes();
+}
+std::optional<std::vector<money::FrozenTotals>> FakeStore::frozen_totals(std::string_view period) {
+  if (down()) return std::nullopt;
+  return real_->frozen_totals(period);
+}
+std::optional<std::vector<money::StatementEntry>> FakeStore::statement_entries(
+    const StatementQuery& q) {
+  if (down()) return std::nullopt;
+  return real_->statement_entries(q);
+}
+CloseResult FakeStore::close_period(const CloseRequest& r) {
+  return down() ? CloseResult{} : real_->close_period(r);
+}
 
 std::vector<LeadInsertResult> FakeStore::insert_leads(std::span<const Lead> leads,
                                                       std::span<const SearchKeys> keys) {

@@ -123,6 +123,11 @@ class FakeStore final : public Store {
   std::optional<std::vector<std::uint64_t>> suppression_entries(
       std::string_view id, std::int64_t entries_version) override;
   StoreStatus delete_suppression_list(std::string_view id) override;
+  std::optional<money::Closes> list_closes() override;
+  std::optional<std::vector<money::FrozenTotals>> frozen_totals(std::string_view period) override;
+  std::optional<std::vector<money::StatementEntry>> statement_entries(
+      const StatementQuery& q) override;
+  CloseResult close_period(const CloseRequest& r) override;
 
   using IntakeStore::insert_leads;
   std::vector<LeadInsertResult> insert_leads(std::span<const Lead> leads,

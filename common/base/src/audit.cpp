@@ -64,6 +64,8 @@ std::string_view to_string(AuditEvent event) {
       return "two_factor_disabled";
     case AuditEvent::kTimeZoneChanged:
       return "time_zone_changed";
+    case AuditEvent::kPeriodClosed:
+      return "period_closed";
   }
   return "unknown";
 }

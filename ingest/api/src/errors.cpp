@@ -171,6 +171,22 @@ Refusal refusal_for(EraseStatus refused) {
   return refusal_for(StoreStatus::kUnavailable, StoreStep::kWrite);
 }
 
+Refusal refusal_for(StatementRefused refused) {
+  switch (refused) {
+    case StatementRefused::kNotOperator:
+      return {403, "forbidden", "only the operator closes a period"};
+    case StatementRefused::kNotYours:
+      return {404, "not_found", "no such statement"};
+    case StatementRefused::kNotEnded:
+      return {422, "unprocessable", "the period has not ended everywhere yet (UTC-12)"};
+    case StatementRefused::kAlreadyClosed:
+      return {409, "conflict", "the period was already closed"};
+    case StatementRefused::kUnavailable:
+      break;
+  }
+  return refusal_for(StoreStatus::kUnavailable, StoreStep::kWrite);
+}
+
 Refusal refusal_for(CampaignRefused refused) {
   switch (refused) {
     case CampaignRefused::kJsonOnly:

@@ -66,6 +66,15 @@ enum class SettleRefused {
   kUnavailable,        // the store could not record it: nothing was changed
 };
 
+/// Why a statement was not answered or a period not closed (docs/statements.md).
+enum class StatementRefused {
+  kNotOperator,    // only the operator closes a period
+  kNotYours,       // another account's statement, or no such account: as not found
+  kNotEnded,       // the period has not ended everywhere yet: it cannot be closed
+  kAlreadyClosed,  // closed before
+  kUnavailable,    // the store could not read or record: nothing was changed
+};
+
 /// Why a lead's person stopped it at intake, on both surfaces: the operator's suppression lists
 /// (docs/suppression.md).
 enum class PersonRefused {
@@ -142,6 +151,9 @@ Refusal refusal_for(SettleRefused refused);
 /// An erasure that was not made (POST /v1/leads/{id}/erase): 404, 409 or 503. kErased is no
 /// refusal and must not be passed.
 Refusal refusal_for(EraseStatus refused);
+
+/// A statement or close refused: 403, 404, 422, 409 or 503.
+Refusal refusal_for(StatementRefused refused);
 
 /// A Surface B request refused: 415, 400, 429, 404 or 503.
 Refusal refusal_for(CampaignRefused refused);

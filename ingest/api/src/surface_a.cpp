@@ -21,6 +21,7 @@
 #include "reports.hpp"
 #include "returns.hpp"
 #include "suppression_routes.hpp"
+#include "statements.hpp"
 #include "test_leads.hpp"
 #include "versions.hpp"
 #include "viewer.hpp"
@@ -152,6 +153,7 @@ void register_surface_a(Routes& routes, IngestContext& ctx) {
   register_account(routes, c);
   register_settlements(routes, c);
   register_erasure(routes, c);
+  register_statements(routes, c);
   register_reports(routes, c);
   register_change_log(routes, c);
   if (c.suppression_store) register_suppression_lists(routes, c);

@@ -276,6 +276,7 @@ bool App::start(std::string& error) {
     m.retention = std::make_unique<RetentionPass>(*m.store, *m.store, m.clock, ro);
     m.retention->start(std::chrono::hours(1));
   }
+  m.ctx->statements = m.store.get();
   {
     LiveOptions lo;
     lo.max_connections = static_cast<std::size_t>(c.live_max_connections);

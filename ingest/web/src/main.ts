@@ -19,6 +19,8 @@ import { timeZonePage } from './pages/time_zone';
 import { payoutsPage } from './pages/payouts';
 import { getStartedPage } from './pages/get_started';
 import { suppressionPage } from './pages/suppression';
+import { statementsPage } from './pages/statements';
+import { periodsPage } from './pages/periods';
 import { setZone } from './zone';
 import { SecondFactorChallenge, TwoFactorState, mustEnrol, secondFactorBody } from './two_factor';
 
@@ -50,6 +52,8 @@ const pages: Entry[] = [
   { pattern: '/suppression', page: suppressionPage, title: 'Suppression lists', notSeller: true },
   { pattern: '/payouts', page: payoutsPage, title: 'Payouts', sellerOnly: true },
   { pattern: '/get-started', page: getStartedPage, title: 'Get started', sellerOnly: true },
+  { pattern: '/statements', page: statementsPage, title: 'Statements' },
+  { pattern: '/periods', page: periodsPage, title: 'Periods', operatorOnly: true },
   { pattern: '/settings/api-keys', page: apiKeysPage, title: 'API keys' },
   { pattern: '/settings/users', page: usersPage, title: 'Users', operatorOnly: true },
   { pattern: '/change-log', page: changeLogPage, title: 'Change log', operatorOnly: true },
@@ -105,6 +109,8 @@ function nav(u: User): HTMLElement {
   if (u.account === 'seller') items.push(['/payouts', 'Payouts']);
   items.push(['/reports', 'Reports']);
   if (u.account !== 'seller') items.push(['/suppression', 'Suppression']);
+  items.push(['/statements', 'Statements']);
+  if (isOperator(u)) items.push(['/periods', 'Periods']);
   if (isOperator(u)) items.push(['/change-log', 'Change log']);
   items.push(['/settings', 'Settings']);
   const current = (p: string) => (p === '/' ? here === '/' : here === p || here.startsWith(p + '/'));

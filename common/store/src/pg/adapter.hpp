@@ -286,6 +286,14 @@ class PgStore final : public Store, private PgCalls {
   std::optional<std::vector<Buyer>> list_buyers(const BuyerQuery& bq) override;
   std::int64_t buyers_version() override;
 
+  // --- statements and closed periods (statements.cpp) ----------------------------------------
+
+  std::optional<money::Closes> list_closes() override;
+  std::optional<std::vector<money::FrozenTotals>> frozen_totals(std::string_view period) override;
+  std::optional<std::vector<money::StatementEntry>> statement_entries(
+      const StatementQuery& q) override;
+  CloseResult close_period(const CloseRequest& r) override;
+
   // --- suppression lists (suppression.cpp) ------------------------------------------------------
 
   StoreStatus create_suppression_list(const SuppressionList& l) override;

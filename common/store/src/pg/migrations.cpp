@@ -759,6 +759,51 @@ CREATE TRIGGER sales_are_immutable BEFORE UPDATE OF lead_id, slot, buyer_id, pri
 CREATE TRIGGER sales_person_only_erased BEFORE UPDATE OF email, phone ON sales
   FOR EACH ROW EXECUTE FUNCTION sales_person_only_erased();
 )sql"},
+    // Version 26 belongs to a change made beside this one; this entry only holds its place (the
+    // versions run without a gap) and gives way to that change's step when both are merged.
+    {26, "SELECT 1"},
+    // Statements and closed periods (docs/statements.md): a close of a period (the ledger's last
+    // entry id at the close, by whom, when) and the statement totals it froze, one row per
+    // account; both immutable. The ledger read by time, as statements read it.
+    {27, R"sql(
+CREATE TABLE period_closes (
+  period            TEXT COLLATE "C" PRIMARY KEY,
+  through_entry_id  BIGINT NOT NULL,
+  closed_by         TEXT NOT NULL,
+  closed_at         BIGINT NOT NULL
+);
+CREATE TABLE period_close_totals (
+  period               TEXT COLLATE "C" NOT NULL REFERENCES period_closes (period),
+  party                TEXT NOT NULL CHECK (party IN ('buyer', 'seller')),
+  account_id           TEXT COLLATE "C" NOT NULL,
+  zone                 TEXT NOT NULL,
+  sales                BIGINT NOT NULL,
+  sales_revenue        BIGINT NOT NULL,
+  sales_payout         BIGINT NOT NULL,
+  returns              BIGINT NOT NULL,
+  returns_revenue      BIGINT NOT NULL,
+  returns_payout       BIGINT NOT NULL,
+  adjustments          BIGINT NOT NULL,
+  adjustments_revenue  BIGINT NOT NULL,
+  adjustments_payout   BIGINT NOT NULL,
+  revenue              BIGINT NOT NULL,
+  payout               BIGINT NOT NULL,
+  PRIMARY KEY (period, party, account_id)
+);
+CREATE FUNCTION period_closes_are_final() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  RAISE EXCEPTION 'a closed period is final';
+END $$;
+CREATE TRIGGER period_closes_are_final BEFORE UPDATE OR DELETE ON period_closes
+  FOR EACH ROW EXECUTE FUNCTION period_closes_are_final();
+CREATE TRIGGER period_close_totals_are_final BEFORE UPDATE OR DELETE ON period_close_totals
+  FOR EACH ROW EXECUTE FUNCTION period_closes_are_final();
+CREATE TRIGGER period_closes_not_truncated BEFORE TRUNCATE ON period_closes
+  FOR EACH STATEMENT EXECUTE FUNCTION period_closes_are_final();
+CREATE TRIGGER period_close_totals_not_truncated BEFORE TRUNCATE ON period_close_totals
+  FOR EACH STATEMENT EXECUTE FUNCTION period_closes_are_final();
+CREATE INDEX ledger_by_time ON ledger_entries (at);
+)sql"},
 };
 
 }  // namespace

@@ -30,12 +30,13 @@ enum class AuditEvent {
   kPasswordChanged,
   kTwoFactorEnabled,
   kTwoFactorDisabled,
-  kTimeZoneChanged
+  kTimeZoneChanged,
+  kPeriodClosed
 };
 
 /// "auth_failed", "rate_limited", "key_created", "key_revoked", "lead_returned", "lead_settled",
 /// "signed_in", "signed_out", "password_changed", "two_factor_enabled", "two_factor_disabled",
-/// "time_zone_changed" (the dashboard's sessions).
+/// "time_zone_changed" (the dashboard's sessions), "period_closed" (docs/statements.md).
 std::string_view to_string(AuditEvent event);
 
 /// One event. Every field but `event` may be empty, and is then left out of the line. The views
@@ -54,7 +55,7 @@ struct AuditRecord {
   /// operator_reset; signed_out: logout; password_changed: self (a user's own, POST
   /// /v1/session/password); time_zone_changed: self (PUT /v1/session/time-zone); key_created /
   /// key_revoked: api_key, campaign_key; lead_returned: the reason code (from the configured list);
-  /// lead_settled: sold, not_sold.
+  /// lead_settled: sold, not_sold; period_closed: month, week.
   std::string_view kind;
   std::string_view route;         // the route's pattern
   std::string_view client;        // the client's address

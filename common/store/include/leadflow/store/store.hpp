@@ -16,6 +16,7 @@
 #include "leadflow/store/port.hpp"
 #include "leadflow/store/reporting.hpp"
 #include "leadflow/store/sign_in.hpp"
+#include "leadflow/store/statements.hpp"
 #include "leadflow/store/suppression.hpp"
 
 namespace leadflow {
@@ -36,7 +37,8 @@ class Store : public AccountsStore,
               public AnnouncementStore,
               public AuditStore,
               public SuppressionStore,
-              public ErasureStore {
+              public ErasureStore,
+              public StatementStore {
  public:
   virtual ~Store() = default;
   /// Applies pending versioned migrations. Idempotent; safe to call at every start.

@@ -33,6 +33,7 @@
 #include "leadflow/store/money.hpp"
 #include "leadflow/store/reporting.hpp"
 #include "leadflow/store/sign_in.hpp"
+#include "leadflow/store/statements.hpp"
 
 namespace leadflow {
 
@@ -155,6 +156,8 @@ struct IngestContext {
   LiveFeed* live = nullptr;
   /// Erasure of a lead's personal data (POST /v1/leads/{id}/erase); none: the route answers 503.
   ErasureStore* erasure = nullptr;
+  /// Closes and statements (docs/statements.md); none: their routes answer 503.
+  StatementStore* statements = nullptr;
 };
 
 void install_common_handlers(Routes& routes, IngestContext& ctx);

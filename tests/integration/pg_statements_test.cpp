@@ -1,0 +1,207 @@
+// Statements and closed periods over real HTTPS, on SQLite and on PostgreSQL: a buyer's invoice
+// and a seller's payout statement of a month, each as its reader may see it (JSON and CSV); the
+// operator's close (refused before the month ended everywhere, once only); a return after the
+// close lands in the next month as an adjustment naming the sale's month, and the closed month
+// reads as it did.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cctype>
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "leadflow/base/ids.hpp"
+#include "leadflow/base/time_format.hpp"
+#include "pg_test_database.hpp"
+#include "service_fixture.hpp"
+
+namespace leadflow::testing {
+namespace {
+
+using nlohmann::json;
+
+json body_of(const httplib::Result& r) { return json::parse(r->body); }
+
+// Calendar time set by the test (moving on with the real clock); steady time stays real.
+class SetCalendar final : public Clock {
+ public:
+  SystemTime now() const override {
+    return std::chrono::system_clock::now() + std::chrono::milliseconds(ahead_ms_.load());
+  }
+  SteadyTime steady_now() const override { return std::chrono::steady_clock::now(); }
+  void set(std::int64_t unix_ms) {
+    const auto real = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+    ahead_ms_ = unix_ms - real;
+  }
+
+ private:
+  std::atomic<std::int64_t> ahead_ms_{0};
+};
+
+class Statements : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    ServiceOptions o;
+    o.clock = &clock_;
+    if (GetParam() == "postgresql") {
+      admin_ = pg_admin_url();
+      ASSERT_FALSE(admin_.empty()) << "no PostgreSQL: run through ctest (postgres_start)";
+      database_ = "lf_st_" + new_id("t").substr(2);
+      for (auto& ch : database_)
+        ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      ASSERT_TRUE(psql(admin_, "CREATE DATABASE " + database_));
+      o.store_url = admin_.substr(0, admin_.rfind('/') + 1) + database_ + "?pool_size=4";
+    }
+    clock_.set(*parse_rfc3339_ms("2026-10-20T12:00:00Z"));
+    svc_ = std::make_unique<ServiceFixture>(o);
+  }
+  void TearDown() override {
+    svc_.reset();
+    if (!database_.empty()) psql(admin_, "DROP DATABASE IF EXISTS " + database_ + " WITH (FORCE)");
+  }
+
+  SetCalendar clock_;
+  std::string admin_, database_;
+  std::unique_ptr<ServiceFixture> svc_;
+};
+
+TEST_P(Statements, AClosedMonthIsFinalAndALaterReturnIsTheNextMonthsAdjustment) {
+  ServiceFixture& svc = *svc_;
+  auto sim = start_buyer("Statement buyer", 15.00);
+  const std::string buyer = svc.add_buyer(*sim, "auto_insurance", {{"return_window_days", 60}});
+  const std::string buyer_key = svc.add_api_key({{"name", "buyer"}, {"buyer_id", buyer}});
+  const std::string seller = svc.add_seller("Statement Seller");
+  const std::string seller_key = svc.add_api_key({{"name", "seller"}, {"seller_id", seller}});
+  std::string first;
+  for (int salt : {11, 12}) {
+    auto posted = svc.post("/v1/leads", sample_lead(salt), seller_key);
+    ASSERT_EQ(posted->status, 201) << posted->body;
+    ASSERT_EQ(body_of(posted)["distribution"]["accepted"], true) << posted->body;
+    if (first.empty()) first = body_of(posted)["lead_id"];
+  }
+  const auto get = [&](const std::string& path, const std::string& key) {
+    auto r = svc.get(path, key);
+    EXPECT_TRUE(r);
+    return r;
+  };
+  const std::string& op = svc.operator_key();
+
+  // October has not ended everywhere: it cannot be closed yet.
+  auto early = svc.post("/v1/periods/2026-10/close", json::object(), op);
+  EXPECT_EQ(early->status, 422) << early->body;
+  auto periods = get("/v1/periods", op);
+  ASSERT_EQ(periods->status, 200) << periods->body;
+  EXPECT_EQ(body_of(periods)["data"][0]["period"], "2026-10");
+  EXPECT_EQ(body_of(periods)["data"][0]["status"], "current");
+
+  clock_.set(*parse_rfc3339_ms("2026-11-02T00:00:00Z"));
+  EXPECT_EQ(svc.post("/v1/periods/2026-10/close", json::object(), buyer_key)->status, 403);
+  EXPECT_EQ(svc.post("/v1/periods/2026-13/close", json::object(), op)->status, 400);
+  auto closed = svc.post("/v1/periods/2026-10/close", json::object(), op);
+  ASSERT_EQ(closed->status, 201) << closed->body;
+  const json close = body_of(closed)["data"];
+  EXPECT_EQ(close["period"], "2026-10");
+  ASSERT_EQ(close["totals"].size(), 2u) << close;
+  for (const auto& t : close["totals"]) {
+    EXPECT_EQ(t["total"], 30.0) << t;
+    EXPECT_EQ(t["total_payout"], 21.0) << t;
+    EXPECT_EQ(t["margin"], 9.0) << t;
+  }
+  auto again = svc.post("/v1/periods/2026-10/close", json::object(), op);
+  EXPECT_EQ(again->status, 409) << again->body;
+  EXPECT_EQ(body_of(again)["close"]["closed_at"], close["closed_at"]);
+
+  const std::string october = "/v1/statements?period=2026-10";
+  auto invoice = get(october, buyer_key);
+  ASSERT_EQ(invoice->status, 200) << invoice->body;
+  const json before = body_of(invoice)["data"];
+  EXPECT_EQ(before["party"], "buyer");
+  EXPECT_EQ(before["status"], "closed");
+  EXPECT_EQ(before["totals"]["total"], 30.0);
+  EXPECT_EQ(before["totals"]["sales"], 2);
+  ASSERT_EQ(before["lines"].size(), 2u);
+  for (const auto& line : before["lines"]) {
+    EXPECT_EQ(line["amount"], 15.0);
+    for (const char* hidden : {"payout", "margin", "seller_id"})
+      EXPECT_FALSE(line.contains(hidden)) << "a buyer was shown " << hidden;
+  }
+  EXPECT_FALSE(before["totals"].contains("total_payout"));
+  EXPECT_FALSE(before["totals"].contains("margin"));
+
+  // A return after the close: November's, an adjustment of October's sale.
+  auto returned =
+      svc.post("/v1/leads/" + first + "/return", {{"reason", "invalid_phone"}}, buyer_key);
+  ASSERT_EQ(returned->status, 201) << returned->body;
+  auto after = get(october, buyer_key);
+  EXPECT_EQ(body_of(after)["data"], before) << "a closed statement changed";
+  auto november = get("/v1/statements?period=2026-11", buyer_key);
+  ASSERT_EQ(november->status, 200) << november->body;
+  const json nov = body_of(november)["data"];
+  EXPECT_EQ(nov["status"], "open");
+  ASSERT_EQ(nov["lines"].size(), 1u);
+  EXPECT_EQ(nov["lines"][0]["kind"], "return");
+  EXPECT_EQ(nov["lines"][0]["lead_id"], first);
+  EXPECT_EQ(nov["lines"][0]["adjustment"], true);
+  EXPECT_EQ(nov["lines"][0]["ref_period"], "2026-10");
+  EXPECT_EQ(nov["lines"][0]["amount"], -15.0);
+  EXPECT_EQ(nov["totals"]["total"], -15.0);
+
+  // The seller's payout statements: its payouts, never a buyer or a price.
+  auto payouts = get(october, seller_key);
+  ASSERT_EQ(payouts->status, 200) << payouts->body;
+  const json paid = body_of(payouts)["data"];
+  EXPECT_EQ(paid["party"], "seller");
+  EXPECT_EQ(paid["totals"]["total_payout"], 21.0);
+  for (const auto& line : paid["lines"])
+    for (const char* hidden : {"amount", "margin", "buyer_id"})
+      EXPECT_FALSE(line.contains(hidden)) << "a seller was shown " << hidden;
+  EXPECT_FALSE(paid["totals"].contains("total"));
+  auto reversal = get("/v1/statements?period=2026-11", seller_key);
+  EXPECT_EQ(body_of(reversal)["data"]["totals"]["reversals"], -10.5);
+
+  // Each reads only its own; the operator reads either, with the margin.
+  EXPECT_EQ(get("/v1/statements?party=seller&id=" + seller + "&period=2026-10", buyer_key)->status,
+            404);
+  EXPECT_EQ(get("/v1/statements?party=buyer&id=" + buyer + "&period=2026-10", seller_key)->status,
+            404);
+  EXPECT_EQ(get("/v1/statements?party=buyer&id=by_someone_else&period=2026-10", buyer_key)->status,
+            404);
+  auto operators = get("/v1/statements?party=buyer&id=" + buyer + "&period=2026-10", op);
+  ASSERT_EQ(operators->status, 200) << operators->body;
+  const json seen = body_of(operators)["data"];
+  EXPECT_EQ(seen["totals"]["margin"], 9.0);
+  EXPECT_EQ(seen["lines"][0]["seller_id"], seller);
+  EXPECT_EQ(seen["lines"][0]["payout"], 10.5);
+  EXPECT_EQ(get("/v1/statements?party=buyer&id=by_nobody&period=2026-10", op)->status, 404);
+  auto bad = get("/v1/statements?period=October", buyer_key);
+  ASSERT_EQ(bad->status, 400);
+  EXPECT_EQ(body_of(bad)["errors"][0]["field"], "period");
+
+  // The CSV: the buyer's columns, its lines and a total.
+  auto csv = get("/v1/statements?period=2026-11&format=csv", buyer_key);
+  ASSERT_EQ(csv->status, 200) << csv->body;
+  EXPECT_NE(csv->get_header_value("Content-Type").find("text/csv"), std::string::npos);
+  EXPECT_EQ(csv->body.substr(0, csv->body.find("\r\n")),
+            "entry_id,at,kind,settled,lead_id,adjustment,home_period,ref_period,ref_at,amount");
+  EXPECT_NE(csv->body.find(",return,false," + first + ",true,2026-11,2026-10,"), std::string::npos)
+      << csv->body;
+  EXPECT_NE(csv->body.find("\r\n,,total,,,,,,,-15"), std::string::npos) << csv->body;
+
+  // A week is a period too: October's sales in ISO week 43, open.
+  auto week = get("/v1/statements?period=2026-W43", buyer_key);
+  ASSERT_EQ(week->status, 200) << week->body;
+  EXPECT_EQ(body_of(week)["data"]["totals"]["total"], 30.0);
+  EXPECT_EQ(body_of(week)["data"]["status"], "open");
+  auto weeks = get("/v1/periods?calendar=week", buyer_key);
+  ASSERT_EQ(weeks->status, 200) << weeks->body;
+  EXPECT_EQ(body_of(weeks)["data"][0]["period"], "2026-W45");
+  EXPECT_FALSE(body_of(weeks)["data"][0].contains("closable"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Stores, Statements, ::testing::Values("sqlite", "postgresql"));
+
+}  // namespace
+}  // namespace leadflow::testing

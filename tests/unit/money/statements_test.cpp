@@ -1,0 +1,136 @@
+// Periods, their bounds in an account's zone, and which entries a period's statement holds
+// across closes: on plain values.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "leadflow/money/statements.hpp"
+
+namespace leadflow::money {
+namespace {
+
+constexpr std::int64_t kHour = 3'600'000;
+// 2026-11-01T00:00:00Z and 2026-12-01T00:00:00Z.
+constexpr std::int64_t kNov = 1'793'491'200'000;
+constexpr std::int64_t kDec = 1'796'083'200'000;
+
+const TimeZone& utc() { return *TimeZone::cached("UTC"); }
+
+StatementEntry entry(std::int64_t id, std::string_view kind, std::int64_t at_ms, Cents revenue,
+                     Cents payout, std::int64_t ref_at_ms = 0) {
+  StatementEntry e;
+  e.entry = {
+      id,   std::string(kind), "ld_" + std::to_string(id), "by_1", "sl_1", "", revenue, payout,
+      at_ms};
+  e.ref_at_ms = ref_at_ms ? ref_at_ms : at_ms;
+  return e;
+}
+
+TEST(Periods, LabelsParseAndFollowEachOther) {
+  EXPECT_EQ(parse_period("2026-11")->label(), "2026-11");
+  EXPECT_EQ(parse_period("2026-12")->next().label(), "2027-01");
+  EXPECT_EQ(parse_period("2027-01")->previous().label(), "2026-12");
+  EXPECT_EQ(parse_period("2026-W53")->label(), "2026-W53");  // 2026 has 53 ISO weeks
+  EXPECT_EQ(parse_period("2026-W53")->next().label(), "2027-W01");
+  EXPECT_EQ(parse_period("2027-W01")->previous().label(), "2026-W53");
+  EXPECT_FALSE(parse_period("2025-W53"));
+  EXPECT_FALSE(parse_period("2026-13"));
+  EXPECT_FALSE(parse_period("2026-1"));
+  EXPECT_FALSE(parse_period("26-11"));
+  EXPECT_FALSE(parse_period("2026-11x"));
+}
+
+TEST(Periods, BoundsAreLocalMidnightsOfTheAccountsZone) {
+  const auto nov = *parse_period("2026-11");
+  EXPECT_EQ(bounds_of(nov, utc()).from_ms, kNov);
+  EXPECT_EQ(bounds_of(nov, utc()).to_ms, kDec);
+  // New York: EDT (-4) on 1 November at midnight, EST (-5) on 1 December.
+  const auto& ny = *TimeZone::cached("America/New_York");
+  EXPECT_EQ(bounds_of(nov, ny).from_ms, kNov + 4 * kHour);
+  EXPECT_EQ(bounds_of(nov, ny).to_ms, kDec + 5 * kHour);
+  // ISO week 45 of 2026: Monday 2 November to Monday 9 November.
+  const auto w45 = *parse_period("2026-W45");
+  EXPECT_EQ(bounds_of(w45, utc()).from_ms, kNov + 24 * kHour);
+  EXPECT_EQ(bounds_of(w45, utc()).to_ms, kNov + 8 * 24 * kHour);
+  EXPECT_EQ(period_of(Calendar::kWeek, kNov + 24 * kHour, utc()).label(), "2026-W45");
+  EXPECT_EQ(period_of(Calendar::kWeek, kNov, utc()).label(), "2026-W44");
+  // 1 January 2027 is a Friday: still in 2026's week 53.
+  EXPECT_EQ(period_of(Calendar::kWeek, 1'798'761'600'000, utc()).label(), "2026-W53");
+  // 03:30Z on 1 December is still November in New York.
+  EXPECT_EQ(period_of(Calendar::kMonth, kDec + 3 * kHour, ny).label(), "2026-11");
+  EXPECT_EQ(period_of(Calendar::kMonth, kDec + 3 * kHour, utc()).label(), "2026-12");
+}
+
+TEST(Periods, APeriodClosesOnceItEndedEverywhere) {
+  const auto nov = *parse_period("2026-11");
+  EXPECT_FALSE(period_ended_everywhere(nov, kDec));
+  EXPECT_FALSE(period_ended_everywhere(nov, kDec + 12 * kHour - 1));
+  EXPECT_TRUE(period_ended_everywhere(nov, kDec + 12 * kHour));
+}
+
+TEST(Statements, AnEntryWrittenAfterItsPeriodClosedMovesToTheNextOpenOneAsAnAdjustment) {
+  const auto oct = *parse_period("2026-10");
+  const auto nov = *parse_period("2026-11");
+  Closes closes;
+  closes[oct.label()] = {oct, 2, "op", 0};
+  const std::vector<StatementEntry> entries{
+      entry(1, kSaleEntry, kNov - 10 * kHour, 1000, 700),
+      entry(2, kSaleEntry, kNov - 9 * kHour, 500, 300),
+      // Written after October's close, dated in October (a late batch): November's.
+      entry(3, kSaleEntry, kNov - 8 * kHour, 400, 200),
+      // A return in November of October's first sale: November's, an adjustment.
+      entry(4, kReturnEntry, kNov + kHour, -1000, -700, kNov - 10 * kHour),
+      entry(5, kSaleEntry, kNov + 2 * kHour, 900, 600),
+  };
+  const auto october = statement_of(Party::kBuyer, "by_1", oct, utc(), entries, closes);
+  ASSERT_EQ(october.lines.size(), 2u);
+  EXPECT_EQ(october.totals.revenue, 1500);
+  const auto november = statement_of(Party::kBuyer, "by_1", nov, utc(), entries, closes);
+  ASSERT_EQ(november.lines.size(), 3u);
+  EXPECT_TRUE(november.lines[0].adjustment);
+  EXPECT_EQ(november.lines[0].home_period, "2026-10");
+  EXPECT_TRUE(november.lines[1].adjustment);
+  EXPECT_EQ(november.lines[1].ref_period, "2026-10");
+  EXPECT_FALSE(november.lines[2].adjustment);
+  EXPECT_EQ(november.totals.sales, 2);
+  EXPECT_EQ(november.totals.returns, 1);
+  EXPECT_EQ(november.totals.adjustments, 2);
+  EXPECT_EQ(november.totals.revenue, 400 - 1000 + 900);
+  EXPECT_EQ(november.totals.payout, 200 - 700 + 600);
+  EXPECT_EQ(november.totals.margin(), (400 - 200) + (-1000 + 700) + (900 - 600));
+  // Closing November later keeps every entry where it was.
+  closes[nov.label()] = {nov, 5, "op", 0};
+  EXPECT_EQ(statement_of(Party::kBuyer, "by_1", nov, utc(), entries, closes).totals,
+            november.totals);
+  // A seller reads the same entries by its own id; another account reads none.
+  EXPECT_EQ(statement_of(Party::kSeller, "sl_1", nov, utc(), entries, closes).totals.payout, 100);
+  EXPECT_TRUE(statement_of(Party::kSeller, "by_1", nov, utc(), entries, closes).lines.empty());
+}
+
+TEST(Statements, AnEntrySkipsEveryPeriodClosedBeforeItWasWritten) {
+  const auto sep = *parse_period("2026-09");
+  Closes closes;
+  closes["2026-09"] = {sep, 3, "op", 0};
+  closes["2026-10"] = {sep.next(), 5, "op", 0};
+  EXPECT_EQ(assigned_period(sep, 3, closes).label(), "2026-09");
+  EXPECT_EQ(assigned_period(sep, 4, closes).label(), "2026-10");
+  EXPECT_EQ(assigned_period(sep, 6, closes).label(), "2026-11");
+  // Only entries written after October's close can have moved into November.
+  EXPECT_EQ(entry_window(*parse_period("2026-11"), utc(), closes).moved_after_id, 5);
+  EXPECT_EQ(entry_window(sep, utc(), closes).moved_after_id, -1);
+}
+
+TEST(Statements, AFreezeHoldsEveryAccountWithALineInItsOwnZone) {
+  const auto nov = *parse_period("2026-11");
+  // 03:00Z on 1 December: November in New York, December in UTC.
+  std::vector<StatementEntry> entries{entry(1, kSaleEntry, kDec + 3 * kHour, 1000, 700)};
+  const std::vector<Account> ny{{Party::kBuyer, "by_1", "America/New_York"}};
+  const auto frozen = freeze(nov, ny, entries, {});
+  ASSERT_EQ(frozen.size(), 1u);  // the buyer's; the seller counts in UTC: December
+  EXPECT_EQ(frozen[0].account_id, "by_1");
+  EXPECT_EQ(frozen[0].zone, "America/New_York");
+  EXPECT_EQ(frozen[0].totals.revenue, 1000);
+}
+
+}  // namespace
+}  // namespace leadflow::money

@@ -1,0 +1,125 @@
+// Statements and closed periods in the dashboard (docs/statements.md): a buyer user reads its
+// invoice for the month (its purchases at its price and a return, no seller and no payout) and
+// prints it (the print stylesheet leaves the statement alone; a PDF is made as the browser's
+// "Save as PDF" would); a seller user reads its payout statement (no buyer, no price); the
+// operator closes last month on the Periods page after confirming, reads its statement as
+// final, and reads the buyer's month with the margin. Started by tests/web/e2e.sh with its own
+// leadflow-ingest and buyer simulator.
+import assert from 'node:assert/strict';
+import { api, base, buyerUrl, lead, openBrowser, shot, shots, suffix } from './e2e_lib.mjs';
+
+const seller = (await api('POST', '/v1/sellers', { name: `Statement Seller ${suffix}` })).body.data;
+const sellerKey = (await api('POST', '/v1/api-keys', { name: 'seller', seller_id: seller.seller_id })).body.data.key;
+const made = await api('POST', '/v1/buyers', {
+  name: `Invoiced Buyer ${suffix}`,
+  verticals: ['auto_insurance'],
+  delivery: { mode: 'ping_post', ping_url: `${buyerUrl}/ping`, post_url: `${buyerUrl}/post` },
+  return_window_days: 30,
+});
+assert.equal(made.status, 201, JSON.stringify(made.body));
+const buyerId = made.body.data.buyer_id;
+const buyerKey = (await api('POST', '/v1/api-keys', { name: 'buyer', buyer_id: buyerId })).body.data.key;
+const leads = [];
+for (let n = 1; n <= 3; n++) {
+  const r = await api('POST', '/v1/leads', lead(n), sellerKey);
+  assert.equal(r.status, 201, JSON.stringify(r.body));
+  assert.equal(r.body.distribution.accepted, true, "sold to the walk's buyer");
+  leads.push(r.body.lead_id);
+}
+const back = await api('POST', `/v1/leads/${leads[0]}/return`, { reason: 'invalid_phone' }, buyerKey);
+assert.equal(back.status, 201, JSON.stringify(back.body));
+const users = {
+  buyer: { email: `bill-${suffix}@example.com`, password: 'buyer statement pw', account: 'buyer', buyer_id: buyerId },
+  seller: { email: `sue-${suffix}@example.com`, password: 'seller statement pw', account: 'seller', seller_id: seller.seller_id },
+  operator: { email: `olga-${suffix}@example.com`, password: 'operator statement pw', account: 'operator' },
+};
+for (const [name, u] of Object.entries(users)) {
+  const r = await api('POST', '/v1/users', { ...u, name: `${name} ${suffix}` });
+  assert.equal(r.status, 201, JSON.stringify(r.body));
+}
+// This month and the one before, as the API names them (UTC).
+const now = new Date();
+const month = now.toISOString().slice(0, 7);
+const last = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 1)).toISOString().slice(0, 7);
+
+const { page, menu, signIn, run } = await openBrowser();
+const settled = () => page.locator('.page-status').waitFor({ state: 'detached' });
+const signOut = async () => {
+  await page.locator('#sign-out').click();
+  await page.getByRole('button', { name: 'Sign in' }).waitFor();
+};
+const statementText = async () => page.locator('#statement').innerText();
+
+await run(async () => {
+  // The buyer's invoice for this month: three purchases and a return.
+  await signIn(users.buyer);
+  await menu('Statements').click();
+  await settled();
+  await page.getByLabel('Period', { exact: true }).selectOption(month);
+  await page.waitForURL(new RegExp(`period=${month}`));
+  await settled();
+  await page.getByRole('heading', { name: `Invoice · ${month}` }).waitFor();
+  const invoice = await statementText();
+  assert.match(invoice, /Open: the period is not closed/);
+  assert.match(invoice, /Purchases/);
+  assert.match(invoice, /Total due/);
+  assert.ok(!/payout|margin/i.test(invoice), 'a buyer reads no payout and no margin');
+  assert.ok(!invoice.includes(seller.seller_id) && !invoice.includes(seller.name), 'a buyer reads no seller');
+  assert.equal(await page.locator('#statement tbody tr').count(), 4 + 4, 'four totals and four lines');
+  await shot(page, 'buyer-invoice');
+  // Printed: the statement alone, black on white.
+  await page.emulateMedia({ media: 'print' });
+  assert.equal(await page.locator('header.topbar').isVisible(), false, 'no menu on paper');
+  assert.equal(await page.locator('#statement-choice').isVisible(), false, 'no choices on paper');
+  assert.equal(await page.locator('#print-statement').isVisible(), false, 'no buttons on paper');
+  await shot(page, 'buyer-invoice-print');
+  await page.pdf({ path: `${shots}/buyer-invoice.pdf`, format: 'A4', printBackground: true });
+  await page.emulateMedia({ media: 'screen' });
+  // The CSV link is the API's, for this buyer and month.
+  assert.equal(await page.locator('#statement-csv').getAttribute('href'), `/v1/statements?period=${month}&format=csv`);
+  await signOut();
+
+  // The seller's payout statement: payouts, never a buyer or a price.
+  await signIn(users.seller);
+  await page.goto(`${base}/statements?period=${month}`);
+  await settled();
+  await page.getByRole('heading', { name: `Payout statement · ${month}` }).waitFor();
+  const payouts = await statementText();
+  assert.match(payouts, /Total payout/);
+  assert.match(payouts, /Reversals/);
+  assert.ok(!payouts.includes(buyerId) && !payouts.includes(`Invoiced Buyer ${suffix}`), 'a seller reads no buyer');
+  assert.ok(!/Amount|margin|Total due/i.test(payouts), 'a seller reads no price and no margin');
+  await shot(page, 'seller-payout-statement');
+  await signOut();
+
+  // The operator closes last month, after confirming.
+  await signIn(users.operator);
+  await menu('Periods').click();
+  await settled();
+  const close = page.locator(`#close-${last}`);
+  await close.click();
+  await page.getByText(`Close ${last} for good?`).waitFor();
+  await shot(page, 'periods-confirm-close');
+  await page.locator(`#confirm-close-${last}`).click();
+  await page.waitForURL(new RegExp(`closed=${last}`));
+  await settled();
+  await page.getByText(`${last} is closed: its statements are final.`).waitFor();
+  const row = page.getByRole('row', { name: new RegExp(`^${last}`) });
+  assert.match(await row.innerText(), /Closed/);
+  await shot(page, 'periods-closed');
+  const closes = (await api('GET', '/v1/periods')).body.data;
+  assert.equal(closes.find((p) => p.period === last).status, 'closed');
+  assert.equal((await api('POST', `/v1/periods/${last}/close`, {})).status, 409, 'closed once');
+
+  // Its statement is final; the buyer's month reads with the margin.
+  await page.goto(`${base}/statements?period=${last}&party=buyer&id=${buyerId}`);
+  await settled();
+  assert.match(await statementText(), /Final: the period was closed on/);
+  await shot(page, 'operator-closed-statement');
+  await page.goto(`${base}/statements?period=${month}&party=buyer&id=${buyerId}`);
+  await settled();
+  const seen = await statementText();
+  assert.match(seen, /Margin/);
+  assert.match(seen, new RegExp(seller.seller_id));
+  await shot(page, 'operator-buyer-statement');
+});
