@@ -732,6 +732,23 @@ CREATE TABLE suppression_chunks (
   PRIMARY KEY (list_id, entries_version, n)
 );
 )sql"},
+    // Held for the steps of changes made beside second chances; each is replaced by its own
+    // step when they are joined.
+    {24, "SELECT 1;"},
+    {25, "SELECT 1;"},
+    // Second chances (docs/reoffers.md): a lead nobody bought live that its vertical lets be
+    // offered again has one row here, its next re-offer (`round`, 1 = the first) due at
+    // `due_at`; a worker leases it until `lease_until` (0: not leased) and the re-offer's
+    // outcome deletes it, or moves it to the next round, in the transaction that records it.
+    {26, R"sql(
+CREATE TABLE reoffers (
+  lead_id      TEXT COLLATE "C" PRIMARY KEY,
+  round        BIGINT NOT NULL,
+  due_at       BIGINT NOT NULL,
+  lease_until  BIGINT NOT NULL DEFAULT 0
+);
+CREATE INDEX reoffers_by_due ON reoffers (due_at);
+)sql"},
 };
 
 }  // namespace
