@@ -50,6 +50,7 @@ const std::set<std::string, std::less<>>& known_settings() {
       "LEADFLOW_LIVE_POLL_MS",
       "LEADFLOW_WORKERS",
       "LEADFLOW_WORKER_CONCURRENCY",
+      "LEADFLOW_REOFFER_CONCURRENCY",
       "LEADFLOW_BUYER_CONNECTIONS",
       "LEADFLOW_BUYER_HOST_CONNECTIONS",
       "LEADFLOW_BUYER_CA_FILE",
