@@ -297,34 +297,34 @@ void Worker::on_decided(std::shared_ptr<Job> job, Decision decision) {
 
 void Worker::record(std::shared_ptr<Job> job, Distribution d, std::int64_t reoffer_at_ms) {
   auto decided = std::make_shared<const Distribution>(d);
-  recorder_.record(
-      {job->lead.id, std::move(d), reoffer_at_ms}, [this, job, decided](StoreStatus status) {
-        auto& metrics = worker_metrics();
-        if (status == StoreStatus::kOk) {
-          metrics.decided(decided->status);
-          // Once per sale: a shared lead counts each buyer's purchase and its part of the payout.
-          if (decided->status == DeliveryStatus::kDelivered && decided->sales.empty())
-            metrics.count_sale(decided->buyer_id, decided->price, decided->payout);
-          for (const auto& s : decided->sales) metrics.count_sale(s.buyer_id, s.price, s.payout);
-          metrics.decide_seconds.Observe(
-              std::chrono::duration<double>(clock_.steady_now() - job->consumed_at).count());
-          // Awaited only when the seller asked to wait: an async lead's outcome is announced to no
-          // request.
-          publisher_.publish({job->lead.id, decided->status, decided->buyer_id, decided->price,
-                              decided->payout, job->lead.sync_wait_ms > 0});
-          log(LogLevel::kDebug, "lead_decided",
-              {{"lead_id", job->lead.id}, {"status", to_string(decided->status)}});
-          release(job->record, true);
-        } else if (status == StoreStatus::kConflict) {
-          side_.run([this, job] {
-            publish_stored(job->lead.id);
-            release(job->record, true);
-          });
-        } else {
-          // Not recorded (the store is down while stopping): left uncommitted for redelivery.
-          release(job->record, false);
-        }
+  OutcomeRecord outcome{job->lead.id, std::move(d), reoffer_at_ms};
+  recorder_.record(std::move(outcome), [this, job, decided](StoreStatus status) {
+    auto& metrics = worker_metrics();
+    if (status == StoreStatus::kOk) {
+      metrics.decided(decided->status);
+      // Once per sale: a shared lead counts each buyer's purchase and its part of the payout.
+      if (decided->status == DeliveryStatus::kDelivered && decided->sales.empty())
+        metrics.count_sale(decided->buyer_id, decided->price, decided->payout);
+      for (const auto& s : decided->sales) metrics.count_sale(s.buyer_id, s.price, s.payout);
+      metrics.decide_seconds.Observe(
+          std::chrono::duration<double>(clock_.steady_now() - job->consumed_at).count());
+      // Awaited only when the seller asked to wait: an async lead's outcome is announced to no
+      // request.
+      publisher_.publish({job->lead.id, decided->status, decided->buyer_id, decided->price,
+                          decided->payout, job->lead.sync_wait_ms > 0});
+      log(LogLevel::kDebug, "lead_decided",
+          {{"lead_id", job->lead.id}, {"status", to_string(decided->status)}});
+      release(job->record, true);
+    } else if (status == StoreStatus::kConflict) {
+      side_.run([this, job] {
+        publish_stored(job->lead.id);
+        release(job->record, true);
       });
+    } else {
+      // Not recorded (the store is down while stopping): left uncommitted for redelivery.
+      release(job->record, false);
+    }
+  });
 }
 
 namespace {
