@@ -1,9 +1,10 @@
-// kill -9 of the whole embedded service while leads stream in and sold leads are returned: every
-// acknowledged lead reaches a final status after restart, none is sold twice (a shared lead to
-// no more buyers than its vertical allows, none of them twice), every acknowledged return is
-// kept, and the ledger holds exactly one entry per sale and per return. And kill -9 around the
-// close of a period while returns are made: a close is all or nothing, and a close that is there
-// froze exactly the statements the ledger gives.
+// kill -9 of the whole embedded service while leads stream in, unsold leads are offered again
+// as aged leads and sold leads are returned: every acknowledged lead reaches a final status
+// after restart and every re-offer runs, none is sold twice (a shared lead to no more buyers
+// than its vertical allows, none of them twice, an aged lead to one buyer once), every
+// acknowledged return is kept, and the ledger holds exactly one entry per sale and per return.
+// And kill -9 around the close of a period while returns are made: a close is all or nothing,
+// and a close that is there froze exactly the statements the ledger gives.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -44,6 +45,9 @@ Service start_service(const TempDir& dir, const std::string& key) {
                                          {"LEADFLOW_ALLOW_PRIVATE_BUYERS", "1"},
                                          {"LEADFLOW_WORKER_CONCURRENCY", "16"},
                                          {"LEADFLOW_HTTP_THREADS", "16"},
+                                         // A re-offer's lease is three auction timeouts: one
+                                         // the kill interrupted runs again 9 s later.
+                                         {"LEADFLOW_AUCTION_TIMEOUT_MS", "3000"},
                                          {"LEADFLOW_LOG_LEVEL", "warn"}});
   const std::string line = s.process->read_line(std::chrono::seconds(30));
   if (line.empty()) throw std::runtime_error("the service did not start");
@@ -66,7 +70,8 @@ TEST(Crash, Kill9LosesNoAcknowledgedLeadAndSellsNoneTwice) {
   // home_insurance leads are shared by two buyers: two shares (6.00 + 6.00) beat the best bid
   // alone (10.00), so each such lead is posted to two buyers at once.
   std::ofstream(dir.path() + "/verticals.json")
-      << R"({"verticals": [{"name": "home_insurance", "max_sales": 2}]})";
+      << R"({"verticals": [{"name": "home_insurance", "max_sales": 2},)"
+      << R"( {"name": "auto_insurance", "reoffer": {"delays_seconds": [1, 2]}}]})";
   auto first = start_buyer("first", 14.0, 5), second = start_buyer("second", 9.0, 5);
   std::vector<std::unique_ptr<BuyerSimulator>> sharers;
   for (const char* name : {"share1", "share2", "share3"}) {
@@ -76,16 +81,25 @@ TEST(Crash, Kill9LosesNoAcknowledgedLeadAndSellsNoneTwice) {
   sharers[0]->set_reject_rate(0.3);  // a refused share makes room for the third buyer
   Service svc = start_service(dir, key);
   const httplib::Headers auth = {{"Authorization", "Bearer " + key}};
-  std::vector<BuyerSimulator*> all_buyers{first.get(), second.get()};
+  // The buyer of aged leads never bids live; it buys the auto leads nobody bought, a second
+  // later, at 2.00 (the live buyers refuse some posts, so some are unsold).
+  auto aged = start_buyer("aged", 1.0, 5);
+  aged->set_no_bid_rate(1.0);
+  second->set_reject_rate(0.3);
+  std::vector<BuyerSimulator*> all_buyers{first.get(), second.get(), aged.get()};
   for (auto& s : sharers) all_buyers.push_back(s.get());
   for (auto* sim : all_buyers) {
-    const bool sharer = sim != first.get() && sim != second.get();
+    const bool sharer = sim != first.get() && sim != second.get() && sim != aged.get();
     json buyer = {
         {"name", sim->name()},
         {"verticals", {sharer ? "home_insurance" : "auto_insurance"}},
         {"delivery",
          {{"mode", "ping_post"}, {"ping_url", sim->ping_url()}, {"post_url", sim->post_url()}}},
         {"duplicate_lookback_days", 0}};
+    if (sim == aged.get()) {
+      buyer["accepts_aged"] = true;
+      buyer["pricing"] = {{"model", "bid"}, {"aged_price", 2.0}};
+    }
     ASSERT_EQ(
         client(dir, svc.port)->Post("/v1/buyers", auth, buyer.dump(), "application/json")->status,
         201);
@@ -203,6 +217,13 @@ TEST(Crash, Kill9LosesNoAcknowledgedLeadAndSellsNoneTwice) {
     }
     EXPECT_TRUE(pending.empty()) << pending.size() << " of " << acked.size()
                                  << " acknowledged leads never decided";
+    std::string error;
+    auto store = open_store("sqlite:" + dir.path() + "/leadflow.db", error);
+    ASSERT_NE(store, nullptr) << error;
+    // Every re-offer runs: one leased by the killed process once its lease ends.
+    for (int i = 0; i < 600 && store->count_reoffers(0, false) != 0; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_EQ(store->count_reoffers(0, false), 0) << "re-offers never ran";
 
     // No lead went to two buyers: every sale a buyer accepted (repeats of one Idempotency-Key
     // count once) is exactly one delivered or returned lead in the store.
@@ -228,9 +249,6 @@ TEST(Crash, Kill9LosesNoAcknowledgedLeadAndSellsNoneTwice) {
     }
     // Every sale the buyers accepted is one sales row of its lead, read straight from the
     // store's file: a shared lead has at most two, of two different buyers.
-    std::string error;
-    auto store = open_store("sqlite:" + dir.path() + "/leadflow.db", error);
-    ASSERT_NE(store, nullptr) << error;
     std::map<std::string, std::size_t> sales_of;
     std::uint64_t sale_rows = 0;
     int shared_leads = 0;
@@ -253,6 +271,7 @@ TEST(Crash, Kill9LosesNoAcknowledgedLeadAndSellsNoneTwice) {
     EXPECT_EQ(accepted, sale_rows);
     EXPECT_GT(delivered, 0);
     EXPECT_GT(shared_leads, 0) << "no lead was shared";
+    EXPECT_GT(aged->stats().accepted, 0u) << "no unsold lead was sold aged";
     EXPECT_GT(returned_acked.size(), 0u) << "no return was made before the kill";
     for (const auto& id : returned_acked) {
       auto r = c->Get(("/v1/leads/" + id).c_str(), auth);
@@ -320,7 +339,8 @@ TEST(Crash, Kill9LosesNoAcknowledgedLeadAndSellsNoneTwice) {
     }
     std::cout << "round " << round << ": acknowledged " << acked.size() << " (" << acked_b
               << " on Surface B)"
-              << ", delivered " << delivered << " (" << shared_leads << " shared)"
+              << ", delivered " << delivered << " (" << shared_leads << " shared, "
+              << aged->stats().accepted << " aged in all rounds)"
               << ", returned " << returned << " (" << returned_acked.size()
               << " acknowledged before the kill)"
               << ", duplicate posts absorbed by buyers " <<

@@ -356,6 +356,19 @@ std::vector<StoreStatus> FakeStore::record_outcomes(std::span<const OutcomeRecor
   if (down()) return std::vector<StoreStatus>(outcomes.size(), StoreStatus::kUnavailable);
   return real_->record_outcomes(outcomes);
 }
+std::optional<std::vector<ReofferClaim>> FakeStore::claim_reoffers(std::int64_t now_ms, int limit,
+                                                                   std::int64_t lease_until_ms) {
+  return down() ? std::nullopt : real_->claim_reoffers(now_ms, limit, lease_until_ms);
+}
+StoreStatus FakeStore::record_reoffer(const ReofferOutcome& outcome) {
+  return down() ? StoreStatus::kUnavailable : real_->record_reoffer(outcome);
+}
+std::optional<std::int64_t> FakeStore::count_reoffers(std::int64_t now_ms, bool due) {
+  return down() ? std::nullopt : real_->count_reoffers(now_ms, due);
+}
+Lookup<ReofferClaim> FakeStore::scheduled_reoffer(std::string_view lead_id) {
+  return down() ? Lookup<ReofferClaim>{} : real_->scheduled_reoffer(lead_id);
+}
 std::optional<std::int64_t> FakeStore::count_sales(std::string_view buyer_id,
                                                    std::int64_t since_ms) {
   return down() ? std::nullopt : real_->count_sales(buyer_id, since_ms);

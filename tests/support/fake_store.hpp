@@ -177,6 +177,11 @@ class FakeStore final : public Store {
   std::optional<std::vector<PerformanceCell>> performance_rollup(const RollupQuery& q) override;
   std::optional<std::vector<UnsoldCell>> unsold_rollup(const RollupQuery& q) override;
   void count_invalid(std::string_view campaign_id, std::int64_t at_ms) override;
+  std::optional<std::vector<ReofferClaim>> claim_reoffers(std::int64_t now_ms, int limit,
+                                                          std::int64_t lease_until_ms) override;
+  StoreStatus record_reoffer(const ReofferOutcome& outcome) override;
+  std::optional<std::int64_t> count_reoffers(std::int64_t now_ms, bool due) override;
+  Lookup<ReofferClaim> scheduled_reoffer(std::string_view lead_id) override;
 
  private:
   /// True (and counted) while the store is unavailable. Waits while calls are held.

@@ -51,6 +51,7 @@ const std::set<std::string, std::less<>>& known_settings() {
       "LEADFLOW_RETENTION_DAYS",
       "LEADFLOW_WORKERS",
       "LEADFLOW_WORKER_CONCURRENCY",
+      "LEADFLOW_REOFFER_CONCURRENCY",
       "LEADFLOW_BUYER_CONNECTIONS",
       "LEADFLOW_BUYER_HOST_CONNECTIONS",
       "LEADFLOW_BUYER_CA_FILE",
@@ -334,6 +335,8 @@ std::optional<Config> load_config(const Getenv& getenv,
   if (!int_setting("LEADFLOW_RETENTION_DAYS", 0, 36'500, c.retention_days)) return std::nullopt;
   if (!int_setting("LEADFLOW_WORKERS", 0, 64, c.workers)) return std::nullopt;
   if (!int_setting("LEADFLOW_WORKER_CONCURRENCY", 1, 10000, c.worker_concurrency))
+    return std::nullopt;
+  if (!int_setting("LEADFLOW_REOFFER_CONCURRENCY", 0, 10000, c.reoffer_concurrency))
     return std::nullopt;
   if (!int_setting("LEADFLOW_BUYER_CONNECTIONS", 1, 1'000'000, c.buyer_connections) ||
       !int_setting("LEADFLOW_BUYER_HOST_CONNECTIONS", 1, 1'000'000, c.buyer_host_connections))

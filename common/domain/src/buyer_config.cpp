@@ -197,6 +197,13 @@ class BuyerParser : json_fields::Reader {
                 : static_cast<int>(integer(v, key, 0, 365).value_or(kDefaultReturnWindowDays));
       } else if (key == "max_return_rate") {
         out.max_return_rate = v.is_null() ? 0.0 : number(v, key, 0.0, 1.0).value_or(0.0);
+      } else if (key == "accepts_aged") {
+        if (v.is_null())
+          out.accepts_aged = false;
+        else if (v.is_boolean())
+          out.accepts_aged = v.get<bool>();
+        else
+          fail(key, "invalid_type", "must be true or false");
       } else if (key == "visibility") {
         parse_visibility(v, out);
       } else if (key == "self_service") {
@@ -380,9 +387,11 @@ class BuyerParser : json_fields::Reader {
     if (const json* resp = present(v, "response")) {
       const std::string rpath = join(path, "response");
       if (object(*resp, rpath)) {
-        reject_unknown(*resp, rpath, {"accepted", "bid", "shared_bid", "reference", "reason"});
+        reject_unknown(*resp, rpath,
+                       {"accepted", "bid", "shared_bid", "aged_bid", "reference", "reason"});
         json r = json::object();
-        for (const char* key : {"accepted", "bid", "shared_bid", "reference", "reason"}) {
+        for (const char* key :
+             {"accepted", "bid", "shared_bid", "aged_bid", "reference", "reason"}) {
           const json* p = present(*resp, key);
           if (p == nullptr) continue;
           const std::string field = join(rpath, key);
@@ -415,9 +424,10 @@ class BuyerParser : json_fields::Reader {
     out.price = 0;
     out.min_bid = 0;
     out.shared_price = 0;
+    out.aged_price = 0;
     if (v.is_null()) return;
     if (!object(v, path)) return;
-    reject_unknown(v, path, {"model", "price", "min_bid", "shared_price"});
+    reject_unknown(v, path, {"model", "price", "min_bid", "shared_price", "aged_price"});
     std::optional<std::size_t> model;
     if (const json* m = present(v, "model")) {
       model = one_of(*m, join(path, "model"), {"fixed", "bid"});
@@ -437,6 +447,8 @@ class BuyerParser : json_fields::Reader {
       out.min_bid = money(*b, join(path, "min_bid"), false).value_or(0);
     if (const json* s = present(v, "shared_price"))
       out.shared_price = money(*s, join(path, "shared_price"), false).value_or(0);
+    if (const json* a = present(v, "aged_price"))
+      out.aged_price = money(*a, join(path, "aged_price"), false).value_or(0);
   }
 
   void parse_filters(const json& v, Buyer& out) {

@@ -59,6 +59,7 @@ nlohmann::json buyer_to_json(const Buyer& b, bool mask_secrets) {
                   {"min_bid", cents_to_decimal(b.min_bid)}};
   if (b.pricing == PricingModel::kFixed) pricing["price"] = cents_to_decimal(b.price);
   if (b.shared_price > 0) pricing["shared_price"] = cents_to_decimal(b.shared_price);
+  if (b.aged_price > 0) pricing["aged_price"] = cents_to_decimal(b.aged_price);
 
   json custom = json::array();
   for (const auto& r : b.custom_rules) {
@@ -89,6 +90,7 @@ nlohmann::json buyer_to_json(const Buyer& b, bool mask_secrets) {
       {"duplicate_lookback_days", b.duplicate_lookback_days},
       {"return_window_days", b.return_window_days},
       {"max_return_rate", b.max_return_rate},
+      {"accepts_aged", b.accepts_aged},
       {"visibility", {{"seller_names", b.show_seller_names}}},
       {"self_service", {{"caps", b.self_caps}, {"filters", b.self_filters}}},
       {"created_at", format_rfc3339_ms(b.created_at_ms)},

@@ -52,7 +52,8 @@ json attempt_to_json(const Attempt& a) {
             {"bid", a.bid ? json(cents_to_decimal(*a.bid)) : json(nullptr)},
             {"http_status", a.http_status == 0 ? json(nullptr) : json(a.http_status)},
             {"reason", a.reason.empty() ? json(nullptr) : json(a.reason)},
-            {"tier", a.tier == 0 ? json(nullptr) : json(a.tier)}};
+            {"tier", a.tier == 0 ? json(nullptr) : json(a.tier)},
+            {"reoffer", a.reoffer}};
   return j;
 }
 
@@ -67,6 +68,7 @@ json attempts_to_json(const std::vector<Attempt>& attempts) {
     if (a.bid) j["p"] = *a.bid;
     if (!a.reason.empty()) j["r"] = a.reason;
     if (a.tier != 0) j["n"] = a.tier;
+    if (a.reoffer != 0) j["a"] = a.reoffer;  // a: the re-offer (aged) it was asked in
     out.push_back(std::move(j));
   }
   return out;
@@ -86,6 +88,7 @@ std::vector<Attempt> attempts_from_json(const json& j) {
     if (e.contains("p")) a.bid = e["p"].get<Cents>();
     a.reason = e.value("r", "");
     a.tier = e.value("n", 0);
+    a.reoffer = e.value("a", 0);
     out.push_back(std::move(a));
   }
   return out;

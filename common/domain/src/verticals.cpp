@@ -5,7 +5,9 @@
 //                   "fields": [{"name": "home_owner", "required": true}, ...],
 //                   "replace_fields": false,              // true: "fields" is the whole new list
 //                   "duplicate_lookback_days": 30,        // 0..3650
-//                   "max_sales": 1}]}                     // 1..20
+//                   "max_sales": 1,                       // 1..20
+//                   "consent_days": 30,                   // 1..3650
+//                   "reoffer": {"delays_seconds": [900, 7200], "window_hours": 48}}]}
 // - A vertical not among the defaults is added; one that exists is updated key by key.
 // - Fields merge by name: a listed field that exists keeps every property the entry does not
 //   name (so {"name": "home_owner", "required": true} only makes it required); a new field needs
@@ -290,10 +292,37 @@ std::string read_int(const json& obj, const char* key, int lo, int hi, int& out,
   return {};
 }
 
+// {"delays_seconds": [900, 7200, 86400], "window_hours": 48}; null: no re-offers.
+std::string read_reoffer(const json& j, ReofferPolicy& out, const std::string& path) {
+  out = {};
+  if (j.is_null()) return {};
+  if (!j.is_object()) return path + ": must be an object";
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (it.key() != "delays_seconds" && it.key() != "window_hours")
+      return path + ": unknown key \"" + it.key() + "\"";
+  auto delays = j.find("delays_seconds");
+  if (delays == j.end() || !delays->is_array() || delays->empty() || delays->size() > 10)
+    return path + ".delays_seconds: required, an array of 1 to 10 delays";
+  for (const auto& d : *delays) {
+    if (!d.is_number_integer() || d.get<std::int64_t>() < 1 ||
+        d.get<std::int64_t>() > 365LL * 86'400)
+      return path + ".delays_seconds: each is an integer between 1 and 31536000";
+    if (!out.delays_s.empty() && d.get<std::int64_t>() <= out.delays_s.back())
+      return path + ".delays_seconds: must increase";
+    out.delays_s.push_back(d.get<std::int64_t>());
+  }
+  int hours = 0;
+  if (auto err = read_int(j, "window_hours", 1, 24 * kMaxLookbackDays, hours, path); !err.empty())
+    return err;
+  out.window_s = hours * 3600LL;
+  return {};
+}
+
 std::string merge_vertical(const json& j, std::map<std::string, Vertical, std::less<>>& into,
                            const std::string& path) {
-  static constexpr std::string_view kKeys[] = {"name", "fields", "replace_fields",
-                                               "duplicate_lookback_days", "max_sales"};
+  static constexpr std::string_view kKeys[] = {
+      "name",      "fields",       "replace_fields", "duplicate_lookback_days",
+      "max_sales", "consent_days", "reoffer"};
   if (!j.is_object()) return path + ": must be an object";
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (std::find(std::begin(kKeys), std::end(kKeys), it.key()) == std::end(kKeys)) {
@@ -328,11 +357,23 @@ std::string merge_vertical(const json& j, std::map<std::string, Vertical, std::l
   }
   if (auto err = read_int(j, "max_sales", 1, kMaxSales, v.max_sales, path); !err.empty())
     return err;
+  if (auto err = read_int(j, "consent_days", 1, kMaxLookbackDays, v.consent_days, path);
+      !err.empty())
+    return err;
+  if (auto it = j.find("reoffer"); it != j.end())
+    if (auto err = read_reoffer(*it, v.reoffer, path + ".reoffer"); !err.empty()) return err;
   into.insert_or_assign(name, std::move(v));
   return {};
 }
 
 // Integral bounds are published as integers (1900, not 1900.0).
+json reoffer_json(const ReofferPolicy& p) {
+  if (p.delays_s.empty()) return nullptr;
+  json out = {{"delays_seconds", p.delays_s}};
+  if (p.window_s > 0) out["window_hours"] = p.window_s / 3600;
+  return out;
+}
+
 json bound_json(const std::optional<double>& b) {
   if (!b) return nullptr;
   if (std::trunc(*b) == *b && std::fabs(*b) < 9007199254740992.0)
@@ -567,7 +608,9 @@ nlohmann::json VerticalRegistry::to_json(const Vertical& v) const {
   return json{{"vertical", v.name},
               {"fields", std::move(fields)},
               {"duplicate_lookback_days", v.duplicate_lookback_days},
-              {"max_sales", v.max_sales}};
+              {"max_sales", v.max_sales},
+              {"consent_days", v.consent_days},
+              {"reoffer", reoffer_json(v.reoffer)}};
 }
 
 std::string VerticalRegistry::load_file(const std::string& path) {

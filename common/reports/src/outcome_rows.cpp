@@ -99,6 +99,17 @@ void add_settled(PerformanceDeltas& d, const LeadKeys& l, bool sold) {
   ++lead[sold ? kSold : kUnsold];
 }
 
+void add_reoffer(PerformanceDeltas& d, const LeadKeys& l, const std::vector<Attempt>& attempts,
+                 bool first_sale) {
+  Distribution asked;
+  asked.attempts = attempts;
+  add_buyers(d, l, asked);
+  if (!first_sale) return;
+  PerformanceFigures& lead = figures_of(d, performance_key(l, ""));
+  --lead[kUnsold];
+  ++lead[kSold];
+}
+
 std::string ineligibility_reason(std::string_view why) {
   if (why.starts_with("duplicate")) return "duplicate";  // "duplicate" or "duplicate of ..."
   return std::string(why.substr(0, 64));

@@ -25,6 +25,7 @@ constexpr std::string_view kOwnFields[] = {"buyer_id",
                                            "return_window_days",
                                            "visibility",
                                            "self_service",
+                                           "accepts_aged",
                                            "created_at",
                                            "updated_at",
                                            "version"};

@@ -143,15 +143,17 @@ json project_attempts(const Viewer& viewer, const std::vector<Attempt>& attempts
     // never to whom or at what bid: one attempt's timing and outcome would let it tell buyers
     // apart.
     if (!may_see(viewer, FieldClass::kLeadState, seller_id, "")) return nullptr;
-    int pings = 0, posts = 0;
+    int pings = 0, posts = 0, reoffers = 0;
     std::int64_t first = 0, last = 0;
     for (const auto& a : attempts) {
       (a.kind == AttemptKind::kPing ? pings : posts)++;
+      reoffers = std::max(reoffers, a.reoffer);
       if (first == 0 || a.started_at_ms < first) first = a.started_at_ms;
       last = std::max(last, a.started_at_ms);
     }
     return {{"pings", pings},
             {"posts", posts},
+            {"reoffers", reoffers},
             {"first_offered_at", first ? json(format_rfc3339_ms(first)) : json(nullptr)},
             {"last_offered_at", last ? json(format_rfc3339_ms(last)) : json(nullptr)}};
   }
@@ -169,7 +171,8 @@ json project_attempts(const Viewer& viewer, const std::vector<Attempt>& attempts
         .put(FieldClass::kBuyerIdentity, "http_status",
              a.http_status == 0 ? json(nullptr) : json(a.http_status))
         .put(FieldClass::kBuyerIdentity, "reason", or_null(a.reason))
-        .put(FieldClass::kLeadState, "tier", a.tier == 0 ? json(nullptr) : json(a.tier));
+        .put(FieldClass::kLeadState, "tier", a.tier == 0 ? json(nullptr) : json(a.tier))
+        .put(FieldClass::kLeadState, "reoffer", a.reoffer);
     out.push_back(f.take());
   }
   return out;

@@ -230,9 +230,9 @@ bool App::start(std::string& error) {
       if (c.worker_nice > 0 && setpriority(PRIO_PROCESS, 0, c.worker_nice) != 0)
         log(LogLevel::kWarn, "worker_nice_failed",
             {{"nice", c.worker_nice}, {"error", std::strerror(errno)}});
-      m.workers =
-          std::make_unique<WorkerPool>(c, WorkerPorts{*m.store, *m.store, *m.store}, *m.queue,
-                                       m.verticals, *m.publisher, m.clock, m.suppression.get());
+      m.workers = std::make_unique<WorkerPool>(
+          c, WorkerPorts{*m.store, *m.store, *m.store, *m.store}, *m.queue, m.verticals,
+          *m.publisher, m.clock, m.suppression.get());
       m.workers->start(c.workers, *secret);
     }).join();
   }

@@ -38,6 +38,8 @@ export const BUYER_FIELDS: BuyerField[] = [
   { group: 'Pricing', name: 'pricing.price', label: 'Fixed price', kind: 'number' },
   { group: 'Pricing', name: 'pricing.min_bid', label: 'Minimum bid', kind: 'number' },
   { group: 'Pricing', name: 'pricing.shared_price', label: 'Shared price', kind: 'number' },
+  { group: 'Pricing', name: 'accepts_aged', label: 'Buys aged leads', kind: 'select', options: ['false', 'true'], boolean: true, hint: 'true: offered leads nobody bought live, again after the vertical\'s delays' },
+  { group: 'Pricing', name: 'pricing.aged_price', label: 'Aged price', kind: 'number', hint: 'its price for an aged lead; empty: its aged_bid in the ping answer' },
   { group: 'Filters', name: 'filters.states', label: 'States', kind: 'list', hint: 'comma-separated, e.g. CA, TX' },
   { group: 'Filters', name: 'filters.exclude_states', label: 'Excluded states', kind: 'list' },
   { group: 'Filters', name: 'filters.zip_prefixes', label: 'ZIP prefixes', kind: 'list' },

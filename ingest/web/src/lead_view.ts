@@ -58,16 +58,23 @@ export function distributionPairs(l: Lead, account: Account): Pair[] {
 export function attemptsTable(l: Lead): { head: string[]; rows: string[][] } | null {
   if (!Array.isArray(l.attempts)) return null;
   return {
-    head: ['Started', 'Buyer', 'Kind', 'Tier', 'Outcome', 'Bid', 'Duration', 'HTTP', 'Reason'],
-    rows: l.attempts.map((a: Lead) => [dateTime(a.started_at), text(a.buyer_id) ?? '—', String(a.kind), text(a.tier) ?? '—', String(a.outcome), amount(a.bid) ?? '—', duration(a.duration_ms), text(a.http_status) ?? '—', text(a.reason) ?? '—']),
+    head: ['Started', 'Offer', 'Buyer', 'Kind', 'Tier', 'Outcome', 'Bid', 'Duration', 'HTTP', 'Reason'],
+    rows: l.attempts.map((a: Lead) => [dateTime(a.started_at), offerLabel(a.reoffer), text(a.buyer_id) ?? '—', String(a.kind), text(a.tier) ?? '—', String(a.outcome), amount(a.bid) ?? '—', duration(a.duration_ms), text(a.http_status) ?? '—', text(a.reason) ?? '—']),
   };
+}
+
+/** Which offer an attempt belongs to: the live auction, or the nth re-offer as an aged lead. */
+export function offerLabel(reoffer: unknown): string {
+  return typeof reoffer === 'number' && reoffer > 0 ? `Re-offer ${reoffer}` : 'Live';
 }
 
 /** A seller's summary of when its lead was offered, or null. */
 export function offerPairs(l: Lead): Pair[] | null {
   const o = l.offers;
   if (!o || typeof o !== 'object') return null;
-  return [['First offered', o.first_offered_at ? dateTime(o.first_offered_at) : null], ['Last offered', o.last_offered_at ? dateTime(o.last_offered_at) : null], ['Pings', text(o.pings)], ['Posts', text(o.posts)]];
+  const pairs: Pair[] = [['First offered', o.first_offered_at ? dateTime(o.first_offered_at) : null], ['Last offered', o.last_offered_at ? dateTime(o.last_offered_at) : null], ['Pings', text(o.pings)], ['Posts', text(o.posts)]];
+  if (typeof o.reoffers === 'number' && o.reoffers > 0) pairs.push(['Offered again', text(o.reoffers)]);
+  return pairs;
 }
 
 /** The returns table: its columns are the money this reader may see. */

@@ -33,6 +33,8 @@ describe('a seller\'s lead', () => {
     expect(labels).not.toContain('Price');
     expect(attemptsTable(sellersLead)).toBeNull();
     expect(offerPairs(sellersLead)).toContainEqual(['Pings', '3']);
+    expect(offerPairs(sellersLead)!.map(([k]) => k)).not.toContain('Offered again');
+    expect(offerPairs({ ...sellersLead, offers: { ...sellersLead.offers, reoffers: 1 } })).toContainEqual(['Offered again', '1']);
     const returns = returnsTable(sellersLead, 'seller')!;
     expect(returns.head).toEqual(['Returned', 'Reason', 'Payout reversed']);
     expect(returns.rows[0]).toContain('$42.00');
@@ -54,6 +56,10 @@ describe('a buyer\'s lead', () => {
     expect(pairs.map(([k]) => k)).not.toContain('Seller payout');
     expect(attemptsTable(buyersLead)!.rows.length).toBe(1);
     expect(offerPairs(buyersLead)).toBeNull();
+    // Its aged purchase reads as the re-offer it came from.
+    const aged = { ...buyersLead, attempts: [{ ...buyersLead.attempts[0], reoffer: 2 }] };
+    expect(attemptsTable(aged)!.rows[0][1]).toBe('Re-offer 2');
+    expect(attemptsTable(buyersLead)!.rows[0][1]).toBe('Live');
   });
   it('shows a seller\'s name where the operator allows it', () => {
     const named = { ...buyersLead, seller_id: 'sl_1', seller_name: 'Acme Leads' };

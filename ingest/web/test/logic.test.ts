@@ -76,7 +76,7 @@ describe('buyer form', () => {
     expect(toText(f('caps.daily'), 0)).toBe('0');
     for (const n of ['name', 'status', 'verticals', 'tier', 'priority', 'weight', 'max_concurrency', 'duplicate_lookback_days', 'return_window_days', 'max_return_rate',
       'delivery.mode', 'delivery.ping_url', 'delivery.post_url', 'delivery.timeout_ms', 'delivery.headers', 'delivery.mapping',
-      'pricing.model', 'pricing.price', 'pricing.min_bid', 'pricing.shared_price', 'filters.states', 'filters.exclude_states', 'filters.zip_prefixes',
+      'pricing.model', 'pricing.price', 'pricing.min_bid', 'pricing.shared_price', 'accepts_aged', 'pricing.aged_price', 'filters.states', 'filters.exclude_states', 'filters.zip_prefixes',
       'filters.sources', 'filters.custom', 'schedule', 'caps.hourly', 'caps.daily', 'caps.weekly', 'caps.monthly', 'caps.daily_budget', 'caps.monthly_budget'])
       expect(f(n)).toBeDefined();
   });

@@ -109,8 +109,9 @@ bool WorkerProcess::start(std::string& error) {
   m.suppression = std::make_unique<SuppressionLists>(*m.store);
   m.suppression_refresh =
       std::make_unique<SuppressionRefresh>(*m.suppression, std::chrono::seconds(1));
-  m.workers = std::make_unique<WorkerPool>(c, WorkerPorts{*m.store, *m.store, *m.store}, *m.queue,
-                                           m.verticals, *m.publisher, m.clock, m.suppression.get());
+  m.workers =
+      std::make_unique<WorkerPool>(c, WorkerPorts{*m.store, *m.store, *m.store, *m.store}, *m.queue,
+                                   m.verticals, *m.publisher, m.clock, m.suppression.get());
   // The installation's secret keys the search keys of the leads the workers record; the first
   // process to ask makes it.
   const auto secret = m.store->shared_secret(kInstallationSecretName, new_installation_secret());

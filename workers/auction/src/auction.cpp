@@ -149,6 +149,11 @@ std::vector<Bid> rank_shared_bids(std::vector<Bid> bids, std::mt19937_64& rng) {
   return rank_by(std::move(bids), rng, &Bid::shared);
 }
 
+std::vector<Bid> rank_aged_bids(std::vector<Bid> bids, std::mt19937_64& rng) {
+  std::erase_if(bids, [](const Bid& b) { return b.amount <= 0; });
+  return rank_by(std::move(bids), rng, &Bid::amount);
+}
+
 bool shared_earns_more(const std::vector<Bid>& exclusive, const std::vector<Bid>& shared,
                        int max_sales) {
   if (max_sales < 2 || shared.empty()) return false;

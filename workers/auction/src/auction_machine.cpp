@@ -9,11 +9,13 @@
 
 #include "buyer_caps.hpp"
 #include "leadflow/auction/auction.hpp"
+#include "leadflow/auction/reoffer.hpp"
 #include "leadflow/auction/worker_metrics.hpp"
 #include "leadflow/base/ids.hpp"
 #include "leadflow/base/log.hpp"
 #include "leadflow/delivery/buyer_protocol.hpp"
 #include "leadflow/money/payout.hpp"
+#include "leadflow/money/settlement.hpp"
 
 namespace leadflow {
 namespace {
@@ -59,15 +61,23 @@ Attempt unanswered(const Buyer& b, AttemptKind kind, std::int64_t started_ms,
 /// the buyers) and writes into its own result. Owned by the events that refer to it.
 class Auction : public std::enable_shared_from_this<Auction> {
  public:
-  Auction(Distributor& dist, Lead lead, std::function<void(Decision)> done)
+  Auction(Distributor& dist, Lead lead, std::function<void(Decision)> done,
+          std::optional<AgedLead> aged = std::nullopt)
       : dist_(dist),
         loop_(*dist.loop_),
         clock_(dist.clock_),
         lead_(std::move(lead)),
         done_(std::move(done)),
-        deadline_(clock_.steady_now() + dist.options_.auction_timeout) {
+        deadline_(clock_.steady_now() + dist.options_.auction_timeout),
+        aged_(std::move(aged)) {
     const Vertical* v = dist.verticals_.find(lead_.vertical);
+    vertical_ = v ? *v : Vertical{};
     max_sales_ = v ? std::max(1, v->max_sales) : 1;
+    if (aged_) {
+      // An aged lead sells what its vertical still allows; after earlier shares, only shares.
+      max_sales_ = reoffer::room_left(vertical_, static_cast<int>(aged_->sales.size()), false);
+      shares_only_ = !aged_->sales.empty();
+    }
   }
 
   void start() {
@@ -113,6 +123,11 @@ class Auction : public std::enable_shared_from_this<Auction> {
   // Blocking: the buyers, the campaign's payout rule, a post intent left by an earlier attempt,
   // and (without one) the eligibility checks.
   EventLoop::Task prepare() {
+    // Past its consent window (or with no room left) an aged lead is offered to nobody: its
+    // re-offer is recorded empty, with no next one.
+    if (aged_ && (max_sales_ == 0 ||
+                  !reoffer::within_consent(vertical_, lead_.received_at_ms, clock_.now_ms())))
+      return step([this] { aged_over(); });
     buyers_ = dist_.buyers_.snapshot();
     // Buyers the store could never list are not "no buyer": the lead is not decided unsold.
     if (!buyers_) return step([this] { defer(); });
@@ -191,7 +206,7 @@ class Auction : public std::enable_shared_from_this<Auction> {
     const std::int64_t now_s = now_ms / 1000;
     const Vertical* vertical = dist_.verticals_.find(lead_.vertical);
     const int lookback_days = vertical ? vertical->duplicate_lookback_days : 30;
-    if (lookback_days > 0) {
+    if (lookback_days > 0 && !aged_) {  // an aged lead was found no duplicate when it was live
       std::string earlier =
           dist_.store_.find_duplicate(lead_.vertical, lead_.email, lead_.phone,
                                       now_ms - lookback_days * 86'400'000LL, lead_.id);
@@ -213,6 +228,8 @@ class Auction : public std::enable_shared_from_this<Auction> {
       person = person_fingerprints(lead_.email, lead_.phone);
     for (const auto& b : *buyers_) {
       if (std::find(recovered_.begin(), recovered_.end(), b.id) != recovered_.end()) continue;
+      // An aged lead goes only to buyers of aged leads never posted it (nor sold it).
+      if (aged_ && !reoffer::may_offer(b, aged_->history, aged_->sales)) continue;
       std::string why = static_ineligibility(b, lead_, now_s);
       if (why.empty() && person) {
         const std::optional<bool> listed = lists->buyer_suppresses(b.id, *person);
@@ -314,7 +331,12 @@ class Auction : public std::enable_shared_from_this<Auction> {
     pings_.clear();
     bids_.clear();
     for (const Buyer* b : tier) {
-      if (b->mode == DeliveryMode::kDirectPost || b->pricing == PricingModel::kFixed) {
+      if (aged_ && reoffer::priced_without_ping(*b)) {
+        aged_bid(b, reoffer::aged_offer(*b, std::nullopt), "");
+        continue;
+      }
+      if (aged_ && b->mode == DeliveryMode::kDirectPost) continue;  // no ping: no aged price
+      if (!aged_ && (b->mode == DeliveryMode::kDirectPost || b->pricing == PricingModel::kFixed)) {
         bids_.push_back({b, b->price, "", shared_offer(*b, std::nullopt)});
         continue;
       }
@@ -323,7 +345,8 @@ class Auction : public std::enable_shared_from_this<Auction> {
     pings_out_ = pings_.size();
     if (pings_out_ == 0) return start_posts();
     for (std::size_t i = 0; i < pings_.size(); ++i) {
-      send(*pings_[i].buyer, make_ping_request(*pings_[i].buyer, lead_, pings_[i].ping_id),
+      send(*pings_[i].buyer,
+           make_ping_request(*pings_[i].buyer, lead_, pings_[i].ping_id, aged_.has_value()),
            [this, i, round = round_](const HttpResponse& r) { on_ping(round, i, r); });
     }
   }
@@ -356,7 +379,20 @@ class Auction : public std::enable_shared_from_this<Auction> {
     dist_.observe_health(p.buyer->id, r);
     Attempt a = attempt_from(*p.buyer, AttemptKind::kPing, p.started_ms, r);
     const PingAnswer answer = read_ping_answer(*p.buyer, r);
-    if (answer.bid || answer.shared_bid) {
+    if (aged_) {
+      const std::optional<Cents> offer = reoffer::aged_offer(*p.buyer, answer.aged_bid);
+      if (offer) {
+        a.outcome = AttemptOutcome::kBid;
+        a.bid = offer;
+        aged_bid(p.buyer, offer, p.ping_id);
+      } else {
+        if (a.outcome != AttemptOutcome::kTimeout && a.outcome != AttemptOutcome::kError)
+          a.outcome = AttemptOutcome::kNoBid;
+        a.reason = answer.aged_bid         ? "below min_bid"
+                   : answer.reason.empty() ? "no aged_bid"
+                                           : answer.reason;
+      }
+    } else if (answer.bid || answer.shared_bid) {
       a.outcome = AttemptOutcome::kBid;
       a.bid = answer.bid;
       const Cents shared = shared_offer(*p.buyer, answer.shared_bid);
@@ -406,12 +442,17 @@ class Auction : public std::enable_shared_from_this<Auction> {
     {
       std::lock_guard lock(dist_.rng_mu_);
       shared_ranked_ = rank_shared_bids(bids_, dist_.rng_);
-      ranked_ = rank_bids(std::move(bids_), dist_.rng_);
+      ranked_ = aged_ ? rank_aged_bids(std::move(bids_), dist_.rng_)
+                      : rank_bids(std::move(bids_), dist_.rng_);
     }
     bids_.clear();
     posted_.clear();
     exclusive_tried_ = shared_tried_ = false;
     if (!ranked_.empty() || !shared_ranked_.empty()) any_ranked_ = true;
+    if (shares_only_) {
+      exclusive_tried_ = true;  // a lead sold in shares before is never sold whole
+      return start_shares();
+    }
     if (shared_earns_more(ranked_, shared_ranked_, max_sales_)) return start_shares();
     exclusive_tried_ = true;
     next_post(0);
@@ -570,6 +611,7 @@ class Auction : public std::enable_shared_from_this<Auction> {
                   "; it may have taken the lead, so no other buyer is offered it");
     }
     if (!answer.accepted) return settle(n, Posted::kDeclined);
+    if (!post.shared) sold_whole_ = true;
     sales_.push_back({b.id, post.price, 0, answer.buyer_lead_id});
     settle(n, Posted::kAccepted);
   }
@@ -586,6 +628,7 @@ class Auction : public std::enable_shared_from_this<Auction> {
   void sold() {
     std::stable_sort(sales_.begin(), sales_.end(),
                      [](const Sale& x, const Sale& y) { return x.price > y.price; });
+    if (aged_) return aged_sold();
     std::vector<Cents> prices;
     for (const auto& s : sales_) prices.push_back(s.price);
     const money::PricedSales priced = money::price_sales(
@@ -602,9 +645,57 @@ class Auction : public std::enable_shared_from_this<Auction> {
   }
 
   void decide() {
+    if (aged_) return aged_over();
     d_.decided_at_ms = clock_.now_ms();
     Decision decision;
+    if (d_.status == DeliveryStatus::kUnsold)
+      decision.reoffer_at_ms =
+          reoffer::next_offer_at(vertical_, {lead_.received_at_ms, 0, 0, false}).value_or(0);
     decision.distribution = std::move(d_);
+    finish(std::move(decision));
+  }
+
+  // An aged price offered: its exclusive bid and, where shares are allowed, its share.
+  void aged_bid(const Buyer* b, std::optional<Cents> offer, const std::string& ping_id) {
+    if (!offer) return;
+    bids_.push_back(
+        {b, shares_only_ ? 0 : *offer, ping_id, max_sales_ > 1 || shares_only_ ? *offer : 0});
+  }
+
+  // The aged sales: the seller is paid by its rule on the lead's whole total (earlier shares
+  // included), each new sale carrying what that payout grows by (money::settle_sold).
+  void aged_sold() {
+    const auto model =
+        money::payout_model_of(campaign_ ? &*campaign_ : nullptr, seller_ ? &*seller_ : nullptr);
+    money::SalesHeld held{static_cast<std::int64_t>(aged_->sales.size()), 0, 0};
+    for (const auto& s : aged_->sales)
+      held = {held.count, held.revenue + s.price, held.payout + s.payout};
+    for (auto& s : sales_) {
+      const money::SettledSale settled = money::settle_sold(
+          held, s.price, [&](Cents total) { return money::payout_of(model, total); });
+      s.payout = settled.payout;
+      held = {held.count + 1, settled.lead_price, settled.lead_payout};
+    }
+    aged_over();
+  }
+
+  // The re-offer's outcome: its attempts (marked with its round), its sales, and the next.
+  void aged_over() {
+    ReofferOutcome o;
+    o.lead_id = lead_.id;
+    o.round = aged_->round;
+    o.at_ms = clock_.now_ms();
+    for (auto& a : d_.attempts) a.reoffer = aged_->round;
+    o.attempts = std::move(d_.attempts);
+    const int sales = static_cast<int>(aged_->sales.size() + sales_.size());
+    if (!sales_.empty()) o.reason = "sold aged in re-offer " + std::to_string(aged_->round);
+    o.sales = std::move(sales_);
+    if (reoffer::within_consent(vertical_, lead_.received_at_ms, o.at_ms))
+      o.next_at_ms = reoffer::next_offer_at(
+                         vertical_, {lead_.received_at_ms, aged_->round, sales, sold_whole_})
+                         .value_or(0);
+    Decision decision;
+    decision.reoffer = std::move(o);
     finish(std::move(decision));
   }
   void defer() {
@@ -622,6 +713,8 @@ class Auction : public std::enable_shared_from_this<Auction> {
     decision.error = std::move(error);
     // The pings and posts it made go with it: a lead recorded failed shows the operator who
     // must settle it when it was posted, to whom and at what price.
+    if (aged_)
+      for (auto& a : d_.attempts) a.reoffer = aged_->round;
     decision.distribution.attempts = std::move(d_.attempts);
     decision.distribution.ineligible = std::move(d_.ineligible);
     finish(std::move(decision));
@@ -655,6 +748,10 @@ class Auction : public std::enable_shared_from_this<Auction> {
   std::optional<Campaign> campaign_;
   std::optional<Seller> seller_;
   int max_sales_ = 1;                   // the vertical's: 1 sells exclusively
+  Vertical vertical_;                   // the lead's (its re-offer policy, consent window)
+  std::optional<AgedLead> aged_;        // set for a re-offer (docs/reoffers.md)
+  bool shares_only_ = false;            // an aged lead already sold in shares
+  bool sold_whole_ = false;             // an exclusive post was accepted
   std::vector<std::string> recovered_;  // buyers of intents left by an earlier attempt
   int recovering_ = 0;                  // their posts still out
   Distribution d_;
@@ -685,6 +782,11 @@ class Auction : public std::enable_shared_from_this<Auction> {
 
 void run_auction(Distributor& dist, Lead lead, std::function<void(Decision)> done) {
   std::make_shared<Auction>(dist, std::move(lead), std::move(done))->start();
+}
+
+void run_aged_auction(Distributor& dist, Lead lead, AgedLead aged,
+                      std::function<void(Decision)> done) {
+  std::make_shared<Auction>(dist, std::move(lead), std::move(done), std::move(aged))->start();
 }
 
 }  // namespace leadflow

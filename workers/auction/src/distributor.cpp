@@ -99,11 +99,19 @@ void Distributor::decide(const Lead& lead, std::function<void(Decision)> done) {
   // decided `test` at once, on the loop as any decision is.
   if (lead.test) {
     loop_->post([done = std::move(done), now = clock_.now_ms()] {
-      done(Decision{Decision::Kind::kDecided, test_outcome(now), {}});
+      Decision decided;
+      decided.distribution = test_outcome(now);
+      done(std::move(decided));
     });
     return;
   }
   run_auction(*this, lead, std::move(done));
+}
+
+void Distributor::reoffer(const LeadRecord& record, int round, std::function<void(Decision)> done) {
+  run_aged_auction(*this, record.lead,
+                   AgedLead{round, record.distribution.attempts, record.distribution.sales},
+                   std::move(done));
 }
 
 Distribution Distributor::decide_and_wait(const Lead& lead) {

@@ -133,7 +133,8 @@ bool truthy(const json* v) {
 
 }  // namespace
 
-HttpRequest make_ping_request(const Buyer& buyer, const Lead& lead, const std::string& ping_id) {
+HttpRequest make_ping_request(const Buyer& buyer, const Lead& lead, const std::string& ping_id,
+                              bool aged) {
   json body = {{"ping_id", ping_id},
                {"lead_id", lead.id},
                {"vertical", lead.vertical},
@@ -141,6 +142,7 @@ HttpRequest make_ping_request(const Buyer& buyer, const Lead& lead, const std::s
                {"state", lead.state},
                {"source", lead.source},
                {"custom_fields", custom_fields_to_json(lead.custom_fields)}};
+  if (aged) body["aged"] = true;
   return build(buyer, buyer.ping_url, std::move(body));
 }
 
@@ -172,12 +174,13 @@ HttpRequest make_post_request(const Buyer& buyer, const Lead& lead, const std::s
 }
 
 PingAnswer read_ping_answer(const Buyer& buyer, const HttpResponse& response) {
-  if (response.timed_out) return {std::nullopt, "timeout", std::nullopt};
-  if (response.status == 0) return {std::nullopt, "transport: " + response.error, std::nullopt};
+  if (response.timed_out) return {std::nullopt, "timeout", std::nullopt, std::nullopt};
+  if (response.status == 0)
+    return {std::nullopt, "transport: " + response.error, std::nullopt, std::nullopt};
   if (response.status < 200 || response.status > 299)
-    return {std::nullopt, "http " + std::to_string(response.status), std::nullopt};
+    return {std::nullopt, "http " + std::to_string(response.status), std::nullopt, std::nullopt};
   const json doc = json::parse(response.body, nullptr, false);
-  if (doc.is_discarded()) return {std::nullopt, "bad json", std::nullopt};
+  if (doc.is_discarded()) return {std::nullopt, "bad json", std::nullopt, std::nullopt};
   // Each amount: nullopt when absent, else its cents or the reason it is no bid.
   struct Amount {
     std::optional<Cents> cents;
@@ -195,8 +198,10 @@ PingAnswer read_ping_answer(const Buyer& buyer, const HttpResponse& response) {
   };
   const Amount exclusive = amount("bid", "/bid");
   const Amount shared = amount("shared_bid", "/shared_bid");
-  if (!exclusive.cents && !shared.cents) return {std::nullopt, exclusive.why, std::nullopt};
-  return {exclusive.cents, "", shared.cents};
+  const Amount aged = amount("aged_bid", "/aged_bid");
+  if (!exclusive.cents && !shared.cents && !aged.cents)
+    return {std::nullopt, exclusive.why, std::nullopt, std::nullopt};
+  return {exclusive.cents, "", shared.cents, aged.cents};
 }
 
 PostAnswer read_post_answer(const Buyer& buyer, const HttpResponse& response) {

@@ -131,6 +131,11 @@ int Worker::running() const {
   return running_;
 }
 
+bool Worker::leads_waiting() const {
+  std::lock_guard lock(held_mu_);
+  return !waiting_.empty();
+}
+
 std::vector<PartitionLag> Worker::lag() const {
   return consumer_ ? consumer_->lag() : std::vector<PartitionLag>{};
 }
@@ -276,7 +281,7 @@ void Worker::on_decided(std::shared_ptr<Job> job, Decision decision) {
   // Runs on the decider's thread (the auction loop): nothing here may block.
   switch (decision.kind) {
     case Decision::Kind::kDecided:
-      record(std::move(job), std::move(decision.distribution));
+      record(std::move(job), std::move(decision.distribution), decision.reoffer_at_ms);
       return;
     case Decision::Kind::kFailed:
       side_.run([this, job, error = std::move(decision.error),
@@ -290,9 +295,10 @@ void Worker::on_decided(std::shared_ptr<Job> job, Decision decision) {
   }
 }
 
-void Worker::record(std::shared_ptr<Job> job, Distribution d) {
+void Worker::record(std::shared_ptr<Job> job, Distribution d, std::int64_t reoffer_at_ms) {
   auto decided = std::make_shared<const Distribution>(d);
-  recorder_.record({job->lead.id, std::move(d)}, [this, job, decided](StoreStatus status) {
+  OutcomeRecord outcome{job->lead.id, std::move(d), reoffer_at_ms};
+  recorder_.record(std::move(outcome), [this, job, decided](StoreStatus status) {
     auto& metrics = worker_metrics();
     if (status == StoreStatus::kOk) {
       metrics.decided(decided->status);

@@ -9,6 +9,7 @@
 #include "leadflow/base/open_files.hpp"
 #include "leadflow/delivery/http_client.hpp"
 #include "leadflow/queue/open_queue.hpp"
+#include "leadflow/runtime/reoffer_runner.hpp"
 #include "leadflow/runtime/worker.hpp"
 
 namespace leadflow {
@@ -87,12 +88,28 @@ void WorkerPool::start(int count, const std::string& search_secret) {
         std::make_unique<Worker>(queue_, store_.intake, *distributor_, publisher_, clock_, wo));
     workers_.back()->start();
   }
+  // Second chances run in the capacity live leads leave: none is claimed while a worker holds
+  // a lead it has not started (its auctions are at their concurrency).
+  ReofferRunnerOptions ro;
+  ro.concurrency = count > 0 ? config_.reoffer_concurrency : 0;
+  ro.lease = std::chrono::milliseconds(3 * config_.auction_timeout_ms);  // past a re-offer's end
+  reoffers_ = std::make_unique<ReofferRunner>(
+      store_.reoffers, store_.intake, *distributor_, clock_,
+      [this] {
+        for (const auto& w : workers_)
+          if (w->leads_waiting()) return true;
+        return false;
+      },
+      ro);
+  reoffers_->start();
   scrape_ = std::make_unique<ScrapeHook>(
       [this](std::vector<prometheus::MetricFamily>& families) { collect(families); });
 }
 
 void WorkerPool::stop() {
-  scrape_.reset();  // waits for a scrape reading the workers
+  scrape_.reset();                   // waits for a scrape reading the workers
+  if (reoffers_) reoffers_->stop();  // before the workers it asks
+  reoffers_.reset();
   for (auto& w : workers_) w->stop();
   workers_.clear();
 }
@@ -115,6 +132,9 @@ void WorkerPool::collect(std::vector<prometheus::MetricFamily>& families) {
   families.push_back(gauge_family("leadflow_auctions_in_flight",
                                   "Auctions running now in this process",
                                   static_cast<double>(running)));
+  families.push_back(gauge_family("leadflow_reoffers_in_flight",
+                                  "Re-offers of unsold leads running now in this process",
+                                  reoffers_ ? static_cast<double>(reoffers_->running()) : 0.0));
   const double age_ms =
       oldest ? static_cast<double>(std::max<std::int64_t>(0, clock_.now_ms() - *oldest)) : 0.0;
   families.push_back(gauge_family(

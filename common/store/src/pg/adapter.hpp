@@ -278,6 +278,14 @@ class PgStore final : public Store, private PgCalls {
     });
   }
 
+  // --- re-offers (reoffers.cpp) ----------------------------------------------------------------
+
+  std::optional<std::vector<ReofferClaim>> claim_reoffers(std::int64_t now_ms, int limit,
+                                                          std::int64_t lease_until_ms) override;
+  StoreStatus record_reoffer(const ReofferOutcome& outcome) override;
+  std::optional<std::int64_t> count_reoffers(std::int64_t now_ms, bool due) override;
+  Lookup<ReofferClaim> scheduled_reoffer(std::string_view lead_id) override;
+
   // --- buyers -----------------------------------------------------------------------------------
 
   StoreStatus insert_buyer(const Buyer& b) override;

@@ -2,6 +2,13 @@
 // caps and budgets, post intents.
 #include "pg/adapter.hpp"
 
+// A lead may take a post intent while it is pending, or while one of its re-offers is leased to a
+// worker (docs/reoffers.md): an aged lead's posts are guarded by intents as a live lead's are.
+#define LF_PG_OPEN_FOR_POSTS(leads)                                                       \
+  "(" leads                                                                               \
+  ".status = 'pending' OR EXISTS (SELECT 1 FROM reoffers WHERE reoffers.lead_id = " leads \
+  ".id AND reoffers.lease_until > 0))"
+
 namespace leadflow::pg {
 
 /// "Earlier" orders leads by (received_at, id): when the lead itself is stored, only leads
@@ -58,7 +65,8 @@ StoreStatus PgStore::record_post_intent(const PostIntent& p, std::span<const Cap
   static constexpr const char* kUpsert =
       "WITH written AS ("
       " INSERT INTO post_intents (lead_id, buyer_id, price_cents, ping_id, at, shared)"
-      " SELECT id, $2, $3, $4, $5, $6 FROM leads WHERE id = $1 AND status = 'pending' FOR SHARE"
+      " SELECT id, $2, $3, $4, $5, $6 FROM leads WHERE id = $1 AND " LF_PG_OPEN_FOR_POSTS(
+      "leads") " FOR SHARE OF leads"
       " ON CONFLICT (lead_id, buyer_id) DO UPDATE SET price_cents = excluded.price_cents,"
       " ping_id = excluded.ping_id, at = excluded.at, shared = excluded.shared"
       " RETURNING 1),"
@@ -99,7 +107,7 @@ std::vector<StoreStatus> PgStore::record_post_intents(std::span<const PostIntent
   // decided leads are not counted: a sale counts through its sales row, and an unsold lead's
   // intent reserved nothing that was used.
   static constexpr const char* kIntent =
-      "WITH lead AS (SELECT status = 'pending' AS pending FROM leads WHERE id = $1),"
+      "WITH lead AS (SELECT " LF_PG_OPEN_FOR_POSTS("leads") " AS pending FROM leads WHERE id = $1),"
       " capped AS (SELECT EXISTS (SELECT 1 FROM unnest($6::BIGINT[], $7::BIGINT[],"
       "   $8::BOOLEAN[]) AS w (since_ms, cap, cents)"
       "  CROSS JOIN LATERAL (SELECT COUNT(*) AS n, COALESCE(SUM(price_cents), 0)"
@@ -110,7 +118,7 @@ std::vector<StoreStatus> PgStore::record_post_intents(std::span<const PostIntent
       "   COALESCE(SUM(post_intents.price_cents), 0) AS spent"
       "   FROM post_intents JOIN leads AS l ON l.id = post_intents.lead_id"
       "   WHERE post_intents.buyer_id = $2 AND post_intents.at >= w.since_ms"
-      "   AND post_intents.lead_id <> $1 AND l.status = 'pending') AS o"
+      "   AND post_intents.lead_id <> $1 AND " LF_PG_OPEN_FOR_POSTS("l") ") AS o"
       "  WHERE CASE WHEN w.cents THEN s.spent + o.spent + $3::BIGINT"
       "   ELSE s.n + o.n + 1 END > w.cap) AS over_cap),"
       " written AS (INSERT INTO post_intents (lead_id, buyer_id, price_cents, ping_id, at,"

@@ -212,6 +212,8 @@ std::vector<StoreStatus> PgStore::record_outcomes(std::span<const OutcomeRecord>
     ArrayText id, status, buyer, price, payout, buyer_lead_id, reason, decided_at, attempts,
         ineligible;
     ArrayText sale_lead, sale_slot, sale_buyer, sale_price, sale_payout, sale_reference;
+    ArrayText reoffer_lead, reoffer_due;  // second chances, scheduled with their outcome
+    bool any_reoffer = false;
     // The sales' ledger entries, each with the key of the revenue rollup row it adds to.
     std::vector<std::pair<std::tuple<std::int64_t, std::string, std::string, std::string,
                                      std::string, std::string, std::string, std::size_t>,
@@ -250,6 +252,11 @@ std::vector<StoreStatus> PgStore::record_outcomes(std::span<const OutcomeRecord>
       ineligible.add(dump(ineligible_to_json(d.ineligible)));
       add_outcome(performance, it->second.keys, d);
       add_unsold(unsold, it->second.keys, d);
+      if (o.reoffer_at_ms > 0 && d.status == DeliveryStatus::kUnsold) {
+        reoffer_lead.add(o.lead_id);
+        reoffer_due.add(o.reoffer_at_ms);
+        any_reoffer = true;
+      }
       for (std::size_t slot = 0; slot < sales.size(); ++slot) {
         sale_lead.add(o.lead_id);
         sale_slot.add(static_cast<std::int64_t>(slot));
@@ -315,6 +322,14 @@ std::vector<StoreStatus> PgStore::record_outcomes(std::span<const OutcomeRecord>
                .add(sale_payout.str())
                .add(sale_reference.str())});
       if (!ledger.empty()) finish.push_back(ledger_statement(ledger));
+      if (any_reoffer) {
+        // The live auction's intents were answered: a re-offer starts with none.
+        finish.push_back(
+            {"WITH due AS (SELECT * FROM unnest($1::TEXT[], $2::BIGINT[]) AS r (lead_id, due_at)),"
+             " cleared AS (DELETE FROM post_intents WHERE lead_id IN (SELECT lead_id FROM due))"
+             " INSERT INTO reoffers (lead_id, round, due_at) SELECT lead_id, 1, due_at FROM due",
+             Params().add(reoffer_lead.str()).add(reoffer_due.str())});
+      }
     }
     for (Statement& st : outcome_statements({std::move(performance), std::move(unsold)}))
       finish.push_back(std::move(st));

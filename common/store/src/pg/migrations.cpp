@@ -759,9 +759,19 @@ CREATE TRIGGER sales_are_immutable BEFORE UPDATE OF lead_id, slot, buyer_id, pri
 CREATE TRIGGER sales_person_only_erased BEFORE UPDATE OF email, phone ON sales
   FOR EACH ROW EXECUTE FUNCTION sales_person_only_erased();
 )sql"},
-    // Version 26 belongs to a change made beside this one; this entry only holds its place (the
-    // versions run without a gap) and gives way to that change's step when both are merged.
-    {26, "SELECT 1"},
+    // Second chances (docs/reoffers.md): a lead nobody bought live that its vertical lets be
+    // offered again has one row here, its next re-offer (`round`, 1 = the first) due at
+    // `due_at`; a worker leases it until `lease_until` (0: not leased) and the re-offer's
+    // outcome deletes it, or moves it to the next round, in the transaction that records it.
+    {26, R"sql(
+CREATE TABLE reoffers (
+  lead_id      TEXT COLLATE "C" PRIMARY KEY,
+  round        BIGINT NOT NULL,
+  due_at       BIGINT NOT NULL,
+  lease_until  BIGINT NOT NULL DEFAULT 0
+);
+CREATE INDEX reoffers_by_due ON reoffers (due_at);
+)sql"},
     // Statements and closed periods (docs/statements.md): a close of a period (the ledger's last
     // entry id at the close, by whom, when) and the statement totals it froze, one row per
     // account; both immutable. The ledger read by time, as statements read it.

@@ -33,6 +33,12 @@
 #include "sqlite/lead_rows.hpp"
 #include "sqlite/schema.hpp"
 
+// A lead may take a post intent while it is pending, or while one of its re-offers is leased to a
+// worker (docs/reoffers.md): an aged lead's posts are guarded by intents as a live lead's are.
+#define LF_OPEN_FOR_POSTS                                                                 \
+  "(leads.status = 'pending' OR EXISTS (SELECT 1 FROM reoffers WHERE reoffers.lead_id = " \
+  "leads.id AND reoffers.lease_until > 0))"
+
 namespace leadflow::sqlite {
 
 /// The writer commits without syncing for the life of this object (one transaction, see
@@ -222,7 +228,7 @@ class SqliteStore final : public Store, private SqliteCalls {
     if (!caps.empty()) {
       // A decided (or unknown) lead answers as it would without caps, not kLimitReached.
       {
-        Query q(c, "SELECT status = 'pending' FROM leads WHERE id = ?1");
+        Query q(c, "SELECT " LF_OPEN_FOR_POSTS " FROM leads WHERE id = ?1");
         const int rc = q.bind(p.lead_id).step();
         if (rc == SQLITE_DONE) return StoreStatus::kNotFound;
         if (rc != SQLITE_ROW) return report(c, rc, "record_post_intent");
@@ -240,12 +246,12 @@ class SqliteStore final : public Store, private SqliteCalls {
                          " + (SELECT COALESCE(SUM(post_intents.price_cents), 0) FROM post_intents"
                          "    JOIN leads ON leads.id = post_intents.lead_id"
                          "    WHERE post_intents.buyer_id = ?1 AND post_intents.at >= ?2"
-                         "    AND post_intents.lead_id <> ?3 AND leads.status = 'pending')"
+                         "    AND post_intents.lead_id <> ?3 AND " LF_OPEN_FOR_POSTS ")"
                        : "SELECT (SELECT COUNT(*) FROM sales WHERE buyer_id = ?1 AND sold_at >= ?2)"
                          " + (SELECT COUNT(*) FROM post_intents"
                          "    JOIN leads ON leads.id = post_intents.lead_id"
                          "    WHERE post_intents.buyer_id = ?1 AND post_intents.at >= ?2"
-                         "    AND post_intents.lead_id <> ?3 AND leads.status = 'pending')");
+                         "    AND post_intents.lead_id <> ?3 AND " LF_OPEN_FOR_POSTS ")");
         const int rc = q.bind(p.buyer_id).bind(cap.since_ms).bind(p.lead_id).step();
         if (rc != SQLITE_ROW) return report(c, rc, "record_post_intent");
         if (!money::window_has_room(q.int64(0), money::window_taking(cents, p.price), cap.limit))
@@ -255,7 +261,7 @@ class SqliteStore final : public Store, private SqliteCalls {
     {
       Query q(c,
               "INSERT INTO post_intents (lead_id, buyer_id, price_cents, ping_id, at, shared)"
-              " SELECT id, ?2, ?3, ?4, ?5, ?6 FROM leads WHERE id = ?1 AND status = 'pending'"
+              " SELECT id, ?2, ?3, ?4, ?5, ?6 FROM leads WHERE id = ?1 AND " LF_OPEN_FOR_POSTS
               " ON CONFLICT (lead_id, buyer_id) DO UPDATE SET price_cents = excluded.price_cents,"
               " ping_id = excluded.ping_id, at = excluded.at, shared = excluded.shared");
       if (int rc = q.bind(p.lead_id)
@@ -461,6 +467,13 @@ class SqliteStore final : public Store, private SqliteCalls {
   }
 
   std::optional<std::vector<UnsoldCell>> unsold_rollup(const RollupQuery& rq) override;
+
+  // --- re-offers (sqlite/reoffers.cpp) ------------------------------------------------------
+  std::optional<std::vector<ReofferClaim>> claim_reoffers(std::int64_t now_ms, int limit,
+                                                          std::int64_t lease_until_ms) override;
+  StoreStatus record_reoffer(const ReofferOutcome& outcome) override;
+  std::optional<std::int64_t> count_reoffers(std::int64_t now_ms, bool due) override;
+  Lookup<ReofferClaim> scheduled_reoffer(std::string_view lead_id) override;
 
  private:
   static std::int64_t clamp_limit(int limit) { return std::clamp<std::int64_t>(limit, 1, 1000); }

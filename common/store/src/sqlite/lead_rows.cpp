@@ -128,6 +128,14 @@ int record_outcome(Connection& c, const OutcomeRecord& o, const std::string& att
     if (int rc = write_ledger_entries(c, entries)) return rc;
     if (int rel = Query(c, "RELEASE outcome").run()) return rel;
   }
+  if (o.reoffer_at_ms > 0 && d.status == DeliveryStatus::kUnsold) {
+    // Its second chance, durable with the outcome that makes it; the live auction's intents
+    // were answered, so a re-offer starts with none.
+    Query q(c, "INSERT INTO reoffers (lead_id, round, due_at) VALUES (?1, 1, ?2)");
+    if (int rc = q.bind(o.lead_id).bind(o.reoffer_at_ms).run()) return rc;
+    Query clear(c, "DELETE FROM post_intents WHERE lead_id = ?1");
+    if (int rc = clear.bind(o.lead_id).run()) return rc;
+  }
   result = StoreStatus::kOk;
   // The performance rollup counts the decided lead and its buyers' pings and posts, the unsold
   // rollup why nobody took it; the caller writes a batch's counts at once.

@@ -64,6 +64,7 @@ struct Config {
   int max_connections_per_address = 256;  // LEADFLOW_MAX_CONNECTIONS_PER_ADDRESS: 0, none
   int workers = 1;                        // LEADFLOW_WORKERS: in-process worker loops (embedded)
   int worker_concurrency = 10000;  // LEADFLOW_WORKER_CONCURRENCY: auctions in flight per worker
+  int reoffer_concurrency = 16;    // LEADFLOW_REOFFER_CONCURRENCY: re-offers in flight per process
   int buyer_connections = 8192;    // LEADFLOW_BUYER_CONNECTIONS: HTTP/1.1 requests in flight, all
   std::string buyer_ca_file;  // LEADFLOW_BUYER_CA_FILE: CAs that verify buyers ("" = the system's)
   int buyer_host_connections = 2048;

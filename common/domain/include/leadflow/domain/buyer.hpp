@@ -44,6 +44,11 @@ struct Buyer {
   /// max_sales > 1; 0: the buyer buys exclusively only. A bid buyer's ping answer may name its
   /// own shared bid ("shared_bid"), which takes the place of this price for that lead.
   Cents shared_price = 0;
+  /// Whether the buyer takes aged leads: leads nobody bought live, offered again later where the
+  /// vertical's re-offer policy allows (docs/reoffers.md). Its price for one is `aged_price`
+  /// (pricing.aged_price) when set, else the "aged_bid" of its answer to the aged ping.
+  bool accepts_aged = false;
+  Cents aged_price = 0;
 
   std::vector<std::string> states;
   std::vector<std::string> exclude_states;

@@ -91,6 +91,9 @@ struct Attempt {
   /// The tier of the ping tree the buyer was asked in (1-10); 0 for attempts recorded before
   /// the auction had tiers, shown as null.
   int tier = 0;
+  /// 0: asked while the lead was live; N: asked in its Nth re-offer as an aged lead
+  /// (docs/reoffers.md), so a timeline shows the live auction, then each re-offer.
+  int reoffer = 0;
 };
 
 /// Why a buyer took no part in a lead's auction.

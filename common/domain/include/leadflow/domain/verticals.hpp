@@ -21,12 +21,24 @@ struct VerticalField {
   std::string description;
 };
 
+/// Second chances (docs/reoffers.md): a lead of the vertical nobody bought live is offered again
+/// to buyers of aged leads at its receipt plus each delay, in order, while inside `window_s` of
+/// its receipt (and its vertical's consent window). No delays: never offered again.
+struct ReofferPolicy {
+  std::vector<std::int64_t> delays_s;  // increasing, each 1 s .. 365 days
+  std::int64_t window_s = 0;           // 0: the consent window alone bounds them
+};
+
 /// A line of business and the rules its leads follow.
 struct Vertical {
   std::string name;
   std::vector<VerticalField> fields;
   int duplicate_lookback_days = 30;
   int max_sales = 1;  // 1: exclusive; N: may be shared with up to N buyers
+  /// How long after its receipt a lead may still be sold (the person's consent): never offered
+  /// again past it.
+  int consent_days = 30;
+  ReofferPolicy reoffer{};
 
   const VerticalField* field(std::string_view name) const;
 };

@@ -60,6 +60,12 @@ void add_buyers(PerformanceDeltas& d, const LeadKeys& l, const Distribution& dis
 /// A settlement moves a failed lead to sold or unsold.
 void add_settled(PerformanceDeltas& d, const LeadKeys& l, bool sold);
 
+/// A re-offer of an unsold lead (docs/reoffers.md): each buyer it asked adds by its attempts,
+/// and a lead whose first sale it made moves from unsold to sold. The unsold rollup keeps what
+/// the live auction found.
+void add_reoffer(PerformanceDeltas& d, const LeadKeys& l, const std::vector<Attempt>& attempts,
+                 bool first_sale);
+
 /// A recorded ineligibility, as the rollup keeps it: the auction's reasons are short and drawn
 /// from the buyers' configuration ("filter:states", "cap:daily"); anything longer is cut.
 std::string ineligibility_reason(std::string_view why);

@@ -36,6 +36,9 @@ struct LeadInsertResult {
 struct OutcomeRecord {
   std::string lead_id;
   Distribution distribution;
+  /// An unsold lead its vertical lets be offered again: when its first re-offer is due
+  /// (docs/reoffers.md), written to the schedule in the same transaction; 0: none.
+  std::int64_t reoffer_at_ms = 0;
 };
 
 /// A claimed Idempotency-Key of one API key (SPEC §2): the first request's body hash and, once it

@@ -14,6 +14,7 @@
 #include "leadflow/store/limits.hpp"
 #include "leadflow/store/money.hpp"
 #include "leadflow/store/port.hpp"
+#include "leadflow/store/reoffers.hpp"
 #include "leadflow/store/reporting.hpp"
 #include "leadflow/store/sign_in.hpp"
 #include "leadflow/store/statements.hpp"
@@ -38,7 +39,8 @@ class Store : public AccountsStore,
               public AuditStore,
               public SuppressionStore,
               public ErasureStore,
-              public StatementStore {
+              public StatementStore,
+              public ReofferStore {
  public:
   virtual ~Store() = default;
   /// Applies pending versioned migrations. Idempotent; safe to call at every start.

@@ -33,6 +33,9 @@ std::vector<Bid> rank_bids(std::vector<Bid> bids, std::mt19937_64& rng);
 /// The same order for shared purchases, by the shared amount; bids with none are dropped.
 /// min_bid, a floor for exclusive bids, does not apply to a share.
 std::vector<Bid> rank_shared_bids(std::vector<Bid> bids, std::mt19937_64& rng);
+/// Ranks an aged lead's offers (docs/reoffers.md) as rank_bids does, but a buyer's aged price is
+/// its own floor for an aged lead: min_bid, the floor of its live bids, does not drop it.
+std::vector<Bid> rank_aged_bids(std::vector<Bid> bids, std::mt19937_64& rng);
 
 /// Whether selling the lead to the best `max_sales` of `shared` (ranked) earns more than selling
 /// it to the best of `exclusive` (ranked) alone. A tie goes to the exclusive sale, which the

@@ -20,6 +20,7 @@
 #include "leadflow/domain/verticals.hpp"
 #include "leadflow/store/accounts.hpp"
 #include "leadflow/store/distribution.hpp"
+#include "leadflow/store/reoffers.hpp"
 #include "leadflow/suppression/suppression_lists.hpp"
 
 namespace leadflow {
@@ -94,6 +95,11 @@ struct Decision {
   Kind kind = Kind::kDecided;
   Distribution distribution;
   std::string error;
+  /// A live lead decided unsold that its vertical lets be offered again: when its first
+  /// re-offer is due (docs/reoffers.md); 0: never.
+  std::int64_t reoffer_at_ms = 0;
+  /// A re-offer's outcome (kDecided of Distributor::reoffer): what to record.
+  std::optional<ReofferOutcome> reoffer = std::nullopt;
 };
 
 /// What decides a pending lead: the Distributor in production; tests substitute their own.
@@ -131,6 +137,14 @@ class Distributor final : public LeadDecider {
   ~Distributor() override;
 
   void decide(const Lead& lead, std::function<void(Decision)> done) override;
+
+  /// Offers `record`'s lead again as an aged lead, its `round`th re-offer (docs/reoffers.md):
+  /// only to buyers that take aged leads and were never posted it, at their aged prices, for
+  /// the sales its vertical still allows. `done` gets kDecided with `Decision::reoffer` (sold or
+  /// not, and the next re-offer's time; past the consent window it offers nobody and schedules
+  /// nothing), kFailed (a post with no answer: its intent stays for the next attempt) or
+  /// kDeferred (our store could not answer). Runs on the same loop as live auctions.
+  void reoffer(const LeadRecord& record, int round, std::function<void(Decision)> done);
 
   /// Runs one auction and waits (in real time) for it: the outcome, or throws AuctionDeferred
   /// (deferred) or std::runtime_error (failed). For tests and tools.

@@ -101,6 +101,9 @@ class Worker {
   int held() const;
   /// Auctions running now (at most the concurrency). Any thread.
   int running() const;
+  /// Whether leads read ahead wait for an auction slot (the auctions are at the concurrency):
+  /// then re-offers of unsold leads take no slot. Any thread.
+  bool leads_waiting() const;
   /// When the oldest lead held now was accepted (see HeldLeads). Any thread.
   std::optional<std::int64_t> oldest_held_received_ms() const {
     return held_leads_.oldest_received_ms();
@@ -119,7 +122,8 @@ class Worker {
   void consume_loop();
   void start_job(std::shared_ptr<Job> job);
   void on_decided(std::shared_ptr<Job> job, Decision decision);
-  void record(std::shared_ptr<Job> job, Distribution d);
+  /// `reoffer_at_ms`: an unsold lead's first re-offer (0: none), scheduled with the outcome.
+  void record(std::shared_ptr<Job> job, Distribution d, std::int64_t reoffer_at_ms = 0);
   /// Retry topic, or failed and dead-lettered after the last attempt. Blocking.
   void set_aside(std::shared_ptr<Job> job, const std::string& error, Distribution tried);
   /// Back to the retry topic under the same attempt number. Blocking.

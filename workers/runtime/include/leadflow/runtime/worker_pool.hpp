@@ -11,6 +11,7 @@
 #include "leadflow/store/accounts.hpp"
 #include "leadflow/store/distribution.hpp"
 #include "leadflow/store/intake.hpp"
+#include "leadflow/store/reoffers.hpp"
 
 namespace leadflow {
 
@@ -21,15 +22,18 @@ class BuyerDirectory;
 class CampaignDirectory;
 class Distributor;
 class Worker;
+class ReofferRunner;
 
 /// The store's ports the distribution side holds (docs/store-ports.md): the workers record leads
-/// and outcomes through `intake`, the auction reserves caps and writes post intents through
+/// and outcomes through `intake`, the re-offer runner claims and records second chances through
+/// `reoffers`, the auction reserves caps and writes post intents through
 /// `distribution`, and the buyer and campaign directories read `accounts`. One store in every
 /// process today; each must outlive the pool.
 struct WorkerPorts {
   IntakeStore& intake;
   DistributionStore& distribution;
   AccountsStore& accounts;
+  ReofferStore& reoffers;  // the schedule of second chances (docs/reoffers.md)
 };
 
 /// The distribution side of one process: the outbound HTTP client, the buyer and campaign caches,
@@ -70,7 +74,8 @@ class WorkerPool {
   std::unique_ptr<CampaignDirectory> campaigns_;
   std::unique_ptr<Distributor> distributor_;
   std::vector<std::unique_ptr<Worker>> workers_;
-  std::unique_ptr<ScrapeHook> scrape_;  // between start() and stop()
+  std::unique_ptr<ReofferRunner> reoffers_;  // between start() and stop()
+  std::unique_ptr<ScrapeHook> scrape_;       // between start() and stop()
 };
 
 }  // namespace leadflow

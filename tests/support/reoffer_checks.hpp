@@ -1,0 +1,136 @@
+#pragma once
+// Second chances end to end over real HTTPS with simulated buyers (docs/reoffers.md), on whichever
+// store the ServiceFixture was given: reoffers_test runs them on a SQLite file (the embedded
+// default), pg_reoffers_test on PostgreSQL. A lead nobody bought live is offered again after its
+// vertical's delay to the buyers that take aged leads and were never posted it, at their aged
+// price; the sale enters the lead's timeline and the ledger, and each party sees only its own.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "leadflow/store/store.hpp"
+#include "service_fixture.hpp"
+
+namespace leadflow::testing {
+
+using nlohmann::json;
+
+inline json reoffer_body_of(const httplib::Result& r) { return json::parse(r->body); }
+
+inline ServiceOptions reoffering_vertical(const std::string& max_sales = "1") {
+  ServiceOptions o;
+  o.verticals_json = R"({"verticals": [{"name": "auto_insurance", "max_sales": )" + max_sales +
+                     R"(, "reoffer": {"delays_seconds": [1, 2], "window_hours": 1}}]})";
+  return o;
+}
+
+// The operator's view of the lead once `until` holds of it, or the last one read after 20 s.
+template <class Pred>
+json lead_when(ServiceFixture& svc, const std::string& id, Pred until) {
+  json lead;
+  for (int i = 0; i < 200; ++i) {
+    lead = reoffer_body_of(svc.get("/v1/leads/" + id, svc.operator_key()))["data"];
+    if (until(lead)) return lead;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return lead;
+}
+
+/// An unsold lead is sold aged to a buyer of aged leads never posted it, at its aged price; its
+/// timeline, its ledger and what each party sees of it.
+inline void check_aged_sale(ServiceFixture& svc) {
+  // Live, nobody buys: `live` bids nothing, `posted` bids and refuses the post.
+  auto live = start_buyer("live", 9.00);
+  live->set_no_bid_rate(1.0);
+  auto posted = start_buyer("posted", 9.00);
+  posted->set_reject_rate(1.0);
+  auto aged = start_buyer("aged", 9.00);
+  aged->set_no_bid_rate(1.0);
+  const std::string live_id = svc.add_buyer(*live);
+  const std::string posted_id = svc.add_buyer(
+      *posted, "auto_insurance",
+      {{"accepts_aged", true}, {"pricing", {{"model", "bid"}, {"aged_price", 2.00}}}});
+  const std::string aged_id = svc.add_buyer(
+      *aged, "auto_insurance",
+      {{"accepts_aged", true}, {"pricing", {{"model", "bid"}, {"aged_price", 3.50}}}});
+  const std::string aged_key = svc.add_api_key({{"name", "aged"}, {"buyer_id", aged_id}});
+  const std::string seller_id = svc.add_seller("Second Chances");
+  const std::string seller_key = svc.add_api_key({{"name", "seller"}, {"seller_id", seller_id}});
+
+  auto r = svc.post("/v1/leads", sample_lead(1), seller_key);
+  ASSERT_EQ(r->status, 201) << r->body;
+  const std::string id = reoffer_body_of(r)["lead_id"];
+  EXPECT_EQ(reoffer_body_of(r)["distribution"]["delivery_status"], "unsold") << r->body;
+  ASSERT_EQ(posted->posts().size(), 1u);  // live: posted and refused
+  EXPECT_EQ(aged->posts().size(), 0u);
+
+  const json lead = lead_when(svc, id, [](const json& l) { return l["status"] == "delivered"; });
+  ASSERT_EQ(lead["status"], "delivered") << lead.dump();
+  // The aged buyer took it at its aged price, without a ping; the buyer already posted live was
+  // not offered it again; the buyer not taking aged leads was not pinged again.
+  ASSERT_EQ(aged->posts().size(), 1u);
+  EXPECT_EQ(json::parse(aged->posts()[0].body)["price"], 3.5);
+  EXPECT_EQ(aged->posts()[0].header("Idempotency-Key"), id);
+  EXPECT_EQ(posted->posts().size(), 1u);
+  EXPECT_EQ(live->pings().size(), 1u);
+  EXPECT_EQ(lead["distribution"]["buyer_id"], aged_id);
+  EXPECT_EQ(lead["distribution"]["price"], 3.5);
+  // The timeline: the live auction, then the re-offer's post.
+  const json& attempts = lead["attempts"];
+  ASSERT_GE(attempts.size(), 3u) << lead.dump();
+  for (std::size_t i = 0; i + 1 < attempts.size(); ++i)
+    EXPECT_EQ(attempts[i]["reoffer"], 0) << attempts.dump();
+  EXPECT_EQ(attempts.back()["buyer_id"], aged_id);
+  EXPECT_EQ(attempts.back()["kind"], "post");
+  EXPECT_EQ(attempts.back()["outcome"], "accepted");
+  EXPECT_EQ(attempts.back()["reoffer"], 1);
+  // One ledger entry, as any sale: the seller paid by its rule (70%) on 3.50.
+  ASSERT_EQ(lead["ledger"].size(), 1u) << lead.dump();
+  EXPECT_EQ(lead["ledger"][0]["revenue"], 3.5);
+  EXPECT_EQ(lead["ledger"][0]["payout"], 2.45);
+
+  // The seller sees its lead sold later and its payout, no buyer and no price.
+  const json mine = reoffer_body_of(svc.get("/v1/leads/" + id, seller_key))["data"];
+  EXPECT_EQ(mine["status"], "delivered");
+  EXPECT_EQ(mine["distribution"]["price"], 2.45) << mine.dump();
+  EXPECT_TRUE(mine["distribution"]["buyer_id"].is_null()) << mine.dump();
+  EXPECT_EQ(mine["offers"]["reoffers"], 1) << mine.dump();
+  // The buyer sees its aged purchase at its price, and no seller.
+  const json bought = reoffer_body_of(svc.get("/v1/leads/" + id, aged_key))["data"];
+  EXPECT_EQ(bought["distribution"]["price"], 3.5) << bought.dump();
+  EXPECT_FALSE(bought.contains("seller_id") && !bought["seller_id"].is_null()) << bought.dump();
+  // Only its own pings and posts: its live ping, then its aged post.
+  ASSERT_EQ(bought["attempts"].size(), 2u) << bought.dump();
+  for (const auto& a : bought["attempts"]) EXPECT_EQ(a["buyer_id"], aged_id) << bought.dump();
+  EXPECT_EQ(bought["attempts"][1]["reoffer"], 1) << bought.dump();
+}
+
+/// Nobody taking it aged, the lead goes through every round of its policy, then no more.
+inline void check_every_round(ServiceFixture& svc) {
+  auto none = start_buyer("none", 9.00);
+  none->set_no_bid_rate(1.0);  // bids nothing, live or aged
+  const std::string none_id = svc.add_buyer(*none, "auto_insurance", {{"accepts_aged", true}});
+  const std::string seller_key =
+      svc.add_api_key({{"name", "seller"}, {"seller_id", svc.add_seller()}});
+  auto r = svc.post("/v1/leads", sample_lead(2), seller_key);
+  ASSERT_EQ(r->status, 201) << r->body;
+  const std::string id = reoffer_body_of(r)["lead_id"];
+  // Two rounds (1 s and 2 s): its aged pings say so, then no more.
+  const json lead = lead_when(svc, id, [](const json& l) {
+    return !l["attempts"].empty() && l["attempts"].back()["reoffer"] == 2;
+  });
+  ASSERT_EQ(lead["attempts"].back()["reoffer"], 2) << lead.dump();
+  EXPECT_EQ(lead["status"], "unsold");
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  const auto pings = none->pings();
+  ASSERT_EQ(pings.size(), 3u);  // live, then two aged pings
+  EXPECT_FALSE(json::parse(pings[0].body).contains("aged"));
+  EXPECT_EQ(json::parse(pings[1].body)["aged"], true);
+  EXPECT_EQ(json::parse(pings[2].body)["aged"], true);
+  EXPECT_EQ(svc.app().store().scheduled_reoffer(id).status, StoreStatus::kNotFound);
+  (void)none_id;
+}
+
+}  // namespace leadflow::testing
