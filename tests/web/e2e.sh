@@ -28,8 +28,13 @@ cleanup() {
 }
 trap cleanup EXIT
 
-port=$(shuf -i 20000-39999 -n 1)
-buyer_port=$(shuf -i 40000-59990 -n 1)
+# Free loopback ports, the kernel's choice, released just before use (walks run side by side, so
+# a port drawn at random could be one another walk's ingest holds).
+free_port() {
+  node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
+}
+port=$(free_port)
+buyer_port=$(free_port)
 "$build/workers/leadflow-buyer-sim" --name e2e-buyer --port "$buyer_port" --bid 12.50 \
   --latency-ms 20 --seed 7 >/dev/null &
 pids+=($!)
@@ -42,7 +47,7 @@ mkdir -p "$LEADFLOW_DATA_DIR"
 pids+=($!)
 base="https://127.0.0.1:$port"
 cacert="$LEADFLOW_DATA_DIR/tls/cert.pem"
-for _ in $(seq 1 150); do
+for _ in $(seq 1 600); do  # up to 60 s, whatever the machine's load
   if [[ -f "$cacert" ]] && curl -sf --cacert "$cacert" "$base/readyz" >/dev/null 2>&1; then break; fi
   if ! kill -0 "${pids[-1]}" 2>/dev/null; then
     echo "e2e: leadflow-ingest did not start:" >&2
