@@ -732,6 +732,56 @@ CREATE TABLE suppression_chunks (
   PRIMARY KEY (list_id, entries_version, n)
 );
 )sql"},
+    // Postbacks (docs/postbacks.md): sellers' endpoints, the outbox of events written by the
+    // transaction that records what they report (one row per event and endpoint), and every
+    // attempt at delivering one. The partial index holds only what is still to be sent.
+    {24, R"sql(
+CREATE TABLE postback_endpoints (
+  id             TEXT COLLATE "C" PRIMARY KEY,
+  seller_id      TEXT COLLATE "C" NOT NULL,
+  campaign_id    TEXT NOT NULL,
+  url            TEXT NOT NULL,
+  events         TEXT NOT NULL,
+  secret         TEXT NOT NULL,
+  active         BOOLEAN NOT NULL,
+  created_at_ms  BIGINT NOT NULL,
+  updated_at_ms  BIGINT NOT NULL
+);
+CREATE INDEX postback_endpoints_by_seller ON postback_endpoints (seller_id, id);
+CREATE TABLE postback_outbox (
+  event_id      TEXT COLLATE "C" NOT NULL,
+  endpoint_id   TEXT COLLATE "C" NOT NULL,
+  kind          TEXT NOT NULL,
+  lead_id       TEXT NOT NULL,
+  seller_id     TEXT NOT NULL,
+  campaign_id   TEXT NOT NULL,
+  status        TEXT NOT NULL,
+  sold          BOOLEAN NOT NULL,
+  payout_cents  BIGINT NOT NULL,
+  reason        TEXT NOT NULL,
+  occurred_at   BIGINT NOT NULL,
+  state         TEXT NOT NULL CHECK (state IN ('pending', 'delivered', 'expired')),
+  attempts      BIGINT NOT NULL,
+  next_at       BIGINT NOT NULL,
+  window_from   BIGINT NOT NULL,
+  last_status   BIGINT NOT NULL,
+  last_error    TEXT NOT NULL,
+  delivered_at  BIGINT NOT NULL,
+  PRIMARY KEY (endpoint_id, event_id)
+);
+CREATE INDEX postback_outbox_due ON postback_outbox (next_at) WHERE state = 'pending';
+CREATE TABLE postback_attempts (
+  event_id     TEXT NOT NULL,
+  endpoint_id  TEXT NOT NULL,
+  at           BIGINT NOT NULL,
+  status       BIGINT NOT NULL,
+  latency_us   BIGINT NOT NULL,
+  error        TEXT NOT NULL,
+  then_state   TEXT NOT NULL,
+  next_at      BIGINT NOT NULL
+);
+CREATE INDEX postback_attempts_by_endpoint ON postback_attempts (endpoint_id, at);
+)sql"},
 };
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "leadflow/store/limits.hpp"
 #include "leadflow/store/money.hpp"
 #include "leadflow/store/port.hpp"
+#include "leadflow/store/postbacks.hpp"
 #include "leadflow/store/reporting.hpp"
 #include "leadflow/store/sign_in.hpp"
 #include "leadflow/store/suppression.hpp"
@@ -34,7 +35,8 @@ class Store : public AccountsStore,
               public LimitsStore,
               public AnnouncementStore,
               public AuditStore,
-              public SuppressionStore {
+              public SuppressionStore,
+              public PostbackStore {
  public:
   virtual ~Store() = default;
   /// Applies pending versioned migrations. Idempotent; safe to call at every start.
