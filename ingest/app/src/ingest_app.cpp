@@ -19,6 +19,7 @@
 #include "leadflow/http/server.hpp"
 #include "leadflow/http/tls_cert.hpp"
 #include "leadflow/ingest_app/dashboard.hpp"
+#include "leadflow/postback_sender/postback_sender.hpp"
 #include "leadflow/queue/backlog_monitor.hpp"
 #include "leadflow/queue/open_queue.hpp"
 #include "leadflow/runtime/health_metrics.hpp"
@@ -120,6 +121,7 @@ struct App::Impl {
   std::unique_ptr<SuppressionLists> suppression;
   std::unique_ptr<SuppressionRefresh> suppression_refresh;  // before what reads the lists
   std::unique_ptr<WorkerPool> workers;
+  std::unique_ptr<PostbackService> postbacks;  // beside the workers (docs/postbacks.md)
   std::unique_ptr<RateLimiter> limiter, ip_limiter;
   std::unique_ptr<Management> management;
   std::unique_ptr<CampaignCache> campaigns;
@@ -231,6 +233,8 @@ bool App::start(std::string& error) {
           std::make_unique<WorkerPool>(c, WorkerPorts{*m.store, *m.store, *m.store}, *m.queue,
                                        m.verticals, *m.publisher, m.clock, m.suppression.get());
       m.workers->start(c.workers, *secret);
+      // The postbacks go out from the process that runs the workers, on threads of their own.
+      m.postbacks = std::make_unique<PostbackService>(c, *m.store, m.clock);
     }).join();
   }
 
@@ -339,6 +343,7 @@ void App::stop() {
   m.metrics.stop();
   if (m.live) m.live->stop();
   if (m.workers) m.workers->stop();
+  m.postbacks.reset();
   m.up.reset();
   m.backlog.reset();
   m.outcomes.reset();

@@ -97,6 +97,10 @@ struct Config {
       "leadflow-workers";  // LEADFLOW_WORKER_GROUP: the workers' consumer group
   // LEADFLOW_BACKLOG_INTERVAL_MS: how often the ingest reads the workers' backlog from the queue
   int backlog_interval_ms = 10000;
+  // LEADFLOW_POSTBACK_CONCURRENCY / _TIMEOUT_MS: the postback sender's requests in flight and
+  // one attempt's time (docs/postbacks.md)
+  int postback_concurrency = 256;
+  int postback_timeout_ms = 5000;
 
   bool scale_out() const { return shape == Shape::kScaleOut; }
   /// Whether the limits are shared through the store (LEADFLOW_SHARED_LIMITS).
