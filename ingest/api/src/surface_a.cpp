@@ -17,6 +17,7 @@
 #include "leadflow/domain/lead_codec.hpp"
 #include "leadflow/validation/validation.hpp"
 #include "pages.hpp"
+#include "postback_routes.hpp"
 #include "reports.hpp"
 #include "returns.hpp"
 #include "test_leads.hpp"
@@ -151,6 +152,7 @@ void register_surface_a(Routes& routes, IngestContext& ctx) {
   register_settlements(routes, c);
   register_reports(routes, c);
   register_change_log(routes, c);
+  register_postback_endpoints(routes, c);
   routes.get("/v1/leads", [&c](const http::Request& q, http::Response& r) {
     const auto key = authorise(c, q, r, kScopeLeadsRead);
     if (!key) return;  // 401, 403, 429 or 503 sent

@@ -269,6 +269,7 @@ bool App::start(std::string& error) {
 
   m.ctx->visibility_secret = *secret;
   m.ctx->suppression = m.suppression.get();
+  m.ctx->postbacks = m.store.get();
   {
     LiveOptions lo;
     lo.max_connections = static_cast<std::size_t>(c.live_max_connections);

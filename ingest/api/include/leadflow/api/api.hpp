@@ -30,6 +30,7 @@
 #include "leadflow/store/distribution.hpp"
 #include "leadflow/store/intake.hpp"
 #include "leadflow/store/money.hpp"
+#include "leadflow/store/postbacks.hpp"
 #include "leadflow/store/reporting.hpp"
 #include "leadflow/store/sign_in.hpp"
 
@@ -148,6 +149,8 @@ struct IngestContext {
   const SuppressionLists* suppression = nullptr;
   /// The live feed (GET /v1/live); none: the route answers 503.
   LiveFeed* live = nullptr;
+  /// Sellers' postback endpoints and their delivery logs (docs/postbacks.md); none: 503.
+  PostbackStore* postbacks = nullptr;
 };
 
 void install_common_handlers(Routes& routes, IngestContext& ctx);
