@@ -312,10 +312,8 @@ std::optional<std::vector<PostbackDelivery>> FakeStore::claim_postbacks(std::int
 StoreStatus FakeStore::record_postback_attempts(std::span<const PostbackAttempt> attempts) {
   return down() ? StoreStatus::kUnavailable : real_->record_postback_attempts(attempts);
 }
-StoreStatus FakeStore::release_postback(std::string_view event_id, std::string_view endpoint_id,
-                                        std::int64_t next_at_ms) {
-  return down() ? StoreStatus::kUnavailable
-                : real_->release_postback(event_id, endpoint_id, next_at_ms);
+StoreStatus FakeStore::release_postbacks(std::span<const PostbackRelease> rows) {
+  return down() ? StoreStatus::kUnavailable : real_->release_postbacks(rows);
 }
 std::optional<std::vector<PostbackDelivery>> FakeStore::list_postback_deliveries(
     std::string_view endpoint_id, std::string_view before_event_id, int limit) {

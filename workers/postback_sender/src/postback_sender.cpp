@@ -141,18 +141,21 @@ int PostbackSender::run_once() {
   const auto claimed = store_.claim_postbacks(now, options_.lease.count(), free);
   if (!claimed) return 0;  // the store is down: the rows wait in it
   int sent = 0;
+  // Rows the sender cannot start now go back in one write: never one write per row, which
+  // would take the store's writer from the workers as often as events arrive.
+  std::vector<PostbackRelease> back;
   for (const PostbackDelivery& d : *claimed) {
     const PostbackEndpoint* e = endpoint(d.endpoint_id);
     if (e == nullptr) continue;  // deleted, with its rows; or unreadable: the lease runs out
     if (!e->active) {
-      store_.release_postback(d.facts.event_id, d.endpoint_id, now + options_.paused_retry.count());
+      back.push_back({d.facts.event_id, d.endpoint_id, now + options_.paused_retry.count()});
       continue;
     }
     {
       std::lock_guard lock(mu_);
       int& n = in_flight_by_endpoint_[e->id];
       if (n >= options_.max_in_flight_per_endpoint) {
-        store_.release_postback(d.facts.event_id, d.endpoint_id, now + options_.busy_retry.count());
+        back.push_back({d.facts.event_id, d.endpoint_id, now + options_.busy_retry.count()});
         continue;
       }
       ++n;
@@ -160,6 +163,7 @@ int PostbackSender::run_once() {
     send(d, *e);
     ++sent;
   }
+  store_.release_postbacks(back);  // not written: their leases run out instead
   return sent;
 }
 

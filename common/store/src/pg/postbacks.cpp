@@ -191,12 +191,20 @@ StoreStatus PgStore::record_postback_attempts(std::span<const PostbackAttempt> a
   });
 }
 
-StoreStatus PgStore::release_postback(std::string_view event_id, std::string_view endpoint_id,
-                                      std::int64_t next_at_ms) {
-  return write_counted("release_postback",
-                       "UPDATE postback_outbox SET next_at = $3 WHERE endpoint_id = $1"
-                       " AND event_id = $2 AND state = 'pending' RETURNING 1",
-                       Params().add(endpoint_id).add(event_id).add(next_at_ms));
+StoreStatus PgStore::release_postbacks(std::span<const PostbackRelease> rows) {
+  if (rows.empty()) return StoreStatus::kOk;
+  ArrayText event, endpoint, next_at;
+  for (const PostbackRelease& r : rows) {
+    event.add(r.event_id);
+    endpoint.add(r.endpoint_id);
+    next_at.add(r.next_at_ms);
+  }
+  return write("release_postbacks",
+               "UPDATE postback_outbox o SET next_at = r.next_at FROM unnest($1::TEXT[],"
+               " $2::TEXT[], $3::BIGINT[]) AS r (event_id, endpoint_id, next_at)"
+               " WHERE o.endpoint_id = r.endpoint_id AND o.event_id = r.event_id"
+               " AND o.state = 'pending'",
+               Params().add(event.str()).add(endpoint.str()).add(next_at.str()));
 }
 
 std::optional<std::vector<PostbackDelivery>> PgStore::list_postback_deliveries(

@@ -188,8 +188,7 @@ class SqliteStore final : public Store, private SqliteCalls {
                                                                std::int64_t lease_ms,
                                                                int limit) override;
   StoreStatus record_postback_attempts(std::span<const PostbackAttempt> attempts) override;
-  StoreStatus release_postback(std::string_view event_id, std::string_view endpoint_id,
-                               std::int64_t next_at_ms) override;
+  StoreStatus release_postbacks(std::span<const PostbackRelease> rows) override;
   std::optional<std::vector<PostbackDelivery>> list_postback_deliveries(
       std::string_view endpoint_id, std::string_view before_event_id, int limit) override;
   std::optional<std::vector<PostbackAttempt>> list_postback_attempts(

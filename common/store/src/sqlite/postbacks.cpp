@@ -191,12 +191,23 @@ StoreStatus SqliteStore::record_postback_attempts(std::span<const PostbackAttemp
   });
 }
 
-StoreStatus SqliteStore::release_postback(std::string_view event_id, std::string_view endpoint_id,
-                                          std::int64_t next_at_ms) {
-  return write_counted("release_postback",
-                       "UPDATE postback_outbox SET next_at = ?3"
-                       " WHERE endpoint_id = ?1 AND event_id = ?2 AND state = 'pending'",
-                       [&](Query& q) { q.bind(endpoint_id).bind(event_id).bind(next_at_ms); });
+StoreStatus SqliteStore::release_postbacks(std::span<const PostbackRelease> rows) {
+  if (rows.empty()) return StoreStatus::kOk;
+  return guarded("release_postbacks", StoreStatus::kUnavailable, [&] {
+    std::lock_guard lock(write_mu_);
+    Connection& c = *writer_;
+    Transaction tx(c);
+    if (int rc = tx.begin()) return report(c, rc, "release_postbacks");
+    for (const PostbackRelease& r : rows) {
+      Query q(c,
+              "UPDATE postback_outbox SET next_at = ?3"
+              " WHERE endpoint_id = ?1 AND event_id = ?2 AND state = 'pending'");
+      if (int rc = q.bind(r.endpoint_id).bind(r.event_id).bind(r.next_at_ms).run())
+        return report(c, rc, "release_postbacks");
+    }
+    if (int rc = tx.commit()) return report(c, rc, "release_postbacks");
+    return StoreStatus::kOk;
+  });
 }
 
 std::optional<std::vector<PostbackDelivery>> SqliteStore::list_postback_deliveries(

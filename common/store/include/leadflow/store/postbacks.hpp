@@ -85,6 +85,13 @@ struct PostbackAttempt {
   std::int64_t next_at_ms = 0;
 };
 
+/// A claimed row put back unattempted, due again at `next_at_ms`.
+struct PostbackRelease {
+  std::string event_id;
+  std::string endpoint_id;
+  std::int64_t next_at_ms = 0;
+};
+
 /// The outbox's size, for the metric and the measurement.
 struct PostbackBacklog {
   std::int64_t pending = 0;
@@ -118,10 +125,10 @@ class PostbackStore : public virtual StorePort {
   /// (attempts + 1, last status and error, next_at or delivered_at). An attempt of a row that
   /// is gone (its endpoint deleted) is dropped.
   virtual StoreStatus record_postback_attempts(std::span<const PostbackAttempt> attempts) = 0;
-  /// Puts a claimed row back, due at `next_at_ms`, without counting an attempt (the sender
-  /// could not start one: its endpoint is at its own limit of requests in flight).
-  virtual StoreStatus release_postback(std::string_view event_id, std::string_view endpoint_id,
-                                       std::int64_t next_at_ms) = 0;
+  /// Puts claimed rows back, each due at its `next_at_ms`, without counting an attempt (the
+  /// sender could not start one: the endpoint is at its own limit of requests in flight, or
+  /// switched off), in one transaction. A row no longer pending is left as it is.
+  virtual StoreStatus release_postbacks(std::span<const PostbackRelease> rows) = 0;
   /// An endpoint's outbox rows, newest event first, those with events before `before_event_id`
   /// ("" = from the newest); at most `limit`. nullopt when the store could not say.
   virtual std::optional<std::vector<PostbackDelivery>> list_postback_deliveries(
