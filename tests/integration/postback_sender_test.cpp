@@ -137,6 +137,7 @@ TEST_F(PostbackSenderTest, SignedEventsCarryOnlyWhatTheSellerMaySeeAndAreDeliver
   PostbackSender sender(*store_, *http, clock_);
   EXPECT_EQ(sender.run_once(), 4);
   settle(sender);
+  clock_.advance(1s);  // the next round asks the outbox again
   EXPECT_EQ(sender.run_once(), 0) << "delivered events are not sent again";
 
   const auto got = receiver_->received();
@@ -186,9 +187,10 @@ TEST_F(PostbackSenderTest, AFailingEndpointIsRetriedOnTheScheduleUntilItTakesThe
   EXPECT_EQ(row.attempts, 1);
   EXPECT_EQ(row.last_status, 503);
   EXPECT_EQ(row.next_at_ms, t0 + 30'000) << "30 s after the first failure";
+  clock_.advance(1s);  // the next round asks the outbox again
   EXPECT_EQ(sender.run_once(), 0) << "not due yet";
 
-  clock_.advance(30s);
+  clock_.advance(29s);
   ASSERT_EQ(sender.run_once(), 1);
   settle(sender);
   row = rows(e.id).begin()->second;
@@ -209,6 +211,7 @@ TEST_F(PostbackSenderTest, AFailingEndpointIsRetriedOnTheScheduleUntilItTakesThe
 
   // A day later it would have expired; a replay sends it again all the same.
   ASSERT_EQ(store_->replay_postback(e.id, row.facts.event_id, clock_.now_ms()), StoreStatus::kOk);
+  clock_.advance(1s);  // the sender's next round: it asks the outbox at most once a poll
   ASSERT_EQ(sender.run_once(), 1);
   settle(sender);
   EXPECT_EQ(delivered_ids(receiver_->received(), "/retry")[row.facts.event_id], 2);

@@ -82,18 +82,28 @@ void PostbackSender::stop() {
                  [&] { return in_flight_.load() == 0; });
   lock.unlock();
   flush();
+  // What it held unsent goes back at once, for another sender to take without waiting out the
+  // leases.
+  std::vector<PostbackRelease> back;
+  const std::int64_t now = clock_.now_ms();
+  for (auto& [id, rows] : waiting_)
+    for (const Waiting& w : rows) back.push_back({w.delivery.facts.event_id, id, now});
+  waiting_.clear();
+  waiting_count_ = 0;
+  store_.release_postbacks(back);
 }
 
 void PostbackSender::loop() {
   while (true) {
     run_once();
     std::unique_lock lock(mu_);
-    // Asleep for a poll, unless it is stopping or was full and a slot came free: attempts are
-    // recorded a poll's worth at a time, in one transaction.
-    const bool full = in_flight_.load() >= options_.max_in_flight;
-    wake_.wait_for(lock, options_.poll, [&] {
-      return stopping_ || (full && in_flight_.load() < options_.max_in_flight);
-    });
+    // Asleep for a poll, unless it is stopping, or events wait for a slot (or every slot is
+    // taken) and a request ended: an endpoint that answers fast is kept busy, and the store is
+    // still asked and written at most once a poll.
+    const bool waiting = waiting_count_ > 0 || in_flight_.load() >= options_.max_in_flight;
+    const std::uint64_t seen = completions_;
+    wake_.wait_for(lock, options_.poll,
+                   [&] { return stopping_ || (waiting && completions_ != seen); });
     if (stopping_) return;
   }
 }
@@ -134,36 +144,70 @@ const PostbackEndpoint* PostbackSender::endpoint(const std::string& id) {
 }
 
 int PostbackSender::run_once() {
-  flush();
-  const int free = options_.max_in_flight - in_flight_.load();
-  if (free <= 0) return 0;
+  const SteadyTime steady = clock_.steady_now();
+  const bool due = !last_claim_ || steady - *last_claim_ >= options_.poll;
+  if (due || !last_flush_) {
+    flush();
+    last_flush_ = steady;
+  }
   const std::int64_t now = clock_.now_ms();
-  const auto claimed = store_.claim_postbacks(now, options_.lease.count(), free);
-  if (!claimed) return 0;  // the store is down: the rows wait in it
-  int sent = 0;
-  // Rows the sender cannot start now go back in one write: never one write per row, which
-  // would take the store's writer from the workers as often as events arrive.
+  // What the sender cannot start goes back in one write: never one write per event, which would
+  // take the store's writer from the workers as often as events arrive.
   std::vector<PostbackRelease> back;
-  for (const PostbackDelivery& d : *claimed) {
-    const PostbackEndpoint* e = endpoint(d.endpoint_id);
-    if (e == nullptr) continue;  // deleted, with its rows; or unreadable: the lease runs out
-    if (!e->active) {
-      back.push_back({d.facts.event_id, d.endpoint_id, now + options_.paused_retry.count()});
-      continue;
+  // Held past half its lease: back to the outbox, never sent by this sender once another may
+  // have claimed it.
+  for (auto& [id, rows] : waiting_)
+    while (!rows.empty() && steady - rows.front().claimed > options_.lease / 2) {
+      back.push_back({rows.front().delivery.facts.event_id, id, now});
+      rows.pop_front();
+      --waiting_count_;
     }
-    {
-      std::lock_guard lock(mu_);
-      int& n = in_flight_by_endpoint_[e->id];
-      if (n >= options_.max_in_flight_per_endpoint) {
-        back.push_back({d.facts.event_id, d.endpoint_id, now + options_.busy_retry.count()});
+  const std::size_t room = 2 * static_cast<std::size_t>(options_.max_in_flight);
+  if (due && waiting_count_ < room) {
+    last_claim_ = steady;
+    const auto claimed = store_.claim_postbacks(now, options_.lease.count(),
+                                                static_cast<int>(room - waiting_count_));
+    for (const PostbackDelivery& d : claimed.value_or(std::vector<PostbackDelivery>{})) {
+      const PostbackEndpoint* e = endpoint(d.endpoint_id);
+      if (e == nullptr) continue;  // deleted, with its rows; or unreadable: the lease runs out
+      auto& rows = waiting_[e->id];
+      if (!e->active ||
+          rows.size() >= static_cast<std::size_t>(options_.max_waiting_per_endpoint)) {
+        back.push_back({d.facts.event_id, d.endpoint_id,
+                        now + (e->active ? options_.busy_retry : options_.paused_retry).count()});
         continue;
       }
-      ++n;
+      rows.push_back({d, steady});
+      ++waiting_count_;
     }
-    send(d, *e);
-    ++sent;
   }
   store_.release_postbacks(back);  // not written: their leases run out instead
+  return dispatch();
+}
+
+int PostbackSender::dispatch() {
+  int sent = 0;
+  for (auto it = waiting_.begin(); it != waiting_.end();) {
+    auto& rows = it->second;
+    const PostbackEndpoint* e = rows.empty() ? nullptr : endpoint(it->first);
+    while (e != nullptr && !rows.empty() && in_flight_.load() < options_.max_in_flight) {
+      {
+        std::lock_guard lock(mu_);
+        int& n = in_flight_by_endpoint_[e->id];
+        if (n >= options_.max_in_flight_per_endpoint) break;
+        ++n;
+      }
+      send(rows.front().delivery, *e);
+      rows.pop_front();
+      --waiting_count_;
+      ++sent;
+    }
+    if (rows.empty()) {
+      it = waiting_.erase(it);
+    } else {
+      ++it;
+    }
+  }
   return sent;
 }
 
@@ -213,6 +257,7 @@ void PostbackSender::send(const PostbackDelivery& d, const PostbackEndpoint& e) 
           if (recent.size() > postbacks::kFailingAfter) recent.pop_back();
           finished_.push_back(std::move(f));
           in_flight_.fetch_sub(1);
+          ++completions_;
         }
         wake_.notify_all();
       });

@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -31,8 +32,11 @@ struct PostbackSenderOptions {
   int max_in_flight_per_endpoint = 8;
   /// One attempt's whole exchange (LEADFLOW_POSTBACK_TIMEOUT_MS).
   std::chrono::milliseconds timeout{5000};
-  /// How often the outbox is asked for due events when nothing woke the sender.
+  /// How often the outbox is asked for due events, and the attempts recorded.
   std::chrono::milliseconds poll{200};
+  /// Claimed events an endpoint at its limit may have waiting in this sender for a free slot
+  /// (held under their lease, at no cost to the store); past it they go back to the outbox.
+  int max_waiting_per_endpoint = 256;
   /// How long a claimed event is this sender's before another may claim it again: longer than
   /// an attempt can take, so only a sender that died loses its claims (to another sender).
   std::chrono::milliseconds lease{60'000};
@@ -66,8 +70,9 @@ class PostbackSender {
   /// Stops claiming, waits for the requests in flight (at most one timeout) and records them.
   void stop();
 
-  /// One round: records the attempts that finished, then claims as many due events as it has
-  /// free slots for and sends them. Returns how many it sent.
+  /// One round: records the attempts that finished and claims due events (each at most once a
+  /// poll), then sends the events held for as many as have a free slot, their endpoint's
+  /// included. Returns how many it sent.
   int run_once();
   /// Records the attempts that finished.
   void flush();
@@ -80,7 +85,12 @@ class PostbackSender {
     PostbackAttempt attempt;
     bool ok = false;
   };
+  struct Waiting {
+    PostbackDelivery delivery;
+    SteadyTime claimed;
+  };
   void loop();
+  int dispatch();
   void send(const PostbackDelivery& d, const PostbackEndpoint& e);
   const PostbackEndpoint* endpoint(const std::string& id);
 
@@ -96,10 +106,15 @@ class PostbackSender {
   std::unordered_map<std::string, int> in_flight_by_endpoint_;
   std::map<std::string, std::deque<bool>> recent_;  // newest first, per endpoint
   bool stopping_ = false;
+  std::uint64_t completions_ = 0;  // requests ended so far: wakes the loop when events wait
 
   // The sender thread's own (or run_once's caller's).
   std::unordered_map<std::string, PostbackEndpoint> endpoints_;
   SteadyTime endpoints_read_at_{};
+  // Claimed events waiting for a slot of their endpoint, oldest first, and their number.
+  std::unordered_map<std::string, std::deque<Waiting>> waiting_;
+  std::size_t waiting_count_ = 0;
+  std::optional<SteadyTime> last_claim_, last_flush_;
   std::thread thread_;
   std::unique_ptr<ScrapeHook> scrape_;
 };
