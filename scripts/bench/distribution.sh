@@ -14,6 +14,11 @@
 #   peak RSS    the process's VmHWM
 #   sold        leads decided "delivered" (every buyer bids and accepts: all of them should be)
 #
+# BENCH_POSTBACK_ENDPOINTS=N (default 0) gives the bench's seller N postback endpoints on an nginx
+# of their own, every third of which hangs (answers after an hour) and the others answer at once:
+# the rate is then measured while a third of the endpoints hang, and the table adds the outbox's
+# pending events and the postbacks delivered when the last lead was decided (docs/postbacks.md).
+#
 # Environment: BENCH_DISTRIBUTION_LEADS (default 2000), BENCH_ROUNDS (3), BENCH_DELAYS_MS
 # ("0 100 500"), BENCH_BUYER_PROTOCOLS ("h2 http1", the default: both; "h2": HTTPS buyers that
 # offer HTTP/2, with a certificate of the bench's own CA given to leadflow through
@@ -26,6 +31,7 @@ rounds=${BENCH_ROUNDS:-3}
 delays=${BENCH_DELAYS_MS:-"0 100 500"}
 protocols=${BENCH_BUYER_PROTOCOLS:-"h2 http1"}
 build=${BENCH_BUILD:-}
+postback_endpoints=${BENCH_POSTBACK_ENDPOINTS:-0}
 if [[ -z "$build" ]]; then
   "$root/scripts/deps.sh" --bench
   build="$root/build-release"
@@ -74,6 +80,12 @@ start_buyers() {  # start_buyers DELAY_MS PROTOCOL -> sets buyer_ports, buyer_sc
       echo "    location /ping { $sleep_line echo '{\"bid\":$bid}'; }"
       echo "    location /post { $sleep_line echo '{\"accepted\":true,\"buyer_lead_id\":\"b$port\"}'; } }"
     done
+    if [[ "$postback_endpoints" -gt 0 ]]; then
+      postback_port=$(free_port)
+      echo "  server { listen 127.0.0.1:$postback_port;"
+      echo "    location /ok { echo '{}'; }"
+      echo "    location /hang { echo_sleep 3600; echo '{}'; } }"
+    fi
     echo "}"
   } > "$conf/nginx.conf"
   nginx -c "$conf/nginx.conf" -g 'daemon off;' &
@@ -109,7 +121,7 @@ start_leadflow() {  # start_leadflow DIR WORKERS -> sets lf_pid, lf_port
 metrics() { curl -s "http://127.0.0.1:$metrics_port/metrics"; }
 
 run() {  # run DELAY_MS ROUND -> sets result "rate cpu_ms_per_lead rss_mb sold"
-  local dir="$work/d$1-r$2" seller key port pid t_first="" t_end="" c_first c_end d_first=0 decided=0 sold=0 m
+  local dir="$work/d$1-r$2" seller key port pid t_first="" t_end="" c_first c_end d_first=0 decided=0 sold=0 m outbox=0 postbacks=0
   mkdir -p "$dir"
   start_leadflow "$dir" 0
   for port in "${buyer_ports[@]}"; do
@@ -118,6 +130,12 @@ run() {  # run DELAY_MS ROUND -> sets result "rate cpu_ms_per_lead rss_mb sold"
   seller=$(api "$dir" "$lf_port" POST /v1/sellers '{"name":"bench"}' | field seller_id)
   key=$(api "$dir" "$lf_port" POST /v1/campaigns "{\"seller_id\":\"$seller\",\"name\":\"bench\",\"vertical\":\"auto_insurance\",\"mode\":\"async\",\"rate_limit_per_minute\":10000000}" | field campaign_key)
   [[ -n "$key" ]] || { echo "distribution bench: seeding gave no campaign key" >&2; exit 1; }
+  for i in $(seq 1 "$postback_endpoints"); do
+    local path=ok
+    (( i % 3 == 1 )) && path=hang
+    api "$dir" "$lf_port" POST /v1/postback-endpoints "{\"seller_id\":\"$seller\",\"url\":\"http://127.0.0.1:$postback_port/$path\",\"events\":[\"lead.sold\",\"lead.unsold\"]}" | grep -q '"secret"' \
+      || { echo "distribution bench: the postback endpoint was not made" >&2; exit 1; }
+  done
   BENCH_LUA_DIR="$root/scripts/bench" BENCH_KEY="$key" BENCH_LEADS="$leads" \
     wrk -t1 -c32 -d600s --timeout 5s -s "$root/scripts/bench/preload_leads.lua" \
     "https://127.0.0.1:$lf_port" > "$dir/preload" 2>&1 &
@@ -140,6 +158,8 @@ run() {  # run DELAY_MS ROUND -> sets result "rate cpu_ms_per_lead rss_mb sold"
     if [[ "$decided" -ge "$leads" ]]; then
       t_end=$(now) c_end=$(cpu_seconds "$lf_pid")
       sold=$(echo "$m" | awk '/^leadflow_leads_decided_total/ && /status="delivered"/ {s += $NF} END {printf "%d", s}')
+      outbox=$(echo "$m" | awk '/^leadflow_postback_outbox_pending / {printf "%d", $NF}')
+      postbacks=$(echo "$m" | awk '/^leadflow_postback_attempts_total/ && /result="delivered"/ {s += $NF} END {printf "%d", s}')
       break
     fi
     sleep 0.1
@@ -147,8 +167,9 @@ run() {  # run DELAY_MS ROUND -> sets result "rate cpu_ms_per_lead rss_mb sold"
   [[ -n "$t_end" ]] || { echo "distribution bench: $decided of $leads decided before the time limit" >&2; exit 1; }
   result=$(awk -v n="$leads" -v d0="$d_first" -v t1="$t_first" -v t2="$t_end" -v c1="$c_first" -v c2="$c_end" \
     -v rss="$(awk '/VmHWM/ {print $2 / 1024}' "/proc/$lf_pid/status")" -v sold="$sold" \
+    -v outbox="${outbox:-0}" -v postbacks="${postbacks:-0}" \
     'BEGIN {span = t2 - t1; if (span < 0.1) span = 0.1; k = n - d0; if (k < 1) k = 1
-            printf "%.1f %.3f %.1f %d", k / span, 1000 * (c2 - c1) / k, rss, sold}')
+            printf "%.1f %.3f %.1f %d %d %d", k / span, 1000 * (c2 - c1) / k, rss, sold, outbox, postbacks}')
   kill -TERM "$lf_pid"; wait "$lf_pid" 2>/dev/null || true
   rm -rf "$dir"
 }
@@ -157,13 +178,15 @@ declare -A rate cpu rss sold
 buyer_cert
 echo "distribution: $rounds rounds, $leads leads queued, then one embedded worker (default settings);" >&2
 echo "three nginx buyers that bid and accept everything after a fixed delay ($protocols)" >&2
+[[ "$postback_endpoints" -gt 0 ]] && echo "the seller has $postback_endpoints postback endpoints, every third hanging" >&2
 for protocol in $protocols; do
   for delay in $delays; do
     start_buyers "$delay" "$protocol"
     for round in $(seq 1 "$rounds"); do
       run "$delay" "$protocol-$round"
-      read -r r c m s <<< "$result"
-      echo "  buyers at $delay ms ($protocol), round $round: $r leads/s, $c ms CPU per lead, peak RSS $m MB, sold $s of $leads" >&2
+      read -r r c m s o p <<< "$result"
+      echo "  buyers at $delay ms ($protocol), round $round: $r leads/s, $c ms CPU per lead, peak RSS $m MB, sold $s of $leads" \
+        "$( [[ "$postback_endpoints" -gt 0 ]] && echo "; postbacks: $o pending in the outbox, $p delivered")" >&2
       k="$delay ms ($protocol)"
       rate[$k]+="$r "; cpu[$k]+="$c "; rss[$k]+="$m "; sold[$k]+="$s "
     done

@@ -3,10 +3,13 @@
 // after restart and every re-offer runs, none is sold twice (a shared lead to no more buyers
 // than its vertical allows, none of them twice, an aged lead to one buyer once), every
 // acknowledged return is kept, and the ledger holds exactly one entry per sale and per return.
-// And kill -9 around the close of a period while returns are made: a close is all or nothing,
-// and a close that is there froze exactly the statements the ledger gives.
+// The seller's postback outbox holds exactly one event per outcome, aged sale and return of its
+// leads, none lost and none invented, and every one of them reaches its HTTPS endpoint after the
+// restart. And kill -9 around the close of a period while returns are made: a close is all or
+// nothing, and a close that is there froze exactly the statements the ledger gives.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <fstream>
@@ -22,6 +25,7 @@
 #include "leadflow/domain/accounts.hpp"
 #include "leadflow/money/statements.hpp"
 #include "leadflow/store/store.hpp"
+#include "postback_receiver.hpp"
 #include "service_fixture.hpp"
 
 namespace leadflow::testing {
@@ -36,19 +40,22 @@ struct Service {
 
 Service start_service(const TempDir& dir, const std::string& key) {
   Service s;
+  // The postback receiver's self-signed certificate: the only HTTPS endpoint the service calls.
   s.process = std::make_unique<ChildProcess>(
       binary_path("leadflow-ingest"),
-      std::map<std::string, std::string>{{"LEADFLOW_DATA_DIR", dir.path()},
-                                         {"LEADFLOW_LISTEN", "127.0.0.1:0"},
-                                         {"LEADFLOW_VERTICALS", dir.path() + "/verticals.json"},
-                                         {"LEADFLOW_BOOTSTRAP_KEY", key},
-                                         {"LEADFLOW_ALLOW_PRIVATE_BUYERS", "1"},
-                                         {"LEADFLOW_WORKER_CONCURRENCY", "16"},
-                                         {"LEADFLOW_HTTP_THREADS", "16"},
-                                         // A re-offer's lease is three auction timeouts: one
-                                         // the kill interrupted runs again 9 s later.
-                                         {"LEADFLOW_AUCTION_TIMEOUT_MS", "3000"},
-                                         {"LEADFLOW_LOG_LEVEL", "warn"}});
+      std::map<std::string, std::string>{
+          {"LEADFLOW_DATA_DIR", dir.path()},
+          {"LEADFLOW_LISTEN", "127.0.0.1:0"},
+          {"LEADFLOW_VERTICALS", dir.path() + "/verticals.json"},
+          {"LEADFLOW_BOOTSTRAP_KEY", key},
+          {"LEADFLOW_ALLOW_PRIVATE_BUYERS", "1"},
+          {"LEADFLOW_BUYER_CA_FILE", dir.path() + "/receiver-cert.pem"},
+          {"LEADFLOW_WORKER_CONCURRENCY", "16"},
+          {"LEADFLOW_HTTP_THREADS", "16"},
+          // A re-offer's lease is three auction timeouts: one the kill interrupted runs again
+          // 9 s later.
+          {"LEADFLOW_AUCTION_TIMEOUT_MS", "3000"},
+          {"LEADFLOW_LOG_LEVEL", "warn"}});
   const std::string line = s.process->read_line(std::chrono::seconds(30));
   if (line.empty()) throw std::runtime_error("the service did not start");
   s.port = json::parse(line)["port"];
@@ -78,7 +85,8 @@ TEST(Crash, Kill9LosesNoAcknowledgedLeadAndSellsNoneTwice) {
     sharers.push_back(start_buyer(name, 10.0, 5));
     sharers.back()->set_shared_bid(6.0);
   }
-  sharers[0]->set_reject_rate(0.3);  // a refused share makes room for the third buyer
+  sharers[0]->set_reject_rate(0.3);       // a refused share makes room for the third buyer
+  PostbackReceiver receiver(dir.path());  // before the service: its certificate is the CA file
   Service svc = start_service(dir, key);
   const httplib::Headers auth = {{"Authorization", "Bearer " + key}};
   // The buyer of aged leads never bids live; it buys the auto leads nobody bought, a second
@@ -121,6 +129,19 @@ TEST(Crash, Kill9LosesNoAcknowledgedLeadAndSellsNoneTwice) {
       client(dir, svc.port)->Post("/v1/campaigns", auth, campaign.dump(), "application/json");
   ASSERT_TRUE(made && made->status == 201) << (made ? made->body : "no answer");
   const std::string campaign_key = json::parse(made->body)["data"]["campaign_key"];
+  // The seller's postback endpoint, taking every event of its leads.
+  const std::string acme = json::parse(seller->body)["data"]["seller_id"];
+  auto endpoint = client(dir, svc.port)
+                      ->Post("/v1/postback-endpoints", auth,
+                             json{{"seller_id", acme},
+                                  {"url", receiver.url("/acme")},
+                                  {"events", {"lead.sold", "lead.unsold", "lead.returned"}}}
+                                 .dump(),
+                             "application/json");
+  ASSERT_TRUE(endpoint && endpoint->status == 201) << (endpoint ? endpoint->body : "no answer");
+  const json endpoint_made = json::parse(endpoint->body)["data"];
+  const std::string endpoint_id = endpoint_made["id"];
+  receiver.set("/acme", endpoint_made["secret"], PostbackReceiver::Mode::kOk);
   // The returner has an operator key of its own: the posters use up the bootstrap key's limit.
   auto returns_key =
       client(dir, svc.port)
@@ -337,8 +358,71 @@ TEST(Crash, Kill9LosesNoAcknowledgedLeadAndSellsNoneTwice) {
       EXPECT_EQ(r.returned_payout, ledger.returned_payout);
       EXPECT_EQ(performance->front().figures[kSold], static_cast<std::int64_t>(entries.size()));
     }
-    std::cout << "round " << round << ": acknowledged " << acked.size() << " (" << acked_b
-              << " on Surface B)"
+    // The outbox: one event per outcome of the seller's leads that reports one, and one per
+    // return; none for anything that did not happen. Then every event reaches the endpoint.
+    std::size_t outbox_events = 0;
+    {
+      std::map<std::string, std::map<std::string, int>> events_of;  // lead: kind: rows
+      std::set<std::string> event_ids;
+      std::string before;
+      for (;;) {
+        const auto page = store->list_postback_deliveries(endpoint_id, before, 1000);
+        ASSERT_TRUE(page.has_value());
+        if (page->empty()) break;
+        for (const auto& d : *page) {
+          ++events_of[d.facts.lead_id][d.facts.kind];
+          event_ids.insert(d.facts.event_id);
+        }
+        before = page->back().facts.event_id;
+      }
+      outbox_events = event_ids.size();
+      std::size_t acme_leads = 0;
+      LeadQuery q;
+      q.seller_id = acme;
+      q.limit = 1000;
+      for (;;) {
+        const auto page = store->list_leads(q);
+        ASSERT_TRUE(page.has_value());
+        if (page->empty()) break;
+        for (const auto& l : *page) {
+          ++acme_leads;
+          const DeliveryStatus st = l.distribution.status;
+          const bool sold = st == DeliveryStatus::kDelivered || st == DeliveryStatus::kReturned;
+          const bool unsold = st == DeliveryStatus::kUnsold || st == DeliveryStatus::kDuplicate ||
+                              st == DeliveryStatus::kRejected;
+          // Offered again: its live auction ended unsold (reported then), whatever came after.
+          const bool reoffered =
+              std::any_of(l.distribution.attempts.begin(), l.distribution.attempts.end(),
+                          [](const Attempt& a) { return a.reoffer > 0; });
+          auto& kinds = events_of[l.lead.id];
+          // One event per sale that reported one: live, once; aged, once per re-offer that sold.
+          if (reoffered)
+            EXPECT_EQ(kinds["lead.sold"] > 0, sold) << l.lead.id << " " << to_string(st);
+          else
+            EXPECT_EQ(kinds["lead.sold"], sold ? 1 : 0) << l.lead.id << " " << to_string(st);
+          EXPECT_EQ(kinds["lead.unsold"], unsold || reoffered ? 1 : 0)
+              << l.lead.id << " " << to_string(st);
+          EXPECT_EQ(kinds["lead.returned"], st == DeliveryStatus::kReturned ? 1 : 0) << l.lead.id;
+          events_of.erase(l.lead.id);
+        }
+        q.before_id = page->back().lead.id;
+      }
+      EXPECT_TRUE(events_of.empty()) << events_of.size() << " leads with events are not Acme's";
+      EXPECT_GT(acme_leads, 10u);
+      EXPECT_TRUE(receiver.wait_for(
+          [&](const std::vector<PostbackReceiver::Received>& got) {
+            std::set<std::string> delivered;
+            for (const auto& r : got)
+              if (r.answered == 200) delivered.insert(r.event_id);
+            return std::includes(delivered.begin(), delivered.end(), event_ids.begin(),
+                                 event_ids.end());
+          },
+          std::chrono::seconds(60)))
+          << "not every event of the outbox reached the endpoint";
+      for (const auto& r : receiver.received()) EXPECT_TRUE(r.signature_ok) << r.event_id;
+    }
+    std::cout << "round " << round << ": postback events " << outbox_events << ", acknowledged "
+              << acked.size() << " (" << acked_b << " on Surface B)"
               << ", delivered " << delivered << " (" << shared_leads << " shared, "
               << aged->stats().accepted << " aged in all rounds)"
               << ", returned " << returned << " (" << returned_acked.size()

@@ -203,6 +203,7 @@ StoreFactory postgresql_factory() {
 #include "store_contract_intake.inc"
 #include "store_contract_limits.inc"
 #include "store_contract_money.inc"
+#include "store_contract_postbacks.inc"
 #include "store_contract_reoffers.inc"
 #include "store_contract_reporting.inc"
 #include "store_contract_sign_in.inc"

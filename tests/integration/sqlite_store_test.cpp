@@ -107,6 +107,7 @@ StoreFactory sqlite_factory() {
 #include "store_contract_intake.inc"
 #include "store_contract_limits.inc"
 #include "store_contract_money.inc"
+#include "store_contract_postbacks.inc"
 #include "store_contract_reoffers.inc"
 #include "store_contract_reporting.inc"
 #include "store_contract_sign_in.inc"

@@ -310,6 +310,59 @@ std::optional<std::vector<money::StatementEntry>> FakeStore::statement_entries(
 CloseResult FakeStore::close_period(const CloseRequest& r) {
   return down() ? CloseResult{} : real_->close_period(r);
 }
+StoreStatus FakeStore::insert_postback_endpoint(const PostbackEndpoint& e) {
+  return down() ? StoreStatus::kUnavailable : real_->insert_postback_endpoint(e);
+}
+Lookup<PostbackEndpoint> FakeStore::get_postback_endpoint(std::string_view id) {
+  if (down()) return {};
+  return real_->get_postback_endpoint(id);
+}
+std::optional<std::vector<PostbackEndpoint>> FakeStore::list_postback_endpoints(
+    std::string_view seller_id) {
+  if (down()) return std::nullopt;
+  return real_->list_postback_endpoints(seller_id);
+}
+StoreStatus FakeStore::update_postback_endpoint(const PostbackEndpoint& e) {
+  return down() ? StoreStatus::kUnavailable : real_->update_postback_endpoint(e);
+}
+StoreStatus FakeStore::delete_postback_endpoint(std::string_view id) {
+  return down() ? StoreStatus::kUnavailable : real_->delete_postback_endpoint(id);
+}
+std::optional<std::vector<PostbackDelivery>> FakeStore::claim_postbacks(std::int64_t now_ms,
+                                                                        std::int64_t lease_ms,
+                                                                        int limit) {
+  if (down()) return std::nullopt;
+  return real_->claim_postbacks(now_ms, lease_ms, limit);
+}
+StoreStatus FakeStore::record_postback_attempts(std::span<const PostbackAttempt> attempts) {
+  return down() ? StoreStatus::kUnavailable : real_->record_postback_attempts(attempts);
+}
+StoreStatus FakeStore::release_postbacks(std::span<const PostbackRelease> rows) {
+  return down() ? StoreStatus::kUnavailable : real_->release_postbacks(rows);
+}
+std::optional<std::vector<PostbackDelivery>> FakeStore::list_postback_deliveries(
+    std::string_view endpoint_id, std::string_view before_event_id, int limit) {
+  if (down()) return std::nullopt;
+  return real_->list_postback_deliveries(endpoint_id, before_event_id, limit);
+}
+std::optional<std::vector<PostbackAttempt>> FakeStore::list_postback_attempts(
+    std::string_view endpoint_id, std::string_view event_id) {
+  if (down()) return std::nullopt;
+  return real_->list_postback_attempts(endpoint_id, event_id);
+}
+std::optional<std::vector<PostbackAttempt>> FakeStore::recent_postback_attempts(
+    std::string_view endpoint_id, int limit) {
+  if (down()) return std::nullopt;
+  return real_->recent_postback_attempts(endpoint_id, limit);
+}
+StoreStatus FakeStore::replay_postback(std::string_view endpoint_id, std::string_view event_id,
+                                       std::int64_t now_ms) {
+  return down() ? StoreStatus::kUnavailable : real_->replay_postback(endpoint_id, event_id, now_ms);
+}
+std::optional<PostbackBacklog> FakeStore::postback_backlog() {
+  if (down()) return std::nullopt;
+  return real_->postback_backlog();
+}
 
 std::vector<LeadInsertResult> FakeStore::insert_leads(std::span<const Lead> leads,
                                                       std::span<const SearchKeys> keys) {

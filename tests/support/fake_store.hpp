@@ -128,6 +128,26 @@ class FakeStore final : public Store {
   std::optional<std::vector<money::StatementEntry>> statement_entries(
       const StatementQuery& q) override;
   CloseResult close_period(const CloseRequest& r) override;
+  StoreStatus insert_postback_endpoint(const PostbackEndpoint& e) override;
+  Lookup<PostbackEndpoint> get_postback_endpoint(std::string_view id) override;
+  std::optional<std::vector<PostbackEndpoint>> list_postback_endpoints(
+      std::string_view seller_id) override;
+  StoreStatus update_postback_endpoint(const PostbackEndpoint& e) override;
+  StoreStatus delete_postback_endpoint(std::string_view id) override;
+  std::optional<std::vector<PostbackDelivery>> claim_postbacks(std::int64_t now_ms,
+                                                               std::int64_t lease_ms,
+                                                               int limit) override;
+  StoreStatus record_postback_attempts(std::span<const PostbackAttempt> attempts) override;
+  StoreStatus release_postbacks(std::span<const PostbackRelease> rows) override;
+  std::optional<std::vector<PostbackDelivery>> list_postback_deliveries(
+      std::string_view endpoint_id, std::string_view before_event_id, int limit) override;
+  std::optional<std::vector<PostbackAttempt>> list_postback_attempts(
+      std::string_view endpoint_id, std::string_view event_id) override;
+  std::optional<std::vector<PostbackAttempt>> recent_postback_attempts(std::string_view endpoint_id,
+                                                                       int limit) override;
+  StoreStatus replay_postback(std::string_view endpoint_id, std::string_view event_id,
+                              std::int64_t now_ms) override;
+  std::optional<PostbackBacklog> postback_backlog() override;
 
   using IntakeStore::insert_leads;
   std::vector<LeadInsertResult> insert_leads(std::span<const Lead> leads,

@@ -44,6 +44,7 @@ ServiceFixture::ServiceFixture(ServiceOptions options) {
   c.log_level = "warn";
   c.require_operator_2fa = options.require_operator_2fa;
   c.totp_key = options.totp_key;
+  c.buyer_ca_file = options.buyer_ca_file;
   if (options.live_max_connections > 0) c.live_max_connections = options.live_max_connections;
   if (!options.verticals_json.empty()) {
     c.verticals_file = dir_.path() + "/verticals.json";

@@ -44,6 +44,7 @@ struct ServiceOptions {
   bool require_operator_2fa = false;  // LEADFLOW_REQUIRE_OPERATOR_2FA
   std::string totp_key = "";          // the TOTP sealing key (32 bytes); "": secrets kept plain
   int live_max_connections = 0;       // LEADFLOW_LIVE_MAX_CONNECTIONS; 0: the default
+  std::string buyer_ca_file = "";     // LEADFLOW_BUYER_CA_FILE (postback receivers' too)
 };
 
 class ServiceFixture {

@@ -71,7 +71,9 @@ const std::set<std::string, std::less<>>& known_settings() {
       "LEADFLOW_KAFKA_MAX_BUFFERED",
       "LEADFLOW_KAFKA_PROPERTIES",
       "LEADFLOW_WORKER_GROUP",
-      "LEADFLOW_BACKLOG_INTERVAL_MS"};
+      "LEADFLOW_BACKLOG_INTERVAL_MS",
+      "LEADFLOW_POSTBACK_CONCURRENCY",
+      "LEADFLOW_POSTBACK_TIMEOUT_MS"};
   return names;
 }
 
@@ -347,6 +349,9 @@ std::optional<Config> load_config(const Getenv& getenv,
     return std::nullopt;
   if (!int_setting("LEADFLOW_QUEUE_PARTITIONS", 1, 1024, c.queue_partitions)) return std::nullopt;
   if (!int_setting("LEADFLOW_BACKLOG_INTERVAL_MS", 100, 600000, c.backlog_interval_ms))
+    return std::nullopt;
+  if (!int_setting("LEADFLOW_POSTBACK_CONCURRENCY", 1, 100'000, c.postback_concurrency) ||
+      !int_setting("LEADFLOW_POSTBACK_TIMEOUT_MS", 100, 60'000, c.postback_timeout_ms))
     return std::nullopt;
   if (!int_setting("LEADFLOW_MAX_BACKLOG", std::int64_t{1}, std::int64_t{1'000'000'000},
                    c.max_backlog))

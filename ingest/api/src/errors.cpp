@@ -258,6 +258,20 @@ Refusal refusal_for(LiveRefused refused) {
   return {503, "unavailable", "the live feed does not run here", false};
 }
 
+Refusal refusal_for(PostbackRefused refused) {
+  switch (refused) {
+    case PostbackRefused::kNotSellerOrOperator:
+      return {403, "forbidden", "postback endpoints are a seller's or the operator's"};
+    case PostbackRefused::kNoSuchEndpoint:
+      return {404, "not_found", "no such postback endpoint"};
+    case PostbackRefused::kNoSuchEvent:
+      return {404, "not_found", "no such event at this endpoint"};
+    case PostbackRefused::kOff:
+      break;
+  }
+  return {503, "unavailable", "postbacks are not served here", false};
+}
+
 void send_b_invalid(http::Response& res, const FieldErrors& errors) {
   nlohmann::json list = nlohmann::json::array();
   for (const auto& e : errors)

@@ -75,6 +75,14 @@ enum class StatementRefused {
   kUnavailable,    // the store could not read or record: nothing was changed
 };
 
+/// Why a postback endpoint's route refused (docs/postbacks.md).
+enum class PostbackRefused {
+  kNotSellerOrOperator,  // a buyer's key or session: postbacks are sellers'
+  kNoSuchEndpoint,       // no such endpoint, or another seller's (the same answer)
+  kNoSuchEvent,          // the endpoint has no such event to replay
+  kOff,                  // this process was started without postbacks
+};
+
 /// Why a lead's person stopped it at intake, on both surfaces: the operator's suppression lists
 /// (docs/suppression.md).
 enum class PersonRefused {
@@ -170,6 +178,7 @@ enum class LiveRefused {
   kOff,   // this listener runs no live feed
 };
 Refusal refusal_for(LiveRefused refused);
+Refusal refusal_for(PostbackRefused refused);
 
 /// Surface B: the refusal as {"status": code, "message": detail} (and Retry-After when it says
 /// so), or, for fields at fault, {"status": "invalid", "errors": [...]}.

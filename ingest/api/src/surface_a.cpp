@@ -18,10 +18,11 @@
 #include "leadflow/domain/lead_codec.hpp"
 #include "leadflow/validation/validation.hpp"
 #include "pages.hpp"
+#include "postback_routes.hpp"
 #include "reports.hpp"
 #include "returns.hpp"
-#include "suppression_routes.hpp"
 #include "statements.hpp"
+#include "suppression_routes.hpp"
 #include "test_leads.hpp"
 #include "versions.hpp"
 #include "viewer.hpp"
@@ -157,6 +158,7 @@ void register_surface_a(Routes& routes, IngestContext& ctx) {
   register_reports(routes, c);
   register_change_log(routes, c);
   if (c.suppression_store) register_suppression_lists(routes, c);
+  register_postback_endpoints(routes, c);
   routes.get("/v1/leads", [&c](const http::Request& q, http::Response& r) {
     const auto key = authorise(c, q, r, kScopeLeadsRead);
     if (!key) return;  // 401, 403, 429 or 503 sent

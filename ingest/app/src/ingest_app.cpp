@@ -20,6 +20,7 @@
 #include "leadflow/http/server.hpp"
 #include "leadflow/http/tls_cert.hpp"
 #include "leadflow/ingest_app/dashboard.hpp"
+#include "leadflow/postback_sender/postback_sender.hpp"
 #include "leadflow/queue/backlog_monitor.hpp"
 #include "leadflow/queue/open_queue.hpp"
 #include "leadflow/runtime/health_metrics.hpp"
@@ -121,6 +122,7 @@ struct App::Impl {
   std::unique_ptr<SuppressionLists> suppression;
   std::unique_ptr<SuppressionRefresh> suppression_refresh;  // before what reads the lists
   std::unique_ptr<WorkerPool> workers;
+  std::unique_ptr<PostbackService> postbacks;  // beside the workers (docs/postbacks.md)
   std::unique_ptr<RateLimiter> limiter, ip_limiter;
   std::unique_ptr<Management> management;
   std::unique_ptr<CampaignCache> campaigns;
@@ -234,6 +236,8 @@ bool App::start(std::string& error) {
           c, WorkerPorts{*m.store, *m.store, *m.store, *m.store}, *m.queue, m.verticals,
           *m.publisher, m.clock, m.suppression.get());
       m.workers->start(c.workers, *secret);
+      // The postbacks go out from the process that runs the workers, on threads of their own.
+      m.postbacks = std::make_unique<PostbackService>(c, *m.store, m.clock);
     }).join();
   }
 
@@ -277,6 +281,7 @@ bool App::start(std::string& error) {
     m.retention->start(std::chrono::hours(1));
   }
   m.ctx->statements = m.store.get();
+  m.ctx->postbacks = m.store.get();
   {
     LiveOptions lo;
     lo.max_connections = static_cast<std::size_t>(c.live_max_connections);
@@ -352,6 +357,7 @@ void App::stop() {
   if (m.live) m.live->stop();
   m.retention.reset();
   if (m.workers) m.workers->stop();
+  m.postbacks.reset();
   m.up.reset();
   m.backlog.reset();
   m.outcomes.reset();

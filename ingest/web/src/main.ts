@@ -21,6 +21,7 @@ import { getStartedPage } from './pages/get_started';
 import { suppressionPage } from './pages/suppression';
 import { statementsPage } from './pages/statements';
 import { periodsPage } from './pages/periods';
+import { postbackEndpointPage, postbacksPage } from './pages/postbacks';
 import { setZone } from './zone';
 import { SecondFactorChallenge, TwoFactorState, mustEnrol, secondFactorBody } from './two_factor';
 
@@ -37,6 +38,7 @@ interface Entry {
   sellerOnly?: boolean;
   buyerOnly?: boolean;
   notSeller?: boolean;
+  notBuyer?: boolean;
 }
 const pages: Entry[] = [
   { pattern: '/', page: overviewPage, title: 'Overview' },
@@ -60,6 +62,8 @@ const pages: Entry[] = [
   { pattern: '/settings/password', page: passwordPage, title: 'Password' },
   { pattern: ENROL, page: twoFactorPage, title: 'Two-factor sign-in' },
   { pattern: '/settings/time-zone', page: timeZonePage, title: 'Time zone' },
+  { pattern: '/settings/postbacks', page: postbacksPage, title: 'Postbacks', notBuyer: true },
+  { pattern: '/settings/postbacks/:id', page: postbackEndpointPage, title: 'Postback endpoint', notBuyer: true },
   { pattern: '/settings', page: settingsPage, title: 'Settings' },
 ];
 
@@ -232,7 +236,7 @@ async function render(): Promise<void> {
   const main = h('main', { id: 'main', tabindex: -1 });
   const token = ++rendering;
   root.append(h('a', { class: 'skip', href: '#main' }, 'Skip to content'), nav(u), main);
-  if (!entry || (entry.operatorOnly && !isOperator(u)) || (entry.sellerOnly && u.account !== 'seller') || (entry.buyerOnly && u.account !== 'buyer') || (entry.notSeller && u.account === 'seller')) {
+  if (!entry || (entry.operatorOnly && !isOperator(u)) || (entry.sellerOnly && u.account !== 'seller') || (entry.buyerOnly && u.account !== 'buyer') || (entry.notSeller && u.account === 'seller') || (entry.notBuyer && u.account === 'buyer')) {
     document.title = 'Not found · leadflow';
     main.append(h('h1', {}, 'Not found'), h('p', {}, 'There is no such page here. '), link('/', 'Back to the overview'));
     return;

@@ -8,6 +8,7 @@
 #include "leadflow/http/ops_routes.hpp"
 #include "leadflow/http/server.hpp"
 #include "leadflow/outcomes/outcomes.hpp"
+#include "leadflow/postback_sender/postback_sender.hpp"
 #include "leadflow/queue/open_queue.hpp"
 #include "leadflow/runtime/health_metrics.hpp"
 #include "leadflow/runtime/worker_pool.hpp"
@@ -26,8 +27,9 @@ struct WorkerProcess::Impl {
   std::unique_ptr<SuppressionLists> suppression;
   std::unique_ptr<SuppressionRefresh> suppression_refresh;
   std::unique_ptr<WorkerPool> workers;
-  std::unique_ptr<HttpServer> ops;  // /healthz, /readyz, /metrics
-  std::unique_ptr<ScrapeHook> up;   // leadflow_store_up, leadflow_queue_up
+  std::unique_ptr<PostbackService> postbacks;  // beside the workers (docs/postbacks.md)
+  std::unique_ptr<HttpServer> ops;             // /healthz, /readyz, /metrics
+  std::unique_ptr<ScrapeHook> up;              // leadflow_store_up, leadflow_queue_up
   int ops_port = 0;
   bool started = false;
 
@@ -120,6 +122,7 @@ bool WorkerProcess::start(std::string& error) {
     return false;
   }
   m.workers->start(std::max(1, c.workers), *secret);
+  m.postbacks = std::make_unique<PostbackService>(c, *m.store, m.clock);
 
   m.ops = start_ops(c, *m.queue, *m.store, *m.workers, error);
   if (!m.ops) return false;
@@ -139,6 +142,7 @@ void WorkerProcess::stop() {
   // notices are flushed to the results topic; the ops listener goes last so /readyz answers
   // until the end.
   if (m.workers) m.workers->stop();
+  m.postbacks.reset();
   m.up.reset();
   if (m.queue) {
     m.queue->producer().flush(std::chrono::seconds(5));

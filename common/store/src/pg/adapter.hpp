@@ -38,6 +38,7 @@
 #include "pg/redact.hpp"
 #include "pg/rollup_rows.hpp"
 #include "pg/schema.hpp"
+#include "postback_rows.hpp"
 #include "rollup_tiers.hpp"
 #include "rows.hpp"
 
@@ -315,6 +316,42 @@ class PgStore final : public Store, private PgCalls {
       std::string_view id, std::int64_t entries_version) override;
   StoreStatus delete_suppression_list(std::string_view id) override;
 
+  // --- postbacks (pg/postbacks.cpp) -------------------------------------------------------------
+
+  StoreStatus insert_postback_endpoint(const PostbackEndpoint& e) override;
+  Lookup<PostbackEndpoint> get_postback_endpoint(std::string_view id) override;
+  std::optional<std::vector<PostbackEndpoint>> list_postback_endpoints(
+      std::string_view seller_id) override;
+  StoreStatus update_postback_endpoint(const PostbackEndpoint& e) override;
+  StoreStatus delete_postback_endpoint(std::string_view id) override;
+  std::optional<std::vector<PostbackDelivery>> claim_postbacks(std::int64_t now_ms,
+                                                               std::int64_t lease_ms,
+                                                               int limit) override;
+  StoreStatus record_postback_attempts(std::span<const PostbackAttempt> attempts) override;
+  StoreStatus release_postbacks(std::span<const PostbackRelease> rows) override;
+  std::optional<std::vector<PostbackDelivery>> list_postback_deliveries(
+      std::string_view endpoint_id, std::string_view before_event_id, int limit) override;
+  std::optional<std::vector<PostbackAttempt>> list_postback_attempts(
+      std::string_view endpoint_id, std::string_view event_id) override;
+  std::optional<std::vector<PostbackAttempt>> recent_postback_attempts(std::string_view endpoint_id,
+                                                                       int limit) override;
+  StoreStatus replay_postback(std::string_view endpoint_id, std::string_view event_id,
+                              std::int64_t now_ms) override;
+  std::optional<PostbackBacklog> postback_backlog() override;
+
+ private:
+  /// Reads the sellers with an active endpoint again when the cache is stale.
+  void refresh_subscribers(Connection& c);
+  /// The statement writing `events`' outbox rows, one per subscribed endpoint, for the
+  /// caller's transaction.
+  static Statement outbox_statement(std::span<const OutboxEvent> events);
+  /// Writes `e`'s outbox rows when the seller `seller_id` ("" = any seller) has an active
+  /// endpoint as far as the cache knows; nothing otherwise.
+  void outbox_if_subscribed(Connection& c, const std::string& seller_id, const OutboxEvent& e);
+  StoreStatus write_counted(const char* op, const char* sql, const Params& params);
+  PostbackSubscribers subscribers_;
+
+ public:
   // --- the change log (audit.cpp) ----------------------------------------------------------------
 
   StoreStatus append_change(const ChangeEntry& e) override;

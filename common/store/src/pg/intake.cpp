@@ -187,6 +187,7 @@ std::vector<StoreStatus> PgStore::record_outcomes(std::span<const OutcomeRecord>
     ArrayText ids;
     for (const auto& o : outcomes) ids.add(o.lead_id);
     // On any failure from here the pool rolls the open transaction back.
+    refresh_subscribers(c);
     const std::vector<Result> begun = c.exec_pipeline(
         {{"BEGIN", Params()},
          {"SELECT id, status, EXISTS (SELECT 1 FROM sales WHERE sales.lead_id = leads.id),"
@@ -220,6 +221,7 @@ std::vector<StoreStatus> PgStore::record_outcomes(std::span<const OutcomeRecord>
                           money::LedgerEntry>>
         entries;
     bool any = false;
+    std::vector<OutboxEvent> outbox;  // for sellers with an endpoint only
     for (std::size_t i = 0; i < outcomes.size(); ++i) {
       const OutcomeRecord& o = outcomes[i];
       const Distribution& d = o.distribution;
@@ -250,6 +252,8 @@ std::vector<StoreStatus> PgStore::record_outcomes(std::span<const OutcomeRecord>
       decided_at.add(d.decided_at_ms);
       attempts.add(dump(attempts_to_json(d.attempts)));
       ineligible.add(dump(ineligible_to_json(d.ineligible)));
+      if (subscribers_.has(it->second.keys.seller_id))
+        if (auto event = outcome_outbox_event(o.lead_id, d)) outbox.push_back(std::move(*event));
       add_outcome(performance, it->second.keys, d);
       add_unsold(unsold, it->second.keys, d);
       if (o.reoffer_at_ms > 0 && d.status == DeliveryStatus::kUnsold) {
@@ -330,6 +334,7 @@ std::vector<StoreStatus> PgStore::record_outcomes(std::span<const OutcomeRecord>
              " INSERT INTO reoffers (lead_id, round, due_at) SELECT lead_id, 1, due_at FROM due",
              Params().add(reoffer_lead.str()).add(reoffer_due.str())});
       }
+      if (!outbox.empty()) finish.push_back(outbox_statement(outbox));
     }
     for (Statement& st : outcome_statements({std::move(performance), std::move(unsold)}))
       finish.push_back(std::move(st));

@@ -1,5 +1,8 @@
 // The PostgreSQL schema's migrations, oldest first: the DDL each version adds. Applied by
 // apply_migrations (pg/schema.cpp).
+#include <iterator>
+#include <vector>
+
 #include "pg/schema.hpp"
 
 namespace leadflow::pg {
@@ -667,157 +670,19 @@ ALTER TABLE leads ADD COLUMN phone_key TEXT;
 CREATE INDEX leads_by_email_key ON leads (email_key);
 CREATE INDEX leads_by_phone_key ON leads (phone_key);
 )sql"},
-    // A dashboard user's time zone (docs/time-zones.md): the IANA name its pages and whole-day
-    // ranges are read in, UTC until the user chooses another.
-    {20, R"sql(
-ALTER TABLE users ADD COLUMN time_zone TEXT NOT NULL DEFAULT 'UTC';
-)sql"},
-    // The change log (docs/security.md): who changed which account record, when, from what to
-    // what. Append-only: the trigger refuses any change or removal of an entry. `search` is the
-    // lower-cased ids and names the q filter matches, written by the adapter as given.
-    {21, R"sql(
-CREATE TABLE change_log (
-  id           TEXT COLLATE "C" PRIMARY KEY,
-  at_ms        BIGINT NOT NULL,
-  actor_id     TEXT COLLATE "C" NOT NULL,
-  actor_name   TEXT NOT NULL,
-  surface      TEXT NOT NULL,
-  action       TEXT NOT NULL,
-  object_kind  TEXT NOT NULL,
-  object_id    TEXT COLLATE "C" NOT NULL,
-  object_name  TEXT NOT NULL,
-  changes      TEXT NOT NULL,
-  search       TEXT NOT NULL
-);
-CREATE INDEX change_log_by_object ON change_log (object_kind, object_id);
-CREATE INDEX change_log_by_actor ON change_log (actor_id, id);
-CREATE FUNCTION change_log_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  RAISE EXCEPTION 'the change log is append-only';
-END $$;
-CREATE TRIGGER change_log_append_only BEFORE UPDATE OR DELETE ON change_log
-  FOR EACH ROW EXECUTE FUNCTION change_log_append_only();
-)sql"},
-    // Test mode (leadflow/domain/test_mode.hpp): a test lead is stored with the fact, and a
-    // seller or campaign may put all of its leads in test mode; the leads' status may be `test`.
-    // The wider check is added NOT VALID: every row already met the narrower one, so there is no
-    // need to read the whole table under its lock to prove it.
-    {22, R"sql(
-ALTER TABLE leads ADD COLUMN test BOOLEAN NOT NULL DEFAULT FALSE;
-ALTER TABLE sellers ADD COLUMN test_mode BOOLEAN NOT NULL DEFAULT FALSE;
-ALTER TABLE campaigns ADD COLUMN test_mode BOOLEAN NOT NULL DEFAULT FALSE;
-ALTER TABLE leads DROP CONSTRAINT leads_status_check;
-ALTER TABLE leads ADD CONSTRAINT leads_status_check CHECK (status IN
-  ('pending', 'delivered', 'unsold', 'duplicate', 'rejected', 'failed', 'returned', 'test'))
-  NOT VALID;
-)sql"},
-    // Suppression lists (docs/suppression.md): the operator's (buyer_id '') and each buyer's,
-    // their entries as fingerprints in chunks of fixed-width hex, one set per entries_version.
-    {23, R"sql(
-CREATE TABLE suppression_lists (
-  id               TEXT COLLATE "C" PRIMARY KEY,
-  buyer_id         TEXT COLLATE "C" NOT NULL,
-  name             TEXT NOT NULL,
-  entries          BIGINT NOT NULL,
-  entries_version  BIGINT NOT NULL,
-  created_at_ms    BIGINT NOT NULL,
-  updated_at_ms    BIGINT NOT NULL
-);
-CREATE INDEX suppression_lists_by_buyer ON suppression_lists (buyer_id, id);
-CREATE TABLE suppression_chunks (
-  list_id          TEXT COLLATE "C" NOT NULL,
-  entries_version  BIGINT NOT NULL,
-  n                BIGINT NOT NULL,
-  fingerprints     TEXT NOT NULL,
-  PRIMARY KEY (list_id, entries_version, n)
-);
-)sql"},
-    // Version 24 belongs to a change made beside this one; this entry only holds its place (the
-    // versions run without a gap) and gives way to that change's step when both are merged.
-    {24, "SELECT 1;"},
-    // Erasure (docs/erasure.md): when a lead's personal fields were replaced by their tombstone;
-    // the erased leads by their search keys, so that an erased person's later lead is still a
-    // duplicate (find_duplicate); and a sale's copy of the e-mail and phone may now be written
-    // over, only with its lead erased, every other column staying immutable.
-    {25, R"sql(
-ALTER TABLE leads ADD COLUMN erased_at BIGINT NOT NULL DEFAULT 0;
-CREATE INDEX leads_erased_by_email_key ON leads (email_key, vertical, received_at)
-  WHERE erased_at > 0;
-CREATE INDEX leads_erased_by_phone_key ON leads (phone_key, vertical, received_at)
-  WHERE erased_at > 0;
-CREATE FUNCTION sales_person_only_erased() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  IF NOT EXISTS (SELECT 1 FROM leads WHERE id = NEW.lead_id AND erased_at > 0) THEN
-    RAISE EXCEPTION 'a sale''s copy of the person changes only when its lead is erased';
-  END IF;
-  RETURN NEW;
-END $$;
-DROP TRIGGER sales_are_immutable ON sales;
-CREATE TRIGGER sales_are_immutable BEFORE UPDATE OF lead_id, slot, buyer_id, price_cents,
-  payout_cents, sold_at, buyer_lead_id OR DELETE ON sales
-  FOR EACH ROW EXECUTE FUNCTION refuse_change();
-CREATE TRIGGER sales_person_only_erased BEFORE UPDATE OF email, phone ON sales
-  FOR EACH ROW EXECUTE FUNCTION sales_person_only_erased();
-)sql"},
-    // Second chances (docs/reoffers.md): a lead nobody bought live that its vertical lets be
-    // offered again has one row here, its next re-offer (`round`, 1 = the first) due at
-    // `due_at`; a worker leases it until `lease_until` (0: not leased) and the re-offer's
-    // outcome deletes it, or moves it to the next round, in the transaction that records it.
-    {26, R"sql(
-CREATE TABLE reoffers (
-  lead_id      TEXT COLLATE "C" PRIMARY KEY,
-  round        BIGINT NOT NULL,
-  due_at       BIGINT NOT NULL,
-  lease_until  BIGINT NOT NULL DEFAULT 0
-);
-CREATE INDEX reoffers_by_due ON reoffers (due_at);
-)sql"},
-    // Statements and closed periods (docs/statements.md): a close of a period (the ledger's last
-    // entry id at the close, by whom, when) and the statement totals it froze, one row per
-    // account; both immutable. The ledger read by time, as statements read it.
-    {27, R"sql(
-CREATE TABLE period_closes (
-  period            TEXT COLLATE "C" PRIMARY KEY,
-  through_entry_id  BIGINT NOT NULL,
-  closed_by         TEXT NOT NULL,
-  closed_at         BIGINT NOT NULL
-);
-CREATE TABLE period_close_totals (
-  period               TEXT COLLATE "C" NOT NULL REFERENCES period_closes (period),
-  party                TEXT NOT NULL CHECK (party IN ('buyer', 'seller')),
-  account_id           TEXT COLLATE "C" NOT NULL,
-  zone                 TEXT NOT NULL,
-  sales                BIGINT NOT NULL,
-  sales_revenue        BIGINT NOT NULL,
-  sales_payout         BIGINT NOT NULL,
-  returns              BIGINT NOT NULL,
-  returns_revenue      BIGINT NOT NULL,
-  returns_payout       BIGINT NOT NULL,
-  adjustments          BIGINT NOT NULL,
-  adjustments_revenue  BIGINT NOT NULL,
-  adjustments_payout   BIGINT NOT NULL,
-  revenue              BIGINT NOT NULL,
-  payout               BIGINT NOT NULL,
-  PRIMARY KEY (period, party, account_id)
-);
-CREATE FUNCTION period_closes_are_final() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  RAISE EXCEPTION 'a closed period is final';
-END $$;
-CREATE TRIGGER period_closes_are_final BEFORE UPDATE OR DELETE ON period_closes
-  FOR EACH ROW EXECUTE FUNCTION period_closes_are_final();
-CREATE TRIGGER period_close_totals_are_final BEFORE UPDATE OR DELETE ON period_close_totals
-  FOR EACH ROW EXECUTE FUNCTION period_closes_are_final();
-CREATE TRIGGER period_closes_not_truncated BEFORE TRUNCATE ON period_closes
-  FOR EACH STATEMENT EXECUTE FUNCTION period_closes_are_final();
-CREATE TRIGGER period_close_totals_not_truncated BEFORE TRUNCATE ON period_close_totals
-  FOR EACH STATEMENT EXECUTE FUNCTION period_closes_are_final();
-CREATE INDEX ledger_by_time ON ledger_entries (at);
-)sql"},
 };
 
 }  // namespace
 
-std::span<const Migration> migrations() { return kMigrations; }
+std::span<const Migration> migrations() {
+  // The first steps here, the later ones in migrations_later.cpp: one list, oldest first.
+  static const std::vector<Migration> all = [] {
+    std::vector<Migration> v(std::begin(kMigrations), std::end(kMigrations));
+    const auto later = later_migrations();
+    v.insert(v.end(), later.begin(), later.end());
+    return v;
+  }();
+  return all;
+}
 
 }  // namespace leadflow::pg

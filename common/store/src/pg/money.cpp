@@ -45,6 +45,8 @@ ReturnResult PgStore::record_return(const ReturnRequest& r) {
     ReturnResult out;
     Transaction tx(c);
     return_in_transaction(c, r, out);
+    if (out.status == ReturnStatus::kReturned)
+      outbox_if_subscribed(c, "", return_outbox_event(out.ret));
     tx.commit();
     return out;
   });
@@ -59,7 +61,11 @@ std::vector<ReturnResult> PgStore::record_returns(std::span<const ReturnRequest>
   return run("record_returns", all_failed, [&](Connection& c) {
     std::vector<ReturnResult> out(rs.size());
     Transaction tx(c);
-    for (std::size_t i = 0; i < rs.size(); ++i) return_in_transaction(c, rs[i], out[i]);
+    for (std::size_t i = 0; i < rs.size(); ++i) {
+      return_in_transaction(c, rs[i], out[i]);
+      if (out[i].status == ReturnStatus::kReturned)
+        outbox_if_subscribed(c, "", return_outbox_event(out[i].ret));
+    }
     tx.commit();
     return out;
   });
@@ -180,6 +186,7 @@ SettleResult PgStore::settle_lead(const Settlement& asked, const PayoutRule& pay
           c.exec(st.sql, st.params, Effect::kWrite);
       }
     }
+    outbox_if_subscribed(c, keys.seller_id, settlement_outbox_event(s));
     tx.commit();
     return {SettleStatus::kSettled, std::move(s)};
   });

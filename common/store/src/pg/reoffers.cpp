@@ -6,6 +6,7 @@
 
 #include "leadflow/domain/lead_codec.hpp"
 #include "pg/adapter.hpp"
+#include "postback_rows.hpp"
 
 namespace leadflow::pg {
 
@@ -81,6 +82,9 @@ StoreStatus PgStore::record_reoffer(const ReofferOutcome& o) {
           money::sale_entries({o.lead_id, seller_id, campaign_id}, o.sales, o.at_ms);
       const Statement ledger = ledger_statement(entries);
       c.exec(ledger.sql, ledger.params, Effect::kWrite);
+      // An aged sale is reported to the seller's postback endpoints in its own transaction.
+      outbox_if_subscribed(c, seller_id,
+                           reoffer_outbox_event(o.lead_id, payout, o.reason, o.at_ms));
     }
     // A sale makes the lead delivered and adds to its totals; the first buyer to take it is the
     // one it names. Unsold, only its history grows.

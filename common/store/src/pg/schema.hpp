@@ -9,6 +9,8 @@ namespace leadflow::pg {
 
 /// The PostgreSQL migrations, oldest first; entry i brings a database to version i + 1.
 std::span<const store_schema::Migration> migrations();
+/// Versions 20 on (migrations_later.cpp), which migrations() appends to the first ones.
+std::span<const store_schema::Migration> later_migrations();
 
 /// Applies, in one transaction on `c` and under an advisory lock (processes starting together
 /// take turns), the migrations the database has not had yet, and records them in

@@ -27,6 +27,7 @@
 #include "leadflow/money/budget.hpp"
 #include "leadflow/money/ledger.hpp"
 #include "leadflow/store/store.hpp"
+#include "postback_rows.hpp"
 #include "rollup_tiers.hpp"
 #include "rows.hpp"
 #include "sqlite/driver.hpp"
@@ -189,6 +190,47 @@ class SqliteStore final : public Store, private SqliteCalls {
       std::string_view id, std::int64_t entries_version) override;
   StoreStatus delete_suppression_list(std::string_view id) override;
 
+  // --- postbacks (sqlite/postbacks.cpp) ---------------------------------------------------------
+
+  StoreStatus insert_postback_endpoint(const PostbackEndpoint& e) override;
+  Lookup<PostbackEndpoint> get_postback_endpoint(std::string_view id) override;
+  std::optional<std::vector<PostbackEndpoint>> list_postback_endpoints(
+      std::string_view seller_id) override;
+  StoreStatus update_postback_endpoint(const PostbackEndpoint& e) override;
+  StoreStatus delete_postback_endpoint(std::string_view id) override;
+  std::optional<std::vector<PostbackDelivery>> claim_postbacks(std::int64_t now_ms,
+                                                               std::int64_t lease_ms,
+                                                               int limit) override;
+  StoreStatus record_postback_attempts(std::span<const PostbackAttempt> attempts) override;
+  StoreStatus release_postbacks(std::span<const PostbackRelease> rows) override;
+  std::optional<std::vector<PostbackDelivery>> list_postback_deliveries(
+      std::string_view endpoint_id, std::string_view before_event_id, int limit) override;
+  std::optional<std::vector<PostbackAttempt>> list_postback_attempts(
+      std::string_view endpoint_id, std::string_view event_id) override;
+  std::optional<std::vector<PostbackAttempt>> recent_postback_attempts(std::string_view endpoint_id,
+                                                                       int limit) override;
+  StoreStatus replay_postback(std::string_view endpoint_id, std::string_view event_id,
+                              std::int64_t now_ms) override;
+  std::optional<PostbackBacklog> postback_backlog() override;
+
+ private:
+  /// Reads the sellers with an active endpoint again when the cache is stale (on the writer,
+  /// inside the caller's transaction).
+  int refresh_subscribers(Connection& c);
+  /// Writes `e`'s outbox rows, one per subscribed endpoint, in the caller's transaction.
+  static int write_outbox(Connection& c, const OutboxEvent& e);
+  /// write_outbox when the seller `seller_id` ("" = the lead's, unknown here: any seller) has
+  /// an active endpoint as far as the cache knows; nothing otherwise.
+  int outbox_if_subscribed(Connection& c, const std::string& seller_id, const OutboxEvent& e) {
+    if (int rc = refresh_subscribers(c)) return rc;
+    if (seller_id.empty() ? !subscribers_.any() : !subscribers_.has(seller_id)) return SQLITE_OK;
+    return write_outbox(c, e);
+  }
+  StoreStatus write_counted(const char* op, std::string_view sql,
+                            const std::function<void(Query&)>& bind);
+  PostbackSubscribers subscribers_;
+
+ public:
   // --- the change log (audit.cpp) ----------------------------------------------------------------
 
   StoreStatus append_change(const ChangeEntry& e) override;

@@ -210,10 +210,16 @@ std::vector<StoreStatus> SqliteStore::record_outcomes(std::span<const OutcomeRec
     Transaction tx(c);
     if (int rc = tx.begin()) return (report(c, rc, "record_outcomes"), all_failed);
     OutcomeDeltas deltas;
+    if (int rc = refresh_subscribers(c)) return (report(c, rc, "record_outcomes"), all_failed);
     for (std::size_t i = 0; i < outcomes.size(); ++i) {
+      LeadKeys keys;
       int rc = record_outcome(c, outcomes[i], json_text[i].first, json_text[i].second, results[i],
-                              deltas);
+                              deltas, keys);
       if (rc != SQLITE_OK) return (report(c, rc, "record_outcomes"), all_failed);
+      // The outbox rows of the outcome, in its transaction; none for a seller with no endpoint.
+      if (results[i] != StoreStatus::kOk || !subscribers_.has(keys.seller_id)) continue;
+      if (auto event = outcome_outbox_event(outcomes[i].lead_id, outcomes[i].distribution))
+        if (int rc = write_outbox(c, *event)) return (report(c, rc, "record_outcomes"), all_failed);
     }
     if (int rc = write_outcome_deltas(c, deltas))
       return (report(c, rc, "record_outcomes"), all_failed);

@@ -47,7 +47,8 @@ void bind_lead(Query& q, const Lead& l, const std::string& custom_fields) {
 }
 
 int record_outcome(Connection& c, const OutcomeRecord& o, const std::string& attempts,
-                   const std::string& ineligible, StoreStatus& result, OutcomeDeltas& deltas) {
+                   const std::string& ineligible, StoreStatus& result, OutcomeDeltas& deltas,
+                   LeadKeys& keys) {
   const Distribution& d = o.distribution;
   if (d.status == DeliveryStatus::kPending) {
     result = StoreStatus::kConflict;  // decides nothing; there is no "invalid" status
@@ -59,8 +60,7 @@ int record_outcome(Connection& c, const OutcomeRecord& o, const std::string& att
   // constraint refuses one, so a lead is never marked delivered without all of its sales.
   if (sale)
     if (int rc = Query(c, "SAVEPOINT outcome").run()) return rc;
-  // The keys the rollup counts the lead under come back with the update.
-  LeadKeys keys;
+  // The keys the rollup counts the lead under come back with the update (and to the caller).
   bool updated = false;
   {
     Query q(c,

@@ -26,7 +26,8 @@ using store_rows::UnsoldDeltas;
 /// decided or a sale is refused, kNotFound), or the error that must abort the whole transaction.
 /// `attempts` and `ineligible` are the JSON texts of the distribution's lists.
 int record_outcome(Connection& c, const OutcomeRecord& o, const std::string& attempts,
-                   const std::string& ineligible, StoreStatus& result, OutcomeDeltas& deltas);
+                   const std::string& ineligible, StoreStatus& result, OutcomeDeltas& deltas,
+                   LeadKeys& keys);
 
 /// Appends ledger entries (leadflow/money/ledger.hpp says which a sale and a return write), in
 /// order, inside the caller's transaction; the revenue rollup's trigger counts each.

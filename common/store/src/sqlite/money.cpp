@@ -17,6 +17,9 @@ ReturnResult SqliteStore::record_return(const ReturnRequest& r) {
     ReturnResult out;
     if (int rc = return_in_transaction(c, r, out))
       return (report(c, rc, "record_return"), ReturnResult{});
+    if (out.status == ReturnStatus::kReturned)
+      if (int rc = outbox_if_subscribed(c, "", return_outbox_event(out.ret)))
+        return (report(c, rc, "record_return"), ReturnResult{});
     if (int rc = tx.commit()) return (report(c, rc, "record_return"), ReturnResult{});
     return out;
   });
@@ -33,9 +36,13 @@ std::vector<ReturnResult> SqliteStore::record_returns(std::span<const ReturnRequ
     Transaction tx(c);
     if (int rc = tx.begin()) return (report(c, rc, "record_returns"), all_failed);
     std::vector<ReturnResult> out(rs.size());
-    for (std::size_t i = 0; i < rs.size(); ++i)
+    for (std::size_t i = 0; i < rs.size(); ++i) {
       if (int rc = return_in_transaction(c, rs[i], out[i]))
         return (report(c, rc, "record_returns"), all_failed);
+      if (out[i].status == ReturnStatus::kReturned)
+        if (int rc = outbox_if_subscribed(c, "", return_outbox_event(out[i].ret)))
+          return (report(c, rc, "record_returns"), all_failed);
+    }
     if (int rc = tx.commit()) return (report(c, rc, "record_returns"), all_failed);
     return out;
   });
@@ -172,6 +179,7 @@ SettleResult SqliteStore::settle_lead(const Settlement& asked, const PayoutRule&
       if (c.changes() > 0)
         if (int rc = settled_in_rollup(c, s.lead_id, false)) return failed(rc);
     }
+    if (int rc = outbox_if_subscribed(c, seller_id, settlement_outbox_event(s))) return failed(rc);
     if (int rc = tx.commit()) return failed(rc);
     return {SettleStatus::kSettled, std::move(s)};
   });

@@ -1,6 +1,7 @@
 // The SQLite adapter of the re-offer port (leadflow/store/reoffers.hpp): the schedule of second
 // chances, leased under the one writer, and the re-offer's outcome in one transaction.
 #include "leadflow/domain/lead_codec.hpp"
+#include "postback_rows.hpp"
 #include "sqlite/adapter.hpp"
 
 namespace leadflow::sqlite {
@@ -92,6 +93,11 @@ StoreStatus SqliteStore::record_reoffer(const ReofferOutcome& o) {
     }
     const auto entries = money::sale_entries({o.lead_id, seller_id, campaign_id}, o.sales, o.at_ms);
     if (int rc = write_ledger_entries(c, entries)) return failed(rc);
+    // An aged sale is reported to the seller's postback endpoints in its own transaction.
+    if (!o.sales.empty())
+      if (int rc = outbox_if_subscribed(c, seller_id,
+                                        reoffer_outbox_event(o.lead_id, payout, o.reason, o.at_ms)))
+        return failed(rc);
     {
       // A sale makes the lead delivered and adds to its totals; the first buyer to take it is
       // the one it names. Unsold, only its history grows.

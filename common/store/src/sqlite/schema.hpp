@@ -9,6 +9,8 @@ namespace leadflow::sqlite {
 
 /// The SQLite migrations, oldest first; entry i brings a database to version i + 1.
 std::span<const store_schema::Migration> migrations();
+/// Versions 20 on (migrations_later.cpp), which migrations() appends to the first ones.
+std::span<const store_schema::Migration> later_migrations();
 
 /// Applies, in one write transaction on `writer`, the migrations a database has not had yet, and
 /// records them in schema_migrations. kUnavailable (logged) if the database is newer than this

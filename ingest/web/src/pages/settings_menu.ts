@@ -10,6 +10,7 @@ export interface SettingsEntry {
   title: string;
   what: string;
   operatorOnly?: boolean;
+  notBuyer?: boolean;
 }
 
 /** The settings, in the menu's order. */
@@ -19,11 +20,12 @@ export const SETTINGS: SettingsEntry[] = [
   { path: '/settings/password', title: 'Password', what: 'change your password' },
   { path: '/settings/two-factor', title: 'Two-factor', what: 'a code from an app at sign-in' },
   { path: '/settings/time-zone', title: 'Time zone', what: 'the zone times and days are shown in' },
+  { path: '/settings/postbacks', title: 'Postbacks', what: 'endpoints told when your leads are sold, unsold, returned or settled', notBuyer: true },
 ];
 
 /** The settings `u` may open. */
 export function settingsFor(u: User): SettingsEntry[] {
-  return SETTINGS.filter((e) => !e.operatorOnly || isOperator(u));
+  return SETTINGS.filter((e) => (!e.operatorOnly || isOperator(u)) && (!e.notBuyer || u.account !== 'buyer'));
 }
 
 /** The settings menu, the page at `here` marked current. */

@@ -101,6 +101,10 @@ struct Config {
   // LEADFLOW_RETENTION_DAYS (docs/erasure.md): leads received more than this many days ago lose
   // their personal data to the retention pass; 0, never.
   int retention_days = 0;
+  // LEADFLOW_POSTBACK_CONCURRENCY / _TIMEOUT_MS: the postback sender's requests in flight and
+  // one attempt's time (docs/postbacks.md)
+  int postback_concurrency = 256;
+  int postback_timeout_ms = 5000;
 
   bool scale_out() const { return shape == Shape::kScaleOut; }
   /// Whether the limits are shared through the store (LEADFLOW_SHARED_LIMITS).

@@ -14,6 +14,7 @@
 #include "leadflow/store/limits.hpp"
 #include "leadflow/store/money.hpp"
 #include "leadflow/store/port.hpp"
+#include "leadflow/store/postbacks.hpp"
 #include "leadflow/store/reoffers.hpp"
 #include "leadflow/store/reporting.hpp"
 #include "leadflow/store/sign_in.hpp"
@@ -40,7 +41,8 @@ class Store : public AccountsStore,
               public SuppressionStore,
               public ErasureStore,
               public StatementStore,
-              public ReofferStore {
+              public ReofferStore,
+              public PostbackStore {
  public:
   virtual ~Store() = default;
   /// Applies pending versioned migrations. Idempotent; safe to call at every start.

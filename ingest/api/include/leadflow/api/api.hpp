@@ -31,6 +31,7 @@
 #include "leadflow/store/erasure.hpp"
 #include "leadflow/store/intake.hpp"
 #include "leadflow/store/money.hpp"
+#include "leadflow/store/postbacks.hpp"
 #include "leadflow/store/reporting.hpp"
 #include "leadflow/store/sign_in.hpp"
 #include "leadflow/store/statements.hpp"
@@ -158,6 +159,8 @@ struct IngestContext {
   ErasureStore* erasure = nullptr;
   /// Closes and statements (docs/statements.md); none: their routes answer 503.
   StatementStore* statements = nullptr;
+  /// Sellers' postback endpoints and their delivery logs (docs/postbacks.md); none: 503.
+  PostbackStore* postbacks = nullptr;
 };
 
 void install_common_handlers(Routes& routes, IngestContext& ctx);

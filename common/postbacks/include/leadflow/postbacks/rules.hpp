@@ -1,0 +1,66 @@
+#pragma once
+// The postbacks' rules (docs/postbacks.md): what a seller is told, when it is told again, and
+// when its endpoint counts as failing. Pure functions on plain values; thread-safe.
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "leadflow/domain/lead.hpp"
+
+namespace leadflow::postbacks {
+
+/// What a postback reports. A seller's endpoint subscribes to some of them.
+enum class EventKind { kSold, kUnsold, kReturned, kSettled };
+
+inline constexpr EventKind kAllKinds[] = {EventKind::kSold, EventKind::kUnsold,
+                                          EventKind::kReturned, EventKind::kSettled};
+
+/// "lead.sold", "lead.unsold", "lead.returned", "lead.settled".
+std::string_view kind_name(EventKind k);
+std::optional<EventKind> parse_kind(std::string_view name);
+
+/// The event a decided outcome reports: a sale is `lead.sold`; unsold, duplicate and rejected
+/// leads are `lead.unsold`. A failed lead (its post's outcome unknown) reports nothing until an
+/// operator settles it (`lead.settled`), a test lead nothing at all (it was offered to no one).
+std::optional<EventKind> outcome_event(DeliveryStatus status);
+
+/// The id a receiver deduplicates on ("evt_" and a sortable id): one per event, the same for
+/// every endpoint it goes to and every attempt and replay of it.
+std::string new_event_id(std::int64_t at_ms);
+inline constexpr std::string_view kEventPrefix = "evt_";
+inline constexpr std::string_view kEndpointPrefix = "pbe_";
+
+/// A new signing secret for an endpoint ("pbs_" and 64 hex digits), shown once at creation.
+std::string new_endpoint_secret();
+
+/// The subscriptions as one text a store keeps and matches with LIKE: ",lead.sold,lead.unsold,"
+/// (each name between commas, in the order of kAllKinds, none twice).
+std::string events_text(std::span<const EventKind> kinds);
+/// The kinds of such a text, in the order of kAllKinds.
+std::vector<EventKind> events_of_text(std::string_view text);
+
+/// How long an event is retried: 24 hours from when it happened. After that it is given up
+/// (`expired`) and only a replay sends it again.
+inline constexpr std::int64_t kRetryWindowMs = 24LL * 3'600'000;
+
+/// When the next attempt of an event goes, after `attempts` failed ones (1 or more) of an event
+/// that happened at `occurred_at_ms`, the last one ending at `now_ms`: 30 s after the first
+/// failure, doubling each time up to an hour apart; nullopt once that is past the retry window
+/// (the event expires). Example: failures at +0 s and +30 s are retried at +30 s and +90 s.
+std::optional<std::int64_t> next_attempt_at(std::int64_t occurred_at_ms, int attempts,
+                                            std::int64_t now_ms);
+
+/// Whether an answer delivers the event: any 2xx. Everything else (no answer, a timeout, a
+/// refused address, any other status) is retried, a 4xx included: the receiver's fault is
+/// usually fixed within the day, and the event id lets it drop what it already took.
+bool delivered(int http_status);
+
+/// An endpoint is failing when its last kFailingAfter attempts all failed (newest first in
+/// `recent`, true for a delivered one): what the metric counts and the alert watches.
+inline constexpr std::size_t kFailingAfter = 5;
+bool endpoint_failing(std::span<const bool> recent);
+
+}  // namespace leadflow::postbacks

@@ -1,0 +1,88 @@
+#include "leadflow/postbacks/rules.hpp"
+
+#include <algorithm>
+
+#include "leadflow/base/crypto.hpp"
+#include "leadflow/base/ids.hpp"
+
+namespace leadflow::postbacks {
+
+std::string_view kind_name(EventKind k) {
+  switch (k) {
+    case EventKind::kSold:
+      return "lead.sold";
+    case EventKind::kUnsold:
+      return "lead.unsold";
+    case EventKind::kReturned:
+      return "lead.returned";
+    case EventKind::kSettled:
+      return "lead.settled";
+  }
+  return "lead.sold";
+}
+
+std::optional<EventKind> parse_kind(std::string_view name) {
+  for (EventKind k : kAllKinds)
+    if (kind_name(k) == name) return k;
+  return std::nullopt;
+}
+
+std::optional<EventKind> outcome_event(DeliveryStatus status) {
+  switch (status) {
+    case DeliveryStatus::kDelivered:
+      return EventKind::kSold;
+    case DeliveryStatus::kUnsold:
+    case DeliveryStatus::kDuplicate:
+    case DeliveryStatus::kRejected:
+      return EventKind::kUnsold;
+    case DeliveryStatus::kPending:
+    case DeliveryStatus::kFailed:
+    case DeliveryStatus::kReturned:
+    case DeliveryStatus::kTest:
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::string new_event_id(std::int64_t at_ms) { return new_id(kEventPrefix, at_ms); }
+
+std::string new_endpoint_secret() { return "pbs_" + hex_of(random_bytes(32)); }
+
+std::string events_text(std::span<const EventKind> kinds) {
+  std::string out = ",";
+  for (EventKind k : kAllKinds)
+    if (std::find(kinds.begin(), kinds.end(), k) != kinds.end()) {
+      out += kind_name(k);
+      out += ',';
+    }
+  return out;
+}
+
+std::vector<EventKind> events_of_text(std::string_view text) {
+  std::vector<EventKind> out;
+  for (EventKind k : kAllKinds)
+    if (text.find("," + std::string(kind_name(k)) + ",") != std::string_view::npos)
+      out.push_back(k);
+  return out;
+}
+
+std::optional<std::int64_t> next_attempt_at(std::int64_t occurred_at_ms, int attempts,
+                                            std::int64_t now_ms) {
+  constexpr std::int64_t kFirstMs = 30'000;
+  constexpr std::int64_t kMaxMs = 3'600'000;
+  std::int64_t delay = kFirstMs;
+  for (int i = 1; i < attempts && delay < kMaxMs; ++i) delay *= 2;
+  delay = std::min(delay, kMaxMs);
+  const std::int64_t at = now_ms + delay;
+  if (at >= occurred_at_ms + kRetryWindowMs) return std::nullopt;
+  return at;
+}
+
+bool delivered(int http_status) { return http_status >= 200 && http_status < 300; }
+
+bool endpoint_failing(std::span<const bool> recent) {
+  if (recent.size() < kFailingAfter) return false;
+  return std::none_of(recent.begin(), recent.begin() + kFailingAfter, [](bool ok) { return ok; });
+}
+
+}  // namespace leadflow::postbacks

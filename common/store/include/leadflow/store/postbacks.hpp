@@ -1,0 +1,150 @@
+#pragma once
+// The postbacks port (docs/postbacks.md): sellers' endpoints, and the outbox of the events they
+// are sent. The outbox rows of an outcome, a return or a settlement are written by the
+// transaction that records it (record_outcomes, record_return(s), settle_lead), one row per
+// subscribed endpoint, so no event is lost or invented across a crash. Which event a change
+// reports is common/postbacks' rule; the store keeps and hands back what it is given.
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "leadflow/base/money.hpp"
+#include "leadflow/store/port.hpp"
+
+namespace leadflow {
+
+/// A seller's endpoint, for all of its campaigns or one of them.
+struct PostbackEndpoint {
+  std::string id;           // "pbe_..."
+  std::string seller_id;    // its owner
+  std::string campaign_id;  // "" = every campaign of the seller (and its leads without one)
+  std::string url;
+  std::string events;  // the subscriptions as postbacks::events_text (",lead.sold,...,")
+  std::string secret;  // the signing key; the API shows it once, at creation
+  bool active = true;
+  std::int64_t created_at_ms = 0;
+  std::int64_t updated_at_ms = 0;
+};
+
+/// What an event says, as its transaction wrote it (the sender builds the body from these alone,
+/// through the visibility model, so every attempt sends the same body).
+struct PostbackFacts {
+  std::string event_id;  // "evt_...": the same for every endpoint and attempt
+  std::string kind;      // "lead.sold", ...
+  std::string lead_id;
+  std::string seller_id;
+  std::string campaign_id;
+  std::string status;  // the lead's status after the change ("delivered", "unsold", ...)
+  bool sold = false;   // lead.settled: settled as sold
+  Cents payout = 0;    // the seller's payout earned (sold, settled) or reversed (returned)
+  std::string reason;  // the operator's reason; the body carries the seller's words for it
+  std::int64_t occurred_at_ms = 0;
+};
+
+/// Where an outbox row stands.
+enum class PostbackState { kPending, kDelivered, kExpired };
+inline std::string_view to_string(PostbackState s) {
+  switch (s) {
+    case PostbackState::kDelivered:
+      return "delivered";
+    case PostbackState::kExpired:
+      return "expired";
+    case PostbackState::kPending:
+      break;
+  }
+  return "pending";
+}
+
+/// One event for one endpoint, with its delivery so far.
+struct PostbackDelivery {
+  PostbackFacts facts;
+  std::string endpoint_id;
+  PostbackState state = PostbackState::kPending;
+  int attempts = 0;
+  std::int64_t next_at_ms = 0;  // when it is due (pending)
+  int last_status = 0;          // the last attempt's HTTP status (0: none, or no answer)
+  std::string last_error;
+  std::int64_t delivered_at_ms = 0;
+  /// Its 24 hours of retries run from here: the event's time, or its last replay.
+  std::int64_t window_from_ms = 0;
+};
+
+/// One attempt at delivering an event to an endpoint, and what it leaves the row at:
+/// kDelivered, kPending again at `next_at_ms`, or kExpired (its 24 hours are over).
+struct PostbackAttempt {
+  std::string event_id;
+  std::string endpoint_id;
+  std::int64_t at_ms = 0;
+  int status = 0;  // HTTP status, 0 when no answer came
+  std::int64_t latency_us = 0;
+  std::string error;  // transport error or timeout, "" on an answer
+  PostbackState then = PostbackState::kPending;
+  std::int64_t next_at_ms = 0;
+};
+
+/// A claimed row put back unattempted, due again at `next_at_ms`.
+struct PostbackRelease {
+  std::string event_id;
+  std::string endpoint_id;
+  std::int64_t next_at_ms = 0;
+};
+
+/// The outbox's size, for the metric and the measurement.
+struct PostbackBacklog {
+  std::int64_t pending = 0;
+  std::int64_t oldest_pending_at_ms = 0;  // 0 when none is pending
+};
+
+class PostbackStore : public virtual StorePort {
+ public:
+  // --- endpoints ------------------------------------------------------------------------------
+  /// kConflict if the id exists.
+  virtual StoreStatus insert_postback_endpoint(const PostbackEndpoint& e) = 0;
+  virtual Lookup<PostbackEndpoint> get_postback_endpoint(std::string_view id) = 0;
+  /// One seller's endpoints, or every one with `seller_id` ""; ordered by id. nullopt when the
+  /// store could not read them.
+  virtual std::optional<std::vector<PostbackEndpoint>> list_postback_endpoints(
+      std::string_view seller_id) = 0;
+  /// Writes url, events, active and updated_at_ms of the endpoint `e.id`; kNotFound if none.
+  virtual StoreStatus update_postback_endpoint(const PostbackEndpoint& e) = 0;
+  /// Removes the endpoint and its outbox rows and attempts; kNotFound if none.
+  virtual StoreStatus delete_postback_endpoint(std::string_view id) = 0;
+
+  // --- the outbox -----------------------------------------------------------------------------
+  /// Up to `limit` pending rows due at `now_ms`, oldest due first, each leased: its next_at is
+  /// moved to now_ms + lease_ms in the same statement, so another process (or this one) claims
+  /// it again only if no attempt was recorded by then. Several processes claiming at once get
+  /// distinct rows. nullopt when the store could not say.
+  virtual std::optional<std::vector<PostbackDelivery>> claim_postbacks(std::int64_t now_ms,
+                                                                       std::int64_t lease_ms,
+                                                                       int limit) = 0;
+  /// Records attempts in one transaction: each attempt's row, and its outbox row's new state
+  /// (attempts + 1, last status and error, next_at or delivered_at). An attempt of a row that
+  /// is gone (its endpoint deleted) is dropped.
+  virtual StoreStatus record_postback_attempts(std::span<const PostbackAttempt> attempts) = 0;
+  /// Puts claimed rows back, each due at its `next_at_ms`, without counting an attempt (the
+  /// sender could not start one: the endpoint is at its own limit of requests in flight, or
+  /// switched off), in one transaction. A row no longer pending is left as it is.
+  virtual StoreStatus release_postbacks(std::span<const PostbackRelease> rows) = 0;
+  /// An endpoint's outbox rows, newest event first, those with events before `before_event_id`
+  /// ("" = from the newest); at most `limit`. nullopt when the store could not say.
+  virtual std::optional<std::vector<PostbackDelivery>> list_postback_deliveries(
+      std::string_view endpoint_id, std::string_view before_event_id, int limit) = 0;
+  /// The attempts of one event at one endpoint, oldest first.
+  virtual std::optional<std::vector<PostbackAttempt>> list_postback_attempts(
+      std::string_view endpoint_id, std::string_view event_id) = 0;
+  /// The latest `limit` attempts of an endpoint, newest first (whether it is failing).
+  virtual std::optional<std::vector<PostbackAttempt>> recent_postback_attempts(
+      std::string_view endpoint_id, int limit) = 0;
+  /// Sends an event again: its row becomes pending and due at `now_ms` (its attempts stay
+  /// counted; a replay of an expired row gets another 24 hours from now). kNotFound if none.
+  virtual StoreStatus replay_postback(std::string_view endpoint_id, std::string_view event_id,
+                                      std::int64_t now_ms) = 0;
+  /// How many rows are pending, and the oldest one's event time.
+  virtual std::optional<PostbackBacklog> postback_backlog() = 0;
+};
+
+}  // namespace leadflow

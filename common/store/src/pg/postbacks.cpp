@@ -1,0 +1,256 @@
+// PgStore: the postbacks port (sellers' endpoints, the outbox and its attempts), and the outbox
+// rows the outcome, return and settlement transactions write (outbox_statement).
+#include "pg/adapter.hpp"
+#include "postback_rows.hpp"
+
+namespace leadflow::pg {
+
+void PgStore::refresh_subscribers(Connection& c) {
+  if (!subscribers_.stale()) return;
+  const Result r = c.exec("SELECT DISTINCT seller_id FROM postback_endpoints WHERE active",
+                          Params(), Effect::kRead);
+  std::vector<std::string> sellers;
+  sellers.reserve(static_cast<std::size_t>(r.rows()));
+  for (int i = 0; i < r.rows(); ++i) sellers.push_back(r.text(i, 0));
+  subscribers_.set(std::move(sellers));
+}
+
+/// One row per event and active endpoint of the lead's seller (all its campaigns, or the
+/// lead's) subscribed to its kind; the lead's status as this transaction left it.
+Statement PgStore::outbox_statement(std::span<const OutboxEvent> events) {
+  ArrayText event_id, kind, lead_id, sold, payout, reason, at;
+  for (const OutboxEvent& e : events) {
+    event_id.add(e.event_id);
+    kind.add(e.kind);
+    lead_id.add(e.lead_id);
+    sold.add(e.sold);
+    payout.add(e.payout);
+    reason.add(e.reason);
+    at.add(e.at_ms);
+  }
+  return {"INSERT INTO postback_outbox (" LF_POSTBACK_OUTBOX_COLUMNS
+          ") SELECT ev.event_id, ev.kind, l.id, l.seller_id, l.campaign_id, l.status, ev.sold,"
+          " ev.payout, ev.reason, ev.at, e.id, 'pending', 0, ev.at, 0, '', 0, ev.at"
+          " FROM unnest($1::TEXT[], $2::TEXT[], $3::TEXT[], $4::BOOLEAN[], $5::BIGINT[],"
+          "  $6::TEXT[], $7::BIGINT[]) AS ev (event_id, kind, lead_id, sold, payout, reason, at)"
+          " JOIN leads l ON l.id = ev.lead_id"
+          " JOIN postback_endpoints e ON e.seller_id = l.seller_id"
+          "  AND (e.campaign_id = '' OR e.campaign_id = l.campaign_id)"
+          " WHERE e.active AND strpos(e.events, ',' || ev.kind || ',') > 0",
+          Params()
+              .add(event_id.str())
+              .add(kind.str())
+              .add(lead_id.str())
+              .add(sold.str())
+              .add(payout.str())
+              .add(reason.str())
+              .add(at.str())};
+}
+
+void PgStore::outbox_if_subscribed(Connection& c, const std::string& seller_id,
+                                   const OutboxEvent& e) {
+  refresh_subscribers(c);
+  if (seller_id.empty() ? !subscribers_.any() : !subscribers_.has(seller_id)) return;
+  const Statement st = outbox_statement(std::span(&e, 1));
+  c.exec(st.sql, st.params, Effect::kWrite);
+}
+
+StoreStatus PgStore::insert_postback_endpoint(const PostbackEndpoint& e) {
+  // The cache is dropped after the write: a refresh between could miss it.
+  const StoreStatus status = write("insert_postback_endpoint",
+                                   "INSERT INTO postback_endpoints (" LF_POSTBACK_ENDPOINT_COLUMNS
+                                   ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                                   Params()
+                                       .add(e.id)
+                                       .add(e.seller_id)
+                                       .add(e.campaign_id)
+                                       .add(e.url)
+                                       .add(e.events)
+                                       .add(e.secret)
+                                       .add(e.active)
+                                       .add(e.created_at_ms)
+                                       .add(e.updated_at_ms));
+  subscribers_.invalidate();
+  return status;
+}
+
+Lookup<PostbackEndpoint> PgStore::get_postback_endpoint(std::string_view id) {
+  return lookup<PostbackEndpoint>("get_postback_endpoint",
+                                  "SELECT " LF_POSTBACK_ENDPOINT_COLUMNS
+                                  " FROM postback_endpoints WHERE id = $1",
+                                  Params().add(id), read_postback_endpoint<Row>);
+}
+
+std::optional<std::vector<PostbackEndpoint>> PgStore::list_postback_endpoints(
+    std::string_view seller_id) {
+  return read_rows<PostbackEndpoint>(
+      "list_postback_endpoints",
+      "SELECT " LF_POSTBACK_ENDPOINT_COLUMNS
+      " FROM postback_endpoints WHERE $1 = '' OR seller_id = $1 ORDER BY id",
+      Params().add(seller_id), read_postback_endpoint<Row>);
+}
+
+/// One statement; kNotFound when it touched no row.
+StoreStatus PgStore::write_counted(const char* op, const char* sql, const Params& params) {
+  return run(op, StoreStatus::kUnavailable, [&](Connection& c) {
+    const Result r = c.exec(sql, params, Effect::kWrite);
+    return r.rows() > 0 ? StoreStatus::kOk : StoreStatus::kNotFound;
+  });
+}
+
+StoreStatus PgStore::update_postback_endpoint(const PostbackEndpoint& e) {
+  // The cache is dropped after the write: a refresh between could miss it.
+  const StoreStatus status =
+      write_counted("update_postback_endpoint",
+                    "UPDATE postback_endpoints SET url = $2, events = $3, active = $4,"
+                    " updated_at_ms = $5 WHERE id = $1 RETURNING 1",
+                    Params().add(e.id).add(e.url).add(e.events).add(e.active).add(e.updated_at_ms));
+  subscribers_.invalidate();
+  return status;
+}
+
+StoreStatus PgStore::delete_postback_endpoint(std::string_view id) {
+  // The cache is dropped after the write: a refresh between could miss it.
+  const StoreStatus status =
+      run("delete_postback_endpoint", StoreStatus::kUnavailable, [&](Connection& c) {
+        Transaction tx(c);
+        c.exec("DELETE FROM postback_attempts WHERE endpoint_id = $1", Params().add(id),
+               Effect::kWrite);
+        c.exec("DELETE FROM postback_outbox WHERE endpoint_id = $1", Params().add(id),
+               Effect::kWrite);
+        const Result r = c.exec("DELETE FROM postback_endpoints WHERE id = $1 RETURNING 1",
+                                Params().add(id), Effect::kWrite);
+        if (r.rows() == 0) return StoreStatus::kNotFound;
+        tx.commit();
+        return StoreStatus::kOk;
+      });
+  subscribers_.invalidate();
+  return status;
+}
+
+/// FOR UPDATE SKIP LOCKED: processes claiming at once take distinct rows without waiting for
+/// each other; the lease (next_at moved ahead) keeps a claimed row from being claimed again
+/// once this statement commits, until the claimer records its attempt or the lease runs out.
+std::optional<std::vector<PostbackDelivery>> PgStore::claim_postbacks(std::int64_t now_ms,
+                                                                      std::int64_t lease_ms,
+                                                                      int limit) {
+  return read_rows<PostbackDelivery>(
+      "claim_postbacks",
+      "UPDATE postback_outbox SET next_at = $2 FROM (SELECT endpoint_id AS due_endpoint,"
+      " event_id AS due_event FROM postback_outbox WHERE state = 'pending' AND next_at <= $1"
+      " ORDER BY next_at LIMIT $3 FOR UPDATE SKIP LOCKED) AS due"
+      " WHERE endpoint_id = due.due_endpoint AND event_id = due.due_event"
+      " RETURNING " LF_POSTBACK_OUTBOX_COLUMNS,
+      Params().add(now_ms).add(now_ms + lease_ms).add(limit), read_postback_delivery<Row>);
+}
+
+StoreStatus PgStore::record_postback_attempts(std::span<const PostbackAttempt> attempts) {
+  if (attempts.empty()) return StoreStatus::kOk;
+  ArrayText event, endpoint, at, status, latency, error, then, next_at;
+  for (const PostbackAttempt& a : attempts) {
+    event.add(a.event_id);
+    endpoint.add(a.endpoint_id);
+    at.add(a.at_ms);
+    status.add(a.status);
+    latency.add(a.latency_us);
+    error.add(a.error);
+    then.add(to_string(a.then));
+    next_at.add(a.next_at_ms);
+  }
+  const Params params = Params()
+                            .add(event.str())
+                            .add(endpoint.str())
+                            .add(at.str())
+                            .add(status.str())
+                            .add(latency.str())
+                            .add(error.str())
+                            .add(then.str())
+                            .add(next_at.str());
+  // One statement: the rows' new state, and an attempt row for each row still there (an
+  // endpoint deleted meanwhile took its rows with it). Rows are locked in key order.
+  return run("record_postback_attempts", StoreStatus::kUnavailable, [&](Connection& c) {
+    c.exec(
+        "WITH a AS (SELECT * FROM unnest($1::TEXT[], $2::TEXT[], $3::BIGINT[], $4::INTEGER[],"
+        "  $5::BIGINT[], $6::TEXT[], $7::TEXT[], $8::BIGINT[]) WITH ORDINALITY"
+        "  AS a (event_id, endpoint_id, at, status, latency_us, error, then_state, next_at, n)),"
+        " counted AS (SELECT endpoint_id, event_id, COUNT(*) AS n, MAX(n) AS last"
+        "  FROM a GROUP BY endpoint_id, event_id),"
+        " updated AS (UPDATE postback_outbox o SET attempts = o.attempts + counted.n,"
+        "  state = a.then_state, next_at = a.next_at, last_status = a.status,"
+        "  last_error = a.error,"
+        "  delivered_at = CASE WHEN a.then_state = 'delivered' THEN a.at ELSE 0 END"
+        "  FROM counted JOIN a ON a.n = counted.last"
+        "  WHERE o.endpoint_id = counted.endpoint_id AND o.event_id = counted.event_id"
+        "  RETURNING o.endpoint_id, o.event_id)"
+        " INSERT INTO postback_attempts (" LF_POSTBACK_ATTEMPT_COLUMNS
+        ") SELECT a.event_id, a.endpoint_id, a.at, a.status, a.latency_us, a.error,"
+        " a.then_state, a.next_at FROM a JOIN updated ON updated.endpoint_id = a.endpoint_id"
+        " AND updated.event_id = a.event_id ORDER BY a.n",
+        params, Effect::kWrite);
+    return StoreStatus::kOk;
+  });
+}
+
+StoreStatus PgStore::release_postbacks(std::span<const PostbackRelease> rows) {
+  if (rows.empty()) return StoreStatus::kOk;
+  ArrayText event, endpoint, next_at;
+  for (const PostbackRelease& r : rows) {
+    event.add(r.event_id);
+    endpoint.add(r.endpoint_id);
+    next_at.add(r.next_at_ms);
+  }
+  return write("release_postbacks",
+               "UPDATE postback_outbox o SET next_at = r.next_at FROM unnest($1::TEXT[],"
+               " $2::TEXT[], $3::BIGINT[]) AS r (event_id, endpoint_id, next_at)"
+               " WHERE o.endpoint_id = r.endpoint_id AND o.event_id = r.event_id"
+               " AND o.state = 'pending'",
+               Params().add(event.str()).add(endpoint.str()).add(next_at.str()));
+}
+
+std::optional<std::vector<PostbackDelivery>> PgStore::list_postback_deliveries(
+    std::string_view endpoint_id, std::string_view before_event_id, int limit) {
+  return read_rows<PostbackDelivery>(
+      "list_postback_deliveries",
+      "SELECT " LF_POSTBACK_OUTBOX_COLUMNS
+      " FROM postback_outbox WHERE endpoint_id = $1 AND ($2 = '' OR event_id < $2)"
+      " ORDER BY event_id DESC LIMIT $3",
+      Params().add(endpoint_id).add(before_event_id).add(limit), read_postback_delivery<Row>);
+}
+
+std::optional<std::vector<PostbackAttempt>> PgStore::list_postback_attempts(
+    std::string_view endpoint_id, std::string_view event_id) {
+  return read_rows<PostbackAttempt>(
+      "list_postback_attempts",
+      "SELECT " LF_POSTBACK_ATTEMPT_COLUMNS
+      " FROM postback_attempts WHERE endpoint_id = $1 AND event_id = $2 ORDER BY at, ctid",
+      Params().add(endpoint_id).add(event_id), read_postback_attempt<Row>);
+}
+
+std::optional<std::vector<PostbackAttempt>> PgStore::recent_postback_attempts(
+    std::string_view endpoint_id, int limit) {
+  return read_rows<PostbackAttempt>(
+      "recent_postback_attempts",
+      "SELECT " LF_POSTBACK_ATTEMPT_COLUMNS
+      " FROM postback_attempts WHERE endpoint_id = $1 ORDER BY at DESC, ctid DESC LIMIT $2",
+      Params().add(endpoint_id).add(limit), read_postback_attempt<Row>);
+}
+
+StoreStatus PgStore::replay_postback(std::string_view endpoint_id, std::string_view event_id,
+                                     std::int64_t now_ms) {
+  return write_counted("replay_postback",
+                       "UPDATE postback_outbox SET state = 'pending', next_at = $3,"
+                       " window_from = $3 WHERE endpoint_id = $1 AND event_id = $2 RETURNING 1",
+                       Params().add(endpoint_id).add(event_id).add(now_ms));
+}
+
+std::optional<PostbackBacklog> PgStore::postback_backlog() {
+  return read_one<PostbackBacklog>(
+      "postback_backlog",
+      "SELECT COUNT(*), COALESCE(MIN(occurred_at), 0) FROM postback_outbox"
+      " WHERE state = 'pending'",
+      Params(), [](const Row& r) {
+        return PostbackBacklog{r.int64(0), r.int64(1)};
+      });
+}
+
+}  // namespace leadflow::pg

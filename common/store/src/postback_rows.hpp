@@ -1,0 +1,200 @@
+#pragma once
+// Both adapters' rows of the postbacks port: the columns and readers of endpoints, outbox rows
+// and attempts; the outbox events an outcome, a return and a settlement write (the rule of which
+// is common/postbacks'); and the cache of sellers with an active endpoint that lets the outcome
+// writer skip the outbox statement for everyone else.
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "leadflow/domain/lead.hpp"
+#include "leadflow/postbacks/rules.hpp"
+#include "leadflow/store/money.hpp"
+#include "leadflow/store/postbacks.hpp"
+
+namespace leadflow {
+
+#define LF_POSTBACK_ENDPOINT_COLUMNS \
+  "id, seller_id, campaign_id, url, events, secret, active, created_at_ms, updated_at_ms"
+
+#define LF_POSTBACK_OUTBOX_COLUMNS                                                              \
+  "event_id, kind, lead_id, seller_id, campaign_id, status, sold, payout_cents, reason,"        \
+  " occurred_at, endpoint_id, state, attempts, next_at, last_status, last_error, delivered_at," \
+  " window_from"
+
+#define LF_POSTBACK_ATTEMPT_COLUMNS \
+  "event_id, endpoint_id, at, status, latency_us, error, then_state, next_at"
+
+template <class Row>
+PostbackEndpoint read_postback_endpoint(const Row& r) {
+  PostbackEndpoint e;
+  e.id = r.text(0);
+  e.seller_id = r.text(1);
+  e.campaign_id = r.text(2);
+  e.url = r.text(3);
+  e.events = r.text(4);
+  e.secret = r.text(5);
+  e.active = r.boolean(6);
+  e.created_at_ms = r.int64(7);
+  e.updated_at_ms = r.int64(8);
+  return e;
+}
+
+inline PostbackState parse_postback_state(std::string_view s) {
+  if (s == "delivered") return PostbackState::kDelivered;
+  if (s == "expired") return PostbackState::kExpired;
+  return PostbackState::kPending;
+}
+
+template <class Row>
+PostbackDelivery read_postback_delivery(const Row& r) {
+  PostbackDelivery d;
+  PostbackFacts& f = d.facts;
+  f.event_id = r.text(0);
+  f.kind = r.text(1);
+  f.lead_id = r.text(2);
+  f.seller_id = r.text(3);
+  f.campaign_id = r.text(4);
+  f.status = r.text(5);
+  f.sold = r.boolean(6);
+  f.payout = r.int64(7);
+  f.reason = r.text(8);
+  f.occurred_at_ms = r.int64(9);
+  d.endpoint_id = r.text(10);
+  d.state = parse_postback_state(r.text(11));
+  d.attempts = static_cast<int>(r.int64(12));
+  d.next_at_ms = r.int64(13);
+  d.last_status = static_cast<int>(r.int64(14));
+  d.last_error = r.text(15);
+  d.delivered_at_ms = r.int64(16);
+  d.window_from_ms = r.int64(17);
+  return d;
+}
+
+template <class Row>
+PostbackAttempt read_postback_attempt(const Row& r) {
+  PostbackAttempt a;
+  a.event_id = r.text(0);
+  a.endpoint_id = r.text(1);
+  a.at_ms = r.int64(2);
+  a.status = static_cast<int>(r.int64(3));
+  a.latency_us = r.int64(4);
+  a.error = r.text(5);
+  a.then = parse_postback_state(r.text(6));
+  a.next_at_ms = r.int64(7);
+  return a;
+}
+
+/// One event to write to the outbox, once per active endpoint of the lead's seller (and
+/// campaign) subscribed to its kind; the lead's seller, campaign and status come from the lead
+/// row in the same transaction.
+struct OutboxEvent {
+  std::string event_id;
+  std::string kind;
+  std::string lead_id;
+  bool sold = false;
+  Cents payout = 0;
+  std::string reason;
+  std::int64_t at_ms = 0;
+};
+
+/// The event a decided outcome writes, if it reports one (postbacks::outcome_event).
+inline std::optional<OutboxEvent> outcome_outbox_event(const std::string& lead_id,
+                                                       const Distribution& d) {
+  const auto kind = postbacks::outcome_event(d.status);
+  if (!kind) return std::nullopt;
+  return OutboxEvent{postbacks::new_event_id(d.decided_at_ms),
+                     std::string(postbacks::kind_name(*kind)),
+                     lead_id,
+                     d.status == DeliveryStatus::kDelivered,
+                     d.payout,
+                     d.reason,
+                     d.decided_at_ms};
+}
+
+/// The event a re-offer that sold writes (docs/reoffers.md): the lead sold later as an aged lead,
+/// with the payout of this sale. A re-offer that did not sell reports nothing: its unsold was
+/// reported when the live auction ended.
+inline OutboxEvent reoffer_outbox_event(const std::string& lead_id, Cents payout,
+                                        const std::string& reason, std::int64_t at_ms) {
+  const auto kind = postbacks::outcome_event(DeliveryStatus::kDelivered);
+  return {postbacks::new_event_id(at_ms),
+          std::string(postbacks::kind_name(*kind)),
+          lead_id,
+          true,
+          payout,
+          reason,
+          at_ms};
+}
+
+/// A return's event: the payout it reverses and the buyer's reason for it.
+inline OutboxEvent return_outbox_event(const LeadReturn& r) {
+  return {postbacks::new_event_id(r.returned_at_ms),
+          std::string(postbacks::kind_name(postbacks::EventKind::kReturned)),
+          r.lead_id,
+          false,
+          r.payout,
+          r.reason,
+          r.returned_at_ms};
+}
+
+/// A settlement's event: sold or not, and the payout it made.
+inline OutboxEvent settlement_outbox_event(const Settlement& s) {
+  return {postbacks::new_event_id(s.at_ms),
+          std::string(postbacks::kind_name(postbacks::EventKind::kSettled)),
+          s.lead_id,
+          s.sold,
+          s.sold ? s.payout : 0,
+          "",
+          s.at_ms};
+}
+
+/// Which sellers have an active endpoint, as the adapter last read it. The outcome writer asks
+/// it before writing a lead's outbox rows, so a lead whose seller subscribes to nothing costs no
+/// statement. Read again when older than kRefresh (an endpoint another process made is seen
+/// within that), and at the next write after this process changed one. Thread-safe.
+class PostbackSubscribers {
+ public:
+  static constexpr std::chrono::milliseconds kRefresh{2000};
+
+  bool stale() const {
+    std::lock_guard lock(mu_);
+    return !read_ || std::chrono::steady_clock::now() - read_at_ > kRefresh;
+  }
+  void set(std::vector<std::string> sellers) {
+    auto fresh = std::make_shared<const std::unordered_set<std::string>>(
+        std::make_move_iterator(sellers.begin()), std::make_move_iterator(sellers.end()));
+    std::lock_guard lock(mu_);
+    sellers_ = std::move(fresh);
+    read_ = true;
+    read_at_ = std::chrono::steady_clock::now();
+  }
+  void invalidate() {
+    std::lock_guard lock(mu_);
+    read_ = false;
+  }
+  bool has(const std::string& seller_id) const {
+    std::lock_guard lock(mu_);
+    return sellers_->count(seller_id) > 0;
+  }
+  bool any() const {
+    std::lock_guard lock(mu_);
+    return !sellers_->empty();
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::shared_ptr<const std::unordered_set<std::string>> sellers_ =
+      std::make_shared<const std::unordered_set<std::string>>();
+  bool read_ = false;
+  std::chrono::steady_clock::time_point read_at_{};
+};
+
+}  // namespace leadflow

@@ -1,0 +1,197 @@
+// The SQLite schema's later migrations (version 20 on), oldest first: the DDL each version
+// adds, after those of migrations.cpp. Append only, as there.
+#include "sqlite/schema.hpp"
+
+namespace leadflow::sqlite {
+namespace {
+
+using store_schema::Migration;
+
+constexpr Migration kLaterMigrations[] = {
+    // A dashboard user's time zone (docs/time-zones.md): the IANA name its pages and whole-day
+    // ranges are read in, UTC until the user chooses another.
+    {20, R"sql(
+ALTER TABLE users ADD COLUMN time_zone TEXT NOT NULL DEFAULT 'UTC';
+)sql"},
+    // The change log (docs/security.md): who changed which account record, when, from what to
+    // what. Append-only: the triggers refuse any change or removal of an entry. `search` is the
+    // lower-cased ids and names the q filter matches, written by the adapter as given.
+    {21, R"sql(
+CREATE TABLE change_log (
+  id           TEXT PRIMARY KEY,
+  at_ms        INTEGER NOT NULL,
+  actor_id     TEXT NOT NULL,
+  actor_name   TEXT NOT NULL,
+  surface      TEXT NOT NULL,
+  action       TEXT NOT NULL,
+  object_kind  TEXT NOT NULL,
+  object_id    TEXT NOT NULL,
+  object_name  TEXT NOT NULL,
+  changes      TEXT NOT NULL,
+  search       TEXT NOT NULL
+);
+CREATE INDEX change_log_by_object ON change_log (object_kind, object_id);
+CREATE INDEX change_log_by_actor ON change_log (actor_id, id);
+CREATE TRIGGER change_log_no_update BEFORE UPDATE ON change_log
+BEGIN SELECT RAISE(ABORT, 'the change log is append-only'); END;
+CREATE TRIGGER change_log_no_delete BEFORE DELETE ON change_log
+BEGIN SELECT RAISE(ABORT, 'the change log is append-only'); END;
+)sql"},
+    // Test mode (leadflow/domain/test_mode.hpp): a test lead is stored with the fact, and a
+    // seller or campaign may put all of its leads in test mode. The leads' status may now be
+    // `test`: SQLite cannot alter a CHECK constraint, so allow_test_status rewrites it after
+    // this step.
+    {22, R"sql(
+ALTER TABLE leads ADD COLUMN test INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE sellers ADD COLUMN test_mode INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE campaigns ADD COLUMN test_mode INTEGER NOT NULL DEFAULT 0;
+)sql"},
+    // Suppression lists (docs/suppression.md): the operator's (buyer_id '') and each buyer's,
+    // their entries as fingerprints in chunks of fixed-width hex, one set per entries_version.
+    {23, R"sql(
+CREATE TABLE suppression_lists (
+  id               TEXT PRIMARY KEY,
+  buyer_id         TEXT NOT NULL,
+  name             TEXT NOT NULL,
+  entries          INTEGER NOT NULL,
+  entries_version  INTEGER NOT NULL,
+  created_at_ms    INTEGER NOT NULL,
+  updated_at_ms    INTEGER NOT NULL
+);
+CREATE INDEX suppression_lists_by_buyer ON suppression_lists (buyer_id, id);
+CREATE TABLE suppression_chunks (
+  list_id          TEXT NOT NULL,
+  entries_version  INTEGER NOT NULL,
+  n                INTEGER NOT NULL,
+  fingerprints     TEXT NOT NULL,
+  PRIMARY KEY (list_id, entries_version, n)
+);
+)sql"},
+    // Postbacks (docs/postbacks.md): sellers' endpoints, the outbox of events written by the
+    // transaction that records what they report (one row per event and endpoint), and every
+    // attempt at delivering one. The partial index holds only what is still to be sent.
+    {24, R"sql(
+CREATE TABLE postback_endpoints (
+  id             TEXT PRIMARY KEY,
+  seller_id      TEXT NOT NULL,
+  campaign_id    TEXT NOT NULL,
+  url            TEXT NOT NULL,
+  events         TEXT NOT NULL,
+  secret         TEXT NOT NULL,
+  active         INTEGER NOT NULL,
+  created_at_ms  INTEGER NOT NULL,
+  updated_at_ms  INTEGER NOT NULL
+);
+CREATE INDEX postback_endpoints_by_seller ON postback_endpoints (seller_id, id);
+CREATE TABLE postback_outbox (
+  event_id      TEXT NOT NULL,
+  endpoint_id   TEXT NOT NULL,
+  kind          TEXT NOT NULL,
+  lead_id       TEXT NOT NULL,
+  seller_id     TEXT NOT NULL,
+  campaign_id   TEXT NOT NULL,
+  status        TEXT NOT NULL,
+  sold          INTEGER NOT NULL,
+  payout_cents  INTEGER NOT NULL,
+  reason        TEXT NOT NULL,
+  occurred_at   INTEGER NOT NULL,
+  state         TEXT NOT NULL CHECK (state IN ('pending', 'delivered', 'expired')),
+  attempts      INTEGER NOT NULL,
+  next_at       INTEGER NOT NULL,
+  window_from   INTEGER NOT NULL,
+  last_status   INTEGER NOT NULL,
+  last_error    TEXT NOT NULL,
+  delivered_at  INTEGER NOT NULL,
+  PRIMARY KEY (endpoint_id, event_id)
+);
+CREATE INDEX postback_outbox_due ON postback_outbox (next_at) WHERE state = 'pending';
+CREATE TABLE postback_attempts (
+  event_id     TEXT NOT NULL,
+  endpoint_id  TEXT NOT NULL,
+  at           INTEGER NOT NULL,
+  status       INTEGER NOT NULL,
+  latency_us   INTEGER NOT NULL,
+  error        TEXT NOT NULL,
+  then_state   TEXT NOT NULL,
+  next_at      INTEGER NOT NULL
+);
+CREATE INDEX postback_attempts_by_endpoint ON postback_attempts (endpoint_id, at);
+)sql"},
+    // Erasure (docs/erasure.md): when a lead's personal fields were replaced by their tombstone;
+    // the erased leads by their search keys, so that an erased person's later lead is still a
+    // duplicate (find_duplicate); and a sale's copy of the e-mail and phone may now be written
+    // over, only with its lead erased, every other column staying immutable.
+    {25, R"sql(
+ALTER TABLE leads ADD COLUMN erased_at INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX leads_erased_by_email_key ON leads (email_key, vertical, received_at)
+  WHERE erased_at > 0;
+CREATE INDEX leads_erased_by_phone_key ON leads (phone_key, vertical, received_at)
+  WHERE erased_at > 0;
+DROP TRIGGER sales_are_immutable;
+CREATE TRIGGER sales_are_immutable BEFORE UPDATE OF lead_id, slot, buyer_id, price_cents,
+  payout_cents, sold_at, buyer_lead_id ON sales BEGIN
+  SELECT RAISE(ABORT, 'sales are immutable: a return or a settlement is a new row');
+END;
+CREATE TRIGGER sales_person_only_erased BEFORE UPDATE OF email, phone ON sales
+WHEN NOT EXISTS (SELECT 1 FROM leads WHERE id = NEW.lead_id AND erased_at > 0) BEGIN
+  SELECT RAISE(ABORT, 'a sale''s copy of the person changes only when its lead is erased');
+END;
+)sql"},
+    // Second chances (docs/reoffers.md): a lead nobody bought live that its vertical lets be
+    // offered again has one row here, its next re-offer (`round`, 1 = the first) due at
+    // `due_at`; a worker leases it until `lease_until` (0: not leased) and the re-offer's
+    // outcome deletes it, or moves it to the next round, in the transaction that records it.
+    {26, R"sql(
+CREATE TABLE reoffers (
+  lead_id      TEXT PRIMARY KEY,
+  round        INTEGER NOT NULL,
+  due_at       INTEGER NOT NULL,
+  lease_until  INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX reoffers_by_due ON reoffers (due_at);
+)sql"},
+    // Statements and closed periods (docs/statements.md): a close of a period (the ledger's last
+    // entry id at the close, by whom, when) and the statement totals it froze, one row per
+    // account; both immutable. The ledger read by time, as statements read it.
+    {27, R"sql(
+CREATE TABLE period_closes (
+  period            TEXT PRIMARY KEY,
+  through_entry_id  INTEGER NOT NULL,
+  closed_by         TEXT NOT NULL,
+  closed_at         INTEGER NOT NULL
+);
+CREATE TABLE period_close_totals (
+  period               TEXT NOT NULL REFERENCES period_closes (period),
+  party                TEXT NOT NULL CHECK (party IN ('buyer', 'seller')),
+  account_id           TEXT NOT NULL,
+  zone                 TEXT NOT NULL,
+  sales                INTEGER NOT NULL,
+  sales_revenue        INTEGER NOT NULL,
+  sales_payout         INTEGER NOT NULL,
+  returns              INTEGER NOT NULL,
+  returns_revenue      INTEGER NOT NULL,
+  returns_payout       INTEGER NOT NULL,
+  adjustments          INTEGER NOT NULL,
+  adjustments_revenue  INTEGER NOT NULL,
+  adjustments_payout   INTEGER NOT NULL,
+  revenue              INTEGER NOT NULL,
+  payout               INTEGER NOT NULL,
+  PRIMARY KEY (period, party, account_id)
+);
+CREATE TRIGGER period_closes_are_final BEFORE UPDATE ON period_closes
+BEGIN SELECT RAISE(ABORT, 'a closed period is final'); END;
+CREATE TRIGGER period_closes_are_kept BEFORE DELETE ON period_closes
+BEGIN SELECT RAISE(ABORT, 'a closed period is final'); END;
+CREATE TRIGGER period_close_totals_are_final BEFORE UPDATE ON period_close_totals
+BEGIN SELECT RAISE(ABORT, 'a closed period is final'); END;
+CREATE TRIGGER period_close_totals_are_kept BEFORE DELETE ON period_close_totals
+BEGIN SELECT RAISE(ABORT, 'a closed period is final'); END;
+CREATE INDEX ledger_by_time ON ledger_entries (at);
+)sql"},
+};
+
+}  // namespace
+
+std::span<const Migration> later_migrations() { return kLaterMigrations; }
+
+}  // namespace leadflow::sqlite

@@ -1,0 +1,264 @@
+// SqliteStore: the postbacks port (sellers' endpoints, the outbox and its attempts), and the
+// outbox rows the outcome, return and settlement transactions write (write_outbox).
+#include "postback_rows.hpp"
+#include "sqlite/adapter.hpp"
+
+namespace leadflow::sqlite {
+
+namespace {
+
+/// One row per active endpoint of the lead's seller (all its campaigns, or the lead's) that
+/// subscribes to the event's kind. The status is the lead's as this transaction left it.
+constexpr const char* kOutboxInsert =
+    "INSERT INTO postback_outbox (" LF_POSTBACK_OUTBOX_COLUMNS
+    ") SELECT ?1, ?2, l.id, l.seller_id, l.campaign_id, l.status, ?3, ?4, ?5, ?6, e.id,"
+    " 'pending', 0, ?6, 0, '', 0, ?6"
+    " FROM leads l JOIN postback_endpoints e ON e.seller_id = l.seller_id"
+    "  AND (e.campaign_id = '' OR e.campaign_id = l.campaign_id)"
+    " WHERE l.id = ?7 AND e.active = 1 AND instr(e.events, ',' || ?2 || ',') > 0";
+
+}  // namespace
+
+int SqliteStore::refresh_subscribers(Connection& c) {
+  if (!subscribers_.stale()) return SQLITE_OK;
+  std::vector<std::string> sellers;
+  Query q(c, "SELECT DISTINCT seller_id FROM postback_endpoints WHERE active = 1");
+  int rc;
+  while ((rc = q.step()) == SQLITE_ROW) sellers.push_back(q.text(0));
+  if (rc != SQLITE_DONE) return rc;
+  subscribers_.set(std::move(sellers));
+  return SQLITE_OK;
+}
+
+int SqliteStore::write_outbox(Connection& c, const OutboxEvent& e) {
+  Query q(c, kOutboxInsert);
+  return q.bind(e.event_id)
+      .bind(e.kind)
+      .bind(e.sold)
+      .bind(e.payout)
+      .bind(e.reason)
+      .bind(e.at_ms)
+      .bind(e.lead_id)
+      .run();
+}
+
+StoreStatus SqliteStore::insert_postback_endpoint(const PostbackEndpoint& e) {
+  // The cache is dropped after the write: a refresh between could miss it.
+  const StoreStatus status =
+      write_one("insert_postback_endpoint",
+                "INSERT INTO postback_endpoints (" LF_POSTBACK_ENDPOINT_COLUMNS
+                ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                [&](Query& q) {
+                  q.bind(e.id)
+                      .bind(e.seller_id)
+                      .bind(e.campaign_id)
+                      .bind(e.url)
+                      .bind(e.events)
+                      .bind(e.secret)
+                      .bind(e.active)
+                      .bind(e.created_at_ms)
+                      .bind(e.updated_at_ms);
+                });
+  subscribers_.invalidate();
+  return status;
+}
+
+Lookup<PostbackEndpoint> SqliteStore::get_postback_endpoint(std::string_view id) {
+  return lookup<PostbackEndpoint>(
+      "get_postback_endpoint",
+      "SELECT " LF_POSTBACK_ENDPOINT_COLUMNS " FROM postback_endpoints WHERE id = ?1",
+      [&](Query& q) { q.bind(id); }, read_postback_endpoint<Query>);
+}
+
+std::optional<std::vector<PostbackEndpoint>> SqliteStore::list_postback_endpoints(
+    std::string_view seller_id) {
+  return read_rows<PostbackEndpoint>(
+      "list_postback_endpoints",
+      "SELECT " LF_POSTBACK_ENDPOINT_COLUMNS
+      " FROM postback_endpoints WHERE ?1 = '' OR seller_id = ?1 ORDER BY id",
+      [&](Query& q) { q.bind(seller_id); }, read_postback_endpoint<Query>);
+}
+
+/// One statement on the writer; kNotFound when it touched no row.
+StoreStatus SqliteStore::write_counted(const char* op, std::string_view sql,
+                                       const std::function<void(Query&)>& bind) {
+  return guarded(op, StoreStatus::kUnavailable, [&] {
+    std::lock_guard lock(write_mu_);
+    Connection& c = *writer_;
+    Query q(c, sql);
+    bind(q);
+    if (int rc = q.run()) return report(c, rc, op);
+    return c.changes() > 0 ? StoreStatus::kOk : StoreStatus::kNotFound;
+  });
+}
+
+StoreStatus SqliteStore::update_postback_endpoint(const PostbackEndpoint& e) {
+  // The cache is dropped after the write: a refresh between could miss it.
+  const StoreStatus status =
+      write_counted("update_postback_endpoint",
+                    "UPDATE postback_endpoints SET url = ?2, events = ?3, active = ?4,"
+                    " updated_at_ms = ?5 WHERE id = ?1",
+                    [&](Query& q) {
+                      q.bind(e.id).bind(e.url).bind(e.events).bind(e.active).bind(e.updated_at_ms);
+                    });
+  subscribers_.invalidate();
+  return status;
+}
+
+StoreStatus SqliteStore::delete_postback_endpoint(std::string_view id) {
+  // The cache is dropped after the write: a refresh between could miss it.
+  const StoreStatus status = guarded("delete_postback_endpoint", StoreStatus::kUnavailable, [&] {
+    std::lock_guard lock(write_mu_);
+    Connection& c = *writer_;
+    Transaction tx(c);
+    if (int rc = tx.begin()) return report(c, rc, "delete_postback_endpoint");
+    for (const char* sql : {"DELETE FROM postback_attempts WHERE endpoint_id = ?1",
+                            "DELETE FROM postback_outbox WHERE endpoint_id = ?1",
+                            "DELETE FROM postback_endpoints WHERE id = ?1"}) {
+      Query q(c, sql);
+      if (int rc = q.bind(id).run()) return report(c, rc, "delete_postback_endpoint");
+    }
+    if (c.changes() == 0) return StoreStatus::kNotFound;
+    if (int rc = tx.commit()) return report(c, rc, "delete_postback_endpoint");
+    return StoreStatus::kOk;
+  });
+  subscribers_.invalidate();
+  return status;
+}
+
+/// One process owns an embedded store, but its sender may run several claims at once: the
+/// writer's mutex and one UPDATE ... RETURNING make each claim whole.
+std::optional<std::vector<PostbackDelivery>> SqliteStore::claim_postbacks(std::int64_t now_ms,
+                                                                          std::int64_t lease_ms,
+                                                                          int limit) {
+  using Rows = std::optional<std::vector<PostbackDelivery>>;
+  return guarded("claim_postbacks", Rows{}, [&]() -> Rows {
+    std::lock_guard lock(write_mu_);
+    Connection& c = *writer_;
+    Query q(c,
+            "UPDATE postback_outbox SET next_at = ?2 WHERE rowid IN (SELECT rowid FROM"
+            " postback_outbox WHERE state = 'pending' AND next_at <= ?1 ORDER BY next_at"
+            " LIMIT ?3) RETURNING " LF_POSTBACK_OUTBOX_COLUMNS);
+    q.bind(now_ms).bind(now_ms + lease_ms).bind(static_cast<std::int64_t>(limit));
+    std::vector<PostbackDelivery> out;
+    int rc;
+    while ((rc = q.step()) == SQLITE_ROW) out.push_back(read_postback_delivery(q));
+    if (rc != SQLITE_DONE) return (report(c, rc, "claim_postbacks"), Rows{});
+    return out;
+  });
+}
+
+StoreStatus SqliteStore::record_postback_attempts(std::span<const PostbackAttempt> attempts) {
+  if (attempts.empty()) return StoreStatus::kOk;
+  return guarded("record_postback_attempts", StoreStatus::kUnavailable, [&] {
+    std::lock_guard lock(write_mu_);
+    Connection& c = *writer_;
+    Transaction tx(c);
+    if (int rc = tx.begin()) return report(c, rc, "record_postback_attempts");
+    for (const PostbackAttempt& a : attempts) {
+      const bool done = a.then == PostbackState::kDelivered;
+      {
+        Query q(c,
+                "UPDATE postback_outbox SET attempts = attempts + 1, state = ?3, next_at = ?4,"
+                " last_status = ?5, last_error = ?6, delivered_at = ?7"
+                " WHERE endpoint_id = ?1 AND event_id = ?2");
+        if (int rc = q.bind(a.endpoint_id)
+                         .bind(a.event_id)
+                         .bind(to_string(a.then))
+                         .bind(a.next_at_ms)
+                         .bind(a.status)
+                         .bind(a.error)
+                         .bind(done ? a.at_ms : 0)
+                         .run())
+          return report(c, rc, "record_postback_attempts");
+      }
+      if (c.changes() == 0) continue;  // the endpoint was deleted meanwhile
+      Query q(c, "INSERT INTO postback_attempts (" LF_POSTBACK_ATTEMPT_COLUMNS
+                 ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+      if (int rc = q.bind(a.event_id)
+                       .bind(a.endpoint_id)
+                       .bind(a.at_ms)
+                       .bind(a.status)
+                       .bind(a.latency_us)
+                       .bind(a.error)
+                       .bind(to_string(a.then))
+                       .bind(a.next_at_ms)
+                       .run())
+        return report(c, rc, "record_postback_attempts");
+    }
+    if (int rc = tx.commit()) return report(c, rc, "record_postback_attempts");
+    return StoreStatus::kOk;
+  });
+}
+
+StoreStatus SqliteStore::release_postbacks(std::span<const PostbackRelease> rows) {
+  if (rows.empty()) return StoreStatus::kOk;
+  return guarded("release_postbacks", StoreStatus::kUnavailable, [&] {
+    std::lock_guard lock(write_mu_);
+    Connection& c = *writer_;
+    Transaction tx(c);
+    if (int rc = tx.begin()) return report(c, rc, "release_postbacks");
+    for (const PostbackRelease& r : rows) {
+      Query q(c,
+              "UPDATE postback_outbox SET next_at = ?3"
+              " WHERE endpoint_id = ?1 AND event_id = ?2 AND state = 'pending'");
+      if (int rc = q.bind(r.endpoint_id).bind(r.event_id).bind(r.next_at_ms).run())
+        return report(c, rc, "release_postbacks");
+    }
+    if (int rc = tx.commit()) return report(c, rc, "release_postbacks");
+    return StoreStatus::kOk;
+  });
+}
+
+std::optional<std::vector<PostbackDelivery>> SqliteStore::list_postback_deliveries(
+    std::string_view endpoint_id, std::string_view before_event_id, int limit) {
+  return read_rows<PostbackDelivery>(
+      "list_postback_deliveries",
+      "SELECT " LF_POSTBACK_OUTBOX_COLUMNS
+      " FROM postback_outbox WHERE endpoint_id = ?1 AND (?2 = '' OR event_id < ?2)"
+      " ORDER BY event_id DESC LIMIT ?3",
+      [&](Query& q) {
+        q.bind(endpoint_id).bind(before_event_id).bind(static_cast<std::int64_t>(limit));
+      },
+      read_postback_delivery<Query>);
+}
+
+std::optional<std::vector<PostbackAttempt>> SqliteStore::list_postback_attempts(
+    std::string_view endpoint_id, std::string_view event_id) {
+  return read_rows<PostbackAttempt>(
+      "list_postback_attempts",
+      "SELECT " LF_POSTBACK_ATTEMPT_COLUMNS
+      " FROM postback_attempts WHERE endpoint_id = ?1 AND event_id = ?2 ORDER BY at, rowid",
+      [&](Query& q) { q.bind(endpoint_id).bind(event_id); }, read_postback_attempt<Query>);
+}
+
+std::optional<std::vector<PostbackAttempt>> SqliteStore::recent_postback_attempts(
+    std::string_view endpoint_id, int limit) {
+  return read_rows<PostbackAttempt>(
+      "recent_postback_attempts",
+      "SELECT " LF_POSTBACK_ATTEMPT_COLUMNS
+      " FROM postback_attempts WHERE endpoint_id = ?1 ORDER BY at DESC, rowid DESC LIMIT ?2",
+      [&](Query& q) { q.bind(endpoint_id).bind(static_cast<std::int64_t>(limit)); },
+      read_postback_attempt<Query>);
+}
+
+StoreStatus SqliteStore::replay_postback(std::string_view endpoint_id, std::string_view event_id,
+                                         std::int64_t now_ms) {
+  return write_counted("replay_postback",
+                       "UPDATE postback_outbox SET state = 'pending', next_at = ?3,"
+                       " window_from = ?3 WHERE endpoint_id = ?1 AND event_id = ?2",
+                       [&](Query& q) { q.bind(endpoint_id).bind(event_id).bind(now_ms); });
+}
+
+std::optional<PostbackBacklog> SqliteStore::postback_backlog() {
+  return read_optional<PostbackBacklog>(
+      "postback_backlog",
+      "SELECT COUNT(*), COALESCE(MIN(occurred_at), 0) FROM postback_outbox"
+      " WHERE state = 'pending'",
+      [](Query&) {},
+      [](Query& q) {
+        return PostbackBacklog{q.int64(0), q.int64(1)};
+      });
+}
+
+}  // namespace leadflow::sqlite

@@ -1,0 +1,319 @@
+// The postback endpoints' routes: decode, authorise (a seller its own endpoints, the operator
+// every one; never a buyer), call the postbacks port, encode. The secret is shown once, in the
+// answer that made the endpoint. What an event says and when it is retried is common/postbacks'.
+#include "postback_routes.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "auth.hpp"
+#include "errors.hpp"
+#include "leadflow/api/http_util.hpp"
+#include "leadflow/base/ids.hpp"
+#include "leadflow/base/text.hpp"
+#include "leadflow/base/time_format.hpp"
+#include "leadflow/domain/address_policy.hpp"
+#include "leadflow/postbacks/rules.hpp"
+#include "pages.hpp"
+
+namespace leadflow {
+namespace {
+
+using nlohmann::json;
+
+json or_time(std::int64_t ms) { return ms == 0 ? json(nullptr) : json(format_rfc3339_ms(ms)); }
+
+json endpoint_view(const PostbackEndpoint& e, bool with_secret) {
+  json events = json::array();
+  for (postbacks::EventKind k : postbacks::events_of_text(e.events))
+    events.push_back(postbacks::kind_name(k));
+  json out = {{"id", e.id},
+              {"seller_id", e.seller_id},
+              {"campaign_id", e.campaign_id.empty() ? json(nullptr) : json(e.campaign_id)},
+              {"url", e.url},
+              {"events", std::move(events)},
+              {"active", e.active},
+              {"created_at", or_time(e.created_at_ms)},
+              {"updated_at", or_time(e.updated_at_ms)}};
+  if (with_secret) out["secret"] = e.secret;
+  return out;
+}
+
+json delivery_view(const PostbackDelivery& d) {
+  return {{"event_id", d.facts.event_id},
+          {"type", d.facts.kind},
+          {"lead_id", d.facts.lead_id},
+          {"occurred_at", or_time(d.facts.occurred_at_ms)},
+          {"state", to_string(d.state)},
+          {"attempts", d.attempts},
+          {"last_status", d.last_status == 0 ? json(nullptr) : json(d.last_status)},
+          {"last_error", d.last_error.empty() ? json(nullptr) : json(d.last_error)},
+          {"next_attempt_at",
+           d.state == PostbackState::kPending ? or_time(d.next_at_ms) : json(nullptr)},
+          {"delivered_at", or_time(d.delivered_at_ms)}};
+}
+
+json attempt_view(const PostbackAttempt& a) {
+  return {{"at", format_rfc3339_ms(a.at_ms)},
+          {"status", a.status == 0 ? json(nullptr) : json(a.status)},
+          {"latency_ms", static_cast<double>(a.latency_us) / 1000.0},
+          {"error", a.error.empty() ? json(nullptr) : json(a.error)},
+          {"then", to_string(a.then)}};
+}
+
+/// The url and events of a body into `e`, each field at fault into `errors`; `creating` makes
+/// them required.
+void decode_endpoint(const json& body, bool creating, bool allow_private, PostbackEndpoint& e,
+                     FieldErrors& errors) {
+  for (const auto& [name, value] : body.items())
+    if (name != "url" && name != "events" && name != "active" &&
+        !(creating && (name == "seller_id" || name == "campaign_id")))
+      errors.push_back({name, "unknown_field", "is not a field of a postback endpoint"});
+  if (auto it = body.find("url"); it != body.end()) {
+    std::string why;
+    if (!it->is_string() || it->get_ref<const std::string&>().size() > 2000)
+      errors.push_back({"url", "invalid_type", "an http(s) URL of at most 2000 characters"});
+    else if (!allow_private && !is_public_http_url(it->get<std::string>(), &why))
+      errors.push_back({"url", "not_allowed", why});
+    else if (allow_private && !it->get_ref<const std::string&>().starts_with("http"))
+      errors.push_back({"url", "invalid_format", "an http(s) URL"});
+    else
+      e.url = it->get<std::string>();
+  } else if (creating) {
+    errors.push_back({"url", "required", "the URL the events are posted to"});
+  }
+  if (auto it = body.find("events"); it != body.end()) {
+    std::vector<postbacks::EventKind> kinds;
+    bool ok = it->is_array() && !it->empty();
+    if (ok)
+      for (const auto& v : *it) {
+        const auto k = v.is_string() ? postbacks::parse_kind(v.get<std::string>()) : std::nullopt;
+        if (!k)
+          ok = false;
+        else
+          kinds.push_back(*k);
+      }
+    if (!ok)
+      errors.push_back({"events", "invalid",
+                        "one or more of lead.sold, lead.unsold, "
+                        "lead.returned, lead.settled"});
+    else
+      e.events = postbacks::events_text(kinds);
+  } else if (creating) {
+    errors.push_back({"events", "required", "the events the endpoint takes"});
+  }
+  if (auto it = body.find("active"); it != body.end()) {
+    if (!it->is_boolean())
+      errors.push_back({"active", "invalid_type", "true or false"});
+    else
+      e.active = it->get<bool>();
+  }
+}
+
+class PostbackRoutes {
+ public:
+  explicit PostbackRoutes(IngestContext& ctx) : ctx_(ctx) {}
+
+  /// The key when it may manage postbacks: a seller's or the operator's (a buyer's: 403).
+  std::optional<ApiKey> manager(const http::Request& req, http::Response& res, Scope scope) {
+    if (ctx_.postbacks == nullptr) {
+      send_problem(res, refusal_for(PostbackRefused::kOff));
+      return std::nullopt;
+    }
+    auto key = authorise(ctx_, req, res, scope);
+    if (!key) return std::nullopt;  // 401, 403, 429 or 503 sent
+    if (!key->buyer_id.empty()) {
+      send_problem(res, refusal_for(PostbackRefused::kNotSellerOrOperator));
+      return std::nullopt;
+    }
+    return key;
+  }
+
+  /// The endpoint `id` when `key` may see it; otherwise the answer is sent (404 alike for
+  /// another seller's).
+  std::optional<PostbackEndpoint> owned(const ApiKey& key, std::string_view id,
+                                        http::Response& res) {
+    auto found = ctx_.postbacks->get_postback_endpoint(id);
+    if (found.status == StoreStatus::kUnavailable) {
+      send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
+      return std::nullopt;
+    }
+    if (!found.value || (!key.is_operator() && found.value->seller_id != key.seller_id)) {
+      send_problem(res, refusal_for(PostbackRefused::kNoSuchEndpoint));
+      return std::nullopt;
+    }
+    return std::move(found.value);
+  }
+
+  void list(const http::Request& req, http::Response& res) {
+    const auto key = manager(req, res, kScopeLeadsRead);
+    if (!key) return;
+    FieldErrors errors;
+    unknown_params(req, {"seller_id"}, errors);
+    if (!errors.empty()) return http::send_problem(res, 400, "invalid query parameters", errors);
+    const std::string seller = key->is_operator() ? req.param("seller_id") : key->seller_id;
+    const auto all = ctx_.postbacks->list_postback_endpoints(seller);
+    if (!all) return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
+    json data = json::array();
+    for (const auto& e : *all) data.push_back(endpoint_view(e, false));
+    http::send_json(res, 200, {{"success", true}, {"data", std::move(data)}});
+  }
+
+  void create(const http::Request& req, http::Response& res) {
+    const auto key = manager(req, res, kScopeLeadsWrite);
+    if (!key) return;
+    const auto body = http::parse_body(req, res);
+    if (!body) return;  // 400 sent
+    PostbackEndpoint e;
+    FieldErrors errors;
+    decode_endpoint(*body, true, ctx_.config.allow_private_buyers, e, errors);
+    const auto text = [&](const char* name) -> std::string {
+      const auto it = body->find(name);
+      if (it == body->end() || it->is_null()) return "";
+      if (!it->is_string()) errors.push_back({name, "invalid_type", "an id"});
+      return it->is_string() ? it->get<std::string>() : "";
+    };
+    e.seller_id = text("seller_id");
+    e.campaign_id = text("campaign_id");
+    if (!key->is_operator()) {
+      if (!e.seller_id.empty() && e.seller_id != key->seller_id)
+        errors.push_back({"seller_id", "not_allowed", "a seller makes endpoints of its own"});
+      e.seller_id = key->seller_id;
+    } else if (e.seller_id.empty()) {
+      errors.push_back({"seller_id", "required", "the seller the endpoint is for"});
+    }
+    if (!errors.empty()) return http::send_problem(res, 400, "the endpoint is invalid", errors);
+    const auto seller = ctx_.accounts.get_seller(e.seller_id);
+    if (seller.status == StoreStatus::kUnavailable)
+      return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
+    if (!seller.value)
+      return http::send_problem(res, 400, "the endpoint is invalid",
+                                {{"seller_id", "not_found", "no such seller"}});
+    if (!e.campaign_id.empty()) {
+      const auto campaign = ctx_.accounts.get_campaign(e.campaign_id);
+      if (campaign.status == StoreStatus::kUnavailable)
+        return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
+      if (!campaign.value || campaign.value->seller_id != e.seller_id)
+        return http::send_problem(res, 400, "the endpoint is invalid",
+                                  {{"campaign_id", "not_found", "no such campaign of the seller"}});
+    }
+    e.id = new_id(postbacks::kEndpointPrefix);
+    e.secret = postbacks::new_endpoint_secret();
+    e.created_at_ms = e.updated_at_ms = ctx_.clock.now_ms();
+    if (const StoreStatus s = ctx_.postbacks->insert_postback_endpoint(e); s != StoreStatus::kOk)
+      return send_problem(res, refusal_for(s, StoreStep::kWrite));
+    res.set_header("Location", "/v1/postback-endpoints/" + e.id);
+    http::send_json(res, 201, {{"success", true}, {"data", endpoint_view(e, true)}});
+  }
+
+  void get(const http::Request& req, http::Response& res) {
+    const auto key = manager(req, res, kScopeLeadsRead);
+    if (!key) return;
+    const auto e = owned(*key, req.match(1), res);
+    if (!e) return;
+    http::send_json(res, 200, {{"success", true}, {"data", endpoint_view(*e, false)}});
+  }
+
+  void update(const http::Request& req, http::Response& res) {
+    const auto key = manager(req, res, kScopeLeadsWrite);
+    if (!key) return;
+    auto e = owned(*key, req.match(1), res);
+    if (!e) return;
+    const auto body = http::parse_body(req, res);
+    if (!body) return;
+    FieldErrors errors;
+    decode_endpoint(*body, false, ctx_.config.allow_private_buyers, *e, errors);
+    if (!errors.empty()) return http::send_problem(res, 400, "the endpoint is invalid", errors);
+    e->updated_at_ms = ctx_.clock.now_ms();
+    if (const StoreStatus s = ctx_.postbacks->update_postback_endpoint(*e); s != StoreStatus::kOk)
+      return send_problem(res, refusal_for(s, StoreStep::kWrite));
+    http::send_json(res, 200, {{"success", true}, {"data", endpoint_view(*e, false)}});
+  }
+
+  void remove(const http::Request& req, http::Response& res) {
+    const auto key = manager(req, res, kScopeLeadsWrite);
+    if (!key) return;
+    const auto e = owned(*key, req.match(1), res);
+    if (!e) return;
+    if (const StoreStatus s = ctx_.postbacks->delete_postback_endpoint(e->id);
+        s != StoreStatus::kOk)
+      return send_problem(res, refusal_for(s, StoreStep::kWrite));
+    res.status = 204;
+  }
+
+  void deliveries(const http::Request& req, http::Response& res) {
+    const auto key = manager(req, res, kScopeLeadsRead);
+    if (!key) return;
+    const auto e = owned(*key, req.match(1), res);
+    if (!e) return;
+    FieldErrors errors;
+    unknown_params(req, {"limit", "cursor"}, errors);
+    struct Page {
+      int limit = 25;
+      std::string before;
+    } q;
+    parse_limit(req, q.limit, errors);
+    if (req.has_param("cursor")) {
+      q.before = http::decode_cursor(req.param("cursor"));
+      if (!is_valid_id(q.before, postbacks::kEventPrefix))
+        errors.push_back({"cursor", "invalid_format", "not a cursor of this list"});
+    }
+    if (!errors.empty()) return http::send_problem(res, 400, "invalid query parameters", errors);
+    send_page(
+        res, q,
+        [&](const Page& ask) {
+          return ctx_.postbacks->list_postback_deliveries(e->id, ask.before, ask.limit);
+        },
+        [](const PostbackDelivery& d) { return d.facts.event_id; }, delivery_view);
+  }
+
+  void attempts(const http::Request& req, http::Response& res) {
+    const auto key = manager(req, res, kScopeLeadsRead);
+    if (!key) return;
+    const auto e = owned(*key, req.match(1), res);
+    if (!e) return;
+    const auto all = ctx_.postbacks->list_postback_attempts(e->id, req.match(2));
+    if (!all) return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
+    json data = json::array();
+    for (const auto& a : *all) data.push_back(attempt_view(a));
+    http::send_json(res, 200, {{"success", true}, {"data", std::move(data)}});
+  }
+
+  void replay(const http::Request& req, http::Response& res) {
+    const auto key = manager(req, res, kScopeLeadsWrite);
+    if (!key) return;
+    const auto e = owned(*key, req.match(1), res);
+    if (!e) return;
+    const StoreStatus s = ctx_.postbacks->replay_postback(e->id, req.match(2), ctx_.clock.now_ms());
+    if (s == StoreStatus::kNotFound)
+      return send_problem(res, refusal_for(PostbackRefused::kNoSuchEvent));
+    if (s != StoreStatus::kOk) return send_problem(res, refusal_for(s, StoreStep::kWrite));
+    http::send_json(res, 202,
+                    {{"success", true},
+                     {"data", {{"event_id", std::string(req.match(2))}, {"state", "pending"}}}});
+  }
+
+ private:
+  IngestContext& ctx_;
+};
+
+}  // namespace
+
+void register_postback_endpoints(Routes& routes, IngestContext& ctx) {
+  auto r = std::make_shared<PostbackRoutes>(ctx);
+  const auto bind = [r](void (PostbackRoutes::*m)(const http::Request&, http::Response&)) {
+    return [r, m](const http::Request& q, http::Response& s) { ((*r).*m)(q, s); };
+  };
+  routes.get("/v1/postback-endpoints", bind(&PostbackRoutes::list));
+  routes.post("/v1/postback-endpoints", bind(&PostbackRoutes::create));
+  routes.get("/v1/postback-endpoints/{id}", bind(&PostbackRoutes::get));
+  routes.patch("/v1/postback-endpoints/{id}", bind(&PostbackRoutes::update));
+  routes.remove("/v1/postback-endpoints/{id}", bind(&PostbackRoutes::remove));
+  routes.get("/v1/postback-endpoints/{id}/deliveries", bind(&PostbackRoutes::deliveries));
+  routes.get("/v1/postback-endpoints/{id}/deliveries/{event_id}/attempts",
+             bind(&PostbackRoutes::attempts));
+  routes.post("/v1/postback-endpoints/{id}/deliveries/{event_id}/replay",
+              bind(&PostbackRoutes::replay));
+}
+
+}  // namespace leadflow

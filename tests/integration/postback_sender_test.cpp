@@ -1,0 +1,315 @@
+// The postback sender over real HTTPS on loopback, against endpoints that verify the signature as
+// a seller's receiver would, on a real SQLite store: signed events delivered once, a failing
+// endpoint retried on the schedule, a hanging one holding nobody else up, every event delivered
+// once the endpoints recover, and private addresses refused at the connection.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "leadflow/base/clock.hpp"
+#include "leadflow/base/ids.hpp"
+#include "leadflow/delivery/http_client.hpp"
+#include "leadflow/postback_sender/postback_sender.hpp"
+#include "leadflow/postbacks/rules.hpp"
+#include "leadflow/store/store.hpp"
+#include "postback_receiver.hpp"
+#include "service_fixture.hpp"
+
+namespace leadflow::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using Mode = PostbackReceiver::Mode;
+
+class PostbackSenderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string error;
+    store_ = open_migrated_store("sqlite:" + dir_.path() + "/leadflow.db", error);
+    ASSERT_NE(store_, nullptr) << error;
+    receiver_ = std::make_unique<PostbackReceiver>(dir_.path());
+  }
+
+  /// An endpoint of `seller_id` at the receiver's `path`, answering as `mode`.
+  PostbackEndpoint endpoint(const std::string& seller_id, const std::string& path, Mode mode) {
+    PostbackEndpoint e;
+    e.id = new_id(postbacks::kEndpointPrefix);
+    e.seller_id = seller_id;
+    e.url = receiver_->url(path);
+    const postbacks::EventKind all[] = {postbacks::EventKind::kSold, postbacks::EventKind::kUnsold};
+    e.events = postbacks::events_text(all);
+    e.secret = postbacks::new_endpoint_secret();
+    e.created_at_ms = e.updated_at_ms = clock_.now_ms();
+    EXPECT_EQ(store_->insert_postback_endpoint(e), StoreStatus::kOk);
+    receiver_->set(path, e.secret, mode);
+    return e;
+  }
+
+  /// `n` leads of `seller_id` decided now: sold (to a buyer whose identity must not travel)
+  /// and unsold, alternately. Their ids.
+  std::vector<std::string> decide(const std::string& seller_id, int n) {
+    std::vector<Lead> leads;
+    std::vector<OutcomeRecord> outcomes;
+    for (int i = 0; i < n; ++i) {
+      Lead l;
+      l.id = new_id(kLeadPrefix);
+      l.seller_id = seller_id;
+      l.api_key_id = "key_test";
+      l.email = "p" + std::to_string(i) + "@example.com";
+      l.vertical = "auto_insurance";
+      l.received_at_ms = clock_.now_ms();
+      leads.push_back(l);
+      Distribution d;
+      d.decided_at_ms = clock_.now_ms();
+      if (i % 2 == 0) {
+        d.status = DeliveryStatus::kDelivered;
+        d.buyer_id = "by_secret_buyer";
+        d.price = 2500;
+        d.payout = 1800;
+        d.sales = {Sale{"by_secret_buyer", 2500, 1800, "BUYER-REF-1"}};
+      } else {
+        d.status = DeliveryStatus::kUnsold;
+        d.reason = "no bid from by_secret_buyer";
+      }
+      outcomes.push_back({l.id, d});
+    }
+    for (const auto& r : store_->insert_leads(leads)) EXPECT_TRUE(r.inserted);
+    for (StoreStatus s : store_->record_outcomes(outcomes)) EXPECT_EQ(s, StoreStatus::kOk);
+    std::vector<std::string> ids;
+    for (const Lead& l : leads) ids.push_back(l.id);
+    return ids;
+  }
+
+  std::unique_ptr<HttpClient> client(bool allow_private = true) {
+    CurlClientOptions co;
+    co.allow_private_addresses = allow_private;
+    co.ca_file = receiver_->cert_file();  // the receiver's certificate, verified
+    co.http2 = false;
+    return make_curl_client(co);
+  }
+
+  std::map<std::string, PostbackDelivery> rows(const std::string& endpoint_id) {
+    std::map<std::string, PostbackDelivery> out;
+    const auto all = store_->list_postback_deliveries(endpoint_id, "", 1000);
+    EXPECT_TRUE(all.has_value());
+    for (const auto& d : all.value_or(std::vector<PostbackDelivery>{})) out[d.facts.event_id] = d;
+    return out;
+  }
+
+  /// Drives the sender by hand until nothing is in flight.
+  static void settle(PostbackSender& sender) {
+    const auto until = std::chrono::steady_clock::now() + 20s;
+    while (sender.in_flight() > 0 && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(5ms);
+    sender.flush();
+  }
+
+  TempDir dir_;
+  // The sender's time, started at the real time: the receiver checks the signature's
+  // timestamp against its own clock.
+  ManualClock clock_{std::chrono::system_clock::now()};
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<PostbackReceiver> receiver_;
+};
+
+// Each answered 2xx event id, counted.
+std::map<std::string, int> delivered_ids(const std::vector<PostbackReceiver::Received>& all,
+                                         const std::string& path) {
+  std::map<std::string, int> out;
+  for (const auto& r : all)
+    if (r.path == path && r.answered == 200) ++out[r.event_id];
+  return out;
+}
+
+TEST_F(PostbackSenderTest, SignedEventsCarryOnlyWhatTheSellerMaySeeAndAreDeliveredOnce) {
+  const PostbackEndpoint e = endpoint("sl_one", "/one", Mode::kOk);
+  const auto leads = decide("sl_one", 4);
+  decide("sl_nobody", 3);  // a seller with no endpoint: nothing written, nothing sent
+  auto http = client();
+  PostbackSender sender(*store_, *http, clock_);
+  EXPECT_EQ(sender.run_once(), 4);
+  settle(sender);
+  clock_.advance(1s);  // the next round asks the outbox again
+  EXPECT_EQ(sender.run_once(), 0) << "delivered events are not sent again";
+
+  const auto got = receiver_->received();
+  ASSERT_EQ(got.size(), 4u);
+  std::set<std::string> lead_ids;
+  for (const auto& r : got) {
+    EXPECT_TRUE(r.signature_ok) << r.body.dump();
+    EXPECT_EQ(r.answered, 200);
+    EXPECT_EQ(r.body["id"], r.event_id);
+    const auto& data = r.body["data"];
+    lead_ids.insert(data["lead_id"].get<std::string>());
+    const std::string text = r.body.dump();
+    // Never the buyer, its reference, its price or the margin, in any field.
+    for (const char* hidden : {"by_secret_buyer", "BUYER-REF-1", "25.0", "7.0", "buyer_id",
+                               "buyer_lead_id", "price", "margin", "bid"})
+      EXPECT_EQ(text.find(hidden), std::string::npos) << hidden << " in " << text;
+    if (r.body["type"] == "lead.sold") {
+      EXPECT_EQ(data["payout"], 18.0);
+      EXPECT_EQ(data["status"], "delivered");
+    } else {
+      EXPECT_EQ(r.body["type"], "lead.unsold");
+      EXPECT_FALSE(data.contains("payout"));
+      EXPECT_TRUE(data["reason"].is_string());
+    }
+  }
+  EXPECT_EQ(lead_ids, std::set<std::string>(leads.begin(), leads.end()));
+  for (const auto& [id, d] : rows(e.id)) {
+    EXPECT_EQ(d.state, PostbackState::kDelivered) << id;
+    EXPECT_EQ(d.attempts, 1);
+    EXPECT_EQ(d.last_status, 200);
+    const auto attempts = store_->list_postback_attempts(e.id, id);
+    ASSERT_TRUE(attempts && attempts->size() == 1u);
+    EXPECT_GT(attempts->front().latency_us, 0);
+  }
+}
+
+TEST_F(PostbackSenderTest, AFailingEndpointIsRetriedOnTheScheduleUntilItTakesTheEvent) {
+  const PostbackEndpoint e = endpoint("sl_retry", "/retry", Mode::kFail);
+  decide("sl_retry", 1);
+  auto http = client();
+  PostbackSender sender(*store_, *http, clock_);
+  const std::int64_t t0 = clock_.now_ms();
+  ASSERT_EQ(sender.run_once(), 1);
+  settle(sender);
+  auto row = rows(e.id).begin()->second;
+  EXPECT_EQ(row.state, PostbackState::kPending);
+  EXPECT_EQ(row.attempts, 1);
+  EXPECT_EQ(row.last_status, 503);
+  EXPECT_EQ(row.next_at_ms, t0 + 30'000) << "30 s after the first failure";
+  clock_.advance(1s);  // the next round asks the outbox again
+  EXPECT_EQ(sender.run_once(), 0) << "not due yet";
+
+  clock_.advance(29s);
+  ASSERT_EQ(sender.run_once(), 1);
+  settle(sender);
+  row = rows(e.id).begin()->second;
+  EXPECT_EQ(row.attempts, 2);
+  EXPECT_EQ(row.next_at_ms, t0 + 30'000 + 60'000) << "then a minute";
+
+  receiver_->set("/retry", e.secret, Mode::kOk);
+  clock_.advance(60s);
+  ASSERT_EQ(sender.run_once(), 1);
+  settle(sender);
+  row = rows(e.id).begin()->second;
+  EXPECT_EQ(row.state, PostbackState::kDelivered);
+  EXPECT_EQ(row.attempts, 3);
+  const auto got = receiver_->received();
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got[0].event_id, got[2].event_id) << "one event id through its retries";
+  EXPECT_EQ(got[0].body, got[2].body) << "the same body through its retries";
+
+  // A day later it would have expired; a replay sends it again all the same.
+  ASSERT_EQ(store_->replay_postback(e.id, row.facts.event_id, clock_.now_ms()), StoreStatus::kOk);
+  clock_.advance(1s);  // the sender's next round: it asks the outbox at most once a poll
+  ASSERT_EQ(sender.run_once(), 1);
+  settle(sender);
+  EXPECT_EQ(delivered_ids(receiver_->received(), "/retry")[row.facts.event_id], 2);
+}
+
+TEST_F(PostbackSenderTest, AnEventIsGivenUpAfterADayOfFailures) {
+  const PostbackEndpoint e = endpoint("sl_gone", "/gone", Mode::kFail);
+  decide("sl_gone", 1);
+  auto http = client();
+  PostbackSender sender(*store_, *http, clock_);
+  int attempts = 0;
+  for (; attempts < 100; ++attempts) {
+    if (sender.run_once() == 0) break;
+    settle(sender);
+    clock_.advance(1h);  // past every delay of the schedule
+  }
+  const auto row = rows(e.id).begin()->second;
+  EXPECT_EQ(row.state, PostbackState::kExpired);
+  EXPECT_EQ(row.attempts, attempts);
+  EXPECT_GE(attempts, 20);
+  EXPECT_LE(attempts, 26) << "an hour apart at most, for 24 hours";
+}
+
+// A third of the endpoints hang: the others' events go out at once, the hanging ones hold only
+// their own slots, and once they recover every event is delivered, each once.
+TEST_F(PostbackSenderTest, HangingEndpointsHoldNobodyUpAndGetEverythingOnceTheyRecover) {
+  std::vector<PostbackEndpoint> endpoints;
+  for (int i = 0; i < 6; ++i) {
+    const std::string path = "/e" + std::to_string(i);
+    endpoints.push_back(
+        endpoint("sl_" + std::to_string(i), path, i % 3 == 0 ? Mode::kHang : Mode::kOk));
+  }
+  for (int i = 0; i < 6; ++i) decide("sl_" + std::to_string(i), 20);
+  auto http = client();
+  PostbackSenderOptions o;
+  o.max_in_flight = 24;
+  o.max_in_flight_per_endpoint = 3;
+  o.timeout = 500ms;
+  o.poll = 20ms;
+  o.busy_retry = 100ms;
+  PostbackSender sender(*store_, *http, clock_, o);
+  // The sender's time runs ten times as fast as the real one, so its retries come in seconds;
+  // the requests' own timeouts run on real time.
+  std::atomic<bool> ticking{true};
+  std::thread ticker([&] {
+    while (ticking) {
+      std::this_thread::sleep_for(10ms);
+      clock_.advance(100ms);
+    }
+  });
+  sender.start();
+
+  const auto healthy_done = [&](const std::vector<PostbackReceiver::Received>& all) {
+    for (int i = 0; i < 6; ++i)
+      if (i % 3 != 0 && delivered_ids(all, "/e" + std::to_string(i)).size() < 20) return false;
+    return true;
+  };
+  const auto started = std::chrono::steady_clock::now();
+  const bool healthy = receiver_->wait_for(healthy_done, 20s);
+  // The healthy endpoints' 80 events did not wait for the hanging ones' timeouts (their 40
+  // events, three at a time each, would take 7 rounds of 500 ms).
+  const auto healthy_took = std::chrono::steady_clock::now() - started;
+
+  for (int i = 0; i < 6; i += 3)
+    receiver_->set("/e" + std::to_string(i), endpoints[static_cast<std::size_t>(i)].secret,
+                   Mode::kOk);
+  const auto all_done = [&](const std::vector<PostbackReceiver::Received>& all) {
+    for (int i = 0; i < 6; ++i)
+      if (delivered_ids(all, "/e" + std::to_string(i)).size() < 20) return false;
+    return true;
+  };
+  const bool recovered = receiver_->wait_for(all_done, 30s);
+  ticking = false;
+  ticker.join();
+  ASSERT_TRUE(healthy);
+  EXPECT_LT(healthy_took, 3s);
+  ASSERT_TRUE(recovered);
+  sender.stop();
+  for (int i = 0; i < 6; ++i)
+    for (const auto& [id, n] : delivered_ids(receiver_->received(), "/e" + std::to_string(i)))
+      EXPECT_EQ(n, 1) << "event " << id << " taken twice";
+  EXPECT_EQ(store_->postback_backlog()->pending, 0);
+  for (const auto& r : receiver_->received()) EXPECT_TRUE(r.signature_ok);
+}
+
+TEST_F(PostbackSenderTest, PrivateAddressesAreRefusedAtTheConnection) {
+  const PostbackEndpoint e = endpoint("sl_private", "/private", Mode::kOk);
+  decide("sl_private", 1);
+  auto http = client(/*allow_private=*/false);
+  PostbackSender sender(*store_, *http, clock_);
+  ASSERT_EQ(sender.run_once(), 1);
+  settle(sender);
+  const auto row = rows(e.id).begin()->second;
+  EXPECT_EQ(row.state, PostbackState::kPending);
+  EXPECT_EQ(row.last_status, 0);
+  EXPECT_FALSE(row.last_error.empty());
+  EXPECT_TRUE(receiver_->received().empty()) << "the loopback endpoint was never reached";
+}
+
+}  // namespace
+}  // namespace leadflow::testing

@@ -1,0 +1,85 @@
+// The postbacks' rules on plain values: which event an outcome reports, the subscriptions' text,
+// the retry schedule and its 24 hours, what delivers, what makes an endpoint failing, and the
+// signature a receiver verifies.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "leadflow/postbacks/rules.hpp"
+#include "leadflow/postbacks/signature.hpp"
+
+namespace leadflow::postbacks {
+namespace {
+
+TEST(PostbackRules, AnOutcomeReportsSoldOrUnsoldAndAFailedOrTestLeadNothingYet) {
+  EXPECT_EQ(outcome_event(DeliveryStatus::kDelivered), EventKind::kSold);
+  for (auto s : {DeliveryStatus::kUnsold, DeliveryStatus::kDuplicate, DeliveryStatus::kRejected})
+    EXPECT_EQ(outcome_event(s), EventKind::kUnsold);
+  for (auto s : {DeliveryStatus::kPending, DeliveryStatus::kFailed, DeliveryStatus::kTest,
+                 DeliveryStatus::kReturned})
+    EXPECT_EQ(outcome_event(s), std::nullopt);
+}
+
+TEST(PostbackRules, KindsHaveNamesAndSubscriptionsAreOneText) {
+  for (EventKind k : kAllKinds) EXPECT_EQ(parse_kind(kind_name(k)), k);
+  EXPECT_EQ(parse_kind("lead.bought"), std::nullopt);
+  const std::vector<EventKind> some{EventKind::kReturned, EventKind::kSold, EventKind::kSold};
+  EXPECT_EQ(events_text(some), ",lead.sold,lead.returned,");
+  EXPECT_EQ(events_of_text(",lead.sold,lead.returned,"),
+            (std::vector<EventKind>{EventKind::kSold, EventKind::kReturned}));
+  EXPECT_TRUE(events_of_text(",").empty());
+}
+
+TEST(PostbackRules, RetriesDoubleFromThirtySecondsToAnHourForADay) {
+  constexpr std::int64_t t0 = 1'700'000'000'000;
+  EXPECT_EQ(next_attempt_at(t0, 1, t0), t0 + 30'000);
+  EXPECT_EQ(next_attempt_at(t0, 2, t0 + 30'000), t0 + 90'000);
+  EXPECT_EQ(next_attempt_at(t0, 3, t0 + 90'000), t0 + 210'000);
+  EXPECT_EQ(next_attempt_at(t0, 8, t0), t0 + 3'600'000) << "capped at an hour";
+  EXPECT_EQ(next_attempt_at(t0, 40, t0), t0 + 3'600'000);
+  // The last attempt that still falls inside the day, and the one that does not.
+  EXPECT_EQ(next_attempt_at(t0, 30, t0 + kRetryWindowMs - 3'600'001), t0 + kRetryWindowMs - 1);
+  EXPECT_EQ(next_attempt_at(t0, 30, t0 + kRetryWindowMs - 3'600'000), std::nullopt);
+}
+
+TEST(PostbackRules, Only2xxDeliversAndFiveFailuresInARowMakeAnEndpointFailing) {
+  EXPECT_TRUE(delivered(200));
+  EXPECT_TRUE(delivered(204));
+  for (int s : {0, 301, 400, 404, 410, 429, 500, 503}) EXPECT_FALSE(delivered(s)) << s;
+  const bool four_failed[] = {false, false, false, false};
+  EXPECT_FALSE(endpoint_failing(four_failed));
+  const bool five_failed[] = {false, false, false, false, false, true};
+  EXPECT_TRUE(endpoint_failing(five_failed));
+  const bool recovered[] = {true, false, false, false, false, false};
+  EXPECT_FALSE(endpoint_failing(recovered));
+}
+
+TEST(PostbackSignature, AReceiverVerifiesTheBodyTheTimeAndTheSecret) {
+  const std::string body = R"({"id":"evt_1","type":"lead.sold"})";
+  const std::int64_t t = 1'700'000'000;
+  const std::string header = sign("pbs_secret", t, body);
+  EXPECT_TRUE(header.starts_with("t=1700000000,v1="));
+  EXPECT_EQ(header.size(), std::string("t=1700000000,v1=").size() + 64);
+  EXPECT_TRUE(verify(header, "pbs_secret", body, t));
+  EXPECT_TRUE(verify(header, "pbs_secret", body, t + kToleranceSeconds));
+  EXPECT_FALSE(verify(header, "pbs_secret", body, t + kToleranceSeconds + 1)) << "too old";
+  EXPECT_FALSE(verify(header, "pbs_secret", body, t - kToleranceSeconds - 1)) << "from the future";
+  EXPECT_FALSE(verify(header, "pbs_other", body, t));
+  EXPECT_FALSE(verify(header, "pbs_secret", body + " ", t));
+  EXPECT_FALSE(verify("v1=" + header.substr(header.find("v1=") + 3), "pbs_secret", body, t));
+  EXPECT_FALSE(verify("t=1700000000x,v1=00", "pbs_secret", body, t));
+  // The signed text is "<t>.<body>": a signature of another time does not carry over.
+  EXPECT_FALSE(verify("t=1700000001," + header.substr(header.find("v1=")), "pbs_secret", body, t));
+}
+
+TEST(PostbackRules, IdsAndSecretsAreFreshEachTime) {
+  EXPECT_TRUE(new_event_id(1).starts_with("evt_"));
+  EXPECT_NE(new_event_id(1), new_event_id(1));
+  const std::string s = new_endpoint_secret();
+  EXPECT_TRUE(s.starts_with("pbs_"));
+  EXPECT_EQ(s.size(), 4u + 64u);
+  EXPECT_NE(s, new_endpoint_secret());
+}
+
+}  // namespace
+}  // namespace leadflow::postbacks

@@ -1,0 +1,146 @@
+#pragma once
+// The postback sender (docs/postbacks.md): one thread that claims due events from the outbox,
+// sends each to its endpoint, signed, over the outbound HTTP client (which refuses private and
+// metadata addresses at every connection unless allowed), and records the attempts in batches.
+// It shares nothing with the workers but the store: a slow or hanging endpoint holds only this
+// sender's own slots, never a worker.
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "leadflow/base/clock.hpp"
+#include "leadflow/base/metrics.hpp"
+#include "leadflow/delivery/http_client.hpp"
+#include "leadflow/store/postbacks.hpp"
+
+namespace leadflow {
+
+struct PostbackSenderOptions {
+  /// Requests in flight in all (LEADFLOW_POSTBACK_CONCURRENCY).
+  int max_in_flight = 256;
+  /// Requests in flight to one endpoint: a hanging endpoint holds at most these.
+  int max_in_flight_per_endpoint = 8;
+  /// One attempt's whole exchange (LEADFLOW_POSTBACK_TIMEOUT_MS).
+  std::chrono::milliseconds timeout{5000};
+  /// How often the outbox is asked for due events, and the attempts recorded.
+  std::chrono::milliseconds poll{200};
+  /// Claimed events an endpoint at its limit may have waiting in this sender for a free slot
+  /// (held under their lease, at no cost to the store); past it they go back to the outbox.
+  int max_waiting_per_endpoint = 256;
+  /// How long a claimed event is this sender's before another may claim it again: longer than
+  /// an attempt can take, so only a sender that died loses its claims (to another sender).
+  std::chrono::milliseconds lease{60'000};
+  /// How long an event of an endpoint at its own limit, or switched off, waits to be claimed
+  /// again.
+  std::chrono::milliseconds busy_retry{1000};
+  std::chrono::milliseconds paused_retry{60'000};
+  /// How long endpoints are cached (an endpoint changed elsewhere is seen within it).
+  std::chrono::milliseconds endpoints_refresh{2000};
+};
+
+/// Counters and gauges of the sender; register_postback_metrics makes them once per process.
+struct PostbackMetrics {
+  prometheus::Family<prometheus::Counter>& attempts;  // leadflow_postback_attempts_total{result}
+  prometheus::Histogram& latency;                     // leadflow_postback_attempt_seconds
+  prometheus::Counter& expired;                       // leadflow_postback_expired_total
+};
+PostbackMetrics& postback_metrics();
+
+/// Sends the outbox's events. Thread-safe: start() and stop() from one thread; run_once() and
+/// flush() drive it by hand where no thread was started (tests).
+class PostbackSender {
+ public:
+  PostbackSender(PostbackStore& store, HttpClient& client, const Clock& clock,
+                 PostbackSenderOptions options = {});
+  ~PostbackSender();
+  PostbackSender(const PostbackSender&) = delete;
+  PostbackSender& operator=(const PostbackSender&) = delete;
+
+  void start();
+  /// Stops claiming, waits for the requests in flight (at most one timeout) and records them.
+  void stop();
+
+  /// One round: records the attempts that finished and claims due events (each at most once a
+  /// poll), then sends the events held for as many as have a free slot, their endpoint's
+  /// included. Returns how many it sent.
+  int run_once();
+  /// Records the attempts that finished.
+  void flush();
+  int in_flight() const { return in_flight_.load(); }
+  /// Endpoints whose last postbacks::kFailingAfter attempts from this process all failed.
+  int failing_endpoints() const;
+
+ private:
+  struct Finished {
+    PostbackAttempt attempt;
+    bool ok = false;
+  };
+  struct Waiting {
+    PostbackDelivery delivery;
+    SteadyTime claimed;
+  };
+  void loop();
+  int dispatch();
+  void send(const PostbackDelivery& d, const PostbackEndpoint& e);
+  const PostbackEndpoint* endpoint(const std::string& id);
+
+  PostbackStore& store_;
+  HttpClient& client_;
+  const Clock& clock_;
+  PostbackSenderOptions options_;
+
+  std::atomic<int> in_flight_{0};
+  mutable std::mutex mu_;  // guards the fields below
+  std::condition_variable wake_;
+  std::vector<Finished> finished_;
+  std::unordered_map<std::string, int> in_flight_by_endpoint_;
+  std::map<std::string, std::deque<bool>> recent_;  // newest first, per endpoint
+  bool stopping_ = false;
+  std::uint64_t completions_ = 0;  // requests ended so far: wakes the loop when events wait
+
+  // The sender thread's own (or run_once's caller's).
+  std::unordered_map<std::string, PostbackEndpoint> endpoints_;
+  SteadyTime endpoints_read_at_{};
+  // Claimed events waiting for a slot of their endpoint, oldest first, and their number.
+  std::unordered_map<std::string, std::deque<Waiting>> waiting_;
+  std::size_t waiting_count_ = 0;
+  std::optional<SteadyTime> last_claim_, last_flush_;
+  std::thread thread_;
+  std::unique_ptr<ScrapeHook> scrape_;
+};
+
+}  // namespace leadflow
+
+namespace leadflow {
+
+struct Config;
+
+/// What a process that runs workers starts beside them: a PostbackSender with an HTTP client of
+/// its own (libcurl, HTTP/1.1, loopback, private and metadata addresses refused at every
+/// connection unless LEADFLOW_ALLOW_PRIVATE_BUYERS; the buyers' CA file), sized by
+/// LEADFLOW_POSTBACK_CONCURRENCY and LEADFLOW_POSTBACK_TIMEOUT_MS. Started at once; stops when
+/// destroyed.
+class PostbackService {
+ public:
+  PostbackService(const Config& config, PostbackStore& store, const Clock& clock);
+  ~PostbackService();
+  PostbackService(const PostbackService&) = delete;
+  PostbackService& operator=(const PostbackService&) = delete;
+  PostbackSender& sender() { return *sender_; }
+
+ private:
+  std::unique_ptr<HttpClient> client_;
+  std::unique_ptr<PostbackSender> sender_;
+};
+
+}  // namespace leadflow

@@ -1,0 +1,304 @@
+#include "leadflow/postback_sender/postback_sender.hpp"
+
+#include <algorithm>
+
+#include <prometheus/counter.h>
+#include <prometheus/histogram.h>
+
+#include "leadflow/base/config.hpp"
+#include "leadflow/base/log.hpp"
+#include "leadflow/postbacks/rules.hpp"
+#include "leadflow/postbacks/signature.hpp"
+#include "leadflow/visibility/postback.hpp"
+
+namespace leadflow {
+
+PostbackMetrics& postback_metrics() {
+  static PostbackMetrics m = [] {
+    auto& r = *metrics_registry();
+    auto& latency = prometheus::BuildHistogram()
+                        .Name("leadflow_postback_attempt_seconds")
+                        .Help("Time of one postback attempt, answered or not")
+                        .Register(r);
+    auto& expired = prometheus::BuildCounter()
+                        .Name("leadflow_postback_expired_total")
+                        .Help("Postbacks given up after 24 hours of retries")
+                        .Register(r);
+    return PostbackMetrics{prometheus::BuildCounter()
+                               .Name("leadflow_postback_attempts_total")
+                               .Help("Postback attempts, by result (delivered, failed)")
+                               .Register(r),
+                           latency.Add({}, latency_buckets()), expired.Add({})};
+  }();
+  return m;
+}
+
+PostbackSender::PostbackSender(PostbackStore& store, HttpClient& client, const Clock& clock,
+                               PostbackSenderOptions options)
+    : store_(store), client_(client), clock_(clock), options_(options) {
+  postback_metrics();
+  scrape_ = std::make_unique<ScrapeHook>([this](std::vector<prometheus::MetricFamily>& out) {
+    out.push_back(gauge_family("leadflow_postback_endpoints_failing",
+                               "Endpoints whose last 5 postback attempts from this process failed",
+                               failing_endpoints()));
+    out.push_back(gauge_family("leadflow_postback_in_flight",
+                               "Postback requests in flight from this process", in_flight()));
+    if (const auto backlog = store_.postback_backlog()) {
+      out.push_back(gauge_family("leadflow_postback_outbox_pending",
+                                 "Postback events still to be delivered, in the whole outbox",
+                                 static_cast<double>(backlog->pending)));
+      const double age =
+          backlog->pending == 0
+              ? 0
+              : std::max<double>(0, (clock_.now_ms() - backlog->oldest_pending_at_ms) / 1000.0);
+      out.push_back(gauge_family("leadflow_postback_outbox_oldest_seconds",
+                                 "Age of the oldest postback event still to be delivered", age));
+    }
+  });
+}
+
+PostbackSender::~PostbackSender() { stop(); }
+
+void PostbackSender::start() {
+  if (thread_.joinable()) return;
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = false;
+  }
+  thread_ = std::thread([this] { loop(); });
+}
+
+void PostbackSender::stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  // The requests in flight end within their timeout; their attempts are recorded, so their
+  // events are not sent again only for want of a record.
+  std::unique_lock lock(mu_);
+  wake_.wait_for(lock, options_.timeout + std::chrono::seconds(2),
+                 [&] { return in_flight_.load() == 0; });
+  lock.unlock();
+  flush();
+  // What it held unsent goes back at once, for another sender to take without waiting out the
+  // leases.
+  std::vector<PostbackRelease> back;
+  const std::int64_t now = clock_.now_ms();
+  for (auto& [id, rows] : waiting_)
+    for (const Waiting& w : rows) back.push_back({w.delivery.facts.event_id, id, now});
+  waiting_.clear();
+  waiting_count_ = 0;
+  store_.release_postbacks(back);
+}
+
+void PostbackSender::loop() {
+  while (true) {
+    run_once();
+    std::unique_lock lock(mu_);
+    // Asleep for a poll, unless it is stopping, or events wait for a slot (or every slot is
+    // taken) and a request ended: an endpoint that answers fast is kept busy, and the store is
+    // still asked and written at most once a poll.
+    const bool waiting = waiting_count_ > 0 || in_flight_.load() >= options_.max_in_flight;
+    const std::uint64_t seen = completions_;
+    wake_.wait_for(lock, options_.poll,
+                   [&] { return stopping_ || (waiting && completions_ != seen); });
+    if (stopping_) return;
+  }
+}
+
+void PostbackSender::flush() {
+  std::vector<Finished> done;
+  {
+    std::lock_guard lock(mu_);
+    done.swap(finished_);
+  }
+  if (done.empty()) return;
+  std::vector<PostbackAttempt> attempts;
+  attempts.reserve(done.size());
+  for (auto& f : done) attempts.push_back(std::move(f.attempt));
+  // Not recorded: the events' leases run out and they are sent again (at least once).
+  if (store_.record_postback_attempts(attempts) != StoreStatus::kOk)
+    log(LogLevel::kWarn, "postback_attempts_not_recorded",
+        {{"attempts", static_cast<std::int64_t>(attempts.size())}});
+}
+
+const PostbackEndpoint* PostbackSender::endpoint(const std::string& id) {
+  const SteadyTime now = clock_.steady_now();
+  if (endpoints_read_at_ == SteadyTime{} || now - endpoints_read_at_ > options_.endpoints_refresh) {
+    if (auto all = store_.list_postback_endpoints("")) {
+      endpoints_.clear();
+      for (auto& e : *all) endpoints_.emplace(e.id, std::move(e));
+      endpoints_read_at_ = now;
+    }
+  }
+  auto it = endpoints_.find(id);
+  if (it == endpoints_.end()) {
+    // Made since the last read: read it alone.
+    auto one = store_.get_postback_endpoint(id);
+    if (one.status != StoreStatus::kOk) return nullptr;
+    it = endpoints_.emplace(id, std::move(*one.value)).first;
+  }
+  return &it->second;
+}
+
+int PostbackSender::run_once() {
+  const SteadyTime steady = clock_.steady_now();
+  const bool due = !last_claim_ || steady - *last_claim_ >= options_.poll;
+  if (due || !last_flush_) {
+    flush();
+    last_flush_ = steady;
+  }
+  const std::int64_t now = clock_.now_ms();
+  // What the sender cannot start goes back in one write: never one write per event, which would
+  // take the store's writer from the workers as often as events arrive.
+  std::vector<PostbackRelease> back;
+  // Held past half its lease: back to the outbox, never sent by this sender once another may
+  // have claimed it.
+  for (auto& [id, rows] : waiting_)
+    while (!rows.empty() && steady - rows.front().claimed > options_.lease / 2) {
+      back.push_back({rows.front().delivery.facts.event_id, id, now});
+      rows.pop_front();
+      --waiting_count_;
+    }
+  const std::size_t room = 2 * static_cast<std::size_t>(options_.max_in_flight);
+  if (due && waiting_count_ < room) {
+    last_claim_ = steady;
+    const auto claimed = store_.claim_postbacks(now, options_.lease.count(),
+                                                static_cast<int>(room - waiting_count_));
+    for (const PostbackDelivery& d : claimed.value_or(std::vector<PostbackDelivery>{})) {
+      const PostbackEndpoint* e = endpoint(d.endpoint_id);
+      if (e == nullptr) continue;  // deleted, with its rows; or unreadable: the lease runs out
+      auto& rows = waiting_[e->id];
+      if (!e->active ||
+          rows.size() >= static_cast<std::size_t>(options_.max_waiting_per_endpoint)) {
+        back.push_back({d.facts.event_id, d.endpoint_id,
+                        now + (e->active ? options_.busy_retry : options_.paused_retry).count()});
+        continue;
+      }
+      rows.push_back({d, steady});
+      ++waiting_count_;
+    }
+  }
+  store_.release_postbacks(back);  // not written: their leases run out instead
+  return dispatch();
+}
+
+int PostbackSender::dispatch() {
+  int sent = 0;
+  for (auto it = waiting_.begin(); it != waiting_.end();) {
+    auto& rows = it->second;
+    const PostbackEndpoint* e = rows.empty() ? nullptr : endpoint(it->first);
+    while (e != nullptr && !rows.empty() && in_flight_.load() < options_.max_in_flight) {
+      {
+        std::lock_guard lock(mu_);
+        int& n = in_flight_by_endpoint_[e->id];
+        if (n >= options_.max_in_flight_per_endpoint) break;
+        ++n;
+      }
+      send(rows.front().delivery, *e);
+      rows.pop_front();
+      --waiting_count_;
+      ++sent;
+    }
+    if (rows.empty()) {
+      it = waiting_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return sent;
+}
+
+void PostbackSender::send(const PostbackDelivery& d, const PostbackEndpoint& e) {
+  HttpRequest req;
+  req.method = "POST";
+  req.url = e.url;
+  req.body = postback_body(d.facts);
+  req.timeout = options_.timeout;
+  const std::int64_t unix_s = clock_.now_ms() / 1000;
+  req.headers = {
+      {"Content-Type", "application/json"},
+      {"User-Agent", "leadflow-postbacks/1"},
+      {std::string(postbacks::kEventIdHeader), d.facts.event_id},
+      {"Leadflow-Event-Type", d.facts.kind},
+      {std::string(postbacks::kSignatureHeader), postbacks::sign(e.secret, unix_s, req.body)}};
+  in_flight_.fetch_add(1);
+  client_.send(
+      std::move(req), [this, event_id = d.facts.event_id, endpoint_id = d.endpoint_id,
+                       attempts = d.attempts, window_from = d.window_from_ms](HttpResponse r) {
+        Finished f;
+        PostbackAttempt& a = f.attempt;
+        a.event_id = event_id;
+        a.endpoint_id = endpoint_id;
+        a.at_ms = clock_.now_ms();
+        a.status = r.status;
+        a.latency_us = r.elapsed.count();
+        a.error = r.timed_out ? "timed out" : r.error;
+        f.ok = postbacks::delivered(r.status);
+        if (f.ok) {
+          a.then = PostbackState::kDelivered;
+        } else if (auto next = postbacks::next_attempt_at(window_from, attempts + 1, a.at_ms)) {
+          a.then = PostbackState::kPending;
+          a.next_at_ms = *next;
+        } else {
+          a.then = PostbackState::kExpired;
+          postback_metrics().expired.Increment();
+        }
+        PostbackMetrics& m = postback_metrics();
+        m.attempts.Add({{"result", f.ok ? "delivered" : "failed"}}).Increment();
+        m.latency.Observe(static_cast<double>(a.latency_us) / 1e6);
+        {
+          std::lock_guard lock(mu_);
+          if (--in_flight_by_endpoint_[endpoint_id] <= 0) in_flight_by_endpoint_.erase(endpoint_id);
+          std::deque<bool>& recent = recent_[endpoint_id];
+          recent.push_front(f.ok);
+          if (recent.size() > postbacks::kFailingAfter) recent.pop_back();
+          finished_.push_back(std::move(f));
+          in_flight_.fetch_sub(1);
+          ++completions_;
+        }
+        wake_.notify_all();
+      });
+}
+
+int PostbackSender::failing_endpoints() const {
+  std::lock_guard lock(mu_);
+  int n = 0;
+  for (const auto& [id, recent] : recent_) {
+    bool newest_first[postbacks::kFailingAfter] = {};
+    std::copy(recent.begin(), recent.end(), newest_first);
+    if (postbacks::endpoint_failing(std::span<const bool>(newest_first, recent.size()))) ++n;
+  }
+  return n;
+}
+
+}  // namespace leadflow
+
+namespace leadflow {
+
+PostbackService::PostbackService(const Config& c, PostbackStore& store, const Clock& clock) {
+  CurlClientOptions co;
+  co.allow_private_addresses = c.allow_private_buyers;
+  co.ca_file = c.buyer_ca_file;
+  co.http2 = false;  // one request at a time per connection: a hanging endpoint holds its own
+  co.max_connections = c.postback_concurrency;
+  co.max_host_connections = c.postback_concurrency;
+  co.clock = &clock;
+  client_ = make_curl_client(co);
+  PostbackSenderOptions o;
+  o.max_in_flight = c.postback_concurrency;
+  o.timeout = std::chrono::milliseconds(c.postback_timeout_ms);
+  o.lease = std::max(o.lease, o.timeout * 4);
+  sender_ = std::make_unique<PostbackSender>(store, *client_, clock, o);
+  sender_->start();
+}
+
+PostbackService::~PostbackService() {
+  sender_->stop();
+  sender_.reset();
+  client_.reset();
+}
+
+}  // namespace leadflow
