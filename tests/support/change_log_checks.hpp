@@ -72,7 +72,7 @@ inline void check_buyer_change_in_log(ServiceFixture& svc) {
   const std::string seller_key =
       svc.add_api_key({{"name", "a seller"}, {"seller_id", svc.add_seller()}});
   EXPECT_EQ(svc.get("/v1/audit", seller_key)->status, 403);
-  auto bad = svc.get("/v1/audit?object_kind=lead", svc.operator_key());
+  auto bad = svc.get("/v1/audit?object_kind=invoice", svc.operator_key());
   EXPECT_EQ(bad->status, 400);
   EXPECT_NE(bad->body.find("object_kind"), std::string::npos) << bad->body;
 }
