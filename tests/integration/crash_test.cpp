@@ -391,9 +391,12 @@ TEST(Crash, Kill9LosesNoAcknowledgedLeadAndSellsNoneTwice) {
           const bool unsold = st == DeliveryStatus::kUnsold || st == DeliveryStatus::kDuplicate ||
                               st == DeliveryStatus::kRejected;
           // Offered again: its live auction ended unsold (reported then), whatever came after.
-          const bool reoffered =
-              std::any_of(l.distribution.attempts.begin(), l.distribution.attempts.end(),
-                          [](const Attempt& a) { return a.reoffer > 0; });
+          // (A page of the list carries no attempts: the lead's own read does.)
+          const auto whole = store->get_lead(l.lead.id);
+          ASSERT_TRUE(whole.value.has_value()) << l.lead.id;
+          const auto& tried = whole.value->distribution.attempts;
+          const bool reoffered = std::any_of(tried.begin(), tried.end(),
+                                             [](const Attempt& a) { return a.reoffer > 0; });
           auto& kinds = events_of[l.lead.id];
           // One event per sale that reported one: live, once; aged, once per re-offer that sold.
           if (reoffered)
