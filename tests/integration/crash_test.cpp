@@ -10,9 +10,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <atomic>
 #include <csignal>
+#include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <set>
@@ -41,18 +41,17 @@ struct Service {
 
 Service start_service(const TempDir& dir, const std::string& key) {
   Service s;
-  std::map<std::string, std::string> env{
-      {"LEADFLOW_DATA_DIR", dir.path()},
-      {"LEADFLOW_LISTEN", "127.0.0.1:0"},
-      {"LEADFLOW_VERTICALS", dir.path() + "/verticals.json"},
-      {"LEADFLOW_BOOTSTRAP_KEY", key},
-      {"LEADFLOW_ALLOW_PRIVATE_BUYERS", "1"},
-      {"LEADFLOW_WORKER_CONCURRENCY", "16"},
-      {"LEADFLOW_HTTP_THREADS", "16"},
-      // A re-offer's lease is three auction timeouts: one the kill interrupted runs again 9 s
-      // later.
-      {"LEADFLOW_AUCTION_TIMEOUT_MS", "3000"},
-      {"LEADFLOW_LOG_LEVEL", "warn"}};
+  std::map<std::string, std::string> env{{"LEADFLOW_DATA_DIR", dir.path()},
+                                         {"LEADFLOW_LISTEN", "127.0.0.1:0"},
+                                         {"LEADFLOW_VERTICALS", dir.path() + "/verticals.json"},
+                                         {"LEADFLOW_BOOTSTRAP_KEY", key},
+                                         {"LEADFLOW_ALLOW_PRIVATE_BUYERS", "1"},
+                                         {"LEADFLOW_WORKER_CONCURRENCY", "16"},
+                                         {"LEADFLOW_HTTP_THREADS", "16"},
+                                         // A re-offer's lease is three auction timeouts: one the
+                                         // kill interrupted runs again 9 s later.
+                                         {"LEADFLOW_AUCTION_TIMEOUT_MS", "3000"},
+                                         {"LEADFLOW_LOG_LEVEL", "warn"}};
   // The postback receiver's self-signed certificate, where a test runs one: the only HTTPS
   // endpoint the service calls.
   const std::string receiver_cert = dir.path() + "/receiver-cert.pem";
