@@ -29,30 +29,13 @@ fail() {
   for log in "$work"/*.log; do echo "--- $log (tail)" >&2; tail -n 20 "$log" >&2; done
   exit 1
 }
-# A free loopback port: the kernel's choice, released just before use.
-free_port() {
-  node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
-}
-wait_for() {  # wait_for WHAT COMMAND...: up to 60 s, whatever the machine's load
-  local what=$1; shift
-  for _ in $(seq 1 600); do
-    if "$@" >/dev/null 2>&1; then return 0; fi
-    sleep 0.1
-  done
-  fail "$what"
-}
+# shellcheck source=tests/ops/lib.sh
+source "$here/lib.sh"
 
 # Buyers: two that bid, one that errors and hangs (error, timeout and pause series exist).
-start_buyer() {  # start_buyer NAME FLAGS...
-  local name=$1; shift
-  "$build/workers/leadflow-buyer-sim" --name "$name" --port 0 "$@" > "$work/$name.out" 2> "$work/$name.log" &
-  pids+=($!)
-}
 start_buyer acme --bid 14.50 --latency-ms 5 --seed 1
 start_buyer bluesky --bid-range 8:16 --latency-ms 10 --no-bid-rate 0.2 --seed 2
 start_buyer flaky --bid 20 --error-rate 0.4 --timeout-rate 0.3 --hang-ms 1500 --seed 3
-buyer_port() { sed -n 's/.*"port":\([0-9]*\).*/\1/p' "$work/$1.out"; }
-buyer_ready() { [[ -n $(buyer_port "$1") ]]; }
 for name in acme bluesky flaky; do wait_for "buyer $name did not start" buyer_ready "$name"; done
 
 port=$(free_port)
@@ -81,22 +64,7 @@ campaign=$(api POST /v1/campaigns "{\"seller_id\":\"$seller\",\"name\":\"Dashboa
 [[ -n $seller && -n $campaign ]] || fail "cannot seed a seller and a campaign"
 
 # Prometheus: scrapes every second, evaluates the rules every second.
-"$root/tests/k8s/npm_install.sh" "$build/tests/k8s" || fail "cannot install the YAML package"
-(cd "$work" && cp "$here/rules.mjs" . && ln -s "$build/tests/k8s/node_modules" node_modules \
-  && node rules.mjs "$root" > rules.yml) || fail "cannot extract the alert rules"
-cat > "$work/prometheus.yml" <<YML
-global: {scrape_interval: 1s, scrape_timeout: 1s, evaluation_interval: 1s}
-rule_files: [$work/rules.yml]
-scrape_configs:
-  - job_name: leadflow
-    static_configs: [{targets: ['127.0.0.1:$metrics_port']}]
-YML
-prom_port=$(free_port)
-"$prometheus_bin" --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/tsdb" \
-  --web.listen-address="127.0.0.1:$prom_port" --log.level=warn > "$work/prometheus.out" 2> "$work/prometheus.log" &
-pids+=($!)
-prom="http://127.0.0.1:$prom_port"
-wait_for "Prometheus did not become ready" curl -sf "$prom/-/ready"
+start_prometheus "$metrics_port"
 
 # The load: sync Surface B posts (sold or not), a few invalid ones, some Surface A posts.
 post_b() {
