@@ -18,11 +18,19 @@ if [[ -z "$werror" && -f "$build/CMakeCache.txt" ]]; then
 fi
 werror=${werror:-OFF}
 if [[ "${CI:-}" == "true" ]]; then werror=ON; fi
+# ON in the release build of a full test run (scripts/test.sh): only the system tests are
+# defined there. Unset, a build directory keeps what it was configured with, as for werror.
+system_only=${LEADFLOW_SYSTEM_TESTS_ONLY:-}
+if [[ -z "$system_only" && -f "$build/CMakeCache.txt" ]]; then
+  system_only=$(sed -n 's/^LEADFLOW_SYSTEM_TESTS_ONLY:[A-Z]*=//p' "$build/CMakeCache.txt")
+fi
+system_only=${system_only:-OFF}
 launcher=()
 if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
 # The commit leadflow_build_info reports, where the tree has no .git to read it from (the image).
 commit=()
 if [[ -n "${LEADFLOW_BUILD_COMMIT:-}" ]]; then commit=(-DLEADFLOW_COMMIT="$LEADFLOW_BUILD_COMMIT"); fi
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE="$type" -DLEADFLOW_BUILD_TESTS="$tests" \
-  -DLEADFLOW_WERROR="$werror" -DLEADFLOW_SANITIZE="$sanitize" "${launcher[@]}" "${commit[@]}" >/dev/null
+  -DLEADFLOW_WERROR="$werror" -DLEADFLOW_SANITIZE="$sanitize" \
+  -DLEADFLOW_SYSTEM_TESTS_ONLY="$system_only" "${launcher[@]}" "${commit[@]}" >/dev/null
 cmake --build "$build" -j "${LEADFLOW_JOBS:-2}" "$@"

@@ -16,7 +16,7 @@ build=${1:?usage: buyer_outage_alert_test.sh BUILD_DIR}
 prometheus_bin=${PROMETHEUS:-/usr/bin/prometheus}
 [[ -x $prometheus_bin ]] || { echo "buyer_outage_alert: $prometheus_bin is missing (scripts/deps.sh --test)" >&2; exit 1; }
 # leadflow refuses LEADFLOW_* names it does not know; these belong to the build scripts.
-unset LEADFLOW_BUILD_DIR LEADFLOW_BUILD_TYPE LEADFLOW_BUILD_TESTS LEADFLOW_JOBS LEADFLOW_WERROR LEADFLOW_SANITIZE
+unset LEADFLOW_BUILD_DIR LEADFLOW_BUILD_TYPE LEADFLOW_BUILD_TESTS LEADFLOW_JOBS LEADFLOW_WERROR LEADFLOW_SANITIZE LEADFLOW_SYSTEM_TESTS_ONLY
 
 work=$(mktemp -d /tmp/leadflow-outage-alert-XXXXXX)
 pids=()

@@ -14,7 +14,7 @@ build=${1:?usage: grafana_dashboard_test.sh BUILD_DIR}
 prometheus_bin=${PROMETHEUS:-/usr/bin/prometheus}
 [[ -x $prometheus_bin ]] || { echo "grafana_dashboard: $prometheus_bin is missing (scripts/deps.sh --test)" >&2; exit 1; }
 # leadflow refuses LEADFLOW_* names it does not know; these belong to the build scripts.
-unset LEADFLOW_BUILD_DIR LEADFLOW_BUILD_TYPE LEADFLOW_BUILD_TESTS LEADFLOW_JOBS LEADFLOW_WERROR LEADFLOW_SANITIZE
+unset LEADFLOW_BUILD_DIR LEADFLOW_BUILD_TYPE LEADFLOW_BUILD_TESTS LEADFLOW_JOBS LEADFLOW_WERROR LEADFLOW_SANITIZE LEADFLOW_SYSTEM_TESTS_ONLY
 
 work=$(mktemp -d /tmp/leadflow-grafana-XXXXXX)
 pids=()
