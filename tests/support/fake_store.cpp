@@ -363,6 +363,11 @@ std::optional<PostbackBacklog> FakeStore::postback_backlog() {
   if (down()) return std::nullopt;
   return real_->postback_backlog();
 }
+std::optional<int> FakeStore::prune_postbacks(PostbackState state, std::int64_t before_ms,
+                                              int limit) {
+  if (down()) return std::nullopt;
+  return real_->prune_postbacks(state, before_ms, limit);
+}
 
 std::vector<LeadInsertResult> FakeStore::insert_leads(std::span<const Lead> leads,
                                                       std::span<const SearchKeys> keys) {

@@ -148,6 +148,8 @@ class FakeStore final : public Store {
   StoreStatus replay_postback(std::string_view endpoint_id, std::string_view event_id,
                               std::int64_t now_ms) override;
   std::optional<PostbackBacklog> postback_backlog() override;
+  std::optional<int> prune_postbacks(PostbackState state, std::int64_t before_ms,
+                                     int limit) override;
 
   using IntakeStore::insert_leads;
   std::vector<LeadInsertResult> insert_leads(std::span<const Lead> leads,

@@ -202,6 +202,15 @@ CREATE TRIGGER period_close_totals_not_truncated BEFORE TRUNCATE ON period_close
   FOR EACH STATEMENT EXECUTE FUNCTION period_closes_are_final();
 CREATE INDEX ledger_by_time ON ledger_entries (at);
 )sql"},
+    // Pruning the postbacks' outbox (docs/postbacks.md#retention): delivered and expired rows
+    // found by state and age (never a pending one: the claims keep to postback_outbox_due),
+    // and an event's attempts by its key, so that each small batch of deletions reads only what
+    // it deletes.
+    {28, R"sql(
+CREATE INDEX postback_outbox_by_state ON postback_outbox (state, window_from)
+  WHERE state <> 'pending';
+CREATE INDEX postback_attempts_by_event ON postback_attempts (endpoint_id, event_id);
+)sql"},
 };
 
 }  // namespace
