@@ -177,8 +177,8 @@ class FakeStore final : public Store {
   std::optional<std::vector<LedgerEntry>> list_ledger(const LedgerQuery& q) override;
   std::optional<ReturnStats> return_stats(std::string_view buyer_id,
                                           std::int64_t since_ms) override;
-  std::optional<bool> buyer_bought_person(std::string_view buyer_id, std::string_view email,
-                                          std::string_view phone, std::int64_t since_ms) override;
+  std::optional<bool> buyer_bought_person(std::string_view buyer_id, std::string_view lead_id,
+                                          std::int64_t since_ms) override;
 
   StoreStatus claim_idempotency_key(const IdempotencyRecord& record, std::int64_t expire_before_ms,
                                     IdempotencyRecord& existing) override;

@@ -429,8 +429,8 @@ class SqliteStore final : public Store, private SqliteCalls {
   std::optional<std::vector<LedgerEntry>> list_ledger(const LedgerQuery& lq) override;
   std::optional<ReturnStats> return_stats(std::string_view buyer_id,
                                           std::int64_t since_ms) override;
-  std::optional<bool> buyer_bought_person(std::string_view buyer_id, std::string_view email,
-                                          std::string_view phone, std::int64_t since_ms) override;
+  std::optional<bool> buyer_bought_person(std::string_view buyer_id, std::string_view lead_id,
+                                          std::int64_t since_ms) override;
   std::optional<std::vector<RevenueCell>> revenue_rollup(const RollupQuery& rq) override;
   std::optional<std::int64_t> count_queued(std::string_view campaign_id,
                                            std::int64_t since_ms) override;
