@@ -359,7 +359,7 @@ TEST_F(PgStore, AnswersQuicklyWhileTheDatabaseIsUnreachableAndRecoversAfter) {
   EXPECT_EQ(store_->list_leads({}), std::nullopt);
   EXPECT_EQ(store_->get_buyer(b.id).status, StoreStatus::kUnavailable);
   EXPECT_EQ(store_->list_buyers({}), std::nullopt);
-  EXPECT_EQ(store_->buyer_bought_person("by_x", "a@example.com", "", 0), std::nullopt);
+  EXPECT_EQ(store_->buyer_bought_person("by_x", l.id, 0), std::nullopt);
   EXPECT_EQ(store_->insert_seller(seller("During")), StoreStatus::kUnavailable);
   EXPECT_TRUE(store_->insert_leads(std::vector<Lead>{lead()}).empty());
   EXPECT_EQ(store_->update_rate_bucket("key", [](RateBucketState&) {}), StoreStatus::kUnavailable);

@@ -1,7 +1,8 @@
 // The postback sender over real HTTPS on loopback, against endpoints that verify the signature as
 // a seller's receiver would, on a real SQLite store: signed events delivered once, a failing
 // endpoint retried on the schedule, a hanging one holding nobody else up, every event delivered
-// once the endpoints recover, and private addresses refused at the connection.
+// once the endpoints recover, old delivered events pruned, and private addresses refused at the
+// connection.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <prometheus/counter.h>
 
 #include "leadflow/base/clock.hpp"
 #include "leadflow/base/ids.hpp"
@@ -295,6 +297,40 @@ TEST_F(PostbackSenderTest, HangingEndpointsHoldNobodyUpAndGetEverythingOnceTheyR
       EXPECT_EQ(n, 1) << "event " << id << " taken twice";
   EXPECT_EQ(store_->postback_backlog()->pending, 0);
   for (const auto& r : receiver_->received()) EXPECT_TRUE(r.signature_ok);
+}
+
+// The sender prunes the outbox on its own schedule: delivered and given-up events past the
+// retention go, with their attempts, and are counted; none goes before.
+TEST_F(PostbackSenderTest, DeliveredAndExpiredEventsArePrunedAfterTheRetentionAndCounted) {
+  const PostbackEndpoint ok = endpoint("sl_prune", "/prune", Mode::kOk);
+  const PostbackEndpoint failing = endpoint("sl_prune_fail", "/prune-fail", Mode::kFail);
+  decide("sl_prune", 3);
+  decide("sl_prune_fail", 1);
+  auto http = client();
+  PostbackSenderOptions o;
+  o.retention_days = 2;
+  o.prune_every = std::chrono::hours(1);
+  PostbackSender sender(*store_, *http, clock_, o);
+  const double pruned_before = postback_metrics().pruned.Value();
+  ASSERT_EQ(sender.run_once(), 4);
+  settle(sender);
+
+  // The failing one's next attempt, past its 24 hours: given up.
+  clock_.advance(std::chrono::hours(47));
+  ASSERT_EQ(sender.run_once(), 1);
+  settle(sender);
+  EXPECT_EQ(rows(ok.id).size(), 3u) << "not yet two days old";
+  ASSERT_EQ(rows(failing.id).size(), 1u);
+  EXPECT_EQ(rows(failing.id).begin()->second.state, PostbackState::kExpired);
+  EXPECT_EQ(postback_metrics().pruned.Value(), pruned_before);
+
+  clock_.advance(std::chrono::hours(2));
+  EXPECT_EQ(sender.run_once(), 0);
+  EXPECT_TRUE(rows(ok.id).empty());
+  EXPECT_TRUE(rows(failing.id).empty());
+  EXPECT_EQ(postback_metrics().pruned.Value(), pruned_before + 4);
+  EXPECT_TRUE(store_->recent_postback_attempts(ok.id, 10)->empty()) << "their attempts went too";
+  EXPECT_TRUE(store_->recent_postback_attempts(failing.id, 10)->empty());
 }
 
 TEST_F(PostbackSenderTest, PrivateAddressesAreRefusedAtTheConnection) {

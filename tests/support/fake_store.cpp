@@ -363,6 +363,11 @@ std::optional<PostbackBacklog> FakeStore::postback_backlog() {
   if (down()) return std::nullopt;
   return real_->postback_backlog();
 }
+std::optional<int> FakeStore::prune_postbacks(PostbackState state, std::int64_t before_ms,
+                                              int limit) {
+  if (down()) return std::nullopt;
+  return real_->prune_postbacks(state, before_ms, limit);
+}
 
 std::vector<LeadInsertResult> FakeStore::insert_leads(std::span<const Lead> leads,
                                                       std::span<const SearchKeys> keys) {
@@ -455,9 +460,9 @@ std::optional<ReturnStats> FakeStore::return_stats(std::string_view buyer_id,
   return down() ? std::nullopt : real_->return_stats(buyer_id, since_ms);
 }
 std::optional<bool> FakeStore::buyer_bought_person(std::string_view buyer_id,
-                                                   std::string_view email, std::string_view phone,
+                                                   std::string_view lead_id,
                                                    std::int64_t since_ms) {
-  return down() ? std::nullopt : real_->buyer_bought_person(buyer_id, email, phone, since_ms);
+  return down() ? std::nullopt : real_->buyer_bought_person(buyer_id, lead_id, since_ms);
 }
 
 StoreStatus FakeStore::claim_idempotency_key(const IdempotencyRecord& record,

@@ -148,6 +148,8 @@ class FakeStore final : public Store {
   StoreStatus replay_postback(std::string_view endpoint_id, std::string_view event_id,
                               std::int64_t now_ms) override;
   std::optional<PostbackBacklog> postback_backlog() override;
+  std::optional<int> prune_postbacks(PostbackState state, std::int64_t before_ms,
+                                     int limit) override;
 
   using IntakeStore::insert_leads;
   std::vector<LeadInsertResult> insert_leads(std::span<const Lead> leads,
@@ -175,8 +177,8 @@ class FakeStore final : public Store {
   std::optional<std::vector<LedgerEntry>> list_ledger(const LedgerQuery& q) override;
   std::optional<ReturnStats> return_stats(std::string_view buyer_id,
                                           std::int64_t since_ms) override;
-  std::optional<bool> buyer_bought_person(std::string_view buyer_id, std::string_view email,
-                                          std::string_view phone, std::int64_t since_ms) override;
+  std::optional<bool> buyer_bought_person(std::string_view buyer_id, std::string_view lead_id,
+                                          std::int64_t since_ms) override;
 
   StoreStatus claim_idempotency_key(const IdempotencyRecord& record, std::int64_t expire_before_ms,
                                     IdempotencyRecord& existing) override;

@@ -73,7 +73,8 @@ const std::set<std::string, std::less<>>& known_settings() {
       "LEADFLOW_WORKER_GROUP",
       "LEADFLOW_BACKLOG_INTERVAL_MS",
       "LEADFLOW_POSTBACK_CONCURRENCY",
-      "LEADFLOW_POSTBACK_TIMEOUT_MS"};
+      "LEADFLOW_POSTBACK_TIMEOUT_MS",
+      "LEADFLOW_POSTBACK_RETENTION_DAYS"};
   return names;
 }
 
@@ -352,6 +353,8 @@ std::optional<Config> load_config(const Getenv& getenv,
     return std::nullopt;
   if (!int_setting("LEADFLOW_POSTBACK_CONCURRENCY", 1, 100'000, c.postback_concurrency) ||
       !int_setting("LEADFLOW_POSTBACK_TIMEOUT_MS", 100, 60'000, c.postback_timeout_ms))
+    return std::nullopt;
+  if (!int_setting("LEADFLOW_POSTBACK_RETENTION_DAYS", 0, 36'500, c.postback_retention_days))
     return std::nullopt;
   if (!int_setting("LEADFLOW_MAX_BACKLOG", std::int64_t{1}, std::int64_t{1'000'000'000},
                    c.max_backlog))

@@ -78,6 +78,13 @@ std::optional<std::int64_t> next_attempt_at(std::int64_t occurred_at_ms, int att
   return at;
 }
 
+std::optional<std::int64_t> prune_before(std::int64_t now_ms, int retention_days) {
+  if (retention_days <= 0) return std::nullopt;
+  return now_ms - static_cast<std::int64_t>(retention_days) * 86'400'000LL;
+}
+
+bool prunable_state(std::string_view state) { return state == "delivered" || state == "expired"; }
+
 bool delivered(int http_status) { return http_status >= 200 && http_status < 300; }
 
 bool endpoint_failing(std::span<const bool> recent) {

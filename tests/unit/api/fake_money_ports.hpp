@@ -151,7 +151,7 @@ class FakeMoneyPorts final : public FakeIntakeReads,
     return std::nullopt;
   }
   std::optional<Cents> sales_cents(std::string_view, std::int64_t) override { return std::nullopt; }
-  std::optional<bool> buyer_bought_person(std::string_view, std::string_view, std::string_view,
+  std::optional<bool> buyer_bought_person(std::string_view, std::string_view,
                                           std::int64_t) override {
     return std::nullopt;
   }

@@ -1,6 +1,6 @@
 // The postbacks' rules on plain values: which event an outcome reports, the subscriptions' text,
-// the retry schedule and its 24 hours, what delivers, what makes an endpoint failing, and the
-// signature a receiver verifies.
+// the retry schedule and its 24 hours, what delivers, what makes an endpoint failing, what the
+// outbox keeps for how long, and the signature a receiver verifies.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -28,6 +28,21 @@ TEST(PostbackRules, KindsHaveNamesAndSubscriptionsAreOneText) {
   EXPECT_EQ(events_of_text(",lead.sold,lead.returned,"),
             (std::vector<EventKind>{EventKind::kSold, EventKind::kReturned}));
   EXPECT_TRUE(events_of_text(",").empty());
+}
+
+TEST(PostbackRules, DeliveredAndExpiredEventsGoAfterTheRetentionPendingOnesNever) {
+  constexpr std::int64_t kDay = 86'400'000;
+  constexpr std::int64_t now = 1'700'000'000'000;
+  EXPECT_EQ(prune_before(now, 30), now - 30 * kDay);
+  EXPECT_EQ(prune_before(now, 1), now - kDay);
+  EXPECT_EQ(prune_before(now, 0), std::nullopt) << "0 days: kept for ever";
+  EXPECT_EQ(prune_before(now, -1), std::nullopt);
+  EXPECT_EQ(kDefaultRetentionDays, 30);
+  EXPECT_TRUE(prunable_state("delivered"));
+  EXPECT_TRUE(prunable_state("expired"));
+  EXPECT_FALSE(prunable_state("pending")) << "still owed, however old";
+  EXPECT_FALSE(prunable_state(""));
+  EXPECT_FALSE(prunable_state("Delivered"));
 }
 
 TEST(PostbackRules, RetriesDoubleFromThirtySecondsToAnHourForADay) {

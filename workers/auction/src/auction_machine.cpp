@@ -242,7 +242,7 @@ class Auction : public std::enable_shared_from_this<Auction> {
       if (why.empty()) why = cap_ineligibility(dist_.store_, b, cap_windows(b, now_s));
       if (why.empty() && b.duplicate_lookback_days > 0) {
         const auto bought = dist_.store_.buyer_bought_person(
-            b.id, lead_.email, lead_.phone, now_ms - b.duplicate_lookback_days * 86'400'000LL);
+            b.id, lead_.id, now_ms - b.duplicate_lookback_days * 86'400'000LL);
         if (!bought)
           why = "duplicate:unknown";  // cannot tell: do not risk selling it twice
         else if (*bought)

@@ -24,11 +24,15 @@ PostbackMetrics& postback_metrics() {
                         .Name("leadflow_postback_expired_total")
                         .Help("Postbacks given up after 24 hours of retries")
                         .Register(r);
+    auto& pruned = prometheus::BuildCounter()
+                       .Name("leadflow_postback_pruned_total")
+                       .Help("Delivered and expired postback events deleted after the retention")
+                       .Register(r);
     return PostbackMetrics{prometheus::BuildCounter()
                                .Name("leadflow_postback_attempts_total")
                                .Help("Postback attempts, by result (delivered, failed)")
                                .Register(r),
-                           latency.Add({}, latency_buckets()), expired.Add({})};
+                           latency.Add({}, latency_buckets()), expired.Add({}), pruned.Add({})};
   }();
   return m;
 }
@@ -182,7 +186,35 @@ int PostbackSender::run_once() {
     }
   }
   store_.release_postbacks(back);  // not written: their leases run out instead
-  return dispatch();
+  const int sent = dispatch();
+  if (!next_prune_ || steady >= *next_prune_) prune();
+  return sent;
+}
+
+std::optional<int> PostbackSender::prune() {
+  const SteadyTime steady = clock_.steady_now();
+  next_prune_ = steady + options_.prune_every;
+  const auto before = postbacks::prune_before(clock_.now_ms(), options_.retention_days);
+  if (!before) return 0;
+  int pruned = 0;
+  bool more = false;
+  for (PostbackState state :
+       {PostbackState::kPending, PostbackState::kDelivered, PostbackState::kExpired}) {
+    if (!postbacks::prunable_state(to_string(state))) continue;
+    const auto n = store_.prune_postbacks(state, *before, postbacks::kPruneBatch);
+    if (!n) {
+      log(LogLevel::kWarn, "postbacks_not_pruned", {{"state", std::string(to_string(state))}});
+      return std::nullopt;  // tried again at the next round
+    }
+    pruned += *n;
+    more = more || *n >= postbacks::kPruneBatch;
+  }
+  if (pruned > 0) {
+    postback_metrics().pruned.Increment(pruned);
+    log(LogLevel::kDebug, "postbacks_pruned", {{"events", static_cast<std::int64_t>(pruned)}});
+  }
+  if (more) next_prune_ = steady + options_.poll;  // a backlog: the next batch a poll later
+  return pruned;
 }
 
 int PostbackSender::dispatch() {
@@ -291,6 +323,7 @@ PostbackService::PostbackService(const Config& c, PostbackStore& store, const Cl
   o.max_in_flight = c.postback_concurrency;
   o.timeout = std::chrono::milliseconds(c.postback_timeout_ms);
   o.lease = std::max(o.lease, o.timeout * 4);
+  o.retention_days = c.postback_retention_days;
   sender_ = std::make_unique<PostbackSender>(store, *client_, clock, o);
   sender_->start();
 }

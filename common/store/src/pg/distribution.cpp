@@ -228,17 +228,21 @@ std::optional<Cents> PgStore::sales_cents(std::string_view buyer_id, std::int64_
   });
 }
 
-std::optional<bool> PgStore::buyer_bought_person(std::string_view buyer_id, std::string_view email,
-                                                 std::string_view phone, std::int64_t since_ms) {
+/// The lead's own search keys against its buyer's sales' copies, one statement: the lead by its
+/// key, then a probe of (buyer_id, email_key, sold_at) and one of (buyer_id, phone_key, sold_at).
+/// A key the lead lacks (NULL) matches nothing; no such lead, false.
+std::optional<bool> PgStore::buyer_bought_person(std::string_view buyer_id,
+                                                 std::string_view lead_id, std::int64_t since_ms) {
   return run("buyer_bought_person", std::optional<bool>{},
              [&](Connection& c) -> std::optional<bool> {
                return c
                    .exec(
-                       "SELECT ($2 <> '' AND EXISTS (SELECT 1 FROM sales"
-                       "  WHERE buyer_id = $1 AND email = $2 AND sold_at >= $4))"
-                       " OR ($3 <> '' AND EXISTS (SELECT 1 FROM sales"
-                       "  WHERE buyer_id = $1 AND phone = $3 AND sold_at >= $4))",
-                       Params().add(buyer_id).add(email).add(phone).add(since_ms), Effect::kRead)
+                       "SELECT COALESCE((SELECT EXISTS (SELECT 1 FROM sales"
+                       "  WHERE buyer_id = $1 AND email_key = l.email_key AND sold_at >= $3)"
+                       " OR EXISTS (SELECT 1 FROM sales"
+                       "  WHERE buyer_id = $1 AND phone_key = l.phone_key AND sold_at >= $3)"
+                       " FROM leads l WHERE l.id = $2), false)",
+                       Params().add(buyer_id).add(lead_id).add(since_ms), Effect::kRead)
                    .boolean(0, 0);
              });
 }

@@ -299,14 +299,16 @@ std::vector<StoreStatus> PgStore::record_outcomes(std::span<const OutcomeRecord>
            "   decided_at = batch.decided_at, attempts = batch.attempts,"
            "   ineligible = batch.ineligible"
            "   FROM batch WHERE leads.id = batch.id"
-           "   RETURNING leads.id, leads.decided_at, leads.email, leads.phone),"
+           "   RETURNING leads.id, leads.decided_at, leads.email, leads.phone, leads.email_key,"
+           "   leads.phone_key),"
            " sold AS (SELECT * FROM unnest($11::TEXT[], $12::INTEGER[], $13::TEXT[],"
            "   $14::BIGINT[], $15::BIGINT[], $16::TEXT[]) AS s (lead_id, slot, buyer_id, price,"
            "   payout, buyer_lead_id))"
            " INSERT INTO sales (lead_id, slot, buyer_id, price_cents, payout_cents, sold_at,"
-           "   email, phone, buyer_lead_id)"
+           "   email, phone, buyer_lead_id, email_key, phone_key)"
            " SELECT sold.lead_id, sold.slot, sold.buyer_id, sold.price, sold.payout,"
-           "   decided.decided_at, decided.email, decided.phone, sold.buyer_lead_id"
+           "   decided.decided_at, decided.email, decided.phone, sold.buyer_lead_id,"
+           "   decided.email_key, decided.phone_key"
            " FROM sold JOIN decided ON decided.id = sold.lead_id",
            Params()
                .add(id.str())

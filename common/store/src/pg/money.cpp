@@ -130,8 +130,9 @@ SettleResult PgStore::settle_lead(const Settlement& asked, const PayoutRule& pay
     if (s.sold) {
       c.exec(
           "INSERT INTO sales (lead_id, slot, buyer_id, price_cents, payout_cents, sold_at,"
-          " email, phone, buyer_lead_id)"
-          " SELECT id, $2, $3, $4, $5, $6, email, phone, $7 FROM leads WHERE id = $1",
+          " email, phone, buyer_lead_id, email_key, phone_key)"
+          " SELECT id, $2, $3, $4, $5, $6, email, phone, $7, email_key, phone_key"
+          " FROM leads WHERE id = $1",
           Params()
               .add(s.lead_id)
               .add(sale.slot)

@@ -253,4 +253,26 @@ std::optional<PostbackBacklog> PgStore::postback_backlog() {
       });
 }
 
+/// One statement: the rows locked (SKIP LOCKED: a row another process replays or prunes at that
+/// moment is left to it) and deleted with their attempts, found on the (state, window_from)
+/// index of rows no longer pending (its condition repeated so the planner may use it, and no
+/// call deletes a pending row).
+std::optional<int> PgStore::prune_postbacks(PostbackState state, std::int64_t before_ms,
+                                            int limit) {
+  return run("prune_postbacks", std::optional<int>{}, [&](Connection& c) -> std::optional<int> {
+    const Result r = c.exec(
+        "WITH old AS (SELECT endpoint_id, event_id FROM postback_outbox"
+        "  WHERE state <> 'pending' AND state = $1 AND window_from < $2 LIMIT $3"
+        "  FOR UPDATE SKIP LOCKED),"
+        " gone AS (DELETE FROM postback_outbox o USING old"
+        "  WHERE o.endpoint_id = old.endpoint_id AND o.event_id = old.event_id"
+        "  RETURNING o.endpoint_id, o.event_id),"
+        " attempts AS (DELETE FROM postback_attempts a USING gone"
+        "  WHERE a.endpoint_id = gone.endpoint_id AND a.event_id = gone.event_id)"
+        " SELECT COUNT(*) FROM gone",
+        Params().add(to_string(state)).add(before_ms).add(limit), Effect::kWrite);
+    return static_cast<int>(r.int64(0, 0));
+  });
+}
+
 }  // namespace leadflow::pg

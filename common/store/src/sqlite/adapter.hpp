@@ -212,6 +212,8 @@ class SqliteStore final : public Store, private SqliteCalls {
   StoreStatus replay_postback(std::string_view endpoint_id, std::string_view event_id,
                               std::int64_t now_ms) override;
   std::optional<PostbackBacklog> postback_backlog() override;
+  std::optional<int> prune_postbacks(PostbackState state, std::int64_t before_ms,
+                                     int limit) override;
 
  private:
   /// Reads the sellers with an active endpoint again when the cache is stale (on the writer,
@@ -427,8 +429,8 @@ class SqliteStore final : public Store, private SqliteCalls {
   std::optional<std::vector<LedgerEntry>> list_ledger(const LedgerQuery& lq) override;
   std::optional<ReturnStats> return_stats(std::string_view buyer_id,
                                           std::int64_t since_ms) override;
-  std::optional<bool> buyer_bought_person(std::string_view buyer_id, std::string_view email,
-                                          std::string_view phone, std::int64_t since_ms) override;
+  std::optional<bool> buyer_bought_person(std::string_view buyer_id, std::string_view lead_id,
+                                          std::int64_t since_ms) override;
   std::optional<std::vector<RevenueCell>> revenue_rollup(const RollupQuery& rq) override;
   std::optional<std::int64_t> count_queued(std::string_view campaign_id,
                                            std::int64_t since_ms) override;

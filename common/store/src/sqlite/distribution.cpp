@@ -135,34 +135,26 @@ std::optional<Cents> SqliteStore::sales_cents(std::string_view buyer_id, std::in
   });
 }
 
+/// The lead's own search keys against its buyer's sales' copies, one statement: the lead by its
+/// key, then a probe of (buyer_id, email_key, sold_at) and one of (buyer_id, phone_key, sold_at).
+/// A key the lead lacks (NULL) matches nothing.
 std::optional<bool> SqliteStore::buyer_bought_person(std::string_view buyer_id,
-                                                     std::string_view email, std::string_view phone,
+                                                     std::string_view lead_id,
                                                      std::int64_t since_ms) {
   return guarded("buyer_bought_person", std::optional<bool>{}, [&]() -> std::optional<bool> {
     auto conn = readers_.acquire();
     if (!conn) return std::nullopt;
-    bool failed = false;
-    auto probe = [&](const char* sql, std::string_view key) {
-      if (key.empty() || failed) return false;
-      Query q(*conn, sql);
-      const int rc = q.bind(buyer_id).bind(key).bind(since_ms).step();
-      if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-        report(*conn, rc, "buyer_bought_person");
-        failed = true;
-      }
-      return rc == SQLITE_ROW;
-    };
-    const bool bought =
-        probe(
-            "SELECT 1 FROM sales WHERE buyer_id = ?1 AND email = ?2 AND sold_at >= ?3"
-            " LIMIT 1",
-            email) ||
-        probe(
-            "SELECT 1 FROM sales WHERE buyer_id = ?1 AND phone = ?2 AND sold_at >= ?3"
-            " LIMIT 1",
-            phone);
-    if (failed) return std::nullopt;
-    return bought;
+    Query q(*conn,
+            "SELECT EXISTS (SELECT 1 FROM sales INDEXED BY sales_by_buyer_email_key"
+            "  WHERE buyer_id = ?1 AND email_key = l.email_key AND sold_at >= ?3)"
+            " OR EXISTS (SELECT 1 FROM sales INDEXED BY sales_by_buyer_phone_key"
+            "  WHERE buyer_id = ?1 AND phone_key = l.phone_key AND sold_at >= ?3)"
+            " FROM leads l WHERE l.id = ?2");
+    const int rc = q.bind(buyer_id).bind(lead_id).bind(since_ms).step();
+    if (rc == SQLITE_ROW) return q.int64(0) != 0;
+    if (rc == SQLITE_DONE) return false;  // no such lead
+    report(*conn, rc, "buyer_bought_person");
+    return std::nullopt;
   });
 }
 

@@ -106,7 +106,8 @@ int record_outcome(Connection& c, const OutcomeRecord& o, const std::string& att
       const Sale& s = sales[slot];
       Query q(c,
               "INSERT INTO sales (lead_id, slot, buyer_id, price_cents, payout_cents, sold_at,"
-              " email, phone, buyer_lead_id) SELECT id, ?2, ?3, ?4, ?5, ?6, email, phone, ?7"
+              " email, phone, buyer_lead_id, email_key, phone_key)"
+              " SELECT id, ?2, ?3, ?4, ?5, ?6, email, phone, ?7, email_key, phone_key"
               " FROM leads WHERE id = ?1");
       rc = q.bind(o.lead_id)
                .bind(static_cast<std::int64_t>(slot))

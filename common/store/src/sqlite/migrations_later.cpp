@@ -188,6 +188,32 @@ CREATE TRIGGER period_close_totals_are_kept BEFORE DELETE ON period_close_totals
 BEGIN SELECT RAISE(ABORT, 'a closed period is final'); END;
 CREATE INDEX ledger_by_time ON ledger_entries (at);
 )sql"},
+    // Pruning the postbacks' outbox (docs/postbacks.md#retention): delivered and expired rows
+    // found by state and age (never a pending one: the claims keep to postback_outbox_due),
+    // and an event's attempts by its key, so that each small batch of deletions reads only what
+    // it deletes. And a buyer's "already bought this person" check
+    // (docs/erasure.md) by search keys: each sale keeps its lead's, filled here for the sales
+    // already made, indexed per buyer in place of the clear e-mail and phone (which erasure
+    // blanks, and nothing reads any more); they may change only once the lead is erased.
+    {28, R"sql(
+CREATE INDEX postback_outbox_by_state ON postback_outbox (state, window_from)
+  WHERE state <> 'pending';
+CREATE INDEX postback_attempts_by_event ON postback_attempts (endpoint_id, event_id);
+ALTER TABLE sales ADD COLUMN email_key TEXT;
+ALTER TABLE sales ADD COLUMN phone_key TEXT;
+UPDATE sales SET
+  email_key = (SELECT email_key FROM leads WHERE leads.id = sales.lead_id),
+  phone_key = (SELECT phone_key FROM leads WHERE leads.id = sales.lead_id);
+CREATE INDEX sales_by_buyer_email_key ON sales (buyer_id, email_key, sold_at);
+CREATE INDEX sales_by_buyer_phone_key ON sales (buyer_id, phone_key, sold_at);
+DROP INDEX sales_by_buyer_email;
+DROP INDEX sales_by_buyer_phone;
+DROP TRIGGER sales_person_only_erased;
+CREATE TRIGGER sales_person_only_erased BEFORE UPDATE OF email, phone, email_key, phone_key
+ON sales WHEN NOT EXISTS (SELECT 1 FROM leads WHERE id = NEW.lead_id AND erased_at > 0) BEGIN
+  SELECT RAISE(ABORT, 'a sale''s copy of the person changes only when its lead is erased');
+END;
+)sql"},
 };
 
 }  // namespace

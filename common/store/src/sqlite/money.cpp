@@ -133,7 +133,8 @@ SettleResult SqliteStore::settle_lead(const Settlement& asked, const PayoutRule&
       {
         Query q(c,
                 "INSERT INTO sales (lead_id, slot, buyer_id, price_cents, payout_cents, sold_at,"
-                " email, phone, buyer_lead_id) SELECT id, ?2, ?3, ?4, ?5, ?6, email, phone, ?7"
+                " email, phone, buyer_lead_id, email_key, phone_key)"
+                " SELECT id, ?2, ?3, ?4, ?5, ?6, email, phone, ?7, email_key, phone_key"
                 " FROM leads WHERE id = ?1");
         if (int rc = q.bind(s.lead_id)
                          .bind(sale.slot)

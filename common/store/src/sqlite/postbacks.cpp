@@ -261,4 +261,39 @@ std::optional<PostbackBacklog> SqliteStore::postback_backlog() {
       });
 }
 
+/// One short transaction on the writer: the rows' keys read on the (state, window_from) index of
+/// rows no longer pending (its condition is repeated for SQLite to use it, so no call deletes a
+/// pending row), then each row and its attempts deleted by key: intake waits for at most one
+/// small batch.
+std::optional<int> SqliteStore::prune_postbacks(PostbackState state, std::int64_t before_ms,
+                                                int limit) {
+  using Count = std::optional<int>;
+  return guarded("prune_postbacks", Count{}, [&]() -> Count {
+    std::lock_guard lock(write_mu_);
+    Connection& c = *writer_;
+    Transaction tx(c);
+    if (int rc = tx.begin()) return (report(c, rc, "prune_postbacks"), Count{});
+    std::vector<std::pair<std::string, std::string>> rows;  // endpoint, event
+    {
+      Query q(c,
+              "SELECT endpoint_id, event_id FROM postback_outbox"
+              " WHERE state <> 'pending' AND state = ?1 AND window_from < ?2 LIMIT ?3");
+      q.bind(to_string(state)).bind(before_ms).bind(static_cast<std::int64_t>(limit));
+      int rc;
+      while ((rc = q.step()) == SQLITE_ROW) rows.emplace_back(q.text(0), q.text(1));
+      if (rc != SQLITE_DONE) return (report(c, rc, "prune_postbacks"), Count{});
+    }
+    for (const auto& [endpoint_id, event_id] : rows)
+      for (const char* sql :
+           {"DELETE FROM postback_attempts WHERE endpoint_id = ?1 AND event_id = ?2",
+            "DELETE FROM postback_outbox WHERE endpoint_id = ?1 AND event_id = ?2"}) {
+        Query q(c, sql);
+        if (int rc = q.bind(endpoint_id).bind(event_id).run())
+          return (report(c, rc, "prune_postbacks"), Count{});
+      }
+    if (int rc = tx.commit()) return (report(c, rc, "prune_postbacks"), Count{});
+    return static_cast<int>(rows.size());
+  });
+}
+
 }  // namespace leadflow::sqlite

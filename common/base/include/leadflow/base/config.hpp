@@ -105,6 +105,9 @@ struct Config {
   // one attempt's time (docs/postbacks.md)
   int postback_concurrency = 256;
   int postback_timeout_ms = 5000;
+  // LEADFLOW_POSTBACK_RETENTION_DAYS: delivered and expired postbacks are deleted, with their
+  // attempts, this many days after their event or last replay; 0, never (docs/postbacks.md)
+  int postback_retention_days = 30;
 
   bool scale_out() const { return shape == Shape::kScaleOut; }
   /// Whether the limits are shared through the store (LEADFLOW_SHARED_LIMITS).

@@ -58,6 +58,22 @@ std::optional<std::int64_t> next_attempt_at(std::int64_t occurred_at_ms, int att
 /// usually fixed within the day, and the event id lets it drop what it already took.
 bool delivered(int http_status);
 
+/// Retention of the outbox (LEADFLOW_POSTBACK_RETENTION_DAYS): an event no longer owed, delivered
+/// or given up (expired), is deleted with its attempts once its retry window began (the event's
+/// time, or its last replay) `retention_days` days or more before `now_ms`. A pending event is
+/// never deleted, however old: it is still owed. Example: with 30 days, a delivered event of
+/// 1 March goes on 31 March; one replayed on 20 March stays until 19 April.
+inline constexpr int kDefaultRetentionDays = 30;
+/// Events whose window began before this instant may go; nullopt when retention is off (0 days:
+/// kept for ever).
+std::optional<std::int64_t> prune_before(std::int64_t now_ms, int retention_days);
+/// Whether an outbox row in this state ("pending", "delivered", "expired", as the store names
+/// them) may be deleted once old enough: delivered and expired ones, never a pending one.
+bool prunable_state(std::string_view state);
+/// How many rows one pruning transaction deletes at most: a few milliseconds of the store's
+/// writer, so intake never waits behind a long deletion.
+inline constexpr int kPruneBatch = 200;
+
 /// An endpoint is failing when its last kFailingAfter attempts all failed (newest first in
 /// `recent`, true for a delivered one): what the metric counts and the alert watches.
 inline constexpr std::size_t kFailingAfter = 5;

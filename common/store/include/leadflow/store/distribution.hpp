@@ -90,10 +90,12 @@ class DistributionStore : public virtual StorePort {
   /// The cents of the sales a buyer made since `since_ms`, net of the ones it returned
   /// (budgets); nullopt when the store cannot say.
   virtual std::optional<Cents> sales_cents(std::string_view buyer_id, std::int64_t since_ms) = 0;
-  /// Whether the buyer bought a lead with this e-mail/phone since `since_ms`; nullopt when the
-  /// store cannot say.
-  virtual std::optional<bool> buyer_bought_person(std::string_view buyer_id, std::string_view email,
-                                                  std::string_view phone,
+  /// Whether the buyer bought, since `since_ms`, a lead of the same person as the stored lead
+  /// `lead_id`: the same e-mail or phone, compared by their search keys (the lead's, and the
+  /// copies its sales keep), so a person whose lead was erased is still recognised. One index
+  /// probe per key. false for a lead stored without keys; nullopt when the store cannot say.
+  virtual std::optional<bool> buyer_bought_person(std::string_view buyer_id,
+                                                  std::string_view lead_id,
                                                   std::int64_t since_ms) = 0;
 };
 

@@ -145,6 +145,12 @@ class PostbackStore : public virtual StorePort {
                                       std::int64_t now_ms) = 0;
   /// How many rows are pending, and the oldest one's event time.
   virtual std::optional<PostbackBacklog> postback_backlog() = 0;
+  /// Deletes up to `limit` rows in `state` whose retry window began before `before_ms` (the
+  /// event, or its last replay), with their attempts, in one short transaction; which states
+  /// go, and when, is postbacks' rule (prune_before, prunable_state); a pending row is never
+  /// deleted, whatever `state` says. How many rows went; nullopt when the store could not say.
+  virtual std::optional<int> prune_postbacks(PostbackState state, std::int64_t before_ms,
+                                             int limit) = 0;
 };
 
 }  // namespace leadflow

@@ -21,6 +21,7 @@
 #include "leadflow/base/clock.hpp"
 #include "leadflow/base/metrics.hpp"
 #include "leadflow/delivery/http_client.hpp"
+#include "leadflow/postbacks/rules.hpp"
 #include "leadflow/store/postbacks.hpp"
 
 namespace leadflow {
@@ -46,6 +47,12 @@ struct PostbackSenderOptions {
   std::chrono::milliseconds paused_retry{60'000};
   /// How long endpoints are cached (an endpoint changed elsewhere is seen within it).
   std::chrono::milliseconds endpoints_refresh{2000};
+  /// Delivered and expired events are deleted, with their attempts, this many days after their
+  /// event (or last replay) (LEADFLOW_POSTBACK_RETENTION_DAYS; 0: kept for ever).
+  int retention_days = postbacks::kDefaultRetentionDays;
+  /// How often the outbox is pruned, one batch per state a round; while a round finds a full
+  /// batch, the next comes a poll later, so a backlog drains without holding the writer long.
+  std::chrono::milliseconds prune_every{600'000};
 };
 
 /// Counters and gauges of the sender; register_postback_metrics makes them once per process.
@@ -53,6 +60,7 @@ struct PostbackMetrics {
   prometheus::Family<prometheus::Counter>& attempts;  // leadflow_postback_attempts_total{result}
   prometheus::Histogram& latency;                     // leadflow_postback_attempt_seconds
   prometheus::Counter& expired;                       // leadflow_postback_expired_total
+  prometheus::Counter& pruned;                        // leadflow_postback_pruned_total
 };
 PostbackMetrics& postback_metrics();
 
@@ -76,6 +84,10 @@ class PostbackSender {
   int run_once();
   /// Records the attempts that finished.
   void flush();
+  /// Deletes one batch of old delivered and of old expired events (postbacks::prune_before),
+  /// with their attempts. Returns how many went, or nullopt when the store could not say; sets
+  /// when the next round is due.
+  std::optional<int> prune();
   int in_flight() const { return in_flight_.load(); }
   /// Endpoints whose last postbacks::kFailingAfter attempts from this process all failed.
   int failing_endpoints() const;
@@ -115,6 +127,7 @@ class PostbackSender {
   std::unordered_map<std::string, std::deque<Waiting>> waiting_;
   std::size_t waiting_count_ = 0;
   std::optional<SteadyTime> last_claim_, last_flush_;
+  std::optional<SteadyTime> next_prune_;  // unset: at the first round
   std::thread thread_;
   std::unique_ptr<ScrapeHook> scrape_;
 };
