@@ -193,6 +193,11 @@ CREATE INDEX ledger_by_time ON ledger_entries (at);
     {28, R"sql(
 SELECT 1;
 )sql"},
+    // A seller's time zone (docs/statements.md): the IANA name its payout statements are cut
+    // in, UTC for every seller until the operator sets another.
+    {29, R"sql(
+ALTER TABLE sellers ADD COLUMN time_zone TEXT NOT NULL DEFAULT 'UTC';
+)sql"},
 };
 
 }  // namespace
