@@ -32,6 +32,7 @@ constexpr const char* kUsage = R"(usage: leadflow-admin COMMAND [--flag value ..
 
   migrate                                   apply pending store migrations
   create-seller   --name N [--payout-model revshare|fixed] [--payout-value X]
+                  [--time-zone IANA_ZONE]
   create-campaign --seller-id ID --name N --vertical V [--mode sync|async]
                   [--sync-timeout-ms MS] [--rate-limit-per-minute N]
                   [--payout-model revshare|fixed] [--payout-value X]
@@ -152,6 +153,7 @@ int main(int argc, char** argv) {
   };
   if (command == "create-seller") {
     json body = {{"name", flag("name")}};
+    if (!flag("time-zone").empty()) body["time_zone"] = flag("time-zone");
     try {
       take_payout(body);
     } catch (const std::exception&) {

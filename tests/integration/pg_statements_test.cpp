@@ -2,7 +2,7 @@
 // and a seller's payout statement of a month, each as its reader may see it (JSON and CSV); the
 // operator's close (refused before the month ended everywhere, once only); a return after the
 // close lands in the next month as an adjustment naming the sale's month, and the closed month
-// reads as it did.
+// reads as it did; a seller's month cut in its own zone, set and checked through the API.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -199,6 +199,106 @@ TEST_P(Statements, AClosedMonthIsFinalAndALaterReturnIsTheNextMonthsAdjustment) 
   ASSERT_EQ(weeks->status, 200) << weeks->body;
   EXPECT_EQ(body_of(weeks)["data"][0]["period"], "2026-W45");
   EXPECT_FALSE(body_of(weeks)["data"][0].contains("closable"));
+}
+
+// A seller's zone, set by the operator and checked as a buyer's schedule's is: its payout
+// statements are cut at its own midnight, and its closed month stays as it was closed.
+TEST_P(Statements, ASellerInNewYorkIsPaidForItsMonthToNewYorksMidnight) {
+  ServiceFixture& svc = *svc_;
+  auto sim = start_buyer("Zone buyer", 15.00);
+  svc.add_buyer(*sim, "auto_insurance");
+  const std::string& op = svc.operator_key();
+  const auto put = [&](const std::string& path, const json& body) {
+    return svc.https()->Put(path, {{"Authorization", "Bearer " + op}}, body.dump(),
+                            "application/json");
+  };
+  const auto refused_zone = [&](const httplib::Result& r, const char* code) {
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 400) << r->body;
+    const json errors = body_of(r)["errors"];
+    ASSERT_EQ(errors.size(), 1u) << r->body;
+    EXPECT_EQ(errors[0]["field"], "time_zone") << r->body;
+    EXPECT_EQ(errors[0]["code"], code) << r->body;
+  };
+  // Not a zone: refused with the field named, nothing created.
+  refused_zone(svc.post("/v1/sellers", {{"name", "Nowhere"}, {"time_zone", "Mars/Olympus"}}, op),
+               "invalid_format");
+  refused_zone(svc.post("/v1/sellers", {{"name", "Nowhere"}, {"time_zone", "America"}}, op),
+               "invalid_format");
+  refused_zone(svc.post("/v1/sellers", {{"name", "Nowhere"}, {"time_zone", 5}}, op),
+               "invalid_type");
+  EXPECT_TRUE(body_of(svc.get("/v1/sellers", op))["data"].empty());
+
+  auto made =
+      svc.post("/v1/sellers", {{"name", "New York Seller"}, {"time_zone", "America/New_York"}}, op);
+  ASSERT_EQ(made->status, 201) << made->body;
+  EXPECT_EQ(body_of(made)["data"]["time_zone"], "America/New_York");
+  const std::string ny = body_of(made)["data"]["seller_id"];
+  const std::string utc = svc.add_seller("UTC Seller");
+  EXPECT_EQ(body_of(svc.get("/v1/sellers/" + utc, op))["data"]["time_zone"], "UTC");
+  EXPECT_EQ(body_of(svc.get("/v1/sellers/" + ny, op))["data"]["time_zone"], "America/New_York");
+  const std::string ny_key = svc.add_api_key({{"name", "ny"}, {"seller_id", ny}});
+  const std::string utc_key = svc.add_api_key({{"name", "utc"}, {"seller_id", utc}});
+
+  // 03:30Z on 1 November is 23:30 on 31 October in New York; 05:00Z is 01:00 on 1 November.
+  const auto sell = [&](const std::string& key, int salt) {
+    auto posted = svc.post("/v1/leads", sample_lead(salt), key);
+    ASSERT_EQ(posted->status, 201) << posted->body;
+    ASSERT_EQ(body_of(posted)["distribution"]["accepted"], true) << posted->body;
+  };
+  clock_.set(*parse_rfc3339_ms("2026-11-01T03:30:00Z"));
+  sell(ny_key, 31);
+  sell(utc_key, 32);
+  clock_.set(*parse_rfc3339_ms("2026-11-01T05:00:00Z"));
+  sell(ny_key, 33);
+  clock_.set(*parse_rfc3339_ms("2026-11-02T00:00:00Z"));
+
+  const auto statement = [&](const std::string& key, const char* period) {
+    auto r = svc.get(std::string("/v1/statements?period=") + period, key);
+    EXPECT_TRUE(r && r->status == 200) << (r ? r->body : "no answer");
+    return r && r->status == 200 ? body_of(r)["data"] : json();
+  };
+  const json october = statement(ny_key, "2026-10");
+  EXPECT_EQ(october["time_zone"], "America/New_York");
+  EXPECT_EQ(parse_rfc3339_ms(october["from"].get<std::string>()),
+            parse_rfc3339_ms("2026-10-01T04:00:00Z"));
+  EXPECT_EQ(parse_rfc3339_ms(october["to"].get<std::string>()),
+            parse_rfc3339_ms("2026-11-01T04:00:00Z"));
+  EXPECT_EQ(october["lines"].size(), 1u) << october;
+  EXPECT_EQ(october["totals"]["total_payout"], 10.5);
+  EXPECT_EQ(statement(ny_key, "2026-11")["lines"].size(), 1u);
+  // The UTC seller's sale at the same instant is in its November.
+  EXPECT_EQ(statement(utc_key, "2026-10")["lines"].size(), 0u);
+  EXPECT_EQ(statement(utc_key, "2026-11")["lines"].size(), 1u);
+  EXPECT_EQ(statement(utc_key, "2026-11")["time_zone"], "UTC");
+
+  // The close freezes the New York seller's October in its zone.
+  auto closed = svc.post("/v1/periods/2026-10/close", json::object(), op);
+  ASSERT_EQ(closed->status, 201) << closed->body;
+  bool found = false;
+  const json frozen = body_of(closed)["data"]["totals"];
+  for (const auto& t : frozen)
+    if (t["party"] == "seller" && t["account_id"] == ny) {
+      found = true;
+      EXPECT_EQ(t["time_zone"], "America/New_York");
+      EXPECT_EQ(t["total_payout"], 10.5);
+    }
+  EXPECT_TRUE(found) << closed->body;
+  const json closed_october = statement(ny_key, "2026-10");
+  EXPECT_EQ(closed_october["status"], "closed");
+
+  // The operator moves the seller to Kolkata (a bad zone is refused, the zone kept): its closed
+  // October does not move, its open December starts at Kolkata's midnight.
+  refused_zone(put("/v1/sellers/" + ny, {{"time_zone", "Asia/Nowhere"}}), "invalid_format");
+  EXPECT_EQ(body_of(svc.get("/v1/sellers/" + ny, op))["data"]["time_zone"], "America/New_York");
+  auto moved = put("/v1/sellers/" + ny, {{"time_zone", "Asia/Kolkata"}});
+  ASSERT_EQ(moved->status, 200) << moved->body;
+  EXPECT_EQ(body_of(moved)["data"]["time_zone"], "Asia/Kolkata");
+  EXPECT_EQ(statement(ny_key, "2026-10"), closed_october) << "a closed statement changed";
+  const json december = statement(ny_key, "2026-12");
+  EXPECT_EQ(december["time_zone"], "Asia/Kolkata");
+  EXPECT_EQ(parse_rfc3339_ms(december["from"].get<std::string>()),
+            parse_rfc3339_ms("2026-11-30T18:30:00Z"));
 }
 
 INSTANTIATE_TEST_SUITE_P(Stores, Statements, ::testing::Values("sqlite", "postgresql"));

@@ -3,8 +3,9 @@
 // prints it (the print stylesheet leaves the statement alone; a PDF is made as the browser's
 // "Save as PDF" would); a seller user reads its payout statement (no buyer, no price); the
 // operator closes last month on the Periods page after confirming, reads its statement as
-// final, and reads the buyer's month with the margin. Started by tests/web/e2e.sh with its own
-// leadflow-ingest and buyer simulator.
+// final, and reads the buyer's month with the margin; then sets the seller's time zone to New
+// York on the campaigns page, and its statement is cut there; the Statements and Periods pages
+// at 375 px. Started by tests/web/e2e.sh with its own leadflow-ingest and buyer simulator.
 import assert from 'node:assert/strict';
 import { api, base, buyerUrl, lead, openBrowser, shot, shots, suffix } from './e2e_lib.mjs';
 
@@ -122,4 +123,42 @@ await run(async () => {
   assert.match(seen, /Margin/);
   assert.match(seen, new RegExp(seller.seller_id));
   await shot(page, 'operator-buyer-statement');
+
+  // The seller's time zone, set on the campaigns page's Sellers card: its payout statement is
+  // then cut in New York's zone; a zone the server does not know is refused at the field.
+  await menu('Campaigns').click();
+  await settled();
+  await page.getByRole('button', { name: `Change time zone of ${seller.name}` }).click();
+  const zone = page.getByRole('combobox', { name: `Time zone of ${seller.name}`, exact: true });
+  await zone.selectOption('America/New_York');
+  await shot(page, 'seller-zone-form');
+  await page.getByRole('button', { name: 'Save time zone' }).click();
+  await page.getByRole('row', { name: new RegExp(seller.name) }).getByText('America/New_York').waitFor();
+  assert.equal((await api('GET', `/v1/sellers/${seller.seller_id}`)).body.data.time_zone, 'America/New_York');
+  const bad = await api('PUT', `/v1/sellers/${seller.seller_id}`, { time_zone: 'Mars/Olympus' });
+  assert.equal(bad.status, 400);
+  assert.equal(bad.body.errors[0].field, 'time_zone');
+  await page.goto(`${base}/statements?period=${month}&party=seller&id=${seller.seller_id}`);
+  await settled();
+  assert.match(await statementText(), /\(America\/New_York\)/);
+  await shot(page, 'operator-seller-statement-new-york');
+
+  // Both pages at 375 px: no sideways scroll of the page (a wide table scrolls in its own box).
+  await page.setViewportSize({ width: 375, height: 800 });
+  const fits = () => page.evaluate(() => document.documentElement.scrollWidth <= 375);
+  assert.ok(await fits(), 'the statement fits 375 px');
+  await shot(page, 'operator-seller-statement-375px');
+  await page.goto(`${base}/periods`);
+  await settled();
+  assert.ok(await fits(), 'the periods fit 375 px');
+  await shot(page, 'periods-375px');
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await signOut();
+  await signIn(users.seller);
+  await page.goto(`${base}/statements?period=${month}`);
+  await settled();
+  await page.setViewportSize({ width: 375, height: 800 });
+  assert.match(await statementText(), /\(America\/New_York\)/);
+  assert.ok(await fits(), "the seller's statement fits 375 px");
+  await shot(page, 'seller-payout-statement-375px');
 });

@@ -84,6 +84,7 @@ nlohmann::json seller_to_json(const Seller& s) {
           {"status", s.active ? "active" : "paused"},
           {"payout", payout_to_json(s.payout_fixed, s.payout_value)},
           {"test_mode", s.test_mode},
+          {"time_zone", s.time_zone},
           {"created_at", format_rfc3339_ms(s.created_at_ms)},
           {"version", s.version}};
 }

@@ -4,8 +4,6 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
-#include <fstream>
 #include <initializer_list>
 #include <limits>
 #include <string_view>
@@ -18,6 +16,7 @@
 #include "leadflow/base/time_format.hpp"
 #include "leadflow/base/tz.hpp"
 #include "leadflow/domain/address_policy.hpp"
+#include "leadflow/domain/time_zone.hpp"
 
 // Buyer configuration: parse and validate (POST and PUT) (SPEC §2 "Buyers", §5, §6). The API
 // view is buyer_json.cpp, the outbound-URL safety check address_policy.cpp, the readers of one
@@ -60,7 +59,7 @@ constexpr std::size_t kMaxRuleField = 128;
 constexpr std::size_t kMaxRuleValues = 1000;
 constexpr std::size_t kMaxRuleString = 1024;
 constexpr std::size_t kMaxRangesPerDay = 24;
-constexpr std::size_t kMaxTimezone = 64;
+constexpr std::size_t kMaxTimezone = kMaxTimeZoneName;
 constexpr std::int64_t kMaxCapCount = 1'000'000'000;
 
 constexpr int kDefaultTimeoutMs = 1000;
@@ -105,25 +104,6 @@ bool is_token(std::string_view s) {
 
 // ---------------------------------------------------------------------------------------------
 // Parsing
-
-bool valid_timezone(std::string_view name) {
-  if (name.empty() || name.size() > kMaxTimezone || name.find("..") != std::string_view::npos ||
-      name.front() == '/' || name.back() == '/')
-    return false;
-  // IANA names use letters, digits and "/_+-" only; this also keeps out zone.tab and friends.
-  if (!std::all_of(name.begin(), name.end(), [](char c) {
-        return is_alpha(c) || is_digit(c) || c == '/' || c == '_' || c == '+' || c == '-';
-      }))
-    return false;
-  // Files in zoneinfo that are not IANA names: the host's own zone, and the leap-second variants.
-  if (name == "localtime" || name == "posixrules" || name.starts_with("posix/") ||
-      name.starts_with("right/"))
-    return false;
-  // A directory ("America") or a non-zone file ("leapseconds") is not a zone: require TZif data.
-  std::ifstream in("/usr/share/zoneinfo/" + std::string(name), std::ios::binary);
-  char magic[4] = {};
-  return in.read(magic, 4) && std::memcmp(magic, "TZif", 4) == 0;
-}
 
 bool valid_json_pointer(const std::string& p) {
   if (p.empty() || p.front() != '/' || p.size() > kMaxPointer || has_control_chars(p)) return false;
@@ -599,11 +579,10 @@ class BuyerParser : json_fields::Reader {
     json schedule = json::object();
     if (const json* tz = present(v, "timezone")) {
       if (auto s = text(*tz, join(path, "timezone"), kMaxTimezone, true)) {
-        if (valid_timezone(*s))
+        if (valid_time_zone(*s))
           schedule["timezone"] = *s;
         else
-          fail(join(path, "timezone"), "invalid_format",
-               "must be an IANA time zone name (\"America/New_York\")");
+          fail(join(path, "timezone"), "invalid_format", std::string(kTimeZoneRule));
       }
     } else {
       fail(join(path, "timezone"), "required", "is required");

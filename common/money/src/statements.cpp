@@ -121,6 +121,8 @@ std::string zone_of_buyer(const Buyer& b) {
   return "";
 }
 
+std::string zone_of_seller(const Seller& s) { return s.time_zone; }
+
 bool period_ended_everywhere(const Period& p, std::int64_t now_ms) {
   // UTC-12 is the last zone a period ends in: twelve hours after it ends in UTC.
   return now_ms >= bounds_of(p, *TimeZone::cached("UTC")).to_ms + 12 * 3'600'000;

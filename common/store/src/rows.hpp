@@ -41,7 +41,8 @@
   " COALESCE((SELECT test_mode FROM sellers WHERE sellers.id = api_keys.seller_id), FALSE)"
 #define LF_RETURN_COLUMNS \
   "lead_id, buyer_id, reason, note, by_key_id, price_cents, payout_cents, sold_at, returned_at"
-#define LF_SELLER_COLUMNS "id, name, active, created_at, payout_fixed, payout_value, test_mode"
+#define LF_SELLER_COLUMNS \
+  "id, name, active, created_at, payout_fixed, payout_value, test_mode, time_zone"
 // The reads of sellers, campaigns, buyers and users add the version, as a key's do.
 #define LF_SELLER_READ_COLUMNS LF_SELLER_COLUMNS ", version"
 // A campaign's and a key's reads add their seller's test mode (leadflow/domain/test_mode.hpp).
@@ -83,7 +84,8 @@ Seller read_seller(const Row& q) {
   s.payout_fixed = q.boolean(4);
   s.payout_value = q.int64(5);
   s.test_mode = q.boolean(6);
-  s.version = q.int64(7);
+  s.time_zone = q.text(7);
+  s.version = q.int64(8);
   return s;
 }
 

@@ -32,7 +32,7 @@ std::optional<std::string> zone_of(const StatementPorts& ports, money::Party par
   const auto seller = ports.accounts.get_seller(id);
   if (seller.status == StoreStatus::kUnavailable) refused = StatementRefused::kUnavailable;
   if (!seller.value) return (refused = refused.value_or(StatementRefused::kNotYours), std::nullopt);
-  return std::string();  // sellers' statements are cut in UTC
+  return money::zone_of_seller(*seller.value);
 }
 
 // The CSV: the lines as the reader may see them, then a line of the totals.

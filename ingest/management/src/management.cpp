@@ -11,6 +11,7 @@
 #include "leadflow/base/metrics.hpp"
 #include "leadflow/base/text.hpp"
 #include "leadflow/base/tz.hpp"
+#include "leadflow/domain/time_zone.hpp"
 #include "leadflow/management/passwords.hpp"
 
 namespace leadflow {
@@ -98,6 +99,19 @@ void take_test_mode(const json& body, bool& test_mode, FieldErrors& errors) {
     test_mode = it->get<bool>();
 }
 
+// "time_zone": an IANA zone, when present, by the rule buyers' zones meet
+// (leadflow/domain/time_zone.hpp).
+void take_time_zone(const json& body, std::string& zone, FieldErrors& errors) {
+  auto it = body.find("time_zone");
+  if (it == body.end()) return;
+  if (!it->is_string())
+    errors.push_back({"time_zone", "invalid_type", "must be a string"});
+  else if (!valid_time_zone(it->get_ref<const std::string&>()))
+    errors.push_back({"time_zone", "invalid_format", std::string(kTimeZoneRule)});
+  else
+    zone = it->get<std::string>();
+}
+
 // A field of a view that PUT may send back as it was read, but never change.
 void keep_read_only(const json& body, const char* name, const std::string& current,
                     FieldErrors& errors) {
@@ -163,12 +177,13 @@ Management::Created Management::create_seller(const json& body, const ChangeActo
     out.errors.push_back({"body", "invalid_type", "must be a JSON object"});
     return out;
   }
-  unknown_fields(body, {"name", "status", "payout", "test_mode"}, out.errors);
+  unknown_fields(body, {"name", "status", "payout", "test_mode", "time_zone"}, out.errors);
   Seller s;
   take_string(body, "name", kMaxName, true, s.name, out.errors);
   take_status(body, s.active, out.errors);
   take_payout(body, s.payout_fixed, s.payout_value, out.errors);
   take_test_mode(body, s.test_mode, out.errors);
+  take_time_zone(body, s.time_zone, out.errors);
   if (!out.errors.empty()) return out;
   s.id = new_id(kSellerPrefix);
   s.created_at_ms = clock_.now_ms();
@@ -189,9 +204,10 @@ Management::Created Management::update_seller(const std::string& id, const json&
       if_match, [&] { return store_.get_seller(id); },
       [&](Seller& s, FieldErrors& errors) {
         // Read-only fields of the view may be sent back as they were read.
-        unknown_fields(
-            body, {"name", "status", "payout", "test_mode", "seller_id", "created_at", "version"},
-            errors);
+        unknown_fields(body,
+                       {"name", "status", "payout", "test_mode", "time_zone", "seller_id",
+                        "created_at", "version"},
+                       errors);
         keep_read_only(body, "seller_id", s.id, errors);
         keep_version_type(body, errors);
         if (body.contains("created_at") && body["created_at"] != seller_to_json(s)["created_at"])
@@ -200,6 +216,7 @@ Management::Created Management::update_seller(const std::string& id, const json&
         take_status(body, s.active, errors);
         take_payout(body, s.payout_fixed, s.payout_value, errors);
         take_test_mode(body, s.test_mode, errors);
+        take_time_zone(body, s.time_zone, errors);
       },
       [&](Seller& s) { return store_.update_seller(s); }, seller_to_json);
   if (out.status == StoreStatus::kOk)

@@ -138,8 +138,34 @@ TEST_F(ManagementTest, SellerFieldsOfTheWrongTypeAreFieldErrors) {
       {"name", json::json_pointer("/name"), {json("text")}},
       {"status", json::json_pointer("/status"), {}},
       {"test_mode", json::json_pointer("/test_mode"), {json(true), json(false)}},
+      {"time_zone", json::json_pointer("/time_zone"), {}},
   };
   for (const auto& c : cases) expect_refused_per_type(create, base, c);
+}
+
+// A seller's zone meets the rule a buyer's schedule's does (leadflow/domain/time_zone.hpp): an
+// IANA zone of the server's database; anything else is a field error, and nothing is changed.
+TEST_F(ManagementTest, ASellersTimeZoneIsAZoneOfTheDatabaseOrAFieldError) {
+  EXPECT_EQ(store.get_seller(seller_id).value->time_zone, "UTC");  // the default
+  const auto made = management.create_seller({{"name", "NY"}, {"time_zone", "America/New_York"}});
+  ASSERT_TRUE(made.errors.empty()) << list(made.errors);
+  EXPECT_EQ(made.body["time_zone"], "America/New_York");
+  EXPECT_EQ(store.get_seller(made.body["seller_id"].get<std::string>()).value->time_zone,
+            "America/New_York");
+  for (const char* bad : {"Mars/Olympus", "America", "../etc/passwd", "/UTC", "localtime",
+                          "posix/America/New_York", "right/UTC", "America/New York", ""}) {
+    const auto refused = management.create_seller({{"name", "X"}, {"time_zone", bad}});
+    ASSERT_EQ(refused.errors.size(), 1u) << bad;
+    EXPECT_EQ(refused.errors[0].field, "time_zone") << bad;
+    EXPECT_EQ(refused.errors[0].code, "invalid_format") << bad;
+    const auto kept = management.update_seller(seller_id, {{"time_zone", bad}});
+    EXPECT_TRUE(names(kept.errors, "time_zone")) << bad;
+    EXPECT_EQ(store.get_seller(seller_id).value->time_zone, "UTC") << bad;
+  }
+  const auto changed = management.update_seller(seller_id, {{"time_zone", "Asia/Kolkata"}});
+  ASSERT_TRUE(changed.errors.empty()) << list(changed.errors);
+  EXPECT_EQ(changed.body["time_zone"], "Asia/Kolkata");
+  EXPECT_EQ(store.get_seller(seller_id).value->time_zone, "Asia/Kolkata");
 }
 
 TEST_F(ManagementTest, ApiKeyFieldsOfTheWrongTypeAreFieldErrors) {

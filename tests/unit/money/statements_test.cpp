@@ -132,5 +132,29 @@ TEST(Statements, AFreezeHoldsEveryAccountWithALineInItsOwnZone) {
   EXPECT_EQ(frozen[0].totals.revenue, 1000);
 }
 
+TEST(Statements, ASellerInNewYorkIsFrozenAtNewYorksMidnightAsABuyerIs) {
+  const auto nov = *parse_period("2026-11");
+  // 03:00Z on 1 December: November for the New York seller, December for its UTC buyer.
+  std::vector<StatementEntry> entries{entry(1, kSaleEntry, kDec + 3 * kHour, 1000, 700)};
+  const std::vector<Account> ny{{Party::kSeller, "sl_1", "America/New_York"}};
+  const auto frozen = freeze(nov, ny, entries, {});
+  ASSERT_EQ(frozen.size(), 1u);
+  EXPECT_EQ(frozen[0].party, Party::kSeller);
+  EXPECT_EQ(frozen[0].zone, "America/New_York");
+  EXPECT_EQ(frozen[0].totals.payout, 700);
+  // Its own zone, read as a statement reads it: a seller's is its time_zone.
+  Seller s;
+  s.id = "sl_1";
+  s.time_zone = "America/New_York";
+  const auto tz = account_zone(zone_of_seller(s));
+  const Statement st = statement_of(Party::kSeller, "sl_1", nov, *tz, entries, {});
+  EXPECT_EQ(st.bounds.from_ms, kNov + 4 * kHour);
+  EXPECT_EQ(st.bounds.to_ms, kDec + 5 * kHour);
+  EXPECT_EQ(st.totals.payout, 700);
+  // A seller left at its default is cut in UTC: the same sale is its December's.
+  EXPECT_EQ(zone_of_seller(Seller{}), "UTC");
+  EXPECT_TRUE(statement_of(Party::kSeller, "sl_1", nov, utc(), entries, {}).lines.empty());
+}
+
 }  // namespace
 }  // namespace leadflow::money

@@ -6,7 +6,8 @@ namespace leadflow::pg {
 
 StoreStatus PgStore::insert_seller(const Seller& s) {
   return write("insert_seller",
-               "INSERT INTO sellers (" LF_SELLER_COLUMNS ") VALUES ($1, $2, $3, $4, $5, $6, $7)",
+               "INSERT INTO sellers (" LF_SELLER_COLUMNS
+               ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
                Params()
                    .add(s.id)
                    .add(s.name)
@@ -14,7 +15,8 @@ StoreStatus PgStore::insert_seller(const Seller& s) {
                    .add(s.created_at_ms)
                    .add(s.payout_fixed)
                    .add(s.payout_value)
-                   .add(s.test_mode));
+                   .add(s.test_mode)
+                   .add(s.time_zone));
 }
 
 Lookup<Seller> PgStore::get_seller(std::string_view id) {
@@ -27,7 +29,7 @@ StoreStatus PgStore::update_seller(Seller& s) {
   return run("update_seller", StoreStatus::kUnavailable, [&](Connection& c) {
     const Result r = c.exec(
         "WITH changed AS (UPDATE sellers SET name = $2, active = $3, payout_fixed = $4,"
-        " payout_value = $5, test_mode = $7, version = version + 1"
+        " payout_value = $5, test_mode = $7, time_zone = $8, version = version + 1"
         " WHERE id = $1 AND ($6::BIGINT = 0 OR version = $6::BIGINT) RETURNING version)"
         " SELECT (SELECT version FROM changed), EXISTS (SELECT 1 FROM sellers WHERE id = $1)",
         Params()
@@ -37,7 +39,8 @@ StoreStatus PgStore::update_seller(Seller& s) {
             .add(s.payout_fixed)
             .add(s.payout_value)
             .add(s.version)
-            .add(s.test_mode),
+            .add(s.test_mode)
+            .add(s.time_zone),
         Effect::kWrite);
     return versioned(r, s.version);
   });

@@ -224,6 +224,11 @@ DROP TRIGGER sales_person_only_erased ON sales;
 CREATE TRIGGER sales_person_only_erased BEFORE UPDATE OF email, phone, email_key, phone_key
   ON sales FOR EACH ROW EXECUTE FUNCTION sales_person_only_erased();
 )sql"},
+    // A seller's time zone (docs/statements.md): the IANA name its payout statements are cut
+    // in, UTC for every seller until the operator sets another.
+    {29, R"sql(
+ALTER TABLE sellers ADD COLUMN time_zone TEXT NOT NULL DEFAULT 'UTC';
+)sql"},
 };
 
 }  // namespace

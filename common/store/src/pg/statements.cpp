@@ -137,12 +137,14 @@ CloseResult PgStore::close_period(const CloseRequest& r) {
     StatementQuery all;
     all.window = money::close_window(r.period, closes);
     const auto entries = entries_on(c, all);
-    // Each buyer's zone as written in its schedule; money::account_zone reads what it is.
+    // Each buyer's zone as written in its schedule, each seller's as stored;
+    // money::account_zone reads what it is.
     const auto accounts = rows_of<money::Account>(
-        c.exec("SELECT id, COALESCE(doc::jsonb #>> '{schedule,timezone}', '') FROM buyers",
+        c.exec("SELECT 'buyer', id, COALESCE(doc::jsonb #>> '{schedule,timezone}', '') FROM buyers"
+               " UNION ALL SELECT 'seller', id, time_zone FROM sellers",
                Effect::kRead),
         [](const Row& q) {
-          return money::Account{money::Party::kBuyer, q.text(0), q.text(1)};
+          return money::Account{*money::parse_party(q.text(0)), q.text(1), q.text(2)};
         });
     out.closed.close = {r.period, through, r.closed_by, r.at_ms};
     out.closed.totals = money::freeze(r.period, accounts, entries, closes);

@@ -7,7 +7,7 @@ namespace leadflow::sqlite {
 StoreStatus SqliteStore::insert_seller(const Seller& s) {
   return write_one("insert_seller",
                    "INSERT INTO sellers (" LF_SELLER_COLUMNS
-                   ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                   ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                    [&](Query& q) {
                      q.bind(s.id)
                          .bind(s.name)
@@ -15,7 +15,8 @@ StoreStatus SqliteStore::insert_seller(const Seller& s) {
                          .bind(s.created_at_ms)
                          .bind(s.payout_fixed)
                          .bind(s.payout_value)
-                         .bind(s.test_mode);
+                         .bind(s.test_mode)
+                         .bind(s.time_zone);
                    });
 }
 
@@ -31,7 +32,8 @@ StoreStatus SqliteStore::update_seller(Seller& s) {
     return write_versioned(
         *writer_, "update_seller",
         "UPDATE sellers SET name = ?2, active = ?3, payout_fixed = ?4, payout_value = ?5,"
-        " test_mode = ?7, version = version + 1 WHERE id = ?1 AND (?6 = 0 OR version = ?6)"
+        " test_mode = ?7, time_zone = ?8, version = version + 1"
+        " WHERE id = ?1 AND (?6 = 0 OR version = ?6)"
         " RETURNING version",
         "SELECT 1 FROM sellers WHERE id = ?1", s.id,
         [&](Query& q) {
@@ -41,7 +43,8 @@ StoreStatus SqliteStore::update_seller(Seller& s) {
               .bind(s.payout_fixed)
               .bind(s.payout_value)
               .bind(s.version)
-              .bind(s.test_mode);
+              .bind(s.test_mode)
+              .bind(s.time_zone);
         },
         s.version);
   });

@@ -214,6 +214,11 @@ ON sales WHEN NOT EXISTS (SELECT 1 FROM leads WHERE id = NEW.lead_id AND erased_
   SELECT RAISE(ABORT, 'a sale''s copy of the person changes only when its lead is erased');
 END;
 )sql"},
+    // A seller's time zone (docs/statements.md): the IANA name its payout statements are cut
+    // in, UTC for every seller until the operator sets another.
+    {29, R"sql(
+ALTER TABLE sellers ADD COLUMN time_zone TEXT NOT NULL DEFAULT 'UTC';
+)sql"},
 };
 
 }  // namespace

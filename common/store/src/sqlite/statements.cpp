@@ -150,14 +150,15 @@ CloseResult SqliteStore::close_period(const CloseRequest& r) {
     all.window = money::close_window(r.period, *closes);
     auto entries = entries_on(c, all);
     if (!entries) return CloseResult{};
-    // Each buyer's zone as written in its schedule; money::account_zone reads what it is.
+    // Each buyer's zone as written in its schedule, each seller's as stored;
+    // money::account_zone reads what it is.
     auto accounts = all_rows<money::Account>(
         c, "close_period",
-        "SELECT id, COALESCE(json_extract(doc, '$.schedule.timezone'), '') FROM buyers"
-        " WHERE json_valid(doc)",
+        "SELECT 'buyer', id, COALESCE(json_extract(doc, '$.schedule.timezone'), '') FROM buyers"
+        " WHERE json_valid(doc) UNION ALL SELECT 'seller', id, time_zone FROM sellers",
         [](Query&) {},
         [](Query& q) {
-          return money::Account{money::Party::kBuyer, q.text(0), q.text(1)};
+          return money::Account{*money::parse_party(q.text(0)), q.text(1), q.text(2)};
         });
     if (!accounts) return CloseResult{};
     out.closed.close = {r.period, through, r.closed_by, r.at_ms};

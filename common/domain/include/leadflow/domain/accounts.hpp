@@ -21,6 +21,9 @@ struct Seller {
   std::int64_t payout_value = 7000;  // revshare: basis points (7000 = 70%); fixed: cents
   /// Every lead of the seller is a test lead (leadflow/domain/test_mode.hpp).
   bool test_mode = false;
+  /// The IANA zone its payout statements are cut in (docs/statements.md), checked by
+  /// leadflow/domain/time_zone.hpp; UTC until the operator sets another.
+  std::string time_zone = "UTC";
   std::int64_t created_at_ms = 0;
   std::int64_t version = 1;  // one more with every change (docs/versions.md)
 };

@@ -9,6 +9,7 @@
 
 #include "leadflow/base/money.hpp"
 #include "leadflow/base/tz.hpp"
+#include "leadflow/domain/accounts.hpp"
 #include "leadflow/domain/buyer.hpp"
 #include "leadflow/money/ledger.hpp"
 
@@ -46,10 +47,12 @@ Bounds bounds_of(const Period& p, const TimeZone& tz);
 Period period_of(Calendar calendar, std::int64_t at_ms, const TimeZone& tz);
 
 /// The zone an account's periods are cut in: a buyer's schedule's `timezone` (as its caps
-/// count), else UTC; a zone the server cannot load reads as UTC.
+/// count), else UTC; a seller's `time_zone`; a zone the server cannot load reads as UTC.
 std::shared_ptr<const TimeZone> account_zone(std::string_view zone_name);
 /// The zone name a buyer's statements are cut in: its schedule's `timezone`, else "".
 std::string zone_of_buyer(const Buyer& b);
+/// The zone name a seller's statements are cut in: its `time_zone` (UTC unless set).
+std::string zone_of_seller(const Seller& s);
 
 /// Whether `p` may be closed at `now_ms`: once it has ended for every account, wherever it is
 /// (in the zone furthest behind UTC, UTC-12).

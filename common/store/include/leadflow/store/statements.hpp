@@ -55,8 +55,8 @@ class StatementStore : public virtual StorePort {
       const StatementQuery& q) = 0;
   /// Closes a period, all or nothing, in one transaction that no ledger write interleaves with:
   /// the ledger's last entry id, the statements money::freeze makes of the entries it reads (in
-  /// every account's zone: buyers' schedules'), and the close with its totals. A period is
-  /// closed once.
+  /// every account's zone: buyers' schedules', sellers' own), and the close with its totals. A
+  /// period is closed once.
   virtual CloseResult close_period(const CloseRequest& r) = 0;
 };
 
@@ -68,10 +68,10 @@ struct StatementRead {
   std::optional<money::Totals> frozen;
 };
 
-/// One account's statement for `period` in its zone `zone_name` (a buyer's schedule's; "" for
-/// UTC): the closes, the entries money::entry_window names, money::statement_of. A closed period
-/// is read in the zone its close froze, and holds nothing for an account the close froze
-/// nothing of. nullopt when the store cannot say.
+/// One account's statement for `period` in its zone `zone_name` (a buyer's schedule's, a
+/// seller's own; "" for UTC): the closes, the entries money::entry_window names,
+/// money::statement_of. A closed period is read in the zone its close froze, and holds nothing for
+/// an account the close froze nothing of. nullopt when the store cannot say.
 std::optional<StatementRead> read_statement(StatementStore& store, money::Party party,
                                             std::string_view account_id,
                                             const money::Period& period,
