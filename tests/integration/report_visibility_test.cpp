@@ -35,8 +35,9 @@ struct Reader {
 };
 
 const std::vector<std::string> kRevenueFigures = {
-    "leads_sold",    "revenue", "payout",           "margin",         "avg_price",
-    "gross_revenue", "returns", "returned_revenue", "returned_payout"};
+    "leads_sold",    "revenue",     "payout",           "margin",          "avg_price",
+    "gross_revenue", "returns",     "returned_revenue", "returned_payout", "aged_sales",
+    "aged_revenue",  "aged_payout", "aged_margin"};
 const std::vector<std::string> kPerformanceFigures = {
     "leads",  "duplicates",      "invalid",         "sold",
     "unsold", "failed",          "pinged",          "bids",
@@ -45,15 +46,17 @@ const std::vector<std::string> kPerformanceFigures = {
 
 // What each role may see, written out here apart from the code under test.
 std::vector<std::string> figures_for(Role role, const std::string& report) {
-  if (report == "unsold") return {"leads"};
+  if (report == "unsold") return {"leads", "reoffered", "sold_aged"};
   const auto& all = report == "revenue" ? kRevenueFigures : kPerformanceFigures;
   std::set<std::string> allowed;
   if (role == Role::kOperator) return all;
   if (report == "revenue")
-    allowed = role == Role::kSeller
-                  ? std::set<std::string>{"leads_sold", "payout", "returns", "returned_payout"}
-                  : std::set<std::string>{"leads_sold",    "revenue", "avg_price",
-                                          "gross_revenue", "returns", "returned_revenue"};
+    allowed =
+        role == Role::kSeller
+            ? std::set<std::string>{"leads_sold",      "payout",     "returns",
+                                    "returned_payout", "aged_sales", "aged_payout"}
+            : std::set<std::string>{"leads_sold", "revenue",          "avg_price",  "gross_revenue",
+                                    "returns",    "returned_revenue", "aged_sales", "aged_revenue"};
   else
     allowed = role == Role::kSeller
                   ? std::set<std::string>{"leads",  "duplicates", "invalid",        "sold",

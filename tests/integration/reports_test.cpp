@@ -270,7 +270,8 @@ TEST_F(Reports, UnsoldSaysWhyEachLeadAndEachBuyerDidNotSell) {
   auto csv =
       svc.get("/v1/reports/unsold?" + range + "&group_by=buyer&format=csv", svc.operator_key());
   ASSERT_EQ(csv->status, 200);
-  EXPECT_EQ(csv->body.substr(0, csv->body.find("\r\n")), "buyer_id,reason,leads");
+  EXPECT_EQ(csv->body.substr(0, csv->body.find("\r\n")),
+            "buyer_id,reason,leads,reoffered,sold_aged");
   for (const char* bad : {"group_by=week", "group_by=buyer,seller,source", "reason=", "colour=1"})
     EXPECT_EQ(svc.get(std::string("/v1/reports/unsold?") + bad, svc.operator_key())->status, 400)
         << bad;
@@ -290,7 +291,7 @@ TEST_F(Reports, CsvForSpreadsheetsAndA400ForEachBadParameter) {
             "attachment; filename=\"revenue_2026-10-30_2026-11-02.csv\"");
   EXPECT_EQ(csv->body.substr(0, csv->body.find("\r\n")),
             "day,buyer_id,leads_sold,revenue,payout,margin,avg_price,gross_revenue,returns,"
-            "returned_revenue,returned_payout");
+            "returned_revenue,returned_payout,aged_sales,aged_revenue,aged_payout,aged_margin");
   EXPECT_NE(csv->body.find("2026-11-01," + high_id + ",1,15.0,"), std::string::npos) << csv->body;
 
   for (const char* bad :

@@ -105,6 +105,40 @@ inline void check_aged_sale(ServiceFixture& svc) {
   ASSERT_EQ(bought["attempts"].size(), 2u) << bought.dump();
   for (const auto& a : bought["attempts"]) EXPECT_EQ(a["buyer_id"], aged_id) << bought.dump();
   EXPECT_EQ(bought["attempts"][1]["reoffer"], 1) << bought.dump();
+
+  // The reports (docs/reports.md): the revenue came from an aged sale, each reader its own
+  // money of it; the unsold lead was offered again and sold aged.
+  const auto totals = [&](const std::string& report, const std::string& key) {
+    const auto got = svc.get("/v1/reports/" + report, key);
+    EXPECT_EQ(got->status, 200) << got->body;
+    return reoffer_body_of(got)["data"]["totals"];
+  };
+  const json op = totals("revenue", svc.operator_key());
+  EXPECT_EQ(op["leads_sold"], 1) << op.dump();
+  EXPECT_EQ(op["aged_sales"], 1) << op.dump();
+  EXPECT_EQ(op["aged_revenue"], 3.5) << op.dump();
+  EXPECT_EQ(op["aged_payout"], 2.45) << op.dump();
+  EXPECT_EQ(op["aged_margin"], 1.05) << op.dump();
+  const json seller = totals("revenue", seller_key);
+  EXPECT_EQ(seller["aged_sales"], 1) << seller.dump();
+  EXPECT_EQ(seller["aged_payout"], 2.45) << seller.dump();
+  EXPECT_FALSE(seller.contains("aged_revenue") || seller.contains("aged_margin")) << seller.dump();
+  const json buyer = totals("revenue", aged_key);
+  EXPECT_EQ(buyer["aged_revenue"], 3.5) << buyer.dump();
+  EXPECT_FALSE(buyer.contains("aged_payout") || buyer.contains("aged_margin")) << buyer.dump();
+  for (const std::string& key : {svc.operator_key(), seller_key}) {
+    const auto got = svc.get("/v1/reports/unsold?group_by=reason", key);
+    ASSERT_EQ(got->status, 200) << got->body;
+    const json data = reoffer_body_of(got)["data"];
+    EXPECT_EQ(data["totals"]["leads"], 1) << got->body;  // what the live auction found
+    EXPECT_EQ(data["totals"]["reoffered"], 1) << got->body;
+    EXPECT_EQ(data["totals"]["sold_aged"], 1) << got->body;
+    ASSERT_EQ(data["rows"].size(), 1u) << got->body;
+    EXPECT_EQ(data["rows"][0]["reason"], "refused") << got->body;
+    EXPECT_EQ(data["rows"][0]["sold_aged"], 1) << got->body;
+  }
+  const auto csv = svc.get("/v1/reports/unsold?group_by=reason&format=csv", seller_key);
+  EXPECT_EQ(csv->body.substr(0, csv->body.find("\r\n")), "reason,leads,reoffered,sold_aged");
 }
 
 /// Nobody taking it aged, the lead goes through every round of its policy, then no more.
@@ -131,6 +165,14 @@ inline void check_every_round(ServiceFixture& svc) {
   EXPECT_EQ(json::parse(pings[2].body)["aged"], true);
   EXPECT_EQ(svc.app().store().scheduled_reoffer(id).status, StoreStatus::kNotFound);
   (void)none_id;
+  // Offered again, once however many rounds, and never sold aged; no aged revenue.
+  const json unsold =
+      reoffer_body_of(svc.get("/v1/reports/unsold", svc.operator_key()))["data"]["totals"];
+  EXPECT_EQ(unsold["reoffered"], 1) << unsold.dump();
+  EXPECT_EQ(unsold["sold_aged"], 0) << unsold.dump();
+  const json revenue =
+      reoffer_body_of(svc.get("/v1/reports/revenue", svc.operator_key()))["data"]["totals"];
+  EXPECT_EQ(revenue["aged_sales"], 0) << revenue.dump();
 }
 
 }  // namespace leadflow::testing

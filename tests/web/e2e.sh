@@ -43,6 +43,13 @@ operator_key="lfk_e2e_$(openssl rand -hex 20)"
 export LEADFLOW_DATA_DIR="$work/data" LEADFLOW_LISTEN="127.0.0.1:$port" \
   LEADFLOW_BOOTSTRAP_KEY="$operator_key" LEADFLOW_ALLOW_PRIVATE_BUYERS=1 LEADFLOW_LOG_LEVEL=warn
 mkdir -p "$LEADFLOW_DATA_DIR"
+# A walk's own settings, if it has any (tests/web/WALK.env, sourced: its NAME=value lines are
+# exported to the ingest).
+if [[ -f "$here/${walk%.mjs}.env" ]]; then
+  set -a
+  . "$here/${walk%.mjs}.env"
+  set +a
+fi
 "$build/ingest/leadflow-ingest" > "$work/ingest.out" 2> "$work/ingest.log" &
 pids+=($!)
 base="https://127.0.0.1:$port"

@@ -110,6 +110,26 @@ void add_reoffer(PerformanceDeltas& d, const LeadKeys& l, const std::vector<Atte
   ++lead[kSold];
 }
 
+std::vector<int> second_chance_bands(int round, std::int64_t sales_before, bool sold) {
+  std::vector<int> bands;
+  if (sales_before != 0) return bands;  // sold live, or by an earlier re-offer
+  if (round == 1) bands.push_back(kReofferedBand);
+  if (sold) bands.push_back(kSoldAgedBand);
+  return bands;
+}
+
+void add_second_chance(UnsoldDeltas& d, const LeadKeys& l, const Distribution& lead, int band) {
+  Distribution live = lead;
+  std::erase_if(live.attempts, [](const Attempt& a) { return a.reoffer != 0; });
+  UnsoldDeltas found;
+  add_unsold(found, l, live);
+  for (auto& [key, leads] : found) {
+    UnsoldKey moved = key;
+    std::get<0>(moved) = band_bucket(std::get<0>(key), band);
+    d[std::move(moved)] += leads;
+  }
+}
+
 std::string ineligibility_reason(std::string_view why) {
   if (why.starts_with("duplicate")) return "duplicate";  // "duplicate" or "duplicate of ..."
   return std::string(why.substr(0, 64));

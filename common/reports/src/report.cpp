@@ -58,6 +58,12 @@ RollupQuery rollup_query(const ReportRequest& r) {
   return q;
 }
 
+void RevenueSums::add_aged(const RevenueCell& c) {
+  aged_sales += c.sales;
+  aged_revenue += c.revenue;
+  aged_payout += c.payout;
+}
+
 void RevenueSums::add(const RevenueCell& c) {
   sales += c.sales;
   returns += c.returns;
@@ -72,12 +78,26 @@ std::optional<Cents> RevenueSums::avg_price() const {
   return (revenue + sales / 2) / sales;
 }
 
-RevenueReport fold_revenue(const ReportRequest& r, const std::vector<RevenueCell>& cells) {
+RevenueReport fold_revenue(const ReportRequest& r, const std::vector<RevenueCell>& cells,
+                           const std::vector<RevenueCell>& aged) {
+  // Each cell tagged with its band, folded into the same rows: an aged sale is also a sale.
+  struct Tagged {
+    std::int64_t bucket_ms;
+    std::vector<std::string> keys;
+    const RevenueCell* cell;
+    bool aged;
+  };
+  std::vector<Tagged> all;
+  all.reserve(cells.size() + aged.size());
+  for (const RevenueCell& c : cells) all.push_back({c.bucket_ms, c.keys, &c, false});
+  for (const RevenueCell& c : aged) all.push_back({c.bucket_ms, c.keys, &c, true});
+  const auto add = [](RevenueSums& s, const Tagged& t) {
+    t.aged ? s.add_aged(*t.cell) : s.add(*t.cell);
+  };
   RevenueReport out;
   out.rows = fold<RevenueSums>(
-      r, cells, [](const RevenueCell&) { return true; },
-      [](RevenueSums& s, const RevenueCell& c) { s.add(c); });
-  for (const RevenueCell& c : cells) out.total.add(c);
+      r, all, [](const Tagged&) { return true; }, add);
+  for (const Tagged& t : all) add(out.total, t);
   return out;
 }
 
@@ -132,7 +152,9 @@ RollupQuery unsold_query(const ReportRequest& r) {
   return q;
 }
 
-UnsoldReport fold_unsold(const ReportRequest& r, const std::vector<UnsoldCell>& cells) {
+UnsoldReport fold_unsold(const ReportRequest& r, const std::vector<UnsoldCell>& cells,
+                         const std::vector<UnsoldCell>& reoffered,
+                         const std::vector<UnsoldCell>& sold_aged) {
   const RollupQuery q = unsold_query(r);
   UnsoldReport out;
   out.keys = q.group;
@@ -142,17 +164,39 @@ UnsoldReport fold_unsold(const ReportRequest& r, const std::vector<UnsoldCell>& 
   const std::size_t reason_at = static_cast<std::size_t>(
       std::find(q.group.begin(), q.group.end(), ReportKey::kReason) - q.group.begin());
   out.counts_buyers = buyer_cut || filtered_by(r.filters, ReportKey::kBuyer);
-  const auto keep = [&](const UnsoldCell& c) { return !buyer_cut || !c.keys[buyer_at].empty(); };
-  out.rows = fold<std::int64_t>(r, cells, keep,
-                                [](std::int64_t& leads, const UnsoldCell& c) { leads += c.leads; });
-  for (const UnsoldCell& c : cells) {
-    if (!keep(c)) continue;  // a lead's own reason, in a report of buyers
-    out.reasons[c.keys[reason_at]] += c.leads;
-    out.total += c.leads;
+  // Each cell tagged with what it counts; a band's cells count leads its rows already hold.
+  enum class Of { kLeads, kReoffered, kSoldAged };
+  struct Tagged {
+    std::int64_t bucket_ms;
+    std::vector<std::string> keys;
+    std::int64_t leads;
+    Of of;
+  };
+  std::vector<Tagged> all;
+  all.reserve(cells.size() + reoffered.size() + sold_aged.size());
+  for (const UnsoldCell& c : cells) all.push_back({c.bucket_ms, c.keys, c.leads, Of::kLeads});
+  for (const UnsoldCell& c : reoffered)
+    all.push_back({c.bucket_ms, c.keys, c.leads, Of::kReoffered});
+  for (const UnsoldCell& c : sold_aged)
+    all.push_back({c.bucket_ms, c.keys, c.leads, Of::kSoldAged});
+  const auto add = [](UnsoldSums& s, const Tagged& t) {
+    (t.of == Of::kLeads ? s.leads : t.of == Of::kReoffered ? s.reoffered : s.sold_aged) += t.leads;
+  };
+  const auto kept = [&](const Tagged& t) { return !buyer_cut || !t.keys[buyer_at].empty(); };
+  out.rows = fold<UnsoldSums>(r, all, kept, add);
+  for (const Tagged& t : all) {
+    if (!kept(t)) continue;  // a lead's own reason, in a report of buyers
+    if (t.of == Of::kLeads) {
+      out.reasons[t.keys[reason_at]] += t.leads;
+      out.total += t.leads;
+    } else {
+      (t.of == Of::kReoffered ? out.reoffered : out.sold_aged) += t.leads;
+    }
   }
   // In time order; inside a stretch (or in all), the most leads first.
   std::stable_sort(out.rows.begin(), out.rows.end(), [](const auto& a, const auto& b) {
-    return std::pair(a.stretch.start_ms, -a.sums) < std::pair(b.stretch.start_ms, -b.sums);
+    return std::pair(a.stretch.start_ms, -a.sums.leads) <
+           std::pair(b.stretch.start_ms, -b.sums.leads);
   });
   return out;
 }

@@ -3,6 +3,8 @@
 
 #include <iterator>
 
+#include "leadflow/reports/rollup.hpp"
+
 namespace leadflow::store_rows {
 namespace {
 
@@ -59,6 +61,33 @@ std::vector<std::string> fill_tiers_sql() {
           rollup_tier_values(),
       fill_sql("revenue", {std::begin(kRevenueColumns), std::end(kRevenueColumns)}, false),
       fill_sql("performance", performance, false), fill_sql("unsold", {"leads"}, true)};
+}
+
+std::vector<std::string> aged_sale_sql(const std::string (&p)[8]) {
+  const std::string band = std::to_string(band_bucket(0, kAgedSalesBand));
+  const auto additions = [](const std::string& table) {
+    std::string out;
+    for (const char* c : kRevenueColumns)
+      out +=
+          std::string(out.empty() ? "" : ", ") + c + " = " + table + "." + c + " + excluded." + c;
+    return out;
+  };
+  const std::string keys = "seller_id, campaign_id, buyer_id, vertical, source";
+  const std::string figures = ", 1, " + p[6] + ", " + p[7] + ", 0, 0, 0";
+  return {
+      "INSERT INTO revenue_rollup (bucket, " + keys +
+          ", sales, revenue, payout, returns, returned_revenue, returned_payout) SELECT " + p[0] +
+          " - " + p[0] + " % " + std::to_string(kRollupBucketMs) + " + " + band + ", " + p[1] +
+          ", " + p[2] + ", " + p[3] + ", " + p[4] + ", " + p[5] + figures +
+          " WHERE 1 = 1 ON CONFLICT (bucket, " + keys + ") DO UPDATE SET " +
+          additions("revenue_rollup"),
+      "INSERT INTO revenue_tiers (tier, bucket, " + keys +
+          ", sales, revenue, payout, returns, returned_revenue, returned_payout) SELECT t.tier, " +
+          p[0] + " - " + p[0] + " % t.grain_ms + " + band + ", " +
+          tier_key_columns({p[1], p[2], p[3], p[4], p[5]}) + figures +
+          " FROM rollup_tiers AS t WHERE 1 = 1 ORDER BY 1, 2, 3, 4, 5, 6, 7 ON CONFLICT (tier, "
+          "bucket, " +
+          keys + ") DO UPDATE SET " + additions("revenue_tiers")};
 }
 
 }  // namespace leadflow::store_rows

@@ -23,4 +23,11 @@ std::string rollup_tier_values();
 /// The statements that fill the tier tables from the quarter-hour rollups (migration 12).
 std::vector<std::string> fill_tiers_sql();
 
+/// The statements adding one aged sale (docs/reoffers.md) to the revenue rollup's band of aged
+/// sales and to its tiers (leadflow/reports/rollup.hpp, kAgedSalesBand), in that order; `p`
+/// names the placeholders of the sale's time, seller, campaign, buyer, vertical, source, price
+/// and payout. The sale itself is in the rollup already, by its ledger entry. Valid in SQLite
+/// and PostgreSQL.
+std::vector<std::string> aged_sale_sql(const std::string (&p)[8]);
+
 }  // namespace leadflow::store_rows

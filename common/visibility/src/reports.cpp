@@ -38,7 +38,7 @@ struct FigureRule {
   Side side;
 };
 
-constexpr std::array<FigureRule, 9> kRevenue{{
+constexpr std::array<FigureRule, 13> kRevenue{{
     {"leads_sold", FieldClass::kLeadState, Side::kEither},
     {"revenue", FieldClass::kBuyerMoney, Side::kBuyer},  // a buyer's spend, net of returns
     {"payout", FieldClass::kSellerMoney, Side::kSeller},
@@ -48,6 +48,11 @@ constexpr std::array<FigureRule, 9> kRevenue{{
     {"returns", FieldClass::kLeadState, Side::kEither},
     {"returned_revenue", FieldClass::kBuyerMoney, Side::kBuyer},
     {"returned_payout", FieldClass::kSellerMoney, Side::kSeller},
+    // The aged sales among the sales (docs/reoffers.md), as made: each side its own money.
+    {"aged_sales", FieldClass::kLeadState, Side::kEither},
+    {"aged_revenue", FieldClass::kBuyerMoney, Side::kBuyer},
+    {"aged_payout", FieldClass::kSellerMoney, Side::kSeller},
+    {"aged_margin", FieldClass::kMargin, Side::kOperator},
 }};
 
 // Performance: the leads' own counts are the seller's intake (they count leads no buyer bought,
@@ -74,8 +79,12 @@ constexpr std::array<FigureRule, 16> kPerformance{{
     {"p95_response_ms", FieldClass::kBuyerIdentity, Side::kBuyer},
 }};
 
-constexpr std::array<FigureRule, 1> kUnsold{{
+// The unsold leads, and what second chances made of them: how many were offered again and how
+// many of those sold aged (counts of the seller's own leads, naming no buyer or price).
+constexpr std::array<FigureRule, 3> kUnsold{{
     {"leads", FieldClass::kUnsoldReason, Side::kSeller},
+    {"reoffered", FieldClass::kUnsoldReason, Side::kSeller},
+    {"sold_aged", FieldClass::kUnsoldReason, Side::kSeller},
 }};
 
 template <std::size_t N>

@@ -309,7 +309,11 @@ json revenue_figures(const reports::RevenueSums& s) {
           {"gross_revenue", cents_to_decimal(s.revenue)},
           {"returns", s.returns},
           {"returned_revenue", cents_to_decimal(s.returned_revenue)},
-          {"returned_payout", cents_to_decimal(s.returned_payout)}};
+          {"returned_payout", cents_to_decimal(s.returned_payout)},
+          {"aged_sales", s.aged_sales},
+          {"aged_revenue", cents_to_decimal(s.aged_revenue)},
+          {"aged_payout", cents_to_decimal(s.aged_payout)},
+          {"aged_margin", cents_to_decimal(s.aged_margin())}};
 }
 
 // A row's figures; `leads`: the row holds leads' own figures (not a buyer's).
@@ -342,10 +346,14 @@ void revenue_report(const ReportPorts& ports, const Viewer& viewer, const http::
                     http::Response& res) {
   const auto p = read_params(ports, viewer, req, res, {.kind = ReportKind::kRevenue});
   if (!p) return;
-  const auto cells = ports.reporting.revenue_rollup(reports::rollup_query(*p));
-  if (!cells) return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
+  const RollupQuery q = reports::rollup_query(*p);
+  const auto cells = ports.reporting.revenue_rollup(q);
+  // The aged sales among them: the same question of their band (docs/reports.md).
+  const auto aged = cells ? ports.reporting.revenue_rollup(in_band(q, kAgedSalesBand)) : cells;
+  if (!aged) return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
 
-  const reports::RevenueReport report = reports::fold_revenue(*p, *cells);
+  const reports::RevenueReport report =
+      reports::fold_revenue(*p, *cells, from_band(*aged, kAgedSalesBand));
   std::vector<std::string> columns = key_columns(*p, p->keys);
   json rows = json::array();
   for (const auto& r : report.rows) {
@@ -383,25 +391,34 @@ void unsold_report(const ReportPorts& ports, const Viewer& viewer, const http::R
   const auto p = read_params(ports, viewer, req, res,
                              {.kind = ReportKind::kUnsold, .reasons = true, .default_group = ""});
   if (!p) return;
-  const auto cells = ports.reporting.unsold_rollup(reports::unsold_query(*p));
-  if (!cells) return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
+  const RollupQuery q = reports::unsold_query(*p);
+  const auto cells = ports.reporting.unsold_rollup(q);
+  // What second chances made of them: the same question of the bands (docs/reports.md).
+  const auto reoffered = cells ? ports.reporting.unsold_rollup(in_band(q, kReofferedBand)) : cells;
+  const auto sold_aged =
+      reoffered ? ports.reporting.unsold_rollup(in_band(q, kSoldAgedBand)) : reoffered;
+  if (!sold_aged)
+    return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
 
-  const reports::UnsoldReport report = reports::fold_unsold(*p, *cells);
+  const reports::UnsoldReport report = reports::fold_unsold(
+      *p, *cells, from_band(*reoffered, kReofferedBand), from_band(*sold_aged, kSoldAgedBand));
   std::vector<std::string> columns = key_columns(*p, report.keys);
   add_figure_columns(*p, columns);
   json rows = json::array();
   for (const auto& r : report.rows) {
     json row = row_keys(ports, *p, report.keys, r);
-    row.update(visible(*p, {{"leads", r.sums}}));
+    row.update(visible(*p, {{"leads", r.sums.leads},
+                            {"reoffered", r.sums.reoffered},
+                            {"sold_aged", r.sums.sold_aged}}));
     rows.push_back(std::move(row));
   }
   json reasons = json::object();
   for (const auto& [reason, leads] : report.reasons) reasons[reason] = leads;
-  send_report(res, *p, rows,
-              {{"counts", report.counts_buyers ? "buyers" : "leads"},
-               {"leads", report.total},
-               {"reasons", reasons}},
-              columns);
+  json totals = {{"counts", report.counts_buyers ? "buyers" : "leads"},
+                 {"leads", report.total},
+                 {"reasons", reasons}};
+  totals.update(visible(*p, {{"reoffered", report.reoffered}, {"sold_aged", report.sold_aged}}));
+  send_report(res, *p, rows, totals, columns);
 }
 
 }  // namespace

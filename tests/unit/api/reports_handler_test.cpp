@@ -24,20 +24,26 @@ constexpr std::int64_t kLordHowe1am = 1'775'311'200'000;  // 2026-04-05T01:00+11
 class FakeReporting final : public ReportingStore {
  public:
   bool up = true;
+  bool bands_up = true;  // false: only the bands' questions fail
   std::vector<RevenueCell> revenue;
   std::vector<PerformanceCell> performance;
   std::vector<UnsoldCell> unsold;
+  // The bands' cells, at the real quarter hours they count: the aged sales, the leads offered
+  // again and those sold aged (docs/reports.md).
+  std::vector<RevenueCell> aged;
+  std::vector<UnsoldCell> reoffered, sold_aged;
   std::vector<RollupQuery> asked;
 
   bool healthy() override { return up; }
   std::optional<std::vector<RevenueCell>> revenue_rollup(const RollupQuery& q) override {
-    return answer(q, revenue);
+    return band(q) == 0 ? answer(q, revenue) : answer(q, moved(aged, band(q)));
   }
   std::optional<std::vector<PerformanceCell>> performance_rollup(const RollupQuery& q) override {
     return answer(q, performance);
   }
   std::optional<std::vector<UnsoldCell>> unsold_rollup(const RollupQuery& q) override {
-    return answer(q, unsold);
+    const int b = band(q);
+    return answer(q, b == 0 ? unsold : moved(b == kReofferedBand ? reoffered : sold_aged, b));
   }
   void count_invalid(std::string_view, std::int64_t) override {}
   std::optional<std::int64_t> count_queued(std::string_view, std::int64_t) override {
@@ -45,10 +51,16 @@ class FakeReporting final : public ReportingStore {
   }
 
  private:
+  static int band(const RollupQuery& q) { return static_cast<int>(q.from_ms / kBandMs); }
+  template <typename Cell>
+  static std::vector<Cell> moved(std::vector<Cell> cells, int band) {
+    for (Cell& c : cells) c.bucket_ms = band_bucket(c.bucket_ms, band);
+    return cells;
+  }
   template <typename Cell>
   std::optional<std::vector<Cell>> answer(const RollupQuery& q, const std::vector<Cell>& cells) {
     asked.push_back(q);
-    if (!up) return std::nullopt;
+    if (!up || (!bands_up && band(q) != 0)) return std::nullopt;
     return cells;
   }
 };
@@ -86,8 +98,10 @@ TEST_F(ReportHandler, AsksThePlannedQuestionAndAnswersTheFoldedRows) {
                        "from=2026-04-04T14:00:00Z&to=2026-04-04T16:00:00Z&tz=Australia/Lord_Howe"
                        "&group_by=hour,buyer");
   ASSERT_EQ(res.status, 200) << res.body;
-  ASSERT_EQ(store.asked.size(), 1u);
+  ASSERT_EQ(store.asked.size(), 2u);  // the sales, then the aged ones among them
   const RollupQuery& q = store.asked[0];
+  EXPECT_EQ(store.asked[1].from_ms, band_bucket(q.from_ms, kAgedSalesBand));
+  EXPECT_EQ(store.asked[1].cuts[0], band_bucket(q.cuts[0], kAgedSalesBand));
   EXPECT_EQ(q.from_ms, kLordHowe1am);
   EXPECT_EQ(q.to_ms, kLordHowe1am + 2 * kHour);
   EXPECT_EQ(q.group, std::vector<ReportKey>{ReportKey::kBuyer});
@@ -107,9 +121,10 @@ TEST_F(ReportHandler, ASellersReportIsItsOwnAndHidesWhatTheModelHides) {
   store.revenue = {sale(kLordHowe1am, "", 2, 1000)};
   const auto res = get(Viewer::seller("s1"), ReportKind::kRevenue, "group_by=");
   ASSERT_EQ(res.status, 200) << res.body;
-  ASSERT_EQ(store.asked.size(), 1u);
+  ASSERT_EQ(store.asked.size(), 2u);
   EXPECT_EQ(store.asked[0].filters,
             (std::vector<std::pair<ReportKey, std::string>>{{ReportKey::kSeller, "s1"}}));
+  EXPECT_EQ(store.asked[1].filters, store.asked[0].filters);  // the aged sales: its own too
   // The default range: the 7 days up to the end of the current quarter hour.
   EXPECT_EQ(store.asked[0].to_ms, kLordHowe1am + 5 * kHour + 15 * 60'000);
   const json totals = json::parse(res.body)["data"]["totals"];
@@ -117,6 +132,38 @@ TEST_F(ReportHandler, ASellersReportIsItsOwnAndHidesWhatTheModelHides) {
   EXPECT_EQ(totals["payout"], 5.0);
   EXPECT_EQ(totals.count("margin"), 0u);  // the operator's alone (SPEC §8)
   EXPECT_EQ(totals.count("revenue"), 0u);
+  EXPECT_EQ(totals["aged_payout"], 0.0);
+  EXPECT_EQ(totals.count("aged_revenue"), 0u);
+  EXPECT_EQ(totals.count("aged_margin"), 0u);
+}
+
+TEST_F(ReportHandler, RevenueSaysHowMuchCameFromAgedSales) {
+  store.revenue = {sale(kLordHowe1am, "b1", 3, 3000), sale(kLordHowe1am + kHour, "b2", 1, 500)};
+  store.aged = {sale(kLordHowe1am + 15 * 60'000, "b1", 1, 400)};
+  const auto res = get(Viewer{}, ReportKind::kRevenue,
+                       "from=2026-04-04T14:00:00Z&to=2026-04-04T16:00:00Z&group_by=buyer");
+  ASSERT_EQ(res.status, 200) << res.body;
+  const json data = json::parse(res.body)["data"];
+  ASSERT_EQ(data["rows"].size(), 2u);
+  EXPECT_EQ(data["rows"][0]["buyer_id"], "b1");
+  EXPECT_EQ(data["rows"][0]["aged_sales"], 1);
+  EXPECT_EQ(data["rows"][0]["aged_revenue"], 4.0);
+  EXPECT_EQ(data["rows"][0]["aged_payout"], 2.0);
+  EXPECT_EQ(data["rows"][0]["aged_margin"], 2.0);
+  EXPECT_EQ(data["rows"][1]["aged_sales"], 0);
+  EXPECT_EQ(data["totals"]["gross_revenue"], 35.0);
+  EXPECT_EQ(data["totals"]["aged_revenue"], 4.0);
+  // A buyer reads its own spend on aged leads, never a payout or the margin.
+  const auto mine = get(Viewer::buyer("b1"), ReportKind::kRevenue,
+                        "from=2026-04-04T14:00:00Z&to=2026-04-04T16:00:00Z&format=csv");
+  ASSERT_EQ(mine.status, 200) << mine.body;
+  EXPECT_EQ(mine.body.substr(0, mine.body.find("\r\n")),
+            "day,leads_sold,revenue,avg_price,gross_revenue,returns,returned_revenue,aged_sales,"
+            "aged_revenue");
+  // The aged sales unread: a 503, never a report without them.
+  store.bands_up = false;
+  EXPECT_EQ(get(Viewer{}, ReportKind::kRevenue, "").status, 503);
+  EXPECT_EQ(get(Viewer{}, ReportKind::kUnsold, "").status, 503);
 }
 
 TEST_F(ReportHandler, RefusesWhatTheReaderMayNotAskBeforeAskingTheStore) {
@@ -169,12 +216,13 @@ TEST_F(ReportHandler, UnsoldAsCsvIsCutByReason) {
   store.unsold = {a, b};
   const auto res = get(Viewer{}, ReportKind::kUnsold, "format=csv");
   ASSERT_EQ(res.status, 200) << res.body;
-  ASSERT_EQ(store.asked.size(), 1u);
+  ASSERT_EQ(store.asked.size(), 3u);  // the unsold leads, then the two bands
+  EXPECT_EQ(store.asked[2].from_ms, band_bucket(store.asked[0].from_ms, kSoldAgedBand));
   EXPECT_EQ(store.asked[0].group, std::vector<ReportKey>{ReportKey::kReason});
   EXPECT_EQ(store.asked[0].filters,
             (std::vector<std::pair<ReportKey, std::string>>{{ReportKey::kBuyer, ""}}));
   // The most leads first; a field a spreadsheet would read as a formula is quoted.
-  EXPECT_EQ(res.body, "reason,leads\r\n'=refused,5\r\nno_bid,2\r\n");
+  EXPECT_EQ(res.body, "reason,leads,reoffered,sold_aged\r\n'=refused,5,0,0\r\nno_bid,2,0,0\r\n");
   EXPECT_NE(res.header("Content-Disposition").find("unsold_2026-"), std::string_view::npos);
 }
 

@@ -178,9 +178,9 @@ TEST(ReportFold, UnsoldRowsAreByStretchThenMostLeadsFirst) {
   EXPECT_EQ(report.keys, (std::vector<ReportKey>{ReportKey::kReason}));
   ASSERT_EQ(report.rows.size(), 3u);
   EXPECT_EQ(report.rows[0].keys, (std::vector<std::string>{"refused"}));
-  EXPECT_EQ(report.rows[0].sums, 5);
+  EXPECT_EQ(report.rows[0].sums.leads, 5);
   EXPECT_EQ(report.rows[1].keys, (std::vector<std::string>{"no_bid"}));
-  EXPECT_EQ(report.rows[1].sums, 3);
+  EXPECT_EQ(report.rows[1].sums.leads, 3);
   EXPECT_EQ(report.rows[2].stretch.label, "1970-01-01T01:00+00:00");
   EXPECT_EQ(report.total, 9);
   EXPECT_EQ(report.reasons, (std::map<std::string, std::int64_t>{{"no_bid", 4}, {"refused", 5}}));

@@ -69,11 +69,13 @@ TEST(ReportRules, ASellerIsNeverCutOrFilteredByBuyerAndReadsOnlyItsOwnMoney) {
             (std::vector<std::string>{"day", "hour", "vertical", "source", "seller", "campaign",
                                       "reason"}));
   EXPECT_EQ(figures(s, ReportKind::kRevenue),
-            (std::set<std::string>{"leads_sold", "payout", "returns", "returned_payout"}));
+            (std::set<std::string>{"leads_sold", "payout", "returns", "returned_payout",
+                                   "aged_sales", "aged_payout"}));
   EXPECT_EQ(figures(s, ReportKind::kPerformance),
             (std::set<std::string>{"leads", "duplicates", "invalid", "sold", "unsold", "failed",
                                    "acceptance_rate"}));
-  EXPECT_EQ(figures(s, ReportKind::kUnsold), (std::set<std::string>{"leads"}));
+  EXPECT_EQ(figures(s, ReportKind::kUnsold),
+            (std::set<std::string>{"leads", "reoffered", "sold_aged"}));
   EXPECT_EQ(report_column(s, "seller"), "seller_id");
 }
 
@@ -95,7 +97,7 @@ TEST(ReportRules, ABuyerReadsSellersAsSourceCodesAndNeverTheirMoney) {
   EXPECT_EQ(report_value(b, "k", "vertical", "solar"), "solar");
   EXPECT_EQ(figures(b, ReportKind::kRevenue),
             (std::set<std::string>{"leads_sold", "revenue", "avg_price", "gross_revenue", "returns",
-                                   "returned_revenue"}));
+                                   "returned_revenue", "aged_sales", "aged_revenue"}));
   EXPECT_EQ(
       figures(b, ReportKind::kPerformance),
       (std::set<std::string>{"pinged", "bids", "won", "delivered", "rejected", "timeouts", "errors",

@@ -7,6 +7,7 @@
 #include "leadflow/domain/lead_codec.hpp"
 #include "pg/adapter.hpp"
 #include "postback_rows.hpp"
+#include "rollup_tiers.hpp"
 
 namespace leadflow::pg {
 
@@ -51,10 +52,16 @@ StoreStatus PgStore::record_reoffer(const ReofferOutcome& o) {
     const Result lead = c.exec(
         "SELECT attempts, seller_id, campaign_id,"
         " (SELECT COUNT(*) FROM sales WHERE sales.lead_id = leads.id), received_at, vertical,"
-        " source FROM leads WHERE id = $1 FOR UPDATE",
+        " source, status, ineligible FROM leads WHERE id = $1 FOR UPDATE",
         Params().add(o.lead_id), Effect::kRead);
     if (lead.rows() == 0) return StoreStatus::kNotFound;
-    std::vector<Attempt> history = attempts_from_json(store_rows::parse_json(lead.text(0, 0)));
+    Distribution before;  // the lead as stored: its live outcome, while no re-offer sold it
+    before.attempts = attempts_from_json(store_rows::parse_json(lead.text(0, 0)));
+    before.status = parse_delivery_status(lead.text(0, 7)).value_or(DeliveryStatus::kPending);
+    before.ineligible = ineligible_from_json(store_rows::parse_json(lead.text(0, 8)));
+    const LeadKeys keys{lead.int64(0, 4), lead.text(0, 1), lead.text(0, 2), lead.text(0, 5),
+                        lead.text(0, 6)};
+    std::vector<Attempt> history = before.attempts;
     history.insert(history.end(), o.attempts.begin(), o.attempts.end());
     const std::string seller_id = lead.text(0, 1), campaign_id = lead.text(0, 2);
     const std::int64_t held = lead.int64(0, 3);
@@ -83,6 +90,24 @@ StoreStatus PgStore::record_reoffer(const ReofferOutcome& o) {
           money::sale_entries({o.lead_id, seller_id, campaign_id}, o.sales, o.at_ms);
       const Statement ledger = ledger_statement(entries);
       c.exec(ledger.sql, ledger.params, Effect::kWrite);
+      // Each aged sale also in the revenue rollup's band of aged sales (docs/reports.md), under
+      // the lock the ledger's trigger took for the revenue tiers.
+      static const auto aged_sql =
+          store_rows::aged_sale_sql({"$1::BIGINT", "$2::TEXT", "$3::TEXT", "$4::TEXT", "$5::TEXT",
+                                     "$6::TEXT", "$7::BIGINT", "$8::BIGINT"});
+      for (const auto& e : entries)
+        for (const std::string& sql : aged_sql)
+          c.exec(sql.c_str(),
+                 Params()
+                     .add(e.at_ms)
+                     .add(e.seller_id)
+                     .add(e.campaign_id)
+                     .add(e.buyer_id)
+                     .add(keys.vertical)
+                     .add(keys.source)
+                     .add(e.revenue)
+                     .add(e.payout),
+                 Effect::kWrite);
       // An aged sale is reported to the seller's postback endpoints in its own transaction.
       outbox_if_subscribed(c, seller_id,
                            reoffer_outbox_event(o.lead_id, payout, o.reason, o.at_ms));
@@ -111,11 +136,12 @@ StoreStatus PgStore::record_reoffer(const ReofferOutcome& o) {
         Effect::kWrite);
     c.exec("DELETE FROM post_intents WHERE lead_id = $1", Params().add(o.lead_id), Effect::kWrite);
     {
-      // The performance rollup: the buyers it asked, and the lead sold if this was its first sale.
-      const LeadKeys keys{lead.int64(0, 4), seller_id, campaign_id, lead.text(0, 5),
-                          lead.text(0, 6)};
+      // The performance rollup: the buyers it asked, and the lead sold if this was its first sale;
+      // the unsold rollup's second chances: a lead unsold live re-offered, then sold aged.
       OutcomeDeltas deltas;
       reports::add_reoffer(deltas.performance, keys, o.attempts, held == 0 && !o.sales.empty());
+      for (int band : reports::second_chance_bands(o.round, held, !o.sales.empty()))
+        reports::add_second_chance(deltas.unsold, keys, before, band);
       for (const Statement& st : outcome_statements(deltas))
         c.exec(st.sql, st.params, Effect::kWrite);
     }

@@ -2,6 +2,7 @@
 // chances, leased under the one writer, and the re-offer's outcome in one transaction.
 #include "leadflow/domain/lead_codec.hpp"
 #include "postback_rows.hpp"
+#include "rollup_tiers.hpp"
 #include "sqlite/adapter.hpp"
 
 namespace leadflow::sqlite {
@@ -53,17 +54,25 @@ StoreStatus SqliteStore::record_reoffer(const ReofferOutcome& o) {
       if (c.changes() == 0) return StoreStatus::kConflict;
     }
     std::string attempts_text, seller_id, campaign_id;
+    Distribution before;  // the lead as stored: its live outcome, while no re-offer sold it
     {
-      Query q(c, "SELECT attempts, seller_id, campaign_id FROM leads WHERE id = ?1");
+      Query q(c,
+              "SELECT attempts, seller_id, campaign_id, status, ineligible FROM leads"
+              " WHERE id = ?1");
       const int rc = q.bind(o.lead_id).step();
       if (rc == SQLITE_DONE) return StoreStatus::kNotFound;
       if (rc != SQLITE_ROW) return failed(rc);
-      std::vector<Attempt> history = attempts_from_json(store_rows::parse_json(q.text(0)));
+      before.attempts = attempts_from_json(store_rows::parse_json(q.text(0)));
+      std::vector<Attempt> history = before.attempts;
       history.insert(history.end(), o.attempts.begin(), o.attempts.end());
       attempts_text = dump(attempts_to_json(history));
       seller_id = q.text(1);
       campaign_id = q.text(2);
+      before.status = parse_delivery_status(q.text(3)).value_or(DeliveryStatus::kPending);
+      before.ineligible = ineligible_from_json(store_rows::parse_json(q.text(4)));
     }
+    LeadKeys keys;
+    if (int rc = read_lead_keys(c, o.lead_id, keys)) return failed(rc);
     std::int64_t held = 0;
     {
       Query q(c, "SELECT COUNT(*) FROM sales WHERE lead_id = ?1");
@@ -94,6 +103,16 @@ StoreStatus SqliteStore::record_reoffer(const ReofferOutcome& o) {
     }
     const auto entries = money::sale_entries({o.lead_id, seller_id, campaign_id}, o.sales, o.at_ms);
     if (int rc = write_ledger_entries(c, entries)) return failed(rc);
+    // Each aged sale also in the revenue rollup's band of aged sales (docs/reports.md).
+    static const auto aged_sql =
+        store_rows::aged_sale_sql({"?1", "?2", "?3", "?4", "?5", "?6", "?7", "?8"});
+    for (const auto& e : entries)
+      for (const std::string& sql : aged_sql) {
+        Query q(c, sql);
+        q.bind(e.at_ms).bind(e.seller_id).bind(e.campaign_id).bind(e.buyer_id);
+        if (int rc = q.bind(keys.vertical).bind(keys.source).bind(e.revenue).bind(e.payout).run())
+          return failed(rc);
+      }
     // An aged sale is reported to the seller's postback endpoints in its own transaction.
     if (!o.sales.empty())
       if (int rc = outbox_if_subscribed(c, seller_id,
@@ -128,11 +147,12 @@ StoreStatus SqliteStore::record_reoffer(const ReofferOutcome& o) {
     if (int rc = Query(c, "DELETE FROM post_intents WHERE lead_id = ?1").bind(o.lead_id).run())
       return failed(rc);
     {
-      // The performance rollup: the buyers it asked, and the lead sold if this was its first sale.
-      LeadKeys keys;
-      if (int rc = read_lead_keys(c, o.lead_id, keys)) return failed(rc);
+      // The performance rollup: the buyers it asked, and the lead sold if this was its first sale;
+      // the unsold rollup's second chances: a lead unsold live re-offered, then sold aged.
       OutcomeDeltas deltas;
       reports::add_reoffer(deltas.performance, keys, o.attempts, held == 0 && !o.sales.empty());
+      for (int band : reports::second_chance_bands(o.round, held, !o.sales.empty()))
+        reports::add_second_chance(deltas.unsold, keys, before, band);
       if (int rc = write_outcome_deltas(c, deltas)) return failed(rc);
     }
     if (o.next_at_ms > 0) {

@@ -16,11 +16,11 @@ interface Report {
   data: { rows: Row[]; totals: Row; currency: string };
 }
 
-const LABELS: Record<string, string> = { leads_sold: 'Leads sold', returns: 'Returned', returned_payout: 'Payout reversed', payout: 'Payout (net)' };
+const LABELS: Record<string, string> = { leads_sold: 'Leads sold', returns: 'Returned', returned_payout: 'Payout reversed', payout: 'Payout (net)', aged_sales: 'Sold aged', aged_payout: 'Payout of aged sales' };
 
 function figure(metric: string, v: unknown, currency: string): string {
   if (v === null || v === undefined) return '—';
-  return metric === 'leads_sold' || metric === 'returns' ? count(Number(v)) : money(Number(v), currency);
+  return metric === 'leads_sold' || metric === 'returns' || metric === 'aged_sales' ? count(Number(v)) : money(Number(v), currency);
 }
 
 function csvLink(href: string, file: string, text: string, id: string): HTMLElement {

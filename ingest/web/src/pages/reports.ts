@@ -104,9 +104,11 @@ function unsoldReport(root: HTMLElement, kind: ReportKind, params: ReportParams,
     h('section', { class: 'card chart-card' }, h('h2', {}, title), barChart(unsoldSeries(data.rows, group), title, (v) => count(v))),
     h('p', {}, h('a', { href: reportPath(kind, params, true), download: csvName(kind, params.from, params.to), class: 'button secondary', id: 'csv' }, 'Download CSV')),
   );
-  const headers = group === 'reason' ? ['reason', 'leads'] : [group, 'reason', 'leads'];
-  const rows = data.rows.map((r) => [...(group === 'reason' ? [] : [rowLabel(r, group)]), String(r.reason ?? '(none)'), count(Number(r.leads ?? 0))]);
-  rows.push([h('strong', {}, 'Total'), ...(group === 'reason' ? [] : ['']), h('strong', {}, count(Number(data.totals?.leads ?? 0)))] as any);
+  // Of those leads, how many were offered again (second chances) and how many of them sold aged.
+  const figures = ['leads', 'reoffered', 'sold_aged'];
+  const headers = [...(group === 'reason' ? ['reason'] : [group, 'reason']), 'leads', 'offered again', 'sold aged'];
+  const rows = data.rows.map((r) => [...(group === 'reason' ? [] : [rowLabel(r, group)]), String(r.reason ?? '(none)'), ...figures.map((f) => count(Number(r[f] ?? 0)))]);
+  rows.push([h('strong', {}, 'Total'), ...(group === 'reason' ? [] : ['']), ...figures.map((f) => h('strong', {}, count(Number(data.totals?.[f] ?? 0))))] as any);
   root.append(table(headers, rows, `${data.rows.length} rows`));
 }
 

@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <vector>
 
 #include "leadflow/domain/lead.hpp"
 #include "leadflow/reports/rollup.hpp"
@@ -65,6 +66,17 @@ void add_settled(PerformanceDeltas& d, const LeadKeys& l, bool sold);
 /// the live auction found.
 void add_reoffer(PerformanceDeltas& d, const LeadKeys& l, const std::vector<Attempt>& attempts,
                  bool first_sale);
+
+/// Which of the unsold rollup's bands (rollup.hpp) a re-offer's outcome counts its lead in:
+/// only a lead no buyer took live and no re-offer sold yet (`sales_before` 0) counts, in
+/// kReofferedBand at its first re-offer (`round` 1) and in kSoldAgedBand at the re-offer that
+/// makes its first sale; so each such lead counts at most once in each.
+std::vector<int> second_chance_bands(int round, std::int64_t sales_before, bool sold);
+
+/// A second chance of a lead the live auction left unsold, in the unsold rollup's band `band`:
+/// the lead counts there under the reasons its live auction found, its own and each buyer's
+/// (`lead`: the lead as stored before the re-offer; attempts of earlier re-offers are left out).
+void add_second_chance(UnsoldDeltas& d, const LeadKeys& l, const Distribution& lead, int band);
 
 /// A recorded ineligibility, as the rollup keeps it: the auction's reasons are short and drawn
 /// from the buyers' configuration ("filter:states", "cap:daily"); anything longer is cut.

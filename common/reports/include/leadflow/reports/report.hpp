@@ -49,8 +49,14 @@ RollupQuery rollup_query(const ReportRequest& r);
 struct RevenueSums {
   std::int64_t sales = 0, returns = 0;
   Cents revenue = 0, payout = 0, returned_revenue = 0, returned_payout = 0;
+  /// The aged sales among them (docs/reoffers.md), as made: the live ones are the rest.
+  std::int64_t aged_sales = 0;
+  Cents aged_revenue = 0, aged_payout = 0;
 
   void add(const RevenueCell& c);
+  /// A cell of the aged sales' band (kAgedSalesBand): its sales are already in add's.
+  void add_aged(const RevenueCell& c);
+  Cents aged_margin() const { return aged_revenue - aged_payout; }
   /// Revenue and payout net of returns, and the margin between them.
   Cents net_revenue() const { return revenue - returned_revenue; }
   Cents net_payout() const { return payout - returned_payout; }
@@ -64,8 +70,10 @@ struct RevenueReport {
   RevenueSums total;
 };
 
-/// The cells of rollup_query(r) folded into rows per stretch and keys.
-RevenueReport fold_revenue(const ReportRequest& r, const std::vector<RevenueCell>& cells);
+/// The cells of rollup_query(r) folded into rows per stretch and keys, with `aged` (the same
+/// question's cells of the aged sales' band, moved back: from_band) in their rows' aged figures.
+RevenueReport fold_revenue(const ReportRequest& r, const std::vector<RevenueCell>& cells,
+                           const std::vector<RevenueCell>& aged = {});
 
 // --- performance --------------------------------------------------------------------------------
 
@@ -104,18 +112,28 @@ PerformanceReport fold_performance(const ReportRequest& r,
 /// unless cut or filtered by buyer, the leads' own reasons only (buyer "").
 RollupQuery unsold_query(const ReportRequest& r);
 
+/// An unsold row's figures: its leads, how many of them were offered again (their first
+/// re-offer ran) and how many of those sold aged (docs/reoffers.md).
+struct UnsoldSums {
+  std::int64_t leads = 0, reoffered = 0, sold_aged = 0;
+};
+
 struct UnsoldReport {
   std::vector<ReportKey> keys;                  // the row keys: those asked, then the reason
-  std::vector<ReportRow<std::int64_t>> rows;    // by stretch, then the most leads first
+  std::vector<ReportRow<UnsoldSums>> rows;      // by stretch, then the most leads first
   std::map<std::string, std::int64_t> reasons;  // leads per reason over the range
   std::int64_t total = 0;
+  std::int64_t reoffered = 0, sold_aged = 0;  // over the range
   /// Whether the report counts, per buyer, the unsold leads each did not take (one reason per
   /// lead and buyer) rather than leads by why each went unsold (one reason per lead).
   bool counts_buyers = false;
 };
 
 /// The cells of unsold_query(r) folded into rows; cut by buyer, a lead's own reasons (buyer "")
-/// count nowhere.
-UnsoldReport fold_unsold(const ReportRequest& r, const std::vector<UnsoldCell>& cells);
+/// count nowhere. `reoffered` and `sold_aged` are the same question's cells of those bands
+/// (kReofferedBand, kSoldAgedBand), moved back (from_band).
+UnsoldReport fold_unsold(const ReportRequest& r, const std::vector<UnsoldCell>& cells,
+                         const std::vector<UnsoldCell>& reoffered = {},
+                         const std::vector<UnsoldCell>& sold_aged = {});
 
 }  // namespace leadflow::reports

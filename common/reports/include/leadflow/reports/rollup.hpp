@@ -50,6 +50,39 @@ struct RevenueCell {
 /// The length of a rollup's time bucket: every time zone's midnight falls on a quarter hour.
 inline constexpr std::int64_t kRollupBucketMs = 15 * 60 * 1000;
 
+/// Second chances (docs/reoffers.md) are summed in the rollups' own tables, in bands of their
+/// time axis far past any real quarter hour: band n holds what it counts at its real bucket +
+/// n × kBandMs. kBandMs is a whole number of UTC days (about 91,900 years), so a band's rows
+/// fall in the same tiers and stretches as the real ones, and a question of the real range
+/// (every report's is under 400 days from now) never reaches a band. The revenue rollup's band
+/// 1 holds the aged sales (as made, before returns); the unsold rollup's band 1 the leads unsold
+/// live whose first re-offer ran, band 2 those of them sold aged, each under the keys and
+/// reasons the live auction found.
+inline constexpr std::int64_t kBandMs = std::int64_t{86'400'000} << 25;
+inline constexpr int kAgedSalesBand = 1;
+inline constexpr int kReofferedBand = 1;
+inline constexpr int kSoldAgedBand = 2;
+
+/// A real bucket's place in band `band`.
+inline std::int64_t band_bucket(std::int64_t bucket_ms, int band) {
+  return bucket_ms + band * kBandMs;
+}
+
+/// The question `q` asked of band `band`: the same range, cuts, keys and filters, moved there.
+inline RollupQuery in_band(RollupQuery q, int band) {
+  q.from_ms = band_bucket(q.from_ms, band);
+  q.to_ms = band_bucket(q.to_ms, band);
+  for (std::int64_t& cut : q.cuts) cut = band_bucket(cut, band);
+  return q;
+}
+
+/// Cells read from band `band` moved back to the real quarter hours they count.
+template <typename Cell>
+std::vector<Cell> from_band(std::vector<Cell> cells, int band) {
+  for (Cell& c : cells) c.bucket_ms -= band * kBandMs;
+  return cells;
+}
+
 /// Buyers' response times are counted in fixed buckets, so that sums of them (any rows, any
 /// time range) give a p95: upper edges in ms; the last bucket is open.
 inline constexpr int kLatencyBuckets = 12;
