@@ -141,11 +141,22 @@ await run(async () => {
   await page.goto(`${base}/statements?period=${month}&party=seller&id=${seller.seller_id}`);
   await settled();
   assert.match(await statementText(), /\(America\/New_York\)/);
+  // The operator reads the other party of each line by its name, not its id.
+  const sellerLines = await page.locator('#statement section[aria-label="Lines"]').innerText();
+  assert.ok(sellerLines.includes(`Invoiced Buyer ${suffix}`), sellerLines);
+  assert.ok(!sellerLines.includes(buyerId), sellerLines);
   await shot(page, 'operator-seller-statement-new-york');
 
-  // Both pages at 375 px: no sideways scroll of the page (a wide table scrolls in its own box).
+  // Both pages at 375 px: no sideways scroll of the page, and nothing hidden in a table's own
+  // box either (the lines and the periods become cards: every cell within the screen).
   await page.setViewportSize({ width: 375, height: 800 });
-  const fits = () => page.evaluate(() => document.documentElement.scrollWidth <= 375);
+  const fits = () =>
+    page.evaluate(
+      () =>
+        document.documentElement.scrollWidth <= 375 &&
+        [...document.querySelectorAll('.phone-cards')].every((box) => box.scrollWidth <= box.clientWidth + 1) &&
+        [...document.querySelectorAll('.phone-cards td')].every((td) => td.getBoundingClientRect().right <= 375 + 0.5),
+    );
   assert.ok(await fits(), 'the statement fits 375 px');
   await shot(page, 'operator-seller-statement-375px');
   await page.goto(`${base}/periods`);

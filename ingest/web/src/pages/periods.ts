@@ -58,7 +58,7 @@ export async function periodsPage(ctx: Ctx, root: HTMLElement): Promise<void> {
       ]),
       `${calendar === 'month' ? 'Months' : 'Weeks'}, newest first`,
       'No period.',
-      'periods-table',
+      'periods-table phone-cards',
     ),
   );
 }

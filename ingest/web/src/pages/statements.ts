@@ -11,7 +11,12 @@ import { loadNames } from '../names';
 import { Calendar, Party, PeriodRow, Statement, adjustmentNote, lineKind, moneyColumns, ownParty, statementFile, statementPath, statementTitle, statementsPath, totalRows } from '../statements';
 import { dateTimeIn } from '../zone';
 
-function statementCard(s: Statement, name: string): HTMLElement {
+function otherParty(id: string, names: Map<string, string>): HTMLElement {
+  const name = names.get(id);
+  return h('span', { title: id, class: name ? '' : 'mono' }, name || id);
+}
+
+function statementCard(s: Statement, name: string, names: Map<string, string>): HTMLElement {
   const tz = s.time_zone;
   const when = (iso: string) => dateTimeIn(iso, tz);
   const totals = totalRows(s.totals).map(([label, n, key]) => [label, n ? count(s.totals[n]) : '', money(s.totals[key], s.currency)] as Child[]);
@@ -24,7 +29,8 @@ function statementCard(s: Statement, name: string): HTMLElement {
     h('span', { class: 'mono' }, l.lead_id),
     lineKind(l),
     adjustmentNote(l, s.period),
-    ...(withOther ? [h('span', { class: 'mono' }, l[other] ?? '')] : []),
+    // The other party by name (its id on hover): the statement is printed, so no copy button.
+    ...(withOther ? [otherParty(l[other] ?? '', names)] : []),
     ...cols.map(([k]) => money(l[k] as number, s.currency)),
   ] as Child[]);
   const headers = ['Date', 'Lead', 'Kind', 'Note', ...(withOther ? [other === 'buyer_id' ? 'Buyer' : 'Seller'] : []), ...cols.map(([, t]) => t)];
@@ -39,7 +45,7 @@ function statementCard(s: Statement, name: string): HTMLElement {
         s.status === 'closed' ? `Final: the period was closed on ${when(s.closed_at ?? '')}.` : 'Open: the period is not closed, so this statement may still change.'),
     ),
     h('section', { 'aria-label': 'Totals' }, table(['', 'Count', s.currency], totals, 'Totals', 'No total.', 'statement-totals')),
-    h('section', { 'aria-label': 'Lines' }, table(headers, lines, `Lines (${s.lines.length})`, 'Nothing was bought, sold or returned in this period.')),
+    h('section', { 'aria-label': 'Lines' }, table(headers, lines, `Lines (${s.lines.length})`, 'Nothing was bought, sold or returned in this period.', 'statement-lines phone-cards')),
   );
 }
 
@@ -75,6 +81,6 @@ export async function statementsPage(ctx: Ctx, root: HTMLElement): Promise<void>
     h('p', { class: 'no-print actions' },
       button('Print or save as PDF', () => window.print(), { id: 'print-statement' }), ' ',
       h('a', { href: csv, download: statementFile(s), class: 'button secondary', id: 'statement-csv' }, 'Download CSV')),
-    statementCard(s, names.get(s.account_id) ?? ''),
+    statementCard(s, names.get(s.account_id) ?? '', names),
   );
 }
