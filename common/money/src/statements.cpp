@@ -53,6 +53,31 @@ bool is_account_of(Party party, std::string_view account_id, const LedgerEntry& 
   return !account_id.empty() && (party == Party::kBuyer ? e.buyer_id : e.seller_id) == account_id;
 }
 
+// Where `p` begins for the account: its first local midnight in the zone frozen by whichever of
+// the period before it and itself was closed first with the account frozen (the smaller ledger
+// id; on a tie the earlier close, then the period before), else in `tz`.
+std::int64_t start_for(Party party, std::string_view account_id, const Period& p,
+                       const TimeZone& tz, const Closes& closes) {
+  const std::pair<Party, std::string> key{party, std::string(account_id)};
+  const Close* first = nullptr;
+  const std::string* zone = nullptr;
+  for (const Period& q : {p.previous(), p}) {
+    const auto c = closes.find(q.label());
+    if (c == closes.end()) continue;
+    const auto z = c->second.zones.find(key);
+    if (z == c->second.zones.end()) continue;
+    const Close& close = c->second;
+    if (first && (first->through_entry_id < close.through_entry_id ||
+                  (first->through_entry_id == close.through_entry_id &&
+                   first->closed_at_ms <= close.closed_at_ms)))
+      continue;
+    first = &close;
+    zone = &z->second;
+  }
+  if (!zone) return local_midnight_ms(tz, first_day(p));
+  return local_midnight_ms(*account_zone(*zone), first_day(p));
+}
+
 }  // namespace
 
 std::string Period::label() const {
@@ -136,6 +161,21 @@ std::optional<Party> parse_party(std::string_view text) {
   return std::nullopt;
 }
 
+Bounds account_bounds(Party party, std::string_view account_id, const Period& p, const TimeZone& tz,
+                      const Closes& closes) {
+  return {start_for(party, account_id, p, tz, closes),
+          start_for(party, account_id, p.next(), tz, closes)};
+}
+
+Period account_period_of(Party party, std::string_view account_id, Calendar calendar,
+                         std::int64_t at_ms, const TimeZone& tz, const Closes& closes) {
+  // A boundary moves by a day at most (UTC-12 to UTC+14): a step either way finds the period.
+  Period p = period_of(calendar, at_ms, tz);
+  while (at_ms < start_for(party, account_id, p, tz, closes)) p = p.previous();
+  while (at_ms >= start_for(party, account_id, p.next(), tz, closes)) p = p.next();
+  return p;
+}
+
 Period assigned_period(const Period& home, std::int64_t entry_id, const Closes& closes) {
   Period at = home;
   for (auto c = closes.find(at.label()); c != closes.end() && entry_id > c->second.through_entry_id;
@@ -144,8 +184,9 @@ Period assigned_period(const Period& home, std::int64_t entry_id, const Closes& 
   return at;
 }
 
-EntryWindow entry_window(const Period& p, const TimeZone& tz, const Closes& closes) {
-  const Bounds b = bounds_of(p, tz);
+EntryWindow entry_window(Party party, std::string_view account_id, const Period& p,
+                         const TimeZone& tz, const Closes& closes) {
+  const Bounds b = account_bounds(party, account_id, p, tz, closes);
   EntryWindow w{b.from_ms, b.to_ms, -1};
   if (auto c = closes.find(p.previous().label()); c != closes.end())
     w.moved_after_id = c->second.through_entry_id;
@@ -154,7 +195,8 @@ EntryWindow entry_window(const Period& p, const TimeZone& tz, const Closes& clos
 
 EntryWindow close_window(const Period& p, const Closes& closes) {
   // Offsets in use run from UTC-12 to UTC+14: widen the UTC bounds past both, by an hour more.
-  EntryWindow w = entry_window(p, *TimeZone::cached("UTC"), closes);
+  // No account: account_bounds are UTC's, and every account's are within a day of them.
+  EntryWindow w = entry_window(Party::kBuyer, "", p, *TimeZone::cached("UTC"), closes);
   w.from_ms -= 15 * 3'600'000;
   w.to_ms += 13 * 3'600'000;
   return w;
@@ -168,7 +210,10 @@ Statement statement_of(Party party, std::string_view account_id, const Period& p
   st.account_id = std::string(account_id);
   st.period = period;
   st.zone = tz.name();
-  st.bounds = bounds_of(period, tz);
+  if (auto c = closes.find(period.label()); c != closes.end())
+    if (auto z = c->second.zones.find({party, st.account_id}); z != c->second.zones.end())
+      st.zone = account_zone(z->second)->name();
+  st.bounds = account_bounds(party, account_id, period, tz, closes);
   std::vector<const StatementEntry*> mine;
   for (const auto& e : entries)
     if (is_account_of(party, account_id, e.entry) && e.entry.at_ms < st.bounds.to_ms)
@@ -176,9 +221,12 @@ Statement statement_of(Party party, std::string_view account_id, const Period& p
   std::sort(mine.begin(), mine.end(),
             [](const auto* a, const auto* b) { return a->entry.id < b->entry.id; });
   for (const auto* e : mine) {
-    const Period home = period_of(period.calendar, e->entry.at_ms, tz);
+    const Period home =
+        account_period_of(party, account_id, period.calendar, e->entry.at_ms, tz, closes);
     if (home > period || assigned_period(home, e->entry.id, closes) != period) continue;
-    Line line{*e, home.label(), period_of(period.calendar, e->ref_at_ms, tz).label(), false};
+    const Period ref =
+        account_period_of(party, account_id, period.calendar, e->ref_at_ms, tz, closes);
+    Line line{*e, home.label(), ref.label(), false};
     line.adjustment = line.home_period != period.label() || line.ref_period != period.label();
     Totals& t = st.totals;
     const LedgerEntry& le = e->entry;
@@ -205,7 +253,8 @@ Statement statement_of(Party party, std::string_view account_id, const Period& p
 
 std::vector<FrozenTotals> freeze(const Period& period, std::span<const Account> accounts,
                                  std::span<const StatementEntry> entries, const Closes& closes) {
-  // Every account with an entry, in its zone (an account the store did not list reads UTC).
+  // Every account with an entry, in its zone, even with no line: the zone it is frozen in sets
+  // where its next periods begin (an account the store did not list reads UTC).
   std::map<std::pair<Party, std::string>, std::string> zones;
   for (const auto& e : entries) {
     if (!e.entry.buyer_id.empty()) zones.try_emplace({Party::kBuyer, e.entry.buyer_id}, "UTC");
@@ -217,7 +266,7 @@ std::vector<FrozenTotals> freeze(const Period& period, std::span<const Account> 
   for (const auto& [key, zone] : zones) {
     const auto tz = account_zone(zone);
     const Statement st = statement_of(key.first, key.second, period, *tz, entries, closes);
-    if (!st.lines.empty()) out.push_back({key.first, key.second, tz->name(), st.totals});
+    out.push_back({key.first, key.second, tz->name(), st.totals});
   }
   return out;
 }

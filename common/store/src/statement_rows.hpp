@@ -49,7 +49,16 @@ template <class Row>
 std::optional<money::Close> read_close(const Row& q) {
   auto period = money::parse_period(q.text(0));
   if (!period) return std::nullopt;
-  return money::Close{*period, q.int64(1), q.text(2), q.int64(3)};
+  return money::Close{*period, q.int64(1), q.text(2), q.int64(3), {}};
+}
+
+// The zone a close froze an account in: period, party, account_id, zone.
+#define LF_CLOSE_ZONES_SQL "SELECT period, party, account_id, zone FROM period_close_totals"
+template <class Row>
+void read_close_zone(const Row& q, money::Closes& closes) {
+  const auto close = closes.find(q.text(0));
+  const auto party = money::parse_party(q.text(1));
+  if (close != closes.end() && party) close->second.zones[{*party, q.text(2)}] = q.text(3);
 }
 
 template <class Row>

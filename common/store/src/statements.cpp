@@ -11,30 +11,25 @@ std::optional<StatementRead> read_statement(StatementStore& store, money::Party 
   const auto closes = store.list_closes();
   if (!closes) return std::nullopt;
   StatementRead out;
-  std::string zone(zone_name);
+  const auto tz = money::account_zone(zone_name);
   const std::string label = period.label();
   if (auto close = closes->find(label); close != closes->end()) {
     out.close = close->second;
     const auto frozen = store.frozen_totals(label);
     if (!frozen) return std::nullopt;
     for (const auto& f : *frozen)
-      if (f.party == party && f.account_id == account_id) {
-        zone = f.zone;
-        out.frozen = f.totals;
-      }
+      if (f.party == party && f.account_id == account_id) out.frozen = f.totals;
     if (!out.frozen) {
       // Nothing of this account was frozen: its closed statement is empty, whatever its zone.
-      const auto tz = money::account_zone(zone);
       out.statement = money::statement_of(party, account_id, period, *tz, {}, *closes);
       out.frozen = out.statement.totals;
       return out;
     }
   }
-  const auto tz = money::account_zone(zone);
   StatementQuery q;
   q.party = party;
   q.account_id = std::string(account_id);
-  q.window = money::entry_window(period, *tz, *closes);
+  q.window = money::entry_window(party, account_id, period, *tz, *closes);
   const auto entries = store.statement_entries(q);
   if (!entries) return std::nullopt;
   out.statement = money::statement_of(party, account_id, period, *tz, *entries, *closes);

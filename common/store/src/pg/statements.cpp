@@ -41,6 +41,8 @@ money::Closes closes_on(Connection& c) {
   const Result r = c.exec("SELECT " LF_CLOSE_COLUMNS " FROM period_closes", Effect::kRead);
   for (int i = 0; i < r.rows(); ++i)
     if (auto close = read_close(Row{r, i})) closes.emplace(close->period.label(), *close);
+  const Result zones = c.exec(LF_CLOSE_ZONES_SQL, Effect::kRead);
+  for (int i = 0; i < zones.rows(); ++i) read_close_zone(Row{zones, i}, closes);
   return closes;
 }
 
@@ -146,7 +148,7 @@ CloseResult PgStore::close_period(const CloseRequest& r) {
         [](const Row& q) {
           return money::Account{*money::parse_party(q.text(0)), q.text(1), q.text(2)};
         });
-    out.closed.close = {r.period, through, r.closed_by, r.at_ms};
+    out.closed.close = {r.period, through, r.closed_by, r.at_ms, {}};
     out.closed.totals = money::freeze(r.period, accounts, entries, closes);
     write_close(c, out.closed);
     tx.commit();

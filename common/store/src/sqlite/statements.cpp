@@ -50,6 +50,13 @@ std::optional<money::Closes> closes_on(Connection& c) {
   money::Closes closes;
   for (auto& close : *rows)
     if (close) closes.emplace(close->period.label(), std::move(*close));
+  if (!all_rows<bool>(
+          c, "list_closes", LF_CLOSE_ZONES_SQL, [](Query&) {},
+          [&](Query& q) {
+            read_close_zone(q, closes);
+            return true;
+          }))
+    return std::nullopt;
   return closes;
 }
 
@@ -161,7 +168,7 @@ CloseResult SqliteStore::close_period(const CloseRequest& r) {
           return money::Account{*money::parse_party(q.text(0)), q.text(1), q.text(2)};
         });
     if (!accounts) return CloseResult{};
-    out.closed.close = {r.period, through, r.closed_by, r.at_ms};
+    out.closed.close = {r.period, through, r.closed_by, r.at_ms, {}};
     out.closed.totals = money::freeze(r.period, *accounts, *entries, *closes);
     if (int rc = write_close(c, out.closed)) return failed(rc);
     if (int rc = tx.commit()) return failed(rc);

@@ -5,6 +5,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "leadflow/base/money.hpp"
@@ -92,13 +93,18 @@ struct StatementEntry {
   std::int64_t ref_at_ms = 0;
 };
 
+/// The zone a close froze each account's statement in, by party and account id.
+using FrozenZones = std::map<std::pair<Party, std::string>, std::string>;
+
 /// A close of one period: the ledger as it stood (every entry up to `through_entry_id`), by
-/// whom and when. Written once, never changed.
+/// whom and when, and the zone it froze each account in (the stores read them from the frozen
+/// totals). Written once, never changed.
 struct Close {
   Period period;
   std::int64_t through_entry_id = 0;
   std::string closed_by;
   std::int64_t closed_at_ms = 0;
+  FrozenZones zones;
 };
 using Closes = std::map<std::string, Close>;  // by period label
 
@@ -107,6 +113,17 @@ using Closes = std::map<std::string, Close>;  // by period label
 /// not, so a closed period never gains an entry. Stable: closing a period later keeps every
 /// entry where it was.
 Period assigned_period(const Period& home, std::int64_t entry_id, const Closes& closes);
+
+/// Where one account's periods begin and end, whatever its zone did: the boundary between a
+/// period and the next is the first local midnight of the next one in the zone frozen by the
+/// one of the two closed first that froze the account (a closed period keeps its frozen bounds,
+/// the open one after it starts where it ended), else in the account's zone `tz` now. So each
+/// instant is in exactly one period of each calendar: nothing twice, nothing lost.
+Bounds account_bounds(Party party, std::string_view account_id, const Period& p, const TimeZone& tz,
+                      const Closes& closes);
+/// The period of `calendar` holding `at_ms` for that account (account_bounds').
+Period account_period_of(Party party, std::string_view account_id, Calendar calendar,
+                         std::int64_t at_ms, const TimeZone& tz, const Closes& closes);
 
 /// One line of a statement. `adjustment`: its sale (`ref_period`) is of another period, or it
 /// was moved here from its home (`home_period`) closed before it.
@@ -136,10 +153,12 @@ struct EntryWindow {
   std::int64_t to_ms = 0;
   std::int64_t moved_after_id = -1;  // -1: none can have been moved here
 };
-EntryWindow entry_window(const Period& p, const TimeZone& tz, const Closes& closes);
+EntryWindow entry_window(Party party, std::string_view account_id, const Period& p,
+                         const TimeZone& tz, const Closes& closes);
 
-/// The statement of `account_id` (as `party`) for `period` in `tz`, from its entries (any
-/// superset of entry_window's; entries of other accounts are ignored).
+/// The statement of `account_id` (as `party`) for `period`, the account now in `tz`, from its
+/// entries (any superset of entry_window's; entries of other accounts are ignored): its bounds
+/// are account_bounds', its zone the one its close froze (`tz` while open or frozen nothing).
 Statement statement_of(Party party, std::string_view account_id, const Period& period,
                        const TimeZone& tz, std::span<const StatementEntry> entries,
                        const Closes& closes);
@@ -159,13 +178,14 @@ struct Account {
   std::string zone;
 };
 
-/// What a close freezes: every account's statement of `period` that holds a line, its totals
-/// and zone, from the ledger's entries (a superset: every entry that may fall in the period in
-/// any zone, see close_window) and `closes` (those before this one).
+/// What a close freezes: the statement of `period` of every account with an entry read (an
+/// empty one too, so that its zone is frozen), its totals and zone, from the ledger's entries (a
+/// superset: every entry that may fall in the period in any zone, see close_window) and `closes`
+/// (those before this one).
 std::vector<FrozenTotals> freeze(const Period& period, std::span<const Account> accounts,
                                  std::span<const StatementEntry> entries, const Closes& closes);
 
-/// The entries a close reads: entry_window's in every zone (UTC-12 to UTC+14).
+/// The entries a close reads: every entry_window's, whatever the zones (UTC-12 to UTC+14).
 EntryWindow close_window(const Period& p, const Closes& closes);
 
 }  // namespace leadflow::money

@@ -43,7 +43,8 @@ struct StatementQuery {
 /// leadflow/money/statements.hpp; an adapter reads and writes what it asks.
 class StatementStore : public virtual StorePort {
  public:
-  /// Every close, of both calendars; nullopt when the store cannot say.
+  /// Every close, of both calendars, with the zone it froze each account in (its frozen totals'
+  /// zones); nullopt when the store cannot say.
   virtual std::optional<money::Closes> list_closes() = 0;
   /// The totals a close of `period` froze (none when not closed); nullopt when the store cannot
   /// say.
@@ -70,7 +71,8 @@ struct StatementRead {
 
 /// One account's statement for `period` in its zone `zone_name` (a buyer's schedule's, a
 /// seller's own; "" for UTC): the closes, the entries money::entry_window names,
-/// money::statement_of. A closed period is read in the zone its close froze, and holds nothing for
+/// money::statement_of. A closed period keeps the bounds and zone its close froze, the open one
+/// after it starts where it ended (money::account_bounds), and a closed period holds nothing for
 /// an account the close froze nothing of. nullopt when the store cannot say.
 std::optional<StatementRead> read_statement(StatementStore& store, money::Party party,
                                             std::string_view account_id,
