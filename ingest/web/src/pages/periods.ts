@@ -52,7 +52,8 @@ export async function periodsPage(ctx: Ctx, root: HTMLElement): Promise<void> {
         dateTime(p.from, 'UTC'),
         dateTime(p.to, 'UTC'),
         p.status === 'closed' ? 'Closed' : p.status === 'current' ? 'Current' : 'Open',
-        p.closed_at ? `${dateTime(p.closed_at)}${p.closed_by ? ` by ${p.closed_by}` : ''}` : '',
+        // Who closed it is an id, which breaks anywhere on a phone's card.
+        p.closed_at ? h('span', {}, dateTime(p.closed_at), p.closed_by ? [' by ', h('span', { class: 'mono' }, p.closed_by)] : '') : '',
         link(statementsPath({ calendar, period: p.period }), 'Statements'),
         closeCell(p),
       ]),
