@@ -191,6 +191,7 @@ await run(async () => {
   assert.equal((await page.locator(`.lead-list tr:has(a[title="${alphaLead}"]) span[title="${sellerA.seller_id}"]`).textContent()), `Alpha ${suffix}`);
   const fits = await page.evaluate(() => { const w = document.querySelector('.lead-list'); return w.scrollWidth <= w.clientWidth; });
   assert.ok(fits, 'the lead list fits 1280 px');
+  assert.ok(await page.getByRole('search', { name: 'Find a lead from any page' }).isVisible(), "the operator's top bar has the search box at 1280 px");
   await shot(page, 'leads-named');
   // The time received, in Kiritimati.
   const created = (await api('GET', `/v1/leads/${leadId}`)).body.data.created_at;

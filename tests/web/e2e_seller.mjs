@@ -164,6 +164,8 @@ await run(async () => {
   const solarRow = page.locator(`.lead-list tr:has(a[title="${solarLead}"])`);
   await solarRow.waitFor();
   assert.match(await solarRow.locator('.unsold-hint').textContent(), /^No buyer /);
+  // With the hint under a status, every column still fits 1280 px: the payout is on screen.
+  assert.ok(await page.evaluate(() => { const w = document.querySelector('.lead-list'); return w.scrollWidth <= w.clientWidth; }), 'the seller\'s lead list, with a reason, fits 1280 px');
   await shot(page, 'leads-with-reasons');
   await solarRow.locator(`a[title="${solarLead}"]`).click();
   await page.locator('#unsold-why').waitFor();

@@ -34,8 +34,16 @@ function s<K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string, s
   return el;
 }
 
+/** The chart's width in its own units: a chart fills its card, so its text is drawn at the card's
+ *  width over this; wide on a wide screen (13-unit ticks read about 13 px at 1280 px, not 22),
+ *  narrower on a phone, where style.css doubles the ticks (main.ts draws the page again when the
+ *  screen crosses 600 px). */
+function chartWidth(): number {
+  return narrow() ? 720 : 1120;
+}
+
 export function lineChart(points: Point[], title: string, format: (v: number) => string): SVGSVGElement {
-  const W = 720, H = 260, left = 64, right = 16, topPad = 16, bottom = 40;
+  const W = chartWidth(), H = narrow() ? 260 : 300, left = 64, right = 16, topPad = 16, bottom = 40;
   const plotW = W - left - right, plotH = H - topPad - bottom;
   const integer = points.every((p) => Number.isInteger(p.value));
   const { top, step } = niceScale(Math.max(0, ...points.map((p) => p.value)), 4, integer);
@@ -72,7 +80,7 @@ export function lineChart(points: Point[], title: string, format: (v: number) =>
 
 export function barChart(points: Point[], title: string, format: (v: number) => string): SVGSVGElement {
   const rows = points.slice(0, 12);
-  const W = 720, bar = 22, gap = 8, left = 200, right = 90;
+  const W = chartWidth(), bar = 22, gap = 8, left = 200, right = 90;
   const H = Math.max(1, rows.length) * (bar + gap) + 8;
   const { top } = niceScale(Math.max(0, ...rows.map((p) => p.value)));
   const svg = s('svg', { viewBox: `0 0 ${W} ${H}`, role: 'img', class: 'chart chart-bar', 'aria-label': title });
@@ -107,7 +115,11 @@ export function labelWidth(label: string, font: number): number {
 
 /** The size of the ticks' text in the chart's units (style.css: 13, or 26 on a narrow screen). */
 function tickFont(): number {
-  return typeof matchMedia === 'function' && matchMedia('(max-width: 600px)').matches ? 26 : 13;
+  return narrow() ? 26 : 13;
+}
+
+function narrow(): boolean {
+  return typeof matchMedia === 'function' && matchMedia('(max-width: 600px)').matches;
 }
 
 /** Which of the labels centred at `xs` (each `widths[i]` wide) to draw so that none overlaps the

@@ -102,19 +102,20 @@ export function textarea(value = '', attrs: Attrs = {}): HTMLTextAreaElement {
   return t;
 }
 
-/** A table: header cells, then rows of cells; `empty` says what to do when there is no row. */
-/** `cls` names a table that becomes cards on a phone: each cell carries its column's name. */
+/** A table: header cells, then rows of cells; `empty` says what to do when there is no row; `cls`
+ *  adds a class of the page's own. On a phone every table becomes cards (style.css, phone-cards),
+ *  a row a card and each cell named by its column, so no column is hidden past the screen's edge. */
 export function table(headers: string[], rows: Child[][], caption?: string, empty: Child | Child[] = 'Nothing to show.', cls?: string): HTMLElement {
   return h(
     'div',
     // Focusable, so a table wider than the screen can be scrolled from the keyboard.
-    { class: cls ? `table-wrap ${cls}` : 'table-wrap', tabindex: 0, role: 'region', 'aria-label': caption ?? headers.join(', ') },
+    { class: cls ? `table-wrap phone-cards ${cls}` : 'table-wrap phone-cards', tabindex: 0, role: 'region', 'aria-label': caption ?? headers.join(', ') },
     h(
       'table',
       {},
       caption ? h('caption', {}, caption) : null,
       h('thead', {}, h('tr', {}, headers.map((t) => h('th', { scope: 'col' }, t)))),
-      h('tbody', {}, rows.length ? rows.map((r) => h('tr', {}, r.map((c, i) => h('td', { 'data-label': cls ? headers[i] : undefined }, c)))) : h('tr', {}, h('td', { colspan: headers.length, class: 'empty' }, empty))),
+      h('tbody', {}, rows.length ? rows.map((r) => h('tr', {}, r.map((c, i) => h('td', { 'data-label': headers[i] }, c)))) : h('tr', {}, h('td', { colspan: headers.length, class: 'empty' }, empty))),
     ),
   );
 }

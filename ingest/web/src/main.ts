@@ -80,10 +80,10 @@ document.addEventListener('click', (ev) => {
   go(a.getAttribute('href')!);
 });
 window.addEventListener('popstate', () => void render());
-// A line chart's x labels are chosen for the size they are drawn at (chart.ts, thinLabels):
-// crossing the phone width draws a page holding one again, so they still never overlap.
+// A chart's width and a line chart's x labels are chosen for the size they are drawn at
+// (chart.ts): crossing the phone width draws a page holding one again, so they still fit.
 matchMedia('(max-width: 600px)').addEventListener('change', () => {
-  if (root.querySelector('svg.chart-line')) void render();
+  if (root.querySelector('svg.chart')) void render();
 });
 setSignedOutHandler(() => {
   if (user) {
