@@ -55,3 +55,8 @@ export function rangeError(from: string, to: string): string | null {
   if (from && to && from > to) return 'From must not come after To';
   return null;
 }
+
+/** "1 buyer", "3 buyers", "1,200 leads": a count and its noun, singular for one. */
+export function counted(n: number, one: string, many = `${one}s`): string {
+  return `${count(n)} ${n === 1 ? one : many}`;
+}

@@ -3,7 +3,7 @@ import { toApiError, query } from '../src/api';
 import { BUYER_FIELDS, buildBuyerBody, toText } from '../src/buyer_form';
 import { linePoints, niceScale, shortLabel } from '../src/chart';
 import { assignErrors, fieldForError } from '../src/form';
-import { count, dateTime, daysAgo, duration, money, percent, splitList } from '../src/format';
+import { count, counted, dateTime, daysAgo, duration, money, percent, splitList } from '../src/format';
 import { METRICS, filtersFor, fillDays, groupLabel, groupsFor, kindsFor, metricLabel, metricsFor, reportPath, rowLabel, series, unsoldLabel, unsoldSeries } from '../src/report';
 import { overviewTiles, weekChart } from '../src/pages/overview';
 import { matchPath, route } from '../src/router';
@@ -194,6 +194,9 @@ describe('formats', () => {
     expect(money(-3)).toBe('-$3.00');
     expect(money(null)).toBe('—');
     expect(count(12345)).toBe('12,345');
+    expect(counted(1, 'buyer')).toBe('1 buyer');
+    expect(counted(0, 'buyer')).toBe('0 buyers');
+    expect(counted(1200, 'entry', 'entries')).toBe('1,200 entries');
     expect(percent(0.4567)).toBe('45.7%');
     expect(percent(null)).toBe('—');
     expect(dateTime('2026-11-26T01:02:03.456Z')).toBe('2026-11-26 01:02:03');

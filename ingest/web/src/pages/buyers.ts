@@ -4,7 +4,7 @@ import { BUYER_FIELDS, buildBuyerBody, getPath, toText } from '../buyer_form';
 import { Field, button, field, h, input, link, notice, select, table, textarea } from '../dom';
 import { FormErrors } from '../form';
 import { isStale, staleNotice } from '../versions';
-import { dateTime, duration, money, percent } from '../format';
+import { counted, dateTime, duration, money, percent } from '../format';
 
 type Buyer = Record<string, any>;
 
@@ -47,7 +47,7 @@ export async function buyersPage(ctx: Ctx, root: HTMLElement): Promise<void> {
         health(b),
         button(b.status === 'active' ? 'Pause' : 'Resume', () => setStatus(b, b.status === 'active' ? 'paused' : 'active', ctx).catch((e) => msg.replaceChildren(isStale(e) ? staleNotice('buyer', () => ctx.go(location.pathname + location.search)) : notice(String(e.message ?? e), 'error'))), { class: 'secondary small', 'aria-label': `${b.status === 'active' ? 'Pause' : 'Resume'} ${b.name}` }),
       ]),
-      `${all.length} buyers`,
+      counted(all.length, 'buyer'),
       ['No buyers yet: ', link('/buyers/new', 'add the first buyer'), ' to sell leads to.'],
     ),
   );

@@ -1,4 +1,5 @@
 import { get } from '../api';
+import { counted } from '../format';
 import { Ctx } from '../app';
 import { button, h, link, table } from '../dom';
 
@@ -85,7 +86,7 @@ export async function campaignSpecPage(ctx: Ctx, root: HTMLElement): Promise<voi
     h('section', { class: 'card' }, h('h2', {}, 'Fields'),
       table(['Field', 'Required', 'Type', 'A valid value'], (spec.fields ?? []).map((f: Rec) => [
         h('span', { class: 'mono' }, f.name), f.required ? 'required' : 'optional', f.type, fieldRule(f),
-      ]), `${(spec.fields ?? []).length} fields`)),
+      ]), counted((spec.fields ?? []).length, 'field'))),
     h('section', { class: 'card' }, h('h2', {}, 'Example'), h('p', {}, 'Put your campaign key in place of YOUR_CAMPAIGN_KEY (it was shown once, when the campaign was made). ', copy), codeBlock(curlOf(spec, origin))),
     h('section', { class: 'card', id: 'spec-answers' }, h('h2', {}, 'Answers'),
       (spec.examples ?? []).map((e: Rec) => h('div', { class: 'example' },

@@ -1,4 +1,5 @@
 import { ApiError, get, post, put, query } from '../api';
+import { counted } from '../format';
 import { Ctx, isOperator } from '../app';
 import { Field, button, field, h, input, link, notice, select, table } from '../dom';
 import { FormErrors } from '../form';
@@ -122,7 +123,7 @@ export async function campaignsPage(ctx: Ctx, root: HTMLElement): Promise<void> 
             }, { class: 'secondary small', 'aria-label': `${c.status === 'active' ? 'Pause' : 'Resume'} ${c.name}` }),
           ),
         ]),
-        `${campaigns.length} campaigns`,
+        counted(campaigns.length, 'campaign'),
         operator ? 'No campaigns yet: create one below; its key is what a seller posts with.' : 'No campaigns yet: the operator sets them up for you.',
       ),
     );

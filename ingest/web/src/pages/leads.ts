@@ -2,7 +2,7 @@ import { Page as ApiPage, ApiError, get, query } from '../api';
 import { Ctx, isOperator } from '../app';
 import { Child, emptyState, field, h, input, link, named, select, table } from '../dom';
 import { FormErrors } from '../form';
-import { rangeError } from '../format';
+import { counted, rangeError } from '../format';
 import { zone } from '../zone';
 import { zoneNote } from './settings_menu';
 import { Lead, attemptsTable, distributionPairs, leadCells, leadColumns, offerPairs, personLine, personPairs, returnsTable, searchPath } from '../lead_view';
@@ -149,7 +149,7 @@ export async function leadPage(ctx: Ctx, root: HTMLElement): Promise<void> {
     ),
   );
   const attempts = attemptsTable(l);
-  if (attempts) root.append(h('h2', {}, 'Timeline'), table(attempts.head, attempts.rows.map((r) => r.map((c) => withName(c, known))), `${attempts.rows.length} attempts (pings and posts)`, l.test ? 'A test lead is offered to no buyer: no ping or post.' : 'No ping or post yet.'));
+  if (attempts) root.append(h('h2', {}, 'Timeline'), table(attempts.head, attempts.rows.map((r) => r.map((c) => withName(c, known))), `${counted(attempts.rows.length, 'attempt')} (pings and posts)`, l.test ? 'A test lead is offered to no buyer: no ping or post.' : 'No ping or post yet.'));
   const offers = offerPairs(l);
   if (offers) root.append(h('h2', {}, 'Offered to buyers'), dl(offers, known));
   const ineligible: Lead[] = l.ineligible_buyers ?? [];
@@ -159,7 +159,7 @@ export async function leadPage(ctx: Ctx, root: HTMLElement): Promise<void> {
   if (!why && Array.isArray(l.ineligible_reasons) && l.ineligible_reasons.length)
     root.append(h('h2', {}, 'Why buyers did not take part'), h('ul', {}, l.ineligible_reasons.map((r: string) => h('li', {}, r))));
   const returns = returnsTable(l, account);
-  if (returns) root.append(h('h2', {}, 'Returns'), table(returns.head, returns.rows, `${returns.rows.length} returns`));
+  if (returns) root.append(h('h2', {}, 'Returns'), table(returns.head, returns.rows, counted(returns.rows.length, 'return')));
   // A buyer's purchase: returning it from here, or why it cannot be.
   if (l.return_window) root.append(returnCard(ctx, l.lead_id, l.return_window));
   // The operator erases a person's data on their request (docs/erasure.md).

@@ -3,7 +3,7 @@ import { FormErrors } from '../form';
 import { Ctx, isOperator } from '../app';
 import { barChart, lineChart } from '../chart';
 import { emptyState, field, h, input, link, select, table } from '../dom';
-import { count, daysAgo, money, percent, rangeError } from '../format';
+import { count, counted, daysAgo, money, percent, rangeError } from '../format';
 import { zone } from '../zone';
 import { MONEY_METRICS, csvName, ReportKind, ReportParams, Row, TIME_GROUPS, filtersFor, fillDays, groupLabel, groupsFor, kindsFor, metricLabel, metricsFor, reportPath, rowLabel, series, unsoldSeries } from '../report';
 
@@ -88,7 +88,7 @@ export async function reportsPage(ctx: Ctx, root: HTMLElement): Promise<void> {
   const rows = rep.data.rows.map((r) => [rowLabel(r, group), ...cols.map((c) => formatMetric(c, r[c], rep.data.currency))]);
   const totals = rep.data.totals ?? {};
   rows.push([h('strong', {}, 'Total'), ...cols.map((c) => h('strong', {}, formatMetric(c, totals[c], rep.data.currency)))] as any);
-  root.append(table([groupLabel(group, account), ...cols.map((c) => metricLabel(c, account))], rows, `${rep.data.rows.length} rows`));
+  root.append(table([groupLabel(group, account), ...cols.map((c) => metricLabel(c, account))], rows, counted(rep.data.rows.length, 'row'), undefined, 'report-table'));
 }
 
 // Why leads went unsold: leads per reason (after the group's value when grouped by more), as a
@@ -109,7 +109,7 @@ function unsoldReport(root: HTMLElement, kind: ReportKind, params: ReportParams,
   const headers = [...(group === 'reason' ? ['reason'] : [group, 'reason']), 'leads', 'offered again', 'sold aged'];
   const rows = data.rows.map((r) => [...(group === 'reason' ? [] : [rowLabel(r, group)]), String(r.reason ?? '(none)'), ...figures.map((f) => count(Number(r[f] ?? 0)))]);
   rows.push([h('strong', {}, 'Total'), ...(group === 'reason' ? [] : ['']), ...figures.map((f) => h('strong', {}, count(Number(data.totals?.[f] ?? 0))))] as any);
-  root.append(table(headers, rows, `${data.rows.length} rows`));
+  root.append(table(headers, rows, counted(data.rows.length, 'row'), undefined, 'report-table'));
 }
 
 // A new report kind has other metrics and groupings: the chart's metric and the grouping start

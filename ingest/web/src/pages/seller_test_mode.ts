@@ -1,4 +1,5 @@
 // The operator's switch of each seller's test mode, and its time zone, on the campaigns page:
+import { counted } from '../format';
 // sellers have no page of their own (they are made with leadflow-admin or POST /v1/sellers).
 import { put } from '../api';
 import { button, h, notice, table } from '../dom';
@@ -44,7 +45,7 @@ export function sellersTestMode(sellers: Rec[], changed: () => void): HTMLElemen
     h('h2', {}, 'Sellers'),
     h('p', { class: 'muted' }, 'A seller in test mode has every lead stored as a test: validated and shown, never offered to a buyer, never paid. A seller\'s payout statements are cut in its time zone.'),
     message,
-    table(['Seller', 'Test mode', '', 'Time zone', ''], rows, `${sellers.length} sellers`),
+    table(['Seller', 'Test mode', '', 'Time zone', ''], rows, counted(sellers.length, 'seller')),
     editing,
   );
 }

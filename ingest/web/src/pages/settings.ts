@@ -2,7 +2,7 @@ import { ApiError, User, del, errorText, get, post, put } from '../api';
 import { Ctx } from '../app';
 import { Field, button, field, h, input, named, notice, select, table } from '../dom';
 import { FormErrors } from '../form';
-import { dateTime } from '../format';
+import { counted, dateTime } from '../format';
 import { loadNames } from '../names';
 import { shownOnce } from '../secret';
 import { isStale, staleNotice } from '../versions';
@@ -50,7 +50,7 @@ export async function apiKeysPage(ctx: Ctx, root: HTMLElement): Promise<void> {
                 }
               }, { class: 'danger small', 'aria-label': `Revoke ${k.name || k.key_id}` }),
         ]),
-        `${live.length} active keys, ${revoked.length} revoked`,
+        `${counted(live.length, 'active key')}, ${revoked.length} revoked`,
         'No API key yet: create one below, then send leads with it.',
       ),
     );
