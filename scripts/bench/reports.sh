@@ -23,9 +23,11 @@
 # BENCH_REPORT_REQUESTS (50), BENCH_REPORT_WARMUP (5), BENCH_REPORT_STORES ("sqlite postgresql"),
 # BENCH_REPORTS_DIR (where the generated stores are kept; default build-release/bench-reports),
 # BENCH_BUILD (a release build dir with leadflow-admin and leadflow-ingest; default: build one),
-# BENCH_REPORT_PG_ROLLUPS ("sqlite": PostgreSQL's database holds no leads, only the rollups,
-# tiers and sellers copied from the SQLite store of the same N, D and seed, made first; for a
-# machine without the disk for the leads twice: the reports read nothing else).
+# BENCH_REPORT_SEARCH_LEADS (how many leads the search shapes look for in turn; default the
+# warm-ups and the requests), BENCH_REPORT_PG_ROLLUPS ("sqlite": PostgreSQL's database holds the
+# rollups, tiers, sellers and leads copied from the SQLite store of the same N, D and seed, made
+# first, without the leads' auctions, sales and ledger; for a machine without the disk for both
+# stores whole: the reports read nothing but the rollups, and the search nothing but the leads).
 # PostgreSQL runs as a server of the bench's own under BENCH_REPORTS_DIR/pg (scripts/pg_server.sh,
 # default settings), halted at the end with its data kept for the next run.
 set -euo pipefail
@@ -35,6 +37,7 @@ days=${BENCH_REPORT_DAYS:-90}
 seed=${BENCH_REPORT_SEED:-1}
 requests=${BENCH_REPORT_REQUESTS:-50}
 warmup=${BENCH_REPORT_WARMUP:-5}
+search_leads=${BENCH_REPORT_SEARCH_LEADS:-$((requests + warmup))}
 stores=${BENCH_REPORT_STORES:-"sqlite postgresql"}
 pg_rollups=${BENCH_REPORT_PG_ROLLUPS:-}
 build=${BENCH_BUILD:-}
@@ -81,15 +84,17 @@ generate() {
 }
 
 # copy_rollups SQLITE_DIR PG_URL DIR (BENCH_REPORT_PG_ROLLUPS=sqlite): a PostgreSQL database
-# migrated empty, then given the SQLite store's rollups, their tiers and its sellers (the reports
-# read nothing else), once; DIR/generate.json is the SQLite store's summary.
+# migrated empty, then given the SQLite store's rollups, their tiers, its sellers (the reports
+# read nothing else) and its leads (the search reads nothing else), once; DIR/generate.json is
+# the SQLite store's summary.
 copy_rollups() {
   if [[ -s "$3/generate.json" ]]; then
     echo "reports bench: reusing $3 (rollups copied from $1)" >&2
     return
   fi
   [[ -s "$1/generate.json" ]] || { echo "reports bench: no SQLite store in $1 to copy" >&2; exit 1; }
-  echo "reports bench: copying the rollups of $1 into PostgreSQL ..." >&2
+  echo "reports bench: copying the rollups and leads of $1 into PostgreSQL ..." >&2
+  local started=$SECONDS
   LEADFLOW_STORE="$2" LEADFLOW_LOG_LEVEL=warn "$admin" migrate >/dev/null
   local table columns keys
   for table in revenue_rollup performance_rollup unsold_rollup revenue_tiers performance_tiers unsold_tiers; do
@@ -104,10 +109,31 @@ copy_rollups() {
   sqlite3 -readonly -csv "$1/leadflow.db" \
     "SELECT id, name, CASE WHEN active THEN 'true' ELSE 'false' END, created_at FROM sellers" |
     psql -q "$2" -c "\\copy sellers (id, name, active, created_at) FROM STDIN WITH (FORMAT csv)"
+  # The leads (the search reads them), with the installation secret their search keys were made
+  # with. Their indexes are dropped for the copy and made again after it, as the migrations
+  # wrote them (pg_indexes), which is much faster than keeping them up row by row.
+  psql -q "$2" -c "DELETE FROM shared_secrets"
+  sqlite3 -readonly -csv "$1/leadflow.db" "SELECT name, value FROM shared_secrets" |
+    psql -q "$2" -c "\\copy shared_secrets (name, value) FROM STDIN WITH (FORMAT csv)"
+  local indexes nullable
+  indexes=$(psql -tA "$2" -c "SELECT indexdef FROM pg_indexes WHERE tablename = 'leads'
+    AND indexname NOT IN (SELECT conname FROM pg_constraint WHERE conrelid = 'leads'::regclass)")
+  psql -q "$2" -c "SELECT 'DROP INDEX ' || string_agg(quote_ident(indexname), ', ') FROM pg_indexes
+    WHERE tablename = 'leads' AND indexname NOT IN
+      (SELECT conname FROM pg_constraint WHERE conrelid = 'leads'::regclass)" -tA | psql -q "$2"
+  columns=$(psql -tA "$2" -c "SELECT string_agg(column_name, ', ' ORDER BY ordinal_position)
+    FROM information_schema.columns WHERE table_name = 'leads'")
+  nullable=$(psql -tA "$2" -c "SELECT string_agg(column_name, ', ' ORDER BY ordinal_position)
+    FROM information_schema.columns WHERE table_name = 'leads' AND is_nullable = 'NO'")
+  # SQLite's 0 and 1 are PostgreSQL's false and true; an empty text is '' where a column
+  # refuses NULL.
+  sqlite3 -readonly -csv "$1/leadflow.db" "SELECT $columns FROM leads" |
+    psql -q "$2" -c "\\copy leads ($columns) FROM STDIN WITH (FORMAT csv, FORCE_NOT_NULL ($nullable))"
+  echo "$indexes" | sed 's/$/;/' | psql -q "$2"
   psql -q "$2" -c "ANALYZE"
   mkdir -p "$3"
   cp "$1/generate.json" "$3/generate.json"
-  echo "rollups, tiers and sellers copied from $1 (no leads)" > "$3/generate.log"
+  echo "rollups, tiers, sellers and leads copied from $1 (no auctions, sales or ledger) in $((SECONDS - started)) s elapsed" > "$3/generate.log"
 }
 
 json_field() { python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))[sys.argv[2]]; print(v[0] if isinstance(v, list) else v)' "$1" "$2"; }
@@ -185,10 +211,14 @@ for store in $stores; do
   gen_rate=$(json_field "$summary" leads_per_second)
   echo "reports bench: $store: $gen_leads leads from $from_iso to $to_iso; generate took $gen_line ($gen_rate leads/s); store size $(awk -v b="$size" 'BEGIN {printf "%.2f GB", b / 1e9}')" >&2
 
-  # shape NAME KEY PATH: times the report and appends a result line.
+  # shape NAME KEY PATH...: times the report (or the paths in turn) and appends a result line; its
+  # rows are those of the first path's answer.
   shape() {
-    local name=$1 bearer=$2 path=$3 args=() i times out
-    for ((i = 0; i < warmup + requests; i++)); do args+=(-o /dev/null "https://127.0.0.1:$lf_port$path"); done
+    local name=$1 bearer=$2 args=() i times out
+    shift 2
+    local paths=("$@") path
+    path=${paths[0]}
+    for ((i = 0; i < warmup + requests; i++)); do args+=(-o /dev/null "https://127.0.0.1:$lf_port${paths[i % ${#paths[@]}]}"); done
     out=$(curl -s --cacert "$lf_dir/tls/cert.pem" -H "Authorization: Bearer $bearer" \
       -w '%{http_code} %{time_total}\n' "${args[@]}")
     if grep -qv '^200 ' <<< "$out"; then
@@ -219,23 +249,35 @@ for store in $stores; do
   # Why leads went unsold: by the leads' own reasons, and by buyer and reason.
   shape "unsold 30 days by reason" "$operator" "/v1/reports/unsold?$r30"
   shape "unsold 30 days by buyer,reason" "$operator" "/v1/reports/unsold?$r30&group_by=buyer,reason"
-  # Search (GET /v1/leads?q=): one of the seller's leads from before the last 30 days, found by
-  # its e-mail, its phone and its id, with the operator's key and the seller's. A store of
-  # rollups alone (BENCH_REPORT_PG_ROLLUPS=sqlite) has no lead to find.
-  target=$(curl -s --cacert "$lf_dir/tls/cert.pem" -H "Authorization: Bearer $seller_key" \
-    "https://127.0.0.1:$lf_port/v1/leads?limit=1&created_to=$from30" |
-    python3 -c 'import json,sys,urllib.parse as u; d=json.load(sys.stdin)["data"]; print(" ".join(u.quote(d[0][k], safe="") for k in ("email","phone","lead_id")) if d else "")')
-  if [[ -n "$target" ]]; then
-    read -r q_email q_phone q_id <<< "$target"
+  # Search (GET /v1/leads?q=): BENCH_REPORT_SEARCH_LEADS (the warm-ups and the timed requests:
+  # 55) of the seller's leads spread over the data's days (the newest before each of as many
+  # instants), each found in turn by its e-mail, its phone and its id, with the operator's key
+  # and the seller's: a different lead each request, so no request reads the pages the one
+  # before it read.
+  targets=()
+  for ((i = 0; i < search_leads; i++)); do
+    before=$(python3 -c 'import datetime,sys; a=datetime.datetime.fromisoformat(sys.argv[1].replace("Z","+00:00")); b=datetime.datetime.fromisoformat(sys.argv[2].replace("Z","+00:00")); print((a+(b-a)*(int(sys.argv[3])+1)/(int(sys.argv[4])+1)).strftime("%Y-%m-%dT%H:%M:%SZ"))' "$from_iso" "$to_iso" "$i" "$search_leads")
+    target=$(curl -s --cacert "$lf_dir/tls/cert.pem" -H "Authorization: Bearer $seller_key" \
+      "https://127.0.0.1:$lf_port/v1/leads?limit=1&created_to=$before" |
+      python3 -c 'import json,sys,urllib.parse as u; d=json.load(sys.stdin)["data"]; print(" ".join(u.quote(d[0][k], safe="") for k in ("email","phone","lead_id")) if d else "")')
+    [[ -n "$target" ]] && targets+=("$target")
+  done
+  if ((${#targets[@]})); then
+    by_email=() by_phone=() by_id=()
+    for target in "${targets[@]}"; do
+      read -r q_email q_phone q_id <<< "$target"
+      by_email+=("/v1/leads?q=$q_email") by_phone+=("/v1/leads?q=$q_phone") by_id+=("/v1/leads?q=$q_id")
+    done
+    echo "reports bench: $store: searching for ${#targets[@]} leads in turn" >&2
     for who in operator seller; do
       bearer=$operator
       [[ "$who" == seller ]] && bearer=$seller_key
-      shape "search by e-mail, $who key" "$bearer" "/v1/leads?q=$q_email"
-      shape "search by phone, $who key" "$bearer" "/v1/leads?q=$q_phone"
-      shape "search by id, $who key" "$bearer" "/v1/leads?q=$q_id"
+      shape "search by e-mail, $who key" "$bearer" "${by_email[@]}"
+      shape "search by phone, $who key" "$bearer" "${by_phone[@]}"
+      shape "search by id, $who key" "$bearer" "${by_id[@]}"
     done
   else
-    echo "reports bench: $store: no lead to search for (a store of rollups alone)" >&2
+    echo "reports bench: $store: no lead to search for" >&2
   fi
   results+=("$(printf '%-11s store size on disk: %.2f GB; %s leads; generate: %s (%s leads/s)' "$store" \
     "$(awk -v b="$size" 'BEGIN {print b / 1e9}')" "$gen_leads" "$gen_line" "$gen_rate")")
