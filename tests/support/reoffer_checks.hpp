@@ -65,9 +65,16 @@ inline void check_aged_sale(ServiceFixture& svc) {
   EXPECT_EQ(reoffer_body_of(r)["distribution"]["delivery_status"], "unsold") << r->body;
   ASSERT_EQ(posted->posts().size(), 1u);  // live: posted and refused
   EXPECT_EQ(aged->posts().size(), 0u);
+  // The schedule's backlog on /metrics: one re-offer scheduled, due in a second.
+  const auto gauges = [&] { return svc.get("/metrics", svc.operator_key())->body; };
+  const std::string before = gauges();
+  EXPECT_NE(before.find("\nleadflow_reoffers_scheduled 1\n"), std::string::npos) << before;
+  EXPECT_NE(before.find("\nleadflow_reoffers_due 0\n"), std::string::npos) << before;
 
   const json lead = lead_when(svc, id, [](const json& l) { return l["status"] == "delivered"; });
   ASSERT_EQ(lead["status"], "delivered") << lead.dump();
+  const std::string after = gauges();  // sold aged: nothing left to offer again
+  EXPECT_NE(after.find("\nleadflow_reoffers_scheduled 0\n"), std::string::npos) << after;
   // The aged buyer took it at its aged price, without a ping; the buyer already posted live was
   // not offered it again; the buyer not taking aged leads was not pinged again.
   ASSERT_EQ(aged->posts().size(), 1u);

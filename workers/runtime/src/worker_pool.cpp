@@ -135,6 +135,17 @@ void WorkerPool::collect(std::vector<prometheus::MetricFamily>& families) {
   families.push_back(gauge_family("leadflow_reoffers_in_flight",
                                   "Re-offers of unsold leads running now in this process",
                                   reoffers_ ? static_cast<double>(reoffers_->running()) : 0.0));
+  // The whole schedule's backlog, as the store holds it (every process says the same); left out
+  // while the store cannot answer.
+  const std::int64_t now = clock_.now_ms();
+  if (const auto scheduled = store_.reoffers.count_reoffers(now, false))
+    families.push_back(gauge_family("leadflow_reoffers_scheduled",
+                                    "Re-offers of unsold leads scheduled, due or not, in the store",
+                                    static_cast<double>(*scheduled)));
+  if (const auto due = store_.reoffers.count_reoffers(now, true))
+    families.push_back(gauge_family("leadflow_reoffers_due",
+                                    "Re-offers of unsold leads due now and not yet run",
+                                    static_cast<double>(*due)));
   const double age_ms =
       oldest ? static_cast<double>(std::max<std::int64_t>(0, clock_.now_ms() - *oldest)) : 0.0;
   families.push_back(gauge_family(
