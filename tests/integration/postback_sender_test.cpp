@@ -152,8 +152,9 @@ TEST_F(PostbackSenderTest, SignedEventsCarryOnlyWhatTheSellerMaySeeAndAreDeliver
     const auto& data = r.body["data"];
     lead_ids.insert(data["lead_id"].get<std::string>());
     const std::string text = r.body.dump();
-    // Never the buyer, its reference, its price or the margin, in any field.
-    for (const char* hidden : {"by_secret_buyer", "BUYER-REF-1", "25.0", "7.0", "buyer_id",
+    // Never the buyer, its reference, its price or the margin, in any field (the amounts as
+    // values: a timestamp's "…:47:07.0…" is no margin).
+    for (const char* hidden : {"by_secret_buyer", "BUYER-REF-1", ":25.0", ":7.0", "buyer_id",
                                "buyer_lead_id", "price", "margin", "bid"})
       EXPECT_EQ(text.find(hidden), std::string::npos) << hidden << " in " << text;
     if (r.body["type"] == "lead.sold") {
@@ -297,6 +298,69 @@ TEST_F(PostbackSenderTest, HangingEndpointsHoldNobodyUpAndGetEverythingOnceTheyR
       EXPECT_EQ(n, 1) << "event " << id << " taken twice";
   EXPECT_EQ(store_->postback_backlog()->pending, 0);
   for (const auto& r : receiver_->received()) EXPECT_TRUE(r.signature_ok);
+}
+
+// A backlog is claimed as fast as the endpoint takes it: the next claim comes as soon as what
+// the sender held is half sent (at most every backlog_gap), not a poll later, each claim one
+// transaction of many rows. Driven by hand on the sender's own time: within one poll, every
+// event of the backlog is sent, where a claim a poll would have sent one batch.
+TEST_F(PostbackSenderTest, ABacklogIsClaimedAsTheEndpointTakesItNotAPollAtATime) {
+  const PostbackEndpoint e = endpoint("sl_busy", "/busy", Mode::kOk);
+  for (int i = 0; i < 5; ++i) decide("sl_busy", 80);  // 400 events
+  auto http = client();
+  PostbackSenderOptions o;
+  o.max_in_flight = 8;  // a claim asks for 16
+  o.poll = 1s;
+  o.backlog_gap = 10ms;
+  PostbackSender sender(*store_, *http, clock_, o);
+  int sent = 0;
+  for (int step = 0; step < 90 && sent < 400; ++step) {  // 0.9 s of the sender's time
+    sent += sender.run_once();
+    settle(sender);
+    clock_.advance(10ms);
+  }
+  EXPECT_EQ(sent, 400);
+  EXPECT_EQ(delivered_ids(receiver_->received(), "/busy").size(), 400u);
+  clock_.advance(1s);
+  sender.run_once();  // the last attempts recorded
+  settle(sender);
+  EXPECT_EQ(store_->postback_backlog()->pending, 0);
+}
+
+// A failing endpoint's events go back for failing_retry once its last attempts failed, so the
+// sender holds no more of them than it has slots (a hanging endpoint would hold them for half a
+// lease): claims again as soon as that is sent, and they carry the healthy endpoints' events.
+TEST_F(PostbackSenderTest, AFailingEndpointsEventsGoBackAndLeaveTheClaimsToTheOthers) {
+  const PostbackEndpoint down = endpoint("sl_down", "/down", Mode::kFail);
+  const PostbackEndpoint up = endpoint("sl_up", "/up", Mode::kOk);
+  decide("sl_down", 100);
+  decide("sl_up", 40);  // due after every one of the failing endpoint's
+  auto http = client();
+  PostbackSenderOptions o;
+  o.max_in_flight = 8;  // a claim asks for 16
+  o.max_in_flight_per_endpoint = 2;
+  o.poll = 1s;
+  o.backlog_gap = 10ms;
+  o.failing_retry = 10s;
+  PostbackSender sender(*store_, *http, clock_, o);
+  // The first claims are the failing endpoint's events; its attempts fail, it is failing, its
+  // events go back but for a slot's worth, and within a poll the healthy endpoint's are sent.
+  int up_sent = 0;
+  for (int step = 0; step < 90 && up_sent < 40; ++step) {
+    sender.run_once();
+    settle(sender);
+    clock_.advance(10ms);
+    up_sent = static_cast<int>(delivered_ids(receiver_->received(), "/up").size());
+  }
+  EXPECT_EQ(sender.failing_endpoints(), 1);
+  EXPECT_EQ(up_sent, 40);
+  // Nothing of the failing endpoint is lost: its events are all still to deliver.
+  clock_.advance(1s);
+  sender.run_once();
+  settle(sender);
+  EXPECT_EQ(store_->postback_backlog()->pending, 100);
+  for (const auto& [id, d] : rows(up.id)) EXPECT_EQ(d.state, PostbackState::kDelivered) << id;
+  for (const auto& [id, d] : rows(down.id)) EXPECT_EQ(d.state, PostbackState::kPending) << id;
 }
 
 // The sender prunes the outbox on its own schedule: delivered and given-up events past the

@@ -106,7 +106,7 @@ void PostbackSender::loop() {
     // still asked and written at most once a poll.
     const bool waiting = waiting_count_ > 0 || in_flight_.load() >= options_.max_in_flight;
     const std::uint64_t seen = completions_;
-    wake_.wait_for(lock, options_.poll,
+    wake_.wait_for(lock, backlog_ ? options_.backlog_gap : options_.poll,
                    [&] { return stopping_ || (waiting && completions_ != seen); });
     if (stopping_) return;
   }
@@ -147,9 +147,22 @@ const PostbackEndpoint* PostbackSender::endpoint(const std::string& id) {
   return &it->second;
 }
 
+bool PostbackSender::endpoint_failing(const std::string& id) const {
+  std::lock_guard lock(mu_);
+  const auto it = recent_.find(id);
+  if (it == recent_.end()) return false;
+  bool newest_first[postbacks::kFailingAfter] = {};
+  std::copy(it->second.begin(), it->second.end(), newest_first);
+  return postbacks::endpoint_failing(std::span<const bool>(newest_first, it->second.size()));
+}
+
 int PostbackSender::run_once() {
   const SteadyTime steady = clock_.steady_now();
-  const bool due = !last_claim_ || steady - *last_claim_ >= options_.poll;
+  const std::size_t room = 2 * static_cast<std::size_t>(options_.max_in_flight);
+  // A poll after the last claim; with a backlog, as soon as what it held is half sent.
+  const bool due =
+      !last_claim_ || steady - *last_claim_ >= options_.poll ||
+      (backlog_ && steady - *last_claim_ >= options_.backlog_gap && waiting_count_ < room / 2);
   if (due || !last_flush_) {
     flush();
     last_flush_ = steady;
@@ -160,25 +173,39 @@ int PostbackSender::run_once() {
   std::vector<PostbackRelease> back;
   // Held past half its lease: back to the outbox, never sent by this sender once another may
   // have claimed it.
-  for (auto& [id, rows] : waiting_)
+  for (auto& [id, rows] : waiting_) {
     while (!rows.empty() && steady - rows.front().claimed > options_.lease / 2) {
       back.push_back({rows.front().delivery.facts.event_id, id, now});
       rows.pop_front();
       --waiting_count_;
     }
-  const std::size_t room = 2 * static_cast<std::size_t>(options_.max_in_flight);
+    // An endpoint failing keeps a slot's worth waiting; the rest go back for failing_retry, so
+    // a hanging endpoint's events do not fill the sender and hold the others' claims up.
+    if (rows.size() > failing_hold() && endpoint_failing(id))
+      while (rows.size() > failing_hold()) {
+        back.push_back(
+            {rows.back().delivery.facts.event_id, id, now + options_.failing_retry.count()});
+        rows.pop_back();
+        --waiting_count_;
+      }
+  }
   if (due && waiting_count_ < room) {
     last_claim_ = steady;
-    const auto claimed = store_.claim_postbacks(now, options_.lease.count(),
-                                                static_cast<int>(room - waiting_count_));
+    const int asked = static_cast<int>(room - waiting_count_);
+    const auto claimed = store_.claim_postbacks(now, options_.lease.count(), asked);
+    backlog_ = claimed && static_cast<int>(claimed->size()) >= asked;
     for (const PostbackDelivery& d : claimed.value_or(std::vector<PostbackDelivery>{})) {
       const PostbackEndpoint* e = endpoint(d.endpoint_id);
       if (e == nullptr) continue;  // deleted, with its rows; or unreadable: the lease runs out
       auto& rows = waiting_[e->id];
+      const bool failing = e->active && endpoint_failing(e->id);
       if (!e->active ||
-          rows.size() >= static_cast<std::size_t>(options_.max_waiting_per_endpoint)) {
-        back.push_back({d.facts.event_id, d.endpoint_id,
-                        now + (e->active ? options_.busy_retry : options_.paused_retry).count()});
+          rows.size() >= (failing ? failing_hold()
+                                  : static_cast<std::size_t>(options_.max_waiting_per_endpoint))) {
+        const auto later = !e->active ? options_.paused_retry
+                           : failing  ? options_.failing_retry
+                                      : options_.busy_retry;
+        back.push_back({d.facts.event_id, d.endpoint_id, now + later.count()});
         continue;
       }
       rows.push_back({d, steady});

@@ -35,6 +35,10 @@ struct PostbackSenderOptions {
   std::chrono::milliseconds timeout{5000};
   /// How often the outbox is asked for due events, and the attempts recorded.
   std::chrono::milliseconds poll{200};
+  /// With a backlog (the last claim got all it asked for), the next claim comes as soon as the
+  /// events held run low, at most this often, not a poll later: one transaction a claim and one
+  /// a flush whatever the rate, so the store's writer is shared in batches, never per event.
+  std::chrono::milliseconds backlog_gap{10};
   /// Claimed events an endpoint at its limit may have waiting in this sender for a free slot
   /// (held under their lease, at no cost to the store); past it they go back to the outbox.
   int max_waiting_per_endpoint = 256;
@@ -44,6 +48,9 @@ struct PostbackSenderOptions {
   /// How long an event of an endpoint at its own limit, or switched off, waits to be claimed
   /// again.
   std::chrono::milliseconds busy_retry{1000};
+  /// The same for an endpoint whose last attempts all failed (postbacks::endpoint_failing): its
+  /// events are not claimed again and again while it hangs, so claims carry the others'.
+  std::chrono::milliseconds failing_retry{10'000};
   std::chrono::milliseconds paused_retry{60'000};
   /// How long endpoints are cached (an endpoint changed elsewhere is seen within it).
   std::chrono::milliseconds endpoints_refresh{2000};
@@ -105,6 +112,10 @@ class PostbackSender {
   int dispatch();
   void send(const PostbackDelivery& d, const PostbackEndpoint& e);
   const PostbackEndpoint* endpoint(const std::string& id);
+  bool endpoint_failing(const std::string& id) const;
+  std::size_t failing_hold() const {
+    return static_cast<std::size_t>(options_.max_in_flight_per_endpoint);
+  }
 
   PostbackStore& store_;
   HttpClient& client_;
@@ -127,6 +138,7 @@ class PostbackSender {
   std::unordered_map<std::string, std::deque<Waiting>> waiting_;
   std::size_t waiting_count_ = 0;
   std::optional<SteadyTime> last_claim_, last_flush_;
+  bool backlog_ = false;                  // the last claim got all it asked for: more are due
   std::optional<SteadyTime> next_prune_;  // unset: at the first round
   std::thread thread_;
   std::unique_ptr<ScrapeHook> scrape_;
