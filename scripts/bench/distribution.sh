@@ -17,7 +17,9 @@
 # BENCH_POSTBACK_ENDPOINTS=N (default 0) gives the bench's seller N postback endpoints on an nginx
 # of their own, every third of which hangs (answers after an hour) and the others answer at once:
 # the rate is then measured while a third of the endpoints hang, and the table adds the outbox's
-# pending events and the postbacks delivered when the last lead was decided (docs/postbacks.md).
+# pending events and the postbacks delivered when the last lead was decided, then how many more
+# the sender delivered in the next BENCH_POSTBACK_DRAIN_SECONDS (10) and what was left pending
+# (docs/postbacks.md).
 #
 # Environment: BENCH_DISTRIBUTION_LEADS (default 2000), BENCH_ROUNDS (3), BENCH_DELAYS_MS
 # ("0 100 500"), BENCH_BUYER_PROTOCOLS ("h2 http1", the default: both; "h2": HTTPS buyers that
@@ -32,6 +34,7 @@ delays=${BENCH_DELAYS_MS:-"0 100 500"}
 protocols=${BENCH_BUYER_PROTOCOLS:-"h2 http1"}
 build=${BENCH_BUILD:-}
 postback_endpoints=${BENCH_POSTBACK_ENDPOINTS:-0}
+postback_drain=${BENCH_POSTBACK_DRAIN_SECONDS:-10}
 if [[ -z "$build" ]]; then
   "$root/scripts/deps.sh" --bench
   build="$root/build-release"
@@ -165,11 +168,21 @@ run() {  # run DELAY_MS ROUND -> sets result "rate cpu_ms_per_lead rss_mb sold"
     sleep 0.1
   done
   [[ -n "$t_end" ]] || { echo "distribution bench: $decided of $leads decided before the time limit" >&2; exit 1; }
+  # With postbacks: what the sender delivers in the next BENCH_POSTBACK_DRAIN_SECONDS, the leads
+  # all decided (the store's writer its own), and what is still pending after them.
+  drained=0 drain_left=0
+  if [[ "$postback_endpoints" -gt 0 ]]; then
+    sleep "$postback_drain"
+    m=$(metrics "$dir")
+    drained=$(( $(echo "$m" | awk '/^leadflow_postback_attempts_total/ && /result="delivered"/ {s += $NF} END {printf "%d", s}') - ${postbacks:-0} ))
+    drain_left=$(echo "$m" | awk '/^leadflow_postback_outbox_pending / {printf "%d", $NF}')
+  fi
   result=$(awk -v n="$leads" -v d0="$d_first" -v t1="$t_first" -v t2="$t_end" -v c1="$c_first" -v c2="$c_end" \
     -v rss="$(awk '/VmHWM/ {print $2 / 1024}' "/proc/$lf_pid/status")" -v sold="$sold" \
     -v outbox="${outbox:-0}" -v postbacks="${postbacks:-0}" \
     'BEGIN {span = t2 - t1; if (span < 0.1) span = 0.1; k = n - d0; if (k < 1) k = 1
             printf "%.1f %.3f %.1f %d %d %d", k / span, 1000 * (c2 - c1) / k, rss, sold, outbox, postbacks}')
+  result+=" $drained ${drain_left:-0}"
   kill -TERM "$lf_pid"; wait "$lf_pid" 2>/dev/null || true
   rm -rf "$dir"
 }
@@ -184,9 +197,9 @@ for protocol in $protocols; do
     start_buyers "$delay" "$protocol"
     for round in $(seq 1 "$rounds"); do
       run "$delay" "$protocol-$round"
-      read -r r c m s o p <<< "$result"
+      read -r r c m s o p dr dl <<< "$result"
       echo "  buyers at $delay ms ($protocol), round $round: $r leads/s, $c ms CPU per lead, peak RSS $m MB, sold $s of $leads" \
-        "$( [[ "$postback_endpoints" -gt 0 ]] && echo "; postbacks: $o pending in the outbox, $p delivered")" >&2
+        "$( [[ "$postback_endpoints" -gt 0 ]] && echo "; postbacks: $o pending in the outbox, $p delivered; in the next ${postback_drain} s $dr more ($((dr / postback_drain))/s), $dl left")" >&2
       k="$delay ms ($protocol)"
       rate[$k]+="$r "; cpu[$k]+="$c "; rss[$k]+="$m "; sold[$k]+="$s "
     done

@@ -147,6 +147,17 @@ const PostbackEndpoint* PostbackSender::endpoint(const std::string& id) {
   return &it->second;
 }
 
+std::size_t PostbackSender::ready_to_send() const {
+  std::lock_guard lock(mu_);
+  std::size_t n = 0;
+  for (const auto& [id, rows] : waiting_) {
+    const auto it = in_flight_by_endpoint_.find(id);
+    if (it == in_flight_by_endpoint_.end() || it->second < options_.max_in_flight_per_endpoint)
+      n += rows.size();
+  }
+  return n;
+}
+
 bool PostbackSender::endpoint_failing(const std::string& id) const {
   std::lock_guard lock(mu_);
   const auto it = recent_.find(id);
@@ -159,10 +170,11 @@ bool PostbackSender::endpoint_failing(const std::string& id) const {
 int PostbackSender::run_once() {
   const SteadyTime steady = clock_.steady_now();
   const std::size_t room = 2 * static_cast<std::size_t>(options_.max_in_flight);
-  // A poll after the last claim; with a backlog, as soon as what it held is half sent.
+  // A poll after the last claim; with a backlog, as soon as what it held for endpoints with a
+  // free slot is half sent (an endpoint at its limit, a hanging one, holds no claim up).
   const bool due =
       !last_claim_ || steady - *last_claim_ >= options_.poll ||
-      (backlog_ && steady - *last_claim_ >= options_.backlog_gap && waiting_count_ < room / 2);
+      (backlog_ && steady - *last_claim_ >= options_.backlog_gap && ready_to_send() < room / 2);
   if (due || !last_flush_) {
     flush();
     last_flush_ = steady;

@@ -113,6 +113,7 @@ class PostbackSender {
   void send(const PostbackDelivery& d, const PostbackEndpoint& e);
   const PostbackEndpoint* endpoint(const std::string& id);
   bool endpoint_failing(const std::string& id) const;
+  std::size_t ready_to_send() const;  // claimed events of endpoints with a free slot
   std::size_t failing_hold() const {
     return static_cast<std::size_t>(options_.max_in_flight_per_endpoint);
   }
