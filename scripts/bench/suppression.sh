@@ -14,12 +14,15 @@
 #      replaced), while a seller posts leads one after another on another connection: the
 #      upload's wall time, the ingest's resident memory before and its peak (VmHWM) after, and the
 #      lead posts answered during the upload (how many, their slowest, any refused), which shows
-#      whether intake paused.
+#      whether intake paused. Each upload gets a fresh store (database) and a fresh process.
 #
 # Environment: BENCH_SUPPRESSION_ENTRIES (10000000), BENCH_SUPPRESSION_STORES,
 # BENCH_BUILD (a release build dir with leadflow-admin, leadflow-ingest and
 # leadflow-suppression-bench; default: build one), BENCH_SUPPRESSION_PHASES ("lookups imports
-# uploads"). PostgreSQL is a throwaway server (scripts/pg_server.sh) removed at the end.
+# uploads"), BENCH_SUPPRESSION_INGESTS ("label=path/to/leadflow-ingest ...": the uploads phase
+# compares them side by side, in alternating order, default this build's alone) and
+# BENCH_SUPPRESSION_ROUNDS (1; medians). PostgreSQL is a throwaway server (scripts/pg_server.sh)
+# removed at the end.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 entries=${BENCH_SUPPRESSION_ENTRIES:-10000000}
@@ -82,20 +85,24 @@ memory_kb() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"; }
 
 if [[ " $phases " == *" uploads "* ]]; then
   echo "== suppression: uploading $entries e-mail addresses through the API"
-  for store in $stores; do
-    url=$(store_url "$store" uploads)
+  # One upload measurement: a fresh store (database) of `store`, the leadflow-ingest `binary`, a
+  # new list filled then replaced. Prints "label store what seconds peak_kb rss_before_kb posts".
+  upload_run() {
+    local label=$1 binary=$2 store=$3 round=$4
+    local url seller seller_key lf_dir lf_port lf_pid lf list what
+    url=$(store_url "$store" "up_${label//[^a-z0-9]/_}_$round")
     LEADFLOW_STORE="$url" LEADFLOW_LOG_LEVEL=warn "$admin" migrate >/dev/null
     seller=$(LEADFLOW_STORE="$url" LEADFLOW_LOG_LEVEL=warn "$admin" create-seller --name bench |
       python3 -c 'import json,sys; print(json.load(sys.stdin)["seller_id"])')
     seller_key=$(LEADFLOW_STORE="$url" LEADFLOW_LOG_LEVEL=warn "$admin" create-api-key --seller-id "$seller" \
       --name bench --plan enterprise | python3 -c 'import json,sys; print(json.load(sys.stdin)["key"])')
     operator="lfk_bench_$(openssl rand -hex 20)"
-    lf_dir="$work/lf-$store"
+    lf_dir="$work/lf-$store-$round-${label//[^a-z0-9]/_}"
     mkdir -p "$lf_dir"
     lf_port=$(free_port)
     LEADFLOW_DATA_DIR="$lf_dir" LEADFLOW_STORE="$url" LEADFLOW_LISTEN="127.0.0.1:$lf_port" \
     LEADFLOW_BOOTSTRAP_KEY="$operator" LEADFLOW_LOG_LEVEL=warn \
-      "$build/ingest/leadflow-ingest" > "$lf_dir/out" 2> "$lf_dir/log" &
+      "$binary" > "$lf_dir/out" 2> "$lf_dir/log" &
     lf_pid=$!
     pids+=("$lf_pid")
     lf="https://127.0.0.1:$lf_port"
@@ -135,10 +142,40 @@ if [[ " $phases " == *" uploads "* ]]; then
       kept=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["data"]["entries"])' "$work/upload.json")
       peak=$(memory_kb "$lf_pid" VmHWM)
       posts=$(awk '{n++; if ($2 > max) max = $2; if ($1 >= 400) bad++} END {printf "%d lead posts answered during it, slowest %.0f ms, %d refused", n, max * 1000, bad}' "$work/posts")
-      echo "suppression: $store, API upload ($what list): $kept entries in $(awk -v a="$started" -v b="$ended" 'BEGIN {printf "%.1f", b - a}') s; ingest resident ${rss_before} KB before, peak ${peak} KB; $posts"
+      seconds=$(awk -v a="$started" -v b="$ended" 'BEGIN {printf "%.1f", b - a}')
+      echo "suppression: $label, $store, round $round, API upload ($what list): $kept entries in $seconds s; ingest resident ${rss_before} KB before, peak ${peak} KB; $posts" >&2
+      echo "$label $store $what $seconds $peak $rss_before" >> "$work/uploads"
       rm -f "$work/upload.done"
     done
     kill -TERM "$lf_pid"
     wait "$lf_pid" 2>/dev/null || true
+  }
+  # The leadflow-ingest binaries compared, "label=path" each (default: this build's), run in
+  # alternating order round by round (BENCH_SUPPRESSION_ROUNDS, default 1): medians per label.
+  ingests=${BENCH_SUPPRESSION_INGESTS:-"this=$build/ingest/leadflow-ingest"}
+  rounds=${BENCH_SUPPRESSION_ROUNDS:-1}
+  read -r -a ingest_list <<< "$ingests"
+  : > "$work/uploads"
+  for store in $stores; do
+    for round in $(seq 1 "$rounds"); do
+      order=("${ingest_list[@]}")
+      if ((round % 2 == 0)); then
+        order=()
+        for ((k = ${#ingest_list[@]} - 1; k >= 0; k--)); do order+=("${ingest_list[k]}"); done
+      fi
+      for pair in "${order[@]}"; do upload_run "${pair%%=*}" "${pair#*=}" "$store" "$round" 2>&1; done
+    done
+  done
+  echo "== suppression: API uploads, medians of $rounds round(s) (seconds; ingest peak resident MB; resident before)"
+  for store in $stores; do
+    for pair in "${ingest_list[@]}"; do
+      label=${pair%%=*}
+      for what in new replaced; do
+        secs=$(awk -v l="$label" -v s="$store" -v w="$what" '$1 == l && $2 == s && $3 == w {print $4}' "$work/uploads" | median)
+        peak=$(awk -v l="$label" -v s="$store" -v w="$what" '$1 == l && $2 == s && $3 == w {print $5 / 1024}' "$work/uploads" | median)
+        before=$(awk -v l="$label" -v s="$store" -v w="$what" '$1 == l && $2 == s && $3 == w {print $6 / 1024}' "$work/uploads" | median)
+        printf 'suppression: %-8s %-10s %-8s %6.1f s  peak %6.0f MB  (before %4.0f MB)\n' "$label" "$store" "$what" "$secs" "$peak" "$before"
+      done
+    done
   done
 fi

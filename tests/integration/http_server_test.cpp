@@ -41,6 +41,7 @@
 
 #include "leadflow/http/forms.hpp"
 #include "leadflow/http/server.hpp"
+#include "leadflow/http/stream.hpp"
 #include "leadflow/http/tls_cert.hpp"
 
 namespace leadflow {
@@ -862,6 +863,204 @@ TEST(HttpServer, UploadBodiesHeldAtOnceAreBounded) {
   RawClient third;
   ASSERT_TRUE(third.connect(server->port(), true)) << third.error();
   r = roundtrip(third, head + body);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.status, 200);
+}
+
+// What a streamed upload's handler saw: the bytes in the order they came, how many pieces, how
+// the body ended, and how much had come when the test asked.
+struct StreamedSeen {
+  std::mutex mu;
+  std::condition_variable changed;
+  std::string body;
+  int pieces = 0;
+  std::optional<http::UploadStream::Read> end;
+  std::size_t bytes() {
+    std::lock_guard lock(mu);
+    return body.size();
+  }
+  bool wait_end(milliseconds within) {
+    std::unique_lock lock(mu);
+    return changed.wait_for(lock, within, [&] { return end.has_value(); });
+  }
+};
+
+Routes streamed_routes(const std::shared_ptr<StreamedSeen>& seen) {
+  Routes routes = base_routes();
+  routes.put_streamed(
+      "/up/{id}", 64 * 1024 * 1024, [seen](const http::Request& req, http::Response& res) {
+        http::UploadStream* body = req.upload();
+        if (!body) {
+          res.set_content("whole:" + std::to_string(req.body().size()), "text/plain");
+          return;
+        }
+        std::string piece;
+        for (;;) {
+          const auto got = body->read(piece);
+          std::lock_guard lock(seen->mu);
+          if (got == http::UploadStream::Read::kData) {
+            seen->body += piece;
+            ++seen->pieces;
+            seen->changed.notify_all();
+            continue;
+          }
+          seen->end = got;
+          seen->changed.notify_all();
+          if (got == http::UploadStream::Read::kFailed) return;
+          res.set_content("streamed:" + std::to_string(seen->body.size()), "text/plain");
+          return;
+        }
+      });
+  return routes;
+}
+
+std::string streamed_put(std::size_t length, std::string_view more = "") {
+  return "PUT /up/l1 HTTP/1.1\r\nHost: localhost\r\nContent-Length: " + std::to_string(length) +
+         "\r\n" + std::string(more) + "\r\n";
+}
+
+std::string pattern_body(std::size_t n) {
+  std::string body(n, '\0');
+  for (std::size_t i = 0; i < n; ++i) body[i] = static_cast<char>('a' + (i * 7 + i / 13) % 26);
+  return body;
+}
+
+// A streamed upload (Routes::put_streamed) reaches its handler while it is still arriving, in
+// slow pieces, and whole in the end; a body under the listener's limit comes whole as before.
+TEST(HttpServer, AStreamedUploadReachesItsHandlerAsItArrives) {
+  auto seen = std::make_shared<StreamedSeen>();
+  auto server = start_server(streamed_routes(seen), server_options(true));
+  ASSERT_TRUE(server);
+  const std::string body = pattern_body(3 * 1024 * 1024 + 17);
+  RawClient c;
+  ASSERT_TRUE(c.connect(server->port(), true)) << c.error();
+  // The head with a first piece: the handler has it before the rest is sent.
+  ASSERT_TRUE(c.send(streamed_put(body.size()) + body.substr(0, 100'000))) << c.error();
+  EXPECT_TRUE(eventually([&] { return seen->bytes() == 100'000; }));
+  // The rest in slow pieces of odd sizes.
+  for (std::size_t at = 100'000; at < body.size(); at += 300'007) {
+    std::this_thread::sleep_for(20ms);
+    ASSERT_TRUE(c.send(body.substr(at, 300'007))) << c.error();
+  }
+  RawResponse r = c.read_response();
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "streamed:" + std::to_string(body.size()));
+  EXPECT_TRUE(seen->body == body);
+  EXPECT_GT(seen->pieces, 3);
+  // Keep-alive holds: a small body on the same connection comes whole.
+  r = roundtrip(c, streamed_put(5) + "hello");
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.body, "whole:5");
+  // Chunked with 100-continue: the interim answer, then the decoded body.
+  RawClient chunked;
+  ASSERT_TRUE(chunked.connect(server->port(), true)) << chunked.error();
+  ASSERT_TRUE(
+      chunked.send("PUT /up/l2 HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n"
+                   "Expect: 100-continue\r\n\r\n"));
+  const RawResponse interim = chunked.read_response();
+  ASSERT_TRUE(interim.ok) << interim.error;
+  EXPECT_EQ(interim.status_line, "HTTP/1.1 100 Continue");
+  {
+    std::lock_guard lock(seen->mu);
+    seen->body.clear();
+    seen->end.reset();
+  }
+  std::string framed;
+  for (std::size_t at = 0; at < body.size(); at += 0x10000)
+    framed += [&] {
+      const std::string part = body.substr(at, 0x10000);
+      char size[16];
+      std::snprintf(size, sizeof size, "%zx\r\n", part.size());
+      return std::string(size) + part + "\r\n";
+    }();
+  framed += "0\r\n\r\n";
+  r = roundtrip(chunked, framed);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.body, "streamed:" + std::to_string(body.size()));
+  EXPECT_TRUE(seen->body == body);
+  EXPECT_TRUE(serves_normally(server->port(), true));
+}
+
+// A client that goes away mid-body: the handler learns that its body will never be whole (and
+// so changes nothing); one that stalls gets 408 once the server's I/O timeout passes. Either
+// way the server goes on serving.
+TEST(HttpServer, AStreamedUploadWhoseClientGoesAwayOrStallsFailsInItsHandler) {
+  auto seen = std::make_shared<StreamedSeen>();
+  HttpServerOptions o = server_options(true);
+  o.io_timeout = 600ms;
+  auto server = start_server(streamed_routes(seen), o);
+  ASSERT_TRUE(server);
+  const std::string body = pattern_body(2 * 1024 * 1024);
+  {
+    RawClient gone;
+    ASSERT_TRUE(gone.connect(server->port(), true)) << gone.error();
+    ASSERT_TRUE(gone.send(streamed_put(body.size()) + body.substr(0, body.size() / 2)));
+    EXPECT_TRUE(eventually([&] { return seen->bytes() == body.size() / 2; }));
+  }  // closed here, halfway
+  ASSERT_TRUE(seen->wait_end(3000ms));
+  EXPECT_EQ(*seen->end, http::UploadStream::Read::kFailed);
+  {
+    std::lock_guard lock(seen->mu);
+    seen->body.clear();
+    seen->end.reset();
+  }
+  RawClient stalled;
+  ASSERT_TRUE(stalled.connect(server->port(), true)) << stalled.error();
+  ASSERT_TRUE(stalled.send(streamed_put(body.size()) + body.substr(0, 70'000)));
+  const RawResponse r = stalled.read_response();
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.status, 408);
+  ASSERT_TRUE(seen->wait_end(3000ms));
+  EXPECT_EQ(*seen->end, http::UploadStream::Read::kFailed);
+  EXPECT_EQ(stalled.wait_closed(3000ms), RawClient::Eof::kClosed);
+  EXPECT_TRUE(serves_normally(server->port(), true));
+}
+
+// A handler that answers before reading its body (a refusal: no key) is written at once, and
+// the rest of the body is not read: the connection closes after the answer.
+TEST(HttpServer, AStreamedUploadRefusedBeforeItsBodyIsAnsweredAtOnce) {
+  Routes routes = base_routes();
+  routes.put_streamed("/up/{id}", 64 * 1024 * 1024,
+                      [](const http::Request&, http::Response& res) { res.status = 401; });
+  auto server = start_server(std::move(routes), server_options(true));
+  ASSERT_TRUE(server);
+  RawClient c;
+  ASSERT_TRUE(c.connect(server->port(), true)) << c.error();
+  ASSERT_TRUE(c.send(streamed_put(10 * 1024 * 1024) + std::string(100'000, 'x')));
+  const RawResponse r = c.read_response();
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.status, 401);
+  EXPECT_EQ(r.header("connection"), "close");
+  EXPECT_TRUE(serves_normally(server->port(), true));
+}
+
+// Streamed uploads hold no body, but each holds a blocking thread while its body arrives: at
+// most max_upload_streams at once, one more is 503 until one is answered.
+TEST(HttpServer, StreamedUploadsAtOnceAreBounded) {
+  auto seen = std::make_shared<StreamedSeen>();
+  HttpServerOptions o = server_options(true);
+  o.max_upload_streams = 1;
+  auto server = start_server(streamed_routes(seen), o);
+  ASSERT_TRUE(server);
+  const std::string body = pattern_body(200'000);
+  RawClient first;
+  ASSERT_TRUE(first.connect(server->port(), true)) << first.error();
+  ASSERT_TRUE(first.send(streamed_put(body.size()) + body.substr(0, 100'000))) << first.error();
+  ASSERT_TRUE(eventually([&] { return seen->bytes() == 100'000; }));
+  RawClient second;
+  ASSERT_TRUE(second.connect(server->port(), true)) << second.error();
+  ASSERT_TRUE(second.send(streamed_put(body.size()))) << second.error();
+  RawResponse r = second.read_response();
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.status, 503);
+  ASSERT_TRUE(first.send(body.substr(100'000))) << first.error();
+  r = first.read_response();
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.body, "streamed:200000");
+  RawClient third;
+  ASSERT_TRUE(third.connect(server->port(), true)) << third.error();
+  r = roundtrip(third, streamed_put(body.size()) + body);
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(r.status, 200);
 }

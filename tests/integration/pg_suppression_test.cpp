@@ -4,6 +4,7 @@
 
 #include "pg_test_database.hpp"
 #include "suppression_checks.hpp"
+#include "suppression_upload_checks.hpp"
 
 namespace leadflow::testing {
 namespace {
@@ -26,6 +27,16 @@ TEST(PgSuppression, TheRoutesLetEachPartyManageOnlyItsOwnLists) {
   o.store_url = db.url("?pool_size=4");
   ServiceFixture svc(o);
   check_suppression_routes(svc);
+}
+
+TEST(PgSuppression, ALargeUploadIsReadAsItArrivesAndAClientThatGoesChangesNothing) {
+  ASSERT_FALSE(pg_admin_url().empty()) << kNoPostgres;
+  PgTestDatabase db("lf_suppression_stream_");
+  ASSERT_TRUE(db.made());
+  ServiceOptions o;
+  o.store_url = db.url("?pool_size=4");
+  ServiceFixture svc(o);
+  check_suppression_streamed_uploads(svc);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "suppression_checks.hpp"
+#include "suppression_upload_checks.hpp"
 
 namespace leadflow::testing {
 namespace {
@@ -15,6 +16,11 @@ TEST(Suppression, TheOperatorsListsRefuseAtIntakeAndABuyersKeepTheLeadFromIt) {
 TEST(Suppression, TheRoutesLetEachPartyManageOnlyItsOwnLists) {
   ServiceFixture svc;
   check_suppression_routes(svc);
+}
+
+TEST(Suppression, ALargeUploadIsReadAsItArrivesAndAClientThatGoesChangesNothing) {
+  ServiceFixture svc;
+  check_suppression_streamed_uploads(svc);
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "errors.hpp"
 #include "leadflow/api/http_util.hpp"
 #include "leadflow/base/log.hpp"
+#include "leadflow/http/stream.hpp"
 #include "leadflow/management/suppression_lists.hpp"
 #include "leadflow/visibility/suppression.hpp"
 #include "pages.hpp"
@@ -47,6 +48,30 @@ std::optional<SuppressionList> readable_list(const SuppressionPorts& ports, cons
 bool is_text_upload(const http::Request& req) {
   const std::string type = http::media_type(req);
   return type == "text/csv" || type == "text/plain";
+}
+
+// Reads the body into `upload` as it arrives: a large one piece by piece from the connection
+// (Routes::put_streamed), so only its fingerprints are held. false: the body will never be
+// whole (the client went away, stalled or framed it badly); nothing is to be replaced, and the
+// server answers for it.
+bool read_upload(const http::Request& req, SuppressionUpload& upload) {
+  http::UploadStream* body = req.upload();
+  if (!body) {
+    upload.add(req.body());
+    return true;
+  }
+  std::string piece;
+  for (;;) {
+    switch (body->read(piece)) {
+      case http::UploadStream::Read::kData:
+        upload.add(piece);
+        break;
+      case http::UploadStream::Read::kEnd:
+        return true;
+      case http::UploadStream::Read::kFailed:
+        return false;
+    }
+  }
 }
 
 }  // namespace
@@ -110,7 +135,7 @@ void answer_suppression_upload(const SuppressionPorts& ports, const Viewer& view
   if (!is_text_upload(req)) return send_problem(res, refusal_for(SuppressionRefused::kNotText));
   const auto started = std::chrono::steady_clock::now();
   SuppressionUpload upload;
-  upload.add(req.body());
+  if (!read_upload(req, upload)) return;  // the server answers for a body that failed
   upload.finish();
   if (upload.rejected() > 0) {
     Refusal r = refusal_for(SuppressionRefused::kBadLines);
@@ -192,11 +217,11 @@ void register_suppression_lists(Routes& routes, IngestContext& c) {
                   if (const auto v = reader(q, r, kScopeBuyersWrite))
                     answer_suppression_list_delete(ports(), *v, q.match(1), r);
                 });
-  routes.put_upload("/v1/suppression-lists/{id}/entries", kMaxSuppressionUploadBytes,
-                    [ports, reader](const http::Request& q, http::Response& r) {
-                      if (const auto v = reader(q, r, kScopeBuyersWrite))
-                        answer_suppression_upload(ports(), *v, q.match(1), q, r);
-                    });
+  routes.put_streamed("/v1/suppression-lists/{id}/entries", kMaxSuppressionUploadBytes,
+                      [ports, reader](const http::Request& q, http::Response& r) {
+                        if (const auto v = reader(q, r, kScopeBuyersWrite))
+                          answer_suppression_upload(ports(), *v, q.match(1), q, r);
+                      });
 }
 
 }  // namespace leadflow

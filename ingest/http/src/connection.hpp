@@ -29,6 +29,9 @@ constexpr int kAcceptBatch = 8;  // per wake-up, so another loop takes part of a
 // The kernel's send buffer of a streamed answer: what a stalled reader can hold beyond its
 // stream's own bound (the default grows to megabytes).
 constexpr int kStreamSendBuffer = 64 * 1024;
+// What a streamed upload's body (Routes::put_streamed) may hold that its handler has not taken:
+// past it the connection reads no more until the handler catches up.
+constexpr std::size_t kUploadPending = 1024 * 1024;
 
 /// A request partly received: the reader that resumes where it stopped, and what it has read.
 struct Reading {
@@ -72,10 +75,16 @@ struct Conn {
   std::size_t in_cap = 0;
   std::size_t upload_bytes = 0;
   std::atomic<std::size_t>* uploads = nullptr;
+  // A body handed to its handler as it arrives (Routes::put_streamed), counted in
+  // `upload_streams` (the server's streamed uploads) until it is answered.
+  std::shared_ptr<UploadStream> upload;
+  std::atomic<std::size_t>* upload_streams = nullptr;
   void end_upload() {
     if (uploads && upload_bytes) uploads->fetch_sub(upload_bytes, std::memory_order_relaxed);
     upload_bytes = 0;
     in_cap = 0;
+    if (upload_streams) upload_streams->fetch_sub(1, std::memory_order_relaxed);
+    upload_streams = nullptr;
   }
   std::string remote_addr;
   HttpServer::Impl* admitted_by = nullptr;  // counted in its connections (Impl::admit)
@@ -86,6 +95,7 @@ struct Conn {
   bool chunked = false;  // its body is framed in chunks (HTTP/1.1)
 
   ~Conn() {
+    if (upload) upload->detach();  // its handler learns that the body will never be whole
     end_upload();
     if (stream) stream->detach();
     if (ssl) SSL_free(ssl);

@@ -57,7 +57,11 @@ void EventLoop::run() {
         for (auto& [when, ex] : later) defer(std::move(ex), when);
         for (const std::uint64_t id : streams) {
           auto it = conns_.find(id);
-          if (it != conns_.end() && it->second->stream) pump_stream(*it->second);
+          if (it == conns_.end()) continue;
+          if (it->second->stream)
+            pump_stream(*it->second);
+          else if (it->second->upload)
+            feed_upload(*it->second);
         }
       } else {
         on_event(tag, events[i].events);
@@ -192,6 +196,10 @@ void EventLoop::on_event(std::uint64_t id, std::uint32_t events) {
     if (c.out_off < c.out.size() && !flush_out(c)) return;
   }
   if (!read_in(c)) return;
+  if (c.upload) {
+    feed_upload(c);
+    return;
+  }
   if (c.stream) {
     // A streamed answer's reader has nothing more to say; what it sends is dropped, and its
     // going away ends the stream.
@@ -233,7 +241,7 @@ bool EventLoop::read_in(Conn& c) {
       }
     }
     c.last_active = SteadyClock::now();
-    if (c.in.empty()) start_request_clock(c, c.last_active);
+    if (c.in.empty() && !c.upload) start_request_clock(c, c.last_active);
     c.in.append(buf_, static_cast<std::size_t>(n));
     if (!c.ssl && static_cast<std::size_t>(n) < sizeof buf_) break;  // drained
   }
@@ -350,6 +358,11 @@ bool EventLoop::process(Conn& c) {
       }
       Reading& rd = *c.reading;
       const ParseResult r = rd.reader.read(c.in, rd.request);
+      if (r.body_streamed && r.status != ParseStatus::kError) {
+        // The body goes on to its handler as it arrives (feed_upload).
+        if (!start_upload(c, r)) return false;
+        break;
+      }
       if (r.status == ParseStatus::kIncomplete) {
         if (r.headers_complete && !c.head_read) {
           // The header section is in: the body has its own deadline, scaled by its size.
@@ -437,7 +450,8 @@ void EventLoop::answer_error(Conn& c, int status, const std::string& detail) {
 // to be reused by the next request on any connection.
 void EventLoop::done_reading(Conn& c) {
   c.head_read = false;
-  c.end_upload();
+  // A streamed upload's handler holds what it read until it answers: counted until then.
+  if (!c.busy) c.end_upload();
   if (!c.reading) return;
   c.reading->reader.reset();
   c.reading->request = http::Request();
@@ -454,8 +468,14 @@ void EventLoop::start_request_clock(Conn& c, SteadyClock::time_point now) {
 
 // Routes the request just read (in c.reading) and hands it to its handler.
 void EventLoop::dispatch(Conn& c) {
-  auto ex = std::make_shared<Exchange>(server_, c.id, std::move(c.reading->request));
+  http::Request request = std::move(c.reading->request);
   done_reading(c);
+  dispatch_request(c, std::move(request));
+}
+
+// Hands `request` to its route's handler.
+void EventLoop::dispatch_request(Conn& c, http::Request request) {
+  auto ex = std::make_shared<Exchange>(server_, c.id, std::move(request));
   http::Request& req = ex->req;
   req.remote_addr_ = c.remote_addr;
   req.remote_port_ = c.remote_port;
@@ -475,7 +495,8 @@ void EventLoop::dispatch(Conn& c) {
     return;
   }
   const std::string_view content_type = req.header("Content-Type");
-  if (content_type.size() >= 19 && iequals(content_type.substr(0, 19), "multipart/form-data") &&
+  if (!req.upload_ && content_type.size() >= 19 &&
+      iequals(content_type.substr(0, 19), "multipart/form-data") &&
       !http::parse_multipart(content_type, req.body(), req.form_parts_)) {
     ex->res.status = 400;
     ready_.push_back(std::move(ex));
@@ -510,10 +531,20 @@ void EventLoop::finish(const std::shared_ptr<Exchange>& ex) {
   auto it = conns_.find(ex->connection());
   if (it == conns_.end()) return;  // the connection was closed meanwhile
   Conn& c = *it->second;
+  http::Response& res = ex->res;
+  if (const http::UploadStream* u = ex->req.upload(); u && u->failed_status() != 0) {
+    // The body failed (late, too large, badly framed): the server's answer, whatever the
+    // handler said.
+    res = http::Response();
+    res.status = u->failed_status();
+    ex->refusal = u->failed_detail();
+  }
+  // Answered before its body was whole (a refusal): the rest of it is not read.
+  if (c.upload) end_upload_early(c);
   c.busy = false;
+  c.end_upload();
   if (!c.in.empty()) start_request_clock(c, SteadyClock::now());  // pipelined while answering
   const Routes& routes = server_.routes;
-  http::Response& res = ex->res;
   if (res.status >= 400 && res.body.empty() && routes.on_error)
     routes.on_error(ex->req, res, ex->refusal);
   if (server_.stopping.load(std::memory_order_relaxed)) c.close_after_write = true;
@@ -622,7 +653,7 @@ void EventLoop::drain_linger(Conn& c) {
 
 void EventLoop::sweep(SteadyClock::time_point now) {
   const auto& o = server_.options;
-  std::vector<Conn*> expired, late;
+  std::vector<Conn*> expired, late, late_uploads;
   for (auto& [id, cp] : conns_) {
     Conn& c = *cp;
     if (c.lingering) {
@@ -635,6 +666,13 @@ void EventLoop::sweep(SteadyClock::time_point now) {
         c.stream->mark_stalled();
         expired.push_back(&c);
       }
+      continue;
+    }
+    if (c.upload) {
+      // A body read by its handler as it arrives: late past its deadline, or stalled while the
+      // server waits for its bytes (not while the handler is behind).
+      if (now > c.deadline || (!c.upload->full() && now - c.last_active > o.io_timeout))
+        late_uploads.push_back(&c);
       continue;
     }
     if (c.busy) continue;  // the handler's own deadlines bound it
@@ -654,6 +692,11 @@ void EventLoop::sweep(SteadyClock::time_point now) {
     if (quiet > (mid_io ? o.io_timeout : o.idle_timeout)) expired.push_back(&c);
   }
   for (Conn* c : expired) close_conn(*c);
+  for (Conn* c : late_uploads) {
+    // Its handler finds the body failed and the 408 is written once it returns.
+    c->upload->fail(408, "The request body did not arrive in time.");
+    end_upload_early(*c);
+  }
   for (Conn* c : late) {
     const char* detail = c->head_read ? "The request body did not arrive in time."
                                       : "The request's header section did not arrive in time.";

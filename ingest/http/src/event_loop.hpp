@@ -96,7 +96,8 @@ class EventLoop {
     if (first) wake();
   }
 
-  /// From any thread: the streamed answer of connection `id` has bytes (or its end) waiting.
+  /// From any thread: the streamed answer of connection `id` has bytes (or its end) waiting, or
+  /// its streamed upload's handler took the bytes that were waiting.
   void stream_ready(std::uint64_t id) {
     bool first;
     {
@@ -117,6 +118,11 @@ class EventLoop {
   bool flush_out(Conn& c);
   bool process(Conn& c);
   void dispatch(Conn& c);
+  void dispatch_request(Conn& c, http::Request request);
+  bool start_upload(Conn& c, const ParseResult& r);
+  bool pass_upload(Conn& c, const ParseResult& r);
+  bool feed_upload(Conn& c);
+  void end_upload_early(Conn& c);
   void answer_error(Conn& c, int status, const std::string& detail);
   void finish(const std::shared_ptr<Exchange>& ex);
   void defer(std::shared_ptr<Exchange> ex, SteadyClock::time_point when);

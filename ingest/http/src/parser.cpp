@@ -198,7 +198,19 @@ class RequestParser {
       const Step step = head();
       if (step != Step::kOk) return finish(step);
       head_end_ = pos_;
-      if (framing_.has_transfer_encoding) {
+      const std::size_t bound = framing_.has_transfer_encoding
+                                    ? body_limit_
+                                    : static_cast<std::size_t>(framing_.content_length);
+      if (bound > limits_.max_body_bytes && limits_.streamed_body &&
+          limits_.streamed_body(in_.substr(req_->method_.offset, req_->method_.size),
+                                req_->path())) {
+        // The body is handed out as it is decoded (take_body): the request keeps its head only.
+        streaming_ = true;
+        body_left_ = framing_.content_length;
+        req_->storage_.assign(in_.substr(0, head_end_));
+        if (req_->query_.size > 0) parse_urlencoded(req_->query(), req_->params_);
+        phase_ = framing_.has_transfer_encoding ? Phase::kChunks : Phase::kBody;
+      } else if (framing_.has_transfer_encoding) {
         // Decoded chunks go right behind the head, in the request's own buffer.
         req_->storage_.assign(in_.substr(0, head_end_));
         phase_ = Phase::kChunks;
@@ -207,10 +219,20 @@ class RequestParser {
       }
     }
     result_.headers_complete = true;
+    result_.body_streamed = streaming_;
     result_.body_bound = framing_.has_transfer_encoding
                              ? body_limit_
                              : static_cast<std::size_t>(framing_.content_length);
-    if (phase_ == Phase::kBody) {
+    if (streaming_ && phase_ == Phase::kBody) {
+      const auto take =
+          static_cast<std::size_t>(std::min<std::uint64_t>(body_left_, in_.size() - pos_));
+      piece_.append(in_.substr(pos_, take));
+      pos_ += take;
+      body_left_ -= take;
+      if (body_left_ > 0) return finish(Step::kNeedMore);
+    } else if (streaming_ && phase_ == Phase::kChunks) {
+      if (const Step step = chunked_body(); step != Step::kOk) return finish(step);
+    } else if (phase_ == Phase::kBody) {
       const auto length = static_cast<std::size_t>(framing_.content_length);  // 0 without framing
       if (in_.size() - head_end_ < length) return finish(Step::kNeedMore);
       req_->storage_.reserve(head_end_ + length);
@@ -222,8 +244,8 @@ class RequestParser {
       if (step != Step::kOk) return finish(step);
       req_->body_ = span(head_end_, req_->storage_.size() - head_end_);
     }
+    if (!streaming_ && req_->query_.size > 0) parse_urlencoded(req_->query(), req_->params_);
     phase_ = Phase::kDone;
-    if (req_->query_.size > 0) parse_urlencoded(req_->query(), req_->params_);
     result_.status = ParseStatus::kComplete;
     result_.consumed = pos_;
     return std::move(result_);
@@ -607,7 +629,7 @@ class RequestParser {
             return step;
           // Tiny chunks with padded sizes would let the raw body grow far beyond the decoded
           // limit.
-          if (pos_ - head_end_ - decoded_size() > body_limit_ + kChunkFramingSlack)
+          if (raw_body_size() - decoded_size() > body_limit_ + kChunkFramingSlack)
             return fail(413, "Chunked body framing is too large.");
           if (c.size == 0) {
             c.stage = Chunk::kTrailers;
@@ -621,7 +643,8 @@ class RequestParser {
         }
         case Chunk::kData: {
           const auto take = static_cast<std::size_t>(std::min<std::uint64_t>(c.left, end - pos_));
-          req_->storage_.append(in_.substr(pos_, take));
+          (streaming_ ? piece_ : req_->storage_).append(in_.substr(pos_, take));
+          decoded_ += take;
           pos_ += take;
           c.left -= take;
           if (c.left > 0) return Step::kNeedMore;
@@ -656,8 +679,31 @@ class RequestParser {
     return step;
   }
 
-  std::size_t decoded_size() const { return req_->storage_.size() - head_end_; }
+  std::size_t decoded_size() const {
+    return streaming_ ? decoded_ : req_->storage_.size() - head_end_;
+  }
+  // The body's bytes read so far as they came (chunk framing and all).
+  std::size_t raw_body_size() const { return raw_dropped_ + pos_ - head_end_; }
 
+ public:
+  // A streamed body's decoded bytes since the last call.
+  void take_body(std::string& out) {
+    out.append(piece_);
+    piece_.clear();
+  }
+  // How many bytes at the front of the input a streamed body no longer needs (the caller drops
+  // them; the next input begins after them). A trailer section is kept whole until it is read.
+  std::size_t release_input() {
+    if (!streaming_ || phase_ == Phase::kHead || phase_ == Phase::kDone ||
+        (phase_ == Phase::kChunks && chunking_.stage == Chunk::kTrailers))
+      return 0;
+    const std::size_t n = pos_;
+    raw_dropped_ += pos_ - head_end_;
+    pos_ = head_end_ = 0;
+    return n;
+  }
+
+ private:
   ParseLimits limits_;
   std::size_t body_limit_ = 0;  // the request's: max_body_bytes, or its route's larger one
   bool gated_;
@@ -671,6 +717,13 @@ class RequestParser {
   std::size_t examined_ = 0;
   Framing framing_;
   Chunking chunking_;
+  // A streamed body (ParseLimits::streamed_body): decoded bytes not yet taken, what is left of
+  // a Content-Length, bytes decoded and raw bytes given back to the caller.
+  bool streaming_ = false;
+  std::string piece_;
+  std::uint64_t body_left_ = 0;
+  std::size_t decoded_ = 0;
+  std::size_t raw_dropped_ = 0;
 };
 
 ParseResult parse_request(std::string_view input, const ParseLimits& limits,
@@ -694,67 +747,16 @@ void RequestReader::reset() {
   examined_before_ += examined;
 }
 
+void RequestReader::take_body(std::string& out) { parser_->take_body(out); }
+
+std::size_t RequestReader::release_input() { return parser_->release_input(); }
+
 std::size_t RequestReader::examined() const { return examined_before_ + parser_->examined(); }
 
 std::string percent_decode(std::string_view s) {
   std::string out;
   percent_decode_into(s, out);
   return out;
-}
-
-std::string_view reason_phrase(int status) {
-  switch (status) {
-    case 100:
-      return "Continue";
-    case 200:
-      return "OK";
-    case 201:
-      return "Created";
-    case 202:
-      return "Accepted";
-    case 204:
-      return "No Content";
-    case 301:
-      return "Moved Permanently";
-    case 304:
-      return "Not Modified";
-    case 400:
-      return "Bad Request";
-    case 401:
-      return "Unauthorized";
-    case 403:
-      return "Forbidden";
-    case 404:
-      return "Not Found";
-    case 405:
-      return "Method Not Allowed";
-    case 408:
-      return "Request Timeout";
-    case 409:
-      return "Conflict";
-    case 413:
-      return "Content Too Large";
-    case 414:
-      return "URI Too Long";
-    case 415:
-      return "Unsupported Media Type";
-    case 422:
-      return "Unprocessable Content";
-    case 429:
-      return "Too Many Requests";
-    case 431:
-      return "Request Header Fields Too Large";
-    case 500:
-      return "Internal Server Error";
-    case 501:
-      return "Not Implemented";
-    case 503:
-      return "Service Unavailable";
-    case 505:
-      return "HTTP Version Not Supported";
-    default:
-      return status < 400 ? "OK" : status < 500 ? "Error" : "Server Error";
-  }
 }
 
 }  // namespace leadflow::http

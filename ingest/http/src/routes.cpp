@@ -93,6 +93,16 @@ std::size_t Routes::body_limit(std::string_view method, std::string_view path) c
   return 0;
 }
 
+bool Routes::streams_body(std::string_view method, std::string_view path) const {
+  Match found[http::Request::kMaxMatches];
+  for (const Route& r : routes_) {
+    if (r.method != method) continue;
+    std::size_t count = 0;
+    if (matches(r, path, found, count)) return r.streamed;
+  }
+  return false;
+}
+
 bool Routes::has_body_limits() const {
   for (const Route& r : routes_)
     if (r.max_body_bytes > 0) return true;

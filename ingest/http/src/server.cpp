@@ -126,6 +126,11 @@ HttpServer::HttpServer(Routes routes, HttpServerOptions options)
                                                     std::string_view path) {
       return routes_of->body_limit(method, path);
     };
+    if (!impl_->options.limits.streamed_body)
+      impl_->options.limits.streamed_body = [routes_of](std::string_view method,
+                                                        std::string_view path) {
+        return routes_of->streams_body(method, path);
+      };
   }
 }
 

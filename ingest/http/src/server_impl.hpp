@@ -38,6 +38,8 @@ struct HttpServer::Impl final : ExchangeHost {
   std::atomic<std::size_t> open_connections{0};
   // Bytes of upload bodies (Routes::put_upload) being received on all loops, at their bound.
   std::atomic<std::size_t> upload_bytes{0};
+  // Uploads whose body is read by their handler as it arrives (Routes::put_streamed), at once.
+  std::atomic<std::size_t> upload_streams{0};
   std::mutex addresses_mu;
   std::unordered_map<std::string, std::size_t> per_address;
 

@@ -73,32 +73,55 @@ void SuppressionUpload::add(std::string_view text) {
   while (!text.empty()) {
     const auto nl = text.find('\n');
     if (nl == std::string_view::npos) {
-      partial_.append(text);
+      keep(text);
       return;
     }
-    if (partial_.empty()) {
-      line(text.substr(0, nl));
+    if (partial_.empty() && !cell_done_) {
+      line(text.substr(0, nl), false);  // the whole line is in this piece
     } else {
-      partial_.append(text.substr(0, nl));
-      line(partial_);
-      partial_.clear();
+      keep(text.substr(0, nl));
+      end_line();
     }
     text.remove_prefix(nl + 1);
   }
 }
 
 void SuppressionUpload::finish() {
-  if (!partial_.empty()) line(partial_);
-  partial_.clear();
+  if (!partial_.empty() || cell_done_) end_line();
 }
 
-void SuppressionUpload::line(std::string_view text) {
+// Keeps what a line running across pieces holds of its first cell, no more: the rest of a CSV
+// line is never read, and a cell longer than any entry is none, so a line costs at most
+// kMaxCell bytes however long the client makes it.
+void SuppressionUpload::keep(std::string_view part) {
+  if (cell_done_) return;
+  if (const auto comma = part.find(','); comma != std::string_view::npos) {
+    part = part.substr(0, comma);
+    cell_done_ = true;
+  }
+  if (partial_.size() + part.size() > kMaxCell + 1) {  // its CR may still follow
+    overlong_ = cell_done_ = true;
+    partial_.clear();
+    partial_.shrink_to_fit();
+    return;
+  }
+  partial_.append(part);
+}
+
+void SuppressionUpload::end_line() {
+  line(partial_, overlong_);
+  partial_.clear();
+  cell_done_ = overlong_ = false;
+}
+
+void SuppressionUpload::line(std::string_view text, bool overlong) {
   ++line_no_;
   if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
   // The first cell of a CSV line (a quoted cell holds no comma of ours: an entry has none).
   const std::string_view cell = text.substr(0, text.find(','));
-  if (trim(cell).empty()) return;
-  const SuppressionEntry e = parse_suppression_entry(cell);
+  overlong = overlong || cell.size() > kMaxCell;
+  if (!overlong && trim(cell).empty()) return;
+  const SuppressionEntry e = overlong ? SuppressionEntry{} : parse_suppression_entry(cell);
   std::optional<SuppressionFingerprint> f;
   if (e.kind == SuppressionEntry::Kind::kSha256)
     f = fingerprint_of_sha256_hex(e.value);

@@ -19,7 +19,8 @@ class Routes;
 
 namespace leadflow::http {
 
-class StreamBody;  // leadflow/http/stream.hpp
+class StreamBody;    // leadflow/http/stream.hpp
+class UploadStream;  // leadflow/http/stream.hpp
 
 class RequestParser;
 class EventLoop;
@@ -51,6 +52,9 @@ class Request {
   bool keep_alive() const { return keep_alive_; }
   bool expect_continue() const { return expect_continue_; }
   std::string_view body() const { return view(body_); }  // de-chunked when chunked
+  /// A route that takes its body as it arrives (Routes::put_streamed), for a body larger than
+  /// the listener's limit: body() is empty and the bytes come from this stream. Otherwise null.
+  UploadStream* upload() const { return upload_.get(); }
 
   /// The value of the first field named `name` (any case), "" when there is none.
   std::string_view header(std::string_view name) const;
@@ -116,6 +120,7 @@ class Request {
   std::string remote_addr_;
   int remote_port_ = 0;
   bool tls_ = false;
+  std::shared_ptr<UploadStream> upload_;
 };
 
 /// The answer a handler builds. Header fields are kept as the "Name: value\r\n" lines the server

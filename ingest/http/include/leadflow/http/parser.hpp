@@ -23,6 +23,9 @@ struct ParseLimits {
   /// method and path, asked once the header section is in; below max_body_bytes it changes
   /// nothing. None: max_body_bytes for every request.
   std::function<std::size_t(std::string_view method, std::string_view path)> larger_body;
+  /// Whether a request's body larger than max_body_bytes is handed out in pieces as it arrives
+  /// (RequestReader::take_body) rather than held whole (Routes::put_streamed). None: never.
+  std::function<bool(std::string_view method, std::string_view path)> streamed_body;
 };
 
 enum class ParseStatus {
@@ -37,6 +40,8 @@ struct ParseResult {
   bool headers_complete = false;  // the header section is all there (so 100-continue may be sent)
   std::size_t body_bound = 0;     // with headers_complete: the declared body length (chunked: the
                                   // body limit), which the body's deadline is scaled by
+  bool body_streamed = false;     // with headers_complete: the body is not kept in the request
+                                  // but handed out as it is read (RequestReader::take_body)
   int error_status = 0;
   std::string error_detail;  // one short sentence for the problem body
 };
@@ -74,6 +79,12 @@ class RequestReader {
   ParseResult read(std::string_view input, http::Request& request);
   /// Starts over, for the next request (after kComplete or kError).
   void reset();
+  /// A streamed body (ParseResult::body_streamed): appends to `out` what was decoded since the
+  /// last call, so the request never holds its body.
+  void take_body(std::string& out);
+  /// A streamed body: how many bytes at the front of the input the reading is done with. The
+  /// caller drops them from its input before the next read(), which goes on from there.
+  std::size_t release_input();
   /// Input bytes looked at since construction, counted as the reading goes: what the tests use
   /// to show that the work is linear.
   std::size_t examined() const;

@@ -124,6 +124,15 @@ class Routes {
     routes_.back().max_body_bytes = max_body_bytes;
   }
 
+  /// put_upload, but a body larger than the listener's limit comes to the handler as it
+  /// arrives (http::Request::upload): the handler runs once the header section is in and reads
+  /// the body piece by piece, so the server never holds it whole. A smaller body comes whole, in
+  /// body(), as on every route.
+  void put_streamed(std::string pattern, std::size_t max_body_bytes, Handler h) {
+    put_upload(std::move(pattern), max_body_bytes, std::move(h));
+    routes_.back().streamed = true;
+  }
+
   struct Route {
     std::string method;
     std::string pattern;
@@ -131,6 +140,7 @@ class Routes {
     Handler handler;
     InlineHandler inline_handler;
     std::size_t max_body_bytes = 0;  // 0: the listener's limit
+    bool streamed = false;           // put_streamed
   };
   /// The first route registered for the method whose pattern matches the whole path (HEAD uses
   /// GET's); records the route and its parameters in `req`. nullptr: none.
@@ -140,6 +150,8 @@ class Routes {
   std::size_t body_limit(std::string_view method, std::string_view path) const;
   /// Whether a route has a body limit of its own.
   bool has_body_limits() const;
+  /// Whether the route `method` and `path` go to takes its body as it arrives (put_streamed).
+  bool streams_body(std::string_view method, std::string_view path) const;
 
   // Hooks, all optional.
   /// Every request, before routing (request ids).

@@ -42,9 +42,13 @@ struct HttpServerOptions {
   std::size_t body_min_rate = 4096;  // its declared size (chunked: the limit) at this many bytes/s
   std::chrono::milliseconds tls_handshake_timeout{10'000};  // from accept; past it, closed
   std::size_t max_connections = 10'000;  // open at once on all loops; beyond, new ones are closed
-  // Bodies of upload routes (Routes::put_upload) received at once, counted at their declared
+  // Bodies of upload routes (Routes::put_upload) held at once, counted at their declared
   // length (chunked: the route's limit); one past it is answered 503 and closed.
   std::size_t max_upload_bytes = std::size_t{2} << 30;
+  // Uploads whose body is handed to their handler as it arrives (Routes::put_streamed) at once:
+  // each holds a blocking thread while its body arrives, and what its handler makes of it; none
+  // is held whole, so they do not count in max_upload_bytes. One past it is answered 503.
+  std::size_t max_upload_streams = 4;
   // Open at once from one client address (an IPv6 client: its /64); beyond, new ones are closed.
   // 0: no cap. Addresses `uncapped` says yes to (trusted proxies, which carry many clients) are
   // not capped.

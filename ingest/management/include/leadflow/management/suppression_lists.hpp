@@ -36,8 +36,9 @@ nlohmann::json suppression_list_to_json(const SuppressionList& l);
 /// An upload of entries, read as it arrives: one entry a line, or the first cell of each line of
 /// a CSV; each an e-mail, a phone or a SHA-256 (parse_suppression_entry). A first line that is
 /// none of them is a header; blank lines are skipped; any other line that is none of them is
-/// rejected (counted, its number kept for the first ten). Only fingerprints are kept: the
-/// uploaded values are gone once read.
+/// rejected (counted, its number kept for the first ten), as is a first cell over 64 KiB. Only
+/// fingerprints are kept: the uploaded values are gone once read, and a line costs at most its
+/// first cell however long it is. Not thread-safe.
 class SuppressionUpload {
  public:
   /// The next piece of the upload (a line may run across pieces).
@@ -54,9 +55,15 @@ class SuppressionUpload {
   std::vector<SuppressionFingerprint> take_sorted();
 
  private:
-  void line(std::string_view text);
+  /// The longest first cell kept of a line that runs across pieces; a longer one is no entry.
+  static constexpr std::size_t kMaxCell = 64 * 1024;
+  void keep(std::string_view part);
+  void end_line();
+  void line(std::string_view text, bool overlong);
 
-  std::string partial_;
+  std::string partial_;     // the first cell of a line running across pieces, so far
+  bool cell_done_ = false;  // its first cell is over (a comma came, or it is too long)
+  bool overlong_ = false;   // its first cell was longer than kMaxCell
   std::size_t line_no_ = 0;
   std::size_t rejected_ = 0;
   std::vector<std::size_t> rejected_lines_;
