@@ -31,5 +31,13 @@ TEST(PgReoffers, NobodyTakingItAgedRunsEveryRoundThenStops) {
   check_every_round(svc);
 }
 
+TEST(PgReoffers, ACampaignsOwnPolicyReplacesItsVerticals) {
+  ASSERT_FALSE(pg_admin_url().empty()) << kNoPostgres;
+  PgTestDatabase db("lf_reoffers_own_");
+  ASSERT_TRUE(db.made());
+  ServiceFixture svc(on_postgres(db));
+  check_campaigns_own_policy(svc);
+}
+
 }  // namespace
 }  // namespace leadflow::testing

@@ -2,14 +2,17 @@
 // and a seller's payout statement of a month, each as its reader may see it (JSON and CSV); the
 // operator's close (refused before the month ended everywhere, once only); a return after the
 // close lands in the next month as an adjustment naming the sale's month, and the closed month
-// reads as it did; a seller's month cut in its own zone, set and checked through the API.
+// reads as it did; a seller's month cut in its own zone, set and checked through the API, and a
+// seller moved to another zone between periods with each sale on exactly one of its statements.
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <cctype>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "leadflow/base/ids.hpp"
 #include "leadflow/base/time_format.hpp"
@@ -299,6 +302,124 @@ TEST_P(Statements, ASellerInNewYorkIsPaidForItsMonthToNewYorksMidnight) {
   EXPECT_EQ(december["time_zone"], "Asia/Kolkata");
   EXPECT_EQ(parse_rfc3339_ms(december["from"].get<std::string>()),
             parse_rfc3339_ms("2026-11-30T18:30:00Z"));
+}
+
+// A seller moved east between October and November, then west between November and December,
+// over HTTPS: every sale is on exactly one of its statements, each closed period is read in the
+// bounds and zone its close recorded, and each open period starts where the closed one before it
+// ended. The seller reads its zone itself on its own account.
+TEST_P(Statements, ASellerMovedBetweenPeriodsHasEachSaleOnExactlyOneStatement) {
+  ServiceFixture& svc = *svc_;
+  auto sim = start_buyer("Mover buyer", 15.00);
+  svc.add_buyer(*sim, "auto_insurance");
+  const std::string& op = svc.operator_key();
+  auto made =
+      svc.post("/v1/sellers", {{"name", "Moving Seller"}, {"time_zone", "America/New_York"}}, op);
+  ASSERT_EQ(made->status, 201) << made->body;
+  const std::string seller = body_of(made)["data"]["seller_id"];
+  const std::string key = svc.add_api_key({{"name", "mover"}, {"seller_id", seller}});
+  const auto own_zone = [&] {
+    auto r = svc.get("/v1/account", key);
+    EXPECT_TRUE(r && r->status == 200) << (r ? r->body : "no answer");
+    return r && r->status == 200 ? body_of(r)["data"]["time_zone"] : json();
+  };
+  const auto move = [&](const char* zone) {
+    auto r = svc.https()->Put("/v1/sellers/" + seller, {{"Authorization", "Bearer " + op}},
+                              json{{"time_zone", zone}}.dump(), "application/json");
+    ASSERT_TRUE(r && r->status == 200) << (r ? r->body : "no answer");
+    EXPECT_EQ(own_zone(), zone);
+  };
+  std::vector<std::string> sold;
+  const auto sell_at = [&](const char* at) {
+    clock_.set(*parse_rfc3339_ms(at));
+    auto posted = svc.post("/v1/leads", sample_lead(100 + static_cast<int>(sold.size())), key);
+    ASSERT_EQ(posted->status, 201) << posted->body;
+    ASSERT_EQ(body_of(posted)["distribution"]["accepted"], true) << posted->body;
+    sold.push_back(body_of(posted)["lead_id"]);
+  };
+  const auto statement = [&](const std::string& period) {
+    auto r = svc.get("/v1/statements?period=" + period, key);
+    EXPECT_TRUE(r && r->status == 200) << (r ? r->body : "no answer");
+    return r && r->status == 200 ? body_of(r)["data"] : json();
+  };
+  const auto at = [](const json& st, const char* bound) {
+    return parse_rfc3339_ms(st[bound].get<std::string>());
+  };
+  // Every sale on exactly one statement of September to January, and its payout counted once.
+  const auto each_once = [&](const char* when) {
+    std::map<std::string, int> seen;
+    double payouts = 0;
+    for (const char* p : {"2026-09", "2026-10", "2026-11", "2026-12", "2027-01"}) {
+      const json st = statement(p);
+      for (const auto& line : st["lines"]) ++seen[line["lead_id"].get<std::string>()];
+      payouts += st["totals"]["total_payout"].get<double>();
+    }
+    for (const auto& id : sold) EXPECT_EQ(seen[id], 1) << when << ": " << id;
+    EXPECT_EQ(seen.size(), sold.size()) << when;
+    EXPECT_DOUBLE_EQ(payouts, 10.5 * static_cast<double>(sold.size())) << when;
+  };
+  const auto close = [&](const char* period) {
+    auto r = svc.post(std::string("/v1/periods/") + period + "/close", json::object(), op);
+    EXPECT_TRUE(r && r->status == 201) << (r ? r->body : "no answer");
+    const json closed = r && r->status == 201 ? body_of(r)["data"]["totals"] : json::array();
+    for (const auto& t : closed)
+      if (t["party"] == "seller" && t["account_id"] == seller) return t;
+    ADD_FAILURE() << period << ": nothing frozen of the seller";
+    return json();
+  };
+  EXPECT_EQ(own_zone(), "America/New_York");
+
+  // 20:00Z on 31 October is 16:00 in New York (October) and 01:30 on 1 November in Kolkata;
+  // 03:30Z on 1 November is still October in New York; 05:00Z is November there.
+  sell_at("2026-10-31T20:00:00Z");
+  sell_at("2026-11-01T03:30:00Z");
+  sell_at("2026-11-01T05:00:00Z");
+  clock_.set(*parse_rfc3339_ms("2026-11-02T00:00:00Z"));
+  const json october_close = close("2026-10");
+  EXPECT_EQ(october_close["time_zone"], "America/New_York");
+  EXPECT_EQ(october_close["sales"], 2);
+  const json october = statement("2026-10");
+  EXPECT_EQ(at(october, "to"), parse_rfc3339_ms("2026-11-01T04:00:00Z"));
+
+  // East to Kolkata: October stays New York's; November starts where October ended and ends at
+  // Kolkata's midnight. A sale dated in October but written after its close is November's
+  // adjustment; 17:00Z on 30 November is 22:30 there (November), 20:00Z is 1 December.
+  move("Asia/Kolkata");
+  EXPECT_EQ(statement("2026-10"), october) << "a closed statement changed";
+  sell_at("2026-10-31T22:00:00Z");
+  sell_at("2026-11-30T17:00:00Z");
+  sell_at("2026-11-30T20:00:00Z");
+  clock_.set(*parse_rfc3339_ms("2026-12-02T00:00:00Z"));
+  const json november = statement("2026-11");
+  EXPECT_EQ(november["time_zone"], "Asia/Kolkata");
+  EXPECT_EQ(at(november, "from"), parse_rfc3339_ms("2026-11-01T04:00:00Z"));
+  EXPECT_EQ(at(november, "to"), parse_rfc3339_ms("2026-11-30T18:30:00Z"));
+  ASSERT_EQ(november["lines"].size(), 3u) << november;
+  EXPECT_EQ(november["lines"][1]["lead_id"], sold[3]);
+  EXPECT_EQ(november["lines"][1]["adjustment"], true);
+  EXPECT_EQ(november["lines"][1]["home_period"], "2026-10");
+  each_once("moved to Kolkata");
+
+  // November closed in Kolkata, then west to Los Angeles: November stays as closed, December
+  // starts at its frozen end and ends at Los Angeles's midnight (08:00Z on 1 January).
+  const json november_close = close("2026-11");
+  EXPECT_EQ(november_close["time_zone"], "Asia/Kolkata");
+  EXPECT_EQ(november_close["sales"], 3);
+  const json closed_november = statement("2026-11");
+  EXPECT_EQ(closed_november["status"], "closed");
+  move("America/Los_Angeles");
+  EXPECT_EQ(statement("2026-11"), closed_november) << "a closed statement changed";
+  const json december = statement("2026-12");
+  EXPECT_EQ(december["time_zone"], "America/Los_Angeles");
+  EXPECT_EQ(at(december, "from"), parse_rfc3339_ms("2026-11-30T18:30:00Z"));
+  EXPECT_EQ(at(december, "to"), parse_rfc3339_ms("2027-01-01T08:00:00Z"));
+  // 07:00Z on 1 January is still 31 December in Los Angeles; 09:00Z is 1 January.
+  sell_at("2027-01-01T07:00:00Z");
+  sell_at("2027-01-01T09:00:00Z");
+  clock_.set(*parse_rfc3339_ms("2027-01-02T00:00:00Z"));
+  EXPECT_EQ(statement("2026-12")["lines"].size(), 2u);
+  EXPECT_EQ(statement("2027-01")["lines"].size(), 1u);
+  each_once("moved to Los Angeles");
 }
 
 INSTANTIATE_TEST_SUITE_P(Stores, Statements, ::testing::Values("sqlite", "postgresql"));

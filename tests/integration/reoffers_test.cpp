@@ -17,5 +17,10 @@ TEST(Reoffers, NobodyTakingItAgedRunsEveryRoundThenStops) {
   check_every_round(svc);
 }
 
+TEST(Reoffers, ACampaignsOwnPolicyReplacesItsVerticals) {
+  ServiceFixture svc(reoffering_vertical());
+  check_campaigns_own_policy(svc);
+}
+
 }  // namespace
 }  // namespace leadflow::testing

@@ -182,4 +182,71 @@ inline void check_every_round(ServiceFixture& svc) {
   EXPECT_EQ(revenue["aged_sales"], 0) << revenue.dump();
 }
 
+/// A campaign's own policy replaces its vertical's (docs/reoffers.md): a campaign of solar (whose
+/// vertical offers nothing again) with its own delay has its unsold lead sold aged; a campaign of
+/// auto_insurance (whose vertical offers again after 1 s and 2 s) with a policy of none has its
+/// unsold lead stay unsold, while a lead of the same vertical posted beside it with no campaign
+/// follows the vertical's and is sold aged. The policy is the operator's to set, its seller's to
+/// read, no buyer's.
+inline void check_campaigns_own_policy(ServiceFixture& svc) {
+  auto aged = start_buyer("aged", 9.00);
+  aged->set_no_bid_rate(1.0);  // bids nothing live; buys aged at its aged price, without a ping
+  const std::string aged_id =
+      svc.add_buyer(*aged, "auto_insurance",
+                    {{"verticals", {"auto_insurance", "solar"}},
+                     {"accepts_aged", true},
+                     {"pricing", {{"model", "bid"}, {"aged_price", 3.00}}}});
+  const std::string buyer_key = svc.add_api_key({{"name", "aged"}, {"buyer_id", aged_id}});
+  const std::string seller_id = svc.add_seller("Own Policies");
+  const std::string seller_key = svc.add_api_key({{"name", "seller"}, {"seller_id", seller_id}});
+  const json own = json::parse(R"({"delays_seconds": [1], "window_hours": 1})");
+  const auto [solar_id, solar_key] =
+      svc.add_campaign(seller_id, {{"vertical", "solar"}, {"reoffer", own}});
+  const auto [auto_id, auto_key] = svc.add_campaign(seller_id);
+  // A refused policy names its member and changes nothing; "none" is set by the operator.
+  const auto put = [&](const std::string& key, const json& body) {
+    return svc.https()->Put("/v1/campaigns/" + auto_id, {{"Authorization", "Bearer " + key}},
+                            body.dump(), "application/json");
+  };
+  const auto refused = put(svc.operator_key(), {{"reoffer", {{"delays_seconds", {7200, 60}}}}});
+  ASSERT_EQ(refused->status, 400) << refused->body;
+  EXPECT_EQ(reoffer_body_of(refused)["errors"][0]["field"], "reoffer.delays_seconds");
+  EXPECT_EQ(put(seller_key, {{"reoffer", nullptr}})->status, 403);
+  const auto none = put(svc.operator_key(), {{"reoffer", {{"delays_seconds", json::array()}}}});
+  ASSERT_EQ(none->status, 200) << none->body;
+  EXPECT_EQ(reoffer_body_of(none)["data"]["reoffer"]["delays_seconds"], json::array());
+  // Its seller reads it; a buyer reads no campaign.
+  const json read = reoffer_body_of(svc.get("/v1/campaigns/" + solar_id, seller_key))["data"];
+  EXPECT_EQ(read["reoffer"], own) << read.dump();
+  EXPECT_EQ(svc.get("/v1/campaigns/" + solar_id, buyer_key)->status, 403);
+  EXPECT_EQ(svc.get("/v1/campaigns", buyer_key)->status, 403);
+
+  const auto post_b = [&](int salt, const std::string& key) {
+    auto r = svc.post("/api/v1/lead", sample_campaign_lead(salt, key), "");
+    EXPECT_TRUE(r && r->status == 200) << (r ? r->body : "no answer");
+    EXPECT_EQ(reoffer_body_of(r)["status"], "unsold") << r->body;
+    return reoffer_body_of(r)["lead_id"].get<std::string>();
+  };
+  const std::string solar_lead = post_b(31, solar_key);
+  const std::string none_lead = post_b(32, auto_key);
+  auto a = svc.post("/v1/leads", sample_lead(33), seller_key);
+  ASSERT_EQ(a->status, 201) << a->body;
+  const std::string vertical_lead = reoffer_body_of(a)["lead_id"];
+  const auto sold = [](const json& l) { return l["status"] == "delivered"; };
+  // The solar campaign's own delay: sold aged, though solar offers nothing again.
+  const json by_own = lead_when(svc, solar_lead, sold);
+  EXPECT_EQ(by_own["status"], "delivered") << by_own.dump();
+  EXPECT_EQ(by_own["distribution"]["price"], 3.0) << by_own.dump();
+  // The lead of no campaign follows auto_insurance's policy: sold aged.
+  EXPECT_EQ(lead_when(svc, vertical_lead, sold)["status"], "delivered");
+  // The campaign whose policy is none: past both of its vertical's delays, never offered again.
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  const json kept = reoffer_body_of(svc.get("/v1/leads/" + none_lead, svc.operator_key()))["data"];
+  EXPECT_EQ(kept["status"], "unsold") << kept.dump();
+  for (const auto& attempt : kept["attempts"]) EXPECT_EQ(attempt["reoffer"], 0) << kept.dump();
+  EXPECT_EQ(svc.app().store().scheduled_reoffer(none_lead).status, StoreStatus::kNotFound);
+  EXPECT_EQ(aged->posts().size(), 2u)
+      << "the aged buyer was posted exactly the two re-offered leads";
+}
+
 }  // namespace leadflow::testing

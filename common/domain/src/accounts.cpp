@@ -101,6 +101,7 @@ nlohmann::json campaign_to_json(const Campaign& c) {
           {"rate_limit_per_minute", c.rate_limit_per_minute},
           {"payout", payout},
           {"test_mode", c.test_mode},
+          {"reoffer", c.reoffer ? reoffer_policy_json(*c.reoffer) : nlohmann::json(nullptr)},
           {"campaign_key_hint", c.key_hint},
           {"created_at", format_rfc3339_ms(c.created_at_ms)},
           {"version", c.version}};

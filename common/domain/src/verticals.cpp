@@ -18,6 +18,8 @@
 //   errors naming their path; on error nothing is changed.
 #include "leadflow/domain/verticals.hpp"
 
+#include "leadflow/domain/accounts.hpp"
+
 #include <fstream>
 #include <sstream>
 
@@ -292,8 +294,12 @@ std::string read_int(const json& obj, const char* key, int lo, int hi, int& out,
   return {};
 }
 
-// {"delays_seconds": [900, 7200, 86400], "window_hours": 48}; null: no re-offers.
-std::string read_reoffer(const json& j, ReofferPolicy& out, const std::string& path) {
+}  // namespace
+
+// {"delays_seconds": [900, 7200, 86400], "window_hours": 48}; null: no re-offers. With
+// `allow_none`, {"delays_seconds": []} is a policy of no re-offer (a campaign's "none").
+std::string read_reoffer_policy(const json& j, ReofferPolicy& out, const std::string& path,
+                                bool allow_none) {
   out = {};
   if (j.is_null()) return {};
   if (!j.is_object()) return path + ": must be an object";
@@ -301,8 +307,14 @@ std::string read_reoffer(const json& j, ReofferPolicy& out, const std::string& p
     if (it.key() != "delays_seconds" && it.key() != "window_hours")
       return path + ": unknown key \"" + it.key() + "\"";
   auto delays = j.find("delays_seconds");
+  if (allow_none && delays != j.end() && delays->is_array() && delays->empty()) {
+    if (j.contains("window_hours"))
+      return path + ".window_hours: a policy of no re-offer has no window";
+    return {};
+  }
   if (delays == j.end() || !delays->is_array() || delays->empty() || delays->size() > 10)
-    return path + ".delays_seconds: required, an array of 1 to 10 delays";
+    return path + ".delays_seconds: required, an array of " + (allow_none ? "0" : "1") +
+           " to 10 delays";
   for (const auto& d : *delays) {
     if (!d.is_number_integer() || d.get<std::int64_t>() < 1 ||
         d.get<std::int64_t>() > 365LL * 86'400)
@@ -317,6 +329,18 @@ std::string read_reoffer(const json& j, ReofferPolicy& out, const std::string& p
   out.window_s = hours * 3600LL;
   return {};
 }
+
+json reoffer_policy_json(const ReofferPolicy& p) {
+  json out = {{"delays_seconds", p.delays_s}};
+  if (p.window_s > 0) out["window_hours"] = p.window_s / 3600;
+  return out;
+}
+
+const ReofferPolicy& reoffer_policy_of(const Vertical& v, const Campaign* c) {
+  return c && c->reoffer ? *c->reoffer : v.reoffer;
+}
+
+namespace {
 
 std::string merge_vertical(const json& j, std::map<std::string, Vertical, std::less<>>& into,
                            const std::string& path) {
@@ -361,17 +385,15 @@ std::string merge_vertical(const json& j, std::map<std::string, Vertical, std::l
       !err.empty())
     return err;
   if (auto it = j.find("reoffer"); it != j.end())
-    if (auto err = read_reoffer(*it, v.reoffer, path + ".reoffer"); !err.empty()) return err;
+    if (auto err = read_reoffer_policy(*it, v.reoffer, path + ".reoffer", false); !err.empty())
+      return err;
   into.insert_or_assign(name, std::move(v));
   return {};
 }
 
 // Integral bounds are published as integers (1900, not 1900.0).
 json reoffer_json(const ReofferPolicy& p) {
-  if (p.delays_s.empty()) return nullptr;
-  json out = {{"delays_seconds", p.delays_s}};
-  if (p.window_s > 0) out["window_hours"] = p.window_s / 3600;
-  return out;
+  return p.delays_s.empty() ? json(nullptr) : reoffer_policy_json(p);
 }
 
 json bound_json(const std::optional<double>& b) {

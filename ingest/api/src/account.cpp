@@ -1,7 +1,8 @@
 // A buyer's own account: what it reads of itself, its pause and resume, and the changes the
-// operator opened to it. The rules are the domain's (leadflow/domain/buyer_self_service.hpp) and
-// the money component's (limit_windows); what the buyer reads of itself is the visibility
-// model's (leadflow/visibility/account.hpp). The handlers decode, call and encode.
+// operator opened to it; and what a seller reads of its own account. The rules are the domain's
+// (leadflow/domain/buyer_self_service.hpp) and the money component's (limit_windows); what the
+// buyer reads of itself is the visibility model's (leadflow/visibility/account.hpp). The handlers
+// decode, call and encode.
 #include "account.hpp"
 
 #include <functional>
@@ -22,6 +23,7 @@
 #include "leadflow/management/management.hpp"
 #include "leadflow/money/budget.hpp"
 #include "leadflow/visibility/account.hpp"
+#include "leadflow/visibility/seller.hpp"
 #include "returns.hpp"
 #include "versions.hpp"
 #include "viewer.hpp"
@@ -130,9 +132,29 @@ ChangeActor buyer_actor(const ApiKey& key) {
   return by;
 }
 
+// A seller's own account: its record as it may read it, and how many campaigns it has (all,
+// and active). 404 when its record is gone, 503 when the store cannot say.
+void send_seller_account(const AccountPorts& ports, const Viewer& viewer, http::Response& res) {
+  const Lookup<Seller> found = ports.accounts.get_seller(viewer.seller_id);
+  if (found.status == StoreStatus::kUnavailable)
+    return send_problem(res, refusal_for(found.status, StoreStep::kRead));
+  if (!found.value) return send_problem(res, refusal_for(AccountRefused::kNoSeller));
+  const auto campaigns = ports.accounts.list_campaigns(viewer.seller_id);
+  if (!campaigns)
+    return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
+  std::int64_t active = 0;
+  for (const Campaign& c : *campaigns) active += c.active ? 1 : 0;
+  json data = project_seller_account(viewer, seller_to_json(*found.value));
+  data["campaigns"] = {{"count", campaigns->size()}, {"active", active}};
+  set_etag(res, found.value->version);
+  http::send_json(res, 200, {{"success", true}, {"data", std::move(data)}});
+}
+
 }  // namespace
 
 void answer_account(const AccountPorts& ports, const Viewer& viewer, http::Response& res) {
+  if (viewer.is_seller()) return send_seller_account(ports, viewer, res);
+  if (viewer.is_operator()) return send_problem(res, refusal_for(AccountRefused::kNoAccount));
   if (const auto b = own_buyer(ports, viewer, res)) send_account(ports, viewer, *b, res);
 }
 

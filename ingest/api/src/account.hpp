@@ -34,8 +34,9 @@ struct AccountPorts {
 
 /// GET /v1/account: the buyer's own configuration as it may read it, `limits` (each cap and
 /// budget with its use in the current period and when that period ends), `returns`, `health`
-/// and the `return_reasons` the server accepts. 403 for a reader that is not a buyer's; 503 when
-/// the store cannot say.
+/// and the `return_reasons` the server accepts; a seller's own record as it may read it (its
+/// statements' `time_zone` among it) and `campaigns` ({count, active}). 403 for the operator,
+/// who has no account of its own; 503 when the store cannot say.
 void answer_account(const AccountPorts& ports, const Viewer& viewer, http::Response& res);
 
 /// POST /v1/account/pause (`active` false) and /resume (true): the buyer's own status; 200 with

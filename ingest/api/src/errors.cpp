@@ -120,6 +120,12 @@ Refusal refusal_for(AccountRefused refused) {
       return {403, "forbidden", "/v1/account is a buyer's own account: use a buyer's key or user"};
     case AccountRefused::kNoBuyer:
       return {404, "not_found", "no such buyer"};
+    case AccountRefused::kNoAccount:
+      return {403, "forbidden",
+              "/v1/account is a buyer's or a seller's own account: the operator reads them through "
+              "/v1/buyers and /v1/sellers"};
+    case AccountRefused::kNoSeller:
+      return {404, "not_found", "no such seller"};
     case AccountRefused::kCapsClosed:
       return {403, "forbidden",
               "the operator has not allowed this buyer to change its own caps; ask the operator"};

@@ -117,6 +117,8 @@ enum class AccountRefused {
   kNoBuyer,        // the buyer's own record is gone (404)
   kCapsClosed,     // a change of caps the operator did not open to this buyer (403)
   kFiltersClosed,  // a change of filters the operator did not open to this buyer (403)
+  kNoAccount,      // the operator reads /v1/account: it has no account of its own (403)
+  kNoSeller,       // the seller's own record is gone (404)
 };
 
 /// Why a suppression list route refused (docs/suppression.md).

@@ -17,6 +17,7 @@
 #include "leadflow/base/log.hpp"
 #include "leadflow/domain/lead_codec.hpp"
 #include "leadflow/validation/validation.hpp"
+#include "leadflow/visibility/seller.hpp"
 #include "pages.hpp"
 #include "postback_routes.hpp"
 #include "reports.hpp"
@@ -106,11 +107,9 @@ std::optional<ApiKey> campaign_reader(IngestContext& ctx, const http::Request& r
   return key;
 }
 
-// A campaign as its reader sees it: a seller gets no part of its key (not even the hint).
+// A campaign as its reader sees it (the visibility model's): a seller gets no part of its key.
 json campaign_view(const ApiKey& reader, const Campaign& c) {
-  json j = campaign_to_json(c);
-  if (!reader.is_operator()) j.erase("campaign_key_hint");
-  return j;
+  return project_campaign(Viewer::of(reader), campaign_to_json(c));
 }
 
 // The campaign `id` if `reader` may read it; else answered: 404 for none or another seller's

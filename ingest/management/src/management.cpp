@@ -99,6 +99,24 @@ void take_test_mode(const json& body, bool& test_mode, FieldErrors& errors) {
     test_mode = it->get<bool>();
 }
 
+// "reoffer": a campaign's own re-offer policy, when present, checked as a vertical's is
+// (read_reoffer_policy): null for its vertical's, {"delays_seconds": []} for none. A refusal names
+// the member at fault ("reoffer.delays_seconds").
+void take_reoffer(const json& body, std::optional<ReofferPolicy>& reoffer, FieldErrors& errors) {
+  auto it = body.find("reoffer");
+  if (it == body.end()) return;
+  if (it->is_null()) return reoffer.reset();
+  ReofferPolicy p;
+  const std::string error = read_reoffer_policy(*it, p, "reoffer", true);
+  if (error.empty()) {
+    reoffer = std::move(p);
+    return;
+  }
+  const auto colon = error.find(": ");
+  errors.push_back({error.substr(0, colon), it->is_object() ? "invalid" : "invalid_type",
+                    colon == std::string::npos ? error : error.substr(colon + 2)});
+}
+
 // "time_zone": an IANA zone, when present, by the rule buyers' zones meet
 // (leadflow/domain/time_zone.hpp).
 void take_time_zone(const json& body, std::string& zone, FieldErrors& errors) {
@@ -232,7 +250,7 @@ Management::Created Management::create_campaign(const json& body, const ChangeAc
   }
   unknown_fields(body,
                  {"seller_id", "name", "vertical", "status", "mode", "sync_timeout_ms",
-                  "rate_limit_per_minute", "payout", "test_mode"},
+                  "rate_limit_per_minute", "payout", "test_mode", "reoffer"},
                  out.errors);
   Campaign c;
   if (take_string(body, "seller_id", 64, true, c.seller_id, out.errors)) {
@@ -264,6 +282,7 @@ Management::Created Management::create_campaign(const json& body, const ChangeAc
   c.payout_value = 7000;  // default: the seller earns 70% of the sale
   take_payout(body, c.payout_fixed, c.payout_value, out.errors);
   take_test_mode(body, c.test_mode, out.errors);
+  take_reoffer(body, c.reoffer, out.errors);
   if (!out.errors.empty()) return out;
   const std::string secret = new_campaign_key_secret();
   c.id = new_id(kCampaignPrefix);
@@ -282,7 +301,7 @@ namespace {
 void apply_campaign(const json& body, Campaign& c, FieldErrors& errors) {
   unknown_fields(body,
                  {"name", "status", "mode", "sync_timeout_ms", "rate_limit_per_minute", "payout",
-                  "test_mode", "seller_id", "vertical", "campaign_id", "created_at",
+                  "test_mode", "reoffer", "seller_id", "vertical", "campaign_id", "created_at",
                   "campaign_key_hint", "campaign_key", "version"},
                  errors);
   keep_read_only(body, "seller_id", c.seller_id, errors);
@@ -310,6 +329,7 @@ void apply_campaign(const json& body, Campaign& c, FieldErrors& errors) {
   take_int(body, "rate_limit_per_minute", 1, 10'000'000, c.rate_limit_per_minute, errors);
   take_payout(body, c.payout_fixed, c.payout_value, errors);
   take_test_mode(body, c.test_mode, errors);
+  take_reoffer(body, c.reoffer, errors);
 }
 }  // namespace
 

@@ -16,6 +16,7 @@ import { apiKeysPage, passwordPage, usersPage } from './pages/settings';
 import { twoFactorPage } from './pages/two_factor';
 import { settingsMenu, settingsPage } from './pages/settings_menu';
 import { timeZonePage } from './pages/time_zone';
+import { sellerAccountPage } from './pages/seller_account';
 import { payoutsPage } from './pages/payouts';
 import { getStartedPage } from './pages/get_started';
 import { suppressionPage } from './pages/suppression';
@@ -62,6 +63,7 @@ const pages: Entry[] = [
   { pattern: '/settings/password', page: passwordPage, title: 'Password' },
   { pattern: ENROL, page: twoFactorPage, title: 'Two-factor sign-in' },
   { pattern: '/settings/time-zone', page: timeZonePage, title: 'Time zone' },
+  { pattern: '/settings/account', page: sellerAccountPage, title: 'Account', sellerOnly: true },
   { pattern: '/settings/postbacks', page: postbacksPage, title: 'Postbacks', notBuyer: true },
   { pattern: '/settings/postbacks/:id', page: postbackEndpointPage, title: 'Postback endpoint', notBuyer: true },
   { pattern: '/settings', page: settingsPage, title: 'Settings' },

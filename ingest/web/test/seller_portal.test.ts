@@ -4,6 +4,7 @@ import { DEFAULT_VERTICAL, KEY_PLACEHOLDER, curlCommand, guideVertical, sampleLe
 import { campaignPayouts, chartAmount, payoutColumns, payoutReport } from '../src/payouts';
 import { watchArrivals } from '../src/arrival';
 import { distributionPairs } from '../src/lead_view';
+import { payoutWords, sellerFacts } from '../src/pages/seller_account';
 
 // Why a seller's lead was not sold: the API's seller words as sentences, never another reason.
 describe('unsold reasons in seller words', () => {
@@ -213,5 +214,20 @@ describe('arrival', () => {
     await vi.advanceTimersByTimeAsync(2000);
     expect(closed).toBe(1);
     expect(asks).toBe(2);
+  });
+});
+
+// A seller's own account (Settings → Account): what GET /v1/account answers it, in words.
+describe("a seller's own account", () => {
+  it('reads its payout rule, zone and campaigns', () => {
+    expect(payoutWords({ model: 'revshare', value: 70 })).toBe('70% revshare');
+    expect(payoutWords({ model: 'fixed', value: 12.5 })).toBe('$12.50 fixed');
+    expect(payoutWords(undefined)).toBe('—');
+    const facts = new Map(sellerFacts({ seller_id: 'sl_1', name: 'Leads Inc', status: 'active', payout: { model: 'revshare', value: 70 }, test_mode: false, time_zone: 'America/New_York', campaigns: { count: 3, active: 2 } }).map((f) => [f.label, f.text]));
+    expect(facts.get('Payout')).toBe('70% revshare');
+    expect(facts.get('Statements cut in')).toBe('America/New_York');
+    expect(facts.get('Campaigns')).toBe('3 (2 active)');
+    expect(facts.get('Since')).toBe('—');
+    expect(facts.get('Test mode')).toBe('off');
   });
 });

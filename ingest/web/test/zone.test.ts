@@ -96,12 +96,16 @@ describe('ranges of whole days', () => {
 
 describe('the settings menu', () => {
   it('holds every setting, users for the operator only', () => {
-    expect(SETTINGS.map((e) => e.title)).toEqual(['API keys', 'Users', 'Password', 'Two-factor', 'Time zone', 'Postbacks']);
+    expect(SETTINGS.map((e) => e.title)).toEqual(['Account', 'API keys', 'Users', 'Password', 'Two-factor', 'Time zone', 'Postbacks']);
     const seller = { id: 'us_1', email: 'a@b', name: 'A', account: 'seller' as const, seller_id: 'sl_1', buyer_id: null };
     expect(settingsFor(seller).map((e) => e.title)).not.toContain('Users');
     expect(settingsFor({ ...seller, account: 'operator', seller_id: null }).map((e) => e.title)).toContain('Users');
     // Postbacks are sellers' (and the operator's, who sees every seller's); never a buyer's.
     expect(settingsFor(seller).map((e) => e.title)).toContain('Postbacks');
     expect(settingsFor({ ...seller, account: 'buyer', seller_id: null, buyer_id: 'by_1' }).map((e) => e.title)).not.toContain('Postbacks');
+    // A seller's own account is a seller's page: a buyer reads its own on Buying, the operator has none.
+    expect(settingsFor(seller).map((e) => e.title)).toContain('Account');
+    expect(settingsFor({ ...seller, account: 'buyer', seller_id: null, buyer_id: 'by_1' }).map((e) => e.title)).not.toContain('Account');
+    expect(settingsFor({ ...seller, account: 'operator', seller_id: null }).map((e) => e.title)).not.toContain('Account');
   });
 });

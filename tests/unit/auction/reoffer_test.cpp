@@ -4,6 +4,11 @@
 
 #include "leadflow/auction/reoffer.hpp"
 
+#include <nlohmann/json.hpp>
+
+#include "leadflow/domain/accounts.hpp"
+#include "leadflow/domain/verticals.hpp"
+
 namespace leadflow::testing {
 namespace {
 
@@ -34,6 +39,59 @@ TEST(Reoffer, EachDelayCountsFromTheReceiptInTurnThenNone) {
 
 TEST(Reoffer, AVerticalWithoutPolicyNeverOffersAgain) {
   EXPECT_EQ(reoffer::next_offer_at(Vertical{}, {kReceived, 0, 0, false}), std::nullopt);
+}
+
+// A campaign's own policy replaces its vertical's, one of no re-offer too; a campaign without one,
+// and a lead of no campaign, follow the vertical's. The vertical keeps the consent window and
+// max_sales.
+TEST(Reoffer, ACampaignsOwnPolicyReplacesItsVerticals) {
+  Vertical v = with_policy({900});
+  v.consent_days = 1;
+  Campaign c;
+  EXPECT_EQ(&reoffer_policy_of(v, &c), &v.reoffer);
+  EXPECT_EQ(&reoffer_policy_of(v, nullptr), &v.reoffer);
+  const reoffer::LeadSoFar fresh{kReceived, 0, 0, false};
+  EXPECT_EQ(reoffer::next_offer_at(v, reoffer_policy_of(v, &c), fresh), kReceived + 900'000);
+
+  c.reoffer = ReofferPolicy{{60, 2 * kDay / 1000}, 0};
+  EXPECT_EQ(reoffer::next_offer_at(v, reoffer_policy_of(v, &c), fresh), kReceived + 60'000);
+  // Its second delay is past the vertical's one-day consent window.
+  EXPECT_EQ(reoffer::next_offer_at(v, reoffer_policy_of(v, &c), {kReceived, 1, 0, false}),
+            std::nullopt);
+  c.reoffer = ReofferPolicy{};  // none: an unsold lead is final, whatever the vertical's
+  EXPECT_EQ(reoffer::next_offer_at(v, reoffer_policy_of(v, &c), fresh), std::nullopt);
+  // And the reverse: a vertical with no policy, a campaign with its own.
+  c.reoffer = ReofferPolicy{{120}, 0};
+  EXPECT_EQ(reoffer::next_offer_at(Vertical{}, reoffer_policy_of(Vertical{}, &c), fresh),
+            kReceived + 120'000);
+}
+
+// A campaign's policy is read as a vertical's is, and may be none; a vertical's may not.
+TEST(Reoffer, APolicyIsCheckedTheSameWayForAVerticalAndACampaign) {
+  ReofferPolicy p;
+  using nlohmann::json;
+  EXPECT_EQ(read_reoffer_policy(json::parse(R"({"delays_seconds": [60, 3600], "window_hours": 2})"),
+                                p, "reoffer", true),
+            "");
+  EXPECT_EQ(p.delays_s, (std::vector<std::int64_t>{60, 3600}));
+  EXPECT_EQ(p.window_s, 7200);
+  EXPECT_EQ(reoffer_policy_json(p),
+            json::parse(R"({"delays_seconds": [60, 3600], "window_hours": 2})"));
+  EXPECT_EQ(read_reoffer_policy(json::parse(R"({"delays_seconds": []})"), p, "reoffer", true), "");
+  EXPECT_TRUE(p.delays_s.empty());
+  EXPECT_EQ(reoffer_policy_json(p), json::parse(R"({"delays_seconds": []})"));
+  EXPECT_NE(read_reoffer_policy(json::parse(R"({"delays_seconds": []})"), p, "v.reoffer", false),
+            "");
+  for (const char* bad : {R"({"delays_seconds": [3600, 60]})", R"({"delays_seconds": [0]})",
+                          R"({"delays_seconds": [60], "window_hours": 0})",
+                          R"({"delays_seconds": [], "window_hours": 2})", R"({"delays": [60]})",
+                          R"({"delays_seconds": "60"})", R"([60])"}) {
+    const std::string error = read_reoffer_policy(json::parse(bad), p, "reoffer", true);
+    EXPECT_EQ(error.rfind("reoffer", 0), 0u) << bad << ": " << error;
+  }
+  EXPECT_EQ(
+      read_reoffer_policy(json::parse(R"({"delays_seconds": [3600, 60]})"), p, "reoffer", true),
+      "reoffer.delays_seconds: must increase");
 }
 
 TEST(Reoffer, TheOperatorsWindowAndTheConsentWindowBoundTheOffers) {

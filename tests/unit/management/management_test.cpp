@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -166,6 +167,61 @@ TEST_F(ManagementTest, ASellersTimeZoneIsAZoneOfTheDatabaseOrAFieldError) {
   ASSERT_TRUE(changed.errors.empty()) << list(changed.errors);
   EXPECT_EQ(changed.body["time_zone"], "Asia/Kolkata");
   EXPECT_EQ(store.get_seller(seller_id).value->time_zone, "Asia/Kolkata");
+}
+
+// A campaign's own re-offer policy: checked as a vertical's (the member at fault named, nothing
+// changed), none by default, set, made none and given back to the vertical by null, each change
+// in the change log.
+TEST_F(ManagementTest, ACampaignsOwnReofferPolicyIsCheckedAsAVerticalsAndLogged) {
+  const auto made = management.create_campaign(campaign());
+  ASSERT_TRUE(made.errors.empty()) << list(made.errors);
+  EXPECT_TRUE(made.body["reoffer"].is_null());
+  const std::string id = made.body["campaign_id"];
+  const std::vector<std::pair<json, std::string>> refused = {
+      {json::parse(R"({"delays_seconds": [3600, 60]})"), "reoffer.delays_seconds"},
+      {json::parse(R"({"delays_seconds": [0]})"), "reoffer.delays_seconds"},
+      {json::parse(R"({"delays_seconds": [60, 120, 180, 240, 300, 360, 420, 480, 540, 600, 660]})"),
+       "reoffer.delays_seconds"},
+      {json::parse(R"({"delays_seconds": [60], "window_hours": 0})"), "reoffer.window_hours"},
+      {json::parse(R"({"delays_seconds": [60], "window_hours": "2"})"), "reoffer.window_hours"},
+      {json::parse(R"({"delays_seconds": [60], "after": 1})"), "reoffer"},
+      {json("900"), "reoffer"},
+      {json::array({900}), "reoffer"}};
+  for (const auto& [bad, field] : refused) {
+    const auto create = management.create_campaign(campaign({{"reoffer", bad}}));
+    ASSERT_EQ(create.errors.size(), 1u) << bad.dump() << ": " << list(create.errors);
+    EXPECT_EQ(create.errors[0].field, field) << bad.dump();
+    const auto update = management.update_campaign(id, {{"reoffer", bad}});
+    ASSERT_EQ(update.errors.size(), 1u) << bad.dump();
+    EXPECT_EQ(update.errors[0].field, field) << bad.dump();
+    EXPECT_FALSE(store.get_campaign(id).value->reoffer.has_value()) << bad.dump();
+  }
+  const json own = json::parse(R"({"delays_seconds": [60, 3600], "window_hours": 48})");
+  const auto set = management.update_campaign(id, {{"reoffer", own}});
+  ASSERT_TRUE(set.errors.empty()) << list(set.errors);
+  EXPECT_EQ(set.body["reoffer"], own);
+  EXPECT_EQ(store.get_campaign(id).value->reoffer->delays_s, (std::vector<std::int64_t>{60, 3600}));
+  const auto none =
+      management.update_campaign(id, {{"reoffer", {{"delays_seconds", json::array()}}}});
+  ASSERT_TRUE(none.errors.empty()) << list(none.errors);
+  EXPECT_TRUE(store.get_campaign(id).value->reoffer->delays_s.empty());
+  // Another change keeps it; null gives the campaign back to its vertical's.
+  ASSERT_TRUE(management.update_campaign(id, {{"name", "Renamed"}}).errors.empty());
+  EXPECT_TRUE(store.get_campaign(id).value->reoffer.has_value());
+  ASSERT_TRUE(management.update_campaign(id, {{"reoffer", nullptr}}).errors.empty());
+  EXPECT_FALSE(store.get_campaign(id).value->reoffer.has_value());
+  ChangeQuery q;
+  q.object_kind = "campaign";
+  const auto log = store.list_changes(q);
+  ASSERT_TRUE(log);
+  int policy_changes = 0;
+  for (const ChangeEntry& e : *log)
+    for (const FieldChange& f : e.changes)
+      if (f.field.rfind("reoffer", 0) == 0) ++policy_changes;
+  EXPECT_GE(policy_changes, 3) << "each change of the policy is in the change log";
+  const auto with_own = management.create_campaign(campaign({{"reoffer", own}}));
+  ASSERT_TRUE(with_own.errors.empty()) << list(with_own.errors);
+  EXPECT_EQ(with_own.body["reoffer"], own);
 }
 
 TEST_F(ManagementTest, ApiKeyFieldsOfTheWrongTypeAreFieldErrors) {

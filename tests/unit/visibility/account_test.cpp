@@ -1,12 +1,14 @@
-// What a buyer reads of its own account and of its purchase's return window, and the columns of
-// a lead export per reader: on plain values.
+// What a buyer reads of its own account and of its purchase's return window, what a seller reads of
+// its own account and campaigns, and the columns of a lead export per reader: on plain values.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
+#include "leadflow/domain/accounts.hpp"
 #include "leadflow/domain/buyer.hpp"
 #include "leadflow/visibility/account.hpp"
 #include "leadflow/visibility/lead_csv.hpp"
+#include "leadflow/visibility/seller.hpp"
 
 namespace leadflow {
 namespace {
@@ -42,6 +44,39 @@ TEST(BuyerAccount, AreItsOwnFieldsOnlyAndOnlyForItself) {
   EXPECT_EQ(own["rate"], 0.25);
   EXPECT_FALSE(own.contains("max_return_rate"));
   EXPECT_FALSE(own.contains("flagged"));
+}
+
+TEST(SellerAccount, IsItsOwnRecordOnlyForItself) {
+  Seller s;
+  s.id = "se_1";
+  s.name = "Leads Inc";
+  s.time_zone = "America/New_York";
+  json view = seller_to_json(s);
+  const json mine = project_seller_account(Viewer::seller("se_1"), view);
+  EXPECT_EQ(mine["name"], "Leads Inc");
+  EXPECT_EQ(mine["time_zone"], "America/New_York");
+  EXPECT_EQ(mine["payout"], view["payout"]);
+  // A field the operator's record gains later is not the seller's until the model lists it.
+  view["operator_note"] = "slow payer";
+  EXPECT_FALSE(project_seller_account(Viewer::seller("se_1"), view).contains("operator_note"));
+  EXPECT_EQ(project_seller_account(Viewer{}, view), view);
+  EXPECT_TRUE(project_seller_account(Viewer::seller("se_2"), view).is_null());
+  EXPECT_TRUE(project_seller_account(Viewer::buyer("by_1"), view).is_null());
+  EXPECT_TRUE(project_seller_account(Viewer::buyer("by_1", true), view).is_null());
+}
+
+TEST(CampaignView, IsItsSellersWithoutTheKeyAndNoBuyers) {
+  Campaign c;
+  c.id = "cp_1";
+  c.seller_id = "se_1";
+  c.key_hint = "lfc_abc";
+  const json view = campaign_to_json(c);
+  EXPECT_EQ(project_campaign(Viewer{}, view)["campaign_key_hint"], "lfc_abc");
+  const json mine = project_campaign(Viewer::seller("se_1"), view);
+  EXPECT_EQ(mine["campaign_id"], "cp_1");
+  EXPECT_FALSE(mine.contains("campaign_key_hint"));
+  EXPECT_TRUE(project_campaign(Viewer::seller("se_2"), view).is_null());
+  EXPECT_TRUE(project_campaign(Viewer::buyer("by_1", true), view).is_null());
 }
 
 TEST(ReturnOutlookView, IsTheBuyersOwnPurchaseOnly) {

@@ -650,9 +650,15 @@ class Auction : public std::enable_shared_from_this<Auction> {
     Decision decision;
     if (d_.status == DeliveryStatus::kUnsold)
       decision.reoffer_at_ms =
-          reoffer::next_offer_at(vertical_, {lead_.received_at_ms, 0, 0, false}).value_or(0);
+          reoffer::next_offer_at(vertical_, reoffer_policy(), {lead_.received_at_ms, 0, 0, false})
+              .value_or(0);
     decision.distribution = std::move(d_);
     finish(std::move(decision));
+  }
+
+  // The re-offer policy the lead follows: its campaign's own, else its vertical's.
+  const ReofferPolicy& reoffer_policy() const {
+    return reoffer_policy_of(vertical_, campaign_ ? &*campaign_ : nullptr);
   }
 
   // An aged price offered: its exclusive bid and, where shares are allowed, its share.
@@ -691,9 +697,10 @@ class Auction : public std::enable_shared_from_this<Auction> {
     if (!sales_.empty()) o.reason = "sold aged in re-offer " + std::to_string(aged_->round);
     o.sales = std::move(sales_);
     if (reoffer::within_consent(vertical_, lead_.received_at_ms, o.at_ms))
-      o.next_at_ms = reoffer::next_offer_at(
-                         vertical_, {lead_.received_at_ms, aged_->round, sales, sold_whole_})
-                         .value_or(0);
+      o.next_at_ms =
+          reoffer::next_offer_at(vertical_, reoffer_policy(),
+                                 {lead_.received_at_ms, aged_->round, sales, sold_whole_})
+              .value_or(0);
     Decision decision;
     decision.reoffer = std::move(o);
     finish(std::move(decision));

@@ -19,14 +19,18 @@ int room_left(const Vertical& v, int sales, bool sold_exclusively) {
 }
 
 std::optional<std::int64_t> next_offer_at(const Vertical& v, const LeadSoFar& lead) {
-  const auto& delays = v.reoffer.delays_s;
+  return next_offer_at(v, v.reoffer, lead);
+}
+
+std::optional<std::int64_t> next_offer_at(const Vertical& v, const ReofferPolicy& policy,
+                                          const LeadSoFar& lead) {
+  const auto& delays = policy.delays_s;
   if (lead.offers_made < 0 || static_cast<std::size_t>(lead.offers_made) >= delays.size())
     return std::nullopt;
   if (room_left(v, lead.sales, lead.sold_exclusively) == 0) return std::nullopt;
   const std::int64_t at =
       lead.received_at_ms + delays[static_cast<std::size_t>(lead.offers_made)] * 1000;
-  if (v.reoffer.window_s > 0 && at > lead.received_at_ms + v.reoffer.window_s * 1000)
-    return std::nullopt;
+  if (policy.window_s > 0 && at > lead.received_at_ms + policy.window_s * 1000) return std::nullopt;
   if (at >= consent_ends_ms(v, lead.received_at_ms)) return std::nullopt;
   return at;
 }

@@ -55,7 +55,7 @@ std::optional<std::vector<Seller>> PgStore::list_sellers() {
 StoreStatus PgStore::insert_campaign(const Campaign& c) {
   return write("insert_campaign",
                "INSERT INTO campaigns (" LF_CAMPAIGN_COLUMNS
-               ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+               ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
                Params()
                    .add(c.id)
                    .add(c.seller_id)
@@ -70,7 +70,8 @@ StoreStatus PgStore::insert_campaign(const Campaign& c) {
                    .add(c.key_hash)
                    .add(c.key_hint)
                    .add(c.created_at_ms)
-                   .add(c.test_mode));
+                   .add(c.test_mode)
+                   .add_or_null(reoffer_column(c)));
 }
 
 Lookup<Campaign> PgStore::get_campaign(std::string_view id) {
@@ -84,7 +85,7 @@ StoreStatus PgStore::update_campaign(Campaign& cp) {
     const Result r = c.exec(
         "WITH changed AS (UPDATE campaigns SET name = $2, active = $3, async_mode = $4,"
         " sync_timeout_ms = $5, rate_limit_per_minute = $6, payout_fixed = $7,"
-        " payout_value = $8, test_mode = $10, version = version + 1"
+        " payout_value = $8, test_mode = $10, reoffer = $11, version = version + 1"
         " WHERE id = $1 AND ($9::BIGINT = 0 OR version = $9::BIGINT) RETURNING version)"
         " SELECT (SELECT version FROM changed), EXISTS (SELECT 1 FROM campaigns WHERE id = $1)",
         Params()
@@ -97,7 +98,8 @@ StoreStatus PgStore::update_campaign(Campaign& cp) {
             .add(cp.payout_fixed)
             .add(cp.payout_value)
             .add(cp.version)
-            .add(cp.test_mode),
+            .add(cp.test_mode)
+            .add_or_null(reoffer_column(cp)),
         Effect::kWrite);
     return versioned(r, cp.version);
   });

@@ -229,6 +229,11 @@ CREATE TRIGGER sales_person_only_erased BEFORE UPDATE OF email, phone, email_key
     {29, R"sql(
 ALTER TABLE sellers ADD COLUMN time_zone TEXT NOT NULL DEFAULT 'UTC';
 )sql"},
+    // A campaign's own re-offer policy (docs/reoffers.md): its JSON as the domain writes it, NULL
+    // for its vertical's (every campaign until the operator gives it one).
+    {33, R"sql(
+ALTER TABLE campaigns ADD COLUMN reoffer TEXT;
+)sql"},
 };
 
 }  // namespace

@@ -59,8 +59,8 @@ std::optional<std::vector<Seller>> SqliteStore::list_sellers() {
 StoreStatus SqliteStore::insert_campaign(const Campaign& c) {
   return write_one("insert_campaign",
                    "INSERT INTO campaigns (" LF_CAMPAIGN_COLUMNS
-                   ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
-                   [&](Query& q) {
+                   ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                   [&, reoffer = reoffer_column(c)](Query& q) {
                      q.bind(c.id)
                          .bind(c.seller_id)
                          .bind(c.name)
@@ -74,7 +74,8 @@ StoreStatus SqliteStore::insert_campaign(const Campaign& c) {
                          .bind(c.key_hash)
                          .bind(c.key_hint)
                          .bind(c.created_at_ms)
-                         .bind(c.test_mode);
+                         .bind(c.test_mode)
+                         .bind_or_null(reoffer);
                    });
 }
 
@@ -91,9 +92,10 @@ StoreStatus SqliteStore::update_campaign(Campaign& c) {
         *writer_, "update_campaign",
         "UPDATE campaigns SET name = ?2, active = ?3, async_mode = ?4, sync_timeout_ms = ?5,"
         " rate_limit_per_minute = ?6, payout_fixed = ?7, payout_value = ?8, test_mode = ?10,"
-        " version = version + 1 WHERE id = ?1 AND (?9 = 0 OR version = ?9) RETURNING version",
+        " reoffer = ?11, version = version + 1 WHERE id = ?1 AND (?9 = 0 OR version = ?9)"
+        " RETURNING version",
         "SELECT 1 FROM campaigns WHERE id = ?1", c.id,
-        [&](Query& q) {
+        [&, reoffer = reoffer_column(c)](Query& q) {
           q.bind(c.id)
               .bind(c.name)
               .bind(c.active)
@@ -103,7 +105,8 @@ StoreStatus SqliteStore::update_campaign(Campaign& c) {
               .bind(c.payout_fixed)
               .bind(c.payout_value)
               .bind(c.version)
-              .bind(c.test_mode);
+              .bind(c.test_mode)
+              .bind_or_null(reoffer);
         },
         c.version);
   });

@@ -7,6 +7,7 @@ import { shownOnce } from '../secret';
 import { isStale, staleNotice } from '../versions';
 import { testBadge } from '../test_mode';
 import { sellersTestMode } from './seller_test_mode';
+import { reofferBody, reofferFields, reofferText } from './campaign_reoffer';
 
 type Rec = Record<string, any>;
 
@@ -28,6 +29,8 @@ export function campaignBody(v: Record<string, string>, creating: boolean): Rec 
   for (const k of ['sync_timeout_ms', 'rate_limit_per_minute']) if (v[k]?.trim()) body[k] = Number(v[k]);
   if (v['payout.value']?.trim()) body.payout = { model: v['payout.model'], value: Number(v['payout.value']) };
   if (v.test_mode) body.test_mode = v.test_mode === 'true';
+  // The vertical's policy is the default: a new campaign names none unless it has its own.
+  if (v.reoffer && (!creating || v.reoffer !== 'vertical')) body.reoffer = reofferBody(v);
   return body;
 }
 
@@ -48,6 +51,7 @@ function campaignForm(sellers: Rec[], c: Rec | null, onDone: (made: Rec) => void
     field('payout.model', 'Payout model', select([['revshare', 'revshare (percent)'], ['fixed', 'fixed (price)']], c?.payout?.model ?? 'revshare')),
     field('payout.value', 'Payout value', input({ inputmode: 'decimal', value: c?.payout?.value ?? '' })),
     field('test_mode', 'Test mode', select([['false', 'off: real leads'], ['true', 'on: every lead is a test']], c?.test_mode ? 'true' : 'false'), 'A test lead is stored and shown, never offered to a buyer.'),
+    ...reofferFields(c),
   );
   const errors = new FormErrors(fields);
   const form = h('form', { class: 'grid-form', novalidate: true }, errors.element, fields.map((f) => f.wrapper), h('div', { class: 'actions' }, h('button', { type: 'submit' }, creating ? 'Create campaign' : 'Save campaign')));
@@ -91,7 +95,7 @@ export async function campaignsPage(ctx: Ctx, root: HTMLElement): Promise<void> 
     }
     list.replaceChildren(
       table(
-        ['Campaign', 'Seller', 'Vertical', 'Status', 'Mode', 'Payout', 'Rate ceiling', 'Key', ''],
+        ['Campaign', 'Seller', 'Vertical', 'Status', 'Mode', 'Payout', 'Rate ceiling', 'Second chances', 'Key', ''],
         campaigns.map((c) => [
           h('span', {}, c.name, c.test_mode ? ' ' : null, testBadge(c.test_mode, 'mode'), h('br'), h('span', { class: 'mono muted' }, c.campaign_id)),
           sellerName.get(c.seller_id) ?? c.seller_id ?? '—',
@@ -100,6 +104,7 @@ export async function campaignsPage(ctx: Ctx, root: HTMLElement): Promise<void> 
           c.mode === 'sync' ? `sync (${c.sync_timeout_ms} ms)` : 'async',
           payoutText(c.payout),
           `${c.rate_limit_per_minute}/min`,
+          reofferText(c.reoffer),
           h('span', { class: 'mono' }, c.campaign_key_hint ?? '—'),
           h(
             'span',

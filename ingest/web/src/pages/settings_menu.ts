@@ -11,10 +11,12 @@ export interface SettingsEntry {
   what: string;
   operatorOnly?: boolean;
   notBuyer?: boolean;
+  sellerOnly?: boolean;
 }
 
 /** The settings, in the menu's order. */
 export const SETTINGS: SettingsEntry[] = [
+  { path: '/settings/account', title: 'Account', what: "your account as the operator set it: payout, your statements' time zone", sellerOnly: true },
   { path: '/settings/api-keys', title: 'API keys', what: 'keys that post and read leads' },
   { path: '/settings/users', title: 'Users', what: 'who signs in to the dashboard', operatorOnly: true },
   { path: '/settings/password', title: 'Password', what: 'change your password' },
@@ -25,7 +27,7 @@ export const SETTINGS: SettingsEntry[] = [
 
 /** The settings `u` may open. */
 export function settingsFor(u: User): SettingsEntry[] {
-  return SETTINGS.filter((e) => (!e.operatorOnly || isOperator(u)) && (!e.notBuyer || u.account !== 'buyer'));
+  return SETTINGS.filter((e) => (!e.operatorOnly || isOperator(u)) && (!e.notBuyer || u.account !== 'buyer') && (!e.sellerOnly || u.account === 'seller'));
 }
 
 /** The settings menu, the page at `here` marked current. */

@@ -8,6 +8,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "leadflow/base/money.hpp"
+#include "leadflow/domain/verticals.hpp"
 
 namespace leadflow {
 
@@ -45,6 +46,8 @@ struct Campaign {
   std::string key_hint;           // first characters of the key, for people
   /// Every lead posted to the campaign is a test lead (leadflow/domain/test_mode.hpp).
   bool test_mode = false;
+  /// Its own re-offer policy, replacing its vertical's (reoffer_policy_of); none: the vertical's.
+  std::optional<ReofferPolicy> reoffer;
   /// Not stored with the campaign: its seller's test_mode, read with it, so that a post learns
   /// both from the one campaign lookup the front caches.
   bool seller_test_mode = false;

@@ -29,6 +29,18 @@ struct ReofferPolicy {
   std::int64_t window_s = 0;           // 0: the consent window alone bounds them
 };
 
+struct Campaign;
+
+/// A re-offer policy from its JSON ({"delays_seconds": [900, 7200], "window_hours": 48}; null:
+/// none), checked as LEADFLOW_VERTICALS's: 1 to 10 increasing delays of 1 s to 365 days, an
+/// optional window of 1 to 87,600 hours. With `allow_none` (a campaign's own policy), no delays
+/// ({"delays_seconds": []}) is a policy too: never offered again. Returns "" or the error,
+/// starting with the member at fault under `path` ("reoffer.delays_seconds: must increase").
+std::string read_reoffer_policy(const nlohmann::json& j, ReofferPolicy& out,
+                                const std::string& path, bool allow_none);
+/// The policy as read_reoffer_policy reads it ({"delays_seconds": []} for none).
+nlohmann::json reoffer_policy_json(const ReofferPolicy& p);
+
 /// A line of business and the rules its leads follow.
 struct Vertical {
   std::string name;
@@ -62,5 +74,10 @@ class VerticalRegistry {
  private:
   std::map<std::string, Vertical, std::less<>> verticals_;
 };
+
+/// Which re-offer policy a lead follows (docs/reoffers.md): its campaign's own where the campaign
+/// has one (even one of no re-offer), else its vertical's. A lead of no campaign (Surface A)
+/// follows its vertical's.
+const ReofferPolicy& reoffer_policy_of(const Vertical& v, const Campaign* c);
 
 }  // namespace leadflow

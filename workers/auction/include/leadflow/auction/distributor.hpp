@@ -46,9 +46,10 @@ class BuyerDirectory {
   SteadyTime checked_at_{};
 };
 
-/// The payout rules of campaigns (Surface B leads) and sellers (Surface A leads) by id, cached
-/// for 5 s of `clock`'s time. A record the store cannot read now is the one last read (however
-/// old), or kUnavailable if none was: never "none", which would pay the default rule. Thread-safe.
+/// The payout rules of campaigns (Surface B leads; with their own re-offer policies) and sellers
+/// (Surface A leads) by id, cached for 5 s of `clock`'s time. A record the store cannot read now is
+/// the one last read (however old), or kUnavailable if none was: never "none", which would pay the
+/// default rule. Thread-safe.
 class CampaignDirectory {
  public:
   CampaignDirectory(AccountsStore& store, const Clock& clock) : store_(store), clock_(clock) {}

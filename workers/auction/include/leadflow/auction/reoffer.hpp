@@ -26,6 +26,11 @@ struct LeadSoFar {
 /// from its receipt; a re-offer due exactly at the consent window's end is past it).
 /// Example: delays 900 s and 7,200 s, received at 12:00 → 12:15, then 14:00, then none.
 std::optional<std::int64_t> next_offer_at(const Vertical& v, const LeadSoFar& lead);
+/// The same by `policy` in place of the vertical's: the one the lead follows, its campaign's own
+/// where it has one (reoffer_policy_of, leadflow/domain/verticals.hpp). The vertical still gives
+/// max_sales and the consent window.
+std::optional<std::int64_t> next_offer_at(const Vertical& v, const ReofferPolicy& policy,
+                                          const LeadSoFar& lead);
 
 /// Whether the lead may still be sold at `now_ms` (before its consent window ends): a re-offer
 /// claimed late (a worker was down for days) past it is dropped, not run.
