@@ -219,6 +219,13 @@ END;
     {29, R"sql(
 ALTER TABLE sellers ADD COLUMN time_zone TEXT NOT NULL DEFAULT 'UTC';
 )sql"},
+    // The live feed's position (docs/operations.md, "The live feed"): one more than the largest
+    // so far, given in the write that records or decides a lead. Writers take the database's
+    // one write lock, so the order of these numbers is the order their transactions commit in.
+    {30, R"sql(
+ALTER TABLE leads ADD COLUMN changed_seq INTEGER;
+CREATE INDEX leads_by_change ON leads (changed_seq);
+)sql"},
 };
 
 }  // namespace
