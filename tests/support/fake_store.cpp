@@ -379,9 +379,12 @@ Lookup<LeadRecord> FakeStore::get_lead(std::string_view id) {
 std::optional<std::vector<LeadRecord>> FakeStore::list_leads(const LeadQuery& q) {
   return down() ? std::nullopt : real_->list_leads(q);
 }
-std::optional<std::vector<LeadRecord>> FakeStore::list_lead_changes(
-    std::int64_t received_since_ms, std::span<const std::string> watched, int limit) {
-  return down() ? std::nullopt : real_->list_lead_changes(received_since_ms, watched, limit);
+std::optional<std::string> FakeStore::lead_changes_position() {
+  return down() ? std::nullopt : real_->lead_changes_position();
+}
+Lookup<LeadChanges> FakeStore::list_lead_changes(std::string_view from, std::string_view to,
+                                                 int limit) {
+  return down() ? Lookup<LeadChanges>{} : real_->list_lead_changes(from, to, limit);
 }
 std::string FakeStore::find_duplicate(std::string_view vertical, std::string_view email,
                                       std::string_view phone, std::int64_t since_ms,

@@ -260,6 +260,9 @@ Refusal refusal_for(LiveRefused refused) {
               "this server holds as many live streams as it may; try again shortly", true};
     case LiveRefused::kOff:
       break;
+    case LiveRefused::kUnavailable:
+      return {503, "unavailable", "the store could not be read to resume the stream; try again",
+              true};
   }
   return {503, "unavailable", "the live feed does not run here", false};
 }

@@ -176,8 +176,9 @@ Refusal refusal_for(SignInRefused refused);
 
 /// Why GET /v1/live opened no stream.
 enum class LiveRefused {
-  kFull,  // the process holds LEADFLOW_LIVE_MAX_CONNECTIONS streams already
-  kOff,   // this listener runs no live feed
+  kFull,         // the process holds LEADFLOW_LIVE_MAX_CONNECTIONS streams already
+  kOff,          // this listener runs no live feed
+  kUnavailable,  // the store could not answer a resume's read
 };
 Refusal refusal_for(LiveRefused refused);
 Refusal refusal_for(PostbackRefused refused);

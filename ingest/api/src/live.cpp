@@ -20,12 +20,15 @@ void register_live(Routes& routes, IngestContext& ctx) {
     }
     if (!c.live) return send_problem(res, refusal_for(LiveRefused::kOff));
     const Viewer viewer = viewer_of(c, *key);
-    auto body = c.live->subscribe(viewer, seller_labels(c, viewer), req.header("Last-Event-ID"));
-    if (!body) return send_problem(res, refusal_for(LiveRefused::kFull));
+    // On the blocking pool: a resume may read the store.
+    auto opened = c.live->subscribe(viewer, seller_labels(c, viewer), req.header("Last-Event-ID"));
+    if (opened.refused == LiveSubscription::Refused::kFull)
+      return send_problem(res, refusal_for(LiveRefused::kFull));
+    if (!opened.body) return send_problem(res, refusal_for(LiveRefused::kUnavailable));
     res.status = 200;
     res.set_header("Content-Type", "text/event-stream; charset=utf-8");
     res.set_header("X-Accel-Buffering", "no");  // a proxy in front passes events at once
-    res.stream = std::move(body);
+    res.stream = std::move(opened.body);
   });
 }
 

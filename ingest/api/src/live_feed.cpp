@@ -4,7 +4,6 @@
 #include <charconv>
 #include <cstdio>
 #include <random>
-#include <unordered_set>
 #include <utility>
 
 #include <prometheus/counter.h>
@@ -73,10 +72,46 @@ std::string reader_key(const Viewer& v) {
   return key;
 }
 
+// An event's id: `<process>-<n>/<position>`, n counting the process's events and position the
+// store's (every change before the event's is at or before it).
+std::string event_id(const std::string& boot, std::uint64_t seq, const std::string& position) {
+  return boot + "-" + std::to_string(seq) + "/" + position;
+}
+
+struct EventId {
+  bool valid = false;
+  std::string boot;
+  std::uint64_t seq = 0;
+  std::string position;  // empty in an id written before ids carried one
+};
+
+EventId parse_event_id(std::string_view id) {
+  EventId out;
+  const auto dash = id.find('-');
+  if (dash == std::string_view::npos || dash == 0) return out;
+  const auto slash = id.find('/', dash);
+  const std::string_view n = id.substr(
+      dash + 1, slash == std::string_view::npos ? std::string_view::npos : slash - dash - 1);
+  const auto [ptr, ec] = std::from_chars(n.data(), n.data() + n.size(), out.seq);
+  if (n.empty() || ec != std::errc() || ptr != n.data() + n.size()) return out;
+  out.boot = std::string(id.substr(0, dash));
+  if (slash != std::string_view::npos) out.position = std::string(id.substr(slash + 1));
+  out.valid = true;
+  return out;
+}
+
+// The stream resumes from now, not from its Last-Event-ID: `reason` says why. Its id is where
+// the stream joined the feed, so the browser's next reconnect resumes from there.
+std::string reset_frame(const std::string& boot, std::uint64_t seq, const std::string& position,
+                        const char* reason) {
+  return "id: " + event_id(boot, seq, position) +
+         "\nevent: reset\ndata: " + nlohmann::json{{"reason", reason}}.dump() + "\n\n";
+}
+
 }  // namespace
 
-LiveFeed::LiveFeed(LeadChangesStore& store, std::int64_t now_ms, LiveOptions options)
-    : store_(store), options_(options), boot_(random_boot()), cursor_ms_(now_ms) {
+LiveFeed::LiveFeed(LeadChangesStore& store, LiveOptions options)
+    : store_(store), options_(options), boot_(random_boot()) {
   live_metrics();
 }
 
@@ -124,7 +159,7 @@ std::string LiveFeed::frame(const Event& e, const Subscriber& s) const {
   const nlohmann::json data = {
       {"kind", e.decided ? "decided" : "received"},
       {"lead", project_lead(s.viewer, e.record, s.labels, LeadDetail::kRow)}};
-  std::string out = "id: " + boot_ + "-" + std::to_string(e.seq) + "\nevent: lead\ndata: ";
+  std::string out = "id: " + event_id(boot_, e.seq, e.position) + "\nevent: lead\ndata: ";
   out += data.dump();
   out += "\n\n";
   return out;
@@ -136,110 +171,187 @@ void LiveFeed::send(Subscriber& s, std::string_view bytes) {
   if (s.body->push(bytes)) live_metrics().events.Increment();
 }
 
-std::shared_ptr<http::StreamBody> LiveFeed::subscribe(const Viewer& viewer,
-                                                      const SellerLabels& labels,
-                                                      std::string_view last_event_id) {
-  std::lock_guard lock(mu_);
-  if (subscribers_.size() >= options_.max_connections) {
-    live_metrics().refused.Increment();
-    return nullptr;
+LiveSubscription LiveFeed::subscribe(const Viewer& viewer, const SellerLabels& labels,
+                                     std::string_view last_event_id) {
+  using Refused = LiveSubscription::Refused;
+  const EventId named = parse_event_id(last_event_id);
+  std::optional<std::string> fresh;  // the store's position, for a feed that follows none yet
+  bool following;
+  {
+    std::lock_guard lock(mu_);
+    following = !position_.empty();
   }
-  auto s = std::make_unique<Subscriber>(
-      Subscriber{viewer, labels, std::make_shared<http::StreamBody>(options_.buffer_bytes),
-                 std::chrono::steady_clock::now()});
-  s->body->push("retry: " + std::to_string(options_.retry_ms) + "\n\n");
-  // A reconnect to this process names the last event it had: what it missed is sent again, if
-  // still kept. Another process's ids (or none) resume from now.
-  if (last_event_id.size() > boot_.size() + 1 && last_event_id.substr(0, boot_.size()) == boot_ &&
-      last_event_id[boot_.size()] == '-') {
-    std::uint64_t seq = 0;
-    const char* first = last_event_id.data() + boot_.size() + 1;
-    const char* last = last_event_id.data() + last_event_id.size();
-    if (std::from_chars(first, last, seq).ptr == last) {
-      for (const Event& e : recent_)
-        if (e.seq > seq) send(*s, frame(e, *s));
+  if (!following && !(fresh = store_.lead_changes_position()))
+    return {nullptr, Refused::kUnavailable};
+
+  Subscriber* s = nullptr;
+  std::string upto;
+  std::uint64_t seq = 0;
+  {
+    std::lock_guard lock(mu_);
+    if (subscribers_.size() >= options_.max_connections) {
+      live_metrics().refused.Increment();
+      return {nullptr, Refused::kFull};
     }
+    if (position_.empty()) {
+      // Idle since, or never listened to: from the store's position now.
+      if (!fresh) fresh = store_.lead_changes_position();  // seldom: went idle meanwhile
+      if (!fresh) return {nullptr, Refused::kUnavailable};
+      position_ = *fresh;
+    }
+    auto owned = std::make_unique<Subscriber>();
+    s = owned.get();
+    s->viewer = viewer;
+    s->labels = labels;
+    s->body = std::make_shared<http::StreamBody>(options_.buffer_bytes);
+    s->opened = std::chrono::steady_clock::now();
+    s->body->push("retry: " + std::to_string(options_.retry_ms) + "\n\n");
+    // Where this stream joins the fan-out: every change at or before `upto` was sent before it.
+    upto = position_;
+    seq = next_seq_ - 1;
+    subscribers_.push_back(std::move(owned));
+    live_metrics().connections.Increment();
+    if (last_event_id.empty()) return {s->body};
+    // This process's event still kept: what came after it, from memory.
+    const bool kept = named.valid && named.boot == boot_ && named.seq >= 1 && named.seq <= seq &&
+                      (recent_.empty() ? named.seq == seq : named.seq + 1 >= recent_.front().seq);
+    if (kept) {
+      for (const Event& e : recent_)
+        if (e.seq > named.seq) send(*s, frame(e, *s));
+      return {s->body};
+    }
+    if (!named.valid || named.position.empty()) {
+      send(*s, reset_frame(boot_, seq, upto, "unknown_id"));
+      return {s->body};
+    }
+    s->catching_up = true;  // the fan-out holds its frames until the store's are sent
   }
-  const std::shared_ptr<http::StreamBody> body = s->body;
-  subscribers_.push_back(std::move(s));
-  live_metrics().connections.Increment();
-  return body;
+  // From the store, outside the lock: the poller goes on meanwhile.
+  std::vector<std::string> frames;
+  const StoreStatus status = catch_up(*s, named.position, upto, seq, frames);
+  std::lock_guard lock(mu_);
+  if (status == StoreStatus::kUnavailable) {
+    live_metrics().poll_failures.Increment();
+    std::erase_if(subscribers_, [s](const auto& p) { return p.get() == s; });
+    live_metrics().connections.Decrement();
+    return {nullptr, Refused::kUnavailable};
+  }
+  if (status != StoreStatus::kOk)
+    frames = {reset_frame(boot_, seq, upto,
+                          status == StoreStatus::kLimitReached ? "too_far_behind" : "unknown_id")};
+  for (const std::string& f : frames) send(*s, f);
+  for (const std::string& f : s->held) send(*s, f);
+  s->held.clear();
+  s->catching_up = false;
+  return {s->body};
+}
+
+StoreStatus LiveFeed::catch_up(Subscriber& s, const std::string& position, const std::string& upto,
+                               std::uint64_t seq, std::vector<std::string>& frames) {
+  const Lookup<LeadChanges> got = store_.list_lead_changes(position, upto, options_.resume);
+  if (got.status != StoreStatus::kOk || !got.value) return got.status;
+  if (got.value->more) return StoreStatus::kLimitReached;
+  const auto& leads = got.value->leads;
+  for (std::size_t i = 0; i < leads.size(); ++i) {
+    // Each lead once, in its state now. The last event carries where the stream joined the
+    // feed; the others name no event of this process (n = 0), so a reconnect cut among them
+    // reads the store again from the position it resumed from.
+    const bool last = i + 1 == leads.size();
+    const Event e{last ? seq : 0, leads[i].distribution.status != DeliveryStatus::kPending,
+                  leads[i], last ? upto : position};
+    frames.push_back(frame(e, s));
+  }
+  return StoreStatus::kOk;
 }
 
 bool LiveFeed::poll() {
   const auto now = std::chrono::steady_clock::now();
+  std::string from;
   {
     std::lock_guard lock(mu_);
     if (!subscribers_.empty()) last_listened_ = now;
-  }
-  if (now - last_listened_ > options_.idle_after) {
-    if (!idle_) {
-      idle_ = true;
-      pending_.clear();
-      seen_.clear();
-      page_full_ = false;
+    if (now - last_listened_ > options_.idle_after) {
+      // Nobody listens: nothing read, nothing followed; a stream opened later starts from the
+      // store's position then.
+      position_.clear();
+      received_.clear();
+      received_order_.clear();
+      return true;
     }
-    return true;
+    from = position_;
   }
-  if (idle_) {
-    // Listened to again: from now (less the overlap), not from before the pause.
-    idle_ = false;
-    const std::int64_t wall_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                                     std::chrono::system_clock::now().time_since_epoch())
-                                     .count();
-    cursor_ms_ = std::max(cursor_ms_, wall_ms);
+  if (from.empty()) {
+    const auto now_position = store_.lead_changes_position();
+    if (!now_position) {
+      live_metrics().poll_failures.Increment();
+      sweep_closed();
+      return false;
+    }
+    std::lock_guard lock(mu_);
+    if (position_.empty()) position_ = *now_position;
+    from = position_;
   }
-  std::vector<std::string> watched;
-  watched.reserve(pending_.size());
-  for (const auto& [id, at] : pending_) watched.push_back(id);
-  const std::int64_t since = page_full_ ? cursor_ms_ : cursor_ms_ - options_.overlap.count();
-  const auto rows = store_.list_lead_changes(since, watched, options_.page);
-  if (!rows) {
+  // A backlog drained at once is read over a few pages now, and the rest at the next poll.
+  for (int page = 0; page < 8; ++page) {
+    bool more = false;
+    if (!read_page(from, more)) return false;
+    if (!more) break;
+    std::lock_guard lock(mu_);
+    from = position_;
+  }
+  return true;
+}
+
+bool LiveFeed::read_page(const std::string& from, bool& more) {
+  Lookup<LeadChanges> got = store_.list_lead_changes(from, "", options_.page);
+  if (got.status != StoreStatus::kOk || !got.value) {
     live_metrics().poll_failures.Increment();
+    if (got.status == StoreStatus::kNotFound) {
+      // Not a position of this store (it was replaced): from its position now.
+      std::lock_guard lock(mu_);
+      if (position_ == from) position_.clear();
+    }
     sweep_closed();
     return false;
   }
   std::vector<Event> events;
-  for (const LeadRecord& r : *rows) {
-    const std::string& id = r.lead.id;
-    const bool decided = r.distribution.status != DeliveryStatus::kPending;
-    const bool known = seen_.count(id) > 0;
-    const bool was_pending = pending_.erase(id) > 0;
-    if (!known) {
-      seen_.emplace(id, r.lead.received_at_ms);
-      events.push_back(Event{next_seq_++, decided, r});
-    } else if (decided && was_pending) {
-      events.push_back(Event{next_seq_++, true, r});
+  for (LeadRecord& r : got.value->leads) {
+    const std::string id = r.lead.id;
+    if (r.distribution.status == DeliveryStatus::kPending) {
+      remember_received(id);
+      events.push_back(Event{0, false, std::move(r), {}});
+      continue;
     }
-    if (!decided) pending_.emplace(id, r.lead.received_at_ms);
-    cursor_ms_ = std::max(cursor_ms_, r.lead.received_at_ms);
+    if (received_.erase(id) == 0) {
+      // Recorded and decided between two reads: sent as it was recorded, then as decided.
+      LeadRecord as_received = r;
+      as_received.distribution = Distribution{};
+      events.push_back(Event{0, false, std::move(as_received), {}});
+    }
+    events.push_back(Event{0, true, std::move(r), {}});
   }
-  // A full page of leads received may leave leads of the same window unread: the next read
-  // starts at its last lead rather than go back the overlap (which would read the same page
-  // again). The read's other part is the watched leads decided, each once (one may also be in
-  // the page, read decided there too).
-  const std::unordered_set<std::string> asked(watched.begin(), watched.end());
-  std::unordered_set<std::string> decided_watched;
-  for (const LeadRecord& r : *rows)
-    if (r.distribution.status != DeliveryStatus::kPending && asked.count(r.lead.id) > 0)
-      decided_watched.insert(r.lead.id);
-  page_full_ = rows->size() - decided_watched.size() >= static_cast<std::size_t>(options_.page);
-  // Bounds: what fell out of the window is no longer re-read; the oldest watched go first.
-  const std::int64_t horizon = cursor_ms_ - 2 * options_.overlap.count();
-  std::erase_if(seen_, [&](const auto& kv) { return kv.second < horizon; });
-  while (pending_.size() > options_.watched) {
-    auto oldest =
-        std::min_element(pending_.begin(), pending_.end(),
-                         [](const auto& a, const auto& b) { return a.second < b.second; });
-    pending_.erase(oldest);
-  }
-  fan_out(events);
+  more = got.value->more;
+  fan_out(events, from, got.value->position);
   return true;
 }
 
-void LiveFeed::fan_out(const std::vector<Event>& events) {
+void LiveFeed::remember_received(const std::string& id) {
+  if (!received_.insert(id).second) return;
+  received_order_.push_back(id);
+  while (received_order_.size() > options_.watched) {
+    received_.erase(received_order_.front());
+    received_order_.pop_front();
+  }
+}
+
+void LiveFeed::fan_out(const std::vector<Event>& events, const std::string& from,
+                       const std::string& to) {
   std::lock_guard lock(mu_);
-  for (const Event& e : events) {
+  if (position_ != from) return;  // let go meanwhile (idle, or a store replaced)
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    Event e = events[i];
+    e.seq = next_seq_++;
+    e.position = i + 1 == events.size() ? to : from;
     // Each kind of reader's projection once per event, however many streams it has.
     std::unordered_map<std::string, std::string> frames;
     for (auto& s : subscribers_) {
@@ -247,17 +359,23 @@ void LiveFeed::fan_out(const std::vector<Event>& events) {
       const std::string key = reader_key(s->viewer);
       auto it = frames.find(key);
       if (it == frames.end()) it = frames.emplace(key, frame(e, *s)).first;
-      send(*s, it->second);
+      if (s->catching_up) {
+        if (!it->second.empty()) s->held.push_back(it->second);
+      } else {
+        send(*s, it->second);
+      }
     }
-    recent_.push_back(e);
+    recent_.push_back(std::move(e));
     if (recent_.size() > options_.replay) recent_.pop_front();
   }
+  position_ = to;
   sweep_closed_locked();
 }
 
 void LiveFeed::heartbeat(std::chrono::steady_clock::time_point now) {
   std::lock_guard lock(mu_);
   for (auto& s : subscribers_) {
+    if (s->catching_up) continue;  // its resume is being read: it has nothing to keep alive yet
     s->body->push(": keep-alive\n\n");
     if (now - s->opened >= options_.max_age) s->body->finish();  // written, then closed
   }
@@ -272,7 +390,7 @@ void LiveFeed::sweep_closed() {
 void LiveFeed::sweep_closed_locked() {
   const auto before = subscribers_.size();
   std::erase_if(subscribers_, [](const std::unique_ptr<Subscriber>& s) {
-    if (!s->body->closed()) return false;
+    if (s->catching_up || !s->body->closed()) return false;
     if (s->body->fell_behind()) {
       live_metrics().dropped_slow.Increment();
       log(LogLevel::kInfo, "live_stream_dropped", {{"reason", "slow"}});

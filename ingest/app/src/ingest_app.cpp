@@ -286,7 +286,7 @@ bool App::start(std::string& error) {
     LiveOptions lo;
     lo.max_connections = static_cast<std::size_t>(c.live_max_connections);
     lo.poll_interval = std::chrono::milliseconds(c.live_poll_ms);
-    m.live = std::make_unique<LiveFeed>(*m.store, m.clock.now_ms(), lo);
+    m.live = std::make_unique<LiveFeed>(*m.store, lo);
     m.live->start();
     m.ctx->live = m.live.get();
   }

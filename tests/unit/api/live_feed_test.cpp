@@ -4,6 +4,7 @@
 // cap, and a reconnect's resume.
 #include <gtest/gtest.h>
 
+#include <charconv>
 #include <chrono>
 #include <string>
 #include <vector>
@@ -17,28 +18,50 @@ namespace {
 
 using nlohmann::json;
 
-// The store as the poller reads it: the leads it holds now, as list_lead_changes would give them.
+// The store as the poller reads it: a log of changes (a lead recorded, or decided), each given the
+// next position when it is committed, and read as list_lead_changes does: each lead once, in its
+// state now, by its last change.
 class FakeChanges final : public LeadChangesStore {
  public:
-  std::vector<LeadRecord> leads;
   bool down = false;
-  std::vector<std::string> last_watched;
   int reads = 0;
   bool healthy() override { return !down; }
-  std::optional<std::vector<LeadRecord>> list_lead_changes(std::int64_t since,
-                                                           std::span<const std::string> watched,
-                                                           int limit) override {
-    ++reads;
+  void commit(const LeadRecord& r) { log_.push_back(r); }
+  std::optional<std::string> lead_changes_position() override {
     if (down) return std::nullopt;
-    last_watched.assign(watched.begin(), watched.end());
-    std::vector<LeadRecord> out;
-    for (const auto& r : leads)
-      if (r.lead.received_at_ms >= since && static_cast<int>(out.size()) < limit) out.push_back(r);
-    for (const auto& id : watched)
-      for (const auto& r : leads)
-        if (r.lead.id == id && r.distribution.status != DeliveryStatus::kPending) out.push_back(r);
-    return out;
+    return std::to_string(log_.size());
   }
+  Lookup<LeadChanges> list_lead_changes(std::string_view from, std::string_view to,
+                                        int limit) override {
+    ++reads;
+    if (down) return {};
+    std::size_t after = 0, upto = log_.size();
+    if (!parse(from, after) || (!to.empty() && !parse(to, upto)))
+      return {StoreStatus::kNotFound, std::nullopt};
+    LeadChanges out;
+    std::size_t at = after;
+    for (std::size_t i = after; i < upto; ++i) {
+      bool later = false;  // changed again since: read in its state now, or not at all
+      for (std::size_t j = i + 1; j < log_.size(); ++j)
+        later = later || log_[j].lead.id == log_[i].lead.id;
+      if (later) continue;
+      if (static_cast<int>(out.leads.size()) == limit) {
+        out.more = true;
+        break;
+      }
+      out.leads.push_back(log_[i]);
+      at = i + 1;
+    }
+    out.position = std::to_string(out.more ? at : upto);
+    return {StoreStatus::kOk, std::move(out)};
+  }
+
+ private:
+  static bool parse(std::string_view s, std::size_t& v) {
+    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    return !s.empty() && ec == std::errc() && p == s.data() + s.size();
+  }
+  std::vector<LeadRecord> log_;
 };
 
 constexpr std::int64_t kNow = 1'800'000'000'000;
@@ -85,26 +108,40 @@ LiveOptions options() {
   return o;
 }
 
+std::string first_id(const std::string& raw, const std::string& after = "") {
+  const std::size_t from = after.empty() ? 0 : raw.find(after);
+  const std::size_t at = raw.find("id: ", from) + 4;
+  return raw.substr(at, raw.find('\n', at) - at);
+}
+
+std::vector<std::string> kinds_and_ids(const std::vector<json>& events) {
+  std::vector<std::string> out;
+  for (const json& e : events)
+    out.push_back(e["kind"].get<std::string>() + " " + e["lead"]["lead_id"].get<std::string>());
+  return out;
+}
+
 TEST(LiveFeed, EachReaderSeesItsOwnLeadsThroughTheVisibilityModel) {
   FakeChanges store;
-  LiveFeed feed(store, kNow, options());
+  LiveFeed feed(store, options());
   const SellerLabels labels{"secret", nullptr};
-  auto op = feed.subscribe(Viewer{}, labels, "");
-  auto seller_a = feed.subscribe(Viewer::seller("sel_a"), labels, "");
-  auto seller_b = feed.subscribe(Viewer::seller("sel_b"), labels, "");
-  auto buyer = feed.subscribe(Viewer::buyer("buy_x"), labels, "");
-  auto other_buyer = feed.subscribe(Viewer::buyer("buy_y"), labels, "");
+  auto op = feed.subscribe(Viewer{}, labels, "").body;
+  auto seller_a = feed.subscribe(Viewer::seller("sel_a"), labels, "").body;
+  auto seller_b = feed.subscribe(Viewer::seller("sel_b"), labels, "").body;
+  auto buyer = feed.subscribe(Viewer::buyer("buy_x"), labels, "").body;
+  auto other_buyer = feed.subscribe(Viewer::buyer("buy_y"), labels, "").body;
   for (auto* b : {&op, &seller_a, &seller_b, &buyer, &other_buyer}) {
     std::string raw;
     EXPECT_TRUE(events_of(**b, &raw).empty());
     EXPECT_EQ(raw, "retry: 3000\n\n");
   }
 
-  store.leads = {lead("ld_1", "sel_a")};
+  LeadRecord r = lead("ld_1", "sel_a");
+  store.commit(r);
   ASSERT_TRUE(feed.poll());
-  sell(store.leads[0], "buy_x", 1500, 1000);
+  sell(r, "buy_x", 1500, 1000);
+  store.commit(r);
   ASSERT_TRUE(feed.poll());
-  EXPECT_EQ(store.last_watched, std::vector<std::string>{"ld_1"});
   ASSERT_TRUE(feed.poll());  // read again: nothing new, nothing sent twice
 
   const auto seen_by_op = events_of(*op);
@@ -133,17 +170,43 @@ TEST(LiveFeed, EachReaderSeesItsOwnLeadsThroughTheVisibilityModel) {
   EXPECT_FALSE(seen_by_buyer[0]["lead"]["distribution"].contains("payout"));
 }
 
+// A backlog: leads received an hour ago, recorded and decided only now (workers stopped, the
+// queue drained later). Each is sent, as received and then as decided, once: the feed follows
+// what the store recorded, not when the front received it.
+TEST(LiveFeed, ALeadRecordedLongAfterItWasReceivedIsSentReceivedThenDecided) {
+  FakeChanges store;
+  LiveFeed feed(store, options());
+  auto op = feed.subscribe(Viewer{}, {"s", nullptr}, "").body;
+  LeadRecord slow = lead("ld_slow", "sel_a"), quick = lead("ld_quick", "sel_a");
+  slow.lead.received_at_ms = kNow - 3'600'000;
+  quick.lead.received_at_ms = kNow - 3'600'000;
+  store.commit(slow);
+  ASSERT_TRUE(feed.poll());
+  // Recorded and decided between two reads: sent as recorded, then as decided.
+  store.commit(quick);
+  sell(quick, "buy_x", 1500, 1000);
+  store.commit(quick);
+  sell(slow, "buy_x", 1500, 1000);
+  store.commit(slow);
+  ASSERT_TRUE(feed.poll());
+  ASSERT_TRUE(feed.poll());
+  const auto got = events_of(*op);
+  EXPECT_EQ(kinds_and_ids(got), (std::vector<std::string>{"received ld_slow", "received ld_quick",
+                                                          "decided ld_quick", "decided ld_slow"}));
+  EXPECT_EQ(got[1]["lead"]["status"], "pending");  // as it was recorded
+}
+
 TEST(LiveFeed, AReaderThatDoesNotTakeItsBytesIsDroppedAndNobodyElse) {
   FakeChanges store;
   LiveOptions o = options();
   o.buffer_bytes = 4096;
-  LiveFeed feed(store, kNow, o);
-  auto stalled = feed.subscribe(Viewer{}, {"s", nullptr}, "");
-  auto reading = feed.subscribe(Viewer{}, {"s", nullptr}, "");
+  LiveFeed feed(store, o);
+  auto stalled = feed.subscribe(Viewer{}, {"s", nullptr}, "").body;
+  auto reading = feed.subscribe(Viewer{}, {"s", nullptr}, "").body;
   EXPECT_EQ(feed.connections(), 2u);
   int received = 0;
   for (int i = 0; i < 40; ++i) {
-    store.leads.push_back(lead("ld_" + std::to_string(100 + i), "sel_a"));
+    store.commit(lead("ld_" + std::to_string(100 + i), "sel_a"));
     ASSERT_TRUE(feed.poll());
     received += static_cast<int>(events_of(*reading).size());  // this one keeps up
   }
@@ -158,15 +221,17 @@ TEST(LiveFeed, NoMoreStreamsThanTheCapAndRoomAgainWhenOneEnds) {
   FakeChanges store;
   LiveOptions o = options();
   o.max_connections = 2;
-  LiveFeed feed(store, kNow, o);
-  auto one = feed.subscribe(Viewer{}, {"s", nullptr}, "");
-  auto two = feed.subscribe(Viewer{}, {"s", nullptr}, "");
+  LiveFeed feed(store, o);
+  auto one = feed.subscribe(Viewer{}, {"s", nullptr}, "").body;
+  auto two = feed.subscribe(Viewer{}, {"s", nullptr}, "").body;
   ASSERT_TRUE(one && two);
-  EXPECT_EQ(feed.subscribe(Viewer{}, {"s", nullptr}, ""), nullptr);
+  const auto refused = feed.subscribe(Viewer{}, {"s", nullptr}, "");
+  EXPECT_EQ(refused.body, nullptr);
+  EXPECT_EQ(refused.refused, LiveSubscription::Refused::kFull);
   one->detach();  // its connection went away
   feed.heartbeat();
   EXPECT_EQ(feed.connections(), 1u);
-  EXPECT_NE(feed.subscribe(Viewer{}, {"s", nullptr}, ""), nullptr);
+  EXPECT_NE(feed.subscribe(Viewer{}, {"s", nullptr}, "").body, nullptr);
   std::string raw;
   events_of(*two, &raw);
   EXPECT_NE(raw.find(": keep-alive\n\n"), std::string::npos);
@@ -176,8 +241,8 @@ TEST(LiveFeed, AStreamEndsAfterItsMaximumAgeSoItsReaderIsAuthenticatedAgain) {
   FakeChanges store;
   LiveOptions o = options();
   o.max_age = std::chrono::minutes(5);
-  LiveFeed feed(store, kNow, o);
-  auto s = feed.subscribe(Viewer{}, {"s", nullptr}, "");
+  LiveFeed feed(store, o);
+  auto s = feed.subscribe(Viewer{}, {"s", nullptr}, "").body;
   std::string bytes;
   feed.heartbeat(std::chrono::steady_clock::now() + std::chrono::minutes(4));
   EXPECT_FALSE(s->take(bytes));  // still open
@@ -191,81 +256,148 @@ TEST(LiveFeed, AStreamEndsAfterItsMaximumAgeSoItsReaderIsAuthenticatedAgain) {
 
 TEST(LiveFeed, AReconnectNamingItsLastEventGetsWhatItMissed) {
   FakeChanges store;
-  LiveFeed feed(store, kNow, options());
-  auto first = feed.subscribe(Viewer::seller("sel_a"), {"s", nullptr}, "");
-  store.leads = {lead("ld_1", "sel_a"), lead("ld_2", "sel_b"), lead("ld_3", "sel_a")};
-  store.leads[2].lead.received_at_ms += 1;
+  LiveFeed feed(store, options());
+  auto first = feed.subscribe(Viewer::seller("sel_a"), {"s", nullptr}, "").body;
+  for (const char* id : {"ld_1", "ld_2", "ld_3"})
+    store.commit(lead(id, std::string(id) == "ld_2" ? "sel_b" : "sel_a"));
   ASSERT_TRUE(feed.poll());
   std::string raw;
   ASSERT_EQ(events_of(*first, &raw).size(), 2u);
-  // The id of the first event it got.
-  const std::size_t at = raw.find("id: ") + 4;
-  const std::string first_id = raw.substr(at, raw.find('\n', at) - at);
-  auto again = feed.subscribe(Viewer::seller("sel_a"), {"s", nullptr}, first_id);
+  // From the events the process keeps.
+  const int reads = store.reads;
+  auto again = feed.subscribe(Viewer::seller("sel_a"), {"s", nullptr}, first_id(raw)).body;
   const auto missed = events_of(*again);
   ASSERT_EQ(missed.size(), 1u);  // ld_3 only: ld_2 is another seller's
   EXPECT_EQ(missed[0]["lead"]["lead_id"], "ld_3");
-  // An id from another process (or none) resumes from now.
-  EXPECT_TRUE(events_of(*feed.subscribe(Viewer::seller("sel_a"), {"s", nullptr}, "zz-1")).empty());
+  EXPECT_EQ(store.reads, reads) << "kept: the store is not read";
+  // No id: from now.
+  EXPECT_TRUE(events_of(*feed.subscribe(Viewer::seller("sel_a"), {"s", nullptr}, "").body).empty());
 }
 
-TEST(LiveFeed, MoreLeadsThanAPageAreReadOverTheNextPolls) {
+// Behind a load balancer the reconnect reaches another process: its event id carries the store's
+// position, so that process reads what the stream missed from the store, each lead once in its
+// state now, then follows its own feed without a gap or a repeat.
+TEST(LiveFeed, AReconnectToAnotherProcessResumesFromTheStore) {
+  FakeChanges store;
+  LiveFeed one(store, options()), two(store, options());
+  auto first = one.subscribe(Viewer::seller("sel_a"), {"s", nullptr}, "").body;
+  auto watcher = two.subscribe(Viewer{}, {"s", nullptr}, "").body;  // `two` follows the store
+  LeadRecord a = lead("ld_a", "sel_a"), b = lead("ld_b", "sel_a"), c = lead("ld_c", "sel_a");
+  store.commit(a);
+  ASSERT_TRUE(one.poll());
+  ASSERT_TRUE(two.poll());
+  std::string raw;
+  ASSERT_EQ(events_of(*first, &raw).size(), 1u);
+  const std::string last = first_id(raw);
+  // Missed by the first stream (its process went away): b recorded, a decided...
+  store.commit(b);
+  sell(a, "buy_x", 1500, 1000);
+  store.commit(a);
+  ASSERT_TRUE(two.poll());
+  // ...and c, recorded after `two` last read: sent by its next poll, not by the resume.
+  store.commit(c);
+  auto resumed = two.subscribe(Viewer::seller("sel_a"), {"s", nullptr}, last);
+  ASSERT_NE(resumed.body, nullptr);
+  ASSERT_TRUE(two.poll());
+  EXPECT_EQ(kinds_and_ids(events_of(*resumed.body)),
+            (std::vector<std::string>{"received ld_b", "decided ld_a", "received ld_c"}));
+  ASSERT_TRUE(two.poll());
+  EXPECT_TRUE(events_of(*resumed.body).empty());
+}
+
+TEST(LiveFeed, AReconnectTooFarBehindOrNotOursResumesFromNowAndIsToldSo) {
+  FakeChanges store;
+  LiveOptions o = options();
+  o.resume = 3;
+  LiveFeed one(store, o), two(store, o);
+  auto first = one.subscribe(Viewer{}, {"s", nullptr}, "").body;
+  auto watcher = two.subscribe(Viewer{}, {"s", nullptr}, "").body;
+  store.commit(lead("ld_0", "sel_a"));
+  ASSERT_TRUE(one.poll());
+  std::string raw;
+  events_of(*first, &raw);
+  const std::string last = first_id(raw);
+  for (int i = 1; i <= 4; ++i) store.commit(lead("ld_" + std::to_string(i), "sel_a"));
+  ASSERT_TRUE(two.poll());
+  // Four leads changed since: more than `resume`.
+  std::string reset;
+  events_of(*two.subscribe(Viewer{}, {"s", nullptr}, last).body, &reset);
+  EXPECT_EQ(reset.find("event: lead"), std::string::npos) << reset;
+  EXPECT_NE(reset.find("event: reset\ndata: {\"reason\":\"too_far_behind\"}"), std::string::npos)
+      << reset;
+  // The reset's id is where the stream joined: a reconnect with it misses nothing after.
+  store.commit(lead("ld_5", "sel_a"));
+  auto after = two.subscribe(Viewer{}, {"s", nullptr}, first_id(reset)).body;
+  ASSERT_TRUE(two.poll());
+  EXPECT_EQ(kinds_and_ids(events_of(*after)), std::vector<std::string>{"received ld_5"});
+  // Not an id of this feed, nor a position of this store.
+  for (const char* bad : {"garbage", "abc-1", "abc-1/not-a-position"}) {
+    std::string raw_bad;
+    events_of(*two.subscribe(Viewer{}, {"s", nullptr}, bad).body, &raw_bad);
+    EXPECT_NE(raw_bad.find("\"reason\":\"unknown_id\""), std::string::npos) << bad;
+  }
+  // A store that cannot answer: no stream (503), nothing half sent.
+  store.down = true;
+  const auto refused = two.subscribe(Viewer{}, {"s", nullptr}, last);
+  EXPECT_EQ(refused.body, nullptr);
+  EXPECT_EQ(refused.refused, LiveSubscription::Refused::kUnavailable);
+  EXPECT_EQ(two.connections(), 6u);
+}
+
+TEST(LiveFeed, MoreLeadsThanAPageAreReadOverAFewPages) {
   FakeChanges store;
   LiveOptions o = options();
   o.page = 2;
-  LiveFeed feed(store, kNow, o);
-  auto s = feed.subscribe(Viewer{}, {"s", nullptr}, "");
-  for (int i = 0; i < 5; ++i) {
-    store.leads.push_back(lead("ld_" + std::to_string(i), "sel_a"));
-    store.leads.back().lead.received_at_ms = kNow + i;
+  LiveFeed feed(store, o);
+  auto s = feed.subscribe(Viewer{}, {"s", nullptr}, "").body;
+  std::vector<std::string> made;
+  for (int i = 0; i < 21; ++i) {
+    made.push_back("ld_" + std::to_string(100 + i));
+    store.commit(lead(made.back(), "sel_a"));
   }
   std::vector<std::string> got;
-  for (int poll = 0; poll < 5; ++poll) {
-    ASSERT_TRUE(feed.poll());
-    for (const json& e : events_of(*s)) got.push_back(e["lead"]["lead_id"]);
-  }
-  EXPECT_EQ(got, (std::vector<std::string>{"ld_0", "ld_1", "ld_2", "ld_3", "ld_4"}));
+  ASSERT_TRUE(feed.poll());  // 8 pages of 2
+  for (const json& e : events_of(*s)) got.push_back(e["lead"]["lead_id"]);
+  EXPECT_EQ(got.size(), 16u);
+  ASSERT_TRUE(feed.poll());
+  for (const json& e : events_of(*s)) got.push_back(e["lead"]["lead_id"]);
+  EXPECT_EQ(got, made);
 }
 
 TEST(LiveFeed, AStoreThatCannotAnswerSendsNothingAndIsCounted) {
   FakeChanges store;
+  LiveFeed feed(store, options());
+  auto s = feed.subscribe(Viewer{}, {"s", nullptr}, "").body;
   store.down = true;
-  LiveFeed feed(store, kNow, options());
-  auto s = feed.subscribe(Viewer{}, {"s", nullptr}, "");
   events_of(*s);
   EXPECT_FALSE(feed.poll());
   EXPECT_TRUE(events_of(*s).empty());
   EXPECT_FALSE(s->closed());
+  // Back: what changed meanwhile is sent.
+  store.down = false;
+  store.commit(lead("ld_1", "sel_a"));
+  ASSERT_TRUE(feed.poll());
+  EXPECT_EQ(events_of(*s).size(), 1u);
 }
 
-}  // namespace
-}  // namespace leadflow
-
-namespace leadflow {
-namespace {
-
 // Nobody listening for idle_after: the poller reads nothing (a worker draining a backlog does not
-// pay for reads nobody looks at), and a stream opened later starts from then, not from before.
+// pay for reads nobody looks at), and a stream opened later starts from the store's position
+// then, not from before.
 TEST(LiveFeed, WithNoStreamForAWhileTheStoreIsNotRead) {
   FakeChanges store;
   LiveOptions o = options();
   o.idle_after = std::chrono::milliseconds(0);
-  // On the wall clock, which the poller goes back to when a stream opens.
-  const std::int64_t wall = std::chrono::duration_cast<std::chrono::milliseconds>(
-                                std::chrono::system_clock::now().time_since_epoch())
-                                .count();
-  LiveFeed feed(store, wall - 120'000, o);
-  store.leads = {lead("ld_1", "sel_a")};  // received a minute ago, while nobody listened
-  store.leads[0].lead.received_at_ms = wall - 60'000;
+  LiveFeed feed(store, o);
+  store.commit(lead("ld_1", "sel_a"));  // while nobody listened
   ASSERT_TRUE(feed.poll());
   ASSERT_TRUE(feed.poll());
   EXPECT_EQ(store.reads, 0);
 
-  auto op = feed.subscribe(Viewer{}, SellerLabels{"secret", nullptr}, "");
+  auto op = feed.subscribe(Viewer{}, SellerLabels{"secret", nullptr}, "").body;
+  store.commit(lead("ld_2", "sel_a"));
   ASSERT_TRUE(feed.poll());
   EXPECT_EQ(store.reads, 1);
-  // From now (less the overlap): the lead received a minute before is not sent.
-  EXPECT_TRUE(events_of(*op).empty());
+  EXPECT_EQ(kinds_and_ids(events_of(*op)), std::vector<std::string>{"received ld_2"});
 }
 
 }  // namespace

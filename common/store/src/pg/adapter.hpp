@@ -373,9 +373,9 @@ class PgStore final : public Store, private PgCalls {
                                              std::span<const SearchKeys> keys) override;
   Lookup<LeadRecord> get_lead(std::string_view id) override;
   std::optional<std::vector<LeadRecord>> list_leads(const LeadQuery& lq) override;
-  std::optional<std::vector<LeadRecord>> list_lead_changes(std::int64_t received_since_ms,
-                                                           std::span<const std::string> watched,
-                                                           int limit) override;
+  std::optional<std::string> lead_changes_position() override;
+  Lookup<LeadChanges> list_lead_changes(std::string_view from, std::string_view to,
+                                        int limit) override;
   std::string find_duplicate(std::string_view vertical, std::string_view email,
                              std::string_view phone, std::int64_t since_ms,
                              std::string_view lead_id) override;

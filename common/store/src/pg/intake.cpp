@@ -297,7 +297,7 @@ std::vector<StoreStatus> PgStore::record_outcomes(std::span<const OutcomeRecord>
            "   price_cents = batch.price, payout_cents = batch.payout,"
            "   buyer_lead_id = batch.buyer_lead_id, reason = batch.reason,"
            "   decided_at = batch.decided_at, attempts = batch.attempts,"
-           "   ineligible = batch.ineligible"
+           "   ineligible = batch.ineligible, changed_xid = pg_current_xact_id()"
            "   FROM batch WHERE leads.id = batch.id"
            "   RETURNING leads.id, leads.decided_at, leads.email, leads.phone, leads.email_key,"
            "   leads.phone_key),"

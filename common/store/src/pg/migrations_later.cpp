@@ -229,9 +229,19 @@ CREATE TRIGGER sales_person_only_erased BEFORE UPDATE OF email, phone, email_key
     {29, R"sql(
 ALTER TABLE sellers ADD COLUMN time_zone TEXT NOT NULL DEFAULT 'UTC';
 )sql"},
+    // The live feed's position (docs/operations.md, "The live feed"): the transaction that last
+    // recorded or decided a lead, so a reader finds every change committed since a snapshot,
+    // whatever the writers' clocks or the order they committed in. Added without a default, then
+    // given one: no rewrite of the table (the leads already there have none, and are older than
+    // any position).
+    {30, R"sql(
+ALTER TABLE leads ADD COLUMN changed_xid xid8;
+ALTER TABLE leads ALTER COLUMN changed_xid SET DEFAULT pg_current_xact_id();
+CREATE INDEX leads_by_change ON leads (changed_xid);
+)sql"},
     // A campaign's own re-offer policy (docs/reoffers.md): its JSON as the domain writes it, NULL
     // for its vertical's (every campaign until the operator gives it one).
-    {33, R"sql(
+    {31, R"sql(
 ALTER TABLE campaigns ADD COLUMN reoffer TEXT;
 )sql"},
 };

@@ -30,10 +30,12 @@ std::vector<LeadInsertResult> SqliteStore::insert_leads(std::span<const Lead> le
     if (int rc = tx.begin()) return failed(c, rc, "insert_leads", results);
     for (std::size_t i = 0; i < leads.size(); ++i) {
       {
+        // changed_seq: the live feed's position (lead_changes.cpp), under the write lock.
         Query q(c, "INSERT INTO leads (" LF_LEAD_COLUMNS
-                   ", email_key, phone_key) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
+                   ", email_key, phone_key, changed_seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
                    "?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, "
-                   "?22, ?23, ?24, ?25, ?26, ?27) ON CONFLICT (id) DO NOTHING");
+                   "?22, ?23, ?24, ?25, ?26, ?27, " LF_NEXT_CHANGE_SEQ
+                   ") ON CONFLICT (id) DO NOTHING");
         bind_lead(q, leads[i], custom[i]);
         const SearchKeys& k = i < keys.size() ? keys[i] : none;
         q.bind_or_null(k.email).bind_or_null(k.phone);

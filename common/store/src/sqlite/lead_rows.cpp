@@ -65,7 +65,8 @@ int record_outcome(Connection& c, const OutcomeRecord& o, const std::string& att
   {
     Query q(c,
             "UPDATE leads SET status = ?2, buyer_id = ?3, price_cents = ?4, payout_cents = ?5,"
-            " buyer_lead_id = ?6, reason = ?7, decided_at = ?8, attempts = ?9, ineligible = ?10"
+            " buyer_lead_id = ?6, reason = ?7, decided_at = ?8, attempts = ?9, ineligible = ?10,"
+            " changed_seq = " LF_NEXT_CHANGE_SEQ
             " WHERE id = ?1 AND status = 'pending'"
             " RETURNING received_at, seller_id, campaign_id, vertical, source");
     q.bind(o.lead_id)

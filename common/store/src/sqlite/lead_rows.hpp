@@ -8,6 +8,12 @@
 #include "performance_rows.hpp"
 #include "sqlite/driver.hpp"
 
+// The live feed's position of a lead recorded or decided now (lead_changes.cpp): one more than
+// the largest given, read on leads_by_change. Writers take the database's one write lock, so
+// these numbers are given in the order their transactions commit in.
+#define LF_NEXT_CHANGE_SEQ \
+  "(SELECT coalesce(max(changed_seq), 0) + 1 FROM leads INDEXED BY leads_by_change)"
+
 namespace leadflow::sqlite {
 
 /// Binds the LF_LEAD_COLUMNS (rows.hpp) of `l`, in order. `custom_fields`, the JSON text of the

@@ -219,9 +219,16 @@ END;
     {29, R"sql(
 ALTER TABLE sellers ADD COLUMN time_zone TEXT NOT NULL DEFAULT 'UTC';
 )sql"},
+    // The live feed's position (docs/operations.md, "The live feed"): one more than the largest
+    // so far, given in the write that records or decides a lead. Writers take the database's
+    // one write lock, so the order of these numbers is the order their transactions commit in.
+    {30, R"sql(
+ALTER TABLE leads ADD COLUMN changed_seq INTEGER;
+CREATE INDEX leads_by_change ON leads (changed_seq);
+)sql"},
     // A campaign's own re-offer policy (docs/reoffers.md): its JSON as the domain writes it, NULL
     // for its vertical's (every campaign until the operator gives it one).
-    {33, R"sql(
+    {31, R"sql(
 ALTER TABLE campaigns ADD COLUMN reoffer TEXT;
 )sql"},
 };
