@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -409,6 +410,43 @@ TEST_F(KafkaQueueTest, BacklogCountsWhatTheGroupHasNotCommitted) {
   EXPECT_TRUE(wait_until([&] { return q->backlog("backlog") == 10 - committed; }, 5s))
       << q->backlog("backlog") << " != " << 10 - committed;
   EXPECT_EQ(q->backlog("nobody-yet"), 10);
+}
+
+TEST_F(KafkaQueueTest, BacklogTellsWhenTheOldestRecordNotCommittedWasProduced) {
+  auto q = open(options());
+  ASSERT_TRUE(q);
+  const auto now_ms = [] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  };
+  EXPECT_FALSE(q->group_backlog("aged").value_or(GroupBacklog{}).oldest_produced_ms.has_value())
+      << "nothing waits: no oldest";
+  const std::int64_t first = now_ms();
+  ASSERT_EQ(q->producer().produce(topics_.leads, "old", "x", 5s), ProduceStatus::kOk);
+  std::this_thread::sleep_for(1500ms);  // so that the two produce times lie apart
+  const std::int64_t second = now_ms();
+  for (int i = 0; i < 5; ++i)
+    ASSERT_EQ(q->producer().produce(topics_.leads, "new" + std::to_string(i), "x", 5s),
+              ProduceStatus::kOk);
+  std::optional<GroupBacklog> b;
+  ASSERT_TRUE(wait_until([&] { return (b = q->group_backlog("aged")) && b->records == 6; }, 5s));
+  ASSERT_TRUE(b->oldest_produced_ms);
+  EXPECT_GE(*b->oldest_produced_ms, first - 50);
+  EXPECT_LT(*b->oldest_produced_ms, second) << "the oldest is the first record, not a later one";
+
+  // The group takes and commits the first record: the oldest is now one of the later ones.
+  auto c = q->make_consumer("aged", {topics_.leads});
+  const auto records = poll_records(*c, 6, 20s);
+  ASSERT_EQ(records.size(), 6u);
+  for (const auto& r : records)
+    if (r.key == "old") c->commit(r.topic, r.partition, r.offset + 1);
+  c->close();
+  ASSERT_TRUE(wait_until([&] { return (b = q->group_backlog("aged")) && b->records == 5; }, 10s));
+  ASSERT_TRUE(b->oldest_produced_ms);
+  EXPECT_GE(*b->oldest_produced_ms, second - 50);
+  // Its records are read again by a probe that joined no group: the group's own offsets hold.
+  EXPECT_EQ(q->backlog("aged"), 5);
 }
 
 TEST(KafkaQueueOpenTest, FailsClearlyWhenNoBrokerAnswers) {

@@ -59,6 +59,7 @@ TEST_F(ScaleOutBacklog, TheIngestShowsABacklogNoWorkerTakesAndItDrainsOnceOneRun
   ASSERT_EQ(settled, 0.0) << "the setup's leads were all decided and committed";
 
   std::set<std::string> ids;
+  const auto first_post = std::chrono::steady_clock::now();
   for (int n = 0; n < 20; ++n) {
     auto r = client(n % 2)->Post("/v1/leads",
                                  {{"Authorization", "Bearer " + key_}, {"Prefer", "respond-async"}},
@@ -74,12 +75,23 @@ TEST_F(ScaleOutBacklog, TheIngestShowsABacklogNoWorkerTakesAndItDrainsOnceOneRun
   auto stalled = await(
       backlog("leadflow_queue_backlog_stalled_seconds"), [](double v) { return v >= 3; }, 30s);
   EXPECT_GE(stalled.value_or(0), 3.0);
+  // The oldest lead's age is counted from its post, not from the group's last move: it has
+  // waited at least since the first post, and no longer than the test has run since.
+  const auto lower = std::chrono::duration<double>(std::chrono::steady_clock::now() - first_post);
+  auto oldest = await(
+      backlog("leadflow_queue_backlog_oldest_age_seconds"),
+      [&](double v) { return v >= lower.count() - 1.5; }, 30s);
+  ASSERT_TRUE(oldest) << "no age of the oldest lead";
+  const auto upper = std::chrono::duration<double>(std::chrono::steady_clock::now() - first_post);
+  EXPECT_GE(*oldest, lower.count() - 1.5);  // a reading each second, a scrape between
+  EXPECT_LE(*oldest, upper.count() + 1.0);  // the records' timestamps are the ingests' clock's
 
   start_worker(0);
   auto drained = await(
       backlog("leadflow_queue_backlog"), [](double v) { return v == 0; }, 90s);
   EXPECT_EQ(drained, 0.0) << "a worker ran and the backlog did not drain";
   EXPECT_EQ(ingest_series(backlog("leadflow_queue_backlog_stalled_seconds")), 0.0);
+  EXPECT_EQ(ingest_series(backlog("leadflow_queue_backlog_oldest_age_seconds")), 0.0);
   EXPECT_TRUE(not_final_after(ids, 30s).empty());
 }
 

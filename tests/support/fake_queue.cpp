@@ -107,6 +107,14 @@ ProduceStatus FakeQueue::append(std::string_view topic, std::string_view key,
     r.key = std::string(key);
     r.payload = std::string(payload);
     part.push_back(r);
+    t.produced_ms.resize(t.partitions.size());
+    auto& stamps = t.produced_ms[static_cast<std::size_t>(r.partition)];
+    stamps.resize(part.size() - 1);
+    stamps.push_back(
+        clock_ ? std::optional<std::int64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                 clock_->now().time_since_epoch())
+                                                 .count())
+               : std::nullopt);
     t.produced.push_back(std::move(r));
   }
   records_cv_.notify_all();
@@ -228,13 +236,24 @@ std::optional<GroupBacklog> FakeQueue::group_backlog(const std::string& group) {
   auto it = groups_.find(group);
   if (it == groups_.end()) return b;
   for (const auto& [tp, committed] : it->second->committed) {
-    b.records +=
-        static_cast<std::int64_t>(
-            topics_.find(tp.first)->second.partitions[static_cast<std::size_t>(tp.second)].size()) -
-        committed;
+    const Topic& t = topics_.find(tp.first)->second;
+    const auto end =
+        static_cast<std::int64_t>(t.partitions[static_cast<std::size_t>(tp.second)].size());
+    b.records += end - committed;
     b.position += committed;
+    if (committed < end && static_cast<std::size_t>(tp.second) < t.produced_ms.size()) {
+      const auto& stamps = t.produced_ms[static_cast<std::size_t>(tp.second)];
+      const auto at = static_cast<std::size_t>(committed);
+      if (at < stamps.size() && stamps[at])
+        b.oldest_produced_ms = std::min(b.oldest_produced_ms.value_or(*stamps[at]), *stamps[at]);
+    }
   }
   return b;
+}
+
+void FakeQueue::set_clock(const Clock* clock) {
+  std::lock_guard lock(mu_);
+  clock_ = clock;
 }
 
 void FakeQueue::shutdown() {

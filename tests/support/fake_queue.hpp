@@ -8,10 +8,12 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "leadflow/base/clock.hpp"
 #include "leadflow/queue/queue.hpp"
 
 namespace leadflow::testing {
@@ -44,6 +46,9 @@ class FakeQueue final : public LeadQueue {
   /// Produce, send, healthy() and group_backlog() answer as a queue whose broker is gone, while
   /// false.
   void set_available(bool available);
+  /// Stamps each record produced from now on with `clock->now()`, so group_backlog() tells the
+  /// oldest waiting record's produce time, as Kafka's record timestamps do; nullptr: no stamps.
+  void set_clock(const Clock* clock);
 
   /// Every record produced to `topic`, in the order produced.
   std::vector<QueueRecord> records(const std::string& topic) const;
@@ -68,6 +73,7 @@ class FakeQueue final : public LeadQueue {
   struct Topic {
     std::vector<std::vector<QueueRecord>> partitions;
     std::vector<QueueRecord> produced;  // every record, in produce order
+    std::vector<std::vector<std::optional<std::int64_t>>> produced_ms;  // per partition, offset
   };
 
   Topic& topic_locked(const std::string& name);
@@ -86,6 +92,7 @@ class FakeQueue final : public LeadQueue {
   std::vector<Revoke> revokes_;
   int revoking_ = 0;
   bool available_ = true;
+  const Clock* clock_ = nullptr;
   bool stopping_ = false;
 };
 

@@ -494,6 +494,13 @@ StoreStatus FakeStore::update_attempt_windows(
 StoreStatus FakeStore::forget_attempt_windows(std::int64_t before_ms) {
   return down() ? StoreStatus::kUnavailable : real_->forget_attempt_windows(before_ms);
 }
+std::optional<std::vector<RateBucketRow>> FakeStore::list_rate_buckets(std::string_view after,
+                                                                       int limit) {
+  return down() ? std::nullopt : real_->list_rate_buckets(after, limit);
+}
+std::optional<std::int64_t> FakeStore::delete_rate_buckets(const std::vector<RateBucketRow>& rows) {
+  return down() ? std::nullopt : real_->delete_rate_buckets(rows);
+}
 std::optional<std::string> FakeStore::shared_secret(std::string_view name,
                                                     std::string_view candidate) {
   return down() ? std::nullopt : real_->shared_secret(name, candidate);

@@ -191,6 +191,9 @@ class FakeStore final : public Store {
       const std::vector<std::string>& keys,
       const std::function<void(std::vector<std::vector<std::int64_t>>&)>& update) override;
   StoreStatus forget_attempt_windows(std::int64_t before_ms) override;
+  std::optional<std::vector<RateBucketRow>> list_rate_buckets(std::string_view after,
+                                                              int limit) override;
+  std::optional<std::int64_t> delete_rate_buckets(const std::vector<RateBucketRow>& rows) override;
   std::optional<std::string> shared_secret(std::string_view name,
                                            std::string_view candidate) override;
   std::optional<std::int64_t> count_queued(std::string_view campaign_id,

@@ -42,13 +42,15 @@
 #include "leadflow/base/clock.hpp"
 #include "leadflow/base/crypto.hpp"
 #include "leadflow/base/ids.hpp"
+#include "leadflow/base/metrics.hpp"  // store_contract_limits.inc: the clean-up's counter
 #include "leadflow/domain/accounts.hpp"
 #include "leadflow/domain/buyer.hpp"
 #include "leadflow/domain/lead.hpp"
 #include "leadflow/domain/lead_search.hpp"  // store_contract_intake.inc: search keys
 #include "leadflow/domain/verticals.hpp"
-#include "leadflow/erasure/erasure.hpp"    // store_contract_erasure.inc
-#include "leadflow/erasure/retention.hpp"  // store_contract_erasure.inc
+#include "leadflow/erasure/erasure.hpp"             // store_contract_erasure.inc
+#include "leadflow/erasure/retention.hpp"           // store_contract_erasure.inc
+#include "leadflow/limits/rate_bucket_sweeper.hpp"  // store_contract_limits.inc
 #include "leadflow/management/management.hpp"  // store_contract_versions.inc: changes as the API makes them
 #include "leadflow/money/payout.hpp"           // store_contract_money.inc: a shared sale's parts
 #include "leadflow/store/store.hpp"

@@ -69,6 +69,9 @@ const std::set<std::string, std::less<>>& known_settings() {
       "LEADFLOW_KAFKA_REPLICATION",
       "LEADFLOW_KAFKA_MESSAGE_TIMEOUT_MS",
       "LEADFLOW_KAFKA_MAX_BUFFERED",
+      "LEADFLOW_KAFKA_RETENTION_MS",
+      "LEADFLOW_KAFKA_DEAD_RETENTION_MS",
+      "LEADFLOW_KAFKA_SEGMENT_MS",
       "LEADFLOW_KAFKA_PROPERTIES",
       "LEADFLOW_WORKER_GROUP",
       "LEADFLOW_BACKLOG_INTERVAL_MS",
@@ -380,6 +383,13 @@ std::optional<Config> load_config(const Getenv& getenv,
   if (!int_setting("LEADFLOW_KAFKA_MESSAGE_TIMEOUT_MS", 100, 300000, c.kafka_message_timeout_ms))
     return std::nullopt;
   if (!int_setting("LEADFLOW_KAFKA_MAX_BUFFERED", 1, 10'000'000, c.kafka_max_buffered))
+    return std::nullopt;
+  // An hour at least: a shorter retention could delete leads before a worker restarted reads them.
+  constexpr std::int64_t kHourMs = 3'600'000, kYearsMs = 10 * 365 * 24 * kHourMs;
+  if (!int_setting("LEADFLOW_KAFKA_RETENTION_MS", kHourMs, kYearsMs, c.kafka_retention_ms) ||
+      !int_setting("LEADFLOW_KAFKA_DEAD_RETENTION_MS", kHourMs, kYearsMs,
+                   c.kafka_dead_retention_ms) ||
+      !int_setting("LEADFLOW_KAFKA_SEGMENT_MS", std::int64_t{60'000}, kYearsMs, c.kafka_segment_ms))
     return std::nullopt;
   if (auto v = get("LEADFLOW_KAFKA_PROPERTIES"); v && !v->empty()) {
     // "name=value;name=value": librdkafka properties for a real cluster (TLS, SASL, ...).

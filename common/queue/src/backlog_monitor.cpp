@@ -1,5 +1,6 @@
 #include "leadflow/queue/backlog_monitor.hpp"
 
+#include <algorithm>
 #include <utility>
 
 #include "leadflow/base/log.hpp"
@@ -54,16 +55,26 @@ void BacklogMonitor::measure() {
   // waited before the process started is not known.
   if (!position_ || *position_ != b->position || b->records <= 0) progress_ = now;
   position_ = b->position;
+  oldest_produced_ms_ = b->oldest_produced_ms;
   stalled_seconds_ = b->records > 0 ? std::chrono::duration<double>(now - progress_).count() : 0.0;
 }
 
 void BacklogMonitor::collect(std::vector<prometheus::MetricFamily>& families) const {
   std::lock_guard lock(mu_);
   const GaugeSample::Labels labels = {{"source", options_.source}, {"group", options_.group}};
-  std::vector<GaugeSample> records, stalled;
+  std::vector<GaugeSample> records, stalled, oldest;
   if (known_) {
     records.push_back({labels, static_cast<double>(records_)});
     stalled.push_back({labels, stalled_seconds_});
+    // The oldest waiting record of the last reading, aged to now; no sample when records wait
+    // and the queue cannot tell their age.
+    if (records_ <= 0) {
+      oldest.push_back({labels, 0.0});
+    } else if (oldest_produced_ms_) {
+      const double age = std::chrono::duration<double>(clock_.now().time_since_epoch()).count() -
+                         static_cast<double>(*oldest_produced_ms_) / 1000.0;
+      oldest.push_back({labels, std::max(age, 0.0)});
+    }
   }
   families.push_back(gauge_family(
       "leadflow_queue_backlog",
@@ -76,6 +87,12 @@ void BacklogMonitor::collect(std::vector<prometheus::MetricFamily>& families) co
       "Seconds records have been waiting while the workers' group committed nothing; 0 when "
       "none wait",
       stalled));
+  families.push_back(gauge_family(
+      "leadflow_queue_backlog_oldest_age_seconds",
+      "Age of the oldest lead the workers' group has not committed (source=broker: the "
+      "timestamp of the record at the group's committed offset, the oldest over the "
+      "partitions), as of the last reading; 0 when none wait",
+      oldest));
   families.push_back(
       gauge_family("leadflow_queue_backlog_known",
                    "1 when the last backlog reading answered (every 10 s by default), else 0",

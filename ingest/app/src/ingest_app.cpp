@@ -20,6 +20,7 @@
 #include "leadflow/http/server.hpp"
 #include "leadflow/http/tls_cert.hpp"
 #include "leadflow/ingest_app/dashboard.hpp"
+#include "leadflow/limits/rate_bucket_sweeper.hpp"
 #include "leadflow/postback_sender/postback_sender.hpp"
 #include "leadflow/queue/backlog_monitor.hpp"
 #include "leadflow/queue/open_queue.hpp"
@@ -138,6 +139,8 @@ struct App::Impl {
   std::unique_ptr<BacklogMonitor> backlog;  // leadflow_queue_backlog
   // The retention pass (LEADFLOW_RETENTION_DAYS, docs/erasure.md); none while it is off.
   std::unique_ptr<RetentionPass> retention;
+  // The clean-up of shared rate buckets (docs/limits.md); none while limits are per process.
+  std::unique_ptr<RateBucketSweeper> bucket_sweeper;
   bool started = false;
 
   Impl(Config c, const Clock& k) : config(std::move(c)), clock(k) {}
@@ -246,6 +249,9 @@ bool App::start(std::string& error) {
     m.limiter = std::make_unique<SharedRateLimiter>(m.clock, *m.store);
     m.ip_limiter = std::make_unique<SharedRateLimiter>(m.clock, *m.store);
     m.logins = std::make_unique<SignInLimits>(m.clock, *m.store);
+    m.bucket_sweeper =
+        std::make_unique<RateBucketSweeper>(*m.store, m.clock, RateBucketSweeper::Options{});
+    m.bucket_sweeper->start();
   } else {
     m.limiter = std::make_unique<RateLimiter>(m.clock);
     m.ip_limiter = std::make_unique<RateLimiter>(m.clock);
@@ -356,6 +362,7 @@ void App::stop() {
   m.metrics.stop();
   if (m.live) m.live->stop();
   m.retention.reset();
+  m.bucket_sweeper.reset();
   if (m.workers) m.workers->stop();
   m.postbacks.reset();
   m.up.reset();

@@ -16,7 +16,7 @@ namespace {
 using namespace std::chrono_literals;
 
 struct Read {
-  std::vector<double> backlog, stalled, known;
+  std::vector<double> backlog, stalled, oldest, known;
 };
 
 Read read(const BacklogMonitor& m) {
@@ -24,10 +24,11 @@ Read read(const BacklogMonitor& m) {
   m.collect(families);
   Read r;
   for (const auto& f : families) {
-    std::vector<double>* into = f.name == "leadflow_queue_backlog"                   ? &r.backlog
-                                : f.name == "leadflow_queue_backlog_stalled_seconds" ? &r.stalled
-                                : f.name == "leadflow_queue_backlog_known"           ? &r.known
-                                                                                     : nullptr;
+    std::vector<double>* into = f.name == "leadflow_queue_backlog"                      ? &r.backlog
+                                : f.name == "leadflow_queue_backlog_stalled_seconds"    ? &r.stalled
+                                : f.name == "leadflow_queue_backlog_known"              ? &r.known
+                                : f.name == "leadflow_queue_backlog_oldest_age_seconds" ? &r.oldest
+                                                                                        : nullptr;
     EXPECT_NE(into, nullptr) << f.name;
     if (!into) continue;
     for (const auto& metric : f.metric) {
@@ -121,6 +122,47 @@ TEST_F(BacklogMonitorTest, WhileTheQueueCannotTellTheBacklogHasNoSampleRatherTha
   EXPECT_EQ(r.backlog, std::vector<double>{3});
   EXPECT_EQ(r.stalled, std::vector<double>{20});
   EXPECT_EQ(r.known, std::vector<double>{1});
+}
+
+TEST_F(BacklogMonitorTest, TheOldestWaitingLeadsAgeIsItsProduceTimeNotTheTimeSinceTheLastCommit) {
+  queue_.set_clock(&clock_);
+  auto consumer = queue_.make_consumer("workers", {"leads"});
+  produce(1);  // the oldest
+  clock_.advance(40s);
+  produce(2);
+  monitor_.measure();
+  Read r = read(monitor_);
+  EXPECT_EQ(r.backlog, std::vector<double>{3});
+  EXPECT_EQ(r.stalled, std::vector<double>{0});  // the first reading: the stall starts counting
+  EXPECT_EQ(r.oldest, std::vector<double>{40});  // the lead has waited since it was produced
+
+  // Between readings the last reading's oldest lead ages with the clock: a scrape reads no queue.
+  clock_.advance(5s);
+  EXPECT_EQ(read(monitor_).oldest, std::vector<double>{45});
+
+  // The group commits the oldest: the next oldest (produced 40 s later) is what waits now,
+  // though the stall starts over.
+  finish(*consumer, 1);
+  clock_.advance(5s);
+  monitor_.measure();
+  r = read(monitor_);
+  EXPECT_EQ(r.backlog, std::vector<double>{2});
+  EXPECT_EQ(r.stalled, std::vector<double>{0});
+  EXPECT_EQ(r.oldest, std::vector<double>{10});
+
+  // Drained: 0, not the last age.
+  finish(*consumer, 2);
+  monitor_.measure();
+  EXPECT_EQ(read(monitor_).oldest, std::vector<double>{0});
+
+  // Records whose age the queue cannot tell (unstamped), and an outage: no sample, never a 0.
+  queue_.set_clock(nullptr);
+  produce(1);
+  monitor_.measure();
+  EXPECT_TRUE(read(monitor_).oldest.empty());
+  queue_.set_available(false);
+  monitor_.measure();
+  EXPECT_TRUE(read(monitor_).oldest.empty());
 }
 
 }  // namespace

@@ -94,7 +94,13 @@ WorkerMetrics& worker_metrics() {
         stale.Add({}),
         retried.Add({}),
         dead.Add({}),
-        unknown.Add({})};
+        unknown.Add({}),
+        prometheus::BuildCounter()
+            .Name("leadflow_worker_leads_refused_total")
+            .Help("Leads the store refused to record for good (a constraint no retry gets past), "
+                  "set aside on the dead-letter topic as posted")
+            .Register(r)
+            .Add({})};
   }();
   return m;
 }

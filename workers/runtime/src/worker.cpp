@@ -246,6 +246,10 @@ void Worker::consume_loop() {
     healthy_ = true;
 
     for (std::size_t i = 0; i < leads.size(); ++i) {
+      if (inserted[i].refused) {
+        refuse(good[i], leads[i].id, inserted[i].refusal);
+        continue;
+      }
       if (!inserted[i].inserted) metrics.redeliveries.Increment();
       // Decided before a crash lost the commit: answer any waiter again, sell nothing.
       const bool already_decided = !inserted[i].inserted && is_final(inserted[i].existing_status);
@@ -367,6 +371,26 @@ void Worker::set_aside(std::shared_ptr<Job> job, const std::string& error, Distr
   d.reason = "processing failed: " + error;
   d.decided_at_ms = clock_.now_ms();
   record(std::move(job), std::move(d));
+}
+
+void Worker::refuse(const QueueRecord& record, const std::string& lead_id,
+                    const std::string& refusal) {
+  // The store refuses this lead for good (a constraint no retry gets past, never an outage):
+  // asking again would stall its partition for ever. It is set aside on the dead-letter topic,
+  // as posted, for the operator; the record is committed only once that copy is durable, so an
+  // acknowledged lead is never dropped. It has no row, so it is never sold and nobody is told
+  // an outcome: a seller waiting on it gets the answer of a lead not decided in time.
+  log(LogLevel::kError, "lead_refused_by_store", {{"lead_id", lead_id}, {"refusal", refusal}});
+  if (queue_.producer().produce(options_.topics.dead, lead_id, record.payload,
+                                std::chrono::seconds(10)) == ProduceStatus::kOk) {
+    worker_metrics().refused.Increment();
+    worker_metrics().dead_lettered.Increment();
+    release(record, true, false);
+    return;
+  }
+  // The queue cannot take it either: it stays uncommitted and is delivered again after a restart
+  // or a rebalance; meanwhile its partition's commits wait behind it.
+  release(record, false, false);
 }
 
 void Worker::defer(std::shared_ptr<Job> job, const std::string& error) {

@@ -114,6 +114,19 @@ bool KafkaProducer::ensure_topics(std::string& error) {
       return false;
     }
     new_topics.push_back(t);
+    // As the manifests set on theirs: a record (the person as posted) is gone at most
+    // retention.ms + segment.ms after it was written (docs/erasure.md).
+    const std::int64_t retention =
+        name == options_.topics.dead ? options_.dead_retention_ms : options_.retention_ms;
+    for (const auto& [key, value] : {std::pair{"retention.ms", std::to_string(retention)},
+                                     std::pair{"segment.ms", std::to_string(options_.segment_ms)},
+                                     std::pair{"cleanup.policy", std::string("delete")}}) {
+      if (rd_kafka_NewTopic_set_config(t, key, value.c_str()) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        cleanup();
+        error = "topic " + name + ": config " + key;
+        return false;
+      }
+    }
   }
   rd_kafka_AdminOptions_t* admin =
       rd_kafka_AdminOptions_new(rk_.get(), RD_KAFKA_ADMIN_OP_CREATETOPICS);
@@ -145,6 +158,7 @@ bool KafkaProducer::ensure_topics(std::string& error) {
           log(LogLevel::kInfo, "kafka_topic_created",
               {{"topic", rd_kafka_topic_result_name(per_topic[i])},
                {"partitions", options_.partitions},
+               {"segment_ms", options_.segment_ms},
                {"replication_factor", options_.replication_factor}});
         continue;
       }

@@ -20,6 +20,7 @@
 #include <mutex>
 #include <optional>
 #include <random>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -35,6 +36,12 @@ namespace kafka {
 namespace {
 
 constexpr auto kBacklogCacheTtl = std::chrono::seconds(1);
+// What a backlog probe fetches per partition to read one record's timestamp (Kafka still returns
+// a whole first batch when it is larger).
+constexpr const char* kProbeFetchBytes = "65536";
+
+std::optional<std::int64_t> oldest_produced(rd_kafka_t* rk, const std::string& topic,
+                                            const std::vector<std::pair<int, std::int64_t>>& at);
 
 /// Answers group_backlog(group) for one group: a consumer handle with that group.id that never
 /// joins the group, only reads its committed offsets and the watermarks. Guarded by KafkaQueue.
@@ -122,8 +129,13 @@ std::optional<GroupBacklog> KafkaQueue::measure_backlog(BacklogProbe& probe,
                                                         const std::string& group) {
   if (!probe.rk) {
     std::string error;
-    Conf conf =
-        make_conf(options_, {{"group.id", group}, {"enable.auto.commit", "false"}}, nullptr, error);
+    Conf conf = make_conf(options_,
+                          {{"group.id", group},
+                           {"enable.auto.commit", "false"},
+                           {"enable.auto.offset.store", "false"},
+                           {"fetch.message.max.bytes", kProbeFetchBytes},
+                           {"queued.max.messages.kbytes", "1024"}},
+                          nullptr, error);
     if (conf) probe.rk = make_handle(RD_KAFKA_CONSUMER, std::move(conf), error);
     if (!probe.rk) {
       log(LogLevel::kWarn, "kafka_backlog_failed", {{"group", group}, {"error", error}});
@@ -140,6 +152,7 @@ std::optional<GroupBacklog> KafkaQueue::measure_backlog(BacklogProbe& probe,
   if (rd_kafka_committed(rk, list.get(), kQueryTimeoutMs) != RD_KAFKA_RESP_ERR_NO_ERROR)
     return std::nullopt;
   GroupBacklog b;
+  std::vector<std::pair<int, std::int64_t>> waiting;  // partition, first offset not committed
   for (int i = 0; i < list->cnt; ++i) {
     std::int64_t low = 0, high = 0;
     if (rd_kafka_query_watermark_offsets(rk, topic.c_str(), list->elems[i].partition, &low, &high,
@@ -151,8 +164,41 @@ std::optional<GroupBacklog> KafkaQueue::measure_backlog(BacklogProbe& probe,
     const std::int64_t from = committed < 0 ? low : std::clamp(committed, low, high);
     b.records += high - from;
     b.position += from;
+    if (high > from) waiting.emplace_back(list->elems[i].partition, from);
   }
+  if (!waiting.empty()) b.oldest_produced_ms = oldest_produced(rk, topic, waiting);
   return b;
+}
+
+std::optional<std::int64_t> oldest_produced(rd_kafka_t* rk, const std::string& topic,
+                                            const std::vector<std::pair<int, std::int64_t>>& at) {
+  // The probe reads the one record at each partition's first offset not committed: assigned
+  // (never subscribed, so it joins no group and commits nothing), a fetch of at most
+  // kProbeFetchBytes a partition, then unassigned. The record's timestamp is its produce time
+  // (CreateTime, set by the ingest's producer).
+  PartitionList list(rd_kafka_topic_partition_list_new(static_cast<int>(at.size())));
+  for (const auto& [partition, offset] : at)
+    rd_kafka_topic_partition_list_add(list.get(), topic.c_str(), partition)->offset = offset;
+  if (rd_kafka_assign(rk, list.get()) != RD_KAFKA_RESP_ERR_NO_ERROR) return std::nullopt;
+  std::set<int> left;
+  for (const auto& [partition, offset] : at) left.insert(partition);
+  std::optional<std::int64_t> oldest;
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(kQueryTimeoutMs);
+  while (!left.empty()) {
+    const auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (remaining.count() <= 0) break;
+    Message m(rd_kafka_consumer_poll(rk, clamp_ms(remaining)));
+    if (!m || m->err || !left.erase(m->partition)) continue;
+    rd_kafka_timestamp_type_t type{};
+    const std::int64_t ts = rd_kafka_message_timestamp(m.get(), &type);
+    if (ts >= 0) oldest = std::min(oldest.value_or(ts), ts);
+  }
+  rd_kafka_assign(rk, nullptr);
+  // A partition that did not answer in time might hold the oldest: unknown, not understated.
+  if (!left.empty()) return std::nullopt;
+  return oldest;
 }
 
 std::string KafkaQueue::unique_group_id() {

@@ -475,6 +475,9 @@ class PgStore final : public Store, private PgCalls {
       const std::vector<std::string>& keys,
       const std::function<void(std::vector<std::vector<std::int64_t>>&)>& update) override;
   StoreStatus forget_attempt_windows(std::int64_t before_ms) override;
+  std::optional<std::vector<RateBucketRow>> list_rate_buckets(std::string_view after,
+                                                              int limit) override;
+  std::optional<std::int64_t> delete_rate_buckets(const std::vector<RateBucketRow>& rows) override;
 
   // --- announcements ----------------------------------------------------------------------------
 

@@ -1,8 +1,44 @@
 // The PostgreSQL adapter of the intake port (leadflow/store/intake.hpp): leads as received, their
 // outcomes, Idempotency-Keys.
+#include "insert_refusals.hpp"
 #include "pg/adapter.hpp"
 
 namespace leadflow::pg {
+
+namespace {
+
+/// A refusal no retry gets past: SQLSTATE classes 22 (data exception: a value too long, a byte
+/// sequence invalid in UTF-8), 23 (integrity: CHECK, NOT NULL, FOREIGN KEY) and 54 (a program
+/// limit, e.g. an index row too large). Anything else (a lost connection, a serialization
+/// failure, an unknown column while a migration is under way) is an outage of ours.
+bool refused_for_good(const PgError& e) {
+  return e.sqlstate.starts_with("22") || e.sqlstate.starts_with("23") ||
+         e.sqlstate.starts_with("54");
+}
+
+std::vector<LeadInsertResult> insert_lead_batch(Connection& c, std::span<const Lead> leads,
+                                                std::span<const SearchKeys> keys);
+
+}  // namespace
+
+std::vector<LeadInsertResult> PgStore::insert_leads(std::span<const Lead> all_leads,
+                                                    std::span<const SearchKeys> all_keys) {
+  // A batch refused for good is split to find the lead refused (insert_refusals.hpp).
+  return store_rows::insert_or_refuse(
+      all_leads, all_keys,
+      [&](std::span<const Lead> leads, std::span<const SearchKeys> keys, std::string& refusal) {
+        return run("insert_leads", std::vector<LeadInsertResult>{}, [&](Connection& c) {
+          try {
+            return insert_lead_batch(c, leads, keys);
+          } catch (const PgError& e) {
+            if (refused_for_good(e)) refusal = e.sqlstate + " " + e.message;
+            throw;
+          }
+        });
+      });
+}
+
+namespace {
 
 /// One INSERT for the whole batch (its own transaction), then one read of the statuses of the
 /// leads that already existed. Rows are inserted in id order, so two batches sharing leads
@@ -14,9 +50,9 @@ namespace leadflow::pg {
 /// the WAL up to itself and so this insert with it. A server crash before that may lose the
 /// row; the lead, not yet committed in the queue, is delivered and inserted again. The
 /// worker waits on this insert before every auction, and a sync seller waits on the worker.
-std::vector<LeadInsertResult> PgStore::insert_leads(std::span<const Lead> leads,
-                                                    std::span<const SearchKeys> keys) {
-  return run("insert_leads", std::vector<LeadInsertResult>{}, [&](Connection& c) {
+std::vector<LeadInsertResult> insert_lead_batch(Connection& c, std::span<const Lead> leads,
+                                                std::span<const SearchKeys> keys) {
+  {
     std::vector<LeadInsertResult> results(leads.size());
     if (leads.empty()) return results;
     constexpr int kColumns = 27;
@@ -98,8 +134,10 @@ std::vector<LeadInsertResult> PgStore::insert_leads(std::span<const Lead> leads,
         if (auto it = status_of.find(leads[i].id); it != status_of.end())
           results[i].existing_status = it->second;
     return results;
-  });
+  }
 }
+
+}  // namespace
 
 /// The lead and its sales on one leased connection.
 Lookup<LeadRecord> PgStore::get_lead(std::string_view id) {

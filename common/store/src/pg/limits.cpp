@@ -9,31 +9,40 @@ StoreStatus PgStore::update_rate_bucket(std::string_view key,
   return run("update_rate_bucket", StoreStatus::kUnavailable, [&](Connection& c) {
     Transaction tx(c);
     const RateBucketState fresh;
-    const Result created = c.exec(
-        "INSERT INTO rate_buckets (key, tokens, refilled_at, day, day_count)"
-        " VALUES ($1, $2, $3, $4, $5) ON CONFLICT (key) DO NOTHING RETURNING 1",
-        Params()
-            .add(key)
-            .add(fresh.tokens)
-            .add(fresh.refilled_at_ms)
-            .add(fresh.day)
-            .add(fresh.day_count),
-        Effect::kWrite);
-    const Result row = c.exec(
-        "SELECT tokens, refilled_at, day, day_count FROM rate_buckets WHERE key = $1"
-        " FOR UPDATE",
-        Params().add(key), Effect::kRead);
-    if (row.rows() != 1) {
-      PgError e;
-      e.message = "the rate bucket row is missing after its insert";
-      throw e;
+    // A bucket the clean-up deletes between the insert and the lock is not returned by the
+    // lock: it is made again, so no bucket is updated without its lock.
+    bool made = false;
+    std::optional<Result> row;
+    for (int round = 0;; ++round) {
+      const Result created = c.exec(
+          "INSERT INTO rate_buckets (key, tokens, refilled_at, day, day_count)"
+          " VALUES ($1, $2, $3, $4, $5) ON CONFLICT (key) DO NOTHING RETURNING 1",
+          Params()
+              .add(key)
+              .add(fresh.tokens)
+              .add(fresh.refilled_at_ms)
+              .add(fresh.day)
+              .add(fresh.day_count),
+          Effect::kWrite);
+      made = made || created.rows() == 1;
+      row.emplace(
+          c.exec("SELECT tokens, refilled_at, day, day_count FROM rate_buckets WHERE key = $1"
+                 " FOR UPDATE",
+                 Params().add(key), Effect::kRead));
+      if (row->rows() == 1) break;
+      if (round == 3) {
+        PgError e;
+        e.message = "the rate bucket row keeps vanishing under its lock";
+        throw e;
+      }
     }
     RateBucketState state;
-    state.exists = created.rows() == 0;
-    state.tokens = row.real(0, 0);
-    state.refilled_at_ms = row.int64(0, 1);
-    state.day = row.int64(0, 2);
-    state.day_count = row.int64(0, 3);
+    // A bucket made again after the clean-up took it is new too: it starts full.
+    state.exists = !made;
+    state.tokens = row->real(0, 0);
+    state.refilled_at_ms = row->int64(0, 1);
+    state.day = row->int64(0, 2);
+    state.day_count = row->int64(0, 3);
     // `update` runs once: a retry after this point would run it twice.
     c.mark_not_retryable();
     update(state);
@@ -111,6 +120,39 @@ StoreStatus PgStore::update_attempt_windows(
     tx.commit();
     return StoreStatus::kOk;
   });
+}
+
+std::optional<std::vector<RateBucketRow>> PgStore::list_rate_buckets(std::string_view after,
+                                                                     int limit) {
+  return read_rows<RateBucketRow>(
+      "list_rate_buckets",
+      "SELECT b.key, b.refilled_at, b.day, COALESCE(k.revoked_at, 0) <> 0 FROM rate_buckets b"
+      " LEFT JOIN api_keys k ON k.id = b.key WHERE b.key > $1 ORDER BY b.key LIMIT $2",
+      Params().add(after).add(static_cast<std::int64_t>(limit)), [](const Row& r) {
+        return RateBucketRow{r.text(0), r.int64(1), r.int64(2), r.boolean(3)};
+      });
+}
+
+/// A bucket locked by a lease under way is left for the next round (SKIP LOCKED): the clean-up
+/// never makes a request wait.
+std::optional<std::int64_t> PgStore::delete_rate_buckets(const std::vector<RateBucketRow>& rows) {
+  if (rows.empty()) return 0;
+  return run("delete_rate_buckets", std::optional<std::int64_t>{},
+             [&](Connection& c) -> std::optional<std::int64_t> {
+               ArrayText keys, at, days;
+               for (const RateBucketRow& r : rows) {
+                 keys.add(r.key);
+                 at.add(r.refilled_at_ms);
+                 days.add(r.day);
+               }
+               const Result r = c.exec(
+                   "DELETE FROM rate_buckets WHERE key IN (SELECT b.key FROM rate_buckets b"
+                   " JOIN unnest($1::TEXT[], $2::BIGINT[], $3::BIGINT[]) AS v (k, refilled, d)"
+                   " ON b.key = v.k AND b.refilled_at = v.refilled AND b.day = v.d"
+                   " FOR UPDATE OF b SKIP LOCKED) RETURNING 1",
+                   Params().add(keys.str()).add(at.str()).add(days.str()), Effect::kWrite);
+               return static_cast<std::int64_t>(r.rows());
+             });
 }
 
 StoreStatus PgStore::forget_attempt_windows(std::int64_t before_ms) {

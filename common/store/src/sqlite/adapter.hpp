@@ -343,6 +343,9 @@ class SqliteStore final : public Store, private SqliteCalls {
       const std::vector<std::string>& keys,
       const std::function<void(std::vector<std::vector<std::int64_t>>&)>& update) override;
   StoreStatus forget_attempt_windows(std::int64_t before_ms) override;
+  std::optional<std::vector<RateBucketRow>> list_rate_buckets(std::string_view after,
+                                                              int limit) override;
+  std::optional<std::int64_t> delete_rate_buckets(const std::vector<RateBucketRow>& rows) override;
   StoreStatus claim_idempotency_key(const IdempotencyRecord& r, std::int64_t expire_before_ms,
                                     IdempotencyRecord& existing) override;
   StoreStatus complete_idempotency_key(std::string_view scope, std::string_view key, int status,

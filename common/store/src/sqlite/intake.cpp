@@ -1,5 +1,6 @@
 // The SQLite adapter of the intake port (leadflow/store/intake.hpp): leads as received, their
 // outcomes, Idempotency-Keys.
+#include "insert_refusals.hpp"
 #include "sqlite/adapter.hpp"
 
 namespace leadflow::sqlite {
@@ -13,48 +14,68 @@ namespace leadflow::sqlite {
 /// the file); a power loss before that fsync may lose the row, and the lead, not yet committed
 /// in the queue, is delivered and inserted again. The worker waits on this insert before every
 /// auction, and a sync seller waits on the worker.
-std::vector<LeadInsertResult> SqliteStore::insert_leads(std::span<const Lead> leads,
-                                                        std::span<const SearchKeys> keys) {
-  return guarded("insert_leads", std::vector<LeadInsertResult>{}, [&] {
-    std::vector<LeadInsertResult> results(leads.size());
-    if (leads.empty()) return results;
-    const SearchKeys none;
-    std::vector<std::string> custom(leads.size());
-    for (std::size_t i = 0; i < leads.size(); ++i)
-      custom[i] = dump(custom_fields_to_json(leads[i].custom_fields));
+namespace {
 
-    std::lock_guard lock(write_mu_);
-    Connection& c = *writer_;
-    const UnsyncedCommit unsynced(c);  // declared first: back to FULL after the transaction
-    Transaction tx(c);
-    if (int rc = tx.begin()) return failed(c, rc, "insert_leads", results);
-    for (std::size_t i = 0; i < leads.size(); ++i) {
-      {
-        // changed_seq: the live feed's position (lead_changes.cpp), under the write lock.
-        Query q(c, "INSERT INTO leads (" LF_LEAD_COLUMNS
-                   ", email_key, phone_key, changed_seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
-                   "?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, "
-                   "?22, ?23, ?24, ?25, ?26, ?27, " LF_NEXT_CHANGE_SEQ
-                   ") ON CONFLICT (id) DO NOTHING");
-        bind_lead(q, leads[i], custom[i]);
-        const SearchKeys& k = i < keys.size() ? keys[i] : none;
-        q.bind_or_null(k.email).bind_or_null(k.phone);
-        if (int rc = q.run()) return failed(c, rc, "insert_leads", results);
+/// A refusal no retry gets past: a constraint (NOT NULL, CHECK, FOREIGN KEY, a trigger's
+/// RAISE(ABORT)), a value too big, a type mismatch. Anything else (BUSY, IOERR, FULL, ...) is
+/// an outage of ours.
+bool refused_for_good(int rc) {
+  const int primary = rc & 0xff;
+  return primary == SQLITE_CONSTRAINT || primary == SQLITE_TOOBIG || primary == SQLITE_MISMATCH;
+}
+
+}  // namespace
+
+std::vector<LeadInsertResult> SqliteStore::insert_leads(std::span<const Lead> all_leads,
+                                                        std::span<const SearchKeys> all_keys) {
+  // One transaction per batch; a batch refused for good is split to find the lead refused.
+  const auto insert_batch = [&](std::span<const Lead> leads, std::span<const SearchKeys> keys,
+                                std::string& refusal) {
+    return guarded("insert_leads", std::vector<LeadInsertResult>{}, [&] {
+      std::vector<LeadInsertResult> results(leads.size());
+      if (leads.empty()) return results;
+      const SearchKeys none;
+      std::vector<std::string> custom(leads.size());
+      for (std::size_t i = 0; i < leads.size(); ++i)
+        custom[i] = dump(custom_fields_to_json(leads[i].custom_fields));
+
+      std::lock_guard lock(write_mu_);
+      Connection& c = *writer_;
+      const UnsyncedCommit unsynced(c);  // declared first: back to FULL after the transaction
+      Transaction tx(c);
+      if (int rc = tx.begin()) return failed(c, rc, "insert_leads", results);
+      for (std::size_t i = 0; i < leads.size(); ++i) {
+        {
+          // changed_seq: the live feed's position (lead_changes.cpp), under the write lock.
+          Query q(c, "INSERT INTO leads (" LF_LEAD_COLUMNS
+                     ", email_key, phone_key, changed_seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
+                     "?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, "
+                     "?22, ?23, ?24, ?25, ?26, ?27, " LF_NEXT_CHANGE_SEQ
+                     ") ON CONFLICT (id) DO NOTHING");
+          bind_lead(q, leads[i], custom[i]);
+          const SearchKeys& k = i < keys.size() ? keys[i] : none;
+          q.bind_or_null(k.email).bind_or_null(k.phone);
+          if (int rc = q.run()) {
+            if (refused_for_good(rc)) refusal = c.message();
+            return failed(c, rc, "insert_leads", results);
+          }
+        }
+        if (c.changes() > 0) {
+          results[i].inserted = true;
+          continue;
+        }
+        // A redelivery: report what became of the lead the first time.
+        Query q(c, "SELECT status FROM leads WHERE id = ?1");
+        const int rc = q.bind(leads[i].id).step();
+        if (rc != SQLITE_ROW) return failed(c, rc, "insert_leads", results);
+        results[i].existing_status =
+            parse_delivery_status(q.text(0)).value_or(DeliveryStatus::kPending);
       }
-      if (c.changes() > 0) {
-        results[i].inserted = true;
-        continue;
-      }
-      // A redelivery: report what became of the lead the first time.
-      Query q(c, "SELECT status FROM leads WHERE id = ?1");
-      const int rc = q.bind(leads[i].id).step();
-      if (rc != SQLITE_ROW) return failed(c, rc, "insert_leads", results);
-      results[i].existing_status =
-          parse_delivery_status(q.text(0)).value_or(DeliveryStatus::kPending);
-    }
-    if (int rc = tx.commit()) return failed(c, rc, "insert_leads", results);
-    return results;
-  });
+      if (int rc = tx.commit()) return failed(c, rc, "insert_leads", results);
+      return results;
+    });
+  };
+  return store_rows::insert_or_refuse(all_leads, all_keys, insert_batch);
 }
 
 /// The lead and its sales in one snapshot: one read lock, and sales that belong to the status read.

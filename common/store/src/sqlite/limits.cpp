@@ -48,6 +48,48 @@ StoreStatus SqliteStore::update_rate_bucket(std::string_view key,
   });
 }
 
+std::optional<std::vector<RateBucketRow>> SqliteStore::list_rate_buckets(std::string_view after,
+                                                                         int limit) {
+  return read_rows<RateBucketRow>(
+      "list_rate_buckets",
+      "SELECT b.key, b.refilled_at, b.day, COALESCE(k.revoked_at, 0) <> 0 FROM rate_buckets b"
+      " LEFT JOIN api_keys k ON k.id = b.key WHERE b.key > ?1 ORDER BY b.key LIMIT ?2",
+      [&](Query& q) { q.bind(after).bind(static_cast<std::int64_t>(limit)); },
+      [](Query& q) {
+        return RateBucketRow{q.text(0), q.int64(1), q.int64(2), q.int64(3) != 0};
+      });
+}
+
+std::optional<std::int64_t> SqliteStore::delete_rate_buckets(
+    const std::vector<RateBucketRow>& rows) {
+  return guarded("delete_rate_buckets", std::optional<std::int64_t>{},
+                 [&]() -> std::optional<std::int64_t> {
+                   std::lock_guard lock(write_mu_);
+                   Connection& c = *writer_;
+                   Transaction tx(c);
+                   if (int rc = tx.begin()) {
+                     report(c, rc, "delete_rate_buckets");
+                     return std::nullopt;
+                   }
+                   std::int64_t deleted = 0;
+                   for (const RateBucketRow& r : rows) {
+                     Query q(c,
+                             "DELETE FROM rate_buckets WHERE key = ?1 AND refilled_at = ?2"
+                             " AND day = ?3");
+                     if (int rc = q.bind(r.key).bind(r.refilled_at_ms).bind(r.day).run()) {
+                       report(c, rc, "delete_rate_buckets");
+                       return std::nullopt;
+                     }
+                     deleted += c.changes();
+                   }
+                   if (int rc = tx.commit()) {
+                     report(c, rc, "delete_rate_buckets");
+                     return std::nullopt;
+                   }
+                   return deleted;
+                 });
+}
+
 /// BEGIN IMMEDIATE, as above: the reads, `update` and the writes of every key are one critical
 /// section across processes.
 StoreStatus SqliteStore::update_attempt_windows(

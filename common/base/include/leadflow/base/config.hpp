@@ -92,6 +92,12 @@ struct Config {
   int kafka_replication = 3;            // LEADFLOW_KAFKA_REPLICATION: for topics leadflow creates
   int kafka_message_timeout_ms = 5000;  // LEADFLOW_KAFKA_MESSAGE_TIMEOUT_MS: unacknowledged → 503
   int kafka_max_buffered = 100000;      // LEADFLOW_KAFKA_MAX_BUFFERED: local producer queue bound
+  // retention.ms and segment.ms of the topics leadflow creates (docs/erasure.md): as the manifests
+  // set on theirs. LEADFLOW_KAFKA_RETENTION_MS (leads, retry, results),
+  // LEADFLOW_KAFKA_DEAD_RETENTION_MS (dead letters), LEADFLOW_KAFKA_SEGMENT_MS (all four).
+  std::int64_t kafka_retention_ms = 604'800'000;         // 7 days
+  std::int64_t kafka_dead_retention_ms = 2'592'000'000;  // 30 days
+  std::int64_t kafka_segment_ms = 86'400'000;            // 1 day
   std::map<std::string, std::string>
       kafka_properties;  // LEADFLOW_KAFKA_PROPERTIES: "k=v;k=v" librdkafka extras
   std::string worker_group =

@@ -24,6 +24,11 @@ namespace leadflow {
 ///   leadflow_queue_backlog_stalled_seconds{source,group} how long records have waited while the
 ///                                                        group's position stood still; 0 when
 ///                                                        none wait
+///   leadflow_queue_backlog_oldest_age_seconds{source,group}
+///                                                        age of the oldest record waiting (its
+///                                                        produce time at the last reading);
+///                                                        0 when none wait, no sample when the
+///                                                        queue cannot tell (embedded)
 ///   leadflow_queue_backlog_known{source,group}           1 when the last reading answered
 /// While the queue cannot tell (a broker outage), the first two have no sample, so Prometheus
 /// marks them stale instead of reading a backlog of 0. Thread-safe; `queue` and `clock` must
@@ -63,6 +68,7 @@ class BacklogMonitor {
   std::optional<std::int64_t> position_;  // the last position read
   SteadyTime progress_{};                 // when the position last moved, or nothing waited
   double stalled_seconds_ = 0;
+  std::optional<std::int64_t> oldest_produced_ms_;
 
   std::thread timer_;
   std::unique_ptr<ScrapeHook> hook_;

@@ -1,4 +1,5 @@
 #pragma once
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -22,7 +23,12 @@ struct KafkaQueueOptions {
   int max_buffered_messages = 100000;  // queue.buffering.max.messages: beyond it produce() answers
                                        // kQueueFull at once (bounded memory)
   int session_timeout_ms = 10000;      // consumer group session timeout
-  std::map<std::string, std::string> extra;  // further librdkafka properties, applied last
+  // Configurations of the topics the adapter creates (a topic that exists keeps its own): how long
+  // records are kept, the dead letters' apart, and how old a segment is closed (docs/erasure.md).
+  std::int64_t retention_ms = 604'800'000;         // retention.ms: leads, retry, results
+  std::int64_t dead_retention_ms = 2'592'000'000;  // retention.ms: dead letters
+  std::int64_t segment_ms = 86'400'000;            // segment.ms: all four
+  std::map<std::string, std::string> extra;        // further librdkafka properties, applied last
 };
 
 /// Opens a Kafka-backed LeadQueue: an idempotent producer (enable.idempotence, acks=all) whose

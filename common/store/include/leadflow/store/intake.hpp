@@ -28,8 +28,14 @@ struct LeadQuery {
 
 /// What happened to one lead insert.
 struct LeadInsertResult {
-  bool inserted = false;  // false: a lead with this id already existed
+  bool inserted = false;  // false: a lead with this id already existed (or `refused`)
   DeliveryStatus existing_status = DeliveryStatus::kPending;
+  /// The store refused this lead for good: a constraint or a value no retry will get past
+  /// (SQLite's CONSTRAINT, TOOBIG, MISMATCH; PostgreSQL's classes 22, 23 and 54). Nothing of it
+  /// was written; `refusal` says why (the driver's words, no field of the lead). Our own outages
+  /// are never this: they leave the whole batch unanswered.
+  bool refused = false;
+  std::string refusal;
 };
 
 /// The decided outcome of one lead, written in one transaction with its attempts.
@@ -62,7 +68,10 @@ class IntakeStore : public virtual StorePort {
   /// Inserts leads as pending, in one transaction, `keys[i]` being the search keys of
   /// `leads[i]` (leadflow/domain/lead_search.hpp: as many as the leads, or none, and then the
   /// leads are found by id only); the store keeps them as given. A lead whose id exists is left
-  /// untouched (a redelivery) and reported with its current status.
+  /// untouched (a redelivery) and reported with its current status. A lead the store refuses
+  /// for good is reported `refused` and the others are written all the same (the batch is
+  /// then written again a lead at a time, to find it). An empty vector: the store failed (an
+  /// outage), nothing was written, and the same batch may be asked again.
   virtual std::vector<LeadInsertResult> insert_leads(std::span<const Lead> leads,
                                                      std::span<const SearchKeys> keys) = 0;
   /// The same without search keys.

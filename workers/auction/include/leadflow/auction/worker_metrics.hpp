@@ -33,6 +33,7 @@ struct WorkerMetrics {
   prometheus::Counter& retried;                            // leadflow_worker_retried_total
   prometheus::Counter& dead_lettered;                      // leadflow_worker_dead_lettered_total
   prometheus::Counter& post_outcome_unknown;  // leadflow_worker_post_outcome_unknown_total
+  prometheus::Counter& refused;               // leadflow_worker_leads_refused_total
 
   void decided(DeliveryStatus s);
   /// One recorded sale: what the buyer paid, what the seller earns and what is left for us.
