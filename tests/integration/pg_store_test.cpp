@@ -213,6 +213,9 @@ StoreFactory postgresql_factory() {
 #include "store_contract_tests.inc"
 #include "store_contract_versions.inc"
 
+// After the money and re-offer tests: it uses their helpers.
+#include "store_contract_aged_returns.inc"
+
 INSTANTIATE_TEST_SUITE_P(Postgresql, StoreContract, ::testing::Values(postgresql_factory()),
                          store_factory_name);
 

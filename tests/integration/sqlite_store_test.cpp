@@ -117,6 +117,9 @@ StoreFactory sqlite_factory() {
 #include "store_contract_tests.inc"
 #include "store_contract_versions.inc"
 
+// After the money and re-offer tests: it uses their helpers.
+#include "store_contract_aged_returns.inc"
+
 INSTANTIATE_TEST_SUITE_P(Sqlite, StoreContract, ::testing::Values(sqlite_factory()),
                          store_factory_name);
 

@@ -118,6 +118,11 @@ std::vector<int> second_chance_bands(int round, std::int64_t sales_before, bool 
   return bands;
 }
 
+std::vector<int> return_bands(bool sale_aged) {
+  if (!sale_aged) return {};  // a live sale, or one made before sales said whether aged
+  return {kAgedSalesBand};
+}
+
 void add_second_chance(UnsoldDeltas& d, const LeadKeys& l, const Distribution& lead, int band) {
   Distribution live = lead;
   std::erase_if(live.attempts, [](const Attempt& a) { return a.reoffer != 0; });

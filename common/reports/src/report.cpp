@@ -62,6 +62,9 @@ void RevenueSums::add_aged(const RevenueCell& c) {
   aged_sales += c.sales;
   aged_revenue += c.revenue;
   aged_payout += c.payout;
+  aged_returns += c.returns;
+  aged_returned_revenue += c.returned_revenue;
+  aged_returned_payout += c.returned_payout;
 }
 
 void RevenueSums::add(const RevenueCell& c) {

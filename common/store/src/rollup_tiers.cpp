@@ -63,8 +63,12 @@ std::vector<std::string> fill_tiers_sql() {
       fill_sql("performance", performance, false), fill_sql("unsold", {"leads"}, true)};
 }
 
-std::vector<std::string> aged_sale_sql(const std::string (&p)[8]) {
-  const std::string band = std::to_string(band_bucket(0, kAgedSalesBand));
+namespace {
+
+// The upserts of one sale's or return's figures (after the keys) into band `n`'s quarter hour
+// and tier rows.
+std::vector<std::string> band_sql(int n, const std::string (&p)[8], const std::string& figures) {
+  const std::string band = std::to_string(band_bucket(0, n));
   const auto additions = [](const std::string& table) {
     std::string out;
     for (const char* c : kRevenueColumns)
@@ -73,7 +77,6 @@ std::vector<std::string> aged_sale_sql(const std::string (&p)[8]) {
     return out;
   };
   const std::string keys = "seller_id, campaign_id, buyer_id, vertical, source";
-  const std::string figures = ", 1, " + p[6] + ", " + p[7] + ", 0, 0, 0";
   return {
       "INSERT INTO revenue_rollup (bucket, " + keys +
           ", sales, revenue, payout, returns, returned_revenue, returned_payout) SELECT " + p[0] +
@@ -88,6 +91,16 @@ std::vector<std::string> aged_sale_sql(const std::string (&p)[8]) {
           " FROM rollup_tiers AS t WHERE 1 = 1 ORDER BY 1, 2, 3, 4, 5, 6, 7 ON CONFLICT (tier, "
           "bucket, " +
           keys + ") DO UPDATE SET " + additions("revenue_tiers")};
+}
+
+}  // namespace
+
+std::vector<std::string> aged_sale_sql(const std::string (&p)[8]) {
+  return band_sql(kAgedSalesBand, p, ", 1, " + p[6] + ", " + p[7] + ", 0, 0, 0");
+}
+
+std::vector<std::string> band_return_sql(int band, const std::string (&p)[8]) {
+  return band_sql(band, p, ", 0, 0, 0, 1, " + p[6] + ", " + p[7]);
 }
 
 }  // namespace leadflow::store_rows

@@ -30,4 +30,10 @@ std::vector<std::string> fill_tiers_sql();
 /// and PostgreSQL.
 std::vector<std::string> aged_sale_sql(const std::string (&p)[8]);
 
+/// The same for one return, to band `band` (reports::return_bands): `p` names the placeholders
+/// of the return's time, the sale's seller, campaign, buyer, vertical and source, and what the
+/// return takes back of the price and of the payout (positive), summed in the returns' columns
+/// as the revenue trigger sums a return.
+std::vector<std::string> band_return_sql(int band, const std::string (&p)[8]);
+
 }  // namespace leadflow::store_rows

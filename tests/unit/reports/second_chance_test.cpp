@@ -1,6 +1,6 @@
 // Second chances in the reports (docs/reports.md, docs/reoffers.md) on plain values: which bands
-// a re-offer counts its lead in, what it adds there, the bands' questions and the folding of
-// their cells into the revenue and unsold reports' rows.
+// a re-offer counts its lead in, what it adds there, which returns count apart, the bands'
+// questions and the folding of their cells into the revenue and unsold reports' rows.
 #include <gtest/gtest.h>
 
 #include "leadflow/reports/outcome_rows.hpp"
@@ -144,6 +144,56 @@ TEST(SecondChance, RevenueRowsCarryTheirAgedSales) {
   EXPECT_EQ(report.total.revenue, 5300);
   // Without aged cells (a range before any re-offer) every figure is live.
   EXPECT_EQ(fold_revenue(r, cells).total.aged_sales, 0);
+}
+
+RevenueCell returned(std::int64_t at, std::vector<std::string> keys, std::int64_t returns,
+                     Cents revenue, Cents payout) {
+  RevenueCell c;
+  c.bucket_ms = at;
+  c.keys = std::move(keys);
+  c.returns = returns;
+  c.returned_revenue = revenue;
+  c.returned_payout = payout;
+  return c;
+}
+
+TEST(SecondChance, OnlyAReturnOfAnAgedSaleCountsInTheAgedBand) {
+  EXPECT_EQ(return_bands(true), (std::vector<int>{kAgedSalesBand}));
+  // A live sale's return, or one of a sale made before sales said whether they were aged.
+  EXPECT_TRUE(return_bands(false).empty());
+}
+
+TEST(SecondChance, RevenueRowsCarryTheReturnsOfTheirAgedSales) {
+  auto r = request("UTC", TimeCut::kDay, kNov1, kNov1 + 2 * kDay);
+  r.keys = {ReportKey::kBuyer};
+  // Day 1: b1 sold 3 live for $30 and 1 aged for $4 (payout $1). Day 2: b1 returned one live
+  // sale ($10, payout $4) and the aged one; b2 returned a live sale it bought before the range.
+  const std::vector<RevenueCell> cells{sale(kNov1, {"b1"}, 4, 3400, 1200),
+                                       returned(kNov1 + kDay, {"b1"}, 2, 1400, 500),
+                                       returned(kNov1 + kDay + kHour, {"b2"}, 1, 700, 200)};
+  const std::vector<RevenueCell> aged{sale(kNov1 + 5 * kHour, {"b1"}, 1, 400, 100),
+                                      returned(kNov1 + kDay + 3 * kHour, {"b1"}, 1, 400, 100)};
+  const RevenueReport report = fold_revenue(r, cells, aged);
+  ASSERT_EQ(report.rows.size(), 3u);
+  const RevenueSums& sold = report.rows[0].sums;
+  EXPECT_EQ(sold.aged_sales, 1);
+  EXPECT_EQ(sold.aged_returns, 0);
+  const RevenueSums& back = report.rows[1].sums;
+  EXPECT_EQ(report.rows[1].stretch.label, "2026-11-02");
+  EXPECT_EQ(report.rows[1].keys, (std::vector<std::string>{"b1"}));
+  EXPECT_EQ(back.returns, 2);  // an aged return is also one of the row's returns
+  EXPECT_EQ(back.aged_returns, 1);
+  EXPECT_EQ(back.aged_returned_revenue, 400);
+  EXPECT_EQ(back.aged_returned_payout, 100);
+  EXPECT_EQ(back.aged_sales, 0);
+  EXPECT_EQ(report.rows[2].sums.aged_returns, 0);
+  // Over the range: aged and live, gross and net.
+  const RevenueSums& t = report.total;
+  EXPECT_EQ(t.aged_revenue - t.aged_returned_revenue, 0);                         // aged, net
+  EXPECT_EQ(t.revenue - t.aged_revenue, 3000);                                    // live, gross
+  EXPECT_EQ(t.net_revenue() - (t.aged_revenue - t.aged_returned_revenue), 1300);  // live, net
+  EXPECT_EQ(t.net_payout() - (t.aged_payout - t.aged_returned_payout), 500);
+  EXPECT_EQ(t.returns - t.aged_returns, 2);
 }
 
 TEST(SecondChance, UnsoldRowsSayWhatSecondChancesRecovered) {

@@ -397,8 +397,10 @@ class PgStore final : public Store, private PgCalls {
   static void return_in_transaction(Connection& c, const ReturnRequest& r, ReturnResult& out) {
     const Result found = c.exec(
         "SELECT sales.price_cents, sales.payout_cents, sales.sold_at,"
-        " sales.lead_id IS NOT NULL, lead.seller_id, lead.campaign_id"
-        " FROM (SELECT id, seller_id, campaign_id FROM leads WHERE id = $1 FOR UPDATE) AS lead"
+        " sales.lead_id IS NOT NULL, lead.seller_id, lead.campaign_id, lead.vertical,"
+        " lead.source, COALESCE(sales.aged, FALSE)"
+        " FROM (SELECT id, seller_id, campaign_id, vertical, source FROM leads WHERE id = $1"
+        " FOR UPDATE) AS lead"
         " LEFT JOIN sales ON sales.lead_id = lead.id AND sales.buyer_id = $2",
         Params().add(r.lead_id).add(r.buyer_id), Effect::kRead);
     if (found.rows() == 0) return void(out.status = ReturnStatus::kNoSuchLead);
@@ -434,6 +436,23 @@ class PgStore final : public Store, private PgCalls {
                             ret.price, ret.payout, ret.returned_at_ms);
     const Statement ledger = ledger_statement(std::span(&entry, 1));
     c.exec(ledger.sql, ledger.params, Effect::kWrite);
+    // A return of an aged sale also in the bands that keep it apart (docs/reports.md), under the
+    // lock the ledger's trigger took for the revenue tiers.
+    for (int band : reports::return_bands(found.boolean(0, 8)))
+      for (const std::string& sql :
+           store_rows::band_return_sql(band, {"$1::BIGINT", "$2::TEXT", "$3::TEXT", "$4::TEXT",
+                                              "$5::TEXT", "$6::TEXT", "$7::BIGINT", "$8::BIGINT"}))
+        c.exec(sql.c_str(),
+               Params()
+                   .add(ret.returned_at_ms)
+                   .add(found.text(0, 4))
+                   .add(found.text(0, 5))
+                   .add(ret.buyer_id)
+                   .add(found.text(0, 6))
+                   .add(found.text(0, 7))
+                   .add(ret.price)
+                   .add(ret.payout),
+               Effect::kWrite);
     // Returned once no sale of it stands: a share returned leaves the others sold.
     c.exec(
         "UPDATE leads SET status = 'returned' WHERE id = $1 AND status = 'delivered'"

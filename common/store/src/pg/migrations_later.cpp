@@ -244,6 +244,12 @@ CREATE INDEX leads_by_change ON leads (changed_xid);
     {31, R"sql(
 ALTER TABLE campaigns ADD COLUMN reoffer TEXT;
 )sql"},
+    // Whether a sale was made by a re-offer (docs/reoffers.md), so that its return is counted
+    // apart in the reports (reports::return_bands). The sales made before say nothing: their
+    // returns count as live ones.
+    {33, R"sql(
+ALTER TABLE sales ADD COLUMN aged BOOLEAN NOT NULL DEFAULT FALSE;
+)sql"},
 };
 
 }  // namespace

@@ -70,8 +70,8 @@ StoreStatus PgStore::record_reoffer(const ReofferOutcome& o) {
       const Sale& s = o.sales[i];
       c.exec(
           "INSERT INTO sales (lead_id, slot, buyer_id, price_cents, payout_cents, sold_at,"
-          " email, phone, buyer_lead_id, email_key, phone_key)"
-          " SELECT id, $2, $3, $4, $5, $6, email, phone, $7, email_key, phone_key"
+          " email, phone, buyer_lead_id, email_key, phone_key, aged)"
+          " SELECT id, $2, $3, $4, $5, $6, email, phone, $7, email_key, phone_key, TRUE"
           " FROM leads WHERE id = $1",
           Params()
               .add(o.lead_id)

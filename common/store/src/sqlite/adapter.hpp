@@ -366,11 +366,12 @@ class SqliteStore final : public Store, private SqliteCalls {
   /// SQLite failure is returned (the caller rolls back); a refusal is an answer in `out`.
   static int return_in_transaction(Connection& c, const ReturnRequest& r, ReturnResult& out) {
     LeadReturn& ret = out.ret;
-    std::string seller_id, campaign_id;
+    std::string seller_id, campaign_id, vertical, source;
+    bool aged = false;  // the sale was made by a re-offer
     {
       Query q(c,
               "SELECT leads.seller_id, leads.campaign_id, sales.price_cents, sales.payout_cents,"
-              " sales.sold_at FROM leads"
+              " sales.sold_at, leads.vertical, leads.source, sales.aged FROM leads"
               " LEFT JOIN sales ON sales.lead_id = leads.id AND sales.buyer_id = ?2"
               " WHERE leads.id = ?1");
       const int rc = q.bind(r.lead_id).bind(r.buyer_id).step();
@@ -382,6 +383,9 @@ class SqliteStore final : public Store, private SqliteCalls {
       ret.price = q.int64(2);
       ret.payout = q.int64(3);
       ret.sold_at_ms = q.int64(4);
+      vertical = q.text(5);
+      source = q.text(6);
+      aged = q.boolean(7);
     }
     {
       Query q(c, "SELECT " LF_RETURN_COLUMNS " FROM returns WHERE lead_id = ?1 AND buyer_id = ?2");
@@ -412,6 +416,16 @@ class SqliteStore final : public Store, private SqliteCalls {
         money::return_entry({ret.lead_id, seller_id, campaign_id}, ret.buyer_id, ret.price,
                             ret.payout, ret.returned_at_ms);
     if (int rc = write_ledger_entries(c, std::span(&entry, 1))) return rc;
+    // A return of an aged sale also in the bands that keep it apart (docs/reports.md).
+    for (int band : reports::return_bands(aged)) {
+      for (const std::string& sql :
+           store_rows::band_return_sql(band, {"?1", "?2", "?3", "?4", "?5", "?6", "?7", "?8"})) {
+        Query q(c, sql);
+        q.bind(ret.returned_at_ms).bind(seller_id).bind(campaign_id).bind(ret.buyer_id);
+        if (int rc = q.bind(vertical).bind(source).bind(ret.price).bind(ret.payout).run())
+          return rc;
+      }
+    }
     {
       // Returned once no sale of it stands: a share returned leaves the others sold.
       Query q(c,

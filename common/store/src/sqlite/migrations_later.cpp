@@ -231,6 +231,12 @@ CREATE INDEX leads_by_change ON leads (changed_seq);
     {31, R"sql(
 ALTER TABLE campaigns ADD COLUMN reoffer TEXT;
 )sql"},
+    // Whether a sale was made by a re-offer (docs/reoffers.md), so that its return is counted
+    // apart in the reports (reports::return_bands). The sales made before say nothing: their
+    // returns count as live ones.
+    {33, R"sql(
+ALTER TABLE sales ADD COLUMN aged INTEGER NOT NULL DEFAULT 0;
+)sql"},
 };
 
 }  // namespace

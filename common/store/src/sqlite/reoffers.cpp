@@ -85,8 +85,8 @@ StoreStatus SqliteStore::record_reoffer(const ReofferOutcome& o) {
       const Sale& s = o.sales[i];
       Query q(c,
               "INSERT INTO sales (lead_id, slot, buyer_id, price_cents, payout_cents, sold_at,"
-              " email, phone, buyer_lead_id, email_key, phone_key)"
-              " SELECT id, ?2, ?3, ?4, ?5, ?6, email, phone, ?7, email_key, phone_key"
+              " email, phone, buyer_lead_id, email_key, phone_key, aged)"
+              " SELECT id, ?2, ?3, ?4, ?5, ?6, email, phone, ?7, email_key, phone_key, 1"
               " FROM leads WHERE id = ?1");
       const int rc = q.bind(o.lead_id)
                          .bind(held + static_cast<std::int64_t>(i))

@@ -73,6 +73,13 @@ void add_reoffer(PerformanceDeltas& d, const LeadKeys& l, const std::vector<Atte
 /// makes its first sale; so each such lead counts at most once in each.
 std::vector<int> second_chance_bands(int round, std::int64_t sales_before, bool sold);
 
+/// The bands of the revenue rollup (rollup.hpp) a return is also summed in, besides its real
+/// bucket: kAgedSalesBand when the sale it takes back was made by a re-offer (`sale_aged`: the
+/// sale's row says so, for sales made from schema step 33 on), none otherwise. A sale made
+/// before that step says nothing, so its return counts as a live one's, aged or not; a return
+/// refused writes nothing, in no band.
+std::vector<int> return_bands(bool sale_aged);
+
 /// A second chance of a lead the live auction left unsold, in the unsold rollup's band `band`:
 /// the lead counts there under the reasons its live auction found, its own and each buyer's
 /// (`lead`: the lead as stored before the re-offer; attempts of earlier re-offers are left out).

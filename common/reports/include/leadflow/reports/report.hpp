@@ -49,12 +49,13 @@ RollupQuery rollup_query(const ReportRequest& r);
 struct RevenueSums {
   std::int64_t sales = 0, returns = 0;
   Cents revenue = 0, payout = 0, returned_revenue = 0, returned_payout = 0;
-  /// The aged sales among them (docs/reoffers.md), as made: the live ones are the rest.
-  std::int64_t aged_sales = 0;
-  Cents aged_revenue = 0, aged_payout = 0;
+  /// The aged sales among them (docs/reoffers.md), as made, and the returns of aged sales among
+  /// the returns: the live ones are the rest.
+  std::int64_t aged_sales = 0, aged_returns = 0;
+  Cents aged_revenue = 0, aged_payout = 0, aged_returned_revenue = 0, aged_returned_payout = 0;
 
   void add(const RevenueCell& c);
-  /// A cell of the aged sales' band (kAgedSalesBand): its sales are already in add's.
+  /// A cell of the aged sales' band (kAgedSalesBand): its sales and returns are already in add's.
   void add_aged(const RevenueCell& c);
   Cents aged_margin() const { return aged_revenue - aged_payout; }
   /// Revenue and payout net of returns, and the margin between them.

@@ -55,9 +55,10 @@ inline constexpr std::int64_t kRollupBucketMs = 15 * 60 * 1000;
 /// n × kBandMs. kBandMs is a whole number of UTC days (about 91,900 years), so a band's rows
 /// fall in the same tiers and stretches as the real ones, and a question of the real range
 /// (every report's is under 400 days from now) never reaches a band. The revenue rollup's band
-/// 1 holds the aged sales (as made, before returns); the unsold rollup's band 1 the leads unsold
-/// live whose first re-offer ran, band 2 those of them sold aged, each under the keys and
-/// reasons the live auction found.
+/// 1 holds the aged sales (as made) and, in its returns' columns, the returns of them (by when
+/// each was returned: reports::return_bands); the unsold rollup's band 1 the leads unsold live
+/// whose first re-offer ran, band 2 those of them sold aged, each under the keys and reasons the
+/// live auction found.
 inline constexpr std::int64_t kBandMs = std::int64_t{86'400'000} << 25;
 inline constexpr int kAgedSalesBand = 1;
 inline constexpr int kReofferedBand = 1;
