@@ -146,6 +146,30 @@ inline void check_aged_sale(ServiceFixture& svc) {
   }
   const auto csv = svc.get("/v1/reports/unsold?group_by=reason&format=csv", seller_key);
   EXPECT_EQ(csv->body.substr(0, csv->body.find("\r\n")), "reason,leads,reoffered,sold_aged");
+
+  // Returned, the aged sale counts apart among the returns: each reader its own money of it.
+  const auto back =
+      svc.post("/v1/leads/" + id + "/return", {{"reason", "invalid_phone"}}, aged_key);
+  ASSERT_EQ(back->status, 201) << back->body;
+  const json op_back = totals("revenue", svc.operator_key());
+  EXPECT_EQ(op_back["returns"], 1) << op_back.dump();
+  EXPECT_EQ(op_back["aged_returns"], 1) << op_back.dump();
+  EXPECT_EQ(op_back["aged_returned_revenue"], 3.5) << op_back.dump();
+  EXPECT_EQ(op_back["aged_returned_payout"], 2.45) << op_back.dump();
+  EXPECT_EQ(op_back["aged_revenue"], 3.5) << op_back.dump();  // the sale, as made
+  const json seller_back = totals("revenue", seller_key);
+  EXPECT_EQ(seller_back["aged_returned_payout"], 2.45) << seller_back.dump();
+  EXPECT_FALSE(seller_back.contains("aged_returned_revenue")) << seller_back.dump();
+  const json buyer_back = totals("revenue", aged_key);
+  EXPECT_EQ(buyer_back["aged_returns"], 1) << buyer_back.dump();
+  EXPECT_EQ(buyer_back["aged_returned_revenue"], 3.5) << buyer_back.dump();
+  EXPECT_FALSE(buyer_back.contains("aged_returned_payout")) << buyer_back.dump();
+  const auto revenue_csv = svc.get("/v1/reports/revenue?group_by=&format=csv", aged_key);
+  ASSERT_EQ(revenue_csv->status, 200) << revenue_csv->body;
+  EXPECT_EQ(
+      revenue_csv->body,
+      "leads_sold,revenue,avg_price,gross_revenue,returns,returned_revenue,aged_sales,"
+      "aged_revenue,aged_returns,aged_returned_revenue\r\n1,0.0,3.5,3.5,1,3.5,1,3.5,1,3.5\r\n");
 }
 
 /// Nobody taking it aged, the lead goes through every round of its policy, then no more.

@@ -38,7 +38,7 @@ struct FigureRule {
   Side side;
 };
 
-constexpr std::array<FigureRule, 13> kRevenue{{
+constexpr std::array<FigureRule, 16> kRevenue{{
     {"leads_sold", FieldClass::kLeadState, Side::kEither},
     {"revenue", FieldClass::kBuyerMoney, Side::kBuyer},  // a buyer's spend, net of returns
     {"payout", FieldClass::kSellerMoney, Side::kSeller},
@@ -53,6 +53,10 @@ constexpr std::array<FigureRule, 13> kRevenue{{
     {"aged_revenue", FieldClass::kBuyerMoney, Side::kBuyer},
     {"aged_payout", FieldClass::kSellerMoney, Side::kSeller},
     {"aged_margin", FieldClass::kMargin, Side::kOperator},
+    // The returns of aged sales among the returns, as the returns are read.
+    {"aged_returns", FieldClass::kLeadState, Side::kEither},
+    {"aged_returned_revenue", FieldClass::kBuyerMoney, Side::kBuyer},
+    {"aged_returned_payout", FieldClass::kSellerMoney, Side::kSeller},
 }};
 
 // Performance: the leads' own counts are the seller's intake (they count leads no buyer bought,

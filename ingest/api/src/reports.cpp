@@ -313,7 +313,10 @@ json revenue_figures(const reports::RevenueSums& s) {
           {"aged_sales", s.aged_sales},
           {"aged_revenue", cents_to_decimal(s.aged_revenue)},
           {"aged_payout", cents_to_decimal(s.aged_payout)},
-          {"aged_margin", cents_to_decimal(s.aged_margin())}};
+          {"aged_margin", cents_to_decimal(s.aged_margin())},
+          {"aged_returns", s.aged_returns},
+          {"aged_returned_revenue", cents_to_decimal(s.aged_returned_revenue)},
+          {"aged_returned_payout", cents_to_decimal(s.aged_returned_payout)}};
 }
 
 // A row's figures; `leads`: the row holds leads' own figures (not a buyer's).

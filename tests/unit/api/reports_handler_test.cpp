@@ -159,11 +159,62 @@ TEST_F(ReportHandler, RevenueSaysHowMuchCameFromAgedSales) {
   ASSERT_EQ(mine.status, 200) << mine.body;
   EXPECT_EQ(mine.body.substr(0, mine.body.find("\r\n")),
             "day,leads_sold,revenue,avg_price,gross_revenue,returns,returned_revenue,aged_sales,"
-            "aged_revenue");
+            "aged_revenue,aged_returns,aged_returned_revenue");
   // The aged sales unread: a 503, never a report without them.
   store.bands_up = false;
   EXPECT_EQ(get(Viewer{}, ReportKind::kRevenue, "").status, 503);
   EXPECT_EQ(get(Viewer{}, ReportKind::kUnsold, "").status, 503);
+}
+
+RevenueCell returned(std::int64_t at, std::string buyer, std::int64_t returns, Cents revenue) {
+  RevenueCell c;
+  c.bucket_ms = at;
+  c.keys = {std::move(buyer)};
+  c.returns = returns;
+  c.returned_revenue = revenue;
+  c.returned_payout = revenue / 2;
+  return c;
+}
+
+// The returns of aged sales, apart (docs/reoffers.md): read from the aged sales' band, in the
+// same two questions, each reader its own money of them as of the other returns.
+TEST_F(ReportHandler, RevenueSaysHowMuchOfTheAgedSalesWasReturned) {
+  store.revenue = {sale(kLordHowe1am, "b1", 3, 3000),
+                   returned(kLordHowe1am + kHour, "b1", 2, 1400)};
+  store.aged = {sale(kLordHowe1am + 15 * 60'000, "b1", 1, 400),
+                returned(kLordHowe1am + kHour, "b1", 1, 400)};
+  const std::string range = "from=2026-04-04T14:00:00Z&to=2026-04-04T16:00:00Z";
+  const auto res = get(Viewer{}, ReportKind::kRevenue, range + "&group_by=buyer");
+  ASSERT_EQ(res.status, 200) << res.body;
+  EXPECT_EQ(store.asked.size(), 2u);  // no question more than the aged sales' band
+  const json data = json::parse(res.body)["data"];
+  ASSERT_EQ(data["rows"].size(), 1u);
+  const json& b1 = data["rows"][0];
+  EXPECT_EQ(b1["returns"], 2);
+  EXPECT_EQ(b1["aged_returns"], 1);
+  EXPECT_EQ(b1["aged_returned_revenue"], 4.0);
+  EXPECT_EQ(b1["aged_returned_payout"], 2.0);
+  EXPECT_EQ(b1["aged_revenue"], 4.0);  // the aged sale, as made
+  EXPECT_EQ(data["totals"]["aged_returns"], 1);
+  // A seller reads the payout its aged sales gave back, never what the buyer was refunded.
+  const auto seller = get(Viewer::seller("s1"), ReportKind::kRevenue, range);
+  ASSERT_EQ(seller.status, 200) << seller.body;
+  const json sold = json::parse(seller.body)["data"]["totals"];
+  EXPECT_EQ(sold["aged_returns"], 1);
+  EXPECT_EQ(sold["aged_returned_payout"], 2.0);
+  EXPECT_EQ(sold.count("aged_returned_revenue"), 0u);
+  // A buyer reads its refunds of aged leads, never a payout; in JSON and CSV alike.
+  const auto buyer = get(Viewer::buyer("b1"), ReportKind::kRevenue, range);
+  ASSERT_EQ(buyer.status, 200) << buyer.body;
+  const json bought = json::parse(buyer.body)["data"]["totals"];
+  EXPECT_EQ(bought["aged_returned_revenue"], 4.0);
+  EXPECT_EQ(bought.count("aged_returned_payout"), 0u);
+  const auto csv = get(Viewer::seller("s1"), ReportKind::kRevenue, range + "&format=csv");
+  ASSERT_EQ(csv.status, 200) << csv.body;
+  EXPECT_EQ(csv.body.substr(0, csv.body.find("\r\n")),
+            "day,leads_sold,payout,returns,returned_payout,aged_sales,aged_payout,aged_returns,"
+            "aged_returned_payout");
+  EXPECT_NE(csv.body.find(",1,2.0\r\n"), std::string::npos) << csv.body;
 }
 
 TEST_F(ReportHandler, RefusesWhatTheReaderMayNotAskBeforeAskingTheStore) {

@@ -68,9 +68,10 @@ TEST(ReportRules, ASellerIsNeverCutOrFilteredByBuyerAndReadsOnlyItsOwnMoney) {
   EXPECT_EQ(report_groups(s, ReportKind::kUnsold),
             (std::vector<std::string>{"day", "hour", "vertical", "source", "seller", "campaign",
                                       "reason"}));
-  EXPECT_EQ(figures(s, ReportKind::kRevenue),
-            (std::set<std::string>{"leads_sold", "payout", "returns", "returned_payout",
-                                   "aged_sales", "aged_payout"}));
+  EXPECT_EQ(
+      figures(s, ReportKind::kRevenue),
+      (std::set<std::string>{"leads_sold", "payout", "returns", "returned_payout", "aged_sales",
+                             "aged_payout", "aged_returns", "aged_returned_payout"}));
   EXPECT_EQ(figures(s, ReportKind::kPerformance),
             (std::set<std::string>{"leads", "duplicates", "invalid", "sold", "unsold", "failed",
                                    "acceptance_rate"}));
@@ -97,7 +98,8 @@ TEST(ReportRules, ABuyerReadsSellersAsSourceCodesAndNeverTheirMoney) {
   EXPECT_EQ(report_value(b, "k", "vertical", "solar"), "solar");
   EXPECT_EQ(figures(b, ReportKind::kRevenue),
             (std::set<std::string>{"leads_sold", "revenue", "avg_price", "gross_revenue", "returns",
-                                   "returned_revenue", "aged_sales", "aged_revenue"}));
+                                   "returned_revenue", "aged_sales", "aged_revenue", "aged_returns",
+                                   "aged_returned_revenue"}));
   EXPECT_EQ(
       figures(b, ReportKind::kPerformance),
       (std::set<std::string>{"pinged", "bids", "won", "delivered", "rejected", "timeouts", "errors",
