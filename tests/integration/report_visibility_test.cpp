@@ -34,10 +34,22 @@ struct Reader {
   std::vector<std::string> hidden;     // columns and figures it may not read, never in a 200
 };
 
-const std::vector<std::string> kRevenueFigures = {
-    "leads_sold",    "revenue",     "payout",           "margin",          "avg_price",
-    "gross_revenue", "returns",     "returned_revenue", "returned_payout", "aged_sales",
-    "aged_revenue",  "aged_payout", "aged_margin"};
+const std::vector<std::string> kRevenueFigures = {"leads_sold",
+                                                  "revenue",
+                                                  "payout",
+                                                  "margin",
+                                                  "avg_price",
+                                                  "gross_revenue",
+                                                  "returns",
+                                                  "returned_revenue",
+                                                  "returned_payout",
+                                                  "aged_sales",
+                                                  "aged_revenue",
+                                                  "aged_payout",
+                                                  "aged_margin",
+                                                  "aged_returns",
+                                                  "aged_returned_revenue",
+                                                  "aged_returned_payout"};
 const std::vector<std::string> kPerformanceFigures = {
     "leads",  "duplicates",      "invalid",         "sold",
     "unsold", "failed",          "pinged",          "bids",
@@ -53,10 +65,14 @@ std::vector<std::string> figures_for(Role role, const std::string& report) {
   if (report == "revenue")
     allowed =
         role == Role::kSeller
-            ? std::set<std::string>{"leads_sold",      "payout",     "returns",
-                                    "returned_payout", "aged_sales", "aged_payout"}
-            : std::set<std::string>{"leads_sold", "revenue",          "avg_price",  "gross_revenue",
-                                    "returns",    "returned_revenue", "aged_sales", "aged_revenue"};
+            ? std::set<std::string>{"leads_sold",   "payout",
+                                    "returns",      "returned_payout",
+                                    "aged_sales",   "aged_payout",
+                                    "aged_returns", "aged_returned_payout"}
+            : std::set<std::string>{"leads_sold",           "revenue",      "avg_price",
+                                    "gross_revenue",        "returns",      "returned_revenue",
+                                    "aged_sales",           "aged_revenue", "aged_returns",
+                                    "aged_returned_revenue"};
   else
     allowed = role == Role::kSeller
                   ? std::set<std::string>{"leads",  "duplicates", "invalid",        "sold",

@@ -38,6 +38,9 @@ struct ReportParams : ReportRequest {
   bool csv = false;
   Viewer viewer;
   ReportKind kind = ReportKind::kRevenue;
+  // The report's figures the reader may not see, asked of the visibility model once per report
+  // rather than once per row (none for the operator).
+  std::vector<std::string> hidden;
 };
 
 struct KeyName {
@@ -74,8 +77,7 @@ json key_value(const ReportPorts& ports, const ReportParams& p, ReportKey k,
 // The figures of a row or of the totals its reader may see, and the CSV's columns: the key
 // columns, then those figures in the report's order.
 json visible(const ReportParams& p, json figures) {
-  for (const auto& name : report_figures(p.kind))
-    if (!may_see_figure(p.viewer, p.kind, name)) figures.erase(name);
+  for (const auto& name : p.hidden) figures.erase(name);
   return figures;
 }
 void add_figure_columns(const ReportParams& p, std::vector<std::string>& columns) {
@@ -135,6 +137,8 @@ std::optional<ReportParams> parse_params(const ReportPorts& ports, const http::R
   ReportParams p;
   p.viewer = viewer;
   p.kind = shape.kind;
+  for (const auto& name : report_figures(p.kind))
+    if (!may_see_figure(p.viewer, p.kind, name)) p.hidden.push_back(name);
   const std::string zone = req.has_param("tz") ? req.param("tz") : "UTC";
   p.tz = TimeZone::cached(zone);
   if (!p.tz) {
