@@ -61,6 +61,7 @@ await run(async () => {
   const own = await solar.locator('td').last().getByRole('link').allTextContents();
   assert.deepEqual(own, [others.name, fast.name, never.name].sort((a, b) => a.localeCompare(b)));
   assert.ok(!(await solar.textContent()).includes(follows.name));
+  assert.ok((await solar.textContent()).includes(`${never.name}: not offered again`));
   assert.match(await row('legal').textContent(), /Not offered again: a lead nobody buys live is final\./);
   await shot(page, 'operator-verticals');
 
@@ -70,7 +71,7 @@ await run(async () => {
   assert.ok((await page.locator('#vertical-rules').textContent()).includes(solarWords));
   assert.match(await page.locator('#vertical-overrides').textContent(), new RegExp(`${fast.name}: 1 min, 1 h`));
   const homeOwner = page.locator('table').filter({ hasText: 'home_owner' }).locator('tbody tr').filter({ hasText: 'home_owner' });
-  assert.deepEqual((await homeOwner.locator('td').allTextContents()).slice(0, 3), ['home_owner', 'string', 'yes']);
+  assert.deepEqual((await homeOwner.locator('td').allTextContents()).slice(0, 3), ['home_owner', 'boolean', 'yes']);
   await shot(page, 'operator-solar');
   await page.locator('#vertical-overrides').getByRole('link', { name: fast.name }).click();
   await page.waitForURL(`**/campaigns/${fast.campaign_id}/specification`);
@@ -111,6 +112,7 @@ await run(async () => {
   assert.ok(!buyerText.includes('Duplicates') && !buyerText.includes(fast.name) && !buyerText.includes('Campaigns with'), buyerText);
   assert.ok(buyerText.includes('shared by up to 2 buyers'));
   assert.ok(buyerText.includes('at your aged price, else the aged bid you answer'));
+  assert.match(await page.locator('#verticals-source').textContent(), /Your account takes aged leads, at \$2\.00 each\./);
   await shot(page, 'buyer-verticals');
   await page.setViewportSize({ width: 375, height: 800 });
   await noSideways('buyer at 375 px');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { consentWords, dedupeWords, delayLong, fieldsWords, hoursLong, overridesOf, reofferWords, salesWords, timesWords, verticalRules } from '../src/pages/verticals';
+import { agedWords, consentWords, dedupeWords, delayLong, fieldsWords, hoursLong, overrideWords, overridesOf, overridesTitle, reofferWords, salesWords, timesWords, verticalRules } from '../src/pages/verticals';
 
 // The Verticals page: each vertical's rules in words, as each reader was given them by the API.
 describe("a vertical's rules in words", () => {
@@ -54,5 +54,16 @@ describe("a vertical's rules in words", () => {
     ];
     expect(overridesOf(campaigns, 'solar').map((c) => c.campaign_id)).toEqual(['cp_2', 'cp_1']);
     expect(overridesOf(campaigns, 'mortgage')).toEqual([]);
+    expect(overrideWords({ delays_seconds: [60, 3600], window_hours: 2 })).toBe('1 min, 1 h (within 2 h)');
+    expect(overrideWords({ delays_seconds: [] })).toBe('not offered again');
+    expect(overridesTitle('seller', true)).toBe('Your campaign overrides');
+    expect(overridesTitle('operator', false)).toBe('Campaigns with their own second chances');
+  });
+
+  it("tells a buyer whether its account takes aged leads, and at what price", () => {
+    expect(agedWords({ accepts_aged: true, pricing: { model: 'bid', aged_price: 2 } })).toBe('Your account takes aged leads, at $2.00 each.');
+    expect(agedWords({ accepts_aged: true, pricing: { model: 'bid' } })).toBe('Your account takes aged leads, at the aged bid you answer.');
+    expect(agedWords({ accepts_aged: false })).toBe('Your account takes no aged leads: the operator chooses whether it does.');
+    expect(agedWords(null)).toBe('');
   });
 });

@@ -6,7 +6,7 @@
 import { ApiError, get } from '../api';
 import { Ctx, isOperator } from '../app';
 import { Child, h, link, table } from '../dom';
-import { counted } from '../format';
+import { counted, money } from '../format';
 import { fieldRule } from './campaign_spec';
 import { reofferText } from './campaign_reoffer';
 
@@ -100,8 +100,17 @@ const readerOf = (ctx: Ctx): Reader => (isOperator(ctx.user) ? 'operator' : ctx.
 const verticalPath = (name: string) => `/settings/verticals/${encodeURIComponent(name)}`;
 const doc = (path: string) => h('code', {}, path);
 
-// Where the rules come from, as each reader needs it.
-function source(reader: Reader): HTMLElement {
+/** Whether a buyer's account takes aged leads, and at what price, from its own account
+ *  (`accepts_aged`, `pricing.aged_price` of GET /v1/account). */
+export function agedWords(account: Rec | null): string {
+  if (!account) return '';
+  if (!account.accepts_aged) return 'Your account takes no aged leads: the operator chooses whether it does.';
+  const price = account.pricing?.aged_price;
+  return price != null ? `Your account takes aged leads, at ${money(Number(price))} each.` : 'Your account takes aged leads, at the aged bid you answer.';
+}
+
+// Where the rules come from, as each reader needs it (a buyer: whether it takes aged leads).
+function source(reader: Reader, account: Rec | null): HTMLElement {
   if (reader === 'operator') {
     return h(
       'p',
@@ -120,7 +129,14 @@ function source(reader: Reader): HTMLElement {
     );
   }
   if (reader === 'seller') return h('p', { class: 'muted', id: 'verticals-source' }, 'The operator sets these. A lead nobody buys live may still be sold later where its vertical (or your campaign) offers it again.');
-  return h('p', { class: 'muted', id: 'verticals-source' }, 'The verticals you buy, as the operator set them. Aged leads reach you only if your account takes them (', link('/buying', 'Buying'), ').');
+  return h('p', { class: 'muted', id: 'verticals-source' }, `The verticals you buy, as the operator set them. ${agedWords(account)}`.trim());
+}
+
+// A buyer's own account, for whether it takes aged leads; null for another reader, or when it
+// cannot be read (the page still shows the verticals).
+async function accountOf(reader: Reader): Promise<Rec | null> {
+  if (reader !== 'buyer') return null;
+  return get<{ data: Rec }>('/v1/account').then((r) => r.data, () => null);
 }
 
 // The campaigns' own policies the reader may read (the operator every one, a seller its own);
@@ -135,21 +151,30 @@ async function campaignsOf(reader: Reader): Promise<Rec[] | null> {
   }
 }
 
+/** A campaign's own policy beside its vertical: its delays, or "not offered again". */
+export function overrideWords(r: Rec | null | undefined): string {
+  return (r?.delays_seconds ?? []).length ? reofferText(r) : 'not offered again';
+}
+
+/** The heading of the campaigns with their own policy: every seller's for the operator, the
+ *  seller's own for a seller. */
+export const overridesTitle = (reader: Reader, short: boolean) => (short ? (reader === 'seller' ? 'Your campaign overrides' : 'Campaign overrides') : reader === 'seller' ? 'Your campaigns with their own second chances' : 'Campaigns with their own second chances');
+
 function overridesList(own: Rec[]): Child {
   if (!own.length) return h('span', { class: 'muted' }, 'none');
-  return h('ul', { class: 'change-fields' }, own.map((c) => h('li', {}, link(`/campaigns/${encodeURIComponent(c.campaign_id)}/specification`, String(c.name), { title: c.campaign_id }), `: ${reofferText(c.reoffer)}`)));
+  return h('ul', { class: 'change-fields' }, own.map((c) => h('li', {}, link(`/campaigns/${encodeURIComponent(c.campaign_id)}/specification`, String(c.name), { title: c.campaign_id }), `: ${overrideWords(c.reoffer)}`)));
 }
 
 const rulesList = (rules: Rule[]) => h('ul', { class: 'change-fields' }, rules.map((r) => h('li', {}, h('strong', {}, `${r.label}: `), r.text)));
 
 export async function verticalsPage(ctx: Ctx, root: HTMLElement): Promise<void> {
   const reader = readerOf(ctx);
-  const [verticals, campaigns] = await Promise.all([get<{ data: Rec[] }>('/v1/verticals').then((r) => r.data), campaignsOf(reader)]);
+  const [verticals, campaigns, account] = await Promise.all([get<{ data: Rec[] }>('/v1/verticals').then((r) => r.data), campaignsOf(reader), accountOf(reader)]);
   const headers = ['Vertical', 'Fields', 'Rules'];
-  if (campaigns) headers.push('Campaigns with their own second chances');
+  if (campaigns) headers.push(overridesTitle(reader, true));
   root.append(
     h('h1', {}, 'Verticals'),
-    source(reader),
+    source(reader, account),
     table(
       headers,
       verticals.map((v) => {
@@ -175,16 +200,17 @@ export async function verticalPage(ctx: Ctx, root: HTMLElement): Promise<void> {
     root.append(h('h1', {}, 'No such vertical'), h('p', {}, `There is no vertical "${name}" here${reader === 'buyer' ? ' that your account buys' : ''}. `, link('/settings/verticals', 'All verticals')));
     return;
   }
-  const campaigns = await campaignsOf(reader);
+  const [campaigns, account] = await Promise.all([campaignsOf(reader), accountOf(reader)]);
   const facts: Rule[] = [{ label: 'Fields', text: fieldsWords(v.fields) }, ...verticalRules(v, reader)];
   root.append(
     h('p', {}, link('/settings/verticals', '← All verticals')),
     h('h1', {}, `Vertical ${v.vertical}`),
-    source(reader),
+    source(reader, account),
     h('section', { class: 'card', 'aria-label': 'Rules' }, h('dl', { class: 'props', id: 'vertical-rules' }, facts.flatMap((f) => [h('dt', {}, f.label), h('dd', {}, f.text)]))),
   );
   if (campaigns) {
-    root.append(h('section', { class: 'card', 'aria-label': 'Campaigns with their own second chances', id: 'vertical-overrides' }, h('h2', {}, 'Campaigns with their own second chances'), overridesList(overridesOf(campaigns, v.vertical))));
+    const title = overridesTitle(reader, false);
+    root.append(h('section', { class: 'card', 'aria-label': title, id: 'vertical-overrides' }, h('h2', {}, title), overridesList(overridesOf(campaigns, v.vertical))));
   }
   root.append(
     h('h2', {}, 'Fields'),
