@@ -68,6 +68,7 @@ await run(async () => {
   // Solar's own page: its rules, its campaigns' policies linked to each campaign, its fields.
   await solar.getByRole('link', { name: 'solar', exact: true }).click();
   await page.getByRole('heading', { name: 'Vertical solar' }).waitFor();
+  assert.equal(await page.getByRole('navigation', { name: 'Settings' }).getByRole('link', { name: 'Verticals' }).getAttribute('aria-current'), 'page');
   assert.ok((await page.locator('#vertical-rules').textContent()).includes(solarWords));
   assert.match(await page.locator('#vertical-overrides').textContent(), new RegExp(`${fast.name}: 1 min, 1 h`));
   const homeOwner = page.locator('table').filter({ hasText: 'home_owner' }).locator('tbody tr').filter({ hasText: 'home_owner' });

@@ -36,7 +36,7 @@ export function settingsMenu(u: User, here: string): HTMLElement {
   return h(
     'nav',
     { class: 'subnav', 'aria-label': 'Settings' },
-    h('ul', {}, settingsFor(u).map((e) => h('li', {}, link(e.path, e.title, { 'aria-current': here === e.path ? 'page' : undefined })))),
+    h('ul', {}, settingsFor(u).map((e) => h('li', {}, link(e.path, e.title, { 'aria-current': here === e.path || here.startsWith(e.path + '/') ? 'page' : undefined })))),
   );
 }
 
