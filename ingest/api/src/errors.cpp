@@ -281,6 +281,14 @@ Refusal refusal_for(PostbackRefused refused) {
   return {503, "unavailable", "postbacks are not served here", false};
 }
 
+Refusal refusal_for(VerticalRefused refused) {
+  switch (refused) {
+    case VerticalRefused::kNoSuchVertical:
+      break;
+  }
+  return {404, "not_found", "no such vertical"};
+}
+
 void send_b_invalid(http::Response& res, const FieldErrors& errors) {
   nlohmann::json list = nlohmann::json::array();
   for (const auto& e : errors)

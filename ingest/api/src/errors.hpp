@@ -183,6 +183,12 @@ enum class LiveRefused {
 Refusal refusal_for(LiveRefused refused);
 Refusal refusal_for(PostbackRefused refused);
 
+/// Why GET /v1/verticals/{name} answered no vertical (docs/visibility.md, "Verticals").
+enum class VerticalRefused {
+  kNoSuchVertical,  // no such vertical, or one the reading buyer does not buy (the same 404)
+};
+Refusal refusal_for(VerticalRefused refused);
+
 /// Surface B: the refusal as {"status": code, "message": detail} (and Retry-After when it says
 /// so), or, for fields at fault, {"status": "invalid", "errors": [...]}.
 void send_b_refusal(http::Response& res, const Refusal& refusal);
