@@ -16,7 +16,7 @@
 #include "errors.hpp"
 #include "leadflow/api/http_util.hpp"
 #include "leadflow/base/log.hpp"
-#include "leadflow/http/stream.hpp"
+#include "leadflow/http/gzip.hpp"
 #include "leadflow/management/suppression_lists.hpp"
 #include "leadflow/visibility/suppression.hpp"
 #include "pages.hpp"
@@ -51,27 +51,29 @@ bool is_text_upload(const http::Request& req) {
 }
 
 // Reads the body into `upload` as it arrives: a large one piece by piece from the connection
-// (Routes::put_streamed), so only its fingerprints are held. false: the body will never be
-// whole (the client went away, stalled or framed it badly); nothing is to be replaced, and the
-// server answers for it.
-bool read_upload(const http::Request& req, SuppressionUpload& upload) {
-  http::UploadStream* body = req.upload();
-  if (!body) {
-    upload.add(req.body());
-    return true;
-  }
-  std::string piece;
-  for (;;) {
-    switch (body->read(piece)) {
-      case http::UploadStream::Read::kData:
-        upload.add(piece);
-        break;
-      case http::UploadStream::Read::kEnd:
-        return true;
-      case http::UploadStream::Read::kFailed:
-        return false;
+// (Routes::put_streamed), so only its fingerprints are held; a gzip one inflated as it comes,
+// held to the clear body's limit inflated. false: nothing is to be replaced, and the answer is
+// given: by the server for a body that will never be whole (the client went away, stalled or
+// framed it badly), here for a gzip that is damaged or inflates too far.
+bool read_upload(const http::Request& req, SuppressionUpload& upload, http::Response& res) {
+  const http::BodyRead body = http::read_body(
+      req, kMaxSuppressionUploadBytes, [&upload](std::string_view piece) { upload.add(piece); });
+  switch (body.outcome) {
+    case http::BodyRead::Outcome::kWhole:
+      return true;
+    case http::BodyRead::Outcome::kFailed:
+      return false;
+    case http::BodyRead::Outcome::kTooLarge:
+      send_problem(res, refusal_for(SuppressionRefused::kInflatesTooFar));
+      return false;
+    case http::BodyRead::Outcome::kCorrupt: {
+      Refusal r = refusal_for(SuppressionRefused::kBadGzip);
+      r.detail = body.detail + "; nothing was replaced";
+      send_problem(res, r);
+      return false;
     }
   }
+  return false;
 }
 
 }  // namespace
@@ -133,9 +135,11 @@ void answer_suppression_upload(const SuppressionPorts& ports, const Viewer& view
   const auto list = readable_list(ports, viewer, id, StoreStep::kWrite, res);
   if (!list) return;
   if (!is_text_upload(req)) return send_problem(res, refusal_for(SuppressionRefused::kNotText));
+  if (http::content_coding(req) == http::ContentCoding::kUnsupported)
+    return send_problem(res, refusal_for(SuppressionRefused::kNotGzip));
   const auto started = std::chrono::steady_clock::now();
   SuppressionUpload upload;
-  if (!read_upload(req, upload)) return;  // the server answers for a body that failed
+  if (!read_upload(req, upload, res)) return;
   upload.finish();
   if (upload.rejected() > 0) {
     Refusal r = refusal_for(SuppressionRefused::kBadLines);

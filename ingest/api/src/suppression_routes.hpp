@@ -43,6 +43,8 @@ void answer_suppression_list(const SuppressionPorts& ports, const Viewer& viewer
 /// SHA-256 a line, or the first cell of a CSV line; a first line that is none is a header)
 /// replaces the list's entries in one transaction; only their fingerprints are kept. 422 naming
 /// the first ten lines that are none of them (nothing replaced), 422 past 10 million entries.
+/// A body sent gzip (Content-Encoding) is inflated as it arrives, held to the same limit: 413
+/// past it, 400 for a damaged or cut gzip, 415 for any other coding; nothing replaced.
 void answer_suppression_upload(const SuppressionPorts& ports, const Viewer& viewer,
                                std::string_view id, const http::Request& req, http::Response& res);
 /// DELETE /v1/suppression-lists/{id}: the list and its entries are gone (204).
