@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "pg_test_database.hpp"
+#include "suppression_change_checks.hpp"
 #include "suppression_checks.hpp"
 #include "suppression_gzip_checks.hpp"
 #include "suppression_upload_checks.hpp"
@@ -48,6 +49,16 @@ TEST(PgSuppression, AGzipUploadIsInflatedAsItArrivesAndABadOneChangesNothing) {
   o.store_url = db.url("?pool_size=4");
   ServiceFixture svc(o);
   check_suppression_gzip_uploads(svc);
+}
+
+TEST(PgSuppression, EachListMadeReplacedOrDeletedIsInTheChangeLog) {
+  ASSERT_FALSE(pg_admin_url().empty()) << kNoPostgres;
+  PgTestDatabase db("lf_suppression_changes_");
+  ASSERT_TRUE(db.made());
+  ServiceOptions o;
+  o.store_url = db.url("?pool_size=4");
+  ServiceFixture svc(o);
+  check_suppression_change_log(svc);
 }
 
 }  // namespace

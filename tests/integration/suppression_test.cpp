@@ -2,6 +2,7 @@
 // pg_suppression_test runs the same on PostgreSQL).
 #include <gtest/gtest.h>
 
+#include "suppression_change_checks.hpp"
 #include "suppression_checks.hpp"
 #include "suppression_gzip_checks.hpp"
 #include "suppression_upload_checks.hpp"
@@ -27,6 +28,11 @@ TEST(Suppression, ALargeUploadIsReadAsItArrivesAndAClientThatGoesChangesNothing)
 TEST(Suppression, AGzipUploadIsInflatedAsItArrivesAndABadOneChangesNothing) {
   ServiceFixture svc;
   check_suppression_gzip_uploads(svc);
+}
+
+TEST(Suppression, EachListMadeReplacedOrDeletedIsInTheChangeLog) {
+  ServiceFixture svc;
+  check_suppression_change_log(svc);
 }
 
 }  // namespace
