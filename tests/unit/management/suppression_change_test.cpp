@@ -76,7 +76,7 @@ TEST(SuppressionChange, AListMadeReplacedAndDeletedReadsAsThreeEntries) {
   EXPECT_EQ(field_of(deleted, "name"), json({{"before", "Customers"}, {"after", nullptr}}));
 }
 
-TEST(SuppressionChange, TheOperatorsListHasNoBuyer) {
+TEST(SuppressionChange, TheOperatorsListIsNamedTheOperators) {
   ManualClock clock;
   testing::FakeStore store{clock};
   SuppressionList l;
