@@ -128,6 +128,9 @@ enum class SuppressionRefused {
   kNotText,         // an upload that is not text/csv or text/plain (415)
   kBadLines,        // an upload with lines that are no e-mail, phone or SHA-256 (422)
   kTooManyEntries,  // an upload of more than kMaxSuppressionEntries distinct entries (422)
+  kNotGzip,         // an upload in a Content-Encoding other than gzip or none (415)
+  kBadGzip,         // a gzip upload that is damaged or cut short (400)
+  kInflatesTooFar,  // a gzip upload that inflates past kMaxSuppressionUploadBytes (413)
 };
 
 /// Why a dashboard sign-in, its session or a password change was refused (console.hpp).
