@@ -300,6 +300,8 @@ int main(int argc, char** argv) {
     }
     if (store->create_suppression_list(made.list) != leadflow::StoreStatus::kOk)
       return fail("the store refused the list");
+    leadflow::note_suppression_list_change(*store, leadflow::SystemClock::instance(), by, "created",
+                                           nullptr, &made.list);
     print(leadflow::suppression_list_to_json(made.list));
     return 0;
   }
@@ -326,6 +328,11 @@ int main(int argc, char** argv) {
                                            leadflow::SystemClock::instance().now_ms()) !=
         leadflow::StoreStatus::kOk)
       return fail("the store could not replace the list's entries");
+    const auto now = store->get_suppression_list(list.value->id);
+    leadflow::SuppressionList replaced = now.value ? *now.value : *list.value;
+    replaced.entries = static_cast<std::int64_t>(fingerprints.size());
+    leadflow::note_suppression_list_change(*store, leadflow::SystemClock::instance(), by,
+                                           "replaced", &*list.value, &replaced);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     print({{"list_id", list.value->id},
@@ -347,9 +354,15 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (command == "delete-suppression-list") {
+    const auto list = store->get_suppression_list(flag("list-id"));
+    if (list.status == leadflow::StoreStatus::kNotFound)
+      return fail("no such list " + flag("list-id"));
+    if (!list.value) return fail("the store could not read the list");
     const auto status = store->delete_suppression_list(flag("list-id"));
     if (status == leadflow::StoreStatus::kNotFound) return fail("no such list " + flag("list-id"));
     if (status != leadflow::StoreStatus::kOk) return fail("the store could not delete the list");
+    leadflow::note_suppression_list_change(*store, leadflow::SystemClock::instance(), by, "deleted",
+                                           &*list.value, nullptr);
     print({{"list_id", flag("list-id")}, {"deleted", true}});
     return 0;
   }

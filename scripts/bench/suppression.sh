@@ -15,13 +15,15 @@
 #      upload's wall time, the ingest's resident memory before and its peak (VmHWM) after, and the
 #      lead posts answered during the upload (how many, their slowest, any refused), which shows
 #      whether intake paused. Each upload gets a fresh store (database) and a fresh process.
+#      With BENCH_SUPPRESSION_ENCODINGS="clear gzip" the file is sent both clear and gzipped
+#      (`gzip -6`, Content-Encoding: gzip), side by side in alternating order.
 #
 # Environment: BENCH_SUPPRESSION_ENTRIES (10000000), BENCH_SUPPRESSION_STORES,
 # BENCH_BUILD (a release build dir with leadflow-admin, leadflow-ingest and
 # leadflow-suppression-bench; default: build one), BENCH_SUPPRESSION_PHASES ("lookups imports
 # uploads"), BENCH_SUPPRESSION_INGESTS ("label=path/to/leadflow-ingest ...": the uploads phase
 # compares them side by side, in alternating order, default this build's alone) and
-# BENCH_SUPPRESSION_ROUNDS (1; medians). PostgreSQL is a throwaway server (scripts/pg_server.sh)
+# BENCH_SUPPRESSION_ROUNDS (1; medians), BENCH_SUPPRESSION_ENCODINGS ("clear"; "clear gzip" compares). PostgreSQL is a throwaway server (scripts/pg_server.sh)
 # removed at the end.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -51,6 +53,11 @@ echo "== suppression: a file of $entries e-mail addresses, imported with leadflo
 awk -v n="$entries" 'BEGIN { print "email"; for (i = 0; i < n; i++) printf "Person.%d@Example.com\n", i }' \
   > "$work/list.csv"
 echo "suppression: the file is $(du -h "$work/list.csv" | cut -f1)"
+encodings=${BENCH_SUPPRESSION_ENCODINGS:-clear}
+if [[ " $encodings " == *" gzip "* ]]; then
+  gzip -6 -c "$work/list.csv" > "$work/list.csv.gz"
+  echo "suppression: gzipped, $(du -h "$work/list.csv.gz" | cut -f1)"
+fi
 store_url() {
   case "$1" in
     sqlite) echo "sqlite:$work/leadflow-$2.db" ;;
@@ -88,7 +95,10 @@ if [[ " $phases " == *" uploads "* ]]; then
   # One upload measurement: a fresh store (database) of `store`, the leadflow-ingest `binary`, a
   # new list filled then replaced. Prints "label store what seconds peak_kb rss_before_kb posts".
   upload_run() {
-    local label=$1 binary=$2 store=$3 round=$4
+    local label=$1 binary=$2 store=$3 round=$4 encoding=${5:-clear}
+    local body=("--data-binary" "@$work/list.csv")
+    if [[ "$encoding" == gzip ]]; then body=(-H 'Content-Encoding: gzip' --data-binary "@$work/list.csv.gz"); fi
+    if [[ "$encoding" != clear ]]; then label="$label+$encoding"; fi
     local url seller seller_key lf_dir lf_port lf_pid lf list what
     url=$(store_url "$store" "up_${label//[^a-z0-9]/_}_$round")
     LEADFLOW_STORE="$url" LEADFLOW_LOG_LEVEL=warn "$admin" migrate >/dev/null
@@ -134,7 +144,7 @@ if [[ " $phases " == *" uploads "* ]]; then
       sleep 1
       started=$(date +%s.%N)
       code=$(lf_curl -o "$work/upload.json" -w '%{http_code}' -X PUT -H "Authorization: Bearer $operator" \
-        -H 'Content-Type: text/csv' --data-binary "@$work/list.csv" "$lf/v1/suppression-lists/$list/entries")
+        -H 'Content-Type: text/csv' "${body[@]}" "$lf/v1/suppression-lists/$list/entries")
       ended=$(date +%s.%N)
       touch "$work/upload.done"
       wait "$poster"
@@ -155,26 +165,36 @@ if [[ " $phases " == *" uploads "* ]]; then
   ingests=${BENCH_SUPPRESSION_INGESTS:-"this=$build/ingest/leadflow-ingest"}
   rounds=${BENCH_SUPPRESSION_ROUNDS:-1}
   read -r -a ingest_list <<< "$ingests"
+  # Each binary with each encoding: "label=path=encoding".
+  runs=()
+  for pair in "${ingest_list[@]}"; do
+    for encoding in $encodings; do runs+=("$pair=$encoding"); done
+  done
   : > "$work/uploads"
   for store in $stores; do
     for round in $(seq 1 "$rounds"); do
-      order=("${ingest_list[@]}")
+      order=("${runs[@]}")
       if ((round % 2 == 0)); then
         order=()
-        for ((k = ${#ingest_list[@]} - 1; k >= 0; k--)); do order+=("${ingest_list[k]}"); done
+        for ((k = ${#runs[@]} - 1; k >= 0; k--)); do order+=("${runs[k]}"); done
       fi
-      for pair in "${order[@]}"; do upload_run "${pair%%=*}" "${pair#*=}" "$store" "$round" 2>&1; done
+      for run in "${order[@]}"; do
+        rest=${run#*=}
+        upload_run "${run%%=*}" "${rest%=*}" "$store" "$round" "${rest##*=}" 2>&1
+      done
     done
   done
   echo "== suppression: API uploads, medians of $rounds round(s) (seconds; ingest peak resident MB; resident before)"
   for store in $stores; do
-    for pair in "${ingest_list[@]}"; do
-      label=${pair%%=*}
+    for run in "${runs[@]}"; do
+      label=${run%%=*}
+      encoding=${run##*=}
+      if [[ "$encoding" != clear ]]; then label="$label+$encoding"; fi
       for what in new replaced; do
         secs=$(awk -v l="$label" -v s="$store" -v w="$what" '$1 == l && $2 == s && $3 == w {print $4}' "$work/uploads" | median)
         peak=$(awk -v l="$label" -v s="$store" -v w="$what" '$1 == l && $2 == s && $3 == w {print $5 / 1024}' "$work/uploads" | median)
         before=$(awk -v l="$label" -v s="$store" -v w="$what" '$1 == l && $2 == s && $3 == w {print $6 / 1024}' "$work/uploads" | median)
-        printf 'suppression: %-8s %-10s %-8s %6.1f s  peak %6.0f MB  (before %4.0f MB)\n' "$label" "$store" "$what" "$secs" "$peak" "$before"
+        printf 'suppression: %-10s %-10s %-8s %6.1f s  peak %6.0f MB  (before %4.0f MB)\n' "$label" "$store" "$what" "$secs" "$peak" "$before"
       done
     done
   done

@@ -12,11 +12,11 @@
 # and `src/` PRIVATE. A check runs before the library compiles: every `#include "leadflow/X/..."`
 # in the component must name the component itself or one of its DEPS, and a driver header
 # (sqlite3.h, libpq-fe.h, librdkafka/, curl/, nghttp2/, openssl/, httplib.h, simdjson.h,
-# sodium.h) may appear only where DRIVER_HEADERS allows it. A wrong include fails the build with the file and the line.
+# sodium.h, zlib.h) may appear only where DRIVER_HEADERS allows it. A wrong include fails the build with the file and the line.
 include_guard(GLOBAL)
 
 set(LEADFLOW_DRIVER_HEADERS sqlite3.h libpq-fe.h librdkafka/ curl/ nghttp2/ openssl/ httplib.h
-  simdjson.h sodium.h
+  simdjson.h sodium.h zlib.h
   CACHE INTERNAL "Headers of the drivers only some components may include")
 
 function(leadflow_component name)

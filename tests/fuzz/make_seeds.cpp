@@ -3,6 +3,8 @@
 // queue_record. Run after a change to either format:
 //   cmake --build build-fuzz --target leadflow_fuzz_seeds
 //   build-fuzz/fuzz/leadflow_fuzz_seeds tests/fuzz/corpus
+// The queue_record seeds named *_first_format are kept from the first record format ("LFQ1", no
+// time), which the queue still reads; this writes the current one.
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -29,7 +31,8 @@ void write(const fs::path& dir, const std::string& name, std::string_view bytes)
 
 std::string record(std::string_view topic, int partition, std::int64_t offset, std::string_view key,
                    std::string_view payload) {
-  std::string bytes = embedded::encode_record(topic, partition, key, payload);
+  std::string bytes =
+      embedded::encode_record(topic, partition, key, payload, 1'790'000'000'000 + offset);
   embedded::put_u64(bytes.data() + 12, static_cast<std::uint64_t>(offset));
   embedded::put_u32(bytes.data() + 8, embedded::crc32c(bytes.data() + embedded::kCrcStart,
                                                        bytes.size() - embedded::kCrcStart));

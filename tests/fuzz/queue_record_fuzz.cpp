@@ -34,12 +34,19 @@ struct Record {
   std::string topic, key, payload;
   std::uint32_t partition = 0;
   std::int64_t offset = 0;
+  std::optional<std::int64_t> produced_ms;  // nullopt: a record of the first format ("LFQ1")
 };
 
-// A whole record as the writer leaves it: encode_record, then the offset and the CRC.
+// A whole record as the writer leaves it: encode_record, then the offset and the CRC. A record of
+// the first format is the same without its time.
 std::string written(const Record& r) {
-  std::string bytes =
-      embedded::encode_record(r.topic, static_cast<int>(r.partition), r.key, r.payload);
+  std::string bytes = embedded::encode_record(r.topic, static_cast<int>(r.partition), r.key,
+                                              r.payload, r.produced_ms.value_or(0));
+  if (!r.produced_ms) {
+    bytes.erase(20, embedded::kHeaderBytes - embedded::kUntimedHeaderBytes);
+    embedded::put_u32(bytes.data(), embedded::kMagicUntimed);
+    embedded::put_u32(bytes.data() + 4, static_cast<std::uint32_t>(bytes.size()));
+  }
   embedded::put_u64(bytes.data() + 12, static_cast<std::uint64_t>(r.offset));
   embedded::put_u32(bytes.data() + 8, embedded::crc32c(bytes.data() + embedded::kCrcStart,
                                                        bytes.size() - embedded::kCrcStart));
@@ -64,13 +71,15 @@ std::vector<Record> walk(std::string_view segment) {
     embedded::DecodedRecord r;
     const std::size_t len = embedded::decode_record(at, avail, r);
     if (len == 0) break;
-    FUZZ_CHECK(len >= embedded::kHeaderBytes && len <= avail && len <= embedded::kMaxRecordBytes);
+    const std::size_t header =
+        r.produced_ms ? embedded::kHeaderBytes : embedded::kUntimedHeaderBytes;
+    FUZZ_CHECK(len >= header && len <= avail && len <= embedded::kMaxRecordBytes);
     for (const std::string_view part : {r.topic, r.key, r.payload})
-      FUZZ_CHECK(part.data() >= at + embedded::kHeaderBytes &&
-                 part.data() + part.size() <= at + len);
-    FUZZ_CHECK(embedded::kHeaderBytes + r.topic.size() + r.key.size() + r.payload.size() == len);
-    Record record{std::string(r.topic), std::string(r.key), std::string(r.payload), r.partition,
-                  r.offset};
+      FUZZ_CHECK(part.data() >= at + header && part.data() + part.size() <= at + len);
+    FUZZ_CHECK(header + r.topic.size() + r.key.size() + r.payload.size() == len);
+    FUZZ_CHECK(embedded::record_produced_ms(at, avail) == r.produced_ms);
+    Record record{std::string(r.topic), std::string(r.key), std::string(r.payload),
+                  r.partition,          r.offset,           r.produced_ms};
     FUZZ_CHECK(written(record) == std::string_view(at, len));
     check_payload(r.payload);
     out.push_back(std::move(record));
@@ -81,7 +90,7 @@ std::vector<Record> walk(std::string_view segment) {
 
 bool same(const Record& a, const Record& b) {
   return a.topic == b.topic && a.key == b.key && a.payload == b.payload &&
-         a.partition == b.partition && a.offset == b.offset;
+         a.partition == b.partition && a.offset == b.offset && a.produced_ms == b.produced_ms;
 }
 
 void from_recipe(FuzzedDataProvider& in) {
@@ -94,6 +103,7 @@ void from_recipe(FuzzedDataProvider& in) {
     r.key = in.ConsumeRandomLengthString(64);
     r.partition = in.ConsumeIntegralInRange<std::uint32_t>(0, 63);
     r.offset = in.ConsumeIntegral<std::int64_t>();
+    if (in.ConsumeBool()) r.produced_ms = in.ConsumeIntegral<std::int64_t>();
     r.payload = in.ConsumeRandomLengthString(4096);
     starts.push_back(segment.size());
     segment += written(r);

@@ -20,7 +20,7 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
-#include "child_process.hpp"
+#include "ingest_process.hpp"
 #include "leadflow/base/ids.hpp"
 #include "leadflow/domain/accounts.hpp"
 #include "leadflow/store/store.hpp"
@@ -32,16 +32,10 @@ namespace {
 
 using nlohmann::json;
 
-struct Service {
-  std::unique_ptr<ChildProcess> process;
-  int port = 0;
-};
+using Service = IngestProcess;
 
 Service start_service(const TempDir& dir, const std::string& key) {
-  Service s;
-  std::map<std::string, std::string> env{{"LEADFLOW_DATA_DIR", dir.path()},
-                                         {"LEADFLOW_LISTEN", "127.0.0.1:0"},
-                                         {"LEADFLOW_VERTICALS", dir.path() + "/verticals.json"},
+  std::map<std::string, std::string> env{{"LEADFLOW_VERTICALS", dir.path() + "/verticals.json"},
                                          {"LEADFLOW_BOOTSTRAP_KEY", key},
                                          {"LEADFLOW_ALLOW_PRIVATE_BUYERS", "1"},
                                          {"LEADFLOW_WORKER_CONCURRENCY", "16"},
@@ -54,20 +48,11 @@ Service start_service(const TempDir& dir, const std::string& key) {
   // endpoint the service calls.
   const std::string receiver_cert = dir.path() + "/receiver-cert.pem";
   if (std::filesystem::exists(receiver_cert)) env["LEADFLOW_BUYER_CA_FILE"] = receiver_cert;
-  s.process = std::make_unique<ChildProcess>(binary_path("leadflow-ingest"), env);
-  const std::string line = s.process->read_line(std::chrono::seconds(30));
-  if (line.empty()) throw std::runtime_error("the service did not start");
-  s.port = json::parse(line)["port"];
-  return s;
+  return start_ingest_process(dir, std::move(env));
 }
 
 std::unique_ptr<httplib::SSLClient> client(const TempDir& dir, int port) {
-  auto c = std::make_unique<httplib::SSLClient>("127.0.0.1", port);
-  c->set_ca_cert_path((dir.path() + "/tls/cert.pem").c_str());
-  c->enable_server_certificate_verification(true);
-  c->set_connection_timeout(2, 0);
-  c->set_read_timeout(10, 0);
-  return c;
+  return ingest_client(dir, port);
 }
 
 TEST(Crash, Kill9LosesNoAcknowledgedLeadAndSellsNoneTwice) {

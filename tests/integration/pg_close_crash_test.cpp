@@ -15,7 +15,7 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
-#include "child_process.hpp"
+#include "ingest_process.hpp"
 #include "leadflow/base/ids.hpp"
 #include "leadflow/domain/accounts.hpp"
 #include "leadflow/money/statements.hpp"
@@ -28,36 +28,19 @@ namespace {
 
 using nlohmann::json;
 
-struct Service {
-  std::unique_ptr<ChildProcess> process;
-  int port = 0;
-};
+using Service = IngestProcess;
 
 // The embedded service on `dir`, its store at `store_url`.
 Service start_service(const TempDir& dir, const std::string& store_url, const std::string& key) {
-  Service s;
-  s.process = std::make_unique<ChildProcess>(
-      binary_path("leadflow-ingest"),
-      std::map<std::string, std::string>{{"LEADFLOW_DATA_DIR", dir.path()},
-                                         {"LEADFLOW_STORE", store_url},
-                                         {"LEADFLOW_LISTEN", "127.0.0.1:0"},
-                                         {"LEADFLOW_VERTICALS", dir.path() + "/verticals.json"},
-                                         {"LEADFLOW_BOOTSTRAP_KEY", key},
-                                         {"LEADFLOW_HTTP_THREADS", "16"},
-                                         {"LEADFLOW_LOG_LEVEL", "warn"}});
-  const std::string line = s.process->read_line(std::chrono::seconds(30));
-  if (line.empty()) throw std::runtime_error("the service did not start");
-  s.port = json::parse(line)["port"];
-  return s;
+  return start_ingest_process(dir, {{"LEADFLOW_STORE", store_url},
+                                    {"LEADFLOW_VERTICALS", dir.path() + "/verticals.json"},
+                                    {"LEADFLOW_BOOTSTRAP_KEY", key},
+                                    {"LEADFLOW_HTTP_THREADS", "16"},
+                                    {"LEADFLOW_LOG_LEVEL", "warn"}});
 }
 
 std::unique_ptr<httplib::SSLClient> client(const TempDir& dir, int port) {
-  auto c = std::make_unique<httplib::SSLClient>("127.0.0.1", port);
-  c->set_ca_cert_path((dir.path() + "/tls/cert.pem").c_str());
-  c->enable_server_certificate_verification(true);
-  c->set_connection_timeout(2, 0);
-  c->set_read_timeout(10, 0);
-  return c;
+  return ingest_client(dir, port);
 }
 
 // Seeds October 2026 into the store before the service opens it: `n` leads of one seller, each

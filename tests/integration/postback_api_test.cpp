@@ -1,12 +1,15 @@
 // The postback endpoints' routes over real HTTPS on the embedded service, with its own sender:
 // a seller manages its own endpoints and nobody else's, a buyer none, the operator every
 // seller's; the secret is shown once; URLs and events are checked; a lead sold reaches the
-// seller's receiver signed, its delivery log says so, and a replay sends it again.
+// seller's receiver signed, its delivery log says so, and a replay sends it again; a secret is
+// rotated by whoever may change the endpoint, with CSRF for a session, and the change log says so
+// without the secret.
 #include <gtest/gtest.h>
 
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "leadflow/base/time_format.hpp"
 #include "postback_receiver.hpp"
 #include "service_fixture.hpp"
 
@@ -135,6 +138,134 @@ TEST_F(PostbackApiTest, ASellerManagesItsOwnEndpointsAndIsToldOfItsLeadsSigned) 
 
   call("DELETE", "/v1/postback-endpoints/" + id, acme_key, nullptr, 204);
   call("GET", "/v1/postback-endpoints/" + id, acme_key, nullptr, 404);
+}
+
+std::int64_t ms_of(const json& time) {
+  EXPECT_TRUE(time.is_string()) << time;
+  return time.is_string() ? parse_rfc3339_ms(time.get<std::string>()).value_or(0) : 0;
+}
+
+TEST_F(PostbackApiTest, WhoMayChangeAnEndpointRotatesItsSecretAndTheChangeLogSaysSo) {
+  auto buyer = start_buyer("Buyer", 12.0);
+  const std::string buyer_id = svc_.add_buyer(*buyer);
+  const std::string acme = svc_.add_seller("Acme"), other = svc_.add_seller("Other");
+  const std::string acme_key = svc_.add_api_key({{"name", "acme"}, {"seller_id", acme}});
+  const std::string other_key = svc_.add_api_key({{"name", "other"}, {"seller_id", other}});
+  const std::string buyer_key = svc_.add_api_key({{"name", "buyer"}, {"buyer_id", buyer_id}});
+  const std::string ops = svc_.operator_key();
+  const json made = call("POST", "/v1/postback-endpoints", acme_key,
+                         {{"url", receiver_.url("/rot")}, {"events", {"lead.sold"}}}, 201)["data"];
+  const std::string id = made["id"];
+  std::vector<std::string> secrets{made["secret"]};
+  EXPECT_TRUE(made["secret_rotated_at"].is_null());
+  EXPECT_TRUE(made["previous_secret_expires_at"].is_null());
+
+  // Refused: a buyer, another seller (as if there were no such endpoint), an unknown endpoint,
+  // bad bodies; none of them rotates anything.
+  const std::string path = "/v1/postback-endpoints/" + id + "/rotate-secret";
+  call("POST", path, buyer_key, json::object(), 403);
+  call("POST", path, other_key, json::object(), 404);
+  call("POST", "/v1/postback-endpoints/pbe_missing/rotate-secret", acme_key, json::object(), 404);
+  for (const json& bad :
+       {json{{"previous_valid_for_seconds", -1}}, json{{"previous_valid_for_seconds", 604801}},
+        json{{"previous_valid_for_seconds", "60"}}, json{{"previous_valid_for_seconds", 1.5}},
+        json{{"secret", "mine"}}, json::array()})
+    call("POST", path, acme_key, bad, 400);
+  EXPECT_TRUE(call("GET", "/v1/postback-endpoints/" + id, acme_key, nullptr,
+                   200)["data"]["secret_rotated_at"]
+                  .is_null());
+
+  // The seller, with no body: a new secret, shown in this answer alone; the old one signs on for
+  // 24 hours.
+  auto raw =
+      svc_.https()->Post(path, {{"Authorization", "Bearer " + acme_key}}, "", "application/json");
+  ASSERT_TRUE(raw);
+  ASSERT_EQ(raw->status, 200) << raw->body;
+  const json rotated = json::parse(raw->body)["data"];
+  secrets.push_back(rotated["secret"]);
+  EXPECT_TRUE(secrets[1].starts_with("pbs_"));
+  EXPECT_EQ(secrets[1].size(), 68u);
+  EXPECT_NE(secrets[1], secrets[0]);
+  EXPECT_EQ(rotated["id"], id);
+  EXPECT_EQ(rotated["url"], made["url"]);
+  const std::int64_t at = ms_of(rotated["secret_rotated_at"]);
+  EXPECT_EQ(ms_of(rotated["previous_secret_expires_at"]) - at, 86'400'000);
+  const json read = call("GET", "/v1/postback-endpoints/" + id, acme_key, nullptr, 200)["data"];
+  EXPECT_FALSE(read.contains("secret")) << "shown once";
+  EXPECT_EQ(read["previous_secret_expires_at"], rotated["previous_secret_expires_at"]);
+  EXPECT_EQ(read["secret_rotated_at"], rotated["secret_rotated_at"]);
+
+  // The operator, with an overlap of a minute; then the seller, ending the old secret at once.
+  const json by_ops = call("POST", path, ops, {{"previous_valid_for_seconds", 60}}, 200)["data"];
+  secrets.push_back(by_ops["secret"]);
+  EXPECT_EQ(ms_of(by_ops["previous_secret_expires_at"]) - ms_of(by_ops["secret_rotated_at"]),
+            60'000);
+  const json at_once =
+      call("POST", path, acme_key, {{"previous_valid_for_seconds", 0}}, 200)["data"];
+  secrets.push_back(at_once["secret"]);
+  EXPECT_TRUE(at_once["previous_secret_expires_at"].is_null());
+  EXPECT_TRUE(call("GET", "/v1/postback-endpoints", acme_key, nullptr,
+                   200)["data"][0]["previous_secret_expires_at"]
+                  .is_null());
+
+  // The seller's dashboard user: only with its session's CSRF token.
+  ASSERT_EQ(svc_.post("/v1/users",
+                      {{"email", "rot@example.com"},
+                       {"name", "Rotating user"},
+                       {"password", "a long enough password"},
+                       {"account", "seller"},
+                       {"seller_id", acme}},
+                      ops)
+                ->status,
+            201);
+  auto in = svc_.https()->Post(
+      "/v1/session",
+      json{{"email", "rot@example.com"}, {"password", "a long enough password"}}.dump(),
+      "application/json");
+  ASSERT_TRUE(in);
+  ASSERT_EQ(in->status, 201) << in->body;
+  const std::string cookie = in->get_header_value("Set-Cookie");
+  const httplib::Headers session{{"Cookie", cookie.substr(0, cookie.find(';'))}};
+  httplib::Headers with_csrf = session;
+  with_csrf.emplace("X-CSRF-Token", json::parse(in->body)["csrf_token"].get<std::string>());
+  auto no_token = svc_.https()->Post(path, session, "{}", "application/json");
+  ASSERT_TRUE(no_token);
+  EXPECT_EQ(no_token->status, 403) << no_token->body;
+  auto by_user = svc_.https()->Post(path, with_csrf, "{}", "application/json");
+  ASSERT_TRUE(by_user);
+  ASSERT_EQ(by_user->status, 200) << by_user->body;
+  secrets.push_back(json::parse(by_user->body)["data"]["secret"]);
+  EXPECT_EQ(std::set<std::string>(secrets.begin(), secrets.end()).size(), 5u);
+
+  // The change log: the creation and each rotation, by whom; the secret reads "(secret)".
+  const json log = call("GET", "/v1/audit?object_kind=postback_endpoint", ops, nullptr, 200);
+  const std::string text = log.dump();
+  for (const std::string& secret : secrets)
+    EXPECT_EQ(text.find(secret), std::string::npos) << "a secret in the change log";
+  std::vector<std::string> surfaces;
+  int created = 0;
+  for (const json& entry : log["data"]) {
+    EXPECT_EQ(entry["object"]["kind"], "postback_endpoint");
+    EXPECT_EQ(entry["object"]["id"], id);
+    if (entry["action"] == "created") ++created;
+    if (entry["action"] != "secret_rotated") continue;
+    surfaces.push_back(entry["actor"]["surface"]);
+    bool secret_noted = false;
+    for (const json& change : entry["changes"]) {
+      if (change["field"] == "secret") {
+        secret_noted = true;
+        EXPECT_EQ(change["before"], "(secret)");
+        EXPECT_EQ(change["after"], "(secret)");
+      }
+      if (change["field"] == "secret_rotated_at") {
+        EXPECT_TRUE(change["after"].is_string());
+      }
+    }
+    EXPECT_TRUE(secret_noted) << entry.dump();
+  }
+  EXPECT_EQ(created, 1);
+  // Newest first: the user's, the seller's key, the operator's, the seller's key.
+  EXPECT_EQ(surfaces, (std::vector<std::string>{"dashboard", "api", "api", "api"}));
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 // The postback sender over real HTTPS on loopback, against endpoints that verify the signature as
 // a seller's receiver would, on a real SQLite store: signed events delivered once, a failing
 // endpoint retried on the schedule, a hanging one holding nobody else up, every event delivered
-// once the endpoints recover, old delivered events pruned, and private addresses refused at the
-// connection.
+// once the endpoints recover, old delivered events pruned, private addresses refused at the
+// connection, and a rotated secret's overlap: both secrets sign, then the new one alone.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -21,6 +21,7 @@
 #include "leadflow/delivery/http_client.hpp"
 #include "leadflow/postback_sender/postback_sender.hpp"
 #include "leadflow/postbacks/rules.hpp"
+#include "leadflow/postbacks/signature.hpp"
 #include "leadflow/store/store.hpp"
 #include "postback_receiver.hpp"
 #include "service_fixture.hpp"
@@ -409,6 +410,97 @@ TEST_F(PostbackSenderTest, PrivateAddressesAreRefusedAtTheConnection) {
   EXPECT_EQ(row.last_status, 0);
   EXPECT_FALSE(row.last_error.empty());
   EXPECT_TRUE(receiver_->received().empty()) << "the loopback endpoint was never reached";
+}
+
+// How many v1 signatures a header carries.
+int signatures_in(const std::string& header) {
+  int n = 0;
+  for (auto at = header.find("v1="); at != std::string::npos; at = header.find("v1=", at + 3)) ++n;
+  return n;
+}
+
+// A rotation with a minute of overlap, on the sender's clock: an event, its retry and its replay
+// within the minute are signed with both secrets (a receiver holding either accepts them); after
+// it, with the new one alone. A second rotation ending the old secret at once is seen within the
+// sender's refresh of its endpoints.
+TEST_F(PostbackSenderTest, ARotatedSecretSignsBesideTheNewOneUntilItsOverlapEnds) {
+  const PostbackEndpoint e = endpoint("sl_rot", "/rot", Mode::kFail);
+  const std::string old_secret = e.secret, new_secret = postbacks::new_endpoint_secret();
+  const std::int64_t t0 = clock_.now_ms();
+  const auto rotated = store_->rotate_postback_secret(
+      {e.id, new_secret, t0, postbacks::previous_secret_expiry(t0, 60)});
+  ASSERT_EQ(rotated.status, StoreStatus::kOk);
+  receiver_->set("/rot", new_secret, Mode::kFail);  // the receiver holds the new one already
+  decide("sl_rot", 1);
+  auto http = client();
+  PostbackSender sender(*store_, *http, clock_);
+  const auto now_s = [] {
+    return std::chrono::duration_cast<std::chrono::seconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  };
+  const auto last = [&] { return receiver_->received().back(); };
+
+  // The first attempt (answered 503) and its retry 30 s later, both within the minute.
+  ASSERT_EQ(sender.run_once(), 1);
+  settle(sender);
+  clock_.advance(30s);
+  receiver_->set("/rot", new_secret, Mode::kOk);
+  ASSERT_EQ(sender.run_once(), 1);
+  settle(sender);
+  auto got = receiver_->received();
+  ASSERT_EQ(got.size(), 2u);
+  for (const auto& r : got) {
+    EXPECT_EQ(signatures_in(r.signature), 2) << r.signature;
+    EXPECT_TRUE(r.signature_ok) << "verified with the new secret";
+    EXPECT_TRUE(postbacks::verify(r.signature, old_secret, r.raw_body, now_s()))
+        << "and with the old one";
+    EXPECT_FALSE(postbacks::verify(r.signature, "pbs_neither", r.raw_body, now_s()));
+  }
+  EXPECT_EQ(got[1].answered, 200);
+  const std::string event_id = got[1].event_id;
+
+  // A receiver still holding the old secret takes the replay within the overlap too.
+  receiver_->set("/rot", old_secret, Mode::kOk);
+  ASSERT_EQ(store_->replay_postback(e.id, event_id, clock_.now_ms()), StoreStatus::kOk);
+  clock_.advance(1s);
+  ASSERT_EQ(sender.run_once(), 1);
+  settle(sender);
+  EXPECT_EQ(signatures_in(last().signature), 2);
+  EXPECT_TRUE(last().signature_ok) << "verified with the old secret";
+  EXPECT_EQ(last().answered, 200);
+
+  // Past the minute: the new secret alone; the old one is refused.
+  clock_.advance(30s);  // t0 + 61 s
+  ASSERT_EQ(store_->replay_postback(e.id, event_id, clock_.now_ms()), StoreStatus::kOk);
+  clock_.advance(1s);
+  ASSERT_EQ(sender.run_once(), 1);
+  settle(sender);
+  EXPECT_EQ(signatures_in(last().signature), 1) << last().signature;
+  EXPECT_FALSE(last().signature_ok) << "the old secret no longer signs";
+  EXPECT_EQ(last().answered, 401);
+  receiver_->set("/rot", new_secret, Mode::kOk);
+  ASSERT_EQ(store_->replay_postback(e.id, event_id, clock_.now_ms()), StoreStatus::kOk);
+  clock_.advance(1s);
+  ASSERT_EQ(sender.run_once(), 1);
+  settle(sender);
+  EXPECT_EQ(signatures_in(last().signature), 1);
+  EXPECT_TRUE(last().signature_ok);
+
+  // Rotated again with no overlap: once the sender reads its endpoints again (every 2 s), the
+  // newest secret alone signs.
+  const std::string newest = postbacks::new_endpoint_secret();
+  ASSERT_EQ(store_->rotate_postback_secret({e.id, newest, clock_.now_ms(), 0}).status,
+            StoreStatus::kOk);
+  receiver_->set("/rot", newest, Mode::kOk);
+  clock_.advance(3s);
+  ASSERT_EQ(store_->replay_postback(e.id, event_id, clock_.now_ms()), StoreStatus::kOk);
+  clock_.advance(1s);
+  ASSERT_EQ(sender.run_once(), 1);
+  settle(sender);
+  EXPECT_EQ(signatures_in(last().signature), 1);
+  EXPECT_TRUE(last().signature_ok);
+  EXPECT_EQ(last().answered, 200);
 }
 
 }  // namespace

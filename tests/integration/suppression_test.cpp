@@ -1,8 +1,10 @@
-// Suppression lists over real HTTPS on a SQLite file (suppression_checks.hpp;
+// Suppression lists over real HTTPS on a SQLite file (suppression_*checks.hpp;
 // pg_suppression_test runs the same on PostgreSQL).
 #include <gtest/gtest.h>
 
+#include "suppression_change_checks.hpp"
 #include "suppression_checks.hpp"
+#include "suppression_gzip_checks.hpp"
 #include "suppression_upload_checks.hpp"
 
 namespace leadflow::testing {
@@ -21,6 +23,16 @@ TEST(Suppression, TheRoutesLetEachPartyManageOnlyItsOwnLists) {
 TEST(Suppression, ALargeUploadIsReadAsItArrivesAndAClientThatGoesChangesNothing) {
   ServiceFixture svc;
   check_suppression_streamed_uploads(svc);
+}
+
+TEST(Suppression, AGzipUploadIsInflatedAsItArrivesAndABadOneChangesNothing) {
+  ServiceFixture svc;
+  check_suppression_gzip_uploads(svc);
+}
+
+TEST(Suppression, EachListMadeReplacedOrDeletedIsInTheChangeLog) {
+  ServiceFixture svc;
+  check_suppression_change_log(svc);
 }
 
 }  // namespace

@@ -325,6 +325,10 @@ std::optional<std::vector<PostbackEndpoint>> FakeStore::list_postback_endpoints(
 StoreStatus FakeStore::update_postback_endpoint(const PostbackEndpoint& e) {
   return down() ? StoreStatus::kUnavailable : real_->update_postback_endpoint(e);
 }
+Lookup<PostbackEndpoint> FakeStore::rotate_postback_secret(const SecretRotation& r) {
+  if (down()) return {};
+  return real_->rotate_postback_secret(r);
+}
 StoreStatus FakeStore::delete_postback_endpoint(std::string_view id) {
   return down() ? StoreStatus::kUnavailable : real_->delete_postback_endpoint(id);
 }

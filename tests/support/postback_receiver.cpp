@@ -16,8 +16,10 @@ PostbackReceiver::PostbackReceiver(const std::string& dir)
     Received r;
     r.path = std::string(x->req.path());
     r.event_id = std::string(x->req.header("Leadflow-Event-Id"));
+    r.signature = std::string(x->req.header("Leadflow-Signature"));
     const std::string body(x->req.body());
     r.body = nlohmann::json::parse(body, nullptr, false);
+    r.raw_body = body;
     Endpoint e;
     {
       std::lock_guard lock(mu_);

@@ -24,10 +24,12 @@ class PostbackReceiver {
   enum class Mode { kOk, kFail, kHang };
   struct Received {
     std::string path;
-    std::string event_id;  // the Leadflow-Event-Id header
+    std::string event_id;   // the Leadflow-Event-Id header
+    std::string signature;  // the Leadflow-Signature header, as it came
     bool signature_ok = false;
     nlohmann::json body;
-    int answered = 0;  // the status it was answered with (0: hung)
+    std::string raw_body;  // the bytes as they came, which the signature covers
+    int answered = 0;      // the status it was answered with (0: hung)
   };
 
   /// Starts on 127.0.0.1:0 with a certificate made in `dir`.

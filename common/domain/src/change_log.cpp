@@ -17,8 +17,10 @@ bool churns(std::string_view name) {
 
 // Public names that hold a secret-looking word: ids and hints of keys, shown everywhere.
 bool public_name(std::string_view name) {
-  static constexpr std::array<std::string_view, 4> kPublic = {"key_id", "key_hint",
-                                                              "campaign_key_hint", "scopes"};
+  static constexpr std::array<std::string_view, 6> kPublic = {
+      "key_id", "key_hint", "campaign_key_hint", "scopes",
+      // A postback endpoint's rotation times (docs/postbacks.md): when, not what.
+      "secret_rotated_at", "previous_secret_expires_at"};
   return std::find(kPublic.begin(), kPublic.end(), name) != kPublic.end();
 }
 

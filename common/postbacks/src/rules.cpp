@@ -48,6 +48,24 @@ std::string new_event_id(std::int64_t at_ms) { return new_id(kEventPrefix, at_ms
 
 std::string new_endpoint_secret() { return "pbs_" + hex_of(random_bytes(32)); }
 
+std::int64_t previous_secret_expiry(std::int64_t now_ms, std::int64_t valid_for_s) {
+  if (valid_for_s <= 0) return 0;
+  return now_ms + std::min(valid_for_s, kMaxPreviousValidSeconds) * 1000;
+}
+
+bool previous_secret_valid(std::string_view previous, std::int64_t expires_at_ms,
+                           std::int64_t now_ms) {
+  return !previous.empty() && expires_at_ms > 0 && now_ms < expires_at_ms;
+}
+
+std::vector<std::string> signing_secrets(const std::string& secret, const std::string& previous,
+                                         std::int64_t previous_expires_at_ms, std::int64_t now_ms) {
+  std::vector<std::string> out{secret};
+  if (previous_secret_valid(previous, previous_expires_at_ms, now_ms) && previous != secret)
+    out.push_back(previous);
+  return out;
+}
+
 std::string events_text(std::span<const EventKind> kinds) {
   std::string out = ",";
   for (EventKind k : kAllKinds)

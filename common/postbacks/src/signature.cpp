@@ -1,6 +1,7 @@
 #include "leadflow/postbacks/signature.hpp"
 
 #include <charconv>
+#include <vector>
 
 #include "leadflow/base/crypto.hpp"
 
@@ -21,10 +22,16 @@ std::string sign(std::string_view secret, std::int64_t unix_s, std::string_view 
   return "t=" + std::to_string(unix_s) + ",v1=" + mac_hex(secret, unix_s, body);
 }
 
+std::string sign(std::span<const std::string> secrets, std::int64_t unix_s, std::string_view body) {
+  std::string out = "t=" + std::to_string(unix_s);
+  for (const std::string& secret : secrets) out += ",v1=" + mac_hex(secret, unix_s, body);
+  return out;
+}
+
 bool verify(std::string_view header, std::string_view secret, std::string_view body,
             std::int64_t now_s, std::int64_t tolerance_s) {
   std::int64_t t = -1;
-  std::string_view v1;
+  std::vector<std::string_view> v1s;
   while (!header.empty()) {
     const auto comma = header.find(',');
     const std::string_view part = header.substr(0, comma);
@@ -32,13 +39,16 @@ bool verify(std::string_view header, std::string_view secret, std::string_view b
     if (part.starts_with("t=")) {
       const auto [end, ec] = std::from_chars(part.data() + 2, part.data() + part.size(), t);
       if (ec != std::errc{} || end != part.data() + part.size()) return false;
-    } else if (part.starts_with("v1=")) {
-      v1 = part.substr(3);
+    } else if (part.starts_with("v1=") && part.size() > 3) {
+      v1s.push_back(part.substr(3));
     }
   }
-  if (t < 0 || v1.empty()) return false;
+  if (t < 0 || v1s.empty()) return false;
   if (t > now_s + tolerance_s || t < now_s - tolerance_s) return false;
-  return constant_time_equal(v1, mac_hex(secret, t, body));
+  const std::string expected = mac_hex(secret, t, body);
+  bool any = false;
+  for (std::string_view v1 : v1s) any = constant_time_equal(v1, expected) || any;  // all compared
+  return any;
 }
 
 }  // namespace leadflow::postbacks

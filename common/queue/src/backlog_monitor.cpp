@@ -89,9 +89,9 @@ void BacklogMonitor::collect(std::vector<prometheus::MetricFamily>& families) co
       stalled));
   families.push_back(gauge_family(
       "leadflow_queue_backlog_oldest_age_seconds",
-      "Age of the oldest lead the workers' group has not committed (source=broker: the "
-      "timestamp of the record at the group's committed offset, the oldest over the "
-      "partitions), as of the last reading; 0 when none wait",
+      "Age of the oldest lead the workers' group has not committed (the time of the record at "
+      "the group's committed offset, the oldest over the partitions), as of the last reading; "
+      "0 when none wait",
       oldest));
   families.push_back(
       gauge_family("leadflow_queue_backlog_known",

@@ -21,8 +21,9 @@
 
 namespace leadflow {
 
-#define LF_POSTBACK_ENDPOINT_COLUMNS \
-  "id, seller_id, campaign_id, url, events, secret, active, created_at_ms, updated_at_ms"
+#define LF_POSTBACK_ENDPOINT_COLUMNS                                                       \
+  "id, seller_id, campaign_id, url, events, secret, active, created_at_ms, updated_at_ms," \
+  " previous_secret, previous_secret_expires_at_ms, secret_rotated_at_ms"
 
 #define LF_POSTBACK_OUTBOX_COLUMNS                                                              \
   "event_id, kind, lead_id, seller_id, campaign_id, status, sold, payout_cents, reason,"        \
@@ -44,6 +45,9 @@ PostbackEndpoint read_postback_endpoint(const Row& r) {
   e.active = r.boolean(6);
   e.created_at_ms = r.int64(7);
   e.updated_at_ms = r.int64(8);
+  e.previous_secret = r.text(9);
+  e.previous_secret_expires_at_ms = r.int64(10);
+  e.secret_rotated_at_ms = r.int64(11);
   return e;
 }
 

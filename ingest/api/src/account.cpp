@@ -125,13 +125,6 @@ void change_own(const AccountPorts& ports, const Viewer& viewer, const ChangeAct
   send_account(ports, viewer, *now.value, res);
 }
 
-// The buyer as the change log names it: its key or user, said to act for the buyer.
-ChangeActor buyer_actor(const ApiKey& key) {
-  ChangeActor by = actor_of(key);
-  by.name = (by.name.empty() ? key.id : by.name) + " (buyer " + key.buyer_id + ")";
-  return by;
-}
-
 // A seller's own account: its record as it may read it, and how many campaigns it has (all,
 // and active). 404 when its record is gone, 503 when the store cannot say.
 void send_seller_account(const AccountPorts& ports, const Viewer& viewer, http::Response& res) {

@@ -295,4 +295,10 @@ ChangeActor actor_of(const ApiKey& key) {
   return {key.id, key.name, user ? "dashboard" : "api"};
 }
 
+ChangeActor buyer_actor(const ApiKey& key) {
+  ChangeActor by = actor_of(key);
+  by.name = (by.name.empty() ? key.id : by.name) + " (buyer " + key.buyer_id + ")";
+  return by;
+}
+
 }  // namespace leadflow

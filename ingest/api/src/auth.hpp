@@ -40,6 +40,9 @@ std::optional<ApiKey> authorise(IngestContext& ctx, const http::Request& req, ht
 /// as_api_key carries the user's id, us_...) on surface "dashboard", an API key on "api"; by its
 /// name as it is now.
 ChangeActor actor_of(const ApiKey& key);
+/// A buyer's key or user as the change log names it when it changes its own records: actor_of,
+/// its name said to act for the buyer ("… (buyer by_…)").
+ChangeActor buyer_actor(const ApiKey& key);
 
 /// A live session and its active user, found by the cookie's token. kNotFound for a token that
 /// is malformed, unknown, expired (then deleted) or whose user is gone or inactive;

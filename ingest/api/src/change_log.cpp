@@ -16,8 +16,8 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::array<std::string_view, 6> kObjectKinds = {"seller", "campaign", "api_key",
-                                                          "buyer",  "user",     "lead"};
+constexpr std::array<std::string_view, 8> kObjectKinds = {
+    "seller", "campaign", "api_key", "buyer", "user", "lead", "postback_endpoint", "suppression_list"};
 
 ChangeQuery decode_change_query(const http::Request& req, std::string_view default_zone,
                                 FieldErrors& errors) {
@@ -29,8 +29,9 @@ ChangeQuery decode_change_query(const http::Request& req, std::string_view defau
   q.object_kind = req.param("object_kind");
   if (!q.object_kind.empty() &&
       std::find(kObjectKinds.begin(), kObjectKinds.end(), q.object_kind) == kObjectKinds.end())
-    errors.push_back(
-        {"object_kind", "not_allowed", "one of seller, campaign, api_key, buyer, user, lead"});
+    errors.push_back({"object_kind", "not_allowed",
+                      "one of seller, campaign, api_key, buyer, user, lead, postback_endpoint, "
+                      "suppression_list"});
   q.actor = req.param("actor");
   // Whole days in the reader's zone, as the lead list's created_from/created_to.
   const auto tz = list_zone(req, default_zone, errors);

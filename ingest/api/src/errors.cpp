@@ -110,6 +110,14 @@ Refusal refusal_for(SuppressionRefused refused) {
       return {422, "invalid", "lines of the upload are no e-mail, phone or SHA-256"};
     case SuppressionRefused::kTooManyEntries:
       return {422, "invalid", "more than 10,000,000 entries: a list holds at most that many"};
+    case SuppressionRefused::kNotGzip:
+      return {415, "unsupported_media_type",
+              "send the entries clear or with Content-Encoding: gzip; no other coding is read"};
+    case SuppressionRefused::kBadGzip:
+      return {400, "invalid", "the gzip body is damaged or cut short; nothing was replaced"};
+    case SuppressionRefused::kInflatesTooFar:
+      return {413, "too_large",
+              "the gzip body inflates past 1 GiB, an upload's limit; nothing was replaced"};
   }
   return {503, "unavailable", "the store is unavailable"};
 }
@@ -279,6 +287,14 @@ Refusal refusal_for(PostbackRefused refused) {
       break;
   }
   return {503, "unavailable", "postbacks are not served here", false};
+}
+
+Refusal refusal_for(VerticalRefused refused) {
+  switch (refused) {
+    case VerticalRefused::kNoSuchVertical:
+      break;
+  }
+  return {404, "not_found", "no such vertical"};
 }
 
 void send_b_invalid(http::Response& res, const FieldErrors& errors) {

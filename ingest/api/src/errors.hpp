@@ -128,6 +128,9 @@ enum class SuppressionRefused {
   kNotText,         // an upload that is not text/csv or text/plain (415)
   kBadLines,        // an upload with lines that are no e-mail, phone or SHA-256 (422)
   kTooManyEntries,  // an upload of more than kMaxSuppressionEntries distinct entries (422)
+  kNotGzip,         // an upload in a Content-Encoding other than gzip or none (415)
+  kBadGzip,         // a gzip upload that is damaged or cut short (400)
+  kInflatesTooFar,  // a gzip upload that inflates past kMaxSuppressionUploadBytes (413)
 };
 
 /// Why a dashboard sign-in, its session or a password change was refused (console.hpp).
@@ -182,6 +185,12 @@ enum class LiveRefused {
 };
 Refusal refusal_for(LiveRefused refused);
 Refusal refusal_for(PostbackRefused refused);
+
+/// Why GET /v1/verticals/{name} answered no vertical (docs/visibility.md, "Verticals").
+enum class VerticalRefused {
+  kNoSuchVertical,  // no such vertical, or one the reading buyer does not buy (the same 404)
+};
+Refusal refusal_for(VerticalRefused refused);
 
 /// Surface B: the refusal as {"status": code, "message": detail} (and Retry-After when it says
 /// so), or, for fields at fault, {"status": "invalid", "errors": [...]}.

@@ -1,6 +1,8 @@
 // The postback endpoints' routes: decode, authorise (a seller its own endpoints, the operator
 // every one; never a buyer), call the postbacks port, encode. The secret is shown once, in the
-// answer that made the endpoint. What an event says and when it is retried is common/postbacks'.
+// answer that made the endpoint or rotated its secret. What an event says, when it is retried and
+// how long a replaced secret signs is common/postbacks'. Each change of an endpoint is noted in
+// the change log, its secret never: it reads "(secret)".
 #include "postback_routes.hpp"
 
 #include <algorithm>
@@ -13,6 +15,7 @@
 #include "leadflow/base/text.hpp"
 #include "leadflow/base/time_format.hpp"
 #include "leadflow/domain/address_policy.hpp"
+#include "leadflow/management/management.hpp"
 #include "leadflow/postbacks/rules.hpp"
 #include "pages.hpp"
 
@@ -23,20 +26,55 @@ using nlohmann::json;
 
 json or_time(std::int64_t ms) { return ms == 0 ? json(nullptr) : json(format_rfc3339_ms(ms)); }
 
-json endpoint_view(const PostbackEndpoint& e, bool with_secret) {
+json endpoint_view(const PostbackEndpoint& e, bool with_secret, std::int64_t now_ms) {
   json events = json::array();
   for (postbacks::EventKind k : postbacks::events_of_text(e.events))
     events.push_back(postbacks::kind_name(k));
-  json out = {{"id", e.id},
-              {"seller_id", e.seller_id},
-              {"campaign_id", e.campaign_id.empty() ? json(nullptr) : json(e.campaign_id)},
-              {"url", e.url},
-              {"events", std::move(events)},
-              {"active", e.active},
-              {"created_at", or_time(e.created_at_ms)},
-              {"updated_at", or_time(e.updated_at_ms)}};
+  json out = {
+      {"id", e.id},
+      {"seller_id", e.seller_id},
+      {"campaign_id", e.campaign_id.empty() ? json(nullptr) : json(e.campaign_id)},
+      {"url", e.url},
+      {"events", std::move(events)},
+      {"active", e.active},
+      {"created_at", or_time(e.created_at_ms)},
+      {"updated_at", or_time(e.updated_at_ms)},
+      {"secret_rotated_at", or_time(e.secret_rotated_at_ms)},
+      {"previous_secret_expires_at",
+       postbacks::previous_secret_valid(e.previous_secret, e.previous_secret_expires_at_ms, now_ms)
+           ? or_time(e.previous_secret_expires_at_ms)
+           : json(nullptr)}};
   if (with_secret) out["secret"] = e.secret;
   return out;
+}
+
+/// An endpoint as the change log compares it: its view with the secret, which the log reads as
+/// "(secret)" (a change of it is noted, never the value).
+json logged_view(const PostbackEndpoint& e, std::int64_t now_ms) {
+  return endpoint_view(e, true, now_ms);
+}
+
+/// How long the replaced secret signs on, from a rotation's body ({} or none: the default).
+std::int64_t decode_rotation(const http::Request& req, FieldErrors& errors) {
+  std::int64_t seconds = postbacks::kDefaultPreviousValidSeconds;
+  if (trim(req.body()).empty()) return seconds;
+  const json body = json::parse(req.body(), nullptr, false);
+  if (body.is_discarded() || !body.is_object()) {
+    errors.push_back({"body", "invalid_json", "not a JSON object"});
+    return seconds;
+  }
+  for (const auto& [name, value] : body.items())
+    if (name != "previous_valid_for_seconds")
+      errors.push_back({name, "unknown_field", "is not a field of a rotation"});
+  if (auto it = body.find("previous_valid_for_seconds"); it != body.end()) {
+    if (!it->is_number_integer() || it->get<std::int64_t>() < 0 ||
+        it->get<std::int64_t>() > postbacks::kMaxPreviousValidSeconds)
+      errors.push_back({"previous_valid_for_seconds", "out_of_range",
+                        "whole seconds from 0 (the old secret ends now) to 604800 (7 days)"});
+    else
+      seconds = it->get<std::int64_t>();
+  }
+  return seconds;
 }
 
 json delivery_view(const PostbackDelivery& d) {
@@ -110,6 +148,9 @@ void decode_endpoint(const json& body, bool creating, bool allow_private, Postba
   }
 }
 
+/// The change log's kind of a postback endpoint.
+constexpr std::string_view kChangeKind = "postback_endpoint";
+
 class PostbackRoutes {
  public:
   explicit PostbackRoutes(IngestContext& ctx) : ctx_(ctx) {}
@@ -155,7 +196,7 @@ class PostbackRoutes {
     const auto all = ctx_.postbacks->list_postback_endpoints(seller);
     if (!all) return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
     json data = json::array();
-    for (const auto& e : *all) data.push_back(endpoint_view(e, false));
+    for (const auto& e : *all) data.push_back(endpoint_view(e, false, ctx_.clock.now_ms()));
     http::send_json(res, 200, {{"success", true}, {"data", std::move(data)}});
   }
 
@@ -202,8 +243,11 @@ class PostbackRoutes {
     e.created_at_ms = e.updated_at_ms = ctx_.clock.now_ms();
     if (const StoreStatus s = ctx_.postbacks->insert_postback_endpoint(e); s != StoreStatus::kOk)
       return send_problem(res, refusal_for(s, StoreStep::kWrite));
+    record_change(ctx_.changes, ctx_.clock, actor_of(*key), "created", kChangeKind, e.id, {},
+                  logged_view(e, e.created_at_ms));
     res.set_header("Location", "/v1/postback-endpoints/" + e.id);
-    http::send_json(res, 201, {{"success", true}, {"data", endpoint_view(e, true)}});
+    http::send_json(res, 201,
+                    {{"success", true}, {"data", endpoint_view(e, true, ctx_.clock.now_ms())}});
   }
 
   void get(const http::Request& req, http::Response& res) {
@@ -211,7 +255,8 @@ class PostbackRoutes {
     if (!key) return;
     const auto e = owned(*key, req.match(1), res);
     if (!e) return;
-    http::send_json(res, 200, {{"success", true}, {"data", endpoint_view(*e, false)}});
+    http::send_json(res, 200,
+                    {{"success", true}, {"data", endpoint_view(*e, false, ctx_.clock.now_ms())}});
   }
 
   void update(const http::Request& req, http::Response& res) {
@@ -221,13 +266,17 @@ class PostbackRoutes {
     if (!e) return;
     const auto body = http::parse_body(req, res);
     if (!body) return;
+    const json before = logged_view(*e, ctx_.clock.now_ms());
     FieldErrors errors;
     decode_endpoint(*body, false, ctx_.config.allow_private_buyers, *e, errors);
     if (!errors.empty()) return http::send_problem(res, 400, "the endpoint is invalid", errors);
     e->updated_at_ms = ctx_.clock.now_ms();
     if (const StoreStatus s = ctx_.postbacks->update_postback_endpoint(*e); s != StoreStatus::kOk)
       return send_problem(res, refusal_for(s, StoreStep::kWrite));
-    http::send_json(res, 200, {{"success", true}, {"data", endpoint_view(*e, false)}});
+    record_change(ctx_.changes, ctx_.clock, actor_of(*key), "updated", kChangeKind, e->id, before,
+                  logged_view(*e, e->updated_at_ms));
+    http::send_json(res, 200,
+                    {{"success", true}, {"data", endpoint_view(*e, false, ctx_.clock.now_ms())}});
   }
 
   void remove(const http::Request& req, http::Response& res) {
@@ -238,7 +287,35 @@ class PostbackRoutes {
     if (const StoreStatus s = ctx_.postbacks->delete_postback_endpoint(e->id);
         s != StoreStatus::kOk)
       return send_problem(res, refusal_for(s, StoreStep::kWrite));
+    record_change(ctx_.changes, ctx_.clock, actor_of(*key), "deleted", kChangeKind, e->id,
+                  logged_view(*e, ctx_.clock.now_ms()), {});
     res.status = 204;
+  }
+
+  /// A new secret, shown in this answer alone; the one it replaces signs too until the overlap
+  /// the body asks for (24 hours by default) ends.
+  void rotate(const http::Request& req, http::Response& res) {
+    const auto key = manager(req, res, kScopeLeadsWrite);
+    if (!key) return;
+    const auto e = owned(*key, req.match(1), res);
+    if (!e) return;
+    FieldErrors errors;
+    const std::int64_t valid_for_s = decode_rotation(req, errors);
+    if (!errors.empty()) return http::send_problem(res, 400, "the rotation is invalid", errors);
+    SecretRotation r;
+    r.endpoint_id = e->id;
+    r.secret = postbacks::new_endpoint_secret();
+    r.at_ms = ctx_.clock.now_ms();
+    r.previous_expires_at_ms = postbacks::previous_secret_expiry(r.at_ms, valid_for_s);
+    const auto rotated = ctx_.postbacks->rotate_postback_secret(r);
+    if (rotated.status == StoreStatus::kNotFound)  // deleted since it was read
+      return send_problem(res, refusal_for(PostbackRefused::kNoSuchEndpoint));
+    if (rotated.status != StoreStatus::kOk || !rotated.value)
+      return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kWrite));
+    record_change(ctx_.changes, ctx_.clock, actor_of(*key), "secret_rotated", kChangeKind, e->id,
+                  logged_view(*e, r.at_ms), logged_view(*rotated.value, r.at_ms));
+    http::send_json(res, 200,
+                    {{"success", true}, {"data", endpoint_view(*rotated.value, true, r.at_ms)}});
   }
 
   void deliveries(const http::Request& req, http::Response& res) {
@@ -309,6 +386,7 @@ void register_postback_endpoints(Routes& routes, IngestContext& ctx) {
   routes.get("/v1/postback-endpoints/{id}", bind(&PostbackRoutes::get));
   routes.patch("/v1/postback-endpoints/{id}", bind(&PostbackRoutes::update));
   routes.remove("/v1/postback-endpoints/{id}", bind(&PostbackRoutes::remove));
+  routes.post("/v1/postback-endpoints/{id}/rotate-secret", bind(&PostbackRoutes::rotate));
   routes.get("/v1/postback-endpoints/{id}/deliveries", bind(&PostbackRoutes::deliveries));
   routes.get("/v1/postback-endpoints/{id}/deliveries/{event_id}/attempts",
              bind(&PostbackRoutes::attempts));

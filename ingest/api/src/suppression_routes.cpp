@@ -16,7 +16,7 @@
 #include "errors.hpp"
 #include "leadflow/api/http_util.hpp"
 #include "leadflow/base/log.hpp"
-#include "leadflow/http/stream.hpp"
+#include "leadflow/http/gzip.hpp"
 #include "leadflow/management/suppression_lists.hpp"
 #include "leadflow/visibility/suppression.hpp"
 #include "pages.hpp"
@@ -51,27 +51,29 @@ bool is_text_upload(const http::Request& req) {
 }
 
 // Reads the body into `upload` as it arrives: a large one piece by piece from the connection
-// (Routes::put_streamed), so only its fingerprints are held. false: the body will never be
-// whole (the client went away, stalled or framed it badly); nothing is to be replaced, and the
-// server answers for it.
-bool read_upload(const http::Request& req, SuppressionUpload& upload) {
-  http::UploadStream* body = req.upload();
-  if (!body) {
-    upload.add(req.body());
-    return true;
-  }
-  std::string piece;
-  for (;;) {
-    switch (body->read(piece)) {
-      case http::UploadStream::Read::kData:
-        upload.add(piece);
-        break;
-      case http::UploadStream::Read::kEnd:
-        return true;
-      case http::UploadStream::Read::kFailed:
-        return false;
+// (Routes::put_streamed), so only its fingerprints are held; a gzip one inflated as it comes,
+// held to the clear body's limit inflated. false: nothing is to be replaced, and the answer is
+// given: by the server for a body that will never be whole (the client went away, stalled or
+// framed it badly), here for a gzip that is damaged or inflates too far.
+bool read_upload(const http::Request& req, SuppressionUpload& upload, http::Response& res) {
+  const http::BodyRead body = http::read_body(
+      req, kMaxSuppressionUploadBytes, [&upload](std::string_view piece) { upload.add(piece); });
+  switch (body.outcome) {
+    case http::BodyRead::Outcome::kWhole:
+      return true;
+    case http::BodyRead::Outcome::kFailed:
+      return false;
+    case http::BodyRead::Outcome::kTooLarge:
+      send_problem(res, refusal_for(SuppressionRefused::kInflatesTooFar));
+      return false;
+    case http::BodyRead::Outcome::kCorrupt: {
+      Refusal r = refusal_for(SuppressionRefused::kBadGzip);
+      r.detail = body.detail + "; nothing was replaced";
+      send_problem(res, r);
+      return false;
     }
   }
+  return false;
 }
 
 }  // namespace
@@ -98,7 +100,8 @@ void answer_suppression_lists(const SuppressionPorts& ports, const Viewer& viewe
 }
 
 void answer_suppression_list_create(const SuppressionPorts& ports, const Viewer& viewer,
-                                    const http::Request& req, http::Response& res) {
+                                    const ChangeActor& by, const http::Request& req,
+                                    http::Response& res) {
   if (!http::require_json(req, res)) return;
   auto body = http::parse_body(req, res);
   if (!body) return;
@@ -118,6 +121,7 @@ void answer_suppression_list_create(const SuppressionPorts& ports, const Viewer&
     return send_problem(res, refusal_for(s, StoreStep::kWrite));
   log(LogLevel::kInfo, "suppression_list_created",
       {{"list_id", made.list.id}, {"buyer_id", made.list.buyer_id}});
+  note_suppression_list_change(ports.changes, ports.clock, by, "created", nullptr, &made.list);
   res.set_header("Location", "/v1/suppression-lists/" + made.list.id);
   http::send_json(res, 201, {{"success", true}, {"data", list_view(made.list)}});
 }
@@ -129,13 +133,16 @@ void answer_suppression_list(const SuppressionPorts& ports, const Viewer& viewer
 }
 
 void answer_suppression_upload(const SuppressionPorts& ports, const Viewer& viewer,
-                               std::string_view id, const http::Request& req, http::Response& res) {
+                               const ChangeActor& by, std::string_view id, const http::Request& req,
+                               http::Response& res) {
   const auto list = readable_list(ports, viewer, id, StoreStep::kWrite, res);
   if (!list) return;
   if (!is_text_upload(req)) return send_problem(res, refusal_for(SuppressionRefused::kNotText));
+  if (http::content_coding(req) == http::ContentCoding::kUnsupported)
+    return send_problem(res, refusal_for(SuppressionRefused::kNotGzip));
   const auto started = std::chrono::steady_clock::now();
   SuppressionUpload upload;
-  if (!read_upload(req, upload)) return;  // the server answers for a body that failed
+  if (!read_upload(req, upload, res)) return;
   upload.finish();
   if (upload.rejected() > 0) {
     Refusal r = refusal_for(SuppressionRefused::kBadLines);
@@ -165,13 +172,20 @@ void answer_suppression_upload(const SuppressionPorts& ports, const Viewer& view
        {"entries", std::to_string(fingerprints.size())},
        {"seconds", std::to_string(seconds)}});
   const Lookup<SuppressionList> now = ports.lists.get_suppression_list(list->id);
-  json data = list_view(now.value ? *now.value : *list);
+  SuppressionList replaced = *list;  // as it now is, should the store not say
+  replaced.entries = static_cast<std::int64_t>(fingerprints.size());
+  replaced.entries_version = list->entries_version + 1;
+  replaced.updated_at_ms = ports.clock.now_ms();
+  if (now.value) replaced = *now.value;
+  note_suppression_list_change(ports.changes, ports.clock, by, "replaced", &*list, &replaced);
+  json data = list_view(replaced);
   data["upload"] = {{"read", read}, {"repeats", read - fingerprints.size()}};
   http::send_json(res, 200, {{"success", true}, {"data", std::move(data)}});
 }
 
 void answer_suppression_list_delete(const SuppressionPorts& ports, const Viewer& viewer,
-                                    std::string_view id, http::Response& res) {
+                                    const ChangeActor& by, std::string_view id,
+                                    http::Response& res) {
   const auto list = readable_list(ports, viewer, id, StoreStep::kWrite, res);
   if (!list) return;
   const StoreStatus s = ports.lists.delete_suppression_list(list->id);
@@ -179,19 +193,27 @@ void answer_suppression_list_delete(const SuppressionPorts& ports, const Viewer&
     return send_problem(res, refusal_for(SuppressionRefused::kNoSuchList));
   if (s != StoreStatus::kOk) return send_problem(res, refusal_for(s, StoreStep::kWrite));
   log(LogLevel::kInfo, "suppression_list_deleted", {{"list_id", list->id}});
+  note_suppression_list_change(ports.changes, ports.clock, by, "deleted", &*list, nullptr);
   res.status = 204;
 }
 
 void register_suppression_lists(Routes& routes, IngestContext& c) {
-  const auto ports = [&c] { return SuppressionPorts{*c.suppression_store, c.accounts, c.clock}; };
+  const auto ports = [&c] {
+    return SuppressionPorts{*c.suppression_store, c.accounts, c.changes, c.clock};
+  };
   // Reading takes either buyer scope (a buyer's key holds buyers:write only); a seller's key and
   // user hold neither, and are refused before any list is looked at.
   const auto read_scope = static_cast<Scope>(kScopeBuyersRead | kScopeBuyersWrite);
+  // The reader, and who it is in the change log (a buyer's key or user acts for the buyer).
+  struct Reader {
+    Viewer viewer;
+    ChangeActor by;
+  };
   const auto reader = [&c](const http::Request& q, http::Response& r, Scope scope) {
-    std::optional<Viewer> v;
+    std::optional<Reader> v;
     if (const auto key = authorise(c, q, r, scope)) {
-      v = Viewer::of(*key);
-      if (!may_hold_suppression_lists(*v)) {
+      v = Reader{Viewer::of(*key), key->buyer_id.empty() ? actor_of(*key) : buyer_actor(*key)};
+      if (!may_hold_suppression_lists(v->viewer)) {
         http::send_problem(r, 403, "this API key lacks permission for the operation");
         v.reset();
       }
@@ -201,26 +223,26 @@ void register_suppression_lists(Routes& routes, IngestContext& c) {
   routes.get("/v1/suppression-lists",
              [ports, reader, read_scope](const http::Request& q, http::Response& r) {
                if (const auto v = reader(q, r, read_scope))
-                 answer_suppression_lists(ports(), *v, q, r);
+                 answer_suppression_lists(ports(), v->viewer, q, r);
              });
   routes.post("/v1/suppression-lists", [ports, reader](const http::Request& q, http::Response& r) {
     if (const auto v = reader(q, r, kScopeBuyersWrite))
-      answer_suppression_list_create(ports(), *v, q, r);
+      answer_suppression_list_create(ports(), v->viewer, v->by, q, r);
   });
   routes.get("/v1/suppression-lists/{id}",
              [ports, reader, read_scope](const http::Request& q, http::Response& r) {
                if (const auto v = reader(q, r, read_scope))
-                 answer_suppression_list(ports(), *v, q.match(1), r);
+                 answer_suppression_list(ports(), v->viewer, q.match(1), r);
              });
   routes.remove("/v1/suppression-lists/{id}",
                 [ports, reader](const http::Request& q, http::Response& r) {
                   if (const auto v = reader(q, r, kScopeBuyersWrite))
-                    answer_suppression_list_delete(ports(), *v, q.match(1), r);
+                    answer_suppression_list_delete(ports(), v->viewer, v->by, q.match(1), r);
                 });
   routes.put_streamed("/v1/suppression-lists/{id}/entries", kMaxSuppressionUploadBytes,
                       [ports, reader](const http::Request& q, http::Response& r) {
                         if (const auto v = reader(q, r, kScopeBuyersWrite))
-                          answer_suppression_upload(ports(), *v, q.match(1), q, r);
+                          answer_suppression_upload(ports(), v->viewer, v->by, q.match(1), q, r);
                       });
 }
 

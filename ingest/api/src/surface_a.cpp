@@ -26,6 +26,7 @@
 #include "suppression_routes.hpp"
 #include "test_leads.hpp"
 #include "versions.hpp"
+#include "verticals.hpp"
 #include "viewer.hpp"
 
 namespace leadflow {
@@ -158,6 +159,7 @@ void register_surface_a(Routes& routes, IngestContext& ctx) {
   register_change_log(routes, c);
   if (c.suppression_store) register_suppression_lists(routes, c);
   register_postback_endpoints(routes, c);
+  register_verticals(routes, c);
   routes.get("/v1/leads", [&c](const http::Request& q, http::Response& r) {
     const auto key = authorise(c, q, r, kScopeLeadsRead);
     if (!key) return;  // 401, 403, 429 or 503 sent

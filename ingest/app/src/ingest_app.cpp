@@ -206,7 +206,10 @@ bool App::start(std::string& error) {
   const Topics topics = topics_for(c);
   m.up = scrape_store_and_queue_up(*m.store, *m.queue);
   // The workers' backlog read from the queue's side: it shows with no worker running, which
-  // the workers' own lag cannot (docs/operations.md#metrics).
+  // the workers' own lag cannot (docs/operations.md#metrics). The embedded queue knows a group
+  // from its first subscription: one made and closed here holds the leads for the workers from
+  // the first, so leads posted before any worker loop ran (LEADFLOW_WORKERS=0) are counted.
+  if (!c.kafka_queue()) m.queue->make_consumer(c.worker_group, {topics.leads, topics.retry});
   m.backlog = std::make_unique<BacklogMonitor>(
       *m.queue, m.clock,
       BacklogMonitor::Options{c.worker_group, c.kafka_queue() ? "broker" : "embedded",

@@ -5,12 +5,25 @@
 #include "leadflow/base/ids.hpp"
 #include "leadflow/base/text.hpp"
 #include "leadflow/base/time_format.hpp"
+#include "leadflow/management/management.hpp"
 #include "leadflow/validation/validation.hpp"
 
 namespace leadflow {
 
 namespace {
 constexpr std::size_t kMaxName = 200;
+
+// A list as the change log compares it: what an operator asks of a change (which list, whose:
+// a buyer's id or "operator", as GET /v1/suppression-lists?buyer_id= names the owner; how many
+// entries, when they were last replaced), never an entry.
+nlohmann::json change_view(const SuppressionList* l) {
+  if (!l) return nullptr;
+  const nlohmann::json full = suppression_list_to_json(*l);
+  return {{"name", full["name"]},
+          {"buyer_id", l->buyer_id.empty() ? "operator" : l->buyer_id},
+          {"entries", full["entries"]},
+          {"uploaded_at", full["uploaded_at"]}};
+}
 }  // namespace
 
 NewSuppressionList suppression_list_from_json(const nlohmann::json& body, AccountsStore& accounts,
@@ -67,6 +80,15 @@ nlohmann::json suppression_list_to_json(const SuppressionList& l) {
       // The last upload of its entries; null while none was made.
       {"uploaded_at", l.entries_version == 0 ? nlohmann::json()
                                              : nlohmann::json(format_rfc3339_ms(l.updated_at_ms))}};
+}
+
+void note_suppression_list_change(AuditStore& changes, const Clock& clock, const ChangeActor& by,
+                                  std::string_view action, const SuppressionList* before,
+                                  const SuppressionList* after) {
+  const SuppressionList* named = after ? after : before;
+  if (!named) return;
+  record_change(changes, clock, by, action, "suppression_list", named->id, change_view(before),
+                change_view(after));
 }
 
 void SuppressionUpload::add(std::string_view text) {

@@ -23,6 +23,7 @@ import { suppressionPage } from './pages/suppression';
 import { statementsPage } from './pages/statements';
 import { periodsPage } from './pages/periods';
 import { postbackEndpointPage, postbacksPage } from './pages/postbacks';
+import { verticalPage, verticalsPage } from './pages/verticals';
 import { setZone } from './zone';
 import { SecondFactorChallenge, TwoFactorState, mustEnrol, secondFactorBody } from './two_factor';
 
@@ -66,6 +67,8 @@ const pages: Entry[] = [
   { pattern: '/settings/account', page: sellerAccountPage, title: 'Account', sellerOnly: true },
   { pattern: '/settings/postbacks', page: postbacksPage, title: 'Postbacks', notBuyer: true },
   { pattern: '/settings/postbacks/:id', page: postbackEndpointPage, title: 'Postback endpoint', notBuyer: true },
+  { pattern: '/settings/verticals', page: verticalsPage, title: 'Verticals' },
+  { pattern: '/settings/verticals/:name', page: verticalPage, title: 'Vertical' },
   { pattern: '/settings', page: settingsPage, title: 'Settings' },
 ];
 

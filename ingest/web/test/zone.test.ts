@@ -96,7 +96,7 @@ describe('ranges of whole days', () => {
 
 describe('the settings menu', () => {
   it('holds every setting, users for the operator only', () => {
-    expect(SETTINGS.map((e) => e.title)).toEqual(['Account', 'API keys', 'Users', 'Password', 'Two-factor', 'Time zone', 'Postbacks']);
+    expect(SETTINGS.map((e) => e.title)).toEqual(['Account', 'API keys', 'Users', 'Password', 'Two-factor', 'Time zone', 'Postbacks', 'Verticals']);
     const seller = { id: 'us_1', email: 'a@b', name: 'A', account: 'seller' as const, seller_id: 'sl_1', buyer_id: null };
     expect(settingsFor(seller).map((e) => e.title)).not.toContain('Users');
     expect(settingsFor({ ...seller, account: 'operator', seller_id: null }).map((e) => e.title)).toContain('Users');

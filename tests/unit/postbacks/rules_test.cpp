@@ -1,6 +1,6 @@
 // The postbacks' rules on plain values: which event an outcome reports, the subscriptions' text,
 // the retry schedule and its 24 hours, what delivers, what makes an endpoint failing, what the
-// outbox keeps for how long, and the signature a receiver verifies.
+// outbox keeps for how long, the signature a receiver verifies, and a rotation's overlap.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -85,6 +85,52 @@ TEST(PostbackSignature, AReceiverVerifiesTheBodyTheTimeAndTheSecret) {
   EXPECT_FALSE(verify("t=1700000000x,v1=00", "pbs_secret", body, t));
   // The signed text is "<t>.<body>": a signature of another time does not carry over.
   EXPECT_FALSE(verify("t=1700000001," + header.substr(header.find("v1=")), "pbs_secret", body, t));
+}
+
+// Through a rotation's overlap one header carries a v1 per secret over the same time and body:
+// a receiver holding either secret accepts it, one holding neither does not, and each v1 is
+// exactly the one-secret signature's.
+TEST(PostbackSignature, TwoSecretsSignOneHeaderEitherOfWhichVerifies) {
+  const std::string body = R"({"id":"evt_2","type":"lead.unsold"})";
+  const std::int64_t t = 1'700'000'000;
+  const std::vector<std::string> both{"pbs_new", "pbs_old"};
+  const std::string header = sign(both, t, body);
+  const std::string one_new = sign("pbs_new", t, body), one_old = sign("pbs_old", t, body);
+  EXPECT_EQ(header, one_new + "," + one_old.substr(one_old.find("v1=")))
+      << "t once, then the new secret's v1, then the previous one's";
+  EXPECT_TRUE(verify(header, "pbs_new", body, t));
+  EXPECT_TRUE(verify(header, "pbs_old", body, t));
+  EXPECT_FALSE(verify(header, "pbs_other", body, t));
+  EXPECT_FALSE(verify(header, "pbs_old", body + " ", t));
+  EXPECT_FALSE(verify(header, "pbs_old", body, t + kToleranceSeconds + 1)) << "too old";
+  // The order of the parts does not matter to a receiver; an empty v1 matches nothing.
+  EXPECT_TRUE(verify("v1=" + one_old.substr(one_old.find("v1=") + 3) + ",t=1700000000", "pbs_old",
+                     body, t));
+  EXPECT_FALSE(verify("t=1700000000,v1=", "pbs_old", body, t));
+  const std::vector<std::string> alone{"pbs_new"};
+  EXPECT_EQ(sign(alone, t, body), one_new);
+}
+
+TEST(PostbackRules, AReplacedSecretSignsTooUntilItsOverlapEnds) {
+  const std::int64_t at = 1'700'000'000'000;
+  EXPECT_EQ(previous_secret_expiry(at, kDefaultPreviousValidSeconds), at + 86'400'000);
+  EXPECT_EQ(previous_secret_expiry(at, 60), at + 60'000);
+  EXPECT_EQ(previous_secret_expiry(at, 0), 0) << "0 seconds: the old secret ends now";
+  EXPECT_EQ(previous_secret_expiry(at, kMaxPreviousValidSeconds + 1),
+            at + kMaxPreviousValidSeconds * 1000);
+  EXPECT_EQ(kMaxPreviousValidSeconds, 604'800);
+
+  const std::int64_t until = at + 60'000;
+  using V = std::vector<std::string>;
+  EXPECT_EQ(signing_secrets("pbs_b", "pbs_a", until, at), (V{"pbs_b", "pbs_a"}));
+  EXPECT_EQ(signing_secrets("pbs_b", "pbs_a", until, until - 1), (V{"pbs_b", "pbs_a"}));
+  EXPECT_EQ(signing_secrets("pbs_b", "pbs_a", until, until), V{"pbs_b"}) << "not at its expiry";
+  EXPECT_EQ(signing_secrets("pbs_b", "pbs_a", until, until + 1), V{"pbs_b"});
+  EXPECT_EQ(signing_secrets("pbs_b", "", 0, at), V{"pbs_b"}) << "never rotated";
+  EXPECT_EQ(signing_secrets("pbs_b", "pbs_a", 0, at), V{"pbs_b"}) << "rotated with 0 seconds";
+  EXPECT_TRUE(previous_secret_valid("pbs_a", until, at));
+  EXPECT_FALSE(previous_secret_valid("", until, at));
+  EXPECT_FALSE(previous_secret_valid("pbs_a", until, until));
 }
 
 TEST(PostbackRules, IdsAndSecretsAreFreshEachTime) {

@@ -288,13 +288,17 @@ void PostbackSender::send(const PostbackDelivery& d, const PostbackEndpoint& e) 
   req.url = e.url;
   req.body = postback_body(d.facts);
   req.timeout = options_.timeout;
-  const std::int64_t unix_s = clock_.now_ms() / 1000;
+  const std::int64_t now_ms = clock_.now_ms();
+  const std::int64_t unix_s = now_ms / 1000;
+  // Through a rotation's overlap every attempt, retry or replay is signed with both secrets.
+  const std::vector<std::string> secrets = postbacks::signing_secrets(
+      e.secret, e.previous_secret, e.previous_secret_expires_at_ms, now_ms);
   req.headers = {
       {"Content-Type", "application/json"},
       {"User-Agent", "leadflow-postbacks/1"},
       {std::string(postbacks::kEventIdHeader), d.facts.event_id},
       {"Leadflow-Event-Type", d.facts.kind},
-      {std::string(postbacks::kSignatureHeader), postbacks::sign(e.secret, unix_s, req.body)}};
+      {std::string(postbacks::kSignatureHeader), postbacks::sign(secrets, unix_s, req.body)}};
   in_flight_.fetch_add(1);
   client_.send(
       std::move(req), [this, event_id = d.facts.event_id, endpoint_id = d.endpoint_id,

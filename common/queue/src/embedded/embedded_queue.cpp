@@ -131,7 +131,11 @@ ProduceStatus QueueCore::enqueue(std::string_view topic, std::string_view key,
     return ProduceStatus::kUnavailable;
   }
   const int partition = partition_for(key, opts_.partitions);
-  rec->bytes = encode_record(topic, partition, key, payload);
+  // Stamped as Kafka stamps a record (its create time), so the backlog's oldest record has an age.
+  const auto produced_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count();
+  rec->bytes = encode_record(topic, partition, key, payload, produced_ms);
   rec->partition = partition;
 
   lock.lock();

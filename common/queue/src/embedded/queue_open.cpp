@@ -295,15 +295,37 @@ bool QueueCore::open(std::string& error) {
 }
 
 GroupBacklog QueueCore::backlog(const std::string& group) {
-  std::lock_guard lock(mu_);
   GroupBacklog b;
-  auto it = groups_.find(group);
-  if (it == groups_.end()) return b;
-  for (const auto& [t, committed] : it->second->committed) {
-    for (int p = 0; p < opts_.partitions; ++p) {
-      b.records += t->parts[p].end - committed[p];
-      b.position += committed[p];
+  // The record at each waiting partition's committed offset: its header is read after the lock,
+  // as a consumer reads a record (a segment is kept open by its pointer).
+  std::vector<Found> waiting;
+  {
+    std::lock_guard lock(mu_);
+    auto it = groups_.find(group);
+    if (it == groups_.end()) return b;
+    for (const auto& [t, committed] : it->second->committed) {
+      for (int p = 0; p < opts_.partitions; ++p) {
+        const Partition& part = t->parts[p];
+        b.records += part.end - committed[p];
+        b.position += committed[p];
+        if (committed[p] >= part.end || part.index.empty()) continue;
+        auto at =
+            std::lower_bound(part.index.begin(), part.index.end(), committed[p],
+                             [](const IndexEntry& e, std::int64_t o) { return e.offset < o; });
+        if (at == part.index.end()) continue;
+        if (auto seg = segment_locked(at->segment)) waiting.push_back({seg, *at, t, p});
+      }
     }
+  }
+  for (const Found& f : waiting) {
+    char header[kHeaderBytes];
+    const ssize_t n =
+        ::pread(f.segment->fd, header, sizeof header, static_cast<off_t>(f.entry.pos));
+    const std::optional<std::int64_t> produced =
+        n > 0 ? record_produced_ms(header, static_cast<std::size_t>(n)) : std::nullopt;
+    // A record of the first format (or one unreadable) has no time: then the age is unknown.
+    if (!produced) return GroupBacklog{b.records, b.position, std::nullopt};
+    b.oldest_produced_ms = std::min(b.oldest_produced_ms.value_or(*produced), *produced);
   }
   return b;
 }

@@ -1,19 +1,24 @@
 #pragma once
 // The embedded queue's on-disk format: the record (little-endian, CRC32C over bytes [12, len)),
-//   u32 magic "LFQ1" | u32 len | u32 crc | i64 offset | u32 partition | u32 key_len |
-//   u32 payload_len | u16 topic_len | topic | key | payload
-// and the names of the files in a queue directory. The offsets and META files are text, written
-// and read by the queue (embedded_queue.cpp, queue_open.cpp). Changing anything here makes
-// existing queue directories unreadable.
+//   u32 magic "LFQ2" | u32 len | u32 crc | i64 offset | i64 produced_ms | u32 partition |
+//   u32 key_len | u32 payload_len | u16 topic_len | topic | key | payload
+// (`produced_ms`: when the producer made it, milliseconds since the epoch), and the names of the
+// files in a queue directory. Records of the first format, "LFQ1" (the same without
+// `produced_ms`), are still read, with no time. The offsets and META files are text, written and
+// read by the queue (embedded_queue.cpp, queue_open.cpp). Changing anything here makes existing
+// queue directories unreadable.
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
 namespace leadflow::embedded {
 
-inline constexpr std::uint32_t kMagic = 0x3151464C;  // "LFQ1"
-inline constexpr std::size_t kHeaderBytes = 34;
+inline constexpr std::uint32_t kMagic = 0x3251464C;         // "LFQ2": records written now
+inline constexpr std::uint32_t kMagicUntimed = 0x3151464C;  // "LFQ1": read only
+inline constexpr std::size_t kHeaderBytes = 42;
+inline constexpr std::size_t kUntimedHeaderBytes = 34;
 inline constexpr std::size_t kCrcStart = 12;
 inline constexpr std::size_t kMaxRecordBytes = 64u << 20;
 inline constexpr std::size_t kMaxSegmentBytes = 1u << 30;  // positions fit the index's 32 bits
@@ -47,6 +52,7 @@ inline std::uint64_t get_u64(const char* p) {
 
 struct DecodedRecord {
   std::int64_t offset = 0;
+  std::optional<std::int64_t> produced_ms;  // nullopt: a record of the first format
   std::uint32_t partition = 0;
   std::string_view topic, key, payload;
 };
@@ -55,10 +61,14 @@ struct DecodedRecord {
 // 0 when the bytes there are not a whole, intact record.
 std::size_t decode_record(const char* data, std::size_t avail, DecodedRecord& out);
 
-// A record of `topic`, `partition`, `key` and `payload` with everything but offset and CRC, which
-// the writer fills in (bytes [12, 20) and [8, 12)).
+// A record of `topic`, `partition`, `key` and `payload`, made at `produced_ms`, with everything
+// but offset and CRC, which the writer fills in (bytes [12, 20) and [8, 12)).
 std::string encode_record(std::string_view topic, int partition, std::string_view key,
-                          std::string_view payload);
+                          std::string_view payload, std::int64_t produced_ms);
+
+// The time of the record whose first `avail` bytes (at least its header) are at `data`, without
+// checking the rest; nullopt for a record of the first format or bytes that are not a header.
+std::optional<std::int64_t> record_produced_ms(const char* data, std::size_t avail);
 
 /// Lowercase hex of the bytes of `s` (names inside the offsets files and their file names).
 std::string to_hex(std::string_view s);

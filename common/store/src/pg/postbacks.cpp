@@ -59,7 +59,7 @@ StoreStatus PgStore::insert_postback_endpoint(const PostbackEndpoint& e) {
   // The cache is dropped after the write: a refresh between could miss it.
   const StoreStatus status = write("insert_postback_endpoint",
                                    "INSERT INTO postback_endpoints (" LF_POSTBACK_ENDPOINT_COLUMNS
-                                   ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                                   ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
                                    Params()
                                        .add(e.id)
                                        .add(e.seller_id)
@@ -69,7 +69,10 @@ StoreStatus PgStore::insert_postback_endpoint(const PostbackEndpoint& e) {
                                        .add(e.secret)
                                        .add(e.active)
                                        .add(e.created_at_ms)
-                                       .add(e.updated_at_ms));
+                                       .add(e.updated_at_ms)
+                                       .add(e.previous_secret)
+                                       .add(e.previous_secret_expires_at_ms)
+                                       .add(e.secret_rotated_at_ms));
   subscribers_.invalidate();
   return status;
 }
@@ -107,6 +110,23 @@ StoreStatus PgStore::update_postback_endpoint(const PostbackEndpoint& e) {
                     Params().add(e.id).add(e.url).add(e.events).add(e.active).add(e.updated_at_ms));
   subscribers_.invalidate();
   return status;
+}
+
+/// One statement: a rotation that waited for another's row lock reads the row that one left
+/// (READ COMMITTED re-reads an updated row), so its previous secret is the other's new one.
+Lookup<PostbackEndpoint> PgStore::rotate_postback_secret(const SecretRotation& r) {
+  using Found = Lookup<PostbackEndpoint>;
+  return run("rotate_postback_secret", Found{}, [&](Connection& c) -> Found {
+    const Result row = c.exec(
+        "UPDATE postback_endpoints SET previous_secret = CASE WHEN $4::BIGINT > 0 THEN secret"
+        " ELSE '' END, previous_secret_expires_at_ms = $4, secret = $2,"
+        " secret_rotated_at_ms = $3, updated_at_ms = $3 WHERE id = $1"
+        " RETURNING " LF_POSTBACK_ENDPOINT_COLUMNS,
+        Params().add(r.endpoint_id).add(r.secret).add(r.at_ms).add(r.previous_expires_at_ms),
+        Effect::kWrite);
+    if (row.rows() == 0) return {StoreStatus::kNotFound, std::nullopt};
+    return {StoreStatus::kOk, read_postback_endpoint(Row{row, 0})};
+  });
 }
 
 StoreStatus PgStore::delete_postback_endpoint(std::string_view id) {

@@ -231,6 +231,14 @@ CREATE INDEX leads_by_change ON leads (changed_seq);
     {31, R"sql(
 ALTER TABLE campaigns ADD COLUMN reoffer TEXT;
 )sql"},
+    // Rotating a postback endpoint's secret (docs/postbacks.md#rotating-the-secret): the secret
+    // it replaced, kept as the endpoint's own is (in clear: leadflow signs with it), and until
+    // when it signs too; when it was last rotated. Every endpoint already made has none.
+    {32, R"sql(
+ALTER TABLE postback_endpoints ADD COLUMN previous_secret TEXT NOT NULL DEFAULT '';
+ALTER TABLE postback_endpoints ADD COLUMN previous_secret_expires_at_ms INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE postback_endpoints ADD COLUMN secret_rotated_at_ms INTEGER NOT NULL DEFAULT 0;
+)sql"},
     // Whether a sale was made by a re-offer (docs/reoffers.md), so that its return is counted
     // apart in the reports (reports::return_bands). The sales made before say nothing: their
     // returns count as live ones.

@@ -47,7 +47,7 @@ StoreStatus SqliteStore::insert_postback_endpoint(const PostbackEndpoint& e) {
   const StoreStatus status =
       write_one("insert_postback_endpoint",
                 "INSERT INTO postback_endpoints (" LF_POSTBACK_ENDPOINT_COLUMNS
-                ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
                 [&](Query& q) {
                   q.bind(e.id)
                       .bind(e.seller_id)
@@ -57,7 +57,10 @@ StoreStatus SqliteStore::insert_postback_endpoint(const PostbackEndpoint& e) {
                       .bind(e.secret)
                       .bind(e.active)
                       .bind(e.created_at_ms)
-                      .bind(e.updated_at_ms);
+                      .bind(e.updated_at_ms)
+                      .bind(e.previous_secret)
+                      .bind(e.previous_secret_expires_at_ms)
+                      .bind(e.secret_rotated_at_ms);
                 });
   subscribers_.invalidate();
   return status;
@@ -103,6 +106,28 @@ StoreStatus SqliteStore::update_postback_endpoint(const PostbackEndpoint& e) {
                     });
   subscribers_.invalidate();
   return status;
+}
+
+/// One statement on the writer: the secret the row holds becomes its previous one, whatever a
+/// rotation just before this one made it.
+Lookup<PostbackEndpoint> SqliteStore::rotate_postback_secret(const SecretRotation& r) {
+  using Found = Lookup<PostbackEndpoint>;
+  return guarded("rotate_postback_secret", Found{}, [&]() -> Found {
+    std::lock_guard lock(write_mu_);
+    Connection& c = *writer_;
+    Query q(c,
+            "UPDATE postback_endpoints SET previous_secret = CASE WHEN ?4 > 0 THEN secret ELSE ''"
+            " END, previous_secret_expires_at_ms = ?4, secret = ?2, secret_rotated_at_ms = ?3,"
+            " updated_at_ms = ?3 WHERE id = ?1 RETURNING " LF_POSTBACK_ENDPOINT_COLUMNS);
+    q.bind(r.endpoint_id).bind(r.secret).bind(r.at_ms).bind(r.previous_expires_at_ms);
+    const int rc = q.step();
+    if (rc == SQLITE_DONE) return {StoreStatus::kNotFound, std::nullopt};
+    if (rc != SQLITE_ROW) return (report(c, rc, "rotate_postback_secret"), Found{});
+    PostbackEndpoint e = read_postback_endpoint(q);
+    if (const int done = q.step(); done != SQLITE_DONE)
+      return (report(c, done, "rotate_postback_secret"), Found{});
+    return {StoreStatus::kOk, std::move(e)};
+  });
 }
 
 StoreStatus SqliteStore::delete_postback_endpoint(std::string_view id) {

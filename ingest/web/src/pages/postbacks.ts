@@ -1,12 +1,14 @@
 // Postbacks (docs/postbacks.md): a seller's endpoints, told of its leads sold, unsold, returned
 // and settled; the operator sees every seller's. Each endpoint's delivery log shows its events,
-// their attempts (status, latency) and a button that sends one again.
+// their attempts (status, latency) and a button that sends one again. Each endpoint's secret can
+// be rotated from the list (postbacks_rotate.ts).
 import { ApiError, Page as ApiPage, del, get, post, query, request } from '../api';
 import { Ctx, isOperator } from '../app';
 import { Field, button, emptyState, field, h, input, link, notice, select, table } from '../dom';
 import { FormErrors } from '../form';
 import { dateTime } from '../format';
 import { shownOnce } from '../secret';
+import { askRotation, secretState } from './postbacks_rotate';
 import { zoneNote } from './settings_menu';
 
 /** An endpoint as GET /v1/postback-endpoints answers it. */
@@ -19,6 +21,8 @@ export interface Endpoint {
   active: boolean;
   created_at: string;
   secret?: string;
+  secret_rotated_at?: string | null;
+  previous_secret_expires_at?: string | null;
 }
 
 /** One row of an endpoint's delivery log. */
@@ -75,6 +79,13 @@ export async function postbacksPage(ctx: Ctx, root: HTMLElement): Promise<void> 
   );
   // The endpoints, drawn again once one is added (the secret shown once stays on the page).
   const listBox = h('div', { id: 'postback-endpoints' });
+  const rotateBox = h('div', { id: 'postback-rotation' });
+  const redraw = async () => drawList((await get<ApiPage<Endpoint>>('/v1/postback-endpoints')).data);
+  // A rotation makes the secret shown at creation the old one: it leaves the page.
+  const rotated = async () => {
+    made.replaceChildren();
+    await redraw();
+  };
   const drawList = (endpoints: Endpoint[]) => {
     const rows = endpoints.map((e) => [
       link(`/settings/postbacks/${e.id}`, e.url, { class: 'mono' }),
@@ -82,12 +93,13 @@ export async function postbacksPage(ctx: Ctx, root: HTMLElement): Promise<void> 
       e.campaign_id ?? 'all campaigns',
       ...(operator ? [e.seller_id] : []),
       e.active ? 'on' : 'off',
+      h('div', {}, h('div', { class: 'muted small' }, secretState(e)), button('Rotate secret', () => askRotation(rotateBox, e, rotated), { class: 'small secondary', 'aria-label': `Rotate secret of ${e.url}` })),
     ]);
-    const headers = ['URL', 'Events', 'Campaign', ...(operator ? ['Seller'] : []), 'Active'];
+    const headers = ['URL', 'Events', 'Campaign', ...(operator ? ['Seller'] : []), 'Active', 'Secret'];
     listBox.replaceChildren(endpoints.length ? table(headers, rows, `${endpoints.length} ${endpoints.length === 1 ? 'endpoint' : 'endpoints'}`, undefined, 'postback-list') : emptyState('No endpoint yet: add one below to be told of your leads without asking.'));
   };
   drawList(list.data);
-  root.append(listBox);
+  root.append(listBox, rotateBox);
 
   const fields: Field[] = [field('url', 'URL', input({ type: 'url', placeholder: 'https://example.com/leadflow', required: true }))];
   if (operator) fields.push(field('seller_id', 'Seller', input({ placeholder: 'sl_…', required: true })));
@@ -104,9 +116,10 @@ export async function postbacksPage(ctx: Ctx, root: HTMLElement): Promise<void> 
     const ticked = boxes.filter((b) => b.checked).map((b) => b.value);
     try {
       const res = await post<{ data: Endpoint }>('/v1/postback-endpoints', endpointBody(values, ticked, operator));
+      rotateBox.replaceChildren();
       made.replaceChildren(shownOnce('Signing secret', res.data.secret ?? ''), h('p', {}, link(`/settings/postbacks/${res.data.id}`, 'Open its delivery log')));
       form.reset();
-      drawList((await get<ApiPage<Endpoint>>('/v1/postback-endpoints')).data);
+      await redraw();
     } catch (e) {
       errors.show(e);
     }
@@ -120,6 +133,7 @@ function verifyHelp(): HTMLElement {
     { id: 'verify' },
     h('h2', {}, 'Verifying a postback'),
     h('p', {}, 'Each request carries ', h('code', {}, 'Leadflow-Signature: t=<unix seconds>,v1=<hex>'), ': the HMAC-SHA256, under the endpoint’s secret, of t, a dot and the raw body. Compare it in constant time, refuse a t more than 300 seconds from your clock, answer 2xx once you kept the event, and drop an event id (', h('code', {}, 'Leadflow-Event-Id'), ') you already have: a failed attempt is retried for 24 hours.'),
+    h('p', {}, 'After a secret is rotated, the header carries two ', h('code', {}, 'v1'), ' values until the old secret ends, one per secret: accept the request when any of them matches the secret you hold.'),
   );
 }
 

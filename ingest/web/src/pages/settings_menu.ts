@@ -23,6 +23,7 @@ export const SETTINGS: SettingsEntry[] = [
   { path: '/settings/two-factor', title: 'Two-factor', what: 'a code from an app at sign-in' },
   { path: '/settings/time-zone', title: 'Time zone', what: 'the zone times and days are shown in' },
   { path: '/settings/postbacks', title: 'Postbacks', what: 'endpoints told when your leads are sold, unsold, returned or settled', notBuyer: true },
+  { path: '/settings/verticals', title: 'Verticals', what: "each vertical's fields and rules: duplicates, shared sales, second chances" },
 ];
 
 /** The settings `u` may open. */
@@ -35,7 +36,7 @@ export function settingsMenu(u: User, here: string): HTMLElement {
   return h(
     'nav',
     { class: 'subnav', 'aria-label': 'Settings' },
-    h('ul', {}, settingsFor(u).map((e) => h('li', {}, link(e.path, e.title, { 'aria-current': here === e.path ? 'page' : undefined })))),
+    h('ul', {}, settingsFor(u).map((e) => h('li', {}, link(e.path, e.title, { 'aria-current': here === e.path || here.startsWith(e.path + '/') ? 'page' : undefined })))),
   );
 }
 

@@ -33,8 +33,28 @@ std::string new_event_id(std::int64_t at_ms);
 inline constexpr std::string_view kEventPrefix = "evt_";
 inline constexpr std::string_view kEndpointPrefix = "pbe_";
 
-/// A new signing secret for an endpoint ("pbs_" and 64 hex digits), shown once at creation.
+/// A new signing secret for an endpoint ("pbs_" and 64 hex digits), shown once at creation or
+/// rotation.
 std::string new_endpoint_secret();
+
+/// Rotating an endpoint's secret (docs/postbacks.md#rotating-the-secret): the secret it replaces
+/// still signs for an overlap, so the receiver can change its own in the meantime; 24 hours
+/// unless the rotation asks for another (0 to 7 days; 0 ends the old secret at once).
+inline constexpr std::int64_t kDefaultPreviousValidSeconds = 86'400;
+inline constexpr std::int64_t kMaxPreviousValidSeconds = 7 * 86'400;
+/// When the replaced secret stops signing, for a rotation at `now_ms` keeping it `valid_for_s`
+/// seconds (0..kMaxPreviousValidSeconds); 0 when it is not kept at all (0 seconds).
+std::int64_t previous_secret_expiry(std::int64_t now_ms, std::int64_t valid_for_s);
+/// Whether a previous secret expiring at `expires_at_ms` still signs at `now_ms`: until (not
+/// at) its expiry, and only if there is one.
+bool previous_secret_valid(std::string_view previous, std::int64_t expires_at_ms,
+                           std::int64_t now_ms);
+/// The secrets a delivery at `now_ms` is signed with, in this order: the endpoint's secret, then
+/// its previous one while it is valid. Example: rotated at 12:00 with the default overlap, an
+/// attempt at 12:05 (or a retry or replay at 11:59 the next day) is signed with both, one at
+/// 12:00 the next day with the new secret alone.
+std::vector<std::string> signing_secrets(const std::string& secret, const std::string& previous,
+                                         std::int64_t previous_expires_at_ms, std::int64_t now_ms);
 
 /// The subscriptions as one text a store keeps and matches with LIKE: ",lead.sold,lead.unsold,"
 /// (each name between commas, in the order of kAllKinds, none twice).

@@ -28,7 +28,8 @@ namespace leadflow {
 ///                                                        age of the oldest record waiting (its
 ///                                                        produce time at the last reading);
 ///                                                        0 when none wait, no sample when the
-///                                                        queue cannot tell (embedded)
+///                                                        queue cannot tell (an embedded record
+///                                                        of the first format)
 ///   leadflow_queue_backlog_known{source,group}           1 when the last reading answered
 /// While the queue cannot tell (a broker outage), the first two have no sample, so Prometheus
 /// marks them stale instead of reading a backlog of 0. Thread-safe; `queue` and `clock` must

@@ -45,9 +45,10 @@ struct GroupBacklog {
   std::int64_t records = 0;
   std::int64_t position = 0;
   /// When the oldest record the group has not committed was produced, in milliseconds since the
-  /// epoch (Kafka: the record's timestamp at the group's committed offset, the oldest over the
-  /// partitions). nullopt when no record waits, or when the queue cannot tell (the embedded
-  /// queue keeps no time with its records): then `records > 0` and the age is unknown.
+  /// epoch: the time of the record at the group's committed offset, the oldest over the
+  /// partitions (Kafka: the record's timestamp; embedded: the time the record carries). nullopt
+  /// when no record waits, or when the queue cannot tell (an embedded record written before
+  /// records carried a time): then `records > 0` and the age is unknown.
   std::optional<std::int64_t> oldest_produced_ms;
 };
 

@@ -23,10 +23,25 @@ struct PostbackEndpoint {
   std::string campaign_id;  // "" = every campaign of the seller (and its leads without one)
   std::string url;
   std::string events;  // the subscriptions as postbacks::events_text (",lead.sold,...,")
-  std::string secret;  // the signing key; the API shows it once, at creation
+  std::string secret;  // the signing key; the API shows it once, at creation or rotation
   bool active = true;
   std::int64_t created_at_ms = 0;
   std::int64_t updated_at_ms = 0;
+  /// After a rotation: the secret it replaced, which signs too until its expiry
+  /// (postbacks::signing_secrets); "" and 0 when none is kept.
+  std::string previous_secret;
+  std::int64_t previous_secret_expires_at_ms = 0;
+  std::int64_t secret_rotated_at_ms = 0;  // the last rotation; 0 = never rotated
+};
+
+/// A rotation of an endpoint's signing secret (docs/postbacks.md#rotating-the-secret).
+struct SecretRotation {
+  std::string endpoint_id;
+  std::string secret;  // the new one
+  std::int64_t at_ms = 0;
+  /// Until when the secret it replaces still signs (postbacks::previous_secret_expiry); 0: it
+  /// ends now and is not kept.
+  std::int64_t previous_expires_at_ms = 0;
 };
 
 /// What an event says, as its transaction wrote it (the sender builds the body from these alone,
@@ -110,6 +125,12 @@ class PostbackStore : public virtual StorePort {
       std::string_view seller_id) = 0;
   /// Writes url, events, active and updated_at_ms of the endpoint `e.id`; kNotFound if none.
   virtual StoreStatus update_postback_endpoint(const PostbackEndpoint& e) = 0;
+  /// Makes `r.secret` the endpoint's secret and the one it held its previous secret, until
+  /// `r.previous_expires_at_ms` (0: none kept), in one statement on the row as it stands: of two
+  /// rotations at once, the later holds the other's secret as its previous one, never a secret
+  /// neither answered. Sets secret_rotated_at_ms and updated_at_ms to `r.at_ms`. The endpoint
+  /// as it then is; kNotFound if none.
+  virtual Lookup<PostbackEndpoint> rotate_postback_secret(const SecretRotation& r) = 0;
   /// Removes the endpoint and its outbox rows and attempts; kNotFound if none.
   virtual StoreStatus delete_postback_endpoint(std::string_view id) = 0;
 

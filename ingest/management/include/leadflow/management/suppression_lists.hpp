@@ -9,8 +9,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "leadflow/base/clock.hpp"
+#include "leadflow/domain/change_log.hpp"
 #include "leadflow/domain/field_error.hpp"
 #include "leadflow/store/accounts.hpp"
+#include "leadflow/store/audit.hpp"
 #include "leadflow/store/suppression.hpp"
 #include "leadflow/suppression/suppression_set.hpp"
 
@@ -32,6 +35,15 @@ NewSuppressionList suppression_list_from_json(const nlohmann::json& body, Accoun
 /// {list_id, name, buyer_id (null for the operator's), entries, created_at, updated_at,
 /// uploaded_at (its entries' last replacement; null before the first)}.
 nlohmann::json suppression_list_to_json(const SuppressionList& l);
+
+/// Writes a list's change to the change log (record_change, right after the change): kind
+/// "suppression_list", action "created", "replaced" (its entries, by an upload or an import) or
+/// "deleted", the list's id and name, and the fields `name`, `buyer_id` ("operator" for its own),
+/// `entries` (how many) and `uploaded_at`, each from what to what (`before` null for a list made,
+/// `after` null for one deleted). Never an entry: the log says how many a list holds, not which.
+void note_suppression_list_change(AuditStore& changes, const Clock& clock, const ChangeActor& by,
+                                  std::string_view action, const SuppressionList* before,
+                                  const SuppressionList* after);
 
 /// An upload of entries, read as it arrives: one entry a line, or the first cell of each line of
 /// a CSV; each an e-mail, a phone or a SHA-256 (parse_suppression_entry). A first line that is

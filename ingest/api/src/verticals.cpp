@@ -1,0 +1,89 @@
+// The verticals' settings as each party reads them. The settings are the registry this process
+// loaded at start, never read from the store; a buyer's own record says which it buys. What a
+// reader sees of each is the visibility model's (leadflow/visibility/verticals.hpp).
+#include "verticals.hpp"
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "auth.hpp"
+#include "errors.hpp"
+#include "leadflow/api/http_util.hpp"
+#include "leadflow/visibility/verticals.hpp"
+#include "pages.hpp"
+
+namespace leadflow {
+namespace {
+
+using nlohmann::json;
+
+// The verticals a buyer buys (none asked of another reader), or nullopt with the refusal sent.
+std::optional<std::vector<std::string>> buyer_verticals(const VerticalPorts& ports,
+                                                        const Viewer& viewer, http::Response& res) {
+  if (!viewer.is_buyer()) return std::vector<std::string>{};
+  Lookup<Buyer> found = ports.accounts.get_buyer(viewer.buyer_id);
+  if (found.status == StoreStatus::kUnavailable) {
+    send_problem(res, refusal_for(found.status, StoreStep::kRead));
+    return std::nullopt;
+  }
+  if (!found.value) {
+    send_problem(res, refusal_for(AccountRefused::kNoBuyer));
+    return std::nullopt;
+  }
+  return std::move(found.value->verticals);
+}
+
+bool refuse_params(const http::Request& req, http::Response& res) {
+  FieldErrors errors;
+  unknown_params(req, {}, errors);
+  if (errors.empty()) return false;
+  http::send_problem(res, 400, "invalid query parameters", errors);
+  return true;
+}
+
+}  // namespace
+
+void answer_verticals(const VerticalPorts& ports, const Viewer& viewer, const http::Request& req,
+                      http::Response& res) {
+  if (refuse_params(req, res)) return;
+  const auto bought = buyer_verticals(ports, viewer, res);
+  if (!bought) return;
+  json data = json::array();
+  for (const std::string& name : ports.verticals.names()) {
+    json seen =
+        project_vertical(viewer, ports.verticals.to_json(*ports.verticals.find(name)), *bought);
+    if (!seen.is_null()) data.push_back(std::move(seen));
+  }
+  http::send_json(res, 200, {{"success", true}, {"data", std::move(data)}});
+}
+
+void answer_vertical(const VerticalPorts& ports, const Viewer& viewer, std::string_view name,
+                     const http::Request& req, http::Response& res) {
+  if (refuse_params(req, res)) return;
+  const Vertical* v = ports.verticals.find(name);
+  if (!v) return send_problem(res, refusal_for(VerticalRefused::kNoSuchVertical));
+  const auto bought = buyer_verticals(ports, viewer, res);
+  if (!bought) return;
+  json seen = project_vertical(viewer, ports.verticals.to_json(*v), *bought);
+  if (seen.is_null()) return send_problem(res, refusal_for(VerticalRefused::kNoSuchVertical));
+  http::send_json(res, 200, {{"success", true}, {"data", std::move(seen)}});
+}
+
+void register_verticals(Routes& routes, IngestContext& ctx) {
+  // Any scope: a seller's posting key needs the fields as much as its reading key does.
+  routes.get("/v1/verticals", [&ctx](const http::Request& q, http::Response& r) {
+    if (const auto key = authorise(ctx, q, r, kScopeAll))
+      answer_verticals(VerticalPorts{ctx.verticals, ctx.accounts}, Viewer::of(*key), q, r);
+  });
+  routes.get("/v1/verticals/{name}", [&ctx](const http::Request& q, http::Response& r) {
+    if (const auto key = authorise(ctx, q, r, kScopeAll))
+      answer_vertical(VerticalPorts{ctx.verticals, ctx.accounts}, Viewer::of(*key), q.match(1), q,
+                      r);
+  });
+}
+
+}  // namespace leadflow

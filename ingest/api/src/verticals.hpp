@@ -1,0 +1,36 @@
+#pragma once
+// Private: the verticals' settings as each party reads them (GET /v1/verticals and
+// /v1/verticals/{name}; docs/visibility.md, "Verticals"). The settings are the registry loaded
+// at start (LEADFLOW_VERTICALS); what each reader sees of them is leadflow/visibility/
+// verticals.hpp's.
+#include <string_view>
+
+#include "leadflow/api/api.hpp"
+#include "leadflow/domain/verticals.hpp"
+#include "leadflow/http/message.hpp"
+#include "leadflow/store/accounts.hpp"
+#include "leadflow/visibility/visibility.hpp"
+
+namespace leadflow {
+
+/// What the vertical routes use besides the reader. The routes bind them to IngestContext.
+struct VerticalPorts {
+  const VerticalRegistry& verticals;  // the settings, as loaded at start
+  AccountsStore& accounts;            // a buyer's own record: the verticals it buys
+};
+
+/// GET /v1/verticals: every vertical `viewer` reads, by name, each as it reads it; a buyer's
+/// only those it buys. 400 for any query parameter; 404 when the buyer's record is gone, 503
+/// when the store cannot read it.
+void answer_verticals(const VerticalPorts& ports, const Viewer& viewer, const http::Request& req,
+                      http::Response& res);
+
+/// GET /v1/verticals/{name}: the vertical as `viewer` reads it; 404 for no such vertical or, for
+/// a buyer, one it does not buy (the same answer); 400 and 503 as above.
+void answer_vertical(const VerticalPorts& ports, const Viewer& viewer, std::string_view name,
+                     const http::Request& req, http::Response& res);
+
+/// Registers both routes: any key or dashboard user of any party.
+void register_verticals(Routes& routes, IngestContext& ctx);
+
+}  // namespace leadflow
