@@ -10,10 +10,12 @@
 #   1. with a worker and only the aged buyer configured, BENCH_REOFFER_BACKLOG leads are posted and
 #      decided unsold (nobody bids live): each now has its re-offer scheduled; leadflow stops;
 #   2. the three live buyers are added and BENCH_DISTRIBUTION_LEADS live leads are queued with no
-#      worker; the phase waits until every re-offer is due;
+#      worker (other people than the backlog's: none is a duplicate of an unsold lead); the phase
+#      waits until every re-offer is due;
 #   3. one worker starts (every setting at its default): it decides the live leads while the due
 #      re-offers run beside them. Figures: live leads/s (first to last live decision, as the
-#      distribution phase measures it), re-offers sold by then and after.
+#      distribution phase measures it), the process's CPU per live lead over the same span
+#      (re-offers and scrapes included), re-offers sold by then and after.
 # The same run with BENCH_REOFFER_BACKLOG=0 is the baseline. Medians of BENCH_ROUNDS.
 #
 # Environment: BENCH_DISTRIBUTION_LEADS (2000), BENCH_REOFFER_BACKLOG (5000), BENCH_ROUNDS (3),
@@ -91,14 +93,15 @@ start_leadflow() {  # start_leadflow DIR WORKERS -> lf_pid, lf_port, metrics_por
   done
   echo "re-offer bench: leadflow did not start" >&2; cat "$1/log" >&2; exit 1
 }
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }  # user + system CPU of a process
 metrics() { curl -s "http://127.0.0.1:$metrics_port/metrics"; }
 decided() { metrics | awk '/^leadflow_leads_decided_total/ {s += $NF} END {printf "%d", s}'; }
 aged_cents() { metrics | awk -v id="$1" '$0 ~ "^leadflow_revenue_cents_total.*" id {s += $NF} END {printf "%d", s}'; }
 add_buyer() {  # add_buyer DIR PORT EXTRA_JSON -> buyer id
   api "$1" "$lf_port" POST /v1/buyers "{\"name\":\"b$2\",\"verticals\":[\"auto_insurance\"],\"delivery\":{\"mode\":\"ping_post\",\"ping_url\":\"http://127.0.0.1:$2/ping\",\"post_url\":\"http://127.0.0.1:$2/post\",\"timeout_ms\":2000},\"duplicate_lookback_days\":0$3}" | field buyer_id
 }
-preload() {  # preload DIR KEY COUNT
-  BENCH_LUA_DIR="$root/scripts/bench" BENCH_KEY="$2" BENCH_LEADS="$3" \
+preload() {  # preload DIR KEY COUNT SALT (leads of different salts are different people)
+  BENCH_LUA_DIR="$root/scripts/bench" BENCH_KEY="$2" BENCH_LEADS="$3" BENCH_SALT="$4" \
     wrk -t1 -c32 -d600s --timeout 5s -s "$root/scripts/bench/preload_leads.lua" \
     "https://127.0.0.1:$lf_port" > "$1/preload" 2>&1 &
   local pid=$!
@@ -122,14 +125,14 @@ run() {  # run BACKLOG ROUND -> result "live_rate reoffers_sold_during reoffers_
   [[ -n "$key" && -n "$aged_id" ]] || { echo "re-offer bench: seeding failed" >&2; exit 1; }
   t0=$(now)
   if [[ "$n" -gt 0 ]]; then
-    preload "$dir" "$key" "$n"
+    preload "$dir" "$key" "$n" 1
     for _ in $(seq 1 6000); do [[ "$(decided)" -ge "$n" ]] && break; sleep 0.1; done
     [[ "$(decided)" -ge "$n" ]] || { echo "re-offer bench: the backlog was not decided" >&2; exit 1; }
   fi
   kill -TERM "$lf_pid"; wait "$lf_pid" 2>/dev/null || true
   start_leadflow "$dir" 0
   for port in "${buyer_ports[@]}"; do add_buyer "$dir" "$port" "" >/dev/null; done
-  preload "$dir" "$key" "$leads"
+  preload "$dir" "$key" "$leads" 2
   kill -TERM "$lf_pid"; wait "$lf_pid" 2>/dev/null || true
   # Every re-offer of the backlog is due before the worker starts.
   sleep "$(awk -v t0="$t0" -v now="$(now)" -v d="$reoffer_delay" 'BEGIN {w = t0 + d + 1 - now; print (w > 0 ? w : 0)}')"
@@ -137,8 +140,8 @@ run() {  # run BACKLOG ROUND -> result "live_rate reoffers_sold_during reoffers_
   start_leadflow "$dir" 1
   for _ in $(seq 1 $((leads * 2 + 1200))); do
     d=$(decided)
-    if [[ -z "$t_first" && "$d" -gt 0 ]]; then t_first=$(now) d_first=$d; fi
-    if [[ "$d" -ge "$leads" ]]; then t_end=$(now) during=$(( $(aged_cents "$aged_id") / 200 )); break; fi
+    if [[ -z "$t_first" && "$d" -gt 0 ]]; then t_first=$(now) d_first=$d cpu_first=$(cpu_ticks "$lf_pid"); fi
+    if [[ "$d" -ge "$leads" ]]; then t_end=$(now) cpu_end=$(cpu_ticks "$lf_pid") during=$(( $(aged_cents "$aged_id") / 200 )); break; fi
     sleep 0.1
   done
   [[ -n "$t_end" ]] || { echo "re-offer bench: $d of $leads live leads decided before the time limit" >&2; exit 1; }
@@ -149,7 +152,8 @@ run() {  # run BACKLOG ROUND -> result "live_rate reoffers_sold_during reoffers_
   done
   result=$(awk -v n="$leads" -v d0="$d_first" -v t1="$t_first" -v t2="$t_end" \
     'BEGIN {span = t2 - t1; if (span < 0.1) span = 0.1; k = n - d0; if (k < 1) k = 1; printf "%.1f", k / span}')
-  result="$result $during $after"
+  result="$result $during $after $(awk -v n="$leads" -v d0="$d_first" -v c1="$cpu_first" -v c2="$cpu_end" -v hz="$(getconf CLK_TCK)" \
+    'BEGIN {k = n - d0; if (k < 1) k = 1; printf "%.3f", (c2 - c1) / hz * 1000 / k}')"
   kill -TERM "$lf_pid"; wait "$lf_pid" 2>/dev/null || true
   rm -rf "$dir"
 }
@@ -160,19 +164,19 @@ EOF
 start_buyers
 echo "re-offer backlog: $rounds rounds, $leads live leads queued, buyers answering after $delay_ms ms," >&2
 echo "one embedded worker (default settings), with no backlog and with $backlog re-offers due" >&2
-declare -A rate during after
+declare -A rate during after cpu
 for n in 0 "$backlog"; do
   for round in $(seq 1 "$rounds"); do
     run "$n" "$round"
-    read -r r a b <<< "$result"
-    echo "  backlog $n, round $round: $r live leads/s; re-offers sold $a while the live leads ran, $b in all" >&2
-    rate[$n]+="$r "; during[$n]+="$a "; after[$n]+="$b "
+    read -r r a b c <<< "$result"
+    echo "  backlog $n, round $round: $r live leads/s, $c ms of CPU per live lead; re-offers sold $a while the live leads ran, $b in all" >&2
+    rate[$n]+="$r "; during[$n]+="$a "; after[$n]+="$b "; cpu[$n]+="$c "
   done
 done
 echo
 echo "live leads beside a re-offer backlog (embedded, one worker; medians of $rounds):"
-printf '%-18s %14s %26s %16s\n' "re-offers due" "live leads/s" "re-offers sold meanwhile" "re-offers sold"
+printf '%-18s %14s %18s %26s %16s\n' "re-offers due" "live leads/s" "CPU/live lead, ms" "re-offers sold meanwhile" "re-offers sold"
 for n in 0 "$backlog"; do
-  printf '%-18s %14.0f %26.0f %16.0f\n' "$n" "$(echo "${rate[$n]}" | median)" \
+  printf '%-18s %14.0f %18.3f %26.0f %16.0f\n' "$n" "$(echo "${rate[$n]}" | median)" "$(echo "${cpu[$n]}" | median)" \
     "$(echo "${during[$n]}" | median)" "$(echo "${after[$n]}" | median)"
 done

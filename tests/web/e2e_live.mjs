@@ -163,5 +163,29 @@ await run(async () => {
   await page.locator('#live-state', { hasText: 'Live' }).waitFor();
   assert.match(await line(own).innerText(), /Sold/);
   await shot(page, 'live-seller-375');
+
+  // A reconnection the feed cannot resume: the page's next stream is cut after naming an id of no
+  // position of this store, so the browser reconnects with it as Last-Event-ID and the real feed
+  // answers `event: reset`. The lines kept may be stale: the list starts again, and says why.
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await page.locator('#live-state', { hasText: 'Live' }).waitFor();
+  assert.equal(await page.locator('#live-list li').count(), 1, 'the line seen before is kept');
+  let cut = false;
+  await page.route('**/v1/live', (route) => {
+    if (cut) return route.continue();
+    cut = true;
+    return route.fulfill({ status: 200, headers: { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-store' }, body: 'retry: 200\nid: not-a-position\n: cut here\n\n' });
+  });
+  const menu = (name) => page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true });
+  await menu('Leads').click();
+  await menu('Overview').click();
+  await page.locator('#live-state', { hasText: 'Live from now' }).waitFor({ timeout: 15000 });
+  assert.ok(cut, 'the first stream was cut');
+  assert.equal(await page.locator('#live-list li').count(), 0, 'the list starts again after a reset');
+  await shot(page, 'live-seller-reset');
+  await page.unroute('**/v1/live');
+  const after = await postLead(4, keyA);
+  await line(after).waitFor({ timeout: 15000 });
+  assert.equal(await page.locator('#live-list li').count(), 1, 'the feed goes on after the reset');
 });
 slow.close();

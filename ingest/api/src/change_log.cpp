@@ -17,7 +17,8 @@ namespace {
 using nlohmann::json;
 
 constexpr std::array<std::string_view, 8> kObjectKinds = {
-    "seller", "campaign", "api_key", "buyer", "user", "lead", "postback_endpoint", "suppression_list"};
+    "seller", "campaign", "api_key",           "buyer",
+    "user",   "lead",     "postback_endpoint", "suppression_list"};
 
 ChangeQuery decode_change_query(const http::Request& req, std::string_view default_zone,
                                 FieldErrors& errors) {

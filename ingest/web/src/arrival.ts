@@ -29,7 +29,8 @@ export async function newestLead(): Promise<Lead | null> {
 }
 
 /** The live feed as a Listen: a refusal (a full server's 503, a session that ended) is down; a
- *  dropped connection the browser retries by itself is not. */
+ *  dropped connection the browser retries by itself is not; a `reset` (the feed resumed from
+ *  now) is as a new connection. */
 export const liveFeed: Listen = (onLead, onOpen, onDown) => {
   if (typeof EventSource === 'undefined') {
     onDown();
@@ -37,6 +38,8 @@ export const liveFeed: Listen = (onLead, onOpen, onDown) => {
   }
   const es = new EventSource('/v1/live');
   es.addEventListener('open', onOpen);
+  // Resumed from now (what changed while away was not sent): as at a connection, the page asks.
+  es.addEventListener('reset', onOpen);
   es.addEventListener('lead', (m) => {
     const ev = parseLiveEvent((m as MessageEvent).data);
     if (ev) onLead(ev.lead);

@@ -66,9 +66,11 @@ export function retryDelay(attempt: number): number {
 }
 
 /** The connection's state as the feed shows it (role=status): words, not a blinking dot. */
-export type LiveState = 'connecting' | 'live' | 'reconnecting';
+export type LiveState = 'connecting' | 'live' | 'reconnecting' | 'resumed';
 export function stateLabel(s: LiveState, retryIn = 0): string {
   if (s === 'live') return 'Live: leads appear here as they arrive';
+  // The feed could not send what changed while away (too much, or an id it does not know).
+  if (s === 'resumed') return 'Live from now: too much changed while this page was away to show it here; the leads list has every lead';
   if (s === 'connecting') return 'Connecting…';
   return retryIn > 0 ? `Reconnecting in ${retryIn} s…` : 'Reconnecting…';
 }

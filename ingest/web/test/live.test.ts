@@ -63,6 +63,7 @@ describe('the live feed', () => {
     expect(stateLabel('live')).toBe('Live: leads appear here as they arrive');
     expect(stateLabel('reconnecting', 4)).toBe('Reconnecting in 4 s…');
     expect(stateLabel('reconnecting')).toBe('Reconnecting…');
+    expect(stateLabel('resumed')).toMatch(/^Live from now: .* the leads list has every lead$/);
   });
 
   it('reads the totals at most every few seconds, and once after a burst', () => {

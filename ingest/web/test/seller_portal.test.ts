@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { sentence, unsoldHint, unsoldWhy } from '../src/unsold';
 import { DEFAULT_VERTICAL, KEY_PLACEHOLDER, curlCommand, guideVertical, sampleLead, sampleValue } from '../src/first_run';
 import { campaignPayouts, chartAmount, payoutColumns, payoutReport } from '../src/payouts';
-import { watchArrivals } from '../src/arrival';
+import { liveFeed, watchArrivals } from '../src/arrival';
 import { distributionPairs } from '../src/lead_view';
 import { payoutWords, sellerFacts } from '../src/pages/seller_account';
 
@@ -229,5 +229,52 @@ describe("a seller's own account", () => {
     expect(facts.get('Campaigns')).toBe('3 (2 active)');
     expect(facts.get('Since')).toBe('—');
     expect(facts.get('Test mode')).toBe('off');
+  });
+});
+
+// The live feed as the first-run guide listens to it, over a stand-in EventSource.
+describe('the guide’s live feed', () => {
+  class StandIn {
+    static CONNECTING = 0;
+    static OPEN = 1;
+    static CLOSED = 2;
+    static last: StandIn;
+    readyState = StandIn.CONNECTING;
+    listeners = new Map<string, ((m: { data?: string }) => void)[]>();
+    constructor(readonly url: string) {
+      StandIn.last = this;
+    }
+    addEventListener(type: string, f: (m: { data?: string }) => void) {
+      this.listeners.set(type, [...(this.listeners.get(type) ?? []), f]);
+    }
+    emit(type: string, data?: string) {
+      for (const f of this.listeners.get(type) ?? []) f({ data });
+    }
+    close() {
+      this.readyState = StandIn.CLOSED;
+    }
+  }
+  afterEach(() => vi.unstubAllGlobals());
+
+  it('hands on leads, asks again at each connection and at a reset, and is down once refused', () => {
+    vi.stubGlobal('EventSource', StandIn);
+    const leads: string[] = [];
+    let opens = 0;
+    let downs = 0;
+    const close = liveFeed((l) => leads.push(l.lead_id), () => opens++, () => downs++);
+    const es = StandIn.last;
+    expect(es.url).toBe('/v1/live');
+    es.emit('open');
+    es.emit('lead', JSON.stringify({ kind: 'received', lead: { lead_id: 'ld_1', status: 'pending' } }));
+    // Resumed from now: what changed while away was not sent, so the page asks as at a connection.
+    es.emit('reset', JSON.stringify({ reason: 'too_far_behind' }));
+    expect(opens).toBe(2);
+    expect(leads).toEqual(['ld_1']);
+    es.emit('error');  // still connecting: the browser retries, not down
+    expect(downs).toBe(0);
+    es.readyState = StandIn.CLOSED;
+    es.emit('error');
+    expect(downs).toBe(1);
+    close();
   });
 });

@@ -102,6 +102,16 @@ export function liveFeed(ctx: Ctx, changed: () => void): HTMLElement {
       draw();
       changed();
     });
+    // The feed resumed from now, not from where this page left it: the lines kept may be stale
+    // and some leads missing, so the list starts again and the totals are read again.
+    es.addEventListener('reset', () => {
+      if (gone()) return;
+      events = [];
+      kept = { user: ctx.user.id, events };
+      draw();
+      show('resumed');
+      changed();
+    });
     es.addEventListener('error', () => {
       if (gone()) return;
       if (es.readyState === EventSource.CONNECTING) return show('reconnecting');  // the browser retries
