@@ -167,7 +167,12 @@ await run(async () => {
   // A reconnection the feed cannot resume: the page's next stream is cut after naming an id of no
   // position of this store, so the browser reconnects with it as Last-Event-ID and the real feed
   // answers `event: reset`. The lines kept may be stale: the list starts again, and says why.
+  const sellerPhoneList = await page.locator('#live-list').elementHandle();
   await page.setViewportSize({ width: 1280, height: 900 });
+  // The overview is drawn again for the wider screen (its figures read first): the kept line
+  // comes back with it.
+  await page.waitForFunction((el) => !el.isConnected, sellerPhoneList);
+  await line(own).waitFor();
   await page.locator('#live-state', { hasText: 'Live' }).waitFor();
   assert.equal(await page.locator('#live-list li').count(), 1, 'the line seen before is kept');
   let cut = false;
