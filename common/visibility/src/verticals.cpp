@@ -44,16 +44,25 @@ bool may_read_vertical(const Viewer& viewer, std::string_view name,
   return std::find(buyer_verticals.begin(), buyer_verticals.end(), name) != buyer_verticals.end();
 }
 
+static json only_members(const json& vertical_view, Party party) {
+  json out = json::object();
+  for (std::string_view m : vertical_members(party))
+    if (auto it = vertical_view.find(m); it != vertical_view.end()) out[std::string(m)] = *it;
+  return out;
+}
+
 json project_vertical(const Viewer& viewer, const json& vertical_view,
                       const std::vector<std::string>& buyer_verticals) {
   if (!vertical_view.is_object()) return nullptr;
   if (viewer.is_operator()) return vertical_view;
   if (!may_read_vertical(viewer, vertical_view.value("vertical", ""), buyer_verticals))
     return nullptr;
-  json out = json::object();
-  for (std::string_view m : vertical_members(viewer.party))
-    if (auto it = vertical_view.find(m); it != vertical_view.end()) out[std::string(m)] = *it;
-  return out;
+  return only_members(vertical_view, viewer.party);
+}
+
+json public_vertical(const json& vertical_view) {
+  if (!vertical_view.is_object()) return nullptr;
+  return only_members(vertical_view, Party::kSeller);
 }
 
 }  // namespace leadflow

@@ -13,6 +13,7 @@
 #include "leadflow/base/time_format.hpp"
 #include "leadflow/reports/report.hpp"
 #include "leadflow/visibility/projections.hpp"
+#include "leadflow/visibility/verticals.hpp"
 #include "surface_b.hpp"
 #include "test_leads.hpp"
 
@@ -219,7 +220,8 @@ void answer_job(const SurfaceBPorts& ports, const std::string& job_id, const htt
 void answer_fields(const SurfaceBPorts& ports, std::string_view vertical, http::Response& res) {
   const Vertical* v = ports.verticals.find(std::string(vertical));
   if (!v) return send_b_refusal(res, refusal_for(CampaignRefused::kUnknownVertical));
-  http::send_json(res, 200, ports.verticals.to_json(*v));
+  // Open to anyone (sellers' developers): what any seller reads, never how buyers buy.
+  http::send_json(res, 200, public_vertical(ports.verticals.to_json(*v)));
 }
 
 void register_surface_b(Routes& routes, IngestContext& ctx) {

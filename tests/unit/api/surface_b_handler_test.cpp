@@ -19,6 +19,7 @@
 #include "leadflow/base/ids.hpp"
 #include "leadflow/http/parser.hpp"
 #include "leadflow/visibility/projections.hpp"
+#include "leadflow/visibility/verticals.hpp"
 #include "surface_b.hpp"
 
 namespace leadflow::testing {
@@ -500,7 +501,11 @@ TEST_F(SurfaceBHandler, FieldsAreTheVerticalsOr404) {
   http::Response known;
   answer_fields(ports, "auto_insurance", known);
   EXPECT_EQ(known.status, 200);
-  EXPECT_EQ(body_of(known), verticals.to_json(*verticals.find("auto_insurance")));
+  // Open to anyone: what any seller reads of the vertical, not how buyers buy it.
+  const json whole = verticals.to_json(*verticals.find("auto_insurance"));
+  EXPECT_EQ(body_of(known), public_vertical(whole));
+  EXPECT_FALSE(body_of(known).contains("max_sales"));
+  EXPECT_EQ(body_of(known)["fields"], whole["fields"]);
   http::Response unknown;
   answer_fields(ports, "space_travel", unknown);
   EXPECT_EQ(unknown.status, 404);

@@ -94,5 +94,16 @@ TEST(VerticalVisibility, NoPolicyReadsNullForEveryReaderThatReadsIt) {
   EXPECT_EQ(project_vertical(Viewer::buyer("by_1"), v, {"legal"})["max_sales"], 1);
 }
 
+TEST(VerticalVisibility, TheWorldReadsWhatAnySellerReadsAndNoMore) {
+  json v = solar_view();
+  v["buyer_floor"] = 12.5;  // a later member is nobody's but the operator's
+  const json seen = public_vertical(v);
+  EXPECT_EQ(seen, project_vertical(Viewer::seller("se_1"), v, {}));
+  EXPECT_FALSE(seen.contains("max_sales"));
+  EXPECT_FALSE(seen.contains("buyer_floor"));
+  EXPECT_EQ(seen["fields"], v["fields"]);
+  EXPECT_TRUE(public_vertical(json()).is_null());
+}
+
 }  // namespace
 }  // namespace leadflow

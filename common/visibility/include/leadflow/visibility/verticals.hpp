@@ -33,4 +33,9 @@ bool may_read_vertical(const Viewer& viewer, std::string_view name,
 nlohmann::json project_vertical(const Viewer& viewer, const nlohmann::json& vertical_view,
                                 const std::vector<std::string>& buyer_verticals);
 
+/// The vertical's view as Surface B publishes it without a key (GET /api/v1/fields/{vertical},
+/// for sellers' developers): a seller's members (vertical_members(Party::kSeller)), so the
+/// world reads no more than any seller does; never `max_sales`, which is how buyers buy.
+nlohmann::json public_vertical(const nlohmann::json& vertical_view);
+
 }  // namespace leadflow
