@@ -257,6 +257,41 @@ TEST_F(Pipeline, MetricsShowABuyersRequestsInFlightBesideItsLimit) {
   EXPECT_EQ(now, 0) << "the slots did not come back with the answers";
 }
 
+// With several worker loops in one process, the records held are summed over the loops: each
+// loop holds the leads of its own partitions, and the gauge once showed the last loop's alone.
+TEST(PipelineLoops, LeadsInFlightAreSummedOverTheWorkerLoops) {
+  ServiceOptions o;
+  o.workers = 2;
+  ServiceFixture svc(o);
+  auto slow = start_buyer("slow", 20.00, 1500);
+  svc.add_buyer(*slow, "auto_insurance", {{"delivery", {{"timeout_ms", 4000}}}});
+  auto held = [&] {
+    auto m = svc.get("/metrics", svc.operator_key());
+    const std::string series = "\nleadflow_worker_leads_in_flight ";
+    const auto at = m && m->status == 200 ? m->body.find(series) : std::string::npos;
+    return at == std::string::npos ? -1.0 : std::stod(m->body.substr(at + series.size()));
+  };
+  EXPECT_EQ(held(), 0);
+  constexpr int kLeads = 8;  // over the queue's partitions, so both loops hold some
+  for (int i = 0; i < kLeads; ++i) {
+    auto r = svc.post("/v1/leads", sample_lead(700 + i), svc.operator_key(),
+                      {{"Prefer", "respond-async"}});
+    ASSERT_EQ(r->status, 202) << r->body;
+  }
+  double most = 0;
+  for (int i = 0; i < 100 && most < kLeads; ++i) {
+    most = std::max(most, held());
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(most, kLeads) << "every lead waits on the slow buyer at once";
+  double now = -1;
+  for (int i = 0; i < 300 && now != 0; ++i) {
+    now = held();
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  EXPECT_EQ(now, 0);
+}
+
 TEST_F(Pipeline, RespondAsyncAnswers202AndTheLeadIsDecidedLater) {
   auto sim = start_buyer("b", 9.00, 100);
   svc.add_buyer(*sim);

@@ -30,10 +30,6 @@ WorkerMetrics& worker_metrics() {
                              .Name("leadflow_worker_store_errors_total")
                              .Help("Store calls of the worker that failed and will be retried")
                              .Register(r);
-    auto& in_flight = prometheus::BuildGauge()
-                          .Name("leadflow_worker_leads_in_flight")
-                          .Help("Leads consumed and not yet decided")
-                          .Register(r);
     auto& payout = prometheus::BuildCounter()
                        .Name("leadflow_payout_cents_total")
                        .Help("Sum of the sellers' payouts of recorded sales, in cents")
@@ -84,7 +80,6 @@ WorkerMetrics& worker_metrics() {
         redeliveries.Add({}),
         recoveries.Add({}),
         store_errors.Add({}),
-        in_flight.Add({}),
         prometheus::BuildCounter()
             .Name("leadflow_revenue_cents_total")
             .Help("Sum of sale prices recorded, in cents, by buyer")

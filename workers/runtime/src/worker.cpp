@@ -265,7 +265,6 @@ void Worker::consume_loop() {
       }
       start_job(std::move(job));
     }
-    metrics.in_flight.Set(static_cast<double>(held()));
   }
 }
 

@@ -25,7 +25,6 @@ struct WorkerMetrics {
   prometheus::Counter& redeliveries;      // leadflow_worker_redeliveries_total
   prometheus::Counter& recoveries;        // leadflow_worker_post_recoveries_total
   prometheus::Counter& store_errors;      // leadflow_worker_store_errors_total
-  prometheus::Gauge& in_flight;           // leadflow_worker_leads_in_flight
   prometheus::Family<prometheus::Counter>& revenue_cents;  // leadflow_revenue_cents_total{buyer_id}
   prometheus::Counter& payout_cents;                       // leadflow_payout_cents_total
   prometheus::Counter& margin_cents;                       // leadflow_margin_cents_total
