@@ -3,6 +3,7 @@
 #include <charconv>
 #include <chrono>
 #include <unordered_map>
+#include <utility>
 
 #include "auth.hpp"
 #include "leadflow/api/api.hpp"
@@ -16,6 +17,19 @@
 #include "leadflow/http/parser.hpp"
 
 namespace leadflow {
+
+namespace {
+
+// Every lead post's surface and result, each series made at 0 when the process starts: a rate
+// or ratio over a counter with no series yet reads "no data" rather than 0, and an alert on
+// `increase(...)` misses the first post of its kind.
+constexpr std::pair<const char*, const char*> kLeadResults[] = {
+    {"api", "accepted"},          {"api", "invalid"},         {"api", "suppressed"},
+    {"api", "unavailable"},       {"campaign", "accepted"},   {"campaign", "invalid"},
+    {"campaign", "rate_limited"}, {"campaign", "suppressed"}, {"campaign", "unauthorized"},
+    {"campaign", "unavailable"}};
+
+}  // namespace
 
 IngestMetrics& ingest_metrics() {
   static IngestMetrics m = [] {
@@ -44,6 +58,12 @@ IngestMetrics& ingest_metrics() {
             .Help("Leads the queue could not make durable, by reason")
             .Register(r)};
   }();
+  static const bool made = [] {
+    for (const auto& [surface, result] : kLeadResults)
+      m.leads.Add({{"surface", surface}, {"result", result}});
+    return true;
+  }();
+  (void)made;
   return m;
 }
 

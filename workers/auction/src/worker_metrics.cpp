@@ -97,6 +97,17 @@ WorkerMetrics& worker_metrics() {
             .Register(r)
             .Add({})};
   }();
+  // Every final status's series at 0 from the start: a rate or ratio over the decisions (the
+  // alerts' sold rate, the store errors' share) reads 0 rather than "no data" before the first
+  // lead of that status.
+  static const bool made = [] {
+    for (DeliveryStatus s :
+         {DeliveryStatus::kDelivered, DeliveryStatus::kUnsold, DeliveryStatus::kDuplicate,
+          DeliveryStatus::kRejected, DeliveryStatus::kFailed})
+      m.leads_decided.Add({{"status", std::string(to_string(s))}});
+    return true;
+  }();
+  (void)made;
   return m;
 }
 
