@@ -193,6 +193,33 @@ TEST(SqliteStore, AnnouncesToNoOtherProcess) {
             nullptr);
 }
 
+// The process's SQLite keeps a statement's journal in memory up to a size and then spills it to
+// a file (driver.cpp). SQLite 3.40 writes the spilled journal in chunks of that size, and a
+// write past 128 KiB comes back short: a statement whose journal outgrew a spill size of 4 MiB,
+// inside a transaction (a migration's backfill, the relabelling of a large suppression list),
+// failed with "database or disk is full". Once a store is open, every connection of the
+// process has its setting.
+TEST(SqliteStore, AStatementWhoseJournalSpillsToAFileIsWritten) {
+  TempDir dir;
+  const std::string path = dir.path() + "/leadflow.db";
+  std::string error;
+  auto store = open_store("sqlite:" + path, error);
+  ASSERT_NE(store, nullptr) << error;
+  ASSERT_EQ(store->migrate(), StoreStatus::kOk);
+  // 200,000 rows of about 80 bytes (16 MB); the CHECK makes the UPDATE keep a statement journal
+  // of every page it changes.
+  exec_on_file(path,
+               "CREATE TABLE spill (id INTEGER PRIMARY KEY, a TEXT NOT NULL"
+               " CHECK (length(a) < 1000));"
+               "WITH RECURSIVE k(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM k WHERE i < 200000)"
+               " INSERT INTO spill SELECT i, printf('%.*c', 60, 'x') FROM k;");
+  exec_on_file(path, "BEGIN IMMEDIATE; UPDATE spill SET a = a || 'y'; COMMIT;");
+  EXPECT_TRUE(try_on_file(path,
+                          "CREATE TABLE probe (v INTEGER CHECK (v = 200001));"
+                          "INSERT INTO probe SELECT count(*) FROM spill"
+                          " WHERE length(a) = 61"));
+}
+
 TEST(SqliteStore, TwoStoresOnOneFileShareOneTruth) {
   // Two processes (here: two stores) on one file: a lead decided by one is decided for both.
   TempDir dir;
