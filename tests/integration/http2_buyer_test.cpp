@@ -92,7 +92,7 @@ class Http2BuyerTest : public ::testing::Test {
     single_port_ = free_port();
     const std::string answer =
         "echo_sleep 0.2; echo '{\"bid\":1.50,\"connection\":\"$connection\","
-        "\"protocol\":\"$server_protocol\"}';";
+        "\"protocol\":\"$server_protocol\",\"resumed\":\"$ssl_session_reused\"}';";
     std::ofstream conf(dir_ / "nginx.conf");
     conf << "load_module " << kEchoModule << ";\n"
          << "worker_processes 1; worker_rlimit_nofile 20000; daemon off;\n"
@@ -225,6 +225,31 @@ TEST_F(Http2BuyerTest, ThreeThousandPingsAnsweredAtOnceAreAllAnsweredOverHttp2By
   EXPECT_EQ(b.protocols, std::set<std::string>{"HTTP/2.0"});
   // 100 streams a connection: 30 for 3,000 at once, not 3,000.
   EXPECT_LE(b.connections.size(), 32u);
+}
+
+// A buyer's server gives a session (a TLS 1.3 ticket) on each connection; the next connection to
+// that buyer offers it and resumes, with no certificate sent and one round trip less. This buyer
+// takes one request a connection, so each request below is a new connection.
+TEST_F(Http2BuyerTest, ANewConnectionToABuyerResumesItsLastSession) {
+  std::vector<std::string> resumed, connections;
+  for (int i = 0; i < 4; ++i) {
+    HttpRequest rq;
+    rq.url = "https://127.0.0.1:" + std::to_string(single_port_) + "/now";
+    rq.headers = {{"Content-Type", "application/json"}};
+    rq.body = "{}";
+    rq.timeout = 10s;
+    HttpResponse r = client_->send(std::move(rq)).get();
+    ASSERT_EQ(r.status, 200) << r.error;
+    const json body = json::parse(r.body);
+    ASSERT_EQ(body.at("protocol"), "HTTP/2.0");
+    resumed.push_back(body.at("resumed").get<std::string>());
+    connections.push_back(body.at("connection").get<std::string>());
+  }
+  EXPECT_EQ(std::set<std::string>(connections.begin(), connections.end()).size(), 4u)
+      << "each request had a connection of its own";
+  EXPECT_EQ(resumed.front(), ".") << "the first connection has no session to resume";
+  for (std::size_t i = 1; i < resumed.size(); ++i)
+    EXPECT_EQ(resumed[i], "r") << "connection " << i + 1 << " made a full handshake";
 }
 
 TEST_F(Http2BuyerTest, AnHttp1BuyerOverTlsStillGetsAConnectionPerRequestInFlight) {

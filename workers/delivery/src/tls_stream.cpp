@@ -37,6 +37,20 @@ std::string openssl_error() {
   return text;
 }
 
+// Buyers whose sessions are kept at most: past it a new buyer's session replaces an arbitrary
+// one's (that buyer's next connection is a full handshake).
+constexpr std::size_t kMaxSessions = 10'000;
+
+// A session the buyer's server gave on a connection (a TLS 1.3 ticket arrives after the
+// handshake, while the connection reads): kept for the next connection to the same buyer.
+int on_new_session(SSL* ssl, SSL_SESSION* session) {
+  auto* stream = static_cast<const TlsStream*>(SSL_get_app_data(ssl));
+  auto* context = static_cast<TlsClientContext*>(SSL_CTX_get_app_data(SSL_get_SSL_CTX(ssl)));
+  if (stream == nullptr || context == nullptr || stream->session_key().empty()) return 0;
+  context->keep_session(stream->session_key(), session);
+  return 1;  // the reference is the context's now
+}
+
 }  // namespace
 
 TlsClientContext::TlsClientContext(bool verify_peer, const std::string& ca_file)
@@ -61,14 +75,49 @@ TlsClientContext::TlsClientContext(bool verify_peer, const std::string& ca_file)
     SSL_CTX_free(ctx_);
     throw std::runtime_error("SSL_CTX_set_alpn_protos failed");
   }
+  // Sessions are kept here, by buyer, not in OpenSSL's cache (which a client never looks up).
+  SSL_CTX_set_session_cache_mode(ctx_, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
+  SSL_CTX_set_app_data(ctx_, this);
+  SSL_CTX_sess_set_new_cb(ctx_, on_new_session);
 }
 
-TlsClientContext::~TlsClientContext() { SSL_CTX_free(ctx_); }
+TlsClientContext::~TlsClientContext() {
+  for (auto& [key, session] : sessions_) SSL_SESSION_free(session);
+  SSL_CTX_free(ctx_);
+}
+
+SSL_SESSION* TlsClientContext::session_for(const std::string& key) const {
+  std::lock_guard lock(sessions_mu_);
+  const auto it = sessions_.find(key);
+  if (it == sessions_.end()) return nullptr;
+  SSL_SESSION_up_ref(it->second);
+  return it->second;
+}
+
+void TlsClientContext::keep_session(const std::string& key, SSL_SESSION* session) {
+  SSL_SESSION* replaced = nullptr;
+  {
+    std::lock_guard lock(sessions_mu_);
+    auto it = sessions_.find(key);
+    if (it != sessions_.end()) {
+      replaced = it->second;
+      it->second = session;
+    } else {
+      if (sessions_.size() >= kMaxSessions) {
+        replaced = sessions_.begin()->second;
+        sessions_.erase(sessions_.begin());
+      }
+      sessions_.emplace(key, session);
+    }
+  }
+  if (replaced != nullptr) SSL_SESSION_free(replaced);
+}
 
 TlsStream::TlsStream(const TlsClientContext& context, const std::string& host)
-    : verify_peer_(context.verify_peer()), host_(host) {
+    : context_(context), verify_peer_(context.verify_peer()), host_(host) {
   ssl_ = SSL_new(context.get());
   if (ssl_ == nullptr) throw std::runtime_error("SSL_new failed: " + openssl_error());
+  SSL_set_app_data(ssl_, this);
   const bool literal = is_address_literal(host);
   // SNI carries names only (RFC 6066): an address literal is not sent.
   if (!literal) SSL_set_tlsext_host_name(ssl_, host.c_str());
@@ -84,6 +133,14 @@ TlsStream::TlsStream(const TlsClientContext& context, const std::string& host)
 }
 
 TlsStream::~TlsStream() {
+  // A close_notify, without waiting for the buyer's. Besides telling the buyer the connection
+  // ends on purpose, it keeps the session resumable: OpenSSL marks the session of a connection
+  // freed without one as never to be resumed, and the context holds that same session.
+  if (ssl_ != nullptr && SSL_is_init_finished(ssl_)) {
+    ERR_clear_error();
+    SSL_shutdown(ssl_);
+    ERR_clear_error();
+  }
   SSL_free(ssl_);
   if (fd_ >= 0) ::close(fd_);
 }
@@ -105,6 +162,18 @@ bool TlsStream::connect(const sockaddr* address, socklen_t length) {
     return false;
   }
   SSL_set_fd(ssl_, fd_);
+  // The buyer's last session, if it gave one: offered in the ClientHello. A server that no
+  // longer knows it answers with a full handshake, so nothing is lost by offering.
+  int port = 0;
+  if (address->sa_family == AF_INET)
+    port = ntohs(reinterpret_cast<const sockaddr_in*>(address)->sin_port);
+  else if (address->sa_family == AF_INET6)
+    port = ntohs(reinterpret_cast<const sockaddr_in6*>(address)->sin6_port);
+  session_key_ = host_ + ":" + std::to_string(port);
+  if (SSL_SESSION* session = context_.session_for(session_key_)) {
+    SSL_set_session(ssl_, session);
+    SSL_SESSION_free(session);
+  }
   return true;
 }
 
@@ -133,6 +202,8 @@ TlsStream::Io TlsStream::handshake() {
   }
   return io;
 }
+
+bool TlsStream::resumed() const { return SSL_session_reused(ssl_) == 1; }
 
 std::string TlsStream::alpn() const {
   const unsigned char* data = nullptr;
