@@ -18,6 +18,7 @@
 #include "leadflow/domain/lead_codec.hpp"
 #include "leadflow/validation/validation.hpp"
 #include "leadflow/visibility/seller.hpp"
+#include "ledger_routes.hpp"
 #include "pages.hpp"
 #include "postback_routes.hpp"
 #include "reports.hpp"
@@ -157,6 +158,7 @@ void register_surface_a(Routes& routes, IngestContext& ctx) {
   register_statements(routes, c);
   register_reports(routes, c);
   register_change_log(routes, c);
+  register_ledger(routes, c);
   if (c.suppression_store) register_suppression_lists(routes, c);
   register_postback_endpoints(routes, c);
   register_verticals(routes, c);
