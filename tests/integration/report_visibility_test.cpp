@@ -49,7 +49,10 @@ const std::vector<std::string> kRevenueFigures = {"leads_sold",
                                                   "aged_margin",
                                                   "aged_returns",
                                                   "aged_returned_revenue",
-                                                  "aged_returned_payout"};
+                                                  "aged_returned_payout",
+                                                  "aged_net_revenue",
+                                                  "aged_net_payout",
+                                                  "aged_net_margin"};
 const std::vector<std::string> kPerformanceFigures = {
     "leads",  "duplicates",      "invalid",         "sold",
     "unsold", "failed",          "pinged",          "bids",
@@ -63,16 +66,18 @@ std::vector<std::string> figures_for(Role role, const std::string& report) {
   std::set<std::string> allowed;
   if (role == Role::kOperator) return all;
   if (report == "revenue")
-    allowed =
-        role == Role::kSeller
-            ? std::set<std::string>{"leads_sold",   "payout",
-                                    "returns",      "returned_payout",
-                                    "aged_sales",   "aged_payout",
-                                    "aged_returns", "aged_returned_payout"}
-            : std::set<std::string>{"leads_sold",           "revenue",      "avg_price",
-                                    "gross_revenue",        "returns",      "returned_revenue",
-                                    "aged_sales",           "aged_revenue", "aged_returns",
-                                    "aged_returned_revenue"};
+    allowed = role == Role::kSeller
+                  ? std::set<std::string>{"leads_sold",     "payout",
+                                          "returns",        "returned_payout",
+                                          "aged_sales",     "aged_payout",
+                                          "aged_returns",   "aged_returned_payout",
+                                          "aged_net_payout"}
+                  : std::set<std::string>{"leads_sold",      "revenue",
+                                          "avg_price",       "gross_revenue",
+                                          "returns",         "returned_revenue",
+                                          "aged_sales",      "aged_revenue",
+                                          "aged_returns",    "aged_returned_revenue",
+                                          "aged_net_revenue"};
   else
     allowed = role == Role::kSeller
                   ? std::set<std::string>{"leads",  "duplicates", "invalid",        "sold",
@@ -368,6 +373,20 @@ TEST_F(ReportVisibility, EachReaderReadsItsOwnMoney) {
   EXPECT_EQ(codes, (std::set<std::string>{source_code(secret, low_id, acme),
                                           source_code(secret, low_id, other)}));
   EXPECT_NE(source_code(secret, low_id, acme), source_code(secret, high_id, acme));
+  // The aged band net of its returns (no aged sale here: zero): the operator all three, a seller
+  // its payout side alone, a buyer its spend side alone; never the other side's nor the margin.
+  for (const char* net : {"aged_net_revenue", "aged_net_payout", "aged_net_margin"})
+    EXPECT_EQ(op[net], 0.0) << net << ": " << op.dump();
+  for (const json& seller_totals : {acme_totals, totals(readers[2])}) {
+    EXPECT_EQ(seller_totals["aged_net_payout"], 0.0) << seller_totals.dump();
+    EXPECT_FALSE(seller_totals.contains("aged_net_revenue")) << seller_totals.dump();
+    EXPECT_FALSE(seller_totals.contains("aged_net_margin")) << seller_totals.dump();
+  }
+  for (const json& buyer_totals : {low_totals, high_totals}) {
+    EXPECT_EQ(buyer_totals["aged_net_revenue"], 0.0) << buyer_totals.dump();
+    EXPECT_FALSE(buyer_totals.contains("aged_net_payout")) << buyer_totals.dump();
+    EXPECT_FALSE(buyer_totals.contains("aged_net_margin")) << buyer_totals.dump();
+  }
 }
 
 }  // namespace

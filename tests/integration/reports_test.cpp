@@ -292,7 +292,8 @@ TEST_F(Reports, CsvForSpreadsheetsAndA400ForEachBadParameter) {
   EXPECT_EQ(csv->body.substr(0, csv->body.find("\r\n")),
             "day,buyer_id,leads_sold,revenue,payout,margin,avg_price,gross_revenue,returns,"
             "returned_revenue,returned_payout,aged_sales,aged_revenue,aged_payout,aged_margin,"
-            "aged_returns,aged_returned_revenue,aged_returned_payout");
+            "aged_returns,aged_returned_revenue,aged_returned_payout,aged_net_revenue,"
+            "aged_net_payout,aged_net_margin");
   EXPECT_NE(csv->body.find("2026-11-01," + high_id + ",1,15.0,"), std::string::npos) << csv->body;
 
   for (const char* bad :

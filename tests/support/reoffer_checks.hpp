@@ -126,13 +126,23 @@ inline void check_aged_sale(ServiceFixture& svc) {
   EXPECT_EQ(op["aged_revenue"], 3.5) << op.dump();
   EXPECT_EQ(op["aged_payout"], 2.45) << op.dump();
   EXPECT_EQ(op["aged_margin"], 1.05) << op.dump();
+  // Nothing returned yet: the aged band net of returns is the sale as made.
+  EXPECT_EQ(op["aged_net_revenue"], 3.5) << op.dump();
+  EXPECT_EQ(op["aged_net_payout"], 2.45) << op.dump();
+  EXPECT_EQ(op["aged_net_margin"], 1.05) << op.dump();
   const json seller = totals("revenue", seller_key);
   EXPECT_EQ(seller["aged_sales"], 1) << seller.dump();
   EXPECT_EQ(seller["aged_payout"], 2.45) << seller.dump();
   EXPECT_FALSE(seller.contains("aged_revenue") || seller.contains("aged_margin")) << seller.dump();
+  EXPECT_EQ(seller["aged_net_payout"], 2.45) << seller.dump();
+  EXPECT_FALSE(seller.contains("aged_net_revenue") || seller.contains("aged_net_margin"))
+      << seller.dump();
   const json buyer = totals("revenue", aged_key);
   EXPECT_EQ(buyer["aged_revenue"], 3.5) << buyer.dump();
   EXPECT_FALSE(buyer.contains("aged_payout") || buyer.contains("aged_margin")) << buyer.dump();
+  EXPECT_EQ(buyer["aged_net_revenue"], 3.5) << buyer.dump();
+  EXPECT_FALSE(buyer.contains("aged_net_payout") || buyer.contains("aged_net_margin"))
+      << buyer.dump();
   for (const std::string& key : {svc.operator_key(), seller_key}) {
     const auto got = svc.get("/v1/reports/unsold?group_by=reason", key);
     ASSERT_EQ(got->status, 200) << got->body;
@@ -156,20 +166,30 @@ inline void check_aged_sale(ServiceFixture& svc) {
   EXPECT_EQ(op_back["aged_returns"], 1) << op_back.dump();
   EXPECT_EQ(op_back["aged_returned_revenue"], 3.5) << op_back.dump();
   EXPECT_EQ(op_back["aged_returned_payout"], 2.45) << op_back.dump();
-  EXPECT_EQ(op_back["aged_revenue"], 3.5) << op_back.dump();  // the sale, as made
+  EXPECT_EQ(op_back["aged_revenue"], 3.5) << op_back.dump();      // the sale, as made
+  EXPECT_EQ(op_back["aged_net_revenue"], 0.0) << op_back.dump();  // and nothing left of it
+  EXPECT_EQ(op_back["aged_net_payout"], 0.0) << op_back.dump();
+  EXPECT_EQ(op_back["aged_net_margin"], 0.0) << op_back.dump();
   const json seller_back = totals("revenue", seller_key);
   EXPECT_EQ(seller_back["aged_returned_payout"], 2.45) << seller_back.dump();
   EXPECT_FALSE(seller_back.contains("aged_returned_revenue")) << seller_back.dump();
+  EXPECT_EQ(seller_back["aged_net_payout"], 0.0) << seller_back.dump();
   const json buyer_back = totals("revenue", aged_key);
   EXPECT_EQ(buyer_back["aged_returns"], 1) << buyer_back.dump();
   EXPECT_EQ(buyer_back["aged_returned_revenue"], 3.5) << buyer_back.dump();
   EXPECT_FALSE(buyer_back.contains("aged_returned_payout")) << buyer_back.dump();
+  EXPECT_EQ(buyer_back["aged_net_revenue"], 0.0) << buyer_back.dump();
+  // Neither reads the other side's money anywhere: the price, the payout, the margin.
+  EXPECT_EQ(seller_back.dump().find("3.5"), std::string::npos) << seller_back.dump();
+  EXPECT_EQ(seller_back.dump().find("1.05"), std::string::npos) << seller_back.dump();
+  EXPECT_EQ(buyer_back.dump().find("2.45"), std::string::npos) << buyer_back.dump();
+  EXPECT_EQ(buyer_back.dump().find("1.05"), std::string::npos) << buyer_back.dump();
   const auto revenue_csv = svc.get("/v1/reports/revenue?group_by=&format=csv", aged_key);
   ASSERT_EQ(revenue_csv->status, 200) << revenue_csv->body;
-  EXPECT_EQ(
-      revenue_csv->body,
-      "leads_sold,revenue,avg_price,gross_revenue,returns,returned_revenue,aged_sales,"
-      "aged_revenue,aged_returns,aged_returned_revenue\r\n1,0.0,3.5,3.5,1,3.5,1,3.5,1,3.5\r\n");
+  EXPECT_EQ(revenue_csv->body,
+            "leads_sold,revenue,avg_price,gross_revenue,returns,returned_revenue,aged_sales,"
+            "aged_revenue,aged_returns,aged_returned_revenue,aged_net_revenue\r\n"
+            "1,0.0,3.5,3.5,1,3.5,1,3.5,1,3.5,0.0\r\n");
 }
 
 /// Nobody taking it aged, the lead goes through every round of its policy, then no more.

@@ -521,7 +521,7 @@ await run(async () => {
   assert.equal(await kinds.locator('option[value="revenue"]').count(), 1);
   assert.equal(await kinds.locator('option[value="unsold"]').count(), 0, 'no unsold report for a buyer');
   const boCsv = await page.evaluate(async (href) => (await fetch(href)).text(), await page.locator('#csv').getAttribute('href'));
-  assert.equal(boCsv.split('\r\n')[0], 'source_code,leads_sold,revenue,avg_price,gross_revenue,returns,returned_revenue,aged_sales,aged_revenue,aged_returns,aged_returned_revenue');
+  assert.equal(boCsv.split('\r\n')[0], 'source_code,leads_sold,revenue,avg_price,gross_revenue,returns,returned_revenue,aged_sales,aged_revenue,aged_returns,aged_returned_revenue,aged_net_revenue');
   assert.ok(!boCsv.includes(sellerA.seller_id) && !boCsv.includes(sellerB.seller_id), 'no seller id in a buyer\'s CSV');
   await shot(page, 'buyer-report-by-source');
   // Its purchases: the price in view at 1280 px, and as cards at 375 px.

@@ -38,7 +38,7 @@ struct FigureRule {
   Side side;
 };
 
-constexpr std::array<FigureRule, 16> kRevenue{{
+constexpr std::array<FigureRule, 19> kRevenue{{
     {"leads_sold", FieldClass::kLeadState, Side::kEither},
     {"revenue", FieldClass::kBuyerMoney, Side::kBuyer},  // a buyer's spend, net of returns
     {"payout", FieldClass::kSellerMoney, Side::kSeller},
@@ -57,6 +57,10 @@ constexpr std::array<FigureRule, 16> kRevenue{{
     {"aged_returns", FieldClass::kLeadState, Side::kEither},
     {"aged_returned_revenue", FieldClass::kBuyerMoney, Side::kBuyer},
     {"aged_returned_payout", FieldClass::kSellerMoney, Side::kSeller},
+    // The aged band net of its returns: each side its own money, the margin the operator's.
+    {"aged_net_revenue", FieldClass::kBuyerMoney, Side::kBuyer},
+    {"aged_net_payout", FieldClass::kSellerMoney, Side::kSeller},
+    {"aged_net_margin", FieldClass::kMargin, Side::kOperator},
 }};
 
 // Performance: the leads' own counts are the seller's intake (they count leads no buyer bought,

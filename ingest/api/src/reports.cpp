@@ -320,7 +320,10 @@ json revenue_figures(const reports::RevenueSums& s) {
           {"aged_margin", cents_to_decimal(s.aged_margin())},
           {"aged_returns", s.aged_returns},
           {"aged_returned_revenue", cents_to_decimal(s.aged_returned_revenue)},
-          {"aged_returned_payout", cents_to_decimal(s.aged_returned_payout)}};
+          {"aged_returned_payout", cents_to_decimal(s.aged_returned_payout)},
+          {"aged_net_revenue", cents_to_decimal(s.aged_net_revenue())},
+          {"aged_net_payout", cents_to_decimal(s.aged_net_payout())},
+          {"aged_net_margin", cents_to_decimal(s.aged_net_margin())}};
 }
 
 // A row's figures; `leads`: the row holds leads' own figures (not a buyer's).

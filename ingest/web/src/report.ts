@@ -38,10 +38,10 @@ export function filtersFor(account: Account): string[] {
 const HIDDEN: Record<Account, string[]> = {
   operator: [],
   // The buyers' money and their answers are theirs; the margin is the operator's.
-  seller: ['revenue', 'margin', 'avg_price', 'gross_revenue', 'returned_revenue', 'aged_revenue', 'aged_margin', 'aged_returned_revenue', 'pinged', 'bids', 'won', 'delivered', 'rejected', 'timeouts', 'errors', 'avg_response_ms', 'p95_response_ms'],
+  seller: ['revenue', 'margin', 'avg_price', 'gross_revenue', 'returned_revenue', 'aged_revenue', 'aged_margin', 'aged_returned_revenue', 'aged_net_revenue', 'aged_net_margin', 'pinged', 'bids', 'won', 'delivered', 'rejected', 'timeouts', 'errors', 'avg_response_ms', 'p95_response_ms'],
   // The sellers' payouts and the margin are not a buyer's; leads' own counts include leads it
   // did not buy.
-  buyer: ['payout', 'margin', 'returned_payout', 'aged_payout', 'aged_margin', 'aged_returned_payout', 'leads', 'duplicates', 'invalid', 'sold', 'unsold', 'failed'],
+  buyer: ['payout', 'margin', 'returned_payout', 'aged_payout', 'aged_margin', 'aged_returned_payout', 'aged_net_payout', 'aged_net_margin', 'leads', 'duplicates', 'invalid', 'sold', 'unsold', 'failed'],
 };
 
 /** The figures of a report an account reads. */
@@ -51,7 +51,7 @@ export function metricsFor(kind: ReportKind, account: Account): string[] {
 
 /** A figure's name for its reader: a buyer's revenue is what it spent. */
 export function metricLabel(metric: string, account: Account): string {
-  const buyer: Record<string, string> = { leads_sold: 'leads bought', revenue: 'spend', gross_revenue: 'gross spend', returned_revenue: 'refunded', avg_price: 'avg price', won: 'posts won', aged_sales: 'aged leads bought', aged_revenue: 'aged spend', aged_returned_revenue: 'aged refunded' };
+  const buyer: Record<string, string> = { leads_sold: 'leads bought', revenue: 'spend', gross_revenue: 'gross spend', returned_revenue: 'refunded', avg_price: 'avg price', won: 'posts won', aged_sales: 'aged leads bought', aged_revenue: 'aged spend', aged_returned_revenue: 'aged refunded', aged_net_revenue: 'aged net spend' };
   return (account === 'buyer' && buyer[metric]) || metric.replace(/_/g, ' ');
 }
 
@@ -96,7 +96,7 @@ export function series(rows: Row[], group: string, metric: string): Point[] {
 
 export const METRICS: Record<ReportKind, string[]> = {
   performance: ['leads', 'sold', 'unsold', 'duplicates', 'invalid', 'pinged', 'bids', 'won', 'delivered', 'rejected', 'timeouts', 'errors', 'acceptance_rate', 'avg_response_ms', 'p95_response_ms'],
-  revenue: ['leads_sold', 'revenue', 'payout', 'margin', 'avg_price', 'gross_revenue', 'returns', 'returned_revenue', 'returned_payout', 'aged_sales', 'aged_revenue', 'aged_payout', 'aged_margin', 'aged_returns', 'aged_returned_revenue', 'aged_returned_payout'],
+  revenue: ['leads_sold', 'revenue', 'payout', 'margin', 'avg_price', 'gross_revenue', 'returns', 'returned_revenue', 'returned_payout', 'aged_sales', 'aged_revenue', 'aged_payout', 'aged_margin', 'aged_returns', 'aged_returned_revenue', 'aged_returned_payout', 'aged_net_revenue', 'aged_net_payout', 'aged_net_margin'],
   unsold: ['leads'],
 };
 
@@ -116,7 +116,7 @@ export function unsoldSeries(rows: Row[], group: string): Point[] {
   return [...sums].map(([label, value]) => ({ label, value })).sort((a, b) => b.value - a.value);
 }
 
-export const MONEY_METRICS = new Set(['revenue', 'payout', 'margin', 'avg_price', 'gross_revenue', 'returned_revenue', 'returned_payout', 'aged_revenue', 'aged_payout', 'aged_margin', 'aged_returned_revenue', 'aged_returned_payout']);
+export const MONEY_METRICS = new Set(['revenue', 'payout', 'margin', 'avg_price', 'gross_revenue', 'returned_revenue', 'returned_payout', 'aged_revenue', 'aged_payout', 'aged_margin', 'aged_returned_revenue', 'aged_returned_payout', 'aged_net_revenue', 'aged_net_payout', 'aged_net_margin']);
 
 /** Every day from `from` to `to` (YYYY-MM-DD, both included) with the value of its point, or 0:
  *  the API leaves out days with no lead. */

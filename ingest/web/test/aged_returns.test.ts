@@ -8,6 +8,7 @@ describe('aged returns in the revenue report', () => {
     const cols = METRICS.revenue;
     expect(cols.slice(cols.indexOf('aged_sales'))).toEqual([
       'aged_sales', 'aged_revenue', 'aged_payout', 'aged_margin', 'aged_returns', 'aged_returned_revenue', 'aged_returned_payout',
+      'aged_net_revenue', 'aged_net_payout', 'aged_net_margin',
     ]);
   });
   it('shows a seller what it was paid back, a buyer what it was refunded, never the other side', () => {

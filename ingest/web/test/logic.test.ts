@@ -121,7 +121,7 @@ describe('reports by account', () => {
     expect(groupsFor('unsold', 'seller')).toContain('reason');
     expect(groupsFor('revenue', 'seller')).toEqual(['day', 'hour', 'vertical', 'source', 'seller', 'campaign']);
     expect(filtersFor('seller')).toEqual(['vertical', 'source', 'campaign_id']);
-    expect(metricsFor('revenue', 'seller')).toEqual(['leads_sold', 'payout', 'returns', 'returned_payout', 'aged_sales', 'aged_payout', 'aged_returns', 'aged_returned_payout']);
+    expect(metricsFor('revenue', 'seller')).toEqual(['leads_sold', 'payout', 'returns', 'returned_payout', 'aged_sales', 'aged_payout', 'aged_returns', 'aged_returned_payout', 'aged_net_payout']);
     expect(metricsFor('performance', 'seller')).toEqual(['leads', 'sold', 'unsold', 'duplicates', 'invalid', 'acceptance_rate']);
   });
   it('offers a buyer its own purchases by source code, never a campaign, payout or margin', () => {
@@ -129,7 +129,7 @@ describe('reports by account', () => {
     expect(groupsFor('revenue', 'buyer')).toEqual(['day', 'hour', 'buyer', 'vertical', 'source', 'seller']);
     expect(groupLabel('seller', 'buyer')).toBe('source code');
     expect(filtersFor('buyer')).toEqual(['vertical', 'source']);
-    expect(metricsFor('revenue', 'buyer')).toEqual(['leads_sold', 'revenue', 'avg_price', 'gross_revenue', 'returns', 'returned_revenue', 'aged_sales', 'aged_revenue', 'aged_returns', 'aged_returned_revenue']);
+    expect(metricsFor('revenue', 'buyer')).toEqual(['leads_sold', 'revenue', 'avg_price', 'gross_revenue', 'returns', 'returned_revenue', 'aged_sales', 'aged_revenue', 'aged_returns', 'aged_returned_revenue', 'aged_net_revenue']);
     expect(metricsFor('performance', 'buyer')).not.toContain('leads');
     expect(metricsFor('performance', 'buyer')).toContain('delivered');
     expect(metricLabel('revenue', 'buyer')).toBe('spend');

@@ -150,6 +150,10 @@ TEST_F(ReportHandler, RevenueSaysHowMuchCameFromAgedSales) {
   EXPECT_EQ(data["rows"][0]["aged_revenue"], 4.0);
   EXPECT_EQ(data["rows"][0]["aged_payout"], 2.0);
   EXPECT_EQ(data["rows"][0]["aged_margin"], 2.0);
+  // Nothing returned: the aged band net of returns is the sales as made.
+  EXPECT_EQ(data["rows"][0]["aged_net_revenue"], 4.0);
+  EXPECT_EQ(data["rows"][0]["aged_net_payout"], 2.0);
+  EXPECT_EQ(data["rows"][0]["aged_net_margin"], 2.0);
   EXPECT_EQ(data["rows"][1]["aged_sales"], 0);
   EXPECT_EQ(data["totals"]["gross_revenue"], 35.0);
   EXPECT_EQ(data["totals"]["aged_revenue"], 4.0);
@@ -159,7 +163,7 @@ TEST_F(ReportHandler, RevenueSaysHowMuchCameFromAgedSales) {
   ASSERT_EQ(mine.status, 200) << mine.body;
   EXPECT_EQ(mine.body.substr(0, mine.body.find("\r\n")),
             "day,leads_sold,revenue,avg_price,gross_revenue,returns,returned_revenue,aged_sales,"
-            "aged_revenue,aged_returns,aged_returned_revenue");
+            "aged_revenue,aged_returns,aged_returned_revenue,aged_net_revenue");
   // The aged sales unread: a 503, never a report without them.
   store.bands_up = false;
   EXPECT_EQ(get(Viewer{}, ReportKind::kRevenue, "").status, 503);
@@ -194,7 +198,11 @@ TEST_F(ReportHandler, RevenueSaysHowMuchOfTheAgedSalesWasReturned) {
   EXPECT_EQ(b1["aged_returns"], 1);
   EXPECT_EQ(b1["aged_returned_revenue"], 4.0);
   EXPECT_EQ(b1["aged_returned_payout"], 2.0);
-  EXPECT_EQ(b1["aged_revenue"], 4.0);  // the aged sale, as made
+  EXPECT_EQ(b1["aged_revenue"], 4.0);      // the aged sale, as made
+  EXPECT_EQ(b1["aged_net_revenue"], 0.0);  // and returned: nothing left of it
+  EXPECT_EQ(b1["aged_net_payout"], 0.0);
+  EXPECT_EQ(b1["aged_net_margin"], 0.0);
+  EXPECT_EQ(b1["margin"], 8.0);  // the row's net margin: all of it live
   EXPECT_EQ(data["totals"]["aged_returns"], 1);
   // A seller reads the payout its aged sales gave back, never what the buyer was refunded.
   const auto seller = get(Viewer::seller("s1"), ReportKind::kRevenue, range);
@@ -203,18 +211,22 @@ TEST_F(ReportHandler, RevenueSaysHowMuchOfTheAgedSalesWasReturned) {
   EXPECT_EQ(sold["aged_returns"], 1);
   EXPECT_EQ(sold["aged_returned_payout"], 2.0);
   EXPECT_EQ(sold.count("aged_returned_revenue"), 0u);
+  EXPECT_EQ(sold["aged_net_payout"], 0.0);
+  EXPECT_EQ(sold.count("aged_net_revenue") + sold.count("aged_net_margin"), 0u);
   // A buyer reads its refunds of aged leads, never a payout; in JSON and CSV alike.
   const auto buyer = get(Viewer::buyer("b1"), ReportKind::kRevenue, range);
   ASSERT_EQ(buyer.status, 200) << buyer.body;
   const json bought = json::parse(buyer.body)["data"]["totals"];
   EXPECT_EQ(bought["aged_returned_revenue"], 4.0);
   EXPECT_EQ(bought.count("aged_returned_payout"), 0u);
+  EXPECT_EQ(bought["aged_net_revenue"], 0.0);
+  EXPECT_EQ(bought.count("aged_net_payout") + bought.count("aged_net_margin"), 0u);
   const auto csv = get(Viewer::seller("s1"), ReportKind::kRevenue, range + "&format=csv");
   ASSERT_EQ(csv.status, 200) << csv.body;
   EXPECT_EQ(csv.body.substr(0, csv.body.find("\r\n")),
             "day,leads_sold,payout,returns,returned_payout,aged_sales,aged_payout,aged_returns,"
-            "aged_returned_payout");
-  EXPECT_NE(csv.body.find(",1,2.0\r\n"), std::string::npos) << csv.body;
+            "aged_returned_payout,aged_net_payout");
+  EXPECT_NE(csv.body.find(",1,2.0,0.0\r\n"), std::string::npos) << csv.body;
 }
 
 TEST_F(ReportHandler, RefusesWhatTheReaderMayNotAskBeforeAskingTheStore) {

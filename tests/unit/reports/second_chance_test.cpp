@@ -196,6 +196,38 @@ TEST(SecondChance, RevenueRowsCarryTheReturnsOfTheirAgedSales) {
   EXPECT_EQ(t.returns - t.aged_returns, 2);
 }
 
+TEST(SecondChance, TheAgedBandNetOfItsReturnsIsItsSalesLessTheirReturns) {
+  auto r = request("UTC", TimeCut::kDay, kNov1, kNov1 + 2 * kDay);
+  // Day 1: 2 live sales ($10, payout $4; $6, payout $2) and 2 aged ($4, payout $1; $9, payout
+  // $3). Day 2: the $4 aged sale returned, and the $10 live one.
+  const std::vector<RevenueCell> cells{sale(kNov1, {}, 4, 2900, 1000),
+                                       returned(kNov1 + kDay, {}, 2, 1400, 500)};
+  const std::vector<RevenueCell> aged{sale(kNov1 + kHour, {}, 2, 1300, 400),
+                                      returned(kNov1 + kDay + kHour, {}, 1, 400, 100)};
+  const RevenueReport report = fold_revenue(r, cells, aged);
+  ASSERT_EQ(report.rows.size(), 2u);
+  const RevenueSums& t = report.total;
+  EXPECT_EQ(t.aged_net_revenue(), 900);
+  EXPECT_EQ(t.aged_net_payout(), 300);
+  EXPECT_EQ(t.aged_net_margin(), 600);
+  // The net margin, not the margin as made ($9 less $3 paid, where the sales made $13 less $4).
+  EXPECT_EQ(t.aged_margin(), 900);
+  // The live band is the rest, to the cent: the $6 sale, $2 paid.
+  EXPECT_EQ(t.net_revenue() - t.aged_net_revenue(), 600);
+  EXPECT_EQ(t.net_payout() - t.aged_net_payout(), 200);
+  EXPECT_EQ(t.margin() - t.aged_net_margin(), 400);
+  // A day that only gave back an aged sale made before it reads a negative aged net.
+  const RevenueSums& back = report.rows[1].sums;
+  EXPECT_EQ(back.aged_net_revenue(), -400);
+  EXPECT_EQ(back.aged_net_payout(), -100);
+  EXPECT_EQ(back.aged_net_margin(), -300);
+  // Without aged cells every aged net is zero.
+  const RevenueSums live = fold_revenue(r, cells).total;
+  EXPECT_EQ(live.aged_net_revenue(), 0);
+  EXPECT_EQ(live.aged_net_payout(), 0);
+  EXPECT_EQ(live.aged_net_margin(), 0);
+}
+
 TEST(SecondChance, UnsoldRowsSayWhatSecondChancesRecovered) {
   const auto r = request("UTC", TimeCut::kNone, kNov1, kNov1 + kDay);
   const std::vector<UnsoldCell> cells{unsold(kNov1, {"no_bid"}, 10),

@@ -4,6 +4,8 @@
 
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "leadflow/visibility/reports.hpp"
 
@@ -68,10 +70,10 @@ TEST(ReportRules, ASellerIsNeverCutOrFilteredByBuyerAndReadsOnlyItsOwnMoney) {
   EXPECT_EQ(report_groups(s, ReportKind::kUnsold),
             (std::vector<std::string>{"day", "hour", "vertical", "source", "seller", "campaign",
                                       "reason"}));
-  EXPECT_EQ(
-      figures(s, ReportKind::kRevenue),
-      (std::set<std::string>{"leads_sold", "payout", "returns", "returned_payout", "aged_sales",
-                             "aged_payout", "aged_returns", "aged_returned_payout"}));
+  EXPECT_EQ(figures(s, ReportKind::kRevenue),
+            (std::set<std::string>{"leads_sold", "payout", "returns", "returned_payout",
+                                   "aged_sales", "aged_payout", "aged_returns",
+                                   "aged_returned_payout", "aged_net_payout"}));
   EXPECT_EQ(figures(s, ReportKind::kPerformance),
             (std::set<std::string>{"leads", "duplicates", "invalid", "sold", "unsold", "failed",
                                    "acceptance_rate"}));
@@ -99,7 +101,7 @@ TEST(ReportRules, ABuyerReadsSellersAsSourceCodesAndNeverTheirMoney) {
   EXPECT_EQ(figures(b, ReportKind::kRevenue),
             (std::set<std::string>{"leads_sold", "revenue", "avg_price", "gross_revenue", "returns",
                                    "returned_revenue", "aged_sales", "aged_revenue", "aged_returns",
-                                   "aged_returned_revenue"}));
+                                   "aged_returned_revenue", "aged_net_revenue"}));
   EXPECT_EQ(
       figures(b, ReportKind::kPerformance),
       (std::set<std::string>{"pinged", "bids", "won", "delivered", "rejected", "timeouts", "errors",
@@ -114,6 +116,36 @@ TEST(ReportRules, ABuyerShownSellersNamesReadsAndFiltersTheirIdsButNeverTheirCam
   EXPECT_NE(refuse_group(b, ReportKind::kRevenue, "campaign"), "");
   EXPECT_FALSE(may_see_figure(b, ReportKind::kRevenue, "payout"));
   EXPECT_FALSE(may_see_figure(b, ReportKind::kRevenue, "margin"));
+}
+
+// The aged band net of its returns (docs/reoffers.md): each party its own side, as the aged
+// figures it is made of; the net margin the operator's alone, as the margin as made is.
+TEST(ReportRules, TheAgedNetFiguresAreReadAsTheAgedFiguresTheyAreMadeOf) {
+  const Viewer op;
+  const std::vector<std::pair<const char*, const char*>> made_of{
+      {"aged_net_revenue", "aged_returned_revenue"},
+      {"aged_net_payout", "aged_returned_payout"},
+      {"aged_net_margin", "aged_margin"}};
+  for (const Viewer& v : {op, seller(), buyer(), buyer(true)})
+    for (const auto& [net, of] : made_of)
+      EXPECT_EQ(may_see_figure(v, ReportKind::kRevenue, net),
+                may_see_figure(v, ReportKind::kRevenue, of))
+          << net;
+  EXPECT_TRUE(may_see_figure(seller(), ReportKind::kRevenue, "aged_net_payout"));
+  EXPECT_FALSE(may_see_figure(seller(), ReportKind::kRevenue, "aged_net_revenue"));
+  EXPECT_FALSE(may_see_figure(seller(), ReportKind::kRevenue, "aged_net_margin"));
+  EXPECT_TRUE(may_see_figure(buyer(), ReportKind::kRevenue, "aged_net_revenue"));
+  EXPECT_FALSE(may_see_figure(buyer(), ReportKind::kRevenue, "aged_net_payout"));
+  EXPECT_FALSE(may_see_figure(buyer(true), ReportKind::kRevenue, "aged_net_margin"));
+  EXPECT_TRUE(may_see_figure(op, ReportKind::kRevenue, "aged_net_margin"));
+  // After the aged returns, in the CSV's order.
+  const auto& names = report_figures(ReportKind::kRevenue);
+  EXPECT_EQ(std::vector<std::string>(names.end() - 4, names.end()),
+            (std::vector<std::string>{"aged_returned_payout", "aged_net_revenue", "aged_net_payout",
+                                      "aged_net_margin"}));
+  // Nowhere else: the performance and unsold reports have no aged net.
+  EXPECT_FALSE(may_see_figure(op, ReportKind::kPerformance, "aged_net_payout"));
+  EXPECT_FALSE(may_see_figure(op, ReportKind::kUnsold, "aged_net_payout"));
 }
 
 }  // namespace

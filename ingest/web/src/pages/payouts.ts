@@ -5,22 +5,15 @@ import { get } from '../api';
 import { Ctx } from '../app';
 import { lineChart } from '../chart';
 import { Child, emptyState, h, link, named, table } from '../dom';
-import { count, daysAgo, money } from '../format';
+import { daysAgo } from '../format';
 import { loadNames } from '../names';
-import { CampaignPayout, campaignPayouts, chartAmount, payoutColumns, payoutReport } from '../payouts';
-import { Row, fillDays, metricLabel, series } from '../report';
+import { CampaignPayout, campaignPayouts, chartAmount, payoutColumns, payoutFigure as figure, payoutLabel, payoutReport } from '../payouts';
+import { Row, fillDays, series } from '../report';
 import { addDays, daysIn, zone } from '../zone';
 import { overviewRange, rangePicker, rangeText } from './overview';
 
 interface Report {
   data: { rows: Row[]; totals: Row; currency: string };
-}
-
-const LABELS: Record<string, string> = { leads_sold: 'Leads sold', returns: 'Returned', returned_payout: 'Payout reversed', payout: 'Payout (net)', aged_sales: 'Sold aged', aged_payout: 'Payout of aged sales' };
-
-function figure(metric: string, v: unknown, currency: string): string {
-  if (v === null || v === undefined) return '—';
-  return metric === 'leads_sold' || metric === 'returns' || metric === 'aged_sales' ? count(Number(v)) : money(Number(v), currency);
 }
 
 function csvLink(href: string, file: string, text: string, id: string): HTMLElement {
@@ -35,7 +28,7 @@ export async function payoutsPage(ctx: Ctx, root: HTMLElement): Promise<void> {
   const byCampaign = payoutReport(range, tz, 'campaign');
   root.append(
     h('h1', {}, 'Payouts'),
-    h('p', { class: 'muted' }, `What your leads earned ${rangeText(preset, range) === 'today' ? `today, ${today}` : `from ${range.from} to ${range.to}`} (days in ${tz}): your payout net of returns, per day and per campaign.`),
+    h('p', { class: 'muted' }, `What your leads earned ${rangeText(preset, range) === 'today' ? `today, ${today}` : `from ${range.from} to ${range.to}`} (days in ${tz}): your payout net of returns, per day and per campaign, and of it what your leads sold aged (offered again after going unsold) paid, what their returns reversed, and the net.`),
     rangePicker(ctx, preset, range, '/payouts', 'Payouts range'),
   );
   // The chart: the range by day, or the last 7 days when the range is shorter (as the overview).
@@ -45,7 +38,7 @@ export async function payoutsPage(ctx: Ctx, root: HTMLElement): Promise<void> {
   const cols = payoutColumns();
   const totals = campaigns.data.totals ?? {};
   root.append(
-    h('div', { class: 'tiles' }, cols.map((c) => h('div', { class: 'tile', id: `payout-${c.replace(/_/g, '-')}` }, h('div', { class: 'tile-label' }, LABELS[c] ?? metricLabel(c, 'seller')), h('div', { class: 'tile-value' }, figure(c, totals[c] ?? 0, currency))))),
+    h('div', { class: 'tiles' }, cols.map((c) => h('div', { class: 'tile', id: `payout-${c.replace(/_/g, '-')}` }, h('div', { class: 'tile-label' }, payoutLabel(c)), h('div', { class: 'tile-value' }, figure(c, totals[c] ?? 0, currency))))),
   );
   const points = fillDays(series(days.data.rows, 'day', 'payout'), span.from, span.to);
   const title = `Payout per day (${currency}), ${span.from} to ${span.to}`;
@@ -69,7 +62,7 @@ export async function payoutsPage(ctx: Ctx, root: HTMLElement): Promise<void> {
       'section',
       { class: 'card', id: 'payouts-by-campaign' },
       h('h2', {}, 'Per campaign'),
-      table(['Campaign', ...cols.map((c) => LABELS[c] ?? metricLabel(c, 'seller'))], rows, `Payout per campaign, ${range.from} to ${range.to}`, 'No lead sold in these days.'),
+      table(['Campaign', ...cols.map(payoutLabel)], rows, `Payout per campaign, ${range.from} to ${range.to}`, 'No lead sold in these days.'),
       h('p', {}, csvLink(byCampaign.csv, byCampaign.file, 'Download per campaign (CSV)', 'csv-by-campaign'), ' ', link('/reports?kind=revenue', 'More in the reports')),
     ),
   );

@@ -62,6 +62,11 @@ struct RevenueSums {
   Cents net_revenue() const { return revenue - returned_revenue; }
   Cents net_payout() const { return payout - returned_payout; }
   Cents margin() const { return net_revenue() - net_payout(); }
+  /// The same for the aged band: its sales as made less the returns of aged sales. The live
+  /// band's are the rest (net_revenue() - aged_net_revenue(), ...).
+  Cents aged_net_revenue() const { return aged_revenue - aged_returned_revenue; }
+  Cents aged_net_payout() const { return aged_payout - aged_returned_payout; }
+  Cents aged_net_margin() const { return aged_net_revenue() - aged_net_payout(); }
   /// The average price of the sales made (before returns), rounded half up; none without sales.
   std::optional<Cents> avg_price() const;
 };
