@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "leadflow/base/clock.hpp"
 #include "leadflow/base/config.hpp"
 #include "leadflow/base/ids.hpp"
+#include "leadflow/compression/gzip_inflater.hpp"
 #include "leadflow/domain/accounts.hpp"
 #include "leadflow/domain/buyer.hpp"
 #include "leadflow/domain/verticals.hpp"
@@ -54,7 +56,10 @@ constexpr const char* kUsage = R"(usage: leadflow-admin COMMAND [--flag value ..
                   --buyer-id, one buyer's (a lead on it is never offered to that buyer)
   import-suppression-list --list-id ID --file PATH
                   replaces the list's entries with those of the file: one e-mail, phone or
-                  SHA-256 a line (or the first cell of a CSV line); only fingerprints are kept
+                  SHA-256 a line (or the first cell of a CSV line); only fingerprints are kept.
+                  The file may be gzip (told by its first two bytes, whatever its name), read
+                  as it is inflated and held, as an upload is, to 1 GiB inflated; a gzip that
+                  inflates past it, is damaged or is cut short is refused, nothing replaced
   list-suppression-lists [--buyer-id ID]
   delete-suppression-list --list-id ID
   generate        --leads N --days D [--seed S] [--sellers K] [--buyers B] [--end RFC3339|ms]
@@ -102,6 +107,45 @@ int report(const leadflow::Management::Created& c) {
   if (c.status != leadflow::StoreStatus::kOk) return fail("the store refused the record");
   print(c.body);
   return 0;
+}
+
+// Reads the file `name` opened as `in` into `upload` as it comes, 1 MiB at a time, never whole:
+// clear, or gzip (its first two bytes say so, whatever its name) inflated as it comes and held,
+// as an upload sent gzip is (docs/suppression.md), to kMaxSuppressionUploadBytes inflated. A gzip
+// that passes it is refused once it does, the rest unread. "" when the whole file was read;
+// otherwise why not, and nothing is to be replaced.
+std::string read_entries_file(std::istream& in, const std::string& name, bool& gzipped,
+                              leadflow::SuppressionUpload& upload) {
+  std::string piece(1 << 20, '\0');
+  const auto next = [&] {
+    in.read(piece.data(), static_cast<std::streamsize>(piece.size()));
+    return static_cast<std::size_t>(in.gcount());
+  };
+  std::size_t got = next();
+  std::optional<leadflow::GzipInflater> gzip;
+  gzipped = leadflow::starts_gzip(std::string_view(piece.data(), got));
+  if (gzipped) gzip.emplace(leadflow::kMaxSuppressionUploadBytes, "file");
+  const auto entries = [&upload](std::string_view text) { upload.add(text); };
+  using Status = leadflow::GzipInflater::Status;
+  for (; got > 0; got = next()) {
+    const std::string_view bytes(piece.data(), got);
+    if (!gzip)
+      upload.add(bytes);
+    else if (gzip->add(bytes, entries) != Status::kOk)
+      break;
+  }
+  if (in.bad()) return "cannot read --file " + name + "; nothing was replaced";
+  if (gzip) {
+    const Status s = gzip->finish();
+    if (s == Status::kTooLarge)
+      return "--file " + name + ": the gzip file inflates past 1 GiB (" +
+             std::to_string(leadflow::kMaxSuppressionUploadBytes) +
+             " bytes), the limit of an import as of an upload; nothing was replaced";
+    if (s != Status::kOk)
+      return "--file " + name + ": " + gzip->detail() + "; nothing was replaced";
+  }
+  upload.finish();
+  return "";
 }
 
 }  // namespace
@@ -314,10 +358,9 @@ int main(int argc, char** argv) {
     if (!in) return fail("cannot read --file " + flag("file"));
     const auto started = std::chrono::steady_clock::now();
     leadflow::SuppressionUpload upload;
-    std::string piece(1 << 20, '\0');
-    while (in.read(piece.data(), static_cast<std::streamsize>(piece.size())) || in.gcount() > 0)
-      upload.add(std::string_view(piece.data(), static_cast<std::size_t>(in.gcount())));
-    upload.finish();
+    bool gzipped = false;
+    const std::string unread = read_entries_file(in, flag("file"), gzipped, upload);
+    if (!unread.empty()) return fail(unread);
     if (upload.too_many())
       return fail("more than " + std::to_string(leadflow::kMaxSuppressionEntries) +
                   " entries: a list holds at most that many");
@@ -341,6 +384,7 @@ int main(int argc, char** argv) {
            {"repeats", read - fingerprints.size()},
            {"rejected", rejected},
            {"rejected_lines", rejected_lines},
+           {"gzip", gzipped},
            {"seconds", seconds}});
     return 0;
   }

@@ -17,6 +17,8 @@
 #      whether intake paused. Each upload gets a fresh store (database) and a fresh process.
 #      With BENCH_SUPPRESSION_ENCODINGS="clear gzip" the file is sent both clear and gzipped
 #      (`gzip -6`, Content-Encoding: gzip), side by side in alternating order.
+#   With BENCH_SUPPRESSION_ENCODINGS="clear gzip" the imports phase too imports the file both
+#   clear and gzipped (leadflow-admin reads a gzip file as it inflates it), each on a fresh store.
 #
 # Environment: BENCH_SUPPRESSION_ENTRIES (10000000), BENCH_SUPPRESSION_STORES,
 # BENCH_BUILD (a release build dir with leadflow-admin, leadflow-ingest and
@@ -74,15 +76,21 @@ store_url() {
 
 if [[ " $phases " == *" imports "* ]]; then
   for store in $stores; do
-    url=$(store_url "$store" imports)
-    list=$(LEADFLOW_STORE="$url" "$admin" create-suppression-list --name bench |
-      python3 -c 'import json,sys; print(json.load(sys.stdin)["list_id"])')
-    for what in new replaced; do
-      /usr/bin/time -f '%e %M' -o "$work/time" env LEADFLOW_STORE="$url" LEADFLOW_LOG_LEVEL=warn \
-        "$admin" import-suppression-list --list-id "$list" --file "$work/list.csv" > "$work/out.json"
-      read -r wall rss < "$work/time"
-      kept=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["entries"])' "$work/out.json")
-      echo "suppression: $store, $what list: $kept entries in ${wall} s, peak ${rss} KB"
+    for encoding in $encodings; do
+      # A fresh store for each encoding, so that each file is imported into a new list, then
+      # replaces it, on a store that holds nothing else.
+      url=$(store_url "$store" "imports_$encoding")
+      file="$work/list.csv"
+      if [[ "$encoding" == gzip ]]; then file="$work/list.csv.gz"; fi
+      list=$(LEADFLOW_STORE="$url" "$admin" create-suppression-list --name bench |
+        python3 -c 'import json,sys; print(json.load(sys.stdin)["list_id"])')
+      for what in new replaced; do
+        /usr/bin/time -f '%e %M' -o "$work/time" env LEADFLOW_STORE="$url" LEADFLOW_LOG_LEVEL=warn \
+          "$admin" import-suppression-list --list-id "$list" --file "$file" > "$work/out.json"
+        read -r wall rss < "$work/time"
+        kept=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["entries"])' "$work/out.json")
+        echo "suppression: $store, $encoding file, $what list: $kept entries in ${wall} s, peak ${rss} KB"
+      done
     done
   done
 fi

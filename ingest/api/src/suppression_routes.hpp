@@ -10,17 +10,13 @@
 #include "leadflow/base/clock.hpp"
 #include "leadflow/domain/change_log.hpp"
 #include "leadflow/http/message.hpp"
+#include "leadflow/management/suppression_lists.hpp"  // kMaxSuppressionUploadBytes
 #include "leadflow/store/accounts.hpp"
 #include "leadflow/store/audit.hpp"
 #include "leadflow/store/suppression.hpp"
 #include "leadflow/visibility/visibility.hpp"
 
 namespace leadflow {
-
-/// The most bytes an upload may carry: ten million SHA-256 lines (66 bytes each with CRLF) and
-/// room for a header and long e-mails. The front holds the whole body while it arrives (about
-/// twice its size at the peak: docs/suppression.md), so this bounds what one upload takes.
-inline constexpr std::size_t kMaxSuppressionUploadBytes = std::size_t{1} << 30;
 
 /// What the routes use besides the reader. The routes bind them to IngestContext; tests hand in
 /// fakes.

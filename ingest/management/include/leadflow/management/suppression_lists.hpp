@@ -2,6 +2,7 @@
 // Suppression lists as records (docs/suppression.md): a new list from its JSON form, its JSON
 // form, and the reading of an upload of entries into fingerprints. For the API and
 // leadflow-admin, so both make lists and read uploads by the same rules.
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -21,6 +22,11 @@ namespace leadflow {
 
 /// The most distinct entries a list holds.
 inline constexpr std::size_t kMaxSuppressionEntries = 10'000'000;
+/// The most bytes an upload or an import may carry, clear or inflated from gzip: ten million
+/// SHA-256 lines (66 bytes each with CRLF) and room for a header and long e-mails. Both read
+/// their text as it comes (only fingerprints are kept), so this bounds the time a gzip bomb
+/// takes, not the memory.
+inline constexpr std::size_t kMaxSuppressionUploadBytes = std::size_t{1} << 30;
 
 struct NewSuppressionList {
   SuppressionList list;
