@@ -1,6 +1,6 @@
 #pragma once
 // A gzip stream made in memory as gzip(1) writes one (zlib's deflate with a gzip wrapper), for
-// the unit tests of what reads gzip.
+// the tests of what reads gzip.
 #include <gtest/gtest.h>
 
 #include <zlib.h>

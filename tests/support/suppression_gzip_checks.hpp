@@ -15,32 +15,16 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "gzip_member.hpp"
 #include "service_fixture.hpp"
 #include "suppression_checks.hpp"
 
 namespace leadflow::testing {
 
-// `text` as gzip(1) writes it: one member.
-inline std::string gzip_of(std::string_view text) {
-  z_stream s{};
-  EXPECT_EQ(
-      deflateInit2(&s, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY),
-      Z_OK);
-  std::string out(deflateBound(&s, text.size()) + 64, '\0');
-  s.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
-  s.avail_in = static_cast<uInt>(text.size());
-  s.next_out = reinterpret_cast<Bytef*>(out.data());
-  s.avail_out = static_cast<uInt>(out.size());
-  EXPECT_EQ(deflate(&s, Z_FINISH), Z_STREAM_END);
-  out.resize(s.total_out);
-  deflateEnd(&s);
-  return out;
-}
-
 // A gzip body of `members` members of 64 MiB of NUL bytes each: about a thousandth of its
 // inflated size (one member made, then repeated, as `cat` would join them).
 inline std::string gzip_bomb(int members) {
-  const std::string member = gzip_of(std::string(std::size_t{64} << 20, '\0'));
+  const std::string member = gzip_member(std::string(std::size_t{64} << 20, '\0'));
   std::string out;
   for (int i = 0; i < members; ++i) out += member;
   return out;
@@ -72,7 +56,7 @@ inline void check_suppression_gzip_uploads(ServiceFixture& svc) {
   std::string first = "email,source\r\n", second;
   for (int i = 0; i < 60'000; ++i) first += "Gz." + std::to_string(i) + "@Example.com,crm\r\n";
   for (int i = 60'000; i < 100'000; ++i) second += "gz." + std::to_string(i) + "@example.com\n";
-  const std::string body = gzip_of(first) + gzip_of(second);
+  const std::string body = gzip_member(first) + gzip_member(second);
   ASSERT_GT(body.size(), 64u * 1024);
   ASSERT_LT(body.size(), (first.size() + second.size()) / 4);
   auto filled = put(body, "gzip");
@@ -90,7 +74,7 @@ inline void check_suppression_gzip_uploads(ServiceFixture& svc) {
   // Damaged, cut short, no gzip at all, another coding: refused, the list as it was.
   std::string damaged = body;
   damaged[damaged.size() / 3] = static_cast<char>(damaged[damaged.size() / 3] ^ 0x5a);
-  const std::string small = gzip_of("one@example.com\ntwo@example.com\n");
+  const std::string small = gzip_member("one@example.com\ntwo@example.com\n");
   struct Bad {
     std::string body, coding;
     int status;
