@@ -8,8 +8,8 @@
 #     DRIVERS  PkgConfig::SQLITE3 ...   third-party targets only its sources use (PRIVATE)
 #     DRIVER_HEADERS sqlite3.h ...      the driver headers its sources may include)
 #
-# Makes the static library leadflow_<name> with the alias leadflow::<name>, `include/` PUBLIC
-# and `src/` PRIVATE. A check runs before the library compiles: every `#include "leadflow/X/..."`
+# Makes the library leadflow_<name> (static; shared with LEADFLOW_SHARED_COMPONENTS) with the
+# alias leadflow::<name>, `include/` PUBLIC and `src/` PRIVATE. A check runs before the library compiles: every `#include "leadflow/X/..."`
 # in the component must name the component itself or one of its DEPS, and a driver header
 # (sqlite3.h, libpq-fe.h, librdkafka/, curl/, nghttp2/, openssl/, httplib.h, simdjson.h,
 # sodium.h, zlib.h) may appear only where DRIVER_HEADERS allows it. A wrong include fails the build with the file and the line.
@@ -22,7 +22,7 @@ set(LEADFLOW_DRIVER_HEADERS sqlite3.h libpq-fe.h librdkafka/ curl/ nghttp2/ open
 function(leadflow_component name)
   cmake_parse_arguments(C "" "" "SOURCES;DEPS;LIBS;DRIVERS;DRIVER_HEADERS" ${ARGN})
   set(target leadflow_${name})
-  add_library(${target} STATIC ${C_SOURCES})
+  add_library(${target} ${LEADFLOW_LIBRARY_KIND} ${C_SOURCES})
   add_library(leadflow::${name} ALIAS ${target})
   target_include_directories(${target} PUBLIC include PRIVATE src)
   set(deps)
