@@ -16,7 +16,8 @@
 #      re-offers run beside them. Figures: live leads/s (first to last live decision, as the
 #      distribution phase measures it), the process's CPU per live lead over the same span
 #      (re-offers and scrapes included), re-offers sold by then and after.
-# The same run with BENCH_REOFFER_BACKLOG=0 is the baseline. Medians of BENCH_ROUNDS.
+# The same run with BENCH_REOFFER_BACKLOG=0 is the baseline, its rounds alternated with the
+# backlog's. Medians of BENCH_ROUNDS, and the ratio of each pair of rounds.
 #
 # Environment: BENCH_DISTRIBUTION_LEADS (2000), BENCH_REOFFER_BACKLOG (5000), BENCH_ROUNDS (3),
 # BENCH_DELAY_MS (100), BENCH_REOFFER_DELAY_S (20), BENCH_BUILD (a build dir with
@@ -165,8 +166,10 @@ start_buyers
 echo "re-offer backlog: $rounds rounds, $leads live leads queued, buyers answering after $delay_ms ms," >&2
 echo "one embedded worker (default settings), with no backlog and with $backlog re-offers due" >&2
 declare -A rate during after cpu
-for n in 0 "$backlog"; do
-  for round in $(seq 1 "$rounds"); do
+# Rounds alternate (none due, then the backlog, and again), so that a drift of the machine over
+# the run falls on both sides alike.
+for round in $(seq 1 "$rounds"); do
+  for n in 0 "$backlog"; do
     run "$n" "$round"
     read -r r a b c <<< "$result"
     echo "  backlog $n, round $round: $r live leads/s, $c ms of CPU per live lead; re-offers sold $a while the live leads ran, $b in all" >&2
@@ -180,3 +183,7 @@ for n in 0 "$backlog"; do
   printf '%-18s %14.0f %18.3f %26.0f %16.0f\n' "$n" "$(echo "${rate[$n]}" | median)" "$(echo "${cpu[$n]}" | median)" \
     "$(echo "${during[$n]}" | median)" "$(echo "${after[$n]}" | median)"
 done
+# Each round's backlog run against the run just before it with none due: the paired ratios.
+paired=$(paste -d' ' <(echo "${rate[$backlog]}" | tr ' ' '\n' | sed '/^$/d') \
+  <(echo "${rate[0]}" | tr ' ' '\n' | sed '/^$/d') | awk '{printf "%.3f ", $1 / $2}')
+echo "live leads/s with the backlog over without, paired by round: $paired(median $(echo "$paired" | median | awk '{printf "%.3f", $1}'))"
