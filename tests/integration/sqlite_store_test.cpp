@@ -193,13 +193,12 @@ TEST(SqliteStore, AnnouncesToNoOtherProcess) {
             nullptr);
 }
 
-// The process's SQLite keeps a statement's journal in memory up to a size and then spills it to
-// a file (driver.cpp). SQLite 3.40 writes the spilled journal in chunks of that size, and a
-// write past 128 KiB comes back short: a statement whose journal outgrew a spill size of 4 MiB,
-// inside a transaction (a migration's backfill, the relabelling of a large suppression list),
-// failed with "database or disk is full". Once a store is open, every connection of the
-// process has its setting.
-TEST(SqliteStore, AStatementWhoseJournalSpillsToAFileIsWritten) {
+// The process's SQLite keeps statement journals in memory (driver.cpp). A spill to a file past a
+// size above 128 KiB fails in SQLite 3.40 (the journal is copied in chunks of that size, and its
+// file layer writes at most 128 KiB at once): with the 4 MiB once set, a statement whose journal
+// outgrew it inside a transaction (a migration's backfill) failed with "database or disk is
+// full". Once a store is open, every connection of the process has its setting.
+TEST(SqliteStore, AStatementWithAJournalOfManyMegabytesInATransactionIsWritten) {
   TempDir dir;
   const std::string path = dir.path() + "/leadflow.db";
   std::string error;

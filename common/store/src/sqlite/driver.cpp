@@ -13,18 +13,21 @@ constexpr const char* kReaderCacheSize = "PRAGMA cache_size = -16384";
 // requests then queue on (about 3% of a lead view's CPU, measured with perf). Nothing here
 // reads sqlite3_memory_used(). Too late (SQLITE_MISUSE) only if SQLite was initialised first.
 //
-// Statement journals and savepoints (a lead's outcome is one, SAVEPOINT outcome) in memory up to
-// kStatementJournalSpill bytes each, instead of SQLite's default 64 KiB: an outcome with its sale,
-// ledger entry and rollup rows changes more pages than that, and each one's journal then went to
-// a temporary file, page by page: about 20 writes of 4 KiB per lead a worker decides, in the
-// kernel's file write path (perf: a tenth of a draining worker's CPU), for a file deleted at the
-// end of the transaction. Larger statements (a migration's backfill) still spill to a file.
-// 128 KiB, not more: SQLite 3.40 copies the journal to the file in chunks of this size, and its
-// file layer writes at most 128 KiB at once, so a larger setting made every statement whose
-// journal outgrew it fail with SQLITE_FULL ("database or disk is full"; sqlite_store_test,
-// AStatementWhoseJournalSpillsToAFileIsWritten). 128 KiB still holds a decided lead's outcome:
-// none of the pipeline tests' outcomes opened a file, where 64 KiB opened 24.
-constexpr int kStatementJournalSpill = 128 << 10;
+// Statement journals and savepoints (a lead's outcome is one, SAVEPOINT outcome) are kept in
+// memory, never spilled to a temporary file. With SQLite's default (spill past 64 KiB) an outcome
+// with its sale, ledger entry and rollup rows changed more pages than that, and each one's
+// journal went to a temporary file, page by page: about 20 writes of 4 KiB per lead a worker
+// decides, in the kernel's file write path (perf: a tenth of a draining worker's CPU), for a file
+// deleted at the end of the transaction. A spill size above 128 KiB cannot be used: SQLite 3.40
+// copies a spilling journal to its file in chunks of that size, its file layer writes at most
+// 128 KiB at once, and every statement whose journal outgrew the size failed with SQLITE_FULL
+// ("database or disk is full"; sqlite_store_test,
+// AStatementWithAJournalOfManyMegabytesInATransactionIsWritten). 128 KiB itself cost a draining
+// worker a fifth of its rate (the worker's batches of outcomes outgrow it). In memory, as with
+// temp_store=MEMORY, a statement's journal holds the pages it changes: the large statements inside
+// transactions are kept small on purpose (a suppression list's switch moves its rows one statement
+// each).
+constexpr int kStatementJournalSpill = -1;
 
 void configure_sqlite_once() {
   static std::once_flag once;

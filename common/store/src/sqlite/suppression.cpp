@@ -161,15 +161,17 @@ StoreStatus SqliteStore::replace_suppression_entries(std::string_view id,
         if (rc != SQLITE_ROW) return report(c, rc, "replace_suppression_entries");
         version = q.int64(0);
       }
-      {
+      // A row a statement: statement journals are held in memory (driver.cpp), and one
+      // statement moving every row of ten million entries would hold 153 MB of them.
+      for (std::int64_t k = 0; k < n && !lost_rows; ++k) {
         Query q(c,
                 "UPDATE suppression_chunks SET entries_version = ?3"
-                " WHERE list_id = ?1 AND entries_version = ?2");
-        if (int rc = q.bind(id).bind(staging).bind(version + 1).run())
+                " WHERE list_id = ?1 AND entries_version = ?2 AND n = ?4");
+        if (int rc = q.bind(id).bind(staging).bind(version + 1).bind(k).run())
           return report(c, rc, "replace_suppression_entries");
-        // Fewer rows than written: the list was deleted and made again under the same id
-        // meanwhile. Nothing is switched (the transaction is rolled back as it ends).
-        lost_rows = c.changes() != n;
+        // A row gone: the list was deleted and made again under the same id meanwhile.
+        // Nothing is switched (the transaction is rolled back as it ends).
+        lost_rows = c.changes() != 1;
       }
       if (!lost_rows) {
         Query q(
