@@ -68,11 +68,7 @@ ListAsk decode_lead_query(const LeadReadPorts& ports, const Viewer& viewer,
                   "created_to", "tz", "limit", "cursor", "q", "format"},
                  errors);
   ListAsk ask;
-  const std::string& format = req.param("format");
-  if (req.has_param("format") && format != "csv" && format != "json")
-    errors.push_back({"format", "not_allowed", "csv or json"});
-  ask.csv = format == "csv" || (!req.has_param("format") &&
-                                req.header("Accept").find("text/csv") != std::string_view::npos);
+  ask.csv = asks_csv(req, errors);
   LeadQuery& q = ask.query;
   parse_limit(req, q.limit, errors);
   // A search is one more filter: the reader's own leads only, like every list, so another

@@ -49,11 +49,7 @@ std::optional<std::int64_t> entry_after(std::string_view cursor) {
 LedgerAsk decode_ledger_query(const http::Request& req, FieldErrors& errors) {
   unknown_params(req, {"limit", "cursor", "format"}, errors);
   LedgerAsk ask;
-  const std::string& format = req.param("format");
-  if (req.has_param("format") && format != "csv" && format != "json")
-    errors.push_back({"format", "not_allowed", "csv or json"});
-  ask.csv = format == "csv" || (!req.has_param("format") &&
-                                req.header("Accept").find("text/csv") != std::string_view::npos);
+  ask.csv = asks_csv(req, errors);
   parse_limit(req, ask.query.limit, errors);
   if (req.has_param("cursor")) {
     if (const auto after = entry_after(req.param("cursor")))

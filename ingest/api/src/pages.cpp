@@ -9,6 +9,14 @@
 
 namespace leadflow {
 
+bool asks_csv(const http::Request& req, FieldErrors& errors) {
+  const std::string& format = req.param("format");
+  if (req.has_param("format") && format != "csv" && format != "json")
+    errors.push_back({"format", "not_allowed", "csv or json"});
+  return format == "csv" || (!req.has_param("format") &&
+                             req.header("Accept").find("text/csv") != std::string_view::npos);
+}
+
 bool parse_limit(const http::Request& req, int& limit, FieldErrors& errors) {
   if (!req.has_param("limit")) return true;
   const std::string v = req.param("limit");

@@ -20,6 +20,10 @@ namespace leadflow {
 /// added to `errors`, for anything but an integer from 1 to 100.
 bool parse_limit(const http::Request& req, int& limit, FieldErrors& errors);
 
+/// Whether an export answers CSV: `format=csv`, or `Accept: text/csv` without `format`. A
+/// `format` other than csv or json adds its error to `errors`.
+bool asks_csv(const http::Request& req, FieldErrors& errors);
+
 /// Adds an error to `errors` for each query parameter not in `allowed`.
 void unknown_params(const http::Request& req, std::initializer_list<const char*> allowed,
                     FieldErrors& errors);

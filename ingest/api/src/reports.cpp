@@ -19,6 +19,7 @@
 #include "leadflow/base/tz.hpp"
 #include "leadflow/reports/report.hpp"
 #include "leadflow/visibility/reports.hpp"
+#include "pages.hpp"
 #include "reports.hpp"
 #include "viewer.hpp"
 
@@ -218,11 +219,7 @@ std::optional<ReportParams> parse_params(const ReportPorts& ports, const http::R
   else if (viewer.is_seller())
     forced(ReportKey::kSeller, viewer.seller_id, "seller_id");
 
-  const std::string format = req.param("format");
-  if (req.has_param("format") && format != "csv" && format != "json")
-    errors.push_back({"format", "not_allowed", "csv or json"});
-  p.csv = format == "csv" || (!req.has_param("format") &&
-                              req.header("Accept").find("text/csv") != std::string_view::npos);
+  p.csv = asks_csv(req, errors);
   if (!errors.empty()) return std::nullopt;
   return p;
 }

@@ -10,6 +10,7 @@
 #include "leadflow/api/http_util.hpp"
 #include "leadflow/base/time_format.hpp"
 #include "leadflow/visibility/statements.hpp"
+#include "pages.hpp"
 #include "viewer.hpp"
 
 namespace leadflow {
@@ -71,9 +72,7 @@ void answer_statement(const StatementPorts& ports, const Viewer& viewer, const h
   if (!period)
     errors.push_back({"period", req.has_param("period") ? "invalid_format" : "required",
                       "a month (2026-11) or an ISO week (2026-W47)"});
-  const std::string format = req.param("format");
-  if (req.has_param("format") && format != "csv" && format != "json")
-    errors.push_back({"format", "not_allowed", "csv or json"});
+  const bool csv = asks_csv(req, errors);
   if (!errors.empty())
     return http::send_problem(res, 400, "the statement asked is invalid", errors);
   if (!may_read_statement(viewer, *party, id))
@@ -85,8 +84,7 @@ void answer_statement(const StatementPorts& ports, const Viewer& viewer, const h
   const auto read = read_statement(ports.statements, *party, id, *period, *zone);
   if (!read) return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
   const json projected = project_statement(viewer, *read);
-  if (format == "csv" || (!req.has_param("format") &&
-                          req.header("Accept").find("text/csv") != std::string_view::npos)) {
+  if (csv) {
     res.status = 200;
     res.set_content(statement_csv(viewer, projected, *party), "text/csv; charset=utf-8");
     res.set_header("Content-Disposition", "attachment; filename=\"statement_" +
