@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "kafka_cluster.hpp"
@@ -36,8 +37,30 @@ class Admin {
   }
   bool ok() const { return rk_ != nullptr; }
 
-  /// Every config of `topic` as its brokers answer, empty on no answer.
+  /// Every config of `topic` as its brokers answer, empty on no answer. A topic just created is
+  /// known to its controller first and to the other brokers a moment later (one that has not
+  /// heard of it yet answers UNKNOWN_TOPIC_OR_PART), so this asks again for up to 15 seconds.
   Configs describe(const std::string& topic) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+    for (;;) {
+      Configs out = describe_once(topic);
+      if (!out.empty() || std::chrono::steady_clock::now() > deadline) return out;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+
+  void remove(const std::vector<std::string>& topics) {
+    std::vector<rd_kafka_DeleteTopic_t*> del;
+    for (const auto& t : topics) del.push_back(rd_kafka_DeleteTopic_new(t.c_str()));
+    rd_kafka_queue_t* q = rd_kafka_queue_new(rk_);
+    rd_kafka_DeleteTopics(rk_, del.data(), del.size(), nullptr, q);
+    if (rd_kafka_event_t* ev = rd_kafka_queue_poll(q, 15000)) rd_kafka_event_destroy(ev);
+    rd_kafka_queue_destroy(q);
+    rd_kafka_DeleteTopic_destroy_array(del.data(), del.size());
+  }
+
+ private:
+  Configs describe_once(const std::string& topic) {
     Configs out;
     rd_kafka_ConfigResource_t* res =
         rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC, topic.c_str());
@@ -65,17 +88,6 @@ class Admin {
     return out;
   }
 
-  void remove(const std::vector<std::string>& topics) {
-    std::vector<rd_kafka_DeleteTopic_t*> del;
-    for (const auto& t : topics) del.push_back(rd_kafka_DeleteTopic_new(t.c_str()));
-    rd_kafka_queue_t* q = rd_kafka_queue_new(rk_);
-    rd_kafka_DeleteTopics(rk_, del.data(), del.size(), nullptr, q);
-    if (rd_kafka_event_t* ev = rd_kafka_queue_poll(q, 15000)) rd_kafka_event_destroy(ev);
-    rd_kafka_queue_destroy(q);
-    rd_kafka_DeleteTopic_destroy_array(del.data(), del.size());
-  }
-
- private:
   rd_kafka_t* rk_ = nullptr;
 };
 
