@@ -2,21 +2,16 @@
 
 #include "buyer_pinger.hpp"
 
-#include <sys/resource.h>
-
-#include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <thread>
 
 #include "leadflow/api/api.hpp"
 #include "leadflow/api/buyer_test_ping.hpp"
 #include "leadflow/api/http_util.hpp"
 #include "leadflow/api/live_feed.hpp"
 #include "leadflow/base/log.hpp"
+#include "leadflow/base/priority.hpp"
 #include "leadflow/erasure/retention.hpp"
 #include "leadflow/http/server.hpp"
 #include "leadflow/http/tls_cert.hpp"
@@ -232,13 +227,10 @@ bool App::start(std::string& error) {
   } else {
     m.publisher = std::make_unique<LocalOutcomePublisher>(m.waiters);
     // The auctions run at a lower CPU priority than the front: when the cores are saturated,
-    // sellers are acknowledged promptly and the auctions catch up from the durable queue. A
-    // thread's nice value is inherited by the threads it starts, so every worker thread (the
-    // consumers, the auction pool, the HTTP client's loop) is made from one lowered thread.
-    std::thread([&] {
-      if (c.worker_nice > 0 && setpriority(PRIO_PROCESS, 0, c.worker_nice) != 0)
-        log(LogLevel::kWarn, "worker_nice_failed",
-            {{"nice", c.worker_nice}, {"error", std::strerror(errno)}});
+    // sellers are acknowledged promptly and the auctions catch up from the durable queue. Every
+    // worker thread (the consumers, the auction pool, the HTTP client's loop) is made from one
+    // lowered thread, whose nice value they inherit.
+    make_lowered(c.worker_nice, "worker", [&] {
       m.workers = std::make_unique<WorkerPool>(
           c, WorkerPorts{*m.store, *m.store, *m.store, *m.store}, *m.queue, m.verticals,
           *m.publisher, m.clock, m.suppression.get());
@@ -249,14 +241,9 @@ bool App::start(std::string& error) {
       // machine, with a third of 3 endpoints hanging, one worker decided 0.75-0.77 of its rate
       // without endpoints this way, 0.59-0.64 with the sender at the workers' own priority
       // (docs/benchmarks.md).
-      const int postback_nice = c.worker_nice > 0 ? std::min(19, c.worker_nice + 9) : 0;
-      std::thread([&] {
-        if (postback_nice > 0 && setpriority(PRIO_PROCESS, 0, postback_nice) != 0)
-          log(LogLevel::kWarn, "postback_nice_failed",
-              {{"nice", postback_nice}, {"error", std::strerror(errno)}});
-        m.postbacks = std::make_unique<PostbackService>(c, *m.store, m.clock);
-      }).join();
-    }).join();
+      make_lowered(c.worker_nice > 0 ? kPostbackNiceSteps : 0, "postback",
+                   [&] { m.postbacks = std::make_unique<PostbackService>(c, *m.store, m.clock); });
+    });
   }
 
   // Every limit counted in the store when several processes take requests (docs/limits.md).

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "leadflow/base/log.hpp"
+#include "leadflow/base/priority.hpp"
 #include "leadflow/domain/lead_search.hpp"
 #include "leadflow/domain/verticals.hpp"
 #include "leadflow/http/ops_routes.hpp"
@@ -122,7 +123,10 @@ bool WorkerProcess::start(std::string& error) {
     return false;
   }
   m.workers->start(std::max(1, c.workers), *secret);
-  m.postbacks = std::make_unique<PostbackService>(c, *m.store, m.clock);
+  // The sender's threads run below the workers': a slow endpoint's events wait in the outbox
+  // while the cores decide leads (docs/postbacks.md).
+  make_lowered(kPostbackNiceSteps, "postback",
+               [&] { m.postbacks = std::make_unique<PostbackService>(c, *m.store, m.clock); });
 
   m.ops = start_ops(c, *m.queue, *m.store, *m.workers, error);
   if (!m.ops) return false;

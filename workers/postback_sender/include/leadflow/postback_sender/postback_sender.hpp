@@ -156,6 +156,11 @@ struct Config;
 /// connection unless LEADFLOW_ALLOW_PRIVATE_BUYERS; the buyers' CA file), sized by
 /// LEADFLOW_POSTBACK_CONCURRENCY and LEADFLOW_POSTBACK_TIMEOUT_MS. Started at once; stops when
 /// destroyed.
+/// How many nice steps below the workers of its process the sender's threads run
+/// (make_lowered): its events wait in the durable outbox, so with the cores saturated the
+/// decisions come first (docs/postbacks.md).
+inline constexpr int kPostbackNiceSteps = 9;
+
 class PostbackService {
  public:
   PostbackService(const Config& config, PostbackStore& store, const Clock& clock);
