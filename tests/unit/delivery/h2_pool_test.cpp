@@ -203,6 +203,61 @@ TEST_F(H2PoolTest, AnIdleConnectionIsClosedAfterItsIdleTimeOnTheClock) {
   EXPECT_EQ(io_.released, std::vector<std::uint64_t>{id});
 }
 
+TEST_F(H2PoolTest, AnIdleConnectionIsPingedAndKeptWhileItsBuyerAnswers) {
+  const auto n = send();
+  resolve_and_connect();
+  pump(connection());
+  io_.buyer(connection()).respond(1, 204, "");
+  pump(connection());
+  ASSERT_TRUE(answers_[n]);
+  H2TestServer& buyer = io_.buyer(connection());
+
+  tick(14'999ms);
+  EXPECT_EQ(buyer.pings(), 0) << "pinged before 15 s of idleness";
+  tick(1ms);
+  EXPECT_EQ(buyer.pings(), 1);
+  EXPECT_TRUE(connection().codec->awaiting_ping());
+  pump(connection());  // the buyer's ACK comes back
+  EXPECT_FALSE(connection().codec->awaiting_ping());
+  tick(10'000ms);
+  EXPECT_EQ(host().connections.size(), 1u) << "a connection whose buyer answered is kept";
+  EXPECT_EQ(buyer.pings(), 1) << "asked again before 15 s from the last PING";
+  tick(5'000ms);
+  EXPECT_EQ(buyer.pings(), 2);
+  pump(connection());
+
+  // Still serving: the next request goes on it, with no new connection.
+  const auto next = send();
+  pump(connection());
+  io_.buyer(connection()).respond(3, 200, "{}");
+  pump(connection());
+  ASSERT_TRUE(answers_[next]);
+  EXPECT_EQ(answers_[next]->status, 200);
+  EXPECT_EQ(io_.connects, 1);
+}
+
+TEST_F(H2PoolTest, AnIdleConnectionWhoseBuyerDoesNotAnswerAPingIsGivenUp) {
+  const auto n = send();
+  resolve_and_connect();
+  pump(connection());
+  io_.buyer(connection()).respond(1, 204, "");
+  pump(connection());
+  ASSERT_TRUE(answers_[n]);
+  const std::uint64_t id = connection().id;
+
+  tick(15'000ms);  // the PING goes; nothing comes back (nothing is read from the buyer)
+  ASSERT_EQ(io_.buyer(connection()).pings(), 1);
+  tick(4'999ms);
+  EXPECT_EQ(host().connections.size(), 1u);
+  tick(1ms);
+  EXPECT_TRUE(host().connections.empty()) << "kept with a PING unanswered for 5 s";
+  EXPECT_EQ(io_.released, std::vector<std::uint64_t>{id});
+
+  // The next request opens a connection of its own rather than waiting on the silent one.
+  send();
+  EXPECT_EQ(io_.connects, 2);
+}
+
 TEST_F(H2PoolTest, AConnectionNotMadeWithinTenSecondsIsGivenUp) {
   const auto n = send(30'000ms);
   Resolution r;

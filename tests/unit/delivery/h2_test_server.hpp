@@ -87,6 +87,9 @@ class H2TestServer {
     nghttp2_submit_goaway(session_, NGHTTP2_FLAG_NONE, last_stream, NGHTTP2_NO_ERROR, nullptr, 0);
   }
 
+  /// PINGs received (each ACKed by nghttp2 in the next produce()).
+  int pings() const { return pings_; }
+
   /// The streams the buyer has seen, by id.
   const std::map<std::int32_t, Request>& requests() const { return requests_; }
   const Request& request(std::int32_t id) { return requests_[id]; }
@@ -118,6 +121,8 @@ class H2TestServer {
   }
 
   static int on_frame(nghttp2_session*, const nghttp2_frame* frame, void* user) {
+    if (frame->hd.type == NGHTTP2_PING && (frame->hd.flags & NGHTTP2_FLAG_ACK) == 0)
+      ++self(user).pings_;  // nghttp2 queues its ACK for the next produce()
     const bool request_frame = frame->hd.type == NGHTTP2_HEADERS || frame->hd.type == NGHTTP2_DATA;
     if (request_frame && (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0) {
       self(user).requests_[frame->hd.stream_id].complete = true;
@@ -145,6 +150,7 @@ class H2TestServer {
 
   nghttp2_session* session_ = nullptr;
   std::map<std::int32_t, Request> requests_;
+  int pings_ = 0;
   std::map<std::int32_t, std::pair<std::string, std::size_t>> bodies_;
 };
 

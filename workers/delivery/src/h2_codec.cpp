@@ -134,6 +134,8 @@ struct H2CodecCallbacks {
   }
 
   static int on_frame(nghttp2_session* /*session*/, const nghttp2_frame* frame, void* user) {
+    if (frame->hd.type == NGHTTP2_PING && (frame->hd.flags & NGHTTP2_FLAG_ACK) != 0)
+      static_cast<H2Codec*>(user)->ping_outstanding_ = false;
     if (frame->hd.type == NGHTTP2_GOAWAY) {
       // No new streams here; nghttp2 closes those above last_stream_id as refused (never
       // processed), and the rest may still be answered.
@@ -259,6 +261,12 @@ std::string H2Codec::error_text(std::int32_t error) { return nghttp2_strerror(er
 void H2Codec::cancel(std::int32_t stream_id) {
   if (Stream* s = stream(stream_id)) s->cancelled = true;
   nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, stream_id, NGHTTP2_CANCEL);
+}
+
+bool H2Codec::ping() {
+  if (nghttp2_submit_ping(session_, NGHTTP2_FLAG_NONE, nullptr) != 0) return false;
+  ping_outstanding_ = true;
+  return true;
 }
 
 bool H2Codec::receive(const char* data, std::size_t length) {

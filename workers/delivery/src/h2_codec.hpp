@@ -84,6 +84,12 @@ class H2Codec {
   /// has no more. False on a protocol error (error() says which).
   bool produce(std::string& out, std::size_t batch);
 
+  /// Queues a PING for the next produce(); false if nghttp2 would not. Its ACK clears
+  /// awaiting_ping().
+  bool ping();
+  /// A PING was sent and its ACK has not come yet.
+  bool awaiting_ping() const { return ping_outstanding_; }
+
   /// Streams the buyer lets us run at once (its SETTINGS_MAX_CONCURRENT_STREAMS), at most 100.
   std::size_t stream_limit() const;
   /// The buyer sent GOAWAY: no new streams here.
@@ -114,6 +120,7 @@ class H2Codec {
   std::unordered_map<std::int32_t, Stream> streams_;  // node-based: a Stream never moves
   bool goaway_ = false;
   std::int32_t goaway_last_stream_ = 0;
+  bool ping_outstanding_ = false;
   std::string error_;
 };
 

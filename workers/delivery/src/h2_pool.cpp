@@ -23,6 +23,11 @@ constexpr std::size_t kStreamsBeforeSettings = 100;
 constexpr int kMaxReplays = 2;
 // An idle connection is kept this long for the next burst, then closed.
 constexpr auto kIdleTimeout = 60s;
+// Meanwhile it is asked for a PING every so often, and given up if the ACK does not come in
+// time: a connection a middlebox or the buyer dropped without a word is found while idle, not
+// by the next auction's request waiting out its deadline on it.
+constexpr auto kPingWhenIdleFor = 15s;
+constexpr auto kPingTimeout = 5s;
 // Resolved addresses are reused this long before the name is looked up again.
 constexpr auto kAddressTtl = 60s;
 // A connection not ready (resolved, connected, TLS done) within this is given up; the requests
@@ -296,9 +301,20 @@ void H2Pool::housekeeping() {
         }
         continue;
       }
-      if (c->streams.empty() && c->pending.empty() &&
-          (c->full || c->codec->goaway() || now - c->idle_since >= kIdleTimeout)) {
+      const bool idle = c->streams.empty() && c->pending.empty();
+      if (idle && (c->full || c->codec->goaway() || now - c->idle_since >= kIdleTimeout)) {
         mark_dead(*c, "");
+      } else if (c->codec->awaiting_ping()) {
+        if (now - c->pinged_at >= kPingTimeout)
+          mark_dead(
+              *c, "the buyer did not answer a PING within " +
+                      std::to_string(
+                          std::chrono::duration_cast<std::chrono::seconds>(kPingTimeout).count()) +
+                      " s");
+      } else if (idle && now - std::max(c->idle_since, c->pinged_at) >= kPingWhenIdleFor &&
+                 c->codec->ping()) {
+        c->pinged_at = now;
+        io_.flush(*c);
       }
     }
   }

@@ -52,6 +52,7 @@ struct H2Connection {
   State state = State::kResolving;
   SteadyTime opened;
   SteadyTime idle_since;
+  SteadyTime pinged_at{};  // the last PING sent while it was idle (never: the epoch)
   std::deque<std::unique_ptr<H2Exchange>> pending;  // given to it before it was ready
   std::unordered_map<std::int32_t, std::unique_ptr<H2Exchange>> streams;
   std::unique_ptr<H2Codec> codec;  // once ready
