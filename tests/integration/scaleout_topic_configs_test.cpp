@@ -1,7 +1,8 @@
 // The topics leadflow creates itself on a real three-node Kafka carry the retention and segment
 // settings the manifests give theirs (LEADFLOW_KAFKA_RETENTION_MS, _DEAD_RETENTION_MS,
 // _SEGMENT_MS; docs/erasure.md), read back from the brokers with the admin API's
-// DescribeConfigs, not the broker's defaults.
+// DescribeConfigs, not the broker's defaults. And a tail reader of a topic hears the partitions
+// added to it while it runs.
 #include <gtest/gtest.h>
 #include <librdkafka/rdkafka.h>
 #include <unistd.h>
@@ -9,6 +10,7 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -161,6 +163,55 @@ TEST(ScaleOutTopics, TheTopicsLeadflowCreatesGetTheConfiguredRetentionAndSegment
     }
     admin.remove(all);
   }
+}
+
+// The tail reader (the ingest's reader of the results topic where its store cannot announce
+// outcomes) hears what lands on partitions added to its topic after it began.
+TEST(ScaleOutTopics, ATailReaderHearsWhatLandsOnPartitionsAddedWhileItRuns) {
+  KafkaCluster cluster;
+  ASSERT_FALSE(cluster.bootstrap().empty()) << "no Kafka cluster (the kafka_start fixture)";
+  Admin admin(cluster.bootstrap());
+  ASSERT_TRUE(admin.ok());
+  const Config c = config_with({{"LEADFLOW_QUEUE", "kafka://" + cluster.bootstrap()},
+                                {"LEADFLOW_TOPIC_PREFIX", "tail" + std::to_string(::getpid())},
+                                {"LEADFLOW_QUEUE_PARTITIONS", "2"}});
+  const Topics t = topics_for(c);
+  std::string error;
+  auto queue = open_queue(c, error);
+  ASSERT_NE(queue, nullptr) << error;
+  auto tail = queue->make_tail_consumer({t.results});
+  ASSERT_NE(tail, nullptr);
+  ASSERT_EQ(cluster.add_partitions(t.results, 4), "");
+
+  // Writers made from now on see the four partitions once the brokers do: each round's records
+  // go out from a new one until one of them is heard from an added partition.
+  std::set<std::string> sent, heard;
+  bool heard_added = false;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  for (int round = 0; !heard_added && std::chrono::steady_clock::now() < deadline; ++round) {
+    auto writer = open_queue(c, error);
+    ASSERT_NE(writer, nullptr) << error;
+    for (int i = 0; i < 20; ++i) {
+      const std::string key = "r" + std::to_string(round) + "-" + std::to_string(i);
+      ASSERT_EQ(writer->producer().produce(t.results, key, key, std::chrono::seconds(10)),
+                ProduceStatus::kOk);
+      sent.insert(key);
+    }
+    const auto round_end = std::chrono::steady_clock::now() + std::chrono::seconds(8);
+    while (std::chrono::steady_clock::now() < round_end && heard.size() < sent.size()) {
+      if (auto r = tail->poll(std::chrono::milliseconds(200))) {
+        heard.insert(r->key);
+        heard_added = heard_added || r->partition >= 2;
+      }
+    }
+  }
+  EXPECT_TRUE(heard_added) << "nothing was heard from the partitions added";
+  const auto rest = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+  while (heard.size() < sent.size() && std::chrono::steady_clock::now() < rest)
+    if (auto r = tail->poll(std::chrono::milliseconds(200))) heard.insert(r->key);
+  EXPECT_EQ(heard, sent) << "records on the partitions it began with or those added were lost";
+  tail->close();
+  admin.remove({t.leads, t.results, t.retry, t.dead});
 }
 
 }  // namespace

@@ -26,6 +26,10 @@ constexpr const char* kFetchWaitMaxMs = "5";
 // How often a group member refreshes its lag (librdkafka's statistics, served by poll()).
 // Prometheus scrapes every 15 s; a fresher figure than that would only cost CPU.
 constexpr const char* kStatisticsIntervalMs = "5000";
+// How often a tail reader asks whether its topics gained partitions (the operator's
+// kafka-topics --alter): a partition added is read from its start, so nothing produced to it is
+// missed, only heard up to this much later.
+constexpr auto kTailPartitionCheck = std::chrono::seconds(5);
 
 }  // namespace
 
@@ -88,7 +92,9 @@ bool KafkaConsumer::assign_tail(const std::vector<std::string>& topics, std::str
     }
     for (int p = 0; p < n; ++p)
       rd_kafka_topic_partition_list_add(list.get(), t.c_str(), p)->offset = RD_KAFKA_OFFSET_END;
+    tail_partitions_[t] = n;
   }
+  next_tail_check_ = std::chrono::steady_clock::now() + kTailPartitionCheck;
   // Resolve "the end" now rather than when the fetcher starts: a record produced right after this
   // returns must be seen, and OFFSET_END resolved later would skip it. Looking up timestamp -1
   // answers each partition's end offset. On failure fall back to a lazy OFFSET_END.
@@ -108,8 +114,31 @@ bool KafkaConsumer::assign_tail(const std::vector<std::string>& topics, std::str
   return true;
 }
 
+void KafkaConsumer::follow_added_partitions() {
+  next_tail_check_ = std::chrono::steady_clock::now() + kTailPartitionCheck;
+  PartitionList added(rd_kafka_topic_partition_list_new(4));
+  for (auto& [topic, known] : tail_partitions_) {
+    const int n = partition_count(rk_.get(), topic, kQueryTimeoutMs);
+    if (n <= known) continue;  // unchanged, or the cluster did not answer: asked again later
+    // Created after this reader began: everything on them is news, read from the start.
+    for (int p = known; p < n; ++p)
+      rd_kafka_topic_partition_list_add(added.get(), topic.c_str(), p)->offset =
+          RD_KAFKA_OFFSET_BEGINNING;
+    log(LogLevel::kInfo, "kafka_tail_partitions_added",
+        {{"topic", topic}, {"partitions", n}, {"were", known}});
+    known = n;
+  }
+  if (added->cnt == 0) return;
+  if (rd_kafka_error_t* e = rd_kafka_incremental_assign(rk_.get(), added.get())) {
+    log(LogLevel::kError, "kafka_tail_assign_failed", {{"error", rd_kafka_error_string(e)}});
+    rd_kafka_error_destroy(e);
+  }
+}
+
 std::optional<QueueRecord> KafkaConsumer::poll(std::chrono::milliseconds timeout) {
   if (closing_ || !rk_) return std::nullopt;
+  if (mode_ == Mode::kTail && std::chrono::steady_clock::now() >= next_tail_check_)
+    follow_added_partitions();
   const auto start = std::chrono::steady_clock::now();
   for (;;) {
     const auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(

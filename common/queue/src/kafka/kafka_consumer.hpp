@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -44,6 +45,8 @@ class KafkaConsumer final : public QueueConsumer {
   void assign(rd_kafka_topic_partition_list_t* partitions);
   void revoke(rd_kafka_topic_partition_list_t* partitions);
   bool assign_tail(const std::vector<std::string>& topics, std::string& error);
+  /// A tail reader's topics' partitions added since it began are read too.
+  void follow_added_partitions();
   bool cooperative() const;
 
   const Mode mode_;
@@ -53,7 +56,9 @@ class KafkaConsumer final : public QueueConsumer {
   std::function<void()> revoke_handler_;
   bool closing_ = false;
   mutable std::mutex lag_mu_;
-  std::vector<PartitionLag> lag_;  // from the latest statistics
+  std::vector<PartitionLag> lag_;               // from the latest statistics
+  std::map<std::string, int> tail_partitions_;  // a tail reader's topics and partitions read
+  std::chrono::steady_clock::time_point next_tail_check_{};
 };
 
 }  // namespace leadflow::kafka
