@@ -1,7 +1,9 @@
 // A lead the store refuses for good (a constraint no retry gets past) is set aside on the
-// dead-letter topic, counted, and its partition moves on; a store outage only delays leads and
-// never dead-letters one. The real Kafka adapter over librdkafka's mock cluster, a real SQLite
-// store (the refusal: a trigger added behind the adapter's back), a decider that decides unsold.
+// dead-letter topic, counted, and its partition moves on; written without the person's fields
+// it is recorded failed and its waiting seller answered (refused even so, it has no row). A
+// store outage only delays leads and never dead-letters one. The real Kafka adapter over
+// librdkafka's mock cluster, a real SQLite store (the refusal: a trigger added behind the adapter's
+// back), a decider that decides unsold.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
@@ -60,6 +62,17 @@ bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds tim
     std::this_thread::sleep_for(50ms);
   }
   return true;
+}
+
+/// Adds a trigger behind the adapter's back that refuses a lead whose row meets `when`.
+void refuse_inserts_where(const std::string& path, const std::string& when) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr), SQLITE_OK);
+  const std::string sql = "CREATE TRIGGER refuse_probe BEFORE INSERT ON leads WHEN " + when +
+                          " BEGIN SELECT RAISE(ABORT, 'refused by the probe'); END";
+  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr);
+  sqlite3_close(db);
+  ASSERT_EQ(rc, SQLITE_OK);
 }
 
 class WorkerRefused : public ::testing::Test {
@@ -130,17 +143,8 @@ TEST_F(WorkerRefused, ALeadTheStoreRefusesForGoodIsDeadLetteredAndItsPartitionMo
   auto store = open_store("sqlite:" + path, error);
   ASSERT_NE(store, nullptr) << error;
   ASSERT_EQ(store->migrate(), StoreStatus::kOk);
-  {
-    sqlite3* db = nullptr;
-    ASSERT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr), SQLITE_OK);
-    const int rc = sqlite3_exec(db,
-                                "CREATE TRIGGER refuse_probe BEFORE INSERT ON leads"
-                                " WHEN NEW.source = 'refuse-me'"
-                                " BEGIN SELECT RAISE(ABORT, 'refused by the probe'); END",
-                                nullptr, nullptr, nullptr);
-    sqlite3_close(db);
-    ASSERT_EQ(rc, SQLITE_OK);
-  }
+  // Its source is refused, and the lead written without the person's fields keeps its source.
+  refuse_inserts_where(path, "NEW.source = 'refuse-me'");
   std::vector<Lead> fine;
   for (int i = 0; i < 6; ++i) fine.push_back(sample_core_lead(100 + i));
   Lead bad = sample_core_lead(99);
@@ -165,6 +169,51 @@ TEST_F(WorkerRefused, ALeadTheStoreRefusesForGoodIsDeadLetteredAndItsPartitionMo
   EXPECT_EQ(dead_letters(), std::vector<std::string>{bad.id}) << "set aside once, as posted";
   EXPECT_EQ(metric("leadflow_worker_leads_refused_total") - refused_before, 1);
   EXPECT_EQ(metric("leadflow_worker_dead_lettered_total") - dead_before, 1);
+}
+
+TEST_F(WorkerRefused, ALeadRefusedForThePersonsFieldsIsRecordedFailedWithoutThemAndAnswered) {
+  TempDir dir;
+  std::string error;
+  const std::string path = dir.path() + "/leadflow.db";
+  auto store = open_store("sqlite:" + path, error);
+  ASSERT_NE(store, nullptr) << error;
+  ASSERT_EQ(store->migrate(), StoreStatus::kOk);
+  refuse_inserts_where(path, "NEW.email = 'refuse-me@example.com'");
+  std::vector<Lead> fine;
+  for (int i = 0; i < 4; ++i) fine.push_back(sample_core_lead(300 + i));
+  Lead bad = sample_core_lead(299);
+  bad.email = "refuse-me@example.com";
+  bad.sync_wait_ms = 30'000;  // its seller waits for the answer
+  auto ticket = waiters_.expect(bad.id);
+  for (int i = 0; i < 2; ++i) produce(fine[i]);
+  produce(bad);
+  for (int i = 2; i < 4; ++i) produce(fine[i]);
+
+  const double refused_before = metric("leadflow_worker_leads_refused_total");
+  Worker worker(*queue_, *store, decider_, publisher_, SystemClock::instance(), options_);
+  worker.start();
+  const auto answer = ticket->wait_until(std::chrono::steady_clock::now() + 30s);
+  EXPECT_TRUE(wait_until([&] { return decided(*store, fine); }, 30s));
+  EXPECT_TRUE(wait_until([&] { return queue_->backlog(options_.group) == 0; }, 20s))
+      << queue_->backlog(options_.group);
+  worker.stop();
+
+  ASSERT_TRUE(answer) << "the waiting seller was not answered";
+  EXPECT_EQ(answer->status, DeliveryStatus::kFailed);
+  const auto row = store->get_lead(bad.id);
+  ASSERT_EQ(row.status, StoreStatus::kOk);
+  EXPECT_EQ(row.value->distribution.status, DeliveryStatus::kFailed);
+  EXPECT_EQ(row.value->distribution.reason, "refused by the store");
+  // Its seller, vertical and source stay; none of the person's fields does.
+  EXPECT_EQ(row.value->lead.seller_id, bad.seller_id);
+  EXPECT_EQ(row.value->lead.vertical, bad.vertical);
+  EXPECT_EQ(row.value->lead.source, bad.source);
+  EXPECT_EQ(row.value->lead.email, "");
+  EXPECT_EQ(row.value->lead.phone, "");
+  EXPECT_EQ(row.value->lead.first_name, "");
+  // The lead as posted is the operator's, on the dead-letter topic, once.
+  EXPECT_EQ(dead_letters(), std::vector<std::string>{bad.id});
+  EXPECT_EQ(metric("leadflow_worker_leads_refused_total") - refused_before, 1);
 }
 
 TEST_F(WorkerRefused, AStoreOutageDelaysLeadsAndNeverDeadLettersOne) {

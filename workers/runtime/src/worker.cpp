@@ -7,6 +7,7 @@
 #include "leadflow/base/log.hpp"
 #include "leadflow/domain/lead_codec.hpp"
 #include "leadflow/domain/lead_search.hpp"
+#include "leadflow/erasure/erasure.hpp"
 
 namespace leadflow {
 
@@ -247,7 +248,7 @@ void Worker::consume_loop() {
 
     for (std::size_t i = 0; i < leads.size(); ++i) {
       if (inserted[i].refused) {
-        refuse(good[i], leads[i].id, inserted[i].refusal);
+        refuse(good[i], leads[i], inserted[i].refusal, consumed_at);
         continue;
       }
       if (!inserted[i].inserted) metrics.redeliveries.Increment();
@@ -331,6 +332,9 @@ void Worker::record(std::shared_ptr<Job> job, Distribution d, std::int64_t reoff
 }
 
 namespace {
+// The reason a lead refused by the store is recorded failed with (its seller reads it too).
+constexpr const char* kRefusedByStore = "refused by the store";
+
 // Retry records are keyed "<lead id>:<attempt>"; a record of the leads topic is attempt 1.
 int attempt_of(const QueueRecord& r, const Topics& topics) {
   if (r.topic != topics.retry) return 1;
@@ -372,24 +376,54 @@ void Worker::set_aside(std::shared_ptr<Job> job, const std::string& error, Distr
   record(std::move(job), std::move(d));
 }
 
-void Worker::refuse(const QueueRecord& record, const std::string& lead_id,
-                    const std::string& refusal) {
+void Worker::refuse(const QueueRecord& record, const Lead& lead, const std::string& refusal,
+                    SteadyTime consumed_at) {
   // The store refuses this lead for good (a constraint no retry gets past, never an outage):
-  // asking again would stall its partition for ever. It is set aside on the dead-letter topic,
-  // as posted, for the operator; the record is committed only once that copy is durable, so an
-  // acknowledged lead is never dropped. It has no row, so it is never sold and nobody is told
-  // an outcome: a seller waiting on it gets the answer of a lead not decided in time.
-  log(LogLevel::kError, "lead_refused_by_store", {{"lead_id", lead_id}, {"refusal", refusal}});
-  if (queue_.producer().produce(options_.topics.dead, lead_id, record.payload,
-                                std::chrono::seconds(10)) == ProduceStatus::kOk) {
-    worker_metrics().refused.Increment();
-    worker_metrics().dead_lettered.Increment();
+  // asking again would stall its partition for ever. It is written without the person's fields
+  // (the erasure's tombstone: its seller, campaign, vertical, source and times) and recorded
+  // failed, so that the seller and the operator find it and a seller waiting on it is answered;
+  // the lead as posted is set aside on the dead-letter topic for the operator. The record is
+  // committed only once that copy is durable, so an acknowledged lead is never dropped. A lead
+  // refused even so (its seller or campaign is what the store refuses) has no row: nobody is
+  // told an outcome, and a seller waiting on it gets the answer of a lead not decided in time.
+  log(LogLevel::kError, "lead_refused_by_store", {{"lead_id", lead.id}, {"refusal", refusal}});
+  const Lead husk = tombstone_of(lead);
+  const std::vector<LeadInsertResult> written = store_.insert_leads({&husk, 1});
+  if (written.size() != 1) {
+    // Our own outage: nothing is decided. Delivered again after a restart or a rebalance.
+    worker_metrics().store_errors.Increment();
+    release(record, false, false);
+    return;
+  }
+  if (queue_.producer().produce(options_.topics.dead, lead.id, record.payload,
+                                std::chrono::seconds(10)) != ProduceStatus::kOk) {
+    // The queue cannot take it either: it stays uncommitted and is delivered again after a
+    // restart or a rebalance; meanwhile its partition's commits wait behind it.
+    release(record, false, false);
+    return;
+  }
+  worker_metrics().refused.Increment();
+  worker_metrics().dead_lettered.Increment();
+  if (written[0].refused) {
+    log(LogLevel::kError, "lead_refused_without_row", {{"lead_id", lead.id}});
     release(record, true, false);
     return;
   }
-  // The queue cannot take it either: it stays uncommitted and is delivered again after a restart
-  // or a rebalance; meanwhile its partition's commits wait behind it.
-  release(record, false, false);
+  if (!written[0].inserted && is_final(written[0].existing_status)) {
+    // Recorded before a crash lost the commit: answer any waiter again.
+    publish_stored(lead.id);
+    release(record, true, false);
+    return;
+  }
+  {
+    std::lock_guard lock(held_mu_);
+    ++running_;  // record() releases it as a started job
+  }
+  Distribution d;
+  d.status = DeliveryStatus::kFailed;
+  d.reason = kRefusedByStore;
+  d.decided_at_ms = clock_.now_ms();
+  Worker::record(std::make_shared<Job>(Job{record, husk, consumed_at, false}), std::move(d));
 }
 
 void Worker::defer(std::shared_ptr<Job> job, const std::string& error) {

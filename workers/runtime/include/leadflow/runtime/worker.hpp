@@ -126,8 +126,10 @@ class Worker {
   void record(std::shared_ptr<Job> job, Distribution d, std::int64_t reoffer_at_ms = 0);
   /// Retry topic, or failed and dead-lettered after the last attempt. Blocking.
   void set_aside(std::shared_ptr<Job> job, const std::string& error, Distribution tried);
-  /// A lead the store refused for good: to the dead-letter topic, then committed. Blocking.
-  void refuse(const QueueRecord& record, const std::string& lead_id, const std::string& refusal);
+  /// A lead the store refused for good: written without the person's fields and recorded
+  /// failed where the store takes that, set aside on the dead-letter topic, committed. Blocking.
+  void refuse(const QueueRecord& record, const Lead& lead, const std::string& refusal,
+              SteadyTime consumed_at);
   /// Back to the retry topic under the same attempt number. Blocking.
   void defer(std::shared_ptr<Job> job, const std::string& error);
   /// A held record is over: commit its offset if `done`, start the next lead waiting if it was
