@@ -5,6 +5,7 @@
 
 #include "pg_test_database.hpp"
 #include "reoffer_checks.hpp"
+#include "vertical_reoffer_checks.hpp"
 
 namespace leadflow::testing {
 namespace {
@@ -37,6 +38,14 @@ TEST(PgReoffers, ACampaignsOwnPolicyReplacesItsVerticals) {
   ASSERT_TRUE(db.made());
   ServiceFixture svc(on_postgres(db));
   check_campaigns_own_policy(svc);
+}
+
+TEST(PgReoffers, AVerticalsPolicySetByTheOperatorAppliesToLeadsDecidedAfter) {
+  ASSERT_FALSE(pg_admin_url().empty()) << kNoPostgres;
+  PgTestDatabase db("lf_reoffers_vertical_");
+  ASSERT_TRUE(db.made());
+  ServiceFixture svc(on_postgres(db));
+  check_vertical_policy_set_live(svc);
 }
 
 }  // namespace

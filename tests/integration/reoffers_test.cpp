@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "reoffer_checks.hpp"
+#include "vertical_reoffer_checks.hpp"
 
 namespace leadflow::testing {
 namespace {
@@ -20,6 +21,11 @@ TEST(Reoffers, NobodyTakingItAgedRunsEveryRoundThenStops) {
 TEST(Reoffers, ACampaignsOwnPolicyReplacesItsVerticals) {
   ServiceFixture svc(reoffering_vertical());
   check_campaigns_own_policy(svc);
+}
+
+TEST(Reoffers, AVerticalsPolicySetByTheOperatorAppliesToLeadsDecidedAfter) {
+  ServiceFixture svc(reoffering_vertical());
+  check_vertical_policy_set_live(svc);
 }
 
 }  // namespace

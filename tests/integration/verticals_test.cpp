@@ -79,8 +79,13 @@ TEST_F(Verticals, TheOperatorReadsEverySettingOfEveryVertical) {
   ASSERT_EQ(list.size(), 11u) << list.dump();
   EXPECT_EQ(list.front()["vertical"], "auto_insurance");  // by name
   const json solar = named(list, "solar");
-  EXPECT_EQ(keys(solar), (std::set<std::string>{"vertical", "fields", "duplicate_lookback_days",
-                                                "max_sales", "consent_days", "reoffer"}));
+  EXPECT_EQ(keys(solar),
+            (std::set<std::string>{"vertical", "fields", "duplicate_lookback_days", "max_sales",
+                                   "consent_days", "reoffer", "reoffer_source",
+                                   "configured_reoffer", "reoffer_set_at"}));
+  EXPECT_EQ(solar["reoffer_source"], "configured");  // none set by the operator
+  EXPECT_EQ(solar["configured_reoffer"], solar["reoffer"]);
+  EXPECT_TRUE(solar["reoffer_set_at"].is_null());
   EXPECT_EQ(solar["max_sales"], 2);
   EXPECT_EQ(solar["duplicate_lookback_days"], 45);
   EXPECT_EQ(solar["consent_days"], 10);

@@ -53,6 +53,11 @@ void FakeStore::fail_next_account_reads(int n) {
   failing_account_reads_ = n;
 }
 
+void FakeStore::fail_next_vertical_reoffer_reads(int n) {
+  std::lock_guard lock(mu_);
+  failing_vertical_reoffer_reads_ = n;
+}
+
 void FakeStore::hold_calls() {
   std::lock_guard lock(mu_);
   held_ = true;
@@ -252,6 +257,24 @@ std::optional<std::vector<Buyer>> FakeStore::list_buyers(const BuyerQuery& q) {
   return real_->list_buyers(q);
 }
 std::int64_t FakeStore::buyers_version() { return down() ? -1 : real_->buyers_version(); }
+std::optional<std::vector<VerticalReoffer>> FakeStore::list_vertical_reoffers() {
+  if (down()) return std::nullopt;
+  {
+    std::lock_guard lock(mu_);
+    if (failing_vertical_reoffer_reads_ > 0) {
+      --failing_vertical_reoffer_reads_;
+      ++unavailable_calls_;
+      return std::nullopt;
+    }
+  }
+  return real_->list_vertical_reoffers();
+}
+StoreStatus FakeStore::set_vertical_reoffer(const VerticalReoffer& v) {
+  return down() ? StoreStatus::kUnavailable : real_->set_vertical_reoffer(v);
+}
+StoreStatus FakeStore::delete_vertical_reoffer(std::string_view vertical) {
+  return down() ? StoreStatus::kUnavailable : real_->delete_vertical_reoffer(vertical);
+}
 StoreStatus FakeStore::append_change(const ChangeEntry& e) {
   return down() ? StoreStatus::kUnavailable : real_->append_change(e);
 }

@@ -25,6 +25,8 @@ namespace leadflow::testing {
 ///     while healthy() stays true (the server came back right after the failed call);
 ///   - fail_next_account_reads(n): the next n get_campaign / get_seller calls answer kUnavailable
 ///     while every other call is answered;
+///   - fail_next_vertical_reoffer_reads(n): the next n list_vertical_reoffers calls answer
+///     nullopt while every other call is answered;
 ///   - fail_next_buyer_lists(n): the next n list_buyers calls answer nullopt (the store could not
 ///     say) while every other call is answered;
 ///   - unavailable_for(d): every call fails as the adapters fail with the server gone (empty
@@ -46,6 +48,7 @@ class FakeStore final : public Store {
   void fail_next_lookups(int n);
   void fail_next_buyer_lists(int n);
   void fail_next_account_reads(int n);
+  void fail_next_vertical_reoffer_reads(int n);
   void hold_calls();
   void release_calls();
 
@@ -107,6 +110,9 @@ class FakeStore final : public Store {
   Lookup<Buyer> get_buyer(std::string_view id) override;
   std::optional<std::vector<Buyer>> list_buyers(const BuyerQuery& q) override;
   std::int64_t buyers_version() override;
+  std::optional<std::vector<VerticalReoffer>> list_vertical_reoffers() override;
+  StoreStatus set_vertical_reoffer(const VerticalReoffer& v) override;
+  StoreStatus delete_vertical_reoffer(std::string_view vertical) override;
   StoreStatus append_change(const ChangeEntry& e) override;
   std::optional<std::vector<ChangeEntry>> list_changes(const ChangeQuery& q) override;
   EraseStatus erase_lead(const Lead& tombstone, std::int64_t at_ms, const ChangeEntry& e) override;
@@ -227,6 +233,7 @@ class FakeStore final : public Store {
   int failing_lookups_ = 0;
   int failing_buyer_lists_ = 0;
   int failing_account_reads_ = 0;
+  int failing_vertical_reoffer_reads_ = 0;
   std::set<std::string> refused_reservations_;
   SteadyTime down_until_{};
   int intents_written_ = 0;

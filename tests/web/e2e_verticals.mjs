@@ -2,7 +2,10 @@
 // operator reads every vertical's rules in words, where they are set, and which campaigns have
 // second chances of their own (linked); a vertical's own page with its fields; a seller the
 // same without how buyers buy (no shared sales), and its own campaigns; a buyer only the vertical
-// it buys, without the intake's lookback or any campaign; at 1280 and 375 px. Started by
+// it buys, without the intake's lookback or any campaign; at 1280 and 375 px. The operator
+// changes solar's second chances on its page (a list of delays refused at its field, then
+// saved, read by every party, in the change log) and resets them to the file's; a seller and a
+// buyer see no control to change them. Started by
 // tests/web/e2e.sh with its own leadflow-ingest (tests/web/e2e_verticals.env: solar's rules).
 import assert from 'node:assert/strict';
 import { base, buyerUrl, suffix, api, shot, openBrowser } from './e2e_lib.mjs';
@@ -79,6 +82,39 @@ await run(async () => {
   await page.goBack();
   await page.getByRole('heading', { name: 'Vertical solar' }).waitFor();
 
+  // Its second chances changed live: from the file's, refused at the field, saved, then reset.
+  const card = page.locator('#vertical-reoffer');
+  assert.match(await card.locator('#vertical-reoffer-source').textContent(), /From the LEADFLOW_VERTICALS file/);
+  assert.equal(await card.locator('#vertical-reoffer-reset').count(), 0, 'nothing to reset while the file says');
+  assert.equal(await card.getByLabel('Second chances', { exact: true }).inputValue(), 'own');
+  assert.equal(await card.getByLabel('Re-offer delays (seconds)', { exact: true }).inputValue(), '900, 7200, 86400');
+  await card.getByLabel('Re-offer delays (seconds)', { exact: true }).fill('600, 60');
+  await card.getByRole('button', { name: 'Save second chances' }).click();
+  await card.locator('[data-field="reoffer.delays_seconds"] .field-error', { hasText: 'must increase' }).waitFor();
+  await shot(page, 'operator-solar-reoffer-refused');
+  assert.equal((await api('GET', '/v1/verticals/solar')).body.data.reoffer_source, 'configured');
+  await card.getByLabel('Re-offer delays (seconds)', { exact: true }).fill('60, 600');
+  await card.getByLabel('Re-offer window (hours)', { exact: true }).fill('24');
+  await card.getByRole('button', { name: 'Save second chances' }).click();
+  await page.locator('#vertical-rules', { hasText: 'Offered again after 1 min, 10 min; at most twice within 1 day' }).waitFor();
+  assert.match(await page.locator('#vertical-rules').textContent(), /Second chances \(set by the operator\)/);
+  assert.match(await page.locator('#vertical-reoffer-source').textContent(), /Set here on .*the LEADFLOW_VERTICALS file says: 15 min, 2 h, 1 d \(within 168 h\)/);
+  const set = (await api('GET', '/v1/verticals/solar')).body.data;
+  assert.deepEqual([set.reoffer, set.reoffer_source], [{ delays_seconds: [60, 600], window_hours: 24 }, 'operator']);
+  const logged = (await api('GET', '/v1/audit?object_kind=vertical')).body.data;
+  assert.ok(logged.some((e) => e.object.id === 'solar' && e.action === 'updated'), JSON.stringify(logged).slice(0, 400));
+  await shot(page, 'operator-solar-reoffer-set');
+  await page.setViewportSize({ width: 375, height: 800 });
+  await noSideways('solar with its form at 375 px');
+  await shot(page, 'operator-solar-reoffer-set-375');
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.locator('#vertical-reoffer-reset').click();
+  await page.locator('#vertical-reoffer-source', { hasText: 'From the LEADFLOW_VERTICALS file' }).waitFor();
+  assert.ok((await page.locator('#vertical-rules').textContent()).includes(solarWords));
+  assert.equal((await api('GET', '/v1/verticals/solar')).body.data.reoffer_source, 'configured');
+  const reset = (await api('GET', '/v1/audit?object_kind=vertical')).body.data;
+  assert.equal(reset[0].action, 'reset', JSON.stringify(reset[0]));
+
   // A phone: each vertical a card, nothing past the screen's edge.
   await page.setViewportSize({ width: 375, height: 800 });
   await noSideways('solar at 375 px');
@@ -102,6 +138,9 @@ await run(async () => {
   assert.ok((await row('solar').textContent()).includes('Offered again after 15 min, 2 h, 1 day; at most 3 times within 7 days; a lead sold then pays you by your payout rule.'));
   assert.deepEqual(await row('solar').locator('td').last().getByRole('link').allTextContents(), [fast.name, never.name]);
   await shot(page, 'seller-verticals');
+  await page.goto(`${base}/settings/verticals/solar`);
+  await page.getByRole('heading', { name: 'Vertical solar' }).waitFor();
+  assert.equal(await page.locator('main #vertical-reoffer, main form').count(), 0, 'no control to change it for a seller');
   await signOut();
 
   // The buyer: only solar, its sharing and second chances, no intake lookback, no campaign.
@@ -115,6 +154,11 @@ await run(async () => {
   assert.ok(buyerText.includes('at your aged price, else the aged bid you answer'));
   assert.match(await page.locator('#verticals-source').textContent(), /Your account takes aged leads, at \$2\.00 each\./);
   await shot(page, 'buyer-verticals');
+  await page.goto(`${base}/settings/verticals/solar`);
+  await page.getByRole('heading', { name: 'Vertical solar' }).waitFor();
+  assert.equal(await page.locator('main #vertical-reoffer, main form').count(), 0, 'no control to change it for a buyer');
+  await page.goto(`${base}/settings/verticals`);
+  await row('solar').waitFor();
   await page.setViewportSize({ width: 375, height: 800 });
   await noSideways('buyer at 375 px');
   await shot(page, 'buyer-verticals-375');

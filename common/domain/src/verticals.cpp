@@ -31,6 +31,7 @@
 #include <utility>
 
 #include "leadflow/base/text.hpp"
+#include "leadflow/base/time_format.hpp"
 
 namespace leadflow {
 namespace {
@@ -336,8 +337,10 @@ json reoffer_policy_json(const ReofferPolicy& p) {
   return out;
 }
 
-const ReofferPolicy& reoffer_policy_of(const Vertical& v, const Campaign* c) {
-  return c && c->reoffer ? *c->reoffer : v.reoffer;
+const ReofferPolicy& reoffer_policy_of(const Vertical& v, const Campaign* c,
+                                       const ReofferPolicy* operators) {
+  if (c && c->reoffer) return *c->reoffer;
+  return operators ? *operators : v.reoffer;
 }
 
 namespace {
@@ -633,6 +636,15 @@ nlohmann::json VerticalRegistry::to_json(const Vertical& v) const {
               {"max_sales", v.max_sales},
               {"consent_days", v.consent_days},
               {"reoffer", reoffer_json(v.reoffer)}};
+}
+
+nlohmann::json VerticalRegistry::to_json(const Vertical& v, const VerticalReoffer* set) const {
+  json out = to_json(v);
+  out["reoffer"] = reoffer_json(reoffer_policy_of(v, nullptr, set ? &set->policy : nullptr));
+  out["reoffer_source"] = set ? "operator" : "configured";
+  out["configured_reoffer"] = reoffer_json(v.reoffer);
+  out["reoffer_set_at"] = set ? json(format_rfc3339_ms(set->set_at_ms)) : json(nullptr);
+  return out;
 }
 
 std::string VerticalRegistry::load_file(const std::string& path) {

@@ -151,6 +151,31 @@ inline std::optional<ReofferPolicy> reoffer_of_column(const std::string& campaig
   return p;
 }
 
+// A vertical's re-offer policy set by the operator (vertical_reoffers: vertical, reoffer,
+// set_at_ms), read back by the domain's function; nullopt for one it cannot read (only an edit
+// behind the adapters' back could store one: the configured policy applies, said once).
+template <typename Row>
+std::optional<VerticalReoffer> read_vertical_reoffer(const Row& q) {
+  VerticalReoffer v;
+  v.vertical = q.text(0);
+  const nlohmann::json j = nlohmann::json::parse(q.text(1), nullptr, false);
+  if (j.is_discarded() || !read_reoffer_policy(j, v.policy, "reoffer", true).empty()) {
+    log(LogLevel::kError, "vertical_reoffer_unreadable", {{"vertical", v.vertical}});
+    return std::nullopt;
+  }
+  v.set_at_ms = q.int64(2);
+  return v;
+}
+// The vertical_reoffers rows read, those readable.
+inline std::optional<std::vector<VerticalReoffer>> readable_vertical_reoffers(
+    std::optional<std::vector<std::optional<VerticalReoffer>>> rows) {
+  if (!rows) return std::nullopt;
+  std::vector<VerticalReoffer> out;
+  for (auto& r : *rows)
+    if (r) out.push_back(std::move(*r));
+  return out;
+}
+
 template <typename Row>
 Campaign read_campaign(const Row& q) {
   Campaign c;

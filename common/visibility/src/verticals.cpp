@@ -8,13 +8,16 @@ namespace {
 
 using nlohmann::json;
 
-// Every member VerticalRegistry::to_json writes: the operator reads the view whole.
-constexpr std::string_view kOperator[] = {"vertical",  "fields",       "duplicate_lookback_days",
-                                          "max_sales", "consent_days", "reoffer"};
+// Every member VerticalRegistry::to_json writes: the operator reads the view whole, with where
+// the re-offer policy comes from (configured, or set by the operator, and when).
+constexpr std::string_view kOperator[] = {
+    "vertical", "fields",         "duplicate_lookback_days", "max_sales",     "consent_days",
+    "reoffer",  "reoffer_source", "configured_reoffer",      "reoffer_set_at"};
 // What a seller needs to post (the fields, which of them are required), when its post is a
 // duplicate of an earlier one (the lookback: a number, naming no earlier seller), and whether
-// and until when its unsold leads may be offered again (its payout may come later). Not
-// `max_sales`: how many buyers may share a lead is how buyers buy it.
+// and until when its unsold leads may be offered again (its payout may come later: the policy in
+// force, not where it comes from). Not `max_sales`: how many buyers may share a lead is how
+// buyers buy it.
 constexpr std::string_view kSeller[] = {"vertical", "fields", "duplicate_lookback_days",
                                         "consent_days", "reoffer"};
 // What shapes a buyer's purchases: the fields it is sent, whether a lead may be shared and with

@@ -16,9 +16,9 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::array<std::string_view, 8> kObjectKinds = {
-    "seller", "campaign", "api_key",           "buyer",
-    "user",   "lead",     "postback_endpoint", "suppression_list"};
+constexpr std::array<std::string_view, 9> kObjectKinds = {
+    "seller", "campaign",          "api_key",          "buyer",   "user",
+    "lead",   "postback_endpoint", "suppression_list", "vertical"};
 
 ChangeQuery decode_change_query(const http::Request& req, std::string_view default_zone,
                                 FieldErrors& errors) {
@@ -32,7 +32,7 @@ ChangeQuery decode_change_query(const http::Request& req, std::string_view defau
       std::find(kObjectKinds.begin(), kObjectKinds.end(), q.object_kind) == kObjectKinds.end())
     errors.push_back({"object_kind", "not_allowed",
                       "one of seller, campaign, api_key, buyer, user, lead, postback_endpoint, "
-                      "suppression_list"});
+                      "suppression_list, vertical"});
   q.actor = req.param("actor");
   // Whole days in the reader's zone, as the lead list's created_from/created_to.
   const auto tz = list_zone(req, default_zone, errors);

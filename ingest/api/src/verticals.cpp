@@ -1,8 +1,10 @@
-// The verticals' settings as each party reads them. The settings are the registry this process
-// loaded at start, never read from the store; a buyer's own record says which it buys. What a
-// reader sees of each is the visibility model's (leadflow/visibility/verticals.hpp).
+// The verticals' settings as each party reads them, and the operator's changes of their re-offer
+// policies. The settings are the registry this process loaded at start, but for the re-offer
+// policies the operator set, read from the store; a buyer's own record says which it buys. What
+// a reader sees of each is the visibility model's (leadflow/visibility/verticals.hpp).
 #include "verticals.hpp"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <utility>
@@ -37,6 +39,22 @@ std::optional<std::vector<std::string>> buyer_verticals(const VerticalPorts& por
   return std::move(found.value->verticals);
 }
 
+// The re-offer policies the operator set, or nullopt with the 503 sent.
+std::optional<std::vector<VerticalReoffer>> policies_set(const VerticalPorts& ports,
+                                                         http::Response& res) {
+  auto set = ports.accounts.list_vertical_reoffers();
+  if (!set) send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
+  return set;
+}
+
+// The vertical's whole view (the operator's) with its policy set, if any.
+json view_of(const VerticalPorts& ports, const Vertical& v,
+             const std::vector<VerticalReoffer>& set) {
+  const auto it = std::find_if(set.begin(), set.end(),
+                               [&](const VerticalReoffer& r) { return r.vertical == v.name; });
+  return ports.verticals.to_json(v, it == set.end() ? nullptr : &*it);
+}
+
 bool refuse_params(const http::Request& req, http::Response& res) {
   FieldErrors errors;
   unknown_params(req, {}, errors);
@@ -52,10 +70,12 @@ void answer_verticals(const VerticalPorts& ports, const Viewer& viewer, const ht
   if (refuse_params(req, res)) return;
   const auto bought = buyer_verticals(ports, viewer, res);
   if (!bought) return;
+  const auto set = policies_set(ports, res);
+  if (!set) return;
   json data = json::array();
   for (const std::string& name : ports.verticals.names()) {
     json seen =
-        project_vertical(viewer, ports.verticals.to_json(*ports.verticals.find(name)), *bought);
+        project_vertical(viewer, view_of(ports, *ports.verticals.find(name), *set), *bought);
     if (!seen.is_null()) data.push_back(std::move(seen));
   }
   http::send_json(res, 200, {{"success", true}, {"data", std::move(data)}});
@@ -68,9 +88,21 @@ void answer_vertical(const VerticalPorts& ports, const Viewer& viewer, std::stri
   if (!v) return send_problem(res, refusal_for(VerticalRefused::kNoSuchVertical));
   const auto bought = buyer_verticals(ports, viewer, res);
   if (!bought) return;
-  json seen = project_vertical(viewer, ports.verticals.to_json(*v), *bought);
+  const auto set = policies_set(ports, res);
+  if (!set) return;
+  json seen = project_vertical(viewer, view_of(ports, *v, *set), *bought);
   if (seen.is_null()) return send_problem(res, refusal_for(VerticalRefused::kNoSuchVertical));
   http::send_json(res, 200, {{"success", true}, {"data", std::move(seen)}});
+}
+
+void answer_vertical_change(const Management::Created& changed, http::Response& res) {
+  if (!changed.errors.empty())
+    return http::send_problem(res, 400, "the re-offer policy is invalid", changed.errors);
+  if (changed.status == StoreStatus::kNotFound)
+    return send_problem(res, refusal_for(VerticalRefused::kNoSuchVertical));
+  if (changed.status != StoreStatus::kOk)
+    return send_problem(res, refusal_for(changed.status, StoreStep::kWrite));
+  http::send_json(res, 200, {{"success", true}, {"data", changed.body}});
 }
 
 void register_verticals(Routes& routes, IngestContext& ctx) {
@@ -83,6 +115,19 @@ void register_verticals(Routes& routes, IngestContext& ctx) {
     if (const auto key = authorise(ctx, q, r, kScopeAll))
       answer_vertical(VerticalPorts{ctx.verticals, ctx.accounts}, Viewer::of(*key), q.match(1), q,
                       r);
+  });
+  // The operator's alone: a vertical's re-offer policy set, or back to the configured one.
+  routes.put("/v1/verticals/{name}/reoffer", [&ctx](const http::Request& q, http::Response& r) {
+    auto key = authorise(ctx, q, r, kScopeAdmin, true);
+    if (!key || !http::require_json(q, r)) return;
+    auto body = http::parse_body(q, r);
+    if (!body) return;
+    answer_vertical_change(ctx.management.set_vertical_reoffer(q.match(1), *body, actor_of(*key)),
+                           r);
+  });
+  routes.remove("/v1/verticals/{name}/reoffer", [&ctx](const http::Request& q, http::Response& r) {
+    if (auto key = authorise(ctx, q, r, kScopeAdmin, true))
+      answer_vertical_change(ctx.management.reset_vertical_reoffer(q.match(1), actor_of(*key)), r);
   });
 }
 

@@ -8,6 +8,7 @@
 #include "leadflow/api/api.hpp"
 #include "leadflow/domain/verticals.hpp"
 #include "leadflow/http/message.hpp"
+#include "leadflow/management/management.hpp"
 #include "leadflow/store/accounts.hpp"
 #include "leadflow/visibility/visibility.hpp"
 
@@ -30,7 +31,13 @@ void answer_verticals(const VerticalPorts& ports, const Viewer& viewer, const ht
 void answer_vertical(const VerticalPorts& ports, const Viewer& viewer, std::string_view name,
                      const http::Request& req, http::Response& res);
 
-/// Registers both routes: any key or dashboard user of any party.
+/// The answer to a change of a vertical's re-offer policy (Management::set_vertical_reoffer,
+/// reset_vertical_reoffer): 200 with the vertical's whole view, 400 naming the member at fault,
+/// 404 for no such vertical, 503 when the store cannot answer.
+void answer_vertical_change(const Management::Created& changed, http::Response& res);
+
+/// Registers the reading routes (any key or dashboard user of any party) and PUT and DELETE
+/// /v1/verticals/{name}/reoffer (the operator's, with the admin scope).
 void register_verticals(Routes& routes, IngestContext& ctx);
 
 }  // namespace leadflow

@@ -106,15 +106,7 @@ void take_reoffer(const json& body, std::optional<ReofferPolicy>& reoffer, Field
   auto it = body.find("reoffer");
   if (it == body.end()) return;
   if (it->is_null()) return reoffer.reset();
-  ReofferPolicy p;
-  const std::string error = read_reoffer_policy(*it, p, "reoffer", true);
-  if (error.empty()) {
-    reoffer = std::move(p);
-    return;
-  }
-  const auto colon = error.find(": ");
-  errors.push_back({error.substr(0, colon), it->is_object() ? "invalid" : "invalid_type",
-                    colon == std::string::npos ? error : error.substr(colon + 2)});
+  if (ReofferPolicy p; take_reoffer_policy(*it, p, errors)) reoffer = std::move(p);
 }
 
 // "time_zone": an IANA zone, when present, by the rule buyers' zones meet

@@ -133,6 +133,13 @@ class FakeMoneyPorts final : public FakeIntakeReads,
     return page;
   }
   std::int64_t buyers_version() override { return 0; }
+  std::optional<std::vector<VerticalReoffer>> list_vertical_reoffers() override {
+    return std::vector<VerticalReoffer>{};
+  }
+  StoreStatus set_vertical_reoffer(const VerticalReoffer&) override {
+    return StoreStatus::kUnavailable;
+  }
+  StoreStatus delete_vertical_reoffer(std::string_view) override { return StoreStatus::kNotFound; }
 
   // --- distribution ---
   std::optional<std::vector<PostIntent>> get_post_intents(std::string_view lead_id) override {

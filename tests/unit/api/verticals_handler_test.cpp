@@ -60,10 +60,26 @@ TEST_F(VerticalsHandler, ABuyerReadsTheVerticalsOfItsRecordOnly) {
   EXPECT_EQ(data[1]["vertical"], "solar");
   EXPECT_EQ(get(Viewer::buyer("by_sun"), "/v1/verticals/solar").status, 200);
   EXPECT_EQ(get(Viewer::buyer("by_sun"), "/v1/verticals/mortgage").status, 404);
-  // The operator and a seller read every vertical, asking the store nothing.
-  store.unavailable_for(std::chrono::minutes(1));
+  // The operator and a seller read every vertical.
   EXPECT_EQ(json::parse(get(Viewer{}, "/v1/verticals").body)["data"].size(), 11u);
   EXPECT_EQ(get(Viewer::seller("se_1"), "/v1/verticals/mortgage").status, 200);
+}
+
+// The re-offer policies the operator set are read from the store: every reader reads the one in
+// force, so a store that cannot say is a 503 for each (never the configured policy instead).
+TEST_F(VerticalsHandler, APolicySetByTheOperatorIsReadInForceAndAnOutageIsA503) {
+  ASSERT_EQ(store.set_vertical_reoffer({"solar", {{60}, 0}, 0}), StoreStatus::kOk);
+  const json op = json::parse(get(Viewer{}, "/v1/verticals/solar").body)["data"];
+  EXPECT_EQ(op["reoffer"]["delays_seconds"], json({60}));
+  EXPECT_EQ(op["reoffer_source"], "operator");
+  const json seller = json::parse(get(Viewer::seller("se_1"), "/v1/verticals").body)["data"];
+  for (const json& v : seller)
+    if (v["vertical"] == "solar") EXPECT_EQ(v["reoffer"]["delays_seconds"], json({60}));
+  store.unavailable_for(std::chrono::minutes(1));
+  for (const char* target : {"/v1/verticals", "/v1/verticals/solar"}) {
+    EXPECT_EQ(get(Viewer{}, target).status, 503) << target;
+    EXPECT_EQ(get(Viewer::seller("se_1"), target).status, 503) << target;
+  }
 }
 
 TEST_F(VerticalsHandler, ABuyerWhoseRecordTheStoreCannotReadIsA503AndAGoneOneA404) {

@@ -66,6 +66,21 @@ class AgedAuction : public ::testing::Test {
     return got ? std::move(*got) : Decision{};
   }
 
+  /// Decides the lead live.
+  Decision decide(const Lead& lead) {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::optional<Decision> got;
+    distributor().decide(lead, [&](Decision d) {
+      std::lock_guard lock(mu);
+      got = std::move(d);
+      cv.notify_all();
+    });
+    std::unique_lock lock(mu);
+    EXPECT_TRUE(cv.wait_for(lock, 60s, [&] { return got.has_value(); }));
+    return got ? std::move(*got) : Decision{};
+  }
+
   /// Decides the lead live (unsold, with its first re-offer scheduled) and leases that re-offer.
   LeadRecord unsold_and_due(const Lead& lead) {
     std::mutex mu;
@@ -167,6 +182,46 @@ TEST_F(AgedAuction, UnsoldItIsScheduledAgainAndPastTheConsentWindowOfferedToNobo
   EXPECT_TRUE(late.reoffer->attempts.empty());
   EXPECT_EQ(late.reoffer->next_at_ms, 0);
   EXPECT_EQ(http_.count(none.ping_url), pings);
+}
+
+// The operator's policy of the vertical (in the store) replaces its configured one for the
+// leads decided after the workers read it: at most 5 s after a change. A read that fails keeps
+// the policies last read; with none ever read, the lead is deferred, never scheduled by the
+// configured policy the operator may have replaced.
+TEST_F(AgedAuction, AVerticalsPolicySetByTheOperatorIsFollowedAndAnUnreadableOneDefers) {
+  const Buyer none = add_buyer("none", true);
+  http_.answer(none.ping_url, FakeAnswer::no_bid());
+  const Lead first = add_lead(11);
+  store_.fail_next_vertical_reoffer_reads(1);
+  const Decision deferred = decide(first);
+  EXPECT_EQ(deferred.kind, Decision::Kind::kDeferred) << deferred.error;
+  EXPECT_EQ(http_.requests().size(), 0u);
+
+  ASSERT_EQ(store_.set_vertical_reoffer({"auto_insurance", {{60}, 0}, clock_.now_ms()}),
+            StoreStatus::kOk);
+  Decision d = decide(first);
+  ASSERT_EQ(d.distribution.status, DeliveryStatus::kUnsold);
+  EXPECT_EQ(d.reoffer_at_ms, first.received_at_ms + 60'000) << "the operator's, not 900 s";
+
+  // Changed to none: within the 5 s the policy read stands; past them, a failed read keeps it.
+  ASSERT_EQ(store_.set_vertical_reoffer({"auto_insurance", {{}, 0}, clock_.now_ms()}),
+            StoreStatus::kOk);
+  const Lead second = add_lead(12);
+  EXPECT_EQ(decide(second).reoffer_at_ms, second.received_at_ms + 60'000);
+  clock_.advance(6s);
+  store_.fail_next_vertical_reoffer_reads(1);
+  const Lead third = add_lead(13);
+  d = decide(third);
+  ASSERT_EQ(d.kind, Decision::Kind::kDecided) << d.error;
+  EXPECT_EQ(d.reoffer_at_ms, third.received_at_ms + 60'000) << "the policy last read";
+  const Lead fourth = add_lead(14);
+  EXPECT_EQ(decide(fourth).reoffer_at_ms, 0) << "none: final";
+
+  // Reset: the configured policy again.
+  ASSERT_EQ(store_.delete_vertical_reoffer("auto_insurance"), StoreStatus::kOk);
+  clock_.advance(6s);
+  const Lead fifth = add_lead(15);
+  EXPECT_EQ(decide(fifth).reoffer_at_ms, fifth.received_at_ms + 900'000);
 }
 
 }  // namespace

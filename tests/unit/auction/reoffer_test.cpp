@@ -48,22 +48,42 @@ TEST(Reoffer, ACampaignsOwnPolicyReplacesItsVerticals) {
   Vertical v = with_policy({900});
   v.consent_days = 1;
   Campaign c;
-  EXPECT_EQ(&reoffer_policy_of(v, &c), &v.reoffer);
-  EXPECT_EQ(&reoffer_policy_of(v, nullptr), &v.reoffer);
+  EXPECT_EQ(&reoffer_policy_of(v, &c, nullptr), &v.reoffer);
+  EXPECT_EQ(&reoffer_policy_of(v, nullptr, nullptr), &v.reoffer);
   const reoffer::LeadSoFar fresh{kReceived, 0, 0, false};
-  EXPECT_EQ(reoffer::next_offer_at(v, reoffer_policy_of(v, &c), fresh), kReceived + 900'000);
+  EXPECT_EQ(reoffer::next_offer_at(v, reoffer_policy_of(v, &c, nullptr), fresh),
+            kReceived + 900'000);
 
   c.reoffer = ReofferPolicy{{60, 2 * kDay / 1000}, 0};
-  EXPECT_EQ(reoffer::next_offer_at(v, reoffer_policy_of(v, &c), fresh), kReceived + 60'000);
+  EXPECT_EQ(reoffer::next_offer_at(v, reoffer_policy_of(v, &c, nullptr), fresh),
+            kReceived + 60'000);
   // Its second delay is past the vertical's one-day consent window.
-  EXPECT_EQ(reoffer::next_offer_at(v, reoffer_policy_of(v, &c), {kReceived, 1, 0, false}),
+  EXPECT_EQ(reoffer::next_offer_at(v, reoffer_policy_of(v, &c, nullptr), {kReceived, 1, 0, false}),
             std::nullopt);
   c.reoffer = ReofferPolicy{};  // none: an unsold lead is final, whatever the vertical's
-  EXPECT_EQ(reoffer::next_offer_at(v, reoffer_policy_of(v, &c), fresh), std::nullopt);
+  EXPECT_EQ(reoffer::next_offer_at(v, reoffer_policy_of(v, &c, nullptr), fresh), std::nullopt);
   // And the reverse: a vertical with no policy, a campaign with its own.
   c.reoffer = ReofferPolicy{{120}, 0};
-  EXPECT_EQ(reoffer::next_offer_at(Vertical{}, reoffer_policy_of(Vertical{}, &c), fresh),
+  EXPECT_EQ(reoffer::next_offer_at(Vertical{}, reoffer_policy_of(Vertical{}, &c, nullptr), fresh),
             kReceived + 120'000);
+}
+
+// The operator's policy of a vertical replaces its configured one (none too), for the leads of
+// no campaign and of a campaign without its own; a campaign's own still wins over it.
+TEST(Reoffer, AVerticalsPolicySetByTheOperatorReplacesItsConfiguredOne) {
+  const Vertical v = with_policy({900});
+  const ReofferPolicy set{{60}, 0}, none{};
+  Campaign c;
+  const reoffer::LeadSoFar fresh{kReceived, 0, 0, false};
+  EXPECT_EQ(&reoffer_policy_of(v, nullptr, &set), &set);
+  EXPECT_EQ(&reoffer_policy_of(v, &c, &set), &set);
+  EXPECT_EQ(reoffer::next_offer_at(v, reoffer_policy_of(v, &c, &set), fresh), kReceived + 60'000);
+  EXPECT_EQ(reoffer::next_offer_at(v, reoffer_policy_of(v, nullptr, &none), fresh), std::nullopt);
+  EXPECT_EQ(reoffer::next_offer_at(Vertical{}, reoffer_policy_of(Vertical{}, nullptr, &set), fresh),
+            kReceived + 60'000)
+      << "a vertical configured with none, given one by the operator";
+  c.reoffer = ReofferPolicy{{120}, 0};
+  EXPECT_EQ(&reoffer_policy_of(v, &c, &set), &*c.reoffer);
 }
 
 // A campaign's policy is read as a vertical's is, and may be none; a vertical's may not.

@@ -224,6 +224,63 @@ TEST_F(ManagementTest, ACampaignsOwnReofferPolicyIsCheckedAsAVerticalsAndLogged)
   EXPECT_EQ(with_own.body["reoffer"], own);
 }
 
+// A vertical's policy set by the operator is checked as a campaign's (the same refusals, nothing
+// stored), stored, replaced, reset to the configured one (again: nothing to log), and logged.
+TEST_F(ManagementTest, AVerticalsReofferPolicyIsCheckedAsACampaignsAndLogged) {
+  const ChangeActor by{"key_op", "ops", "api"};
+  for (const json& bad : {json::parse(R"({"delays_seconds": [3600, 60]})"),
+                          json::parse(R"({"delays_seconds": [60], "window_hours": 0})"),
+                          json::parse(R"({"delays_seconds": [60], "after": 1})"), json("900")}) {
+    const auto set = management.set_vertical_reoffer("solar", {{"reoffer", bad}}, by);
+    const auto campaign_refusal = management.create_campaign(campaign({{"reoffer", bad}}));
+    ASSERT_EQ(set.errors.size(), 1u) << bad.dump() << ": " << list(set.errors);
+    ASSERT_EQ(campaign_refusal.errors.size(), 1u) << bad.dump();
+    EXPECT_EQ(set.errors[0].field, campaign_refusal.errors[0].field) << bad.dump();
+    EXPECT_EQ(set.errors[0].code, campaign_refusal.errors[0].code) << bad.dump();
+  }
+  EXPECT_EQ(management.set_vertical_reoffer("solar", json::object(), by).errors[0].field,
+            "reoffer");
+  EXPECT_EQ(management.set_vertical_reoffer("solar", {{"reoffer", nullptr}, {"x", 1}}, by)
+                .errors[0]
+                .field,
+            "x");
+  EXPECT_EQ(store.list_vertical_reoffers()->size(), 0u) << "nothing stored for a refusal";
+  EXPECT_EQ(
+      management.set_vertical_reoffer("no_such", {{"reoffer", {{"delays_seconds", {60}}}}}, by)
+          .status,
+      StoreStatus::kNotFound);
+
+  const json own = json::parse(R"({"delays_seconds": [60, 3600], "window_hours": 48})");
+  const auto set = management.set_vertical_reoffer("solar", {{"reoffer", own}}, by);
+  ASSERT_TRUE(set.errors.empty()) << list(set.errors);
+  ASSERT_EQ(set.status, StoreStatus::kOk);
+  EXPECT_EQ(set.body["reoffer"], own);
+  EXPECT_EQ(set.body["reoffer_source"], "operator");
+  EXPECT_EQ(store.list_vertical_reoffers()->at(0).policy.delays_s,
+            (std::vector<std::int64_t>{60, 3600}));
+  clock.advance(std::chrono::seconds(1));  // the log's order is its entries' time
+  const auto reset = management.set_vertical_reoffer("solar", {{"reoffer", nullptr}}, by);
+  ASSERT_EQ(reset.status, StoreStatus::kOk);
+  EXPECT_EQ(reset.body["reoffer_source"], "configured");
+  EXPECT_EQ(store.list_vertical_reoffers()->size(), 0u);
+  EXPECT_EQ(management.reset_vertical_reoffer("solar", by).status, StoreStatus::kOk);
+  ChangeQuery q;
+  q.object_kind = "vertical";
+  const auto log = store.list_changes(q);
+  ASSERT_TRUE(log);
+  ASSERT_EQ(log->size(), 2u) << "set and reset; the second reset changed nothing";
+  EXPECT_EQ((*log)[0].action, "reset");
+  EXPECT_EQ((*log)[1].action, "updated");
+  EXPECT_EQ((*log)[1].object_id, "solar");
+  EXPECT_EQ((*log)[1].object_name, "solar");
+  EXPECT_EQ((*log)[1].actor.id, "key_op");
+
+  store.unavailable_for(std::chrono::minutes(1));
+  EXPECT_EQ(management.set_vertical_reoffer("solar", {{"reoffer", own}}, by).status,
+            StoreStatus::kUnavailable);
+  EXPECT_EQ(management.reset_vertical_reoffer("solar", by).status, StoreStatus::kUnavailable);
+}
+
 TEST_F(ManagementTest, ApiKeyFieldsOfTheWrongTypeAreFieldErrors) {
   const auto create = [&](const json& b) { return management.create_api_key(b); };
   const json base = {{"name", "ops"}, {"plan", "standard"}, {"scopes", {"leads:read"}}};

@@ -26,15 +26,16 @@ std::set<std::string> members(Party p) {
 }
 
 // A vertical with every setting set: required and optional fields, shared sales, a consent
-// window and a re-offer policy.
-json solar_view() {
+// window and a re-offer policy; as GET /v1/verticals builds it, with where its policy comes from
+// (`set`: the operator's, if any).
+json solar_view(const VerticalReoffer* set = nullptr) {
   VerticalRegistry r = VerticalRegistry::defaults();
   EXPECT_EQ(r.load_json(json::parse(R"({"verticals": [{"name": "solar", "max_sales": 3,
       "duplicate_lookback_days": 45, "consent_days": 10,
       "fields": [{"name": "home_owner", "required": true}],
       "reoffer": {"delays_seconds": [900, 7200, 86400], "window_hours": 168}}]})")),
             "");
-  return r.to_json(*r.find("solar"));
+  return r.to_json(*r.find("solar"), set);
 }
 
 TEST(VerticalVisibility, TheOperatorsListIsEveryMemberTheRegistryWrites) {
@@ -72,6 +73,25 @@ TEST(VerticalVisibility, ABuyerReadsOnlyTheVerticalsItBuysAndWhatShapesItsPurcha
   EXPECT_TRUE(project_vertical(Viewer::buyer("by_1"), v, {"auto_insurance"}).is_null());
   EXPECT_TRUE(project_vertical(Viewer::buyer("by_1", true), v, {}).is_null());
   EXPECT_FALSE(may_read_vertical(Viewer::buyer("by_1"), "solar", {"solar_x"}));
+}
+
+// A policy the operator set live: every reader of `reoffer` reads the one in force; where it
+// comes from (the file's, set when) is the operator's.
+TEST(VerticalVisibility, APolicySetByTheOperatorIsReadInForceWhereItComesFromByTheOperatorAlone) {
+  const VerticalReoffer set{"solar", {{60}, 0}, 1'700'000'000'000};
+  const json v = solar_view(&set);
+  EXPECT_EQ(v["reoffer"], json::parse(R"({"delays_seconds": [60]})"));
+  EXPECT_EQ(v["reoffer_source"], "operator");
+  EXPECT_EQ(v["configured_reoffer"]["delays_seconds"], json({900, 7200, 86400}));
+  EXPECT_EQ(v["reoffer_set_at"], "2023-11-14T22:13:20.000Z");
+  EXPECT_EQ(solar_view()["reoffer_source"], "configured");
+  EXPECT_TRUE(solar_view()["reoffer_set_at"].is_null());
+  for (const Viewer& reader : {Viewer::seller("se_1"), Viewer::buyer("by_1")}) {
+    const json seen = project_vertical(reader, v, {"solar"});
+    EXPECT_EQ(seen["reoffer"], v["reoffer"]);
+    for (const char* m : {"reoffer_source", "configured_reoffer", "reoffer_set_at"})
+      EXPECT_FALSE(seen.contains(m)) << m;
+  }
 }
 
 TEST(VerticalVisibility, AMemberAddedToTheViewLaterReachesNeitherSellerNorBuyer) {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <map>
 
+#include "attempts.hpp"
 #include "buyer_caps.hpp"
 #include "leadflow/auction/auction.hpp"
 #include "leadflow/auction/reoffer.hpp"
@@ -18,43 +19,6 @@
 #include "leadflow/money/settlement.hpp"
 
 namespace leadflow {
-namespace {
-
-// The buyer's tier in the ping tree. Configurations are validated to 1-10; one saved before
-// tiers existed has the default, 1.
-int tier_of(const Buyer& b) { return std::max(1, b.tier); }
-
-Attempt attempt_from(const Buyer& b, AttemptKind kind, std::int64_t started_ms,
-                     const HttpResponse& r) {
-  Attempt a;
-  a.buyer_id = b.id;
-  a.kind = kind;
-  a.started_at_ms = started_ms;
-  a.tier = tier_of(b);
-  a.duration_ms = static_cast<std::int32_t>(r.elapsed.count() / 1000);
-  a.http_status = r.status;
-  if (r.timed_out)
-    a.outcome = AttemptOutcome::kTimeout;
-  else if (r.status == 0 || r.status >= 500)
-    a.outcome = AttemptOutcome::kError;
-  return a;
-}
-
-// An attempt that got no answer of the buyer's: cut by the auction deadline, or never sent.
-Attempt unanswered(const Buyer& b, AttemptKind kind, std::int64_t started_ms,
-                   AttemptOutcome outcome, std::optional<Cents> bid, std::string reason) {
-  Attempt a;
-  a.buyer_id = b.id;
-  a.kind = kind;
-  a.started_at_ms = started_ms;
-  a.outcome = outcome;
-  a.bid = bid;
-  a.reason = std::move(reason);
-  a.tier = tier_of(b);
-  return a;
-}
-
-}  // namespace
 
 /// One lead's auction as a state machine on the Distributor's loop. Every member is touched on
 /// the loop thread only, except what a blocking call reads before it is handed over (the lead,
@@ -131,8 +95,12 @@ class Auction : public std::enable_shared_from_this<Auction> {
     buyers_ = dist_.buyers_.snapshot();
     // Buyers the store could never list are not "no buyer": the lead is not decided unsold.
     if (!buyers_) return step([this] { defer(); });
-    // The payout rule: the campaign's (Surface B), else the seller's (Surface A). One the store
-    // cannot read is not the default rule: the lead waits rather than being paid by a guess.
+    // The vertical's re-offer policy set by the operator, and the payout rule: the campaign's
+    // (Surface B), else the seller's (Surface A). One the store cannot read is not the default:
+    // the lead waits rather than being paid or scheduled by a guess.
+    Lookup<ReofferPolicy> set = dist_.campaigns_.vertical_reoffer(vertical_.name);
+    if (set.status == StoreStatus::kUnavailable) return step([this] { defer(); });
+    vertical_reoffer_ = std::move(set.value);
     StoreStatus rule = StoreStatus::kOk;
     if (!lead_.campaign_id.empty()) {
       Lookup<Campaign> found = dist_.campaigns_.find(lead_.campaign_id);
@@ -658,7 +626,8 @@ class Auction : public std::enable_shared_from_this<Auction> {
 
   // The re-offer policy the lead follows: its campaign's own, else its vertical's.
   const ReofferPolicy& reoffer_policy() const {
-    return reoffer_policy_of(vertical_, campaign_ ? &*campaign_ : nullptr);
+    return reoffer_policy_of(vertical_, campaign_ ? &*campaign_ : nullptr,
+                             vertical_reoffer_ ? &*vertical_reoffer_ : nullptr);
   }
 
   // An aged price offered: its exclusive bid and, where shares are allowed, its share.
@@ -754,13 +723,14 @@ class Auction : public std::enable_shared_from_this<Auction> {
   std::shared_ptr<const std::vector<Buyer>> buyers_;
   std::optional<Campaign> campaign_;
   std::optional<Seller> seller_;
-  int max_sales_ = 1;                   // the vertical's: 1 sells exclusively
-  Vertical vertical_;                   // the lead's (its re-offer policy, consent window)
-  std::optional<AgedLead> aged_;        // set for a re-offer (docs/reoffers.md)
-  bool shares_only_ = false;            // an aged lead already sold in shares
-  bool sold_whole_ = false;             // an exclusive post was accepted
-  std::vector<std::string> recovered_;  // buyers of intents left by an earlier attempt
-  int recovering_ = 0;                  // their posts still out
+  int max_sales_ = 1;  // the vertical's: 1 sells exclusively
+  Vertical vertical_;  // the lead's (its re-offer policy, consent window)
+  std::optional<ReofferPolicy> vertical_reoffer_;  // its policy the operator set, if any
+  std::optional<AgedLead> aged_;                   // set for a re-offer (docs/reoffers.md)
+  bool shares_only_ = false;                       // an aged lead already sold in shares
+  bool sold_whole_ = false;                        // an exclusive post was accepted
+  std::vector<std::string> recovered_;             // buyers of intents left by an earlier attempt
+  int recovering_ = 0;                             // their posts still out
   Distribution d_;
   std::vector<Sale> sales_;  // accepted posts
   Phase phase_ = Phase::kLooking;

@@ -69,4 +69,25 @@ Lookup<Seller> CampaignDirectory::find_seller(const std::string& id) {
   return cached(sellers_, id, [this](const std::string& i) { return store_.get_seller(i); });
 }
 
+Lookup<ReofferPolicy> CampaignDirectory::vertical_reoffer(const std::string& vertical) {
+  const SteadyTime now = clock_.steady_now();
+  std::unique_lock lock(mu_);
+  if (!vertical_reoffers_ || now - vertical_reoffers_at_ >= std::chrono::seconds(5)) {
+    lock.unlock();
+    auto read = store_.list_vertical_reoffers();
+    lock.lock();
+    // The store cannot say now: the policies last read, however old, rather than the configured
+    // ones, which the operator may have replaced.
+    if (read) {
+      vertical_reoffers_ = std::move(read);
+      vertical_reoffers_at_ = now;
+    } else if (!vertical_reoffers_) {
+      return {};
+    }
+  }
+  for (const VerticalReoffer& v : *vertical_reoffers_)
+    if (v.vertical == vertical) return {StoreStatus::kOk, v.policy};
+  return {StoreStatus::kNotFound, std::nullopt};
+}
+
 }  // namespace leadflow

@@ -347,4 +347,25 @@ std::int64_t PgStore::buyers_version() {
   });
 }
 
+std::optional<std::vector<VerticalReoffer>> PgStore::list_vertical_reoffers() {
+  return readable_vertical_reoffers(read_rows<std::optional<VerticalReoffer>>(
+      "list_vertical_reoffers",
+      "SELECT vertical, reoffer, set_at_ms FROM vertical_reoffers ORDER BY vertical", Params(),
+      read_vertical_reoffer<Row>));
+}
+
+StoreStatus PgStore::set_vertical_reoffer(const VerticalReoffer& v) {
+  return write("set_vertical_reoffer",
+               "INSERT INTO vertical_reoffers (vertical, reoffer, set_at_ms) VALUES ($1, $2, $3)"
+               " ON CONFLICT (vertical) DO UPDATE SET reoffer = EXCLUDED.reoffer,"
+               " set_at_ms = EXCLUDED.set_at_ms",
+               Params().add(v.vertical).add(reoffer_policy_json(v.policy).dump()).add(v.set_at_ms));
+}
+
+StoreStatus PgStore::delete_vertical_reoffer(std::string_view vertical) {
+  return changed_one("delete_vertical_reoffer",
+                     "DELETE FROM vertical_reoffers WHERE vertical = $1 RETURNING 1",
+                     Params().add(vertical));
+}
+
 }  // namespace leadflow::pg

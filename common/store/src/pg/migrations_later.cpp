@@ -258,6 +258,15 @@ ALTER TABLE postback_endpoints ADD COLUMN previous_secret TEXT NOT NULL DEFAULT 
     {33, R"sql(
 ALTER TABLE sales ADD COLUMN aged BOOLEAN NOT NULL DEFAULT FALSE;
 )sql"},
+    // A vertical's re-offer policy set by the operator (docs/reoffers.md): its JSON as the
+    // domain writes it; it replaces the configured one (LEADFLOW_VERTICALS) until deleted.
+    {34, R"sql(
+CREATE TABLE vertical_reoffers (
+  vertical TEXT PRIMARY KEY,
+  reoffer TEXT NOT NULL,
+  set_at_ms BIGINT NOT NULL
+);
+)sql"},
 };
 
 }  // namespace

@@ -397,4 +397,27 @@ std::int64_t SqliteStore::buyers_version() {
   });
 }
 
+std::optional<std::vector<VerticalReoffer>> SqliteStore::list_vertical_reoffers() {
+  return readable_vertical_reoffers(read_rows<std::optional<VerticalReoffer>>(
+      "list_vertical_reoffers",
+      "SELECT vertical, reoffer, set_at_ms FROM vertical_reoffers ORDER BY vertical", [](Query&) {},
+      read_vertical_reoffer<Query>));
+}
+
+StoreStatus SqliteStore::set_vertical_reoffer(const VerticalReoffer& v) {
+  return write_one(
+      "set_vertical_reoffer",
+      "INSERT INTO vertical_reoffers (vertical, reoffer, set_at_ms) VALUES (?1, ?2, ?3)"
+      " ON CONFLICT (vertical) DO UPDATE SET reoffer = excluded.reoffer,"
+      " set_at_ms = excluded.set_at_ms",
+      [&, doc = reoffer_policy_json(v.policy).dump()](Query& q) {
+        q.bind(v.vertical).bind(doc).bind(v.set_at_ms);
+      });
+}
+
+StoreStatus SqliteStore::delete_vertical_reoffer(std::string_view vertical) {
+  return changed_one("delete_vertical_reoffer", "DELETE FROM vertical_reoffers WHERE vertical = ?1",
+                     [&](Query& q) { q.bind(vertical); });
+}
+
 }  // namespace leadflow::sqlite

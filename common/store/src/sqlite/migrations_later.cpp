@@ -245,6 +245,15 @@ ALTER TABLE postback_endpoints ADD COLUMN secret_rotated_at_ms INTEGER NOT NULL 
     {33, R"sql(
 ALTER TABLE sales ADD COLUMN aged INTEGER NOT NULL DEFAULT 0;
 )sql"},
+    // A vertical's re-offer policy set by the operator (docs/reoffers.md): its JSON as the
+    // domain writes it; it replaces the configured one (LEADFLOW_VERTICALS) until deleted.
+    {34, R"sql(
+CREATE TABLE vertical_reoffers (
+  vertical TEXT PRIMARY KEY,
+  reoffer TEXT NOT NULL,
+  set_at_ms INTEGER NOT NULL
+);
+)sql"},
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
 // A campaign's own re-offer policy on the campaigns page (docs/reoffers.md): its vertical's (the
 // default), its own delays, or none; shown in the list and set in the operator's campaign form
-// (`reoffer` of POST/PUT /v1/campaigns).
+// (`reoffer` of POST/PUT /v1/campaigns). The same fields edit a vertical's policy on its page
+// (Settings → Verticals, PUT /v1/verticals/{name}/reoffer): there the choice is delays or none.
 import { Field, field, input, select } from '../dom';
 import { splitList } from '../format';
 
@@ -28,23 +29,29 @@ export function reofferChoice(r: Rec | null | undefined): 'vertical' | 'own' | '
   return (r.delays_seconds ?? []).length ? 'own' : 'none';
 }
 
-/** The form's fields: the choice, the delays (seconds) and the window (hours). */
-export function reofferFields(c: Rec | null): Field[] {
+/** The form's fields: the choice, the delays (seconds) and the window (hours). For a campaign
+ *  (`c`, null when made) the choice is its vertical's, its own or none; for a vertical (`of`
+ *  'vertical', `c` its view) delays or none. */
+export function reofferFields(c: Rec | null, of: 'campaign' | 'vertical' = 'campaign'): Field[] {
   const r = c?.reoffer;
-  return [
-    field(
-      'reoffer',
-      'Second chances',
-      select(
-        [
+  const choices: [string, string][] =
+    of === 'campaign'
+      ? [
           ['vertical', "the vertical's policy"],
           ['own', 'its own delays'],
           ['none', 'none: an unsold lead is final'],
-        ],
-        reofferChoice(r),
-      ),
-      "An unsold lead is offered again to buyers of aged leads after each delay; this campaign's own policy replaces its vertical's.",
-    ),
+        ]
+      : [
+          ['own', 'these delays'],
+          ['none', 'none: an unsold lead is final'],
+        ];
+  const hint =
+    of === 'campaign'
+      ? "An unsold lead is offered again to buyers of aged leads after each delay; this campaign's own policy replaces its vertical's."
+      : "An unsold lead of this vertical is offered again to buyers of aged leads after each delay; a campaign's own policy still replaces it.";
+  const choice = of === 'vertical' && !(r?.delays_seconds ?? []).length ? 'none' : reofferChoice(r);
+  return [
+    field('reoffer', 'Second chances', select(choices, choice), hint),
     field('reoffer.delays_seconds', 'Re-offer delays (seconds)', input({ value: (r?.delays_seconds ?? []).join(', '), placeholder: '900, 7200, 86400' }), 'With its own delays: 1 to 10, increasing, each counted from the lead’s receipt.'),
     field('reoffer.window_hours', 'Re-offer window (hours)', input({ inputmode: 'numeric', value: r?.window_hours ?? '' }), 'Optional: no re-offer later than this after the receipt.'),
   ];

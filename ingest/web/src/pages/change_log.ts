@@ -16,7 +16,7 @@ export interface ChangeEntry {
   changes: { field: string; before: unknown; after: unknown }[];
 }
 
-const KINDS: [string, string][] = [['', 'any'], ['buyer', 'Buyer'], ['campaign', 'Campaign'], ['seller', 'Seller'], ['api_key', 'API key'], ['user', 'User'], ['lead', 'Lead'], ['postback_endpoint', 'Postback endpoint'], ['suppression_list', 'Suppression list']];
+const KINDS: [string, string][] = [['', 'any'], ['buyer', 'Buyer'], ['campaign', 'Campaign'], ['seller', 'Seller'], ['api_key', 'API key'], ['user', 'User'], ['lead', 'Lead'], ['postback_endpoint', 'Postback endpoint'], ['suppression_list', 'Suppression list'], ['vertical', 'Vertical']];
 const KIND_NAMES: Record<string, string> = Object.fromEntries(KINDS.filter(([k]) => k));
 const FILTERS = ['object_kind', 'actor', 'from', 'to'];
 

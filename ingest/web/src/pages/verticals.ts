@@ -1,7 +1,8 @@
 // Settings → Verticals: each vertical's fields and rules in words, as the reader may read them
 // (GET /v1/verticals, docs/visibility.md "Verticals"): the operator every rule, a seller what it
 // posts and whether its unsold leads are offered again, a buyer the verticals it buys. The rules
-// are the LEADFLOW_VERTICALS file's, read at start; a campaign's own second chances (the
+// are the LEADFLOW_VERTICALS file's, read at start, but for second chances, which the operator
+// may change on a vertical's page (vertical_reoffer.ts); a campaign's own second chances (the
 // operator's, and a seller's own campaigns) are named beside its vertical.
 import { ApiError, get } from '../api';
 import { Ctx, isOperator } from '../app';
@@ -9,6 +10,7 @@ import { Child, h, link, table } from '../dom';
 import { counted, money } from '../format';
 import { fieldRule } from './campaign_spec';
 import { reofferText } from './campaign_reoffer';
+import { verticalReofferCard } from './vertical_reoffer';
 
 type Rec = Record<string, any>;
 export type Reader = 'operator' | 'seller' | 'buyer';
@@ -87,7 +89,7 @@ export function verticalRules(v: Rec, reader: Reader): Rule[] {
   if ('duplicate_lookback_days' in v) out.push({ label: 'Duplicates', text: dedupeWords(v.duplicate_lookback_days) });
   if ('max_sales' in v) out.push({ label: 'Sales', text: salesWords(v.max_sales) });
   if ('consent_days' in v) out.push({ label: 'Consent', text: consentWords(v.consent_days) });
-  if ('reoffer' in v) out.push({ label: 'Second chances', text: reofferWords(v.reoffer, reader) });
+  if ('reoffer' in v) out.push({ label: v.reoffer_source === 'operator' ? 'Second chances (set by the operator)' : 'Second chances', text: reofferWords(v.reoffer, reader) });
   return out;
 }
 
@@ -117,7 +119,7 @@ function source(reader: Reader, account: Rec | null): HTMLElement {
       { class: 'muted', id: 'verticals-source' },
       'Set in the ',
       h('code', {}, 'LEADFLOW_VERTICALS'),
-      ' file and read when leadflow starts: a change takes effect at the next restart of every process (',
+      ' file and read when leadflow starts: a change takes effect at the next restart of every process, but for second chances, which you may change on each vertical\'s page (',
       doc('docs/configuration.md'),
       ', ',
       doc('docs/api.md'),
@@ -208,6 +210,8 @@ export async function verticalPage(ctx: Ctx, root: HTMLElement): Promise<void> {
     source(reader, account),
     h('section', { class: 'card', 'aria-label': 'Rules' }, h('dl', { class: 'props', id: 'vertical-rules' }, facts.flatMap((f) => [h('dt', {}, f.label), h('dd', {}, f.text)]))),
   );
+  // The operator's alone: the vertical's second chances, set or back to the file's.
+  if (reader === 'operator') root.append(verticalReofferCard(v, () => ctx.go(location.pathname)));
   if (campaigns) {
     const title = overridesTitle(reader, false);
     root.append(h('section', { class: 'card', 'aria-label': title, id: 'vertical-overrides' }, h('h2', {}, title), overridesList(overridesOf(campaigns, v.vertical))));

@@ -1,4 +1,5 @@
 #pragma once
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -27,6 +28,7 @@ struct VerticalField {
 struct ReofferPolicy {
   std::vector<std::int64_t> delays_s;  // increasing, each 1 s .. 365 days
   std::int64_t window_s = 0;           // 0: the consent window alone bounds them
+  bool operator==(const ReofferPolicy&) const = default;
 };
 
 struct Campaign;
@@ -55,6 +57,15 @@ struct Vertical {
   const VerticalField* field(std::string_view name) const;
 };
 
+/// A vertical's re-offer policy set by the operator (docs/reoffers.md), kept in the store: it
+/// replaces the configured one (LEADFLOW_VERTICALS's) until the operator resets it.
+struct VerticalReoffer {
+  std::string vertical;
+  ReofferPolicy policy;
+  std::int64_t set_at_ms = 0;
+  bool operator==(const VerticalReoffer&) const = default;
+};
+
 /// The set of verticals leads may name. Read-only after construction, so safe to share between
 /// threads. The defaults are the eleven of SPEC §2, with typed optional fields and no required
 /// custom field; an operator file (LEADFLOW_VERTICALS, JSON) replaces or adds verticals.
@@ -70,14 +81,20 @@ class VerticalRegistry {
   const Vertical* find(std::string_view name) const;
   std::vector<std::string> names() const;
   nlohmann::json to_json(const Vertical& v) const;  // GET /api/v1/fields/{vertical}
+  /// to_json with the vertical's effective re-offer policy (reoffer_policy_of) as `reoffer`,
+  /// and where it comes from: `reoffer_source` ("configured" or "operator"), the configured one
+  /// (`configured_reoffer`) and when the operator set its own (`reoffer_set_at`, RFC 3339; null).
+  nlohmann::json to_json(const Vertical& v, const VerticalReoffer* set) const;
 
  private:
   std::map<std::string, Vertical, std::less<>> verticals_;
 };
 
 /// Which re-offer policy a lead follows (docs/reoffers.md): its campaign's own where the campaign
-/// has one (even one of no re-offer), else its vertical's. A lead of no campaign (Surface A)
-/// follows its vertical's.
-const ReofferPolicy& reoffer_policy_of(const Vertical& v, const Campaign* c);
+/// has one (even one of no re-offer), else its vertical's effective one: the operator's
+/// (`operators`, the policy set for `v`; nullptr for none) where set, else the configured one.
+/// A lead of no campaign (Surface A) follows its vertical's.
+const ReofferPolicy& reoffer_policy_of(const Vertical& v, const Campaign* c,
+                                       const ReofferPolicy* operators);
 
 }  // namespace leadflow

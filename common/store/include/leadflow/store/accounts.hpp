@@ -7,6 +7,7 @@
 
 #include "leadflow/domain/accounts.hpp"
 #include "leadflow/domain/buyer.hpp"
+#include "leadflow/domain/verticals.hpp"
 #include "leadflow/store/port.hpp"
 
 namespace leadflow {
@@ -84,6 +85,15 @@ class AccountsStore : public virtual StorePort {
   virtual std::optional<std::vector<Buyer>> list_buyers(const BuyerQuery& q) = 0;
   /// A number that changes whenever any buyer changes: workers reload their cache when it moves.
   virtual std::int64_t buyers_version() = 0;
+
+  // --- verticals' re-offer policies set by the operator (docs/reoffers.md) --------------------
+  /// Every vertical's policy the operator set, by vertical name; nullopt when the store could
+  /// not read them (never an empty list for an outage). A vertical absent has its configured one.
+  virtual std::optional<std::vector<VerticalReoffer>> list_vertical_reoffers() = 0;
+  /// Sets the operator's policy of `v.vertical`, replacing one set before.
+  virtual StoreStatus set_vertical_reoffer(const VerticalReoffer& v) = 0;
+  /// Deletes it (back to the configured policy): kOk, or kNotFound when none was set.
+  virtual StoreStatus delete_vertical_reoffer(std::string_view vertical) = 0;
 };
 
 }  // namespace leadflow

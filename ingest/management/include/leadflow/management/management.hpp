@@ -53,6 +53,12 @@ inline constexpr int kChangeAttempts = 8;
 /// Creating sellers, campaigns, API keys and dashboard users: shared by the /v1 management
 /// endpoints and leadflow-admin, so both apply the same rules. Every change it makes is written
 /// to the change log (`changes`) right after the change itself, naming `by`, the actor.
+/// A re-offer policy member (`value`, named "reoffer") checked as LEADFLOW_VERTICALS's are
+/// (read_reoffer_policy, none allowed): true with `out` set, or false with the refusal in
+/// `errors` naming the member at fault ("reoffer.delays_seconds"). A campaign's own policy and a
+/// vertical's set by the operator are read by this one function.
+bool take_reoffer_policy(const nlohmann::json& value, ReofferPolicy& out, FieldErrors& errors);
+
 /// Thread-safe (stateless over the store).
 class Management {
  public:
@@ -142,6 +148,19 @@ class Management {
   /// the zone is written; a user disabled meanwhile stays disabled (kNotFound). `body` is the
   /// zone's name as stored.
   Created set_time_zone(const User& user, const nlohmann::json& zone);
+
+  /// Sets a vertical's re-offer policy (PUT /v1/verticals/{name}/reoffer, docs/reoffers.md):
+  /// `body` is {"reoffer": policy}, the policy checked as a campaign's (take_reoffer_policy;
+  /// {"delays_seconds": []}: none); null is reset_vertical_reoffer. Stored, it replaces the
+  /// configured one (LEADFLOW_VERTICALS) for the leads decided after the workers read it.
+  /// kNotFound for no such vertical. `body` of the answer: the vertical's whole view
+  /// (VerticalRegistry::to_json with the policy set), `before` the view as it was read. The
+  /// change is written to the change log: kind "vertical", its name as the id.
+  Created set_vertical_reoffer(std::string_view vertical, const nlohmann::json& body,
+                               const ChangeActor& by = {});
+  /// Back to the configured policy (DELETE /v1/verticals/{name}/reoffer): the operator's one
+  /// deleted and the change logged ("reset"); kOk and nothing logged when none was set.
+  Created reset_vertical_reoffer(std::string_view vertical, const ChangeActor& by = {});
 
  private:
   AccountsStore& store_;

@@ -47,14 +47,18 @@ class BuyerDirectory {
 };
 
 /// The payout rules of campaigns (Surface B leads; with their own re-offer policies) and sellers
-/// (Surface A leads) by id, cached for 5 s of `clock`'s time. A record the store cannot read now is
-/// the one last read (however old), or kUnavailable if none was: never "none", which would pay the
-/// default rule. Thread-safe.
+/// (Surface A leads) by id, and the verticals' re-offer policies the operator set, cached for 5 s
+/// of `clock`'s time. A record the store cannot read now is the one last read (however old), or
+/// kUnavailable if none was: never "none", which would pay the default rule or follow the
+/// configured policy. Thread-safe.
 class CampaignDirectory {
  public:
   CampaignDirectory(AccountsStore& store, const Clock& clock) : store_(store), clock_(clock) {}
   Lookup<Campaign> find(const std::string& id);
   Lookup<Seller> find_seller(const std::string& id);
+  /// The re-offer policy the operator set for `vertical` (kOk), none (kNotFound: the configured
+  /// one applies), or kUnavailable when the store could never list them.
+  Lookup<ReofferPolicy> vertical_reoffer(const std::string& vertical);
 
  private:
   template <class T, class Get>
@@ -66,6 +70,8 @@ class CampaignDirectory {
   std::mutex mu_;
   std::unordered_map<std::string, std::pair<Campaign, SteadyTime>> cache_;
   std::unordered_map<std::string, std::pair<Seller, SteadyTime>> sellers_;
+  std::optional<std::vector<VerticalReoffer>> vertical_reoffers_;  // as last read whole
+  SteadyTime vertical_reoffers_at_{};
 };
 
 struct DistributorOptions {
