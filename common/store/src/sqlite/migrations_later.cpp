@@ -245,6 +245,19 @@ ALTER TABLE postback_endpoints ADD COLUMN secret_rotated_at_ms INTEGER NOT NULL 
     {33, R"sql(
 ALTER TABLE sales ADD COLUMN aged INTEGER NOT NULL DEFAULT 0;
 )sql"},
+    // Step 34 belongs to another change, not yet in this branch: this empty step holds its
+    // place, so that the list runs without a gap, and is replaced by it when both meet.
+    {34, R"sql(
+SELECT 1;
+)sql"},
+    // The ledger's journal filtered by account (docs/money.md, "The ledger's journal"): a
+    // buyer's or a seller's entries in the journal's order, time then id, read as a range of its
+    // own index rather than by walking the whole ledger. SQLite appends the rowid (the entry's
+    // id) to each index, so ledger_by_time (at) already serves the journal unfiltered or by time.
+    {35, R"sql(
+CREATE INDEX ledger_by_buyer ON ledger_entries (buyer_id, at);
+CREATE INDEX ledger_by_seller ON ledger_entries (seller_id, at);
+)sql"},
 };
 
 }  // namespace
