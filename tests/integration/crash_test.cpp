@@ -311,6 +311,7 @@ TEST(Crash, Kill9LosesNoAcknowledgedLeadAndSellsNoneTwice) {
           }
         }
         q.after_id = page->back().id;
+        q.after_at_ms = page->back().at_ms;
       }
       EXPECT_EQ(entries.size(), sold.size());
       int return_entries = 0;

@@ -12,5 +12,10 @@ TEST(Ledger, TheOperatorReadsEveryEntryInOrderPagedAndAsCsvAndNobodyElseDoes) {
   check_ledger_journal(svc);
 }
 
+TEST(Ledger, FiltersByTimeAccountLeadAndKindKeepTheirCursorAndTheirCsv) {
+  ServiceFixture svc;
+  check_ledger_filters(svc);
+}
+
 }  // namespace
 }  // namespace leadflow::testing

@@ -129,6 +129,7 @@ std::vector<LedgerEntry> all_entries(Store& store) {
     if (!page || page->empty()) break;
     out.insert(out.end(), page->begin(), page->end());
     q.after_id = page->back().id;
+    q.after_at_ms = page->back().at_ms;
   }
   return out;
 }

@@ -18,5 +18,15 @@ TEST(PgLedger, TheOperatorReadsEveryEntryInOrderPagedAndAsCsvAndNobodyElseDoes) 
   check_ledger_journal(svc);
 }
 
+TEST(PgLedger, FiltersByTimeAccountLeadAndKindKeepTheirCursorAndTheirCsv) {
+  ASSERT_FALSE(pg_admin_url().empty()) << kNoPostgres;
+  PgTestDatabase db("lf_ledger_filters_");
+  ASSERT_TRUE(db.made());
+  ServiceOptions o;
+  o.store_url = db.url("?pool_size=4");
+  ServiceFixture svc(o);
+  check_ledger_filters(svc);
+}
+
 }  // namespace
 }  // namespace leadflow::testing

@@ -733,6 +733,7 @@ std::vector<std::string> money_script(Store& store) {
                         e.seller_id + " " + e.campaign_id + " " + std::to_string(e.revenue) + " " +
                         std::to_string(e.payout) + " " + std::to_string(e.at_ms));
     q.after_id = page->back().id;
+    q.after_at_ms = page->back().at_ms;
   }
   std::sort(entries.begin(), entries.end());
   log.insert(log.end(), entries.begin(), entries.end());

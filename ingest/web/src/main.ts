@@ -22,6 +22,7 @@ import { getStartedPage } from './pages/get_started';
 import { suppressionPage } from './pages/suppression';
 import { statementsPage } from './pages/statements';
 import { periodsPage } from './pages/periods';
+import { ledgerPage } from './pages/ledger';
 import { postbackEndpointPage, postbacksPage } from './pages/postbacks';
 import { verticalPage, verticalsPage } from './pages/verticals';
 import { setZone } from './zone';
@@ -58,6 +59,7 @@ const pages: Entry[] = [
   { pattern: '/get-started', page: getStartedPage, title: 'Get started', sellerOnly: true },
   { pattern: '/statements', page: statementsPage, title: 'Statements' },
   { pattern: '/periods', page: periodsPage, title: 'Periods', operatorOnly: true },
+  { pattern: '/ledger', page: ledgerPage, title: 'Ledger', operatorOnly: true },
   { pattern: '/settings/api-keys', page: apiKeysPage, title: 'API keys' },
   { pattern: '/settings/users', page: usersPage, title: 'Users', operatorOnly: true },
   { pattern: '/change-log', page: changeLogPage, title: 'Change log', operatorOnly: true },
@@ -120,6 +122,7 @@ function nav(u: User): HTMLElement {
   if (u.account !== 'seller') items.push(['/suppression', 'Suppression']);
   items.push(['/statements', 'Statements']);
   if (isOperator(u)) items.push(['/periods', 'Periods']);
+  if (isOperator(u)) items.push(['/ledger', 'Ledger']);
   if (isOperator(u)) items.push(['/change-log', 'Change log']);
   items.push(['/settings', 'Settings']);
   const current = (p: string) => (p === '/' ? here === '/' : here === p || here.startsWith(p + '/'));

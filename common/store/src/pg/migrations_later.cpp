@@ -267,6 +267,16 @@ CREATE TABLE vertical_reoffers (
   set_at_ms BIGINT NOT NULL
 );
 )sql"},
+    // The ledger's journal filtered (docs/money.md, "The ledger's journal"): a buyer's or a
+    // seller's entries in the journal's order, time then id, read as a range of its own index
+    // rather than by walking the whole ledger; and the whole journal, or a time range of it, in
+    // that order by (at, id), which serves every reader of ledger_by_time (at) and replaces it.
+    {35, R"sql(
+CREATE INDEX ledger_by_buyer ON ledger_entries (buyer_id, at, id);
+CREATE INDEX ledger_by_seller ON ledger_entries (seller_id, at, id);
+CREATE INDEX ledger_by_time_id ON ledger_entries (at, id);
+DROP INDEX ledger_by_time;
+)sql"},
 };
 
 }  // namespace

@@ -254,6 +254,14 @@ CREATE TABLE vertical_reoffers (
   set_at_ms INTEGER NOT NULL
 );
 )sql"},
+    // The ledger's journal filtered by account (docs/money.md, "The ledger's journal"): a
+    // buyer's or a seller's entries in the journal's order, time then id, read as a range of its
+    // own index rather than by walking the whole ledger. SQLite appends the rowid (the entry's
+    // id) to each index, so ledger_by_time (at) already serves the journal unfiltered or by time.
+    {35, R"sql(
+CREATE INDEX ledger_by_buyer ON ledger_entries (buyer_id, at);
+CREATE INDEX ledger_by_seller ON ledger_entries (seller_id, at);
+)sql"},
 };
 
 }  // namespace

@@ -201,17 +201,51 @@ std::optional<std::vector<LeadReturn>> SqliteStore::returns_of_lead(std::string_
 }
 
 std::optional<std::vector<LedgerEntry>> SqliteStore::list_ledger(const LedgerQuery& lq) {
-  // One statement per shape: with "(?1 = '' OR lead_id = ?1)" the planner walked the whole
-  // ledger by id for one lead's entries; by lead it takes the lead's index.
-  const char* sql =
-      lq.lead_id.empty()
-          ? "SELECT " LF_LEDGER_COLUMNS
-            " FROM ledger_entries WHERE ?1 = '' AND id > ?2 ORDER BY id LIMIT ?3"
-          : "SELECT " LF_LEDGER_COLUMNS
-            " FROM ledger_entries WHERE lead_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3";
+  // One statement per set of filters, holding only the conditions asked for: with
+  // "(?1 = '' OR lead_id = ?1)" the planner walked the whole ledger for one lead's entries.
+  // Each filter's index (docs/money.md, "The ledger's journal") gives the entries in time order:
+  // ledger_by_lead (a lead's few entries, sorted), ledger_by_buyer and ledger_by_seller
+  // (account, at), ledger_by_time (at); SQLite appends the rowid (the id) to each, so the
+  // cursor's (at, id) is a range of the index.
+  std::string sql = "SELECT " LF_LEDGER_COLUMNS " FROM ledger_entries";
+  std::vector<std::string_view> texts;
+  std::vector<std::int64_t> numbers;
+  std::string where;
+  int n = 0;
+  const auto next = [&] { return "?" + std::to_string(++n); };
+  const auto text = [&](const std::string& column, const std::string& v) {
+    if (v.empty()) return;
+    where += std::string(where.empty() ? " WHERE " : " AND ") + column + " = " + next();
+    texts.push_back(v);
+  };
+  text("lead_id", lq.lead_id);
+  // A lead's few entries are found by its index; "+" keeps the planner, which has no statistics
+  // of the ledger, from taking an account's index (a buyer's millions of entries) instead.
+  const std::string by = lq.lead_id.empty() ? "" : "+";
+  text(by + "buyer_id", lq.buyer_id);
+  text(by + "seller_id", lq.seller_id);
+  text("kind", lq.kind);
+  const auto bound = [&](const char* cond, std::int64_t v) {
+    where += std::string(where.empty() ? " WHERE " : " AND ") + cond + next();
+    numbers.push_back(v);
+  };
+  if (lq.from_ms != 0) bound("at >= ", lq.from_ms);
+  if (lq.to_ms != 0) bound("at < ", lq.to_ms);
+  if (lq.after_id != 0) {
+    const std::string at = next();
+    where += std::string(where.empty() ? " WHERE " : " AND ") + "(at, id) > (" + at + ", " +
+             next() + ")";
+    numbers.push_back(lq.after_at_ms);
+    numbers.push_back(lq.after_id);
+  }
+  sql += where + " ORDER BY at, id LIMIT " + next();
   return read_rows<LedgerEntry>(
       "list_ledger", sql,
-      [&](Query& q) { q.bind(lq.lead_id).bind(lq.after_id).bind(clamp_limit(lq.limit)); },
+      [&](Query& q) {
+        for (std::string_view t : texts) q.bind(t);
+        for (std::int64_t v : numbers) q.bind(v);
+        q.bind(clamp_limit(lq.limit));
+      },
       read_ledger_entry<Query>);
 }
 

@@ -58,11 +58,20 @@ struct ReturnResult {
 /// ledger.hpp), which also says which entries a sale and a return write.
 using LedgerEntry = money::LedgerEntry;
 
-/// Which ledger entries to list: one lead's, or every entry after `after_id`, oldest first.
+/// Which ledger entries to list, oldest first by their time (`at`), entries of one instant in
+/// the order written (by id): those matching every filter set ("" and 0 are unset), after the
+/// entry (`after_at_ms`, `after_id`) when `after_id` is not 0. The time bounds are half-open,
+/// [from_ms, to_ms). Adapters translate the filters into their SQL; they decide nothing.
 struct LedgerQuery {
   std::string lead_id;  // "" = every lead
   std::int64_t after_id = 0;
   int limit = 100;
+  std::int64_t after_at_ms = 0;  // the time of the entry `after_id` (the cursor's position)
+  std::int64_t from_ms = 0;      // 0 = from the first entry
+  std::int64_t to_ms = 0;        // 0 = to the last; exclusive
+  std::string buyer_id;
+  std::string seller_id;
+  std::string kind;  // money::kSaleEntry, money::kReturnEntry or "" for both
 };
 
 /// An operator's settlement of a lead whose post outcome stayed unknown (the lead failed with a
@@ -133,7 +142,8 @@ class MoneyStore : public virtual StorePort {
   }
   /// The returns of a lead (one per buyer that returned it); nullopt when the store cannot say.
   virtual std::optional<std::vector<LeadReturn>> returns_of_lead(std::string_view lead_id) = 0;
-  /// Ledger entries, oldest first; nullopt when the store cannot say.
+  /// Ledger entries as `q` asks, oldest first (by time, then id); nullopt when the store cannot
+  /// say.
   virtual std::optional<std::vector<LedgerEntry>> list_ledger(const LedgerQuery& q) = 0;
   /// Settles one buyer's post of a lead whose post outcome stayed unknown, atomically: the
   /// settlement row (once per lead and buyer); when sold, a sale (which enters the ledger like
