@@ -94,6 +94,12 @@ inline void check_vertical_policy_set_live(ServiceFixture& svc) {
                  seen.contains("reoffer_set_at"))
         << seen.dump();
   }
+  // And so does the open field specification, with no key at all.
+  const auto open = svc.https()->Get("/api/v1/fields/solar");
+  ASSERT_TRUE(open);
+  EXPECT_EQ(open->status, 200) << open->body;
+  EXPECT_EQ(json::parse(open->body)["reoffer"], one_second) << open->body;
+  EXPECT_FALSE(json::parse(open->body).contains("reoffer_source")) << open->body;
   bool listed = false;
   const json all = reoffer_body_of(svc.get("/v1/verticals", svc.operator_key()))["data"];
   for (const json& v : all)

@@ -2,6 +2,7 @@
 // campaign's reads (stats, jobs, fields). The routes bind SurfaceBPorts to IngestContext and
 // choose where each step runs: a lead post's checks on the event loop, anything that must wait
 // on the blocking pool.
+#include <algorithm>
 #include <atomic>
 #include <memory>
 
@@ -220,8 +221,14 @@ void answer_job(const SurfaceBPorts& ports, const std::string& job_id, const htt
 void answer_fields(const SurfaceBPorts& ports, std::string_view vertical, http::Response& res) {
   const Vertical* v = ports.verticals.find(std::string(vertical));
   if (!v) return send_b_refusal(res, refusal_for(CampaignRefused::kUnknownVertical));
+  // The re-offer policy in force: the operator's where one is set, else the configured one.
+  const auto set = ports.reoffers_set();
+  if (!set) return send_b_refusal(res, refusal_for(CampaignRefused::kReadUnavailable));
+  const auto it = std::find_if(set->begin(), set->end(),
+                               [&](const VerticalReoffer& r) { return r.vertical == v->name; });
   // Open to anyone (sellers' developers): what any seller reads, never how buyers buy.
-  http::send_json(res, 200, public_vertical(ports.verticals.to_json(*v)));
+  http::send_json(res, 200,
+                  public_vertical(ports.verticals.to_json(*v, it == set->end() ? nullptr : &*it)));
 }
 
 void register_surface_b(Routes& routes, IngestContext& ctx) {
@@ -243,7 +250,7 @@ void register_surface_b(Routes& routes, IngestContext& ctx) {
         audit_rate_limited(c, req, "campaign", "campaign", "", campaign.id, campaign.seller_id);
       },
       [&c](std::string_view vertical) { return vertical_has_active_buyers(c.accounts, vertical); },
-      c.suppression});
+      [&c] { return c.accounts.list_vertical_reoffers(); }, c.suppression});
 
   routes.post_inline("/api/v1/lead", [&c, ports](const std::shared_ptr<Exchange>& ex) {
     post_campaign_lead_inline(c, ports, ex, std::nullopt);

@@ -52,6 +52,10 @@ struct SurfaceBPorts {
   /// Whether some active buyer takes the vertical now, for a test lead's answer
   /// (vertical_has_active_buyers, test_leads.hpp); nullopt when the store could not say. Blocks.
   std::function<std::optional<bool>(std::string_view vertical)> vertical_buying;
+  /// The verticals' re-offer policies the operator set (AccountsStore::list_vertical_reoffers),
+  /// so that a vertical's published policy is the one in force; nullopt when the store could
+  /// not say. Blocks.
+  std::function<std::optional<std::vector<VerticalReoffer>>()> reoffers_set;
   /// The operator's suppression lists (none: no lead is refused for its person).
   const SuppressionLists* suppression = nullptr;
 };

@@ -152,6 +152,8 @@ class SurfaceBHandler : public ::testing::Test {
   int store_lookups = 0;    // lookups that asked the store (may_block)
   std::vector<std::string> refused_kinds;
   std::vector<std::string> rate_limited;
+  std::vector<VerticalReoffer> reoffers;  // the policies the operator set
+  bool reoffers_down = false;             // the store cannot say them
   SurfaceBPorts ports{
       store,
       store,
@@ -178,7 +180,11 @@ class SurfaceBHandler : public ::testing::Test {
         return true;
       },
       [this](const http::Request&, const Campaign& c) { rate_limited.push_back(c.id); },
-      [](std::string_view vertical) { return std::optional<bool>(vertical == "auto_insurance"); }};
+      [](std::string_view vertical) { return std::optional<bool>(vertical == "auto_insurance"); },
+      [this]() -> std::optional<std::vector<VerticalReoffer>> {
+        if (reoffers_down) return std::nullopt;
+        return reoffers;
+      }};
 
   http::Request req;
   http::Response res;
@@ -510,6 +516,27 @@ TEST_F(SurfaceBHandler, FieldsAreTheVerticalsOr404) {
   answer_fields(ports, "space_travel", unknown);
   EXPECT_EQ(unknown.status, 404);
   EXPECT_EQ(body_of(unknown), (json{{"status", "not_found"}, {"message", "unknown vertical"}}));
+}
+
+TEST_F(SurfaceBHandler, FieldsPublishTheReofferPolicyInForceOr503) {
+  VerticalReoffer set;
+  set.vertical = "auto_insurance";
+  set.policy.delays_s = {900, 7200};
+  set.policy.window_s = 48 * 3600;
+  set.set_at_ms = kNow;
+  reoffers = {set};
+  http::Response res_set;
+  answer_fields(ports, "auto_insurance", res_set);
+  EXPECT_EQ(res_set.status, 200);
+  // The operator's policy, not the configured one, and not where it comes from.
+  EXPECT_EQ(body_of(res_set)["reoffer"], reoffer_policy_json(set.policy));
+  EXPECT_FALSE(body_of(res_set).contains("reoffer_source"));
+  EXPECT_FALSE(body_of(res_set).contains("configured_reoffer"));
+
+  reoffers_down = true;
+  http::Response down;
+  answer_fields(ports, "auto_insurance", down);
+  EXPECT_EQ(down.status, 503);
 }
 
 }  // namespace
