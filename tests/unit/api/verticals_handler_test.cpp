@@ -73,8 +73,11 @@ TEST_F(VerticalsHandler, APolicySetByTheOperatorIsReadInForceAndAnOutageIsA503) 
   EXPECT_EQ(op["reoffer"]["delays_seconds"], json({60}));
   EXPECT_EQ(op["reoffer_source"], "operator");
   const json seller = json::parse(get(Viewer::seller("se_1"), "/v1/verticals").body)["data"];
-  for (const json& v : seller)
-    if (v["vertical"] == "solar") EXPECT_EQ(v["reoffer"]["delays_seconds"], json({60}));
+  for (const json& v : seller) {
+    if (v["vertical"] == "solar") {
+      EXPECT_EQ(v["reoffer"]["delays_seconds"], json({60}));
+    }
+  }
   store.unavailable_for(std::chrono::minutes(1));
   for (const char* target : {"/v1/verticals", "/v1/verticals/solar"}) {
     EXPECT_EQ(get(Viewer{}, target).status, 503) << target;
