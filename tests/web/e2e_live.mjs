@@ -126,7 +126,9 @@ await run(async () => {
     return Number(/^leadflow_live_connections (\S+)$/m.exec(text)?.[1]);
   };
   const waitStreams = async (n) => {
-    for (let i = 0; i < 50 && (await streams()) !== n; i += 1) await new Promise((ok) => setTimeout(ok, 200));
+    // A stream the page closed ends at once where the server reads the close, and at the latest
+    // at its next heartbeat (15 s), so up to 20 s.
+    for (let i = 0; i < 100 && (await streams()) !== n; i += 1) await new Promise((ok) => setTimeout(ok, 200));
     assert.equal(await streams(), n, `${n} live streams open`);
   };
   for (const preset of ['7 days', '30 days', 'Today']) await page.getByRole('button', { name: preset }).click();
