@@ -27,7 +27,6 @@ namespace leadflow {
 namespace {
 
 constexpr std::int64_t kHourMs = 3'600'000;
-constexpr std::int64_t kDayMs = 24 * kHourMs;
 
 /// The draws: one 64-bit generator; every helper takes what it needs from it in a fixed order.
 class Draw {

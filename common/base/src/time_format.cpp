@@ -17,13 +17,14 @@ bool digits(std::string_view s, std::size_t pos, std::size_t n, int& out) {
   return true;
 }
 
+}  // namespace
+
+bool is_leap_year(int y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
+
 unsigned days_in_month(int y, unsigned m) {
   static constexpr unsigned kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-  return m == 2 && leap ? 29 : kDays[m - 1];
+  return m == 2 && is_leap_year(y) ? 29 : kDays[m - 1];
 }
-
-}  // namespace
 
 // Howard Hinnant's civil-from-days, for dates without calling into the C time zone machinery.
 CivilDate civil_from_days(std::int64_t z) {

@@ -59,13 +59,6 @@ std::int64_t clamp_instant(std::int64_t unix_s) {
   return std::clamp(unix_s, -kMaxAbsInstant, kMaxAbsInstant);
 }
 
-bool is_leap(int y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
-
-unsigned days_in_month(int y, unsigned m) {
-  static constexpr unsigned kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  return m == 2 && is_leap(y) ? 29 : kDays[m - 1];
-}
-
 // 0 = Sunday .. 6 = Saturday; 1970-01-01 was a Thursday.
 int weekday_from_days(std::int64_t days) { return static_cast<int>((days % 7 + 11) % 7); }
 
@@ -212,7 +205,7 @@ std::int64_t rule_day(const RuleDate& r, int year) {
   const std::int64_t jan1 = days_from_civil(year, 1, 1);
   switch (r.kind) {
     case RuleDate::Kind::kJulian:
-      return jan1 + r.day - 1 + (is_leap(year) && r.day >= 60 ? 1 : 0);
+      return jan1 + r.day - 1 + (is_leap_year(year) && r.day >= 60 ? 1 : 0);
     case RuleDate::Kind::kZeroBased:
       return jan1 + r.day;
     case RuleDate::Kind::kMonthWeekDay: {

@@ -1,4 +1,5 @@
 #include "leadflow/money/returns.hpp"
+#include "leadflow/base/time_format.hpp"
 
 #include <algorithm>
 
@@ -10,10 +11,7 @@ bool return_window_open(std::int64_t sold_at_ms, std::int64_t window_ms, std::in
 
 Reversal reverse(const ReturnableSale& sale) { return {sale.price, sale.payout}; }
 
-std::int64_t return_window_ms(int days) {
-  constexpr std::int64_t kDayMs = 86'400'000;
-  return days * kDayMs;
-}
+std::int64_t return_window_ms(int days) { return days * kDayMs; }
 
 Returner returner_of(const Distribution& sold, std::string_view asking_buyer_id,
                      std::string_view named_buyer_id) {

@@ -12,23 +12,23 @@ namespace {
 using nlohmann::json;
 
 // The members of a buyer's configuration view that are its own (docs/visibility.md).
-constexpr std::string_view kOwnFields[] = {"buyer_id",
-                                           "name",
-                                           "status",
-                                           "verticals",
-                                           "delivery",
-                                           "pricing",
-                                           "filters",
-                                           "schedule",
-                                           "caps",
-                                           "duplicate_lookback_days",
-                                           "return_window_days",
-                                           "visibility",
-                                           "self_service",
-                                           "accepts_aged",
-                                           "created_at",
-                                           "updated_at",
-                                           "version"};
+constexpr std::string_view kBuyerOwnFields[] = {"buyer_id",
+                                                "name",
+                                                "status",
+                                                "verticals",
+                                                "delivery",
+                                                "pricing",
+                                                "filters",
+                                                "schedule",
+                                                "caps",
+                                                "duplicate_lookback_days",
+                                                "return_window_days",
+                                                "visibility",
+                                                "self_service",
+                                                "accepts_aged",
+                                                "created_at",
+                                                "updated_at",
+                                                "version"};
 
 bool own_buyer(const Viewer& viewer, const json& view) {
   return viewer.is_buyer() && view.is_object() && view.value("buyer_id", "") == viewer.buyer_id;
@@ -40,7 +40,7 @@ json project_buyer_account(const Viewer& viewer, const json& config_view) {
   if (viewer.is_operator()) return config_view;
   if (!own_buyer(viewer, config_view)) return nullptr;
   json out = json::object();
-  for (std::string_view f : kOwnFields)
+  for (std::string_view f : kBuyerOwnFields)
     if (auto it = config_view.find(f); it != config_view.end()) out[std::string(f)] = *it;
   return out;
 }

@@ -10,8 +10,8 @@ namespace {
 using nlohmann::json;
 
 // The members of a seller's record that are its own (docs/visibility.md).
-constexpr std::string_view kOwnFields[] = {"seller_id", "name",      "status",     "payout",
-                                           "test_mode", "time_zone", "created_at", "version"};
+constexpr std::string_view kSellerOwnFields[] = {"seller_id", "name",      "status",     "payout",
+                                                 "test_mode", "time_zone", "created_at", "version"};
 
 bool own(const Viewer& viewer, const json& view) {
   return viewer.is_seller() && view.is_object() && view.value("seller_id", "") == viewer.seller_id;
@@ -23,7 +23,7 @@ json project_seller_account(const Viewer& viewer, const json& seller_view) {
   if (viewer.is_operator()) return seller_view;
   if (!own(viewer, seller_view)) return nullptr;
   json out = json::object();
-  for (std::string_view f : kOwnFields)
+  for (std::string_view f : kSellerOwnFields)
     if (auto it = seller_view.find(f); it != seller_view.end()) out[std::string(f)] = *it;
   return out;
 }

@@ -1,12 +1,9 @@
 // The buyers' health in their views: traffic from the performance rollup (one question for
 // every buyer of a list), returns from the return figures of the buyer's view.
 #include "buyer_health.hpp"
+#include "leadflow/base/time_format.hpp"
 
 namespace leadflow {
-
-namespace {
-constexpr std::int64_t kDayMs = 86'400'000;
-}  // namespace
 
 std::optional<BuyerTraffic> buyer_traffic_24h(ReportingStore& reporting, const Clock& clock,
                                               const std::string& buyer_id) {

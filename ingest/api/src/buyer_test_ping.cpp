@@ -40,7 +40,7 @@ bool zip_fits(const Buyer& b, std::string_view zip, std::string_view state) {
 }
 
 // A sample value a vertical's required field accepts.
-CustomValue sample_value(const VerticalField& f) {
+CustomValue ping_sample_value(const VerticalField& f) {
   switch (f.type) {
     case VerticalField::Type::kNumber:
       return f.min ? *f.min : 1.0;
@@ -136,7 +136,7 @@ Lead test_ping_lead(const Buyer& buyer, const Vertical& vertical, std::int64_t n
   l.phone = "+12025550100";  // 555-01XX: reserved for fiction
   l.vertical = vertical.name;
   for (const auto& f : vertical.fields)
-    if (f.required) l.custom_fields.emplace_back(f.name, sample_value(f));
+    if (f.required) l.custom_fields.emplace_back(f.name, ping_sample_value(f));
   l.source = "leadflow_test_ping";
   l.received_at_ms = now_ms;
   for (const char* zip : kSampleZips) {

@@ -31,8 +31,9 @@ namespace {
 using nlohmann::json;
 
 // A download holds at most this many entries; past it, X-Next-Cursor says where the next starts.
-constexpr int kCsvMaxRows = 10'000;
-constexpr int kCsvPage = 1'000;  // the money port's largest page: a full one may have more behind
+constexpr int kLedgerCsvMaxRows = 10'000;
+constexpr int kLedgerCsvPage =
+    1'000;  // the money port's largest page: a full one may have more behind
 
 const std::vector<std::string> kCsvColumns = {"entry_id", "at",        "kind",        "lead_id",
                                               "buyer_id", "seller_id", "campaign_id", "currency",
@@ -123,21 +124,21 @@ LedgerAsk decode_ledger_query(const http::Request& req, std::string_view default
 
 namespace {
 
-// The download: every page of the list from its cursor, up to kCsvMaxRows, named after its days
-// in the reader's zone (the range asked for, else the days of its first and last entries).
+// The download: every page of the list from its cursor, up to kLedgerCsvMaxRows, named after its
+// days in the reader's zone (the range asked for, else the days of its first and last entries).
 void send_ledger_csv(MoneyStore& money, const Viewer& viewer, const LedgerAsk& ask,
                      http::Response& res) {
   LedgerQuery q = ask.query;
   json rows = json::array();
   std::string next_cursor, first_day, last_day;
-  q.limit = kCsvPage;
+  q.limit = kLedgerCsvPage;
   const auto day = [&](std::int64_t ms) { return reports::local_date(*ask.tz, ms); };
   for (;;) {
     auto page = money.list_ledger(q);
     if (!page) return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
-    const bool more = static_cast<int>(page->size()) == kCsvPage;
+    const bool more = static_cast<int>(page->size()) == kLedgerCsvPage;
     for (const LedgerEntry& e : *page) {
-      if (static_cast<int>(rows.size()) == kCsvMaxRows) {
+      if (static_cast<int>(rows.size()) == kLedgerCsvMaxRows) {
         next_cursor =
             http::encode_cursor(std::to_string(q.after_at_ms) + "." + std::to_string(q.after_id) +
                                 "." + filters_mark(ask.query));

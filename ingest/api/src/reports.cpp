@@ -30,7 +30,6 @@ using nlohmann::json;
 using reports::ReportRequest;
 using reports::TimeCut;
 
-constexpr std::int64_t kDayMs = 86'400'000;
 constexpr std::int64_t kMaxRangeDays = 400;  // bounds the work of one report
 
 // A report's question as asked: what the component folds, and how to answer it.

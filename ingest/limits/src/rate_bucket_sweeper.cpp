@@ -1,5 +1,6 @@
 // The clean-up of shared rate-limit buckets; see rate_bucket_sweeper.hpp.
 #include "leadflow/limits/rate_bucket_sweeper.hpp"
+#include "leadflow/base/time_format.hpp"
 
 #include <prometheus/counter.h>
 #include <prometheus/family.h>
@@ -14,7 +15,6 @@ namespace leadflow {
 namespace {
 
 constexpr std::int64_t kRefillMs = 60'000;  // a bucket refills whole in a minute
-constexpr std::int64_t kDayMs = 86'400'000;
 
 prometheus::Counter& removed_counter(BucketFate fate) {
   static prometheus::Family<prometheus::Counter>& family =

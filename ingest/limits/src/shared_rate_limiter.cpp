@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "leadflow/base/log.hpp"
+#include "leadflow/base/time_format.hpp"
 #include "leadflow/limits/rate_limiter.hpp"
 #include "leadflow/store/limits.hpp"
 
@@ -11,7 +12,6 @@ namespace leadflow {
 
 namespace {
 constexpr auto kLeaseLife = std::chrono::seconds(1);
-constexpr std::int64_t kDayMs = 86'400'000;
 }  // namespace
 
 SharedRateLimiter::SharedRateLimiter(const Clock& clock, LimitsStore& store)

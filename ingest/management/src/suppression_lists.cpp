@@ -11,7 +11,7 @@
 namespace leadflow {
 
 namespace {
-constexpr std::size_t kMaxName = 200;
+constexpr std::size_t kMaxListName = 200;
 
 // A list as the change log compares it: what an operator asks of a change (which list, whose:
 // a buyer's id or "operator", as GET /v1/suppression-lists?buyer_id= names the owner; how many
@@ -41,7 +41,7 @@ NewSuppressionList suppression_list_from_json(const nlohmann::json& body, Accoun
     out.errors.push_back({"name", "invalid_type", "must be a string"});
   } else {
     l.name = name->get<std::string>();
-    if (auto refused = refuse_free_text(l.name, kMaxName))
+    if (auto refused = refuse_free_text(l.name, kMaxListName))
       out.errors.push_back(
           {"name", refused->code,
            refused->code == "too_long" ? "must be 1 to 200 characters" : refused->message});

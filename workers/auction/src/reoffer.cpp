@@ -1,12 +1,12 @@
 // The re-offer rules (leadflow/auction/reoffer.hpp).
 #include "leadflow/auction/reoffer.hpp"
+#include "leadflow/base/time_format.hpp"
 
 #include <algorithm>
 
 namespace leadflow::reoffer {
 
 namespace {
-constexpr std::int64_t kDayMs = 86'400'000;
 
 std::int64_t consent_ends_ms(const Vertical& v, std::int64_t received_at_ms) {
   return received_at_ms + static_cast<std::int64_t>(std::max(1, v.consent_days)) * kDayMs;

@@ -21,7 +21,7 @@ using outbound::kShutDownError;
 // How often the pool's slow timers (idle connections, stuck connects, long queue waits) run.
 constexpr auto kHousekeeping = 250ms;
 constexpr auto kIdlePoll = 1000ms;
-constexpr int kMaxEvents = 512;
+constexpr int kH2MaxEvents = 512;
 constexpr std::size_t kReadChunk = 64 * 1024;
 // Bytes the codec is asked for before they are handed to TLS in one write.
 constexpr std::size_t kWriteBatch = 64 * 1024;
@@ -76,7 +76,7 @@ void H2Loop::send(HttpRequest request, std::function<void(HttpResponse)> done) {
 }
 
 void H2Loop::run() {
-  std::vector<epoll_event> events(kMaxEvents);
+  std::vector<epoll_event> events(kH2MaxEvents);
   for (;;) {
     std::deque<std::unique_ptr<H2Exchange>> incoming;
     std::deque<Resolution> resolved;
@@ -107,7 +107,7 @@ void H2Loop::run() {
     if (pool_.next_deadline() <= clock_.steady_now()) {
       // Every answer already in a socket is read before a deadline is enforced: the work
       // above may have taken a while, so look at the sockets once more first.
-      take_ready(events, ::epoll_wait(fds_.epoll(), events.data(), kMaxEvents, 0));
+      take_ready(events, ::epoll_wait(fds_.epoll(), events.data(), kH2MaxEvents, 0));
       pool_.reap();
       note_lag(outbound::RealClock::now() - turn_start_);
       pool_.expire_overdue(last_stall_);

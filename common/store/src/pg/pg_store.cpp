@@ -43,9 +43,8 @@ std::optional<std::string> PgStore::shared_secret(std::string_view name,
 
 namespace leadflow {
 
-using namespace pg;  // the adapter (adapter.hpp) and its driver
-
 std::unique_ptr<Store> open_pg_store(const PgStoreOptions& options, std::string& error) {
+  using namespace pg;  // the adapter (adapter.hpp) and its driver
   try {
     ConnectSettings settings;
     // Defaults first, the caller's conninfo last: libpq lets later settings win, so a

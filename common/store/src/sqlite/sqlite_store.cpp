@@ -40,9 +40,8 @@ std::optional<std::string> SqliteStore::shared_secret(std::string_view name,
 
 namespace leadflow {
 
-using namespace sqlite;  // the adapter (adapter.hpp) and its driver
-
 std::unique_ptr<Store> open_sqlite_store(const std::string& path, std::string& error) {
+  using namespace sqlite;  // the adapter (adapter.hpp) and its driver
   try {
     auto writer = Connection::open(path, /*writer=*/true, error);
     if (!writer) return nullptr;
