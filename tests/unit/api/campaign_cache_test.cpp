@@ -15,7 +15,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr const char* kKey = "lfc_campaign_key_for_the_cache_test";
+constexpr const char* kCachedCampaignKey = "lfc_campaign_key_for_the_cache_test";
 
 class CampaignCacheTest : public ::testing::Test {
  protected:
@@ -29,7 +29,7 @@ class CampaignCacheTest : public ::testing::Test {
     c.seller_id = s.id;
     c.name = "cache";
     c.vertical = "solar";
-    c.key_hash = sha256_hex(kKey);
+    c.key_hash = sha256_hex(kCachedCampaignKey);
     c.key_hint = "lfc_camp";
     ASSERT_EQ(store_.insert_campaign(c), StoreStatus::kOk);
   }
@@ -44,12 +44,12 @@ TEST_F(CampaignCacheTest, ALookupTheStoreCouldNotAnswerIsNeverCachedAsNoSuchKey)
   // the miss must not be taken for "no such key" (a valid key answered 401 for a second).
   store_.fail_next_lookups(1);
   bool unavailable = false;
-  EXPECT_FALSE(cache_.find_by_key(kKey, unavailable).has_value());
+  EXPECT_FALSE(cache_.find_by_key(kCachedCampaignKey, unavailable).has_value());
   EXPECT_TRUE(unavailable);
   std::optional<Campaign> cached;
-  EXPECT_FALSE(cache_.find_cached(kKey, cached)) << "a failed lookup was cached";
+  EXPECT_FALSE(cache_.find_cached(kCachedCampaignKey, cached)) << "a failed lookup was cached";
 
-  const std::optional<Campaign> found = cache_.find_by_key(kKey, unavailable);
+  const std::optional<Campaign> found = cache_.find_by_key(kCachedCampaignKey, unavailable);
   EXPECT_FALSE(unavailable);
   ASSERT_TRUE(found.has_value());
   EXPECT_EQ(found->id, "cp_cache");
@@ -69,10 +69,10 @@ TEST_F(CampaignCacheTest, AMissTheStoreAnsweredIsCachedForASecond) {
 TEST_F(CampaignCacheTest, AStoreThatIsDownIsUnavailableNotUnknown) {
   store_.unavailable_for(5s);
   bool unavailable = false;
-  EXPECT_FALSE(cache_.find_by_key(kKey, unavailable).has_value());
+  EXPECT_FALSE(cache_.find_by_key(kCachedCampaignKey, unavailable).has_value());
   EXPECT_TRUE(unavailable);
   clock_.advance(5s);
-  EXPECT_TRUE(cache_.find_by_key(kKey, unavailable).has_value());
+  EXPECT_TRUE(cache_.find_by_key(kCachedCampaignKey, unavailable).has_value());
   EXPECT_FALSE(unavailable);
 }
 

@@ -18,7 +18,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::int64_t kT0 = 1'775'000'000'000;
+constexpr std::int64_t kChangeLogT0 = 1'775'000'000'000;
 
 class ChangeLogHandler : public ::testing::Test {
  protected:
@@ -38,7 +38,7 @@ class ChangeLogHandler : public ::testing::Test {
   void add(int n) {
     for (int i = 0; i < n; ++i) {
       ChangeEntry e;
-      e.at_ms = kT0 + i;
+      e.at_ms = kChangeLogT0 + i;
       e.id = new_id(kChangePrefix, e.at_ms);
       e.actor = {"us_olga", "Olga", "dashboard"};
       e.action = "updated";

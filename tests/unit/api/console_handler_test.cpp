@@ -23,17 +23,17 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::int64_t kNow = 1'775'000'000'000;
-const std::string kPassword = "correct horse battery";
-const std::string kToken = "session-token-of-the-test";
+constexpr std::int64_t kConsoleNow = 1'775'000'000'000;
+const std::string kConsolePassword = "correct horse battery";
+const std::string kConsoleToken = "session-token-of-the-test";
 
 // One Argon2id hash for every test: making one takes a noticeable part of a second.
-const std::string& password_hash() {
-  static const std::string hash = passwords::hash(kPassword);
+const std::string& console_password_hash() {
+  static const std::string hash = passwords::hash(kConsolePassword);
   return hash;
 }
 
-http::Request parse(const std::string& raw) {
+http::Request parse_console_request(const std::string& raw) {
   http::Request req;
   const http::ParseResult r = http::parse_request(raw, http::ParseLimits{}, req);
   EXPECT_EQ(r.status, http::ParseStatus::kComplete) << r.error_detail;
@@ -41,18 +41,18 @@ http::Request parse(const std::string& raw) {
 }
 
 // A request with a JSON body (or none), and the headers given.
-http::Request request(const std::string& method, const std::string& target,
-                      const std::string& headers, const std::string& body = "") {
+http::Request console_request(const std::string& method, const std::string& target,
+                              const std::string& headers, const std::string& body = "") {
   std::string raw = method + " " + target + " HTTP/1.1\r\nHost: d.example\r\n" + headers;
   if (!body.empty())
     raw +=
         "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
-  return parse(raw + "\r\n" + body);
+  return parse_console_request(raw + "\r\n" + body);
 }
 
-json body_of(const http::Response& res) { return json::parse(res.body); }
+json console_body_of(const http::Response& res) { return json::parse(res.body); }
 
-ApiKey key_of(std::string seller_id) {
+ApiKey console_key_of(std::string seller_id) {
   ApiKey k;
   k.id = "key_1";
   k.seller_id = std::move(seller_id);
@@ -67,8 +67,8 @@ class ConsoleHandler : public ::testing::Test {
     user.id = "us_1";
     user.email = "ada@example.com";
     user.name = "Ada";
-    user.password_hash = password_hash();
-    user.created_at_ms = kNow;
+    user.password_hash = console_password_hash();
+    user.created_at_ms = kConsoleNow;
     EXPECT_EQ(store.insert_user(user), StoreStatus::kOk);
     User off = user;
     off.id = "us_2";
@@ -77,27 +77,27 @@ class ConsoleHandler : public ::testing::Test {
     EXPECT_EQ(store.insert_user(off), StoreStatus::kOk);
   }
 
-  // The session of `user`, as find_signed_in would find it for kToken.
+  // The session of `user`, as find_signed_in would find it for kConsoleToken.
   void sign_in_as(const User& u) {
     current.status = StoreStatus::kOk;
     current.user = u;
-    current.session = session::make(u.id, kToken, kNow);
+    current.session = session::make(u.id, kConsoleToken, kConsoleNow);
     ASSERT_EQ(store.insert_session(current.session), StoreStatus::kOk);
   }
   std::string cookie() const {
-    return "Cookie: " + std::string(session::kCookieName) + "=" + kToken + "\r\n";
+    return "Cookie: " + std::string(session::kCookieName) + "=" + kConsoleToken + "\r\n";
   }
   std::string csrf() const { return "X-CSRF-Token: " + current.session.csrf_token + "\r\n"; }
 
   http::Response sign_in(const json& body) {
     http::Response res;
-    answer_sign_in(ports, request("POST", "/v1/session", "", body.dump()), res);
+    answer_sign_in(ports, console_request("POST", "/v1/session", "", body.dump()), res);
     return res;
   }
   http::Response change(const json& body, const std::string& headers) {
     http::Response res;
-    answer_password_change(ports, request("POST", "/v1/session/password", headers, body.dump()),
-                           res);
+    answer_password_change(
+        ports, console_request("POST", "/v1/session/password", headers, body.dump()), res);
     return res;
   }
 
@@ -108,7 +108,7 @@ class ConsoleHandler : public ::testing::Test {
     return kinds;
   }
 
-  ManualClock clock{SystemTime{std::chrono::milliseconds{kNow}}};
+  ManualClock clock{SystemTime{std::chrono::milliseconds{kConsoleNow}}};
   FakeStore store{clock};
   VerticalRegistry verticals = VerticalRegistry::defaults();
   Management management{store, verticals, clock, store};
@@ -125,7 +125,7 @@ class ConsoleHandler : public ::testing::Test {
                     "203.0.113.7",
                     [this](const AuditRecord& r) { audits.emplace_back(r.event, r.kind); },
                     [this](std::string_view token) {
-                      if (current.status == StoreStatus::kOk && token != kToken)
+                      if (current.status == StoreStatus::kOk && token != kConsoleToken)
                         return SignedIn{StoreStatus::kNotFound, {}, {}, false};
                       return current;
                     },
@@ -140,11 +140,11 @@ class ConsoleHandler : public ::testing::Test {
 };
 
 TEST_F(ConsoleHandler, TheRightPasswordOpensASession) {
-  const auto res = sign_in({{"email", "ADA@example.com"}, {"password", kPassword}});
+  const auto res = sign_in({{"email", "ADA@example.com"}, {"password", kConsolePassword}});
   ASSERT_EQ(res.status, 201) << res.body;
   EXPECT_NE(res.header("Set-Cookie").find("__Host-leadflow_session="), std::string_view::npos);
   EXPECT_EQ(res.header("Cache-Control"), "no-store");
-  const json b = body_of(res);
+  const json b = console_body_of(res);
   EXPECT_EQ(b["user"]["id"], "us_1");
   EXPECT_FALSE(b["csrf_token"].get<std::string>().empty());
   EXPECT_EQ(b["two_factor"]["enabled"], false);
@@ -154,11 +154,11 @@ TEST_F(ConsoleHandler, TheRightPasswordOpensASession) {
 
 TEST_F(ConsoleHandler, AWrongPasswordAnUnknownEmailAndAnInactiveUserGetOneAnswer) {
   const auto wrong = sign_in({{"email", "ada@example.com"}, {"password", "not the password"}});
-  const auto unknown = sign_in({{"email", "nobody@example.com"}, {"password", kPassword}});
-  const auto inactive = sign_in({{"email", "off@example.com"}, {"password", kPassword}});
+  const auto unknown = sign_in({{"email", "nobody@example.com"}, {"password", kConsolePassword}});
+  const auto inactive = sign_in({{"email", "off@example.com"}, {"password", kConsolePassword}});
   for (const auto* res : {&wrong, &unknown, &inactive}) {
     EXPECT_EQ(res->status, 401);
-    EXPECT_EQ(body_of(*res)["detail"], "wrong e-mail or password");
+    EXPECT_EQ(console_body_of(*res)["detail"], "wrong e-mail or password");
     EXPECT_FALSE(res->has_header("Set-Cookie"));
   }
   EXPECT_EQ(audited(AuditEvent::kAuthFailed),
@@ -168,17 +168,18 @@ TEST_F(ConsoleHandler, AWrongPasswordAnUnknownEmailAndAnInactiveUserGetOneAnswer
 TEST_F(ConsoleHandler, ABadSignInBodyNamesItsFields) {
   const auto res = sign_in({{"email", 7}, {"remember", true}});
   ASSERT_EQ(res.status, 400);
-  const json errors = body_of(res)["errors"];
+  const json errors = console_body_of(res)["errors"];
   ASSERT_EQ(errors.size(), 3u);
   EXPECT_EQ(errors[0]["field"], "email");
   EXPECT_EQ(errors[0]["code"], "invalid_type");
   EXPECT_EQ(errors[1]["code"], "required");
   EXPECT_EQ(errors[2]["code"], "unknown_field");
   http::Response text;
-  answer_sign_in(ports,
-                 parse("POST /v1/session HTTP/1.1\r\nHost: d\r\nContent-Type: text/plain\r\n"
-                       "Content-Length: 1\r\n\r\nx"),
-                 text);
+  answer_sign_in(
+      ports,
+      parse_console_request("POST /v1/session HTTP/1.1\r\nHost: d\r\nContent-Type: text/plain\r\n"
+                            "Content-Length: 1\r\n\r\nx"),
+      text);
   EXPECT_EQ(text.status, 415);
 }
 
@@ -187,58 +188,58 @@ TEST_F(ConsoleHandler, PastTheAccountsLimitIs429WithoutCheckingThePassword) {
     EXPECT_EQ(
         sign_in({{"email", "ada@example.com"}, {"password", "wrong " + std::to_string(i)}}).status,
         401);
-  const auto res = sign_in({{"email", "ada@example.com"}, {"password", kPassword}});
+  const auto res = sign_in({{"email", "ada@example.com"}, {"password", kConsolePassword}});
   EXPECT_EQ(res.status, 429);
   EXPECT_FALSE(res.header("Retry-After").empty());
-  EXPECT_EQ(body_of(res)["detail"], "too many failed sign-ins; retry later");
+  EXPECT_EQ(console_body_of(res)["detail"], "too many failed sign-ins; retry later");
   EXPECT_EQ(audited(AuditEvent::kRateLimited), std::vector<std::string>{"login_per_account"});
 }
 
 TEST_F(ConsoleHandler, AStoreThatCannotFindTheUserIs503AndCostsNoAttempt) {
   store.unavailable_for(std::chrono::seconds(60));
   for (int i = 0; i < SignInLimits::kPerAccount + 1; ++i)
-    EXPECT_EQ(sign_in({{"email", "ada@example.com"}, {"password", kPassword}}).status, 503);
+    EXPECT_EQ(sign_in({{"email", "ada@example.com"}, {"password", kConsolePassword}}).status, 503);
   clock.advance(std::chrono::seconds(61));
-  EXPECT_EQ(sign_in({{"email", "ada@example.com"}, {"password", kPassword}}).status, 201);
+  EXPECT_EQ(sign_in({{"email", "ada@example.com"}, {"password", kConsolePassword}}).status, 201);
 }
 
 TEST_F(ConsoleHandler, AUserWithASecondFactorGetsItsChallengeNotASession) {
   second_factor_on = true;
-  const auto res = sign_in({{"email", "ada@example.com"}, {"password", kPassword}});
+  const auto res = sign_in({{"email", "ada@example.com"}, {"password", kConsolePassword}});
   EXPECT_EQ(res.status, 200);
-  EXPECT_EQ(body_of(res)["second_factor"], "totp");
+  EXPECT_EQ(console_body_of(res)["second_factor"], "totp");
   EXPECT_FALSE(res.has_header("Set-Cookie"));
   EXPECT_TRUE(audited(AuditEvent::kSignedIn).empty());
 }
 
 TEST_F(ConsoleHandler, TheSessionIsReadWithItsCsrfToken) {
   http::Response none;
-  answer_session(ports, request("GET", "/v1/session", ""), none);
+  answer_session(ports, console_request("GET", "/v1/session", ""), none);
   EXPECT_EQ(none.status, 401);
-  EXPECT_EQ(body_of(none)["detail"], "not signed in, or the session has ended");
+  EXPECT_EQ(console_body_of(none)["detail"], "not signed in, or the session has ended");
 
   sign_in_as(user);
   http::Response res;
-  answer_session(ports, request("GET", "/v1/session", cookie()), res);
+  answer_session(ports, console_request("GET", "/v1/session", cookie()), res);
   ASSERT_EQ(res.status, 200);
-  EXPECT_EQ(body_of(res)["csrf_token"], current.session.csrf_token);
-  EXPECT_EQ(body_of(res)["user"]["email"], "ada@example.com");
+  EXPECT_EQ(console_body_of(res)["csrf_token"], current.session.csrf_token);
+  EXPECT_EQ(console_body_of(res)["user"]["email"], "ada@example.com");
 
   current.status = StoreStatus::kUnavailable;
   http::Response down;
-  answer_session(ports, request("GET", "/v1/session", cookie()), down);
+  answer_session(ports, console_request("GET", "/v1/session", cookie()), down);
   EXPECT_EQ(down.status, 503);
 }
 
 TEST_F(ConsoleHandler, LogoutNeedsTheCsrfTokenAndEndsTheSession) {
   sign_in_as(user);
   http::Response refused;
-  answer_sign_out(ports, request("DELETE", "/v1/session", cookie()), refused);
+  answer_sign_out(ports, console_request("DELETE", "/v1/session", cookie()), refused);
   EXPECT_EQ(refused.status, 403);
-  EXPECT_EQ(body_of(refused)["detail"], "missing or wrong X-CSRF-Token for this session");
+  EXPECT_EQ(console_body_of(refused)["detail"], "missing or wrong X-CSRF-Token for this session");
 
   http::Response res;
-  answer_sign_out(ports, request("DELETE", "/v1/session", cookie() + csrf()), res);
+  answer_sign_out(ports, console_request("DELETE", "/v1/session", cookie() + csrf()), res);
   EXPECT_EQ(res.status, 200);
   EXPECT_NE(res.header("Set-Cookie").find("Max-Age=0"), std::string_view::npos);
   EXPECT_EQ(audited(AuditEvent::kSignedOut), std::vector<std::string>{"logout"});
@@ -246,10 +247,11 @@ TEST_F(ConsoleHandler, LogoutNeedsTheCsrfTokenAndEndsTheSession) {
 }
 
 TEST_F(ConsoleHandler, OnlyASignedInUserWithItsCsrfTokenChangesItsPassword) {
-  const json body = {{"current_password", kPassword}, {"new_password", "a brand new password"}};
+  const json body = {{"current_password", kConsolePassword},
+                     {"new_password", "a brand new password"}};
   const auto by_key = change(body, "Authorization: Bearer lfk_x\r\n");
   EXPECT_EQ(by_key.status, 403);
-  EXPECT_NE(body_of(by_key)["detail"].get<std::string>().find("an API key has none"),
+  EXPECT_NE(console_body_of(by_key)["detail"].get<std::string>().find("an API key has none"),
             std::string::npos);
   EXPECT_EQ(change(body, "").status, 401);
   sign_in_as(user);
@@ -257,35 +259,38 @@ TEST_F(ConsoleHandler, OnlyASignedInUserWithItsCsrfTokenChangesItsPassword) {
   current.enrol_only = true;
   const auto enrol = change(body, cookie() + csrf());
   EXPECT_EQ(enrol.status, 403);
-  EXPECT_EQ(body_of(enrol)["detail"], std::string(kEnrolFirst));
+  EXPECT_EQ(console_body_of(enrol)["detail"], std::string(kEnrolFirst));
   EXPECT_TRUE(audited(AuditEvent::kPasswordChanged).empty());
 }
 
 TEST_F(ConsoleHandler, APasswordChangeChecksItsFieldsAndTheCurrentPassword) {
   sign_in_as(user);
-  const auto fields = change({{"current_password", kPassword}, {"extra", 1}}, cookie() + csrf());
+  const auto fields =
+      change({{"current_password", kConsolePassword}, {"extra", 1}}, cookie() + csrf());
   ASSERT_EQ(fields.status, 400);
-  EXPECT_EQ(body_of(fields)["errors"][0]["field"], "new_password");
-  EXPECT_EQ(body_of(fields)["errors"][1]["field"], "extra");
+  EXPECT_EQ(console_body_of(fields)["errors"][0]["field"], "new_password");
+  EXPECT_EQ(console_body_of(fields)["errors"][1]["field"], "extra");
 
   const auto wrong = change({{"current_password", "not it at all"}, {"new_password", "whatever"}},
                             cookie() + csrf());
   ASSERT_EQ(wrong.status, 400);
-  EXPECT_EQ(body_of(wrong)["errors"][0], (json{{"field", "current_password"},
-                                               {"code", "wrong"},
-                                               {"message", "is not the user's current password"}}));
+  EXPECT_EQ(console_body_of(wrong)["errors"][0],
+            (json{{"field", "current_password"},
+                  {"code", "wrong"},
+                  {"message", "is not the user's current password"}}));
   EXPECT_EQ(audited(AuditEvent::kAuthFailed), std::vector<std::string>{"wrong_password"});
 
-  const auto short_one =
-      change({{"current_password", kPassword}, {"new_password", "short"}}, cookie() + csrf());
+  const auto short_one = change({{"current_password", kConsolePassword}, {"new_password", "short"}},
+                                cookie() + csrf());
   ASSERT_EQ(short_one.status, 400);
-  EXPECT_EQ(body_of(short_one)["errors"][0]["field"], "new_password");
+  EXPECT_EQ(console_body_of(short_one)["errors"][0]["field"], "new_password");
 }
 
 TEST_F(ConsoleHandler, ARightPasswordChangeStoresTheNewPassword) {
   sign_in_as(user);
-  const auto res = change({{"current_password", kPassword}, {"new_password", "a brand new one!"}},
-                          cookie() + csrf());
+  const auto res =
+      change({{"current_password", kConsolePassword}, {"new_password", "a brand new one!"}},
+             cookie() + csrf());
   ASSERT_EQ(res.status, 200) << res.body;
   EXPECT_EQ(res.header("Cache-Control"), "no-store");
   EXPECT_EQ(audited(AuditEvent::kPasswordChanged), std::vector<std::string>{"self"});
@@ -297,8 +302,8 @@ TEST_F(ConsoleHandler, ARightPasswordChangeStoresTheNewPassword) {
 TEST_F(ConsoleHandler, AUserSetsItsOwnTimeZoneCheckedAgainstTheZoneDatabase) {
   const auto put = [&](const json& body, const std::string& headers) {
     http::Response res;
-    answer_time_zone_change(ports, request("PUT", "/v1/session/time-zone", headers, body.dump()),
-                            res);
+    answer_time_zone_change(
+        ports, console_request("PUT", "/v1/session/time-zone", headers, body.dump()), res);
     return res;
   };
   const json paris = {{"time_zone", "Europe/Paris"}};
@@ -310,14 +315,14 @@ TEST_F(ConsoleHandler, AUserSetsItsOwnTimeZoneCheckedAgainstTheZoneDatabase) {
                           json{{"time_zone", "../../etc/passwd"}}, json::object()}) {
     const auto res = put(bad, cookie() + csrf());
     ASSERT_EQ(res.status, 400) << bad;
-    EXPECT_EQ(body_of(res)["errors"][0]["field"], "time_zone") << bad;
+    EXPECT_EQ(console_body_of(res)["errors"][0]["field"], "time_zone") << bad;
   }
   EXPECT_EQ(store.get_user("us_1").value->time_zone, "UTC");
   EXPECT_TRUE(audited(AuditEvent::kTimeZoneChanged).empty());
 
   const auto res = put(paris, cookie() + csrf());
   ASSERT_EQ(res.status, 200) << res.body;
-  EXPECT_EQ(body_of(res)["time_zone"], "Europe/Paris");
+  EXPECT_EQ(console_body_of(res)["time_zone"], "Europe/Paris");
   EXPECT_EQ(audited(AuditEvent::kTimeZoneChanged), std::vector<std::string>{"self"});
   const User got = *store.get_user("us_1").value;
   EXPECT_EQ(got.time_zone, "Europe/Paris");
@@ -325,8 +330,8 @@ TEST_F(ConsoleHandler, AUserSetsItsOwnTimeZoneCheckedAgainstTheZoneDatabase) {
   // The session reads it back.
   current.user = got;
   http::Response read;
-  answer_session(ports, request("GET", "/v1/session", cookie()), read);
-  EXPECT_EQ(body_of(read)["user"]["time_zone"], "Europe/Paris");
+  answer_session(ports, console_request("GET", "/v1/session", cookie()), read);
+  EXPECT_EQ(console_body_of(read)["user"]["time_zone"], "Europe/Paris");
 }
 
 TEST_F(ConsoleHandler, PastTheLimitsAPasswordChangeIs429) {
@@ -336,71 +341,74 @@ TEST_F(ConsoleHandler, PastTheLimitsAPasswordChangeIs429) {
                      cookie() + csrf())
                   .status,
               400);
-  const auto res = change({{"current_password", kPassword}, {"new_password", "a brand new one!"}},
-                          cookie() + csrf());
+  const auto res =
+      change({{"current_password", kConsolePassword}, {"new_password", "a brand new one!"}},
+             cookie() + csrf());
   EXPECT_EQ(res.status, 429);
   EXPECT_FALSE(res.header("Retry-After").empty());
 }
 
 TEST_F(ConsoleHandler, OnlyTheOperatorManagesUsers) {
-  const ApiKey seller = key_of("sl_1");
+  const ApiKey seller = console_key_of("sl_1");
   http::Response list, one, made, changed;
   answer_users(users, seller, list);
   answer_user(users, seller, "us_1", one);
-  answer_create_user(users, seller, request("POST", "/v1/users", "", "{}"), made);
-  answer_update_user(users, seller, "us_1", request("PUT", "/v1/users/us_1", "", "{}"), changed);
+  answer_create_user(users, seller, console_request("POST", "/v1/users", "", "{}"), made);
+  answer_update_user(users, seller, "us_1", console_request("PUT", "/v1/users/us_1", "", "{}"),
+                     changed);
   for (const auto* res : {&list, &one, &made, &changed}) {
     EXPECT_EQ(res->status, 403);
-    EXPECT_EQ(body_of(*res)["detail"], "this API key lacks permission for the operation");
+    EXPECT_EQ(console_body_of(*res)["detail"], "this API key lacks permission for the operation");
   }
 }
 
 TEST_F(ConsoleHandler, TheOperatorListsReadsMakesAndChangesUsers) {
-  const ApiKey op = key_of("");
+  const ApiKey op = console_key_of("");
   http::Response list;
   answer_users(users, op, list);
   ASSERT_EQ(list.status, 200);
-  EXPECT_EQ(body_of(list)["data"].size(), 2u);
+  EXPECT_EQ(console_body_of(list)["data"].size(), 2u);
 
   http::Response one;
   answer_user(users, op, "us_1", one);
   ASSERT_EQ(one.status, 200);
   EXPECT_EQ(one.header("ETag"), "\"v1\"");
-  EXPECT_FALSE(body_of(one)["data"].contains("password_hash"));
+  EXPECT_FALSE(console_body_of(one)["data"].contains("password_hash"));
   http::Response missing;
   answer_user(users, op, "us_none", missing);
   EXPECT_EQ(missing.status, 404);
 
   http::Response bad;
-  answer_create_user(users, op, request("POST", "/v1/users", "", json{{"email", "x"}}.dump()), bad);
+  answer_create_user(users, op,
+                     console_request("POST", "/v1/users", "", json{{"email", "x"}}.dump()), bad);
   ASSERT_EQ(bad.status, 400);
-  EXPECT_EQ(body_of(bad)["detail"], "the user is invalid");
+  EXPECT_EQ(console_body_of(bad)["detail"], "the user is invalid");
 
   http::Response stale;
-  answer_update_user(
-      users, op, "us_1",
-      request("PUT", "/v1/users/us_1", "If-Match: \"v9\"\r\n", json{{"name", "Ada L."}}.dump()),
-      stale);
+  answer_update_user(users, op, "us_1",
+                     console_request("PUT", "/v1/users/us_1", "If-Match: \"v9\"\r\n",
+                                     json{{"name", "Ada L."}}.dump()),
+                     stale);
   EXPECT_EQ(stale.status, 412);
   http::Response renamed;
-  answer_update_user(
-      users, op, "us_1",
-      request("PUT", "/v1/users/us_1", "If-Match: \"v1\"\r\n", json{{"name", "Ada L."}}.dump()),
-      renamed);
+  answer_update_user(users, op, "us_1",
+                     console_request("PUT", "/v1/users/us_1", "If-Match: \"v1\"\r\n",
+                                     json{{"name", "Ada L."}}.dump()),
+                     renamed);
   ASSERT_EQ(renamed.status, 200) << renamed.body;
   EXPECT_EQ(renamed.header("ETag"), "\"v2\"");
-  EXPECT_EQ(body_of(renamed)["data"]["name"], "Ada L.");
+  EXPECT_EQ(console_body_of(renamed)["data"]["name"], "Ada L.");
 }
 
 TEST_F(ConsoleHandler, UsersAre503WhileTheStoreIsDown) {
-  const ApiKey op = key_of("");
+  const ApiKey op = console_key_of("");
   store.unavailable_for(std::chrono::seconds(60));
   http::Response one;
   answer_user(users, op, "us_1", one);
   EXPECT_EQ(one.status, 503);
   http::Response changed;
   answer_update_user(users, op, "us_1",
-                     request("PUT", "/v1/users/us_1", "", json{{"name", "Ada L."}}.dump()),
+                     console_request("PUT", "/v1/users/us_1", "", json{{"name", "Ada L."}}.dump()),
                      changed);
   EXPECT_EQ(changed.status, 503);
 }

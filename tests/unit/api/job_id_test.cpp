@@ -11,42 +11,42 @@
 namespace leadflow {
 namespace {
 
-const std::string kKey = "lfc_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG";
+const std::string kJobKey = "lfc_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG";
 const std::string kOther = "lfc_GFEDCBAzyxwvutsrqponmlkjihgfedcba9876543210";
 
 TEST(JobIds, CarryTheLeadIdAndCheckAgainstTheirKeyOnly) {
   const std::string lead = new_id(kLeadPrefix);
-  const std::string job = job_id_for(lead, kKey);
+  const std::string job = job_id_for(lead, kJobKey);
   EXPECT_EQ(job.rfind(lead, 0), 0u);
   EXPECT_GT(job.size(), lead.size());
-  const JobRef ok = parse_job_id(job, kKey);
+  const JobRef ok = parse_job_id(job, kJobKey);
   EXPECT_EQ(ok.lead_id, lead);
   EXPECT_TRUE(ok.issued_to_key);
   const JobRef other = parse_job_id(job, kOther);
   EXPECT_EQ(other.lead_id, lead);
   EXPECT_FALSE(other.issued_to_key);
   // The same lead and key always give the same job id.
-  EXPECT_EQ(job_id_for(lead, kKey), job);
+  EXPECT_EQ(job_id_for(lead, kJobKey), job);
 }
 
 TEST(JobIds, ABareLeadIdIsALeadIdThatProvesNothing) {
   const std::string lead = new_id(kLeadPrefix);
-  const JobRef ref = parse_job_id(lead, kKey);
+  const JobRef ref = parse_job_id(lead, kJobKey);
   EXPECT_EQ(ref.lead_id, lead);
   EXPECT_FALSE(ref.issued_to_key);
 }
 
 TEST(JobIds, AnythingElseIsNoLead) {
   const std::string lead = new_id(kLeadPrefix);
-  std::string job = job_id_for(lead, kKey);
+  std::string job = job_id_for(lead, kJobKey);
   std::string tampered = job;
   tampered.back() = tampered.back() == 'A' ? 'B' : 'A';
-  EXPECT_FALSE(parse_job_id(tampered, kKey).issued_to_key);
+  EXPECT_FALSE(parse_job_id(tampered, kJobKey).issued_to_key);
   for (const std::string& junk :
        {std::string(""), std::string("x"), std::string("ld_"), lead + ".", job + "A",
         std::string("by_") + lead.substr(3), lead.substr(0, 10) + job.substr(lead.size())})
-    EXPECT_FALSE(parse_job_id(junk, kKey).issued_to_key) << junk;
-  EXPECT_TRUE(parse_job_id("x", kKey).lead_id.empty());
+    EXPECT_FALSE(parse_job_id(junk, kJobKey).issued_to_key) << junk;
+  EXPECT_TRUE(parse_job_id("x", kJobKey).lead_id.empty());
 }
 
 }  // namespace

@@ -19,7 +19,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::int64_t kNow = 1'775'000'000'000;
+constexpr std::int64_t kLeadPostNow = 1'775'000'000'000;
 
 // The intake port's Idempotency-Keys: the claim answers as told, and what was asked is kept.
 class FakeKeys final : public IntakeStore {
@@ -100,7 +100,7 @@ class LeadPostHandler : public ::testing::Test {
   static json body_of(const http::Response& res) { return json::parse(res.body); }
 
   FakeKeys keys;
-  ManualClock clock{SystemTime{std::chrono::milliseconds{kNow}}};
+  ManualClock clock{SystemTime{std::chrono::milliseconds{kLeadPostNow}}};
   VerticalRegistry verticals = VerticalRegistry::defaults();
   std::vector<std::pair<Lead, int>> accepted;  // each lead handed to the queue, and its budget
   AcceptResult answer{ProduceStatus::kOk, std::nullopt};
@@ -180,7 +180,7 @@ TEST_F(LeadPostHandler, ASoldLeadIs201WithItsOutcomeAsTheSellerSeesIt) {
   EXPECT_EQ(lead.seller_id, "sl_1");
   EXPECT_EQ(lead.api_key_id, "key_s");
   EXPECT_EQ(lead.surface, Surface::kApi);
-  EXPECT_EQ(lead.received_at_ms, kNow);
+  EXPECT_EQ(lead.received_at_ms, kLeadPostNow);
   EXPECT_EQ(lead.email, "ada@example.com");
   EXPECT_EQ(accepted[0].second, 3000);  // the default budget
   EXPECT_EQ(lead.sync_wait_ms, 3000);
@@ -236,7 +236,7 @@ TEST_F(LeadPostHandler, TheFirstRequestWithAKeyClaimsItAndRecordsItsAnswer) {
   EXPECT_EQ(keys.claims[0].key, "order-17");
   EXPECT_EQ(keys.claims[0].request_hash, sha256_hex(body));
   EXPECT_EQ(keys.claims[0].lead_id, accepted[0].first.id);
-  EXPECT_EQ(keys.expire_before[0], kNow - 86'400'000);  // a claim lives a day
+  EXPECT_EQ(keys.expire_before[0], kLeadPostNow - 86'400'000);  // a claim lives a day
   ASSERT_EQ(keys.completed.size(), 1u);
   EXPECT_EQ(keys.completed[0], std::make_pair(201, res.body));
 }
@@ -244,8 +244,8 @@ TEST_F(LeadPostHandler, TheFirstRequestWithAKeyClaimsItAndRecordsItsAnswer) {
 TEST_F(LeadPostHandler, ARepeatGetsTheFirstAnswerOrIsRefusedOrFinishesADeadRequest) {
   const std::string body = lead_body();
   keys.claim_answer = StoreStatus::kConflict;
-  keys.held = {"key_s", "order-17",          sha256_hex(body), "ld_first",
-               201,     R"({"first":true})", kNow - 1'000};
+  keys.held = {"key_s", "order-17",          sha256_hex(body),    "ld_first",
+               201,     R"({"first":true})", kLeadPostNow - 1'000};
   const auto replay = post(body, "Idempotency-Key: order-17\r\n");
   EXPECT_EQ(replay.status, 201);
   EXPECT_EQ(replay.body, R"({"first":true})");
@@ -260,13 +260,13 @@ TEST_F(LeadPostHandler, ARepeatGetsTheFirstAnswerOrIsRefusedOrFinishesADeadReque
 
   // Unanswered for longer than any request runs (the longest wait and 15 s): its request died,
   // and this one queues the lead under the first one's id and time.
-  keys.held.created_at_ms = kNow - 45'001;
+  keys.held.created_at_ms = kLeadPostNow - 45'001;
   EXPECT_EQ(post(body, "Idempotency-Key: order-17\r\n").status, 409);  // 60 s at least
-  keys.held.created_at_ms = kNow - 60'000;
+  keys.held.created_at_ms = kLeadPostNow - 60'000;
   EXPECT_EQ(post(body, "Idempotency-Key: order-17\r\n").status, 202);
   ASSERT_EQ(accepted.size(), 1u);
   EXPECT_EQ(accepted[0].first.id, "ld_first");
-  EXPECT_EQ(accepted[0].first.received_at_ms, kNow - 60'000);
+  EXPECT_EQ(accepted[0].first.received_at_ms, kLeadPostNow - 60'000);
 }
 
 TEST_F(LeadPostHandler, AStoreOrQueueThatCannotTakeItIsA503AndFreesTheKey) {

@@ -23,9 +23,9 @@ namespace {
 
 using nlohmann::json;
 
-const std::string kSold = "ld_01JQ0000000000000000000001";
-const std::string kPending = "ld_01JQ0000000000000000000002";
-const std::string kReturned = "ld_01JQ0000000000000000000003";
+const std::string kSoldLead = "ld_01JQ0000000000000000000001";
+const std::string kPendingLead = "ld_01JQ0000000000000000000002";
+const std::string kReturnedLead = "ld_01JQ0000000000000000000003";
 const std::string kOthers = "ld_01JQ0000000000000000000004";   // another seller's, another buyer's
 const std::string kNobodys = "ld_01JQ0000000000000000000009";  // a valid id no lead has
 
@@ -107,12 +107,12 @@ LeadRecord lead(const std::string& id, const std::string& seller, const std::str
 class LeadReadHandler : public ::testing::Test {
  protected:
   LeadReadHandler() {
-    store.leads = {lead(kSold, "sl_1", "by_1", DeliveryStatus::kDelivered),
-                   lead(kPending, "sl_1", "", DeliveryStatus::kPending),
-                   lead(kReturned, "sl_1", "by_1", DeliveryStatus::kReturned),
+    store.leads = {lead(kSoldLead, "sl_1", "by_1", DeliveryStatus::kDelivered),
+                   lead(kPendingLead, "sl_1", "", DeliveryStatus::kPending),
+                   lead(kReturnedLead, "sl_1", "by_1", DeliveryStatus::kReturned),
                    lead(kOthers, "sl_2", "by_2", DeliveryStatus::kDelivered)};
     Settlement s;
-    s.lead_id = kSold;
+    s.lead_id = kSoldLead;
     s.buyer_id = "by_1";
     s.sold = true;
     s.price = 2400;
@@ -121,7 +121,7 @@ class LeadReadHandler : public ::testing::Test {
     LedgerEntry e;
     e.id = 1;
     e.kind = "sale";
-    e.lead_id = kSold;
+    e.lead_id = kSoldLead;
     e.buyer_id = "by_1";
     e.seller_id = "sl_1";
     e.revenue = 2400;
@@ -158,10 +158,10 @@ class LeadReadHandler : public ::testing::Test {
 const Viewer kOperator{};
 
 TEST_F(LeadReadHandler, TheOperatorReadsASoldLeadWithItsMoneyInTwoReads) {
-  const http::Response res = read(kOperator, kSold);
+  const http::Response res = read(kOperator, kSoldLead);
   ASSERT_EQ(res.status, 200) << res.body;
   const json data = json::parse(res.body)["data"];
-  EXPECT_EQ(data["lead_id"], kSold);
+  EXPECT_EQ(data["lead_id"], kSoldLead);
   EXPECT_EQ(data["settlements"].size(), 1u);
   EXPECT_EQ(data["settlement"], data["settlements"][0]);
   EXPECT_EQ(data["ledger"].size(), 1u);
@@ -171,7 +171,7 @@ TEST_F(LeadReadHandler, TheOperatorReadsASoldLeadWithItsMoneyInTwoReads) {
 }
 
 TEST_F(LeadReadHandler, ALeadNeverSoldReadsNoMoney) {
-  const http::Response res = read(Viewer::seller("sl_1"), kPending);
+  const http::Response res = read(Viewer::seller("sl_1"), kPendingLead);
   ASSERT_EQ(res.status, 200) << res.body;
   const json data = json::parse(res.body)["data"];
   EXPECT_FALSE(data.contains("ledger"));
@@ -181,7 +181,7 @@ TEST_F(LeadReadHandler, ALeadNeverSoldReadsNoMoney) {
 }
 
 TEST_F(LeadReadHandler, AReturnedLeadShowsItsReturns) {
-  const http::Response res = read(Viewer::buyer("by_1"), kReturned);
+  const http::Response res = read(Viewer::buyer("by_1"), kReturnedLead);
   ASSERT_EQ(res.status, 200) << res.body;
   const json data = json::parse(res.body)["data"];
   EXPECT_TRUE(data["returns"].is_array());
@@ -198,7 +198,7 @@ TEST_F(LeadReadHandler, AnotherPartysLeadIsAnsweredAsAnUnknownOne) {
     EXPECT_EQ(res.header_block(), unknown.header_block());
   }
   // A lead the buyer did not buy is no lead of its own either, though its seller's.
-  EXPECT_EQ(read(Viewer::buyer("by_2"), kSold).body, unknown.body);
+  EXPECT_EQ(read(Viewer::buyer("by_2"), kSoldLead).body, unknown.body);
   EXPECT_EQ(store.money_reads, 0);  // nothing of an unseen lead is read beyond the lead
 }
 
@@ -213,7 +213,7 @@ TEST_F(LeadReadHandler, AMalformedIdIsA404WithoutAskingTheStore) {
 // (errors.cpp's store-outage answer), never "no such lead"; none is a 404, a lead a 200.
 TEST_F(LeadReadHandler, ALeadTheStoreCannotReadIsA503NotA404) {
   store.down = true;
-  const http::Response down = read(kOperator, kSold);
+  const http::Response down = read(kOperator, kSoldLead);
   EXPECT_EQ(down.status, 503) << down.body;
   EXPECT_EQ(down.header("Retry-After"), "1");
   const json body = json::parse(down.body);
@@ -223,19 +223,19 @@ TEST_F(LeadReadHandler, ALeadTheStoreCannotReadIsA503NotA404) {
   EXPECT_EQ(store.money_reads, 0);
   store.down = false;
   EXPECT_EQ(read(kOperator, kNobodys).status, 404);
-  EXPECT_EQ(read(kOperator, kSold).status, 200);
+  EXPECT_EQ(read(kOperator, kSoldLead).status, 200);
 }
 
 // A lead is not shown without the money the store could not read: an empty ledger or no
 // settlement would read as an answer.
 TEST_F(LeadReadHandler, MoneyTheStoreCannotReadIsA503NotALeadWithoutIt) {
   store.money_down = true;
-  const http::Response down = read(kOperator, kSold);
+  const http::Response down = read(kOperator, kSoldLead);
   EXPECT_EQ(down.status, 503) << down.body;
   EXPECT_EQ(down.header("Retry-After"), "1");
-  EXPECT_EQ(read(Viewer::buyer("by_1"), kReturned).status, 503);
+  EXPECT_EQ(read(Viewer::buyer("by_1"), kReturnedLead).status, 503);
   // A lead never sold reads no money: it is answered.
-  EXPECT_EQ(read(kOperator, kPending).status, 200);
+  EXPECT_EQ(read(kOperator, kPendingLead).status, 200);
 }
 
 TEST_F(LeadReadHandler, AListTheStoreCannotReadIsA503NotAnEmptyPage) {
@@ -245,7 +245,7 @@ TEST_F(LeadReadHandler, AListTheStoreCannotReadIsA503NotAnEmptyPage) {
   EXPECT_EQ(down.header("Retry-After"), "1");
   EXPECT_FALSE(json::parse(down.body).contains("data"));
   // A search too: "not found" and "cannot say" are different answers.
-  EXPECT_EQ(list(kOperator, "q=" + kSold).status, 503);
+  EXPECT_EQ(list(kOperator, "q=" + kSoldLead).status, 503);
   store.list_down = false;
   const http::Response none = list(Viewer::seller("sl_9"), "");
   ASSERT_EQ(none.status, 200) << none.body;
@@ -276,7 +276,7 @@ TEST_F(LeadReadHandler, ASellersListIsItsOwnLeadsOnePageAtATime) {
   const json body = json::parse(res.body);
   EXPECT_EQ(body["data"].size(), 2u);
   EXPECT_EQ(body["has_more"], true);
-  EXPECT_EQ(body["next_cursor"], http::encode_cursor(kPending));
+  EXPECT_EQ(body["next_cursor"], http::encode_cursor(kPendingLead));
   EXPECT_EQ(store.lead_reads, 0);  // a seller's rows are the page's
 }
 
@@ -290,8 +290,8 @@ TEST_F(LeadReadHandler, ABuyersListIsItsPurchasesEachRowReadWhole) {
 }
 
 TEST_F(LeadReadHandler, ASearchFindsByIdEmailOrPhoneKey) {
-  ASSERT_EQ(list(kOperator, "q=" + kSold).status, 200);
-  EXPECT_EQ(store.lists_asked.back().lead_id, kSold);
+  ASSERT_EQ(list(kOperator, "q=" + kSoldLead).status, 200);
+  EXPECT_EQ(store.lists_asked.back().lead_id, kSoldLead);
   ASSERT_EQ(list(kOperator, "q=ann%40example.com").status, 200);
   EXPECT_EQ(store.lists_asked.back().email_key,
             search_key("secret", SearchField::kEmail, "ann@example.com"));

@@ -21,7 +21,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::int64_t kT0 = 1'775'000'000'000;
+constexpr std::int64_t kLedgerT0 = 1'775'000'000'000;
 // Well-formed ids of each kind (the filters refuse any other).
 const std::string kBuyer1 = "by_00000000000000000000000001";
 const std::string kBuyer2 = "by_00000000000000000000000002";
@@ -94,7 +94,7 @@ class LedgerHandler : public ::testing::Test {
       e.seller_id = kSeller1;
       e.revenue = 2000;
       e.payout = 1400;
-      e.at_ms = kT0 + e.id;
+      e.at_ms = kLedgerT0 + e.id;
       ledger.entries.push_back(e);
     }
   }
@@ -131,7 +131,7 @@ TEST_F(LedgerHandler, ADownloadStopsAtTenThousandEntriesWithTheCursorOfTheNext) 
   const std::string next(csv.header("X-Next-Cursor"));
   ASSERT_FALSE(next.empty());
   // The last entry's time and id, and the filters' mark.
-  EXPECT_EQ(http::decode_cursor(next).rfind(std::to_string(kT0 + 10'000) + ".10000.", 0), 0u)
+  EXPECT_EQ(http::decode_cursor(next).rfind(std::to_string(kLedgerT0 + 10'000) + ".10000.", 0), 0u)
       << http::decode_cursor(next);
   const http::Response rest = get("?cursor=" + next, "text/csv");
   ASSERT_EQ(rest.status, 200);
@@ -235,7 +235,7 @@ TEST_F(LedgerHandler, FilteredPagesKeepTheirFiltersAndTheirCursorNoOther) {
   ASSERT_EQ(rest["data"].size(), 1u);
   EXPECT_EQ(rest["data"][0]["entry_id"], 6);
   EXPECT_EQ(ledger.asked.back().after_id, 4);
-  EXPECT_EQ(ledger.asked.back().after_at_ms, kT0 + 4);
+  EXPECT_EQ(ledger.asked.back().after_at_ms, kLedgerT0 + 4);
   // The same cursor with other filters (or none) would skip or repeat entries: refused.
   const std::size_t asked = ledger.asked.size();
   EXPECT_EQ(refused("?buyer_id=" + kBuyer1 + "&cursor=" + cursor),

@@ -102,7 +102,7 @@ std::vector<json> events_of(http::StreamBody& body, std::string* raw = nullptr) 
   return out;
 }
 
-LiveOptions options() {
+LiveOptions live_options() {
   LiveOptions o;
   o.max_connections = 10;
   return o;
@@ -123,7 +123,7 @@ std::vector<std::string> kinds_and_ids(const std::vector<json>& events) {
 
 TEST(LiveFeed, EachReaderSeesItsOwnLeadsThroughTheVisibilityModel) {
   FakeChanges store;
-  LiveFeed feed(store, options());
+  LiveFeed feed(store, live_options());
   const SellerLabels labels{"secret", nullptr};
   auto op = feed.subscribe(Viewer{}, labels, "").body;
   auto seller_a = feed.subscribe(Viewer::seller("sel_a"), labels, "").body;
@@ -175,7 +175,7 @@ TEST(LiveFeed, EachReaderSeesItsOwnLeadsThroughTheVisibilityModel) {
 // what the store recorded, not when the front received it.
 TEST(LiveFeed, ALeadRecordedLongAfterItWasReceivedIsSentReceivedThenDecided) {
   FakeChanges store;
-  LiveFeed feed(store, options());
+  LiveFeed feed(store, live_options());
   auto op = feed.subscribe(Viewer{}, {"s", nullptr}, "").body;
   LeadRecord slow = lead("ld_slow", "sel_a"), quick = lead("ld_quick", "sel_a");
   slow.lead.received_at_ms = kNow - 3'600'000;
@@ -198,7 +198,7 @@ TEST(LiveFeed, ALeadRecordedLongAfterItWasReceivedIsSentReceivedThenDecided) {
 
 TEST(LiveFeed, AReaderThatDoesNotTakeItsBytesIsDroppedAndNobodyElse) {
   FakeChanges store;
-  LiveOptions o = options();
+  LiveOptions o = live_options();
   o.buffer_bytes = 4096;
   LiveFeed feed(store, o);
   auto stalled = feed.subscribe(Viewer{}, {"s", nullptr}, "").body;
@@ -219,7 +219,7 @@ TEST(LiveFeed, AReaderThatDoesNotTakeItsBytesIsDroppedAndNobodyElse) {
 
 TEST(LiveFeed, NoMoreStreamsThanTheCapAndRoomAgainWhenOneEnds) {
   FakeChanges store;
-  LiveOptions o = options();
+  LiveOptions o = live_options();
   o.max_connections = 2;
   LiveFeed feed(store, o);
   auto one = feed.subscribe(Viewer{}, {"s", nullptr}, "").body;
@@ -239,7 +239,7 @@ TEST(LiveFeed, NoMoreStreamsThanTheCapAndRoomAgainWhenOneEnds) {
 
 TEST(LiveFeed, AStreamEndsAfterItsMaximumAgeSoItsReaderIsAuthenticatedAgain) {
   FakeChanges store;
-  LiveOptions o = options();
+  LiveOptions o = live_options();
   o.max_age = std::chrono::minutes(5);
   LiveFeed feed(store, o);
   auto s = feed.subscribe(Viewer{}, {"s", nullptr}, "").body;
@@ -256,7 +256,7 @@ TEST(LiveFeed, AStreamEndsAfterItsMaximumAgeSoItsReaderIsAuthenticatedAgain) {
 
 TEST(LiveFeed, AReconnectNamingItsLastEventGetsWhatItMissed) {
   FakeChanges store;
-  LiveFeed feed(store, options());
+  LiveFeed feed(store, live_options());
   auto first = feed.subscribe(Viewer::seller("sel_a"), {"s", nullptr}, "").body;
   for (const char* id : {"ld_1", "ld_2", "ld_3"})
     store.commit(lead(id, std::string(id) == "ld_2" ? "sel_b" : "sel_a"));
@@ -279,7 +279,7 @@ TEST(LiveFeed, AReconnectNamingItsLastEventGetsWhatItMissed) {
 // state now, then follows its own feed without a gap or a repeat.
 TEST(LiveFeed, AReconnectToAnotherProcessResumesFromTheStore) {
   FakeChanges store;
-  LiveFeed one(store, options()), two(store, options());
+  LiveFeed one(store, live_options()), two(store, live_options());
   auto first = one.subscribe(Viewer::seller("sel_a"), {"s", nullptr}, "").body;
   auto watcher = two.subscribe(Viewer{}, {"s", nullptr}, "").body;  // `two` follows the store
   LeadRecord a = lead("ld_a", "sel_a"), b = lead("ld_b", "sel_a"), c = lead("ld_c", "sel_a");
@@ -307,7 +307,7 @@ TEST(LiveFeed, AReconnectToAnotherProcessResumesFromTheStore) {
 
 TEST(LiveFeed, AReconnectTooFarBehindOrNotOursResumesFromNowAndIsToldSo) {
   FakeChanges store;
-  LiveOptions o = options();
+  LiveOptions o = live_options();
   o.resume = 3;
   LiveFeed one(store, o), two(store, o);
   auto first = one.subscribe(Viewer{}, {"s", nullptr}, "").body;
@@ -346,7 +346,7 @@ TEST(LiveFeed, AReconnectTooFarBehindOrNotOursResumesFromNowAndIsToldSo) {
 
 TEST(LiveFeed, MoreLeadsThanAPageAreReadOverAFewPages) {
   FakeChanges store;
-  LiveOptions o = options();
+  LiveOptions o = live_options();
   o.page = 2;
   LiveFeed feed(store, o);
   auto s = feed.subscribe(Viewer{}, {"s", nullptr}, "").body;
@@ -366,7 +366,7 @@ TEST(LiveFeed, MoreLeadsThanAPageAreReadOverAFewPages) {
 
 TEST(LiveFeed, AStoreThatCannotAnswerSendsNothingAndIsCounted) {
   FakeChanges store;
-  LiveFeed feed(store, options());
+  LiveFeed feed(store, live_options());
   auto s = feed.subscribe(Viewer{}, {"s", nullptr}, "").body;
   store.down = true;
   events_of(*s);
@@ -385,7 +385,7 @@ TEST(LiveFeed, AStoreThatCannotAnswerSendsNothingAndIsCounted) {
 // then, not from before.
 TEST(LiveFeed, WithNoStreamForAWhileTheStoreIsNotRead) {
   FakeChanges store;
-  LiveOptions o = options();
+  LiveOptions o = live_options();
   o.idle_after = std::chrono::milliseconds(0);
   LiveFeed feed(store, o);
   store.commit(lead("ld_1", "sel_a"));  // while nobody listened

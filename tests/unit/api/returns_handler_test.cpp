@@ -20,14 +20,14 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::int64_t kDay = 86'400'000;
-constexpr std::int64_t kNow = 1'775'000'000'000;  // 2026-03-31T23:33:20Z
+constexpr std::int64_t kReturnsDay = 86'400'000;
+constexpr std::int64_t kReturnsNow = 1'775'000'000'000;  // 2026-03-31T23:33:20Z
 const std::string kLead = "ld_01JQ0000000000000000000001";
-const std::string kShared = "ld_01JQ0000000000000000000002";
+const std::string kReturnsShared = "ld_01JQ0000000000000000000002";
 const std::string kPending = "ld_01JQ0000000000000000000003";
-const std::string kNobodys = "ld_01JQ0000000000000000000009";  // a valid id no lead has
+const std::string kReturnsNobodys = "ld_01JQ0000000000000000000009";  // a valid id no lead has
 
-ApiKey key_of(std::string id, std::string buyer_id = "", std::string seller_id = "") {
+ApiKey returns_key_of(std::string id, std::string buyer_id = "", std::string seller_id = "") {
   ApiKey k;
   k.id = std::move(id);
   k.buyer_id = std::move(buyer_id);
@@ -62,9 +62,9 @@ class ReturnHandler : public ::testing::Test {
     store.buyers[final_sale.id] = final_sale;
 
     store.leads[kLead] = sold(kLead, {"by_high"});
-    store.leads[kShared] = sold(kShared, {"by_high", "by_low"});
+    store.leads[kReturnsShared] = sold(kReturnsShared, {"by_high", "by_low"});
     store.leads[kPending] = sold(kPending, {});
-    store.sold_at_ms = kNow - kDay;
+    store.sold_at_ms = kReturnsNow - kReturnsDay;
   }
 
   static LeadRecord sold(const std::string& id, const std::vector<std::string>& buyers) {
@@ -102,15 +102,15 @@ class ReturnHandler : public ::testing::Test {
   }
 
   FakeMoneyPorts store;
-  ManualClock clock{SystemTime{std::chrono::milliseconds{kNow}}};
+  ManualClock clock{SystemTime{std::chrono::milliseconds{kReturnsNow}}};
   std::vector<std::string> reasons{"invalid_phone", "duplicate", "fraud", "other"};
   std::vector<Audited> audited;
   ReturnPorts ports{store,   store,
                     store,   clock,
                     reasons, [this](const AuditRecord& r) { audited.push_back(Audited::of(r)); }};
-  const ApiKey high = key_of("key_high", "by_high");
-  const ApiKey low = key_of("key_low", "by_low");
-  const ApiKey op = key_of("key_op");
+  const ApiKey high = returns_key_of("key_high", "by_high");
+  const ApiKey low = returns_key_of("key_low", "by_low");
+  const ApiKey op = returns_key_of("key_op");
 };
 
 TEST_F(ReturnHandler, ABuyerReturnsALeadItBoughtWithinItsWindow) {
@@ -124,8 +124,8 @@ TEST_F(ReturnHandler, ABuyerReturnsALeadItBoughtWithinItsWindow) {
   EXPECT_EQ(asked.reason, "fraud");
   EXPECT_EQ(asked.note, "a made-up person");
   EXPECT_EQ(asked.by_key_id, "key_high");
-  EXPECT_EQ(asked.at_ms, kNow);
-  EXPECT_EQ(asked.window_ms, 7 * kDay);
+  EXPECT_EQ(asked.at_ms, kReturnsNow);
+  EXPECT_EQ(asked.window_ms, 7 * kReturnsDay);
   // Its buyer reads the return's price side, never the seller's payout.
   const json data = body_of(res)["data"];
   EXPECT_EQ(data["buyer_id"], "by_high");
@@ -148,11 +148,11 @@ TEST_F(ReturnHandler, TheOperatorReturnsForTheLeadsBuyerOrTheOneItNames) {
   EXPECT_EQ(body_of(only)["data"]["payout"], 16.8);  // the operator reads all of it
 
   // A shared lead needs the buyer named, before the store is asked.
-  const auto unnamed = post(op, kShared, {{"reason", "duplicate"}});
+  const auto unnamed = post(op, kReturnsShared, {{"reason", "duplicate"}});
   EXPECT_EQ(unnamed.status, 400);
   EXPECT_EQ(field_of(unnamed), "buyer_id");
   EXPECT_EQ(store.returns_asked.size(), 1u);
-  const auto named = post(op, kShared, {{"reason", "duplicate"}, {"buyer_id", "by_low"}});
+  const auto named = post(op, kReturnsShared, {{"reason", "duplicate"}, {"buyer_id", "by_low"}});
   ASSERT_EQ(named.status, 201) << named.body;
   EXPECT_EQ(store.returns_asked.back().buyer_id, "by_low");
 }
@@ -162,11 +162,12 @@ TEST_F(ReturnHandler, ABuyerLearnsNothingOfALeadItDidNotBuy) {
   // answer) is looked at, whatever the lead's state.
   store.return_answer = ReturnStatus::kWindowClosed;
   const auto not_its = post(low, kLead, {{"reason", "fraud"}});
-  const auto none = post(low, kNobodys, {{"reason", "fraud"}});
+  const auto none = post(low, kReturnsNobodys, {{"reason", "fraud"}});
   EXPECT_EQ(not_its.status, 404);
   EXPECT_EQ(not_its.body, none.body);
   EXPECT_EQ(post(low, kPending, {{"reason", "fraud"}}).status, 404);
-  EXPECT_EQ(post(key_of("key_final", "by_final"), kLead, {{"reason", "fraud"}}).status, 404);
+  EXPECT_EQ(post(returns_key_of("key_final", "by_final"), kLead, {{"reason", "fraud"}}).status,
+            404);
   EXPECT_TRUE(store.returns_asked.empty());
   // The store saying the lead was not sold to it reads the same.
   store.return_answer = ReturnStatus::kNotSold;
@@ -186,8 +187,9 @@ TEST_F(ReturnHandler, ConflictsAre409AndNameTheEarlierReturn) {
   EXPECT_NE(not_that_buyer.body.find("not sold to that buyer"), std::string::npos);
 
   store.return_answer = ReturnStatus::kAlreadyReturned;
-  store.earlier_return =
-      LeadReturn{kLead, "by_high", "duplicate", "", "key_high", 2400, 1680, kNow - kDay, kNow - 1};
+  store.earlier_return = LeadReturn{
+      kLead,          "by_high", "duplicate", "", "key_high", 2400, 1680, kReturnsNow - kReturnsDay,
+      kReturnsNow - 1};
   const auto again = post(high, kLead, {{"reason", "fraud"}});
   EXPECT_EQ(again.status, 409);
   const json body = body_of(again);
@@ -205,7 +207,7 @@ TEST_F(ReturnHandler, AClosedOrZeroWindowIs422) {
   EXPECT_TRUE(store.returns_asked.empty());
 
   store.return_answer = ReturnStatus::kWindowClosed;
-  store.sold_at_ms = kNow - 8 * kDay;
+  store.sold_at_ms = kReturnsNow - 8 * kReturnsDay;
   const auto late = post(high, kLead, {{"reason", "fraud"}});
   EXPECT_EQ(late.status, 422);
   EXPECT_EQ(body_of(late)["detail"],
@@ -256,7 +258,7 @@ TEST_F(ReturnHandler, AStoreThatCannotRecordOrReadTheBuyerIsA503) {
 }
 
 TEST_F(ReturnHandler, ASellerMayNotReturnALead) {
-  const auto res = post(key_of("key_s", "", "sl_1"), kLead, {{"reason", "fraud"}});
+  const auto res = post(returns_key_of("key_s", "", "sl_1"), kLead, {{"reason", "fraud"}});
   EXPECT_EQ(res.status, 403);
   EXPECT_EQ(body_of(res)["detail"], "only the lead's buyer or the operator may return a lead");
   EXPECT_EQ(store.lead_reads, 0);
@@ -264,7 +266,7 @@ TEST_F(ReturnHandler, ASellerMayNotReturnALead) {
   ReturnAsk ask;
   ask.lead_id = kLead;
   ask.reason = "fraud";
-  const ReturnDone done = make_return(ports, key_of("key_s", "", "sl_1"), ask);
+  const ReturnDone done = make_return(ports, returns_key_of("key_s", "", "sl_1"), ask);
   ASSERT_TRUE(done.refused);
   EXPECT_EQ(done.refused->reason, ReturnRefused::kNotBuyerOrOperator);
   EXPECT_TRUE(store.returns_asked.empty());

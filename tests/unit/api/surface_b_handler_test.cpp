@@ -27,8 +27,8 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::int64_t kNow = 1'775'000'000'000;
-const std::string kKey = "lfc_campaign_key_one";
+constexpr std::int64_t kSurfaceBNow = 1'775'000'000'000;
+const std::string kSurfaceBKey = "lfc_campaign_key_one";
 const std::string kPaused = "lfc_campaign_key_paused";
 
 // The intake and reporting ports: leads put in by the test, canned rollups, and what was asked.
@@ -76,7 +76,7 @@ class FakeReads final : public FakeIntakeReads, public ReportingStore {
   }
 };
 
-http::Request parse(const std::string& raw) {
+http::Request parse_surface_b_request(const std::string& raw) {
   http::Request req;
   const http::ParseResult r = http::parse_request(raw, http::ParseLimits{}, req);
   EXPECT_EQ(r.status, http::ParseStatus::kComplete) << r.error_detail;
@@ -89,7 +89,7 @@ std::string post_request(const std::string& target, const std::string& type,
          headers + "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
 }
 
-json lead_json(const std::string& key = kKey) {
+json lead_json(const std::string& key = kSurfaceBKey) {
   json lead = {{"first_name", "Grace"},
                {"last_name", "Hopper"},
                {"email_address", "grace@example.com"},
@@ -99,7 +99,7 @@ json lead_json(const std::string& key = kKey) {
   return lead;
 }
 
-json body_of(const http::Response& res) { return json::parse(res.body); }
+json surface_b_body_of(const http::Response& res) { return json::parse(res.body); }
 
 // A lead id made at `ms`, whatever ids this process made before (new_id never goes back in time).
 std::string lead_id_at(std::int64_t ms) {
@@ -117,7 +117,7 @@ class SurfaceBHandler : public ::testing::Test {
     c.seller_id = "sl_1";
     c.vertical = "auto_insurance";
     c.rate_limit_per_minute = 2;
-    campaigns[kKey] = c;
+    campaigns[kSurfaceBKey] = c;
     Campaign paused = c;
     paused.id = "cp_paused";
     paused.active = false;
@@ -126,7 +126,7 @@ class SurfaceBHandler : public ::testing::Test {
 
   // A lead post: on the loop (may_block false) or on the pool; `path_key` for the legacy form.
   Intake post(const std::string& raw, bool may_block, const std::string* path_key = nullptr) {
-    req = parse(raw);
+    req = parse_surface_b_request(raw);
     res = http::Response{};
     body = PostBody{};
     in = LeadIntake{};
@@ -137,12 +137,13 @@ class SurfaceBHandler : public ::testing::Test {
   }
 
   http::Response get(const std::string& target, const std::string& headers = "") {
-    req = parse("GET " + target + " HTTP/1.1\r\nHost: b.example\r\n" + headers + "\r\n");
+    req = parse_surface_b_request("GET " + target + " HTTP/1.1\r\nHost: b.example\r\n" + headers +
+                                  "\r\n");
     return http::Response{};
   }
 
   FakeReads store;
-  ManualClock clock{SystemTime{std::chrono::milliseconds{kNow}}};
+  ManualClock clock{SystemTime{std::chrono::milliseconds{kSurfaceBNow}}};
   VerticalRegistry verticals = VerticalRegistry::defaults();
   RateLimiter limiter{clock};
   std::map<std::string, Campaign> campaigns;
@@ -196,12 +197,12 @@ TEST_F(SurfaceBHandler, AValidPostIsAcceptedOnTheLoopWithItsLeadFilledIn) {
   ASSERT_EQ(post_json(lead_json()), Intake::kAccept) << res.body;
   EXPECT_EQ(store_lookups, 0);  // the cache knew the campaign: no store call on the loop
   EXPECT_EQ(in.lead.id.rfind("ld_", 0), 0u);
-  EXPECT_EQ(in.lead.received_at_ms, kNow);
+  EXPECT_EQ(in.lead.received_at_ms, kSurfaceBNow);
   EXPECT_EQ(in.lead.seller_id, "sl_1");
   EXPECT_EQ(in.lead.campaign_id, "cp_1");
   EXPECT_EQ(in.lead.surface, Surface::kCampaign);
   EXPECT_EQ(in.lead.email, "grace@example.com");
-  EXPECT_EQ(in.campaign_key, kKey);
+  EXPECT_EQ(in.campaign_key, kSurfaceBKey);
   EXPECT_EQ(in.wait_ms, 3000);  // a sync campaign waits its sync_timeout_ms
   EXPECT_EQ(in.lead.sync_wait_ms, 3000);
   EXPECT_EQ(res.header("X-RateLimit-Limit"), "2");
@@ -211,35 +212,35 @@ TEST_F(SurfaceBHandler, AValidPostIsAcceptedOnTheLoopWithItsLeadFilledIn) {
 }
 
 TEST_F(SurfaceBHandler, APostIsATestWhenItsBodyItsCampaignOrItsSellerSaysSo) {
-  campaigns[kKey].rate_limit_per_minute = 100;
+  campaigns[kSurfaceBKey].rate_limit_per_minute = 100;
   ASSERT_EQ(post_json(lead_json()), Intake::kAccept) << res.body;
   EXPECT_FALSE(in.lead.test);
   json marked = lead_json();
   marked["test"] = "yes";  // Surface B's words for a boolean
   ASSERT_EQ(post_json(marked), Intake::kAccept) << res.body;
   EXPECT_TRUE(in.lead.test);
-  campaigns[kKey].test_mode = true;
+  campaigns[kSurfaceBKey].test_mode = true;
   ASSERT_EQ(post_json(lead_json()), Intake::kAccept) << res.body;
   EXPECT_TRUE(in.lead.test);
-  campaigns[kKey].test_mode = false;
-  campaigns[kKey].seller_test_mode = true;
+  campaigns[kSurfaceBKey].test_mode = false;
+  campaigns[kSurfaceBKey].seller_test_mode = true;
   ASSERT_EQ(post_json(lead_json()), Intake::kAccept) << res.body;
   EXPECT_TRUE(in.lead.test);
   // A test mark is validated as any field is.
-  campaigns[kKey].seller_test_mode = false;
+  campaigns[kSurfaceBKey].seller_test_mode = false;
   marked["test"] = "perhaps";
   ASSERT_EQ(post_json(marked), Intake::kAnswered);
   EXPECT_EQ(res.status, 400);
-  EXPECT_EQ(body_of(res)["errors"][0]["field"], "test");
+  EXPECT_EQ(surface_b_body_of(res)["errors"][0]["field"], "test");
 }
 
 TEST_F(SurfaceBHandler, ATestLeadsAnswerSaysItWasATestAndWhatWouldHaveHappened) {
   const json would_have = project_would_have(true);
   AcceptResult decided{ProduceStatus::kOk, OutcomeMessage{"ld_1", DeliveryStatus::kTest, "", 0, 0}};
   http::Response r;
-  answer_campaign_lead(r, "ld_1", "sl_1", kKey, decided, &would_have);
+  answer_campaign_lead(r, "ld_1", "sl_1", kSurfaceBKey, decided, &would_have);
   ASSERT_EQ(r.status, 200) << r.body;
-  json b = body_of(r);
+  json b = surface_b_body_of(r);
   EXPECT_EQ(b["status"], "test");
   EXPECT_EQ(b["sold"], false);
   EXPECT_EQ(b["price"], 0.0);
@@ -248,12 +249,12 @@ TEST_F(SurfaceBHandler, ATestLeadsAnswerSaysItWasATestAndWhatWouldHaveHappened) 
   EXPECT_EQ(b["would_have"]["offered_to_buyers"], false);
   // Not decided within the wait (or an async campaign): 202 with its job, still told.
   http::Response queued;
-  answer_campaign_lead(queued, "ld_1", "sl_1", kKey, AcceptResult{ProduceStatus::kOk, {}},
+  answer_campaign_lead(queued, "ld_1", "sl_1", kSurfaceBKey, AcceptResult{ProduceStatus::kOk, {}},
                        &would_have);
   ASSERT_EQ(queued.status, 202);
-  b = body_of(queued);
+  b = surface_b_body_of(queued);
   EXPECT_EQ(b["status"], "queued");
-  EXPECT_EQ(b["job_id"], job_id_for("ld_1", kKey));
+  EXPECT_EQ(b["job_id"], job_id_for("ld_1", kSurfaceBKey));
   EXPECT_EQ(b["test"], true);
 }
 
@@ -261,53 +262,56 @@ TEST_F(SurfaceBHandler, TheLegacyFormTakesItsKeyFromThePath) {
   std::string form =
       "first_name=Grace&last_name=Hopper&email_address=grace%40example.com"
       "&phone_home=2125550143&zip_code=10001";
-  ASSERT_EQ(post(post_request("/" + kKey, "application/x-www-form-urlencoded", form), false, &kKey),
+  ASSERT_EQ(post(post_request("/" + kSurfaceBKey, "application/x-www-form-urlencoded", form), false,
+                 &kSurfaceBKey),
             Intake::kAccept)
       << res.body;
   EXPECT_EQ(in.lead.campaign_id, "cp_1");
   // JSON on the legacy path need not repeat the key.
-  ASSERT_EQ(post(post_request("/" + kKey, "application/json", lead_json("").dump()), false, &kKey),
+  ASSERT_EQ(post(post_request("/" + kSurfaceBKey, "application/json", lead_json("").dump()), false,
+                 &kSurfaceBKey),
             Intake::kAccept)
       << res.body;
   // A key in the body that differs from the path's is named.
-  EXPECT_EQ(post(post_request("/" + kKey, "application/x-www-form-urlencoded",
+  EXPECT_EQ(post(post_request("/" + kSurfaceBKey, "application/x-www-form-urlencoded",
                               form + "&SELLER_CAMPAIGN_KEY=lfc_other"),
-                 false, &kKey),
+                 false, &kSurfaceBKey),
             Intake::kAnswered);
   EXPECT_EQ(res.status, 400);
-  EXPECT_EQ(body_of(res)["status"], "invalid");
-  EXPECT_EQ(body_of(res)["errors"][0]["code"], "mismatch");
+  EXPECT_EQ(surface_b_body_of(res)["status"], "invalid");
+  EXPECT_EQ(surface_b_body_of(res)["errors"][0]["code"], "mismatch");
 }
 
 TEST_F(SurfaceBHandler, AnUnsupportedBodyIs415) {
   EXPECT_EQ(post(post_request("/api/v1/lead", "application/x-www-form-urlencoded", "a=b"), false),
             Intake::kAnswered);
   EXPECT_EQ(res.status, 415);
-  EXPECT_EQ(body_of(res), (json{{"status", "unsupported_media_type"},
-                                {"message", "Content-Type must be application/json"}}));
-  EXPECT_EQ(post(post_request("/" + kKey, "text/plain", "x"), false, &kKey), Intake::kAnswered);
+  EXPECT_EQ(surface_b_body_of(res), (json{{"status", "unsupported_media_type"},
+                                          {"message", "Content-Type must be application/json"}}));
+  EXPECT_EQ(post(post_request("/" + kSurfaceBKey, "text/plain", "x"), false, &kSurfaceBKey),
+            Intake::kAnswered);
   EXPECT_EQ(res.status, 415);
-  EXPECT_NE(body_of(res)["message"].get<std::string>().find("multipart/form-data"),
+  EXPECT_NE(surface_b_body_of(res)["message"].get<std::string>().find("multipart/form-data"),
             std::string::npos);
 }
 
 TEST_F(SurfaceBHandler, AMissingKeyOrABadLeadIsA400NamingTheFields) {
   EXPECT_EQ(post_json(lead_json("")), Intake::kAnswered);
   EXPECT_EQ(res.status, 400);
-  EXPECT_EQ(body_of(res)["errors"][0]["field"], "SELLER_CAMPAIGN_KEY");
+  EXPECT_EQ(surface_b_body_of(res)["errors"][0]["field"], "SELLER_CAMPAIGN_KEY");
 
   json bad = lead_json();
   bad["email_address"] = "nope";
   EXPECT_EQ(post_json(bad), Intake::kAnswered);
   EXPECT_EQ(res.status, 400);
-  EXPECT_EQ(body_of(res)["status"], "invalid");
+  EXPECT_EQ(surface_b_body_of(res)["status"], "invalid");
   // On the loop the count is left to the caller, which counts it on the pool.
   EXPECT_EQ(in.invalid_campaign, "cp_1");
-  EXPECT_EQ(in.invalid_at_ms, kNow);
+  EXPECT_EQ(in.invalid_at_ms, kSurfaceBNow);
   EXPECT_TRUE(store.invalid_counted.empty());
   EXPECT_EQ(post_json(bad, true), Intake::kAnswered);
   ASSERT_EQ(store.invalid_counted.size(), 1u);
-  EXPECT_EQ(store.invalid_counted[0], std::make_pair(std::string("cp_1"), kNow));
+  EXPECT_EQ(store.invalid_counted[0], std::make_pair(std::string("cp_1"), kSurfaceBNow));
 }
 
 TEST_F(SurfaceBHandler, WhatOnlyTheStoreCanSayMovesToThePoolWithNothingSpent) {
@@ -315,7 +319,7 @@ TEST_F(SurfaceBHandler, WhatOnlyTheStoreCanSayMovesToThePoolWithNothingSpent) {
   EXPECT_EQ(post_json(lead_json()), Intake::kMustBlock);
   EXPECT_EQ(res.status, 200);  // nothing answered
   EXPECT_TRUE(body.read);      // the body was read once, for the pool
-  EXPECT_EQ(body.key, kKey);
+  EXPECT_EQ(body.key, kSurfaceBKey);
   // The pool goes on with the same body and asks the store.
   res = http::Response{};
   EXPECT_EQ(take_campaign_lead(ports, req, res, nullptr, true, body, in), Intake::kAccept)
@@ -341,7 +345,7 @@ TEST_F(SurfaceBHandler, AStoreThatCannotCheckTheKeyIs503) {
   keys_down = true;
   EXPECT_EQ(post_json(lead_json(), true), Intake::kAnswered);
   EXPECT_EQ(res.status, 503);
-  EXPECT_EQ(body_of(res),
+  EXPECT_EQ(surface_b_body_of(res),
             (json{{"status", "unavailable"},
                   {"message", "the service cannot check campaign keys right now; retry"}}));
 }
@@ -351,36 +355,37 @@ TEST_F(SurfaceBHandler, PastTheCampaignsCeilingIs429AuditedWithTheRateHeaders) {
   ASSERT_EQ(post_json(lead_json()), Intake::kAccept);
   EXPECT_EQ(post_json(lead_json()), Intake::kAnswered);
   EXPECT_EQ(res.status, 429);
-  EXPECT_EQ(body_of(res)["status"], "rate_limited");
+  EXPECT_EQ(surface_b_body_of(res)["status"], "rate_limited");
   EXPECT_EQ(res.header("X-RateLimit-Remaining"), "0");
   EXPECT_EQ(rate_limited, std::vector<std::string>{"cp_1"});
 }
 
 TEST_F(SurfaceBHandler, ALeadHandedToTheQueueIsAnsweredByItsOutcome) {
-  const std::string id = new_id(kLeadPrefix, kNow);
+  const std::string id = new_id(kLeadPrefix, kSurfaceBNow);
   http::Response queued;
-  answer_campaign_lead(queued, id, "sl_1", kKey, {ProduceStatus::kOk, std::nullopt});
+  answer_campaign_lead(queued, id, "sl_1", kSurfaceBKey, {ProduceStatus::kOk, std::nullopt});
   EXPECT_EQ(queued.status, 202);
-  EXPECT_EQ(body_of(queued),
-            (json{{"status", "queued"}, {"job_id", job_id_for(id, kKey)}, {"lead_id", id}}));
+  EXPECT_EQ(
+      surface_b_body_of(queued),
+      (json{{"status", "queued"}, {"job_id", job_id_for(id, kSurfaceBKey)}, {"lead_id", id}}));
 
   http::Response sold;
   answer_campaign_lead(
-      sold, id, "sl_1", kKey,
+      sold, id, "sl_1", kSurfaceBKey,
       {ProduceStatus::kOk, OutcomeMessage{id, DeliveryStatus::kDelivered, "by_1", 2400, 1680}});
   EXPECT_EQ(sold.status, 200);
   // The seller reads its payout as the price, and no buyer.
-  EXPECT_EQ(body_of(sold), (json{{"status", "sold"},
-                                 {"sold", true},
-                                 {"price", 16.8},
-                                 {"currency", "USD"},
-                                 {"lead_id", id}}));
+  EXPECT_EQ(surface_b_body_of(sold), (json{{"status", "sold"},
+                                           {"sold", true},
+                                           {"price", 16.8},
+                                           {"currency", "USD"},
+                                           {"lead_id", id}}));
 
   http::Response down;
-  answer_campaign_lead(down, id, "sl_1", kKey, {ProduceStatus::kTimedOut, std::nullopt});
+  answer_campaign_lead(down, id, "sl_1", kSurfaceBKey, {ProduceStatus::kTimedOut, std::nullopt});
   EXPECT_EQ(down.status, 503);
   EXPECT_EQ(down.header("Retry-After"), "1");
-  EXPECT_EQ(body_of(down)["status"], "unavailable");
+  EXPECT_EQ(surface_b_body_of(down)["status"], "unavailable");
 }
 
 TEST_F(SurfaceBHandler, StatsAreTheRollupsOfThePeriod) {
@@ -395,10 +400,10 @@ TEST_F(SurfaceBHandler, StatsAreTheRollupsOfThePeriod) {
   money.payout = 6000;
   store.revenue = {money};
   store.queued = 2;
-  res = get("/api/v1/stats/" + kKey + "?period=24h");
-  answer_stats(ports, kKey, req, res);
+  res = get("/api/v1/stats/" + kSurfaceBKey + "?period=24h");
+  answer_stats(ports, kSurfaceBKey, req, res);
   ASSERT_EQ(res.status, 200) << res.body;
-  const json b = body_of(res);
+  const json b = surface_b_body_of(res);
   EXPECT_EQ(b["campaign_id"], "cp_1");
   EXPECT_EQ(b["period"], "24h");
   EXPECT_EQ(b["received"], 12);
@@ -413,10 +418,10 @@ TEST_F(SurfaceBHandler, StatsAreTheRollupsOfThePeriod) {
 }
 
 TEST_F(SurfaceBHandler, StatsRefuseABadPeriodAnUnknownKeyAndAStoreDown) {
-  res = get("/api/v1/stats/" + kKey + "?period=year");
-  answer_stats(ports, kKey, req, res);
+  res = get("/api/v1/stats/" + kSurfaceBKey + "?period=year");
+  answer_stats(ports, kSurfaceBKey, req, res);
   EXPECT_EQ(res.status, 400);
-  EXPECT_EQ(body_of(res)["errors"][0]["field"], "period");
+  EXPECT_EQ(surface_b_body_of(res)["errors"][0]["field"], "period");
 
   res = get("/api/v1/stats/lfc_nobody");
   answer_stats(ports, "lfc_nobody", req, res);
@@ -429,27 +434,27 @@ TEST_F(SurfaceBHandler, StatsRefuseABadPeriodAnUnknownKeyAndAStoreDown) {
   EXPECT_EQ(res.status, 200);
 
   store.down = true;
-  res = get("/api/v1/stats/" + kKey);
-  answer_stats(ports, kKey, req, res);
+  res = get("/api/v1/stats/" + kSurfaceBKey);
+  answer_stats(ports, kSurfaceBKey, req, res);
   EXPECT_EQ(res.status, 503);
-  EXPECT_EQ(body_of(res),
+  EXPECT_EQ(surface_b_body_of(res),
             (json{{"status", "unavailable"}, {"message", "the store cannot be reached; retry"}}));
   keys_down = true;
-  res = get("/api/v1/stats/" + kKey);
-  answer_stats(ports, kKey, req, res);
+  res = get("/api/v1/stats/" + kSurfaceBKey);
+  answer_stats(ports, kSurfaceBKey, req, res);
   EXPECT_EQ(res.status, 503);
 }
 
 TEST_F(SurfaceBHandler, AJobIsItsCampaignsAloneAndQueuedUntilDecided) {
-  const std::string id = lead_id_at(kNow - 1000);
-  ASSERT_EQ(id_time_ms(id, kLeadPrefix), kNow - 1000);
-  const std::string job = job_id_for(id, kKey);
-  const std::string header = "X-Campaign-Key: " + kKey + "\r\n";
+  const std::string id = lead_id_at(kSurfaceBNow - 1000);
+  ASSERT_EQ(id_time_ms(id, kLeadPrefix), kSurfaceBNow - 1000);
+  const std::string job = job_id_for(id, kSurfaceBKey);
+  const std::string header = "X-Campaign-Key: " + kSurfaceBKey + "\r\n";
 
   // Issued to this key, not yet stored: queued.
   res = get("/api/v1/jobs/" + job, header);
   answer_job(ports, job, req, res);
-  EXPECT_EQ(body_of(res), (json{{"status", "queued"}, {"job_id", job}}));
+  EXPECT_EQ(surface_b_body_of(res), (json{{"status", "queued"}, {"job_id", job}}));
 
   LeadRecord r;
   r.lead.id = id;
@@ -459,14 +464,14 @@ TEST_F(SurfaceBHandler, AJobIsItsCampaignsAloneAndQueuedUntilDecided) {
   store.leads[id] = r;
   res = get("/api/v1/jobs/" + job, header);
   answer_job(ports, job, req, res);
-  EXPECT_EQ(body_of(res)["status"], "unsold");
+  EXPECT_EQ(surface_b_body_of(res)["status"], "unsold");
   // A lead the store cannot read is neither "queued" nor "no such job": 503, retry.
   store.down = true;
   res = get("/api/v1/jobs/" + job, header);
   answer_job(ports, job, req, res);
   EXPECT_EQ(res.status, 503);
   EXPECT_EQ(res.header("Retry-After"), "1");
-  EXPECT_EQ(body_of(res)["status"], "unavailable");
+  EXPECT_EQ(surface_b_body_of(res)["status"], "unavailable");
   store.down = false;
 
   // Held under another campaign, a tag this key made reads as the key's own queued job: it says
@@ -474,13 +479,13 @@ TEST_F(SurfaceBHandler, AJobIsItsCampaignsAloneAndQueuedUntilDecided) {
   store.leads[id].lead.campaign_id = "cp_2";
   res = get("/api/v1/jobs/" + job, header);
   answer_job(ports, job, req, res);
-  EXPECT_EQ(body_of(res), (json{{"status", "queued"}, {"job_id", job}}));
+  EXPECT_EQ(surface_b_body_of(res), (json{{"status", "queued"}, {"job_id", job}}));
   // A bare id proves nothing, and anything malformed is nobody's: one 404.
   for (const std::string& other : {id, std::string("nonsense")}) {
     res = get("/api/v1/jobs/" + other, header);
     answer_job(ports, other, req, res);
     EXPECT_EQ(res.status, 404) << other;
-    EXPECT_EQ(body_of(res), (json{{"status", "not_found"}, {"message", "no such job"}}));
+    EXPECT_EQ(surface_b_body_of(res), (json{{"status", "not_found"}, {"message", "no such job"}}));
   }
   // A day after its id was made, an unstored job is no longer anyone's.
   store.leads.clear();
@@ -498,7 +503,7 @@ TEST_F(SurfaceBHandler, AJobNeedsItsCampaignsKey) {
   answer_job(ports, "x", req, res);
   EXPECT_EQ(refused_kinds, (std::vector<std::string>{"missing_key", "unknown_key"}));
   keys_down = true;
-  res = get("/api/v1/jobs/x", "X-Campaign-Key: " + kKey + "\r\n");
+  res = get("/api/v1/jobs/x", "X-Campaign-Key: " + kSurfaceBKey + "\r\n");
   answer_job(ports, "x", req, res);
   EXPECT_EQ(res.status, 503);
 }
@@ -509,13 +514,14 @@ TEST_F(SurfaceBHandler, FieldsAreTheVerticalsOr404) {
   EXPECT_EQ(known.status, 200);
   // Open to anyone: what any seller reads of the vertical, not how buyers buy it.
   const json whole = verticals.to_json(*verticals.find("auto_insurance"));
-  EXPECT_EQ(body_of(known), public_vertical(whole));
-  EXPECT_FALSE(body_of(known).contains("max_sales"));
-  EXPECT_EQ(body_of(known)["fields"], whole["fields"]);
+  EXPECT_EQ(surface_b_body_of(known), public_vertical(whole));
+  EXPECT_FALSE(surface_b_body_of(known).contains("max_sales"));
+  EXPECT_EQ(surface_b_body_of(known)["fields"], whole["fields"]);
   http::Response unknown;
   answer_fields(ports, "space_travel", unknown);
   EXPECT_EQ(unknown.status, 404);
-  EXPECT_EQ(body_of(unknown), (json{{"status", "not_found"}, {"message", "unknown vertical"}}));
+  EXPECT_EQ(surface_b_body_of(unknown),
+            (json{{"status", "not_found"}, {"message", "unknown vertical"}}));
 }
 
 TEST_F(SurfaceBHandler, FieldsPublishTheReofferPolicyInForceOr503) {
@@ -523,15 +529,15 @@ TEST_F(SurfaceBHandler, FieldsPublishTheReofferPolicyInForceOr503) {
   set.vertical = "auto_insurance";
   set.policy.delays_s = {900, 7200};
   set.policy.window_s = 48 * 3600;
-  set.set_at_ms = kNow;
+  set.set_at_ms = kSurfaceBNow;
   reoffers = {set};
   http::Response res_set;
   answer_fields(ports, "auto_insurance", res_set);
   EXPECT_EQ(res_set.status, 200);
   // The operator's policy, not the configured one, and not where it comes from.
-  EXPECT_EQ(body_of(res_set)["reoffer"], reoffer_policy_json(set.policy));
-  EXPECT_FALSE(body_of(res_set).contains("reoffer_source"));
-  EXPECT_FALSE(body_of(res_set).contains("configured_reoffer"));
+  EXPECT_EQ(surface_b_body_of(res_set)["reoffer"], reoffer_policy_json(set.policy));
+  EXPECT_FALSE(surface_b_body_of(res_set).contains("reoffer_source"));
+  EXPECT_FALSE(surface_b_body_of(res_set).contains("configured_reoffer"));
 
   reoffers_down = true;
   http::Response down;

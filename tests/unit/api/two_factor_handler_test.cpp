@@ -24,17 +24,17 @@ namespace {
 using nlohmann::json;
 namespace tf = two_factor;
 
-constexpr std::int64_t kNow = 1'775'000'000'000;
-const std::string kPassword = "correct horse battery";
-const std::string kToken = "session-token-of-the-test";
+constexpr std::int64_t kTwoFactorNow = 1'775'000'000'000;
+const std::string kTwoFactorPassword = "correct horse battery";
+const std::string kTwoFactorToken = "session-token-of-the-test";
 
-const std::string& password_hash() {
-  static const std::string hash = passwords::hash(kPassword);
+const std::string& two_factor_password_hash() {
+  static const std::string hash = passwords::hash(kTwoFactorPassword);
   return hash;
 }
 
-http::Request request(const std::string& target, const std::string& headers,
-                      const std::string& body = "") {
+http::Request two_factor_request(const std::string& target, const std::string& headers,
+                                 const std::string& body = "") {
   std::string raw = "POST " + target + " HTTP/1.1\r\nHost: d.example\r\n" + headers;
   if (!body.empty())
     raw +=
@@ -46,10 +46,10 @@ http::Request request(const std::string& target, const std::string& headers,
   return req;
 }
 
-json body_of(const http::Response& res) { return json::parse(res.body); }
+json two_factor_body_of(const http::Response& res) { return json::parse(res.body); }
 
 std::vector<std::string> fields_of(const http::Response& res) {
-  const json body = body_of(res);
+  const json body = two_factor_body_of(res);
   std::vector<std::string> out;
   for (const auto& e : body["errors"]) out.push_back(e["field"]);
   return out;
@@ -62,23 +62,23 @@ class TwoFactorHandler : public ::testing::Test {
     user.id = "us_1";
     user.email = "ada@example.com";
     user.name = "Ada";
-    user.password_hash = password_hash();
-    user.created_at_ms = kNow;
+    user.password_hash = two_factor_password_hash();
+    user.created_at_ms = kTwoFactorNow;
     EXPECT_EQ(store.insert_user(user), StoreStatus::kOk);
     current.status = StoreStatus::kOk;
     current.user = user;
-    current.session = session::make(user.id, kToken, kNow);
+    current.session = session::make(user.id, kTwoFactorToken, kTwoFactorNow);
   }
 
   std::string own() const {
-    return "Cookie: " + std::string(session::kCookieName) + "=" + kToken +
+    return "Cookie: " + std::string(session::kCookieName) + "=" + kTwoFactorToken +
            "\r\nX-CSRF-Token: " + current.session.csrf_token + "\r\n";
   }
   using Answer = void (*)(const TwoFactorPorts&, const http::Request&, http::Response&);
   http::Response call(Answer answer, const std::string& target, const json& body,
                       const std::string& headers) {
     http::Response res;
-    answer(ports, request(target, headers, body.is_null() ? "" : body.dump()), res);
+    answer(ports, two_factor_request(target, headers, body.is_null() ? "" : body.dump()), res);
     return res;
   }
   http::Response enrol() {
@@ -109,10 +109,11 @@ class TwoFactorHandler : public ::testing::Test {
   void turn_on() {
     const http::Response begun = enrol();
     ASSERT_EQ(begun.status, 201) << begun.body;
-    secret = *tf::base32_decode(body_of(begun)["secret"].get<std::string>());
+    secret = *tf::base32_decode(two_factor_body_of(begun)["secret"].get<std::string>());
     const http::Response confirmed = confirm(code_now());
     ASSERT_EQ(confirmed.status, 200) << confirmed.body;
-    recovery_codes = body_of(confirmed)["recovery_codes"].get<std::vector<std::string>>();
+    recovery_codes =
+        two_factor_body_of(confirmed)["recovery_codes"].get<std::vector<std::string>>();
     clock.advance(std::chrono::milliseconds(tf::kPeriodMs));  // each code is accepted once
   }
   // The password step's challenge, as begin_second_factor answers it.
@@ -120,7 +121,7 @@ class TwoFactorHandler : public ::testing::Test {
     http::Response res;
     EXPECT_TRUE(begin_second_factor(store, clock, res, user, ""));
     EXPECT_EQ(res.status, 200) << res.body;
-    return body_of(res)["challenge"];
+    return two_factor_body_of(res)["challenge"];
   }
   std::vector<std::string> audited(AuditEvent event) const {
     std::vector<std::string> kinds;
@@ -129,7 +130,7 @@ class TwoFactorHandler : public ::testing::Test {
     return kinds;
   }
 
-  ManualClock clock{SystemTime{std::chrono::milliseconds{kNow}}};
+  ManualClock clock{SystemTime{std::chrono::milliseconds{kTwoFactorNow}}};
   FakeStore store{clock};
   VerticalRegistry verticals = VerticalRegistry::defaults();
   Management management{store, verticals, clock, store};
@@ -147,7 +148,7 @@ class TwoFactorHandler : public ::testing::Test {
                           audit_actors.emplace_back(r.actor_key_id);
                         },
                         [this](std::string_view token) {
-                          if (token != kToken)
+                          if (token != kTwoFactorToken)
                             return SignedIn{StoreStatus::kNotFound, {}, {}, false};
                           return current;
                         },
@@ -160,12 +161,14 @@ TEST_F(TwoFactorHandler, EnrolmentAndItsFirstCodeTurnItOnWithRecoveryCodes) {
   const http::Response begun = enrol();
   ASSERT_EQ(begun.status, 201) << begun.body;
   EXPECT_EQ(begun.header("Cache-Control"), "no-store");
-  EXPECT_EQ(body_of(begun)["otpauth_uri"].get<std::string>().rfind("otpauth://totp/", 0), 0u);
-  secret = *tf::base32_decode(body_of(begun)["secret"].get<std::string>());
+  EXPECT_EQ(two_factor_body_of(begun)["otpauth_uri"].get<std::string>().rfind("otpauth://totp/", 0),
+            0u);
+  secret = *tf::base32_decode(two_factor_body_of(begun)["secret"].get<std::string>());
   const http::Response confirmed = confirm(code_now());
   ASSERT_EQ(confirmed.status, 200) << confirmed.body;
-  EXPECT_EQ(body_of(confirmed)["recovery_codes"].size(), std::size_t{tf::kRecoveryCodes});
-  EXPECT_EQ(body_of(confirmed)["two_factor"]["enabled"], true);
+  EXPECT_EQ(two_factor_body_of(confirmed)["recovery_codes"].size(),
+            std::size_t{tf::kRecoveryCodes});
+  EXPECT_EQ(two_factor_body_of(confirmed)["two_factor"]["enabled"], true);
   EXPECT_EQ(audited(AuditEvent::kTwoFactorEnabled), std::vector<std::string>{"self"});
   // On already: neither a new enrolment nor a second confirmation.
   EXPECT_EQ(enrol().status, 409);
@@ -194,7 +197,7 @@ TEST_F(TwoFactorHandler, OnlyTheSignedInUserWithItsCsrfTokenTouchesItsOwnSecondF
   EXPECT_EQ(no_session.status, 401);
   const http::Response no_csrf =
       call(answer_two_factor_enrol, "/v1/session/two-factor/enrol", nullptr,
-           "Cookie: " + std::string(session::kCookieName) + "=" + kToken + "\r\n");
+           "Cookie: " + std::string(session::kCookieName) + "=" + kTwoFactorToken + "\r\n");
   EXPECT_EQ(no_csrf.status, 403);
   EXPECT_FALSE(store.get_user_totp(user.id).value.has_value());
 }
@@ -227,7 +230,7 @@ TEST_F(TwoFactorHandler, TheSecondStepIsRefusedByWhatIsWrongWithIt) {
   const std::string token = challenge();
   const http::Response wrong = second_step({{"challenge", token}, {"code", "000000"}});
   EXPECT_EQ(wrong.status, 401);
-  EXPECT_EQ(body_of(wrong)["detail"], "wrong or already used code");
+  EXPECT_EQ(two_factor_body_of(wrong)["detail"], "wrong or already used code");
   clock.advance(std::chrono::milliseconds(tf::kChallengeMs));
   EXPECT_EQ(second_step({{"challenge", token}, {"code", code_now()}}).status, 401);  // expired
 }
@@ -248,7 +251,7 @@ TEST_F(TwoFactorHandler, AStoreThatCannotAnswerIs503) {
   store.unavailable_for(std::chrono::seconds(60));
   EXPECT_EQ(second_step({{"challenge", token}, {"code", code_now()}}).status, 503);
   EXPECT_EQ(enrol().status, 503);
-  EXPECT_EQ(disable({{"password", kPassword}, {"code", code_now()}}).status, 503);
+  EXPECT_EQ(disable({{"password", kTwoFactorPassword}, {"code", code_now()}}).status, 503);
   EXPECT_EQ(reset(user.id).status, 503);
   clock.advance(std::chrono::seconds(61));
   EXPECT_EQ(second_step({{"challenge", challenge()}, {"code", code_now()}}).status, 201);
@@ -261,32 +264,32 @@ TEST_F(TwoFactorHandler, ASecretThisInstallationsKeyCannotOpenIs503) {
   const TwoFactorPorts other{ports, other_key};
   http::Response res;
   answer_second_factor(other,
-                       request("/v1/session/second-factor", "",
-                               json{{"challenge", token}, {"code", code_now()}}.dump()),
+                       two_factor_request("/v1/session/second-factor", "",
+                                          json{{"challenge", token}, {"code", code_now()}}.dump()),
                        res);
   EXPECT_EQ(res.status, 503);
 }
 
 TEST_F(TwoFactorHandler, TurningItOffTakesThePasswordAndACode) {
-  EXPECT_EQ(disable({{"password", kPassword}, {"code", "123456"}}).status, 409);  // not on
+  EXPECT_EQ(disable({{"password", kTwoFactorPassword}, {"code", "123456"}}).status, 409);  // not on
   turn_on();
   const http::Response wrong_password = disable({{"password", "nope"}, {"code", code_now()}});
   EXPECT_EQ(wrong_password.status, 400);
   EXPECT_EQ(fields_of(wrong_password), std::vector<std::string>{"password"});
-  const http::Response wrong_code = disable({{"password", kPassword}, {"code", "000000"}});
+  const http::Response wrong_code = disable({{"password", kTwoFactorPassword}, {"code", "000000"}});
   EXPECT_EQ(fields_of(wrong_code), std::vector<std::string>{"code"});
   EXPECT_EQ(audited(AuditEvent::kAuthFailed),
             (std::vector<std::string>{"wrong_password", "wrong_code"}));
   EXPECT_EQ(fields_of(disable({{"code", code_now()}})), std::vector<std::string>{"password"});
-  const http::Response off = disable({{"password", kPassword}, {"code", code_now()}});
+  const http::Response off = disable({{"password", kTwoFactorPassword}, {"code", code_now()}});
   ASSERT_EQ(off.status, 200) << off.body;
-  EXPECT_EQ(body_of(off)["two_factor"]["enabled"], false);
+  EXPECT_EQ(two_factor_body_of(off)["two_factor"]["enabled"], false);
   EXPECT_EQ(audited(AuditEvent::kTwoFactorDisabled), std::vector<std::string>{"self"});
 }
 
 TEST_F(TwoFactorHandler, TheOperatorResetsAnotherUsersSecondFactor) {
   EXPECT_EQ(reset("us_nobody").status, 404);
-  EXPECT_EQ(body_of(reset(user.id))["detail"], "the user has no second factor");
+  EXPECT_EQ(two_factor_body_of(reset(user.id))["detail"], "the user has no second factor");
   turn_on();
   const http::Response res = reset(user.id);
   ASSERT_EQ(res.status, 200) << res.body;

@@ -13,7 +13,7 @@ namespace leadflow::testing {
 namespace {
 
 constexpr std::int64_t kReceived = 1'800'000'000'000;
-constexpr std::int64_t kDay = 86'400'000;
+constexpr std::int64_t kReofferDay = 86'400'000;
 
 Vertical with_policy(std::vector<std::int64_t> delays_s, std::int64_t window_s = 0,
                      int max_sales = 1) {
@@ -32,7 +32,7 @@ TEST(Reoffer, EachDelayCountsFromTheReceiptInTurnThenNone) {
   lead.offers_made = 1;
   EXPECT_EQ(reoffer::next_offer_at(v, lead), kReceived + 7'200'000);
   lead.offers_made = 2;
-  EXPECT_EQ(reoffer::next_offer_at(v, lead), kReceived + kDay);
+  EXPECT_EQ(reoffer::next_offer_at(v, lead), kReceived + kReofferDay);
   lead.offers_made = 3;
   EXPECT_EQ(reoffer::next_offer_at(v, lead), std::nullopt);
 }
@@ -54,7 +54,7 @@ TEST(Reoffer, ACampaignsOwnPolicyReplacesItsVerticals) {
   EXPECT_EQ(reoffer::next_offer_at(v, reoffer_policy_of(v, &c, nullptr), fresh),
             kReceived + 900'000);
 
-  c.reoffer = ReofferPolicy{{60, 2 * kDay / 1000}, 0};
+  c.reoffer = ReofferPolicy{{60, 2 * kReofferDay / 1000}, 0};
   EXPECT_EQ(reoffer::next_offer_at(v, reoffer_policy_of(v, &c, nullptr), fresh),
             kReceived + 60'000);
   // Its second delay is past the vertical's one-day consent window.
@@ -119,12 +119,13 @@ TEST(Reoffer, TheOperatorsWindowAndTheConsentWindowBoundTheOffers) {
   const Vertical windowed = with_policy({900, 86'400}, 7200);
   EXPECT_EQ(reoffer::next_offer_at(windowed, {kReceived, 1, 0, false}), std::nullopt);
   // Consent of 2 days: an offer due exactly at its end is past it, one a second before is not.
-  Vertical consent = with_policy({kDay / 1000 * 2 - 1, kDay / 1000 * 2});
+  Vertical consent = with_policy({kReofferDay / 1000 * 2 - 1, kReofferDay / 1000 * 2});
   consent.consent_days = 2;
-  EXPECT_EQ(reoffer::next_offer_at(consent, {kReceived, 0, 0, false}), kReceived + 2 * kDay - 1000);
+  EXPECT_EQ(reoffer::next_offer_at(consent, {kReceived, 0, 0, false}),
+            kReceived + 2 * kReofferDay - 1000);
   EXPECT_EQ(reoffer::next_offer_at(consent, {kReceived, 1, 0, false}), std::nullopt);
-  EXPECT_TRUE(reoffer::within_consent(consent, kReceived, kReceived + 2 * kDay - 1));
-  EXPECT_FALSE(reoffer::within_consent(consent, kReceived, kReceived + 2 * kDay));
+  EXPECT_TRUE(reoffer::within_consent(consent, kReceived, kReceived + 2 * kReofferDay - 1));
+  EXPECT_FALSE(reoffer::within_consent(consent, kReceived, kReceived + 2 * kReofferDay));
   // The default consent window is 30 days.
   const Vertical month = with_policy({29 * 86'400, 30 * 86'400});
   EXPECT_TRUE(reoffer::next_offer_at(month, {kReceived, 0, 0, false}).has_value());

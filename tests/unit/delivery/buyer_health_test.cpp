@@ -8,7 +8,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-BuyerHealth::Options options() {
+BuyerHealth::Options health_options() {
   BuyerHealth::Options o;
   o.window = 10;
   o.min_requests = 4;
@@ -19,7 +19,7 @@ BuyerHealth::Options options() {
 
 TEST(BuyerHealth, PausesAfterEnoughFailuresThenComesBackClean) {
   ManualClock clock;
-  BuyerHealth health(clock, options());
+  BuyerHealth health(clock, health_options());
   EXPECT_FALSE(health.record("b", true));
   EXPECT_FALSE(health.record("b", true));
   EXPECT_FALSE(health.record("b", true));  // 3 known: below the minimum to judge
@@ -39,7 +39,7 @@ TEST(BuyerHealth, PausesAfterEnoughFailuresThenComesBackClean) {
 
 TEST(BuyerHealth, AHealthyBuyerWithOccasionalFailuresStaysIn) {
   ManualClock clock;
-  BuyerHealth health(clock, options());
+  BuyerHealth health(clock, health_options());
   for (int i = 0; i < 100; ++i) {
     EXPECT_FALSE(health.record("b", i % 4 == 0)) << i;  // a quarter fail: below half
   }
@@ -48,7 +48,7 @@ TEST(BuyerHealth, AHealthyBuyerWithOccasionalFailuresStaysIn) {
 
 TEST(BuyerHealth, JudgesOnlyTheRecentWindow) {
   ManualClock clock;
-  BuyerHealth health(clock, options());
+  BuyerHealth health(clock, health_options());
   for (int i = 0; i < 10; ++i) health.record("b", false);
   for (int i = 0; i < 4; ++i) EXPECT_FALSE(health.record("b", true));  // 4 of the last 10
   EXPECT_TRUE(health.record("b", true));                               // 5 of the last 10

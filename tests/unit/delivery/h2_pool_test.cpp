@@ -22,7 +22,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr const char* kKey = "https://buyer.example";
+constexpr const char* kPoolKey = "https://buyer.example";
 
 /// Where requests a host speaking only HTTP/1.1 is handed to: recorded, never answered.
 class RecordingHttp1 final : public HttpClient {
@@ -87,7 +87,7 @@ class H2PoolTest : public ::testing::Test {
   // Sends a request; its answer lands in answers_[n], n its order.
   std::size_t send(std::chrono::milliseconds timeout = 1000ms) {
     auto ex = std::make_unique<H2Exchange>();
-    ex->request.url = std::string(kKey) + "/ping";
+    ex->request.url = std::string(kPoolKey) + "/ping";
     ex->request.body = "{}";
     ex->request.timeout = timeout;
     ex->submitted = clock_.steady_now();
@@ -99,13 +99,13 @@ class H2PoolTest : public ::testing::Test {
     return n;
   }
 
-  H2Host& host() { return *pool_->host(kKey); }
+  H2Host& host() { return *pool_->host(kPoolKey); }
   H2Connection& connection(std::size_t i = 0) { return *host().connections.at(i); }
 
   // The name resolves to one public address, and the connection's TLS chooses `alpn`.
   void resolve_and_connect(const std::string& alpn = "h2") {
     Resolution r;
-    r.key = kKey;
+    r.key = kPoolKey;
     r.name = "buyer.example";
     r.port = "443";
     ResolvedAddress a;
@@ -146,7 +146,7 @@ class H2PoolTest : public ::testing::Test {
 
 TEST_F(H2PoolTest, ARequestWhoseConnectionIsNotMadeByItsDeadlineTimesOutOnTheClock) {
   const auto n = send(1000ms);
-  EXPECT_EQ(io_.lookups, std::vector<std::string>{kKey});
+  EXPECT_EQ(io_.lookups, std::vector<std::string>{kPoolKey});
   tick(999ms);
   EXPECT_FALSE(answers_[n]);
   tick(1ms);
@@ -261,7 +261,7 @@ TEST_F(H2PoolTest, AnIdleConnectionWhoseBuyerDoesNotAnswerAPingIsGivenUp) {
 TEST_F(H2PoolTest, AConnectionNotMadeWithinTenSecondsIsGivenUp) {
   const auto n = send(30'000ms);
   Resolution r;
-  r.key = kKey;
+  r.key = kPoolKey;
   r.addresses.emplace_back();
   pool_->on_resolved(std::move(r));
   ASSERT_EQ(connection().state, H2Connection::State::kConnecting);
@@ -294,7 +294,7 @@ TEST_F(H2PoolTest, AStreamTheBuyerRefusedIsSentAgainWithinItsDeadline) {
 TEST_F(H2PoolTest, AHostWhoseTlsDoesNotChooseH2IsHandedToHttp1Unsent) {
   const auto n = send();
   resolve_and_connect("http/1.1");
-  EXPECT_EQ(http1_.urls, std::vector<std::string>{std::string(kKey) + "/ping"});
+  EXPECT_EQ(http1_.urls, std::vector<std::string>{std::string(kPoolKey) + "/ping"});
   EXPECT_FALSE(answers_[n]);  // http1's to answer
   send();
   EXPECT_EQ(http1_.urls.size(), 2u);  // remembered: straight to HTTP/1.1

@@ -25,7 +25,7 @@ using testing_lead::lead_fields;
 using testing_lead::lead_with_every_field;
 using testing_lead::without_field;
 
-const VerticalRegistry& registry() {
+const VerticalRegistry& lead_fields_registry() {
   static const VerticalRegistry r = VerticalRegistry::defaults();
   return r;
 }
@@ -91,7 +91,7 @@ TEST(LeadFields, SurfaceAValidationReadsEveryBodyMember) {
                      {"custom_fields", {{"age", 42}}},
                      {"test", true}};
   const ParsedLead parsed =
-      parse_lead_json(body.dump(), LeadShape::kApi, registry(), "", ValidationLimits{});
+      parse_lead_json(body.dump(), LeadShape::kApi, lead_fields_registry(), "", ValidationLimits{});
   // surface: kApi, the default, is what Surface A sets.
   expect_read_from_body(
       parsed,
@@ -116,8 +116,8 @@ TEST(LeadFields, SurfaceBValidationReadsEveryBodyMember) {
                      {"tcpa_consent_text", "I agree to be contacted."},
                      {"test", "yes"},
                      {"utility_provider", "PG&E"}};  // a field of the campaign's vertical
-  const ParsedLead parsed =
-      parse_lead_json(body.dump(), LeadShape::kCampaign, registry(), "solar", ValidationLimits{});
+  const ParsedLead parsed = parse_lead_json(body.dump(), LeadShape::kCampaign,
+                                            lead_fields_registry(), "solar", ValidationLimits{});
   // vertical comes from the campaign; the key identifies the campaign, the intake sets its id.
   expect_read_from_body(
       parsed, {"id", "seller_id", "campaign_id", "api_key_id", "received_at_ms", "sync_wait_ms"},

@@ -13,14 +13,14 @@
 namespace leadflow {
 namespace {
 
-struct Read {
+struct UploadRead {
   std::size_t entries = 0;
   std::size_t rejected = 0;
   std::vector<std::size_t> rejected_lines;
   std::vector<SuppressionFingerprint> sorted;
 };
 
-Read read_in_pieces(std::string_view body, const std::vector<std::size_t>& cuts) {
+UploadRead read_in_pieces(std::string_view body, const std::vector<std::size_t>& cuts) {
   SuppressionUpload upload;
   std::size_t from = 0;
   for (const std::size_t cut : cuts) {
@@ -29,7 +29,7 @@ Read read_in_pieces(std::string_view body, const std::vector<std::size_t>& cuts)
   }
   upload.add(body.substr(from));
   upload.finish();
-  Read r{upload.entries_read(), upload.rejected(), upload.rejected_lines(), {}};
+  UploadRead r{upload.entries_read(), upload.rejected(), upload.rejected_lines(), {}};
   r.sorted = upload.take_sorted();
   return r;
 }
@@ -50,7 +50,7 @@ constexpr std::string_view kBody =
     "not an entry\n"
     "bob@example.org";
 
-void expect_the_body_read(const Read& r) {
+void expect_the_body_read(const UploadRead& r) {
   EXPECT_EQ(r.entries, 5u);  // jane twice, the phone, the SHA-256, bob
   EXPECT_EQ(r.rejected, 2u);
   EXPECT_EQ(r.rejected_lines, (std::vector<std::size_t>{5, 8}));
@@ -86,7 +86,7 @@ TEST(SuppressionUpload, ALineNumberCountsTheLinesOfEveryPieceBefore) {
   for (int i = 0; i < 11; ++i) body += "bad line " + std::to_string(i) + "\n";
   for (const std::size_t cut :
        {std::size_t{3}, std::size_t{14}, std::size_t{15}, body.size() - 1}) {
-    const Read r = read_in_pieces(body, {cut});
+    const UploadRead r = read_in_pieces(body, {cut});
     EXPECT_EQ(r.rejected, 11u);
     EXPECT_EQ(r.rejected_lines, (std::vector<std::size_t>{2, 3, 4, 5, 6, 7, 8, 9, 10, 11}));
     EXPECT_EQ(r.entries, 1u);
@@ -95,7 +95,7 @@ TEST(SuppressionUpload, ALineNumberCountsTheLinesOfEveryPieceBefore) {
 
 TEST(SuppressionUpload, AFirstLineThatIsNoEntryIsAHeaderOnlyWhenItIsFirst) {
   // The header's line cut in two is still the first line.
-  const Read r = read_in_pieces("e-mail address\r\nx@example.com\r\n", {3});
+  const UploadRead r = read_in_pieces("e-mail address\r\nx@example.com\r\n", {3});
   EXPECT_EQ(r.rejected, 0u);
   EXPECT_EQ(r.entries, 1u);
 }
@@ -109,7 +109,8 @@ TEST(SuppressionUpload, ALongSecondCellIsNeverKeptAndAFirstCellLongerThanAnyEntr
   for (const std::size_t cut : {std::size_t{0}, std::size_t{5}, std::size_t{20'000},
                                 std::size_t{300'010}, std::size_t{320'000}}) {
     SCOPED_TRACE(cut);
-    const Read r = cut == 0 ? read_in_pieces(body, {}) : read_in_pieces(body, {cut, cut + 70'000});
+    const UploadRead r =
+        cut == 0 ? read_in_pieces(body, {}) : read_in_pieces(body, {cut, cut + 70'000});
     EXPECT_EQ(r.entries, 2u);
     EXPECT_EQ(r.rejected, 1u);
     EXPECT_EQ(r.rejected_lines, (std::vector<std::size_t>{2}));

@@ -15,14 +15,14 @@ namespace {
 
 using namespace std::chrono_literals;
 
-struct Read {
+struct BacklogRead {
   std::vector<double> backlog, stalled, oldest, known;
 };
 
-Read read(const BacklogMonitor& m) {
+BacklogRead read(const BacklogMonitor& m) {
   std::vector<prometheus::MetricFamily> families;
   m.collect(families);
-  Read r;
+  BacklogRead r;
   for (const auto& f : families) {
     std::vector<double>* into = f.name == "leadflow_queue_backlog"                      ? &r.backlog
                                 : f.name == "leadflow_queue_backlog_stalled_seconds"    ? &r.stalled
@@ -67,7 +67,7 @@ TEST_F(BacklogMonitorTest, ABacklogNobodyWorksOnStallsAndDrainsWhenAConsumerComm
   auto consumer = queue_.make_consumer("workers", {"leads"});
   produce(5);
   monitor_.measure();
-  Read r = read(monitor_);
+  BacklogRead r = read(monitor_);
   EXPECT_EQ(r.backlog, std::vector<double>{5});
   EXPECT_EQ(r.stalled, std::vector<double>{0});  // the count starts at the first reading
   EXPECT_EQ(r.known, std::vector<double>{1});
@@ -109,7 +109,7 @@ TEST_F(BacklogMonitorTest, WhileTheQueueCannotTellTheBacklogHasNoSampleRatherTha
   queue_.set_available(false);
   clock_.advance(10s);
   monitor_.measure();
-  Read r = read(monitor_);
+  BacklogRead r = read(monitor_);
   EXPECT_TRUE(r.backlog.empty());
   EXPECT_TRUE(r.stalled.empty());
   EXPECT_EQ(r.known, std::vector<double>{0});
@@ -131,7 +131,7 @@ TEST_F(BacklogMonitorTest, TheOldestWaitingLeadsAgeIsItsProduceTimeNotTheTimeSin
   clock_.advance(40s);
   produce(2);
   monitor_.measure();
-  Read r = read(monitor_);
+  BacklogRead r = read(monitor_);
   EXPECT_EQ(r.backlog, std::vector<double>{3});
   EXPECT_EQ(r.stalled, std::vector<double>{0});  // the first reading: the stall starts counting
   EXPECT_EQ(r.oldest, std::vector<double>{40});  // the lead has waited since it was produced

@@ -27,15 +27,15 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-constexpr auto kTimeout = std::chrono::milliseconds(10'000);
+constexpr auto kBacklogAgeTimeout = std::chrono::milliseconds(10'000);
 
-class TempDir {
+class BacklogAgeTempDir {
  public:
-  TempDir() {
+  BacklogAgeTempDir() {
     std::string tmpl = "/tmp/leadflow-backlog-age-XXXXXX";
     path_ = ::mkdtemp(tmpl.data());
   }
-  ~TempDir() {
+  ~BacklogAgeTempDir() {
     std::error_code ec;
     fs::remove_all(path_, ec);
   }
@@ -98,16 +98,16 @@ int to_first_format(const std::string& dir) {
 }
 
 TEST(EmbeddedBacklogAge, TheOldestWaitingRecordsTimeFollowsTheGroupsCommits) {
-  TempDir dir;
+  BacklogAgeTempDir dir;
   auto q = open_queue(dir.path());
   ASSERT_TRUE(q);
   auto c = q->make_consumer("workers", {"leads"});
   const std::int64_t before = now_ms();
-  ASSERT_EQ(q->producer().produce("leads", "a", "first", kTimeout), ProduceStatus::kOk);
+  ASSERT_EQ(q->producer().produce("leads", "a", "first", kBacklogAgeTimeout), ProduceStatus::kOk);
   const std::int64_t after_first = now_ms();
   std::this_thread::sleep_for(30ms);
   const std::int64_t before_second = now_ms();
-  ASSERT_EQ(q->producer().produce("leads", "b", "second", kTimeout), ProduceStatus::kOk);
+  ASSERT_EQ(q->producer().produce("leads", "b", "second", kBacklogAgeTimeout), ProduceStatus::kOk);
 
   auto b = q->group_backlog("workers");
   ASSERT_TRUE(b);
@@ -117,7 +117,7 @@ TEST(EmbeddedBacklogAge, TheOldestWaitingRecordsTimeFollowsTheGroupsCommits) {
   EXPECT_LE(*b->oldest_produced_ms, after_first);
 
   // Taken but not committed still waits; committed, the next record is the oldest.
-  auto first = c->poll(kTimeout);
+  auto first = c->poll(kBacklogAgeTimeout);
   ASSERT_TRUE(first);
   EXPECT_EQ(first->payload, "first");
   EXPECT_EQ(q->group_backlog("workers")->oldest_produced_ms, b->oldest_produced_ms);
@@ -127,7 +127,7 @@ TEST(EmbeddedBacklogAge, TheOldestWaitingRecordsTimeFollowsTheGroupsCommits) {
   EXPECT_EQ(b->records, 1);
   EXPECT_GE(*b->oldest_produced_ms, before_second);
 
-  auto second = c->poll(kTimeout);
+  auto second = c->poll(kBacklogAgeTimeout);
   ASSERT_TRUE(second);
   c->commit(second->topic, second->partition, second->offset + 1);
   b = q->group_backlog("workers");
@@ -137,13 +137,14 @@ TEST(EmbeddedBacklogAge, TheOldestWaitingRecordsTimeFollowsTheGroupsCommits) {
 }
 
 TEST(EmbeddedBacklogAge, TheTimeIsReadFromDiskAfterARestart) {
-  TempDir dir;
+  BacklogAgeTempDir dir;
   std::optional<std::int64_t> produced;
   {
     auto q = open_queue(dir.path());
     ASSERT_TRUE(q);
     q->make_consumer("workers", {"leads"});
-    ASSERT_EQ(q->producer().produce("leads", "a", "queued", kTimeout), ProduceStatus::kOk);
+    ASSERT_EQ(q->producer().produce("leads", "a", "queued", kBacklogAgeTimeout),
+              ProduceStatus::kOk);
     produced = q->group_backlog("workers")->oldest_produced_ms;
     ASSERT_TRUE(produced);
   }
@@ -157,13 +158,13 @@ TEST(EmbeddedBacklogAge, TheTimeIsReadFromDiskAfterARestart) {
 }
 
 TEST(EmbeddedBacklogAge, RecordsOfTheFirstFormatAreReadWithNoAge) {
-  TempDir dir;
+  BacklogAgeTempDir dir;
   {
     auto q = open_queue(dir.path());
     ASSERT_TRUE(q);
     q->make_consumer("workers", {"leads"});
     for (const char* p : {"one", "two", "three"})
-      ASSERT_EQ(q->producer().produce("leads", p, p, kTimeout), ProduceStatus::kOk);
+      ASSERT_EQ(q->producer().produce("leads", p, p, kBacklogAgeTimeout), ProduceStatus::kOk);
   }
   ASSERT_EQ(to_first_format(dir.path()), 3);
 
@@ -177,7 +178,7 @@ TEST(EmbeddedBacklogAge, RecordsOfTheFirstFormatAreReadWithNoAge) {
   auto c = q->make_consumer("workers", {"leads"});
   std::vector<std::string> payloads;
   for (int i = 0; i < 3; ++i) {
-    auto r = c->poll(kTimeout);
+    auto r = c->poll(kBacklogAgeTimeout);
     ASSERT_TRUE(r);
     payloads.push_back(r->payload);
     c->commit(r->topic, r->partition, r->offset + 1);
@@ -186,12 +187,12 @@ TEST(EmbeddedBacklogAge, RecordsOfTheFirstFormatAreReadWithNoAge) {
 
   // A record written now, after the old ones, carries its time.
   const std::int64_t before = now_ms();
-  ASSERT_EQ(q->producer().produce("leads", "four", "four", kTimeout), ProduceStatus::kOk);
+  ASSERT_EQ(q->producer().produce("leads", "four", "four", kBacklogAgeTimeout), ProduceStatus::kOk);
   b = q->group_backlog("workers");
   ASSERT_TRUE(b && b->oldest_produced_ms);
   EXPECT_EQ(b->records, 1);
   EXPECT_GE(*b->oldest_produced_ms, before);
-  auto r = c->poll(kTimeout);
+  auto r = c->poll(kBacklogAgeTimeout);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->payload, "four");
 }

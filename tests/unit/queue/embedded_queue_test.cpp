@@ -36,15 +36,15 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-constexpr auto kTimeout = std::chrono::milliseconds(10'000);
+constexpr auto kQueueTimeout = std::chrono::milliseconds(10'000);
 
-class TempDir {
+class QueueTempDir {
  public:
-  TempDir() {
+  QueueTempDir() {
     std::string tmpl = "/tmp/leadflow-queue-test-XXXXXX";
     path_ = ::mkdtemp(tmpl.data());
   }
-  ~TempDir() {
+  ~QueueTempDir() {
     std::error_code ec;
     fs::remove_all(path_, ec);
   }
@@ -55,14 +55,14 @@ class TempDir {
   std::string path_;
 };
 
-EmbeddedQueueOptions options_for(const std::string& dir, int partitions = 4) {
+EmbeddedQueueOptions queue_options_for(const std::string& dir, int partitions = 4) {
   EmbeddedQueueOptions o;
   o.dir = dir;
   o.partitions = partitions;
   return o;
 }
 
-std::unique_ptr<LeadQueue> open_or_die(const EmbeddedQueueOptions& o) {
+std::unique_ptr<LeadQueue> queue_open_or_die(const EmbeddedQueueOptions& o) {
   std::string error;
   auto q = open_embedded_queue(o, error);
   EXPECT_NE(q, nullptr) << error;
@@ -92,15 +92,15 @@ TEST(EmbeddedQueue, Crc32cMatchesTheStandardCheckValue) {
 }
 
 TEST(EmbeddedQueue, ProducePollCommitRoundTrip) {
-  TempDir dir;
-  auto q = open_or_die(options_for(dir.path()));
+  QueueTempDir dir;
+  auto q = queue_open_or_die(queue_options_for(dir.path()));
   ASSERT_TRUE(q);
   EXPECT_TRUE(q->producer().healthy());
-  EXPECT_EQ(q->producer().produce("leads", "k1", "payload-1", kTimeout), ProduceStatus::kOk);
-  EXPECT_EQ(q->producer().produce("leads", "k2", std::string(10'000, 'x'), kTimeout),
+  EXPECT_EQ(q->producer().produce("leads", "k1", "payload-1", kQueueTimeout), ProduceStatus::kOk);
+  EXPECT_EQ(q->producer().produce("leads", "k2", std::string(10'000, 'x'), kQueueTimeout),
             ProduceStatus::kOk);
-  EXPECT_EQ(q->producer().produce("leads", "", "", kTimeout), ProduceStatus::kOk);
-  EXPECT_TRUE(q->producer().flush(kTimeout));
+  EXPECT_EQ(q->producer().produce("leads", "", "", kQueueTimeout), ProduceStatus::kOk);
+  EXPECT_TRUE(q->producer().flush(kQueueTimeout));
 
   auto c = q->make_consumer("workers", {"leads"});
   EXPECT_EQ(q->backlog("workers"), 3);
@@ -121,13 +121,14 @@ TEST(EmbeddedQueue, ProducePollCommitRoundTrip) {
 }
 
 TEST(EmbeddedQueue, KeepsOrderWithinAPartition) {
-  TempDir dir;
-  auto q = open_or_die(options_for(dir.path(), 4));
+  QueueTempDir dir;
+  auto q = queue_open_or_die(queue_options_for(dir.path(), 4));
   ASSERT_TRUE(q);
   constexpr int kRecords = 500;
   for (int i = 0; i < kRecords; ++i) {
     const std::string key = "key-" + std::to_string(i % 7);
-    ASSERT_EQ(q->producer().produce("leads", key, std::to_string(i), kTimeout), ProduceStatus::kOk);
+    ASSERT_EQ(q->producer().produce("leads", key, std::to_string(i), kQueueTimeout),
+              ProduceStatus::kOk);
   }
   auto c = q->make_consumer("workers", {"leads"});
   auto records = drain(*c);
@@ -151,16 +152,16 @@ TEST(EmbeddedQueue, KeepsOrderWithinAPartition) {
 }
 
 TEST(EmbeddedQueue, KeyChoosesTheSamePartitionAcrossTopicsAndRestarts) {
-  TempDir dir;
+  QueueTempDir dir;
   std::map<std::string, int> first;
   std::set<int> used;
   {
-    auto q = open_or_die(options_for(dir.path(), 8));
+    auto q = queue_open_or_die(queue_options_for(dir.path(), 8));
     ASSERT_TRUE(q);
     for (int i = 0; i < 40; ++i) {
       const std::string key = "lead-" + std::to_string(i);
-      ASSERT_EQ(q->producer().produce("a", key, "x", kTimeout), ProduceStatus::kOk);
-      ASSERT_EQ(q->producer().produce("b", key, "x", kTimeout), ProduceStatus::kOk);
+      ASSERT_EQ(q->producer().produce("a", key, "x", kQueueTimeout), ProduceStatus::kOk);
+      ASSERT_EQ(q->producer().produce("b", key, "x", kQueueTimeout), ProduceStatus::kOk);
     }
     auto c = q->make_consumer("g", {"a", "b"});
     for (const auto& r : drain(*c)) {
@@ -173,10 +174,10 @@ TEST(EmbeddedQueue, KeyChoosesTheSamePartitionAcrossTopicsAndRestarts) {
   }
   EXPECT_EQ(first.size(), 40u);
   EXPECT_GT(used.size(), 3u) << "keys should spread over partitions";
-  auto q = open_or_die(options_for(dir.path(), 8));
+  auto q = queue_open_or_die(queue_options_for(dir.path(), 8));
   ASSERT_TRUE(q);
   for (int i = 0; i < 40; ++i) {
-    ASSERT_EQ(q->producer().produce("c", "lead-" + std::to_string(i), "y", kTimeout),
+    ASSERT_EQ(q->producer().produce("c", "lead-" + std::to_string(i), "y", kQueueTimeout),
               ProduceStatus::kOk);
   }
   auto c = q->make_consumer("g2", {"c"});
@@ -186,12 +187,12 @@ TEST(EmbeddedQueue, KeyChoosesTheSamePartitionAcrossTopicsAndRestarts) {
 }
 
 TEST(EmbeddedQueue, ConsumersGetOnlyTheirTopics) {
-  TempDir dir;
-  auto q = open_or_die(options_for(dir.path()));
+  QueueTempDir dir;
+  auto q = queue_open_or_die(queue_options_for(dir.path()));
   ASSERT_TRUE(q);
   for (const char* topic : {"leads", "results", "retry"}) {
     for (int i = 0; i < 5; ++i) {
-      ASSERT_EQ(q->producer().produce(topic, std::to_string(i), topic, kTimeout),
+      ASSERT_EQ(q->producer().produce(topic, std::to_string(i), topic, kQueueTimeout),
                 ProduceStatus::kOk);
     }
   }
@@ -211,12 +212,12 @@ TEST(EmbeddedQueue, ConsumersGetOnlyTheirTopics) {
 }
 
 TEST(EmbeddedQueue, RestartRedeliversOnlyWhatWasNotCommitted) {
-  TempDir dir;
+  QueueTempDir dir;
   {
-    auto q = open_or_die(options_for(dir.path(), 1));
+    auto q = queue_open_or_die(queue_options_for(dir.path(), 1));
     ASSERT_TRUE(q);
     for (int i = 0; i < 10; ++i) {
-      ASSERT_EQ(q->producer().produce("leads", "k", std::to_string(i), kTimeout),
+      ASSERT_EQ(q->producer().produce("leads", "k", std::to_string(i), kQueueTimeout),
                 ProduceStatus::kOk);
     }
     auto c = q->make_consumer("workers", {"leads"});
@@ -228,7 +229,7 @@ TEST(EmbeddedQueue, RestartRedeliversOnlyWhatWasNotCommitted) {
     q.reset();
     c.reset();
   }
-  auto q = open_or_die(options_for(dir.path(), 1));
+  auto q = queue_open_or_die(queue_options_for(dir.path(), 1));
   ASSERT_TRUE(q);
   EXPECT_EQ(q->backlog("workers"), 4);
   auto c = q->make_consumer("workers", {"leads"});
@@ -239,28 +240,29 @@ TEST(EmbeddedQueue, RestartRedeliversOnlyWhatWasNotCommitted) {
     EXPECT_EQ(records[i].payload, std::to_string(6 + i));
   }
   // Produced after the restart: offsets continue.
-  ASSERT_EQ(q->producer().produce("leads", "k", "10", kTimeout), ProduceStatus::kOk);
+  ASSERT_EQ(q->producer().produce("leads", "k", "10", kQueueTimeout), ProduceStatus::kOk);
   auto more = drain(*c);
   ASSERT_EQ(more.size(), 1u);
   EXPECT_EQ(more[0].offset, 10);
 }
 
 TEST(EmbeddedQueue, CommitAfterShutdownIsStillPersisted) {
-  TempDir dir;
+  QueueTempDir dir;
   {
-    auto q = open_or_die(options_for(dir.path(), 1));
+    auto q = queue_open_or_die(queue_options_for(dir.path(), 1));
     ASSERT_TRUE(q);
     for (int i = 0; i < 3; ++i) {
-      ASSERT_EQ(q->producer().produce("leads", "k", "x", kTimeout), ProduceStatus::kOk);
+      ASSERT_EQ(q->producer().produce("leads", "k", "x", kQueueTimeout), ProduceStatus::kOk);
     }
     auto c = q->make_consumer("workers", {"leads"});
     ASSERT_EQ(drain(*c).size(), 3u);
     q->shutdown();  // SIGTERM: the worker finishes its in-flight records after this
-    EXPECT_EQ(q->producer().produce("leads", "k", "late", kTimeout), ProduceStatus::kUnavailable);
+    EXPECT_EQ(q->producer().produce("leads", "k", "late", kQueueTimeout),
+              ProduceStatus::kUnavailable);
     EXPECT_FALSE(c->poll(0ms));
     c->commit("leads", 0, 3);
   }
-  auto q = open_or_die(options_for(dir.path(), 1));
+  auto q = queue_open_or_die(queue_options_for(dir.path(), 1));
   ASSERT_TRUE(q);
   EXPECT_EQ(q->backlog("workers"), 0);
   auto c = q->make_consumer("workers", {"leads"});
@@ -268,13 +270,13 @@ TEST(EmbeddedQueue, CommitAfterShutdownIsStillPersisted) {
 }
 
 TEST(EmbeddedQueue, TornTailIsTruncatedAndEarlierRecordsSurvive) {
-  TempDir dir;
-  auto opts = options_for(dir.path(), 1);
+  QueueTempDir dir;
+  auto opts = queue_options_for(dir.path(), 1);
   {
-    auto q = open_or_die(opts);
+    auto q = queue_open_or_die(opts);
     ASSERT_TRUE(q);
     for (int i = 0; i < 10; ++i) {
-      ASSERT_EQ(q->producer().produce("leads", "k", "payload-" + std::to_string(i), kTimeout),
+      ASSERT_EQ(q->producer().produce("leads", "k", "payload-" + std::to_string(i), kQueueTimeout),
                 ProduceStatus::kOk);
     }
   }
@@ -286,7 +288,7 @@ TEST(EmbeddedQueue, TornTailIsTruncatedAndEarlierRecordsSurvive) {
     out << std::string(100, '\xAB');  // garbage after the last record
   }
   {
-    auto q = open_or_die(opts);
+    auto q = queue_open_or_die(opts);
     ASSERT_TRUE(q);
     EXPECT_EQ(fs::file_size(segments.back()), intact_size);
     auto c = q->make_consumer("g", {"leads"});
@@ -297,13 +299,13 @@ TEST(EmbeddedQueue, TornTailIsTruncatedAndEarlierRecordsSurvive) {
   // A crash in the middle of the last record: it is dropped, its offset is reused.
   fs::resize_file(segments.back(), intact_size - 5);
   {
-    auto q = open_or_die(opts);
+    auto q = queue_open_or_die(opts);
     ASSERT_TRUE(q);
     auto c = q->make_consumer("g2", {"leads"});
     auto records = drain(*c);
     ASSERT_EQ(records.size(), 9u);
     EXPECT_EQ(records.back().payload, "payload-8");
-    ASSERT_EQ(q->producer().produce("leads", "k", "after", kTimeout), ProduceStatus::kOk);
+    ASSERT_EQ(q->producer().produce("leads", "k", "after", kQueueTimeout), ProduceStatus::kOk);
     auto after = drain(*c);
     ASSERT_EQ(after.size(), 1u);
     EXPECT_EQ(after[0].offset, 9);
@@ -316,7 +318,7 @@ TEST(EmbeddedQueue, TornTailIsTruncatedAndEarlierRecordsSurvive) {
     f.put('#');
   }
   {
-    auto q = open_or_die(opts);
+    auto q = queue_open_or_die(opts);
     ASSERT_TRUE(q);
     auto c = q->make_consumer("g3", {"leads"});
     auto records = drain(*c);
@@ -326,72 +328,72 @@ TEST(EmbeddedQueue, TornTailIsTruncatedAndEarlierRecordsSurvive) {
 }
 
 TEST(EmbeddedQueue, BacklogLimitReturnsQueueFullPerTopic) {
-  TempDir dir;
-  auto opts = options_for(dir.path(), 1);
+  QueueTempDir dir;
+  auto opts = queue_options_for(dir.path(), 1);
   opts.max_backlog = 10;
-  auto q = open_or_die(opts);
+  auto q = queue_open_or_die(opts);
   ASSERT_TRUE(q);
   for (int i = 0; i < 10; ++i) {
-    ASSERT_EQ(q->producer().produce("leads", "k", "x", kTimeout), ProduceStatus::kOk);
+    ASSERT_EQ(q->producer().produce("leads", "k", "x", kQueueTimeout), ProduceStatus::kOk);
   }
-  EXPECT_EQ(q->producer().produce("leads", "k", "x", kTimeout), ProduceStatus::kQueueFull);
-  EXPECT_EQ(q->producer().produce("results", "k", "x", kTimeout), ProduceStatus::kOk);
+  EXPECT_EQ(q->producer().produce("leads", "k", "x", kQueueTimeout), ProduceStatus::kQueueFull);
+  EXPECT_EQ(q->producer().produce("results", "k", "x", kQueueTimeout), ProduceStatus::kOk);
 
   auto c = q->make_consumer("workers", {"leads"});
   EXPECT_EQ(q->backlog("workers"), 10);
-  EXPECT_EQ(q->producer().produce("leads", "k", "x", kTimeout), ProduceStatus::kQueueFull);
+  EXPECT_EQ(q->producer().produce("leads", "k", "x", kQueueTimeout), ProduceStatus::kQueueFull);
   auto records = drain(*c);
   ASSERT_EQ(records.size(), 10u);
   // Taken but not committed still counts.
-  EXPECT_EQ(q->producer().produce("leads", "k", "x", kTimeout), ProduceStatus::kQueueFull);
+  EXPECT_EQ(q->producer().produce("leads", "k", "x", kQueueTimeout), ProduceStatus::kQueueFull);
   c->commit("leads", 0, 4);
   EXPECT_EQ(q->backlog("workers"), 6);
   for (int i = 0; i < 4; ++i) {
-    EXPECT_EQ(q->producer().produce("leads", "k", "x", kTimeout), ProduceStatus::kOk);
+    EXPECT_EQ(q->producer().produce("leads", "k", "x", kQueueTimeout), ProduceStatus::kOk);
   }
-  EXPECT_EQ(q->producer().produce("leads", "k", "x", kTimeout), ProduceStatus::kQueueFull);
+  EXPECT_EQ(q->producer().produce("leads", "k", "x", kQueueTimeout), ProduceStatus::kQueueFull);
   EXPECT_EQ(q->backlog("workers"), 10);
 }
 
 TEST(EmbeddedQueue, SecondOpenerOfTheDirectoryFails) {
-  TempDir dir;
-  auto first = open_or_die(options_for(dir.path()));
+  QueueTempDir dir;
+  auto first = queue_open_or_die(queue_options_for(dir.path()));
   ASSERT_TRUE(first);
   std::string error;
-  auto second = open_embedded_queue(options_for(dir.path()), error);
+  auto second = open_embedded_queue(queue_options_for(dir.path()), error);
   EXPECT_EQ(second, nullptr);
   EXPECT_NE(error.find("queue directory " + dir.path() + " is in use by another process"),
             std::string::npos)
       << error;
   first.reset();
   error.clear();
-  auto third = open_embedded_queue(options_for(dir.path()), error);
+  auto third = open_embedded_queue(queue_options_for(dir.path()), error);
   EXPECT_NE(third, nullptr) << error;
 }
 
 TEST(EmbeddedQueue, RefusesBadOptionsAndAChangedPartitionCount) {
-  TempDir dir;
+  QueueTempDir dir;
   std::string error;
-  auto opts = options_for(dir.path(), 0);
+  auto opts = queue_options_for(dir.path(), 0);
   EXPECT_EQ(open_embedded_queue(opts, error), nullptr);
   EXPECT_NE(error.find("options.partitions"), std::string::npos) << error;
-  opts = options_for(dir.path(), 4);
+  opts = queue_options_for(dir.path(), 4);
   opts.segment_bytes = 10;
   EXPECT_EQ(open_embedded_queue(opts, error), nullptr);
   EXPECT_NE(error.find("options.segment_bytes"), std::string::npos) << error;
 
-  open_or_die(options_for(dir.path(), 4)).reset();
-  EXPECT_EQ(open_embedded_queue(options_for(dir.path(), 8), error), nullptr);
+  queue_open_or_die(queue_options_for(dir.path(), 4)).reset();
+  EXPECT_EQ(open_embedded_queue(queue_options_for(dir.path(), 8), error), nullptr);
   EXPECT_NE(error.find("created with 4 partitions but options.partitions is 8"), std::string::npos)
       << error;
 }
 
 TEST(EmbeddedQueue, ConsumersOfOneGroupSplitPartitionsAndTakeOverOnClose) {
-  TempDir dir;
-  auto q = open_or_die(options_for(dir.path(), 8));
+  QueueTempDir dir;
+  auto q = queue_open_or_die(queue_options_for(dir.path(), 8));
   ASSERT_TRUE(q);
   for (int i = 0; i < 200; ++i) {
-    ASSERT_EQ(q->producer().produce("leads", "lead-" + std::to_string(i), "x", kTimeout),
+    ASSERT_EQ(q->producer().produce("leads", "lead-" + std::to_string(i), "x", kQueueTimeout),
               ProduceStatus::kOk);
   }
   auto c1 = q->make_consumer("workers", {"leads"});
@@ -415,8 +417,8 @@ TEST(EmbeddedQueue, ConsumersOfOneGroupSplitPartitionsAndTakeOverOnClose) {
 }
 
 TEST(EmbeddedQueue, PollWakesWhenARecordArrives) {
-  TempDir dir;
-  auto q = open_or_die(options_for(dir.path()));
+  QueueTempDir dir;
+  auto q = queue_open_or_die(queue_options_for(dir.path()));
   ASSERT_TRUE(q);
   auto c = q->make_consumer("workers", {"leads"});
   std::optional<QueueRecord> got;
@@ -427,7 +429,7 @@ TEST(EmbeddedQueue, PollWakesWhenARecordArrives) {
   });
   while (!polling) std::this_thread::yield();
   const auto start = std::chrono::steady_clock::now();
-  ASSERT_EQ(q->producer().produce("leads", "k", "hello", kTimeout), ProduceStatus::kOk);
+  ASSERT_EQ(q->producer().produce("leads", "k", "hello", kQueueTimeout), ProduceStatus::kOk);
   consumer.join();
   ASSERT_TRUE(got.has_value());
   EXPECT_EQ(got->payload, "hello");
@@ -435,8 +437,8 @@ TEST(EmbeddedQueue, PollWakesWhenARecordArrives) {
 }
 
 TEST(EmbeddedQueue, ShutdownWakesAPollingConsumer) {
-  TempDir dir;
-  auto q = open_or_die(options_for(dir.path()));
+  QueueTempDir dir;
+  auto q = queue_open_or_die(queue_options_for(dir.path()));
   ASSERT_TRUE(q);
   auto c = q->make_consumer("workers", {"leads"});
   std::atomic<bool> polling{false};
@@ -454,17 +456,17 @@ TEST(EmbeddedQueue, ShutdownWakesAPollingConsumer) {
 }
 
 TEST(EmbeddedQueue, ConcurrentProducersAndAConsumerSeeEveryRecordOnce) {
-  TempDir dir;
-  auto opts = options_for(dir.path(), 4);
+  QueueTempDir dir;
+  auto opts = queue_options_for(dir.path(), 4);
   opts.segment_bytes = 16 << 10;  // many roll-overs under load
-  auto q = open_or_die(opts);
+  auto q = queue_open_or_die(opts);
   ASSERT_TRUE(q);
   constexpr int kThreads = 8, kPerThread = 250;
   auto c = q->make_consumer("workers", {"leads"});
   std::set<std::string> seen;
   std::thread consumer([&] {
     while (seen.size() < kThreads * kPerThread) {
-      auto r = c->poll(kTimeout);
+      auto r = c->poll(kQueueTimeout);
       if (!r) break;
       EXPECT_TRUE(seen.insert(r->key).second) << "duplicate " << r->key;
       EXPECT_EQ(r->payload, "payload of " + r->key);
@@ -476,7 +478,7 @@ TEST(EmbeddedQueue, ConcurrentProducersAndAConsumerSeeEveryRecordOnce) {
     producers.emplace_back([&, t] {
       for (int i = 0; i < kPerThread; ++i) {
         const std::string key = std::to_string(t) + "-" + std::to_string(i);
-        EXPECT_EQ(q->producer().produce("leads", key, "payload of " + key, kTimeout),
+        EXPECT_EQ(q->producer().produce("leads", key, "payload of " + key, kQueueTimeout),
                   ProduceStatus::kOk);
       }
     });
@@ -488,18 +490,18 @@ TEST(EmbeddedQueue, ConcurrentProducersAndAConsumerSeeEveryRecordOnce) {
 }
 
 TEST(EmbeddedQueue, DeletesSegmentsEveryGroupCommittedAndKeepsOffsetsGoing) {
-  TempDir dir;
-  auto opts = options_for(dir.path(), 2);
+  QueueTempDir dir;
+  auto opts = queue_options_for(dir.path(), 2);
   opts.segment_bytes = 4096;
   std::map<int, std::int64_t> ends;
   {
-    auto q = open_or_die(opts);
+    auto q = queue_open_or_die(opts);
     ASSERT_TRUE(q);
     auto workers = q->make_consumer("workers", {"leads"});
     auto audit = q->make_consumer("audit", {"leads"});
     for (int i = 0; i < 200; ++i) {
       ASSERT_EQ(q->producer().produce("leads", "lead-" + std::to_string(i), std::string(200, 'p'),
-                                      kTimeout),
+                                      kQueueTimeout),
                 ProduceStatus::kOk);
     }
     EXPECT_GT(segment_files(dir.path()).size(), 5u);
@@ -513,13 +515,13 @@ TEST(EmbeddedQueue, DeletesSegmentsEveryGroupCommittedAndKeepsOffsetsGoing) {
     audit->close();
     EXPECT_EQ(segment_files(dir.path()).size(), 1u) << "only the active segment is left";
   }
-  auto q = open_or_die(opts);
+  auto q = queue_open_or_die(opts);
   ASSERT_TRUE(q);
   EXPECT_EQ(q->backlog("workers"), 0);
   auto workers = q->make_consumer("workers", {"leads"});
   EXPECT_TRUE(drain(*workers).empty());
   for (int i = 0; i < 20; ++i) {
-    ASSERT_EQ(q->producer().produce("leads", "new-" + std::to_string(i), "x", kTimeout),
+    ASSERT_EQ(q->producer().produce("leads", "new-" + std::to_string(i), "x", kQueueTimeout),
               ProduceStatus::kOk);
   }
   auto records = drain(*workers);
@@ -535,7 +537,7 @@ TEST(EmbeddedQueue, DeletesSegmentsEveryGroupCommittedAndKeepsOffsetsGoing) {
 // acknowledged record to a pipe; the parent kills it with SIGKILL at different moments, reopens
 // the directory and checks that every acknowledged key is there, intact.
 [[noreturn]] void run_producing_child(const std::string& dir, int round, int ack_fd) {
-  auto opts = options_for(dir, 4);
+  auto opts = queue_options_for(dir, 4);
   opts.segment_bytes = 64 << 10;
   std::string error;
   auto q = open_embedded_queue(opts, error);
@@ -551,7 +553,7 @@ TEST(EmbeddedQueue, DeletesSegmentsEveryGroupCommittedAndKeepsOffsetsGoing) {
         const std::string key =
             "r" + std::to_string(round) + "-t" + std::to_string(t) + "-" + std::to_string(i);
         const std::string payload = "payload:" + key + ":" + std::string(i % 300, 'z');
-        if (q->producer().produce("leads", key, payload, kTimeout) == ProduceStatus::kOk) {
+        if (q->producer().produce("leads", key, payload, kQueueTimeout) == ProduceStatus::kOk) {
           const std::string line = key + "\n";  // < PIPE_BUF: one atomic write
           if (::write(ack_fd, line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
             ::_exit(2);
@@ -589,7 +591,7 @@ class LineReader {
 };
 
 TEST(EmbeddedQueueCrash, EveryAcknowledgedRecordSurvivesSigkill) {
-  TempDir dir;
+  QueueTempDir dir;
   std::set<std::string> acked;
   // Kill moments: during start-up, early, and after several segment roll-overs.
   const std::size_t kill_after[] = {0, 1, 150, 1500, 6000};
@@ -623,9 +625,9 @@ TEST(EmbeddedQueueCrash, EveryAcknowledgedRecordSurvivesSigkill) {
     ::close(fds[0]);
     EXPECT_GE(this_round, kill_after[round]);
 
-    auto opts = options_for(dir.path(), 4);
+    auto opts = queue_options_for(dir.path(), 4);
     opts.segment_bytes = 64 << 10;
-    auto q = open_or_die(opts);
+    auto q = queue_open_or_die(opts);
     ASSERT_TRUE(q);
     auto c = q->make_consumer("checker", {"leads"});  // never commits: sees everything
     std::set<std::string> present;
@@ -651,20 +653,21 @@ TEST(EmbeddedQueueCrash, EveryAcknowledgedRecordSurvivesSigkill) {
 // Commits reach the disk through the background flush alone (no close, no shutdown): a child
 // commits, the parent waits for the group's offsets file to show it, kills the child, reopens.
 TEST(EmbeddedQueueCrash, BackgroundFlushPersistsCommitsWithoutShutdown) {
-  TempDir dir;
+  QueueTempDir dir;
   int fds[2];
   ASSERT_EQ(::pipe(fds), 0);
   const pid_t pid = ::fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
     ::close(fds[0]);
-    auto opts = options_for(dir.path(), 1);
+    auto opts = queue_options_for(dir.path(), 1);
     opts.offsets_flush_interval = std::chrono::milliseconds(20);
     std::string error;
     auto q = open_embedded_queue(opts, error);
     if (!q) ::_exit(1);
     for (int i = 0; i < 10; ++i) {
-      if (q->producer().produce("leads", "k", std::to_string(i), kTimeout) != ProduceStatus::kOk) {
+      if (q->producer().produce("leads", "k", std::to_string(i), kQueueTimeout) !=
+          ProduceStatus::kOk) {
         ::_exit(2);
       }
     }
@@ -681,7 +684,7 @@ TEST(EmbeddedQueueCrash, BackgroundFlushPersistsCommitsWithoutShutdown) {
   EXPECT_EQ(line, "committed");
   // "workers" in hex; the file's topic line ends with the committed offset of partition 0.
   const std::string path = dir.sub("group-776f726b657273.offsets");
-  const auto give_up = std::chrono::steady_clock::now() + kTimeout;
+  const auto give_up = std::chrono::steady_clock::now() + kQueueTimeout;
   bool flushed = false;
   while (!flushed && std::chrono::steady_clock::now() < give_up) {
     std::ifstream in(path);
@@ -696,7 +699,7 @@ TEST(EmbeddedQueueCrash, BackgroundFlushPersistsCommitsWithoutShutdown) {
   ASSERT_EQ(::waitpid(pid, &status, 0), pid);
   ::close(fds[0]);
 
-  auto q = open_or_die(options_for(dir.path(), 1));
+  auto q = queue_open_or_die(queue_options_for(dir.path(), 1));
   ASSERT_TRUE(q);
   EXPECT_EQ(q->backlog("workers"), 3);
   auto c = q->make_consumer("workers", {"leads"});
@@ -707,7 +710,7 @@ TEST(EmbeddedQueueCrash, BackgroundFlushPersistsCommitsWithoutShutdown) {
 
 // Disk trouble: the file size limit makes the segment write fail with EFBIG, like a full disk.
 TEST(EmbeddedQueue, WriteFailureMakesTheQueueUnhealthy) {
-  TempDir dir;
+  QueueTempDir dir;
   int fds[2];
   ASSERT_EQ(::pipe(fds), 0);
   const pid_t pid = ::fork();
@@ -716,7 +719,7 @@ TEST(EmbeddedQueue, WriteFailureMakesTheQueueUnhealthy) {
     ::close(fds[0]);
     ::signal(SIGXFSZ, SIG_IGN);
     std::string error;
-    auto q = open_embedded_queue(options_for(dir.path(), 1), error);
+    auto q = open_embedded_queue(queue_options_for(dir.path(), 1), error);
     if (!q) ::_exit(10);
     rlimit limit{};
     ::getrlimit(RLIMIT_FSIZE, &limit);
@@ -724,13 +727,13 @@ TEST(EmbeddedQueue, WriteFailureMakesTheQueueUnhealthy) {
     if (::setrlimit(RLIMIT_FSIZE, &limit) != 0) ::_exit(11);
     int acked = 0;
     ProduceStatus s = ProduceStatus::kOk;
-    while ((s = q->producer().produce("leads", "k", std::string(1000, 'x'), kTimeout)) ==
+    while ((s = q->producer().produce("leads", "k", std::string(1000, 'x'), kQueueTimeout)) ==
            ProduceStatus::kOk) {
       ++acked;
     }
     if (s != ProduceStatus::kUnavailable) ::_exit(12);
     if (q->producer().healthy()) ::_exit(13);
-    if (q->producer().produce("leads", "k", "y", kTimeout) != ProduceStatus::kUnavailable)
+    if (q->producer().produce("leads", "k", "y", kQueueTimeout) != ProduceStatus::kUnavailable)
       ::_exit(14);
     const std::string line = std::to_string(acked) + "\n";
     [[maybe_unused]] auto n = ::write(fds[1], line.data(), line.size());
@@ -749,7 +752,7 @@ TEST(EmbeddedQueue, WriteFailureMakesTheQueueUnhealthy) {
   const int acked = std::stoi(line);
   EXPECT_GT(acked, 10);
 
-  auto q = open_or_die(options_for(dir.path(), 1));
+  auto q = queue_open_or_die(queue_options_for(dir.path(), 1));
   ASSERT_TRUE(q);
   EXPECT_TRUE(q->producer().healthy());
   auto c = q->make_consumer("g", {"leads"});
@@ -758,8 +761,8 @@ TEST(EmbeddedQueue, WriteFailureMakesTheQueueUnhealthy) {
 
 // Group commit under load. Prints throughput; asserts only correctness (timing varies by machine).
 TEST(EmbeddedQueue, GroupCommitThroughputWith64Producers) {
-  TempDir dir;
-  auto q = open_or_die(options_for(dir.path(), 8));
+  QueueTempDir dir;
+  auto q = queue_open_or_die(queue_options_for(dir.path(), 8));
   ASSERT_TRUE(q);
   constexpr int kThreads = 64, kPerThread = 500;
   const std::string payload(400, 'p');
@@ -771,7 +774,7 @@ TEST(EmbeddedQueue, GroupCommitThroughputWith64Producers) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < kPerThread; ++i) {
         const std::string key = "lead-" + std::to_string(t) + "-" + std::to_string(i);
-        if (q->producer().produce("leads", key, payload, kTimeout) != ProduceStatus::kOk)
+        if (q->producer().produce("leads", key, payload, kQueueTimeout) != ProduceStatus::kOk)
           ++failures;
       }
     });

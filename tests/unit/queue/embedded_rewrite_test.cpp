@@ -30,15 +30,15 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-constexpr auto kTimeout = std::chrono::milliseconds(10'000);
+constexpr auto kRewriteTimeout = std::chrono::milliseconds(10'000);
 
-class TempDir {
+class RewriteTempDir {
  public:
-  TempDir() {
+  RewriteTempDir() {
     std::string tmpl = "/tmp/leadflow-rewrite-test-XXXXXX";
     path_ = ::mkdtemp(tmpl.data());
   }
-  ~TempDir() {
+  ~RewriteTempDir() {
     std::error_code ec;
     fs::remove_all(path_, ec);
   }
@@ -48,7 +48,7 @@ class TempDir {
   std::string path_;
 };
 
-EmbeddedQueueOptions options_for(const std::string& dir) {
+EmbeddedQueueOptions rewrite_options_for(const std::string& dir) {
   EmbeddedQueueOptions o;
   o.dir = dir;
   o.partitions = 2;
@@ -57,7 +57,7 @@ EmbeddedQueueOptions options_for(const std::string& dir) {
   return o;
 }
 
-std::unique_ptr<LeadQueue> open_or_die(const EmbeddedQueueOptions& o) {
+std::unique_ptr<LeadQueue> rewrite_open_or_die(const EmbeddedQueueOptions& o) {
   std::string error;
   auto q = open_embedded_queue(o, error);
   EXPECT_NE(q, nullptr) << error;
@@ -79,7 +79,7 @@ std::optional<std::string> blank(std::string_view p) {
 // offsets reach the disk when the consumer closes.
 void produce_and_commit(LeadQueue& q, int n) {
   for (int i = 0; i < n; ++i)
-    ASSERT_EQ(q.producer().produce("leads", key_of(i), payload_of(i), kTimeout),
+    ASSERT_EQ(q.producer().produce("leads", key_of(i), payload_of(i), kRewriteTimeout),
               ProduceStatus::kOk);
   auto c = q.make_consumer("workers", {"leads"});
   int read = 0;
@@ -94,7 +94,7 @@ void produce_and_commit(LeadQueue& q, int n) {
 // The bytes of every segment of the queue in `dir`, after an open (which redoes a journal and
 // truncates a torn tail) and a close.
 std::string all_segment_bytes(const std::string& dir) {
-  open_or_die(options_for(dir));
+  rewrite_open_or_die(rewrite_options_for(dir));
   std::string out;
   for (const auto& e : fs::directory_iterator(dir)) {
     if (!e.path().filename().string().starts_with("seg-")) continue;
@@ -107,9 +107,9 @@ std::string all_segment_bytes(const std::string& dir) {
 }
 
 TEST(EmbeddedQueueRewrite, CommittedRecordsOfTheKeysAreRewrittenInPlace) {
-  TempDir dir;
+  RewriteTempDir dir;
   {
-    auto q = open_or_die(options_for(dir.path()));
+    auto q = rewrite_open_or_die(rewrite_options_for(dir.path()));
     produce_and_commit(*q, 300);
     EXPECT_EQ(q->producer().rewrite_payloads({"leads"}, {key_of(7), key_of(250), "ld_none"}, blank),
               std::optional<std::int64_t>(2));
@@ -129,19 +129,20 @@ TEST(EmbeddedQueueRewrite, CommittedRecordsOfTheKeysAreRewrittenInPlace) {
   }
   EXPECT_NE(bytes.find(*blank(payload_of(7))), std::string::npos);
   // The queue goes on after them.
-  auto q = open_or_die(options_for(dir.path()));
-  ASSERT_EQ(q->producer().produce("leads", "ld_next", "after", kTimeout), ProduceStatus::kOk);
+  auto q = rewrite_open_or_die(rewrite_options_for(dir.path()));
+  ASSERT_EQ(q->producer().produce("leads", "ld_next", "after", kRewriteTimeout),
+            ProduceStatus::kOk);
   auto c = q->make_consumer("workers", {"leads"});
-  const auto next = c->poll(kTimeout);
+  const auto next = c->poll(kRewriteTimeout);
   ASSERT_TRUE(next.has_value());
   EXPECT_EQ(next->payload, "after");
 }
 
 TEST(EmbeddedQueueRewrite, RecordsNotCommittedByEveryGroupAreLeft) {
-  TempDir dir;
-  auto q = open_or_die(options_for(dir.path()));
+  RewriteTempDir dir;
+  auto q = rewrite_open_or_die(rewrite_options_for(dir.path()));
   for (int i = 0; i < 5; ++i)
-    ASSERT_EQ(q->producer().produce("leads", key_of(i), payload_of(i), kTimeout),
+    ASSERT_EQ(q->producer().produce("leads", key_of(i), payload_of(i), kRewriteTimeout),
               ProduceStatus::kOk);
   // Nobody subscribed: nobody commits, so nothing is known to be read.
   EXPECT_EQ(q->producer().rewrite_payloads({"leads"}, {key_of(1)}, blank),
@@ -157,9 +158,9 @@ TEST(EmbeddedQueueRewrite, RecordsNotCommittedByEveryGroupAreLeft) {
 // A process killed once the journal is on disk, with the record torn under it: the next open
 // writes the journal's records again before it reads the segments, and loses no record.
 TEST(EmbeddedQueueRewrite, ARewriteCutShortIsFinishedAtTheNextOpen) {
-  TempDir dir;
+  RewriteTempDir dir;
   {
-    auto q = open_or_die(options_for(dir.path()));
+    auto q = rewrite_open_or_die(rewrite_options_for(dir.path()));
     produce_and_commit(*q, 200);
     embedded_queue_detail::stop_rewrites_after_journal(*q);
     EXPECT_EQ(q->producer().rewrite_payloads({"leads"}, {key_of(3)}, blank), std::nullopt);
@@ -194,10 +195,10 @@ TEST(EmbeddedQueueRewrite, ARewriteCutShortIsFinishedAtTheNextOpen) {
 // kill -9 of a process rewriting records over and over, at random moments: after each, every
 // acknowledged record is there, whole, either as it was or rewritten.
 TEST(EmbeddedQueueRewrite, AKill9MidRewriteLosesNoAcknowledgedRecord) {
-  TempDir dir;
+  RewriteTempDir dir;
   constexpr int kRecords = 400;
   {
-    auto q = open_or_die(options_for(dir.path()));
+    auto q = rewrite_open_or_die(rewrite_options_for(dir.path()));
     produce_and_commit(*q, kRecords);
   }
   std::mt19937 rng(28);
@@ -206,7 +207,7 @@ TEST(EmbeddedQueueRewrite, AKill9MidRewriteLosesNoAcknowledgedRecord) {
     ASSERT_GE(pid, 0);
     if (pid == 0) {
       std::string error;
-      auto q = open_embedded_queue(options_for(dir.path()), error);
+      auto q = open_embedded_queue(rewrite_options_for(dir.path()), error);
       if (!q) ::_exit(1);
       std::vector<std::string> keys;
       for (int i = 0; i < kRecords; ++i) keys.push_back(key_of(i));

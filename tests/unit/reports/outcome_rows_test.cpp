@@ -14,8 +14,8 @@ constexpr std::int64_t kBucket = kAt - 7 * 60'000;
 
 const LeadKeys kLead{kAt, "s1", "c1", "auto", "web"};
 
-Attempt attempt(const char* buyer, AttemptKind kind, AttemptOutcome outcome, int ms = 40,
-                const char* reason = "") {
+Attempt outcome_attempt(const char* buyer, AttemptKind kind, AttemptOutcome outcome, int ms = 40,
+                        const char* reason = "") {
   Attempt a;
   a.buyer_id = buyer;
   a.kind = kind;
@@ -42,10 +42,10 @@ TEST(OutcomeRows, ASoldLeadCountsByStatusAndEachBuyerByItsAttempts) {
   PerformanceDeltas d;
   add_outcome(d, kLead,
               decided(DeliveryStatus::kDelivered,
-                      {attempt("b1", AttemptKind::kPing, AttemptOutcome::kBid, 40),
-                       attempt("b1", AttemptKind::kPost, AttemptOutcome::kAccepted, 120),
-                       attempt("b2", AttemptKind::kPing, AttemptOutcome::kTimeout, 1000),
-                       attempt("b3", AttemptKind::kPing, AttemptOutcome::kSkipped)}));
+                      {outcome_attempt("b1", AttemptKind::kPing, AttemptOutcome::kBid, 40),
+                       outcome_attempt("b1", AttemptKind::kPost, AttemptOutcome::kAccepted, 120),
+                       outcome_attempt("b2", AttemptKind::kPing, AttemptOutcome::kTimeout, 1000),
+                       outcome_attempt("b3", AttemptKind::kPing, AttemptOutcome::kSkipped)}));
   const PerformanceFigures& lead = d.at(performance_key(kLead, ""));
   EXPECT_EQ(std::get<0>(performance_key(kLead, "")), kBucket);
   EXPECT_EQ(lead[kLeads], 1);
@@ -115,31 +115,35 @@ TEST(OutcomeRows, AnUnsoldLeadsReasonIsTheFurthestItsAuctionGot) {
   Distribution ineligible = decided(DeliveryStatus::kUnsold, {});
   ineligible.ineligible = {{"b9", "cap:daily"}};
   EXPECT_EQ(lead_reason(ineligible), "no_eligible_buyer");
-  EXPECT_EQ(lead_reason(decided(DeliveryStatus::kUnsold, {attempt("b1", K::kPing, O::kTimeout)})),
-            "no_answer");
-  EXPECT_EQ(lead_reason(decided(DeliveryStatus::kUnsold, {attempt("b1", K::kPing, O::kNoBid)})),
-            "no_bid");
-  EXPECT_EQ(lead_reason(decided(DeliveryStatus::kUnsold,
-                                {attempt("b1", K::kPing, O::kBid, 40, "below min_bid")})),
-            "below_min_bid");
-  EXPECT_EQ(lead_reason(decided(DeliveryStatus::kUnsold, {attempt("b1", K::kPing, O::kBid)})),
-            "not_posted");
   EXPECT_EQ(
-      lead_reason(decided(DeliveryStatus::kRejected, {attempt("b1", K::kPing, O::kBid),
-                                                      attempt("b1", K::kPost, O::kRejected)})),
-      "refused");
-  EXPECT_EQ(lead_reason(decided(DeliveryStatus::kUnsold, {attempt("b1", K::kPost, O::kError)})),
-            "post_failed");
+      lead_reason(decided(DeliveryStatus::kUnsold, {outcome_attempt("b1", K::kPing, O::kTimeout)})),
+      "no_answer");
+  EXPECT_EQ(
+      lead_reason(decided(DeliveryStatus::kUnsold, {outcome_attempt("b1", K::kPing, O::kNoBid)})),
+      "no_bid");
+  EXPECT_EQ(lead_reason(decided(DeliveryStatus::kUnsold,
+                                {outcome_attempt("b1", K::kPing, O::kBid, 40, "below min_bid")})),
+            "below_min_bid");
+  EXPECT_EQ(
+      lead_reason(decided(DeliveryStatus::kUnsold, {outcome_attempt("b1", K::kPing, O::kBid)})),
+      "not_posted");
+  EXPECT_EQ(lead_reason(decided(DeliveryStatus::kRejected,
+                                {outcome_attempt("b1", K::kPing, O::kBid),
+                                 outcome_attempt("b1", K::kPost, O::kRejected)})),
+            "refused");
+  EXPECT_EQ(
+      lead_reason(decided(DeliveryStatus::kUnsold, {outcome_attempt("b1", K::kPost, O::kError)})),
+      "post_failed");
   // Sold, duplicate and failed leads add no reason.
   EXPECT_EQ(lead_reason(decided(DeliveryStatus::kDelivered, {})), "none");
   EXPECT_EQ(lead_reason(decided(DeliveryStatus::kFailed, {})), "none");
 }
 
 TEST(OutcomeRows, EachBuyerCountsWhyItDidNotTakeTheLead) {
-  Distribution d =
-      decided(DeliveryStatus::kUnsold, {attempt("b1", AttemptKind::kPing, AttemptOutcome::kBid),
-                                        attempt("b1", AttemptKind::kPost, AttemptOutcome::kTimeout),
-                                        attempt("b2", AttemptKind::kPing, AttemptOutcome::kNoBid)});
+  Distribution d = decided(DeliveryStatus::kUnsold,
+                           {outcome_attempt("b1", AttemptKind::kPing, AttemptOutcome::kBid),
+                            outcome_attempt("b1", AttemptKind::kPost, AttemptOutcome::kTimeout),
+                            outcome_attempt("b2", AttemptKind::kPing, AttemptOutcome::kNoBid)});
   d.ineligible = {
       {"b3", "duplicate of ld_1"}, {"b4", std::string(100, 'x')}, {"b2", "filter:states"}};
   UnsoldDeltas u;
@@ -164,10 +168,10 @@ TEST(OutcomeRows, SettlementsAndBackfills) {
   EXPECT_TRUE(settled.performance.empty());
 
   OutcomeDeltas decided_unsold;
-  add_backfill(
-      decided_unsold, kLead,
-      decided(DeliveryStatus::kUnsold, {attempt("b1", AttemptKind::kPing, AttemptOutcome::kNoBid)}),
-      false, true, true);
+  add_backfill(decided_unsold, kLead,
+               decided(DeliveryStatus::kUnsold,
+                       {outcome_attempt("b1", AttemptKind::kPing, AttemptOutcome::kNoBid)}),
+               false, true, true);
   EXPECT_EQ(unsold_count(decided_unsold.unsold, "", "no_bid"), 1);
   EXPECT_EQ(decided_unsold.performance.at(performance_key(kLead, "b1"))[kPings], 1);
   // The buyers' figures only: the lead's own were carried over in SQL.

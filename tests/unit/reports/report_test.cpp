@@ -7,11 +7,11 @@
 namespace leadflow::reports {
 namespace {
 
-constexpr std::int64_t kMin = 60'000;
-constexpr std::int64_t kHour = 3'600'000;
-constexpr std::int64_t kLordHowe1am = 1'775'311'200'000;  // 2026-04-05T01:00+11:00
+constexpr std::int64_t kReportMin = 60'000;
+constexpr std::int64_t kReportHour = 3'600'000;
+constexpr std::int64_t kReportLordHowe1am = 1'775'311'200'000;  // 2026-04-05T01:00+11:00
 
-ReportRequest request(const char* zone, TimeCut time, std::int64_t from, std::int64_t to) {
+ReportRequest report_request(const char* zone, TimeCut time, std::int64_t from, std::int64_t to) {
   ReportRequest r;
   r.tz = TimeZone::cached(zone);
   r.time = time;
@@ -20,7 +20,7 @@ ReportRequest request(const char* zone, TimeCut time, std::int64_t from, std::in
   return r;
 }
 
-RevenueCell sale(std::int64_t at, std::int64_t sales, Cents revenue, Cents payout) {
+RevenueCell report_sale(std::int64_t at, std::int64_t sales, Cents revenue, Cents payout) {
   RevenueCell c;
   c.bucket_ms = at;
   c.sales = sales;
@@ -30,12 +30,14 @@ RevenueCell sale(std::int64_t at, std::int64_t sales, Cents revenue, Cents payou
 }
 
 TEST(ReportFold, RollupQueryIsCutWhereTheReadersStretchesBegin) {
-  auto r = request("Australia/Lord_Howe", TimeCut::kHour, kLordHowe1am, kLordHowe1am + 2 * kHour);
+  auto r = report_request("Australia/Lord_Howe", TimeCut::kHour, kReportLordHowe1am,
+                          kReportLordHowe1am + 2 * kReportHour);
   r.keys = {ReportKey::kBuyer};
   r.filters = {{ReportKey::kSeller, "s1"}};
   const RollupQuery q = rollup_query(r);
   EXPECT_TRUE(q.by_bucket);
-  EXPECT_EQ(q.cuts, (std::vector<std::int64_t>{kLordHowe1am + kHour, kLordHowe1am + 90 * kMin}));
+  EXPECT_EQ(q.cuts, (std::vector<std::int64_t>{kReportLordHowe1am + kReportHour,
+                                               kReportLordHowe1am + 90 * kReportMin}));
   EXPECT_EQ(q.group, r.keys);
   EXPECT_EQ(q.filters, r.filters);
   r.time = TimeCut::kNone;
@@ -46,11 +48,13 @@ TEST(ReportFold, RollupQueryIsCutWhereTheReadersStretchesBegin) {
 // The case: 58 sales in 14:00-15:00 UTC and 21 in the repeated half hour after it are
 // two rows, "01:00+11:00" and "01:30+10:30", not one of 90 minutes.
 TEST(ReportFold, LordHoweRepeatedHalfHourIsARowOfItsOwn) {
-  const auto r =
-      request("Australia/Lord_Howe", TimeCut::kHour, kLordHowe1am, kLordHowe1am + 2 * kHour);
+  const auto r = report_request("Australia/Lord_Howe", TimeCut::kHour, kReportLordHowe1am,
+                                kReportLordHowe1am + 2 * kReportHour);
   const std::vector<RevenueCell> cells = {
-      sale(kLordHowe1am, 30, 3000, 2000), sale(kLordHowe1am + 45 * kMin, 28, 2800, 1000),
-      sale(kLordHowe1am + kHour, 11, 1100, 500), sale(kLordHowe1am + 75 * kMin, 10, 1000, 500)};
+      report_sale(kReportLordHowe1am, 30, 3000, 2000),
+      report_sale(kReportLordHowe1am + 45 * kReportMin, 28, 2800, 1000),
+      report_sale(kReportLordHowe1am + kReportHour, 11, 1100, 500),
+      report_sale(kReportLordHowe1am + 75 * kReportMin, 10, 1000, 500)};
   const RevenueReport report = fold_revenue(r, cells);
   ASSERT_EQ(report.rows.size(), 2u);
   EXPECT_EQ(report.rows[0].stretch.label, "2026-04-05T01:00+11:00");
@@ -61,18 +65,18 @@ TEST(ReportFold, LordHoweRepeatedHalfHourIsARowOfItsOwn) {
 }
 
 TEST(ReportFold, RevenueRowsAreByStretchThenKeysAndNetOfReturns) {
-  auto r = request("UTC", TimeCut::kDay, 0, 2 * 24 * kHour);
+  auto r = report_request("UTC", TimeCut::kDay, 0, 2 * 24 * kReportHour);
   r.keys = {ReportKey::kBuyer};
-  RevenueCell a = sale(25 * kHour, 3, 1000, 600);
+  RevenueCell a = report_sale(25 * kReportHour, 3, 1000, 600);
   a.keys = {"b2"};
   a.returns = 1;
   a.returned_revenue = 300;
   a.returned_payout = 200;
-  RevenueCell b = sale(kHour, 1, 500, 300);
+  RevenueCell b = report_sale(kReportHour, 1, 500, 300);
   b.keys = {"b2"};
-  RevenueCell c = sale(2 * kHour, 2, 400, 100);
+  RevenueCell c = report_sale(2 * kReportHour, 2, 400, 100);
   c.keys = {"b1"};
-  RevenueCell d = sale(3 * kHour, 1, 100, 50);
+  RevenueCell d = report_sale(3 * kReportHour, 1, 100, 50);
   d.keys = {"b1"};
   const RevenueReport report = fold_revenue(r, {a, b, c, d});
   ASSERT_EQ(report.rows.size(), 3u);
@@ -103,7 +107,7 @@ PerformanceCell performance(std::vector<std::string> keys,
 }
 
 TEST(ReportFold, PerformanceCutByBuyerLeavesTheLeadsOwnFiguresToTheTotals) {
-  auto r = request("UTC", TimeCut::kNone, 0, kHour);
+  auto r = report_request("UTC", TimeCut::kNone, 0, kReportHour);
   r.keys = {ReportKey::kBuyer};
   const PerformanceReport report =
       fold_performance(r, {performance({""}, {{kLeads, 4}, {kSold, 3}, {kUnsold, 1}}),
@@ -146,7 +150,7 @@ TEST(ReportFold, PerformanceResponseTimes) {
   EXPECT_EQ(s.acceptance_rate(true), 0.3333);
 }
 
-UnsoldCell unsold(std::int64_t at, std::vector<std::string> keys, std::int64_t leads) {
+UnsoldCell report_unsold(std::int64_t at, std::vector<std::string> keys, std::int64_t leads) {
   UnsoldCell c;
   c.bucket_ms = at;
   c.keys = std::move(keys);
@@ -155,7 +159,7 @@ UnsoldCell unsold(std::int64_t at, std::vector<std::string> keys, std::int64_t l
 }
 
 TEST(ReportFold, UnsoldQueryIsAlwaysCutByReasonAndReadsTheLeadsOwnReasonsUnlessByBuyer) {
-  auto r = request("UTC", TimeCut::kNone, 0, kHour);
+  auto r = report_request("UTC", TimeCut::kNone, 0, kReportHour);
   RollupQuery q = unsold_query(r);
   EXPECT_EQ(q.group, (std::vector<ReportKey>{ReportKey::kReason}));
   EXPECT_EQ(q.filters, (std::vector<std::pair<ReportKey, std::string>>{{ReportKey::kBuyer, ""}}));
@@ -171,10 +175,11 @@ TEST(ReportFold, UnsoldQueryIsAlwaysCutByReasonAndReadsTheLeadsOwnReasonsUnlessB
 }
 
 TEST(ReportFold, UnsoldRowsAreByStretchThenMostLeadsFirst) {
-  const auto r = request("UTC", TimeCut::kHour, 0, 2 * kHour);
-  const UnsoldReport report =
-      fold_unsold(r, {unsold(0, {"no_bid"}, 2), unsold(15 * kMin, {"refused"}, 5),
-                      unsold(30 * kMin, {"no_bid"}, 1), unsold(kHour, {"no_bid"}, 1)});
+  const auto r = report_request("UTC", TimeCut::kHour, 0, 2 * kReportHour);
+  const UnsoldReport report = fold_unsold(
+      r,
+      {report_unsold(0, {"no_bid"}, 2), report_unsold(15 * kReportMin, {"refused"}, 5),
+       report_unsold(30 * kReportMin, {"no_bid"}, 1), report_unsold(kReportHour, {"no_bid"}, 1)});
   EXPECT_EQ(report.keys, (std::vector<ReportKey>{ReportKey::kReason}));
   ASSERT_EQ(report.rows.size(), 3u);
   EXPECT_EQ(report.rows[0].keys, (std::vector<std::string>{"refused"}));
@@ -188,10 +193,10 @@ TEST(ReportFold, UnsoldRowsAreByStretchThenMostLeadsFirst) {
 }
 
 TEST(ReportFold, UnsoldByBuyerCountsNoLeadsOwnReason) {
-  auto r = request("UTC", TimeCut::kNone, 0, kHour);
+  auto r = report_request("UTC", TimeCut::kNone, 0, kReportHour);
   r.keys = {ReportKey::kBuyer};
-  const UnsoldReport report =
-      fold_unsold(r, {unsold(0, {"", "no_bid"}, 7), unsold(0, {"b1", "cap:daily"}, 2)});
+  const UnsoldReport report = fold_unsold(
+      r, {report_unsold(0, {"", "no_bid"}, 7), report_unsold(0, {"b1", "cap:daily"}, 2)});
   EXPECT_TRUE(report.counts_buyers);
   ASSERT_EQ(report.rows.size(), 1u);
   EXPECT_EQ(report.rows[0].keys, (std::vector<std::string>{"b1", "cap:daily"}));

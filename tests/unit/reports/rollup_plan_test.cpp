@@ -19,10 +19,10 @@ std::ostream& operator<<(std::ostream& os, const RollupRange& r) {
 
 namespace {
 
-constexpr std::int64_t kMin = 60'000;
-constexpr std::int64_t kHour = 3'600'000;
-constexpr std::int64_t kDay = 86'400'000;
-constexpr std::int64_t kDay0 = 20'000 * kDay;  // a UTC midnight
+constexpr std::int64_t kPlanMin = 60'000;
+constexpr std::int64_t kPlanHour = 3'600'000;
+constexpr std::int64_t kPlanDay = 86'400'000;
+constexpr std::int64_t kDay0 = 20'000 * kPlanDay;  // a UTC midnight
 
 RollupQuery question(std::int64_t from, std::int64_t to, std::vector<ReportKey> group = {}) {
   RollupQuery q;
@@ -33,89 +33,95 @@ RollupQuery question(std::int64_t from, std::int64_t to, std::vector<ReportKey> 
 }
 
 TEST(RollupPlan, WholeUtcDaysComeFromTheSmallestDayTierKeepingTheKeys) {
-  const auto q = question(kDay0, kDay0 + 30 * kDay);
+  const auto q = question(kDay0, kDay0 + 30 * kPlanDay);
   EXPECT_EQ(plan_rollup(q, RollupKind::kPerformance),
-            (std::vector<RollupRange>{{4, kDay0, kDay0 + 30 * kDay}}));
-  EXPECT_EQ(plan_rollup(question(kDay0, kDay0 + kDay, {ReportKey::kBuyer}), RollupKind::kRevenue),
-            (std::vector<RollupRange>{{5, kDay0, kDay0 + kDay}}));
-  EXPECT_EQ(plan_rollup(question(kDay0, kDay0 + kDay, {ReportKey::kSource}), RollupKind::kRevenue),
-            (std::vector<RollupRange>{{6, kDay0, kDay0 + kDay}}));
+            (std::vector<RollupRange>{{4, kDay0, kDay0 + 30 * kPlanDay}}));
+  EXPECT_EQ(
+      plan_rollup(question(kDay0, kDay0 + kPlanDay, {ReportKey::kBuyer}), RollupKind::kRevenue),
+      (std::vector<RollupRange>{{5, kDay0, kDay0 + kPlanDay}}));
+  EXPECT_EQ(
+      plan_rollup(question(kDay0, kDay0 + kPlanDay, {ReportKey::kSource}), RollupKind::kRevenue),
+      (std::vector<RollupRange>{{6, kDay0, kDay0 + kPlanDay}}));
   // Two keys no smaller tier keeps together: the day tier keeping every key.
-  EXPECT_EQ(plan_rollup(question(kDay0, kDay0 + kDay, {ReportKey::kBuyer, ReportKey::kSource}),
+  EXPECT_EQ(plan_rollup(question(kDay0, kDay0 + kPlanDay, {ReportKey::kBuyer, ReportKey::kSource}),
                         RollupKind::kPerformance),
-            (std::vector<RollupRange>{{7, kDay0, kDay0 + kDay}}));
+            (std::vector<RollupRange>{{7, kDay0, kDay0 + kPlanDay}}));
   // A filter counts as a key.
-  auto filtered = question(kDay0, kDay0 + kDay, {ReportKey::kVertical});
+  auto filtered = question(kDay0, kDay0 + kPlanDay, {ReportKey::kVertical});
   filtered.filters = {{ReportKey::kSeller, "s1"}, {ReportKey::kCampaign, "c1"}};
   EXPECT_EQ(plan_rollup(filtered, RollupKind::kPerformance),
-            (std::vector<RollupRange>{{4, kDay0, kDay0 + kDay}}));
+            (std::vector<RollupRange>{{4, kDay0, kDay0 + kPlanDay}}));
 }
 
 TEST(RollupPlan, RaggedEdgesAreReadInHoursThenQuarterHours) {
-  const auto q = question(kDay0 + 45 * kMin, kDay0 + 3 * kDay + 2 * kHour + 15 * kMin);
-  EXPECT_EQ(plan_rollup(q, RollupKind::kPerformance),
-            (std::vector<RollupRange>{
-                {0, kDay0 + 45 * kMin, kDay0 + kHour},
-                {1, kDay0 + kHour, kDay0 + kDay},
-                {4, kDay0 + kDay, kDay0 + 3 * kDay},
-                {1, kDay0 + 3 * kDay, kDay0 + 3 * kDay + 2 * kHour},
-                {0, kDay0 + 3 * kDay + 2 * kHour, kDay0 + 3 * kDay + 2 * kHour + 15 * kMin}}));
+  const auto q =
+      question(kDay0 + 45 * kPlanMin, kDay0 + 3 * kPlanDay + 2 * kPlanHour + 15 * kPlanMin);
+  EXPECT_EQ(
+      plan_rollup(q, RollupKind::kPerformance),
+      (std::vector<RollupRange>{{0, kDay0 + 45 * kPlanMin, kDay0 + kPlanHour},
+                                {1, kDay0 + kPlanHour, kDay0 + kPlanDay},
+                                {4, kDay0 + kPlanDay, kDay0 + 3 * kPlanDay},
+                                {1, kDay0 + 3 * kPlanDay, kDay0 + 3 * kPlanDay + 2 * kPlanHour},
+                                {0, kDay0 + 3 * kPlanDay + 2 * kPlanHour,
+                                 kDay0 + 3 * kPlanDay + 2 * kPlanHour + 15 * kPlanMin}}));
 }
 
 TEST(RollupPlan, KeysNoHourTierKeepsAreReadInQuarterHoursOutsideWholeDays) {
-  const auto q = question(kDay0 + 22 * kHour, kDay0 + 2 * kDay + kHour,
+  const auto q = question(kDay0 + 22 * kPlanHour, kDay0 + 2 * kPlanDay + kPlanHour,
                           {ReportKey::kBuyer, ReportKey::kVertical});
-  EXPECT_EQ(plan_rollup(q, RollupKind::kPerformance),
-            (std::vector<RollupRange>{{0, kDay0 + 22 * kHour, kDay0 + kDay},
-                                      {7, kDay0 + kDay, kDay0 + 2 * kDay},
-                                      {0, kDay0 + 2 * kDay, kDay0 + 2 * kDay + kHour}}));
+  EXPECT_EQ(
+      plan_rollup(q, RollupKind::kPerformance),
+      (std::vector<RollupRange>{{0, kDay0 + 22 * kPlanHour, kDay0 + kPlanDay},
+                                {7, kDay0 + kPlanDay, kDay0 + 2 * kPlanDay},
+                                {0, kDay0 + 2 * kPlanDay, kDay0 + 2 * kPlanDay + kPlanHour}}));
 }
 
 TEST(RollupPlan, DaysCutAtAnotherZonesMidnightAreReadInHours) {
   // New York's days (UTC-5): each from 05:00 UTC to 05:00 UTC; no whole UTC day fits in one.
-  auto q = question(kDay0 + 5 * kHour, kDay0 + 3 * kDay + 5 * kHour);
+  auto q = question(kDay0 + 5 * kPlanHour, kDay0 + 3 * kPlanDay + 5 * kPlanHour);
   q.by_bucket = true;
-  q.cuts = {kDay0 + kDay + 5 * kHour, kDay0 + 2 * kDay + 5 * kHour};
+  q.cuts = {kDay0 + kPlanDay + 5 * kPlanHour, kDay0 + 2 * kPlanDay + 5 * kPlanHour};
   EXPECT_EQ(plan_rollup(q, RollupKind::kPerformance),
             (std::vector<RollupRange>{{1, q.from_ms, q.to_ms}}));
   // India's (UTC+5:30): cut at 18:30 UTC, so the quarter hours around each cut.
-  q = question(kDay0 - 5 * kHour - 30 * kMin, kDay0 + kDay - 5 * kHour - 30 * kMin);
+  q = question(kDay0 - 5 * kPlanHour - 30 * kPlanMin,
+               kDay0 + kPlanDay - 5 * kPlanHour - 30 * kPlanMin);
   q.by_bucket = true;
   q.cuts = {q.to_ms};  // one local day: a cut at its end cuts nothing
   EXPECT_EQ(plan_rollup(q, RollupKind::kPerformance),
-            (std::vector<RollupRange>{{0, q.from_ms, kDay0 - 5 * kHour},
-                                      {1, kDay0 - 5 * kHour, kDay0 + 18 * kHour},
-                                      {0, kDay0 + 18 * kHour, q.to_ms}}));
+            (std::vector<RollupRange>{{0, q.from_ms, kDay0 - 5 * kPlanHour},
+                                      {1, kDay0 - 5 * kPlanHour, kDay0 + 18 * kPlanHour},
+                                      {0, kDay0 + 18 * kPlanHour, q.to_ms}}));
 }
 
 TEST(RollupPlan, WithoutCutsABucketedQuestionIsReadInQuarterHours) {
-  auto q = question(kDay0, kDay0 + 2 * kDay);
+  auto q = question(kDay0, kDay0 + 2 * kPlanDay);
   q.by_bucket = true;
   EXPECT_EQ(plan_rollup(q, RollupKind::kPerformance),
-            (std::vector<RollupRange>{{0, kDay0, kDay0 + 2 * kDay}}));
+            (std::vector<RollupRange>{{0, kDay0, kDay0 + 2 * kPlanDay}}));
   EXPECT_TRUE(plan_rollup(question(kDay0, kDay0), RollupKind::kPerformance).empty());
 }
 
 TEST(RollupPlan, TheUnsoldRollupUsesOnlyTiersKeepingTheBuyer) {
-  auto q = question(kDay0 + 23 * kHour, kDay0 + 2 * kDay, {ReportKey::kReason});
+  auto q = question(kDay0 + 23 * kPlanHour, kDay0 + 2 * kPlanDay, {ReportKey::kReason});
   q.filters = {{ReportKey::kBuyer, ""}};
   EXPECT_EQ(plan_rollup(q, RollupKind::kUnsold),
-            (std::vector<RollupRange>{{2, kDay0 + 23 * kHour, kDay0 + kDay},
-                                      {5, kDay0 + kDay, kDay0 + 2 * kDay}}));
+            (std::vector<RollupRange>{{2, kDay0 + 23 * kPlanHour, kDay0 + kPlanDay},
+                                      {5, kDay0 + kPlanDay, kDay0 + 2 * kPlanDay}}));
   q.group.push_back(ReportKey::kCampaign);
   EXPECT_EQ(plan_rollup(q, RollupKind::kUnsold),
-            (std::vector<RollupRange>{{0, kDay0 + 23 * kHour, kDay0 + kDay},
-                                      {7, kDay0 + kDay, kDay0 + 2 * kDay}}));
+            (std::vector<RollupRange>{{0, kDay0 + 23 * kPlanHour, kDay0 + kPlanDay},
+                                      {7, kDay0 + kPlanDay, kDay0 + 2 * kPlanDay}}));
 }
 
 TEST(RollupPlan, EachStretchBetweenCutsIsOneSum) {
-  auto q = question(kDay0 + kHour, kDay0 + 3 * kDay);
+  auto q = question(kDay0 + kPlanHour, kDay0 + 3 * kPlanDay);
   EXPECT_TRUE(sum_starts(q).empty());  // not cut by time: one sum
   q.by_bucket = true;
   EXPECT_TRUE(sum_starts(q).empty());  // cut without cuts: each quarter hour
-  q.cuts = {kDay0 + 2 * kDay, kDay0 + kDay, kDay0 + kDay, kDay0, kDay0 + 3 * kDay};
+  q.cuts = {kDay0 + 2 * kPlanDay, kDay0 + kPlanDay, kDay0 + kPlanDay, kDay0, kDay0 + 3 * kPlanDay};
   EXPECT_EQ(sum_starts(q),
-            (std::vector<std::int64_t>{kDay0 + kHour, kDay0 + kDay, kDay0 + 2 * kDay}));
+            (std::vector<std::int64_t>{kDay0 + kPlanHour, kDay0 + kPlanDay, kDay0 + 2 * kPlanDay}));
 }
 
 // Whatever the range, cuts and keys: the ranges tile the question's range in order, each tier

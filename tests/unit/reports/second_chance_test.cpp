@@ -10,12 +10,13 @@
 namespace leadflow::reports {
 namespace {
 
-constexpr std::int64_t kMin = 60'000;
-constexpr std::int64_t kHour = 3'600'000;
-constexpr std::int64_t kDay = 24 * kHour;
+constexpr std::int64_t kSecondChanceMin = 60'000;
+constexpr std::int64_t kSecondChanceHour = 3'600'000;
+constexpr std::int64_t kSecondChanceDay = 24 * kSecondChanceHour;
 constexpr std::int64_t kNov1 = 1'793'491'200'000;  // 2026-11-01T00:00Z
 
-ReportRequest request(const char* zone, TimeCut time, std::int64_t from, std::int64_t to) {
+ReportRequest second_chance_request(const char* zone, TimeCut time, std::int64_t from,
+                                    std::int64_t to) {
   ReportRequest r;
   r.tz = TimeZone::cached(zone);
   r.time = time;
@@ -24,8 +25,8 @@ ReportRequest request(const char* zone, TimeCut time, std::int64_t from, std::in
   return r;
 }
 
-RevenueCell sale(std::int64_t at, std::vector<std::string> keys, std::int64_t sales, Cents revenue,
-                 Cents payout) {
+RevenueCell second_chance_sale(std::int64_t at, std::vector<std::string> keys, std::int64_t sales,
+                               Cents revenue, Cents payout) {
   RevenueCell c;
   c.bucket_ms = at;
   c.keys = std::move(keys);
@@ -35,7 +36,8 @@ RevenueCell sale(std::int64_t at, std::vector<std::string> keys, std::int64_t sa
   return c;
 }
 
-UnsoldCell unsold(std::int64_t at, std::vector<std::string> keys, std::int64_t leads) {
+UnsoldCell second_chance_unsold(std::int64_t at, std::vector<std::string> keys,
+                                std::int64_t leads) {
   UnsoldCell c;
   c.bucket_ms = at;
   c.keys = std::move(keys);
@@ -43,7 +45,8 @@ UnsoldCell unsold(std::int64_t at, std::vector<std::string> keys, std::int64_t l
   return c;
 }
 
-Attempt attempt(const char* buyer, AttemptKind kind, AttemptOutcome outcome, int reoffer) {
+Attempt second_chance_attempt(const char* buyer, AttemptKind kind, AttemptOutcome outcome,
+                              int reoffer) {
   Attempt a;
   a.buyer_id = buyer;
   a.kind = kind;
@@ -65,17 +68,17 @@ TEST(SecondChance, OnlyALeadNoBuyerTookCountsOnceInEachBand) {
 }
 
 TEST(SecondChance, ALeadCountsInItsBandUnderTheReasonsItsLiveAuctionFound) {
-  LeadKeys l{kNov1 + 20 * kMin, "s1", "c1", "solar", "web"};
+  LeadKeys l{kNov1 + 20 * kSecondChanceMin, "s1", "c1", "solar", "web"};
   Distribution lead;
   lead.status = DeliveryStatus::kUnsold;
   // Live: b1 bid no; b2 was out by its cap. A first re-offer asked b3, which bid no too: not
   // the live auction's, so it changes no reason.
-  lead.attempts = {attempt("b1", AttemptKind::kPing, AttemptOutcome::kNoBid, 0),
-                   attempt("b3", AttemptKind::kPing, AttemptOutcome::kNoBid, 1)};
+  lead.attempts = {second_chance_attempt("b1", AttemptKind::kPing, AttemptOutcome::kNoBid, 0),
+                   second_chance_attempt("b3", AttemptKind::kPing, AttemptOutcome::kNoBid, 1)};
   lead.ineligible = {{"b2", "cap:daily"}};
   UnsoldDeltas d;
   add_second_chance(d, l, lead, kSoldAgedBand);
-  const std::int64_t at = band_bucket(kNov1 + 15 * kMin, kSoldAgedBand);
+  const std::int64_t at = band_bucket(kNov1 + 15 * kSecondChanceMin, kSoldAgedBand);
   const UnsoldDeltas expected{{{at, "s1", "c1", "", "solar", "web", "no_bid"}, 1},
                               {{at, "s1", "c1", "b1", "solar", "web", "no_bid"}, 1},
                               {{at, "s1", "c1", "b2", "solar", "web", "cap:daily"}, 1}};
@@ -88,14 +91,14 @@ TEST(SecondChance, ALeadCountsInItsBandUnderTheReasonsItsLiveAuctionFound) {
 }
 
 TEST(SecondChance, ABandIsTheRealAxisMovedByWholeDays) {
-  EXPECT_EQ(kBandMs % kDay, 0);
+  EXPECT_EQ(kBandMs % kSecondChanceDay, 0);
   // Far past any real quarter hour a report asks (400 days from now, for ages).
   EXPECT_GT(kBandMs, std::int64_t{1} << 50);
   RollupQuery q;
-  q.from_ms = kNov1 + 30 * kMin;
-  q.to_ms = kNov1 + 3 * kDay + 45 * kMin;
+  q.from_ms = kNov1 + 30 * kSecondChanceMin;
+  q.to_ms = kNov1 + 3 * kSecondChanceDay + 45 * kSecondChanceMin;
   q.by_bucket = true;
-  q.cuts = {kNov1 + kDay, kNov1 + 2 * kDay};
+  q.cuts = {kNov1 + kSecondChanceDay, kNov1 + 2 * kSecondChanceDay};
   q.group = {ReportKey::kBuyer};
   const RollupQuery moved = in_band(q, kSoldAgedBand);
   EXPECT_EQ(moved.from_ms, q.from_ms + 2 * kBandMs);
@@ -112,19 +115,22 @@ TEST(SecondChance, ABandIsTheRealAxisMovedByWholeDays) {
       EXPECT_EQ(band[i].to_ms, real[i].to_ms + 2 * kBandMs);
     }
   }
-  const auto back = from_band(std::vector<UnsoldCell>{unsold(moved.from_ms, {}, 1)}, kSoldAgedBand);
+  const auto back =
+      from_band(std::vector<UnsoldCell>{second_chance_unsold(moved.from_ms, {}, 1)}, kSoldAgedBand);
   EXPECT_EQ(back[0].bucket_ms, q.from_ms);
 }
 
 TEST(SecondChance, RevenueRowsCarryTheirAgedSales) {
-  auto r = request("UTC", TimeCut::kDay, kNov1, kNov1 + 2 * kDay);
+  auto r = second_chance_request("UTC", TimeCut::kDay, kNov1, kNov1 + 2 * kSecondChanceDay);
   r.keys = {ReportKey::kBuyer};
   // Day 1: b1 sold live 3 for $30 and aged 1 for $4; b2 only live. Day 2: b1 aged 2 for $9.
-  const std::vector<RevenueCell> cells{sale(kNov1, {"b1"}, 4, 3400, 1200),
-                                       sale(kNov1 + kHour, {"b2"}, 1, 1000, 400),
-                                       sale(kNov1 + kDay, {"b1"}, 2, 900, 300)};
-  const std::vector<RevenueCell> aged{sale(kNov1 + 5 * kHour, {"b1"}, 1, 400, 100),
-                                      sale(kNov1 + kDay, {"b1"}, 2, 900, 300)};
+  const std::vector<RevenueCell> cells{
+      second_chance_sale(kNov1, {"b1"}, 4, 3400, 1200),
+      second_chance_sale(kNov1 + kSecondChanceHour, {"b2"}, 1, 1000, 400),
+      second_chance_sale(kNov1 + kSecondChanceDay, {"b1"}, 2, 900, 300)};
+  const std::vector<RevenueCell> aged{
+      second_chance_sale(kNov1 + 5 * kSecondChanceHour, {"b1"}, 1, 400, 100),
+      second_chance_sale(kNov1 + kSecondChanceDay, {"b1"}, 2, 900, 300)};
   const RevenueReport report = fold_revenue(r, cells, aged);
   ASSERT_EQ(report.rows.size(), 3u);
   const RevenueSums& b1 = report.rows[0].sums;
@@ -164,15 +170,17 @@ TEST(SecondChance, OnlyAReturnOfAnAgedSaleCountsInTheAgedBand) {
 }
 
 TEST(SecondChance, RevenueRowsCarryTheReturnsOfTheirAgedSales) {
-  auto r = request("UTC", TimeCut::kDay, kNov1, kNov1 + 2 * kDay);
+  auto r = second_chance_request("UTC", TimeCut::kDay, kNov1, kNov1 + 2 * kSecondChanceDay);
   r.keys = {ReportKey::kBuyer};
   // Day 1: b1 sold 3 live for $30 and 1 aged for $4 (payout $1). Day 2: b1 returned one live
   // sale ($10, payout $4) and the aged one; b2 returned a live sale it bought before the range.
-  const std::vector<RevenueCell> cells{sale(kNov1, {"b1"}, 4, 3400, 1200),
-                                       returned(kNov1 + kDay, {"b1"}, 2, 1400, 500),
-                                       returned(kNov1 + kDay + kHour, {"b2"}, 1, 700, 200)};
-  const std::vector<RevenueCell> aged{sale(kNov1 + 5 * kHour, {"b1"}, 1, 400, 100),
-                                      returned(kNov1 + kDay + 3 * kHour, {"b1"}, 1, 400, 100)};
+  const std::vector<RevenueCell> cells{
+      second_chance_sale(kNov1, {"b1"}, 4, 3400, 1200),
+      returned(kNov1 + kSecondChanceDay, {"b1"}, 2, 1400, 500),
+      returned(kNov1 + kSecondChanceDay + kSecondChanceHour, {"b2"}, 1, 700, 200)};
+  const std::vector<RevenueCell> aged{
+      second_chance_sale(kNov1 + 5 * kSecondChanceHour, {"b1"}, 1, 400, 100),
+      returned(kNov1 + kSecondChanceDay + 3 * kSecondChanceHour, {"b1"}, 1, 400, 100)};
   const RevenueReport report = fold_revenue(r, cells, aged);
   ASSERT_EQ(report.rows.size(), 3u);
   const RevenueSums& sold = report.rows[0].sums;
@@ -197,13 +205,14 @@ TEST(SecondChance, RevenueRowsCarryTheReturnsOfTheirAgedSales) {
 }
 
 TEST(SecondChance, TheAgedBandNetOfItsReturnsIsItsSalesLessTheirReturns) {
-  auto r = request("UTC", TimeCut::kDay, kNov1, kNov1 + 2 * kDay);
+  auto r = second_chance_request("UTC", TimeCut::kDay, kNov1, kNov1 + 2 * kSecondChanceDay);
   // Day 1: 2 live sales ($10, payout $4; $6, payout $2) and 2 aged ($4, payout $1; $9, payout
   // $3). Day 2: the $4 aged sale returned, and the $10 live one.
-  const std::vector<RevenueCell> cells{sale(kNov1, {}, 4, 2900, 1000),
-                                       returned(kNov1 + kDay, {}, 2, 1400, 500)};
-  const std::vector<RevenueCell> aged{sale(kNov1 + kHour, {}, 2, 1300, 400),
-                                      returned(kNov1 + kDay + kHour, {}, 1, 400, 100)};
+  const std::vector<RevenueCell> cells{second_chance_sale(kNov1, {}, 4, 2900, 1000),
+                                       returned(kNov1 + kSecondChanceDay, {}, 2, 1400, 500)};
+  const std::vector<RevenueCell> aged{
+      second_chance_sale(kNov1 + kSecondChanceHour, {}, 2, 1300, 400),
+      returned(kNov1 + kSecondChanceDay + kSecondChanceHour, {}, 1, 400, 100)};
   const RevenueReport report = fold_revenue(r, cells, aged);
   ASSERT_EQ(report.rows.size(), 2u);
   const RevenueSums& t = report.total;
@@ -229,12 +238,15 @@ TEST(SecondChance, TheAgedBandNetOfItsReturnsIsItsSalesLessTheirReturns) {
 }
 
 TEST(SecondChance, UnsoldRowsSayWhatSecondChancesRecovered) {
-  const auto r = request("UTC", TimeCut::kNone, kNov1, kNov1 + kDay);
-  const std::vector<UnsoldCell> cells{unsold(kNov1, {"no_bid"}, 10),
-                                      unsold(kNov1 + kHour, {"refused"}, 4)};
-  const std::vector<UnsoldCell> reoffered{unsold(kNov1, {"no_bid"}, 6),
-                                          unsold(kNov1 + kHour, {"refused"}, 1)};
-  const std::vector<UnsoldCell> sold_aged{unsold(kNov1 + 2 * kHour, {"no_bid"}, 2)};
+  const auto r = second_chance_request("UTC", TimeCut::kNone, kNov1, kNov1 + kSecondChanceDay);
+  const std::vector<UnsoldCell> cells{
+      second_chance_unsold(kNov1, {"no_bid"}, 10),
+      second_chance_unsold(kNov1 + kSecondChanceHour, {"refused"}, 4)};
+  const std::vector<UnsoldCell> reoffered{
+      second_chance_unsold(kNov1, {"no_bid"}, 6),
+      second_chance_unsold(kNov1 + kSecondChanceHour, {"refused"}, 1)};
+  const std::vector<UnsoldCell> sold_aged{
+      second_chance_unsold(kNov1 + 2 * kSecondChanceHour, {"no_bid"}, 2)};
   const UnsoldReport report = fold_unsold(r, cells, reoffered, sold_aged);
   ASSERT_EQ(report.rows.size(), 2u);
   EXPECT_EQ(report.rows[0].keys, (std::vector<std::string>{"no_bid"}));
@@ -251,10 +263,13 @@ TEST(SecondChance, UnsoldRowsSayWhatSecondChancesRecovered) {
   // Cut by buyer, the leads' own reasons count nowhere, in the bands either.
   auto by_buyer = r;
   by_buyer.keys = {ReportKey::kBuyer};
-  const UnsoldReport buyers =
-      fold_unsold(by_buyer, {unsold(kNov1, {"", "no_bid"}, 3), unsold(kNov1, {"b1", "no_bid"}, 3)},
-                  {unsold(kNov1, {"", "no_bid"}, 2), unsold(kNov1, {"b1", "no_bid"}, 2)},
-                  {unsold(kNov1, {"", "no_bid"}, 1), unsold(kNov1, {"b1", "no_bid"}, 1)});
+  const UnsoldReport buyers = fold_unsold(by_buyer,
+                                          {second_chance_unsold(kNov1, {"", "no_bid"}, 3),
+                                           second_chance_unsold(kNov1, {"b1", "no_bid"}, 3)},
+                                          {second_chance_unsold(kNov1, {"", "no_bid"}, 2),
+                                           second_chance_unsold(kNov1, {"b1", "no_bid"}, 2)},
+                                          {second_chance_unsold(kNov1, {"", "no_bid"}, 1),
+                                           second_chance_unsold(kNov1, {"b1", "no_bid"}, 1)});
   ASSERT_EQ(buyers.rows.size(), 1u);
   EXPECT_EQ(buyers.rows[0].sums.reoffered, 2);
   EXPECT_EQ(buyers.rows[0].sums.sold_aged, 1);

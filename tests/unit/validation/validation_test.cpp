@@ -19,7 +19,7 @@ namespace {
 
 using nlohmann::json;
 
-const VerticalRegistry& registry() {
+const VerticalRegistry& validation_registry() {
   static const VerticalRegistry r = VerticalRegistry::defaults();
   return r;
 }
@@ -36,12 +36,12 @@ json valid_campaign_body() {
 }
 
 ParsedLead api(const std::string& body, const ValidationLimits& limits = {}) {
-  return parse_lead_json(body, LeadShape::kApi, registry(), "", limits);
+  return parse_lead_json(body, LeadShape::kApi, validation_registry(), "", limits);
 }
 ParsedLead api(const json& body) { return api(body.dump()); }
 
 ParsedLead campaign(const std::string& body, std::string_view vertical = "solar",
-                    const VerticalRegistry& reg = registry()) {
+                    const VerticalRegistry& reg = validation_registry()) {
   return parse_lead_json(body, LeadShape::kCampaign, reg, vertical);
 }
 ParsedLead campaign(const json& body, std::string_view vertical = "solar") {
@@ -474,7 +474,7 @@ TEST(ParseApiLeadTest, UnknownVerticalListsTheAllowedOnes) {
   const FieldError* e = find_error(p, "vertical");
   ASSERT_NE(e, nullptr) << errors_text(p);
   EXPECT_EQ(e->code, "not_allowed");
-  for (const auto& name : registry().names())
+  for (const auto& name : validation_registry().names())
     EXPECT_NE(e->message.find(name), std::string::npos) << name;
 }
 
@@ -970,7 +970,7 @@ TEST(HostileInputTest, RandomMutationsNeverThrow) {
     }
     ParsedLead p;
     EXPECT_NO_THROW(p = parse_lead_json(s, (i % 2) ? LeadShape::kApi : LeadShape::kCampaign,
-                                        registry(), "solar"));
+                                        validation_registry(), "solar"));
     if (p.malformed) {
       EXPECT_EQ(p.errors.size(), 1u);
     }
@@ -1035,11 +1035,12 @@ TEST(ParseCampaignLeadTest, OneParseAsksForTheKeysVerticalOnce) {
   body["monthly_electric_bill"] = 150.5;
   int asked = 0;
   std::string asked_for;
-  const ParsedLead p = parse_campaign_lead_json(body.dump(), registry(), [&](std::string_view key) {
-    ++asked;
-    asked_for = std::string(key);
-    return std::optional<std::string>("solar");
-  });
+  const ParsedLead p =
+      parse_campaign_lead_json(body.dump(), validation_registry(), [&](std::string_view key) {
+        ++asked;
+        asked_for = std::string(key);
+        return std::optional<std::string>("solar");
+      });
   EXPECT_EQ(asked, 1);
   EXPECT_EQ(asked_for, "ck_test_123");  // trimmed, as the key check sees it
   ASSERT_TRUE(p.errors.empty()) << errors_text(p);
@@ -1055,8 +1056,9 @@ TEST(ParseCampaignLeadTest, OneParseAsksForTheKeysVerticalOnce) {
 TEST(ParseCampaignLeadTest, AnUnknownCampaignLeavesTheLeadUnvalidated) {
   json body = valid_campaign_body();
   body["no_such_field"] = 1;  // would be an error, once validated
-  const ParsedLead p = parse_campaign_lead_json(
-      body.dump(), registry(), [](std::string_view) { return std::optional<std::string>(); });
+  const ParsedLead p =
+      parse_campaign_lead_json(body.dump(), validation_registry(),
+                               [](std::string_view) { return std::optional<std::string>(); });
   EXPECT_FALSE(p.malformed);
   EXPECT_FALSE(p.validated_for.has_value());
   EXPECT_EQ(p.campaign_key, "ck_test_123");
@@ -1064,8 +1066,9 @@ TEST(ParseCampaignLeadTest, AnUnknownCampaignLeavesTheLeadUnvalidated) {
   // Without a campaign ("" from the resolver) the body is validated as one whose vertical is
   // not known: its standard fields are checked, other names are not reported.
   body.erase("phone_home");
-  const ParsedLead none = parse_campaign_lead_json(
-      body.dump(), registry(), [](std::string_view) { return std::optional<std::string>(""); });
+  const ParsedLead none =
+      parse_campaign_lead_json(body.dump(), validation_registry(),
+                               [](std::string_view) { return std::optional<std::string>(""); });
   EXPECT_EQ(none.validated_for, std::optional<std::string>(""));
   ASSERT_EQ(none.errors.size(), 1u) << errors_text(none);
   EXPECT_EQ(none.errors[0].field, "phone_home");
@@ -1073,11 +1076,11 @@ TEST(ParseCampaignLeadTest, AnUnknownCampaignLeavesTheLeadUnvalidated) {
 
 TEST(ParseCampaignLeadTest, AnUnreadableBodyIsMalformedWhateverTheCampaign) {
   int asked = 0;
-  const ParsedLead p =
-      parse_campaign_lead_json("{\"SELLER_CAMPAIGN_KEY\": ", registry(), [&](std::string_view) {
-        ++asked;
-        return std::optional<std::string>("solar");
-      });
+  const ParsedLead p = parse_campaign_lead_json("{\"SELLER_CAMPAIGN_KEY\": ", validation_registry(),
+                                                [&](std::string_view) {
+                                                  ++asked;
+                                                  return std::optional<std::string>("solar");
+                                                });
   EXPECT_TRUE(p.malformed);
   EXPECT_EQ(asked, 0);
 }
@@ -1201,7 +1204,7 @@ TEST(ParseCampaignLeadTest, DuplicateVerticalFieldIsReported) {
 // Form posts (legacy POST /{seller_campaign_key})
 
 ParsedLead form(const Form& fields, std::string_view vertical = "solar") {
-  return parse_lead_form(fields, registry(), vertical);
+  return parse_lead_form(fields, validation_registry(), vertical);
 }
 
 TEST(ParseLeadFormTest, ValidFormConvertsTypedFields) {
