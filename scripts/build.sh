@@ -25,6 +25,13 @@ if [[ -z "$system_only" && -f "$build/CMakeCache.txt" ]]; then
   system_only=$(sed -n 's/^LEADFLOW_SYSTEM_TESTS_ONLY:[A-Z]*=//p' "$build/CMakeCache.txt")
 fi
 system_only=${system_only:-OFF}
+# Unity builds (CMakeLists.txt): on unless LEADFLOW_UNITY_BUILD=OFF; unset, a build directory
+# keeps what it was configured with, as for werror.
+unity=${LEADFLOW_UNITY_BUILD:-}
+if [[ -z "$unity" && -f "$build/CMakeCache.txt" ]]; then
+  unity=$(sed -n 's/^LEADFLOW_UNITY_BUILD:[A-Z]*=//p' "$build/CMakeCache.txt")
+fi
+unity=${unity:-ON}
 launcher=()
 if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
 # The commit leadflow_build_info reports, where the tree has no .git to read it from (the image).
@@ -32,5 +39,5 @@ commit=()
 if [[ -n "${LEADFLOW_BUILD_COMMIT:-}" ]]; then commit=(-DLEADFLOW_COMMIT="$LEADFLOW_BUILD_COMMIT"); fi
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE="$type" -DLEADFLOW_BUILD_TESTS="$tests" \
   -DLEADFLOW_WERROR="$werror" -DLEADFLOW_SANITIZE="$sanitize" \
-  -DLEADFLOW_SYSTEM_TESTS_ONLY="$system_only" "${launcher[@]}" "${commit[@]}" >/dev/null
+  -DLEADFLOW_SYSTEM_TESTS_ONLY="$system_only" -DLEADFLOW_UNITY_BUILD="$unity" "${launcher[@]}" "${commit[@]}" >/dev/null
 cmake --build "$build" -j "${LEADFLOW_JOBS:-2}" "$@"
