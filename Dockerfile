@@ -25,7 +25,8 @@ WORKDIR /src
 COPY scripts/deps.sh scripts/deps.sh
 RUN scripts/deps.sh && rm -rf /var/lib/apt/lists/*
 COPY . .
-RUN LEADFLOW_BUILD_DIR=/build LEADFLOW_BUILD_TYPE=Release LEADFLOW_BUILD_TESTS=OFF \
+# File by file, as the benchmarks build (docs/benchmarks.md): the unity build is for the tests.
+RUN LEADFLOW_BUILD_DIR=/build LEADFLOW_BUILD_TYPE=Release LEADFLOW_BUILD_TESTS=OFF LEADFLOW_UNITY_BUILD=OFF \
       LEADFLOW_BUILD_COMMIT="$LEADFLOW_COMMIT" scripts/build.sh --target leadflow-ingest leadflow-worker leadflow-admin \
  && ! grep -q 'kDashboardFileCount = 0;' /build/ingest/app/dashboard_files.cpp \
  && install -D -m 0755 -t /out/usr/local/bin \

@@ -77,7 +77,7 @@ if [[ "${1:-}" == read || "${1:-}" == compare ]]; then
   if [[ ! -d "$base_src" ]]; then git -C "$root" worktree add -q --detach "$base_src" "$base_commit"; fi
   git -C "$base_src" checkout -q --detach "$base_commit"
   for pair in "$base_src:$root/build-base/build" "$root:$root/build-release"; do
-    LEADFLOW_BUILD_DIR="${pair#*:}" LEADFLOW_BUILD_TYPE=Release LEADFLOW_BUILD_TESTS=OFF \
+    LEADFLOW_BUILD_DIR="${pair#*:}" LEADFLOW_BUILD_TYPE=Release LEADFLOW_BUILD_TESTS=OFF LEADFLOW_UNITY_BUILD=OFF \
       "${pair%%:*}/scripts/build.sh" --target leadflow-ingest leadflow-worker leadflow-buyer-sim \
       leadflow-kafka-mock >/dev/null
   done
@@ -104,7 +104,7 @@ esac
 
 if [[ "$kafka_kind" == real ]]; then "$root/scripts/deps.sh" --bench --scale-out; else "$root/scripts/deps.sh" --bench; fi
 build="$root/build-release"
-LEADFLOW_BUILD_DIR="$build" LEADFLOW_BUILD_TYPE=Release LEADFLOW_BUILD_TESTS=OFF \
+LEADFLOW_BUILD_DIR="$build" LEADFLOW_BUILD_TYPE=Release LEADFLOW_BUILD_TESTS=OFF LEADFLOW_UNITY_BUILD=OFF \
   "$root/scripts/build.sh" --target leadflow-ingest leadflow-worker leadflow-buyer-sim \
   leadflow-kafka-mock >/dev/null
 

@@ -34,7 +34,7 @@ stores=${BENCH_SUPPRESSION_STORES:-"sqlite postgresql"}
 build=${BENCH_BUILD:-}
 if [[ -z "$build" ]]; then
   build="$root/build-release"
-  LEADFLOW_BUILD_DIR="$build" LEADFLOW_BUILD_TYPE=Release LEADFLOW_BUILD_TESTS=OFF \
+  LEADFLOW_BUILD_DIR="$build" LEADFLOW_BUILD_TYPE=Release LEADFLOW_BUILD_TESTS=OFF LEADFLOW_UNITY_BUILD=OFF \
     "$root/scripts/build.sh" --target leadflow-admin leadflow-ingest leadflow-suppression-bench >/dev/null
 fi
 admin="$build/ingest/leadflow-admin"

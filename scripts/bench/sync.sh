@@ -41,7 +41,7 @@ build=${BENCH_BUILD:-}
 if [[ -z "$build" ]]; then
   "$root/scripts/deps.sh" --bench
   build="$root/build-release"
-  LEADFLOW_BUILD_DIR="$build" LEADFLOW_BUILD_TYPE=Release LEADFLOW_BUILD_TESTS=OFF \
+  LEADFLOW_BUILD_DIR="$build" LEADFLOW_BUILD_TYPE=Release LEADFLOW_BUILD_TESTS=OFF LEADFLOW_UNITY_BUILD=OFF \
     "$root/scripts/build.sh" --target leadflow-ingest leadflow-worker leadflow-buyer-sim \
     leadflow-kafka-mock >/dev/null
 fi
