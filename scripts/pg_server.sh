@@ -18,7 +18,7 @@
 # LEADFLOW_PG_FSYNC=off (the tests' server, tests/CMakeLists.txt) starts it with fsync off: every
 # commit still reaches the kernel before it returns, so killing any process, the server's
 # included, loses nothing; only the machine itself crashing would, which no test does. It made a
-# test's CREATE DATABASE and DROP DATABASE about 0.9 s to 0.3 s and 1.3 s to 0.3 s on the 2-core
+# test's CREATE DATABASE about 0.6 s to 0.3 s and its DROP DATABASE 1.3 s to 0.3 s on the 2-core
 # machine (DROP waits for a checkpoint). Benchmarks and the scale-out demo keep fsync on.
 set -euo pipefail
 
