@@ -1,9 +1,9 @@
 // A lead the store refuses for good (a constraint no retry gets past) is set aside on the
 // dead-letter topic, counted, and its partition moves on; written without the person's fields
-// it is recorded failed and its waiting seller answered (refused even so, it has no row). A
-// store outage only delays leads and never dead-letters one. The real Kafka adapter over
-// librdkafka's mock cluster, a real SQLite store (the refusal: a trigger added behind the adapter's
-// back), a decider that decides unsold.
+// it is recorded failed and its waiting seller answered (refused even so, it has no row, and its
+// waiting seller is answered failed all the same). A store outage only delays leads and never
+// dead-letters one. The real Kafka adapter over librdkafka's mock cluster, a real SQLite store
+// (the refusal: a trigger added behind the adapter's back), a decider that decides unsold.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
@@ -149,6 +149,8 @@ TEST_F(WorkerRefused, ALeadTheStoreRefusesForGoodIsDeadLetteredAndItsPartitionMo
   for (int i = 0; i < 6; ++i) fine.push_back(sample_core_lead(100 + i));
   Lead bad = sample_core_lead(99);
   bad.source = "refuse-me";
+  bad.sync_wait_ms = 30'000;  // its seller waits for the answer
+  auto ticket = waiters_.expect(bad.id);
   // The refused lead between others of every partition: the batch around it is written.
   for (int i = 0; i < 3; ++i) produce(fine[i]);
   produce(bad);
@@ -158,6 +160,7 @@ TEST_F(WorkerRefused, ALeadTheStoreRefusesForGoodIsDeadLetteredAndItsPartitionMo
   const double dead_before = metric("leadflow_worker_dead_lettered_total");
   Worker worker(*queue_, *store, decider_, publisher_, SystemClock::instance(), options_);
   worker.start();
+  const auto answer = ticket->wait_until(std::chrono::steady_clock::now() + 30s);
   EXPECT_TRUE(wait_until([&] { return decided(*store, fine); }, 30s))
       << "the leads beside the refused one were not decided";
   // Committed past it on every partition: nothing of the group's is left.
@@ -165,7 +168,11 @@ TEST_F(WorkerRefused, ALeadTheStoreRefusesForGoodIsDeadLetteredAndItsPartitionMo
       << queue_->backlog(options_.group);
   worker.stop();
 
+  // No row, yet its waiting seller is answered rather than left to time out.
   EXPECT_EQ(store->get_lead(bad.id).status, StoreStatus::kNotFound);
+  ASSERT_TRUE(answer) << "the waiting seller was not answered";
+  EXPECT_EQ(answer->status, DeliveryStatus::kFailed);
+  EXPECT_EQ(answer->buyer_id, "");
   EXPECT_EQ(dead_letters(), std::vector<std::string>{bad.id}) << "set aside once, as posted";
   EXPECT_EQ(metric("leadflow_worker_leads_refused_total") - refused_before, 1);
   EXPECT_EQ(metric("leadflow_worker_dead_lettered_total") - dead_before, 1);

@@ -384,8 +384,9 @@ void Worker::refuse(const QueueRecord& record, const Lead& lead, const std::stri
   // failed, so that the seller and the operator find it and a seller waiting on it is answered;
   // the lead as posted is set aside on the dead-letter topic for the operator. The record is
   // committed only once that copy is durable, so an acknowledged lead is never dropped. A lead
-  // refused even so (its seller or campaign is what the store refuses) has no row: nobody is
-  // told an outcome, and a seller waiting on it gets the answer of a lead not decided in time.
+  // refused even so (its seller or campaign is what the store refuses) has no row: a seller
+  // waiting on it is still answered `failed` (a GET of it answers 404), and the operator finds it
+  // on the dead-letter topic (counted as refused, logged with its id).
   log(LogLevel::kError, "lead_refused_by_store", {{"lead_id", lead.id}, {"refusal", refusal}});
   const Lead husk = tombstone_of(lead);
   const std::vector<LeadInsertResult> written = store_.insert_leads({&husk, 1});
@@ -406,6 +407,7 @@ void Worker::refuse(const QueueRecord& record, const Lead& lead, const std::stri
   worker_metrics().dead_lettered.Increment();
   if (written[0].refused) {
     log(LogLevel::kError, "lead_refused_without_row", {{"lead_id", lead.id}});
+    publisher_.publish({lead.id, DeliveryStatus::kFailed, "", 0, 0, lead.sync_wait_ms > 0});
     release(record, true, false);
     return;
   }
