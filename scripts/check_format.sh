@@ -20,11 +20,19 @@ if [[ "${1:-}" == "--fix" ]]; then
   clang-format -i "${files[@]}"
   exit 0
 fi
-bad=()
-for f in "${files[@]}"; do
-  [[ -f "$f" ]] || continue
-  if ! clang-format --style=file "$f" | cmp -s - "$f"; then bad+=("$f"); fi
-done
+# Files in batches, two clang-format processes at once: one process per file took 75 s of the
+# test command's start (a clang-format start each time), batches take about 3 s. --dry-run names
+# each file that differs; a clang-format that fails (an unreadable .clang-format) fails the check.
+existing=()
+for f in "${files[@]}"; do [[ -f "$f" ]] && existing+=("$f"); done
+if ! report=$(printf '%s\0' "${existing[@]}" |
+  xargs -0 -n 40 -P 2 clang-format --style=file --dry-run 2>&1); then
+  echo "check_format: clang-format failed:" >&2
+  echo "$report" | grep -v 'code should be clang-formatted' | head -n 20 >&2
+  exit 2
+fi
+mapfile -t bad < <(echo "$report" |
+  sed -n 's/^\(.*\):[0-9]*:[0-9]*: warning: code should be clang-formatted.*/\1/p' | sort -u)
 if ((${#bad[@]})); then
   echo "check_format: ${#bad[@]} file(s) not formatted (scripts/check_format.sh --fix formats them):" >&2
   for f in "${bad[@]}"; do
