@@ -34,10 +34,15 @@ fi
 unity=${unity:-ON}
 launcher=()
 if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+# Ninja for a new build directory (scripts/deps.sh installs it): it schedules every object of
+# the tree at once, where Make builds a library's objects only after those of the libraries it
+# links, leaving a core idle behind one long unit. A directory keeps the generator it has.
+generator=()
+if [[ ! -f "$build/CMakeCache.txt" ]] && command -v ninja >/dev/null; then generator=(-G Ninja); fi
 # The commit leadflow_build_info reports, where the tree has no .git to read it from (the image).
 commit=()
 if [[ -n "${LEADFLOW_BUILD_COMMIT:-}" ]]; then commit=(-DLEADFLOW_COMMIT="$LEADFLOW_BUILD_COMMIT"); fi
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE="$type" -DLEADFLOW_BUILD_TESTS="$tests" \
+cmake "${generator[@]}" -S "$root" -B "$build" -DCMAKE_BUILD_TYPE="$type" -DLEADFLOW_BUILD_TESTS="$tests" \
   -DLEADFLOW_WERROR="$werror" -DLEADFLOW_SANITIZE="$sanitize" \
   -DLEADFLOW_SYSTEM_TESTS_ONLY="$system_only" -DLEADFLOW_UNITY_BUILD="$unity" "${launcher[@]}" "${commit[@]}" >/dev/null
 cmake --build "$build" -j "${LEADFLOW_JOBS:-2}" "$@"

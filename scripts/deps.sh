@@ -17,7 +17,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake pkg-config ca-certificates curl openssl tzdata
+  build-essential cmake ninja-build pkg-config ca-certificates curl openssl tzdata
   libcpp-httplib-dev libssl-dev zlib1g-dev libbrotli-dev
   librdkafka-dev libsimdjson-dev nlohmann-json3-dev prometheus-cpp-dev
   libcurl4-openssl-dev libnghttp2-dev libsqlite3-dev libpq-dev libgtest-dev
