@@ -19,6 +19,9 @@ case "$kind" in
     flags=address,undefined
     # Unit and integration tests; the e2e demo runs the release build already.
     selection=(-L "unit|integration")
+    # Five slots: every test takes two of them and the few that mostly wait take one (their
+    # PROCESSORS in tests/CMakeLists.txt), so two tests compute at once and one waits beside them.
+    jobs=5
     export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:abort_on_error=0:detect_stack_use_after_return=0"
     export LSAN_OPTIONS="suppressions=$suppressions/lsan.supp:print_suppressions=0"
     export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$suppressions/ubsan.supp"
@@ -31,6 +34,7 @@ case "$kind" in
     # to the ASan run.
     selection=(-R "Worker|Distributor|Queue|Embedded|HttpServer|HttpClient|Http2|Pipeline|Limiter|Surface"
       -E "Kafka|kafka|ScaleOut")
+    jobs=2
     export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$suppressions/tsan.supp"
     ;;
   *) echo "sanitize.sh: unknown kind $kind (address or thread)" >&2; exit 2 ;;
@@ -38,4 +42,4 @@ esac
 LEADFLOW_BUILD_DIR="$build" LEADFLOW_BUILD_TYPE=Sanitize LEADFLOW_SANITIZE="$flags" \
   "$root/scripts/build.sh"
 cd "$build"
-ctest --output-on-failure --timeout 900 -j 2 "${selection[@]}" "$@"
+ctest --output-on-failure --timeout 900 -j "$jobs" "${selection[@]}" "$@"
