@@ -34,6 +34,8 @@ fi
 unity=${unity:-ON}
 launcher=()
 if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+# The tests compile against precompiled headers, which ccache caches only with this sloppiness.
+export CCACHE_SLOPPINESS=${CCACHE_SLOPPINESS:-pch_defines,time_macros}
 # Ninja for a new build directory (scripts/deps.sh installs it): it schedules every object of
 # the tree at once, where Make builds a library's objects only after those of the libraries it
 # links, leaving a core idle behind one long unit. A directory keeps the generator it has.
