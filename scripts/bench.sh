@@ -50,6 +50,8 @@
 # BENCH_KAFKA=real runs the scale-out phases on a real three-node Apache Kafka
 # (scripts/kafka_cluster.sh) instead of the mock, and BENCH_WORKER_COUNTS ("1 2") says which
 # numbers of worker processes the worker phase measures (e.g. "1 2 3").
+# wrk is one client address standing for many sellers, so the per-address connection cap is off
+# (LEADFLOW_MAX_CONNECTIONS_PER_ADDRESS=0) and BENCH_CONNECTIONS may go past its 256.
 # Environment: BENCH_SECONDS (default 10), BENCH_ROUNDS (default 3), BENCH_CONNECTIONS (64),
 # BENCH_WORKER_LEADS (the backlog of each worker measurement, default 20000; 0 skips them),
 # BENCH_DISTRIBUTION_LEADS (the backlog of each distribution measurement, default 2000; 0 skips
@@ -179,6 +181,7 @@ start_leadflow() {  # start_leadflow NAME WORKERS [VAR=VALUE...] -> sets lf_pid,
   lf_port=$(free_port)
   LEADFLOW_DATA_DIR="$dir" LEADFLOW_LISTEN="127.0.0.1:$lf_port" LEADFLOW_BOOTSTRAP_KEY="$operator" \
   LEADFLOW_ALLOW_PRIVATE_BUYERS=1 LEADFLOW_WORKERS="$2" LEADFLOW_LOG_LEVEL=warn \
+  LEADFLOW_MAX_CONNECTIONS_PER_ADDRESS=0 \
     env "${@:3}" "$build/ingest/leadflow-ingest" > "$dir/out" 2> "$dir/log" &
   lf_pid=$!
   pids+=("$lf_pid")
