@@ -50,8 +50,9 @@ if [[ ! -f "$build/CMakeCache.txt" ]]; then
   if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
   # Ninja, as scripts/build.sh: the harnesses' libraries compile side by side rather than one
   # library after another.
-  if command -v ninja >/dev/null; then launcher+=(-G Ninja); fi
-  CC=clang CXX=clang++ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Fuzz \
+  generator=()
+  if command -v ninja >/dev/null; then generator=(-G Ninja); fi
+  CC=clang CXX=clang++ cmake "${generator[@]}" -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Fuzz \
     -DCMAKE_CXX_FLAGS_FUZZ="-O1 -gline-tables-only" -DLEADFLOW_FUZZ=ON -DLEADFLOW_BUILD_TESTS=OFF \
     "${launcher[@]}" >/dev/null
 fi

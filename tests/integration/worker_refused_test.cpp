@@ -1,9 +1,9 @@
 // A lead the store refuses for good (a constraint no retry gets past) is set aside on the
 // dead-letter topic, counted, and its partition moves on; written without the person's fields
-// it is recorded failed and its waiting seller answered (refused even so, it has no row, and its
-// waiting seller is answered failed all the same). A store outage only delays leads and never
-// dead-letters one. The real Kafka adapter over librdkafka's mock cluster, a real SQLite store
-// (the refusal: a trigger added behind the adapter's back), a decider that decides unsold.
+// it is recorded failed; refused even so, it has no row. Either way its waiting seller is
+// answered failed. A store outage only delays leads and never dead-letters one. The real Kafka
+// adapter over librdkafka's mock cluster, a real SQLite store (the refusal: a trigger added
+// behind the adapter's back), a decider that decides unsold.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
