@@ -9,8 +9,10 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -180,6 +182,70 @@ TEST_F(KafkaQueueTest, RoundTripKeepsKeysOnOnePartitionInOrder) {
   // A consumer may outlive its queue.
   q.reset();
   c->close();
+}
+
+// An async lead goes out at once while fewer than 16 wait for their reports, and lingers once
+// 16 do. The linger is made a second long so that which way a record went shows in when its
+// report came.
+TEST_F(KafkaQueueTest, AsyncRecordsGoAtOnceWhileFewWaitAndShareRequestsUnderLoad) {
+  KafkaQueueOptions o = options();
+  o.linger_ms = 1000;
+  auto q = open(o);
+  ASSERT_TRUE(q);
+  // The first record on a producer waits for the topic's metadata; this one is not timed.
+  ASSERT_EQ(q->producer().produce(topics_.leads, "first", "x", 5s), ProduceStatus::kOk);
+
+  // One record after another, each waiting for the last one's report: none lingers.
+  for (int i = 0; i < 3; ++i) {
+    std::promise<ProduceStatus> reported;
+    const auto sent = Clock::now();
+    q->producer().produce_async(topics_.leads, "lone-" + std::to_string(i), "x",
+                                [&](ProduceStatus s) { reported.set_value(s); });
+    ASSERT_EQ(reported.get_future().get(), ProduceStatus::kOk);
+    EXPECT_LT(since(sent), 900ms) << "record " << i << " waited for the linger";
+  }
+
+  // Sixteen records whose callers are told only when the gate opens: until then they count as
+  // waiting (the first one's callback holds the thread that reports the others).
+  std::promise<void> gate;
+  std::shared_future<void> open_gate = gate.get_future().share();
+  std::atomic<int> held_ok{0};
+  for (int i = 0; i < 16; ++i)
+    q->producer().produce_async(topics_.leads, "held-" + std::to_string(i), "x",
+                                [&, open_gate](ProduceStatus s) {
+                                  open_gate.wait();
+                                  if (s == ProduceStatus::kOk) ++held_ok;
+                                });
+  // So every record of this burst lingers.
+  constexpr int kBurst = 100;
+  std::mutex mu;
+  std::vector<std::chrono::milliseconds> after;
+  std::atomic<int> ok{0};
+  const auto burst = Clock::now();
+  for (int i = 0; i < kBurst; ++i)
+    q->producer().produce_async(topics_.leads, "burst-" + std::to_string(i), "x",
+                                [&](ProduceStatus s) {
+                                  if (s == ProduceStatus::kOk) ++ok;
+                                  std::lock_guard lock(mu);
+                                  after.push_back(since(burst));
+                                });
+  gate.set_value();
+  // Not flush(): it sends what lingers at once.
+  const auto deadline = Clock::now() + 10s;
+  while (Clock::now() < deadline && (ok.load() < kBurst || held_ok.load() < 16))
+    std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(held_ok.load(), 16);
+  ASSERT_EQ(ok.load(), kBurst);
+  std::lock_guard lock(mu);
+  for (auto d : after) EXPECT_GE(d, 900ms) << "a record of the burst went at once";
+
+  // Once they are all told, a lone record goes at once again.
+  std::promise<ProduceStatus> reported;
+  const auto sent = Clock::now();
+  q->producer().produce_async(topics_.leads, "lone-again", "x",
+                              [&](ProduceStatus s) { reported.set_value(s); });
+  ASSERT_EQ(reported.get_future().get(), ProduceStatus::kOk);
+  EXPECT_LT(since(sent), 900ms);
 }
 
 TEST_F(KafkaQueueTest, AFatalProducerErrorMarksTheProducerBrokenAndRefusesLeads) {

@@ -68,6 +68,7 @@ const std::set<std::string, std::less<>>& known_settings() {
       "LEADFLOW_TOPIC_PREFIX",
       "LEADFLOW_KAFKA_REPLICATION",
       "LEADFLOW_KAFKA_MESSAGE_TIMEOUT_MS",
+      "LEADFLOW_KAFKA_LINGER_MS",
       "LEADFLOW_KAFKA_MAX_BUFFERED",
       "LEADFLOW_KAFKA_RETENTION_MS",
       "LEADFLOW_KAFKA_DEAD_RETENTION_MS",
@@ -384,6 +385,7 @@ std::optional<Config> load_config(const Getenv& getenv,
     return std::nullopt;
   if (!int_setting("LEADFLOW_KAFKA_MAX_BUFFERED", 1, 10'000'000, c.kafka_max_buffered))
     return std::nullopt;
+  if (!int_setting("LEADFLOW_KAFKA_LINGER_MS", 0, 1000, c.kafka_linger_ms)) return std::nullopt;
   // An hour at least: a shorter retention could delete leads before a worker restarted reads them.
   constexpr std::int64_t kHourMs = 3'600'000, kYearsMs = 10 * 365 * 24 * kHourMs;
   if (!int_setting("LEADFLOW_KAFKA_RETENTION_MS", kHourMs, kYearsMs, c.kafka_retention_ms) ||

@@ -33,6 +33,7 @@ std::unique_ptr<LeadQueue> open_queue(const Config& c, std::string& error) {
   ko.replication_factor = c.kafka_replication;
   ko.message_timeout_ms = c.kafka_message_timeout_ms;
   ko.max_buffered_messages = c.kafka_max_buffered;
+  ko.linger_ms = c.kafka_linger_ms;
   ko.retention_ms = c.kafka_retention_ms;
   ko.dead_retention_ms = c.kafka_dead_retention_ms;
   ko.segment_ms = c.kafka_segment_ms;

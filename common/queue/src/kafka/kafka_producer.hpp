@@ -18,9 +18,11 @@ namespace leadflow::kafka {
 ///
 /// Two idempotent librdkafka producers: records someone is waiting on right now (produce(): a
 /// sync seller's lead, a Surface A post; send(): the outcome notice a sync seller waits for) go
-/// out at once (linger.ms 0), while produce_async() (an async campaign's leads, the bulk of the
-/// traffic) lingers 2 ms so that many records share a request. Every record's key is unique
-/// across the two (a lead id, or a lead id and attempt), so no ordering between them is lost.
+/// out at once (linger.ms 0). produce_async() (an async campaign's leads, the bulk of the traffic)
+/// goes out at once too while few async records wait for their reports, and through the second
+/// producer, which lingers (KafkaQueueOptions::linger_ms) so that many records share a request,
+/// once many do. Every record's key is unique across the two (a lead id, or a lead id and
+/// attempt), so no ordering between them is lost.
 class KafkaProducer final : public QueueProducer {
  public:
   explicit KafkaProducer(const KafkaQueueOptions& options) : options_(options) {}
@@ -61,8 +63,9 @@ class KafkaProducer final : public QueueProducer {
   void health_loop();
 
   const KafkaQueueOptions options_;
-  Handle rk_;      // lingers: produce_async
-  Handle prompt_;  // sends at once: produce, send
+  Handle rk_;      // lingers: produce_async under load
+  Handle prompt_;  // sends at once: produce, send, produce_async while few wait
+  std::atomic<int> async_unreported_{0};  // produce_async records waiting for their reports
   std::thread poller_;
   std::thread prompt_poller_;
   std::thread health_;

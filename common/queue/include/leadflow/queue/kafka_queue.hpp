@@ -23,6 +23,9 @@ struct KafkaQueueOptions {
   int max_buffered_messages = 100000;  // queue.buffering.max.messages: beyond it produce() answers
                                        // kQueueFull at once (bounded memory)
   int session_timeout_ms = 10000;      // consumer group session timeout
+  // linger.ms of the producer that batches async leads once many wait for their reports
+  // (docs/operations.md: a lone record is never made to wait for it)
+  int linger_ms = 20;
   // Configurations of the topics the adapter creates (a topic that exists keeps its own): how long
   // records are kept, the dead letters' apart, and how old a segment is closed (docs/erasure.md).
   std::int64_t retention_ms = 604'800'000;         // retention.ms: leads, retry, results
