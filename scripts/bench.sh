@@ -49,7 +49,11 @@
 #
 # BENCH_KAFKA=real runs the scale-out phases on a real three-node Apache Kafka
 # (scripts/kafka_cluster.sh) instead of the mock, and BENCH_WORKER_COUNTS ("1 2") says which
-# numbers of worker processes the worker phase measures (e.g. "1 2 3").
+# numbers of worker processes the worker phase measures (e.g. "1 2 3"). Its nodes run with the
+# tests' small JVMs unless BENCH_KAFKA_JVM gives other options (e.g. "-Xms1g -Xmx1g -XX:+UseG1GC":
+# on two shared cores that measured lower, the server compiler warming up for minutes).
+# Each ingest row also says how many requests the server answered per second of its own CPU, and
+# that figure's ratio to nginx's: the front's cost apart from what the brokers took of the cores.
 # wrk is one client address standing for many sellers, so the per-address connection cap is off
 # (LEADFLOW_MAX_CONNECTIONS_PER_ADDRESS=0) and BENCH_CONNECTIONS may go past its 256.
 # Environment: BENCH_SECONDS (default 10), BENCH_ROUNDS (default 3), BENCH_CONNECTIONS (64),
@@ -155,7 +159,9 @@ bootstrap=""
 if [[ "$kafka_kind" == real ]]; then
   # A real three-node KRaft cluster (scripts/kafka_cluster.sh); leadflow creates its topics.
   kafka_cluster_dir="$work/kafka-cluster"
-  bootstrap=$("$root/scripts/kafka_cluster.sh" start "$kafka_cluster_dir" | tail -n 1)
+  kafka_jvm=${BENCH_KAFKA_JVM:-}
+  bootstrap=$(KAFKA_CLUSTER_JVM_OPTS="$kafka_jvm" "$root/scripts/kafka_cluster.sh" start \
+    "$kafka_cluster_dir" | tail -n 1)
 else
   mkdir -p "$work/kafka-mock"
   "$build/tests/leadflow-kafka-mock" --brokers 3 "${topic_args[@]}" \
@@ -239,6 +245,7 @@ http {
 }
 NGINX
 nginx -c "$work/nginx/nginx.conf" -g 'daemon off;' &
+nginx_pid=$!
 pids+=($!)
 sleep 0.5
 
@@ -264,13 +271,32 @@ drain() {  # drain DIR PORT
   echo "bench: the backlog did not drain" >&2
 }
 
-declare -A rps p50 p99 fails
-for name in nginx front nginx2 full nginx3 kafka; do rps[$name]=""; p50[$name]=""; p99[$name]=""; fails[$name]=0; done
-measure() {  # measure NAME URL KEY ROUND
-  read -r r a b f <<< "$(run_wrk "$2" "$3" 202 "$connections")"
-  echo "  round $4 $1: ${r} req/s, p50 ${a} ms, p99 ${b} ms, failures ${f}" >&2
-  rps[$1]+="$r "; p50[$1]+="$a "; p99[$1]+="$b "; fails[$1]=$((fails[$1] + f))
+# The CPU (user + system, in clock ticks) of a process and its children's threads: the server's
+# own, so that "per process" can be read apart from what the machine's other processes took.
+cpu_ticks() {  # cpu_ticks PID... -> ticks
+  local p t=0
+  for p in "$@"; do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0))); done
+  echo "$t"
 }
+declare -A rps p50 p99 fails per_cpu
+for name in nginx front nginx2 full nginx3 kafka; do rps[$name]=""; p50[$name]=""; p99[$name]=""; fails[$name]=0; per_cpu[$name]=""; done
+declare -A server_pids
+measure() {  # measure NAME URL KEY ROUND
+  local before after c
+  # shellcheck disable=SC2086
+  before=$(cpu_ticks ${server_pids[$1]})
+  read -r r a b f <<< "$(run_wrk "$2" "$3" 202 "$connections")"
+  # shellcheck disable=SC2086
+  after=$(cpu_ticks ${server_pids[$1]})
+  # Requests answered per second of the server's CPU.
+  c=$(awk -v r="$r" -v s="$seconds" -v t=$((after - before)) -v hz="$(getconf CLK_TCK)" \
+    'BEGIN {printf "%.0f", (t > 0 ? r * s / (t / hz) : 0)}')
+  echo "  round $4 $1: ${r} req/s, p50 ${a} ms, p99 ${b} ms, failures ${f}, ${c} per CPU-second" >&2
+  rps[$1]+="$r "; p50[$1]+="$a "; p99[$1]+="$b "; fails[$1]=$((fails[$1] + f)); per_cpu[$1]+="$c "
+}
+nginx_workers="$nginx_pid $(pgrep -P "$nginx_pid" | tr '\n' ' ')"
+server_pids=([nginx]="$nginx_workers" [nginx2]="$nginx_workers" [nginx3]="$nginx_workers"
+  [front]="$front_pid" [full]="$full_pid" [kafka]="$kafka_pid")
 echo "ingest: $rounds rounds x ${seconds}s per target, $connections connections, wrk -t2, TLS, keep-alive" >&2
 for round in $(seq 1 "$rounds"); do
   measure nginx "https://127.0.0.1:$nginx_port" x "$round"
@@ -289,13 +315,16 @@ for round in $(seq 1 "$rounds"); do
 done
 med() { echo "$1" | tr ' ' '\n' | grep -v '^$' | median; }
 ingest_table=$(
-  printf '%-34s %10s %8s %9s %9s %9s %9s\n' "ingest (median of $rounds)" "req/s" "ratio" "p50 ms" "p99 ms" "failures" "RSS MB"
+  printf '%-34s %10s %8s %9s %9s %9s %9s %9s %6s\n' "ingest (median of $rounds)" "req/s" "ratio" \
+    "p50 ms" "p99 ms" "failures" "RSS MB" "per CPU-s" "ratio"
   row() {  # row NAME BASELINE LABEL RSS
-    local r ratio
+    local r ratio c cratio
     r=$(med "${rps[$1]}")
     ratio=$(awk -v a="$r" -v b="$(med "${rps[$2]}")" 'BEGIN {printf "%.2f", a / b}')
-    printf '%-34s %10.0f %8s %9.2f %9.2f %9s %9s\n' "$3" "$r" "$ratio" "$(med "${p50[$1]}")" \
-      "$(med "${p99[$1]}")" "${fails[$1]}" "$4"
+    c=$(med "${per_cpu[$1]}")
+    cratio=$(awk -v a="$c" -v b="$(med "${per_cpu[$2]}")" 'BEGIN {printf "%.2f", (b > 0 ? a / b : 0)}')
+    printf '%-34s %10.0f %8s %9.2f %9.2f %9s %9s %9.0f %6s\n' "$3" "$r" "$ratio" "$(med "${p50[$1]}")" \
+      "$(med "${p99[$1]}")" "${fails[$1]}" "$4" "$c" "$cratio"
   }
   row nginx nginx "nginx fixed 202 (TLS)" -
   row front nginx "leadflow front (workers off)" "$(peak_rss_mb "$front_pid")"
