@@ -159,8 +159,7 @@ bootstrap=""
 if [[ "$kafka_kind" == real ]]; then
   # A real three-node KRaft cluster (scripts/kafka_cluster.sh); leadflow creates its topics.
   kafka_cluster_dir="$work/kafka-cluster"
-  kafka_jvm=${BENCH_KAFKA_JVM:-}
-  bootstrap=$(KAFKA_CLUSTER_JVM_OPTS="$kafka_jvm" "$root/scripts/kafka_cluster.sh" start \
+  bootstrap=$(KAFKA_CLUSTER_JVM_OPTS="${BENCH_KAFKA_JVM:-}" "$root/scripts/kafka_cluster.sh" start \
     "$kafka_cluster_dir" | tail -n 1)
 else
   mkdir -p "$work/kafka-mock"
@@ -271,8 +270,8 @@ drain() {  # drain DIR PORT
   echo "bench: the backlog did not drain" >&2
 }
 
-# The CPU (user + system, in clock ticks) of a process and its children's threads: the server's
-# own, so that "per process" can be read apart from what the machine's other processes took.
+# The CPU (user + system, in clock ticks, every thread) of the given processes: the server's own,
+# so that "per process" can be read apart from what the machine's other processes took.
 cpu_ticks() {  # cpu_ticks PID... -> ticks
   local p t=0
   for p in "$@"; do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0))); done

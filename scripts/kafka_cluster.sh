@@ -46,15 +46,10 @@ home=$("$root/scripts/kafka/fetch.sh" --home)
 # Each JVM small: three of them share two cores with the tests. The serial collector and the
 # client compiler alone start faster and use fewer threads than the defaults, and the load of
 # the tests is far below what either bounds.
-# KAFKA_CLUSTER_JVM_OPTS replaces these (the benchmark gives each node the server compiler, a
-# larger heap and G1, as a broker of its own would run: docs/kafka.md).
-if [[ -n "${KAFKA_CLUSTER_JVM_OPTS:-}" ]]; then
-  read -r -a jvm <<<"$KAFKA_CLUSTER_JVM_OPTS"
-  jvm+=(-XX:+ExitOnOutOfMemoryError -Djava.awt.headless=true)
-else
-  jvm=(-Xms64m -Xmx384m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:+ExitOnOutOfMemoryError
-    -Djava.awt.headless=true)
-fi
+# KAFKA_CLUSTER_JVM_OPTS replaces the heap, collector and compiler options (the benchmark's
+# BENCH_KAFKA_JVM: docs/kafka.md).
+read -r -a jvm <<<"${KAFKA_CLUSTER_JVM_OPTS:--Xms64m -Xmx384m -XX:+UseSerialGC -XX:TieredStopAtLevel=1}"
+jvm+=(-XX:+ExitOnOutOfMemoryError -Djava.awt.headless=true)
 
 need_release() {
   [[ -f "$home/.complete" ]] ||
