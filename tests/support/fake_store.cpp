@@ -99,9 +99,16 @@ int FakeStore::unavailable_calls() const {
   return unavailable_calls_;
 }
 
+int FakeStore::held_calls() const {
+  std::lock_guard lock(mu_);
+  return waiting_;
+}
+
 bool FakeStore::down() {
   std::unique_lock lock(mu_);
+  ++waiting_;
   released_.wait(lock, [&] { return !held_; });
+  --waiting_;
   if (clock_.steady_now() >= down_until_) return false;
   ++unavailable_calls_;
   return true;

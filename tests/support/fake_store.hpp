@@ -56,6 +56,8 @@ class FakeStore final : public Store {
   int post_intents_written() const;
   /// Calls refused because the store was unavailable.
   int unavailable_calls() const;
+  /// Calls waiting for release_calls() now.
+  int held_calls() const;
 
   StoreStatus migrate() override;
   bool healthy() override;
@@ -238,6 +240,7 @@ class FakeStore final : public Store {
   SteadyTime down_until_{};
   int intents_written_ = 0;
   int unavailable_calls_ = 0;
+  int waiting_ = 0;  // calls held now
 };
 
 }  // namespace leadflow::testing

@@ -5,8 +5,10 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -883,6 +885,42 @@ TEST_F(DistributorTest, OneDeadlineCoversEveryTier) {
   // No time was left for tier 3: never pinged, and the lead says why.
   EXPECT_EQ(http_.count(bottom.ping_url), 0u);
   EXPECT_EQ(ineligible_reason(d, bottom.id), "auction_deadline");
+}
+
+// A loaded worker: the lead's own store reads wait behind thousands of other auctions' for longer
+// than an auction's deadline. That wait is ours, not the buyers': the deadline counts from when
+// the auction is ready to ask its first buyer, so the lead is still sold, not decided unsold.
+TEST_F(DistributorTest, TimeTheLeadWaitedForOurStoreIsNotTheBuyersTime) {
+  options_.auction_timeout = 1s;
+  const Buyer buyer = add_buyer("patient");
+  http_.answer(buyer.ping_url, FakeAnswer::bid(20.00, 100ms));
+  http_.answer(buyer.post_url, FakeAnswer::accept("patient-1", 50ms));
+  const Lead lead = add_lead(306);
+  std::mutex mu;
+  std::condition_variable cv;
+  std::optional<Decision> decision;
+  distributor();
+  store_.hold_calls();
+  distributor().decide(lead, [&](Decision d) {
+    std::lock_guard lock(mu);
+    decision = std::move(d);
+    cv.notify_all();
+  });
+  for (int i = 0; i < 10'000 && store_.held_calls() == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));  // real time: the loop's thread
+  ASSERT_GT(store_.held_calls(), 0);
+  clock_.advance(5s);  // five deadlines pass while the auction's first read waits
+  store_.release_calls();
+  std::unique_lock lock(mu);
+  ASSERT_TRUE(cv.wait_for(lock, 60s, [&] { return decision.has_value(); }));
+  ASSERT_EQ(decision->kind, Decision::Kind::kDecided) << decision->error;
+  const Distribution& d = decision->distribution;
+  EXPECT_EQ(d.status, DeliveryStatus::kDelivered);
+  EXPECT_EQ(d.buyer_id, buyer.id);
+  EXPECT_EQ(ineligible_reason(d, buyer.id), "");
+  ASSERT_EQ(http_.requests_to(buyer.ping_url).size(), 1u);
+  EXPECT_EQ(http_.requests_to(buyer.ping_url)[0].at, 5s);
+  EXPECT_EQ(clock_.elapsed(), 5s + 150ms);
 }
 
 // A post that never reached the buyer (refused at connect) cannot have been taken: the next

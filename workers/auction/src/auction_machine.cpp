@@ -32,7 +32,6 @@ class Auction : public std::enable_shared_from_this<Auction> {
         clock_(dist.clock_),
         lead_(std::move(lead)),
         done_(std::move(done)),
-        deadline_(clock_.steady_now() + dist.options_.auction_timeout),
         aged_(std::move(aged)) {
     const Vertical* v = dist.verticals_.find(lead_.vertical);
     vertical_ = v ? *v : Vertical{};
@@ -152,10 +151,16 @@ class Auction : public std::enable_shared_from_this<Auction> {
     loop_.blocking([self = shared_from_this()] { return self->check_eligibility(); });
   }
 
-  // The auction deadline's timer, set once, on the loop. Loop thread only.
+  // The auction deadline, set once, on the loop, when the auction is ready to reach its first
+  // buyer (its eligibility read, or an earlier attempt's post intents): the deadline is the
+  // buyers' time. Time the lead waited for this process (its store reads queued behind
+  // thousands of others on a loaded worker) is our own, and must never decide it unsold.
+  // Loop thread only.
   void arm_deadline() {
-    if (deadline_timer_ == 0)
-      deadline_timer_ = loop_.at(deadline_, step([this] { on_deadline(); }));
+    if (deadline_armed_) return;
+    deadline_armed_ = true;
+    deadline_ = clock_.steady_now() + dist_.options_.auction_timeout;
+    deadline_timer_ = loop_.at(deadline_, step([this] { on_deadline(); }));
   }
 
   // `then` (a task for the loop) with the deadline's timer set first.
@@ -719,7 +724,8 @@ class Auction : public std::enable_shared_from_this<Auction> {
   const Clock& clock_;
   const Lead lead_;
   std::function<void(Decision)> done_;
-  const SteadyTime deadline_;
+  SteadyTime deadline_{};        // set by arm_deadline before any buyer is asked
+  bool deadline_armed_ = false;  // once set, the deadline never moves
   std::shared_ptr<const std::vector<Buyer>> buyers_;
   std::optional<Campaign> campaign_;
   std::optional<Seller> seller_;
