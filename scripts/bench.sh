@@ -177,6 +177,8 @@ scale_out=()
 scale_out_env() {  # scale_out_env STORE_URL PREFIX -> sets scale_out to a scale-out process's settings
   scale_out=("LEADFLOW_STORE=$1" "LEADFLOW_QUEUE=kafka://$bootstrap" "LEADFLOW_QUEUE_PARTITIONS=$partitions"
              "LEADFLOW_KAFKA_REPLICATION=3" "LEADFLOW_TOPIC_PREFIX=$2")
+  # The mock holds an idle fetch for the whole wait even as records arrive; Kafka does not.
+  if [[ "$kafka_kind" == mock ]]; then scale_out+=("LEADFLOW_KAFKA_FETCH_WAIT_MS=5"); fi
 }
 
 operator="lfk_bench_$(openssl rand -hex 20)"
@@ -487,7 +489,8 @@ fi
 # Sync path: fresh services of both shapes with only sync traffic, few connections.
 sync_table=""
 if [[ "${BENCH_SYNC:-1}" != 0 ]]; then
-  sync_table=$(BENCH_BUILD="$build" BENCH_ROUNDS="$rounds" "$root/scripts/bench/sync.sh")
+  sync_table=$(BENCH_BUILD="$build" BENCH_ROUNDS="$rounds" BENCH_KAFKA_BOOTSTRAP="$bootstrap" \
+    "$root/scripts/bench/sync.sh")
 fi
 
 echo

@@ -16,8 +16,10 @@
 # Two shapes, each way of posting in turn, BENCH_ROUNDS rounds of BENCH_SYNC_SECONDS each:
 #   embedded   one leadflow-ingest with its worker (SQLite, the embedded queue)
 #   scale-out  leadflow-ingest and one leadflow-worker as separate processes, the Kafka mock
-#              cluster (leadflow-kafka-mock: 3 brokers, replication 3, 8 partitions) and a
-#              PostgreSQL server (scripts/pg_server.sh, a throwaway one)
+#              cluster (leadflow-kafka-mock: 3 brokers, replication 3, 8 partitions), or with
+#              BENCH_KAFKA=real a real three-node Kafka (scripts/kafka_cluster.sh; bench.sh's own
+#              when it gives BENCH_KAFKA_BOOTSTRAP), and a PostgreSQL server (scripts/pg_server.sh,
+#              a throwaway one)
 # Prints each shape's median p50 and p99 (of the rounds) and the added latency: p50 and p99
 # minus the floor. The simulators answer a little after their set latency, so the floor is also
 # measured: the 60 ms buyer's ping and post, one after the other on one kept-alive connection as
@@ -26,7 +28,7 @@
 # its outcome), the requests to the buyers, and the outcome's way back to the waiting request.
 #
 # Environment: BENCH_ROUNDS (3), BENCH_SYNC_SECONDS (10), BENCH_SYNC_CONNECTIONS (8),
-# BENCH_SYNC_THINK_MS (20). Set by
+# BENCH_SYNC_THINK_MS (20), BENCH_KAFKA (mock or real). Set by
 # bench.sh: BENCH_BUILD (a release build dir with leadflow-ingest, leadflow-worker,
 # leadflow-buyer-sim and leadflow-kafka-mock).
 set -euo pipefail
@@ -38,8 +40,14 @@ think_ms=${BENCH_SYNC_THINK_MS:-20}
 floor=120  # the slowest ping (60 ms) + the winner's post (the 60 ms buyer bids highest)
 partitions=8
 build=${BENCH_BUILD:-}
+kafka_kind=${BENCH_KAFKA:-mock}
+case "$kafka_kind" in
+  mock) kafka_label="Kafka mock" ;;
+  real) kafka_label="three-node Kafka" ;;
+  *) echo "sync bench: BENCH_KAFKA is mock or real, not $kafka_kind" >&2; exit 2 ;;
+esac
 if [[ -z "$build" ]]; then
-  "$root/scripts/deps.sh" --bench
+  if [[ "$kafka_kind" == real ]]; then "$root/scripts/deps.sh" --bench --scale-out; else "$root/scripts/deps.sh" --bench; fi
   build="$root/build-release"
   LEADFLOW_BUILD_DIR="$build" LEADFLOW_BUILD_TYPE=Release LEADFLOW_BUILD_TESTS=OFF LEADFLOW_UNITY_BUILD=OFF \
     "$root/scripts/build.sh" --target leadflow-ingest leadflow-worker leadflow-buyer-sim \
@@ -64,28 +72,39 @@ for spec in "fast:20:9.00" "medium:40:11.00" "slow:60:14.50"; do
   buyer_ports+=("$port:$name")
 done
 
-# The scale-out pieces: PostgreSQL and the Kafka mock (which cannot create topics: they are
-# made here).
+# The scale-out pieces: PostgreSQL and the Kafka cluster: the mock (which cannot create topics:
+# they are made here), or a real one (leadflow creates its topics).
 "$root/scripts/pg_server.sh" start "$work/pg" >/dev/null
 pg_admin=$(cat "$work/pg/url")
 psql -q -v ON_ERROR_STOP=1 "$pg_admin" -c "CREATE DATABASE lf_bench_sync" >/dev/null
 pg_store="${pg_admin%/*}/lf_bench_sync"
 prefix=bench-sync
-mkdir -p "$work/kafka-mock"
-"$build/tests/leadflow-kafka-mock" --brokers 3 --topic "$prefix.leads:$partitions" \
-  --topic "$prefix.results:$partitions" --topic "$prefix.leads.retry:$partitions" \
-  --topic "$prefix.leads.dead:1" < /dev/null > "$work/kafka-mock/out" 2> "$work/kafka-mock/log" &
-mock_pid=$!
 bootstrap=""
-for _ in $(seq 1 100); do
-  bootstrap=$(sed -n 's/^BOOTSTRAP //p' "$work/kafka-mock/out")
-  [[ -n "$bootstrap" ]] && break
-  sleep 0.1
-done
-[[ -n "$bootstrap" ]] || { echo "sync bench: the Kafka mock did not start" >&2; cat "$work/kafka-mock/log" >&2; exit 1; }
+if [[ "$kafka_kind" == real ]]; then
+  bootstrap=${BENCH_KAFKA_BOOTSTRAP:-}
+  if [[ -z "$bootstrap" ]]; then
+    kafka_cluster_dir="$work/kafka-cluster"
+    bootstrap=$(KAFKA_CLUSTER_JVM_OPTS="${BENCH_KAFKA_JVM:-}" "$root/scripts/kafka_cluster.sh" start \
+      "$kafka_cluster_dir" | tail -n 1)
+  fi
+else
+  mkdir -p "$work/kafka-mock"
+  "$build/tests/leadflow-kafka-mock" --brokers 3 --topic "$prefix.leads:$partitions" \
+    --topic "$prefix.results:$partitions" --topic "$prefix.leads.retry:$partitions" \
+    --topic "$prefix.leads.dead:1" < /dev/null > "$work/kafka-mock/out" 2> "$work/kafka-mock/log" &
+  mock_pid=$!
+  for _ in $(seq 1 100); do
+    bootstrap=$(sed -n 's/^BOOTSTRAP //p' "$work/kafka-mock/out")
+    [[ -n "$bootstrap" ]] && break
+    sleep 0.1
+  done
+fi
+[[ -n "$bootstrap" ]] || { echo "sync bench: the Kafka cluster did not start" >&2; cat "$work/kafka-mock/log" >&2 2>/dev/null; exit 1; }
 scale_out=("LEADFLOW_STORE=$pg_store" "LEADFLOW_QUEUE=kafka://$bootstrap"
            "LEADFLOW_QUEUE_PARTITIONS=$partitions" "LEADFLOW_KAFKA_REPLICATION=3"
            "LEADFLOW_TOPIC_PREFIX=$prefix")
+# The mock holds an idle fetch for the whole wait even as records arrive; Kafka does not.
+if [[ "$kafka_kind" == mock ]]; then scale_out+=("LEADFLOW_KAFKA_FETCH_WAIT_MS=5"); fi
 
 operator="lfk_bench_$(openssl rand -hex 20)"
 start_ingest() {  # start_ingest DIR WORKERS [VAR=VALUE...] -> sets lf_port
@@ -194,7 +213,7 @@ for shape in embedded scale-out embedded-lockstep scale-out-lockstep; do
   b=$(echo "${p99[$shape]}" | median)
   case "$shape" in
     embedded) label="embedded (SQLite, embedded queue)" ;;
-    scale-out) label="scale-out (Kafka mock, PostgreSQL, 1 worker)" ;;
+    scale-out) label="scale-out ($kafka_label, PostgreSQL, 1 worker)" ;;
     embedded-lockstep) label="embedded, posting in lock step" ;;
     scale-out-lockstep) label="scale-out, posting in lock step" ;;
   esac

@@ -114,6 +114,7 @@ class KafkaQueueTest : public ::testing::Test {
     o.message_timeout_ms = 5000;
     // Short, because the mock waits session timeout - 1 s before it completes a rebalance.
     o.session_timeout_ms = 3000;
+    o.fetch_wait_ms = 5;  // the mock holds an idle fetch for all of it, even as records arrive
     return o;
   }
 

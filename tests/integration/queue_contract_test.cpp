@@ -90,6 +90,7 @@ QueueFactory kafka_factory() {
             o.replication_factor = 3;
             o.message_timeout_ms = 5000;
             o.session_timeout_ms = 3000;
+            o.fetch_wait_ms = 5;  // the mock holds an idle fetch for all of it
             std::string error;
             auto q = open_kafka_queue(o, error);
             EXPECT_NE(q, nullptr) << error;

@@ -93,6 +93,7 @@ class WorkerRefused : public ::testing::Test {
     o.topics = topics_;
     o.partitions = kPartitions;
     o.replication_factor = 1;
+    o.fetch_wait_ms = 5;  // the mock holds an idle fetch for all of it
     std::string error;
     queue_ = open_kafka_queue(o, error);
     ASSERT_NE(queue_, nullptr) << error;

@@ -69,6 +69,7 @@ const std::set<std::string, std::less<>>& known_settings() {
       "LEADFLOW_KAFKA_REPLICATION",
       "LEADFLOW_KAFKA_MESSAGE_TIMEOUT_MS",
       "LEADFLOW_KAFKA_LINGER_MS",
+      "LEADFLOW_KAFKA_FETCH_WAIT_MS",
       "LEADFLOW_KAFKA_MAX_BUFFERED",
       "LEADFLOW_KAFKA_RETENTION_MS",
       "LEADFLOW_KAFKA_DEAD_RETENTION_MS",
@@ -386,6 +387,8 @@ std::optional<Config> load_config(const Getenv& getenv,
   if (!int_setting("LEADFLOW_KAFKA_MAX_BUFFERED", 1, 10'000'000, c.kafka_max_buffered))
     return std::nullopt;
   if (!int_setting("LEADFLOW_KAFKA_LINGER_MS", 0, 1000, c.kafka_linger_ms)) return std::nullopt;
+  if (!int_setting("LEADFLOW_KAFKA_FETCH_WAIT_MS", 1, 1000, c.kafka_fetch_wait_ms))
+    return std::nullopt;
   // An hour at least: a shorter retention could delete leads before a worker restarted reads them.
   constexpr std::int64_t kHourMs = 3'600'000, kYearsMs = 10 * 365 * 24 * kHourMs;
   if (!int_setting("LEADFLOW_KAFKA_RETENTION_MS", kHourMs, kYearsMs, c.kafka_retention_ms) ||

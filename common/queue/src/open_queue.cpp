@@ -34,6 +34,7 @@ std::unique_ptr<LeadQueue> open_queue(const Config& c, std::string& error) {
   ko.message_timeout_ms = c.kafka_message_timeout_ms;
   ko.max_buffered_messages = c.kafka_max_buffered;
   ko.linger_ms = c.kafka_linger_ms;
+  ko.fetch_wait_ms = c.kafka_fetch_wait_ms;
   ko.retention_ms = c.kafka_retention_ms;
   ko.dead_retention_ms = c.kafka_dead_retention_ms;
   ko.segment_ms = c.kafka_segment_ms;

@@ -219,6 +219,7 @@ TEST(Config, BadSettingsNameThemselves) {
       {"LEADFLOW_REQUIRE_OPERATOR_2FA", "yes"},
       {"LEADFLOW_TOTP_KEY_FILE", "/no/such/key"},
       {"LEADFLOW_KAFKA_LINGER_MS", "1001"},
+      {"LEADFLOW_KAFKA_FETCH_WAIT_MS", "0"},
       {"LEADFLOW_NO_SUCH_THING", "1"},
   };
   for (const auto& [name, value] : bad) {
@@ -271,12 +272,14 @@ TEST(Config, ParsesEverySetting) {
       {"LEADFLOW_BOOTSTRAP_OPERATOR_EMAIL", "ops@example.com"},
       {"LEADFLOW_BOOTSTRAP_OPERATOR_PASSWORD_FILE", "/run/secrets/password"},
       {"LEADFLOW_WORKERS", "2"},
-      {"LEADFLOW_KAFKA_LINGER_MS", "0"}};
+      {"LEADFLOW_KAFKA_LINGER_MS", "0"},
+      {"LEADFLOW_KAFKA_FETCH_WAIT_MS", "5"}};
   std::string error;
   auto c = load_config(env_of(vars), names_of(vars), error);
   ASSERT_TRUE(c) << error;
   EXPECT_EQ(c->store_url, "sqlite:/tmp/x.db");
   EXPECT_EQ(c->kafka_linger_ms, 0);
+  EXPECT_EQ(c->kafka_fetch_wait_ms, 5);
   EXPECT_EQ(c->listen.port, 9443);
   ASSERT_TRUE(c->http_listen);
   EXPECT_EQ(c->http_listen->port, 8080);

@@ -15,14 +15,6 @@ namespace {
 // Stored offsets are written this often (and always on revoke and close): a crash redelivers at
 // most about a second of completed records.
 constexpr int kAutoCommitIntervalMs = 1000;
-// How long a broker may hold a fetch that finds nothing. Kafka answers a held fetch as soon as a
-// record arrives, so against Kafka this only sets how often an idle consumer asks (200 times a
-// second per broker). A broker that does not cut the wait short, as librdkafka's mock cluster
-// does not, makes a record wait out the rest of the held fetch: on the sync bench a lead took
-// 9.8 ms at the median to reach a worker with 10 ms here, 2.9 ms with 5. The ingest no longer
-// tails the results topic when its store announces outcomes, which took as many idle fetches
-// away as the workers' shorter wait adds where there are as many ingests as workers.
-constexpr const char* kFetchWaitMaxMs = "5";
 // How often a group member refreshes its lag (librdkafka's statistics, served by poll()).
 // Prometheus scrapes every 15 s; a fresher figure than that would only cost CPU.
 constexpr const char* kStatisticsIntervalMs = "5000";
@@ -52,12 +44,12 @@ bool KafkaConsumer::open(const KafkaQueueOptions& options, const std::vector<std
             {"partition.assignment.strategy", "roundrobin"},
             {"session.timeout.ms", std::to_string(options.session_timeout_ms)},
             {"heartbeat.interval.ms", std::to_string(heartbeat_ms)},
-            {"fetch.wait.max.ms", kFetchWaitMaxMs},
+            {"fetch.wait.max.ms", std::to_string(options.fetch_wait_ms)},
             {"statistics.interval.ms", kStatisticsIntervalMs},
         });
   } else {
     role.push_back({"enable.auto.commit", "false"});
-    role.push_back({"fetch.wait.max.ms", kFetchWaitMaxMs});
+    role.push_back({"fetch.wait.max.ms", std::to_string(options.fetch_wait_ms)});
   }
   Conf conf = make_conf(options, role, this, error);
   if (!conf) return false;

@@ -92,6 +92,7 @@ struct Config {
   int kafka_replication = 3;            // LEADFLOW_KAFKA_REPLICATION: for topics leadflow creates
   int kafka_message_timeout_ms = 5000;  // LEADFLOW_KAFKA_MESSAGE_TIMEOUT_MS: unacknowledged → 503
   int kafka_linger_ms = 20;         // LEADFLOW_KAFKA_LINGER_MS: batching of async leads under load
+  int kafka_fetch_wait_ms = 100;    // LEADFLOW_KAFKA_FETCH_WAIT_MS: an idle fetch's hold
   int kafka_max_buffered = 100000;  // LEADFLOW_KAFKA_MAX_BUFFERED: local producer queue bound
   // retention.ms and segment.ms of the topics leadflow creates (docs/erasure.md): as the manifests
   // set on theirs. LEADFLOW_KAFKA_RETENTION_MS (leads, retry, results),

@@ -26,6 +26,10 @@ struct KafkaQueueOptions {
   // linger.ms of the producer that batches async leads once many wait for their reports
   // (docs/operations.md: a lone record is never made to wait for it)
   int linger_ms = 20;
+  // fetch.wait.max.ms of every consumer: how long a broker may hold a fetch that finds nothing
+  // (docs/operations.md). Kafka answers a held fetch as soon as a record arrives; librdkafka's
+  // mock cluster does not, so tests against it set a few milliseconds.
+  int fetch_wait_ms = 100;
   // Configurations of the topics the adapter creates (a topic that exists keeps its own): how long
   // records are kept, the dead letters' apart, and how old a segment is closed (docs/erasure.md).
   std::int64_t retention_ms = 604'800'000;         // retention.ms: leads, retry, results
