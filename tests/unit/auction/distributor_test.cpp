@@ -2,6 +2,7 @@
 // script through FakeHttpClient, no network and no real waiting.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -17,6 +18,7 @@
 #include "fake_http_client.hpp"
 #include "fake_store.hpp"
 #include "leadflow/auction/distributor.hpp"
+#include "leadflow/auction/event_loop.hpp"
 #include "leadflow/auction/worker_metrics.hpp"
 #include "leadflow/base/time_format.hpp"
 #include "leadflow/domain/lead_codec.hpp"
@@ -921,6 +923,75 @@ TEST_F(DistributorTest, TimeTheLeadWaitedForOurStoreIsNotTheBuyersTime) {
   ASSERT_EQ(http_.requests_to(buyer.ping_url).size(), 1u);
   EXPECT_EQ(http_.requests_to(buyer.ping_url)[0].at, 5s);
   EXPECT_EQ(clock_.elapsed(), 5s + 150ms);
+}
+
+// The worker holds new auctions back while the auctions' store work waits for a thread: the
+// distributor says how long the oldest has waited, on its clock.
+TEST_F(DistributorTest, SaysHowLongItsStoreWorkHasWaitedForAThread) {
+  options_.store_threads = 1;
+  add_buyer("any");
+  const Lead first = add_lead(307), second = add_lead(308);
+  std::atomic<int> decided{0};
+  EXPECT_EQ(distributor().own_backlog(), 0ms);
+  store_.hold_calls();
+  // Both auctions ask for their store reads now: one takes the one thread (held by the store),
+  // the other waits for it.
+  distributor().decide(first, [&](Decision) { ++decided; });
+  distributor().decide(second, [&](Decision) { ++decided; });
+  clock_.advance(2s);
+  EXPECT_EQ(distributor().own_backlog(), 2000ms);
+  store_.release_calls();
+  for (int i = 0; i < 10'000 && decided.load() < 2; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_EQ(decided.load(), 2);
+  EXPECT_EQ(distributor().own_backlog(), 0ms);
+}
+
+// Thousands of auctions taken in at once join the store's queue before any of them has waited:
+// the pool expects a queue that just formed to wait as long as its tasks will take to run.
+TEST(BlockingPoolTest, ExpectsAQueueThatJustFormedToWaitAsLongAsItsTasksTake) {
+  BlockingPool pool(1);
+  std::atomic<int> ran{0};
+  for (int i = 0; i < 8; ++i)
+    pool.run([&] {
+      std::this_thread::sleep_for(20ms);
+      ++ran;
+    });
+  for (int i = 0; i < 10'000 && ran.load() < 8; ++i) std::this_thread::sleep_for(1ms);
+  ASSERT_EQ(ran.load(), 8);
+  EXPECT_EQ(pool.expected_wait(), 0ns);  // none waits
+
+  std::mutex mu;
+  std::condition_variable cv;
+  bool go = false;
+  pool.run([&] {
+    std::unique_lock lock(mu);
+    cv.wait(lock, [&] { return go; });
+  });
+  for (int i = 0; i < 50; ++i) pool.run([&] { ++ran; });
+  // 50 tasks waiting at 20 ms each, as far as the pool has learnt (at least 13 ms after 8).
+  EXPECT_GE(pool.expected_wait(), 500ms);
+  {
+    std::lock_guard lock(mu);
+    go = true;
+  }
+  cv.notify_all();
+  for (int i = 0; i < 10'000 && ran.load() < 58; ++i) std::this_thread::sleep_for(1ms);
+  ASSERT_EQ(ran.load(), 58);
+  EXPECT_EQ(pool.expected_wait(), 0ns);
+}
+
+// A ping that waited in our client's queue for a connection, and never went out: all of its
+// time was ours, not the buyer's. The next answer, with no wait of ours, clears it.
+TEST_F(DistributorTest, CountsTheTimeARequestWaitedForAConnectionAsItsOwn) {
+  const Buyer buyer = add_buyer("queued");
+  http_.answer(buyer.ping_url, FakeAnswer::not_sent(900ms));  // within its 1 s timeout
+  EXPECT_THROW(distributor().decide_and_wait(add_lead(309)), AuctionDeferred);
+  EXPECT_EQ(distributor().own_backlog(), 900ms);
+
+  http_.answer(buyer.ping_url, FakeAnswer::no_bid(100ms));
+  EXPECT_EQ(distributor().decide_and_wait(add_lead(310)).status, DeliveryStatus::kUnsold);
+  EXPECT_EQ(distributor().own_backlog(), 0ms);
 }
 
 // A post that never reached the buyer (refused at connect) cannot have been taken: the next

@@ -2,6 +2,7 @@
 // SQLite store behind FakeStore, buyers from a script, and simulated time for every pause.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
@@ -93,6 +94,10 @@ class ScriptedDecider final : public LeadDecider {
     std::lock_guard lock(mu_);
     return static_cast<int>(held_.size());
   }
+  std::chrono::milliseconds own_backlog() const override {
+    return std::chrono::milliseconds{backlog_ms_.load()};
+  }
+  void set_own_backlog(std::chrono::milliseconds d) { backlog_ms_.store(d.count()); }
 
  private:
   Decision decision_for(const std::string& lead_id) {
@@ -123,6 +128,7 @@ class ScriptedDecider final : public LeadDecider {
   std::vector<std::pair<std::string, std::function<void(Decision)>>> held_;
   std::map<std::string, int> calls_;
   std::map<std::string, bool> poison_;
+  std::atomic<std::int64_t> backlog_ms_{0};
 };
 
 class WorkerTest : public ::testing::Test {
@@ -143,6 +149,11 @@ class WorkerTest : public ::testing::Test {
   bool decided(const std::string& lead_id) {
     auto r = store_.get_lead(lead_id).value;
     return r && is_final(r->distribution.status);
+  }
+  bool all_decided(const std::vector<Lead>& leads) {
+    for (const Lead& l : leads)
+      if (!decided(l.id)) return false;
+    return true;
   }
 
   SimulatedClock clock_;
@@ -364,13 +375,35 @@ TEST_F(WorkerTest, ReadsAheadNoFurtherThanItsConcurrency) {
   EXPECT_EQ(worker->held(), 16);  // 8 in flight and 8 read ahead, waiting for a slot
 
   decider.open();
-  ASSERT_TRUE(eventually([&] {
-    for (const Lead& l : leads)
-      if (!decided(l.id)) return false;
-    return true;
-  }));
+  ASSERT_TRUE(eventually([&] { return all_decided(leads); }));
   worker->stop();
   EXPECT_EQ(queue_.backlog(options_.group), 0);
+}
+
+// A store behind (its calls waiting past the limit) holds new auctions back: only one runs, so
+// that one can finish and a lead is never stranded; the rest start once the store catches up.
+TEST_F(WorkerTest, StartsNoNewAuctionWhileItsStoreWorkWaitsPastTheLimit) {
+  ScriptedDecider decider(/*gated=*/true);
+  options_.concurrency = 100;
+  options_.own_backlog_limit = 500ms;
+  std::vector<Lead> leads;
+  for (int i = 0; i < 20; ++i) leads.push_back(produce_lead(i));
+  decider.set_own_backlog(2s);
+
+  auto worker = make_worker(decider);
+  worker->start();
+  // (EXPECT, not ASSERT: the decider must be opened below, or stopping the worker would wait.)
+  EXPECT_TRUE(eventually([&] { return worker->held() == 20 && decider.running() >= 1; }));
+  std::this_thread::sleep_for(300ms);
+  EXPECT_EQ(decider.running(), 1);  // not one more while the store is behind
+  EXPECT_TRUE(worker->leads_waiting());
+
+  decider.set_own_backlog(100ms);  // caught up: under the limit
+  decider.open();
+  ASSERT_TRUE(eventually([&] { return all_decided(leads); }));
+  worker->stop();
+  EXPECT_EQ(queue_.backlog(options_.group), 0);
+  for (const Lead& l : leads) EXPECT_EQ(decider.calls(l.id), 1) << l.id;
 }
 
 TEST(HeldLeads, TheOldestIsTheEarliestAcceptedStillHeld) {

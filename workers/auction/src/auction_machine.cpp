@@ -332,10 +332,15 @@ class Auction : public std::enable_shared_from_this<Auction> {
     dist_.request_sent(b.id);
     auto post = loop_.poster();
     dist_.http_.send(std::move(request),
-                     [post, self = shared_from_this(), id = b.id,
+                     [post, self = shared_from_this(), id = b.id, asked = clock_.steady_now(),
                       on_answer = std::move(on_answer)](HttpResponse r) mutable {
-                       post([self, id = std::move(id), on_answer = std::move(on_answer),
+                       post([self, id = std::move(id), asked, on_answer = std::move(on_answer),
                              r = std::move(r)]() mutable {
+                         // What of its time the request spent waiting on us (our client's queue for
+                         // a connection, then our loop), not on the buyer: the worker's admission
+                         // reads it.
+                         const auto total = self->clock_.steady_now() - asked;
+                         self->dist_.observe_request_queue(r.not_sent ? total : total - r.elapsed);
                          self->dist_.request_answered(id);
                          self->step([&on_answer, &r] { on_answer(r); })();
                        });

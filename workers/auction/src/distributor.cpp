@@ -3,6 +3,7 @@
 // start one (decide, decide_and_wait). One auction's state machine is auction_machine.cpp.
 #include "leadflow/auction/distributor.hpp"
 
+#include <algorithm>
 #include <condition_variable>
 #include <future>
 #include <memory>
@@ -70,8 +71,27 @@ void Distributor::request_answered(const std::string& buyer_id) {
 
 void Distributor::write_intent(DistributionStore::PostIntentWrite write,
                                std::function<void(StoreStatus)> then) {
+  if (intents_waiting_.empty())
+    intents_waiting_since_.store(clock_.steady_now().time_since_epoch().count());
   intents_waiting_.push_back({std::move(write), std::move(then)});
   if (intent_batches_out_ < kMaxIntentBatches) write_intents();
+}
+
+std::chrono::milliseconds Distributor::own_backlog() const {
+  using std::chrono::duration_cast;
+  using std::chrono::milliseconds;
+  std::chrono::nanoseconds wait = loop_->blocking_wait();
+  const std::int64_t since = intents_waiting_since_.load();
+  if (since != kNoIntentWaiting) {
+    const std::chrono::nanoseconds intents{clock_.steady_now().time_since_epoch().count() - since};
+    wait = std::max(wait, intents);
+  }
+  wait = std::max(wait, std::chrono::nanoseconds{request_queue_ns_.load()});
+  return duration_cast<milliseconds>(std::max(wait, std::chrono::nanoseconds{0}));
+}
+
+void Distributor::observe_request_queue(std::chrono::nanoseconds queued) {
+  request_queue_ns_.store(std::max(queued, std::chrono::nanoseconds{0}).count());
 }
 
 void Distributor::write_intents() {
@@ -79,6 +99,7 @@ void Distributor::write_intents() {
   ++intent_batches_out_;
   auto batch = std::make_shared<std::vector<PendingIntent>>(std::move(intents_waiting_));
   intents_waiting_.clear();
+  intents_waiting_since_.store(kNoIntentWaiting);
   loop_->blocking([this, batch] {
     std::vector<DistributionStore::PostIntentWrite> writes;
     writes.reserve(batch->size());

@@ -1,5 +1,6 @@
 #include "leadflow/auction/event_loop.hpp"
 
+#include <algorithm>
 #include <exception>
 #include <utility>
 
@@ -7,22 +8,25 @@
 
 namespace leadflow {
 
-BlockingPool::BlockingPool(int threads) {
-  for (int i = 0; i < std::max(1, threads); ++i) {
+BlockingPool::BlockingPool(int threads) : thread_count_(std::max(1, threads)) {
+  for (int i = 0; i < thread_count_; ++i) {
     threads_.emplace_back([this] {
       std::unique_lock lock(mu_);
       for (;;) {
         cv_.wait(lock, [&] { return stopping_ || !tasks_.empty(); });
         if (tasks_.empty()) return;
-        auto task = std::move(tasks_.front());
+        auto task = std::move(tasks_.front().task);
         tasks_.pop_front();
         lock.unlock();
+        const auto started = std::chrono::steady_clock::now();
         try {
           task();
         } catch (const std::exception& e) {
           log(LogLevel::kError, "blocking_task_failed", {{"error", e.what()}});
         }
+        const std::chrono::nanoseconds took = std::chrono::steady_clock::now() - started;
         lock.lock();
+        mean_run_ += (took - mean_run_) / 8;
       }
     });
   }
@@ -37,12 +41,24 @@ BlockingPool::~BlockingPool() {
   for (auto& t : threads_) t.join();
 }
 
-void BlockingPool::run(std::function<void()> task) {
+void BlockingPool::run(std::function<void()> task, SteadyTime queued_at) {
   {
     std::lock_guard lock(mu_);
-    tasks_.push_back(std::move(task));
+    tasks_.push_back({queued_at, std::move(task)});
   }
   cv_.notify_one();
+}
+
+std::chrono::nanoseconds BlockingPool::expected_wait() const {
+  std::lock_guard lock(mu_);
+  if (tasks_.empty()) return std::chrono::nanoseconds{0};
+  return mean_run_ * static_cast<std::int64_t>(tasks_.size()) / thread_count_;
+}
+
+std::optional<SteadyTime> BlockingPool::oldest_queued() const {
+  std::lock_guard lock(mu_);
+  if (tasks_.empty()) return std::nullopt;
+  return tasks_.front().at;
 }
 
 EventLoop::EventLoop(const Clock& clock, int blocking_threads)
@@ -87,22 +103,34 @@ void EventLoop::blocking(std::function<Task()> work) {
     std::lock_guard lock(core_->mu);
     ++core_->blocking_out;
   }
-  pool_.run([core = core_, work = std::move(work)] {
-    Task then;
-    try {
-      then = work();
-    } catch (const std::exception& e) {
-      log(LogLevel::kError, "blocking_call_failed", {{"error", e.what()}});
-    }
-    {
-      // The continuation is queued before the call stops counting as out, so the loop never
-      // sees "nothing out, nothing to run" in between and moves a simulated clock on too early.
-      std::lock_guard lock(core->mu);
-      --core->blocking_out;
-      if (then && !core->stopping) core->events.push_back(std::move(then));
-    }
-    core->cv.notify_one();
-  });
+  pool_.run(
+      [core = core_, work = std::move(work)] {
+        Task then;
+        try {
+          then = work();
+        } catch (const std::exception& e) {
+          log(LogLevel::kError, "blocking_call_failed", {{"error", e.what()}});
+        }
+        {
+          // The continuation is queued before the call stops counting as out, so the loop never
+          // sees "nothing out, nothing to run" in between and moves a simulated clock on too early.
+          std::lock_guard lock(core->mu);
+          --core->blocking_out;
+          if (then && !core->stopping) core->events.push_back(std::move(then));
+        }
+        core->cv.notify_one();
+      },
+      clock_.steady_now());
+}
+
+std::chrono::nanoseconds EventLoop::blocking_wait() const {
+  // The longer of how long the oldest call has waited and how long a call asked for now would
+  // wait: the second sees a queue that thousands of auctions just joined, before any of them
+  // has waited long.
+  const std::chrono::nanoseconds expected = pool_.expected_wait();
+  const std::optional<SteadyTime> oldest = pool_.oldest_queued();
+  if (!oldest) return expected;
+  return std::max(expected, std::chrono::nanoseconds{clock_.steady_now() - *oldest});
 }
 
 EventLoop::TimerId EventLoop::at(SteadyTime when, Task task) {

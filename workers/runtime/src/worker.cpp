@@ -256,17 +256,37 @@ void Worker::consume_loop() {
       const bool already_decided = !inserted[i].inserted && is_final(inserted[i].existing_status);
       auto job = std::make_shared<Job>(
           Job{std::move(good[i]), std::move(leads[i]), consumed_at, already_decided});
+      std::lock_guard lock(held_mu_);
+      waiting_.push_back(std::move(job));
+    }
+    // The batch starts in the queue's order, behind any lead still waiting, while there are
+    // slots and the worker's own work keeps up with the auctions already running.
+    const bool behind = behind_itself();
+    for (;;) {
+      std::shared_ptr<Job> job;
       {
         std::lock_guard lock(held_mu_);
-        if (running_ >= static_cast<int>(in_flight)) {
-          waiting_.push_back(std::move(job));
-          continue;
-        }
-        ++running_;
+        job = admit_locked(behind);
       }
+      if (!job) break;
       start_job(std::move(job));
     }
   }
+}
+
+bool Worker::behind_itself() const {
+  return distributor_.own_backlog() >= options_.own_backlog_limit;
+}
+
+std::shared_ptr<Worker::Job> Worker::admit_locked(bool behind) {
+  if (waiting_.empty() || running_ >= std::max(1, options_.concurrency)) return nullptr;
+  // Falling behind holds new auctions back, but never all of them: with none running, nothing
+  // would ever start one again.
+  if (behind && running_ > 0) return nullptr;
+  auto job = std::move(waiting_.front());
+  waiting_.pop_front();
+  ++running_;
+  return job;
 }
 
 void Worker::start_job(std::shared_ptr<Job> job) {
@@ -452,22 +472,23 @@ void Worker::release(const QueueRecord& record, bool done, bool started) {
     const std::int64_t next = trackers_[{record.topic, record.partition}].completed(record.offset);
     if (next >= 0) to_commit_[{record.topic, record.partition}] = next;
   }
-  std::shared_ptr<Job> next;
+  // A finished auction makes room for the next lead waiting, and for one more while the worker
+  // keeps up: after it fell behind, the auctions in flight grow back as it catches up.
+  const bool behind = behind_itself();
+  std::shared_ptr<Job> next, more;
   {
     std::lock_guard lock(held_mu_);
     --held_;
     if (started) --running_;
-    if (!waiting_.empty() && running_ < std::max(1, options_.concurrency)) {
-      next = std::move(waiting_.front());
-      waiting_.pop_front();
-      ++running_;
-    }
+    next = admit_locked(behind);
+    if (next && !behind) more = admit_locked(false);
     // Under the lock: once stop() sees nothing held it may destroy this worker, and a notify
     // still running after the unlock would touch a destroyed condition variable (ThreadSanitizer
     // caught it). With nothing held there is no `next` either, so nothing below runs then.
     space_cv_.notify_all();
   }
   if (next) start_job(std::move(next));
+  if (more) start_job(std::move(more));
 }
 
 void Worker::drain_for_rebalance() {

@@ -1,6 +1,9 @@
 #pragma once
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -115,6 +118,10 @@ class LeadDecider {
   virtual ~LeadDecider() = default;
   /// Starts deciding `lead`; `done` runs exactly once, on any thread, and must not block.
   virtual void decide(const Lead& lead, std::function<void(Decision)> done) = 0;
+  /// How long the decider's own work has waited to run (zero: none waits): its store calls, its
+  /// requests for a connection. While it is long, the worker starts no new auction
+  /// (WorkerOptions::own_backlog_limit). Any thread.
+  virtual std::chrono::milliseconds own_backlog() const { return std::chrono::milliseconds{0}; }
 };
 
 /// Decides leads: intake dedupe, eligibility, then the ping tree: the eligible buyers of tier 1
@@ -144,6 +151,11 @@ class Distributor final : public LeadDecider {
   ~Distributor() override;
 
   void decide(const Lead& lead, std::function<void(Decision)> done) override;
+  /// The longest any of the auctions' own work has waited: a blocking store call (an
+  /// eligibility read, a batch of post intents) for a thread of the pool, a post intent for its
+  /// batch, or (as the last answer to come said) a ping or post in the HTTP client's queue for
+  /// a connection. Any thread.
+  std::chrono::milliseconds own_backlog() const override;
 
   /// Offers `record`'s lead again as an aged lead, its `round`th re-offer (docs/reoffers.md):
   /// only to buyers that take aged leads and were never posted it, at their aged prices, for
@@ -171,6 +183,9 @@ class Distributor final : public LeadDecider {
   /// A ping or post to the buyer was sent / was answered (or gave up). Loop thread only.
   void request_sent(const std::string& buyer_id);
   void request_answered(const std::string& buyer_id);
+  /// How long the request just answered waited in our HTTP client's queue before it went out
+  /// (all of its time if it never went). Any thread.
+  void observe_request_queue(std::chrono::nanoseconds queued);
   /// Counts a ping or post for the buyer's health, and logs and counts a pause it causes.
   void observe_health(const std::string& buyer_id, const HttpResponse& r);
   /// Writes a post intent with others waiting at the same time, in one batch; `then` runs on
@@ -197,8 +212,13 @@ class Distributor final : public LeadDecider {
   BuyerHealth health_;
   std::mutex rng_mu_;
   std::mt19937_64 rng_;
-  std::vector<PendingIntent> intents_waiting_;      // loop thread only
-  int intent_batches_out_ = 0;                      // loop thread only
+  std::vector<PendingIntent> intents_waiting_;  // loop thread only
+  int intent_batches_out_ = 0;                  // loop thread only
+  // When the oldest intent in intents_waiting_ came (steady nanoseconds); kNoIntentWaiting
+  // when none waits. Written on the loop, read by own_backlog() on any thread.
+  static constexpr std::int64_t kNoIntentWaiting = std::numeric_limits<std::int64_t>::min();
+  std::atomic<std::int64_t> intents_waiting_since_{kNoIntentWaiting};
+  std::atomic<std::int64_t> request_queue_ns_{0};   // the last answer's wait for a connection
   std::unordered_map<std::string, int> in_flight_;  // requests out per buyer id; loop thread only
   std::unique_ptr<EventLoop> loop_;  // last: stops first, before what its auctions use
 };

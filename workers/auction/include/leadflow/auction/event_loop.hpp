@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -22,12 +23,24 @@ class BlockingPool {
   ~BlockingPool();
   BlockingPool(const BlockingPool&) = delete;
   BlockingPool& operator=(const BlockingPool&) = delete;
-  void run(std::function<void()> task);
+  /// Queues `task`; `queued_at` is when it was asked for, as oldest_queued() reports it.
+  void run(std::function<void()> task, SteadyTime queued_at = SteadyTime{});
+  /// When the task waiting longest for a thread was queued; nullopt while none waits.
+  std::optional<SteadyTime> oldest_queued() const;
+  /// How long a task queued now would wait for a thread: the tasks waiting, times how long a
+  /// task has taken of late (real time), over the threads. Zero while none waits.
+  std::chrono::nanoseconds expected_wait() const;
 
  private:
-  std::mutex mu_;
+  struct Queued {
+    SteadyTime at;
+    std::function<void()> task;
+  };
+  mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::function<void()>> tasks_;
+  std::deque<Queued> tasks_;
+  const int thread_count_;
+  std::chrono::nanoseconds mean_run_{0};  // of the tasks run, weighted to the recent ones
   bool stopping_ = false;
   std::vector<std::thread> threads_;
 };
@@ -60,6 +73,10 @@ class EventLoop {
   std::function<void(Task)> poster() const;
   /// Runs `work` on the blocking pool; the Task it returns then runs on the loop.
   void blocking(std::function<Task()> work);
+  /// How long blocking calls wait for a thread of the pool: the longer of how long the oldest
+  /// waiting has waited (on the loop's clock) and BlockingPool::expected_wait(); zero while
+  /// none waits. Any thread.
+  std::chrono::nanoseconds blocking_wait() const;
   /// Runs `task` on the loop once the clock reaches `at`. Loop thread only.
   TimerId at(SteadyTime at, Task task);
   /// Forgets a timer that has not run. Loop thread only.

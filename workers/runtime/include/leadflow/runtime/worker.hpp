@@ -73,7 +73,12 @@ struct WorkerOptions {
   std::string group = "leadflow-workers";
   Topics topics;
   int concurrency = 10000;  // auctions in flight at once
-  int max_attempts = 3;     // auctions of one lead that may fail before it is recorded failed
+  /// While the decider's own work has waited this long (LeadDecider::own_backlog: its store
+  /// calls, its requests for a connection), no new auction starts unless none runs: the leads
+  /// read ahead wait in the queue's order, and an auction in its buyers' time does not wait
+  /// behind the work of thousands just taken in.
+  std::chrono::milliseconds own_backlog_limit{500};
+  int max_attempts = 3;  // auctions of one lead that may fail before it is recorded failed
   /// The installation's secret (Store::shared_secret kInstallationSecretName), which keys the
   /// search keys of the leads the worker records (leadflow/domain/lead_search.hpp); "": the
   /// leads are found by id only.
@@ -135,6 +140,11 @@ class Worker {
   /// A held record is over: commit its offset if `done`, start the next lead waiting if it was
   /// `started`, and let the consumer read one more.
   void release(const QueueRecord& record, bool done, bool started = true);
+  /// Under held_mu_: the next lead read ahead that may start its auction now (a slot free, and
+  /// the worker keeping up unless nothing runs), counted as running; nullptr if none may.
+  std::shared_ptr<Job> admit_locked(bool behind);
+  /// Whether the decider's own work waits past own_backlog_limit. Any thread, no lock held.
+  bool behind_itself() const;
   void apply_commits();
   void drain_for_rebalance();
   void publish_stored(const std::string& lead_id);
