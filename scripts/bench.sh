@@ -155,24 +155,7 @@ for prefix in "${prefixes[@]}"; do
   topic_args+=(--topic "$prefix.leads:$partitions" --topic "$prefix.results:$partitions"
                --topic "$prefix.leads.retry:$partitions" --topic "$prefix.leads.dead:1")
 done
-bootstrap=""
-if [[ "$kafka_kind" == real ]]; then
-  # A real three-node KRaft cluster (scripts/kafka_cluster.sh); leadflow creates its topics.
-  kafka_cluster_dir="$work/kafka-cluster"
-  bootstrap=$(KAFKA_CLUSTER_JVM_OPTS="${BENCH_KAFKA_JVM:-}" "$root/scripts/kafka_cluster.sh" start \
-    "$kafka_cluster_dir" | tail -n 1)
-else
-  mkdir -p "$work/kafka-mock"
-  "$build/tests/leadflow-kafka-mock" --brokers 3 "${topic_args[@]}" \
-    < /dev/null > "$work/kafka-mock/out" 2> "$work/kafka-mock/log" &
-  mock_pid=$!
-  for _ in $(seq 1 100); do
-    bootstrap=$(sed -n 's/^BOOTSTRAP //p' "$work/kafka-mock/out")
-    [[ -n "$bootstrap" ]] && break
-    sleep 0.1
-  done
-fi
-[[ -n "$bootstrap" ]] || { echo "bench: the Kafka cluster did not start" >&2; cat "$work/kafka-mock/log" >&2; exit 1; }
+start_kafka "$kafka_kind" --brokers 3 "${topic_args[@]}"
 scale_out=()
 scale_out_env() {  # scale_out_env STORE_URL PREFIX -> sets scale_out to a scale-out process's settings
   scale_out=("LEADFLOW_STORE=$1" "LEADFLOW_QUEUE=kafka://$bootstrap" "LEADFLOW_QUEUE_PARTITIONS=$partitions"

@@ -1,4 +1,4 @@
-# shellcheck shell=bash disable=SC2154  # pids, work, root, operator: set by the sourcing script
+# shellcheck shell=bash disable=SC2154  # pids, work, root, build, operator: set by the sourcing script
 # Helpers shared by scripts/bench.sh and the phases under scripts/bench/ (sourced, not run).
 # They expect $operator to hold an operator key where they call the API.
 
@@ -15,6 +15,35 @@ cleanup() {
   fi
   if [[ -d "$work/pg" ]]; then "$root/scripts/pg_server.sh" stop "$work/pg" >/dev/null 2>&1 || true; fi
   rm -rf "$work"
+}
+
+# start_kafka KIND [MOCK_ARGS...]: sets bootstrap to a Kafka cluster's. KIND real: a three-node
+# KRaft cluster (scripts/kafka_cluster.sh, kafka_cluster_dir; BENCH_KAFKA_JVM gives its JVM
+# options), on which leadflow creates its topics; mock: leadflow-kafka-mock from $build with
+# MOCK_ARGS (its topics: the mock cannot create them), mock_pid. Exits if none answers.
+start_kafka() {
+  local kind=$1
+  shift
+  bootstrap=""
+  if [[ "$kind" == real ]]; then
+    kafka_cluster_dir="$work/kafka-cluster"
+    bootstrap=$(KAFKA_CLUSTER_JVM_OPTS="${BENCH_KAFKA_JVM:-}" "$root/scripts/kafka_cluster.sh" start \
+      "$kafka_cluster_dir" | tail -n 1)
+  else
+    mkdir -p "$work/kafka-mock"
+    "$build/tests/leadflow-kafka-mock" "$@" < /dev/null > "$work/kafka-mock/out" \
+      2> "$work/kafka-mock/log" &
+    mock_pid=$!
+    for _ in $(seq 1 100); do
+      bootstrap=$(sed -n 's/^BOOTSTRAP //p' "$work/kafka-mock/out")
+      [[ -n "$bootstrap" ]] && break
+      sleep 0.1
+    done
+  fi
+  [[ -n "$bootstrap" ]] && return 0
+  echo "bench: the Kafka cluster ($kind) did not start" >&2
+  [[ -f "$work/kafka-mock/log" ]] && cat "$work/kafka-mock/log" >&2
+  exit 1
 }
 
 # A free TCP port on loopback.

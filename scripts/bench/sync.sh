@@ -80,26 +80,13 @@ psql -q -v ON_ERROR_STOP=1 "$pg_admin" -c "CREATE DATABASE lf_bench_sync" >/dev/
 pg_store="${pg_admin%/*}/lf_bench_sync"
 prefix=bench-sync
 bootstrap=""
-if [[ "$kafka_kind" == real ]]; then
-  bootstrap=${BENCH_KAFKA_BOOTSTRAP:-}
-  if [[ -z "$bootstrap" ]]; then
-    kafka_cluster_dir="$work/kafka-cluster"
-    bootstrap=$(KAFKA_CLUSTER_JVM_OPTS="${BENCH_KAFKA_JVM:-}" "$root/scripts/kafka_cluster.sh" start \
-      "$kafka_cluster_dir" | tail -n 1)
-  fi
+if [[ "$kafka_kind" == real && -n "${BENCH_KAFKA_BOOTSTRAP:-}" ]]; then
+  bootstrap=$BENCH_KAFKA_BOOTSTRAP  # bench.sh's own cluster
 else
-  mkdir -p "$work/kafka-mock"
-  "$build/tests/leadflow-kafka-mock" --brokers 3 --topic "$prefix.leads:$partitions" \
+  start_kafka "$kafka_kind" --brokers 3 --topic "$prefix.leads:$partitions" \
     --topic "$prefix.results:$partitions" --topic "$prefix.leads.retry:$partitions" \
-    --topic "$prefix.leads.dead:1" < /dev/null > "$work/kafka-mock/out" 2> "$work/kafka-mock/log" &
-  mock_pid=$!
-  for _ in $(seq 1 100); do
-    bootstrap=$(sed -n 's/^BOOTSTRAP //p' "$work/kafka-mock/out")
-    [[ -n "$bootstrap" ]] && break
-    sleep 0.1
-  done
+    --topic "$prefix.leads.dead:1"
 fi
-[[ -n "$bootstrap" ]] || { echo "sync bench: the Kafka cluster did not start" >&2; cat "$work/kafka-mock/log" >&2 2>/dev/null; exit 1; }
 scale_out=("LEADFLOW_STORE=$pg_store" "LEADFLOW_QUEUE=kafka://$bootstrap"
            "LEADFLOW_QUEUE_PARTITIONS=$partitions" "LEADFLOW_KAFKA_REPLICATION=3"
            "LEADFLOW_TOPIC_PREFIX=$prefix")

@@ -157,8 +157,7 @@ class Auction : public std::enable_shared_from_this<Auction> {
   // thousands of others on a loaded worker) is our own, and must never decide it unsold.
   // Loop thread only.
   void arm_deadline() {
-    if (deadline_armed_) return;
-    deadline_armed_ = true;
+    if (deadline_ != SteadyTime::max()) return;
     deadline_ = clock_.steady_now() + dist_.options_.auction_timeout;
     deadline_timer_ = loop_.at(deadline_, step([this] { on_deadline(); }));
   }
@@ -729,8 +728,8 @@ class Auction : public std::enable_shared_from_this<Auction> {
   const Clock& clock_;
   const Lead lead_;
   std::function<void(Decision)> done_;
-  SteadyTime deadline_{};        // set by arm_deadline before any buyer is asked
-  bool deadline_armed_ = false;  // once set, the deadline never moves
+  // Set once by arm_deadline, before any buyer is asked (none until then); never moves.
+  SteadyTime deadline_ = SteadyTime::max();
   std::shared_ptr<const std::vector<Buyer>> buyers_;
   std::optional<Campaign> campaign_;
   std::optional<Seller> seller_;

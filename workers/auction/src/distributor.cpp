@@ -87,7 +87,7 @@ std::chrono::milliseconds Distributor::own_backlog() const {
     wait = std::max(wait, intents);
   }
   wait = std::max(wait, std::chrono::nanoseconds{request_queue_ns_.load()});
-  return duration_cast<milliseconds>(std::max(wait, std::chrono::nanoseconds{0}));
+  return duration_cast<milliseconds>(wait);
 }
 
 void Distributor::observe_request_queue(std::chrono::nanoseconds queued) {

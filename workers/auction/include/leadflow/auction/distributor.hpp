@@ -183,8 +183,9 @@ class Distributor final : public LeadDecider {
   /// A ping or post to the buyer was sent / was answered (or gave up). Loop thread only.
   void request_sent(const std::string& buyer_id);
   void request_answered(const std::string& buyer_id);
-  /// How long the request just answered waited in our HTTP client's queue before it went out
-  /// (all of its time if it never went). Any thread.
+  /// How long the request just answered waited on us (our HTTP client's queue before it went
+  /// out, all of its time if it never went; then the loop). Loop thread only; own_backlog()
+  /// reads it from any thread.
   void observe_request_queue(std::chrono::nanoseconds queued);
   /// Counts a ping or post for the buyer's health, and logs and counts a pause it causes.
   void observe_health(const std::string& buyer_id, const HttpResponse& r);
