@@ -403,6 +403,25 @@ TEST_F(HttpClientTest, ARequestThatNeverGetsAConnectionFailsAsNotSent) {
   EXPECT_EQ(first.get().status, 200);
 }
 
+// The worker holds new auctions back while requests wait in our own queue: the client says how
+// long the oldest has waited, without waiting for its answer.
+TEST_F(HttpClientTest, SaysHowLongItsOldestRequestHasWaitedForAConnection) {
+  sim_->set_latency(500ms);
+  CurlClientOptions o;
+  o.max_host_connections = 1;
+  HttpClient& c = client(o);
+  EXPECT_EQ(c.oldest_unsent(), 0ns);
+  auto first = c.send(ping_request(*sim_, 1, 2s));
+  auto second = c.send(ping_request(*sim_, 2, 2s));
+  ASSERT_TRUE(sim_->wait_for_requests(1, 10s));
+  std::this_thread::sleep_for(300ms);
+  EXPECT_GE(c.oldest_unsent(), 300ms);  // the second, behind the first's connection
+  EXPECT_LT(c.oldest_unsent(), 2s);
+  EXPECT_EQ(first.get().status, 200);
+  EXPECT_EQ(second.get().status, 200);
+  EXPECT_EQ(c.oldest_unsent(), 0ns);
+}
+
 // Out of descriptors in this process: the connection cannot even be opened. That is ours, not
 // the buyer's (buyer health ignores a request not sent).
 TEST_F(HttpClientTest, NoDescriptorLeftForAConnectionFailsAsNotSent) {

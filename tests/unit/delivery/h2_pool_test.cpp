@@ -317,13 +317,17 @@ TEST_F(H2PoolOneStreamTest, ARequestThatWaitsPastMaxQueueWaitFailsAsNotSent) {
   resolve_and_connect();
   pump(connection());
   EXPECT_EQ(connection().codec->stream_limit(), 1u);
+  EXPECT_FALSE(pool_->oldest_waiting());  // the first went out
+  const SteadyTime queued_at = clock_.steady_now();
   const auto second = send(30'000ms);
   ASSERT_EQ(host().waiting.size(), 1u);  // the only connection is full
+  EXPECT_EQ(pool_->oldest_waiting(), queued_at);
 
   tick(4'999ms);
   EXPECT_FALSE(answers_[second]);
   tick(1ms);
   ASSERT_TRUE(answers_[second]);
+  EXPECT_FALSE(pool_->oldest_waiting());
   EXPECT_TRUE(answers_[second]->not_sent);
   EXPECT_TRUE(answers_[second]->not_delivered);
   EXPECT_EQ(answers_[second]->error,

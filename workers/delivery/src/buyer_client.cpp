@@ -5,6 +5,8 @@
 
 #include "leadflow/base/text.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <memory>
 #include <string_view>
 #include <utility>
@@ -27,6 +29,11 @@ class BuyerClient final : public HttpClient {
   }
 
   using HttpClient::send;
+
+  std::chrono::nanoseconds oldest_unsent() const override {
+    return http2_ == nullptr ? http1_->oldest_unsent()
+                             : std::max(http1_->oldest_unsent(), http2_->oldest_unsent());
+  }
 
   void send(HttpRequest request, std::function<void(HttpResponse)> done) override {
     if (http2_ != nullptr && is_https(request.url)) {

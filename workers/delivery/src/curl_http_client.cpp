@@ -210,6 +210,10 @@ class CurlClient final : public HttpClient {
 
   using HttpClient::send;
 
+  std::chrono::nanoseconds oldest_unsent() const override {
+    return unsent_.age(clock_.steady_now());
+  }
+
   void send(HttpRequest request, std::function<void(HttpResponse)> done) override {
     auto t = std::make_unique<Transfer>();
     t->request = std::move(request);
@@ -219,6 +223,7 @@ class CurlClient final : public HttpClient {
     {
       std::lock_guard lock(mutex_);
       if (!stopping_) {
+        if (queue_.empty()) unsent_.first_submitted(t->submitted);
         queue_.push_back(std::move(t));
       }
     }
@@ -303,6 +308,7 @@ class CurlClient final : public HttpClient {
       {
         std::lock_guard lock(mutex_);
         incoming.swap(queue_);
+        unsent_.submissions_taken();
         stopping = stopping_;
       }
       if (stopping) {
@@ -330,6 +336,7 @@ class CurlClient final : public HttpClient {
         expire_overdue();
       }
       expire_queued();
+      note_waiting();
     }
     // Fail whatever is still queued or on the wire. Callbacks may call send() again; stopping_
     // makes those fail at once, so this loop ends.
@@ -480,24 +487,35 @@ class CurlClient final : public HttpClient {
       }
       std::unique_ptr<Transfer> next = std::move(h.waiting.front());
       h.waiting.pop_front();
+      if (expired(*next, clock_.steady_now())) continue;  // answered not sent; takes no slot
       start(h, std::move(next));
     }
   }
 
-  // A request that waited in our queue past max_queue_wait fails without having been sent.
+  // Fails `t` as not sent if it waited in our queue past its limit.
+  bool expired(Transfer& t, SteadyTime now) const {
+    const auto limit = outbound::queue_limit(t.request, options_.max_queue_wait);
+    if (now - t.submitted < limit) return false;
+    finish(t, outbound::not_sent_in_time(limit));
+    return true;
+  }
+
+  // A request that waited in our queue past its limit fails without having been sent: each
+  // host's first here, any other when its turn comes (send_waiting).
   void expire_queued() {
     const auto now = clock_.steady_now();
     for (auto& [key, h] : hosts_) {
-      while (!h.waiting.empty() && now - h.waiting.front()->submitted >= options_.max_queue_wait) {
-        std::unique_ptr<Transfer> t = std::move(h.waiting.front());
-        h.waiting.pop_front();
-        HttpResponse r;
-        r.not_sent = r.not_delivered = true;
-        r.error = "not sent: no connection to the buyer came free within " +
-                  std::to_string(options_.max_queue_wait.count()) + " ms";
-        finish(*t, std::move(r));
-      }
+      while (!h.waiting.empty() && expired(*h.waiting.front(), now)) h.waiting.pop_front();
     }
+  }
+
+  // What oldest_unsent() reads of the hosts' queues (each in the order its requests came).
+  void note_waiting() {
+    std::optional<SteadyTime> oldest;
+    for (const auto& [key, h] : hosts_)
+      if (!h.waiting.empty() && (!oldest || h.waiting.front()->submitted < *oldest))
+        oldest = h.waiting.front()->submitted;
+    unsent_.waiting_since(oldest);
   }
 
   // The loop enforces each request's timeout itself, after reading what the sockets hold;
@@ -744,6 +762,7 @@ class CurlClient final : public HttpClient {
   std::mutex mutex_;
   std::deque<std::unique_ptr<Transfer>> queue_;  // guarded by mutex_
   bool stopping_ = false;                        // guarded by mutex_
+  outbound::OldestUnsent unsent_;
 
   // Loop thread only.
   std::deque<Lane> lanes_;     // a deque: a lane's address is its libcurl timer data

@@ -66,7 +66,10 @@ void H2Loop::send(HttpRequest request, std::function<void(HttpResponse)> done) {
   ex->submitted = clock_.steady_now();
   {
     std::lock_guard lock(mutex_);
-    if (!stopping_) incoming_.push_back(std::move(ex));
+    if (!stopping_) {
+      if (incoming_.empty()) unsent_.first_submitted(ex->submitted);
+      incoming_.push_back(std::move(ex));
+    }
   }
   if (ex) {  // refused: the client is shutting down; answer on the caller's thread
     pool_.fail(*ex, kShutDownError);
@@ -74,6 +77,8 @@ void H2Loop::send(HttpRequest request, std::function<void(HttpResponse)> done) {
   }
   fds_.wake();
 }
+
+std::chrono::nanoseconds H2Loop::oldest_unsent() const { return unsent_.age(clock_.steady_now()); }
 
 void H2Loop::run() {
   std::vector<epoll_event> events(kH2MaxEvents);
@@ -84,6 +89,7 @@ void H2Loop::run() {
     {
       std::lock_guard lock(mutex_);
       incoming.swap(incoming_);
+      unsent_.submissions_taken();
       resolved.swap(resolved_);
       stopping = stopping_;
     }
@@ -118,6 +124,7 @@ void H2Loop::run() {
       pool_.housekeeping();
       pool_.reap();
     }
+    unsent_.waiting_since(pool_.oldest_waiting());
   }
   pool_.shut_down();
   by_id_.clear();

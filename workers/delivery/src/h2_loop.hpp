@@ -36,6 +36,7 @@ class H2Loop final : public HttpClient, private H2Io {
 
   using HttpClient::send;
   void send(HttpRequest request, std::function<void(HttpResponse)> done) override;
+  std::chrono::nanoseconds oldest_unsent() const override;
 
  private:
   // H2Io: what the pool asks of the sockets.
@@ -61,6 +62,7 @@ class H2Loop final : public HttpClient, private H2Io {
   std::deque<std::unique_ptr<H2Exchange>> incoming_;  // guarded by mutex_
   std::deque<Resolution> resolved_;                   // guarded by mutex_
   bool stopping_ = false;                             // guarded by mutex_
+  outbound::OldestUnsent unsent_;
 
   // Loop thread only.
   H2Pool pool_;

@@ -117,6 +117,7 @@ void H2Pool::dispatch(H2Host& h) {
     }
     std::unique_ptr<H2Exchange> ex = std::move(h.waiting.front());
     h.waiting.pop_front();
+    if (expired(*ex, clock_.steady_now())) continue;  // answered not sent; takes no room
     assign(*c, std::move(ex));
     if (c->state == H2Connection::State::kReady &&
         std::find(touched.begin(), touched.end(), c) == touched.end()) {
@@ -124,6 +125,13 @@ void H2Pool::dispatch(H2Host& h) {
     }
   }
   for (H2Connection* c : touched) io_.flush(*c);
+}
+
+bool H2Pool::expired(H2Exchange& ex, SteadyTime now) const {
+  const auto limit = outbound::queue_limit(ex.request, options_.max_queue_wait);
+  if (now - ex.submitted < limit) return false;
+  finish(ex, outbound::not_sent_in_time(limit));
+  return true;
 }
 
 std::size_t H2Pool::room(const H2Connection& c) const {
@@ -224,6 +232,15 @@ void H2Pool::clear_deadline(H2Exchange& ex) {
   ex.has_deadline = false;
 }
 
+std::optional<SteadyTime> H2Pool::oldest_waiting() const {
+  std::optional<SteadyTime> oldest;
+  // Each host's queue is in the order its requests came; one put back (a replay) goes first.
+  for (const auto& [key, h] : hosts_)
+    if (!h.waiting.empty() && (!oldest || h.waiting.front()->submitted < *oldest))
+      oldest = h.waiting.front()->submitted;
+  return oldest;
+}
+
 SteadyTime H2Pool::next_deadline() const {
   return deadlines_.empty() ? SteadyTime::max() : deadlines_.begin()->first;
 }
@@ -279,15 +296,7 @@ void H2Pool::expire_overdue(SteadyTime last_stall) {
 void H2Pool::housekeeping() {
   const auto now = clock_.steady_now();
   for (auto& [key, h] : hosts_) {
-    while (!h.waiting.empty() && now - h.waiting.front()->submitted >= options_.max_queue_wait) {
-      std::unique_ptr<H2Exchange> ex = std::move(h.waiting.front());
-      h.waiting.pop_front();
-      HttpResponse r;
-      r.not_sent = r.not_delivered = true;
-      r.error = "not sent: no connection to the buyer came free within " +
-                std::to_string(options_.max_queue_wait.count()) + " ms";
-      finish(*ex, std::move(r));
-    }
+    while (!h.waiting.empty() && expired(*h.waiting.front(), now)) h.waiting.pop_front();
     for (auto& c : h.connections) {
       if (c->dead) continue;
       if (c->state != H2Connection::State::kReady) {

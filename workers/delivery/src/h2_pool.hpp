@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -125,6 +126,8 @@ class H2Pool {
   /// Closes the connections marked dead, and sends again what their buyers refused unprocessed.
   void reap();
 
+  /// When the oldest request still waiting for a connection was submitted, if any waits.
+  std::optional<SteadyTime> oldest_waiting() const;
   /// The earliest deadline of a request sent and not answered, or SteadyTime::max().
   SteadyTime next_deadline() const;
   /// Answers every request whose deadline has passed as timed out (its stream is cancelled, its
@@ -148,6 +151,8 @@ class H2Pool {
 
  private:
   std::size_t room(const H2Connection& c) const;
+  /// Answers `ex` as not sent if it waited in the queue past its limit.
+  bool expired(H2Exchange& ex, SteadyTime now) const;
   bool may_open(const H2Host& h) const;
   void assign(H2Connection& c, std::unique_ptr<H2Exchange> ex);
   void submit(H2Connection& c, std::unique_ptr<H2Exchange> ex);

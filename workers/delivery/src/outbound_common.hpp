@@ -2,11 +2,13 @@
 // What both outbound transports (libcurl's, and the HTTP/2 one on nghttp2) share, so a buyer's
 // answer is capped, timed and described the same way whichever carried it.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstddef>
 #include <ctime>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -39,6 +41,22 @@ constexpr const char* kShutDownError = "client shut down";
 
 inline std::string timeout_error(const HttpRequest& rq) {
   return "timed out after " + std::to_string(rq.timeout.count()) + " ms";
+}
+
+// How long `rq` may wait in a client's own queue for a connection: its own limit, if it has
+// one, within the client's.
+inline std::chrono::milliseconds queue_limit(const HttpRequest& rq,
+                                             std::chrono::milliseconds client) {
+  return rq.max_queue_wait.count() > 0 ? std::min(rq.max_queue_wait, client) : client;
+}
+
+// A request that waited `limit` in our queue, and fails without having been sent.
+inline HttpResponse not_sent_in_time(std::chrono::milliseconds limit) {
+  HttpResponse r;
+  r.not_sent = r.not_delivered = true;
+  r.error = "not sent: no connection to the buyer came free within " +
+            std::to_string(limit.count()) + " ms";
+  return r;
 }
 
 inline std::string too_large_error() {
@@ -95,6 +113,33 @@ void take_ready(int epoll, std::vector<epoll_event>& events, int n, OnReady&& on
     n = ::epoll_wait(epoll, events.data(), static_cast<int>(events.size()), 0);
   }
 }
+
+/// When the oldest request a transport holds unsent was handed to it, readable from any thread
+/// without the transport's lock (HttpClient::oldest_unsent). Two parts: its submission queue,
+/// marked by send() and by the loop's taking of it under the transport's lock, and its hosts'
+/// queues for a connection, marked by the loop after each turn.
+class OldestUnsent {
+ public:
+  /// send(), under the transport's lock, with the queue empty before this request.
+  void first_submitted(SteadyTime at) { incoming_.store(at.time_since_epoch().count()); }
+  /// The loop, under the transport's lock, as it takes the whole submission queue.
+  void submissions_taken() { incoming_.store(kNone); }
+  /// The loop, after a turn: the oldest request still waiting for a connection, if any.
+  void waiting_since(std::optional<SteadyTime> oldest) {
+    waiting_.store(oldest ? oldest->time_since_epoch().count() : kNone);
+  }
+  std::chrono::nanoseconds age(SteadyTime now) const {
+    const std::int64_t since = std::min(incoming_.load(), waiting_.load());
+    if (since == kNone) return std::chrono::nanoseconds{0};
+    return std::max(std::chrono::nanoseconds{0},
+                    std::chrono::nanoseconds{now.time_since_epoch().count() - since});
+  }
+
+ private:
+  static constexpr std::int64_t kNone = INT64_MAX;
+  std::atomic<std::int64_t> incoming_{kNone};
+  std::atomic<std::int64_t> waiting_{kNone};
+};
 
 /// A transport loop's epoll set and the eventfd that wakes it, the eventfd already in the set
 /// with `wake_tag` as its epoll data. Owned by the transport; wake() may be called from any

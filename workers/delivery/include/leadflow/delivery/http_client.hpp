@@ -20,6 +20,10 @@ struct HttpRequest {
   std::string body;
   std::chrono::milliseconds timeout{
       1000};  // whole exchange, connect included, from when it is sent
+  /// How long it may wait in the client's own queue for a connection before it fails as not
+  /// sent (a ping no longer worth sending); 0: the client's CurlClientOptions::max_queue_wait,
+  /// which also bounds this.
+  std::chrono::milliseconds max_queue_wait{0};
 };
 
 struct HttpResponse {
@@ -52,6 +56,10 @@ class HttpClient {
  public:
   virtual ~HttpClient() = default;
   virtual void send(HttpRequest request, std::function<void(HttpResponse)> done) = 0;
+
+  /// How long the oldest request this client still holds unsent has waited: for its loop to take
+  /// it, or in its queue for a connection. 0 when none waits. Any thread; cheap (no lock).
+  virtual std::chrono::nanoseconds oldest_unsent() const { return std::chrono::nanoseconds{0}; }
 
   std::future<HttpResponse> send(HttpRequest request) {
     auto promise = std::make_shared<std::promise<HttpResponse>>();
