@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 
 namespace leadflow::testing {
+
+using namespace std::chrono_literals;
 namespace {
 
 FakeAnswer json_answer(nlohmann::json body, std::chrono::milliseconds delay) {
@@ -114,9 +116,21 @@ void FakeHttpClient::send(HttpRequest request, std::function<void(HttpResponse)>
     }
     sent_.push_back({request, clock_.elapsed()});
   }
+  // The wait in the client's own queue for a connection, where no timeout runs: a kNotSent
+  // answer's whole delay, else `queued`. Past the request's queue limit it is never sent.
+  const auto limit = request.max_queue_wait.count() > 0 ? request.max_queue_wait : 30'000ms;
+  std::chrono::milliseconds wait = a.kind == FakeAnswer::Kind::kNotSent ? a.delay : a.queued;
+  if (wait >= limit) {
+    a = FakeAnswer::not_sent();
+    wait = limit;
+  }
   HttpResponse r;
-  std::chrono::milliseconds after = a.delay;
-  if (a.kind == FakeAnswer::Kind::kNoAnswer || a.delay >= request.timeout) {
+  std::chrono::milliseconds after = a.delay;  // from when it is sent
+  if (a.kind == FakeAnswer::Kind::kNotSent) {
+    after = 0ms;
+    r.error = a.error;
+    r.not_sent = r.not_delivered = true;
+  } else if (a.kind == FakeAnswer::Kind::kNoAnswer || a.delay >= request.timeout) {
     after = request.timeout;
     r.timed_out = true;
     r.error = "timeout";
@@ -125,16 +139,29 @@ void FakeHttpClient::send(HttpRequest request, std::function<void(HttpResponse)>
   } else if (a.kind == FakeAnswer::Kind::kRefused) {
     r.error = a.error;
     r.not_delivered = true;
-  } else if (a.kind == FakeAnswer::Kind::kNotSent) {
-    r.error = a.error;
-    r.not_sent = r.not_delivered = true;
   } else {
     r.status = a.status;
     r.body = a.body;
   }
-  r.elapsed = after;
-  clock_.schedule(clock_.steady_now() + after,
+  if (!r.not_sent) r.elapsed = after;
+  const SteadyTime now = clock_.steady_now();
+  if (wait > 0ms) {
+    {
+      std::lock_guard lock(mu_);
+      unsent_.insert(now);
+    }
+    clock_.schedule(now + wait, [this, now] {
+      std::lock_guard lock(mu_);
+      unsent_.erase(unsent_.find(now));
+    });
+  }
+  clock_.schedule(now + wait + after,
                   [done = std::move(done), r = std::move(r)]() mutable { done(std::move(r)); });
+}
+
+std::chrono::nanoseconds FakeHttpClient::oldest_unsent() const {
+  std::lock_guard lock(mu_);
+  return unsent_.empty() ? std::chrono::nanoseconds{0} : clock_.steady_now() - *unsent_.begin();
 }
 
 std::vector<FakeHttpClient::Sent> FakeHttpClient::requests() const {

@@ -7,6 +7,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,9 @@ struct FakeAnswer {
   std::string body;
   std::string error;                   // kTransportError: the transport's text
   std::chrono::milliseconds delay{0};  // when the answer comes, after the request went out
+  /// How long it first waits in the client's own queue for a connection (no timeout runs);
+  /// past the request's max_queue_wait (else 30 s) it is never sent.
+  std::chrono::milliseconds queued{0};
 
   /// A ping answered with a bid in dollars: {"bid": 12.5}.
   static FakeAnswer bid(double dollars, std::chrono::milliseconds delay = {});
@@ -43,7 +47,8 @@ struct FakeAnswer {
   static FakeAnswer refused(std::chrono::milliseconds delay = {});
   /// Never answers: the request times out after its own timeout, as the real client reports it.
   static FakeAnswer no_answer();
-  /// Never sent: the client gave up waiting for a connection of its own (not_sent, status 0).
+  /// Never sent: the client gave up waiting for a connection of its own (not_sent, status 0)
+  /// after `delay`, which the request's timeout does not cut (it had not started).
   static FakeAnswer not_sent(std::chrono::milliseconds delay = {});
 };
 
@@ -62,6 +67,8 @@ class FakeHttpClient final : public HttpClient {
 
   using HttpClient::send;
   void send(HttpRequest request, std::function<void(HttpResponse)> done) override;
+  /// A request answered not_sent waits in "our queue" until that answer: the oldest one's age.
+  std::chrono::nanoseconds oldest_unsent() const override;
 
   struct Sent {
     HttpRequest request;
@@ -84,6 +91,7 @@ class FakeHttpClient final : public HttpClient {
   mutable std::mutex mu_;
   std::map<std::string, Script> scripts_;
   std::vector<Sent> sent_;
+  std::multiset<SteadyTime> unsent_;  // when each request still waiting to be not_sent came
 };
 
 }  // namespace leadflow::testing

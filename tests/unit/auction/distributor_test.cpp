@@ -994,6 +994,65 @@ TEST_F(DistributorTest, CountsTheTimeARequestWaitedForAConnectionAsItsOwn) {
   EXPECT_EQ(distributor().own_backlog(), 0ms);
 }
 
+// A ping still in our client's queue well past its 1 s timeout never reached the buyer in the
+// buyer's time (our client answers a ping sent at once within its timeout): it is no timeout of
+// the buyer's, and the auction does not wait out its deadline for it. Nobody else bought the
+// lead, so it goes back for a later attempt instead of being decided unsold.
+TEST_F(DistributorTest, APingHeldUpInOurQueueDelaysTheLead) {
+  options_.auction_timeout = 3s;
+  const Buyer held = add_buyer("held"), declines = add_buyer("declines");
+  http_.answer(held.ping_url, FakeAnswer::not_sent(30s));  // our queue gives up after 30 s
+  http_.answer(declines.ping_url, FakeAnswer::no_bid(10ms));
+
+  EXPECT_THROW(distributor().decide_and_wait(add_lead(311)), AuctionDeferred);
+  EXPECT_EQ(clock_.elapsed(), 1250ms);  // the timeout and 250 ms for our client to say so
+}
+
+// A ping that waited 1 s in our queue and then took its buyer 800 ms, within the buyer's 1 s:
+// the auction stops waiting for it 1.25 s after asking (the timeout and our client's margin)
+// and sells to the buyer that answered; the late ping is recorded as skipped for our reason,
+// not as the buyer's timeout.
+TEST_F(DistributorTest, APingSentLateByOurQueueIsNotTheBuyersTimeout) {
+  options_.auction_timeout = 3s;
+  const Buyer held = add_buyer("held"), buys = add_buyer("buys");
+  FakeAnswer late = FakeAnswer::bid(20.00, 800ms);
+  late.queued = 1s;
+  http_.answer(held.ping_url, late);
+  http_.answer(buys.ping_url, FakeAnswer::bid(9.00, 10ms));
+  http_.answer(buys.post_url, FakeAnswer::accept());
+  auto& held_up = worker_metrics().buyer_requests.Add(
+      {{"buyer_id", held.id}, {"kind", "ping"}, {"result", "held_up"}});
+  const double held_up_before = held_up.Value();
+
+  const Distribution d = distributor().decide_and_wait(add_lead(312));
+  EXPECT_EQ(held_up.Value(), held_up_before + 1);
+
+  EXPECT_EQ(d.status, DeliveryStatus::kDelivered);
+  EXPECT_EQ(d.buyer_id, buys.id);
+  EXPECT_EQ(clock_.elapsed(), 1250ms);  // the post answered at once
+  const auto pings = attempts_of(d, AttemptKind::kPing);
+  ASSERT_EQ(pings.size(), 2u);
+  const Attempt& cut = pings[0].buyer_id == held.id ? pings[0] : pings[1];
+  EXPECT_EQ(cut.outcome, AttemptOutcome::kSkipped);
+  EXPECT_EQ(cut.reason, "held up in this worker");
+}
+
+// The worker holds new auctions back while requests wait in our client's queue: the distributor
+// reads that queue's oldest as it waits, not only from answers that waited in it.
+TEST_F(DistributorTest, SaysHowLongARequestHasWaitedInItsClientsQueue) {
+  distributor();
+  EXPECT_EQ(distributor().own_backlog(), 0ms);
+  HttpRequest queued;
+  queued.url = "http://buyer.test/ping";
+  http_.answer(queued.url, FakeAnswer::not_sent(30s));
+  auto answer = http_.send(queued);
+  clock_.advance(700ms);
+  EXPECT_EQ(distributor().own_backlog(), 700ms);
+  clock_.advance(30s);
+  EXPECT_TRUE(answer.get().not_sent);
+  EXPECT_EQ(distributor().own_backlog(), 0ms);
+}
+
 // A post that never reached the buyer (refused at connect) cannot have been taken: the next
 // bidder is asked at once, instead of the lead failing at the deadline as an unknown outcome.
 TEST_F(DistributorTest, APostRefusedAtConnectGoesToTheNextBidder) {

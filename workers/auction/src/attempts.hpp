@@ -2,6 +2,7 @@
 // Private to the auction: the attempts an auction records of a buyer's answer, or of the lack of
 // one, and the buyer's tier they carry.
 #include <algorithm>
+#include <chrono>
 #include <optional>
 #include <string>
 
@@ -43,6 +44,17 @@ inline Attempt unanswered(const Buyer& b, AttemptKind kind, std::int64_t started
   a.reason = std::move(reason);
   a.tier = tier_of(b);
   return a;
+}
+
+// Past a ping's timeout, the time our client may take to tell the auction it timed out: a ping
+// unanswered past both went no further than this process in its buyer's time.
+constexpr std::chrono::milliseconds kHeldUpMargin{250};
+
+// A ping held up in this process (never sent, or sent too late to be answered in time): skipped
+// for our reason, never counted as the buyer's timeout.
+inline Attempt held_up(const Buyer& b, std::int64_t started_ms) {
+  return unanswered(b, AttemptKind::kPing, started_ms, AttemptOutcome::kSkipped, std::nullopt,
+                    "held up in this worker");
 }
 
 }  // namespace leadflow

@@ -175,7 +175,6 @@ class Auction : public std::enable_shared_from_this<Auction> {
   // the store).
   EventLoop::Task check_eligibility() {
     const std::int64_t now_ms = clock_.now_ms();
-    const std::int64_t now_s = now_ms / 1000;
     const Vertical* vertical = dist_.verticals_.find(lead_.vertical);
     const int lookback_days = vertical ? vertical->duplicate_lookback_days : 30;
     if (lookback_days > 0 && !aged_) {  // an aged lead was found no duplicate when it was live
@@ -202,24 +201,7 @@ class Auction : public std::enable_shared_from_this<Auction> {
       if (std::find(recovered_.begin(), recovered_.end(), b.id) != recovered_.end()) continue;
       // An aged lead goes only to buyers of aged leads never posted it (nor sold it).
       if (aged_ && !reoffer::may_offer(b, aged_->history, aged_->sales)) continue;
-      std::string why = static_ineligibility(b, lead_, now_s);
-      if (why.empty() && person) {
-        const std::optional<bool> listed = lists->buyer_suppresses(b.id, *person);
-        if (!listed)
-          why = "suppressed:unknown";  // cannot tell: hold the lead back
-        else if (*listed)
-          why = "suppressed";
-      }
-      if (why.empty() && dist_.health_.paused(b.id)) why = "unhealthy";
-      if (why.empty()) why = cap_ineligibility(dist_.store_, b, cap_windows(b, now_s));
-      if (why.empty() && b.duplicate_lookback_days > 0) {
-        const auto bought = dist_.store_.buyer_bought_person(
-            b.id, lead_.id, now_ms - b.duplicate_lookback_days * 86'400'000LL);
-        if (!bought)
-          why = "duplicate:unknown";  // cannot tell: do not risk selling it twice
-        else if (*bought)
-          why = "duplicate";
-      }
+      std::string why = dist_.ineligibility(b, lead_, now_ms, person);
       if (why.empty()) {
         eligible.push_back(&b);
       } else if (why != "vertical") {
@@ -316,11 +298,23 @@ class Auction : public std::enable_shared_from_this<Auction> {
     }
     pings_out_ = pings_.size();
     if (pings_out_ == 0) return start_posts();
+    // Our client answers every ping sent at once within its timeout, a timeout included. One
+    // still unanswered well past the tier's longest waited here (our queue for a connection, or
+    // a late loop); one not sent by then never will be, the auction no longer listening.
+    std::vector<HttpRequest> requests;
+    std::chrono::milliseconds longest{0};
+    for (const Ping& p : pings_) {
+      requests.push_back(make_ping_request(*p.buyer, lead_, p.ping_id, aged_.has_value()));
+      longest = std::max(longest, requests.back().timeout);
+    }
     for (std::size_t i = 0; i < pings_.size(); ++i) {
-      send(*pings_[i].buyer,
-           make_ping_request(*pings_[i].buyer, lead_, pings_[i].ping_id, aged_.has_value()),
+      requests[i].max_queue_wait = longest + kHeldUpMargin;
+      send(*pings_[i].buyer, std::move(requests[i]),
            [this, i, round = round_](const HttpResponse& r) { on_ping(round, i, r); });
     }
+    const SteadyTime held_up_at = clock_.steady_now() + longest + kHeldUpMargin;
+    if (held_up_at < deadline_)
+      held_up_timer_ = loop_.at(held_up_at, step([this, round = round_] { on_held_up(round); }));
   }
 
   // Sends a ping or post to `b`, counted in the buyer's requests in flight until it is answered
@@ -351,9 +345,14 @@ class Auction : public std::enable_shared_from_this<Auction> {
     if (round != round_ || phase_ != Phase::kPinging) return;
     Ping& p = pings_[i];
     if (p.attempt) return;
-    if (r.not_sent) local_trouble_ = true;
     worker_metrics().observe_buyer(p.buyer->id, "ping", r);
     dist_.observe_health(p.buyer->id, r);
+    if (r.not_sent) {  // it never left this process: the buyer did nothing
+      local_trouble_ = true;
+      p.attempt = held_up(*p.buyer, p.started_ms);
+      if (--pings_out_ == 0) start_posts();
+      return;
+    }
     Attempt a = attempt_from(*p.buyer, AttemptKind::kPing, p.started_ms, r);
     const PingAnswer answer = read_ping_answer(*p.buyer, r);
     if (aged_) {
@@ -389,6 +388,21 @@ class Auction : public std::enable_shared_from_this<Auction> {
     if (--pings_out_ == 0) start_posts();
   }
 
+  // The tier's pings still unanswered went no further than this process in their buyers' time:
+  // each is skipped for our reason, never the buyer's timeout, and the tier goes on with the bids
+  // it has. If nobody buys, the lead is delayed rather than decided by our queue.
+  void on_held_up(std::size_t round) {
+    held_up_timer_ = 0;
+    if (round != round_ || phase_ != Phase::kPinging) return;
+    for (auto& p : pings_) {
+      if (p.attempt) continue;
+      local_trouble_ = true;
+      worker_metrics().held_up(p.buyer->id, "ping");
+      p.attempt = held_up(*p.buyer, p.started_ms);
+    }
+    start_posts();
+  }
+
   void on_deadline() {
     deadline_timer_ = 0;
     if (phase_ != Phase::kPinging) return;  // a post in flight runs to its own timeout
@@ -414,6 +428,7 @@ class Auction : public std::enable_shared_from_this<Auction> {
   // with the buyers not yet posted, while the deadline allows.
   void start_posts() {
     phase_ = Phase::kPosting;
+    if (held_up_timer_ != 0) loop_.cancel(std::exchange(held_up_timer_, 0));
     for (auto& p : pings_) d_.attempts.push_back(std::move(*p.attempt));
     pings_.clear();
     {
@@ -708,6 +723,7 @@ class Auction : public std::enable_shared_from_this<Auction> {
     if (finished_) return;
     finished_ = true;
     if (deadline_timer_ != 0) loop_.cancel(deadline_timer_);
+    if (held_up_timer_ != 0) loop_.cancel(held_up_timer_);
     loop_.release();
     auto done = std::move(done_);
     done(std::move(decision));
@@ -762,8 +778,9 @@ class Auction : public std::enable_shared_from_this<Auction> {
   std::map<int, OpenPost> posts_;
   int posts_made_ = 0;
   EventLoop::TimerId deadline_timer_ = 0;
-  bool store_trouble_ = false;  // our store kept a buyer out or unposted
-  bool local_trouble_ = false;  // a ping or post never left this process
+  EventLoop::TimerId held_up_timer_ = 0;  // the pinging tier's (send_pings)
+  bool store_trouble_ = false;            // our store kept a buyer out or unposted
+  bool local_trouble_ = false;            // a ping or post never left this process
   bool finished_ = false;
 };
 

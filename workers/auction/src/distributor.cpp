@@ -10,6 +10,8 @@
 #include <stdexcept>
 
 #include "auction_machine.hpp"
+#include "buyer_caps.hpp"
+#include "leadflow/auction/auction.hpp"
 #include "leadflow/auction/worker_metrics.hpp"
 #include "leadflow/base/log.hpp"
 #include "leadflow/delivery/buyer_protocol.hpp"
@@ -69,6 +71,30 @@ void Distributor::request_answered(const std::string& buyer_id) {
   if (it != in_flight_.end() && --it->second <= 0) in_flight_.erase(it);
 }
 
+std::string Distributor::ineligibility(const Buyer& b, const Lead& lead, std::int64_t now_ms,
+                                       const std::optional<PersonFingerprints>& person) {
+  const std::int64_t now_s = now_ms / 1000;
+  std::string why = static_ineligibility(b, lead, now_s);
+  if (why.empty() && person) {
+    const std::optional<bool> listed = options_.suppression->buyer_suppresses(b.id, *person);
+    if (!listed)
+      why = "suppressed:unknown";  // cannot tell: hold the lead back
+    else if (*listed)
+      why = "suppressed";
+  }
+  if (why.empty() && health_.paused(b.id)) why = "unhealthy";
+  if (why.empty()) why = cap_ineligibility(store_, b, cap_windows(b, now_s));
+  if (why.empty() && b.duplicate_lookback_days > 0) {
+    const auto bought = store_.buyer_bought_person(
+        b.id, lead.id, now_ms - b.duplicate_lookback_days * 86'400'000LL);
+    if (!bought)
+      why = "duplicate:unknown";  // cannot tell: do not risk selling it twice
+    else if (*bought)
+      why = "duplicate";
+  }
+  return why;
+}
+
 void Distributor::write_intent(DistributionStore::PostIntentWrite write,
                                std::function<void(StoreStatus)> then) {
   if (intents_waiting_.empty())
@@ -87,6 +113,7 @@ std::chrono::milliseconds Distributor::own_backlog() const {
     wait = std::max(wait, intents);
   }
   wait = std::max(wait, std::chrono::nanoseconds{request_queue_ns_.load()});
+  wait = std::max(wait, http_.oldest_unsent());
   return duration_cast<milliseconds>(wait);
 }
 

@@ -123,8 +123,13 @@ void WorkerMetrics::count_sale(const std::string& buyer_id, Cents price, Cents p
   margin_cents.Increment(static_cast<double>(std::max<Cents>(0, price - payout)));
 }
 
+void WorkerMetrics::held_up(const std::string& buyer_id, const char* kind) {
+  buyer_requests.Add({{"buyer_id", buyer_id}, {"kind", kind}, {"result", "held_up"}}).Increment();
+}
+
 void WorkerMetrics::observe_buyer(const std::string& buyer_id, const char* kind,
                                   const HttpResponse& r) {
+  if (r.not_sent) return held_up(buyer_id, kind);  // the buyer saw nothing: no latency of its
   const char* result = r.timed_out                         ? "timeout"
                        : r.status == 0                     ? "error"
                        : r.status >= 200 && r.status < 300 ? "ok"

@@ -187,6 +187,12 @@ class Distributor final : public LeadDecider {
   /// out, all of its time if it never went; then the loop). Loop thread only; own_backlog()
   /// reads it from any thread.
   void observe_request_queue(std::chrono::nanoseconds queued);
+  /// Why buyer `b` may not take `lead` now ("" when it may): its own filters and schedule, its
+  /// suppression list (`person`, hashed only when some buyer has a list), its health, its caps
+  /// and budgets, and the people it bought before. A reason ending ":unknown" is our store's
+  /// (or the lists') failure to say. Blocking: reads the store.
+  std::string ineligibility(const Buyer& b, const Lead& lead, std::int64_t now_ms,
+                            const std::optional<PersonFingerprints>& person);
   /// Counts a ping or post for the buyer's health, and logs and counts a pause it causes.
   void observe_health(const std::string& buyer_id, const HttpResponse& r);
   /// Writes a post intent with others waiting at the same time, in one batch; `then` runs on
