@@ -981,6 +981,50 @@ TEST(BlockingPoolTest, ExpectsAQueueThatJustFormedToWaitAsLongAsItsTasksTake) {
   EXPECT_EQ(pool.expected_wait(), 0ns);
 }
 
+// A loop that ran late finds a buyer's answer posted and the auction's timer due at once: the
+// answer, which reached the loop first, runs first, so our lateness never cuts it.
+TEST(EventLoopTest, WhatWasPostedBeforeATimerWasDueRunsBeforeIt) {
+  SimulatedClock clock;
+  EventLoop loop(clock, 1);
+  std::mutex mu;
+  std::condition_variable cv;
+  bool armed = false, go = false;
+  std::vector<std::string> ran;
+  loop.post([&] {
+    loop.at(clock.steady_now() + 100ms, [&] {
+      std::lock_guard lock(mu);
+      ran.push_back("timer");
+    });
+    std::unique_lock lock(mu);
+    armed = true;
+    cv.notify_all();
+    cv.wait(lock, [&] { return go; });  // the loop is busy: late for what comes next
+  });
+  {
+    std::unique_lock lock(mu);
+    cv.wait(lock, [&] { return armed; });
+  }
+  loop.post([&] {
+    std::lock_guard lock(mu);
+    ran.push_back("answer");
+  });
+  clock.advance(200ms);  // the timer is due while the answer waits for the loop
+  {
+    std::lock_guard lock(mu);
+    go = true;
+  }
+  cv.notify_all();
+  for (int i = 0; i < 10'000; ++i) {
+    {
+      std::lock_guard lock(mu);
+      if (ran.size() == 2) break;
+    }
+    std::this_thread::sleep_for(1ms);
+  }
+  std::lock_guard lock(mu);
+  EXPECT_EQ(ran, (std::vector<std::string>{"answer", "timer"}));
+}
+
 // A ping that waited in our client's queue for a connection, and never went out: all of its
 // time was ours, not the buyer's. The next answer, with no wait of ours, clears it.
 TEST_F(DistributorTest, CountsTheTimeARequestWaitedForAConnectionAsItsOwn) {

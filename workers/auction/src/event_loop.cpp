@@ -161,23 +161,24 @@ void EventLoop::run() {
   std::unique_lock lock(core.mu);
   for (;;) {
     if (core.stopping) return;
-    // Timers due now run first, then everything posted so far.
+    // Everything posted so far runs first, then the timers that were due when it was taken: an
+    // answer that reached the loop before a deadline is never cut by it because the loop ran late.
     const SteadyTime now = clock_.steady_now();
-    std::vector<Task> due;
-    while (!timers_.empty() && timers_.begin()->first <= now) {
-      auto it = timers_.begin();
-      due.push_back(std::move(it->second.second));
-      timer_index_.erase(it->second.first);
-      timers_.erase(it);
-    }
     std::deque<Task> events;
     events.swap(core.events);
-    if (!due.empty() || !events.empty()) {
+    const bool timers_due = !timers_.empty() && timers_.begin()->first <= now;
+    if (timers_due || !events.empty()) {
       lock.unlock();
-      for (auto& t : due) t();
       for (auto& t : events) t();
-      due.clear();
       events.clear();
+      // A timer an event cancelled or set is looked up now, not before the events ran.
+      while (!timers_.empty() && timers_.begin()->first <= now) {
+        auto it = timers_.begin();
+        Task t = std::move(it->second.second);
+        timer_index_.erase(it->second.first);
+        timers_.erase(it);
+        t();
+      }
       lock.lock();
       continue;
     }

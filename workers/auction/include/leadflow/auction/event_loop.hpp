@@ -53,7 +53,9 @@ class BlockingPool {
 /// Time: timers run on `clock`. While some auction is waiting (hold()) and no blocking call is
 /// out, the loop waits on the clock, so a simulated clock jumps straight to the next buyer's
 /// answer or timer. While a blocking call is out, or nothing is held, it waits in real time for
-/// the next event: a simulated clock never runs ahead of a store call in progress.
+/// the next event: a simulated clock never runs ahead of a store call in progress. Each turn
+/// runs what was posted before the timers then due, so a loop that ran late never lets a
+/// deadline cut an answer that had already reached it.
 ///
 /// post() and blocking() are thread-safe; at()/cancel() are for the loop thread only. Events
 /// posted after the loop is destroyed are dropped (an HTTP answer arriving late is harmless).
