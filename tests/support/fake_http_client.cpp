@@ -133,6 +133,7 @@ void FakeHttpClient::send(HttpRequest request, std::function<void(HttpResponse)>
   } else if (a.kind == FakeAnswer::Kind::kNoAnswer || a.delay >= request.timeout) {
     after = request.timeout;
     r.timed_out = true;
+    r.stalled_here = a.stalled;
     r.error = "timeout";
   } else if (a.kind == FakeAnswer::Kind::kTransportError) {
     r.error = a.error;

@@ -27,6 +27,8 @@ struct FakeAnswer {
   /// How long it first waits in the client's own queue for a connection (no timeout runs);
   /// past the request's max_queue_wait (else 30 s) it is never sent.
   std::chrono::milliseconds queued{0};
+  /// A timeout reported while this process was starved of CPU (HttpResponse::stalled_here).
+  bool stalled = false;
 
   /// A ping answered with a bid in dollars: {"bid": 12.5}.
   static FakeAnswer bid(double dollars, std::chrono::milliseconds delay = {});

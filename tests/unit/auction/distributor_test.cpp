@@ -1052,6 +1052,19 @@ TEST_F(DistributorTest, APingHeldUpInOurQueueDelaysTheLead) {
   EXPECT_EQ(clock_.elapsed(), 1250ms);  // the timeout and 250 ms for our client to say so
 }
 
+// A ping that timed out while this process was starved of CPU may have had its answer on the
+// way: nothing certain about the buyer, so the lead nobody bought is delayed, not unsold.
+TEST_F(DistributorTest, APingTimedOutWhileThisProcessStalledDelaysTheLead) {
+  const Buyer buyer = add_buyer("starved");
+  FakeAnswer stalled = FakeAnswer::no_answer();
+  stalled.stalled = true;
+  http_.answer(buyer.ping_url, stalled);
+  EXPECT_THROW(distributor().decide_and_wait(add_lead(314)), AuctionDeferred);
+
+  http_.answer(buyer.ping_url, FakeAnswer::no_answer());  // a timeout of the buyer's own
+  EXPECT_EQ(distributor().decide_and_wait(add_lead(315)).status, DeliveryStatus::kUnsold);
+}
+
 // A ping that waited 1 s in our queue and then took its buyer 800 ms, within the buyer's 1 s:
 // the auction stops waiting for it 1.25 s after asking (the timeout and our client's margin)
 // and sells to the buyer that answered; the late ping is recorded as skipped for our reason,

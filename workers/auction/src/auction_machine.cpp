@@ -347,7 +347,9 @@ class Auction : public std::enable_shared_from_this<Auction> {
     if (p.attempt) return;
     worker_metrics().observe_buyer(p.buyer->id, "ping", r);
     dist_.observe_health(p.buyer->id, r);
-    if (r.not_sent) {  // it never left this process: the buyer did nothing
+    // It never left this process, or timed out while this process was starved of CPU (its
+    // answer may have been on the way): the buyer's part is unknown, so the failure is ours.
+    if (r.not_sent || (r.timed_out && r.stalled_here)) {
       local_trouble_ = true;
       p.attempt = held_up(*p.buyer, p.started_ms);
       if (--pings_out_ == 0) start_posts();

@@ -129,7 +129,8 @@ void WorkerMetrics::held_up(const std::string& buyer_id, const char* kind) {
 
 void WorkerMetrics::observe_buyer(const std::string& buyer_id, const char* kind,
                                   const HttpResponse& r) {
-  if (r.not_sent) return held_up(buyer_id, kind);  // the buyer saw nothing: no latency of its
+  // Never sent, or timed out while this process was starved of CPU: no latency of the buyer's.
+  if (r.not_sent || (r.timed_out && r.stalled_here)) return held_up(buyer_id, kind);
   const char* result = r.timed_out                         ? "timeout"
                        : r.status == 0                     ? "error"
                        : r.status >= 200 && r.status < 300 ? "ok"

@@ -38,7 +38,8 @@ struct WorkerMetrics {
   /// One recorded sale: what the buyer paid, what the seller earns and what is left for us.
   /// Called once per sale (a lead sold to several buyers counts each sale).
   void count_sale(const std::string& buyer_id, Cents price, Cents payout);
-  /// One ping or post answered: its result and latency. One never sent counts as held_up.
+  /// One ping or post answered: its result and latency. One never sent, or timed out while this
+  /// process was starved of CPU (HttpResponse::stalled_here), counts as held_up.
   void observe_buyer(const std::string& buyer_id, const char* kind, const HttpResponse& r);
   /// One ping or post held up in this process (never sent, or sent too late to be answered in
   /// time): result="held_up", which says nothing of the buyer.
