@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <utility>
 
 #include "attempts.hpp"
 #include "buyer_caps.hpp"
