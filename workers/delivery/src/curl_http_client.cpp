@@ -336,7 +336,7 @@ class CurlClient final : public HttpClient {
         expire_overdue();
       }
       expire_queued();
-      note_waiting();
+      unsent_.waiting_since(outbound::oldest_waiting(hosts_));
     }
     // Fail whatever is still queued or on the wire. Callbacks may call send() again; stopping_
     // makes those fail at once, so this loop ends.
@@ -507,15 +507,6 @@ class CurlClient final : public HttpClient {
     for (auto& [key, h] : hosts_) {
       while (!h.waiting.empty() && expired(*h.waiting.front(), now)) h.waiting.pop_front();
     }
-  }
-
-  // What oldest_unsent() reads of the hosts' queues (each in the order its requests came).
-  void note_waiting() {
-    std::optional<SteadyTime> oldest;
-    for (const auto& [key, h] : hosts_)
-      if (!h.waiting.empty() && (!oldest || h.waiting.front()->submitted < *oldest))
-        oldest = h.waiting.front()->submitted;
-    unsent_.waiting_since(oldest);
   }
 
   // The loop enforces each request's timeout itself, after reading what the sockets hold;

@@ -233,12 +233,7 @@ void H2Pool::clear_deadline(H2Exchange& ex) {
 }
 
 std::optional<SteadyTime> H2Pool::oldest_waiting() const {
-  std::optional<SteadyTime> oldest;
-  // Each host's queue is in the order its requests came; one put back (a replay) goes first.
-  for (const auto& [key, h] : hosts_)
-    if (!h.waiting.empty() && (!oldest || h.waiting.front()->submitted < *oldest))
-      oldest = h.waiting.front()->submitted;
-  return oldest;
+  return outbound::oldest_waiting(hosts_);
 }
 
 SteadyTime H2Pool::next_deadline() const {

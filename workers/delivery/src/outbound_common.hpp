@@ -114,6 +114,17 @@ void take_ready(int epoll, std::vector<epoll_event>& events, int n, OnReady&& on
   }
 }
 
+/// When the oldest request waiting in `hosts`' queues for a connection was submitted (each
+/// host's `waiting` is in the order its requests came; one put back goes first), if any waits.
+template <class Hosts>
+std::optional<SteadyTime> oldest_waiting(const Hosts& hosts) {
+  std::optional<SteadyTime> oldest;
+  for (const auto& [key, h] : hosts)
+    if (!h.waiting.empty() && (!oldest || h.waiting.front()->submitted < *oldest))
+      oldest = h.waiting.front()->submitted;
+  return oldest;
+}
+
 /// When the oldest request a transport holds unsent was handed to it, readable from any thread
 /// without the transport's lock (HttpClient::oldest_unsent). Two parts: its submission queue,
 /// marked by send() and by the loop's taking of it under the transport's lock, and its hosts'
