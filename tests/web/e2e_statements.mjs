@@ -38,10 +38,13 @@ for (const [name, u] of Object.entries(users)) {
   const r = await api('POST', '/v1/users', { ...u, name: `${name} ${suffix}` });
   assert.equal(r.status, 201, JSON.stringify(r.body));
 }
-// This month and the one before, as the API names them (UTC).
+// This month, and the newest month the operator may close, as the API names them (UTC): a
+// month has ended everywhere twelve hours after it ends in UTC, so in a month's first twelve
+// hours that is the month before last.
 const now = new Date();
 const month = now.toISOString().slice(0, 7);
-const last = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 1)).toISOString().slice(0, 7);
+const ended = new Date(now.getTime() - 12 * 3600 * 1000);
+const last = new Date(Date.UTC(ended.getUTCFullYear(), ended.getUTCMonth() - 1, 1)).toISOString().slice(0, 7);
 
 const { page, menu, signIn, run } = await openBrowser();
 const settled = () => page.locator('.page-status').waitFor({ state: 'detached' });
@@ -139,7 +142,12 @@ await run(async () => {
   const bad = await api('PUT', `/v1/sellers/${seller.seller_id}`, { time_zone: 'Mars/Olympus' });
   assert.equal(bad.status, 400);
   assert.equal(bad.body.errors[0].field, 'time_zone');
-  await page.goto(`${base}/statements?period=${month}&party=seller&id=${seller.seller_id}`);
+  // The lines of this walk fall in New York's month, which in a UTC month's first five hours is
+  // the one before.
+  const parts = new Intl.DateTimeFormat('en-US', { timeZone: 'America/New_York', year: 'numeric', month: '2-digit' })
+    .formatToParts(now);
+  const nyMonth = `${parts.find((p) => p.type === 'year').value}-${parts.find((p) => p.type === 'month').value}`;
+  await page.goto(`${base}/statements?period=${nyMonth}&party=seller&id=${seller.seller_id}`);
   await settled();
   assert.match(await statementText(), /\(America\/New_York\)/);
   // The operator reads the other party of each line by its name, not its id.
