@@ -83,6 +83,61 @@ inline bool undo_ledger_journal_indexes(const StoreHandle& h) {
   return h.try_sql("CREATE INDEX ledger_by_time ON ledger_entries (at)");
 }
 
+/// Takes schema step 36 (PostgreSQL's revenue rollups kept per statement) back behind the
+/// adapter's back: the trigger per ledger entry as step 12 left it. SQLite's step changed
+/// nothing. Whether the database took it.
+inline bool undo_revenue_rollup_per_statement(const StoreHandle& h) {
+  if (!h.try_sql("DROP TRIGGER revenue_rollup_of_entries ON ledger_entries")) return true;
+  return h.try_sql("DROP FUNCTION revenue_rollup_of_entries()") && h.try_sql(R"sql(
+CREATE FUNCTION revenue_rollup_of_entry() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_advisory_xact_lock(7810778542233040243);
+  INSERT INTO revenue_rollup (bucket, seller_id, campaign_id, buyer_id, vertical, source, sales,
+                              revenue, payout, returns, returned_revenue, returned_payout)
+  SELECT NEW.at - NEW.at % 900000, NEW.seller_id, NEW.campaign_id, NEW.buyer_id, leads.vertical,
+         leads.source, (NEW.kind = 'sale')::INT,
+         CASE WHEN NEW.kind = 'sale' THEN NEW.revenue_cents ELSE 0 END,
+         CASE WHEN NEW.kind = 'sale' THEN NEW.payout_cents ELSE 0 END,
+         (NEW.kind = 'return')::INT,
+         CASE WHEN NEW.kind = 'return' THEN -NEW.revenue_cents ELSE 0 END,
+         CASE WHEN NEW.kind = 'return' THEN -NEW.payout_cents ELSE 0 END
+  FROM leads WHERE leads.id = NEW.lead_id
+  ON CONFLICT (bucket, seller_id, campaign_id, buyer_id, vertical, source) DO UPDATE SET
+    sales = revenue_rollup.sales + excluded.sales,
+    revenue = revenue_rollup.revenue + excluded.revenue,
+    payout = revenue_rollup.payout + excluded.payout,
+    returns = revenue_rollup.returns + excluded.returns,
+    returned_revenue = revenue_rollup.returned_revenue + excluded.returned_revenue,
+    returned_payout = revenue_rollup.returned_payout + excluded.returned_payout;
+  INSERT INTO revenue_tiers (tier, bucket, seller_id, campaign_id, buyer_id, vertical, source,
+                             sales, revenue, payout, returns, returned_revenue, returned_payout)
+  SELECT t.tier, NEW.at - NEW.at % t.grain_ms,
+         CASE WHEN t.seller = 1 THEN NEW.seller_id ELSE '' END,
+         CASE WHEN t.campaign = 1 THEN NEW.campaign_id ELSE '' END,
+         CASE WHEN t.buyer = 1 THEN NEW.buyer_id ELSE '' END,
+         CASE WHEN t.vertical = 1 THEN leads.vertical ELSE '' END,
+         CASE WHEN t.source = 1 THEN leads.source ELSE '' END,
+         (NEW.kind = 'sale')::INT,
+         CASE WHEN NEW.kind = 'sale' THEN NEW.revenue_cents ELSE 0 END,
+         CASE WHEN NEW.kind = 'sale' THEN NEW.payout_cents ELSE 0 END,
+         (NEW.kind = 'return')::INT,
+         CASE WHEN NEW.kind = 'return' THEN -NEW.revenue_cents ELSE 0 END,
+         CASE WHEN NEW.kind = 'return' THEN -NEW.payout_cents ELSE 0 END
+  FROM leads, rollup_tiers AS t WHERE leads.id = NEW.lead_id ORDER BY 1, 2, 3, 4, 5, 6, 7
+  ON CONFLICT (tier, bucket, seller_id, campaign_id, buyer_id, vertical, source) DO UPDATE SET
+    sales = revenue_tiers.sales + excluded.sales,
+    revenue = revenue_tiers.revenue + excluded.revenue,
+    payout = revenue_tiers.payout + excluded.payout,
+    returns = revenue_tiers.returns + excluded.returns,
+    returned_revenue = revenue_tiers.returned_revenue + excluded.returned_revenue,
+    returned_payout = revenue_tiers.returned_payout + excluded.returned_payout;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER revenue_rollup_of_entry AFTER INSERT ON ledger_entries
+  FOR EACH ROW EXECUTE FUNCTION revenue_rollup_of_entry();
+)sql");
+}
+
 /// How the suite gets stores of one adapter.
 struct StoreFactory {
   std::string name;  // "sqlite", "postgresql": names the instantiation

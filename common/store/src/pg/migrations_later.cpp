@@ -277,6 +277,65 @@ CREATE INDEX ledger_by_seller ON ledger_entries (seller_id, at, id);
 CREATE INDEX ledger_by_time_id ON ledger_entries (at, id);
 DROP INDEX ledger_by_time;
 )sql"},
+    // The revenue rollups kept per statement, not per ledger entry: a batch of outcomes writes
+    // its sales' entries in one statement, and each rollup row it touches is now written once,
+    // with the batch's sums, where every entry used to update it again (on a busy bucket, one
+    // row version per sale, each found past the ones before: about 3 ms a sale on a two-core
+    // machine, docs/benchmarks.md#the-revenue-rollup-per-statement). The same turn (the
+    // advisory lock), the same sums and the same key order as the per-entry trigger.
+    {36, R"sql(
+DROP TRIGGER revenue_rollup_of_entry ON ledger_entries;
+DROP FUNCTION revenue_rollup_of_entry();
+CREATE FUNCTION revenue_rollup_of_entries() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM added) THEN RETURN NULL; END IF;
+  PERFORM pg_advisory_xact_lock(7810778542233040243);  -- the revenue tiers' turn
+  INSERT INTO revenue_rollup (bucket, seller_id, campaign_id, buyer_id, vertical, source, sales,
+                              revenue, payout, returns, returned_revenue, returned_payout)
+  SELECT e.at - e.at % 900000, e.seller_id, e.campaign_id, e.buyer_id, l.vertical, l.source,
+         COUNT(*) FILTER (WHERE e.kind = 'sale'),
+         COALESCE(SUM(e.revenue_cents) FILTER (WHERE e.kind = 'sale'), 0),
+         COALESCE(SUM(e.payout_cents) FILTER (WHERE e.kind = 'sale'), 0),
+         COUNT(*) FILTER (WHERE e.kind = 'return'),
+         COALESCE(-SUM(e.revenue_cents) FILTER (WHERE e.kind = 'return'), 0),
+         COALESCE(-SUM(e.payout_cents) FILTER (WHERE e.kind = 'return'), 0)
+  FROM added AS e JOIN leads AS l ON l.id = e.lead_id
+  GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6
+  ON CONFLICT (bucket, seller_id, campaign_id, buyer_id, vertical, source) DO UPDATE SET
+    sales = revenue_rollup.sales + excluded.sales,
+    revenue = revenue_rollup.revenue + excluded.revenue,
+    payout = revenue_rollup.payout + excluded.payout,
+    returns = revenue_rollup.returns + excluded.returns,
+    returned_revenue = revenue_rollup.returned_revenue + excluded.returned_revenue,
+    returned_payout = revenue_rollup.returned_payout + excluded.returned_payout;
+  INSERT INTO revenue_tiers (tier, bucket, seller_id, campaign_id, buyer_id, vertical, source,
+                             sales, revenue, payout, returns, returned_revenue, returned_payout)
+  SELECT t.tier, e.at - e.at % t.grain_ms,
+         CASE WHEN t.seller = 1 THEN e.seller_id ELSE '' END,
+         CASE WHEN t.campaign = 1 THEN e.campaign_id ELSE '' END,
+         CASE WHEN t.buyer = 1 THEN e.buyer_id ELSE '' END,
+         CASE WHEN t.vertical = 1 THEN l.vertical ELSE '' END,
+         CASE WHEN t.source = 1 THEN l.source ELSE '' END,
+         COUNT(*) FILTER (WHERE e.kind = 'sale'),
+         COALESCE(SUM(e.revenue_cents) FILTER (WHERE e.kind = 'sale'), 0),
+         COALESCE(SUM(e.payout_cents) FILTER (WHERE e.kind = 'sale'), 0),
+         COUNT(*) FILTER (WHERE e.kind = 'return'),
+         COALESCE(-SUM(e.revenue_cents) FILTER (WHERE e.kind = 'return'), 0),
+         COALESCE(-SUM(e.payout_cents) FILTER (WHERE e.kind = 'return'), 0)
+  FROM added AS e JOIN leads AS l ON l.id = e.lead_id CROSS JOIN rollup_tiers AS t
+  GROUP BY 1, 2, 3, 4, 5, 6, 7 ORDER BY 1, 2, 3, 4, 5, 6, 7
+  ON CONFLICT (tier, bucket, seller_id, campaign_id, buyer_id, vertical, source) DO UPDATE SET
+    sales = revenue_tiers.sales + excluded.sales,
+    revenue = revenue_tiers.revenue + excluded.revenue,
+    payout = revenue_tiers.payout + excluded.payout,
+    returns = revenue_tiers.returns + excluded.returns,
+    returned_revenue = revenue_tiers.returned_revenue + excluded.returned_revenue,
+    returned_payout = revenue_tiers.returned_payout + excluded.returned_payout;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER revenue_rollup_of_entries AFTER INSERT ON ledger_entries
+  REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION revenue_rollup_of_entries();
+)sql"},
 };
 
 }  // namespace
