@@ -61,7 +61,10 @@
 # BENCH_DISTRIBUTION_LEADS (the backlog of each distribution measurement, default 2000; 0 skips
 # them), BENCH_FULL (0 skips the "full" phase: on a fast machine its rounds leave a backlog of
 # hundreds of thousands of leads that the bench waits to drain), BENCH_SYNC (0 skips the sync
-# path).
+# path), BENCH_WORKER_BASE (a commit: the worker phase measures that commit's release build too,
+# in build-base/ as `compare` makes it, each worker count with both builds in every round, the
+# base first in even rounds; prints its rows and this build's ratio to it, of the medians and
+# paired round by round).
 # The Kafka mock and a throwaway PostgreSQL server (scripts/pg_server.sh, as the postgres user
 # when run as root) live only as long as the bench.
 set -euo pipefail
@@ -76,17 +79,22 @@ if [[ "${1:-}" == suppression ]]; then exec "$root/scripts/bench/suppression.sh"
 # built side by side (a worktree of COMMIT in build-base/src, its release build in
 # build-base/build): Surface A's reads (scripts/bench/read_path.sh), or the front, the sync path
 # and distribution (scripts/bench/compare.sh).
+release_build() {  # release_build SOURCE_DIR BUILD_DIR: the bench's programs, Release
+  LEADFLOW_BUILD_DIR="$2" LEADFLOW_BUILD_TYPE=Release LEADFLOW_BUILD_TESTS=OFF LEADFLOW_UNITY_BUILD=OFF \
+    "$1/scripts/build.sh" --target leadflow-ingest leadflow-worker leadflow-buyer-sim \
+    leadflow-kafka-mock >/dev/null
+}
+base_build() {  # base_build COMMIT: COMMIT's release build in build-base/build (its worktree in build-base/src)
+  local base_src="$root/build-base/src"
+  if [[ ! -d "$base_src" ]]; then git -C "$root" worktree add -q --detach "$base_src" "$1"; fi
+  git -C "$base_src" checkout -q --detach "$1"
+  release_build "$base_src" "$root/build-base/build"
+}
 if [[ "${1:-}" == read || "${1:-}" == compare ]]; then
   base_commit=${2:?usage: scripts/bench.sh read|compare COMMIT}
   "$root/scripts/deps.sh" --bench
-  base_src="$root/build-base/src"
-  if [[ ! -d "$base_src" ]]; then git -C "$root" worktree add -q --detach "$base_src" "$base_commit"; fi
-  git -C "$base_src" checkout -q --detach "$base_commit"
-  for pair in "$base_src:$root/build-base/build" "$root:$root/build-release"; do
-    LEADFLOW_BUILD_DIR="${pair#*:}" LEADFLOW_BUILD_TYPE=Release LEADFLOW_BUILD_TESTS=OFF LEADFLOW_UNITY_BUILD=OFF \
-      "${pair%%:*}/scripts/build.sh" --target leadflow-ingest leadflow-worker leadflow-buyer-sim \
-      leadflow-kafka-mock >/dev/null
-  done
+  base_build "$base_commit"
+  release_build "$root" "$root/build-release"
   if [[ "$1" == read ]]; then
     BENCH_READ_BASE="$root/build-base/build" BENCH_BUILD="$root/build-release" \
       exec "$root/scripts/bench/read_path.sh"
@@ -110,9 +118,16 @@ esac
 
 if [[ "$kafka_kind" == real ]]; then "$root/scripts/deps.sh" --bench --scale-out; else "$root/scripts/deps.sh" --bench; fi
 build="$root/build-release"
-LEADFLOW_BUILD_DIR="$build" LEADFLOW_BUILD_TYPE=Release LEADFLOW_BUILD_TESTS=OFF LEADFLOW_UNITY_BUILD=OFF \
-  "$root/scripts/build.sh" --target leadflow-ingest leadflow-worker leadflow-buyer-sim \
-  leadflow-kafka-mock >/dev/null
+release_build "$root" "$build"
+# BENCH_WORKER_BASE=COMMIT: the worker phase measures COMMIT's build too, side by side.
+worker_base=${BENCH_WORKER_BASE:-}
+builds=(new)
+declare -A build_dir=([new]="$build")
+if [[ -n "$worker_base" && "$worker_leads" -gt 0 ]]; then
+  base_build "$worker_base"
+  builds=(new base)
+  build_dir[base]="$root/build-base/build"
+fi
 
 work=$(mktemp -d /tmp/leadflow-bench-XXXXXX)
 chmod 711 "$work"  # as root, PostgreSQL runs as the postgres user and must pass through
@@ -147,7 +162,10 @@ new_database() {  # new_database NAME -> prints the store URL of a new, empty da
 prefixes=(bench-kafka)
 if [[ "$worker_leads" -gt 0 ]]; then
   for round in $(seq 1 "$rounds"); do
-    for n in $worker_counts; do prefixes+=("bench-r$round-w$n"); done
+    for n in $worker_counts; do
+      prefixes+=("bench-r$round-w$n")
+      if [[ -n "$worker_base" ]]; then prefixes+=("bench-r$round-w$n-base"); fi
+    done
   done
 fi
 topic_args=()
@@ -172,7 +190,7 @@ start_leadflow() {  # start_leadflow NAME WORKERS [VAR=VALUE...] -> sets lf_pid,
   LEADFLOW_DATA_DIR="$dir" LEADFLOW_LISTEN="127.0.0.1:$lf_port" LEADFLOW_BOOTSTRAP_KEY="$operator" \
   LEADFLOW_ALLOW_PRIVATE_BUYERS=1 LEADFLOW_WORKERS="$2" LEADFLOW_LOG_LEVEL=warn \
   LEADFLOW_MAX_CONNECTIONS_PER_ADDRESS=0 \
-    env "${@:3}" "$build/ingest/leadflow-ingest" > "$dir/out" 2> "$dir/log" &
+    env "${@:3}" "${lf_build:-$build}/ingest/leadflow-ingest" > "$dir/out" 2> "$dir/log" &
   lf_pid=$!
   pids+=("$lf_pid")
   for _ in $(seq 1 300); do
@@ -360,11 +378,14 @@ max_rss_mb() {  # max_rss_mb PID... -> the largest peak RSS among them
 # One measurement: a fresh database and prefix, a backlog of exactly $worker_leads leads, then
 # WORKERS worker processes until all are decided. Not in a subshell, so that its processes are
 # in pids (cleanup) and a failure stops the bench.
-worker_run() {  # worker_run ROUND WORKERS -> sets w_result to "drain_rate overall_rate start_s sold cpu_ms buyers_cpu_ms rss_mb", w_split
+# BUILD (new or base) says whose ingest fills the backlog and whose workers drain it.
+worker_run() {  # worker_run ROUND WORKERS BUILD -> sets w_result to "drain_rate overall_rate start_s sold cpu_ms buyers_cpu_ms rss_mb", w_split
   local name="bench-r$1-w$2" dir key pid done_line="" wpids=() ports=() port i
+  local lf_build=${build_dir[$3]}
+  if [[ "$3" == base ]]; then name+=-base; fi
   local t0 t_first="" t_end="" d_first=0 decided=0 sold=0 accepted store
   local c_first=0 c_end=0 b_first=0 b_end=0 rss
-  store=$(new_database "lf_bench_r$1_w$2")
+  store=$(new_database "lf_bench_r$1_w$2_$3")
   scale_out_env "$store" "$name"
   start_leadflow "$name" 0 "${scale_out[@]}"
   dir="$work/$name"
@@ -395,7 +416,7 @@ worker_run() {  # worker_run ROUND WORKERS -> sets w_result to "drain_rate overa
     mkdir -p "$dir/worker$i"
     LEADFLOW_DATA_DIR="$dir/worker$i" LEADFLOW_METRICS_LISTEN=127.0.0.1:0 LEADFLOW_LOG_LEVEL=warn \
     LEADFLOW_ALLOW_PRIVATE_BUYERS=1 LEADFLOW_WORKER_GROUP="$name" \
-      env "${scale_out[@]}" "$build/workers/leadflow-worker" > "$dir/worker$i/out" 2> "$dir/worker$i/log" &
+      env "${scale_out[@]}" "$lf_build/workers/leadflow-worker" > "$dir/worker$i/out" 2> "$dir/worker$i/log" &
     wpids+=("$!")
     pids+=("$!")
   done
@@ -438,34 +459,61 @@ worker_run() {  # worker_run ROUND WORKERS -> sets w_result to "drain_rate overa
                    1000 * (c2 - c1) / k, 1000 * (b2 - b1) / k, rss}')
 }
 
-declare -A wrate wall wstart wsold wcpu wbuyers wrss
+declare -A wrate wall wstart wsold wcpu wbuyers wrss wpaired
 if [[ "$worker_leads" -gt 0 ]]; then
   echo >&2
-  echo "worker throughput: $rounds rounds, backlog $worker_leads leads, worker processes: $worker_counts" >&2
+  echo "worker throughput: $rounds rounds, backlog $worker_leads leads, worker processes: $worker_counts," \
+    "builds: ${builds[*]}${worker_base:+ (base $worker_base)}" >&2
   for round in $(seq 1 "$rounds"); do
-    order="$worker_counts"
+    order="$worker_counts" build_order="${builds[*]}"
     # neither goes first every time
-    if ((round % 2 == 0)); then order=$(tr ' ' '\n' <<< "$worker_counts" | grep -v '^$' | tac | tr '\n' ' '); fi
+    if ((round % 2 == 0)); then
+      order=$(tr ' ' '\n' <<< "$worker_counts" | grep -v '^$' | tac | tr '\n' ' ')
+      build_order=$(tr ' ' '\n' <<< "$build_order" | tac | tr '\n' ' ')
+    fi
     for workers in $order; do
-      worker_run "$round" "$workers"
-      read -r r a s sold c b m <<< "$w_result"
-      echo "  round $round, $workers worker(s): $r leads/s (with start $a), start $s s, delivered $sold of $worker_leads," \
-        "CPU $c ms/lead (buyers $b), peak RSS $m MB ($w_split)" >&2
-      wrate[$workers]+="$r "; wall[$workers]+="$a "; wstart[$workers]+="$s "; wsold[$workers]+="$sold "
-      wcpu[$workers]+="$c "; wbuyers[$workers]+="$b "; wrss[$workers]+="$m "
+      declare -A this_round=()
+      for b_name in $build_order; do
+        worker_run "$round" "$workers" "$b_name"
+        read -r r a s sold c b m <<< "$w_result"
+        key=$workers
+        if [[ "$b_name" == base ]]; then key+=-base; fi
+        echo "  round $round, $workers worker(s)$([[ $b_name == base ]] && echo ", base"): $r leads/s (with start $a)," \
+          "start $s s, delivered $sold of $worker_leads, CPU $c ms/lead (buyers $b), peak RSS $m MB ($w_split)" >&2
+        wrate[$key]+="$r "; wall[$key]+="$a "; wstart[$key]+="$s "; wsold[$key]+="$sold "
+        wcpu[$key]+="$c "; wbuyers[$key]+="$b "; wrss[$key]+="$m "
+        this_round[$b_name]=$r
+      done
+      if [[ -v "this_round[base]" ]]; then
+        wpaired[$workers]+="$(awk -v a="${this_round[new]}" -v b="${this_round[base]}" 'BEGIN {print a / b}') "
+      fi
     done
   done
   worker_table=$(
     printf '%-34s %10s %8s %11s %9s %9s %12s %15s %8s\n' "workers (median of $rounds)" "leads/s" "scaling" \
       "with start" "start s" "sold %" "CPU ms/lead" "buyers ms/lead" "RSS MB"
-    for workers in $worker_counts; do
-      printf '%-34s %10.0f %8.2f %11.0f %9.2f %9.1f %12.3f %15.3f %8.1f\n' \
-        "$workers leadflow-worker process$([[ $workers -gt 1 ]] && echo es)" "$(med "${wrate[$workers]}")" \
-        "$(awk -v a="$(med "${wrate[$workers]}")" -v b="$(med "${wrate[${worker_counts%% *}]}")" 'BEGIN {print a / b}')" \
-        "$(med "${wall[$workers]}")" "$(med "${wstart[$workers]}")" \
-        "$(awk -v s="$(med "${wsold[$workers]}")" -v n="$worker_leads" 'BEGIN {print 100 * s / n}')" \
-        "$(med "${wcpu[$workers]}")" "$(med "${wbuyers[$workers]}")" "$(med "${wrss[$workers]}")"
+    for b_name in "${builds[@]}"; do
+      suffix="" first=${worker_counts%% *}
+      if [[ "$b_name" == base ]]; then suffix=-base first+=-base; fi
+      for workers in $worker_counts; do
+        key=$workers$suffix
+        printf '%-34s %10.0f %8.2f %11.0f %9.2f %9.1f %12.3f %15.3f %8.1f\n' \
+          "$workers leadflow-worker process$([[ $workers -gt 1 ]] && echo es)${suffix:+, base}" "$(med "${wrate[$key]}")" \
+          "$(awk -v a="$(med "${wrate[$key]}")" -v b="$(med "${wrate[$first]}")" 'BEGIN {print a / b}')" \
+          "$(med "${wall[$key]}")" "$(med "${wstart[$key]}")" \
+          "$(awk -v s="$(med "${wsold[$key]}")" -v n="$worker_leads" 'BEGIN {print 100 * s / n}')" \
+          "$(med "${wcpu[$key]}")" "$(med "${wbuyers[$key]}")" "$(med "${wrss[$key]}")"
+      done
     done
+    if [[ -n "$worker_base" ]]; then
+      echo
+      printf '%-34s %14s %14s\n' "this build against $worker_base" "medians' ratio" "paired ratio"
+      for workers in $worker_counts; do
+        printf '%-34s %14.2f %14.2f\n' "$workers leadflow-worker process$([[ $workers -gt 1 ]] && echo es)" \
+          "$(awk -v a="$(med "${wrate[$workers]}")" -v b="$(med "${wrate[$workers-base]}")" 'BEGIN {print a / b}')" \
+          "$(med "${wpaired[$workers]}")"
+      done
+    fi
   )
 fi
 
