@@ -49,16 +49,44 @@ Result Connection::check(PGresult* r) {
   throw error_of(r);
 }
 
+const std::string* Connection::prepare(const char* sql, int params) {
+  if (auto it = prepared_.find(sql); it != prepared_.end()) return &it->second;
+  if (prepared_.size() >= kMaxPrepared) return nullptr;
+  // A forgotten statement's name is never reused: the server still holds it.
+  std::string name = "lf_" + std::to_string(++statements_prepared_);
+  check(PQprepare(conn_, name.c_str(), sql, params, nullptr));
+  return &prepared_.emplace(sql, std::move(name)).first->second;
+}
+
+Result Connection::check_prepared(const char* sql, PGresult* r) {
+  const ExecStatusType status = r != nullptr ? PQresultStatus(r) : PGRES_FATAL_ERROR;
+  if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK && r != nullptr) {
+    const char* state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+    if (state != nullptr && std::string_view(state) == "0A000") prepared_.erase(sql);
+  }
+  return check(r);
+}
+
 std::vector<Result> Connection::exec_pipeline(const std::vector<Statement>& statements,
                                               Effect effect) {
+  // Statements to run prepared are prepared first, each once per connection, outside the
+  // pipeline.
+  std::vector<const std::string*> names(statements.size(), nullptr);
+  for (std::size_t i = 0; i < statements.size(); ++i)
+    if (statements[i].prepared) names[i] = prepare(statements[i].sql, statements[i].params.size());
   note_send(effect);
   if (PQenterPipelineMode(conn_) != 1) throw error_of(nullptr);
   // Blocking mode is safe for long pipelines: while libpq waits to send, it reads what the
   // server answers into its own buffer, so neither side stalls on a full socket.
-  for (const Statement& s : statements) {
+  for (std::size_t i = 0; i < statements.size(); ++i) {
+    const Statement& s = statements[i];
     const auto values = s.params.pointers();
-    if (PQsendQueryParams(conn_, s.sql, s.params.size(), nullptr, values.data(), nullptr, nullptr,
-                          /*resultFormat=*/0) != 1) {
+    const int sent = names[i] != nullptr
+                         ? PQsendQueryPrepared(conn_, names[i]->c_str(), s.params.size(),
+                                               values.data(), nullptr, nullptr, /*resultFormat=*/0)
+                         : PQsendQueryParams(conn_, s.sql, s.params.size(), nullptr, values.data(),
+                                             nullptr, nullptr, /*resultFormat=*/0);
+    if (sent != 1) {
       broken_ = true;  // half a pipeline sent: the connection's state is unknown
       throw error_of(nullptr);
     }

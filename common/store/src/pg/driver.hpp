@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -188,10 +189,12 @@ struct ConnectSettings {
   std::shared_ptr<const std::vector<std::string>> secrets;
 };
 
-/// One statement of a pipeline (Connection::exec_pipeline).
+/// One statement of a pipeline (Connection::exec_pipeline). `prepared`: run as the
+/// connection's prepared statement (Connection::exec_prepared).
 struct Statement {
   const char* sql;
   Params params;
+  bool prepared = false;
 };
 
 /// One libpq connection. Not thread-safe: one thread uses it at a time, leased from the pool.
@@ -212,6 +215,19 @@ class Connection {
                               /*resultFormat=*/0));
   }
   Result exec(const char* sql, Effect effect) { return exec(sql, Params{}, effect); }
+  /// exec(), as a statement this connection prepared the first time it ran it: the server
+  /// parses and plans it once per connection (it may keep one generic plan), not at every
+  /// call. For the statements run for every lead whose planning costs more than running them
+  /// (docs/benchmarks.md#statements-planned-once-per-connection); a statement whose best plan
+  /// depends on its parameters' values is better left to exec().
+  Result exec_prepared(const char* sql, const Params& params, Effect effect) {
+    const std::string* name = prepare(sql, params.size());
+    if (name == nullptr) return exec(sql, params, effect);
+    note_send(effect);
+    const auto values = params.pointers();
+    return check_prepared(sql, PQexecPrepared(conn_, name->c_str(), params.size(), values.data(),
+                                              nullptr, nullptr, /*resultFormat=*/0));
+  }
   /// Sends every statement at once and reads their results after (libpq's pipeline mode): one
   /// round trip for all of them, run by the server in order. The results come back in order.
   /// If one fails, the server skips those after it, and this throws that statement's PgError.
@@ -270,6 +286,16 @@ class Connection {
     if (effect == Effect::kWrite && !in_transaction()) committed_something_ = true;
   }
 
+  /// The name of `sql` prepared on this connection, preparing it now if it is not yet;
+  /// nullptr once kMaxPrepared are held (the statement then runs unprepared). Throws PgError
+  /// when the server refuses it.
+  const std::string* prepare(const char* sql, int params);
+  /// check(), and a prepared statement the server can no longer run as planned ("cached plan
+  /// must not change result type", after a table it reads changed) is forgotten, so that the
+  /// next call prepares it again.
+  Result check_prepared(const char* sql, PGresult* r);
+  static constexpr std::size_t kMaxPrepared = 64;
+
   /// `r` as a Result if it succeeded; otherwise throws PgError (and marks the connection
   /// broken when the failure lost it).
   Result check(PGresult* r);
@@ -282,6 +308,8 @@ class Connection {
   std::uint64_t generation_ = 0;
   bool broken_ = false;
   bool committed_something_ = false;
+  std::unordered_map<std::string, std::string> prepared_;  // SQL text -> statement name
+  std::uint64_t statements_prepared_ = 0;
 };
 
 /// A transaction on one connection: BEGIN now, ROLLBACK on scope exit unless committed.

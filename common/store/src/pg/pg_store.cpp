@@ -9,7 +9,9 @@
 // (connect_timeout, TCP keepalives and tcp_user_timeout bound every wait) and calls answer
 // kUnavailable / nullopt / empty.
 //
-// Queries are PQexecParams with text parameters only; batches travel as array parameters
+// Queries are PQexecParams with text parameters only, but for the few run for every lead whose
+// planning costs more than their run (the duplicate check, a post intent), which each connection
+// prepares once (Connection::exec_prepared); batches travel as array parameters
 // (unnest), so a batch costs a few round trips, not one per row. A batch whose rows each need a
 // statement of their own (post intents) is sent as one pipeline: one round trip. Every libpq
 // failure becomes a StoreStatus here: integrity violations (SQLSTATE class 23) are kConflict,
