@@ -1049,7 +1049,8 @@ TEST_F(DistributorTest, APingHeldUpInOurQueueDelaysTheLead) {
   http_.answer(declines.ping_url, FakeAnswer::no_bid(10ms));
 
   EXPECT_THROW(distributor().decide_and_wait(add_lead(311)), AuctionDeferred);
-  EXPECT_EQ(clock_.elapsed(), 1250ms);  // the timeout and 250 ms for our client to say so
+  EXPECT_EQ(clock_.elapsed(), 1250ms);          // the timeout and 250 ms for our client to say so
+  EXPECT_EQ(distributor().times_behind(), 1u);  // the worker lets fewer auctions run at once
 }
 
 // A ping that timed out while this process was starved of CPU may have had its answer on the
@@ -1060,9 +1061,11 @@ TEST_F(DistributorTest, APingTimedOutWhileThisProcessStalledDelaysTheLead) {
   stalled.stalled = true;
   http_.answer(buyer.ping_url, stalled);
   EXPECT_THROW(distributor().decide_and_wait(add_lead(314)), AuctionDeferred);
+  EXPECT_EQ(distributor().times_behind(), 1u);
 
   http_.answer(buyer.ping_url, FakeAnswer::no_answer());  // a timeout of the buyer's own
   EXPECT_EQ(distributor().decide_and_wait(add_lead(315)).status, DeliveryStatus::kUnsold);
+  EXPECT_EQ(distributor().times_behind(), 1u);
 }
 
 // A ping that waited 1 s in our queue and then took its buyer 800 ms, within the buyer's 1 s:
@@ -1083,6 +1086,7 @@ TEST_F(DistributorTest, APingSentLateByOurQueueIsNotTheBuyersTimeout) {
 
   const Distribution d = distributor().decide_and_wait(add_lead(312));
   EXPECT_EQ(held_up.Value(), held_up_before + 1);
+  EXPECT_EQ(distributor().times_behind(), 1u);
 
   EXPECT_EQ(d.status, DeliveryStatus::kDelivered);
   EXPECT_EQ(d.buyer_id, buys.id);

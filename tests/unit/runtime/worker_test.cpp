@@ -98,6 +98,20 @@ class ScriptedDecider final : public LeadDecider {
     return std::chrono::milliseconds{backlog_ms_.load()};
   }
   void set_own_backlog(std::chrono::milliseconds d) { backlog_ms_.store(d.count()); }
+  std::uint64_t times_behind() const override { return times_behind_.load(); }
+  void fall_behind() { ++times_behind_; }
+  /// Answers the first `n` auctions held.
+  void release(std::size_t n) {
+    std::vector<std::pair<std::string, std::function<void(Decision)>>> released;
+    {
+      std::lock_guard lock(mu_);
+      n = std::min(n, held_.size());
+      released.assign(std::make_move_iterator(held_.begin()),
+                      std::make_move_iterator(held_.begin() + static_cast<std::ptrdiff_t>(n)));
+      held_.erase(held_.begin(), held_.begin() + static_cast<std::ptrdiff_t>(n));
+    }
+    for (auto& [id, done] : released) done(decision_for(id));
+  }
 
  private:
   Decision decision_for(const std::string& lead_id) {
@@ -129,6 +143,7 @@ class ScriptedDecider final : public LeadDecider {
   std::map<std::string, int> calls_;
   std::map<std::string, bool> poison_;
   std::atomic<std::int64_t> backlog_ms_{0};
+  std::atomic<std::uint64_t> times_behind_{0};
 };
 
 class WorkerTest : public ::testing::Test {
@@ -345,6 +360,7 @@ TEST_F(WorkerTest, AnAuctionThatKeepsThrowingIsRetriedThenRecordedFailedAndDeadL
 TEST_F(WorkerTest, HoldsThousandsOfAuctionsInFlightWithoutAThreadEach) {
   ScriptedDecider decider(/*gated=*/true);
   options_.concurrency = 2000;
+  options_.first_window = 2000;
   std::vector<Lead> leads;
   for (int i = 0; i < 2000; ++i) leads.push_back(produce_lead(i));
 
@@ -403,6 +419,62 @@ TEST_F(WorkerTest, StartsNoNewAuctionWhileItsStoreWorkWaitsPastTheLimit) {
   ASSERT_TRUE(eventually([&] { return all_decided(leads); }));
   worker->stop();
   EXPECT_EQ(queue_.backlog(options_.group), 0);
+  for (const Lead& l : leads) EXPECT_EQ(decider.calls(l.id), 1) << l.id;
+}
+
+// The auction window: few auctions at first, twice as many each time they all finish in time.
+TEST_F(WorkerTest, LetsFewAuctionsRunAtFirstAndMoreAsTheyFinishInTime) {
+  ScriptedDecider decider(/*gated=*/true);
+  options_.concurrency = 1000;
+  options_.first_window = 16;
+  std::vector<Lead> leads;
+  for (int i = 0; i < 60; ++i) leads.push_back(produce_lead(i));
+
+  auto worker = make_worker(decider);
+  worker->start();
+  EXPECT_TRUE(eventually([&] { return decider.running() == 16; }));
+  std::this_thread::sleep_for(200ms);
+  EXPECT_EQ(decider.running(), 16);  // 60 read, 16 let run
+  EXPECT_EQ(worker->window(), 16);
+
+  decider.release(16);
+  EXPECT_TRUE(eventually([&] { return decider.running() == 32; }));
+  EXPECT_EQ(worker->window(), 32);
+
+  decider.open();
+  ASSERT_TRUE(eventually([&] { return all_decided(leads); }));
+  worker->stop();
+  for (const Lead& l : leads) EXPECT_EQ(decider.calls(l.id), 1) << l.id;
+}
+
+// A ping held up in the process (the decider's own work late) halves the window: the auctions
+// already running go on, and no new one starts until fewer than half of them run.
+TEST_F(WorkerTest, LetsHalfAsManyAuctionsRunOnceItsOwnWorkFallsBehind) {
+  ScriptedDecider decider(/*gated=*/true);
+  options_.concurrency = 100;
+  options_.first_window = 32;
+  std::vector<Lead> leads;
+  for (int i = 0; i < 80; ++i) leads.push_back(produce_lead(i));
+
+  auto worker = make_worker(decider);
+  worker->start();
+  EXPECT_TRUE(eventually([&] { return decider.running() == 32; }));
+
+  decider.fall_behind();
+  decider.release(1);
+  EXPECT_TRUE(eventually([&] { return worker->window() == 16; }));
+  std::this_thread::sleep_for(200ms);
+  EXPECT_EQ(decider.running(), 31);  // none started in its place
+
+  decider.release(15);  // 16 running: the window's size, which 15 ends in time do not grow
+  EXPECT_TRUE(eventually([&] { return decider.running() == 16; }));
+  std::this_thread::sleep_for(200ms);
+  EXPECT_EQ(decider.running(), 16);
+  EXPECT_EQ(worker->window(), 16);
+
+  decider.open();
+  ASSERT_TRUE(eventually([&] { return all_decided(leads); }));
+  worker->stop();
   for (const Lead& l : leads) EXPECT_EQ(decider.calls(l.id), 1) << l.id;
 }
 

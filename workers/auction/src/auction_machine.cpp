@@ -153,10 +153,9 @@ class Auction : public std::enable_shared_from_this<Auction> {
   }
 
   // The auction deadline, set once, on the loop, when the auction is ready to reach its first
-  // buyer (its eligibility read, or an earlier attempt's post intents): the deadline is the
-  // buyers' time. Time the lead waited for this process (its store reads queued behind
-  // thousands of others on a loaded worker) is our own, and must never decide it unsold.
-  // Loop thread only.
+  // buyer (its eligibility read, or an earlier attempt's post intents): the buyers' time. Time
+  // the lead waited for this process (its store reads queued behind thousands of others on a
+  // loaded worker) is our own, and must never decide it unsold. Loop thread only.
   void arm_deadline() {
     if (deadline_ != SteadyTime::max()) return;
     deadline_ = clock_.steady_now() + dist_.options_.auction_timeout;
@@ -172,8 +171,7 @@ class Auction : public std::enable_shared_from_this<Auction> {
     };
   }
 
-  // Blocking: intake dedupe, then each buyer's eligibility (caps and per-buyer duplicates need
-  // the store).
+  // Blocking: intake dedupe, then each buyer's eligibility (caps, per-buyer duplicates: store).
   EventLoop::Task check_eligibility() {
     const std::int64_t now_ms = clock_.now_ms();
     const Vertical* vertical = dist_.verticals_.find(lead_.vertical);
@@ -277,8 +275,7 @@ class Auction : public std::enable_shared_from_this<Auction> {
     decide();
   }
 
-  // One tier's pings, all at once, without PII; fixed-price and direct-post buyers bid their
-  // price.
+  // One tier's pings, all at once, without PII; fixed-price and direct-post buyers bid.
   void send_pings(const std::vector<const Buyer*>& tier) {
     phase_ = Phase::kPinging;
     any_asked_ = true;
@@ -351,7 +348,7 @@ class Auction : public std::enable_shared_from_this<Auction> {
     // It never left this process, or timed out while this process was starved of CPU (its
     // answer may have been on the way): the buyer's part is unknown, so the failure is ours.
     if (r.not_sent || (r.timed_out && r.stalled_here)) {
-      local_trouble_ = true;
+      held_up_here();
       p.attempt = held_up(*p.buyer, p.started_ms);
       if (--pings_out_ == 0) start_posts();
       return;
@@ -391,15 +388,19 @@ class Auction : public std::enable_shared_from_this<Auction> {
     if (--pings_out_ == 0) start_posts();
   }
 
+  void held_up_here() {  // a ping held up by our doing: the lead delayed, fewer auctions at once
+    local_trouble_ = true;
+    dist_.note_held_up();
+  }
   // The tier's pings still unanswered went no further than this process in their buyers' time:
-  // each is skipped for our reason, never the buyer's timeout, and the tier goes on with the bids
-  // it has. If nobody buys, the lead is delayed rather than decided by our queue.
+  // each is skipped for our reason, never the buyer's timeout, and the tier goes on with its
+  // bids. If nobody buys, the lead is delayed rather than decided by our queue.
   void on_held_up(std::size_t round) {
     held_up_timer_ = 0;
     if (round != round_ || phase_ != Phase::kPinging) return;
     for (auto& p : pings_) {
       if (p.attempt) continue;
-      local_trouble_ = true;
+      held_up_here();
       worker_metrics().held_up(p.buyer->id, "ping");
       p.attempt = held_up(*p.buyer, p.started_ms);
     }
@@ -418,8 +419,7 @@ class Auction : public std::enable_shared_from_this<Auction> {
     start_posts();
   }
 
-  // What the buyer offers for a share of the lead: its shared bid, else its shared price; 0
-  // where the vertical sells leads exclusively.
+  // A share's offer: the buyer's shared bid, else shared price; 0 where leads sell exclusively.
   Cents shared_offer(const Buyer& b, std::optional<Cents> shared_bid) const {
     if (max_sales_ < 2) return 0;
     return shared_bid.value_or(b.shared_price);

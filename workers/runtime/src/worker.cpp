@@ -110,7 +110,9 @@ Worker::Worker(LeadQueue& queue, IntakeStore& store, LeadDecider& distributor,
       publisher_(publisher),
       clock_(clock),
       options_(std::move(options)),
-      recorder_(store, clock) {}
+      recorder_(store, clock),
+      window_(AuctionWindowOptions{.initial = options_.first_window,
+                                   .maximum = std::max(1, options_.concurrency)}) {}
 
 Worker::~Worker() { stop(); }
 
@@ -130,6 +132,11 @@ int Worker::held() const {
 int Worker::running() const {
   std::lock_guard lock(held_mu_);
   return running_;
+}
+
+int Worker::window() const {
+  std::lock_guard lock(held_mu_);
+  return std::min(window_.size(), std::max(1, options_.concurrency));
 }
 
 bool Worker::leads_waiting() const {
@@ -279,7 +286,8 @@ bool Worker::behind_itself() const {
 }
 
 std::shared_ptr<Worker::Job> Worker::admit_locked(bool behind) {
-  if (waiting_.empty() || running_ >= std::max(1, options_.concurrency)) return nullptr;
+  if (waiting_.empty() || running_ >= std::min(window_.size(), std::max(1, options_.concurrency)))
+    return nullptr;
   // Falling behind holds new auctions back, but never all of them: with none running, nothing
   // would ever start one again.
   if (behind && running_ > 0) return nullptr;
@@ -473,13 +481,23 @@ void Worker::release(const QueueRecord& record, bool done, bool started) {
     if (next >= 0) to_commit_[{record.topic, record.partition}] = next;
   }
   // A finished auction makes room for the next lead waiting, and for one more while the worker
-  // keeps up: after it fell behind, the auctions in flight grow back as it catches up.
+  // keeps up: after it fell behind, the auctions in flight grow back as it catches up. Its end
+  // moves the window: wider if the decider's work kept its time meanwhile, halved if not.
   const bool behind = behind_itself();
+  const std::uint64_t times_behind = started ? distributor_.times_behind() : 0;
   std::shared_ptr<Job> next, more;
   {
     std::lock_guard lock(held_mu_);
     --held_;
-    if (started) --running_;
+    if (started) {
+      --running_;
+      if (times_behind != times_behind_seen_) {
+        times_behind_seen_ = times_behind;
+        window_.fell_behind(clock_.steady_now());
+      } else {
+        window_.finished(clock_.steady_now());
+      }
+    }
     next = admit_locked(behind);
     if (next && !behind) more = admit_locked(false);
     // Under the lock: once stop() sees nothing held it may destroy this worker, and a notify

@@ -115,11 +115,12 @@ void WorkerPool::stop() {
 }
 
 void WorkerPool::collect(std::vector<prometheus::MetricFamily>& families) {
-  int running = 0, held = 0;
+  int running = 0, held = 0, window = 0;
   std::optional<std::int64_t> oldest;
   std::vector<GaugeSample> end, committed, lag;
   for (const auto& w : workers_) {
     running += w->running();
+    window += w->window();
     held += w->held();
     if (const auto ms = w->oldest_held_received_ms(); ms && (!oldest || *ms < *oldest)) oldest = ms;
     for (const PartitionLag& p : w->lag()) {
@@ -133,6 +134,11 @@ void WorkerPool::collect(std::vector<prometheus::MetricFamily>& families) {
   families.push_back(gauge_family("leadflow_auctions_in_flight",
                                   "Auctions running now in this process",
                                   static_cast<double>(running)));
+  families.push_back(gauge_family(
+      "leadflow_worker_auction_window",
+      "Auctions this process lets run at once now: grown while they finish in time, halved when "
+      "a ping is held up in the process",
+      static_cast<double>(window)));
   families.push_back(gauge_family(
       "leadflow_worker_leads_in_flight",
       "Records this process's worker loops hold: auctions, read-ahead, leads being recorded",

@@ -122,6 +122,11 @@ class LeadDecider {
   /// requests for a connection. While it is long, the worker starts no new auction
   /// (WorkerOptions::own_backlog_limit). Any thread.
   virtual std::chrono::milliseconds own_backlog() const { return std::chrono::milliseconds{0}; }
+  /// How many times the decider's own work has been late so far (a ping held up in this
+  /// process): each is a sign that it took in more auctions than it can serve in their buyers'
+  /// time, and the worker lets fewer run at once (leadflow/runtime/auction_window.hpp). Any
+  /// thread.
+  virtual std::uint64_t times_behind() const { return 0; }
 };
 
 /// Decides leads: intake dedupe, eligibility, then the ping tree: the eligible buyers of tier 1
@@ -156,6 +161,8 @@ class Distributor final : public LeadDecider {
   /// batch, or (as the last answer to come said) a ping or post in the HTTP client's queue for
   /// a connection. Any thread.
   std::chrono::milliseconds own_backlog() const override;
+  /// The pings held up in this process so far (each also counted as result="held_up").
+  std::uint64_t times_behind() const override { return held_up_.load(std::memory_order_relaxed); }
 
   /// Offers `record`'s lead again as an aged lead, its `round`th re-offer (docs/reoffers.md):
   /// only to buyers that take aged leads and were never posted it, at their aged prices, for
@@ -187,6 +194,8 @@ class Distributor final : public LeadDecider {
   /// out, all of its time if it never went; then the loop). Loop thread only; own_backlog()
   /// reads it from any thread.
   void observe_request_queue(std::chrono::nanoseconds queued);
+  /// A ping was held up in this process (times_behind). Any thread.
+  void note_held_up() { held_up_.fetch_add(1, std::memory_order_relaxed); }
   /// Why buyer `b` may not take `lead` now ("" when it may): its own filters and schedule, its
   /// suppression list (`person`, hashed only when some buyer has a list), its health, its caps
   /// and budgets, and the people it bought before. A reason ending ":unknown" is our store's
@@ -226,6 +235,7 @@ class Distributor final : public LeadDecider {
   static constexpr std::int64_t kNoIntentWaiting = std::numeric_limits<std::int64_t>::min();
   std::atomic<std::int64_t> intents_waiting_since_{kNoIntentWaiting};
   std::atomic<std::int64_t> request_queue_ns_{0};   // the last answer's wait for a connection
+  std::atomic<std::uint64_t> held_up_{0};           // pings held up in this process
   std::unordered_map<std::string, int> in_flight_;  // requests out per buyer id; loop thread only
   std::unique_ptr<EventLoop> loop_;  // last: stops first, before what its auctions use
 };

@@ -18,6 +18,7 @@
 #include "leadflow/base/clock.hpp"
 #include "leadflow/outcomes/outcomes.hpp"
 #include "leadflow/queue/queue.hpp"
+#include "leadflow/runtime/auction_window.hpp"
 #include "leadflow/store/intake.hpp"
 
 namespace leadflow {
@@ -72,7 +73,11 @@ class HeldLeads {
 struct WorkerOptions {
   std::string group = "leadflow-workers";
   Topics topics;
-  int concurrency = 10000;  // auctions in flight at once
+  int concurrency = 10000;  // auctions in flight at once, at most
+  /// Auctions in flight at once when the worker starts: the window then doubles each time they
+  /// finish in time, up to the concurrency, and halves when the decider's own work falls behind
+  /// (LeadDecider::times_behind; leadflow/runtime/auction_window.hpp).
+  int first_window = 64;
   /// While the decider's own work has waited this long (LeadDecider::own_backlog: its store
   /// calls, its requests for a connection), no new auction starts unless none runs: the leads
   /// read ahead wait in the queue's order, and an auction in its buyers' time does not wait
@@ -106,6 +111,8 @@ class Worker {
   int held() const;
   /// Auctions running now (at most the concurrency). Any thread.
   int running() const;
+  /// Auctions it lets run at once now (AuctionWindow, at most the concurrency). Any thread.
+  int window() const;
   /// Whether leads read ahead wait for an auction slot (the auctions are at the concurrency):
   /// then re-offers of unsold leads take no slot. Any thread.
   bool leads_waiting() const;
@@ -168,6 +175,8 @@ class Worker {
   int held_ = 0;                              // records from the poll until their offset is done
   int running_ = 0;                           // of which started (at most the concurrency)
   std::deque<std::shared_ptr<Job>> waiting_;  // read ahead, not started yet
+  AuctionWindow window_;
+  std::uint64_t times_behind_seen_ = 0;  // LeadDecider::times_behind at the last auction's end
   HeldLeads held_leads_;
 
   std::mutex offsets_mu_;
