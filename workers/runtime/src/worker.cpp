@@ -112,7 +112,7 @@ Worker::Worker(LeadQueue& queue, IntakeStore& store, LeadDecider& distributor,
       options_(std::move(options)),
       recorder_(store, clock),
       window_(AuctionWindowOptions{.initial = options_.first_window,
-                                   .maximum = std::max(1, options_.concurrency)}) {}
+                                   .maximum = options_.concurrency}) {}
 
 Worker::~Worker() { stop(); }
 
@@ -136,7 +136,7 @@ int Worker::running() const {
 
 int Worker::window() const {
   std::lock_guard lock(held_mu_);
-  return std::min(window_.size(), std::max(1, options_.concurrency));
+  return window_.size();
 }
 
 bool Worker::leads_waiting() const {
@@ -286,8 +286,7 @@ bool Worker::behind_itself() const {
 }
 
 std::shared_ptr<Worker::Job> Worker::admit_locked(bool behind) {
-  if (waiting_.empty() || running_ >= std::min(window_.size(), std::max(1, options_.concurrency)))
-    return nullptr;
+  if (waiting_.empty() || running_ >= window_.size()) return nullptr;
   // Falling behind holds new auctions back, but never all of them: with none running, nothing
   // would ever start one again.
   if (behind && running_ > 0) return nullptr;

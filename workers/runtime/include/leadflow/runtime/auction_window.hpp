@@ -14,8 +14,8 @@ namespace leadflow {
 
 struct AuctionWindowOptions {
   int initial = 64;     // auctions at once when the worker starts
-  int minimum = 16;     // never fewer, however often it falls behind
-  int maximum = 10000;  // WorkerOptions::concurrency
+  int minimum = 16;     // never fewer, however often it falls behind (nor above maximum)
+  int maximum = 10000;  // WorkerOptions::concurrency: never more
   /// One halving per burst of trouble: the auctions in flight when it began all see it.
   std::chrono::milliseconds calm{1000};
   /// So long without trouble and the window doubles again as at the start.
@@ -27,8 +27,9 @@ class AuctionWindow {
  public:
   explicit AuctionWindow(AuctionWindowOptions o)
       : o_(o),
-        top_(std::max(o.minimum, o.maximum)),
-        size_(std::clamp(o.initial, o.minimum, top_)),
+        top_(std::max(1, o.maximum)),
+        floor_(std::min(o.minimum, top_)),
+        size_(std::clamp(o.initial, floor_, top_)),
         threshold_(top_) {}
 
   /// Auctions that may run at once now.
@@ -55,7 +56,7 @@ class AuctionWindow {
   void fell_behind(SteadyTime now) {
     if (halved_ && now - *halved_ < o_.calm) return;
     halved_ = now;
-    size_ = std::max(o_.minimum, size_ / 2);
+    size_ = std::max(floor_, size_ / 2);
     threshold_ = size_;
     finished_at_size_ = 0;
   }
@@ -63,6 +64,7 @@ class AuctionWindow {
  private:
   AuctionWindowOptions o_;
   int top_;
+  int floor_;
   int size_;
   int threshold_;
   int finished_at_size_ = 0;  // auctions finished since the window last grew past the threshold

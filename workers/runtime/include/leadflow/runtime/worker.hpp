@@ -111,7 +111,7 @@ class Worker {
   int held() const;
   /// Auctions running now (at most the concurrency). Any thread.
   int running() const;
-  /// Auctions it lets run at once now (AuctionWindow, at most the concurrency). Any thread.
+  /// Auctions it lets run at once now (AuctionWindow, never above the concurrency). Any thread.
   int window() const;
   /// Whether leads read ahead wait for an auction slot (the auctions are at the concurrency):
   /// then re-offers of unsold leads take no slot. Any thread.
