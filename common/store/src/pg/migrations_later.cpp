@@ -290,39 +290,40 @@ CREATE FUNCTION revenue_rollup_of_entries() RETURNS trigger LANGUAGE plpgsql AS 
 BEGIN
   IF NOT EXISTS (SELECT 1 FROM added) THEN RETURN NULL; END IF;
   PERFORM pg_advisory_xact_lock(7810778542233040243);  -- the revenue tiers' turn
-  INSERT INTO revenue_rollup (bucket, seller_id, campaign_id, buyer_id, vertical, source, sales,
-                              revenue, payout, returns, returned_revenue, returned_payout)
-  SELECT e.at - e.at % 900000, e.seller_id, e.campaign_id, e.buyer_id, l.vertical, l.source,
-         COUNT(*) FILTER (WHERE e.kind = 'sale'),
-         COALESCE(SUM(e.revenue_cents) FILTER (WHERE e.kind = 'sale'), 0),
-         COALESCE(SUM(e.payout_cents) FILTER (WHERE e.kind = 'sale'), 0),
-         COUNT(*) FILTER (WHERE e.kind = 'return'),
-         COALESCE(-SUM(e.revenue_cents) FILTER (WHERE e.kind = 'return'), 0),
-         COALESCE(-SUM(e.payout_cents) FILTER (WHERE e.kind = 'return'), 0)
-  FROM added AS e JOIN leads AS l ON l.id = e.lead_id
-  GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6
-  ON CONFLICT (bucket, seller_id, campaign_id, buyer_id, vertical, source) DO UPDATE SET
-    sales = revenue_rollup.sales + excluded.sales,
-    revenue = revenue_rollup.revenue + excluded.revenue,
-    payout = revenue_rollup.payout + excluded.payout,
-    returns = revenue_rollup.returns + excluded.returns,
-    returned_revenue = revenue_rollup.returned_revenue + excluded.returned_revenue,
-    returned_payout = revenue_rollup.returned_payout + excluded.returned_payout;
+  -- Each entry's figures, read once; the quarter hours and the tiers sum them.
+  WITH entries AS MATERIALIZED (
+    SELECT e.at, e.seller_id, e.campaign_id, e.buyer_id, l.vertical, l.source,
+           (e.kind = 'sale')::INT AS sales,
+           CASE WHEN e.kind = 'sale' THEN e.revenue_cents ELSE 0 END AS revenue,
+           CASE WHEN e.kind = 'sale' THEN e.payout_cents ELSE 0 END AS payout,
+           (e.kind = 'return')::INT AS returns,
+           CASE WHEN e.kind = 'return' THEN -e.revenue_cents ELSE 0 END AS returned_revenue,
+           CASE WHEN e.kind = 'return' THEN -e.payout_cents ELSE 0 END AS returned_payout
+    FROM added AS e JOIN leads AS l ON l.id = e.lead_id),
+  quarters AS (
+    INSERT INTO revenue_rollup (bucket, seller_id, campaign_id, buyer_id, vertical, source, sales,
+                                revenue, payout, returns, returned_revenue, returned_payout)
+    SELECT at - at % 900000, seller_id, campaign_id, buyer_id, vertical, source, SUM(sales),
+           SUM(revenue), SUM(payout), SUM(returns), SUM(returned_revenue), SUM(returned_payout)
+    FROM entries GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6
+    ON CONFLICT (bucket, seller_id, campaign_id, buyer_id, vertical, source) DO UPDATE SET
+      sales = revenue_rollup.sales + excluded.sales,
+      revenue = revenue_rollup.revenue + excluded.revenue,
+      payout = revenue_rollup.payout + excluded.payout,
+      returns = revenue_rollup.returns + excluded.returns,
+      returned_revenue = revenue_rollup.returned_revenue + excluded.returned_revenue,
+      returned_payout = revenue_rollup.returned_payout + excluded.returned_payout)
   INSERT INTO revenue_tiers (tier, bucket, seller_id, campaign_id, buyer_id, vertical, source,
                              sales, revenue, payout, returns, returned_revenue, returned_payout)
   SELECT t.tier, e.at - e.at % t.grain_ms,
          CASE WHEN t.seller = 1 THEN e.seller_id ELSE '' END,
          CASE WHEN t.campaign = 1 THEN e.campaign_id ELSE '' END,
          CASE WHEN t.buyer = 1 THEN e.buyer_id ELSE '' END,
-         CASE WHEN t.vertical = 1 THEN l.vertical ELSE '' END,
-         CASE WHEN t.source = 1 THEN l.source ELSE '' END,
-         COUNT(*) FILTER (WHERE e.kind = 'sale'),
-         COALESCE(SUM(e.revenue_cents) FILTER (WHERE e.kind = 'sale'), 0),
-         COALESCE(SUM(e.payout_cents) FILTER (WHERE e.kind = 'sale'), 0),
-         COUNT(*) FILTER (WHERE e.kind = 'return'),
-         COALESCE(-SUM(e.revenue_cents) FILTER (WHERE e.kind = 'return'), 0),
-         COALESCE(-SUM(e.payout_cents) FILTER (WHERE e.kind = 'return'), 0)
-  FROM added AS e JOIN leads AS l ON l.id = e.lead_id CROSS JOIN rollup_tiers AS t
+         CASE WHEN t.vertical = 1 THEN e.vertical ELSE '' END,
+         CASE WHEN t.source = 1 THEN e.source ELSE '' END,
+         SUM(e.sales), SUM(e.revenue), SUM(e.payout), SUM(e.returns), SUM(e.returned_revenue),
+         SUM(e.returned_payout)
+  FROM entries AS e CROSS JOIN rollup_tiers AS t
   GROUP BY 1, 2, 3, 4, 5, 6, 7 ORDER BY 1, 2, 3, 4, 5, 6, 7
   ON CONFLICT (tier, bucket, seller_id, campaign_id, buyer_id, vertical, source) DO UPDATE SET
     sales = revenue_tiers.sales + excluded.sales,
