@@ -503,5 +503,36 @@ TEST_F(PostbackSenderTest, ARotatedSecretSignsBesideTheNewOneUntilItsOverlapEnds
   EXPECT_EQ(last().answered, 200);
 }
 
+// Receivers close keep-alive connections they find idle (Node's default is 5 s), with TLS's
+// close_notify. After a quiet spell the next events must go at once, on new connections, not fail
+// with "Send failure: Broken pipe" and wait out a retry: libcurl took such a connection for a live
+// one, and events after a quiet spell waited 30 s or more (found by scaleout_postbacks_test).
+TEST_F(PostbackSenderTest, EventsAfterAQuietSpellGoAtOnceThoughTheReceiverClosedItsConnections) {
+  receiver_ = std::make_unique<PostbackReceiver>(dir_.path(), 500ms);
+  const PostbackEndpoint e = endpoint("sl_quiet", "/quiet", Mode::kSlow);
+  decide("sl_quiet", 40);  // several connections at once: each request takes 300 ms
+  auto http = client();
+  PostbackSender sender(*store_, *http, clock_);
+  for (int round = 0; round < 20 && sender.run_once() > 0; ++round) {
+    settle(sender);
+    clock_.advance(1s);
+  }
+  settle(sender);
+  for (int spell = 0; spell < 2; ++spell) {
+    std::this_thread::sleep_for(1500ms);  // the receiver closes every connection
+    decide("sl_quiet", 8);
+    clock_.advance(1s);
+    sender.run_once();
+    settle(sender);
+  }
+  int delivered = 0;
+  for (const auto& [id, d] : rows(e.id)) {
+    EXPECT_EQ(d.state, PostbackState::kDelivered) << id << ": " << d.last_error;
+    EXPECT_EQ(d.attempts, 1) << id << ": " << d.last_error;
+    delivered += d.state == PostbackState::kDelivered;
+  }
+  EXPECT_EQ(delivered, 56);
+}
+
 }  // namespace
 }  // namespace leadflow::testing

@@ -7,7 +7,7 @@
 
 namespace leadflow::testing {
 
-PostbackReceiver::PostbackReceiver(const std::string& dir)
+PostbackReceiver::PostbackReceiver(const std::string& dir, std::chrono::milliseconds idle_timeout)
     : cert_(dir + "/receiver-cert.pem"), key_(dir + "/receiver-key.pem") {
   if (const std::string why = ensure_self_signed(cert_, key_); !why.empty())
     throw std::runtime_error("receiver certificate: " + why);
@@ -34,10 +34,14 @@ PostbackReceiver::PostbackReceiver(const std::string& dir)
       x->res.status = 503;
       x->done_at(std::chrono::steady_clock::now() + std::chrono::hours(1));
     } else {
-      r.answered = !r.signature_ok ? 401 : e.mode == Mode::kOk ? 200 : e.fail_status;
+      const bool ok = e.mode == Mode::kOk || e.mode == Mode::kSlow;
+      r.answered = !r.signature_ok ? 401 : ok ? 200 : e.fail_status;
       x->res.status = r.answered;
       x->res.body = "{}";
-      x->done();
+      if (e.mode == Mode::kSlow)
+        x->done_at(std::chrono::steady_clock::now() + e.slow);
+      else
+        x->done();
     }
     std::lock_guard lock(mu_);
     received_.push_back(std::move(r));
@@ -49,6 +53,7 @@ PostbackReceiver::PostbackReceiver(const std::string& dir)
   o.tls_cert = cert_;
   o.tls_key = key_;
   o.name = "postback-receiver";
+  o.idle_timeout = idle_timeout;
   server_ = std::make_unique<HttpServer>(std::move(routes), o);
   std::string error;
   if (!server_->start(error)) throw std::runtime_error("receiver: " + error);
@@ -57,9 +62,9 @@ PostbackReceiver::PostbackReceiver(const std::string& dir)
 PostbackReceiver::~PostbackReceiver() { server_->stop(); }
 
 void PostbackReceiver::set(const std::string& path, const std::string& secret, Mode mode,
-                           int fail_status) {
+                           int fail_status, std::chrono::milliseconds slow) {
   std::lock_guard lock(mu_);
-  endpoints_[path] = {secret, mode, fail_status};
+  endpoints_[path] = {secret, mode, fail_status, slow};
 }
 
 std::string PostbackReceiver::url(const std::string& path) const {

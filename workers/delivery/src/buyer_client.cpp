@@ -12,6 +12,14 @@
 #include <utility>
 
 namespace leadflow {
+
+RetryClass classify_retry(const HttpResponse& r) {
+  if (r.status == 0) return RetryClass::kRetryable;  // transport error or timeout: no answer came
+  if (r.status < 400) return RetryClass::kNone;
+  if (r.status == 408 || r.status == 429 || r.status >= 500) return RetryClass::kRetryable;
+  return RetryClass::kFinal;
+}
+
 namespace {
 
 bool is_https(std::string_view url) {

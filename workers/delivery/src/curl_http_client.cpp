@@ -41,15 +41,9 @@
 
 namespace leadflow {
 
-RetryClass classify_retry(const HttpResponse& r) {
-  if (r.status == 0) return RetryClass::kRetryable;  // transport error or timeout: no answer came
-  if (r.status < 400) return RetryClass::kNone;
-  if (r.status == 408 || r.status == 429 || r.status >= 500) return RetryClass::kRetryable;
-  return RetryClass::kFinal;
-}
-
 namespace {
 
+using outbound::has_header;
 using outbound::has_line_break;
 using outbound::host_key;
 using outbound::kMaxResponseBytes;
@@ -97,11 +91,6 @@ CurlClientOptions with_reliable_http2(CurlClientOptions options) {
   return options;
 }
 
-bool has_header(const Headers& headers, std::string_view name) {
-  return std::any_of(headers.begin(), headers.end(),
-                     [&](const auto& h) { return iequals(h.first, name); });
-}
-
 // libcurl's own timers run on the real clock (it measures them itself); our deadlines and the
 // wait in our queue read the client's Clock.
 using outbound::RealClock;
@@ -137,6 +126,7 @@ struct Transfer {
   bool allow_private = false;
   const char* refused_address = nullptr;  // set when the resolved address was not public
   int socket_errno = 0;                   // set when no socket could be made for it
+  bool sent_again = false;  // once, on a new connection (CurlClient::send_again_fresh)
   char error_buffer[CURL_ERROR_SIZE] = {0};
 
   ~Transfer() {
@@ -668,6 +658,7 @@ class CurlClient final : public HttpClient {
       recycle(easy);
       return;
     }
+    if (send_again_fresh(lane, easy, code, *it->second)) return;
     std::unique_ptr<Transfer> t = std::move(it->second);
     active_.erase(it);
     deadlines_.erase(t->deadline_entry);
@@ -710,6 +701,22 @@ class CurlClient final : public HttpClient {
     release_slot(*t);
     learn_protocol(*t->state, multiplexed);
     finish(*t, std::move(r));
+  }
+
+  // A request that failed while being written to a kept connection, which the server closed
+  // while idle (libcurl 7.88 takes its TLS close_notify for a live one), cannot have been read
+  // whole: sent once more on a new connection, within its deadline (docs/outbound.md).
+  bool send_again_fresh(Lane& lane, CURL* easy, CURLcode code, Transfer& t) {
+    if (code != CURLE_SEND_ERROR || t.sent_again || t.too_large) return false;
+    long connects = 0;
+    if (curl_easy_getinfo(easy, CURLINFO_NUM_CONNECTS, &connects) != CURLE_OK || connects != 0)
+      return false;
+    if (clock_.steady_now() >= t.deadline) return false;
+    t.sent_again = true;
+    t.body.clear();
+    t.error_buffer[0] = '\0';
+    curl_easy_setopt(easy, CURLOPT_FRESH_CONNECT, 1L);
+    return curl_multi_add_handle(lane.multi, easy) == CURLM_OK;
   }
 
   // An exchange with the host ended. Over HTTP/2 its streams share connections from now on, and

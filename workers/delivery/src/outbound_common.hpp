@@ -71,6 +71,11 @@ inline bool has_line_break(std::string_view s) {
   return s.find_first_of("\r\n") != std::string_view::npos;
 }
 
+inline bool has_header(const Headers& headers, std::string_view name) {
+  return std::any_of(headers.begin(), headers.end(),
+                     [&](const auto& h) { return iequals(h.first, name); });
+}
+
 // "scheme://host[:port]" of a URL: requests to one buyer endpoint share its connection limit.
 inline std::string host_key(const std::string& url) {
   const auto scheme_end = url.find("://");
