@@ -94,6 +94,7 @@ void ScaleOut::SetUp() {
       {"LEADFLOW_QUEUE_PARTITIONS", "4"}, {"LEADFLOW_KAFKA_REPLICATION", "3"},
       {"LEADFLOW_BOOTSTRAP_KEY", key_},   {"LEADFLOW_ALLOW_PRIVATE_BUYERS", "1"},
       {"LEADFLOW_LOG_LEVEL", "warn"},     {"LEADFLOW_BACKLOG_INTERVAL_MS", "1000"}};
+  more_env(common_env_);
   for (int i = 0; i < 2; ++i) {
     Node n;
     n.binary = binary_path("leadflow-ingest");

@@ -53,6 +53,8 @@ class ScaleOut : public ::testing::Test {
  protected:
   /// A test that restarts PostgreSQL runs its own server, so tests running beside it keep theirs.
   virtual bool own_postgres() const { return false; }
+  /// Settings every process of the deployment gets besides the fixture's own.
+  virtual void more_env(std::map<std::string, std::string>& /*env*/) const {}
 
   std::string pg_script(const std::string& verb) const;
   void SetUp() override;
