@@ -37,6 +37,7 @@
 
 #include "leadflow/domain/accounts.hpp"
 #include "leadflow/store/store.hpp"
+#include "pg/driver.hpp"
 #include "store_contract.hpp"
 
 namespace leadflow::contract {
@@ -572,6 +573,46 @@ int closed_port() {
   getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
   close(fd);
   return ntohs(addr.sin_port);
+}
+
+// A pooler in transaction mode that keeps no prepared statements (PgBouncer before 1.21, or
+// without max_prepared_statements) hands each transaction another server session, where a
+// statement prepared on the last one is unknown (26000). The connection then prepares nothing
+// more and runs every statement unnamed: one failed call, never a run of them. The session
+// losing its statements is played here by DEALLOCATE ALL on the connection itself.
+TEST(PgConnection, OnceItsPreparedStatementsVanishItRunsThemUnnamed) {
+  const std::string url = admin_url();
+  if (url.empty()) GTEST_SKIP() << kHowToProvideAServer;
+  pg::ConnectSettings settings;
+  settings.keywords = {"dbname"};
+  settings.values = {url};
+  settings.secrets = std::make_shared<const std::vector<std::string>>();
+  std::string error;
+  auto c = pg::Connection::open(settings, error);
+  ASSERT_NE(c, nullptr) << error;
+  const char* sql = "SELECT $1::INTEGER + 1";
+  const auto run = [&](int n, bool pipelined) {
+    pg::Params p;
+    p.add(n);
+    if (!pipelined) return c->exec_prepared(sql, p, pg::Effect::kRead).int64(0, 0);
+    std::vector<pg::Statement> one;
+    one.push_back({sql, std::move(p), /*prepared=*/true});
+    return c->exec_pipeline(one, pg::Effect::kRead).front().int64(0, 0);
+  };
+  for (const bool pipelined : {false, true}) {
+    SCOPED_TRACE(pipelined ? "in a pipeline" : "alone");
+    EXPECT_EQ(run(1, pipelined), 2);
+    EXPECT_EQ(run(2, pipelined), 3);
+    c->exec("DEALLOCATE ALL", pg::Effect::kRead);  // another session behind the pooler
+    EXPECT_THROW(run(3, pipelined), pg::PgError);
+    EXPECT_EQ(run(4, pipelined), 5);
+    EXPECT_EQ(run(5, pipelined), 6);
+    // Unnamed from then on: nothing prepared again on this session.
+    EXPECT_EQ(c->exec("SELECT count(*) FROM pg_prepared_statements", pg::Effect::kRead).int64(0, 0),
+              0);
+    c = pg::Connection::open(settings, error);  // a fresh one prepares again
+    ASSERT_NE(c, nullptr) << error;
+  }
 }
 
 TEST(PgStoreOpen, AnUnreachableServerFailsFastWithoutEchoingThePassword) {

@@ -50,6 +50,7 @@ Result Connection::check(PGresult* r) {
 }
 
 const std::string* Connection::prepare(const char* sql, int params) {
+  if (prepare_nothing_) return nullptr;
   if (auto it = prepared_.find(sql); it != prepared_.end()) return &it->second;
   if (prepared_.size() >= kMaxPrepared) return nullptr;
   // A forgotten statement's name is never reused: the server still holds it.
@@ -58,12 +59,19 @@ const std::string* Connection::prepare(const char* sql, int params) {
   return &prepared_.emplace(sql, std::move(name)).first->second;
 }
 
+void Connection::prepared_failed(const char* sql, const PGresult* r) {
+  const char* state = r != nullptr ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : nullptr;
+  if (state == nullptr) return;
+  if (std::string_view(state) == "0A000") prepared_.erase(sql);
+  if (std::string_view(state) == "26000") {
+    prepared_.clear();
+    prepare_nothing_ = true;
+  }
+}
+
 Result Connection::check_prepared(const char* sql, PGresult* r) {
   const ExecStatusType status = r != nullptr ? PQresultStatus(r) : PGRES_FATAL_ERROR;
-  if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK && r != nullptr) {
-    const char* state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
-    if (state != nullptr && std::string_view(state) == "0A000") prepared_.erase(sql);
-  }
+  if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) prepared_failed(sql, r);
   return check(r);
 }
 
@@ -107,6 +115,7 @@ std::vector<Result> Connection::exec_pipeline(const std::vector<Statement>& stat
       results.push_back(std::move(r));
     } else if (status != PGRES_PIPELINE_ABORTED && !failed) {
       failed = error_of(r.get());
+      if (names[i] != nullptr) prepared_failed(statements[i].sql, r.get());
     }
     if (PQstatus(conn_) != CONNECTION_OK) {
       broken_ = true;

@@ -287,13 +287,18 @@ class Connection {
   }
 
   /// The name of `sql` prepared on this connection, preparing it now if it is not yet;
-  /// nullptr once kMaxPrepared are held (the statement then runs unprepared). Throws PgError
-  /// when the server refuses it.
+  /// nullptr once kMaxPrepared are held, or once the connection found its prepared statements
+  /// gone (the statement then runs unprepared). Throws PgError when the server refuses it.
   const std::string* prepare(const char* sql, int params);
   /// check(), and a prepared statement the server can no longer run as planned ("cached plan
   /// must not change result type", after a table it reads changed) is forgotten, so that the
-  /// next call prepares it again.
+  /// next call prepares it again. One the server does not know (26000) means the session
+  /// behind this connection changed under it: a pooler in transaction mode that keeps no
+  /// prepared statements (PgBouncer without max_prepared_statements). The connection then
+  /// prepares nothing more and runs every statement unnamed.
   Result check_prepared(const char* sql, PGresult* r);
+  /// What a failure of the prepared `sql` tells (check_prepared).
+  void prepared_failed(const char* sql, const PGresult* r);
   static constexpr std::size_t kMaxPrepared = 64;
 
   /// `r` as a Result if it succeeded; otherwise throws PgError (and marks the connection
@@ -310,6 +315,7 @@ class Connection {
   bool committed_something_ = false;
   std::unordered_map<std::string, std::string> prepared_;  // SQL text -> statement name
   std::uint64_t statements_prepared_ = 0;
+  bool prepare_nothing_ = false;  // its sessions keep no prepared statement (check_prepared)
 };
 
 /// A transaction on one connection: BEGIN now, ROLLBACK on scope exit unless committed.
