@@ -362,6 +362,9 @@ Lookup<PostbackEndpoint> FakeStore::rotate_postback_secret(const SecretRotation&
 StoreStatus FakeStore::delete_postback_endpoint(std::string_view id) {
   return down() ? StoreStatus::kUnavailable : real_->delete_postback_endpoint(id);
 }
+std::uint64_t FakeStore::postback_endpoints_version() {
+  return real_->postback_endpoints_version();
+}
 std::optional<std::vector<PostbackDelivery>> FakeStore::claim_postbacks(std::int64_t now_ms,
                                                                         std::int64_t lease_ms,
                                                                         int limit) {

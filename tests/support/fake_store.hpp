@@ -143,6 +143,7 @@ class FakeStore final : public Store {
   StoreStatus update_postback_endpoint(const PostbackEndpoint& e) override;
   Lookup<PostbackEndpoint> rotate_postback_secret(const SecretRotation& r) override;
   StoreStatus delete_postback_endpoint(std::string_view id) override;
+  std::uint64_t postback_endpoints_version() override;
   std::optional<std::vector<PostbackDelivery>> claim_postbacks(std::int64_t now_ms,
                                                                std::int64_t lease_ms,
                                                                int limit) override;

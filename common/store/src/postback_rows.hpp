@@ -3,6 +3,7 @@
 // and attempts; the outbox events an outcome, a return and a settlement write (the rule of which
 // is common/postbacks'); and the cache of sellers with an active endpoint that lets the outcome
 // writer skip the outbox statement for everyone else.
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -162,8 +163,9 @@ inline OutboxEvent settlement_outbox_event(const Settlement& s) {
 
 /// Which sellers have an active endpoint, as the adapter last read it. The outcome writer asks
 /// it before writing a lead's outbox rows, so a lead whose seller subscribes to nothing costs no
-/// statement. Read again when older than kRefresh (an endpoint another process made is seen
-/// within that), and at the next write after this process changed one. Thread-safe.
+/// statement. Read again at the next write after an endpoint changed (this process's own change,
+/// or another's as soon as the adapter hears of it: PostgreSQL's NOTIFY), and when older than
+/// kRefresh whatever was heard. Thread-safe.
 class PostbackSubscribers {
  public:
   static constexpr std::chrono::milliseconds kRefresh{2000};
@@ -172,16 +174,22 @@ class PostbackSubscribers {
     std::lock_guard lock(mu_);
     return !read_ || std::chrono::steady_clock::now() - read_at_ > kRefresh;
   }
-  void set(std::vector<std::string> sellers) {
+  /// Taken before a read of the endpoints, and handed to set() with what it read.
+  std::uint64_t version() const { return version_.load(); }
+  /// What a read begun at `read_version` found. A change heard while it ran leaves the cache
+  /// stale, so the next write reads again rather than trust a read that may have missed it.
+  void set(std::vector<std::string> sellers, std::uint64_t read_version) {
     auto fresh = std::make_shared<const std::unordered_set<std::string>>(
         std::make_move_iterator(sellers.begin()), std::make_move_iterator(sellers.end()));
     std::lock_guard lock(mu_);
     sellers_ = std::move(fresh);
-    read_ = true;
+    read_ = version_.load() == read_version;
     read_at_ = std::chrono::steady_clock::now();
   }
+  /// An endpoint changed (after its write committed): read again before the next write.
   void invalidate() {
     std::lock_guard lock(mu_);
+    ++version_;
     read_ = false;
   }
   bool has(const std::string& seller_id) const {
@@ -199,6 +207,7 @@ class PostbackSubscribers {
       std::make_shared<const std::unordered_set<std::string>>();
   bool read_ = false;
   std::chrono::steady_clock::time_point read_at_{};
+  std::atomic<std::uint64_t> version_{1};
 };
 
 }  // namespace leadflow

@@ -130,11 +130,14 @@ void PostbackSender::flush() {
 
 const PostbackEndpoint* PostbackSender::endpoint(const std::string& id) {
   const SteadyTime now = clock_.steady_now();
-  if (endpoints_read_at_ == SteadyTime{} || now - endpoints_read_at_ > options_.endpoints_refresh) {
+  const std::uint64_t version = store_.postback_endpoints_version();
+  if (endpoints_read_at_ == SteadyTime{} || version != endpoints_version_ ||
+      now - endpoints_read_at_ > options_.endpoints_refresh) {
     if (auto all = store_.list_postback_endpoints("")) {
       endpoints_.clear();
       for (auto& e : *all) endpoints_.emplace(e.id, std::move(e));
       endpoints_read_at_ = now;
+      endpoints_version_ = version;
     }
   }
   auto it = endpoints_.find(id);

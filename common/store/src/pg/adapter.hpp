@@ -342,6 +342,7 @@ class PgStore final : public Store, private PgCalls {
   StoreStatus replay_postback(std::string_view endpoint_id, std::string_view event_id,
                               std::int64_t now_ms) override;
   std::optional<PostbackBacklog> postback_backlog() override;
+  std::uint64_t postback_endpoints_version() override;
   std::optional<int> prune_postbacks(PostbackState state, std::int64_t before_ms,
                                      int limit) override;
 
@@ -355,7 +356,15 @@ class PgStore final : public Store, private PgCalls {
   /// endpoint as far as the cache knows; nothing otherwise.
   void outbox_if_subscribed(Connection& c, const std::string& seller_id, const OutboxEvent& e);
   StoreStatus write_counted(const char* op, const char* sql, const Params& params);
+  /// After this process changed an endpoint (committed): its own cache, and a NOTIFY on
+  /// kEndpointsChannel for every other process's.
+  void endpoints_changed();
+  /// LISTENs on kEndpointsChannel from the first time this store writes outcomes or is asked
+  /// for the endpoints' version, for as long as it lives.
+  void watch_endpoints();
   PostbackSubscribers subscribers_;
+  std::once_flag endpoints_watch_once_;
+  std::unique_ptr<StoreWatch> endpoints_watch_;  // after subscribers_: stopped before it goes
 
  public:
   // --- the change log (audit.cpp) ----------------------------------------------------------------

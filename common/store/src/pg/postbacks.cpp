@@ -5,14 +5,43 @@
 
 namespace leadflow::pg {
 
+namespace {
+/// Where a change of a postback endpoint is announced (docs/postbacks.md#delivery).
+constexpr std::string_view kEndpointsChannel = "leadflow_postback_endpoints";
+}  // namespace
+
+void PgStore::watch_endpoints() {
+  std::call_once(endpoints_watch_once_, [this] {
+    // Heard while listening, or missed while the watch's connection was down: either way the
+    // endpoints are read again.
+    endpoints_watch_ = watch(
+        kEndpointsChannel, [this](std::string_view) { subscribers_.invalidate(); },
+        [this] { subscribers_.invalidate(); });
+  });
+}
+
+void PgStore::endpoints_changed() {
+  subscribers_.invalidate();
+  const std::string payload = "changed";
+  // Best effort: a process that misses it reads the endpoints again within kRefresh.
+  announce(kEndpointsChannel, std::span(&payload, 1));
+}
+
+std::uint64_t PgStore::postback_endpoints_version() {
+  watch_endpoints();
+  return subscribers_.version();
+}
+
 void PgStore::refresh_subscribers(Connection& c) {
+  watch_endpoints();
   if (!subscribers_.stale()) return;
+  const std::uint64_t version = subscribers_.version();
   const Result r = c.exec("SELECT DISTINCT seller_id FROM postback_endpoints WHERE active",
                           Params(), Effect::kRead);
   std::vector<std::string> sellers;
   sellers.reserve(static_cast<std::size_t>(r.rows()));
   for (int i = 0; i < r.rows(); ++i) sellers.push_back(r.text(i, 0));
-  subscribers_.set(std::move(sellers));
+  subscribers_.set(std::move(sellers), version);
 }
 
 /// One row per event and active endpoint of the lead's seller (all its campaigns, or the
@@ -56,7 +85,6 @@ void PgStore::outbox_if_subscribed(Connection& c, const std::string& seller_id,
 }
 
 StoreStatus PgStore::insert_postback_endpoint(const PostbackEndpoint& e) {
-  // The cache is dropped after the write: a refresh between could miss it.
   const StoreStatus status = write("insert_postback_endpoint",
                                    "INSERT INTO postback_endpoints (" LF_POSTBACK_ENDPOINT_COLUMNS
                                    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
@@ -73,7 +101,7 @@ StoreStatus PgStore::insert_postback_endpoint(const PostbackEndpoint& e) {
                                        .add(e.previous_secret)
                                        .add(e.previous_secret_expires_at_ms)
                                        .add(e.secret_rotated_at_ms));
-  subscribers_.invalidate();
+  endpoints_changed();
   return status;
 }
 
@@ -102,13 +130,12 @@ StoreStatus PgStore::write_counted(const char* op, const char* sql, const Params
 }
 
 StoreStatus PgStore::update_postback_endpoint(const PostbackEndpoint& e) {
-  // The cache is dropped after the write: a refresh between could miss it.
   const StoreStatus status =
       write_counted("update_postback_endpoint",
                     "UPDATE postback_endpoints SET url = $2, events = $3, active = $4,"
                     " updated_at_ms = $5 WHERE id = $1 RETURNING 1",
                     Params().add(e.id).add(e.url).add(e.events).add(e.active).add(e.updated_at_ms));
-  subscribers_.invalidate();
+  endpoints_changed();
   return status;
 }
 
@@ -116,7 +143,7 @@ StoreStatus PgStore::update_postback_endpoint(const PostbackEndpoint& e) {
 /// (READ COMMITTED re-reads an updated row), so its previous secret is the other's new one.
 Lookup<PostbackEndpoint> PgStore::rotate_postback_secret(const SecretRotation& r) {
   using Found = Lookup<PostbackEndpoint>;
-  return run("rotate_postback_secret", Found{}, [&](Connection& c) -> Found {
+  Found found = run("rotate_postback_secret", Found{}, [&](Connection& c) -> Found {
     const Result row = c.exec(
         "UPDATE postback_endpoints SET previous_secret = CASE WHEN $4::BIGINT > 0 THEN secret"
         " ELSE '' END, previous_secret_expires_at_ms = $4, secret = $2,"
@@ -127,10 +154,11 @@ Lookup<PostbackEndpoint> PgStore::rotate_postback_secret(const SecretRotation& r
     if (row.rows() == 0) return {StoreStatus::kNotFound, std::nullopt};
     return {StoreStatus::kOk, read_postback_endpoint(Row{row, 0})};
   });
+  if (found.status == StoreStatus::kOk) endpoints_changed();  // the senders sign anew
+  return found;
 }
 
 StoreStatus PgStore::delete_postback_endpoint(std::string_view id) {
-  // The cache is dropped after the write: a refresh between could miss it.
   const StoreStatus status =
       run("delete_postback_endpoint", StoreStatus::kUnavailable, [&](Connection& c) {
         Transaction tx(c);
@@ -144,7 +172,7 @@ StoreStatus PgStore::delete_postback_endpoint(std::string_view id) {
         tx.commit();
         return StoreStatus::kOk;
       });
-  subscribers_.invalidate();
+  endpoints_changed();
   return status;
 }
 

@@ -216,6 +216,8 @@ class SqliteStore final : public Store, private SqliteCalls {
   StoreStatus replay_postback(std::string_view endpoint_id, std::string_view event_id,
                               std::int64_t now_ms) override;
   std::optional<PostbackBacklog> postback_backlog() override;
+  /// One process: its own changes move it.
+  std::uint64_t postback_endpoints_version() override { return subscribers_.version(); }
   std::optional<int> prune_postbacks(PostbackState state, std::int64_t before_ms,
                                      int limit) override;
 

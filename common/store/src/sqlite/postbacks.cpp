@@ -21,12 +21,13 @@ constexpr const char* kOutboxInsert =
 
 int SqliteStore::refresh_subscribers(Connection& c) {
   if (!subscribers_.stale()) return SQLITE_OK;
+  const std::uint64_t version = subscribers_.version();
   std::vector<std::string> sellers;
   Query q(c, "SELECT DISTINCT seller_id FROM postback_endpoints WHERE active = 1");
   int rc;
   while ((rc = q.step()) == SQLITE_ROW) sellers.push_back(q.text(0));
   if (rc != SQLITE_DONE) return rc;
-  subscribers_.set(std::move(sellers));
+  subscribers_.set(std::move(sellers), version);
   return SQLITE_OK;
 }
 
@@ -112,7 +113,7 @@ StoreStatus SqliteStore::update_postback_endpoint(const PostbackEndpoint& e) {
 /// rotation just before this one made it.
 Lookup<PostbackEndpoint> SqliteStore::rotate_postback_secret(const SecretRotation& r) {
   using Found = Lookup<PostbackEndpoint>;
-  return guarded("rotate_postback_secret", Found{}, [&]() -> Found {
+  Found found = guarded("rotate_postback_secret", Found{}, [&]() -> Found {
     std::lock_guard lock(write_mu_);
     Connection& c = *writer_;
     Query q(c,
@@ -128,6 +129,8 @@ Lookup<PostbackEndpoint> SqliteStore::rotate_postback_secret(const SecretRotatio
       return (report(c, done, "rotate_postback_secret"), Found{});
     return {StoreStatus::kOk, std::move(e)};
   });
+  if (found.status == StoreStatus::kOk) subscribers_.invalidate();  // the senders sign anew
+  return found;
 }
 
 StoreStatus SqliteStore::delete_postback_endpoint(std::string_view id) {

@@ -133,6 +133,11 @@ class PostbackStore : public virtual StorePort {
   virtual Lookup<PostbackEndpoint> rotate_postback_secret(const SecretRotation& r) = 0;
   /// Removes the endpoint and its outbox rows and attempts; kNotFound if none.
   virtual StoreStatus delete_postback_endpoint(std::string_view id) = 0;
+  /// A number that changes whenever an endpoint has changed as far as this store knows: at once
+  /// for a change made through it, and for one made by another process as soon as the store
+  /// hears of it (PostgreSQL: a NOTIFY on commit, heard within milliseconds). A reader of the
+  /// endpoints (the postback sender) reads them again when it moves. Any thread; cheap.
+  virtual std::uint64_t postback_endpoints_version() = 0;
 
   // --- the outbox -----------------------------------------------------------------------------
   /// Up to `limit` pending rows due at `now_ms`, oldest due first, each leased: its next_at is

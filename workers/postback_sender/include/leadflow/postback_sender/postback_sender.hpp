@@ -52,7 +52,8 @@ struct PostbackSenderOptions {
   /// events are not claimed again and again while it hangs, so claims carry the others'.
   std::chrono::milliseconds failing_retry{10'000};
   std::chrono::milliseconds paused_retry{60'000};
-  /// How long endpoints are cached (an endpoint changed elsewhere is seen within it).
+  /// How long endpoints are cached at most: they are read again as soon as the store says one
+  /// changed (PostbackStore::postback_endpoints_version), and at least this often.
   std::chrono::milliseconds endpoints_refresh{2000};
   /// Delivered and expired events are deleted, with their attempts, this many days after their
   /// event (or last replay) (LEADFLOW_POSTBACK_RETENTION_DAYS; 0: kept for ever).
@@ -135,6 +136,7 @@ class PostbackSender {
   // The sender thread's own (or run_once's caller's).
   std::unordered_map<std::string, PostbackEndpoint> endpoints_;
   SteadyTime endpoints_read_at_{};
+  std::uint64_t endpoints_version_ = 0;  // the store's version they were read at
   // Claimed events waiting for a slot of their endpoint, oldest first, and their number.
   std::unordered_map<std::string, std::deque<Waiting>> waiting_;
   std::size_t waiting_count_ = 0;
