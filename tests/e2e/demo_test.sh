@@ -9,9 +9,12 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 mode=--demo
 [[ "${1:-}" == --scale-out ]] && mode=--scale-out
 work=$(mktemp -d /tmp/leadflow-demo-XXXXXX)
-port=$(shuf -i 20000-39999 -n 1)
-buyer_port=$(shuf -i 40000-59990 -n 1)
-metrics_port=$(shuf -i 60000-64990 -n 1)
+# Fixed ports, outside Linux's ephemeral range (32768-60999): a port there can be taken at any
+# moment by another test's listener on port 0 or by an outgoing connection (a run once failed
+# with the second ingest's port in use). The ingest takes port and port + 1, the buyers three.
+port=$(shuf -i 20000-32700 -n 1)
+buyer_port=$(shuf -i 10000-19990 -n 1)
+metrics_port=$(shuf -i 61000-64990 -n 1)
 
 LEADFLOW_DATA_DIR="$work/data" LEADFLOW_LISTEN="127.0.0.1:$port" LEADFLOW_DEMO_BUYER_PORT="$buyer_port" \
   LEADFLOW_DEMO_WORKER_METRICS_PORT="$metrics_port" LEADFLOW_BUILD_TESTS=ON \
