@@ -18,6 +18,7 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "leadflow/base/clock.hpp"
 #include "postback_receiver.hpp"
 #include "scaleout_fixture.hpp"
 
@@ -93,9 +94,7 @@ TEST_F(ScaleOutPostbacks, EverySoldLeadIsToldOnceAcrossAKill9OfAWorkerMidDeliver
     ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "worker 0 never sent a postback";
     std::this_thread::sleep_for(50ms);
   }
-  const std::int64_t killed_at_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                                        std::chrono::system_clock::now().time_since_epoch())
-                                        .count();
+  const std::int64_t killed_at_ms = SystemClock::instance().now_ms();
   workers_[0].process->kill_hard();
   std::this_thread::sleep_for(1s);
   workers_[0].start();
@@ -133,9 +132,7 @@ TEST_F(ScaleOutPostbacks, EverySoldLeadIsToldOnceAcrossAKill9OfAWorkerMidDeliver
   ASSERT_TRUE(backlog.has_value());
   EXPECT_EQ(backlog->pending, 0);
   if (backlog->pending != 0) {
-    const std::int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                                    std::chrono::system_clock::now().time_since_epoch())
-                                    .count();
+    const std::int64_t now_ms = SystemClock::instance().now_ms();
     for (const auto& d : store_->list_postback_deliveries(endpoint_id, "", 1000)
                              .value_or(std::vector<PostbackDelivery>{}))
       if (d.state == PostbackState::kPending) {
