@@ -30,14 +30,13 @@ for (let n = 1; n <= 3; n++) {
 const bea = { email: `bea-${suffix}@example.com`, password: 'buyer portal password' };
 assert.equal((await api('POST', '/v1/users', { email: bea.email, name: 'Bea Buyer', password: bea.password, account: 'buyer', buyer_id: buyerId })).status, 201);
 
-const { page, menu, signIn, run } = await openBrowser();
+const { page, menu, settled, signIn, run } = await openBrowser();
 const noSeller = (text, what) => {
   assert.ok(!text.includes(seller.seller_id), `${what}: no seller id`);
   assert.ok(!text.includes(seller.name), `${what}: no seller name`);
   assert.ok(!/payout/i.test(text), `${what}: no payout`);
 };
 // A page is drawn once its "Loading…" is gone.
-const settled = () => page.locator('.page-status').waitFor({ state: 'detached' });
 const fits = async (what) => assert.ok((await page.evaluate(() => document.documentElement.scrollWidth)) <= 375, `${what}: nothing wider than 375 px`);
 
 await run(async () => {

@@ -45,8 +45,7 @@ for (const [name, u] of Object.entries(users)) {
   assert.equal(r.status, 201, JSON.stringify(r.body));
 }
 
-const { page, menu, signIn, run } = await openBrowser();
-const settled = () => page.locator('.page-status').waitFor({ state: 'detached' });
+const { page, menu, settled, signIn, run } = await openBrowser();
 const signOut = async () => {
   await page.locator('#sign-out').click();
   await page.getByRole('button', { name: 'Sign in' }).waitFor();
@@ -104,8 +103,9 @@ await run(async () => {
     seen.push((await rowTexts())[0]);
     const next = page.getByRole('link', { name: 'Next page' });
     if (n < 3) {
+      const before = page.url();
       await next.click();
-      await page.waitForURL(/cursor=/);
+      await page.waitForURL((u) => u.href !== before && u.searchParams.has('cursor'));
       await settled();
       assert.match(page.url(), new RegExp(`buyer_id=${autoBuyer}`));
     } else assert.equal(await next.count(), 0, 'no page after the last');

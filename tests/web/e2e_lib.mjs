@@ -112,6 +112,10 @@ export async function openBrowser({ timezoneId = 'UTC' } = {}) {
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { name: 'Overview' }).waitFor();
   }
+  // The page is drawn: the shell is up (after a full load it first asks /v1/session, before any
+  // "Loading…" exists) and the page's "Loading…" is gone.
+  const settled = () =>
+    page.waitForFunction(() => document.querySelector('main#main') !== null && document.querySelector('.page-status') === null);
   async function run(body) {
     try {
       await body();
@@ -130,5 +134,5 @@ export async function openBrowser({ timezoneId = 'UTC' } = {}) {
       await browser.close();
     }
   }
-  return { browser, context, page, consoleErrors, menu, settings, signIn, run };
+  return { browser, context, page, consoleErrors, menu, settings, settled, signIn, run };
 }

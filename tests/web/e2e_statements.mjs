@@ -46,8 +46,7 @@ const month = now.toISOString().slice(0, 7);
 const ended = new Date(now.getTime() - 12 * 3600 * 1000);
 const last = new Date(Date.UTC(ended.getUTCFullYear(), ended.getUTCMonth() - 1, 1)).toISOString().slice(0, 7);
 
-const { page, menu, signIn, run } = await openBrowser();
-const settled = () => page.locator('.page-status').waitFor({ state: 'detached' });
+const { page, menu, settled, signIn, run } = await openBrowser();
 const signOut = async () => {
   await page.locator('#sign-out').click();
   await page.getByRole('button', { name: 'Sign in' }).waitFor();

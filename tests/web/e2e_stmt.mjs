@@ -20,8 +20,7 @@ for (const [name, u] of Object.entries(users)) {
   assert.equal(r.status, 201, JSON.stringify(r.body));
 }
 
-const { page, menu, settings, signIn, run } = await openBrowser();
-const settled = () => page.locator('.page-status').waitFor({ state: 'detached' });
+const { page, menu, settings, settled, signIn, run } = await openBrowser();
 const signOut = async () => {
   await page.locator('#sign-out').click();
   await page.getByRole('button', { name: 'Sign in' }).waitFor();

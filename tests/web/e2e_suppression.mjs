@@ -32,10 +32,9 @@ const listed = lead(1); // on the operator's list
 const customer = lead(2); // on the shielded buyer's list, hashed
 const sha256 = (s) => createHash('sha256').update(s.trim().toLowerCase()).digest('hex');
 
-const { page, menu, signIn, run } = await openBrowser();
+const { page, menu, settled, signIn, run } = await openBrowser();
 const dialogs = [];
 page.on('dialog', (d) => dialogs.push(d.message())); // accepted by openBrowser's own handler
-const settled = () => page.locator('.page-status').waitFor({ state: 'detached' });
 const fits = async (what) => assert.ok((await page.evaluate(() => document.documentElement.scrollWidth)) <= 375, `${what}: nothing wider than 375 px`);
 const row = (name) => page.locator('.suppression-lists tr', { hasText: name });
 async function uploadTo(name, file, csv) {
