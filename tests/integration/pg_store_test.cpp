@@ -562,6 +562,44 @@ TEST_F(PgStore, PoolSizeComesFromTheUrlAndOtherParametersPassThrough) {
   }
 }
 
+// Behind a pooler in transaction mode (the Kubernetes workers') a LISTEN is not held: the URL's
+// listen_ parameters send the listening connections to the server itself while the pool goes
+// through the pooler. Here both reach the one test server, told apart by their
+// application_name, one of them given only to the listening connections.
+TEST_F(PgStore, ListeningConnectionsTakeTheUrlsListenParameters) {
+  auto split = open(db_->url() +
+                    "?pool_size=2&application_name=lf_pool&listen_application_name=lf%5Flisten");
+  ASSERT_NE(split, nullptr);
+  Heard heard;
+  auto watch = split->watch("test_channel", heard.sink(), heard.on_listening());
+  ASSERT_NE(watch, nullptr);
+  ASSERT_TRUE(heard.listened(1, 10s));
+  ASSERT_TRUE(split->healthy());
+  AdminConnection admin(db_->admin());
+  const auto named = [&](const std::string& name, const std::string& query) {
+    return admin.exec(
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND application_name = $2"
+        " AND query ILIKE $3",
+        {db_->name(), name, query});
+  };
+  EXPECT_EQ(named("lf_listen", "LISTEN%"), "1") << "the watch listens with the listen_ settings";
+  EXPECT_EQ(named("lf_pool", "LISTEN%"), "0");
+  EXPECT_NE(named("lf_pool", "%"), "0") << "the pool connects with the URL's own";
+  ASSERT_EQ(split->announce("test_channel", std::vector<std::string>{"heard"}), StoreStatus::kOk);
+  EXPECT_EQ(heard.wait_for(1, 5s), std::vector<std::string>{"heard"});
+  watch.reset();
+
+  // Refused at start, the value never echoed: a malformed one, and a setting libpq lacks.
+  for (const std::string bad :
+       {"?listen_host", "?listen_=x", "?listen_host=%zz", "?listen_no_such_setting=s3cret",
+        "?listen_password=s3cret&listen_port=1"}) {
+    std::string error;
+    EXPECT_EQ(open_store(db_->url() + bad, error), nullptr) << bad;
+    EXPECT_NE(error.find("listen"), std::string::npos) << bad << ": " << error;
+    EXPECT_EQ(error.find("s3cret"), std::string::npos) << bad << ": " << error;
+  }
+}
+
 /// A loopback port nothing listens on (bound, then closed again).
 int closed_port() {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);

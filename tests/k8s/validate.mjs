@@ -288,7 +288,9 @@ function storeTarget(env) {
   const url = env.LEADFLOW_STORE?.value;
   if (!url) return null;
   const m = /^postgres(?:ql)?:\/\/(?:[^@/]*@)?([^:/?]+)/.exec(url);
-  return m ? { host: m[1], url } : { host: null, url };
+  // leadflow's listen_host=...: where the process's listening connections go instead.
+  const listen = /[?&]listen_host=([^&]+)/.exec(url);
+  return { host: m ? m[1] : null, listenHost: listen ? decodeURIComponent(listen[1]) : m ? m[1] : null, url };
 }
 
 function checkRender(name, objs, { production }) {
@@ -440,6 +442,10 @@ function checkRender(name, objs, { production }) {
     // The ingest LISTENs for outcomes: a session feature a transaction-mode pooler breaks.
     if (bin === "leadflow-ingest" && txPoolers.has(t.host)) problem(at(w.d), "leadflow-ingest LISTENs and cannot go through a transaction-mode pooler");
     if (bin === "leadflow-worker" && !txPoolers.has(t.host)) problem(at(w.d), "leadflow-worker should go through the transaction-mode pooler");
+    // Every process LISTENs (the workers for changed postback endpoints): its listening
+    // connections must reach the server itself, not a transaction-mode pooler.
+    if (txPoolers.has(t.listenHost)) problem(at(w.d), `its listening connections go to ${t.listenHost}, a transaction-mode pooler, which holds no LISTEN (set listen_host=${db?.metadata.name}-rw)`);
+    else if (!valid.has(t.listenHost)) problem(at(w.d), `listen_host ${t.listenHost} is neither ${db?.metadata.name}-rw nor a Pooler`);
     if (/password=|:[^@/]*@/.test(t.url.replace(/^postgres(ql)?:\/\//, ""))) problem(at(w.d), "LEADFLOW_STORE spells a password; take it from the app secret (PGPASSWORD)");
   }
 
@@ -517,6 +523,14 @@ function checkRender(name, objs, { production }) {
     }
     const egressPorts = new Set(egress.flatMap((r) => (r.ports ?? []).map((p) => p.port)));
     for (const port of [53, 9093, 5432]) if (!egressPorts.has(port)) problem(at(w.d), `no egress rule for port ${port} (DNS, Kafka, PostgreSQL)`);
+    // The pods behind the store's host and its listening connections' host, on 5432.
+    const t = storeTarget(environment(objs, w.d.metadata.namespace, w.c, at(w.d)));
+    for (const host of new Set([t?.host, t?.listenHost].filter(Boolean))) {
+      const pooler = poolers.find((p) => p.metadata.name === host);
+      const pods = pooler ? { "cnpg.io/poolerName": host, "cnpg.io/cluster": pooler.spec.cluster.name, "cnpg.io/podRole": "pooler" } : db && host === `${db.metadata.name}-rw` ? { "cnpg.io/cluster": db.metadata.name, "cnpg.io/podRole": "instance" } : null;
+      if (pods && !egress.some((r) => (r.ports ?? []).some((p) => p.port === 5432) && (r.to ?? []).some((p) => p.podSelector && !p.namespaceSelector && matches(p.podSelector.matchLabels, pods))))
+        problem(at(w.d), `no egress rule reaches ${host}'s pods on port 5432`);
+    }
     const ingress = pols.flatMap((p) => p.spec.ingress ?? []);
     for (const rule of ingress) {
       const ports = (rule.ports ?? []).map((p) => p.port);

@@ -17,19 +17,40 @@ namespace {
 
 constexpr int kMaxPoolSize = 1000;
 
-/// Splits leadflow's own `pool_size=N` query parameter (connections kept open; default 8) off a
-/// PostgreSQL URL: libpq refuses URI parameters it does not know, so the rest goes to libpq
-/// without it. "postgresql://u@db/leadflow?pool_size=16&sslmode=require" keeps
-/// "postgresql://u@db/leadflow?sslmode=require". Errors never echo the URL (it may hold a
-/// password).
-bool take_pool_size(const std::string& url, std::string& conninfo, int& pool_size,
-                    std::string& error) {
+/// "%2F" and the like decoded; false on a malformed escape.
+bool percent_decoded(std::string_view in, std::string& out) {
+  out.clear();
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    if (in[i] != '%') {
+      out += in[i];
+      continue;
+    }
+    unsigned value = 0;
+    if (i + 2 >= in.size()) return false;
+    const auto [end, ec] = std::from_chars(in.data() + i + 1, in.data() + i + 3, value, 16);
+    if (ec != std::errc() || end != in.data() + i + 3) return false;
+    out += static_cast<char>(value);
+    i += 2;
+  }
+  return true;
+}
+
+/// Splits leadflow's own query parameters off a PostgreSQL URL: libpq refuses URI parameters it
+/// does not know, so the rest goes to libpq without them.
+/// - `pool_size=N`: connections kept open (default 8).
+/// - `listen_KEYWORD=VALUE`: the libpq setting KEYWORD for the listening connections only
+///   (e.g. listen_host=db-rw beside a host that is a pooler in transaction mode, which holds no
+///   LISTEN); VALUE is percent-decoded.
+/// "postgresql://u@db/leadflow?pool_size=16&sslmode=require" keeps
+/// "postgresql://u@db/leadflow?sslmode=require". Errors never echo the URL or a value (they may
+/// hold a password).
+bool take_own_parameters(const std::string& url, PgStoreOptions& options, std::string& error) {
   const auto query_start = url.find('?');
   if (query_start == std::string::npos) {
-    conninfo = url;
+    options.conninfo = url;
     return true;
   }
-  conninfo = url.substr(0, query_start);
+  options.conninfo = url.substr(0, query_start);
   std::string rest;
   std::string_view query = std::string_view(url).substr(query_start + 1);
   while (!query.empty()) {
@@ -37,6 +58,7 @@ bool take_pool_size(const std::string& url, std::string& conninfo, int& pool_siz
     const std::string_view param = query.substr(0, amp);
     query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
     constexpr std::string_view kPoolSize = "pool_size=";
+    constexpr std::string_view kListen = "listen_";
     if (param.starts_with(kPoolSize)) {
       const std::string_view value = param.substr(kPoolSize.size());
       int n = 0;
@@ -45,14 +67,28 @@ bool take_pool_size(const std::string& url, std::string& conninfo, int& pool_siz
         error = "pool_size must be a whole number from 1 to " + std::to_string(kMaxPoolSize);
         return false;
       }
-      pool_size = n;
+      options.pool_size = n;
+      continue;
+    }
+    if (param.starts_with(kListen)) {
+      const auto equals = param.find('=');
+      const std::string_view keyword = param.substr(kListen.size(), equals - kListen.size());
+      const bool named = !keyword.empty() &&
+                         keyword.find_first_not_of("abcdefghijklmnopqrstuvwxyz_") == keyword.npos;
+      std::string value;
+      if (equals == std::string_view::npos || !named ||
+          !percent_decoded(param.substr(equals + 1), value)) {
+        error = "a listen_ parameter must be listen_KEYWORD=VALUE, KEYWORD a libpq setting";
+        return false;
+      }
+      options.listen.emplace_back(keyword, std::move(value));
       continue;
     }
     if (param.empty()) continue;
     rest += rest.empty() ? '?' : '&';
     rest += param;
   }
-  conninfo += rest;
+  options.conninfo += rest;
   return true;
 }
 
@@ -89,7 +125,7 @@ std::unique_ptr<Store> open_store(const std::string& url, std::string& error) {
 
   if (u.starts_with("postgresql://") || u.starts_with("postgres://")) {
     PgStoreOptions options;
-    if (!take_pool_size(url, options.conninfo, options.pool_size, error)) return nullptr;
+    if (!take_own_parameters(url, options, error)) return nullptr;
     return open_pg_store(options, error);
   }
 

@@ -189,8 +189,10 @@ class PgWatch final : public StoreWatch {
 /// locks, never from in-process mutexes).
 class PgStore final : public Store, private PgCalls {
  public:
-  explicit PgStore(ConnectSettings settings, std::size_t pool_size)
-      : PgCalls(std::move(settings), pool_size) {}
+  /// `listen_settings`: where the listening connections (watch()) go, which may differ from the
+  /// pool's (a pooler in transaction mode holds no LISTEN).
+  PgStore(ConnectSettings settings, ConnectSettings listen_settings, std::size_t pool_size)
+      : PgCalls(std::move(settings), pool_size), listen_settings_(std::move(listen_settings)) {}
 
   using PgCalls::pool;
 
@@ -362,6 +364,7 @@ class PgStore final : public Store, private PgCalls {
   /// LISTENs on kEndpointsChannel from the first time this store writes outcomes or is asked
   /// for the endpoints' version, for as long as it lives.
   void watch_endpoints();
+  const ConnectSettings listen_settings_;
   PostbackSubscribers subscribers_;
   std::once_flag endpoints_watch_once_;
   std::unique_ptr<StoreWatch> endpoints_watch_;  // after subscribers_: stopped before it goes

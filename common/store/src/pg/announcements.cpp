@@ -24,7 +24,7 @@ std::unique_ptr<StoreWatch> PgStore::watch(std::string_view channel,
                                            std::function<void(std::string_view)> on_payload,
                                            std::function<void()> on_listening) {
   if (!valid_channel(channel)) return nullptr;
-  return std::make_unique<PgWatch>(pool().settings(), std::string(channel), std::move(on_payload),
+  return std::make_unique<PgWatch>(listen_settings_, std::string(channel), std::move(on_payload),
                                    std::move(on_listening));
 }
 

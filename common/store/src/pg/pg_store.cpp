@@ -66,18 +66,32 @@ std::unique_ptr<Store> open_pg_store(const PgStoreOptions& options, std::string&
       settings.keywords.emplace_back(keyword);
       settings.values.push_back(value);
     }
-    settings.secrets =
-        std::make_shared<const std::vector<std::string>>(password_forms(options.conninfo));
+    std::vector<std::string> secrets = password_forms(options.conninfo);
+    // The listening connections' own settings come last, so they win over the conninfo's.
+    ConnectSettings listen_settings = settings;
+    for (const auto& [keyword, value] : options.listen) {
+      listen_settings.keywords.push_back(keyword);
+      listen_settings.values.push_back(value);
+      if (keyword == "password" && !value.empty()) secrets.push_back(value);
+    }
+    settings.secrets = std::make_shared<const std::vector<std::string>>(std::move(secrets));
+    listen_settings.secrets = settings.secrets;
 
-    // One connection now, so that a wrong URL or an unreachable server stops start-up.
+    // One connection now, so that a wrong URL or an unreachable server stops start-up; the
+    // same for the listening connections when they go elsewhere.
     std::string detail;
     auto first = Connection::open(settings, detail);
     if (!first) {
       error = "cannot connect to PostgreSQL: " + detail;
       return nullptr;
     }
+    if (!options.listen.empty() && !Connection::open(listen_settings, detail)) {
+      error = "cannot connect to PostgreSQL with the listen_ parameters: " + detail;
+      return nullptr;
+    }
     const auto pool_size = static_cast<std::size_t>(std::max(options.pool_size, 1));
-    auto store = std::make_unique<PgStore>(std::move(settings), pool_size);
+    auto store =
+        std::make_unique<PgStore>(std::move(settings), std::move(listen_settings), pool_size);
     store->pool().adopt(std::move(first));
     return store;
   } catch (const std::exception& e) {

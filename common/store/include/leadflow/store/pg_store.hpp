@@ -1,6 +1,8 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "leadflow/store/store.hpp"
 
@@ -11,6 +13,9 @@ struct PgStoreOptions {
   std::string conninfo;  // a libpq connection URI: postgresql://user:pass@host:port/db?...
   int pool_size = 8;     // connections kept open; callers beyond it wait for one
   int connect_timeout_s = 5;
+  // libpq settings for the listening connections only (the URL's listen_KEYWORD=VALUE), applied
+  // over the conninfo's: a pool behind a pooler in transaction mode listens on the server itself.
+  std::vector<std::pair<std::string, std::string>> listen;
 };
 
 /// Connects to PostgreSQL. The schema is not touched: call Store::migrate(). Returns nullptr and
