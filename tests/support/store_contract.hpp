@@ -73,6 +73,13 @@ struct StoreHandle {
   std::function<bool(const std::string& sql)> try_sql;
 };
 
+/// Takes schema step 37 (postback events written once, fanned out by the claims) back behind the
+/// adapter's back. Whether the database took it.
+inline bool undo_postback_events(const StoreHandle& h) {
+  return h.try_sql("DROP VIEW postback_event_deliveries") &&
+         h.try_sql("DROP TABLE postback_events");
+}
+
 /// Takes schema step 35 (the ledger journal's indexes) back behind the adapter's back, for the
 /// tests that return a database to an earlier step and upgrade it: PostgreSQL's step replaced
 /// ledger_by_time (at) with (at, id), SQLite's kept it. Whether the database took it.

@@ -31,6 +31,24 @@ namespace leadflow {
   " occurred_at, endpoint_id, state, attempts, next_at, last_status, last_error, delivered_at," \
   " window_from"
 
+/// The columns of an event (postback_events) that the outcome's transaction writes.
+#define LF_POSTBACK_EVENT_COLUMNS                                                         \
+  "event_id, kind, lead_id, seller_id, campaign_id, status, sold, payout_cents, reason, " \
+  "occurred_at"
+
+/// A row of the view postback_event_deliveries (an event not yet fanned out, and one endpoint it
+/// goes to) read as the outbox row it becomes: pending, no attempt, due and its 24 hours counted
+/// from the event.
+#define LF_POSTBACK_EVENT_AS_OUTBOX \
+  LF_POSTBACK_EVENT_COLUMNS ", endpoint_id, 'pending', 0, occurred_at, 0, '', 0, occurred_at"
+
+/// Events still to deliver, the fanned-out rows pending and the events not yet fanned out (once
+/// per endpoint they go to), and the oldest of them.
+#define LF_POSTBACK_BACKLOG                                                      \
+  "SELECT COUNT(*), COALESCE(MIN(occurred_at), 0) FROM (SELECT occurred_at FROM" \
+  " postback_outbox WHERE state = 'pending' UNION ALL SELECT occurred_at FROM"   \
+  " postback_event_deliveries) AS pending"
+
 #define LF_POSTBACK_ATTEMPT_COLUMNS \
   "event_id, endpoint_id, at, status, latency_us, error, then_state, next_at"
 

@@ -337,6 +337,34 @@ END $$;
 CREATE TRIGGER revenue_rollup_of_entries AFTER INSERT ON ledger_entries
   REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION revenue_rollup_of_entries();
 )sql"},
+    // Postback events written once each (docs/postbacks.md#the-outbox): the transaction that
+    // decides, returns or settles a lead appends one row here, not one per endpoint; the
+    // senders' claims fan them out into postback_outbox (SKIP LOCKED: each event by one sender),
+    // per the view below, the one place that says which endpoints an event goes to: the
+    // seller's active ones, for all its campaigns or the lead's, subscribed to its kind, made no
+    // later than the event.
+    {37, R"sql(
+CREATE TABLE postback_events (
+  seq           BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  event_id      TEXT NOT NULL,
+  kind          TEXT NOT NULL,
+  lead_id       TEXT NOT NULL,
+  seller_id     TEXT NOT NULL,
+  campaign_id   TEXT NOT NULL,
+  status        TEXT NOT NULL,
+  sold          BOOLEAN NOT NULL,
+  payout_cents  BIGINT NOT NULL,
+  reason        TEXT NOT NULL,
+  occurred_at   BIGINT NOT NULL
+);
+CREATE VIEW postback_event_deliveries AS
+SELECT ev.seq, ev.event_id, ev.kind, ev.lead_id, ev.seller_id, ev.campaign_id, ev.status,
+       ev.sold, ev.payout_cents, ev.reason, ev.occurred_at, e.id AS endpoint_id
+FROM postback_events ev JOIN postback_endpoints e ON e.seller_id = ev.seller_id
+  AND (e.campaign_id = '' OR e.campaign_id = ev.campaign_id)
+WHERE e.active AND strpos(e.events, ',' || ev.kind || ',') > 0
+  AND e.created_at_ms <= ev.occurred_at;
+)sql"},
 };
 
 }  // namespace

@@ -44,8 +44,8 @@ void PgStore::refresh_subscribers(Connection& c) {
   subscribers_.set(std::move(sellers), version);
 }
 
-/// One row per event and active endpoint of the lead's seller (all its campaigns, or the
-/// lead's) subscribed to its kind; the lead's status as this transaction left it.
+/// One row per event: the lead's seller, campaign and status as this transaction left it. Which
+/// endpoints it goes to is read when a claim fans it out (the view postback_event_deliveries).
 Statement PgStore::outbox_statement(std::span<const OutboxEvent> events) {
   ArrayText event_id, kind, lead_id, sold, payout, reason, at;
   for (const OutboxEvent& e : events) {
@@ -57,15 +57,13 @@ Statement PgStore::outbox_statement(std::span<const OutboxEvent> events) {
     reason.add(e.reason);
     at.add(e.at_ms);
   }
-  return {"INSERT INTO postback_outbox (" LF_POSTBACK_OUTBOX_COLUMNS
+  return {"INSERT INTO postback_events (" LF_POSTBACK_EVENT_COLUMNS
           ") SELECT ev.event_id, ev.kind, l.id, l.seller_id, l.campaign_id, l.status, ev.sold,"
-          " ev.payout, ev.reason, ev.at, e.id, 'pending', 0, ev.at, 0, '', 0, ev.at"
+          " ev.payout, ev.reason, ev.at"
           " FROM unnest($1::TEXT[], $2::TEXT[], $3::TEXT[], $4::BOOLEAN[], $5::BIGINT[],"
-          "  $6::TEXT[], $7::BIGINT[]) AS ev (event_id, kind, lead_id, sold, payout, reason, at)"
-          " JOIN leads l ON l.id = ev.lead_id"
-          " JOIN postback_endpoints e ON e.seller_id = l.seller_id"
-          "  AND (e.campaign_id = '' OR e.campaign_id = l.campaign_id)"
-          " WHERE e.active AND strpos(e.events, ',' || ev.kind || ',') > 0",
+          "  $6::TEXT[], $7::BIGINT[]) WITH ORDINALITY"
+          "  AS ev (event_id, kind, lead_id, sold, payout, reason, at, n)"
+          " JOIN leads l ON l.id = ev.lead_id ORDER BY ev.n",
           Params()
               .add(event_id.str())
               .add(kind.str())
@@ -176,20 +174,39 @@ StoreStatus PgStore::delete_postback_endpoint(std::string_view id) {
   return status;
 }
 
-/// FOR UPDATE SKIP LOCKED: processes claiming at once take distinct rows without waiting for
-/// each other; the lease (next_at moved ahead) keeps a claimed row from being claimed again
-/// once this statement commits, until the claimer records its attempt or the lease runs out.
+/// One transaction. First up to `limit` of the oldest events not yet fanned out become their
+/// rows per endpoint and leave postback_events (the INSERT reads the view in the statement's
+/// snapshot, from before the DELETE beside it). Then the claim. FOR UPDATE SKIP LOCKED in both:
+/// processes claiming at once fan out and take distinct rows without waiting for each other;
+/// the lease (next_at moved ahead) keeps a claimed row from being claimed again once this
+/// commits, until the claimer records its attempt or the lease runs out.
 std::optional<std::vector<PostbackDelivery>> PgStore::claim_postbacks(std::int64_t now_ms,
                                                                       std::int64_t lease_ms,
                                                                       int limit) {
-  return read_rows<PostbackDelivery>(
-      "claim_postbacks",
-      "UPDATE postback_outbox SET next_at = $2 FROM (SELECT endpoint_id AS due_endpoint,"
-      " event_id AS due_event FROM postback_outbox WHERE state = 'pending' AND next_at <= $1"
-      " ORDER BY next_at LIMIT $3 FOR UPDATE SKIP LOCKED) AS due"
-      " WHERE endpoint_id = due.due_endpoint AND event_id = due.due_event"
-      " RETURNING " LF_POSTBACK_OUTBOX_COLUMNS,
-      Params().add(now_ms).add(now_ms + lease_ms).add(limit), read_postback_delivery<Row>);
+  using Rows = std::optional<std::vector<PostbackDelivery>>;
+  return run("claim_postbacks", Rows{}, [&](Connection& c) -> Rows {
+    Transaction tx(c);
+    c.exec(
+        "WITH taken AS (DELETE FROM postback_events WHERE seq IN (SELECT seq FROM"
+        "  postback_events ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED) RETURNING seq)"
+        " INSERT INTO postback_outbox (" LF_POSTBACK_OUTBOX_COLUMNS
+        ") SELECT " LF_POSTBACK_EVENT_AS_OUTBOX
+        " FROM postback_event_deliveries WHERE seq IN (SELECT seq FROM taken) ORDER BY seq"
+        " ON CONFLICT DO NOTHING",
+        Params().add(limit), Effect::kWrite);
+    const Result r = c.exec(
+        "UPDATE postback_outbox SET next_at = $2 FROM (SELECT endpoint_id AS due_endpoint,"
+        " event_id AS due_event FROM postback_outbox WHERE state = 'pending' AND next_at <= $1"
+        " ORDER BY next_at LIMIT $3 FOR UPDATE SKIP LOCKED) AS due"
+        " WHERE endpoint_id = due.due_endpoint AND event_id = due.due_event"
+        " RETURNING " LF_POSTBACK_OUTBOX_COLUMNS,
+        Params().add(now_ms).add(now_ms + lease_ms).add(limit), Effect::kWrite);
+    tx.commit();
+    std::vector<PostbackDelivery> out;
+    out.reserve(static_cast<std::size_t>(r.rows()));
+    for (int i = 0; i < r.rows(); ++i) out.push_back(read_postback_delivery(Row{r, i}));
+    return out;
+  });
 }
 
 StoreStatus PgStore::record_postback_attempts(std::span<const PostbackAttempt> attempts) {
@@ -261,6 +278,8 @@ std::optional<std::vector<PostbackDelivery>> PgStore::list_postback_deliveries(
       "list_postback_deliveries",
       "SELECT " LF_POSTBACK_OUTBOX_COLUMNS
       " FROM postback_outbox WHERE endpoint_id = $1 AND ($2 = '' OR event_id < $2)"
+      " UNION ALL SELECT " LF_POSTBACK_EVENT_AS_OUTBOX
+      " FROM postback_event_deliveries WHERE endpoint_id = $1 AND ($2 = '' OR event_id < $2)"
       " ORDER BY event_id DESC LIMIT $3",
       Params().add(endpoint_id).add(before_event_id).add(limit), read_postback_delivery<Row>);
 }
@@ -285,20 +304,25 @@ std::optional<std::vector<PostbackAttempt>> PgStore::recent_postback_attempts(
 
 StoreStatus PgStore::replay_postback(std::string_view endpoint_id, std::string_view event_id,
                                      std::int64_t now_ms) {
-  return write_counted("replay_postback",
-                       "UPDATE postback_outbox SET state = 'pending', next_at = $3,"
-                       " window_from = $3 WHERE endpoint_id = $1 AND event_id = $2 RETURNING 1",
-                       Params().add(endpoint_id).add(event_id).add(now_ms));
+  const StoreStatus replayed =
+      write_counted("replay_postback",
+                    "UPDATE postback_outbox SET state = 'pending', next_at = $3,"
+                    " window_from = $3 WHERE endpoint_id = $1 AND event_id = $2 RETURNING 1",
+                    Params().add(endpoint_id).add(event_id).add(now_ms));
+  if (replayed != StoreStatus::kNotFound) return replayed;
+  // Not fanned out yet: it is pending and due already, nothing to change.
+  return lookup<bool>(
+             "replay_postback",
+             "SELECT 1 FROM postback_event_deliveries WHERE endpoint_id = $1 AND event_id = $2",
+             Params().add(endpoint_id).add(event_id), [](const Row&) { return true; })
+      .status;
 }
 
 std::optional<PostbackBacklog> PgStore::postback_backlog() {
-  return read_one<PostbackBacklog>(
-      "postback_backlog",
-      "SELECT COUNT(*), COALESCE(MIN(occurred_at), 0) FROM postback_outbox"
-      " WHERE state = 'pending'",
-      Params(), [](const Row& r) {
-        return PostbackBacklog{r.int64(0), r.int64(1)};
-      });
+  return read_one<PostbackBacklog>("postback_backlog", LF_POSTBACK_BACKLOG, Params(),
+                                   [](const Row& r) {
+                                     return PostbackBacklog{r.int64(0), r.int64(1)};
+                                   });
 }
 
 /// One statement: the rows locked (SKIP LOCKED: a row another process replays or prunes at that

@@ -225,8 +225,10 @@ class SqliteStore final : public Store, private SqliteCalls {
   /// Reads the sellers with an active endpoint again when the cache is stale (on the writer,
   /// inside the caller's transaction).
   int refresh_subscribers(Connection& c);
-  /// Writes `e`'s outbox rows, one per subscribed endpoint, in the caller's transaction.
+  /// Writes the event `e` once, in the caller's transaction; a claim fans it out to its
+  /// endpoints (fan_out_postback_events).
   static int write_outbox(Connection& c, const OutboxEvent& e);
+  static int fan_out_postback_events(Connection& c, int limit);
   /// write_outbox when the seller `seller_id` ("" = the lead's, unknown here: any seller) has
   /// an active endpoint as far as the cache knows; nothing otherwise.
   int outbox_if_subscribed(Connection& c, const std::string& seller_id, const OutboxEvent& e) {

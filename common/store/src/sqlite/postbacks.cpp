@@ -7,15 +7,12 @@ namespace leadflow::sqlite {
 
 namespace {
 
-/// One row per active endpoint of the lead's seller (all its campaigns, or the lead's) that
-/// subscribes to the event's kind. The status is the lead's as this transaction left it.
-constexpr const char* kOutboxInsert =
-    "INSERT INTO postback_outbox (" LF_POSTBACK_OUTBOX_COLUMNS
-    ") SELECT ?1, ?2, l.id, l.seller_id, l.campaign_id, l.status, ?3, ?4, ?5, ?6, e.id,"
-    " 'pending', 0, ?6, 0, '', 0, ?6"
-    " FROM leads l JOIN postback_endpoints e ON e.seller_id = l.seller_id"
-    "  AND (e.campaign_id = '' OR e.campaign_id = l.campaign_id)"
-    " WHERE l.id = ?7 AND e.active = 1 AND instr(e.events, ',' || ?2 || ',') > 0";
+/// The event, once: the lead's seller, campaign and status as this transaction left it. Which
+/// endpoints it goes to is read when a claim fans it out (the view postback_event_deliveries).
+constexpr const char* kEventInsert =
+    "INSERT INTO postback_events (" LF_POSTBACK_EVENT_COLUMNS
+    ") SELECT ?1, ?2, l.id, l.seller_id, l.campaign_id, l.status, ?3, ?4, ?5, ?6"
+    " FROM leads l WHERE l.id = ?7";
 
 }  // namespace
 
@@ -32,7 +29,7 @@ int SqliteStore::refresh_subscribers(Connection& c) {
 }
 
 int SqliteStore::write_outbox(Connection& c, const OutboxEvent& e) {
-  Query q(c, kOutboxInsert);
+  Query q(c, kEventInsert);
   return q.bind(e.event_id)
       .bind(e.kind)
       .bind(e.sold)
@@ -154,8 +151,31 @@ StoreStatus SqliteStore::delete_postback_endpoint(std::string_view id) {
   return status;
 }
 
+/// Up to `limit` of the oldest events not yet fanned out become their rows per endpoint
+/// (postback_event_deliveries), and leave postback_events. Inside the caller's transaction.
+int SqliteStore::fan_out_postback_events(Connection& c, int limit) {
+  std::int64_t last = 0;
+  {
+    Query q(c, "SELECT MAX(seq) FROM (SELECT seq FROM postback_events ORDER BY seq LIMIT ?1)");
+    q.bind(static_cast<std::int64_t>(limit));
+    const int rc = q.step();
+    if (rc != SQLITE_ROW) return rc;
+    if (q.is_null(0)) return SQLITE_OK;  // none waiting
+    last = q.int64(0);
+  }
+  for (const char* sql : {"INSERT OR IGNORE INTO postback_outbox (" LF_POSTBACK_OUTBOX_COLUMNS
+                          ") SELECT " LF_POSTBACK_EVENT_AS_OUTBOX
+                          " FROM postback_event_deliveries WHERE seq <= ?1 ORDER BY seq",
+                          "DELETE FROM postback_events WHERE seq <= ?1"}) {
+    Query q(c, sql);
+    if (int rc = q.bind(last).run()) return rc;
+  }
+  return SQLITE_OK;
+}
+
 /// One process owns an embedded store, but its sender may run several claims at once: the
-/// writer's mutex and one UPDATE ... RETURNING make each claim whole.
+/// writer's mutex and one transaction (the fan-out, then one UPDATE ... RETURNING) make each
+/// claim whole.
 std::optional<std::vector<PostbackDelivery>> SqliteStore::claim_postbacks(std::int64_t now_ms,
                                                                           std::int64_t lease_ms,
                                                                           int limit) {
@@ -163,15 +183,22 @@ std::optional<std::vector<PostbackDelivery>> SqliteStore::claim_postbacks(std::i
   return guarded("claim_postbacks", Rows{}, [&]() -> Rows {
     std::lock_guard lock(write_mu_);
     Connection& c = *writer_;
-    Query q(c,
-            "UPDATE postback_outbox SET next_at = ?2 WHERE rowid IN (SELECT rowid FROM"
-            " postback_outbox WHERE state = 'pending' AND next_at <= ?1 ORDER BY next_at"
-            " LIMIT ?3) RETURNING " LF_POSTBACK_OUTBOX_COLUMNS);
-    q.bind(now_ms).bind(now_ms + lease_ms).bind(static_cast<std::int64_t>(limit));
+    Transaction tx(c);
+    if (int rc = tx.begin()) return (report(c, rc, "claim_postbacks"), Rows{});
+    if (int rc = fan_out_postback_events(c, limit))
+      return (report(c, rc, "claim_postbacks"), Rows{});
     std::vector<PostbackDelivery> out;
-    int rc;
-    while ((rc = q.step()) == SQLITE_ROW) out.push_back(read_postback_delivery(q));
-    if (rc != SQLITE_DONE) return (report(c, rc, "claim_postbacks"), Rows{});
+    {
+      Query q(c,
+              "UPDATE postback_outbox SET next_at = ?2 WHERE rowid IN (SELECT rowid FROM"
+              " postback_outbox WHERE state = 'pending' AND next_at <= ?1 ORDER BY next_at"
+              " LIMIT ?3) RETURNING " LF_POSTBACK_OUTBOX_COLUMNS);
+      q.bind(now_ms).bind(now_ms + lease_ms).bind(static_cast<std::int64_t>(limit));
+      int rc;
+      while ((rc = q.step()) == SQLITE_ROW) out.push_back(read_postback_delivery(q));
+      if (rc != SQLITE_DONE) return (report(c, rc, "claim_postbacks"), Rows{});
+    }
+    if (int rc = tx.commit()) return (report(c, rc, "claim_postbacks"), Rows{});
     return out;
   });
 }
@@ -244,6 +271,8 @@ std::optional<std::vector<PostbackDelivery>> SqliteStore::list_postback_deliveri
       "list_postback_deliveries",
       "SELECT " LF_POSTBACK_OUTBOX_COLUMNS
       " FROM postback_outbox WHERE endpoint_id = ?1 AND (?2 = '' OR event_id < ?2)"
+      " UNION ALL SELECT " LF_POSTBACK_EVENT_AS_OUTBOX
+      " FROM postback_event_deliveries WHERE endpoint_id = ?1 AND (?2 = '' OR event_id < ?2)"
       " ORDER BY event_id DESC LIMIT ?3",
       [&](Query& q) {
         q.bind(endpoint_id).bind(before_event_id).bind(static_cast<std::int64_t>(limit));
@@ -272,18 +301,23 @@ std::optional<std::vector<PostbackAttempt>> SqliteStore::recent_postback_attempt
 
 StoreStatus SqliteStore::replay_postback(std::string_view endpoint_id, std::string_view event_id,
                                          std::int64_t now_ms) {
-  return write_counted("replay_postback",
-                       "UPDATE postback_outbox SET state = 'pending', next_at = ?3,"
-                       " window_from = ?3 WHERE endpoint_id = ?1 AND event_id = ?2",
-                       [&](Query& q) { q.bind(endpoint_id).bind(event_id).bind(now_ms); });
+  const StoreStatus replayed =
+      write_counted("replay_postback",
+                    "UPDATE postback_outbox SET state = 'pending', next_at = ?3,"
+                    " window_from = ?3 WHERE endpoint_id = ?1 AND event_id = ?2",
+                    [&](Query& q) { q.bind(endpoint_id).bind(event_id).bind(now_ms); });
+  if (replayed != StoreStatus::kNotFound) return replayed;
+  // Not fanned out yet: it is pending and due already, nothing to change.
+  return lookup<bool>(
+             "replay_postback",
+             "SELECT 1 FROM postback_event_deliveries WHERE endpoint_id = ?1 AND event_id = ?2",
+             [&](Query& q) { q.bind(endpoint_id).bind(event_id); }, [](Query&) { return true; })
+      .status;
 }
 
 std::optional<PostbackBacklog> SqliteStore::postback_backlog() {
   return read_optional<PostbackBacklog>(
-      "postback_backlog",
-      "SELECT COUNT(*), COALESCE(MIN(occurred_at), 0) FROM postback_outbox"
-      " WHERE state = 'pending'",
-      [](Query&) {},
+      "postback_backlog", LF_POSTBACK_BACKLOG, [](Query&) {},
       [](Query& q) {
         return PostbackBacklog{q.int64(0), q.int64(1)};
       });

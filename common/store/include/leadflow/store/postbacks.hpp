@@ -1,9 +1,11 @@
 #pragma once
 // The postbacks port (docs/postbacks.md): sellers' endpoints, and the outbox of the events they
-// are sent. The outbox rows of an outcome, a return or a settlement are written by the
-// transaction that records it (record_outcomes, record_return(s), settle_lead), one row per
-// subscribed endpoint, so no event is lost or invented across a crash. Which event a change
-// reports is common/postbacks' rule; the store keeps and hands back what it is given.
+// are sent. The event of an outcome, a return or a settlement is written by the transaction that
+// records it (record_outcomes, record_return(s), settle_lead), once, so no event is lost or
+// invented across a crash; a claim fans it out into one row per endpoint it goes to (the
+// seller's active endpoints for all its campaigns or the lead's, subscribed to its kind, made no
+// later than the event), and until then it reads as those rows, pending and due. Which event a
+// change reports is common/postbacks' rule; the store keeps and hands back what it is given.
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -141,9 +143,10 @@ class PostbackStore : public virtual StorePort {
 
   // --- the outbox -----------------------------------------------------------------------------
   /// Up to `limit` pending rows due at `now_ms`, oldest due first, each leased: its next_at is
-  /// moved to now_ms + lease_ms in the same statement, so another process (or this one) claims
-  /// it again only if no attempt was recorded by then. Several processes claiming at once get
-  /// distinct rows. nullopt when the store could not say.
+  /// moved to now_ms + lease_ms in the same transaction, so another process (or this one) claims
+  /// it again only if no attempt was recorded by then. Before that, in the same transaction, up
+  /// to `limit` of the oldest events not yet fanned out become their rows. Several processes
+  /// claiming at once get distinct rows. nullopt when the store could not say.
   virtual std::optional<std::vector<PostbackDelivery>> claim_postbacks(std::int64_t now_ms,
                                                                        std::int64_t lease_ms,
                                                                        int limit) = 0;
@@ -156,7 +159,8 @@ class PostbackStore : public virtual StorePort {
   /// switched off), in one transaction. A row no longer pending is left as it is.
   virtual StoreStatus release_postbacks(std::span<const PostbackRelease> rows) = 0;
   /// An endpoint's outbox rows, newest event first, those with events before `before_event_id`
-  /// ("" = from the newest); at most `limit`. nullopt when the store could not say.
+  /// ("" = from the newest); at most `limit`; an event not yet fanned out among them as the row
+  /// it will be. nullopt when the store could not say.
   virtual std::optional<std::vector<PostbackDelivery>> list_postback_deliveries(
       std::string_view endpoint_id, std::string_view before_event_id, int limit) = 0;
   /// The attempts of one event at one endpoint, oldest first.
@@ -166,10 +170,12 @@ class PostbackStore : public virtual StorePort {
   virtual std::optional<std::vector<PostbackAttempt>> recent_postback_attempts(
       std::string_view endpoint_id, int limit) = 0;
   /// Sends an event again: its row becomes pending and due at `now_ms` (its attempts stay
-  /// counted; a replay of an expired row gets another 24 hours from now). kNotFound if none.
+  /// counted; a replay of an expired row gets another 24 hours from now). kOk, changing nothing,
+  /// for an event not fanned out yet (pending and due already); kNotFound if none.
   virtual StoreStatus replay_postback(std::string_view endpoint_id, std::string_view event_id,
                                       std::int64_t now_ms) = 0;
-  /// How many rows are pending, and the oldest one's event time.
+  /// How many rows are pending (an event not yet fanned out once per endpoint it goes to), and
+  /// the oldest one's event time.
   virtual std::optional<PostbackBacklog> postback_backlog() = 0;
   /// Deletes up to `limit` rows in `state` whose retry window began before `before_ms` (the
   /// event, or its last replay), with their attempts, in one short transaction; which states
