@@ -174,9 +174,11 @@ StoreStatus PgStore::delete_postback_endpoint(std::string_view id) {
   return status;
 }
 
-/// One transaction. First up to `limit` of the oldest events not yet fanned out become their
-/// rows per endpoint and leave postback_events (the INSERT reads the view in the statement's
-/// snapshot, from before the DELETE beside it). Then the claim. FOR UPDATE SKIP LOCKED in both:
+/// One transaction. The rows already fanned out are claimed first; only when they fall short, up
+/// to as many of the oldest events not yet fanned out become their rows per endpoint and leave
+/// postback_events (the INSERT reads the view in the statement's snapshot, from before the
+/// DELETE beside it), and those are claimed: the fan-out keeps to the senders' pace, never ahead
+/// of it while the workers write. FOR UPDATE SKIP LOCKED in both:
 /// processes claiming at once fan out and take distinct rows without waiting for each other;
 /// the lease (next_at moved ahead) keeps a claimed row from being claimed again once this
 /// commits, until the claimer records its attempt or the lease runs out.
@@ -186,6 +188,23 @@ std::optional<std::vector<PostbackDelivery>> PgStore::claim_postbacks(std::int64
   using Rows = std::optional<std::vector<PostbackDelivery>>;
   return run("claim_postbacks", Rows{}, [&](Connection& c) -> Rows {
     Transaction tx(c);
+    std::vector<PostbackDelivery> out;
+    const auto claim = [&](int n) {
+      const Result r = c.exec(
+          "UPDATE postback_outbox SET next_at = $2 FROM (SELECT endpoint_id AS due_endpoint,"
+          " event_id AS due_event FROM postback_outbox WHERE state = 'pending' AND next_at <= $1"
+          " ORDER BY next_at LIMIT $3 FOR UPDATE SKIP LOCKED) AS due"
+          " WHERE endpoint_id = due.due_endpoint AND event_id = due.due_event"
+          " RETURNING " LF_POSTBACK_OUTBOX_COLUMNS,
+          Params().add(now_ms).add(now_ms + lease_ms).add(n), Effect::kWrite);
+      for (int i = 0; i < r.rows(); ++i) out.push_back(read_postback_delivery(Row{r, i}));
+    };
+    claim(limit);
+    const int short_by = limit - static_cast<int>(out.size());
+    if (short_by <= 0) {
+      tx.commit();
+      return out;
+    }
     c.exec(
         "WITH taken AS (DELETE FROM postback_events WHERE seq IN (SELECT seq FROM"
         "  postback_events ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED) RETURNING seq)"
@@ -193,18 +212,9 @@ std::optional<std::vector<PostbackDelivery>> PgStore::claim_postbacks(std::int64
         ") SELECT " LF_POSTBACK_EVENT_AS_OUTBOX
         " FROM postback_event_deliveries WHERE seq IN (SELECT seq FROM taken) ORDER BY seq"
         " ON CONFLICT DO NOTHING",
-        Params().add(limit), Effect::kWrite);
-    const Result r = c.exec(
-        "UPDATE postback_outbox SET next_at = $2 FROM (SELECT endpoint_id AS due_endpoint,"
-        " event_id AS due_event FROM postback_outbox WHERE state = 'pending' AND next_at <= $1"
-        " ORDER BY next_at LIMIT $3 FOR UPDATE SKIP LOCKED) AS due"
-        " WHERE endpoint_id = due.due_endpoint AND event_id = due.due_event"
-        " RETURNING " LF_POSTBACK_OUTBOX_COLUMNS,
-        Params().add(now_ms).add(now_ms + lease_ms).add(limit), Effect::kWrite);
+        Params().add(short_by), Effect::kWrite);
+    claim(short_by);
     tx.commit();
-    std::vector<PostbackDelivery> out;
-    out.reserve(static_cast<std::size_t>(r.rows()));
-    for (int i = 0; i < r.rows(); ++i) out.push_back(read_postback_delivery(Row{r, i}));
     return out;
   });
 }

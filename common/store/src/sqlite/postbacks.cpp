@@ -174,8 +174,9 @@ int SqliteStore::fan_out_postback_events(Connection& c, int limit) {
 }
 
 /// One process owns an embedded store, but its sender may run several claims at once: the
-/// writer's mutex and one transaction (the fan-out, then one UPDATE ... RETURNING) make each
-/// claim whole.
+/// writer's mutex and one transaction make each claim whole. The rows already fanned out first;
+/// only when they fall short, events fanned out for the rest, and those claimed: the fan-out
+/// keeps to the sender's pace, never ahead of it while the workers write.
 std::optional<std::vector<PostbackDelivery>> SqliteStore::claim_postbacks(std::int64_t now_ms,
                                                                           std::int64_t lease_ms,
                                                                           int limit) {
@@ -185,18 +186,22 @@ std::optional<std::vector<PostbackDelivery>> SqliteStore::claim_postbacks(std::i
     Connection& c = *writer_;
     Transaction tx(c);
     if (int rc = tx.begin()) return (report(c, rc, "claim_postbacks"), Rows{});
-    if (int rc = fan_out_postback_events(c, limit))
-      return (report(c, rc, "claim_postbacks"), Rows{});
     std::vector<PostbackDelivery> out;
-    {
+    const auto claim = [&](int n) {
       Query q(c,
               "UPDATE postback_outbox SET next_at = ?2 WHERE rowid IN (SELECT rowid FROM"
               " postback_outbox WHERE state = 'pending' AND next_at <= ?1 ORDER BY next_at"
               " LIMIT ?3) RETURNING " LF_POSTBACK_OUTBOX_COLUMNS);
-      q.bind(now_ms).bind(now_ms + lease_ms).bind(static_cast<std::int64_t>(limit));
+      q.bind(now_ms).bind(now_ms + lease_ms).bind(static_cast<std::int64_t>(n));
       int rc;
       while ((rc = q.step()) == SQLITE_ROW) out.push_back(read_postback_delivery(q));
-      if (rc != SQLITE_DONE) return (report(c, rc, "claim_postbacks"), Rows{});
+      return rc == SQLITE_DONE ? SQLITE_OK : rc;
+    };
+    if (int rc = claim(limit)) return (report(c, rc, "claim_postbacks"), Rows{});
+    if (const int short_by = limit - static_cast<int>(out.size()); short_by > 0) {
+      if (int rc = fan_out_postback_events(c, short_by))
+        return (report(c, rc, "claim_postbacks"), Rows{});
+      if (int rc = claim(short_by)) return (report(c, rc, "claim_postbacks"), Rows{});
     }
     if (int rc = tx.commit()) return (report(c, rc, "claim_postbacks"), Rows{});
     return out;
