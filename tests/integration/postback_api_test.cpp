@@ -48,6 +48,11 @@ class PostbackApiTest : public ::testing::Test {
   ServiceFixture svc_;
 };
 
+std::int64_t ms_of(const json& time) {
+  EXPECT_TRUE(time.is_string()) << time;
+  return time.is_string() ? parse_rfc3339_ms(time.get<std::string>()).value_or(0) : 0;
+}
+
 TEST_F(PostbackApiTest, ASellerManagesItsOwnEndpointsAndIsToldOfItsLeadsSigned) {
   auto buyer = start_buyer("Buyer", 12.0);
   const std::string buyer_id = svc_.add_buyer(*buyer);
@@ -136,13 +141,36 @@ TEST_F(PostbackApiTest, ASellerManagesItsOwnEndpointsAndIsToldOfItsLeadsSigned) 
   EXPECT_EQ(receiver_.received()[1].event_id, first.event_id);
   EXPECT_EQ(receiver_.received()[1].body, first.body);
 
+  // Switched off, it says since when, and a lead decided while it is off is not its own; on
+  // again, the next lead's event is.
+  const json off =
+      call("PATCH", "/v1/postback-endpoints/" + id, acme_key, {{"active", false}}, 200)["data"];
+  EXPECT_FALSE(off["active"].get<bool>());
+  EXPECT_GT(ms_of(off["switched_off_at"]), 0);
+  const auto while_off = svc_.post("/v1/leads", sample_lead(2), acme_key);
+  ASSERT_TRUE(while_off);
+  const std::string off_lead = json::parse(while_off->body)["lead_id"];
+  for (int i = 0; i < 100; ++i) {
+    if (call("GET", "/v1/leads/" + off_lead, acme_key, nullptr, 200)["data"]["status"] != "pending")
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  const json on =
+      call("PATCH", "/v1/postback-endpoints/" + id, acme_key, {{"active", true}}, 200)["data"];
+  EXPECT_TRUE(on["switched_off_at"].is_null());
+  const auto after_on = svc_.post("/v1/leads", sample_lead(3), acme_key);
+  ASSERT_TRUE(after_on);
+  const std::string on_lead = json::parse(after_on->body)["lead_id"];
+  ASSERT_TRUE(receiver_.wait_for([](const auto& got) { return got.size() >= 3; }));
+  EXPECT_EQ(receiver_.received()[2].body["data"]["lead_id"], on_lead);
+  const json leads_told =
+      call("GET", "/v1/postback-endpoints/" + id + "/deliveries", acme_key, nullptr, 200)["data"];
+  std::set<std::string> told;
+  for (const auto& r : leads_told) told.insert(r["lead_id"].get<std::string>());
+  EXPECT_EQ(told, (std::set<std::string>{lead_id, on_lead})) << "none for " << off_lead;
+
   call("DELETE", "/v1/postback-endpoints/" + id, acme_key, nullptr, 204);
   call("GET", "/v1/postback-endpoints/" + id, acme_key, nullptr, 404);
-}
-
-std::int64_t ms_of(const json& time) {
-  EXPECT_TRUE(time.is_string()) << time;
-  return time.is_string() ? parse_rfc3339_ms(time.get<std::string>()).value_or(0) : 0;
 }
 
 TEST_F(PostbackApiTest, WhoMayChangeAnEndpointRotatesItsSecretAndTheChangeLogSaysSo) {

@@ -109,6 +109,14 @@ await run(async () => {
   await page.getByText('200', { exact: true }).waitFor();
   await shot(page, 'postbacks-log-delivered');
 
+  // Switched off from its page: it says since when, and what becomes of its events.
+  await page.getByRole('button', { name: 'Switch off' }).click();
+  await page.getByText(/^off since .*: the events of its time on wait/).waitFor();
+  await page.getByRole('button', { name: 'Switch on' }).waitFor();
+  await shot(page, 'postbacks-endpoint-off');
+  await page.getByRole('button', { name: 'Switch on' }).click();
+  await page.getByRole('button', { name: 'Switch off' }).waitFor();
+
   // The list shows the endpoint; narrow, the page still fits.
   await page.goto(`${base}/settings/postbacks`);
   await page.locator('.postback-list').getByRole('link', { name: receiverUrl }).waitFor();

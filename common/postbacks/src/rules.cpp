@@ -105,6 +105,14 @@ bool prunable_state(std::string_view state) { return state == "delivered" || sta
 
 bool delivered(int http_status) { return http_status >= 200 && http_status < 300; }
 
+Spell first_spell(bool active, std::int64_t now_ms) { return {now_ms, active ? 0 : now_ms}; }
+
+Spell switched(Spell spell, bool was_active, bool active, std::int64_t now_ms) {
+  if (was_active == active) return spell;
+  if (active) return {now_ms, 0};
+  return {spell.on_since_ms, now_ms};
+}
+
 bool endpoint_failing(std::span<const bool> recent) {
   if (recent.size() < kFailingAfter) return false;
   return std::none_of(recent.begin(), recent.begin() + kFailingAfter, [](bool ok) { return ok; });

@@ -24,7 +24,8 @@ namespace leadflow {
 
 #define LF_POSTBACK_ENDPOINT_COLUMNS                                                       \
   "id, seller_id, campaign_id, url, events, secret, active, created_at_ms, updated_at_ms," \
-  " previous_secret, previous_secret_expires_at_ms, secret_rotated_at_ms"
+  " previous_secret, previous_secret_expires_at_ms, secret_rotated_at_ms, on_since_ms,"    \
+  " off_since_ms"
 
 #define LF_POSTBACK_OUTBOX_COLUMNS                                                              \
   "event_id, kind, lead_id, seller_id, campaign_id, status, sold, payout_cents, reason,"        \
@@ -67,6 +68,8 @@ PostbackEndpoint read_postback_endpoint(const Row& r) {
   e.previous_secret = r.text(9);
   e.previous_secret_expires_at_ms = r.int64(10);
   e.secret_rotated_at_ms = r.int64(11);
+  e.on_since_ms = r.int64(12);
+  e.off_since_ms = r.int64(13);
   return e;
 }
 
@@ -179,11 +182,12 @@ inline OutboxEvent settlement_outbox_event(const Settlement& s) {
           s.at_ms};
 }
 
-/// Which sellers have an active endpoint, as the adapter last read it. The outcome writer asks
-/// it before writing a lead's outbox rows, so a lead whose seller subscribes to nothing costs no
-/// statement. Read again at the next write after an endpoint changed (this process's own change,
-/// or another's as soon as the adapter hears of it: PostgreSQL's NOTIFY), and when older than
-/// kRefresh whatever was heard. Thread-safe.
+/// Which sellers have an endpoint, on or off, as the adapter last read it. The outcome writer
+/// asks it before writing a lead's event, so a lead whose seller has no endpoint costs no
+/// statement (one switched off moments ago may still be owed it: the view decides). Read again at
+/// the next write after an endpoint changed (this process's own change, or another's as soon as the
+/// adapter hears of it: PostgreSQL's NOTIFY), and when older than kRefresh whatever was heard.
+/// Thread-safe.
 class PostbackSubscribers {
  public:
   static constexpr std::chrono::milliseconds kRefresh{2000};

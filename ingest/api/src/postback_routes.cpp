@@ -37,6 +37,7 @@ json endpoint_view(const PostbackEndpoint& e, bool with_secret, std::int64_t now
       {"url", e.url},
       {"events", std::move(events)},
       {"active", e.active},
+      {"switched_off_at", e.active ? json(nullptr) : or_time(e.off_since_ms)},
       {"created_at", or_time(e.created_at_ms)},
       {"updated_at", or_time(e.updated_at_ms)},
       {"secret_rotated_at", or_time(e.secret_rotated_at_ms)},
@@ -241,6 +242,9 @@ class PostbackRoutes {
     e.id = new_id(postbacks::kEndpointPrefix);
     e.secret = postbacks::new_endpoint_secret();
     e.created_at_ms = e.updated_at_ms = ctx_.clock.now_ms();
+    const postbacks::Spell spell = postbacks::first_spell(e.active, e.created_at_ms);
+    e.on_since_ms = spell.on_since_ms;
+    e.off_since_ms = spell.off_since_ms;
     if (const StoreStatus s = ctx_.postbacks->insert_postback_endpoint(e); s != StoreStatus::kOk)
       return send_problem(res, refusal_for(s, StoreStep::kWrite));
     record_change(ctx_.changes, ctx_.clock, actor_of(*key), "created", kChangeKind, e.id, {},
@@ -267,10 +271,15 @@ class PostbackRoutes {
     const auto body = http::parse_body(req, res);
     if (!body) return;
     const json before = logged_view(*e, ctx_.clock.now_ms());
+    const bool was_active = e->active;
     FieldErrors errors;
     decode_endpoint(*body, false, ctx_.config.allow_private_buyers, *e, errors);
     if (!errors.empty()) return http::send_problem(res, 400, "the endpoint is invalid", errors);
     e->updated_at_ms = ctx_.clock.now_ms();
+    const postbacks::Spell spell = postbacks::switched({e->on_since_ms, e->off_since_ms},
+                                                       was_active, e->active, e->updated_at_ms);
+    e->on_since_ms = spell.on_since_ms;
+    e->off_since_ms = spell.off_since_ms;
     if (const StoreStatus s = ctx_.postbacks->update_postback_endpoint(*e); s != StoreStatus::kOk)
       return send_problem(res, refusal_for(s, StoreStep::kWrite));
     record_change(ctx_.changes, ctx_.clock, actor_of(*key), "updated", kChangeKind, e->id, before,

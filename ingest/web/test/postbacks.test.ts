@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Delivery, endpointBody, lastResult } from '../src/pages/postbacks';
+import { Delivery, endpointBody, lastResult, switchState } from '../src/pages/postbacks';
 
 // The body of a new endpoint: a seller's names no seller (its own is taken), the operator's does.
 describe('postback endpoint body', () => {
@@ -18,5 +18,15 @@ describe('postback delivery log', () => {
     expect(lastResult(row({ last_status: 503 }))).toBe('HTTP 503');
     expect(lastResult(row({ last_error: 'timed out' }))).toBe('timed out');
     expect(lastResult(row({}))).toBe('no answer');
+  });
+});
+
+// Switched off: since when, and what happens to its events.
+describe('postback endpoint switch', () => {
+  it('says on, or off since when with what waits and what is not sent', () => {
+    expect(switchState({ active: true, switched_off_at: null })).toBe('on');
+    const off = switchState({ active: false, switched_off_at: '2026-03-01T10:05:00.000Z' }, 'UTC');
+    expect(off).toMatch(/^off since .*2026.*: the events of its time on wait until it is on again; those of its time off are not sent to it$/);
+    expect(switchState({ active: false })).toMatch(/^off: /);
   });
 });

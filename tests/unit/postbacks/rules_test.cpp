@@ -133,6 +133,22 @@ TEST(PostbackRules, AReplacedSecretSignsTooUntilItsOverlapEnds) {
   EXPECT_FALSE(previous_secret_valid("pbs_a", until, until));
 }
 
+// An endpoint's spell on: made on, it begins; switched off, it ends then; switched on again, a
+// new one begins; a save that leaves `active` as it was changes nothing.
+TEST(PostbackRules, AnEndpointsSpellOnBeginsAndEndsWhenItIsSwitched) {
+  const auto is = [](Spell s, std::int64_t on, std::int64_t off) {
+    return s.on_since_ms == on && s.off_since_ms == off;
+  };
+  EXPECT_TRUE(is(first_spell(true, 100), 100, 0));
+  EXPECT_TRUE(is(first_spell(false, 100), 100, 100)) << "made off: a spell that took nothing";
+  const Spell on = first_spell(true, 100);
+  const Spell off = switched(on, true, false, 250);
+  EXPECT_TRUE(is(off, 100, 250));
+  EXPECT_TRUE(is(switched(off, false, false, 300), 100, 250)) << "saved off again";
+  EXPECT_TRUE(is(switched(off, false, true, 400), 400, 0));
+  EXPECT_TRUE(is(switched(on, true, true, 500), 100, 0)) << "saved on again";
+}
+
 TEST(PostbackRules, IdsAndSecretsAreFreshEachTime) {
   EXPECT_TRUE(new_event_id(1).starts_with("evt_"));
   EXPECT_NE(new_event_id(1), new_event_id(1));

@@ -349,13 +349,13 @@ class PgStore final : public Store, private PgCalls {
                                      int limit) override;
 
  private:
-  /// Reads the sellers with an active endpoint again when the cache is stale.
+  /// Reads the sellers with an endpoint (on or off) again when the cache is stale.
   void refresh_subscribers(Connection& c);
   /// The statement writing `events`' outbox rows, one per subscribed endpoint, for the
   /// caller's transaction.
   static Statement outbox_statement(std::span<const OutboxEvent> events);
-  /// Writes `e`'s outbox rows when the seller `seller_id` ("" = any seller) has an active
-  /// endpoint as far as the cache knows; nothing otherwise.
+  /// Writes `e`'s event when the seller `seller_id` ("" = any seller) has an endpoint, on or
+  /// off, as far as the cache knows; nothing otherwise.
   void outbox_if_subscribed(Connection& c, const std::string& seller_id, const OutboxEvent& e);
   StoreStatus write_counted(const char* op, const char* sql, const Params& params);
   /// After this process changed an endpoint (committed): its own cache, and a NOTIFY on

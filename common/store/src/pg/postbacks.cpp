@@ -36,8 +36,8 @@ void PgStore::refresh_subscribers(Connection& c) {
   watch_endpoints();
   if (!subscribers_.stale()) return;
   const std::uint64_t version = subscribers_.version();
-  const Result r = c.exec("SELECT DISTINCT seller_id FROM postback_endpoints WHERE active",
-                          Params(), Effect::kRead);
+  const Result r =
+      c.exec("SELECT DISTINCT seller_id FROM postback_endpoints", Params(), Effect::kRead);
   std::vector<std::string> sellers;
   sellers.reserve(static_cast<std::size_t>(r.rows()));
   for (int i = 0; i < r.rows(); ++i) sellers.push_back(r.text(i, 0));
@@ -83,22 +83,26 @@ void PgStore::outbox_if_subscribed(Connection& c, const std::string& seller_id,
 }
 
 StoreStatus PgStore::insert_postback_endpoint(const PostbackEndpoint& e) {
-  const StoreStatus status = write("insert_postback_endpoint",
-                                   "INSERT INTO postback_endpoints (" LF_POSTBACK_ENDPOINT_COLUMNS
-                                   ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
-                                   Params()
-                                       .add(e.id)
-                                       .add(e.seller_id)
-                                       .add(e.campaign_id)
-                                       .add(e.url)
-                                       .add(e.events)
-                                       .add(e.secret)
-                                       .add(e.active)
-                                       .add(e.created_at_ms)
-                                       .add(e.updated_at_ms)
-                                       .add(e.previous_secret)
-                                       .add(e.previous_secret_expires_at_ms)
-                                       .add(e.secret_rotated_at_ms));
+  const StoreStatus status =
+      write("insert_postback_endpoint",
+            "INSERT INTO postback_endpoints (" LF_POSTBACK_ENDPOINT_COLUMNS
+            ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,"
+            " $14)",
+            Params()
+                .add(e.id)
+                .add(e.seller_id)
+                .add(e.campaign_id)
+                .add(e.url)
+                .add(e.events)
+                .add(e.secret)
+                .add(e.active)
+                .add(e.created_at_ms)
+                .add(e.updated_at_ms)
+                .add(e.previous_secret)
+                .add(e.previous_secret_expires_at_ms)
+                .add(e.secret_rotated_at_ms)
+                .add(e.on_since_ms)
+                .add(e.off_since_ms));
   endpoints_changed();
   return status;
 }
@@ -131,8 +135,16 @@ StoreStatus PgStore::update_postback_endpoint(const PostbackEndpoint& e) {
   const StoreStatus status =
       write_counted("update_postback_endpoint",
                     "UPDATE postback_endpoints SET url = $2, events = $3, active = $4,"
-                    " updated_at_ms = $5 WHERE id = $1 RETURNING 1",
-                    Params().add(e.id).add(e.url).add(e.events).add(e.active).add(e.updated_at_ms));
+                    " updated_at_ms = $5, on_since_ms = $6, off_since_ms = $7 WHERE id = $1"
+                    " RETURNING 1",
+                    Params()
+                        .add(e.id)
+                        .add(e.url)
+                        .add(e.events)
+                        .add(e.active)
+                        .add(e.updated_at_ms)
+                        .add(e.on_since_ms)
+                        .add(e.off_since_ms));
   endpoints_changed();
   return status;
 }

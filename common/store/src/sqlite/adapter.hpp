@@ -222,7 +222,7 @@ class SqliteStore final : public Store, private SqliteCalls {
                                      int limit) override;
 
  private:
-  /// Reads the sellers with an active endpoint again when the cache is stale (on the writer,
+  /// Reads the sellers with an endpoint (on or off) again when the cache is stale (on the writer,
   /// inside the caller's transaction).
   int refresh_subscribers(Connection& c);
   /// Writes the event `e` once, in the caller's transaction; a claim fans it out to its
@@ -230,7 +230,7 @@ class SqliteStore final : public Store, private SqliteCalls {
   static int write_outbox(Connection& c, const OutboxEvent& e);
   static int fan_out_postback_events(Connection& c, int limit);
   /// write_outbox when the seller `seller_id` ("" = the lead's, unknown here: any seller) has
-  /// an active endpoint as far as the cache knows; nothing otherwise.
+  /// an endpoint, on or off, as far as the cache knows; nothing otherwise.
   int outbox_if_subscribed(Connection& c, const std::string& seller_id, const OutboxEvent& e) {
     if (int rc = refresh_subscribers(c)) return rc;
     if (seller_id.empty() ? !subscribers_.any() : !subscribers_.has(seller_id)) return SQLITE_OK;

@@ -296,6 +296,27 @@ FROM postback_events ev JOIN postback_endpoints e ON e.seller_id = ev.seller_id
 WHERE e.active = 1 AND instr(e.events, ',' || ev.kind || ',') > 0
   AND e.created_at_ms <= ev.occurred_at;
 )sql"},
+    // An endpoint takes the events that happen while it is on (docs/postbacks.md#endpoints):
+    // its last spell on, kept by the API (postbacks::switched). Switched off, the events of its
+    // spell still waiting to be fanned out are its own and wait with the rest; before this, the
+    // view read whether it was on when a claim fanned an event out, so an endpoint switched off
+    // in that moment lost the events of its last moments on. An endpoint already off keeps the
+    // time of its last change as the end of its spell.
+    {38, R"sql(
+ALTER TABLE postback_endpoints ADD COLUMN on_since_ms INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE postback_endpoints ADD COLUMN off_since_ms INTEGER NOT NULL DEFAULT 0;
+UPDATE postback_endpoints SET on_since_ms = created_at_ms,
+  off_since_ms = CASE WHEN active = 0 THEN updated_at_ms ELSE 0 END;
+DROP VIEW postback_event_deliveries;
+CREATE VIEW postback_event_deliveries AS
+SELECT ev.seq, ev.event_id, ev.kind, ev.lead_id, ev.seller_id, ev.campaign_id, ev.status,
+       ev.sold, ev.payout_cents, ev.reason, ev.occurred_at, e.id AS endpoint_id
+FROM postback_events ev JOIN postback_endpoints e ON e.seller_id = ev.seller_id
+  AND (e.campaign_id = '' OR e.campaign_id = ev.campaign_id)
+WHERE instr(e.events, ',' || ev.kind || ',') > 0
+  AND e.created_at_ms <= ev.occurred_at AND e.on_since_ms <= ev.occurred_at
+  AND (e.active = 1 OR ev.occurred_at < e.off_since_ms);
+)sql"},
 };
 
 }  // namespace

@@ -20,7 +20,7 @@ int SqliteStore::refresh_subscribers(Connection& c) {
   if (!subscribers_.stale()) return SQLITE_OK;
   const std::uint64_t version = subscribers_.version();
   std::vector<std::string> sellers;
-  Query q(c, "SELECT DISTINCT seller_id FROM postback_endpoints WHERE active = 1");
+  Query q(c, "SELECT DISTINCT seller_id FROM postback_endpoints");
   int rc;
   while ((rc = q.step()) == SQLITE_ROW) sellers.push_back(q.text(0));
   if (rc != SQLITE_DONE) return rc;
@@ -45,7 +45,7 @@ StoreStatus SqliteStore::insert_postback_endpoint(const PostbackEndpoint& e) {
   const StoreStatus status =
       write_one("insert_postback_endpoint",
                 "INSERT INTO postback_endpoints (" LF_POSTBACK_ENDPOINT_COLUMNS
-                ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
                 [&](Query& q) {
                   q.bind(e.id)
                       .bind(e.seller_id)
@@ -58,7 +58,9 @@ StoreStatus SqliteStore::insert_postback_endpoint(const PostbackEndpoint& e) {
                       .bind(e.updated_at_ms)
                       .bind(e.previous_secret)
                       .bind(e.previous_secret_expires_at_ms)
-                      .bind(e.secret_rotated_at_ms);
+                      .bind(e.secret_rotated_at_ms)
+                      .bind(e.on_since_ms)
+                      .bind(e.off_since_ms);
                 });
   subscribers_.invalidate();
   return status;
@@ -98,9 +100,15 @@ StoreStatus SqliteStore::update_postback_endpoint(const PostbackEndpoint& e) {
   const StoreStatus status =
       write_counted("update_postback_endpoint",
                     "UPDATE postback_endpoints SET url = ?2, events = ?3, active = ?4,"
-                    " updated_at_ms = ?5 WHERE id = ?1",
+                    " updated_at_ms = ?5, on_since_ms = ?6, off_since_ms = ?7 WHERE id = ?1",
                     [&](Query& q) {
-                      q.bind(e.id).bind(e.url).bind(e.events).bind(e.active).bind(e.updated_at_ms);
+                      q.bind(e.id)
+                          .bind(e.url)
+                          .bind(e.events)
+                          .bind(e.active)
+                          .bind(e.updated_at_ms)
+                          .bind(e.on_since_ms)
+                          .bind(e.off_since_ms);
                     });
   subscribers_.invalidate();
   return status;

@@ -19,6 +19,7 @@ export interface Endpoint {
   url: string;
   events: string[];
   active: boolean;
+  switched_off_at?: string | null;
   created_at: string;
   secret?: string;
   secret_rotated_at?: string | null;
@@ -55,6 +56,13 @@ export function endpointBody(v: Record<string, string>, events: string[], operat
   if (v.campaign_id) body.campaign_id = v.campaign_id;
   if (operator) body.seller_id = v.seller_id.trim();
   return body;
+}
+
+/** Whether an endpoint is on, and when off since when and what that means for its events. */
+export function switchState(e: Pick<Endpoint, 'active' | 'switched_off_at'>, tz?: string): string {
+  if (e.active) return 'on';
+  const since = e.switched_off_at ? ` since ${dateTime(e.switched_off_at, tz)}` : '';
+  return `off${since}: the events of its time on wait until it is on again; those of its time off are not sent to it`;
 }
 
 /** What the last attempt came to, in a few words. */
@@ -145,7 +153,7 @@ export async function postbackEndpointPage(ctx: Ctx, root: HTMLElement): Promise
   root.append(
     h('p', {}, link('/settings/postbacks', '← Postbacks')),
     h('h1', {}, 'Postback endpoint'),
-    h('dl', { class: 'props' }, h('dt', {}, 'URL'), h('dd', { class: 'mono' }, e.url), h('dt', {}, 'Events'), h('dd', {}, e.events.join(', ')), h('dt', {}, 'Campaign'), h('dd', {}, e.campaign_id ?? 'all campaigns'), h('dt', {}, 'Active'), h('dd', {}, e.active ? 'on' : 'off (its events wait)')),
+    h('dl', { class: 'props' }, h('dt', {}, 'URL'), h('dd', { class: 'mono' }, e.url), h('dt', {}, 'Events'), h('dd', {}, e.events.join(', ')), h('dt', {}, 'Campaign'), h('dd', {}, e.campaign_id ?? 'all campaigns'), h('dt', {}, 'Active'), h('dd', {}, switchState(e))),
     h(
       'div',
       { class: 'actions' },

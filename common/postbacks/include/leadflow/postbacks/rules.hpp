@@ -37,6 +37,22 @@ inline constexpr std::string_view kEndpointPrefix = "pbe_";
 /// rotation.
 std::string new_endpoint_secret();
 
+/// When an endpoint takes events (docs/postbacks.md#endpoints): those that happen while it is on,
+/// from `on_since_ms` and, once it is switched off, before `off_since_ms` (0 while it is on).
+/// Only the last spell on is kept: the claims fan an event out within moments of it, so the
+/// events of an earlier spell were fanned out while it lasted. Example: on at 10:00, off at
+/// 10:05: an event of 10:04 fanned out at 10:05:01 is the endpoint's, and waits until it is on
+/// again; one of 10:06 is not, nor after it is switched on again at 10:10.
+struct Spell {
+  std::int64_t on_since_ms = 0;
+  std::int64_t off_since_ms = 0;
+};
+/// A new endpoint's spell, made at `now_ms` on or off (off: a spell that took nothing).
+Spell first_spell(bool active, std::int64_t now_ms);
+/// The spell after an endpoint that was `was_active` is saved `active` at `now_ms`: switched
+/// off, it ends now; switched on, a new one begins now; otherwise unchanged.
+Spell switched(Spell spell, bool was_active, bool active, std::int64_t now_ms);
+
 /// Rotating an endpoint's secret (docs/postbacks.md#rotating-the-secret): the secret it replaces
 /// still signs for an overlap, so the receiver can change its own in the meantime; 24 hours
 /// unless the rotation asks for another (0 to 7 days; 0 ends the old secret at once).

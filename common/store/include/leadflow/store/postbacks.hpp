@@ -34,6 +34,10 @@ struct PostbackEndpoint {
   std::string previous_secret;
   std::int64_t previous_secret_expires_at_ms = 0;
   std::int64_t secret_rotated_at_ms = 0;  // the last rotation; 0 = never rotated
+  /// Its last spell on (postbacks::Spell): it takes the events that happen from on_since_ms
+  /// and, switched off, before off_since_ms (0 while on).
+  std::int64_t on_since_ms = 0;
+  std::int64_t off_since_ms = 0;
 };
 
 /// A rotation of an endpoint's signing secret (docs/postbacks.md#rotating-the-secret).
