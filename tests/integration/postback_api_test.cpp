@@ -130,6 +130,10 @@ TEST_F(PostbackApiTest, ASellerManagesItsOwnEndpointsAndIsToldOfItsLeadsSigned) 
            acme_key, nullptr, 200)["data"];
   ASSERT_EQ(attempts.size(), 1u);
   EXPECT_EQ(attempts[0]["status"], 200);
+  EXPECT_EQ(call("GET", "/v1/postback-endpoints/" + id, acme_key, nullptr, 200)["data"]["failing"],
+            false);
+  EXPECT_EQ(call("GET", "/v1/postback-endpoints", acme_key, nullptr, 200)["data"][0]["failing"],
+            false);
   EXPECT_GT(attempts[0]["latency_ms"].get<double>(), 0);
 
   // Replayed: the same event again.
@@ -168,6 +172,23 @@ TEST_F(PostbackApiTest, ASellerManagesItsOwnEndpointsAndIsToldOfItsLeadsSigned) 
   std::set<std::string> told;
   for (const auto& r : leads_told) told.insert(r["lead_id"].get<std::string>());
   EXPECT_EQ(told, (std::set<std::string>{lead_id, on_lead})) << "none for " << off_lead;
+
+  // The receiver fails; five replays, five failed attempts: the endpoint is failing, in its
+  // answer and in the list.
+  receiver_.set("/acme", secret, PostbackReceiver::Mode::kFail);
+  const std::string replayed = "/v1/postback-endpoints/" + id + "/deliveries/" + first.event_id;
+  const auto tries = [&] {
+    return call("GET", replayed + "/attempts", acme_key, nullptr, 200)["data"].size();
+  };
+  for (std::size_t n = tries(), goal = n + 5; n < goal; ++n) {
+    call("POST", replayed + "/replay", acme_key, json::object(), 202);
+    for (int i = 0; i < 100 && tries() <= n; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(call("GET", "/v1/postback-endpoints/" + id, acme_key, nullptr, 200)["data"]["failing"],
+            true);
+  EXPECT_EQ(call("GET", "/v1/postback-endpoints", acme_key, nullptr, 200)["data"][0]["failing"],
+            true);
 
   call("DELETE", "/v1/postback-endpoints/" + id, acme_key, nullptr, 204);
   call("GET", "/v1/postback-endpoints/" + id, acme_key, nullptr, 404);

@@ -392,6 +392,10 @@ std::optional<std::vector<PostbackAttempt>> FakeStore::recent_postback_attempts(
   if (down()) return std::nullopt;
   return real_->recent_postback_attempts(endpoint_id, limit);
 }
+std::optional<std::vector<RecentStatuses>> FakeStore::recent_postback_statuses(int per_endpoint) {
+  if (down()) return std::nullopt;
+  return real_->recent_postback_statuses(per_endpoint);
+}
 StoreStatus FakeStore::replay_postback(std::string_view endpoint_id, std::string_view event_id,
                                        std::int64_t now_ms) {
   return down() ? StoreStatus::kUnavailable : real_->replay_postback(endpoint_id, event_id, now_ms);

@@ -155,6 +155,7 @@ class FakeStore final : public Store {
       std::string_view endpoint_id, std::string_view event_id) override;
   std::optional<std::vector<PostbackAttempt>> recent_postback_attempts(std::string_view endpoint_id,
                                                                        int limit) override;
+  std::optional<std::vector<RecentStatuses>> recent_postback_statuses(int per_endpoint) override;
   StoreStatus replay_postback(std::string_view endpoint_id, std::string_view event_id,
                               std::int64_t now_ms) override;
   std::optional<PostbackBacklog> postback_backlog() override;

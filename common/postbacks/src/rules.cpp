@@ -118,4 +118,9 @@ bool endpoint_failing(std::span<const bool> recent) {
   return std::none_of(recent.begin(), recent.begin() + kFailingAfter, [](bool ok) { return ok; });
 }
 
+bool endpoint_failing_by_status(std::span<const int> statuses) {
+  if (statuses.size() < kFailingAfter) return false;
+  return std::none_of(statuses.begin(), statuses.begin() + kFailingAfter, delivered);
+}
+
 }  // namespace leadflow::postbacks

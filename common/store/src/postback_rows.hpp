@@ -73,6 +73,24 @@ PostbackEndpoint read_postback_endpoint(const Row& r) {
   return e;
 }
 
+/// One row of an endpoint's latest attempts (its id, an attempt's status), read in endpoint then
+/// newest-first order, and those rows as each endpoint's statuses.
+template <class Row>
+std::pair<std::string, int> read_endpoint_status(const Row& r) {
+  return {r.text(0), static_cast<int>(r.int64(1))};
+}
+inline std::optional<std::vector<RecentStatuses>> group_statuses(
+    std::optional<std::vector<std::pair<std::string, int>>> rows) {
+  if (!rows) return std::nullopt;
+  std::vector<RecentStatuses> out;
+  for (auto& [endpoint_id, status] : *rows) {
+    if (out.empty() || out.back().endpoint_id != endpoint_id)
+      out.push_back({std::move(endpoint_id), {}});
+    out.back().statuses.push_back(status);
+  }
+  return out;
+}
+
 inline PostbackState parse_postback_state(std::string_view s) {
   if (s == "delivered") return PostbackState::kDelivered;
   if (s == "expired") return PostbackState::kExpired;

@@ -187,6 +187,23 @@ class PostbackRoutes {
     return std::move(found.value);
   }
 
+  /// Whether `e` is failing: on, with its last attempts from every process all failed (false
+  /// when off or never tried; null when the store could not say).
+  json failing_of(const PostbackEndpoint& e) {
+    if (!e.active) return false;
+    const auto recent =
+        ctx_.postbacks->recent_postback_attempts(e.id, static_cast<int>(postbacks::kFailingAfter));
+    if (!recent) return nullptr;
+    std::vector<int> statuses;
+    for (const PostbackAttempt& a : *recent) statuses.push_back(a.status);
+    return postbacks::endpoint_failing_by_status(statuses);
+  }
+  json view_of(const PostbackEndpoint& e, bool with_secret, std::int64_t now_ms) {
+    json out = endpoint_view(e, with_secret, now_ms);
+    out["failing"] = failing_of(e);
+    return out;
+  }
+
   void list(const http::Request& req, http::Response& res) {
     const auto key = manager(req, res, kScopeLeadsRead);
     if (!key) return;
@@ -197,7 +214,17 @@ class PostbackRoutes {
     const auto all = ctx_.postbacks->list_postback_endpoints(seller);
     if (!all) return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kRead));
     json data = json::array();
-    for (const auto& e : *all) data.push_back(endpoint_view(e, false, ctx_.clock.now_ms()));
+    // One read of every endpoint's latest attempts rather than one per endpoint listed.
+    const auto recent = ctx_.postbacks->recent_postback_statuses(postbacks::kFailingAfter);
+    std::set<std::string, std::less<>> failing;
+    if (recent)
+      for (const RecentStatuses& r : *recent)
+        if (postbacks::endpoint_failing_by_status(r.statuses)) failing.insert(r.endpoint_id);
+    for (const auto& e : *all) {
+      json view = endpoint_view(e, false, ctx_.clock.now_ms());
+      view["failing"] = recent ? json(failing.contains(e.id)) : json(nullptr);
+      data.push_back(std::move(view));
+    }
     http::send_json(res, 200, {{"success", true}, {"data", std::move(data)}});
   }
 
@@ -250,8 +277,7 @@ class PostbackRoutes {
     record_change(ctx_.changes, ctx_.clock, actor_of(*key), "created", kChangeKind, e.id, {},
                   logged_view(e, e.created_at_ms));
     res.set_header("Location", "/v1/postback-endpoints/" + e.id);
-    http::send_json(res, 201,
-                    {{"success", true}, {"data", endpoint_view(e, true, ctx_.clock.now_ms())}});
+    http::send_json(res, 201, {{"success", true}, {"data", view_of(e, true, ctx_.clock.now_ms())}});
   }
 
   void get(const http::Request& req, http::Response& res) {
@@ -260,7 +286,7 @@ class PostbackRoutes {
     const auto e = owned(*key, req.match(1), res);
     if (!e) return;
     http::send_json(res, 200,
-                    {{"success", true}, {"data", endpoint_view(*e, false, ctx_.clock.now_ms())}});
+                    {{"success", true}, {"data", view_of(*e, false, ctx_.clock.now_ms())}});
   }
 
   void update(const http::Request& req, http::Response& res) {
@@ -285,7 +311,7 @@ class PostbackRoutes {
     record_change(ctx_.changes, ctx_.clock, actor_of(*key), "updated", kChangeKind, e->id, before,
                   logged_view(*e, e->updated_at_ms));
     http::send_json(res, 200,
-                    {{"success", true}, {"data", endpoint_view(*e, false, ctx_.clock.now_ms())}});
+                    {{"success", true}, {"data", view_of(*e, false, ctx_.clock.now_ms())}});
   }
 
   void remove(const http::Request& req, http::Response& res) {
@@ -324,7 +350,7 @@ class PostbackRoutes {
     record_change(ctx_.changes, ctx_.clock, actor_of(*key), "secret_rotated", kChangeKind, e->id,
                   logged_view(*e, r.at_ms), logged_view(*rotated.value, r.at_ms));
     http::send_json(res, 200,
-                    {{"success", true}, {"data", endpoint_view(*rotated.value, true, r.at_ms)}});
+                    {{"success", true}, {"data", view_of(*rotated.value, true, r.at_ms)}});
   }
 
   void deliveries(const http::Request& req, http::Response& res) {

@@ -133,6 +133,18 @@ TEST(PostbackRules, AReplacedSecretSignsTooUntilItsOverlapEnds) {
   EXPECT_FALSE(previous_secret_valid("pbs_a", until, until));
 }
 
+// The same judgement from the statuses the store keeps, newest first (0: no answer).
+TEST(PostbackRules, FiveFailedStatusesInARowMakeAnEndpointFailing) {
+  EXPECT_TRUE(endpoint_failing_by_status(std::vector<int>{500, 0, 503, 404, 0}));
+  EXPECT_TRUE(endpoint_failing_by_status(std::vector<int>{500, 0, 503, 404, 0, 200}))
+      << "the sixth is older than the five that count";
+  EXPECT_FALSE(endpoint_failing_by_status(std::vector<int>{500, 0, 503, 404}))
+      << "four are not enough";
+  EXPECT_FALSE(endpoint_failing_by_status(std::vector<int>{204, 500, 500, 500, 500}))
+      << "the newest delivered";
+  EXPECT_FALSE(endpoint_failing_by_status(std::vector<int>{}));
+}
+
 // An endpoint's spell on: made on, it begins; switched off, it ends then; switched on again, a
 // new one begins; a save that leaves `active` as it was changes nothing.
 TEST(PostbackRules, AnEndpointsSpellOnBeginsAndEndsWhenItIsSwitched) {

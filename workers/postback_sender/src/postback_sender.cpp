@@ -42,9 +42,15 @@ PostbackSender::PostbackSender(PostbackStore& store, HttpClient& client, const C
     : store_(store), client_(client), clock_(clock), options_(options) {
   postback_metrics();
   scrape_ = std::make_unique<ScrapeHook>([this](std::vector<prometheus::MetricFamily>& out) {
-    out.push_back(gauge_family("leadflow_postback_endpoints_failing",
-                               "Endpoints whose last 5 postback attempts from this process failed",
-                               failing_endpoints()));
+    if (const auto recent = store_.recent_postback_statuses(postbacks::kFailingAfter)) {
+      int failing = 0;
+      for (const RecentStatuses& e : *recent)
+        if (postbacks::endpoint_failing_by_status(e.statuses)) ++failing;
+      out.push_back(gauge_family("leadflow_postback_endpoints_failing",
+                                 "Endpoints on whose last 5 postback attempts, from every process,"
+                                 " all failed",
+                                 failing));
+    }
     out.push_back(gauge_family("leadflow_postback_in_flight",
                                "Postback requests in flight from this process", in_flight()));
     if (const auto backlog = store_.postback_backlog()) {

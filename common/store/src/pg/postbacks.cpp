@@ -324,6 +324,16 @@ std::optional<std::vector<PostbackAttempt>> PgStore::recent_postback_attempts(
       Params().add(endpoint_id).add(limit), read_postback_attempt<Row>);
 }
 
+std::optional<std::vector<RecentStatuses>> PgStore::recent_postback_statuses(int per_endpoint) {
+  return group_statuses(read_rows<std::pair<std::string, int>>(
+      "recent_postback_statuses",
+      "SELECT e.id, a.status FROM postback_endpoints e CROSS JOIN LATERAL"
+      " (SELECT status, at, ctid AS place FROM postback_attempts WHERE endpoint_id = e.id"
+      "  ORDER BY at DESC, ctid DESC LIMIT $1) a"
+      " WHERE e.active ORDER BY e.id, a.at DESC, a.place DESC",
+      Params().add(per_endpoint), read_endpoint_status<Row>));
+}
+
 StoreStatus PgStore::replay_postback(std::string_view endpoint_id, std::string_view event_id,
                                      std::int64_t now_ms) {
   const StoreStatus replayed =

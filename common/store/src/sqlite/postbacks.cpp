@@ -312,6 +312,17 @@ std::optional<std::vector<PostbackAttempt>> SqliteStore::recent_postback_attempt
       read_postback_attempt<Query>);
 }
 
+std::optional<std::vector<RecentStatuses>> SqliteStore::recent_postback_statuses(int per_endpoint) {
+  return group_statuses(read_rows<std::pair<std::string, int>>(
+      "recent_postback_statuses",
+      "SELECT e.id, a.status FROM postback_endpoints e JOIN postback_attempts a"
+      " ON a.rowid IN (SELECT rowid FROM postback_attempts WHERE endpoint_id = e.id"
+      "  ORDER BY at DESC, rowid DESC LIMIT ?1)"
+      " WHERE e.active = 1 ORDER BY e.id, a.at DESC, a.rowid DESC",
+      [&](Query& q) { q.bind(static_cast<std::int64_t>(per_endpoint)); },
+      read_endpoint_status<Query>));
+}
+
 StoreStatus SqliteStore::replay_postback(std::string_view endpoint_id, std::string_view event_id,
                                          std::int64_t now_ms) {
   const StoreStatus replayed =

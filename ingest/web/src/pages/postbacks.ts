@@ -20,6 +20,7 @@ export interface Endpoint {
   events: string[];
   active: boolean;
   switched_off_at?: string | null;
+  failing?: boolean | null;
   created_at: string;
   secret?: string;
   secret_rotated_at?: string | null;
@@ -65,6 +66,14 @@ export function switchState(e: Pick<Endpoint, 'active' | 'switched_off_at'>, tz?
   return `off${since}: the events of its time on wait until it is on again; those of its time off are not sent to it`;
 }
 
+/** On or off, and a badge when its last attempts, from every process, all failed. */
+function activeCell(e: Endpoint): HTMLElement {
+  return h('span', {}, e.active ? 'on' : 'off', ...(e.failing ? [' ', h('span', { class: 'badge badge-failed', title: failingNote }, 'failing')] : []));
+}
+
+/** What "failing" means, where it is shown. */
+export const failingNote = 'its last 5 attempts all failed: its events are retried for 24 hours, see its delivery log';
+
 /** What the last attempt came to, in a few words. */
 export function lastResult(d: Delivery): string {
   if (d.attempts === 0) return 'not tried yet';
@@ -100,7 +109,7 @@ export async function postbacksPage(ctx: Ctx, root: HTMLElement): Promise<void> 
       e.events.join(', '),
       e.campaign_id ?? 'all campaigns',
       ...(operator ? [e.seller_id] : []),
-      e.active ? 'on' : 'off',
+      activeCell(e),
       h('div', {}, h('div', { class: 'muted small' }, secretState(e)), button('Rotate secret', () => askRotation(rotateBox, e, rotated), { class: 'small secondary', 'aria-label': `Rotate secret of ${e.url}` })),
     ]);
     const headers = ['URL', 'Events', 'Campaign', ...(operator ? ['Seller'] : []), 'Active', 'Secret'];
@@ -153,7 +162,7 @@ export async function postbackEndpointPage(ctx: Ctx, root: HTMLElement): Promise
   root.append(
     h('p', {}, link('/settings/postbacks', '← Postbacks')),
     h('h1', {}, 'Postback endpoint'),
-    h('dl', { class: 'props' }, h('dt', {}, 'URL'), h('dd', { class: 'mono' }, e.url), h('dt', {}, 'Events'), h('dd', {}, e.events.join(', ')), h('dt', {}, 'Campaign'), h('dd', {}, e.campaign_id ?? 'all campaigns'), h('dt', {}, 'Active'), h('dd', {}, switchState(e))),
+    h('dl', { class: 'props' }, h('dt', {}, 'URL'), h('dd', { class: 'mono' }, e.url), h('dt', {}, 'Events'), h('dd', {}, e.events.join(', ')), h('dt', {}, 'Campaign'), h('dd', {}, e.campaign_id ?? 'all campaigns'), h('dt', {}, 'Active'), h('dd', {}, switchState(e)), ...(e.failing ? [h('dt', {}, 'Failing'), h('dd', {}, h('span', { class: 'badge badge-failed' }, 'failing'), ` ${failingNote}`)] : [])),
     h(
       'div',
       { class: 'actions' },

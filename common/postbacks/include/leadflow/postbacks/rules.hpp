@@ -114,5 +114,9 @@ inline constexpr int kPruneBatch = 200;
 /// `recent`, true for a delivered one): what the metric counts and the alert watches.
 inline constexpr std::size_t kFailingAfter = 5;
 bool endpoint_failing(std::span<const bool> recent);
+/// The same from the HTTP statuses of its latest attempts, newest first (0: no answer), as the
+/// store keeps them for every process's attempts: what the fleet's gauge and the endpoints'
+/// `failing` say.
+bool endpoint_failing_by_status(std::span<const int> statuses);
 
 }  // namespace leadflow::postbacks

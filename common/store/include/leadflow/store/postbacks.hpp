@@ -114,6 +114,12 @@ struct PostbackRelease {
 };
 
 /// The outbox's size, for the metric and the measurement.
+/// An endpoint's latest attempts, newest first, as their HTTP statuses (0: no answer).
+struct RecentStatuses {
+  std::string endpoint_id;
+  std::vector<int> statuses;
+};
+
 struct PostbackBacklog {
   std::int64_t pending = 0;
   std::int64_t oldest_pending_at_ms = 0;  // 0 when none is pending
@@ -173,6 +179,10 @@ class PostbackStore : public virtual StorePort {
   /// The latest `limit` attempts of an endpoint, newest first (whether it is failing).
   virtual std::optional<std::vector<PostbackAttempt>> recent_postback_attempts(
       std::string_view endpoint_id, int limit) = 0;
+  /// Every endpoint that is on: the HTTP statuses of its latest `per_endpoint` attempts, from
+  /// every process, newest first (an endpoint never tried has none). Whether each is failing is
+  /// postbacks' rule (endpoint_failing_by_status). nullopt when the store could not say.
+  virtual std::optional<std::vector<RecentStatuses>> recent_postback_statuses(int per_endpoint) = 0;
   /// Sends an event again: its row becomes pending and due at `now_ms` (its attempts stay
   /// counted; a replay of an expired row gets another 24 hours from now). kOk, changing nothing,
   /// for an event not fanned out yet (pending and due already); kNotFound if none.
