@@ -244,18 +244,28 @@ TEST_F(PostbackApiTest, WhoMayChangeAnEndpointRotatesItsSecretAndTheChangeLogSay
   EXPECT_EQ(read["previous_secret_expires_at"], rotated["previous_secret_expires_at"]);
   EXPECT_EQ(read["secret_rotated_at"], rotated["secret_rotated_at"]);
 
-  // The operator, with an overlap of a minute; then the seller, ending the old secret at once.
-  const json by_ops = call("POST", path, ops, {{"previous_valid_for_seconds", 60}}, 200)["data"];
-  secrets.push_back(by_ops["secret"]);
-  EXPECT_EQ(ms_of(by_ops["previous_secret_expires_at"]) - ms_of(by_ops["secret_rotated_at"]),
-            60'000);
-  const json at_once =
-      call("POST", path, acme_key, {{"previous_valid_for_seconds", 0}}, 200)["data"];
+  // Another rotation with an overlap while the old secret still signs would end it at once:
+  // refused, saying until when it signs, nothing rotated. The operator then ends every old
+  // secret at once; with none left signing, the seller keeps the replaced one a minute.
+  const json refused = call("POST", path, ops, {{"previous_valid_for_seconds", 60}}, 409);
+  EXPECT_NE(refused["detail"].get<std::string>().find(
+                "still signs until " + read["previous_secret_expires_at"].get<std::string>()),
+            std::string::npos)
+      << refused;
+  EXPECT_EQ(call("GET", "/v1/postback-endpoints/" + id, acme_key, nullptr,
+                 200)["data"]["secret_rotated_at"],
+            rotated["secret_rotated_at"]);
+  const json at_once = call("POST", path, ops, {{"previous_valid_for_seconds", 0}}, 200)["data"];
   secrets.push_back(at_once["secret"]);
   EXPECT_TRUE(at_once["previous_secret_expires_at"].is_null());
   EXPECT_TRUE(call("GET", "/v1/postback-endpoints", acme_key, nullptr,
                    200)["data"][0]["previous_secret_expires_at"]
                   .is_null());
+  const json by_key =
+      call("POST", path, acme_key, {{"previous_valid_for_seconds", 60}}, 200)["data"];
+  secrets.push_back(by_key["secret"]);
+  EXPECT_EQ(ms_of(by_key["previous_secret_expires_at"]) - ms_of(by_key["secret_rotated_at"]),
+            60'000);
 
   // The seller's dashboard user: only with its session's CSRF token.
   ASSERT_EQ(svc_.post("/v1/users",
@@ -280,7 +290,8 @@ TEST_F(PostbackApiTest, WhoMayChangeAnEndpointRotatesItsSecretAndTheChangeLogSay
   auto no_token = svc_.https()->Post(path, session, "{}", "application/json");
   ASSERT_TRUE(no_token);
   EXPECT_EQ(no_token->status, 403) << no_token->body;
-  auto by_user = svc_.https()->Post(path, with_csrf, "{}", "application/json");
+  auto by_user = svc_.https()->Post(path, with_csrf, R"({"previous_valid_for_seconds": 0})",
+                                    "application/json");
   ASSERT_TRUE(by_user);
   ASSERT_EQ(by_user->status, 200) << by_user->body;
   secrets.push_back(json::parse(by_user->body)["data"]["secret"]);
@@ -313,7 +324,8 @@ TEST_F(PostbackApiTest, WhoMayChangeAnEndpointRotatesItsSecretAndTheChangeLogSay
     EXPECT_TRUE(secret_noted) << entry.dump();
   }
   EXPECT_EQ(created, 1);
-  // Newest first: the user's, the seller's key, the operator's, the seller's key.
+  // Newest first: the user's, the seller's key, the operator's, the seller's key (the refused
+  // rotation is not there).
   EXPECT_EQ(surfaces, (std::vector<std::string>{"dashboard", "api", "api", "api"}));
 }
 

@@ -108,6 +108,16 @@ await run(async () => {
   await shot(page, 'rotate-narrow');
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
   assert.ok(overflow <= 1, `the page fits 375 px (${overflow} px too wide)`);
+
+  // Rotating again while the old secret still signs would end it at once: refused, saying until
+  // when, and nothing rotated.
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await list.getByRole('button', { name: `Rotate secret of ${receiverUrl}` }).click();
+  await page.locator('#postback-rotate').getByRole('button', { name: 'Rotate secret' }).click();
+  await page.locator('#postback-rotate').getByText(/still signs until .*: another rotation now would end it at once/).waitFor();
+  await shot(page, 'rotate-refused');
+  const unchanged = (await api('GET', '/v1/postback-endpoints', undefined, key)).body.data[0];
+  assert.equal(unchanged.secret_rotated_at, endpoint.secret_rotated_at, 'nothing rotated');
 });
 receiver.close();
 buying.close();

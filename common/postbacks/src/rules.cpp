@@ -58,6 +58,11 @@ bool previous_secret_valid(std::string_view previous, std::int64_t expires_at_ms
   return !previous.empty() && expires_at_ms > 0 && now_ms < expires_at_ms;
 }
 
+bool rotation_ends_a_signing_secret(std::string_view previous, std::int64_t expires_at_ms,
+                                    std::int64_t now_ms, std::int64_t valid_for_s) {
+  return valid_for_s > 0 && previous_secret_valid(previous, expires_at_ms, now_ms);
+}
+
 std::vector<std::string> signing_secrets(const std::string& secret, const std::string& previous,
                                          std::int64_t previous_expires_at_ms, std::int64_t now_ms) {
   std::vector<std::string> out{secret};

@@ -283,6 +283,10 @@ Refusal refusal_for(PostbackRefused refused) {
       return {404, "not_found", "no such postback endpoint"};
     case PostbackRefused::kNoSuchEvent:
       return {404, "not_found", "no such event at this endpoint"};
+    case PostbackRefused::kRotatedMeanwhile:
+      return {409, "conflict",
+              "the secret was rotated by another request meanwhile; nothing was rotated: read the "
+              "endpoint again"};
     case PostbackRefused::kOff:
       break;
   }

@@ -80,6 +80,7 @@ enum class PostbackRefused {
   kNotSellerOrOperator,  // a buyer's key or session: postbacks are sellers'
   kNoSuchEndpoint,       // no such endpoint, or another seller's (the same answer)
   kNoSuchEvent,          // the endpoint has no such event to replay
+  kRotatedMeanwhile,     // another rotation of its secret came first: nothing was rotated
   kOff,                  // this process was started without postbacks
 };
 

@@ -342,9 +342,21 @@ class PostbackRoutes {
     r.secret = postbacks::new_endpoint_secret();
     r.at_ms = ctx_.clock.now_ms();
     r.previous_expires_at_ms = postbacks::previous_secret_expiry(r.at_ms, valid_for_s);
+    r.expected_secret = e->secret;
+    if (postbacks::rotation_ends_a_signing_secret(
+            e->previous_secret, e->previous_secret_expires_at_ms, r.at_ms, valid_for_s))
+      return http::send_problem(
+          res, 409,
+          "the secret replaced at " + format_rfc3339_ms(e->secret_rotated_at_ms) +
+              " still signs until " + format_rfc3339_ms(e->previous_secret_expires_at_ms) +
+              ": another rotation now would end it at once, breaking a receiver that has not "
+              "switched yet. Rotate again after then, or with previous_valid_for_seconds 0 to "
+              "end every old secret now");
     const auto rotated = ctx_.postbacks->rotate_postback_secret(r);
     if (rotated.status == StoreStatus::kNotFound)  // deleted since it was read
       return send_problem(res, refusal_for(PostbackRefused::kNoSuchEndpoint));
+    if (rotated.status == StoreStatus::kConflict)
+      return send_problem(res, refusal_for(PostbackRefused::kRotatedMeanwhile));
     if (rotated.status != StoreStatus::kOk || !rotated.value)
       return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kWrite));
     record_change(ctx_.changes, ctx_.clock, actor_of(*key), "secret_rotated", kChangeKind, e->id,

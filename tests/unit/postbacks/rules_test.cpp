@@ -161,6 +161,16 @@ TEST(PostbackRules, AnEndpointsSpellOnBeginsAndEndsWhenItIsSwitched) {
   EXPECT_TRUE(is(switched(on, true, true, 500), 100, 0)) << "saved on again";
 }
 
+// A rotation with an overlap is refused while a replaced secret still signs (it would end it at
+// once); one with none, or once it has ended, goes ahead.
+TEST(PostbackRules, ARotationMayNotEndASecretThatStillSigns) {
+  const std::int64_t until = 1'000'000;
+  EXPECT_TRUE(rotation_ends_a_signing_secret("pbs_a", until, until - 1, 60));
+  EXPECT_FALSE(rotation_ends_a_signing_secret("pbs_a", until, until - 1, 0)) << "asked for";
+  EXPECT_FALSE(rotation_ends_a_signing_secret("pbs_a", until, until, 60)) << "ended";
+  EXPECT_FALSE(rotation_ends_a_signing_secret("", 0, until, 60)) << "never rotated";
+}
+
 TEST(PostbackRules, IdsAndSecretsAreFreshEachTime) {
   EXPECT_TRUE(new_event_id(1).starts_with("evt_"));
   EXPECT_NE(new_event_id(1), new_event_id(1));

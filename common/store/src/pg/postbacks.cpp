@@ -158,10 +158,19 @@ Lookup<PostbackEndpoint> PgStore::rotate_postback_secret(const SecretRotation& r
         "UPDATE postback_endpoints SET previous_secret = CASE WHEN $4::BIGINT > 0 THEN secret"
         " ELSE '' END, previous_secret_expires_at_ms = $4, secret = $2,"
         " secret_rotated_at_ms = $3, updated_at_ms = $3 WHERE id = $1"
-        " RETURNING " LF_POSTBACK_ENDPOINT_COLUMNS,
-        Params().add(r.endpoint_id).add(r.secret).add(r.at_ms).add(r.previous_expires_at_ms),
+        " AND ($5 = '' OR secret = $5) RETURNING " LF_POSTBACK_ENDPOINT_COLUMNS,
+        Params()
+            .add(r.endpoint_id)
+            .add(r.secret)
+            .add(r.at_ms)
+            .add(r.previous_expires_at_ms)
+            .add(r.expected_secret),
         Effect::kWrite);
-    if (row.rows() == 0) return {StoreStatus::kNotFound, std::nullopt};
+    if (row.rows() == 0) {
+      const Result there = c.exec("SELECT 1 FROM postback_endpoints WHERE id = $1",
+                                  Params().add(r.endpoint_id), Effect::kRead);
+      return {there.rows() > 0 ? StoreStatus::kConflict : StoreStatus::kNotFound, std::nullopt};
+    }
     return {StoreStatus::kOk, read_postback_endpoint(Row{row, 0})};
   });
   if (found.status == StoreStatus::kOk) endpoints_changed();  // the senders sign anew

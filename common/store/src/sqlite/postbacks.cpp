@@ -124,10 +124,21 @@ Lookup<PostbackEndpoint> SqliteStore::rotate_postback_secret(const SecretRotatio
     Query q(c,
             "UPDATE postback_endpoints SET previous_secret = CASE WHEN ?4 > 0 THEN secret ELSE ''"
             " END, previous_secret_expires_at_ms = ?4, secret = ?2, secret_rotated_at_ms = ?3,"
-            " updated_at_ms = ?3 WHERE id = ?1 RETURNING " LF_POSTBACK_ENDPOINT_COLUMNS);
-    q.bind(r.endpoint_id).bind(r.secret).bind(r.at_ms).bind(r.previous_expires_at_ms);
+            " updated_at_ms = ?3 WHERE id = ?1 AND (?5 = '' OR secret = ?5)"
+            " RETURNING " LF_POSTBACK_ENDPOINT_COLUMNS);
+    q.bind(r.endpoint_id)
+        .bind(r.secret)
+        .bind(r.at_ms)
+        .bind(r.previous_expires_at_ms)
+        .bind(r.expected_secret);
     const int rc = q.step();
-    if (rc == SQLITE_DONE) return {StoreStatus::kNotFound, std::nullopt};
+    if (rc == SQLITE_DONE) {
+      Query there(c, "SELECT 1 FROM postback_endpoints WHERE id = ?1");
+      const int found = there.bind(r.endpoint_id).step();
+      if (found == SQLITE_ROW) return {StoreStatus::kConflict, std::nullopt};
+      if (found != SQLITE_DONE) return (report(c, found, "rotate_postback_secret"), Found{});
+      return {StoreStatus::kNotFound, std::nullopt};
+    }
     if (rc != SQLITE_ROW) return (report(c, rc, "rotate_postback_secret"), Found{});
     PostbackEndpoint e = read_postback_endpoint(q);
     if (const int done = q.step(); done != SQLITE_DONE)

@@ -60,7 +60,8 @@ export function askRotation(box: HTMLElement, e: Rotated, done: () => Promise<vo
       await done();
     } catch (err) {
       confirm.disabled = false;
-      status.replaceChildren(notice(err instanceof ApiError ? err.message : String(err), 'error'));
+      const hint = err instanceof ApiError && err.status === 409 && overlap.control.value !== '0' ? ' On this page: choose “End it now” to end every old secret at once.' : '';
+      status.replaceChildren(notice(err instanceof ApiError ? err.message + hint : String(err), 'error'));
     }
   });
   box.replaceChildren(

@@ -65,6 +65,13 @@ std::int64_t previous_secret_expiry(std::int64_t now_ms, std::int64_t valid_for_
 /// at) its expiry, and only if there is one.
 bool previous_secret_valid(std::string_view previous, std::int64_t expires_at_ms,
                            std::int64_t now_ms);
+/// Whether a rotation at `now_ms` keeping the replaced secret `valid_for_s` seconds must be
+/// refused: a previous secret that still signs would end at once, breaking a receiver that has
+/// not switched to the current one yet. One that asks for no overlap (0) ends every old secret
+/// now, as asked. Example: rotated at 12:00 with 24 hours, another rotation at 13:00 with an
+/// overlap is refused until 12:00 the next day; with 0 it goes ahead.
+bool rotation_ends_a_signing_secret(std::string_view previous, std::int64_t expires_at_ms,
+                                    std::int64_t now_ms, std::int64_t valid_for_s);
 /// The secrets a delivery at `now_ms` is signed with, in this order: the endpoint's secret, then
 /// its previous one while it is valid. Example: rotated at 12:00 with the default overlap, an
 /// attempt at 12:05 (or a retry or replay at 11:59 the next day) is signed with both, one at

@@ -48,6 +48,9 @@ struct SecretRotation {
   /// Until when the secret it replaces still signs (postbacks::previous_secret_expiry); 0: it
   /// ends now and is not kept.
   std::int64_t previous_expires_at_ms = 0;
+  /// The secret the rotation was decided on: the store rotates only while the endpoint still
+  /// holds it ("" = whatever it holds), so two rotations at once cannot both replace it.
+  std::string expected_secret;
 };
 
 /// What an event says, as its transaction wrote it (the sender builds the body from these alone,
@@ -141,7 +144,8 @@ class PostbackStore : public virtual StorePort {
   /// `r.previous_expires_at_ms` (0: none kept), in one statement on the row as it stands: of two
   /// rotations at once, the later holds the other's secret as its previous one, never a secret
   /// neither answered. Sets secret_rotated_at_ms and updated_at_ms to `r.at_ms`. The endpoint
-  /// as it then is; kNotFound if none.
+  /// as it then is; kNotFound if none; kConflict, rotating nothing, when `r.expected_secret` is
+  /// set and the endpoint no longer holds it (another rotation came first).
   virtual Lookup<PostbackEndpoint> rotate_postback_secret(const SecretRotation& r) = 0;
   /// Removes the endpoint and its outbox rows and attempts; kNotFound if none.
   virtual StoreStatus delete_postback_endpoint(std::string_view id) = 0;
