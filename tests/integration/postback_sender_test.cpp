@@ -428,7 +428,7 @@ TEST_F(PostbackSenderTest, ARotatedSecretSignsBesideTheNewOneUntilItsOverlapEnds
   const std::string old_secret = e.secret, new_secret = postbacks::new_endpoint_secret();
   const std::int64_t t0 = clock_.now_ms();
   const auto rotated = store_->rotate_postback_secret(
-      {e.id, new_secret, t0, postbacks::previous_secret_expiry(t0, 60)});
+      {e.id, new_secret, t0, postbacks::previous_secret_expiry(t0, 60), ""});
   ASSERT_EQ(rotated.status, StoreStatus::kOk);
   receiver_->set("/rot", new_secret, Mode::kFail);  // the receiver holds the new one already
   decide("sl_rot", 1);
@@ -490,7 +490,7 @@ TEST_F(PostbackSenderTest, ARotatedSecretSignsBesideTheNewOneUntilItsOverlapEnds
   // Rotated again with no overlap: once the sender reads its endpoints again (every 2 s), the
   // newest secret alone signs.
   const std::string newest = postbacks::new_endpoint_secret();
-  ASSERT_EQ(store_->rotate_postback_secret({e.id, newest, clock_.now_ms(), 0}).status,
+  ASSERT_EQ(store_->rotate_postback_secret({e.id, newest, clock_.now_ms(), 0, ""}).status,
             StoreStatus::kOk);
   receiver_->set("/rot", newest, Mode::kOk);
   clock_.advance(3s);
