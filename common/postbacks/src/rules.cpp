@@ -118,14 +118,22 @@ Spell switched(Spell spell, bool was_active, bool active, std::int64_t now_ms) {
   return {spell.on_since_ms, now_ms};
 }
 
-bool endpoint_failing(std::span<const bool> recent) {
+namespace {
+/// Whether the newest kFailingAfter of `recent` (newest first) all failed, `ok` saying which
+/// delivered.
+template <class T, class Ok>
+bool last_ones_failed(std::span<const T> recent, Ok ok) {
   if (recent.size() < kFailingAfter) return false;
-  return std::none_of(recent.begin(), recent.begin() + kFailingAfter, [](bool ok) { return ok; });
+  return std::none_of(recent.begin(), recent.begin() + kFailingAfter, ok);
+}
+}  // namespace
+
+bool endpoint_failing(std::span<const bool> recent) {
+  return last_ones_failed(recent, [](bool ok) { return ok; });
 }
 
 bool endpoint_failing_by_status(std::span<const int> statuses) {
-  if (statuses.size() < kFailingAfter) return false;
-  return std::none_of(statuses.begin(), statuses.begin() + kFailingAfter, delivered);
+  return last_ones_failed(statuses, delivered);
 }
 
 }  // namespace leadflow::postbacks

@@ -6,6 +6,7 @@
 #include "postback_routes.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include "auth.hpp"
@@ -198,9 +199,11 @@ class PostbackRoutes {
     for (const PostbackAttempt& a : *recent) statuses.push_back(a.status);
     return postbacks::endpoint_failing_by_status(statuses);
   }
-  json view_of(const PostbackEndpoint& e, bool with_secret, std::int64_t now_ms) {
+  /// The endpoint's view with `failing` (read from the store unless the caller knows it).
+  json view_of(const PostbackEndpoint& e, bool with_secret, std::int64_t now_ms,
+               std::optional<bool> failing = std::nullopt) {
     json out = endpoint_view(e, with_secret, now_ms);
-    out["failing"] = failing_of(e);
+    out["failing"] = failing ? json(*failing) : failing_of(e);
     return out;
   }
 
@@ -277,7 +280,8 @@ class PostbackRoutes {
     record_change(ctx_.changes, ctx_.clock, actor_of(*key), "created", kChangeKind, e.id, {},
                   logged_view(e, e.created_at_ms));
     res.set_header("Location", "/v1/postback-endpoints/" + e.id);
-    http::send_json(res, 201, {{"success", true}, {"data", view_of(e, true, ctx_.clock.now_ms())}});
+    http::send_json(res, 201,
+                    {{"success", true}, {"data", view_of(e, true, ctx_.clock.now_ms(), false)}});
   }
 
   void get(const http::Request& req, http::Response& res) {
