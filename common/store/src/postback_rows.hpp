@@ -200,11 +200,12 @@ inline OutboxEvent settlement_outbox_event(const Settlement& s) {
           s.at_ms};
 }
 
-/// Which sellers have an endpoint, on or off, as the adapter last read it. The outcome writer
-/// asks it before writing a lead's event, so a lead whose seller has no endpoint costs no
+/// Which sellers have an endpoint, on or off, as SQLite's adapter last read it. The outcome
+/// writer asks it before writing a lead's event, so a lead whose seller has no endpoint costs no
 /// statement (one switched off moments ago may still be owed it: the view decides). Read again at
-/// the next write after an endpoint changed (this process's own change, or another's as soon as the
-/// adapter hears of it: PostgreSQL's NOTIFY), and when older than kRefresh whatever was heard.
+/// the next write after an endpoint changed (SQLite has one process, so its own changes are all
+/// there are), and when older than kRefresh. PostgreSQL's adapter keeps no such cache: its
+/// outcome transactions read the endpoints themselves, other processes making them too.
 /// Thread-safe.
 class PostbackSubscribers {
  public:

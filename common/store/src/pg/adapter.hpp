@@ -350,25 +350,24 @@ class PgStore final : public Store, private PgCalls {
                                      int limit) override;
 
  private:
-  /// Reads the sellers with an endpoint (on or off) again when the cache is stale.
-  void refresh_subscribers(Connection& c);
-  /// The statement writing `events`' outbox rows, one per subscribed endpoint, for the
-  /// caller's transaction.
+  /// The statement writing `events`' outbox rows for the caller's transaction: one row per event
+  /// whose lead's seller has an endpoint, on or off, as the statement reads the endpoints (the
+  /// others write nothing). Which endpoints get it is read when a claim fans it out.
   static Statement outbox_statement(std::span<const OutboxEvent> events);
-  /// Writes `e`'s event when the seller `seller_id` ("" = any seller) has an endpoint, on or
-  /// off, as far as the cache knows; nothing otherwise.
-  void outbox_if_subscribed(Connection& c, const std::string& seller_id, const OutboxEvent& e);
+  /// Writes `e`'s event when its lead's seller has an endpoint (outbox_statement).
+  static void outbox_if_subscribed(Connection& c, const OutboxEvent& e);
   StoreStatus write_counted(const char* op, const char* sql, const Params& params);
-  /// After this process changed an endpoint (committed): its own cache, and a NOTIFY on
+  /// After this process changed an endpoint (committed): its own version, and a NOTIFY on
   /// kEndpointsChannel for every other process's.
   void endpoints_changed();
-  /// LISTENs on kEndpointsChannel from the first time this store writes outcomes or is asked
-  /// for the endpoints' version, for as long as it lives.
+  /// LISTENs on kEndpointsChannel from the first time this store is asked for the endpoints'
+  /// version, for as long as it lives.
   void watch_endpoints();
   const ConnectSettings listen_settings_;
-  PostbackSubscribers subscribers_;
+  /// postback_endpoints_version(): moved on by every change heard of (or a lost watch).
+  std::atomic<std::uint64_t> endpoints_version_{1};
   std::once_flag endpoints_watch_once_;
-  std::unique_ptr<StoreWatch> endpoints_watch_;  // after subscribers_: stopped before it goes
+  std::unique_ptr<StoreWatch> endpoints_watch_;  // after endpoints_version_: stopped before it goes
 
  public:
   // --- the change log (audit.cpp) ----------------------------------------------------------------

@@ -224,12 +224,14 @@ std::vector<StoreStatus> PgStore::record_outcomes(std::span<const OutcomeRecord>
     std::vector<StoreStatus> results(outcomes.size(), StoreStatus::kUnavailable);
     ArrayText ids;
     for (const auto& o : outcomes) ids.add(o.lead_id);
-    // On any failure from here the pool rolls the open transaction back.
-    refresh_subscribers(c);
+    // On any failure from here the pool rolls the open transaction back. Whether the lead's
+    // seller has a postback endpoint is read here, not from a cache, so an endpoint another
+    // process made before this read is never missed (outbox_statement reads them again).
     const std::vector<Result> begun = c.exec_pipeline(
         {{"BEGIN", Params()},
          {"SELECT id, status, EXISTS (SELECT 1 FROM sales WHERE sales.lead_id = leads.id),"
-          " received_at, seller_id, campaign_id, vertical, source"
+          " received_at, seller_id, campaign_id, vertical, source,"
+          " EXISTS (SELECT 1 FROM postback_endpoints pe WHERE pe.seller_id = leads.seller_id)"
           " FROM leads WHERE id = ANY ($1::TEXT[]) ORDER BY id FOR UPDATE",
           Params().add(ids.str())}},
         Effect::kRead);
@@ -238,13 +240,15 @@ std::vector<StoreStatus> PgStore::record_outcomes(std::span<const OutcomeRecord>
       bool pending;
       bool has_sale;
       LeadKeys keys;
+      bool subscribed;  // the seller has a postback endpoint, on or off
     };
     std::unordered_map<std::string, Current> current;
     for (int i = 0; i < locked.rows(); ++i)
       current[locked.text(i, 0)] = {
           locked.text(i, 1) == "pending", locked.boolean(i, 2),
           LeadKeys{locked.int64(i, 3), locked.text(i, 4), locked.text(i, 5), locked.text(i, 6),
-                   locked.text(i, 7)}};
+                   locked.text(i, 7)},
+          locked.boolean(i, 8)};
     PerformanceDeltas performance;
     UnsoldDeltas unsold;
 
@@ -290,7 +294,7 @@ std::vector<StoreStatus> PgStore::record_outcomes(std::span<const OutcomeRecord>
       decided_at.add(d.decided_at_ms);
       attempts.add(dump(attempts_to_json(d.attempts)));
       ineligible.add(dump(ineligible_to_json(d.ineligible)));
-      if (subscribers_.has(it->second.keys.seller_id))
+      if (it->second.subscribed)
         if (auto event = outcome_outbox_event(o.lead_id, d)) outbox.push_back(std::move(*event));
       add_outcome(performance, it->second.keys, d);
       add_unsold(unsold, it->second.keys, d);

@@ -46,7 +46,7 @@ ReturnResult PgStore::record_return(const ReturnRequest& r) {
     Transaction tx(c);
     return_in_transaction(c, r, out);
     if (out.status == ReturnStatus::kReturned)
-      outbox_if_subscribed(c, "", return_outbox_event(out.ret));
+      outbox_if_subscribed(c, return_outbox_event(out.ret));
     tx.commit();
     return out;
   });
@@ -61,10 +61,15 @@ std::vector<ReturnResult> PgStore::record_returns(std::span<const ReturnRequest>
   return run("record_returns", all_failed, [&](Connection& c) {
     std::vector<ReturnResult> out(rs.size());
     Transaction tx(c);
+    std::vector<OutboxEvent> events;  // one statement writes the batch's
     for (std::size_t i = 0; i < rs.size(); ++i) {
       return_in_transaction(c, rs[i], out[i]);
       if (out[i].status == ReturnStatus::kReturned)
-        outbox_if_subscribed(c, "", return_outbox_event(out[i].ret));
+        events.push_back(return_outbox_event(out[i].ret));
+    }
+    if (!events.empty()) {
+      const Statement st = outbox_statement(events);
+      c.exec(st.sql, st.params, Effect::kWrite);
     }
     tx.commit();
     return out;
@@ -187,7 +192,7 @@ SettleResult PgStore::settle_lead(const Settlement& asked, const PayoutRule& pay
           c.exec(st.sql, st.params, Effect::kWrite);
       }
     }
-    outbox_if_subscribed(c, keys.seller_id, settlement_outbox_event(s));
+    outbox_if_subscribed(c, settlement_outbox_event(s));
     tx.commit();
     return {SettleStatus::kSettled, std::move(s)};
   });

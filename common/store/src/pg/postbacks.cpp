@@ -15,13 +15,13 @@ void PgStore::watch_endpoints() {
     // Heard while listening, or missed while the watch's connection was down: either way the
     // endpoints are read again.
     endpoints_watch_ = watch(
-        kEndpointsChannel, [this](std::string_view) { subscribers_.invalidate(); },
-        [this] { subscribers_.invalidate(); });
+        kEndpointsChannel, [this](std::string_view) { ++endpoints_version_; },
+        [this] { ++endpoints_version_; });
   });
 }
 
 void PgStore::endpoints_changed() {
-  subscribers_.invalidate();
+  ++endpoints_version_;
   const std::string payload = "changed";
   // Best effort: a process that misses it reads the endpoints again within kRefresh.
   announce(kEndpointsChannel, std::span(&payload, 1));
@@ -29,23 +29,13 @@ void PgStore::endpoints_changed() {
 
 std::uint64_t PgStore::postback_endpoints_version() {
   watch_endpoints();
-  return subscribers_.version();
+  return endpoints_version_.load();
 }
 
-void PgStore::refresh_subscribers(Connection& c) {
-  watch_endpoints();
-  if (!subscribers_.stale()) return;
-  const std::uint64_t version = subscribers_.version();
-  const Result r =
-      c.exec("SELECT DISTINCT seller_id FROM postback_endpoints", Params(), Effect::kRead);
-  std::vector<std::string> sellers;
-  sellers.reserve(static_cast<std::size_t>(r.rows()));
-  for (int i = 0; i < r.rows(); ++i) sellers.push_back(r.text(i, 0));
-  subscribers_.set(std::move(sellers), version);
-}
-
-/// One row per event: the lead's seller, campaign and status as this transaction left it. Which
-/// endpoints it goes to is read when a claim fans it out (the view postback_event_deliveries).
+/// One row per event whose seller has an endpoint: the lead's seller, campaign and status as this
+/// transaction left it. Which endpoints it goes to is read when a claim fans it out (the view
+/// postback_event_deliveries). The endpoints are read by this statement, not from a cache: an
+/// endpoint committed before it runs is seen, whichever process made it (docs/postbacks.md).
 Statement PgStore::outbox_statement(std::span<const OutboxEvent> events) {
   ArrayText event_id, kind, lead_id, sold, payout, reason, at;
   for (const OutboxEvent& e : events) {
@@ -63,7 +53,9 @@ Statement PgStore::outbox_statement(std::span<const OutboxEvent> events) {
           " FROM unnest($1::TEXT[], $2::TEXT[], $3::TEXT[], $4::BOOLEAN[], $5::BIGINT[],"
           "  $6::TEXT[], $7::BIGINT[]) WITH ORDINALITY"
           "  AS ev (event_id, kind, lead_id, sold, payout, reason, at, n)"
-          " JOIN leads l ON l.id = ev.lead_id ORDER BY ev.n",
+          " JOIN leads l ON l.id = ev.lead_id"
+          " WHERE EXISTS (SELECT 1 FROM postback_endpoints pe WHERE pe.seller_id = l.seller_id)"
+          " ORDER BY ev.n",
           Params()
               .add(event_id.str())
               .add(kind.str())
@@ -74,10 +66,7 @@ Statement PgStore::outbox_statement(std::span<const OutboxEvent> events) {
               .add(at.str())};
 }
 
-void PgStore::outbox_if_subscribed(Connection& c, const std::string& seller_id,
-                                   const OutboxEvent& e) {
-  refresh_subscribers(c);
-  if (seller_id.empty() ? !subscribers_.any() : !subscribers_.has(seller_id)) return;
+void PgStore::outbox_if_subscribed(Connection& c, const OutboxEvent& e) {
   const Statement st = outbox_statement(std::span(&e, 1));
   c.exec(st.sql, st.params, Effect::kWrite);
 }

@@ -109,8 +109,7 @@ StoreStatus PgStore::record_reoffer(const ReofferOutcome& o) {
                      .add(e.payout),
                  Effect::kWrite);
       // An aged sale is reported to the seller's postback endpoints in its own transaction.
-      outbox_if_subscribed(c, seller_id,
-                           reoffer_outbox_event(o.lead_id, payout, o.reason, o.at_ms));
+      outbox_if_subscribed(c, reoffer_outbox_event(o.lead_id, payout, o.reason, o.at_ms));
     }
     // A sale makes the lead delivered and adds to its totals; the first buyer to take it is the
     // one it names. Unsold, only its history grows.
