@@ -19,7 +19,14 @@
 # the rate is then measured while a third of the endpoints hang, and the table adds the outbox's
 # pending events and the postbacks delivered when the last lead was decided, then how many more
 # the sender delivered in the next BENCH_POSTBACK_DRAIN_SECONDS (10) and what was left pending
-# (docs/postbacks.md).
+# (docs/postbacks.md). Several counts ("0 3") are measured side by side: each round runs every
+# count, in turn (reversed in even rounds), and the table has a row per count and the ratio of
+# each to the first, of the medians and paired round by round.
+#
+# BENCH_DISTRIBUTION_STORE=postgresql keeps the leads in a throwaway PostgreSQL server
+# (scripts/pg_server.sh, fsync on; a new database per run) instead of SQLite; the queue stays the
+# embedded one. The CPU per lead is then leadflow's and, apart, the server's (its processes'
+# user+system CPU over the same span).
 #
 # Environment: BENCH_DISTRIBUTION_LEADS (default 2000), BENCH_ROUNDS (3), BENCH_DELAYS_MS
 # ("0 100 500"), BENCH_BUYER_PROTOCOLS ("h2 http1", the default: both; "h2": HTTPS buyers that
@@ -33,7 +40,13 @@ rounds=${BENCH_ROUNDS:-3}
 delays=${BENCH_DELAYS_MS:-"0 100 500"}
 protocols=${BENCH_BUYER_PROTOCOLS:-"h2 http1"}
 build=${BENCH_BUILD:-}
-postback_endpoints=${BENCH_POSTBACK_ENDPOINTS:-0}
+postback_counts=${BENCH_POSTBACK_ENDPOINTS:-0}
+postback_endpoints=0  # of the run under way
+store_kind=${BENCH_DISTRIBUTION_STORE:-sqlite}
+case "$store_kind" in
+  sqlite|postgresql) ;;
+  *) echo "distribution bench: BENCH_DISTRIBUTION_STORE is sqlite or postgresql, not $store_kind" >&2; exit 2 ;;
+esac
 postback_drain=${BENCH_POSTBACK_DRAIN_SECONDS:-10}
 if [[ -z "$build" ]]; then
   "$root/scripts/deps.sh" --bench
@@ -45,6 +58,7 @@ echo_module=/usr/lib/nginx/modules/ngx_http_echo_module.so
 [[ -f "$echo_module" ]] || { echo "distribution bench: $echo_module is missing (scripts/deps.sh --bench)" >&2; exit 1; }
 
 work=$(mktemp -d /tmp/leadflow-dist-XXXXXX)
+chmod 711 "$work"  # as root, PostgreSQL runs as the postgres user and must pass through
 pids=()
 mock_pid=""
 # shellcheck source=scripts/bench/common.sh
@@ -52,6 +66,27 @@ source "$root/scripts/bench/common.sh"
 trap cleanup EXIT
 clk_tck=$(getconf CLK_TCK)
 cpu_seconds() { awk -v t="$clk_tck" '{print ($14 + $15) / t}' "/proc/$1/stat"; }
+# The PostgreSQL server's processes together (postmaster, backends, background workers), 0 on SQLite.
+pg_cpu_seconds() {
+  [[ "$store_kind" == postgresql ]] || { echo 0; return; }
+  local pid=$pg_pid kids
+  kids=$(pgrep -P "$pid" | tr '\n' ' ')
+  # shellcheck disable=SC2086  # one path per process
+  cat "/proc/$pid/stat" $(for k in $kids; do echo "/proc/$k/stat"; done) 2>/dev/null |
+    awk -v t="$clk_tck" '{s += $14 + $15} END {print s / t}'
+}
+store_url=""
+if [[ "$store_kind" == postgresql ]]; then
+  "$root/scripts/pg_server.sh" start "$work/pg" >/dev/null
+  pg_admin=$(cat "$work/pg/url")
+  pg_pid=$(head -n 1 "$work/pg/data/postmaster.pid")
+fi
+new_store() {  # new_store NAME -> sets store_url and store_name: a new, empty database, or "" for SQLite
+  store_url="" store_name=$1
+  [[ "$store_kind" == postgresql ]] || return 0
+  psql -q -v ON_ERROR_STOP=1 "$pg_admin" -c "CREATE DATABASE $1" >/dev/null
+  store_url="${pg_admin%/*}/$1?pool_size=16"
+}
 
 # The buyers: one nginx, three servers, one per bid.
 # The buyers' certificate (for 127.0.0.1), made once; leadflow trusts it as a CA.
@@ -83,7 +118,7 @@ start_buyers() {  # start_buyers DELAY_MS PROTOCOL -> sets buyer_ports, buyer_sc
       echo "    location /ping { $sleep_line echo '{\"bid\":$bid}'; }"
       echo "    location /post { $sleep_line echo '{\"accepted\":true,\"buyer_lead_id\":\"b$port\"}'; } }"
     done
-    if [[ "$postback_endpoints" -gt 0 ]]; then
+    if [[ "$postback_counts" != 0 ]]; then
       postback_port=$(free_port)
       echo "  server { listen 127.0.0.1:$postback_port;"
       echo "    location /ok { echo '{}'; }"
@@ -112,7 +147,7 @@ start_leadflow() {  # start_leadflow DIR WORKERS -> sets lf_pid, lf_port
   LEADFLOW_METRICS_LISTEN="127.0.0.1:$metrics_port" \
   LEADFLOW_ALLOW_PRIVATE_BUYERS=1 LEADFLOW_WORKERS="$2" LEADFLOW_LOG_LEVEL=warn \
   LEADFLOW_BUYER_CA_FILE="$work/buyer-cert.pem" \
-    "$build/ingest/leadflow-ingest" >> "$1/out" 2>> "$1/log" &
+    env ${store_url:+"LEADFLOW_STORE=$store_url"} "$build/ingest/leadflow-ingest" >> "$1/out" 2>> "$1/log" &
   lf_pid=$!
   pids+=("$lf_pid")
   for _ in $(seq 1 300); do
@@ -123,9 +158,10 @@ start_leadflow() {  # start_leadflow DIR WORKERS -> sets lf_pid, lf_port
 }
 metrics() { curl -s "http://127.0.0.1:$metrics_port/metrics"; }
 
-run() {  # run DELAY_MS ROUND -> sets result "rate cpu_ms_per_lead rss_mb sold"
-  local dir="$work/d$1-r$2" seller key port pid t_first="" t_end="" c_first c_end d_first=0 decided=0 sold=0 m outbox=0 postbacks=0
+run() {  # run DELAY_MS ROUND -> sets result "rate cpu_ms_per_lead rss_mb sold outbox postbacks drained left pg_cpu_ms_per_lead"
+  local dir="$work/d$1-r$2" seller key port pid t_first="" t_end="" c_first c_end p_first p_end d_first=0 decided=0 sold=0 m outbox=0 postbacks=0
   mkdir -p "$dir"
+  new_store "bench_$(echo "d$1_r$2" | tr -c 'a-z0-9_\n' '_')"
   start_leadflow "$dir" 0
   for port in "${buyer_ports[@]}"; do
     api "$dir" "$lf_port" POST /v1/buyers "{\"name\":\"b$port\",\"verticals\":[\"auto_insurance\"],\"delivery\":{\"mode\":\"ping_post\",\"ping_url\":\"$buyer_scheme://127.0.0.1:$port/ping\",\"post_url\":\"$buyer_scheme://127.0.0.1:$port/post\",\"timeout_ms\":2000},\"duplicate_lookback_days\":0}" >/dev/null
@@ -157,9 +193,9 @@ run() {  # run DELAY_MS ROUND -> sets result "rate cpu_ms_per_lead rss_mb sold"
   for _ in $(seq 1 $((leads * 2 + 1200))); do
     m=$(metrics "$dir")
     decided=$(echo "$m" | awk '/^leadflow_leads_decided_total/ {s += $NF} END {printf "%d", s}')
-    if [[ -z "$t_first" && "$decided" -gt 0 ]]; then t_first=$(now) c_first=$(cpu_seconds "$lf_pid") d_first=$decided; fi
+    if [[ -z "$t_first" && "$decided" -gt 0 ]]; then t_first=$(now) c_first=$(cpu_seconds "$lf_pid") p_first=$(pg_cpu_seconds) d_first=$decided; fi
     if [[ "$decided" -ge "$leads" ]]; then
-      t_end=$(now) c_end=$(cpu_seconds "$lf_pid")
+      t_end=$(now) c_end=$(cpu_seconds "$lf_pid") p_end=$(pg_cpu_seconds)
       sold=$(echo "$m" | awk '/^leadflow_leads_decided_total/ && /status="delivered"/ {s += $NF} END {printf "%d", s}')
       outbox=$(echo "$m" | awk '/^leadflow_postback_outbox_pending / {printf "%d", $NF}')
       postbacks=$(echo "$m" | awk '/^leadflow_postback_attempts_total/ && /result="delivered"/ {s += $NF} END {printf "%d", s}')
@@ -182,37 +218,62 @@ run() {  # run DELAY_MS ROUND -> sets result "rate cpu_ms_per_lead rss_mb sold"
     -v outbox="${outbox:-0}" -v postbacks="${postbacks:-0}" \
     'BEGIN {span = t2 - t1; if (span < 0.1) span = 0.1; k = n - d0; if (k < 1) k = 1
             printf "%.1f %.3f %.1f %d %d %d", k / span, 1000 * (c2 - c1) / k, rss, sold, outbox, postbacks}')
-  result+=" $drained ${drain_left:-0}"
+  result+=" $drained ${drain_left:-0} $(awk -v a="$p_first" -v b="$p_end" -v n="$leads" -v d0="$d_first" \
+    'BEGIN {k = n - d0; if (k < 1) k = 1; printf "%.3f", 1000 * (b - a) / k}')"
   kill -TERM "$lf_pid"; wait "$lf_pid" 2>/dev/null || true
+  if [[ -n "$store_url" ]]; then
+    psql -q "$pg_admin" -c "DROP DATABASE $store_name" >/dev/null 2>&1 || true
+  fi
   rm -rf "$dir"
 }
 
-declare -A rate cpu rss sold
+declare -A rate cpu pgcpu rss sold ratio
 buyer_cert
-echo "distribution: $rounds rounds, $leads leads queued, then one embedded worker (default settings);" >&2
+echo "distribution: $rounds rounds, $leads leads queued, then one embedded worker (default settings, store: $store_kind);" >&2
 echo "three nginx buyers that bid and accept everything after a fixed delay ($protocols)" >&2
-[[ "$postback_endpoints" -gt 0 ]] && echo "the seller has $postback_endpoints postback endpoints, every third hanging" >&2
+[[ "$postback_counts" != 0 ]] && echo "the seller has $postback_counts postback endpoints (side by side), every third hanging" >&2
+read -r -a counts <<< "$postback_counts"
 for protocol in $protocols; do
   for delay in $delays; do
     start_buyers "$delay" "$protocol"
     for round in $(seq 1 "$rounds"); do
-      run "$delay" "$protocol-$round"
-      read -r r c m s o p dr dl <<< "$result"
-      echo "  buyers at $delay ms ($protocol), round $round: $r leads/s, $c ms CPU per lead, peak RSS $m MB, sold $s of $leads" \
-        "$( [[ "$postback_endpoints" -gt 0 ]] && echo "; postbacks: $o pending in the outbox, $p delivered; in the next ${postback_drain} s $dr more ($((dr / postback_drain))/s), $dl left")" >&2
-      k="$delay ms ($protocol)"
-      rate[$k]+="$r "; cpu[$k]+="$c "; rss[$k]+="$m "; sold[$k]+="$s "
+      order=("${counts[@]}")
+      if (( round % 2 == 0 )); then mapfile -t order < <(printf '%s\n' "${counts[@]}" | tac); fi
+      declare -A this_round=()
+      for postback_endpoints in "${order[@]}"; do
+        run "$delay" "$protocol-$round-e$postback_endpoints"
+        read -r r c m s o p dr dl pc <<< "$result"
+        echo "  buyers at $delay ms ($protocol), round $round$( ((${#counts[@]} > 1)) && echo ", $postback_endpoints endpoints"): $r leads/s, $c ms CPU per lead$( [[ "$store_kind" == postgresql ]] && echo " (PostgreSQL $pc)"), peak RSS $m MB, sold $s of $leads" \
+          "$( [[ "$postback_endpoints" -gt 0 ]] && echo "; postbacks: $o pending in the outbox, $p delivered; in the next ${postback_drain} s $dr more ($((dr / postback_drain))/s), $dl left")" >&2
+        k="$delay ms ($protocol)"
+        ((${#counts[@]} > 1)) && k+=", $postback_endpoints endpoints"
+        rate[$k]+="$r "; cpu[$k]+="$c "; pgcpu[$k]+="$pc "; rss[$k]+="$m "; sold[$k]+="$s "
+        this_round[$postback_endpoints]=$r
+      done
+      for n in "${counts[@]:1}"; do
+        ratio["$delay ms ($protocol), $n endpoints"]+="$(awk -v a="${this_round[$n]}" -v b="${this_round[${counts[0]}]}" 'BEGIN {printf "%.3f", a / b}') "
+      done
     done
     kill -TERM "$buyers_pid"; wait "$buyers_pid" 2>/dev/null || true
   done
 done
 echo
-echo "distribution (embedded, one worker, default settings; $leads leads queued first; medians of $rounds):"
-printf '%-26s %10s %13s %13s %12s\n' "buyers answer after" "leads/s" "CPU ms/lead" "peak RSS MB" "sold"
+echo "distribution (embedded queue, $store_kind store, one worker, default settings; $leads leads queued first; medians of $rounds):"
+printf '%-40s %10s %13s %13s %13s %12s %9s %9s\n' "buyers answer after" "leads/s" "CPU ms/lead" "PG ms/lead" "peak RSS MB" "sold" "of first" "paired"
 for protocol in $protocols; do
   for delay in $delays; do
-    k="$delay ms ($protocol)"
-    printf '%-26s %10.0f %13.3f %13.1f %7d/%d\n' "$k" "$(echo "${rate[$k]}" | median)" \
-      "$(echo "${cpu[$k]}" | median)" "$(echo "${rss[$k]}" | median)" "$(echo "${sold[$k]}" | median)" "$leads"
+    for n in "${counts[@]}"; do
+      k="$delay ms ($protocol)"
+      ((${#counts[@]} > 1)) && k+=", $n endpoints"
+      of="" paired=""
+      if [[ "$n" != "${counts[0]}" ]]; then
+        first="$delay ms ($protocol), ${counts[0]} endpoints"
+        of=$(awk -v a="$(echo "${rate[$k]}" | median)" -v b="$(echo "${rate[$first]}" | median)" 'BEGIN {printf "%.3f", a / b}')
+        paired=$(echo "${ratio[$k]}" | median)
+      fi
+      printf '%-40s %10.0f %13.3f %13.3f %13.1f %7d/%d %9s %9s\n' "$k" "$(echo "${rate[$k]}" | median)" \
+        "$(echo "${cpu[$k]}" | median)" "$(echo "${pgcpu[$k]}" | median)" "$(echo "${rss[$k]}" | median)" \
+        "$(echo "${sold[$k]}" | median)" "$leads" "$of" "$paired"
+    done
   done
 done
