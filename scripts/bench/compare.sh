@@ -12,8 +12,9 @@
 #                 (SQLite) and scale-out (Kafka mock + PostgreSQL + one leadflow-worker)
 #   distribution  scripts/bench/distribution.sh, one round per build and round: one embedded
 #                 worker drains BENCH_DISTRIBUTION_LEADS (10000) queued leads to three nginx
-#                 buyers answering at once, over HTTP/2 and over HTTP/1.1; leads/s and CPU
-#                 ms per lead
+#                 buyers answering at once, over HTTP/2 and over HTTP/1.1 (or the protocols in
+#                 BENCH_BUYER_PROTOCOLS); leads/s and CPU ms per lead, and the PostgreSQL
+#                 server's CPU per lead too with BENCH_DISTRIBUTION_STORE=postgresql
 # Prints, per figure, the medians of BENCH_ROUNDS (3) rounds of each build, new/base of the
 # medians, and the paired ratio: the median of each round's own new/base (a noisy round moves
 # it less). For latencies and CPU per lead a ratio under 1 is the better; for rates, over 1.
@@ -21,7 +22,8 @@
 # Environment: BENCH_COMPARE_BASE (a release build dir of the code before, with leadflow-ingest,
 # leadflow-worker, leadflow-buyer-sim and leadflow-kafka-mock), BENCH_BUILD (the same of the
 # code now), BENCH_COMPARE_PHASES ("front sync distribution"), BENCH_ROUNDS, BENCH_SECONDS,
-# BENCH_CONNECTIONS, BENCH_SYNC_SECONDS (5 here), BENCH_DISTRIBUTION_LEADS.
+# BENCH_CONNECTIONS, BENCH_SYNC_SECONDS (5 here), BENCH_DISTRIBUTION_LEADS, and distribution.sh's
+# BENCH_BUYER_PROTOCOLS and BENCH_DISTRIBUTION_STORE.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 rounds=${BENCH_ROUNDS:-3}
@@ -99,12 +101,16 @@ distribution_round() {  # distribution_round BUILD ROUND
     BENCH_DISTRIBUTION_LEADS="${BENCH_DISTRIBUTION_LEADS:-10000}" \
     "$root/scripts/bench/distribution.sh" 2>"$work/distribution.err") \
     || { echo "compare bench: distribution ($1) failed:" >&2; tail -20 "$work/distribution.err" >&2; exit 1; }
-  # Columns: "0 ms (h2)  leads/s  CPU ms/lead  peak RSS MB  sold/leads".
-  for protocol in h2 http1; do
+  # Columns: "0 ms (h2)  leads/s  CPU ms/lead  PG ms/lead  peak RSS MB  sold/leads".
+  for protocol in ${BENCH_BUYER_PROTOCOLS:-h2 http1}; do
     record "distribution $protocol leads/s" "$1" \
       "$(echo "$out" | awk -v l="0 ms ($protocol)" 'index($0, l) == 1 {print $4; exit}')"
     record "distribution $protocol CPU ms/lead" "$1" \
       "$(echo "$out" | awk -v l="0 ms ($protocol)" 'index($0, l) == 1 {print $5; exit}')"
+    if [[ "${BENCH_DISTRIBUTION_STORE:-sqlite}" == postgresql ]]; then
+      record "distribution $protocol PG ms/lead" "$1" \
+        "$(echo "$out" | awk -v l="0 ms ($protocol)" 'index($0, l) == 1 {print $6; exit}')"
+    fi
   done
 }
 
