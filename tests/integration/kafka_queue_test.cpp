@@ -78,6 +78,12 @@ bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds tim
   return true;
 }
 
+// How long a consumer may wait for its first records: the mock answers a group's first JoinGroup
+// after 3 s, but a sanitizer build beside other tests on two cores has taken more than 20 s to
+// be assigned (heartbeats late, the group rebalanced again). A guard against a hang, not a
+// timing: poll_records returns as soon as the records are there.
+constexpr auto kGroupJoin = 60s;
+
 // Polls until `n` records arrived or `timeout` passed.
 std::vector<QueueRecord> poll_records(QueueConsumer& c, std::size_t n,
                                       std::chrono::milliseconds timeout) {
@@ -155,7 +161,7 @@ TEST_F(KafkaQueueTest, RoundTripKeepsKeysOnOnePartitionInOrder) {
   EXPECT_TRUE(q->producer().flush(5s));
 
   auto c = q->make_consumer("round-trip", {topics_.leads});
-  const auto records = poll_records(*c, 24 + 40 + 1, 20s);
+  const auto records = poll_records(*c, 24 + 40 + 1, kGroupJoin);
   ASSERT_EQ(records.size(), 65u);
   std::map<std::string, std::vector<const QueueRecord*>> by_key;
   std::set<int> partitions;
@@ -277,7 +283,7 @@ TEST_F(KafkaQueueTest, CloseRunsRevokeHandlerCommitsAndNextConsumerResumes) {
     generation_in_handler = first->generation();
     first->commit(taken[3].topic, taken[3].partition, taken[3].offset + 1);
   });
-  taken = poll_records(*first, 6, 20s);
+  taken = poll_records(*first, 6, kGroupJoin);
   ASSERT_EQ(taken.size(), 6u);
   for (int i = 0; i < 6; ++i) {
     EXPECT_EQ(taken[i].payload, std::to_string(i));
@@ -293,7 +299,7 @@ TEST_F(KafkaQueueTest, CloseRunsRevokeHandlerCommitsAndNextConsumerResumes) {
   EXPECT_EQ(revokes, 1);
 
   auto second = q->make_consumer("resume", {topics_.leads});
-  const auto again = poll_records(*second, 2, 20s);
+  const auto again = poll_records(*second, 2, kGroupJoin);
   ASSERT_EQ(again.size(), 2u);
   EXPECT_EQ(again[0].payload, "4");
   EXPECT_EQ(again[1].payload, "5");
@@ -323,7 +329,7 @@ TEST_F(KafkaQueueTest, SecondMemberRevokesFirstAndSplitsPartitions) {
     for (const auto& r : in_flight) a->commit(r.topic, r.partition, r.offset + 1);
     in_flight.clear();
   });
-  in_flight = poll_records(*a, 16, 20s);
+  in_flight = poll_records(*a, 16, kGroupJoin);
   ASSERT_EQ(in_flight.size(), 16u);
   const std::uint64_t before = a->generation();
   for (const auto& r : in_flight) EXPECT_EQ(r.generation, before);
@@ -460,7 +466,7 @@ TEST_F(KafkaQueueTest, BacklogCountsWhatTheGroupHasNotCommitted) {
   EXPECT_TRUE(wait_until([&] { return q->backlog("backlog") == 10; }, 5s)) << q->backlog("backlog");
 
   auto c = q->make_consumer("backlog", {topics_.leads});
-  const auto records = poll_records(*c, 10, 20s);
+  const auto records = poll_records(*c, 10, kGroupJoin);
   ASSERT_EQ(records.size(), 10u);
   // Commit the first record of every partition seen, and all of one partition.
   std::map<int, std::vector<const QueueRecord*>> by_partition;
@@ -504,7 +510,7 @@ TEST_F(KafkaQueueTest, BacklogTellsWhenTheOldestRecordNotCommittedWasProduced) {
 
   // The group takes and commits the first record: the oldest is now one of the later ones.
   auto c = q->make_consumer("aged", {topics_.leads});
-  const auto records = poll_records(*c, 6, 20s);
+  const auto records = poll_records(*c, 6, kGroupJoin);
   ASSERT_EQ(records.size(), 6u);
   for (const auto& r : records)
     if (r.key == "old") c->commit(r.topic, r.partition, r.offset + 1);
