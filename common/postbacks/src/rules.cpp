@@ -118,6 +118,11 @@ Spell switched(Spell spell, bool was_active, bool active, std::int64_t now_ms) {
   return {spell.on_since_ms, now_ms};
 }
 
+bool fans_out_first(bool was_active, std::string_view was_events, bool active,
+                    std::string_view events) {
+  return was_active != active || was_events != events;
+}
+
 namespace {
 /// Whether the newest kFailingAfter of `recent` (newest first) all failed, `ok` saying which
 /// delivered.

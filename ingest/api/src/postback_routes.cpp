@@ -302,6 +302,7 @@ class PostbackRoutes {
     if (!body) return;
     const json before = logged_view(*e, ctx_.clock.now_ms());
     const bool was_active = e->active;
+    const std::string was_events = e->events;
     FieldErrors errors;
     decode_endpoint(*body, false, ctx_.config.allow_private_buyers, *e, errors);
     if (!errors.empty()) return http::send_problem(res, 400, "the endpoint is invalid", errors);
@@ -310,7 +311,10 @@ class PostbackRoutes {
                                                        was_active, e->active, e->updated_at_ms);
     e->on_since_ms = spell.on_since_ms;
     e->off_since_ms = spell.off_since_ms;
-    if (const StoreStatus s = ctx_.postbacks->update_postback_endpoint(*e); s != StoreStatus::kOk)
+    const bool fan_out_first =
+        postbacks::fans_out_first(was_active, was_events, e->active, e->events);
+    if (const StoreStatus s = ctx_.postbacks->update_postback_endpoint(*e, fan_out_first);
+        s != StoreStatus::kOk)
       return send_problem(res, refusal_for(s, StoreStep::kWrite));
     record_change(ctx_.changes, ctx_.clock, actor_of(*key), "updated", kChangeKind, e->id, before,
                   logged_view(*e, e->updated_at_ms));

@@ -161,6 +161,17 @@ TEST(PostbackRules, AnEndpointsSpellOnBeginsAndEndsWhenItIsSwitched) {
   EXPECT_TRUE(is(switched(on, true, true, 500), 100, 0)) << "saved on again";
 }
 
+// What an endpoint takes changes when it is switched or subscribes to other events; then the
+// waiting events are fanned out first. A new URL alone changes nothing they go to.
+TEST(PostbackRules, ASwitchOrOtherEventsFanTheWaitingEventsOutFirst) {
+  const std::string both = ",lead.sold,lead.unsold,", sold = ",lead.sold,";
+  EXPECT_TRUE(fans_out_first(true, both, false, both)) << "switched off";
+  EXPECT_TRUE(fans_out_first(false, both, true, both)) << "switched on";
+  EXPECT_TRUE(fans_out_first(true, both, true, sold)) << "other events";
+  EXPECT_FALSE(fans_out_first(true, both, true, both)) << "the URL, say";
+  EXPECT_FALSE(fans_out_first(false, both, false, both));
+}
+
 // A rotation with an overlap is refused while a replaced secret still signs (it would end it at
 // once); one with none, or once it has ended, goes ahead.
 TEST(PostbackRules, ARotationMayNotEndASecretThatStillSigns) {

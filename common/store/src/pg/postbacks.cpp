@@ -120,20 +120,40 @@ StoreStatus PgStore::write_counted(const char* op, const char* sql, const Params
   });
 }
 
-StoreStatus PgStore::update_postback_endpoint(const PostbackEndpoint& e) {
+/// One transaction: the seller's waiting events fanned out by the endpoints as they stood (the
+/// INSERT reads the view in the statement's snapshot, from before the DELETE beside it; an event
+/// a claim is fanning out at once is the claim's: its row lock holds the DELETE, which then finds
+/// it gone), then the change.
+StoreStatus PgStore::update_postback_endpoint(const PostbackEndpoint& e, bool fan_out_first) {
   const StoreStatus status =
-      write_counted("update_postback_endpoint",
-                    "UPDATE postback_endpoints SET url = $2, events = $3, active = $4,"
-                    " updated_at_ms = $5, on_since_ms = $6, off_since_ms = $7 WHERE id = $1"
-                    " RETURNING 1",
-                    Params()
-                        .add(e.id)
-                        .add(e.url)
-                        .add(e.events)
-                        .add(e.active)
-                        .add(e.updated_at_ms)
-                        .add(e.on_since_ms)
-                        .add(e.off_since_ms));
+      run("update_postback_endpoint", StoreStatus::kUnavailable, [&](Connection& c) {
+        Transaction tx(c);
+        if (fan_out_first)
+          c.exec(
+              "WITH taken AS (DELETE FROM postback_events WHERE seller_id ="
+              "  (SELECT seller_id FROM postback_endpoints WHERE id = $1) RETURNING seq)"
+              " INSERT INTO postback_outbox (" LF_POSTBACK_OUTBOX_COLUMNS
+              ") SELECT " LF_POSTBACK_EVENT_AS_OUTBOX
+              " FROM postback_event_deliveries WHERE seq IN (SELECT seq FROM taken) ORDER BY seq"
+              " ON CONFLICT DO NOTHING",
+              Params().add(e.id), Effect::kWrite);
+        const Result r = c.exec(
+            "UPDATE postback_endpoints SET url = $2, events = $3, active = $4,"
+            " updated_at_ms = $5, on_since_ms = $6, off_since_ms = $7 WHERE id = $1"
+            " RETURNING 1",
+            Params()
+                .add(e.id)
+                .add(e.url)
+                .add(e.events)
+                .add(e.active)
+                .add(e.updated_at_ms)
+                .add(e.on_since_ms)
+                .add(e.off_since_ms),
+            Effect::kWrite);
+        if (r.rows() == 0) return StoreStatus::kNotFound;
+        tx.commit();
+        return StoreStatus::kOk;
+      });
   endpoints_changed();
   return status;
 }

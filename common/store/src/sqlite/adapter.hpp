@@ -199,7 +199,7 @@ class SqliteStore final : public Store, private SqliteCalls {
   Lookup<PostbackEndpoint> get_postback_endpoint(std::string_view id) override;
   std::optional<std::vector<PostbackEndpoint>> list_postback_endpoints(
       std::string_view seller_id) override;
-  StoreStatus update_postback_endpoint(const PostbackEndpoint& e) override;
+  StoreStatus update_postback_endpoint(const PostbackEndpoint& e, bool fan_out_first) override;
   Lookup<PostbackEndpoint> rotate_postback_secret(const SecretRotation& r) override;
   StoreStatus delete_postback_endpoint(std::string_view id) override;
   std::optional<std::vector<PostbackDelivery>> claim_postbacks(std::int64_t now_ms,
@@ -230,6 +230,8 @@ class SqliteStore final : public Store, private SqliteCalls {
   /// endpoints (fan_out_postback_events).
   static int write_outbox(Connection& c, const OutboxEvent& e);
   static int fan_out_postback_events(Connection& c, int limit);
+  /// Every event not yet fanned out of the seller of the endpoint `endpoint_id`.
+  static int fan_out_seller_events(Connection& c, std::string_view endpoint_id);
   /// write_outbox when the seller `seller_id` ("" = the lead's, unknown here: any seller) has
   /// an endpoint, on or off, as far as the cache knows; nothing otherwise.
   int outbox_if_subscribed(Connection& c, const std::string& seller_id, const OutboxEvent& e) {

@@ -95,21 +95,33 @@ StoreStatus SqliteStore::write_counted(const char* op, std::string_view sql,
   });
 }
 
-StoreStatus SqliteStore::update_postback_endpoint(const PostbackEndpoint& e) {
+/// One transaction on the writer: the seller's waiting events fanned out by the endpoints as they
+/// stood, then the change, so no event is fanned out between by the endpoint as it will be.
+StoreStatus SqliteStore::update_postback_endpoint(const PostbackEndpoint& e, bool fan_out_first) {
+  constexpr const char* kOp = "update_postback_endpoint";
   // The cache is dropped after the write: a refresh between could miss it.
-  const StoreStatus status =
-      write_counted("update_postback_endpoint",
-                    "UPDATE postback_endpoints SET url = ?2, events = ?3, active = ?4,"
-                    " updated_at_ms = ?5, on_since_ms = ?6, off_since_ms = ?7 WHERE id = ?1",
-                    [&](Query& q) {
-                      q.bind(e.id)
-                          .bind(e.url)
-                          .bind(e.events)
-                          .bind(e.active)
-                          .bind(e.updated_at_ms)
-                          .bind(e.on_since_ms)
-                          .bind(e.off_since_ms);
-                    });
+  const StoreStatus status = guarded(kOp, StoreStatus::kUnavailable, [&] {
+    std::lock_guard lock(write_mu_);
+    Connection& c = *writer_;
+    Transaction tx(c);
+    if (int rc = tx.begin()) return report(c, rc, kOp);
+    if (fan_out_first)
+      if (int rc = fan_out_seller_events(c, e.id)) return report(c, rc, kOp);
+    Query q(c,
+            "UPDATE postback_endpoints SET url = ?2, events = ?3, active = ?4,"
+            " updated_at_ms = ?5, on_since_ms = ?6, off_since_ms = ?7 WHERE id = ?1");
+    q.bind(e.id)
+        .bind(e.url)
+        .bind(e.events)
+        .bind(e.active)
+        .bind(e.updated_at_ms)
+        .bind(e.on_since_ms)
+        .bind(e.off_since_ms);
+    if (int rc = q.run()) return report(c, rc, kOp);
+    if (c.changes() == 0) return StoreStatus::kNotFound;
+    if (int rc = tx.commit()) return report(c, rc, kOp);
+    return StoreStatus::kOk;
+  });
   subscribers_.invalidate();
   return status;
 }
@@ -188,6 +200,19 @@ int SqliteStore::fan_out_postback_events(Connection& c, int limit) {
                           "DELETE FROM postback_events WHERE seq <= ?1"}) {
     Query q(c, sql);
     if (int rc = q.bind(last).run()) return rc;
+  }
+  return SQLITE_OK;
+}
+
+int SqliteStore::fan_out_seller_events(Connection& c, std::string_view endpoint_id) {
+  for (const char* sql :
+       {"INSERT OR IGNORE INTO postback_outbox (" LF_POSTBACK_OUTBOX_COLUMNS
+        ") SELECT " LF_POSTBACK_EVENT_AS_OUTBOX " FROM postback_event_deliveries WHERE seller_id ="
+        " (SELECT seller_id FROM postback_endpoints WHERE id = ?1) ORDER BY seq",
+        "DELETE FROM postback_events WHERE seller_id ="
+        " (SELECT seller_id FROM postback_endpoints WHERE id = ?1)"}) {
+    Query q(c, sql);
+    if (int rc = q.bind(endpoint_id).run()) return rc;
   }
   return SQLITE_OK;
 }

@@ -39,10 +39,10 @@ std::string new_endpoint_secret();
 
 /// When an endpoint takes events (docs/postbacks.md#endpoints): those that happen while it is on,
 /// from `on_since_ms` and, once it is switched off, before `off_since_ms` (0 while it is on).
-/// Only the last spell on is kept: the claims fan an event out within moments of it, so the
-/// events of an earlier spell were fanned out while it lasted. Example: on at 10:00, off at
-/// 10:05: an event of 10:04 fanned out at 10:05:01 is the endpoint's, and waits until it is on
-/// again; one of 10:06 is not, nor after it is switched on again at 10:10.
+/// Only the last spell on is kept: a change of what an endpoint takes fans the seller's waiting
+/// events out first (fans_out_first), so no event of an earlier spell is still waiting. Example:
+/// on at 10:00, off at 10:05: an event of 10:04 fanned out at 10:05:01 is the endpoint's, and
+/// waits until it is on again; one of 10:06 is not, nor after it is switched on again at 10:10.
 struct Spell {
   std::int64_t on_since_ms = 0;
   std::int64_t off_since_ms = 0;
@@ -52,6 +52,13 @@ Spell first_spell(bool active, std::int64_t now_ms);
 /// The spell after an endpoint that was `was_active` is saved `active` at `now_ms`: switched
 /// off, it ends now; switched on, a new one begins now; otherwise unchanged.
 Spell switched(Spell spell, bool was_active, bool active, std::int64_t now_ms);
+/// Whether a change of an endpoint from (`was_active`, `was_events`) to (`active`, `events`)
+/// changes which events it takes: switched on or off, or other events subscribed. Such a change
+/// goes for the events that happen from then on, so the seller's events still waiting to be
+/// fanned out are fanned out first, in the change's transaction, by the endpoint as it stood:
+/// switched off and on again before a claim, it still gets the events of its earlier spell.
+bool fans_out_first(bool was_active, std::string_view was_events, bool active,
+                    std::string_view events);
 
 /// Rotating an endpoint's secret (docs/postbacks.md#rotating-the-secret): the secret it replaces
 /// still signs for an overlap, so the receiver can change its own in the meantime; 24 hours

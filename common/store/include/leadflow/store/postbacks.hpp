@@ -138,8 +138,10 @@ class PostbackStore : public virtual StorePort {
   /// store could not read them.
   virtual std::optional<std::vector<PostbackEndpoint>> list_postback_endpoints(
       std::string_view seller_id) = 0;
-  /// Writes url, events, active and updated_at_ms of the endpoint `e.id`; kNotFound if none.
-  virtual StoreStatus update_postback_endpoint(const PostbackEndpoint& e) = 0;
+  /// Writes url, events, active, updated_at_ms and the spell of the endpoint `e.id`; kNotFound if
+  /// none. With `fan_out_first` (postbacks::fans_out_first), the events of `e`'s seller not yet
+  /// fanned out are fanned out first, in the same transaction, by the endpoints as they stood.
+  virtual StoreStatus update_postback_endpoint(const PostbackEndpoint& e, bool fan_out_first) = 0;
   /// Makes `r.secret` the endpoint's secret and the one it held its previous secret, until
   /// `r.previous_expires_at_ms` (0: none kept), in one statement on the row as it stands: of two
   /// rotations at once, the later holds the other's secret as its previous one, never a secret
