@@ -194,6 +194,78 @@ TEST_F(PostbackApiTest, ASellerManagesItsOwnEndpointsAndIsToldOfItsLeadsSigned) 
   call("GET", "/v1/postback-endpoints/" + id, acme_key, nullptr, 404);
 }
 
+// An endpoint carries a version, as the other records people edit (docs/versions.md): its ETag
+// on every answer that shows it, If-Match honoured by a PATCH (412 at another version, naming
+// the current one, nothing changed), a rotation moving it too; another seller still gets 404.
+TEST_F(PostbackApiTest, AnEndpointIsChangedOnlyAtTheVersionItWasRead) {
+  const std::string acme = svc_.add_seller("Acme"), other = svc_.add_seller("Other");
+  const std::string acme_key = svc_.add_api_key({{"name", "acme"}, {"seller_id", acme}});
+  const std::string other_key = svc_.add_api_key({{"name", "other"}, {"seller_id", other}});
+  const auto send = [&](const char* method, const std::string& path, const std::string& key,
+                        const std::string& if_match, const json& body) {
+    httplib::Headers headers = {{"Authorization", "Bearer " + key}};
+    if (!if_match.empty()) headers.emplace("If-Match", if_match);
+    auto c = svc_.https();
+    return std::string(method) == "GET" ? c->Get(path, headers)
+           : std::string(method) == "PATCH"
+               ? c->Patch(path, headers, body.dump(), "application/json")
+               : c->Post(path, headers, body.dump(), "application/json");
+  };
+  auto made = send("POST", "/v1/postback-endpoints", acme_key, "",
+                   {{"url", receiver_.url("/v")}, {"events", {"lead.sold"}}});
+  ASSERT_TRUE(made);
+  ASSERT_EQ(made->status, 201) << made->body;
+  EXPECT_EQ(made->get_header_value("ETag"), "\"v1\"");
+  const std::string id = json::parse(made->body)["data"]["id"];
+  const std::string path = "/v1/postback-endpoints/" + id;
+  auto read = send("GET", path, acme_key, "", nullptr);
+  ASSERT_TRUE(read);
+  EXPECT_EQ(read->get_header_value("ETag"), "\"v1\"");
+  EXPECT_EQ(json::parse(read->body)["data"]["version"], 1);
+
+  auto changed = send("PATCH", path, acme_key, "\"v1\"", {{"url", receiver_.url("/v2")}});
+  ASSERT_TRUE(changed);
+  ASSERT_EQ(changed->status, 200) << changed->body;
+  EXPECT_EQ(changed->get_header_value("ETag"), "\"v2\"");
+  EXPECT_EQ(json::parse(changed->body)["data"]["version"], 2);
+
+  // Made on version 1: refused, the current version named, nothing changed.
+  for (const char* stale : {"\"v1\"", "W/\"v2\"", "\"two\""}) {
+    auto refused = send("PATCH", path, acme_key, stale, {{"active", false}});
+    ASSERT_TRUE(refused);
+    EXPECT_EQ(refused->status, 412) << stale << ": " << refused->body;
+    EXPECT_EQ(refused->get_header_value("ETag"), "\"v2\"");
+    EXPECT_EQ(json::parse(refused->body)["etag"], "\"v2\"");
+  }
+  const json now = call("GET", path, acme_key, nullptr, 200)["data"];
+  EXPECT_TRUE(now["active"].get<bool>());
+  EXPECT_EQ(now["url"], receiver_.url("/v2"));
+  // Another seller's If-Match changes nothing either: no such endpoint for it.
+  auto foreign = send("PATCH", path, other_key, "\"v2\"", {{"active", false}});
+  ASSERT_TRUE(foreign);
+  EXPECT_EQ(foreign->status, 404);
+
+  // The body may carry back the version it read (read-only); a version of another type is not.
+  EXPECT_EQ(send("PATCH", path, acme_key, "", {{"active", false}, {"version", "2"}})->status, 400);
+  auto echoed = send("PATCH", path, acme_key, "", {{"active", false}, {"version", 2}});
+  ASSERT_TRUE(echoed);
+  EXPECT_EQ(echoed->status, 200) << echoed->body;
+  EXPECT_EQ(echoed->get_header_value("ETag"), "\"v3\"");
+  EXPECT_FALSE(json::parse(echoed->body)["data"]["active"].get<bool>());
+
+  // A rotation is a change too.
+  auto rotated = send("POST", path + "/rotate-secret", acme_key, "", json::object());
+  ASSERT_TRUE(rotated);
+  ASSERT_EQ(rotated->status, 200) << rotated->body;
+  EXPECT_EQ(rotated->get_header_value("ETag"), "\"v4\"");
+  EXPECT_EQ(send("PATCH", path, acme_key, "\"v3\"", {{"active", true}})->status, 412);
+  auto any = send("PATCH", path, acme_key, "*", {{"active", true}});
+  ASSERT_TRUE(any);
+  EXPECT_EQ(any->status, 200) << any->body;
+  EXPECT_EQ(any->get_header_value("ETag"), "\"v5\"");
+  EXPECT_EQ(call("GET", "/v1/postback-endpoints", acme_key, nullptr, 200)["data"][0]["version"], 5);
+}
+
 TEST_F(PostbackApiTest, WhoMayChangeAnEndpointRotatesItsSecretAndTheChangeLogSaysSo) {
   auto buyer = start_buyer("Buyer", 12.0);
   const std::string buyer_id = svc_.add_buyer(*buyer);

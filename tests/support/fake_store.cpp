@@ -352,7 +352,7 @@ std::optional<std::vector<PostbackEndpoint>> FakeStore::list_postback_endpoints(
   if (down()) return std::nullopt;
   return real_->list_postback_endpoints(seller_id);
 }
-StoreStatus FakeStore::update_postback_endpoint(const PostbackEndpoint& e, bool fan_out_first) {
+StoreStatus FakeStore::update_postback_endpoint(PostbackEndpoint& e, bool fan_out_first) {
   return down() ? StoreStatus::kUnavailable : real_->update_postback_endpoint(e, fan_out_first);
 }
 Lookup<PostbackEndpoint> FakeStore::rotate_postback_secret(const SecretRotation& r) {

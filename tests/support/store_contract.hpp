@@ -73,10 +73,12 @@ struct StoreHandle {
   std::function<bool(const std::string& sql)> try_sql;
 };
 
-/// Takes schema steps 38 (an endpoint's spell on) and 37 (postback events written once, fanned
-/// out by the claims) back behind the adapter's back. Whether the database took them.
+/// Takes schema steps 39 (an endpoint's version), 38 (an endpoint's spell on) and 37 (postback
+/// events written once, fanned out by the claims) back behind the adapter's back. Whether the
+/// database took them.
 inline bool undo_postback_events(const StoreHandle& h) {
-  return h.try_sql("DROP VIEW postback_event_deliveries") &&
+  return h.try_sql("ALTER TABLE postback_endpoints DROP COLUMN version") &&
+         h.try_sql("DROP VIEW postback_event_deliveries") &&
          h.try_sql("ALTER TABLE postback_endpoints DROP COLUMN on_since_ms") &&
          h.try_sql("ALTER TABLE postback_endpoints DROP COLUMN off_since_ms") &&
          h.try_sql("DROP TABLE postback_events");

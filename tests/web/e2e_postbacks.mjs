@@ -117,6 +117,18 @@ await run(async () => {
   await page.getByRole('button', { name: 'Switch on' }).click();
   await page.getByRole('button', { name: 'Switch off' }).waitFor();
 
+  // Changed elsewhere after the page read it (the seller's key, say): the switch is refused as
+  // stale, says so, and the endpoint keeps the other change until the page is reloaded.
+  const endpointId = new URL(page.url()).pathname.split('/').pop();
+  const elsewhere = await fetch(`${base}/v1/postback-endpoints/${endpointId}`, { method: 'PATCH', headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }, body: JSON.stringify({ events: ['lead.sold', 'lead.unsold'] }) });
+  assert.equal(elsewhere.status, 200, await elsewhere.text());
+  await page.getByRole('button', { name: 'Switch off' }).click();
+  await page.getByText(/^Someone else changed this postback endpoint after you opened it/).waitFor();
+  await shot(page, 'postbacks-endpoint-stale');
+  await page.getByRole('button', { name: 'Reload the postback endpoint' }).click();
+  await page.getByText('lead.sold, lead.unsold').waitFor();
+  await page.getByRole('button', { name: 'Switch off' }).waitFor();
+
   // The list shows the endpoint; narrow, the page still fits.
   await page.goto(`${base}/settings/postbacks`);
   await page.locator('.postback-list').getByRole('link', { name: receiverUrl }).waitFor();

@@ -26,6 +26,9 @@ namespace leadflow {
   "id, seller_id, campaign_id, url, events, secret, active, created_at_ms, updated_at_ms," \
   " previous_secret, previous_secret_expires_at_ms, secret_rotated_at_ms, on_since_ms,"    \
   " off_since_ms"
+/// The columns an endpoint is read from: those it is written with and its version, which the
+/// store keeps (1 when made, one more with each change).
+#define LF_POSTBACK_ENDPOINT_READ_COLUMNS LF_POSTBACK_ENDPOINT_COLUMNS ", version"
 
 #define LF_POSTBACK_OUTBOX_COLUMNS                                                              \
   "event_id, kind, lead_id, seller_id, campaign_id, status, sold, payout_cents, reason,"        \
@@ -70,6 +73,7 @@ PostbackEndpoint read_postback_endpoint(const Row& r) {
   e.secret_rotated_at_ms = r.int64(11);
   e.on_since_ms = r.int64(12);
   e.off_since_ms = r.int64(13);
+  e.version = r.int64(14);
   return e;
 }
 

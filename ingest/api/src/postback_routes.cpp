@@ -19,6 +19,7 @@
 #include "leadflow/management/management.hpp"
 #include "leadflow/postbacks/rules.hpp"
 #include "pages.hpp"
+#include "versions.hpp"
 
 namespace leadflow {
 namespace {
@@ -38,6 +39,7 @@ json endpoint_view(const PostbackEndpoint& e, bool with_secret, std::int64_t now
       {"url", e.url},
       {"events", std::move(events)},
       {"active", e.active},
+      {"version", e.version},
       {"switched_off_at", e.active ? json(nullptr) : or_time(e.off_since_ms)},
       {"created_at", or_time(e.created_at_ms)},
       {"updated_at", or_time(e.updated_at_ms)},
@@ -280,6 +282,7 @@ class PostbackRoutes {
     record_change(ctx_.changes, ctx_.clock, actor_of(*key), "created", kChangeKind, e.id, {},
                   logged_view(e, e.created_at_ms));
     res.set_header("Location", "/v1/postback-endpoints/" + e.id);
+    set_etag(res, e.version);
     http::send_json(res, 201,
                     {{"success", true}, {"data", view_of(e, true, ctx_.clock.now_ms(), false)}});
   }
@@ -289,37 +292,60 @@ class PostbackRoutes {
     if (!key) return;
     const auto e = owned(*key, req.match(1), res);
     if (!e) return;
+    set_etag(res, e->version);
     http::send_json(res, 200,
                     {{"success", true}, {"data", view_of(*e, false, ctx_.clock.now_ms())}});
   }
 
+  /// The body applied to the endpoint as it is when written, at the version it was read
+  /// (docs/versions.md): If-Match's version, or any with none, the fields the body does not name
+  /// keeping what another change wrote meanwhile.
   void update(const http::Request& req, http::Response& res) {
     const auto key = manager(req, res, kScopeLeadsWrite);
     if (!key) return;
-    auto e = owned(*key, req.match(1), res);
-    if (!e) return;
-    const auto body = http::parse_body(req, res);
+    const std::string id(req.match(1));
+    if (!owned(*key, id, res)) return;
+    auto body = http::parse_body(req, res);
     if (!body) return;
-    const json before = logged_view(*e, ctx_.clock.now_ms());
-    const bool was_active = e->active;
-    const std::string was_events = e->events;
-    FieldErrors errors;
-    decode_endpoint(*body, false, ctx_.config.allow_private_buyers, *e, errors);
-    if (!errors.empty()) return http::send_problem(res, 400, "the endpoint is invalid", errors);
-    e->updated_at_ms = ctx_.clock.now_ms();
-    const postbacks::Spell spell = postbacks::switched({e->on_since_ms, e->off_since_ms},
-                                                       was_active, e->active, e->updated_at_ms);
-    e->on_since_ms = spell.on_since_ms;
-    e->off_since_ms = spell.off_since_ms;
-    const bool fan_out_first =
-        postbacks::fans_out_first(was_active, was_events, e->active, e->events);
-    if (const StoreStatus s = ctx_.postbacks->update_postback_endpoint(*e, fan_out_first);
-        s != StoreStatus::kOk)
-      return send_problem(res, refusal_for(s, StoreStep::kWrite));
-    record_change(ctx_.changes, ctx_.clock, actor_of(*key), "updated", kChangeKind, e->id, before,
-                  logged_view(*e, e->updated_at_ms));
-    http::send_json(res, 200,
-                    {{"success", true}, {"data", view_of(*e, false, ctx_.clock.now_ms())}});
+    // `version` is read-only, a figure of the view that a client may send back as it read it.
+    if (auto v = body->find("version"); v != body->end()) {
+      if (!v->is_number_integer())
+        return http::send_problem(res, 400, "the endpoint is invalid",
+                                  {{"version", "invalid_type", "must be an integer"}});
+      body->erase(v);
+    }
+    const std::int64_t now_ms = ctx_.clock.now_ms();
+    bool fan_out_first = false;
+    PostbackEndpoint written;
+    const Management::Created changed = change_record<PostbackEndpoint>(
+        if_match_of(req), [&] { return ctx_.postbacks->get_postback_endpoint(id); },
+        [&](PostbackEndpoint& e, FieldErrors& errors) {
+          const PostbackEndpoint was = e;
+          decode_endpoint(*body, false, ctx_.config.allow_private_buyers, e, errors);
+          e.updated_at_ms = now_ms;
+          const postbacks::Spell spell =
+              postbacks::switched({e.on_since_ms, e.off_since_ms}, was.active, e.active, now_ms);
+          e.on_since_ms = spell.on_since_ms;
+          e.off_since_ms = spell.off_since_ms;
+          fan_out_first = postbacks::fans_out_first(was.active, was.events, e.active, e.events);
+        },
+        [&](PostbackEndpoint& e) {
+          const StoreStatus s = ctx_.postbacks->update_postback_endpoint(e, fan_out_first);
+          if (s == StoreStatus::kOk) written = e;
+          return s;
+        },
+        [&](const PostbackEndpoint& e) { return logged_view(e, now_ms); });
+    if (!changed.errors.empty())
+      return http::send_problem(res, 400, "the endpoint is invalid", changed.errors);
+    if (refuse_version(res, changed, "postback endpoint")) return;
+    if (changed.status == StoreStatus::kNotFound)  // deleted since it was read
+      return send_problem(res, refusal_for(PostbackRefused::kNoSuchEndpoint));
+    if (changed.status != StoreStatus::kOk)
+      return send_problem(res, refusal_for(changed.status, StoreStep::kWrite));
+    record_change(ctx_.changes, ctx_.clock, actor_of(*key), "updated", kChangeKind, id,
+                  changed.before, changed.body);
+    set_etag(res, written.version);
+    http::send_json(res, 200, {{"success", true}, {"data", view_of(written, false, now_ms)}});
   }
 
   void remove(const http::Request& req, http::Response& res) {
@@ -369,6 +395,7 @@ class PostbackRoutes {
       return send_problem(res, refusal_for(StoreStatus::kUnavailable, StoreStep::kWrite));
     record_change(ctx_.changes, ctx_.clock, actor_of(*key), "secret_rotated", kChangeKind, e->id,
                   logged_view(*e, r.at_ms), logged_view(*rotated.value, r.at_ms));
+    set_etag(res, rotated.value->version);
     http::send_json(res, 200,
                     {{"success", true}, {"data", view_of(*rotated.value, true, r.at_ms)}});
   }

@@ -1,5 +1,6 @@
-import { describe, expect, it } from 'vitest';
-import { Delivery, endpointBody, lastResult, switchState } from '../src/pages/postbacks';
+import { describe, expect, it, vi } from 'vitest';
+import { Delivery, endpointBody, lastResult, switchEndpoint, switchState } from '../src/pages/postbacks';
+import { isStale } from '../src/versions';
 
 // The body of a new endpoint: a seller's names no seller (its own is taken), the operator's does.
 describe('postback endpoint body', () => {
@@ -28,5 +29,29 @@ describe('postback endpoint switch', () => {
     const off = switchState({ active: false, switched_off_at: '2026-03-01T10:05:00.000Z' }, 'UTC');
     expect(off).toMatch(/^off since .*2026.*: the events of its time on wait until it is on again; those of its time off are not sent to it$/);
     expect(switchState({ active: false })).toMatch(/^off: /);
+  });
+});
+
+// Switching an endpoint sends the version the page read as If-Match; a 412 is a stale error,
+// shown as such, and nothing is sent again.
+describe('postback endpoint switch, versioned', () => {
+  it('sends the opposite of what was read at its version, and a 412 is stale', async () => {
+    const sent: { method: string; path: string; headers: Record<string, string>; body: string }[] = [];
+    const statuses = [200, 412];
+    vi.stubGlobal('fetch', async (path: string, init: { method: string; headers: Record<string, string>; body: string }) => {
+      sent.push({ method: init.method, path, headers: init.headers, body: init.body });
+      const status = statuses.shift() ?? 500;
+      return { ok: status < 300, status, text: async () => JSON.stringify(status < 300 ? { success: true, data: {} } : { title: 'Precondition Failed', status, detail: 'someone else changed this postback endpoint since you read it' }) };
+    });
+    await switchEndpoint({ id: 'pbe_1', active: true, version: 3 });
+    expect(sent[0].method).toBe('PATCH');
+    expect(sent[0].path).toBe('/v1/postback-endpoints/pbe_1');
+    expect(sent[0].headers['If-Match']).toBe('"v3"');
+    expect(JSON.parse(sent[0].body)).toEqual({ active: false });
+    let caught: unknown = null;
+    await switchEndpoint({ id: 'pbe_1', active: false, version: 3 }).catch((e) => (caught = e));
+    expect(isStale(caught)).toBe(true);
+    expect(sent.length).toBe(2);
+    vi.unstubAllGlobals();
   });
 });

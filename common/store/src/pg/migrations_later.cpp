@@ -386,6 +386,11 @@ WHERE strpos(e.events, ',' || ev.kind || ',') > 0
   AND e.created_at_ms <= ev.occurred_at AND e.on_since_ms <= ev.occurred_at
   AND (e.active OR ev.occurred_at < e.off_since_ms);
 )sql"},
+    // Endpoints carry a version, as the other records people edit (docs/versions.md): a change
+    // is written only at the version it was made on, so two at once never undo each other.
+    {39, R"sql(
+ALTER TABLE postback_endpoints ADD COLUMN version BIGINT NOT NULL DEFAULT 1;
+)sql"},
 };
 
 }  // namespace

@@ -98,7 +98,7 @@ StoreStatus PgStore::insert_postback_endpoint(const PostbackEndpoint& e) {
 
 Lookup<PostbackEndpoint> PgStore::get_postback_endpoint(std::string_view id) {
   return lookup<PostbackEndpoint>("get_postback_endpoint",
-                                  "SELECT " LF_POSTBACK_ENDPOINT_COLUMNS
+                                  "SELECT " LF_POSTBACK_ENDPOINT_READ_COLUMNS
                                   " FROM postback_endpoints WHERE id = $1",
                                   Params().add(id), read_postback_endpoint<Row>);
 }
@@ -107,7 +107,7 @@ std::optional<std::vector<PostbackEndpoint>> PgStore::list_postback_endpoints(
     std::string_view seller_id) {
   return read_rows<PostbackEndpoint>(
       "list_postback_endpoints",
-      "SELECT " LF_POSTBACK_ENDPOINT_COLUMNS
+      "SELECT " LF_POSTBACK_ENDPOINT_READ_COLUMNS
       " FROM postback_endpoints WHERE $1 = '' OR seller_id = $1 ORDER BY id",
       Params().add(seller_id), read_postback_endpoint<Row>);
 }
@@ -123,8 +123,9 @@ StoreStatus PgStore::write_counted(const char* op, const char* sql, const Params
 /// One transaction: the seller's waiting events fanned out by the endpoints as they stood (the
 /// INSERT reads the view in the statement's snapshot, from before the DELETE beside it; an event
 /// a claim is fanning out at once is the claim's: its row lock holds the DELETE, which then finds
-/// it gone), then the change.
-StoreStatus PgStore::update_postback_endpoint(const PostbackEndpoint& e, bool fan_out_first) {
+/// it gone), then the change at the version it was made on (a stale change rolls the fan-out
+/// back with it).
+StoreStatus PgStore::update_postback_endpoint(PostbackEndpoint& e, bool fan_out_first) {
   const StoreStatus status =
       run("update_postback_endpoint", StoreStatus::kUnavailable, [&](Connection& c) {
         Transaction tx(c);
@@ -138,9 +139,13 @@ StoreStatus PgStore::update_postback_endpoint(const PostbackEndpoint& e, bool fa
               " ON CONFLICT DO NOTHING",
               Params().add(e.id), Effect::kWrite);
         const Result r = c.exec(
-            "UPDATE postback_endpoints SET url = $2, events = $3, active = $4,"
-            " updated_at_ms = $5, on_since_ms = $6, off_since_ms = $7 WHERE id = $1"
-            " RETURNING 1",
+            "WITH updated AS (UPDATE postback_endpoints SET url = $2, events = $3, active = $4,"
+            "                 updated_at_ms = $5, on_since_ms = $6, off_since_ms = $7,"
+            "                 version = version + 1"
+            "                 WHERE id = $1 AND ($8::BIGINT = 0 OR version = $8::BIGINT)"
+            "                 RETURNING version)"
+            " SELECT (SELECT version FROM updated),"
+            " EXISTS (SELECT 1 FROM postback_endpoints WHERE id = $1)",
             Params()
                 .add(e.id)
                 .add(e.url)
@@ -148,10 +153,13 @@ StoreStatus PgStore::update_postback_endpoint(const PostbackEndpoint& e, bool fa
                 .add(e.active)
                 .add(e.updated_at_ms)
                 .add(e.on_since_ms)
-                .add(e.off_since_ms),
+                .add(e.off_since_ms)
+                .add(e.version),
             Effect::kWrite);
-        if (r.rows() == 0) return StoreStatus::kNotFound;
+        std::int64_t version = e.version;
+        if (const StoreStatus s = versioned(r, version); s != StoreStatus::kOk) return s;
         tx.commit();
+        e.version = version;
         return StoreStatus::kOk;
       });
   endpoints_changed();
@@ -166,8 +174,8 @@ Lookup<PostbackEndpoint> PgStore::rotate_postback_secret(const SecretRotation& r
     const Result row = c.exec(
         "UPDATE postback_endpoints SET previous_secret = CASE WHEN $4::BIGINT > 0 THEN secret"
         " ELSE '' END, previous_secret_expires_at_ms = $4, secret = $2,"
-        " secret_rotated_at_ms = $3, updated_at_ms = $3 WHERE id = $1"
-        " AND ($5 = '' OR secret = $5) RETURNING " LF_POSTBACK_ENDPOINT_COLUMNS,
+        " secret_rotated_at_ms = $3, updated_at_ms = $3, version = version + 1 WHERE id = $1"
+        " AND ($5 = '' OR secret = $5) RETURNING " LF_POSTBACK_ENDPOINT_READ_COLUMNS,
         Params()
             .add(r.endpoint_id)
             .add(r.secret)

@@ -199,7 +199,7 @@ class SqliteStore final : public Store, private SqliteCalls {
   Lookup<PostbackEndpoint> get_postback_endpoint(std::string_view id) override;
   std::optional<std::vector<PostbackEndpoint>> list_postback_endpoints(
       std::string_view seller_id) override;
-  StoreStatus update_postback_endpoint(const PostbackEndpoint& e, bool fan_out_first) override;
+  StoreStatus update_postback_endpoint(PostbackEndpoint& e, bool fan_out_first) override;
   Lookup<PostbackEndpoint> rotate_postback_secret(const SecretRotation& r) override;
   StoreStatus delete_postback_endpoint(std::string_view id) override;
   std::optional<std::vector<PostbackDelivery>> claim_postbacks(std::int64_t now_ms,

@@ -69,7 +69,7 @@ StoreStatus SqliteStore::insert_postback_endpoint(const PostbackEndpoint& e) {
 Lookup<PostbackEndpoint> SqliteStore::get_postback_endpoint(std::string_view id) {
   return lookup<PostbackEndpoint>(
       "get_postback_endpoint",
-      "SELECT " LF_POSTBACK_ENDPOINT_COLUMNS " FROM postback_endpoints WHERE id = ?1",
+      "SELECT " LF_POSTBACK_ENDPOINT_READ_COLUMNS " FROM postback_endpoints WHERE id = ?1",
       [&](Query& q) { q.bind(id); }, read_postback_endpoint<Query>);
 }
 
@@ -77,7 +77,7 @@ std::optional<std::vector<PostbackEndpoint>> SqliteStore::list_postback_endpoint
     std::string_view seller_id) {
   return read_rows<PostbackEndpoint>(
       "list_postback_endpoints",
-      "SELECT " LF_POSTBACK_ENDPOINT_COLUMNS
+      "SELECT " LF_POSTBACK_ENDPOINT_READ_COLUMNS
       " FROM postback_endpoints WHERE ?1 = '' OR seller_id = ?1 ORDER BY id",
       [&](Query& q) { q.bind(seller_id); }, read_postback_endpoint<Query>);
 }
@@ -96,8 +96,9 @@ StoreStatus SqliteStore::write_counted(const char* op, std::string_view sql,
 }
 
 /// One transaction on the writer: the seller's waiting events fanned out by the endpoints as they
-/// stood, then the change, so no event is fanned out between by the endpoint as it will be.
-StoreStatus SqliteStore::update_postback_endpoint(const PostbackEndpoint& e, bool fan_out_first) {
+/// stood, then the change at the version it was made on, so no event is fanned out between by
+/// the endpoint as it will be (a stale change rolls the fan-out back with it).
+StoreStatus SqliteStore::update_postback_endpoint(PostbackEndpoint& e, bool fan_out_first) {
   constexpr const char* kOp = "update_postback_endpoint";
   // The cache is dropped after the write: a refresh between could miss it.
   const StoreStatus status = guarded(kOp, StoreStatus::kUnavailable, [&] {
@@ -107,19 +108,27 @@ StoreStatus SqliteStore::update_postback_endpoint(const PostbackEndpoint& e, boo
     if (int rc = tx.begin()) return report(c, rc, kOp);
     if (fan_out_first)
       if (int rc = fan_out_seller_events(c, e.id)) return report(c, rc, kOp);
-    Query q(c,
-            "UPDATE postback_endpoints SET url = ?2, events = ?3, active = ?4,"
-            " updated_at_ms = ?5, on_since_ms = ?6, off_since_ms = ?7 WHERE id = ?1");
-    q.bind(e.id)
-        .bind(e.url)
-        .bind(e.events)
-        .bind(e.active)
-        .bind(e.updated_at_ms)
-        .bind(e.on_since_ms)
-        .bind(e.off_since_ms);
-    if (int rc = q.run()) return report(c, rc, kOp);
-    if (c.changes() == 0) return StoreStatus::kNotFound;
+    std::int64_t version = e.version;
+    const StoreStatus written = write_versioned(
+        c, kOp,
+        "UPDATE postback_endpoints SET url = ?2, events = ?3, active = ?4, updated_at_ms = ?5,"
+        " on_since_ms = ?6, off_since_ms = ?7, version = version + 1"
+        " WHERE id = ?1 AND (?8 = 0 OR version = ?8) RETURNING version",
+        "SELECT 1 FROM postback_endpoints WHERE id = ?1", e.id,
+        [&](Query& q) {
+          q.bind(e.id)
+              .bind(e.url)
+              .bind(e.events)
+              .bind(e.active)
+              .bind(e.updated_at_ms)
+              .bind(e.on_since_ms)
+              .bind(e.off_since_ms)
+              .bind(e.version);
+        },
+        version);
+    if (written != StoreStatus::kOk) return written;
     if (int rc = tx.commit()) return report(c, rc, kOp);
+    e.version = version;
     return StoreStatus::kOk;
   });
   subscribers_.invalidate();
@@ -136,8 +145,8 @@ Lookup<PostbackEndpoint> SqliteStore::rotate_postback_secret(const SecretRotatio
     Query q(c,
             "UPDATE postback_endpoints SET previous_secret = CASE WHEN ?4 > 0 THEN secret ELSE ''"
             " END, previous_secret_expires_at_ms = ?4, secret = ?2, secret_rotated_at_ms = ?3,"
-            " updated_at_ms = ?3 WHERE id = ?1 AND (?5 = '' OR secret = ?5)"
-            " RETURNING " LF_POSTBACK_ENDPOINT_COLUMNS);
+            " updated_at_ms = ?3, version = version + 1 WHERE id = ?1 AND (?5 = '' OR secret = ?5)"
+            " RETURNING " LF_POSTBACK_ENDPOINT_READ_COLUMNS);
     q.bind(r.endpoint_id)
         .bind(r.secret)
         .bind(r.at_ms)

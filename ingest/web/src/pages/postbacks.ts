@@ -2,7 +2,7 @@
 // and settled; the operator sees every seller's. Each endpoint's delivery log shows its events,
 // their attempts (status, latency) and a button that sends one again. Each endpoint's secret can
 // be rotated from the list (postbacks_rotate.ts).
-import { ApiError, Page as ApiPage, del, get, post, query, request } from '../api';
+import { ApiError, Page as ApiPage, del, etagOf, get, post, query, request } from '../api';
 import { Ctx, isOperator } from '../app';
 import { Field, button, emptyState, field, h, input, link, notice, select, table } from '../dom';
 import { FormErrors } from '../form';
@@ -10,6 +10,7 @@ import { dateTime } from '../format';
 import { shownOnce } from '../secret';
 import { askRotation, secretState } from './postbacks_rotate';
 import { zoneNote } from './settings_menu';
+import { isStale, staleNotice } from '../versions';
 
 /** An endpoint as GET /v1/postback-endpoints answers it. */
 export interface Endpoint {
@@ -19,6 +20,8 @@ export interface Endpoint {
   url: string;
   events: string[];
   active: boolean;
+  /** Its version (docs/versions.md): a change is sent with it as If-Match. */
+  version?: number;
   switched_off_at?: string | null;
   failing?: boolean | null;
   created_at: string;
@@ -154,6 +157,12 @@ function verifyHelp(): HTMLElement {
   );
 }
 
+/** Switches the endpoint on or off as the page read it: at its version (If-Match), so a change
+ * someone else made meanwhile is refused (412) rather than undone. */
+export function switchEndpoint(e: Pick<Endpoint, 'id' | 'active' | 'version'>): Promise<{ data: Endpoint }> {
+  return request('PATCH', `/v1/postback-endpoints/${encodeURIComponent(e.id)}`, { active: !e.active }, etagOf(e.version));
+}
+
 /** /settings/postbacks/:id: the endpoint, switched on or off or deleted, and its delivery log. */
 export async function postbackEndpointPage(ctx: Ctx, root: HTMLElement): Promise<void> {
   const id = ctx.params.id;
@@ -167,8 +176,12 @@ export async function postbackEndpointPage(ctx: Ctx, root: HTMLElement): Promise
       'div',
       { class: 'actions' },
       button(e.active ? 'Switch off' : 'Switch on', async () => {
-        await request('PATCH', `/v1/postback-endpoints/${id}`, { active: !e.active });
-        ctx.go(location.pathname);
+        try {
+          await switchEndpoint(e);
+          ctx.go(location.pathname);
+        } catch (err) {
+          status.replaceChildren(isStale(err) ? staleNotice('postback endpoint', () => ctx.go(location.pathname)) : notice(err instanceof ApiError ? err.message : String(err), 'error'));
+        }
       }, { class: 'secondary' }),
       button('Delete endpoint', async () => {
         if (!confirm('Delete this endpoint and its delivery log?')) return;

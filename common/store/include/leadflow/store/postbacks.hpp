@@ -38,6 +38,8 @@ struct PostbackEndpoint {
   /// and, switched off, before off_since_ms (0 while on).
   std::int64_t on_since_ms = 0;
   std::int64_t off_since_ms = 0;
+  /// Its version (docs/versions.md): 1 when made, one more with each change and rotation.
+  std::int64_t version = 1;
 };
 
 /// A rotation of an endpoint's signing secret (docs/postbacks.md#rotating-the-secret).
@@ -138,14 +140,17 @@ class PostbackStore : public virtual StorePort {
   /// store could not read them.
   virtual std::optional<std::vector<PostbackEndpoint>> list_postback_endpoints(
       std::string_view seller_id) = 0;
-  /// Writes url, events, active, updated_at_ms and the spell of the endpoint `e.id`; kNotFound if
-  /// none. With `fan_out_first` (postbacks::fans_out_first), the events of `e`'s seller not yet
-  /// fanned out are fanned out first, in the same transaction, by the endpoints as they stood.
-  virtual StoreStatus update_postback_endpoint(const PostbackEndpoint& e, bool fan_out_first) = 0;
+  /// Writes url, events, active, updated_at_ms and the spell of the endpoint `e.id` if it is still
+  /// at `e.version` (0: any), and sets `e.version` to the new one; kConflict, changing nothing,
+  /// when it is at another version; kNotFound if none. With `fan_out_first`
+  /// (postbacks::fans_out_first), the events of `e`'s seller not yet fanned out are fanned out
+  /// first, in the same transaction, by the endpoints as they stood.
+  virtual StoreStatus update_postback_endpoint(PostbackEndpoint& e, bool fan_out_first) = 0;
   /// Makes `r.secret` the endpoint's secret and the one it held its previous secret, until
   /// `r.previous_expires_at_ms` (0: none kept), in one statement on the row as it stands: of two
   /// rotations at once, the later holds the other's secret as its previous one, never a secret
-  /// neither answered. Sets secret_rotated_at_ms and updated_at_ms to `r.at_ms`. The endpoint
+  /// neither answered. Sets secret_rotated_at_ms and updated_at_ms to `r.at_ms`
+  /// and moves the version by one. The endpoint
   /// as it then is; kNotFound if none; kConflict, rotating nothing, when `r.expected_secret` is
   /// set and the endpoint no longer holds it (another rotation came first).
   virtual Lookup<PostbackEndpoint> rotate_postback_secret(const SecretRotation& r) = 0;
