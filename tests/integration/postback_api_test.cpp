@@ -236,6 +236,8 @@ TEST_F(PostbackApiTest, AnEndpointIsChangedOnlyAtTheVersionItWasRead) {
     EXPECT_EQ(refused->status, 412) << stale << ": " << refused->body;
     EXPECT_EQ(refused->get_header_value("ETag"), "\"v2\"");
     EXPECT_EQ(json::parse(refused->body)["etag"], "\"v2\"");
+    EXPECT_EQ(json::parse(refused->body)["title"], "Precondition Failed");
+    EXPECT_EQ(refused->reason, "Precondition Failed");
   }
   const json now = call("GET", path, acme_key, nullptr, 200)["data"];
   EXPECT_TRUE(now["active"].get<bool>());
