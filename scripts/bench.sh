@@ -345,12 +345,16 @@ wait "$front_pid" "$full_pid" "$kafka_pid" 2>/dev/null || true
 # Worker throughput. The decided leads (all statuses, and the delivered ones: sold to a buyer)
 # summed over the workers, with one curl for all of them so that polling 2 workers costs what
 # polling 1 does.
-worker_counts() {  # worker_counts METRICS_PORT... -> "decided delivered"
+# The third figure is the most leads one worker holds (leadflow_worker_leads_in_flight: its
+# auctions, read-ahead and leads being recorded, none of them committed yet): at full speed, the
+# least consumer lag a worker that keeps up reads, which KEDA's lagThreshold must stay above.
+worker_counts() {  # worker_counts METRICS_PORT... -> "decided delivered held"
   local urls=() port
   for port in "$@"; do urls+=("http://127.0.0.1:$port/metrics"); done
   curl -s --max-time 2 "${urls[@]}" | awk '
     /^leadflow_leads_decided_total/ {d += $NF; if (/status="delivered"/) s += $NF}
-    END {printf "%d %d", d, s}'
+    /^leadflow_worker_leads_in_flight / {if ($NF > h) h = $NF}
+    END {printf "%d %d %d", d, s, h}'
 }
 # What each worker decided, by status, and the records it saw twice (redelivered: already
 # stored; stale: dropped after a rebalance): "w1 delivered=1490 redelivered=0 stale=0; w2 ...".
@@ -379,12 +383,12 @@ max_rss_mb() {  # max_rss_mb PID... -> the largest peak RSS among them
 # WORKERS worker processes until all are decided. Not in a subshell, so that its processes are
 # in pids (cleanup) and a failure stops the bench.
 # BUILD (new or base) says whose ingest fills the backlog and whose workers drain it.
-worker_run() {  # worker_run ROUND WORKERS BUILD -> sets w_result to "drain_rate overall_rate start_s sold cpu_ms buyers_cpu_ms rss_mb", w_split
+worker_run() {  # worker_run ROUND WORKERS BUILD -> sets w_result to "drain_rate overall_rate start_s sold cpu_ms buyers_cpu_ms rss_mb held", w_split
   local name="bench-r$1-w$2" dir key pid done_line="" wpids=() ports=() port i
   local lf_build=${build_dir[$3]}
   if [[ "$3" == base ]]; then name+=-base; fi
   local t0 t_first="" t_end="" d_first=0 decided=0 sold=0 accepted store
-  local c_first=0 c_end=0 b_first=0 b_end=0 rss
+  local c_first=0 c_end=0 b_first=0 b_end=0 rss held=0 held_max=0
   store=$(new_database "lf_bench_r$1_w$2_$3")
   scale_out_env "$store" "$name"
   start_leadflow "$name" 0 "${scale_out[@]}"
@@ -434,7 +438,8 @@ worker_run() {  # worker_run ROUND WORKERS BUILD -> sets w_result to "drain_rate
   # Polls every 0.1 s: the timing error is about that, against runs of many seconds. Gives up
   # below about 50 leads/s.
   for _ in $(seq 1 $((worker_leads / 5 + 1200))); do
-    read -r decided sold <<< "$(worker_counts "${ports[@]}")"
+    read -r decided sold held <<< "$(worker_counts "${ports[@]}")"
+    if [[ "${held:-0}" -gt "$held_max" ]]; then held_max=$held; fi
     if [[ -z "$t_first" && "$decided" -gt 0 ]]; then
       t_first=$(now) d_first=$decided c_first=$(cpu_seconds "${wpids[@]}") b_first=$(cpu_seconds "${sim_pids[@]}")
     fi
@@ -453,13 +458,13 @@ worker_run() {  # worker_run ROUND WORKERS BUILD -> sets w_result to "drain_rate
   fi
   # A backlog drained in one poll leaves no interval to time: count it as one poll long.
   w_result=$(awk -v n="$worker_leads" -v d0="$d_first" -v t0="$t0" -v t1="$t_first" -v t2="$t_end" -v sold="$sold" \
-    -v c1="$c_first" -v c2="$c_end" -v b1="$b_first" -v b2="$b_end" -v rss="$rss" \
+    -v c1="$c_first" -v c2="$c_end" -v b1="$b_first" -v b2="$b_end" -v rss="$rss" -v held="$held_max" \
     'BEGIN {span = t2 - t1; if (span < 0.1) span = 0.1; k = n - d0; if (k < 1) k = 1
-            printf "%.1f %.1f %.2f %d %.3f %.3f %.1f", k / span, n / (t2 - t0), t1 - t0, sold,
-                   1000 * (c2 - c1) / k, 1000 * (b2 - b1) / k, rss}')
+            printf "%.1f %.1f %.2f %d %.3f %.3f %.1f %d", k / span, n / (t2 - t0), t1 - t0, sold,
+                   1000 * (c2 - c1) / k, 1000 * (b2 - b1) / k, rss, held}')
 }
 
-declare -A wrate wall wstart wsold wcpu wbuyers wrss wpaired
+declare -A wrate wall wstart wsold wcpu wbuyers wrss wheld wpaired
 if [[ "$worker_leads" -gt 0 ]]; then
   echo >&2
   echo "worker throughput: $rounds rounds, backlog $worker_leads leads, worker processes: $worker_counts," \
@@ -475,13 +480,14 @@ if [[ "$worker_leads" -gt 0 ]]; then
       declare -A this_round=()
       for b_name in $build_order; do
         worker_run "$round" "$workers" "$b_name"
-        read -r r a s sold c b m <<< "$w_result"
+        read -r r a s sold c b m hd <<< "$w_result"
         key=$workers
         if [[ "$b_name" == base ]]; then key+=-base; fi
         echo "  round $round, $workers worker(s)$([[ $b_name == base ]] && echo ", base"): $r leads/s (with start $a)," \
-          "start $s s, delivered $sold of $worker_leads, CPU $c ms/lead (buyers $b), peak RSS $m MB ($w_split)" >&2
+          "start $s s, delivered $sold of $worker_leads, CPU $c ms/lead (buyers $b), peak RSS $m MB," \
+          "at most $hd leads held by one worker ($w_split)" >&2
         wrate[$key]+="$r "; wall[$key]+="$a "; wstart[$key]+="$s "; wsold[$key]+="$sold "
-        wcpu[$key]+="$c "; wbuyers[$key]+="$b "; wrss[$key]+="$m "
+        wcpu[$key]+="$c "; wbuyers[$key]+="$b "; wrss[$key]+="$m "; wheld[$key]+="$hd "
         this_round[$b_name]=$r
       done
       if [[ -v "this_round[base]" ]]; then
@@ -490,19 +496,19 @@ if [[ "$worker_leads" -gt 0 ]]; then
     done
   done
   worker_table=$(
-    printf '%-34s %10s %8s %11s %9s %9s %12s %15s %8s\n' "workers (median of $rounds)" "leads/s" "scaling" \
-      "with start" "start s" "sold %" "CPU ms/lead" "buyers ms/lead" "RSS MB"
+    printf '%-34s %10s %8s %11s %9s %9s %12s %15s %8s %9s\n' "workers (median of $rounds)" "leads/s" "scaling" \
+      "with start" "start s" "sold %" "CPU ms/lead" "buyers ms/lead" "RSS MB" "held max"
     for b_name in "${builds[@]}"; do
       suffix="" first=${worker_counts%% *}
       if [[ "$b_name" == base ]]; then suffix=-base first+=-base; fi
       for workers in $worker_counts; do
         key=$workers$suffix
-        printf '%-34s %10.0f %8.2f %11.0f %9.2f %9.1f %12.3f %15.3f %8.1f\n' \
+        printf '%-34s %10.0f %8.2f %11.0f %9.2f %9.1f %12.3f %15.3f %8.1f %9.0f\n' \
           "$workers leadflow-worker process$([[ $workers -gt 1 ]] && echo es)${suffix:+, base}" "$(med "${wrate[$key]}")" \
           "$(awk -v a="$(med "${wrate[$key]}")" -v b="$(med "${wrate[$first]}")" 'BEGIN {print a / b}')" \
           "$(med "${wall[$key]}")" "$(med "${wstart[$key]}")" \
           "$(awk -v s="$(med "${wsold[$key]}")" -v n="$worker_leads" 'BEGIN {print 100 * s / n}')" \
-          "$(med "${wcpu[$key]}")" "$(med "${wbuyers[$key]}")" "$(med "${wrss[$key]}")"
+          "$(med "${wcpu[$key]}")" "$(med "${wbuyers[$key]}")" "$(med "${wrss[$key]}")" "$(med "${wheld[$key]}")"
       done
     done
     if [[ -n "$worker_base" ]]; then
