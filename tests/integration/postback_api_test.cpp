@@ -266,6 +266,22 @@ TEST_F(PostbackApiTest, AnEndpointIsChangedOnlyAtTheVersionItWasRead) {
   EXPECT_EQ(any->status, 200) << any->body;
   EXPECT_EQ(any->get_header_value("ETag"), "\"v5\"");
   EXPECT_EQ(call("GET", "/v1/postback-endpoints", acme_key, nullptr, 200)["data"][0]["version"], 5);
+
+  // A deletion honours If-Match too: refused at a version it no longer has, done at its own.
+  const auto remove = [&](const std::string& if_match) {
+    httplib::Headers headers = {{"Authorization", "Bearer " + acme_key}};
+    if (!if_match.empty()) headers.emplace("If-Match", if_match);
+    return svc_.https()->Delete(path, headers);
+  };
+  auto stale = remove("\"v4\"");
+  ASSERT_TRUE(stale);
+  EXPECT_EQ(stale->status, 412) << stale->body;
+  EXPECT_EQ(stale->get_header_value("ETag"), "\"v5\"");
+  call("GET", path, acme_key, nullptr, 200);
+  auto gone = remove("\"v5\"");
+  ASSERT_TRUE(gone);
+  EXPECT_EQ(gone->status, 204) << gone->body;
+  call("GET", path, acme_key, nullptr, 404);
 }
 
 TEST_F(PostbackApiTest, WhoMayChangeAnEndpointRotatesItsSecretAndTheChangeLogSaysSo) {

@@ -359,8 +359,8 @@ Lookup<PostbackEndpoint> FakeStore::rotate_postback_secret(const SecretRotation&
   if (down()) return {};
   return real_->rotate_postback_secret(r);
 }
-StoreStatus FakeStore::delete_postback_endpoint(std::string_view id) {
-  return down() ? StoreStatus::kUnavailable : real_->delete_postback_endpoint(id);
+StoreStatus FakeStore::delete_postback_endpoint(std::string_view id, std::int64_t version) {
+  return down() ? StoreStatus::kUnavailable : real_->delete_postback_endpoint(id, version);
 }
 std::uint64_t FakeStore::postback_endpoints_version() {
   return real_->postback_endpoints_version();

@@ -348,14 +348,32 @@ class PostbackRoutes {
     http::send_json(res, 200, {{"success", true}, {"data", view_of(written, false, now_ms)}});
   }
 
+  /// Honours If-Match as a change does: deleted only at the version it names (412 otherwise).
   void remove(const http::Request& req, http::Response& res) {
     const auto key = manager(req, res, kScopeLeadsWrite);
     if (!key) return;
     const auto e = owned(*key, req.match(1), res);
     if (!e) return;
-    if (const StoreStatus s = ctx_.postbacks->delete_postback_endpoint(e->id);
-        s != StoreStatus::kOk)
-      return send_problem(res, refusal_for(s, StoreStep::kWrite));
+    const IfMatch if_match = if_match_of(req);
+    Management::Created stale;
+    stale.status = StoreStatus::kConflict;
+    stale.stale = true;
+    stale.version = e->version;
+    if (!if_match.allows(e->version)) {
+      refuse_version(res, stale, "postback endpoint");
+      return;
+    }
+    const StoreStatus s =
+        ctx_.postbacks->delete_postback_endpoint(e->id, if_match.any ? 0 : e->version);
+    if (s == StoreStatus::kConflict) {  // changed since it was read
+      const auto now = ctx_.postbacks->get_postback_endpoint(e->id);
+      if (now.value) stale.version = now.value->version;
+      refuse_version(res, stale, "postback endpoint");
+      return;
+    }
+    if (s == StoreStatus::kNotFound)  // deleted since it was read
+      return send_problem(res, refusal_for(PostbackRefused::kNoSuchEndpoint));
+    if (s != StoreStatus::kOk) return send_problem(res, refusal_for(s, StoreStep::kWrite));
     record_change(ctx_.changes, ctx_.clock, actor_of(*key), "deleted", kChangeKind, e->id,
                   logged_view(*e, ctx_.clock.now_ms()), {});
     res.status = 204;

@@ -194,17 +194,24 @@ Lookup<PostbackEndpoint> PgStore::rotate_postback_secret(const SecretRotation& r
   return found;
 }
 
-StoreStatus PgStore::delete_postback_endpoint(std::string_view id) {
+/// One transaction: the endpoint at its version first (the statement's snapshot still holds it
+/// when the DELETE took nothing: at another version, or none), then its rows.
+StoreStatus PgStore::delete_postback_endpoint(std::string_view id, std::int64_t version) {
   const StoreStatus status =
       run("delete_postback_endpoint", StoreStatus::kUnavailable, [&](Connection& c) {
         Transaction tx(c);
+        const Result r = c.exec(
+            "WITH gone AS (DELETE FROM postback_endpoints WHERE id = $1"
+            "              AND ($2::BIGINT = 0 OR version = $2::BIGINT) RETURNING 1)"
+            " SELECT EXISTS (SELECT 1 FROM gone),"
+            " EXISTS (SELECT 1 FROM postback_endpoints WHERE id = $1)",
+            Params().add(id).add(version), Effect::kWrite);
+        if (!r.boolean(0, 0))
+          return r.boolean(0, 1) ? StoreStatus::kConflict : StoreStatus::kNotFound;
         c.exec("DELETE FROM postback_attempts WHERE endpoint_id = $1", Params().add(id),
                Effect::kWrite);
         c.exec("DELETE FROM postback_outbox WHERE endpoint_id = $1", Params().add(id),
                Effect::kWrite);
-        const Result r = c.exec("DELETE FROM postback_endpoints WHERE id = $1 RETURNING 1",
-                                Params().add(id), Effect::kWrite);
-        if (r.rows() == 0) return StoreStatus::kNotFound;
         tx.commit();
         return StoreStatus::kOk;
       });

@@ -201,7 +201,7 @@ class SqliteStore final : public Store, private SqliteCalls {
       std::string_view seller_id) override;
   StoreStatus update_postback_endpoint(PostbackEndpoint& e, bool fan_out_first) override;
   Lookup<PostbackEndpoint> rotate_postback_secret(const SecretRotation& r) override;
-  StoreStatus delete_postback_endpoint(std::string_view id) override;
+  StoreStatus delete_postback_endpoint(std::string_view id, std::int64_t version) override;
   std::optional<std::vector<PostbackDelivery>> claim_postbacks(std::int64_t now_ms,
                                                                std::int64_t lease_ms,
                                                                int limit) override;

@@ -170,21 +170,32 @@ Lookup<PostbackEndpoint> SqliteStore::rotate_postback_secret(const SecretRotatio
   return found;
 }
 
-StoreStatus SqliteStore::delete_postback_endpoint(std::string_view id) {
+/// One transaction on the writer: the endpoint at its version first, then its rows.
+StoreStatus SqliteStore::delete_postback_endpoint(std::string_view id, std::int64_t version) {
+  constexpr const char* kOp = "delete_postback_endpoint";
   // The cache is dropped after the write: a refresh between could miss it.
-  const StoreStatus status = guarded("delete_postback_endpoint", StoreStatus::kUnavailable, [&] {
+  const StoreStatus status = guarded(kOp, StoreStatus::kUnavailable, [&] {
     std::lock_guard lock(write_mu_);
     Connection& c = *writer_;
     Transaction tx(c);
-    if (int rc = tx.begin()) return report(c, rc, "delete_postback_endpoint");
-    for (const char* sql : {"DELETE FROM postback_attempts WHERE endpoint_id = ?1",
-                            "DELETE FROM postback_outbox WHERE endpoint_id = ?1",
-                            "DELETE FROM postback_endpoints WHERE id = ?1"}) {
-      Query q(c, sql);
-      if (int rc = q.bind(id).run()) return report(c, rc, "delete_postback_endpoint");
+    if (int rc = tx.begin()) return report(c, rc, kOp);
+    {
+      Query q(c, "DELETE FROM postback_endpoints WHERE id = ?1 AND (?2 = 0 OR version = ?2)");
+      if (int rc = q.bind(id).bind(version).run()) return report(c, rc, kOp);
     }
-    if (c.changes() == 0) return StoreStatus::kNotFound;
-    if (int rc = tx.commit()) return report(c, rc, "delete_postback_endpoint");
+    if (c.changes() == 0) {
+      Query q(c, "SELECT 1 FROM postback_endpoints WHERE id = ?1");
+      const int rc = q.bind(id).step();
+      if (rc == SQLITE_ROW) return StoreStatus::kConflict;
+      if (rc != SQLITE_DONE) return report(c, rc, kOp);
+      return StoreStatus::kNotFound;
+    }
+    for (const char* sql : {"DELETE FROM postback_attempts WHERE endpoint_id = ?1",
+                            "DELETE FROM postback_outbox WHERE endpoint_id = ?1"}) {
+      Query q(c, sql);
+      if (int rc = q.bind(id).run()) return report(c, rc, kOp);
+    }
+    if (int rc = tx.commit()) return report(c, rc, kOp);
     return StoreStatus::kOk;
   });
   subscribers_.invalidate();

@@ -185,8 +185,12 @@ export async function postbackEndpointPage(ctx: Ctx, root: HTMLElement): Promise
       }, { class: 'secondary' }),
       button('Delete endpoint', async () => {
         if (!confirm('Delete this endpoint and its delivery log?')) return;
-        await del(`/v1/postback-endpoints/${id}`);
-        ctx.go('/settings/postbacks');
+        try {
+          await del(`/v1/postback-endpoints/${id}`, e.version);
+          ctx.go('/settings/postbacks');
+        } catch (err) {
+          status.replaceChildren(isStale(err) ? staleNotice('postback endpoint', () => ctx.go(location.pathname)) : notice(err instanceof ApiError ? err.message : String(err), 'error'));
+        }
       }, { class: 'danger' }),
     ),
     status,

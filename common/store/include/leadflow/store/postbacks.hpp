@@ -154,8 +154,9 @@ class PostbackStore : public virtual StorePort {
   /// as it then is; kNotFound if none; kConflict, rotating nothing, when `r.expected_secret` is
   /// set and the endpoint no longer holds it (another rotation came first).
   virtual Lookup<PostbackEndpoint> rotate_postback_secret(const SecretRotation& r) = 0;
-  /// Removes the endpoint and its outbox rows and attempts; kNotFound if none.
-  virtual StoreStatus delete_postback_endpoint(std::string_view id) = 0;
+  /// Removes the endpoint and its outbox rows and attempts, only while it is at `version` (0:
+  /// any); kConflict, removing nothing, at another version; kNotFound if none.
+  virtual StoreStatus delete_postback_endpoint(std::string_view id, std::int64_t version) = 0;
   /// A number that changes whenever an endpoint has changed as far as this store knows: at once
   /// for a change made through it, and for one made by another process as soon as the store
   /// hears of it (PostgreSQL: a NOTIFY on commit, heard within milliseconds). A reader of the
