@@ -101,13 +101,15 @@ for i in $(seq 1 "$workers"); do
   ports+=("$wport")
 done
 
-# One reading: each worker's lag on the leads topic, then the leads decided by all.
+# One reading, one scrape of each worker: each worker's lag on the leads topic, then the leads
+# decided by all.
 reading() {
-  local p lags=() decided=0 d
+  local p lags=() decided=0 lag d
   for p in "${ports[@]}"; do
-    lags+=("$(curl -s --max-time 2 "http://127.0.0.1:$p/metrics" |
-      awk -v t="$prefix.leads\"" '/^leadflow_queue_consumer_lag/ && index($0, "topic=\"" t) {s += $NF} END {printf "%d", s}')")
-    d=$(curl -s --max-time 2 "http://127.0.0.1:$p/metrics" | awk '/^leadflow_leads_decided_total/ {s += $NF} END {printf "%d", s}')
+    read -r lag d < <(curl -s --max-time 2 "http://127.0.0.1:$p/metrics" |
+      awk -v t="$prefix.leads\"" '/^leadflow_queue_consumer_lag/ && index($0, "topic=\"" t) {l += $NF}
+                                    /^leadflow_leads_decided_total/ {d += $NF} END {printf "%d %d", l, d}')
+    lags+=("$lag")
     decided=$((decided + d))
   done
   echo "${lags[*]} $decided"

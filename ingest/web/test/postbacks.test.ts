@@ -1,4 +1,4 @@
-import { describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Delivery, endpointBody, lastResult, switchEndpoint, switchState } from '../src/pages/postbacks';
 import { isStale } from '../src/versions';
 
@@ -35,6 +35,7 @@ describe('postback endpoint switch', () => {
 // Switching an endpoint sends the version the page read as If-Match; a 412 is a stale error,
 // shown as such, and nothing is sent again.
 describe('postback endpoint switch, versioned', () => {
+  afterEach(() => vi.unstubAllGlobals());
   it('sends the opposite of what was read at its version, and a 412 is stale', async () => {
     const sent: { method: string; path: string; headers: Record<string, string>; body: string }[] = [];
     const statuses = [200, 412];
@@ -52,6 +53,5 @@ describe('postback endpoint switch, versioned', () => {
     await switchEndpoint({ id: 'pbe_1', active: false, version: 3 }).catch((e) => (caught = e));
     expect(isStale(caught)).toBe(true);
     expect(sent.length).toBe(2);
-    vi.unstubAllGlobals();
   });
 });

@@ -202,12 +202,12 @@ StoreStatus PgStore::delete_postback_endpoint(std::string_view id, std::int64_t 
         Transaction tx(c);
         const Result r = c.exec(
             "WITH gone AS (DELETE FROM postback_endpoints WHERE id = $1"
-            "              AND ($2::BIGINT = 0 OR version = $2::BIGINT) RETURNING 1)"
-            " SELECT EXISTS (SELECT 1 FROM gone),"
+            "              AND ($2::BIGINT = 0 OR version = $2::BIGINT) RETURNING version)"
+            " SELECT (SELECT version FROM gone),"
             " EXISTS (SELECT 1 FROM postback_endpoints WHERE id = $1)",
             Params().add(id).add(version), Effect::kWrite);
-        if (!r.boolean(0, 0))
-          return r.boolean(0, 1) ? StoreStatus::kConflict : StoreStatus::kNotFound;
+        std::int64_t deleted = version;
+        if (const StoreStatus s = versioned(r, deleted); s != StoreStatus::kOk) return s;
         c.exec("DELETE FROM postback_attempts WHERE endpoint_id = $1", Params().add(id),
                Effect::kWrite);
         c.exec("DELETE FROM postback_outbox WHERE endpoint_id = $1", Params().add(id),

@@ -179,17 +179,14 @@ StoreStatus SqliteStore::delete_postback_endpoint(std::string_view id, std::int6
     Connection& c = *writer_;
     Transaction tx(c);
     if (int rc = tx.begin()) return report(c, rc, kOp);
-    {
-      Query q(c, "DELETE FROM postback_endpoints WHERE id = ?1 AND (?2 = 0 OR version = ?2)");
-      if (int rc = q.bind(id).bind(version).run()) return report(c, rc, kOp);
-    }
-    if (c.changes() == 0) {
-      Query q(c, "SELECT 1 FROM postback_endpoints WHERE id = ?1");
-      const int rc = q.bind(id).step();
-      if (rc == SQLITE_ROW) return StoreStatus::kConflict;
-      if (rc != SQLITE_DONE) return report(c, rc, kOp);
-      return StoreStatus::kNotFound;
-    }
+    std::int64_t deleted = version;
+    const StoreStatus gone = write_versioned(
+        c, kOp,
+        "DELETE FROM postback_endpoints WHERE id = ?1 AND (?2 = 0 OR version = ?2)"
+        " RETURNING version",
+        "SELECT 1 FROM postback_endpoints WHERE id = ?1", id,
+        [&](Query& q) { q.bind(id).bind(version); }, deleted);
+    if (gone != StoreStatus::kOk) return gone;
     for (const char* sql : {"DELETE FROM postback_attempts WHERE endpoint_id = ?1",
                             "DELETE FROM postback_outbox WHERE endpoint_id = ?1"}) {
       Query q(c, sql);

@@ -168,6 +168,8 @@ export async function postbackEndpointPage(ctx: Ctx, root: HTMLElement): Promise
   const id = ctx.params.id;
   const e = (await get<{ data: Endpoint }>(`/v1/postback-endpoints/${encodeURIComponent(id)}`)).data;
   const status = h('div', { role: 'status' });
+  // A change refused: as stale (someone else changed the endpoint since the page read it), or why.
+  const refused = (err: unknown) => status.replaceChildren(isStale(err) ? staleNotice('postback endpoint', () => ctx.go(location.pathname)) : notice(err instanceof ApiError ? err.message : String(err), 'error'));
   root.append(
     h('p', {}, link('/settings/postbacks', '← Postbacks')),
     h('h1', {}, 'Postback endpoint'),
@@ -180,7 +182,7 @@ export async function postbackEndpointPage(ctx: Ctx, root: HTMLElement): Promise
           await switchEndpoint(e);
           ctx.go(location.pathname);
         } catch (err) {
-          status.replaceChildren(isStale(err) ? staleNotice('postback endpoint', () => ctx.go(location.pathname)) : notice(err instanceof ApiError ? err.message : String(err), 'error'));
+          refused(err);
         }
       }, { class: 'secondary' }),
       button('Delete endpoint', async () => {
@@ -189,7 +191,7 @@ export async function postbackEndpointPage(ctx: Ctx, root: HTMLElement): Promise
           await del(`/v1/postback-endpoints/${id}`, e.version);
           ctx.go('/settings/postbacks');
         } catch (err) {
-          status.replaceChildren(isStale(err) ? staleNotice('postback endpoint', () => ctx.go(location.pathname)) : notice(err instanceof ApiError ? err.message : String(err), 'error'));
+          refused(err);
         }
       }, { class: 'danger' }),
     ),
