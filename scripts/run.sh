@@ -56,7 +56,10 @@ pg_dir="$shape_dir/pg"
 if ((scale_out)) && [[ $(id -u) -eq 0 ]]; then pg_dir=$(mktemp -d /tmp/leadflow-scale-out-pg-XXXXXX); fi
 pids=()
 cleanup() {
-  trap - EXIT INT TERM
+  # A second Ctrl-C (or a signal sent to the whole group as well as to this script) must not cut
+  # the cleanup short: that would leave the scale-out shape's Kafka and PostgreSQL running.
+  trap - EXIT
+  trap '' INT TERM
   for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
   wait 2>/dev/null || true
   if ((scale_out)); then
