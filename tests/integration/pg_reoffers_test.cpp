@@ -48,5 +48,13 @@ TEST(PgReoffers, AVerticalsPolicySetByTheOperatorAppliesToLeadsDecidedAfter) {
   check_vertical_policy_set_live(svc);
 }
 
+TEST(PgReoffers, AVerticalsPolicyIsChangedOnlyAtTheVersionItWasRead) {
+  ASSERT_FALSE(pg_admin_url().empty()) << kNoPostgres;
+  PgTestDatabase db("lf_reoffers_versions_");
+  ASSERT_TRUE(db.made());
+  ServiceFixture svc(on_postgres(db));
+  check_vertical_policy_versions(svc);
+}
+
 }  // namespace
 }  // namespace leadflow::testing

@@ -28,5 +28,10 @@ TEST(Reoffers, AVerticalsPolicySetByTheOperatorAppliesToLeadsDecidedAfter) {
   check_vertical_policy_set_live(svc);
 }
 
+TEST(Reoffers, AVerticalsPolicyIsChangedOnlyAtTheVersionItWasRead) {
+  ServiceFixture svc;
+  check_vertical_policy_versions(svc);
+}
+
 }  // namespace
 }  // namespace leadflow::testing

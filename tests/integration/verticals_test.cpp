@@ -82,8 +82,9 @@ TEST_F(Verticals, TheOperatorReadsEverySettingOfEveryVertical) {
   EXPECT_EQ(keys(solar),
             (std::set<std::string>{"vertical", "fields", "duplicate_lookback_days", "max_sales",
                                    "consent_days", "reoffer", "reoffer_source",
-                                   "configured_reoffer", "reoffer_set_at"}));
+                                   "configured_reoffer", "reoffer_set_at", "reoffer_version"}));
   EXPECT_EQ(solar["reoffer_source"], "configured");  // none set by the operator
+  EXPECT_EQ(solar["reoffer_version"], 0);
   EXPECT_EQ(solar["configured_reoffer"], solar["reoffer"]);
   EXPECT_TRUE(solar["reoffer_set_at"].is_null());
   EXPECT_EQ(solar["max_sales"], 2);

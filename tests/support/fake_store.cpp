@@ -276,11 +276,11 @@ std::optional<std::vector<VerticalReoffer>> FakeStore::list_vertical_reoffers() 
   }
   return real_->list_vertical_reoffers();
 }
-StoreStatus FakeStore::set_vertical_reoffer(const VerticalReoffer& v) {
+StoreStatus FakeStore::set_vertical_reoffer(VerticalReoffer& v) {
   return down() ? StoreStatus::kUnavailable : real_->set_vertical_reoffer(v);
 }
-StoreStatus FakeStore::delete_vertical_reoffer(std::string_view vertical) {
-  return down() ? StoreStatus::kUnavailable : real_->delete_vertical_reoffer(vertical);
+StoreStatus FakeStore::reset_vertical_reoffer(std::string_view vertical, std::int64_t version) {
+  return down() ? StoreStatus::kUnavailable : real_->reset_vertical_reoffer(vertical, version);
 }
 StoreStatus FakeStore::append_change(const ChangeEntry& e) {
   return down() ? StoreStatus::kUnavailable : real_->append_change(e);

@@ -113,8 +113,8 @@ class FakeStore final : public Store {
   std::optional<std::vector<Buyer>> list_buyers(const BuyerQuery& q) override;
   std::int64_t buyers_version() override;
   std::optional<std::vector<VerticalReoffer>> list_vertical_reoffers() override;
-  StoreStatus set_vertical_reoffer(const VerticalReoffer& v) override;
-  StoreStatus delete_vertical_reoffer(std::string_view vertical) override;
+  StoreStatus set_vertical_reoffer(VerticalReoffer& v) override;
+  StoreStatus reset_vertical_reoffer(std::string_view vertical, std::int64_t version) override;
   StoreStatus append_change(const ChangeEntry& e) override;
   std::optional<std::vector<ChangeEntry>> list_changes(const ChangeQuery& q) override;
   EraseStatus erase_lead(const Lead& tombstone, std::int64_t at_ms, const ChangeEntry& e) override;

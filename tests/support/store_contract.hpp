@@ -73,11 +73,13 @@ struct StoreHandle {
   std::function<bool(const std::string& sql)> try_sql;
 };
 
-/// Takes schema steps 39 (an endpoint's version), 38 (an endpoint's spell on) and 37 (postback
-/// events written once, fanned out by the claims) back behind the adapter's back. Whether the
-/// database took them.
+/// Takes schema steps 40 (a vertical policy's version), 39 (an endpoint's version), 38 (an
+/// endpoint's spell on) and 37 (postback events written once, fanned out by the claims) back
+/// behind the adapter's back. Whether the database took them.
 inline bool undo_postback_events(const StoreHandle& h) {
-  return h.try_sql("ALTER TABLE postback_endpoints DROP COLUMN version") &&
+  return h.try_sql("ALTER TABLE vertical_reoffers DROP COLUMN version") &&
+         h.try_sql("ALTER TABLE vertical_reoffers DROP COLUMN active") &&
+         h.try_sql("ALTER TABLE postback_endpoints DROP COLUMN version") &&
          h.try_sql("DROP VIEW postback_event_deliveries") &&
          h.try_sql("ALTER TABLE postback_endpoints DROP COLUMN on_since_ms") &&
          h.try_sql("ALTER TABLE postback_endpoints DROP COLUMN off_since_ms") &&

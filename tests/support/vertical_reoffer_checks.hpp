@@ -153,4 +153,65 @@ inline void check_vertical_policy_set_live(ServiceFixture& svc) {
   EXPECT_EQ(svc.get("/v1/audit?object_kind=vertical", seller_key)->status, 403);
 }
 
+/// A vertical's setting changed only at the version it was read (docs/versions.md): the
+/// operator's GET names it in an ETag ("v0" never set; no ETag for a seller), PUT and DELETE
+/// honour If-Match (412 naming the current version, nothing changed), and a reset moves the
+/// version, so a change read before a reset and a new setting is refused rather than written
+/// over the new one. Nothing refused is in the change log.
+inline void check_vertical_policy_versions(ServiceFixture& svc) {
+  const std::string seller_key =
+      svc.add_api_key({{"name", "seller"}, {"seller_id", svc.add_seller("Versions")}});
+  const std::string op = "Bearer " + svc.operator_key();
+  const auto put = [&](const json& body, const std::string& if_match) {
+    httplib::Headers h{{"Authorization", op}};
+    if (!if_match.empty()) h.emplace("If-Match", if_match);
+    return svc.https()->Put("/v1/verticals/legal/reoffer", h, body.dump(), "application/json");
+  };
+  const auto reset = [&](const std::string& if_match) {
+    return svc.https()->Delete("/v1/verticals/legal/reoffer",
+                               {{"Authorization", op}, {"If-Match", if_match}});
+  };
+  const json minute = {{"reoffer", {{"delays_seconds", {60}}}}};
+  const json hour = {{"reoffer", {{"delays_seconds", {3600}}}}};
+
+  const auto read = svc.get("/v1/verticals/legal", svc.operator_key());
+  ASSERT_EQ(read->status, 200) << read->body;
+  EXPECT_EQ(read->get_header_value("ETag"), "\"v0\"");
+  EXPECT_EQ(reoffer_body_of(read)["data"]["reoffer_version"], 0);
+  const auto seen = svc.get("/v1/verticals/legal", seller_key);
+  EXPECT_FALSE(seen->has_header("ETag")) << "the setting's version is the operator's";
+  EXPECT_FALSE(reoffer_body_of(seen)["data"].contains("reoffer_version")) << seen->body;
+
+  const auto set = put(minute, "\"v0\"");
+  ASSERT_EQ(set->status, 200) << set->body;
+  EXPECT_EQ(set->get_header_value("ETag"), "\"v1\"");
+  EXPECT_EQ(reoffer_body_of(set)["data"]["reoffer_version"], 1);
+
+  const auto stale = put(hour, "\"v0\"");  // read before the set above
+  ASSERT_EQ(stale->status, 412) << stale->body;
+  EXPECT_EQ(stale->get_header_value("ETag"), "\"v1\"");
+  EXPECT_EQ(reoffer_body_of(stale)["etag"], "\"v1\"") << stale->body;
+  EXPECT_EQ(reset("\"v0\"")->status, 412);
+  EXPECT_EQ(reset("W/\"v1\"")->status, 412) << "a weak tag matches nothing";
+  json now = reoffer_body_of(svc.get("/v1/verticals/legal", svc.operator_key()))["data"];
+  EXPECT_EQ(now["reoffer"]["delays_seconds"], json({60})) << now.dump();
+
+  const auto back = reset("\"v1\"");
+  ASSERT_EQ(back->status, 200) << back->body;
+  EXPECT_EQ(back->get_header_value("ETag"), "\"v2\"");
+  EXPECT_EQ(reoffer_body_of(back)["data"]["reoffer_source"], "configured");
+  const auto after_reset = put(hour, "\"v1\"");  // read while the minute was in force
+  EXPECT_EQ(after_reset->status, 412) << after_reset->body;
+  const auto any = put(hour, "");  // a client that sends no If-Match: any version
+  ASSERT_EQ(any->status, 200) << any->body;
+  EXPECT_EQ(any->get_header_value("ETag"), "\"v3\"");
+  now = reoffer_body_of(svc.get("/v1/verticals/legal", svc.operator_key()))["data"];
+  EXPECT_EQ(now["reoffer"]["delays_seconds"], json({3600})) << now.dump();
+  EXPECT_EQ(now["reoffer_version"], 3);
+
+  const auto log = svc.get("/v1/audit?object_kind=vertical&q=legal", svc.operator_key());
+  ASSERT_EQ(log->status, 200) << log->body;
+  EXPECT_EQ(reoffer_body_of(log)["data"].size(), 3u) << "set, reset, set: " << log->body;
+}
+
 }  // namespace leadflow::testing

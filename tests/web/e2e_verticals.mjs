@@ -4,7 +4,8 @@
 // same without how buyers buy (no shared sales), and its own campaigns; a buyer only the vertical
 // it buys, without the intake's lookback or any campaign; at 1280 and 375 px. The operator
 // changes solar's second chances on its page (a list of delays refused at its field, then
-// saved, read by every party, in the change log) and resets them to the file's; a seller and a
+// saved, read by every party, in the change log), resets them to the file's, and a save made
+// after another operator changed them is refused as stale with a reload; a seller and a
 // buyer see no control to change them. Started by
 // tests/web/e2e.sh with its own leadflow-ingest (tests/web/e2e_verticals.env: solar's rules).
 import assert from 'node:assert/strict';
@@ -114,6 +115,20 @@ await run(async () => {
   assert.equal((await api('GET', '/v1/verticals/solar')).body.data.reoffer_source, 'configured');
   const reset = (await api('GET', '/v1/audit?object_kind=vertical')).body.data;
   assert.equal(reset[0].action, 'reset', JSON.stringify(reset[0]));
+
+  // Another operator sets a policy while this page shows the reset one: the page's save is stale,
+  // says so, saves nothing, and the reload shows the other operator's policy.
+  const elsewhere = await api('PUT', '/v1/verticals/solar/reoffer', { reoffer: { delays_seconds: [3600] } });
+  assert.equal(elsewhere.status, 200, JSON.stringify(elsewhere.body));
+  await card.getByLabel('Re-offer delays (seconds)', { exact: true }).fill('120');
+  await card.getByRole('button', { name: 'Save second chances' }).click();
+  await page.getByText(/^Someone else changed this vertical's second chances after you opened it/).waitFor();
+  await shot(page, 'operator-solar-reoffer-stale');
+  assert.deepEqual((await api('GET', '/v1/verticals/solar')).body.data.reoffer.delays_seconds, [3600]);
+  await page.getByRole('button', { name: "Reload the vertical's second chances" }).click();
+  await page.locator('#vertical-rules', { hasText: 'Offered again after 1 h' }).waitFor();
+  await page.locator('#vertical-reoffer-reset').click();
+  await page.locator('#vertical-reoffer-source', { hasText: 'From the LEADFLOW_VERTICALS file' }).waitFor();
 
   // A phone: each vertical a card, nothing past the screen's edge.
   await page.setViewportSize({ width: 375, height: 800 });

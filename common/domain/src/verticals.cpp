@@ -638,12 +638,27 @@ nlohmann::json VerticalRegistry::to_json(const Vertical& v) const {
               {"reoffer", reoffer_json(v.reoffer)}};
 }
 
-nlohmann::json VerticalRegistry::to_json(const Vertical& v, const VerticalReoffer* set) const {
+const VerticalReoffer* vertical_setting(const std::vector<VerticalReoffer>& rows,
+                                        std::string_view vertical) {
+  for (const VerticalReoffer& r : rows)
+    if (r.vertical == vertical) return &r;
+  return nullptr;
+}
+
+const VerticalReoffer* operator_policy(const std::vector<VerticalReoffer>& rows,
+                                       std::string_view vertical) {
+  const VerticalReoffer* r = vertical_setting(rows, vertical);
+  return r && r->active ? r : nullptr;
+}
+
+nlohmann::json VerticalRegistry::to_json(const Vertical& v, const VerticalReoffer* setting) const {
+  const VerticalReoffer* set = setting && setting->active ? setting : nullptr;
   json out = to_json(v);
   out["reoffer"] = reoffer_json(reoffer_policy_of(v, nullptr, set ? &set->policy : nullptr));
   out["reoffer_source"] = set ? "operator" : "configured";
   out["configured_reoffer"] = reoffer_json(v.reoffer);
   out["reoffer_set_at"] = set ? json(format_rfc3339_ms(set->set_at_ms)) : json(nullptr);
+  out["reoffer_version"] = setting ? setting->version : 0;
   return out;
 }
 

@@ -151,29 +151,35 @@ inline std::optional<ReofferPolicy> reoffer_of_column(const std::string& campaig
   return p;
 }
 
-// A vertical's re-offer policy set by the operator (vertical_reoffers: vertical, reoffer,
-// set_at_ms), read back by the domain's function; nullopt for one it cannot read (only an edit
-// behind the adapters' back could store one: the configured policy applies, said once).
+// A vertical's re-offer setting (vertical_reoffers: vertical, reoffer, set_at_ms, version,
+// active), its policy read back by the domain's function. One it cannot read (only an edit
+// behind the adapters' back could store one) reads as reset, its version kept so that the next
+// change replaces it: the configured policy applies, said once.
 template <typename Row>
-std::optional<VerticalReoffer> read_vertical_reoffer(const Row& q) {
+VerticalReoffer read_vertical_reoffer(const Row& q) {
   VerticalReoffer v;
   v.vertical = q.text(0);
+  v.set_at_ms = q.int64(2);
+  v.version = q.int64(3);
+  v.active = q.boolean(4);
   const nlohmann::json j = nlohmann::json::parse(q.text(1), nullptr, false);
   if (j.is_discarded() || !read_reoffer_policy(j, v.policy, "reoffer", true).empty()) {
-    log(LogLevel::kError, "vertical_reoffer_unreadable", {{"vertical", v.vertical}});
-    return std::nullopt;
+    if (v.active) log(LogLevel::kError, "vertical_reoffer_unreadable", {{"vertical", v.vertical}});
+    v.policy = {};
+    v.active = false;
   }
-  v.set_at_ms = q.int64(2);
   return v;
 }
-// The vertical_reoffers rows read, those readable.
-inline std::optional<std::vector<VerticalReoffer>> readable_vertical_reoffers(
-    std::optional<std::vector<std::optional<VerticalReoffer>>> rows) {
-  if (!rows) return std::nullopt;
-  std::vector<VerticalReoffer> out;
-  for (auto& r : *rows)
-    if (r) out.push_back(std::move(*r));
-  return out;
+#define LF_VERTICAL_REOFFER_COLUMNS "vertical, reoffer, set_at_ms, version, active"
+// What a conditional write of a vertical's setting at `v.version` says (`changed`: kOk, or
+// kNotFound when no row was at that version): kConflict for none, else `v` as written.
+inline StoreStatus vertical_reoffer_written(StoreStatus changed, VerticalReoffer& v) {
+  if (changed == StoreStatus::kNotFound) return StoreStatus::kConflict;
+  if (changed == StoreStatus::kOk) {
+    ++v.version;
+    v.active = true;
+  }
+  return changed;
 }
 
 template <typename Row>

@@ -9,10 +9,11 @@ namespace {
 using nlohmann::json;
 
 // Every member VerticalRegistry::to_json writes: the operator reads the view whole, with where
-// the re-offer policy comes from (configured, or set by the operator, and when).
+// the re-offer policy comes from (configured, or set by the operator, and when) and the version
+// of the operator's setting, which only the operator changes.
 constexpr std::string_view kOperator[] = {
-    "vertical", "fields",         "duplicate_lookback_days", "max_sales",     "consent_days",
-    "reoffer",  "reoffer_source", "configured_reoffer",      "reoffer_set_at"};
+    "vertical", "fields",         "duplicate_lookback_days", "max_sales",      "consent_days",
+    "reoffer",  "reoffer_source", "configured_reoffer",      "reoffer_set_at", "reoffer_version"};
 // What a seller needs to post (the fields, which of them are required), when its post is a
 // duplicate of an earlier one (the lookback: a number, naming no earlier seller), and whether
 // and until when its unsold leads may be offered again (its payout may come later: the policy in

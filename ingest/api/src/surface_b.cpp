@@ -2,7 +2,6 @@
 // campaign's reads (stats, jobs, fields). The routes bind SurfaceBPorts to IngestContext and
 // choose where each step runs: a lead post's checks on the event loop, anything that must wait
 // on the blocking pool.
-#include <algorithm>
 #include <atomic>
 #include <memory>
 
@@ -224,11 +223,9 @@ void answer_fields(const SurfaceBPorts& ports, std::string_view vertical, http::
   // The re-offer policy in force: the operator's where one is set, else the configured one.
   const auto set = ports.reoffers_set();
   if (!set) return send_b_refusal(res, refusal_for(CampaignRefused::kReadUnavailable));
-  const auto it = std::find_if(set->begin(), set->end(),
-                               [&](const VerticalReoffer& r) { return r.vertical == v->name; });
   // Open to anyone (sellers' developers): what any seller reads, never how buyers buy.
   http::send_json(res, 200,
-                  public_vertical(ports.verticals.to_json(*v, it == set->end() ? nullptr : &*it)));
+                  public_vertical(ports.verticals.to_json(*v, vertical_setting(*set, v->name))));
 }
 
 void register_surface_b(Routes& routes, IngestContext& ctx) {

@@ -9,14 +9,15 @@ namespace {
 
 bool is_space(char c) { return c == ' ' || c == '\t'; }
 
-// The version of one entity-tag of our own form ("v7", quoted, strong); nullopt for any other.
+// The version of one entity-tag of our own form ("v7", quoted, strong; "v0" is a vertical's
+// re-offer setting never made, and matches no other record); nullopt for any other.
 std::optional<std::int64_t> version_of_tag(std::string_view tag) {
   if (tag.size() < 4 || tag.front() != '"' || tag.back() != '"' || tag[1] != 'v')
     return std::nullopt;
   const std::string_view digits = tag.substr(2, tag.size() - 3);
   std::int64_t v = 0;
   const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
-  if (ec != std::errc() || end != digits.data() + digits.size() || v < 1) return std::nullopt;
+  if (ec != std::errc() || end != digits.data() + digits.size() || v < 0) return std::nullopt;
   return v;
 }
 

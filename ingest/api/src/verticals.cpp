@@ -4,7 +4,6 @@
 // a reader sees of each is the visibility model's (leadflow/visibility/verticals.hpp).
 #include "verticals.hpp"
 
-#include <algorithm>
 #include <optional>
 #include <string>
 #include <utility>
@@ -17,6 +16,7 @@
 #include "leadflow/api/http_util.hpp"
 #include "leadflow/visibility/verticals.hpp"
 #include "pages.hpp"
+#include "versions.hpp"
 
 namespace leadflow {
 namespace {
@@ -47,12 +47,10 @@ std::optional<std::vector<VerticalReoffer>> policies_set(const VerticalPorts& po
   return set;
 }
 
-// The vertical's whole view (the operator's) with its policy set, if any.
+// The vertical's whole view (the operator's) with its setting, if any.
 json view_of(const VerticalPorts& ports, const Vertical& v,
              const std::vector<VerticalReoffer>& set) {
-  const auto it = std::find_if(set.begin(), set.end(),
-                               [&](const VerticalReoffer& r) { return r.vertical == v.name; });
-  return ports.verticals.to_json(v, it == set.end() ? nullptr : &*it);
+  return ports.verticals.to_json(v, vertical_setting(set, v.name));
 }
 
 bool refuse_params(const http::Request& req, http::Response& res) {
@@ -90,8 +88,11 @@ void answer_vertical(const VerticalPorts& ports, const Viewer& viewer, std::stri
   if (!bought) return;
   const auto set = policies_set(ports, res);
   if (!set) return;
-  json seen = project_vertical(viewer, view_of(ports, *v, *set), *bought);
+  const json view = view_of(ports, *v, *set);
+  json seen = project_vertical(viewer, view, *bought);
   if (seen.is_null()) return send_problem(res, refusal_for(VerticalRefused::kNoSuchVertical));
+  // The setting's version is the operator's, who alone may change it (docs/versions.md).
+  if (viewer.is_operator()) set_etag(res, view.value("reoffer_version", std::int64_t{0}));
   http::send_json(res, 200, {{"success", true}, {"data", std::move(seen)}});
 }
 
@@ -100,8 +101,10 @@ void answer_vertical_change(const Management::Created& changed, http::Response& 
     return http::send_problem(res, 400, "the re-offer policy is invalid", changed.errors);
   if (changed.status == StoreStatus::kNotFound)
     return send_problem(res, refusal_for(VerticalRefused::kNoSuchVertical));
+  if (refuse_version(res, changed, "vertical's re-offer policy")) return;
   if (changed.status != StoreStatus::kOk)
     return send_problem(res, refusal_for(changed.status, StoreStep::kWrite));
+  set_etag(res, changed.version);
   http::send_json(res, 200, {{"success", true}, {"data", changed.body}});
 }
 
@@ -122,12 +125,13 @@ void register_verticals(Routes& routes, IngestContext& ctx) {
     if (!key || !http::require_json(q, r)) return;
     auto body = http::parse_body(q, r);
     if (!body) return;
-    answer_vertical_change(ctx.management.set_vertical_reoffer(q.match(1), *body, actor_of(*key)),
-                           r);
+    answer_vertical_change(
+        ctx.management.set_vertical_reoffer(q.match(1), *body, if_match_of(q), actor_of(*key)), r);
   });
   routes.remove("/v1/verticals/{name}/reoffer", [&ctx](const http::Request& q, http::Response& r) {
     if (auto key = authorise(ctx, q, r, kScopeAdmin, true))
-      answer_vertical_change(ctx.management.reset_vertical_reoffer(q.match(1), actor_of(*key)), r);
+      answer_vertical_change(
+          ctx.management.reset_vertical_reoffer(q.match(1), if_match_of(q), actor_of(*key)), r);
   });
 }
 

@@ -27,13 +27,15 @@ void answer_verticals(const VerticalPorts& ports, const Viewer& viewer, const ht
                       http::Response& res);
 
 /// GET /v1/verticals/{name}: the vertical as `viewer` reads it; 404 for no such vertical or, for
-/// a buyer, one it does not buy (the same answer); 400 and 503 as above.
+/// a buyer, one it does not buy (the same answer); 400 and 503 as above. The operator's answer
+/// carries the re-offer setting's ETag (its `reoffer_version`, "v0" never set).
 void answer_vertical(const VerticalPorts& ports, const Viewer& viewer, std::string_view name,
                      const http::Request& req, http::Response& res);
 
 /// The answer to a change of a vertical's re-offer policy (Management::set_vertical_reoffer,
-/// reset_vertical_reoffer): 200 with the vertical's whole view, 400 naming the member at fault,
-/// 404 for no such vertical, 503 when the store cannot answer.
+/// reset_vertical_reoffer): 200 with the vertical's whole view and the setting's new ETag, 400
+/// naming the member at fault, 404 for no such vertical, 412 at a version If-Match does not
+/// allow, 409 when others kept changing it, 503 when the store cannot answer.
 void answer_vertical_change(const Management::Created& changed, http::Response& res);
 
 /// Registers the reading routes (any key or dashboard user of any party) and PUT and DELETE

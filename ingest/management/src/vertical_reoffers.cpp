@@ -33,20 +33,19 @@ json logged(const json& view) {
           {"reoffer_source", view.value("reoffer_source", json())}};
 }
 
-// The vertical's view with the policy the operator set (none: nullopt), or kUnavailable.
-StoreStatus view_of(AccountsStore& store, const VerticalRegistry& verticals, const Vertical& v,
-                    json& out) {
-  const auto set = store.list_vertical_reoffers();
-  if (!set) return StoreStatus::kUnavailable;
-  const auto it = std::find_if(set->begin(), set->end(),
-                               [&](const VerticalReoffer& r) { return r.vertical == v.name; });
-  out = verticals.to_json(v, it == set->end() ? nullptr : &*it);
-  return StoreStatus::kOk;
+// The vertical's setting as the store holds it, reset or not; never set: version 0, not in force.
+Lookup<VerticalReoffer> setting_of(AccountsStore& store, std::string_view vertical) {
+  const auto rows = store.list_vertical_reoffers();
+  if (!rows) return {StoreStatus::kUnavailable, std::nullopt};
+  if (const VerticalReoffer* found = vertical_setting(*rows, vertical))
+    return {StoreStatus::kOk, *found};
+  return {StoreStatus::kOk, VerticalReoffer{std::string(vertical), {}, 0, 0, false}};
 }
 
 }  // namespace
 
 Management::Created Management::set_vertical_reoffer(std::string_view vertical, const json& body,
+                                                     const IfMatch& if_match,
                                                      const ChangeActor& by) {
   Created out;
   if (!body.is_object()) {
@@ -58,23 +57,30 @@ Management::Created Management::set_vertical_reoffer(std::string_view vertical, 
   const auto it = body.find("reoffer");
   if (it == body.end()) out.errors.push_back({"reoffer", "required", "is required"});
   if (it != body.end() && it->is_null() && out.errors.empty())
-    return reset_vertical_reoffer(vertical, by);
-  VerticalReoffer set{std::string(vertical), {}, clock_.now_ms()};
-  if (it != body.end() && !it->is_null()) take_reoffer_policy(*it, set.policy, out.errors);
+    return reset_vertical_reoffer(vertical, if_match, by);
+  ReofferPolicy policy;
+  if (it != body.end() && !it->is_null()) take_reoffer_policy(*it, policy, out.errors);
   if (!out.errors.empty()) return out;
   const Vertical* v = verticals_.find(vertical);
   if (!v) {
     out.status = StoreStatus::kNotFound;
     return out;
   }
-  if ((out.status = view_of(store_, verticals_, *v, out.before)) != StoreStatus::kOk) return out;
-  if ((out.status = store_.set_vertical_reoffer(set)) != StoreStatus::kOk) return out;
-  out.body = verticals_.to_json(*v, &set);
-  note_change(by, "updated", "vertical", vertical, logged(out.before), logged(out.body));
+  out = change_record<VerticalReoffer>(
+      if_match, [&] { return setting_of(store_, vertical); },
+      [&](VerticalReoffer& r, FieldErrors&) {
+        r.policy = policy;
+        r.set_at_ms = clock_.now_ms();
+      },
+      [&](VerticalReoffer& r) { return store_.set_vertical_reoffer(r); },
+      [&](const VerticalReoffer& r) { return verticals_.to_json(*v, &r); });
+  if (out.status == StoreStatus::kOk)
+    note_change(by, "updated", "vertical", vertical, logged(out.before), logged(out.body));
   return out;
 }
 
 Management::Created Management::reset_vertical_reoffer(std::string_view vertical,
+                                                       const IfMatch& if_match,
                                                        const ChangeActor& by) {
   Created out;
   const Vertical* v = verticals_.find(vertical);
@@ -82,12 +88,22 @@ Management::Created Management::reset_vertical_reoffer(std::string_view vertical
     out.status = StoreStatus::kNotFound;
     return out;
   }
-  if ((out.status = view_of(store_, verticals_, *v, out.before)) != StoreStatus::kOk) return out;
-  out.status = store_.delete_vertical_reoffer(vertical);
-  if (out.status == StoreStatus::kNotFound) out.status = StoreStatus::kOk;  // none was set
-  if (out.status != StoreStatus::kOk) return out;
-  out.body = verticals_.to_json(*v, nullptr);
-  note_change(by, "reset", "vertical", vertical, logged(out.before), logged(out.body));
+  bool was_set = false;  // none set (or reset already): nothing to write or log
+  out = change_record<VerticalReoffer>(
+      if_match, [&] { return setting_of(store_, vertical); },
+      [&](VerticalReoffer& r, FieldErrors&) {
+        was_set = r.active;
+        r.active = false;
+      },
+      [&](VerticalReoffer& r) {
+        if (!was_set) return StoreStatus::kOk;
+        const StoreStatus s = store_.reset_vertical_reoffer(r.vertical, r.version);
+        if (s == StoreStatus::kOk) ++r.version;
+        return s;
+      },
+      [&](const VerticalReoffer& r) { return verticals_.to_json(*v, &r); });
+  if (out.status == StoreStatus::kOk && was_set)
+    note_change(by, "reset", "vertical", vertical, logged(out.before), logged(out.body));
   return out;
 }
 

@@ -106,9 +106,10 @@ export const post = <T>(path: string, body: unknown) => request<T>('POST', path,
 export const put = <T>(path: string, body: unknown, version?: number) => request<T>('PUT', path, body, etagOf(version));
 export const del = <T>(path: string, version?: number) => request<T>('DELETE', path, undefined, etagOf(version));
 
-/** The If-Match of a record read at `version` (its ETag, "v7" quoted); none without one. */
+/** The If-Match of a record read at `version` (its ETag, "v7" quoted; "v0" for a vertical's
+ *  re-offer setting never made); none without one. */
 export function etagOf(version: number | undefined): string | undefined {
-  return typeof version === 'number' && version > 0 ? `"v${version}"` : undefined;
+  return Number.isInteger(version) && (version as number) >= 0 ? `"v${version}"` : undefined;
 }
 
 /** A query string from the non-empty values of `params` ("" when none). */

@@ -26,7 +26,9 @@ describe('versioned edits', () => {
   it('names a version as its strong ETag', () => {
     expect(etagOf(7)).toBe('"v7"');
     expect(etagOf(undefined)).toBeUndefined();
-    expect(etagOf(0)).toBeUndefined();
+    expect(etagOf(0)).toBe('"v0"'); // a vertical's re-offer setting never made
+    expect(etagOf(-1)).toBeUndefined();
+    expect(etagOf(Number.NaN)).toBeUndefined();
   });
 
   it('sends If-Match with the version read, and none without one', async () => {

@@ -136,10 +136,10 @@ class FakeMoneyPorts final : public FakeIntakeReads,
   std::optional<std::vector<VerticalReoffer>> list_vertical_reoffers() override {
     return std::vector<VerticalReoffer>{};
   }
-  StoreStatus set_vertical_reoffer(const VerticalReoffer&) override {
+  StoreStatus set_vertical_reoffer(VerticalReoffer&) override { return StoreStatus::kUnavailable; }
+  StoreStatus reset_vertical_reoffer(std::string_view, std::int64_t) override {
     return StoreStatus::kUnavailable;
   }
-  StoreStatus delete_vertical_reoffer(std::string_view) override { return StoreStatus::kNotFound; }
 
   // --- distribution ---
   std::optional<std::vector<PostIntent>> get_post_intents(std::string_view lead_id) override {

@@ -68,7 +68,8 @@ TEST_F(VerticalsHandler, ABuyerReadsTheVerticalsOfItsRecordOnly) {
 // The re-offer policies the operator set are read from the store: every reader reads the one in
 // force, so a store that cannot say is a 503 for each (never the configured policy instead).
 TEST_F(VerticalsHandler, APolicySetByTheOperatorIsReadInForceAndAnOutageIsA503) {
-  ASSERT_EQ(store.set_vertical_reoffer({"solar", {{60}, 0}, 0}), StoreStatus::kOk);
+  VerticalReoffer set{"solar", {{60}, 0}, 0, 0};
+  ASSERT_EQ(store.set_vertical_reoffer(set), StoreStatus::kOk);
   const json op = json::parse(get(Viewer{}, "/v1/verticals/solar").body)["data"];
   EXPECT_EQ(op["reoffer"]["delays_seconds"], json({60}));
   EXPECT_EQ(op["reoffer_source"], "operator");

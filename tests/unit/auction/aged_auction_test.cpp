@@ -197,15 +197,16 @@ TEST_F(AgedAuction, AVerticalsPolicySetByTheOperatorIsFollowedAndAnUnreadableOne
   EXPECT_EQ(deferred.kind, Decision::Kind::kDeferred) << deferred.error;
   EXPECT_EQ(http_.requests().size(), 0u);
 
-  ASSERT_EQ(store_.set_vertical_reoffer({"auto_insurance", {{60}, 0}, clock_.now_ms()}),
-            StoreStatus::kOk);
+  VerticalReoffer set{"auto_insurance", {{60}, 0}, clock_.now_ms(), 0};
+  ASSERT_EQ(store_.set_vertical_reoffer(set), StoreStatus::kOk);
   Decision d = decide(first);
   ASSERT_EQ(d.distribution.status, DeliveryStatus::kUnsold);
   EXPECT_EQ(d.reoffer_at_ms, first.received_at_ms + 60'000) << "the operator's, not 900 s";
 
   // Changed to none: within the 5 s the policy read stands; past them, a failed read keeps it.
-  ASSERT_EQ(store_.set_vertical_reoffer({"auto_insurance", {{}, 0}, clock_.now_ms()}),
-            StoreStatus::kOk);
+  set.policy = {};
+  set.set_at_ms = clock_.now_ms();
+  ASSERT_EQ(store_.set_vertical_reoffer(set), StoreStatus::kOk);
   const Lead second = add_lead(12);
   EXPECT_EQ(decide(second).reoffer_at_ms, second.received_at_ms + 60'000);
   clock_.advance(6s);
@@ -218,7 +219,7 @@ TEST_F(AgedAuction, AVerticalsPolicySetByTheOperatorIsFollowedAndAnUnreadableOne
   EXPECT_EQ(decide(fourth).reoffer_at_ms, 0) << "none: final";
 
   // Reset: the configured policy again.
-  ASSERT_EQ(store_.delete_vertical_reoffer("auto_insurance"), StoreStatus::kOk);
+  ASSERT_EQ(store_.reset_vertical_reoffer("auto_insurance", set.version), StoreStatus::kOk);
   clock_.advance(6s);
   const Lead fifth = add_lead(15);
   EXPECT_EQ(decide(fifth).reoffer_at_ms, fifth.received_at_ms + 900'000);

@@ -231,27 +231,27 @@ TEST_F(ManagementTest, AVerticalsReofferPolicyIsCheckedAsACampaignsAndLogged) {
   for (const json& bad : {json::parse(R"({"delays_seconds": [3600, 60]})"),
                           json::parse(R"({"delays_seconds": [60], "window_hours": 0})"),
                           json::parse(R"({"delays_seconds": [60], "after": 1})"), json("900")}) {
-    const auto set = management.set_vertical_reoffer("solar", {{"reoffer", bad}}, by);
+    const auto set = management.set_vertical_reoffer("solar", {{"reoffer", bad}}, {}, by);
     const auto campaign_refusal = management.create_campaign(campaign({{"reoffer", bad}}));
     ASSERT_EQ(set.errors.size(), 1u) << bad.dump() << ": " << list(set.errors);
     ASSERT_EQ(campaign_refusal.errors.size(), 1u) << bad.dump();
     EXPECT_EQ(set.errors[0].field, campaign_refusal.errors[0].field) << bad.dump();
     EXPECT_EQ(set.errors[0].code, campaign_refusal.errors[0].code) << bad.dump();
   }
-  EXPECT_EQ(management.set_vertical_reoffer("solar", json::object(), by).errors[0].field,
+  EXPECT_EQ(management.set_vertical_reoffer("solar", json::object(), {}, by).errors[0].field,
             "reoffer");
-  EXPECT_EQ(management.set_vertical_reoffer("solar", {{"reoffer", nullptr}, {"x", 1}}, by)
+  EXPECT_EQ(management.set_vertical_reoffer("solar", {{"reoffer", nullptr}, {"x", 1}}, {}, by)
                 .errors[0]
                 .field,
             "x");
   EXPECT_EQ(store.list_vertical_reoffers()->size(), 0u) << "nothing stored for a refusal";
   EXPECT_EQ(
-      management.set_vertical_reoffer("no_such", {{"reoffer", {{"delays_seconds", {60}}}}}, by)
+      management.set_vertical_reoffer("no_such", {{"reoffer", {{"delays_seconds", {60}}}}}, {}, by)
           .status,
       StoreStatus::kNotFound);
 
   const json own = json::parse(R"({"delays_seconds": [60, 3600], "window_hours": 48})");
-  const auto set = management.set_vertical_reoffer("solar", {{"reoffer", own}}, by);
+  const auto set = management.set_vertical_reoffer("solar", {{"reoffer", own}}, {}, by);
   ASSERT_TRUE(set.errors.empty()) << list(set.errors);
   ASSERT_EQ(set.status, StoreStatus::kOk);
   EXPECT_EQ(set.body["reoffer"], own);
@@ -259,11 +259,11 @@ TEST_F(ManagementTest, AVerticalsReofferPolicyIsCheckedAsACampaignsAndLogged) {
   EXPECT_EQ(store.list_vertical_reoffers()->at(0).policy.delays_s,
             (std::vector<std::int64_t>{60, 3600}));
   clock.advance(std::chrono::seconds(1));  // the log's order is its entries' time
-  const auto reset = management.set_vertical_reoffer("solar", {{"reoffer", nullptr}}, by);
+  const auto reset = management.set_vertical_reoffer("solar", {{"reoffer", nullptr}}, {}, by);
   ASSERT_EQ(reset.status, StoreStatus::kOk);
   EXPECT_EQ(reset.body["reoffer_source"], "configured");
-  EXPECT_EQ(store.list_vertical_reoffers()->size(), 0u);
-  EXPECT_EQ(management.reset_vertical_reoffer("solar", by).status, StoreStatus::kOk);
+  EXPECT_EQ(operator_policy(*store.list_vertical_reoffers(), "solar"), nullptr);
+  EXPECT_EQ(management.reset_vertical_reoffer("solar", {}, by).status, StoreStatus::kOk);
   ChangeQuery q;
   q.object_kind = "vertical";
   const auto log = store.list_changes(q);
@@ -276,9 +276,48 @@ TEST_F(ManagementTest, AVerticalsReofferPolicyIsCheckedAsACampaignsAndLogged) {
   EXPECT_EQ((*log)[1].actor.id, "key_op");
 
   store.unavailable_for(std::chrono::minutes(1));
-  EXPECT_EQ(management.set_vertical_reoffer("solar", {{"reoffer", own}}, by).status,
+  EXPECT_EQ(management.set_vertical_reoffer("solar", {{"reoffer", own}}, {}, by).status,
             StoreStatus::kUnavailable);
-  EXPECT_EQ(management.reset_vertical_reoffer("solar", by).status, StoreStatus::kUnavailable);
+  EXPECT_EQ(management.reset_vertical_reoffer("solar", {}, by).status, StoreStatus::kUnavailable);
+}
+
+// A vertical's policy is changed as a record is (docs/versions.md): at a version If-Match allows
+// (0 for one never set), its version moving with each set and reset, a stale change refused with
+// the current version and nothing written or logged.
+TEST_F(ManagementTest, AVerticalsReofferPolicyIsChangedOnlyAtTheVersionItWasRead) {
+  const ChangeActor by{"key_op", "ops", "api"};
+  const json sixty = {{"reoffer", {{"delays_seconds", {60}}}}};
+  const json hour = {{"reoffer", {{"delays_seconds", {3600}}}}};
+  const IfMatch at0{false, {0}}, at1{false, {1}}, at2{false, {2}};
+  const auto first = management.set_vertical_reoffer("solar", sixty, at0, by);
+  ASSERT_EQ(first.status, StoreStatus::kOk);
+  EXPECT_EQ(first.version, 1);
+  EXPECT_EQ(first.body["reoffer_version"], 1);
+  EXPECT_EQ(first.before["reoffer_version"], 0);
+
+  const auto stale = management.set_vertical_reoffer("solar", hour, at0, by);
+  EXPECT_EQ(stale.status, StoreStatus::kConflict);
+  EXPECT_TRUE(stale.stale);
+  EXPECT_EQ(stale.version, 1) << "the current version, for the 412";
+  EXPECT_EQ(management.reset_vertical_reoffer("solar", at2, by).status, StoreStatus::kConflict);
+
+  const auto reset = management.reset_vertical_reoffer("solar", at1, by);
+  ASSERT_EQ(reset.status, StoreStatus::kOk);
+  EXPECT_EQ(reset.version, 2);
+  EXPECT_EQ(reset.body["reoffer_source"], "configured");
+  EXPECT_EQ(reset.body["reoffer_version"], 2);
+  // Read at version 1, before the reset: refused, though a policy was in force then as now.
+  EXPECT_TRUE(management.set_vertical_reoffer("solar", hour, at1, by).stale);
+  const auto again = management.set_vertical_reoffer("solar", hour, at2, by);
+  ASSERT_EQ(again.status, StoreStatus::kOk);
+  EXPECT_EQ(again.version, 3);
+  EXPECT_EQ(operator_policy(*store.list_vertical_reoffers(), "solar")->policy.delays_s,
+            (std::vector<std::int64_t>{3600}));
+  // Without If-Match, any version: a reset of a vertical none is set for changes nothing.
+  EXPECT_EQ(management.reset_vertical_reoffer("mortgage", {}, by).version, 0);
+  ChangeQuery q;
+  q.object_kind = "vertical";
+  EXPECT_EQ(store.list_changes(q)->size(), 3u) << "set, reset, set: nothing of the refused ones";
 }
 
 TEST_F(ManagementTest, ApiKeyFieldsOfTheWrongTypeAreFieldErrors) {

@@ -85,8 +85,8 @@ Lookup<ReofferPolicy> CampaignDirectory::vertical_reoffer(const std::string& ver
       return {};
     }
   }
-  for (const VerticalReoffer& v : *vertical_reoffers_)
-    if (v.vertical == vertical) return {StoreStatus::kOk, v.policy};
+  if (const VerticalReoffer* set = operator_policy(*vertical_reoffers_, vertical))
+    return {StoreStatus::kOk, set->policy};
   return {StoreStatus::kNotFound, std::nullopt};
 }
 

@@ -348,24 +348,37 @@ std::int64_t PgStore::buyers_version() {
 }
 
 std::optional<std::vector<VerticalReoffer>> PgStore::list_vertical_reoffers() {
-  return readable_vertical_reoffers(read_rows<std::optional<VerticalReoffer>>(
-      "list_vertical_reoffers",
-      "SELECT vertical, reoffer, set_at_ms FROM vertical_reoffers ORDER BY vertical", Params(),
-      read_vertical_reoffer<Row>));
+  return read_rows<VerticalReoffer>("list_vertical_reoffers",
+                                    "SELECT " LF_VERTICAL_REOFFER_COLUMNS
+                                    " FROM vertical_reoffers ORDER BY vertical",
+                                    Params(), read_vertical_reoffer<Row>);
 }
 
-StoreStatus PgStore::set_vertical_reoffer(const VerticalReoffer& v) {
-  return write("set_vertical_reoffer",
-               "INSERT INTO vertical_reoffers (vertical, reoffer, set_at_ms) VALUES ($1, $2, $3)"
-               " ON CONFLICT (vertical) DO UPDATE SET reoffer = EXCLUDED.reoffer,"
-               " set_at_ms = EXCLUDED.set_at_ms",
-               Params().add(v.vertical).add(reoffer_policy_json(v.policy).dump()).add(v.set_at_ms));
+// As SQLite's: inserted only if still absent, else changed only at the version read.
+StoreStatus PgStore::set_vertical_reoffer(VerticalReoffer& v) {
+  const std::string doc = reoffer_policy_json(v.policy).dump();
+  const StoreStatus s =
+      v.version == 0
+          ? changed_one(
+                "set_vertical_reoffer",
+                "INSERT INTO vertical_reoffers (vertical, reoffer, set_at_ms, version, active)"
+                " VALUES ($1, $2, $3, 1, TRUE) ON CONFLICT (vertical) DO NOTHING RETURNING 1",
+                Params().add(v.vertical).add(doc).add(v.set_at_ms))
+          : changed_one("set_vertical_reoffer",
+                        "UPDATE vertical_reoffers SET reoffer = $2, set_at_ms = $3,"
+                        " version = version + 1, active = TRUE WHERE vertical = $1 AND version = $4"
+                        " RETURNING 1",
+                        Params().add(v.vertical).add(doc).add(v.set_at_ms).add(v.version));
+  return vertical_reoffer_written(s, v);
 }
 
-StoreStatus PgStore::delete_vertical_reoffer(std::string_view vertical) {
-  return changed_one("delete_vertical_reoffer",
-                     "DELETE FROM vertical_reoffers WHERE vertical = $1 RETURNING 1",
-                     Params().add(vertical));
+StoreStatus PgStore::reset_vertical_reoffer(std::string_view vertical, std::int64_t version) {
+  const StoreStatus s =
+      changed_one("reset_vertical_reoffer",
+                  "UPDATE vertical_reoffers SET active = FALSE, version = version + 1"
+                  " WHERE vertical = $1 AND version = $2 AND active RETURNING 1",
+                  Params().add(vertical).add(version));
+  return s == StoreStatus::kNotFound ? StoreStatus::kConflict : s;
 }
 
 }  // namespace leadflow::pg

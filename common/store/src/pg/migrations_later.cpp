@@ -391,6 +391,13 @@ WHERE strpos(e.events, ',' || ev.kind || ',') > 0
     {39, R"sql(
 ALTER TABLE postback_endpoints ADD COLUMN version BIGINT NOT NULL DEFAULT 1;
 )sql"},
+    // A vertical's re-offer policy set by the operator carries a version too, and a reset keeps
+    // its row (not active) so that the version keeps growing through resets: a change made on
+    // a policy read before a reset and a new setting is refused, not written over the new one.
+    {40, R"sql(
+ALTER TABLE vertical_reoffers ADD COLUMN version BIGINT NOT NULL DEFAULT 1,
+  ADD COLUMN active BOOLEAN NOT NULL DEFAULT TRUE;
+)sql"},
 };
 
 }  // namespace

@@ -398,26 +398,37 @@ std::int64_t SqliteStore::buyers_version() {
 }
 
 std::optional<std::vector<VerticalReoffer>> SqliteStore::list_vertical_reoffers() {
-  return readable_vertical_reoffers(read_rows<std::optional<VerticalReoffer>>(
+  return read_rows<VerticalReoffer>(
       "list_vertical_reoffers",
-      "SELECT vertical, reoffer, set_at_ms FROM vertical_reoffers ORDER BY vertical", [](Query&) {},
-      read_vertical_reoffer<Query>));
+      "SELECT " LF_VERTICAL_REOFFER_COLUMNS " FROM vertical_reoffers ORDER BY vertical",
+      [](Query&) {}, read_vertical_reoffer<Query>);
 }
 
-StoreStatus SqliteStore::set_vertical_reoffer(const VerticalReoffer& v) {
-  return write_one(
-      "set_vertical_reoffer",
-      "INSERT INTO vertical_reoffers (vertical, reoffer, set_at_ms) VALUES (?1, ?2, ?3)"
-      " ON CONFLICT (vertical) DO UPDATE SET reoffer = excluded.reoffer,"
-      " set_at_ms = excluded.set_at_ms",
-      [&, doc = reoffer_policy_json(v.policy).dump()](Query& q) {
-        q.bind(v.vertical).bind(doc).bind(v.set_at_ms);
-      });
+// A vertical never set is inserted only if still absent; one set (or reset) before, changed only
+// at the version read. Either way, nothing written is kConflict.
+StoreStatus SqliteStore::set_vertical_reoffer(VerticalReoffer& v) {
+  const std::string doc = reoffer_policy_json(v.policy).dump();
+  const StoreStatus s =
+      v.version == 0
+          ? changed_one(
+                "set_vertical_reoffer",
+                "INSERT INTO vertical_reoffers (vertical, reoffer, set_at_ms, version, active)"
+                " VALUES (?1, ?2, ?3, 1, 1) ON CONFLICT (vertical) DO NOTHING",
+                [&](Query& q) { q.bind(v.vertical).bind(doc).bind(v.set_at_ms); })
+          : changed_one(
+                "set_vertical_reoffer",
+                "UPDATE vertical_reoffers SET reoffer = ?2, set_at_ms = ?3,"
+                " version = version + 1, active = 1 WHERE vertical = ?1 AND version = ?4",
+                [&](Query& q) { q.bind(v.vertical).bind(doc).bind(v.set_at_ms).bind(v.version); });
+  return vertical_reoffer_written(s, v);
 }
 
-StoreStatus SqliteStore::delete_vertical_reoffer(std::string_view vertical) {
-  return changed_one("delete_vertical_reoffer", "DELETE FROM vertical_reoffers WHERE vertical = ?1",
-                     [&](Query& q) { q.bind(vertical); });
+StoreStatus SqliteStore::reset_vertical_reoffer(std::string_view vertical, std::int64_t version) {
+  const StoreStatus s = changed_one("reset_vertical_reoffer",
+                                    "UPDATE vertical_reoffers SET active = 0, version = version + 1"
+                                    " WHERE vertical = ?1 AND version = ?2 AND active = 1",
+                                    [&](Query& q) { q.bind(vertical).bind(version); });
+  return s == StoreStatus::kNotFound ? StoreStatus::kConflict : s;
 }
 
 }  // namespace leadflow::sqlite

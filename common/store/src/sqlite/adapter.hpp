@@ -169,8 +169,8 @@ class SqliteStore final : public Store, private SqliteCalls {
   std::optional<std::vector<Buyer>> list_buyers(const BuyerQuery& bq) override;
   std::int64_t buyers_version() override;
   std::optional<std::vector<VerticalReoffer>> list_vertical_reoffers() override;
-  StoreStatus set_vertical_reoffer(const VerticalReoffer& v) override;
-  StoreStatus delete_vertical_reoffer(std::string_view vertical) override;
+  StoreStatus set_vertical_reoffer(VerticalReoffer& v) override;
+  StoreStatus reset_vertical_reoffer(std::string_view vertical, std::int64_t version) override;
 
   // --- statements and closed periods (statements.cpp) ----------------------------------------
 

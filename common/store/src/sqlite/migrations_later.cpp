@@ -322,6 +322,13 @@ WHERE instr(e.events, ',' || ev.kind || ',') > 0
     {39, R"sql(
 ALTER TABLE postback_endpoints ADD COLUMN version INTEGER NOT NULL DEFAULT 1;
 )sql"},
+    // A vertical's re-offer policy set by the operator carries a version too, and a reset keeps
+    // its row (not active) so that the version keeps growing through resets: a change made on
+    // a policy read before a reset and a new setting is refused, not written over the new one.
+    {40, R"sql(
+ALTER TABLE vertical_reoffers ADD COLUMN version INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE vertical_reoffers ADD COLUMN active INTEGER NOT NULL DEFAULT 1;
+)sql"},
 };
 
 }  // namespace

@@ -6,6 +6,7 @@
 import { del, put } from '../api';
 import { Field, button, h } from '../dom';
 import { FormErrors } from '../form';
+import { isStale, staleNotice } from '../versions';
 import { reofferBody, reofferFields, reofferText } from './campaign_reoffer';
 
 type Rec = Record<string, any>;
@@ -19,20 +20,23 @@ export function reofferSourceWords(v: Rec): string {
 }
 
 /** The operator's card: the source, the form, and the reset button where a policy was set here.
- *  `onDone` gets the vertical's view after a change. */
-export function verticalReofferCard(v: Rec, onDone: (view: Rec) => void): HTMLElement {
+ *  Each change is sent at the setting's version the page read (If-Match, docs/versions.md): when
+ *  another operator changed it meanwhile, nothing is saved and the card says so, with a reload.
+ *  `onDone` gets the vertical's view after a change (or none, to read it again). */
+export function verticalReofferCard(v: Rec, onDone: (view?: Rec) => void): HTMLElement {
   const fields: Field[] = reofferFields(v, 'vertical');
   const errors = new FormErrors(fields);
   const path = `/v1/verticals/${encodeURIComponent(v.vertical)}/reoffer`;
+  const refused = (e: unknown) => (isStale(e) ? errors.element.replaceChildren(staleNotice("vertical's second chances", () => onDone())) : errors.show(e));
   const reset = button(
     'Back to the configured policy',
     async () => {
       try {
-        const res = await del<{ data: Rec }>(path);
+        const res = await del<{ data: Rec }>(path, v.reoffer_version);
         errors.clear();
         onDone(res.data);
       } catch (e) {
-        errors.show(e);
+        refused(e);
       }
     },
     { type: 'button', class: 'secondary', id: 'vertical-reoffer-reset' },
@@ -49,11 +53,11 @@ export function verticalReofferCard(v: Rec, onDone: (view: Rec) => void): HTMLEl
     const values: Record<string, string> = {};
     for (const f of fields) values[f.name] = f.control.value;
     try {
-      const res = await put<{ data: Rec }>(path, { reoffer: reofferBody(values) });
+      const res = await put<{ data: Rec }>(path, { reoffer: reofferBody(values) }, v.reoffer_version);
       errors.clear();
       onDone(res.data);
     } catch (e) {
-      errors.show(e);
+      refused(e);
     }
   });
   return h(

@@ -58,13 +58,26 @@ struct Vertical {
 };
 
 /// A vertical's re-offer policy set by the operator (docs/reoffers.md), kept in the store: it
-/// replaces the configured one (LEADFLOW_VERTICALS's) until the operator resets it.
+/// replaces the configured one (LEADFLOW_VERTICALS's) until the operator resets it. A reset
+/// keeps the row, not `active`, so that the setting's `version` keeps growing through resets
+/// (docs/versions.md): a vertical never set is at version 0.
 struct VerticalReoffer {
   std::string vertical;
   ReofferPolicy policy;
   std::int64_t set_at_ms = 0;
+  std::int64_t version = 1;
+  bool active = true;  // false: reset, the configured policy applies
   bool operator==(const VerticalReoffer&) const = default;
 };
+
+/// The setting of `vertical` among `rows` (AccountsStore::list_vertical_reoffers), reset or not;
+/// nullptr when the operator never set one.
+const VerticalReoffer* vertical_setting(const std::vector<VerticalReoffer>& rows,
+                                        std::string_view vertical);
+/// The policy the operator set for `vertical` and has not reset, or nullptr: the one test of
+/// whether a vertical follows the operator's policy rather than the configured one.
+const VerticalReoffer* operator_policy(const std::vector<VerticalReoffer>& rows,
+                                       std::string_view vertical);
 
 /// The set of verticals leads may name. Read-only after construction, so safe to share between
 /// threads. The defaults are the eleven of SPEC §2, with typed optional fields and no required
@@ -83,8 +96,10 @@ class VerticalRegistry {
   nlohmann::json to_json(const Vertical& v) const;  // GET /api/v1/fields/{vertical}
   /// to_json with the vertical's effective re-offer policy (reoffer_policy_of) as `reoffer`,
   /// and where it comes from: `reoffer_source` ("configured" or "operator"), the configured one
-  /// (`configured_reoffer`) and when the operator set its own (`reoffer_set_at`, RFC 3339; null).
-  nlohmann::json to_json(const Vertical& v, const VerticalReoffer* set) const;
+  /// (`configured_reoffer`), when the operator set its own (`reoffer_set_at`, RFC 3339; null)
+  /// and the setting's version (`reoffer_version`: 0 never set). `setting`: the vertical's row
+  /// (vertical_setting), reset or not, or nullptr.
+  nlohmann::json to_json(const Vertical& v, const VerticalReoffer* setting) const;
 
  private:
   std::map<std::string, Vertical, std::less<>> verticals_;

@@ -87,13 +87,17 @@ class AccountsStore : public virtual StorePort {
   virtual std::int64_t buyers_version() = 0;
 
   // --- verticals' re-offer policies set by the operator (docs/reoffers.md) --------------------
-  /// Every vertical's policy the operator set, by vertical name; nullopt when the store could
-  /// not read them (never an empty list for an outage). A vertical absent has its configured one.
+  /// Every vertical's setting the operator made, by vertical name, reset ones too (`active`
+  /// false: operator_policy finds only the others); nullopt when the store could not read them
+  /// (never an empty list for an outage). A vertical absent has its configured policy.
   virtual std::optional<std::vector<VerticalReoffer>> list_vertical_reoffers() = 0;
-  /// Sets the operator's policy of `v.vertical`, replacing one set before.
-  virtual StoreStatus set_vertical_reoffer(const VerticalReoffer& v) = 0;
-  /// Deletes it (back to the configured policy): kOk, or kNotFound when none was set.
-  virtual StoreStatus delete_vertical_reoffer(std::string_view vertical) = 0;
+  /// Sets the operator's policy of `v.vertical` if its setting is still at the version read
+  /// (`v.version`; 0: never set): kOk with `v.version` the new one and `v` active, kConflict
+  /// when another change came first (docs/versions.md).
+  virtual StoreStatus set_vertical_reoffer(VerticalReoffer& v) = 0;
+  /// Resets it (back to the configured policy) at `version`, the row kept, its version moved:
+  /// kOk, or kConflict when it is at another version or not set.
+  virtual StoreStatus reset_vertical_reoffer(std::string_view vertical, std::int64_t version) = 0;
 };
 
 }  // namespace leadflow

@@ -153,14 +153,18 @@ class Management {
   /// `body` is {"reoffer": policy}, the policy checked as a campaign's (take_reoffer_policy;
   /// {"delays_seconds": []}: none); null is reset_vertical_reoffer. Stored, it replaces the
   /// configured one (LEADFLOW_VERTICALS) for the leads decided after the workers read it.
+  /// Changed as a record is (change_record): only at a version `if_match` allows (the
+  /// setting's, 0 for a vertical never set; stale: 412), written at the version read.
   /// kNotFound for no such vertical. `body` of the answer: the vertical's whole view
-  /// (VerticalRegistry::to_json with the policy set), `before` the view as it was read. The
+  /// (VerticalRegistry::to_json with its setting), `before` the view as it was read. The
   /// change is written to the change log: kind "vertical", its name as the id.
   Created set_vertical_reoffer(std::string_view vertical, const nlohmann::json& body,
-                               const ChangeActor& by = {});
-  /// Back to the configured policy (DELETE /v1/verticals/{name}/reoffer): the operator's one
-  /// deleted and the change logged ("reset"); kOk and nothing logged when none was set.
-  Created reset_vertical_reoffer(std::string_view vertical, const ChangeActor& by = {});
+                               const IfMatch& if_match = {}, const ChangeActor& by = {});
+  /// Back to the configured policy (DELETE /v1/verticals/{name}/reoffer), versioned as a set
+  /// is: the operator's one reset (its row kept, its version moved) and the change logged
+  /// ("reset"); kOk and nothing written or logged when none was in force.
+  Created reset_vertical_reoffer(std::string_view vertical, const IfMatch& if_match = {},
+                                 const ChangeActor& by = {});
 
  private:
   AccountsStore& store_;
