@@ -19,7 +19,11 @@
 # the rate is then measured while a third of the endpoints hang, and the table adds the outbox's
 # pending events and the postbacks delivered when the last lead was decided, then how many more
 # the sender delivered in the next BENCH_POSTBACK_DRAIN_SECONDS (10) and what was left pending
-# (docs/postbacks.md). Several counts ("0 3") are measured side by side: each round runs every
+# (docs/postbacks.md). With BENCH_POSTBACK_RECOVERY_SECONDS=S (default 0: not measured) the
+# hanging endpoints then recover (nginx reloaded to answer them at once, the requests they held
+# closed) and the round waits up to S seconds for the outbox to empty: the line adds how many
+# events were delivered after the recovery and when the last one went, or how many were left.
+# Several counts ("0 3") are measured side by side: each round runs every
 # count, in turn (reversed in even rounds), and the table has a row per count and the ratio of
 # each to the first, of the medians and paired round by round.
 #
@@ -48,6 +52,7 @@ case "$store_kind" in
   *) echo "distribution bench: BENCH_DISTRIBUTION_STORE is sqlite or postgresql, not $store_kind" >&2; exit 2 ;;
 esac
 postback_drain=${BENCH_POSTBACK_DRAIN_SECONDS:-10}
+postback_recovery=${BENCH_POSTBACK_RECOVERY_SECONDS:-0}
 if [[ -z "$build" ]]; then
   "$root/scripts/deps.sh" --bench
   build="$root/build-release"
@@ -95,8 +100,9 @@ buyer_cert() {
     -addext "subjectAltName=IP:127.0.0.1" -keyout "$work/buyer-key.pem" -out "$work/buyer-cert.pem" 2>/dev/null
 }
 
-start_buyers() {  # start_buyers DELAY_MS PROTOCOL -> sets buyer_ports, buyer_scheme, buyers_pid
+start_buyers() {  # start_buyers DELAY_MS PROTOCOL -> sets buyer_ports, buyer_scheme, buyers_pid, buyers_conf
   local delay_ms=$1 protocol=$2 conf="$work/nginx-$1-$2" sleep_line="" bid port listen_extra=""
+  buyers_conf=$conf
   buyer_scheme=http
   if [[ "$protocol" == h2 ]]; then
     buyer_cert
@@ -108,7 +114,7 @@ start_buyers() {  # start_buyers DELAY_MS PROTOCOL -> sets buyer_ports, buyer_sc
   buyer_ports=()
   {
     echo "load_module $echo_module;"
-    echo "worker_processes 1; pid $conf/nginx.pid; error_log $conf/error.log;"
+    echo "worker_processes 1; worker_shutdown_timeout 1s; pid $conf/nginx.pid; error_log $conf/error.log;"
     echo "events { worker_connections 20000; }"
     echo "http { access_log off; keepalive_requests 1000000; keepalive_timeout 60s; default_type application/json;"
     for bid in 9.00 11.00 14.50; do
@@ -122,10 +128,11 @@ start_buyers() {  # start_buyers DELAY_MS PROTOCOL -> sets buyer_ports, buyer_sc
       postback_port=$(free_port)
       echo "  server { listen 127.0.0.1:$postback_port;"
       echo "    location /ok { echo '{}'; }"
-      echo "    location /hang { echo_sleep 3600; echo '{}'; } }"
+      echo "    location /hang { include $conf/hang.conf; } }"
     fi
     echo "}"
   } > "$conf/nginx.conf"
+  hanging
   nginx -c "$conf/nginx.conf" -g 'daemon off;' &
   buyers_pid=$!
   pids+=("$buyers_pid")
@@ -135,6 +142,17 @@ start_buyers() {  # start_buyers DELAY_MS PROTOCOL -> sets buyer_ports, buyer_sc
       sleep 0.1
     done
   done
+}
+
+# The hanging endpoints' answer, swapped by a reload (SIGHUP): after an hour, or at once. A reload
+# closes the requests the old configuration held within a second (worker_shutdown_timeout).
+hanging() {
+  echo "echo_sleep 3600; echo '{}';" > "$buyers_conf/hang.conf"
+  [[ -z "${1:-}" ]] || { kill -HUP "$buyers_pid"; sleep 1.5; }
+}
+recovered() {
+  echo "echo '{}';" > "$buyers_conf/hang.conf"
+  kill -HUP "$buyers_pid"
 }
 
 operator="lfk_bench_$(openssl rand -hex 20)"
@@ -158,9 +176,11 @@ start_leadflow() {  # start_leadflow DIR WORKERS -> sets lf_pid, lf_port
 }
 metrics() { curl -s "http://127.0.0.1:$metrics_port/metrics"; }
 
-run() {  # run DELAY_MS ROUND -> sets result "rate cpu_ms_per_lead rss_mb sold outbox postbacks drained left pg_cpu_ms_per_lead"
+run() {  # run DELAY_MS ROUND -> sets result "rate cpu_ms_per_lead rss_mb sold outbox postbacks drained left pg_cpu_ms_per_lead", recovery
   local dir="$work/d$1-r$2" seller key port pid t_first="" t_end="" c_first c_end p_first p_end d_first=0 decided=0 sold=0 m outbox=0 postbacks=0
   mkdir -p "$dir"
+  recovery=""
+  [[ "$postback_counts" == 0 ]] || hanging reload
   new_store "bench_$(echo "d$1_r$2" | tr -c 'a-z0-9_\n' '_')"
   start_leadflow "$dir" 0
   for port in "${buyer_ports[@]}"; do
@@ -213,6 +233,26 @@ run() {  # run DELAY_MS ROUND -> sets result "rate cpu_ms_per_lead rss_mb sold o
     drained=$(( $(echo "$m" | awk '/^leadflow_postback_attempts_total/ && /result="delivered"/ {s += $NF} END {printf "%d", s}') - ${postbacks:-0} ))
     drain_left=$(echo "$m" | awk '/^leadflow_postback_outbox_pending / {printf "%d", $NF}')
   fi
+  # The hanging endpoints recover: how long until every event waiting for them is delivered.
+  if [[ "$postback_endpoints" -ge 1 && "$postback_recovery" -gt 0 ]]; then
+    local before_recovery t_recovered t_last="" left delivered
+    before_recovery=$(metrics | awk '/^leadflow_postback_attempts_total/ && /result="delivered"/ {s += $NF} END {printf "%d", s}')
+    recovered
+    t_recovered=$(now)
+    while :; do
+      m=$(metrics)
+      left=$(echo "$m" | awk '/^leadflow_postback_outbox_pending / {printf "%d", $NF}')
+      delivered=$(( $(echo "$m" | awk '/^leadflow_postback_attempts_total/ && /result="delivered"/ {s += $NF} END {printf "%d", s}') - before_recovery ))
+      if [[ "${left:-1}" -eq 0 ]]; then t_last=$(now); break; fi
+      awk -v a="$t_recovered" -v b="$(now)" -v s="$postback_recovery" 'BEGIN {exit !(b - a >= s)}' && break
+      sleep 0.5
+    done
+    if [[ -n "$t_last" ]]; then
+      recovery="recovered: $delivered delivered, the last $(awk -v a="$t_recovered" -v b="$t_last" 'BEGIN {printf "%.1f", b - a}') s after"
+    else
+      recovery="recovered: $delivered delivered in ${postback_recovery} s, $left left"
+    fi
+  fi
   result=$(awk -v n="$leads" -v d0="$d_first" -v t1="$t_first" -v t2="$t_end" -v c1="$c_first" -v c2="$c_end" \
     -v rss="$(awk '/VmHWM/ {print $2 / 1024}' "/proc/$lf_pid/status")" -v sold="$sold" \
     -v outbox="${outbox:-0}" -v postbacks="${postbacks:-0}" \
@@ -244,7 +284,7 @@ for protocol in $protocols; do
         run "$delay" "$protocol-$round-e$postback_endpoints"
         read -r r c m s o p dr dl pc <<< "$result"
         echo "  buyers at $delay ms ($protocol), round $round$( ((${#counts[@]} > 1)) && echo ", $postback_endpoints endpoints"): $r leads/s, $c ms CPU per lead$( [[ "$store_kind" == postgresql ]] && echo " (PostgreSQL $pc)"), peak RSS $m MB, sold $s of $leads" \
-          "$( [[ "$postback_endpoints" -gt 0 ]] && echo "; postbacks: $o pending in the outbox, $p delivered; in the next ${postback_drain} s $dr more ($((dr / postback_drain))/s), $dl left")" >&2
+          "$( [[ "$postback_endpoints" -gt 0 ]] && echo "; postbacks: $o pending in the outbox, $p delivered; in the next ${postback_drain} s $dr more ($((dr / postback_drain))/s), $dl left")$( [[ -n "$recovery" ]] && echo "; $recovery")" >&2
         k="$delay ms ($protocol)"
         ((${#counts[@]} > 1)) && k+=", $postback_endpoints endpoints"
         rate[$k]+="$r "; cpu[$k]+="$c "; pgcpu[$k]+="$pc "; rss[$k]+="$m "; sold[$k]+="$s "
