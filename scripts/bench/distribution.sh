@@ -23,9 +23,12 @@
 # hanging endpoints then recover (nginx reloaded to answer them at once, the requests they held
 # closed) and the round waits up to S seconds for the outbox to empty: the line adds how many
 # events were delivered after the recovery and when the last one went, or how many were left.
-# Several counts ("0 3") are measured side by side: each round runs every
-# count, in turn (reversed in even rounds), and the table has a row per count and the ratio of
-# each to the first, of the medians and paired round by round.
+# On PostgreSQL the line also has the outbox's rows written and updated by the end of the
+# draining (each claim, return to the outbox and attempt updates a row).
+# A count written "3ok" gives N endpoints none of which hangs. Several counts ("0 3", or "3ok 3"
+# for what the hanging third costs against the same endpoints all answering) are measured side
+# by side: each round runs every count, in turn (reversed in even rounds), and the table has a
+# row per count and the ratio of each to the first, of the medians and paired round by round.
 #
 # BENCH_DISTRIBUTION_STORE=postgresql keeps the leads in a throwaway PostgreSQL server
 # (scripts/pg_server.sh, fsync on; a new database per run) instead of SQLite; the queue stays the
@@ -45,7 +48,12 @@ delays=${BENCH_DELAYS_MS:-"0 100 500"}
 protocols=${BENCH_BUYER_PROTOCOLS:-"h2 http1"}
 build=${BENCH_BUILD:-}
 postback_counts=${BENCH_POSTBACK_ENDPOINTS:-0}
-postback_endpoints=0  # of the run under way
+postback_endpoints=0  # of the run under way: its count as given ("3", "3ok")
+endpoint_count() { echo "${1%ok}"; }  # endpoint_count SPEC: how many endpoints
+endpoints_hang() { [[ "$1" != *ok ]]; }  # endpoints_hang SPEC: whether every third hangs
+endpoints_label() {  # endpoints_label SPEC: the table's words for it
+  if endpoints_hang "$1"; then echo "${1} endpoints"; else echo "${1%ok} endpoints, none hanging"; fi
+}
 store_kind=${BENCH_DISTRIBUTION_STORE:-sqlite}
 case "$store_kind" in
   sqlite|postgresql) ;;
@@ -179,7 +187,7 @@ metrics() { curl -s "http://127.0.0.1:$metrics_port/metrics"; }
 run() {  # run DELAY_MS ROUND -> sets result "rate cpu_ms_per_lead rss_mb sold outbox postbacks drained left pg_cpu_ms_per_lead", recovery
   local dir="$work/d$1-r$2" seller key port pid t_first="" t_end="" c_first c_end p_first p_end d_first=0 decided=0 sold=0 m outbox=0 postbacks=0
   mkdir -p "$dir"
-  recovery=""
+  recovery="" outbox_writes=""
   [[ "$postback_counts" == 0 ]] || hanging reload
   new_store "bench_$(echo "d$1_r$2" | tr -c 'a-z0-9_\n' '_')"
   start_leadflow "$dir" 0
@@ -189,9 +197,9 @@ run() {  # run DELAY_MS ROUND -> sets result "rate cpu_ms_per_lead rss_mb sold o
   seller=$(api "$dir" "$lf_port" POST /v1/sellers '{"name":"bench"}' | field seller_id)
   key=$(api "$dir" "$lf_port" POST /v1/campaigns "{\"seller_id\":\"$seller\",\"name\":\"bench\",\"vertical\":\"auto_insurance\",\"mode\":\"async\",\"rate_limit_per_minute\":10000000}" | field campaign_key)
   [[ -n "$key" ]] || { echo "distribution bench: seeding gave no campaign key" >&2; exit 1; }
-  for i in $(seq 1 "$postback_endpoints"); do
+  for i in $(seq 1 "$(endpoint_count "$postback_endpoints")"); do
     local path=ok
-    (( i % 3 == 1 )) && path=hang
+    (( i % 3 == 1 )) && endpoints_hang "$postback_endpoints" && path=hang
     api "$dir" "$lf_port" POST /v1/postback-endpoints "{\"seller_id\":\"$seller\",\"url\":\"http://127.0.0.1:$postback_port/$path\",\"events\":[\"lead.sold\",\"lead.unsold\"]}" | grep -q '"secret"' \
       || { echo "distribution bench: the postback endpoint was not made" >&2; exit 1; }
   done
@@ -227,14 +235,22 @@ run() {  # run DELAY_MS ROUND -> sets result "rate cpu_ms_per_lead rss_mb sold o
   # With postbacks: what the sender delivers in the next BENCH_POSTBACK_DRAIN_SECONDS, the leads
   # all decided (the store's writer its own), and what is still pending after them.
   drained=0 drain_left=0
-  if [[ "$postback_endpoints" -gt 0 ]]; then
+  if [[ "$(endpoint_count "$postback_endpoints")" -gt 0 ]]; then
     sleep "$postback_drain"
     m=$(metrics "$dir")
     drained=$(( $(echo "$m" | awk '/^leadflow_postback_attempts_total/ && /result="delivered"/ {s += $NF} END {printf "%d", s}') - ${postbacks:-0} ))
     drain_left=$(echo "$m" | awk '/^leadflow_postback_outbox_pending / {printf "%d", $NF}')
+    # On PostgreSQL, the outbox's rows written and their updates so far (the server's own
+    # counts, settled by now): a claim, a return and an attempt each update a row.
+    if [[ "$store_kind" == postgresql ]]; then
+      outbox_writes=$(psql -At "${store_url%\?*}" -c "SELECT n_tup_ins || ' rows written, ' ||
+        n_tup_upd || ' updates (' || round(n_tup_upd::numeric / greatest(n_tup_ins, 1), 2) ||
+        ' a row)' FROM pg_stat_user_tables WHERE relname = 'postback_outbox'")
+    fi
   fi
   # The hanging endpoints recover: how long until every event waiting for them is delivered.
-  if [[ "$postback_endpoints" -ge 1 && "$postback_recovery" -gt 0 ]]; then
+  if [[ "$(endpoint_count "$postback_endpoints")" -ge 1 && "$postback_recovery" -gt 0 ]] &&
+    endpoints_hang "$postback_endpoints"; then
     local before_recovery t_recovered t_last="" left delivered
     before_recovery=$(metrics | awk '/^leadflow_postback_attempts_total/ && /result="delivered"/ {s += $NF} END {printf "%d", s}')
     recovered
@@ -271,7 +287,7 @@ declare -A rate cpu pgcpu rss sold ratio
 buyer_cert
 echo "distribution: $rounds rounds, $leads leads queued, then one embedded worker (default settings, store: $store_kind);" >&2
 echo "three nginx buyers that bid and accept everything after a fixed delay ($protocols)" >&2
-[[ "$postback_counts" != 0 ]] && echo "the seller has $postback_counts postback endpoints (side by side), every third hanging" >&2
+[[ "$postback_counts" != 0 ]] && echo "the seller has $postback_counts postback endpoints (side by side), every third hanging (none in a count written Nok)" >&2
 read -r -a counts <<< "$postback_counts"
 for protocol in $protocols; do
   for delay in $delays; do
@@ -283,15 +299,15 @@ for protocol in $protocols; do
       for postback_endpoints in "${order[@]}"; do
         run "$delay" "$protocol-$round-e$postback_endpoints"
         read -r r c m s o p dr dl pc <<< "$result"
-        echo "  buyers at $delay ms ($protocol), round $round$( ((${#counts[@]} > 1)) && echo ", $postback_endpoints endpoints"): $r leads/s, $c ms CPU per lead$( [[ "$store_kind" == postgresql ]] && echo " (PostgreSQL $pc)"), peak RSS $m MB, sold $s of $leads" \
-          "$( [[ "$postback_endpoints" -gt 0 ]] && echo "; postbacks: $o pending in the outbox, $p delivered; in the next ${postback_drain} s $dr more ($((dr / postback_drain))/s), $dl left")$( [[ -n "$recovery" ]] && echo "; $recovery")" >&2
+        echo "  buyers at $delay ms ($protocol), round $round$( ((${#counts[@]} > 1)) && echo ", $(endpoints_label "$postback_endpoints")"): $r leads/s, $c ms CPU per lead$( [[ "$store_kind" == postgresql ]] && echo " (PostgreSQL $pc)"), peak RSS $m MB, sold $s of $leads" \
+          "$( [[ "$(endpoint_count "$postback_endpoints")" -gt 0 ]] && echo "; postbacks: $o pending in the outbox, $p delivered; in the next ${postback_drain} s $dr more ($((dr / postback_drain))/s), $dl left")$( [[ -n "$outbox_writes" ]] && echo "; outbox $outbox_writes")$( [[ -n "$recovery" ]] && echo "; $recovery")" >&2
         k="$delay ms ($protocol)"
-        ((${#counts[@]} > 1)) && k+=", $postback_endpoints endpoints"
+        ((${#counts[@]} > 1)) && k+=", $(endpoints_label "$postback_endpoints")"
         rate[$k]+="$r "; cpu[$k]+="$c "; pgcpu[$k]+="$pc "; rss[$k]+="$m "; sold[$k]+="$s "
         this_round[$postback_endpoints]=$r
       done
       for n in "${counts[@]:1}"; do
-        ratio["$delay ms ($protocol), $n endpoints"]+="$(awk -v a="${this_round[$n]}" -v b="${this_round[${counts[0]}]}" 'BEGIN {printf "%.3f", a / b}') "
+        ratio["$delay ms ($protocol), $(endpoints_label "$n")"]+="$(awk -v a="${this_round[$n]}" -v b="${this_round[${counts[0]}]}" 'BEGIN {printf "%.3f", a / b}') "
       done
     done
     kill -TERM "$buyers_pid"; wait "$buyers_pid" 2>/dev/null || true
@@ -304,10 +320,10 @@ for protocol in $protocols; do
   for delay in $delays; do
     for n in "${counts[@]}"; do
       k="$delay ms ($protocol)"
-      ((${#counts[@]} > 1)) && k+=", $n endpoints"
+      ((${#counts[@]} > 1)) && k+=", $(endpoints_label "$n")"
       of="" paired=""
       if [[ "$n" != "${counts[0]}" ]]; then
-        first="$delay ms ($protocol), ${counts[0]} endpoints"
+        first="$delay ms ($protocol), $(endpoints_label "${counts[0]}")"
         of=$(awk -v a="$(echo "${rate[$k]}" | median)" -v b="$(echo "${rate[$first]}" | median)" 'BEGIN {printf "%.3f", a / b}')
         paired=$(echo "${ratio[$k]}" | median)
       fi

@@ -115,6 +115,27 @@ class PostbackSenderTest : public ::testing::Test {
     sender.flush();
   }
 
+  /// Claims of 16, two requests to an endpoint at once, a claim a second unless a backlog
+  /// asks sooner: small enough to watch a failing endpoint's events one by one.
+  static PostbackSenderOptions small_options() {
+    PostbackSenderOptions o;
+    o.max_in_flight = 8;
+    o.max_in_flight_per_endpoint = 2;
+    o.poll = std::chrono::seconds(1);
+    o.backlog_gap = std::chrono::milliseconds(10);
+    return o;
+  }
+
+  /// Drives the sender by hand, 10 ms of its time a step, until it finds an endpoint failing.
+  void until_failing(PostbackSender& sender) {
+    for (int step = 0; step < 50 && sender.failing_endpoints() == 0; ++step) {
+      sender.run_once();
+      settle(sender);
+      clock_.advance(std::chrono::milliseconds(10));
+    }
+    ASSERT_EQ(sender.failing_endpoints(), 1);
+  }
+
   TempDir dir_;
   // The sender's time, started at the real time: the receiver checks the signature's
   // timestamp against its own clock.
@@ -362,6 +383,148 @@ TEST_F(PostbackSenderTest, AFailingEndpointsEventsGoBackAndLeaveTheClaimsToTheOt
   EXPECT_EQ(store_->postback_backlog()->pending, 100);
   for (const auto& [id, d] : rows(up.id)) EXPECT_EQ(d.state, PostbackState::kDelivered) << id;
   for (const auto& [id, d] : rows(down.id)) EXPECT_EQ(d.state, PostbackState::kPending) << id;
+}
+
+// The longer an endpoint fails, the longer its events go back for: over a long outage its
+// backlog is claimed a few times, not once every failing_retry (each claim and each return a
+// write of every row it takes).
+TEST_F(PostbackSenderTest, AFailingEndpointsEventsGoBackForAsLongAsItHasBeenFailing) {
+  const PostbackEndpoint down = endpoint("sl_long_down", "/long-down", Mode::kFail);
+  decide("sl_long_down", 100);
+  auto http = client();
+  PostbackSenderOptions o = small_options();
+  o.failing_retry = 10s;
+  o.failing_retry_max = 5min;
+  PostbackSender sender(*store_, *http, clock_, o);
+  until_failing(sender);
+  // How far ahead each event never tried is due, of those not due now: held by the sender (its
+  // lease, from a claim of the last second) or sent back.
+  const auto ahead = [&] {
+    const std::int64_t now = clock_.now_ms();
+    std::vector<std::int64_t> out;
+    for (const auto& [id, d] : rows(down.id))
+      if (d.attempts == 0 && d.next_at_ms > now) out.push_back(d.next_at_ms - now);
+    return out;
+  };
+  // The events, tried before or not, due again exactly failing_retry from now.
+  const auto probes_now = [&] {
+    int n = 0;
+    for (const auto& [id, d] : rows(down.id)) n += d.next_at_ms == clock_.now_ms() + 10'000;
+    return n;
+  };
+  const auto leased = [&](std::int64_t ms) {
+    return ms > o.lease.count() - 1000 && ms <= o.lease.count();
+  };
+  sender.run_once();  // failing since now: what it cannot hold goes back for failing_retry
+  int back = 0;
+  for (std::int64_t ms : ahead()) {
+    EXPECT_TRUE(ms <= 10'000 || leased(ms)) << ms;
+    back += ms <= 10'000;
+  }
+  EXPECT_GT(back, 0);
+
+  // Still failing: the next claim's events go back for 100 s, but for one, back for
+  // failing_retry to find out whether it answers again.
+  clock_.advance(100s);
+  sender.run_once();
+  back = 0;
+  for (std::int64_t ms : ahead()) {
+    EXPECT_TRUE(ms >= 90'000 || ms == 10'000 || leased(ms)) << ms;
+    back += ms >= 90'000;
+  }
+  EXPECT_GT(back, 0) << "back for as long as it has failed";
+  EXPECT_EQ(probes_now(), 1);
+  settle(sender);
+
+  clock_.advance(1h);  // capped at failing_retry_max
+  sender.run_once();
+  back = 0;
+  for (std::int64_t ms : ahead()) {
+    EXPECT_TRUE(ms == 300'000 || ms == 10'000 || leased(ms)) << ms;
+    back += ms == 300'000;
+  }
+  EXPECT_GT(back, 0);
+  EXPECT_EQ(probes_now(), 1);
+  settle(sender);
+  EXPECT_EQ(store_->postback_backlog()->pending, 100) << "none lost";
+}
+
+// Once a failing endpoint answers again, everything it had put back is due at once: one event at
+// a time goes back for failing_retry only and finds out, and the rest follow it rather than wait
+// for as long as they were put back for.
+TEST_F(PostbackSenderTest, AFailingEndpointsEventsAreAllDueOnceItAnswersAgain) {
+  const PostbackEndpoint down = endpoint("sl_back", "/back", Mode::kFail);
+  decide("sl_back", 20);
+  auto http = client();
+  PostbackSenderOptions o = small_options();
+  o.lease = 10s;
+  o.failing_retry = 1s;
+  o.failing_retry_max = 1min;
+  PostbackSender sender(*store_, *http, clock_, o);
+  // Failing for 40 s of the sender's time (its signatures stay within the receiver's
+  // tolerance): every event tried or put back, some for far longer than a lease.
+  until_failing(sender);
+  for (int second = 0; second < 40; ++second) {
+    sender.run_once();
+    settle(sender);
+    clock_.advance(1s);
+  }
+  int far = 0;
+  for (const auto& [id, d] : rows(down.id)) far += d.next_at_ms > clock_.now_ms() + 31'000;
+  EXPECT_GT(far, 0) << "some put back for longer than the 30 s below";
+  EXPECT_EQ(store_->postback_backlog()->pending, 20) << "none lost";
+
+  receiver_->set("/back", down.secret, Mode::kOk);
+  // Those due within the lease and its margin (15 s) of the first success come due on their
+  // own; the rest at once.
+  for (int step = 0; step < 300 && store_->postback_backlog()->pending > 0; ++step) {
+    sender.run_once();
+    settle(sender);
+    clock_.advance(100ms);  // 30 s at most
+  }
+  EXPECT_EQ(store_->postback_backlog()->pending, 0);
+  EXPECT_EQ(delivered_ids(receiver_->received(), "/back").size(), 20u);
+  EXPECT_EQ(sender.failing_endpoints(), 0);
+}
+
+// An endpoint at its limit of events waiting in the sender (a slow one, or one hanging before
+// its attempts time out) has the next ones it is given back for as long as the oldest it holds
+// has waited: not claimed and sent back every busy_retry while it holds the sender's slots.
+TEST_F(PostbackSenderTest, AnEndpointAtItsLimitHasItsEventsBackForAsLongAsItsOldestWaited) {
+  const PostbackEndpoint slow = endpoint("sl_slow", "/slow", Mode::kHang);
+  decide("sl_slow", 40);
+  auto http = client();
+  PostbackSenderOptions o;
+  o.max_in_flight = 8;  // a claim asks for 16
+  o.max_in_flight_per_endpoint = 2;
+  o.max_waiting_per_endpoint = 4;
+  o.timeout = 2s;  // of real time: the steps below take milliseconds
+  o.poll = 1s;
+  o.busy_retry = 1s;
+  PostbackSender sender(*store_, *http, clock_, o);
+  // A claim of 16: four held (two of them sent), the other twelve back for busy_retry.
+  ASSERT_EQ(sender.run_once(), 2);
+  const std::int64_t first = clock_.now_ms();
+  int back = 0;
+  for (const auto& [id, d] : rows(slow.id))
+    if (d.next_at_ms > first && d.next_at_ms <= first + 1000) ++back;
+  EXPECT_EQ(back, 12);
+
+  clock_.advance(20s);  // the oldest it holds have waited 20 s: the next ones go back for 20 s
+  EXPECT_EQ(sender.run_once(), 0);
+  const std::int64_t now = clock_.now_ms();
+  back = 0;
+  for (const auto& [id, d] : rows(slow.id)) {
+    // Due, or held under a lease of either claim.
+    if (d.next_at_ms <= now || d.next_at_ms == first + o.lease.count() ||
+        d.next_at_ms == now + o.lease.count())
+      continue;
+    EXPECT_EQ(d.next_at_ms, now + 20'000) << id;
+    ++back;
+  }
+  EXPECT_EQ(back, 12);  // of the 14 claimed, two more held
+  settle(sender);
+  EXPECT_EQ(store_->postback_backlog()->pending, 40) << "none lost";
 }
 
 // The sender prunes the outbox on its own schedule: delivered and given-up events past the

@@ -377,6 +377,11 @@ StoreStatus FakeStore::record_postback_attempts(std::span<const PostbackAttempt>
 StoreStatus FakeStore::release_postbacks(std::span<const PostbackRelease> rows) {
   return down() ? StoreStatus::kUnavailable : real_->release_postbacks(rows);
 }
+std::optional<int> FakeStore::resume_postbacks(std::string_view endpoint_id, std::int64_t now_ms,
+                                               std::int64_t beyond_ms) {
+  if (down()) return std::nullopt;
+  return real_->resume_postbacks(endpoint_id, now_ms, beyond_ms);
+}
 std::optional<std::vector<PostbackDelivery>> FakeStore::list_postback_deliveries(
     std::string_view endpoint_id, std::string_view before_event_id, int limit) {
   if (down()) return std::nullopt;

@@ -149,6 +149,8 @@ class FakeStore final : public Store {
                                                                int limit) override;
   StoreStatus record_postback_attempts(std::span<const PostbackAttempt> attempts) override;
   StoreStatus release_postbacks(std::span<const PostbackRelease> rows) override;
+  std::optional<int> resume_postbacks(std::string_view endpoint_id, std::int64_t now_ms,
+                                      std::int64_t beyond_ms) override;
   std::optional<std::vector<PostbackDelivery>> list_postback_deliveries(
       std::string_view endpoint_id, std::string_view before_event_id, int limit) override;
   std::optional<std::vector<PostbackAttempt>> list_postback_attempts(

@@ -13,6 +13,12 @@
 
 namespace leadflow {
 
+namespace {
+/// How far the clocks of two senders may disagree: a row due this much past a lease is no
+/// other sender's.
+constexpr std::chrono::milliseconds kLeaseClockMargin{5000};
+}  // namespace
+
 PostbackMetrics& postback_metrics() {
   static PostbackMetrics m = [] {
     auto& r = *metrics_registry();
@@ -176,8 +182,43 @@ bool PostbackSender::endpoint_failing(const std::string& id) const {
   return postbacks::endpoint_failing(std::span<const bool>(newest_first, it->second.size()));
 }
 
+std::chrono::milliseconds PostbackSender::failing_deferral(const std::string& id, SteadyTime now) {
+  Failing& f = failing_.try_emplace(id, Failing{now, now}).first->second;
+  if (f.probe_at <= now) {
+    f.probe_at = now + options_.failing_retry;
+    return options_.failing_retry;
+  }
+  return std::clamp(std::chrono::duration_cast<std::chrono::milliseconds>(now - f.since),
+                    options_.failing_retry, options_.failing_retry_max);
+}
+
+std::chrono::milliseconds PostbackSender::busy_deferral(const std::string& id,
+                                                        SteadyTime now) const {
+  const auto it = waiting_.find(id);
+  const auto waited =
+      it == waiting_.end() || it->second.empty()
+          ? std::chrono::milliseconds(0)
+          : std::chrono::duration_cast<std::chrono::milliseconds>(now - it->second.front().claimed);
+  return std::clamp(waited, options_.busy_retry, std::max(options_.busy_retry, options_.lease / 2));
+}
+
 int PostbackSender::run_once() {
   const SteadyTime steady = clock_.steady_now();
+  // An endpoint that answered again starts afresh, and what this sender put back for as long as
+  // it had been failing is due at once: every row of it due past the longest lease another
+  // sender could hold (with a margin for the clocks of several processes).
+  for (auto it = failing_.begin(); it != failing_.end();) {
+    if (endpoint_failing(it->first)) {
+      ++it;
+      continue;
+    }
+    const std::int64_t now = clock_.now_ms();
+    const auto resumed = store_.resume_postbacks(
+        it->first, now, now + options_.lease.count() + kLeaseClockMargin.count());
+    if (!resumed)  // they come due when they were put back for
+      log(LogLevel::kWarn, "postbacks_not_resumed", {{"endpoint_id", it->first}});
+    it = failing_.erase(it);
+  }
   const std::size_t room = 2 * static_cast<std::size_t>(options_.max_in_flight);
   // A poll after the last claim; with a backlog, as soon as what it held for endpoints with a
   // free slot is half sent (an endpoint at its limit, a hanging one, holds no claim up).
@@ -205,7 +246,7 @@ int PostbackSender::run_once() {
     if (rows.size() > failing_hold() && endpoint_failing(id))
       while (rows.size() > failing_hold()) {
         back.push_back(
-            {rows.back().delivery.facts.event_id, id, now + options_.failing_retry.count()});
+            {rows.back().delivery.facts.event_id, id, now + failing_deferral(id, steady).count()});
         rows.pop_back();
         --waiting_count_;
       }
@@ -224,8 +265,8 @@ int PostbackSender::run_once() {
           rows.size() >= (failing ? failing_hold()
                                   : static_cast<std::size_t>(options_.max_waiting_per_endpoint))) {
         const auto later = !e->active ? options_.paused_retry
-                           : failing  ? options_.failing_retry
-                                      : options_.busy_retry;
+                           : failing  ? failing_deferral(e->id, steady)
+                                      : busy_deferral(e->id, steady);
         back.push_back({d.facts.event_id, d.endpoint_id, now + later.count()});
         continue;
       }

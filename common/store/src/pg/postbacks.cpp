@@ -327,6 +327,17 @@ StoreStatus PgStore::release_postbacks(std::span<const PostbackRelease> rows) {
                Params().add(event.str()).add(endpoint.str()).add(next_at.str()));
 }
 
+std::optional<int> PgStore::resume_postbacks(std::string_view endpoint_id, std::int64_t now_ms,
+                                             std::int64_t beyond_ms) {
+  return run("resume_postbacks", std::optional<int>{}, [&](Connection& c) -> std::optional<int> {
+    const Result r = c.exec(
+        "UPDATE postback_outbox SET next_at = $2"
+        " WHERE endpoint_id = $1 AND state = 'pending' AND next_at > $3 RETURNING 1",
+        Params().add(endpoint_id).add(now_ms).add(beyond_ms), Effect::kWrite);
+    return r.rows();
+  });
+}
+
 std::optional<std::vector<PostbackDelivery>> PgStore::list_postback_deliveries(
     std::string_view endpoint_id, std::string_view before_event_id, int limit) {
   return read_rows<PostbackDelivery>(

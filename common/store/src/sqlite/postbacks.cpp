@@ -331,6 +331,20 @@ StoreStatus SqliteStore::release_postbacks(std::span<const PostbackRelease> rows
   });
 }
 
+std::optional<int> SqliteStore::resume_postbacks(std::string_view endpoint_id, std::int64_t now_ms,
+                                                 std::int64_t beyond_ms) {
+  return guarded("resume_postbacks", std::optional<int>{}, [&]() -> std::optional<int> {
+    std::lock_guard lock(write_mu_);
+    Connection& c = *writer_;
+    Query q(c,
+            "UPDATE postback_outbox SET next_at = ?2"
+            " WHERE endpoint_id = ?1 AND state = 'pending' AND next_at > ?3");
+    if (int rc = q.bind(endpoint_id).bind(now_ms).bind(beyond_ms).run())
+      return (report(c, rc, "resume_postbacks"), std::optional<int>{});
+    return static_cast<int>(c.changes());
+  });
+}
+
 std::optional<std::vector<PostbackDelivery>> SqliteStore::list_postback_deliveries(
     std::string_view endpoint_id, std::string_view before_event_id, int limit) {
   return read_rows<PostbackDelivery>(

@@ -180,6 +180,12 @@ class PostbackStore : public virtual StorePort {
   /// sender could not start one: the endpoint is at its own limit of requests in flight, or
   /// switched off), in one transaction. A row no longer pending is left as it is.
   virtual StoreStatus release_postbacks(std::span<const PostbackRelease> rows) = 0;
+  /// An endpoint that answers again: its pending rows due after `beyond_ms` are due at `now_ms`
+  /// (the sender puts a failing endpoint's events back for as long as it has been failing; a
+  /// lease never reaches past now + the lease, so a caller passing a `beyond_ms` past that takes
+  /// no row another sender holds). How many; nullopt when the store could not say.
+  virtual std::optional<int> resume_postbacks(std::string_view endpoint_id, std::int64_t now_ms,
+                                              std::int64_t beyond_ms) = 0;
   /// An endpoint's outbox rows, newest event first, those with events before `before_event_id`
   /// ("" = from the newest); at most `limit`; an event not yet fanned out among them as the row
   /// it will be. nullopt when the store could not say.

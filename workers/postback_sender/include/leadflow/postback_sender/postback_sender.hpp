@@ -45,12 +45,19 @@ struct PostbackSenderOptions {
   /// How long a claimed event is this sender's before another may claim it again: longer than
   /// an attempt can take, so only a sender that died loses its claims (to another sender).
   std::chrono::milliseconds lease{60'000};
-  /// How long an event of an endpoint at its own limit, or switched off, waits to be claimed
-  /// again.
+  /// How long an event of an endpoint at its own limit waits to be claimed again: as long as
+  /// the oldest event this sender holds for it has waited, at least this and at most half the
+  /// lease, so a slow or hanging endpoint's events are not claimed and sent back every second.
   std::chrono::milliseconds busy_retry{1000};
-  /// The same for an endpoint whose last attempts all failed (postbacks::endpoint_failing): its
-  /// events are not claimed again and again while it hangs, so claims carry the others'.
+  /// The same for an endpoint whose last attempts all failed (postbacks::endpoint_failing): as
+  /// long as it has been failing, at least failing_retry and at most failing_retry_max, so over
+  /// an outage of T each of its events is claimed about log2(T / failing_retry) + T /
+  /// failing_retry_max times, not once every failing_retry, and claims carry the others'. One
+  /// event at a time goes back for failing_retry only, to find out when it answers again; then
+  /// the rest are due at once (PostbackStore::resume_postbacks).
   std::chrono::milliseconds failing_retry{10'000};
+  std::chrono::milliseconds failing_retry_max{3'600'000};
+  /// The same for an endpoint switched off.
   std::chrono::milliseconds paused_retry{60'000};
   /// How long endpoints are cached at most: they are read again as soon as the store says one
   /// changed (PostbackStore::postback_endpoints_version), and at least this often.
@@ -114,6 +121,9 @@ class PostbackSender {
   void send(const PostbackDelivery& d, const PostbackEndpoint& e);
   const PostbackEndpoint* endpoint(const std::string& id);
   bool endpoint_failing(const std::string& id) const;
+  // How long an event of endpoint `id` the sender cannot take now goes back to the outbox for.
+  std::chrono::milliseconds failing_deferral(const std::string& id, SteadyTime now);
+  std::chrono::milliseconds busy_deferral(const std::string& id, SteadyTime now) const;
   std::size_t ready_to_send() const;  // claimed events of endpoints with a free slot
   std::size_t failing_hold() const {
     return static_cast<std::size_t>(options_.max_in_flight_per_endpoint);
@@ -140,6 +150,13 @@ class PostbackSender {
   // Claimed events waiting for a slot of their endpoint, oldest first, and their number.
   std::unordered_map<std::string, std::deque<Waiting>> waiting_;
   std::size_t waiting_count_ = 0;
+  // Each endpoint this sender found failing: since when, in a row, and when the one event that
+  // finds out whether it answers again is next due.
+  struct Failing {
+    SteadyTime since;
+    SteadyTime probe_at;
+  };
+  std::unordered_map<std::string, Failing> failing_;
   std::optional<SteadyTime> last_claim_, last_flush_;
   bool backlog_ = false;                  // the last claim got all it asked for: more are due
   std::optional<SteadyTime> next_prune_;  // unset: at the first round
