@@ -133,7 +133,18 @@ void PostbackSender::flush() {
   if (done.empty()) return;
   std::vector<PostbackAttempt> attempts;
   attempts.reserve(done.size());
-  for (auto& f : done) attempts.push_back(std::move(f.attempt));
+  const SteadyTime steady = clock_.steady_now();
+  const std::int64_t now = clock_.now_ms();
+  for (auto& f : done) {
+    PostbackAttempt& a = f.attempt;
+    // A failing endpoint's failed attempt may be the one that tries it again soon, so that its
+    // first answer is noticed though none of its other events comes due for long.
+    if (!f.ok && a.then == PostbackState::kPending && endpoint_failing(a.endpoint_id) &&
+        probe_due(failing_.try_emplace(a.endpoint_id, Failing{steady, steady}).first->second,
+                  steady))
+      a.next_at_ms = std::min(a.next_at_ms, now + options_.failing_retry.count());
+    attempts.push_back(std::move(a));
+  }
   // Not recorded: the events' leases run out and they are sent again (at least once).
   if (store_.record_postback_attempts(attempts) != StoreStatus::kOk)
     log(LogLevel::kWarn, "postback_attempts_not_recorded",
@@ -184,12 +195,15 @@ bool PostbackSender::endpoint_failing(const std::string& id) const {
 
 std::chrono::milliseconds PostbackSender::failing_deferral(const std::string& id, SteadyTime now) {
   Failing& f = failing_.try_emplace(id, Failing{now, now}).first->second;
-  if (f.probe_at <= now) {
-    f.probe_at = now + options_.failing_retry;
-    return options_.failing_retry;
-  }
+  if (probe_due(f, now)) return options_.failing_retry;
   return std::clamp(std::chrono::duration_cast<std::chrono::milliseconds>(now - f.since),
                     options_.failing_retry, options_.failing_retry_max);
+}
+
+bool PostbackSender::probe_due(Failing& f, SteadyTime now) {
+  if (f.probe_at > now) return false;
+  f.probe_at = now + options_.failing_retry;
+  return true;
 }
 
 std::chrono::milliseconds PostbackSender::busy_deferral(const std::string& id,

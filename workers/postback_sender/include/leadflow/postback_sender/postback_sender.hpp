@@ -53,8 +53,9 @@ struct PostbackSenderOptions {
   /// long as it has been failing, at least failing_retry and at most failing_retry_max, so over
   /// an outage of T each of its events is claimed about log2(T / failing_retry) + T /
   /// failing_retry_max times, not once every failing_retry, and claims carry the others'. One
-  /// event at a time goes back for failing_retry only, to find out when it answers again; then
-  /// the rest are due at once (PostbackStore::resume_postbacks).
+  /// event at a time, sent back or failed, is due again in failing_retry whatever its schedule,
+  /// to find out when the endpoint answers again; then the rest are due at once
+  /// (PostbackStore::resume_postbacks).
   std::chrono::milliseconds failing_retry{10'000};
   std::chrono::milliseconds failing_retry_max{3'600'000};
   /// The same for an endpoint switched off.
@@ -157,6 +158,9 @@ class PostbackSender {
     SteadyTime probe_at;
   };
   std::unordered_map<std::string, Failing> failing_;
+  // Whether the next event of `f` to go back is the one that tries it again within
+  // failing_retry (at most one per failing_retry).
+  bool probe_due(Failing& f, SteadyTime now);
   std::optional<SteadyTime> last_claim_, last_flush_;
   bool backlog_ = false;                  // the last claim got all it asked for: more are due
   std::optional<SteadyTime> next_prune_;  // unset: at the first round
