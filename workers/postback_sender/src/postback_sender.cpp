@@ -140,8 +140,7 @@ void PostbackSender::flush() {
     // A failing endpoint's failed attempt may be the one that tries it again soon, so that its
     // first answer is noticed though none of its other events comes due for long.
     if (!f.ok && a.then == PostbackState::kPending && endpoint_failing(a.endpoint_id) &&
-        probe_due(failing_.try_emplace(a.endpoint_id, Failing{steady, steady}).first->second,
-                  steady))
+        probe_due(failing_entry(a.endpoint_id, steady), steady))
       a.next_at_ms = std::min(a.next_at_ms, now + options_.failing_retry.count());
     attempts.push_back(std::move(a));
   }
@@ -194,7 +193,7 @@ bool PostbackSender::endpoint_failing(const std::string& id) const {
 }
 
 std::chrono::milliseconds PostbackSender::failing_deferral(const std::string& id, SteadyTime now) {
-  Failing& f = failing_.try_emplace(id, Failing{now, now}).first->second;
+  Failing& f = failing_entry(id, now);
   if (probe_due(f, now)) return options_.failing_retry;
   return std::clamp(std::chrono::duration_cast<std::chrono::milliseconds>(now - f.since),
                     options_.failing_retry, options_.failing_retry_max);

@@ -158,6 +158,10 @@ class PostbackSender {
     SteadyTime probe_at;
   };
   std::unordered_map<std::string, Failing> failing_;
+  // Endpoint `id`'s entry, made failing since `now` if it had none.
+  Failing& failing_entry(const std::string& id, SteadyTime now) {
+    return failing_.try_emplace(id, Failing{now, now}).first->second;
+  }
   // Whether the next event of `f` to go back is the one that tries it again within
   // failing_retry (at most one per failing_retry).
   bool probe_due(Failing& f, SteadyTime now);
