@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 #include <prometheus/counter.h>
 
+#include "fake_store.hpp"
 #include "leadflow/base/clock.hpp"
 #include "leadflow/base/ids.hpp"
 #include "leadflow/delivery/http_client.hpp"
@@ -501,6 +502,51 @@ TEST_F(PostbackSenderTest, AFailingEndpointIsTriedAgainSoonThoughItsEventsWaitLo
   const PostbackDelivery row = rows(down.id).begin()->second;
   EXPECT_EQ(row.attempts, 5);
   EXPECT_EQ(row.next_at_ms, clock_.now_ms() + 10'000) << "not 8 minutes later";
+}
+
+// The events of an endpoint the sender knows to be failing, fanned out after it knew, are
+// never claimed while it fails: they wait in the outbox, due when the sender would have sent
+// them back to, and the claims go to the other endpoints' events (a hanging endpoint costs
+// the store its events' rows, not a claim and a return of each).
+TEST_F(PostbackSenderTest, AFailingEndpointsNewEventsWaitInTheOutboxUnclaimed) {
+  auto fake = std::make_unique<FakeStore>(clock_);
+  FakeStore& counted = *fake;
+  store_ = std::move(fake);
+  const PostbackEndpoint down = endpoint("sl_held", "/held", Mode::kFail);
+  const PostbackEndpoint up = endpoint("sl_held_up", "/held-up", Mode::kOk);
+  decide("sl_held", 10);
+  auto http = client();
+  PostbackSenderOptions o = small_options();
+  o.failing_retry = 30s;
+  PostbackSender sender(*store_, *http, clock_, o);
+  until_failing(sender);
+  std::set<std::string> before;
+  for (const auto& [id, d] : rows(down.id)) before.insert(id);
+
+  const std::int64_t decided_at = clock_.now_ms();
+  decide("sl_held", 30);
+  decide("sl_held_up", 30);
+  // Eight seconds of the sender's time: within the 30 s it would send the failing endpoint's
+  // events back for, and long enough for every event to be fanned out (16 a claim, a claim a
+  // second).
+  for (int step = 0; step < 800; ++step) {
+    sender.run_once();
+    settle(sender);
+    clock_.advance(10ms);
+  }
+  EXPECT_EQ(delivered_ids(receiver_->received(), "/held-up").size(), 30u);
+  for (const auto& [id, d] : rows(up.id)) EXPECT_EQ(d.state, PostbackState::kDelivered) << id;
+  int held = 0;
+  for (const auto& [id, d] : rows(down.id)) {
+    if (before.contains(id)) continue;
+    ++held;
+    EXPECT_EQ(counted.postback_claims(down.id, id), 0) << id;
+    EXPECT_EQ(d.attempts, 0) << id;
+    EXPECT_GE(d.next_at_ms, decided_at + 30'000) << id;
+    EXPECT_LE(d.next_at_ms, clock_.now_ms() + 30'000) << id;
+  }
+  EXPECT_EQ(held, 30);
+  EXPECT_EQ(store_->postback_backlog()->pending, 40) << "none lost";
 }
 
 // An endpoint at its limit of events waiting in the sender (a slow one, or one hanging before

@@ -365,11 +365,19 @@ StoreStatus FakeStore::delete_postback_endpoint(std::string_view id, std::int64_
 std::uint64_t FakeStore::postback_endpoints_version() {
   return real_->postback_endpoints_version();
 }
-std::optional<std::vector<PostbackDelivery>> FakeStore::claim_postbacks(std::int64_t now_ms,
-                                                                        std::int64_t lease_ms,
-                                                                        int limit) {
+std::optional<std::vector<PostbackDelivery>> FakeStore::claim_postbacks(
+    std::int64_t now_ms, std::int64_t lease_ms, int limit, std::span<const PostbackHold> holds) {
   if (down()) return std::nullopt;
-  return real_->claim_postbacks(now_ms, lease_ms, limit);
+  auto claimed = real_->claim_postbacks(now_ms, lease_ms, limit, holds);
+  std::lock_guard lock(mu_);
+  for (const PostbackDelivery& d : claimed.value_or(std::vector<PostbackDelivery>{}))
+    ++postback_claims_[{d.endpoint_id, d.facts.event_id}];
+  return claimed;
+}
+int FakeStore::postback_claims(const std::string& endpoint_id, const std::string& event_id) const {
+  std::lock_guard lock(mu_);
+  const auto it = postback_claims_.find({endpoint_id, event_id});
+  return it == postback_claims_.end() ? 0 : it->second;
 }
 StoreStatus FakeStore::record_postback_attempts(std::span<const PostbackAttempt> attempts) {
   return down() ? StoreStatus::kUnavailable : real_->record_postback_attempts(attempts);

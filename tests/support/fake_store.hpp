@@ -58,6 +58,8 @@ class FakeStore final : public Store {
   int unavailable_calls() const;
   /// Calls waiting for release_calls() now.
   int held_calls() const;
+  /// How many times claim_postbacks has answered the row of `event_id` at `endpoint_id`.
+  int postback_claims(const std::string& endpoint_id, const std::string& event_id) const;
 
   StoreStatus migrate() override;
   bool healthy() override;
@@ -144,9 +146,9 @@ class FakeStore final : public Store {
   Lookup<PostbackEndpoint> rotate_postback_secret(const SecretRotation& r) override;
   StoreStatus delete_postback_endpoint(std::string_view id, std::int64_t version) override;
   std::uint64_t postback_endpoints_version() override;
-  std::optional<std::vector<PostbackDelivery>> claim_postbacks(std::int64_t now_ms,
-                                                               std::int64_t lease_ms,
-                                                               int limit) override;
+  std::optional<std::vector<PostbackDelivery>> claim_postbacks(
+      std::int64_t now_ms, std::int64_t lease_ms, int limit,
+      std::span<const PostbackHold> holds = {}) override;
   StoreStatus record_postback_attempts(std::span<const PostbackAttempt> attempts) override;
   StoreStatus release_postbacks(std::span<const PostbackRelease> rows) override;
   std::optional<int> resume_postbacks(std::string_view endpoint_id, std::int64_t now_ms,
@@ -244,7 +246,8 @@ class FakeStore final : public Store {
   SteadyTime down_until_{};
   int intents_written_ = 0;
   int unavailable_calls_ = 0;
-  int waiting_ = 0;  // calls held now
+  int waiting_ = 0;                                                     // calls held now
+  std::map<std::pair<std::string, std::string>, int> postback_claims_;  // endpoint, event
 };
 
 }  // namespace leadflow::testing

@@ -46,6 +46,14 @@ namespace leadflow {
 #define LF_POSTBACK_EVENT_AS_OUTBOX \
   LF_POSTBACK_EVENT_COLUMNS ", endpoint_id, 'pending', 0, occurred_at, 0, '', 0, occurred_at"
 
+/// The same for a claim's fan-out, beside the claim's holds (held_endpoint, held_until; NULL for
+/// an endpoint not held): due at the later of its event and its endpoint's hold.
+#define LF_POSTBACK_EVENT_AS_HELD_OUTBOX                \
+  LF_POSTBACK_EVENT_COLUMNS                             \
+  ", endpoint_id, 'pending', 0,"                        \
+  " CASE WHEN held_until > occurred_at THEN held_until" \
+  " ELSE occurred_at END, 0, '', 0, occurred_at"
+
 /// Events still to deliver, the fanned-out rows pending and the events not yet fanned out (once
 /// per endpoint they go to), and the oldest of them.
 #define LF_POSTBACK_BACKLOG                                                      \

@@ -150,18 +150,22 @@ void PostbackSender::flush() {
         {{"attempts", static_cast<std::int64_t>(attempts.size())}});
 }
 
-const PostbackEndpoint* PostbackSender::endpoint(const std::string& id) {
+void PostbackSender::refresh_endpoints() {
   const SteadyTime now = clock_.steady_now();
   const std::uint64_t version = store_.postback_endpoints_version();
-  if (endpoints_read_at_ == SteadyTime{} || version != endpoints_version_ ||
-      now - endpoints_read_at_ > options_.endpoints_refresh) {
-    if (auto all = store_.list_postback_endpoints("")) {
-      endpoints_.clear();
-      for (auto& e : *all) endpoints_.emplace(e.id, std::move(e));
-      endpoints_read_at_ = now;
-      endpoints_version_ = version;
-    }
+  if (endpoints_read_at_ != SteadyTime{} && version == endpoints_version_ &&
+      now - endpoints_read_at_ <= options_.endpoints_refresh)
+    return;
+  if (auto all = store_.list_postback_endpoints("")) {
+    endpoints_.clear();
+    for (auto& e : *all) endpoints_.emplace(e.id, std::move(e));
+    endpoints_read_at_ = now;
+    endpoints_version_ = version;
   }
+}
+
+const PostbackEndpoint* PostbackSender::endpoint(const std::string& id) {
+  refresh_endpoints();
   auto it = endpoints_.find(id);
   if (it == endpoints_.end()) {
     // Made since the last read: read it alone.
@@ -194,9 +198,26 @@ bool PostbackSender::endpoint_failing(const std::string& id) const {
 
 std::chrono::milliseconds PostbackSender::failing_deferral(const std::string& id, SteadyTime now) {
   Failing& f = failing_entry(id, now);
-  if (probe_due(f, now)) return options_.failing_retry;
+  return probe_due(f, now) ? options_.failing_retry : failing_for(f, now);
+}
+
+std::chrono::milliseconds PostbackSender::failing_for(const Failing& f, SteadyTime now) const {
   return std::clamp(std::chrono::duration_cast<std::chrono::milliseconds>(now - f.since),
                     options_.failing_retry, options_.failing_retry_max);
+}
+
+std::vector<PostbackHold> PostbackSender::holds(SteadyTime steady, std::int64_t now) {
+  std::vector<PostbackHold> out;
+  refresh_endpoints();
+  for (const auto& [id, e] : endpoints_)
+    if (!e.active) out.push_back({id, now + options_.paused_retry.count()});
+  for (const auto& [id, f] : failing_)
+    if (endpoint_failing(id)) out.push_back({id, now + failing_for(f, steady).count()});
+  for (const auto& [id, rows] : waiting_)
+    if (rows.size() >= static_cast<std::size_t>(options_.max_waiting_per_endpoint) &&
+        !failing_.contains(id))
+      out.push_back({id, now + busy_deferral(id, steady).count()});
+  return out;
 }
 
 bool PostbackSender::probe_due(Failing& f, SteadyTime now) {
@@ -267,7 +288,8 @@ int PostbackSender::run_once() {
   if (due && waiting_count_ < room) {
     last_claim_ = steady;
     const int asked = static_cast<int>(room - waiting_count_);
-    const auto claimed = store_.claim_postbacks(now, options_.lease.count(), asked);
+    const auto claimed =
+        store_.claim_postbacks(now, options_.lease.count(), asked, holds(steady, now));
     backlog_ = claimed && static_cast<int>(claimed->size()) >= asked;
     for (const PostbackDelivery& d : claimed.value_or(std::vector<PostbackDelivery>{})) {
       const PostbackEndpoint* e = endpoint(d.endpoint_id);

@@ -330,9 +330,9 @@ class PgStore final : public Store, private PgCalls {
   StoreStatus update_postback_endpoint(PostbackEndpoint& e, bool fan_out_first) override;
   Lookup<PostbackEndpoint> rotate_postback_secret(const SecretRotation& r) override;
   StoreStatus delete_postback_endpoint(std::string_view id, std::int64_t version) override;
-  std::optional<std::vector<PostbackDelivery>> claim_postbacks(std::int64_t now_ms,
-                                                               std::int64_t lease_ms,
-                                                               int limit) override;
+  std::optional<std::vector<PostbackDelivery>> claim_postbacks(
+      std::int64_t now_ms, std::int64_t lease_ms, int limit,
+      std::span<const PostbackHold> holds = {}) override;
   StoreStatus record_postback_attempts(std::span<const PostbackAttempt> attempts) override;
   StoreStatus release_postbacks(std::span<const PostbackRelease> rows) override;
   std::optional<int> resume_postbacks(std::string_view endpoint_id, std::int64_t now_ms,

@@ -222,14 +222,14 @@ StoreStatus PgStore::delete_postback_endpoint(std::string_view id, std::int64_t 
 /// One transaction. The rows already fanned out are claimed first; only when they fall short, up
 /// to as many of the oldest events not yet fanned out become their rows per endpoint and leave
 /// postback_events (the INSERT reads the view in the statement's snapshot, from before the
-/// DELETE beside it), and those are claimed: the fan-out keeps to the senders' pace, never ahead
-/// of it while the workers write. FOR UPDATE SKIP LOCKED in both:
+/// DELETE beside it), and those are claimed, in rounds while they still fall short (the rows of
+/// held endpoints are not due): the fan-out keeps to the senders' pace, never ahead of it while
+/// the workers write. FOR UPDATE SKIP LOCKED in both:
 /// processes claiming at once fan out and take distinct rows without waiting for each other;
 /// the lease (next_at moved ahead) keeps a claimed row from being claimed again once this
 /// commits, until the claimer records its attempt or the lease runs out.
-std::optional<std::vector<PostbackDelivery>> PgStore::claim_postbacks(std::int64_t now_ms,
-                                                                      std::int64_t lease_ms,
-                                                                      int limit) {
+std::optional<std::vector<PostbackDelivery>> PgStore::claim_postbacks(
+    std::int64_t now_ms, std::int64_t lease_ms, int limit, std::span<const PostbackHold> holds) {
   using Rows = std::optional<std::vector<PostbackDelivery>>;
   return run("claim_postbacks", Rows{}, [&](Connection& c) -> Rows {
     Transaction tx(c);
@@ -245,20 +245,27 @@ std::optional<std::vector<PostbackDelivery>> PgStore::claim_postbacks(std::int64
       for (int i = 0; i < r.rows(); ++i) out.push_back(read_postback_delivery(Row{r, i}));
     };
     claim(limit);
-    const int short_by = limit - static_cast<int>(out.size());
-    if (short_by <= 0) {
-      tx.commit();
-      return out;
+    ArrayText held, until;
+    for (const PostbackHold& h : holds) {
+      held.add(h.endpoint_id);
+      until.add(h.until_ms);
     }
-    c.exec(
-        "WITH taken AS (DELETE FROM postback_events WHERE seq IN (SELECT seq FROM"
-        "  postback_events ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED) RETURNING seq)"
-        " INSERT INTO postback_outbox (" LF_POSTBACK_OUTBOX_COLUMNS
-        ") SELECT " LF_POSTBACK_EVENT_AS_OUTBOX
-        " FROM postback_event_deliveries WHERE seq IN (SELECT seq FROM taken) ORDER BY seq"
-        " ON CONFLICT DO NOTHING",
-        Params().add(short_by), Effect::kWrite);
-    claim(short_by);
+    for (int round = 0; round < kClaimFanOutRounds; ++round) {
+      const int short_by = limit - static_cast<int>(out.size());
+      if (short_by <= 0) break;
+      const Result fanned = c.exec(
+          "WITH taken AS (DELETE FROM postback_events WHERE seq IN (SELECT seq FROM"
+          "  postback_events ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED) RETURNING seq),"
+          " fanned AS (INSERT INTO postback_outbox (" LF_POSTBACK_OUTBOX_COLUMNS
+          ")  SELECT " LF_POSTBACK_EVENT_AS_HELD_OUTBOX
+          "  FROM postback_event_deliveries LEFT JOIN unnest($2::TEXT[], $3::BIGINT[])"
+          "   AS h (held_endpoint, held_until) ON held_endpoint = endpoint_id"
+          "  WHERE seq IN (SELECT seq FROM taken) ORDER BY seq ON CONFLICT DO NOTHING)"
+          " SELECT COUNT(*) FROM taken",
+          Params().add(short_by).add(held.str()).add(until.str()), Effect::kWrite);
+      claim(short_by);
+      if (fanned.int64(0, 0) < short_by) break;  // none left to fan out
+    }
     tx.commit();
     return out;
   });

@@ -202,9 +202,9 @@ class SqliteStore final : public Store, private SqliteCalls {
   StoreStatus update_postback_endpoint(PostbackEndpoint& e, bool fan_out_first) override;
   Lookup<PostbackEndpoint> rotate_postback_secret(const SecretRotation& r) override;
   StoreStatus delete_postback_endpoint(std::string_view id, std::int64_t version) override;
-  std::optional<std::vector<PostbackDelivery>> claim_postbacks(std::int64_t now_ms,
-                                                               std::int64_t lease_ms,
-                                                               int limit) override;
+  std::optional<std::vector<PostbackDelivery>> claim_postbacks(
+      std::int64_t now_ms, std::int64_t lease_ms, int limit,
+      std::span<const PostbackHold> holds = {}) override;
   StoreStatus record_postback_attempts(std::span<const PostbackAttempt> attempts) override;
   StoreStatus release_postbacks(std::span<const PostbackRelease> rows) override;
   std::optional<int> resume_postbacks(std::string_view endpoint_id, std::int64_t now_ms,
@@ -231,7 +231,9 @@ class SqliteStore final : public Store, private SqliteCalls {
   /// Writes the event `e` once, in the caller's transaction; a claim fans it out to its
   /// endpoints (fan_out_postback_events).
   static int write_outbox(Connection& c, const OutboxEvent& e);
-  static int fan_out_postback_events(Connection& c, int limit);
+  /// Due when their event happened, or for an endpoint held at the hold's end if later.
+  static int fan_out_postback_events(Connection& c, int limit, std::span<const PostbackHold> holds,
+                                     int& events);
   /// Every event not yet fanned out of the seller of the endpoint `endpoint_id`.
   static int fan_out_seller_events(Connection& c, std::string_view endpoint_id);
   /// write_outbox when the seller `seller_id` ("" = the lead's, unknown here: any seller) has

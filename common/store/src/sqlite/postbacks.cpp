@@ -200,25 +200,36 @@ StoreStatus SqliteStore::delete_postback_endpoint(std::string_view id, std::int6
 }
 
 /// Up to `limit` of the oldest events not yet fanned out become their rows per endpoint
-/// (postback_event_deliveries), and leave postback_events. Inside the caller's transaction.
-int SqliteStore::fan_out_postback_events(Connection& c, int limit) {
+/// (postback_event_deliveries), and leave postback_events; `events` says how many. Inside the
+/// caller's transaction.
+int SqliteStore::fan_out_postback_events(Connection& c, int limit,
+                                         std::span<const PostbackHold> holds, int& events) {
   std::int64_t last = 0;
+  events = 0;
   {
-    Query q(c, "SELECT MAX(seq) FROM (SELECT seq FROM postback_events ORDER BY seq LIMIT ?1)");
+    Query q(c,
+            "SELECT COUNT(*), MAX(seq) FROM (SELECT seq FROM postback_events ORDER BY seq"
+            " LIMIT ?1)");
     q.bind(static_cast<std::int64_t>(limit));
     const int rc = q.step();
     if (rc != SQLITE_ROW) return rc;
-    if (q.is_null(0)) return SQLITE_OK;  // none waiting
-    last = q.int64(0);
+    if (q.is_null(1)) return SQLITE_OK;  // none waiting
+    events = static_cast<int>(q.int64(0));
+    last = q.int64(1);
   }
-  for (const char* sql : {"INSERT OR IGNORE INTO postback_outbox (" LF_POSTBACK_OUTBOX_COLUMNS
-                          ") SELECT " LF_POSTBACK_EVENT_AS_OUTBOX
-                          " FROM postback_event_deliveries WHERE seq <= ?1 ORDER BY seq",
-                          "DELETE FROM postback_events WHERE seq <= ?1"}) {
-    Query q(c, sql);
-    if (int rc = q.bind(last).run()) return rc;
+  nlohmann::json held = nlohmann::json::array();
+  for (const PostbackHold& h : holds) held.push_back({h.endpoint_id, h.until_ms});
+  const std::string held_text = held.dump();  // bound as a view: kept until the statement ran
+  {
+    Query q(c, "INSERT OR IGNORE INTO postback_outbox (" LF_POSTBACK_OUTBOX_COLUMNS
+               ") SELECT " LF_POSTBACK_EVENT_AS_HELD_OUTBOX
+               " FROM postback_event_deliveries LEFT JOIN (SELECT value ->> 0 AS held_endpoint,"
+               "  value ->> 1 AS held_until FROM json_each(?2)) ON held_endpoint = endpoint_id"
+               " WHERE seq <= ?1 ORDER BY seq");
+    if (int rc = q.bind(last).bind(held_text).run()) return rc;
   }
-  return SQLITE_OK;
+  Query q(c, "DELETE FROM postback_events WHERE seq <= ?1");
+  return q.bind(last).run();
 }
 
 int SqliteStore::fan_out_seller_events(Connection& c, std::string_view endpoint_id) {
@@ -236,11 +247,11 @@ int SqliteStore::fan_out_seller_events(Connection& c, std::string_view endpoint_
 
 /// One process owns an embedded store, but its sender may run several claims at once: the
 /// writer's mutex and one transaction make each claim whole. The rows already fanned out first;
-/// only when they fall short, events fanned out for the rest, and those claimed: the fan-out
-/// keeps to the sender's pace, never ahead of it while the workers write.
-std::optional<std::vector<PostbackDelivery>> SqliteStore::claim_postbacks(std::int64_t now_ms,
-                                                                          std::int64_t lease_ms,
-                                                                          int limit) {
+/// only when they fall short, events fanned out for the rest, and those claimed, in rounds while
+/// they still fall short (the rows of held endpoints are not due): the fan-out keeps to the
+/// sender's pace, never ahead of it while the workers write.
+std::optional<std::vector<PostbackDelivery>> SqliteStore::claim_postbacks(
+    std::int64_t now_ms, std::int64_t lease_ms, int limit, std::span<const PostbackHold> holds) {
   using Rows = std::optional<std::vector<PostbackDelivery>>;
   return guarded("claim_postbacks", Rows{}, [&]() -> Rows {
     std::lock_guard lock(write_mu_);
@@ -259,10 +270,14 @@ std::optional<std::vector<PostbackDelivery>> SqliteStore::claim_postbacks(std::i
       return rc == SQLITE_DONE ? SQLITE_OK : rc;
     };
     if (int rc = claim(limit)) return (report(c, rc, "claim_postbacks"), Rows{});
-    if (const int short_by = limit - static_cast<int>(out.size()); short_by > 0) {
-      if (int rc = fan_out_postback_events(c, short_by))
+    for (int round = 0; round < kClaimFanOutRounds; ++round) {
+      const int short_by = limit - static_cast<int>(out.size());
+      if (short_by <= 0) break;
+      int events = 0;
+      if (int rc = fan_out_postback_events(c, short_by, holds, events))
         return (report(c, rc, "claim_postbacks"), Rows{});
       if (int rc = claim(short_by)) return (report(c, rc, "claim_postbacks"), Rows{});
+      if (events < short_by) break;  // none left to fan out
     }
     if (int rc = tx.commit()) return (report(c, rc, "claim_postbacks"), Rows{});
     return out;

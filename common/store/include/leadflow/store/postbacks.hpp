@@ -118,6 +118,19 @@ struct PostbackRelease {
   std::int64_t next_at_ms = 0;
 };
 
+/// An endpoint whose events a sender would send back if it claimed them (failing, at its limit
+/// of waiting events, switched off): a claim fans its events out due at `until_ms` at the
+/// earliest, so they are not claimed only to be sent back (docs/postbacks.md#delivery).
+struct PostbackHold {
+  std::string endpoint_id;
+  std::int64_t until_ms = 0;
+};
+
+/// How many times one claim fans events out at most (PostbackStore::claim_postbacks): a claim
+/// whose events go mostly to held endpoints goes on to later events, up to this many times its
+/// limit, so held endpoints slow the others' events by a round each, never by a poll.
+inline constexpr int kClaimFanOutRounds = 8;
+
 /// The outbox's size, for the metric and the measurement.
 /// An endpoint's latest attempts, newest first, as their HTTP statuses (0: no answer).
 struct RecentStatuses {
@@ -167,11 +180,14 @@ class PostbackStore : public virtual StorePort {
   /// Up to `limit` pending rows due at `now_ms`, oldest due first, each leased: its next_at is
   /// moved to now_ms + lease_ms in the same transaction, so another process (or this one) claims
   /// it again only if no attempt was recorded by then. Before that, in the same transaction, up
-  /// to `limit` of the oldest events not yet fanned out become their rows. Several processes
-  /// claiming at once get distinct rows. nullopt when the store could not say.
-  virtual std::optional<std::vector<PostbackDelivery>> claim_postbacks(std::int64_t now_ms,
-                                                                       std::int64_t lease_ms,
-                                                                       int limit) = 0;
+  /// to `limit` of the oldest events not yet fanned out become their rows, due when their event
+  /// happened, or for an endpoint in `holds` at its `until_ms` if later; while the rows due
+  /// still fall short and events are left, as many more in up to kClaimFanOutRounds rounds in
+  /// all. Several processes claiming at once get distinct rows. nullopt when the store could
+  /// not say.
+  virtual std::optional<std::vector<PostbackDelivery>> claim_postbacks(
+      std::int64_t now_ms, std::int64_t lease_ms, int limit,
+      std::span<const PostbackHold> holds = {}) = 0;
   /// Records attempts in one transaction: each attempt's row, and its outbox row's new state
   /// (attempts + 1, last status and error, next_at or delivered_at). An attempt of a row that
   /// is gone (its endpoint deleted) is dropped.

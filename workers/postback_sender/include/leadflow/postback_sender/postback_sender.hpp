@@ -55,7 +55,8 @@ struct PostbackSenderOptions {
   /// failing_retry_max times, not once every failing_retry, and claims carry the others'. One
   /// event at a time, sent back or failed, is due again in failing_retry whatever its schedule,
   /// to find out when the endpoint answers again; then the rest are due at once
-  /// (PostbackStore::resume_postbacks).
+  /// (PostbackStore::resume_postbacks). Its events fanned out meanwhile are due when those sent
+  /// back would be, and are not claimed before (PostbackHold).
   std::chrono::milliseconds failing_retry{10'000};
   std::chrono::milliseconds failing_retry_max{3'600'000};
   /// The same for an endpoint switched off.
@@ -121,6 +122,10 @@ class PostbackSender {
   int dispatch();
   void send(const PostbackDelivery& d, const PostbackEndpoint& e);
   const PostbackEndpoint* endpoint(const std::string& id);
+  void refresh_endpoints();  // when the store says one changed, or they are old
+  // The endpoints whose events would go back if claimed now, and until when: a claim fans
+  // their events out due then, never to be claimed and sent back meanwhile.
+  std::vector<PostbackHold> holds(SteadyTime steady, std::int64_t now);
   bool endpoint_failing(const std::string& id) const;
   // How long an event of endpoint `id` the sender cannot take now goes back to the outbox for.
   std::chrono::milliseconds failing_deferral(const std::string& id, SteadyTime now);
@@ -165,6 +170,8 @@ class PostbackSender {
   // Whether the next event of `f` to go back is the one that tries it again within
   // failing_retry (at most one per failing_retry).
   bool probe_due(Failing& f, SteadyTime now);
+  // How long its events go back for: as long as it has failed, within the options' bounds.
+  std::chrono::milliseconds failing_for(const Failing& f, SteadyTime now) const;
   std::optional<SteadyTime> last_claim_, last_flush_;
   bool backlog_ = false;                  // the last claim got all it asked for: more are due
   std::optional<SteadyTime> next_prune_;  // unset: at the first round
