@@ -57,8 +57,12 @@ if ((fuzz_failed)); then
   cat "${LEADFLOW_FUZZ_BUILD_DIR:-$root/build-fuzz}/fuzz/failures.txt" >&2 || true
 fi
 if ((sanitize_failed)); then
-  echo "test: tests failed under the sanitizers (their reports are above, before the tests):" >&2
-  sed 's/^/  /' "$asan_build/Testing/Temporary/LastTestsFailed.log" >&2 || true
+  if [[ -f "$asan_build/Testing/Temporary/LastTestsFailed.log" ]]; then
+    echo "test: tests failed under the sanitizers (their reports are above, before the tests):" >&2
+    sed 's/^/  /' "$asan_build/Testing/Temporary/LastTestsFailed.log" >&2
+  else
+    echo "test: the sanitizer build failed, no test ran under it (its errors are above)" >&2
+  fi
 fi
 if ((ctest_failed)); then
   echo "test: tests failed on the release build:" >&2
