@@ -549,6 +549,51 @@ TEST_F(PostbackSenderTest, AFailingEndpointsNewEventsWaitInTheOutboxUnclaimed) {
   EXPECT_EQ(store_->postback_backlog()->pending, 40) << "none lost";
 }
 
+// An endpoint switched off keeps the events of its time on, and has them back for as long as it
+// has been off (not claimed and sent back every paused_retry); switched on again, they are all
+// due at once, not when they were put back for.
+TEST_F(PostbackSenderTest, ASwitchedOffEndpointsEventsWaitWhileItIsOffAndGoOnceItIsOn) {
+  PostbackEndpoint e = endpoint("sl_off", "/off", Mode::kOk);
+  decide("sl_off", 20);
+  auto http = client();
+  PostbackSenderOptions o = small_options();
+  o.lease = 10s;
+  o.paused_retry = 1s;
+  o.failing_retry_max = 1min;
+  PostbackSender sender(*store_, *http, clock_, o);
+  const auto save = [&](bool active) {
+    const postbacks::Spell spell =
+        postbacks::switched({e.on_since_ms, e.off_since_ms}, e.active, active, clock_.now_ms());
+    e.active = active;
+    e.on_since_ms = spell.on_since_ms;
+    e.off_since_ms = spell.off_since_ms;
+    e.updated_at_ms = clock_.now_ms();
+    e.version = 0;
+    ASSERT_EQ(store_->update_postback_endpoint(e, true), StoreStatus::kOk);
+  };
+  clock_.advance(1s);
+  save(false);
+  clock_.advance(20s);  // off for 20 s: what a claim gives it goes back for 20 s
+  for (int step = 0; step < 5; ++step) {
+    EXPECT_EQ(sender.run_once(), 0);
+    clock_.advance(10ms);
+  }
+  for (const auto& [id, d] : rows(e.id)) {
+    EXPECT_EQ(d.attempts, 0) << id;
+    EXPECT_GE(d.next_at_ms, clock_.now_ms() + 19'000) << id;
+  }
+  EXPECT_EQ(store_->postback_backlog()->pending, 20);
+
+  save(true);  // due at once: in a few steps, not in 20 s
+  for (int step = 0; step < 50 && store_->postback_backlog()->pending > 0; ++step) {
+    sender.run_once();
+    settle(sender);
+    clock_.advance(100ms);
+  }
+  EXPECT_EQ(store_->postback_backlog()->pending, 0);
+  EXPECT_EQ(delivered_ids(receiver_->received(), "/off").size(), 20u);
+}
+
 // An endpoint at its limit of events waiting in the sender (a slow one, or one hanging before
 // its attempts time out) has the next ones it is given back for as long as the oldest it holds
 // has waited: not claimed and sent back every busy_retry while it holds the sender's slots.

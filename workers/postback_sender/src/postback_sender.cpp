@@ -156,12 +156,35 @@ void PostbackSender::refresh_endpoints() {
   if (endpoints_read_at_ != SteadyTime{} && version == endpoints_version_ &&
       now - endpoints_read_at_ <= options_.endpoints_refresh)
     return;
-  if (auto all = store_.list_postback_endpoints("")) {
-    endpoints_.clear();
-    for (auto& e : *all) endpoints_.emplace(e.id, std::move(e));
-    endpoints_read_at_ = now;
-    endpoints_version_ = version;
+  auto all = store_.list_postback_endpoints("");
+  if (!all) return;
+  std::unordered_map<std::string, PostbackEndpoint> read;
+  for (auto& e : *all) read.emplace(e.id, std::move(e));
+  // Switched on again: what it held back while the endpoint was off is due at once, as for an
+  // endpoint that answers again.
+  for (const auto& [id, e] : read) {
+    const auto was = endpoints_.find(id);
+    if (e.active && was != endpoints_.end() && !was->second.active) resume(id);
   }
+  endpoints_ = std::move(read);
+  endpoints_read_at_ = now;
+  endpoints_version_ = version;
+}
+
+/// Every row of the endpoint due past the longest lease another sender could hold (with a margin
+/// for the clocks of several processes) is due now.
+void PostbackSender::resume(const std::string& endpoint_id) {
+  const std::int64_t now = clock_.now_ms();
+  const auto resumed = store_.resume_postbacks(
+      endpoint_id, now, now + options_.lease.count() + kLeaseClockMargin.count());
+  if (!resumed)  // they come due when they were put back for
+    log(LogLevel::kWarn, "postbacks_not_resumed", {{"endpoint_id", endpoint_id}});
+}
+
+std::chrono::milliseconds PostbackSender::paused_deferral(const PostbackEndpoint& e,
+                                                          std::int64_t now_ms) const {
+  return std::clamp(std::chrono::milliseconds(e.off_since_ms > 0 ? now_ms - e.off_since_ms : 0),
+                    options_.paused_retry, options_.failing_retry_max);
 }
 
 const PostbackEndpoint* PostbackSender::endpoint(const std::string& id) {
@@ -210,7 +233,7 @@ std::vector<PostbackHold> PostbackSender::holds(SteadyTime steady, std::int64_t 
   std::vector<PostbackHold> out;
   refresh_endpoints();
   for (const auto& [id, e] : endpoints_)
-    if (!e.active) out.push_back({id, now + options_.paused_retry.count()});
+    if (!e.active) out.push_back({id, now + paused_deferral(e, now).count()});
   for (const auto& [id, f] : failing_)
     if (endpoint_failing(id)) out.push_back({id, now + failing_for(f, steady).count()});
   for (const auto& [id, rows] : waiting_)
@@ -246,11 +269,7 @@ int PostbackSender::run_once() {
       ++it;
       continue;
     }
-    const std::int64_t now = clock_.now_ms();
-    const auto resumed = store_.resume_postbacks(
-        it->first, now, now + options_.lease.count() + kLeaseClockMargin.count());
-    if (!resumed)  // they come due when they were put back for
-      log(LogLevel::kWarn, "postbacks_not_resumed", {{"endpoint_id", it->first}});
+    resume(it->first);
     it = failing_.erase(it);
   }
   const std::size_t room = 2 * static_cast<std::size_t>(options_.max_in_flight);
@@ -299,7 +318,7 @@ int PostbackSender::run_once() {
       if (!e->active ||
           rows.size() >= (failing ? failing_hold()
                                   : static_cast<std::size_t>(options_.max_waiting_per_endpoint))) {
-        const auto later = !e->active ? options_.paused_retry
+        const auto later = !e->active ? paused_deferral(*e, now)
                            : failing  ? failing_deferral(e->id, steady)
                                       : busy_deferral(e->id, steady);
         back.push_back({d.facts.event_id, d.endpoint_id, now + later.count()});

@@ -59,7 +59,9 @@ struct PostbackSenderOptions {
   /// back would be, and are not claimed before (PostbackHold).
   std::chrono::milliseconds failing_retry{10'000};
   std::chrono::milliseconds failing_retry_max{3'600'000};
-  /// The same for an endpoint switched off.
+  /// The same for an endpoint switched off: as long as it has been off, at least paused_retry
+  /// and at most failing_retry_max; once it is on again (as this sender reads its endpoints:
+  /// within endpoints_refresh) its events are due at once.
   std::chrono::milliseconds paused_retry{60'000};
   /// How long endpoints are cached at most: they are read again as soon as the store says one
   /// changed (PostbackStore::postback_endpoints_version), and at least this often.
@@ -123,6 +125,8 @@ class PostbackSender {
   void send(const PostbackDelivery& d, const PostbackEndpoint& e);
   const PostbackEndpoint* endpoint(const std::string& id);
   void refresh_endpoints();  // when the store says one changed, or they are old
+  // Its events held back (failing, switched off) are due at once: it answers, or is on again.
+  void resume(const std::string& endpoint_id);
   // The endpoints whose events would go back if claimed now, and until when: a claim fans
   // their events out due then, never to be claimed and sent back meanwhile.
   std::vector<PostbackHold> holds(SteadyTime steady, std::int64_t now);
@@ -130,6 +134,7 @@ class PostbackSender {
   // How long an event of endpoint `id` the sender cannot take now goes back to the outbox for.
   std::chrono::milliseconds failing_deferral(const std::string& id, SteadyTime now);
   std::chrono::milliseconds busy_deferral(const std::string& id, SteadyTime now) const;
+  std::chrono::milliseconds paused_deferral(const PostbackEndpoint& e, std::int64_t now_ms) const;
   std::size_t ready_to_send() const;  // claimed events of endpoints with a free slot
   std::size_t failing_hold() const {
     return static_cast<std::size_t>(options_.max_in_flight_per_endpoint);
