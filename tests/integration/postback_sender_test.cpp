@@ -137,6 +137,16 @@ class PostbackSenderTest : public ::testing::Test {
     ASSERT_EQ(sender.failing_endpoints(), 1);
   }
 
+  /// Drives the sender by hand, 100 ms of its time a step, until the outbox is empty or `steps`
+  /// steps have passed.
+  void until_drained(PostbackSender& sender, int steps) {
+    for (int step = 0; step < steps && store_->postback_backlog()->pending > 0; ++step) {
+      sender.run_once();
+      settle(sender);
+      clock_.advance(100ms);
+    }
+  }
+
   TempDir dir_;
   // The sender's time, started at the real time: the receiver checks the signature's
   // timestamp against its own clock.
@@ -470,11 +480,7 @@ TEST_F(PostbackSenderTest, AFailingEndpointsEventsAreAllDueOnceItAnswersAgain) {
   receiver_->set("/back", down.secret, Mode::kOk);
   // Those due within the lease and its margin (15 s) of the first success come due on their
   // own; the rest at once.
-  for (int step = 0; step < 300 && store_->postback_backlog()->pending > 0; ++step) {
-    sender.run_once();
-    settle(sender);
-    clock_.advance(100ms);  // 30 s at most
-  }
+  until_drained(sender, 300);
   EXPECT_EQ(store_->postback_backlog()->pending, 0);
   EXPECT_EQ(delivered_ids(receiver_->received(), "/back").size(), 20u);
   EXPECT_EQ(sender.failing_endpoints(), 0);
@@ -585,11 +591,7 @@ TEST_F(PostbackSenderTest, ASwitchedOffEndpointsEventsWaitWhileItIsOffAndGoOnceI
   EXPECT_EQ(store_->postback_backlog()->pending, 20);
 
   save(true);  // due at once: in a few steps, not in 20 s
-  for (int step = 0; step < 50 && store_->postback_backlog()->pending > 0; ++step) {
-    sender.run_once();
-    settle(sender);
-    clock_.advance(100ms);
-  }
+  until_drained(sender, 50);
   EXPECT_EQ(store_->postback_backlog()->pending, 0);
   EXPECT_EQ(delivered_ids(receiver_->received(), "/off").size(), 20u);
 }

@@ -234,8 +234,8 @@ std::vector<PostbackHold> PostbackSender::holds(SteadyTime steady, std::int64_t 
   refresh_endpoints();
   for (const auto& [id, e] : endpoints_)
     if (!e.active) out.push_back({id, now + paused_deferral(e, now).count()});
-  for (const auto& [id, f] : failing_)
-    if (endpoint_failing(id)) out.push_back({id, now + failing_for(f, steady).count()});
+  for (const auto& [id, f] : failing_)  // only endpoints still failing (run_once)
+    out.push_back({id, now + failing_for(f, steady).count()});
   for (const auto& [id, rows] : waiting_)
     if (rows.size() >= static_cast<std::size_t>(options_.max_waiting_per_endpoint) &&
         !failing_.contains(id))

@@ -231,9 +231,9 @@ class SqliteStore final : public Store, private SqliteCalls {
   /// Writes the event `e` once, in the caller's transaction; a claim fans it out to its
   /// endpoints (fan_out_postback_events).
   static int write_outbox(Connection& c, const OutboxEvent& e);
-  /// Due when their event happened, or for an endpoint held at the hold's end if later.
-  static int fan_out_postback_events(Connection& c, int limit, std::span<const PostbackHold> holds,
-                                     int& events);
+  /// Due when their event happened, or for an endpoint held at the hold's end if later
+  /// (`holds`: a JSON array of [endpoint_id, until_ms]).
+  static int fan_out_postback_events(Connection& c, int limit, std::string_view holds, int& events);
   /// Every event not yet fanned out of the seller of the endpoint `endpoint_id`.
   static int fan_out_seller_events(Connection& c, std::string_view endpoint_id);
   /// write_outbox when the seller `seller_id` ("" = the lead's, unknown here: any seller) has

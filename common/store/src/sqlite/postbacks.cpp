@@ -202,8 +202,8 @@ StoreStatus SqliteStore::delete_postback_endpoint(std::string_view id, std::int6
 /// Up to `limit` of the oldest events not yet fanned out become their rows per endpoint
 /// (postback_event_deliveries), and leave postback_events; `events` says how many. Inside the
 /// caller's transaction.
-int SqliteStore::fan_out_postback_events(Connection& c, int limit,
-                                         std::span<const PostbackHold> holds, int& events) {
+int SqliteStore::fan_out_postback_events(Connection& c, int limit, std::string_view holds,
+                                         int& events) {
   std::int64_t last = 0;
   events = 0;
   {
@@ -217,16 +217,13 @@ int SqliteStore::fan_out_postback_events(Connection& c, int limit,
     events = static_cast<int>(q.int64(0));
     last = q.int64(1);
   }
-  nlohmann::json held = nlohmann::json::array();
-  for (const PostbackHold& h : holds) held.push_back({h.endpoint_id, h.until_ms});
-  const std::string held_text = held.dump();  // bound as a view: kept until the statement ran
   {
     Query q(c, "INSERT OR IGNORE INTO postback_outbox (" LF_POSTBACK_OUTBOX_COLUMNS
                ") SELECT " LF_POSTBACK_EVENT_AS_HELD_OUTBOX
                " FROM postback_event_deliveries LEFT JOIN (SELECT value ->> 0 AS held_endpoint,"
                "  value ->> 1 AS held_until FROM json_each(?2)) ON held_endpoint = endpoint_id"
                " WHERE seq <= ?1 ORDER BY seq");
-    if (int rc = q.bind(last).bind(held_text).run()) return rc;
+    if (int rc = q.bind(last).bind(holds).run()) return rc;
   }
   Query q(c, "DELETE FROM postback_events WHERE seq <= ?1");
   return q.bind(last).run();
@@ -270,11 +267,14 @@ std::optional<std::vector<PostbackDelivery>> SqliteStore::claim_postbacks(
       return rc == SQLITE_DONE ? SQLITE_OK : rc;
     };
     if (int rc = claim(limit)) return (report(c, rc, "claim_postbacks"), Rows{});
+    nlohmann::json held = nlohmann::json::array();
+    for (const PostbackHold& h : holds) held.push_back({h.endpoint_id, h.until_ms});
+    const std::string held_text = held.dump();  // bound as a view: kept until the claim ends
     for (int round = 0; round < kClaimFanOutRounds; ++round) {
       const int short_by = limit - static_cast<int>(out.size());
       if (short_by <= 0) break;
       int events = 0;
-      if (int rc = fan_out_postback_events(c, short_by, holds, events))
+      if (int rc = fan_out_postback_events(c, short_by, held_text, events))
         return (report(c, rc, "claim_postbacks"), Rows{});
       if (int rc = claim(short_by)) return (report(c, rc, "claim_postbacks"), Rows{});
       if (events < short_by) break;  // none left to fan out
